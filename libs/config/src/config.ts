@@ -1,0 +1,167 @@
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { hostname } from 'node:os';
+import { ConfigError } from './load-config';
+
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
+const toBool = ({ value }: { value: unknown }) => {
+  if (typeof value !== 'string') return value;
+  if (['true', '1', 'yes'].includes(value.toLowerCase())) return true;
+  if (['false', '0', 'no'].includes(value.toLowerCase())) return false;
+  return value;
+};
+
+/** Dev-only values; refused when NODE_ENV=production. */
+const DEV_JWT_SECRET = 'dev-only-jwt-secret-change-me-0123456789abcdef';
+const DEV_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+
+/** What every process shares: storage, Redis, crypto. */
+export class BaseConfig {
+  @IsOptional() @IsIn(['production', 'development', 'test'])
+  NODE_ENV: 'production' | 'development' | 'test' = 'development';
+
+  @Matches(/^postgres(ql)?:\/\/.+/, { message: 'must be a postgres:// URL' })
+  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
+
+  @Matches(/^rediss?:\/\/.+/, { message: 'must be a redis:// URL' })
+  REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /** Every Redis key (queues, streams, registry) lives under this prefix. */
+  @Matches(/^[A-Za-z0-9_.-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.-]' })
+  REDIS_KEY_PREFIX = 'gw';
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+
+  /** 32 bytes, base64: encrypts webhook secrets and session auth state at rest. */
+  @IsOptional() @IsString()
+  SECRET_ENCRYPTION_KEY?: string;
+
+  /** Comma-separated older keys, still accepted for decryption during a key rotation. */
+  @IsOptional() @IsString()
+  SECRET_ENCRYPTION_PREVIOUS_KEYS?: string;
+
+  get isProduction(): boolean {
+    return this.NODE_ENV === 'production';
+  }
+
+  /** Decoded encryption keys, current first. */
+  encryptionKeys: Buffer[] = [];
+  warnings: string[] = [];
+
+  finalize(): void {
+    const current = this.SECRET_ENCRYPTION_KEY ?? (this.isProduction ? undefined : DEV_ENCRYPTION_KEY);
+    if (!current) throw new ConfigError('SECRET_ENCRYPTION_KEY', 'is required when NODE_ENV=production');
+    if (!this.SECRET_ENCRYPTION_KEY) this.warnings.push('SECRET_ENCRYPTION_KEY not set: using a development key');
+    const keys = [current, ...(this.SECRET_ENCRYPTION_PREVIOUS_KEYS ?? '').split(',').filter(Boolean)];
+    this.encryptionKeys = keys.map((k, i) => {
+      const buf = Buffer.from(k.trim(), 'base64');
+      if (buf.length !== 32) {
+        throw new ConfigError(i === 0 ? 'SECRET_ENCRYPTION_KEY' : 'SECRET_ENCRYPTION_PREVIOUS_KEYS', 'must be 32 bytes encoded in base64');
+      }
+      return buf;
+    });
+  }
+}
+
+export class ApiConfig extends BaseConfig {
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  PORT = 3000;
+
+  @IsOptional() @IsString()
+  JWT_SECRET?: string;
+
+  @Transform(toInt) @IsInt() @Min(60) @Max(7 * 24 * 3600)
+  JWT_TTL_SECONDS = 3600;
+
+  @Transform(toBool) @IsBoolean()
+  WEBHOOK_ALLOW_PRIVATE_TARGETS = false;
+
+  /** How long the API waits for a gateway's reply before answering 503. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(120000)
+  COMMAND_TIMEOUT_MS = 10000;
+
+  /** Largest accepted JSON body, bytes. */
+  @Transform(toInt) @IsInt() @Min(1024) @Max(50 * 1024 * 1024)
+  BODY_LIMIT_BYTES = 1024 * 1024;
+
+  jwtSecret = '';
+
+  override finalize(): void {
+    super.finalize();
+    if (this.JWT_SECRET) {
+      if (this.JWT_SECRET.length < 32) throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
+      this.jwtSecret = this.JWT_SECRET;
+    } else if (this.isProduction) {
+      throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production');
+    } else {
+      this.warnings.push('JWT_SECRET not set: using a development secret');
+      this.jwtSecret = DEV_JWT_SECRET;
+    }
+  }
+}
+
+export class GatewayConfig extends BaseConfig {
+  @Matches(/^[A-Za-z0-9_.-]{1,128}$/, { message: 'must be 1-128 characters of [A-Za-z0-9_.-]' })
+  GATEWAY_ID = hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 128) || 'gateway';
+
+  @IsIn(['baileys', 'sim'])
+  GATEWAY_ENGINE: 'baileys' | 'sim' = 'baileys';
+
+  @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
+  NETWORK_SIM_URL = 'http://127.0.0.1:4010';
+
+  /** Sessions this node accepts. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(100000)
+  GATEWAY_CAPACITY = 100;
+
+  /** Health and metrics port (no public API on the gateway). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  GATEWAY_HEALTH_PORT = 3001;
+
+  @Transform(toInt) @IsInt() @Min(200) @Max(60000)
+  GATEWAY_HEARTBEAT_MS = 2000;
+
+  /** A gateway whose heartbeat is older than this is dead. */
+  @Transform(toInt) @IsInt() @Min(500) @Max(300000)
+  GATEWAY_TTL_MS = 6000;
+
+  /** QR codes shown without a scan before the session is marked failed. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(50)
+  QR_MAX_RETRIES = 5;
+
+  /** Consecutive failed connects before the session is marked failed. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(100)
+  RECONNECT_MAX_ATTEMPTS = 10;
+}
+
+export class DispatcherConfig extends BaseConfig {
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  DISPATCHER_HEALTH_PORT = 3002;
+
+  @Transform(toBool) @IsBoolean()
+  WEBHOOK_ALLOW_PRIVATE_TARGETS = false;
+
+  /** Concurrent delivery POSTs per dispatcher process. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  DISPATCHER_CONCURRENCY = 64;
+
+  @Transform(toInt) @IsInt() @Min(100) @Max(120000)
+  WEBHOOK_TIMEOUT_MS = 15000;
+
+  /** Extra PEM CA bundle trusted for HTTPS receivers (self-signed receivers, tests). */
+  @IsOptional() @IsString()
+  WEBHOOK_CA_FILE?: string;
+
+  /** How often the reconciler looks for deliveries or events that lost their Redis side. */
+  @Transform(toInt) @IsInt() @Min(200) @Max(600000)
+  RECONCILE_INTERVAL_MS = 5000;
+}
+
+export class SimConfig {
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  SIM_PORT = 4010;
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+}

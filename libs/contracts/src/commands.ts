@@ -1,0 +1,60 @@
+import type { ErrorCode } from './errors';
+import type { GroupView, SessionStatus } from './sessions';
+
+/**
+ * Command protocol between the API and gateway nodes.
+ * Each gateway drains its own BullMQ queue `gateway-commands:<gatewayId>`; the job's
+ * return value is the reply. The API waits with a timeout and answers 503
+ * gateway_unavailable when no reply comes.
+ */
+export const gatewayCommandQueue = (gatewayId: string) => `gateway-commands-${gatewayId}`;
+
+export interface CommandMap {
+  'session.start': { args: { sessionId: string }; result: SessionSnapshot };
+  'session.stop': { args: { sessionId: string }; result: SessionSnapshot };
+  'session.restart': { args: { sessionId: string }; result: SessionSnapshot };
+  'session.logout': { args: { sessionId: string }; result: SessionSnapshot };
+  'session.delete': { args: { sessionId: string }; result: { deleted: true } };
+  'session.request-code': { args: { sessionId: string; phoneNumber: string }; result: { code: string } };
+  'group.create': { args: { sessionId: string; name: string; participants: string[] }; result: GroupView };
+  'message.send': { args: { sessionId: string; to: string; text: string; messageId: string }; result: { messageId: string; waMessageId: string } };
+}
+
+export type CommandName = keyof CommandMap;
+
+export interface CommandRequest<N extends CommandName = CommandName> {
+  name: N;
+  args: CommandMap[N]['args'];
+  /** epoch ms after which the gateway must not act on it (the API has answered 503 already). */
+  deadline: number;
+}
+
+export type CommandReply<N extends CommandName = CommandName> =
+  | { ok: true; result: CommandMap[N]['result'] }
+  | { ok: false; error: { code: ErrorCode; message: string; details?: Record<string, unknown> } };
+
+/** What the gateway knows of a session after a lifecycle command. */
+export interface SessionSnapshot {
+  sessionId: string;
+  status: SessionStatus;
+}
+
+/** Gateway registry (Redis). */
+export interface GatewayInfo {
+  id: string;
+  capacity: number;
+  sessionCount: number;
+  startedAt: number;
+  lastHeartbeatAt: number;
+  engine: string;
+  version: string;
+}
+
+export const REGISTRY_KEYS = {
+  /** hash of gatewayId -> JSON GatewayInfo */
+  gateways: 'gateways',
+  /** string key with TTL: present while the gateway is alive */
+  alive: (gatewayId: string) => `gateway-alive:${gatewayId}`,
+  /** session lease: value = holder gatewayId, PX TTL renewed by the holder */
+  lease: (sessionId: string) => `session-lease:${sessionId}`,
+} as const;

@@ -1,0 +1,6 @@
+export * from './errors';
+export * from './auth';
+export * from './sessions';
+export * from './webhooks';
+export * from './events';
+export * from './commands';

@@ -1,0 +1,55 @@
+export const RETRY_POLICIES = ['exponential', 'linear', 'constant'] as const;
+export type RetryPolicyKind = (typeof RETRY_POLICIES)[number];
+
+export interface RetryPolicy {
+  policy: RetryPolicyKind;
+  delaySeconds: number;
+  attempts: number;
+}
+
+export const RETRY_POLICY_DEFAULTS: RetryPolicy = { policy: 'exponential', delaySeconds: 2, attempts: 15 };
+export const RETRY_BOUNDS = { delaySeconds: { min: 1, max: 3600 }, attempts: { min: 1, max: 30 } } as const;
+
+/** Exactly the seed's 2.3 field list; never a secret. */
+export interface WebhookView {
+  id: string;
+  organizationId: string;
+  url: string;
+  events: string[];
+  sessionId: string | null;
+  active: boolean;
+  customHeaders: Record<string, string>;
+  retryPolicy: RetryPolicy;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * Delay before attempt n+1 after attempt n failed (n starts at 1), in ms.
+ * exponential: d·2^(n-1), linear: d·n, constant: d.
+ */
+export function retryDelayMs(policy: RetryPolicy, failedAttempt: number): number {
+  const base = policy.delaySeconds * 1000;
+  switch (policy.policy) {
+    case 'exponential':
+      return base * 2 ** (failedAttempt - 1);
+    case 'linear':
+      return base * failedAttempt;
+    case 'constant':
+      return base;
+  }
+}
+
+export const DELIVERY_STATUSES = ['pending', 'delivering', 'delivered', 'dead'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** Header names of seed 4.7; customHeaders can never override these or Content-Type. */
+export const WEBHOOK_HEADERS = {
+  requestId: 'X-Webhook-Request-Id',
+  timestamp: 'X-Webhook-Timestamp',
+  hmac: 'X-Webhook-Hmac',
+  hmacAlgorithm: 'X-Webhook-Hmac-Algorithm',
+} as const;
+
+/** Headers a customHeaders entry may not name (hop-by-hop / framing / protocol). */
+export const FORBIDDEN_CUSTOM_HEADERS = ['host', 'content-length', 'transfer-encoding', 'connection'];

@@ -1,0 +1,3 @@
+export * from './secret-box';
+export * from './passwords';
+export * from './tokens';

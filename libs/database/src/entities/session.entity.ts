@@ -1,0 +1,25 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { SessionStatus } from '@app/contracts';
+
+@Entity('sessions')
+export class Session {
+  @PrimaryColumn({ type: 'text' }) id: string;
+  @Column({ name: 'organization_id', type: 'text' }) organizationId: string;
+  @Column({ name: 'created_by_user_id', type: 'text', nullable: true }) createdByUserId: string | null;
+  @Column({ name: 'gateway_id', type: 'text', nullable: true }) gatewayId: string | null;
+  @Column({ type: 'text' }) label: string;
+  @Column({ type: 'text' }) status: SessionStatus;
+  /** What the owner asked for: 'running' sessions are (re)placed on a live gateway; 'stopped' ones are not. */
+  @Column({ name: 'desired_state', type: 'text', default: 'running' }) desiredState: 'running' | 'stopped';
+  @Column({ name: 'phone_number', type: 'text', nullable: true }) phoneNumber: string | null;
+  @Column({ name: 'wa_jid', type: 'text', nullable: true }) waJid: string | null;
+  @Column({ name: 'wa_lid', type: 'text', nullable: true }) waLid: string | null;
+  @Column({ name: 'is_admin_session', type: 'boolean', default: false }) isAdminSession: boolean;
+  @Column({ name: 'auto_read', type: 'boolean', default: true }) autoRead: boolean;
+  @Column({ name: 'presence_typing', type: 'boolean', default: false }) presenceTyping: boolean;
+  @Column({ name: 'rate_per_min', type: 'integer', default: 20 }) ratePerMin: number;
+  @Column({ name: 'rate_per_hour', type: 'integer', default: 200 }) ratePerHour: number;
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' }) createdAt: Date;
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' }) updatedAt: Date;
+  @Column({ name: 'last_connected_at', type: 'timestamptz', nullable: true }) lastConnectedAt: Date | null;
+}

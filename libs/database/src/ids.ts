@@ -1,0 +1,4 @@
+import { ulid } from 'ulid';
+
+/** Prefixed, sortable ids: `ses_01J…`. */
+export const newId = (prefix: 'org' | 'usr' | 'key' | 'ses' | 'grp' | 'whk' | 'evt' | 'dlv' | 'att' | 'msg') => `${prefix}_${ulid()}`;

@@ -1,0 +1,5 @@
+export * from './entities';
+export * from './migrations';
+export * from './data-source';
+export * from './database.module';
+export * from './ids';

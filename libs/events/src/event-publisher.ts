@@ -1,0 +1,76 @@
+import { ulid } from 'ulid';
+import type { DataSource } from 'typeorm';
+import type { Redis } from 'ioredis';
+import { EVENT_ID_PREFIX, EVENT_STREAM, EventEnvelope, EventType } from '@app/contracts';
+
+export interface PublishInput<P> {
+  event: EventType;
+  organizationId: string;
+  sessionId: string | null;
+  payload: P;
+}
+
+/**
+ * Producers' side of the event pipeline. The envelope is first written to the `events` outbox table
+ * (PostgreSQL is the record), then appended to the Redis stream (the engine). If the append is lost,
+ * the dispatcher's reconciler fans the event out from the outbox.
+ */
+export class EventPublisher {
+  private readonly streamKey: string;
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly redis: Redis,
+    keyPrefix: string,
+    private readonly clock: () => number = Date.now,
+    /** approximate cap of the stream length (XADD MAXLEN ~) */
+    private readonly maxLen = 100_000,
+  ) {
+    this.streamKey = `${keyPrefix}:${EVENT_STREAM}`;
+  }
+
+  build<P extends object>(input: PublishInput<P>): EventEnvelope<P> {
+    return {
+      id: EVENT_ID_PREFIX + ulid(),
+      event: input.event,
+      organizationId: input.organizationId,
+      sessionId: input.sessionId,
+      timestamp: this.clock(),
+      payload: input.payload,
+    };
+  }
+
+  async publish<P extends object>(input: PublishInput<P>): Promise<EventEnvelope<P>> {
+    const envelope = this.build(input);
+    await this.publishEnvelopes([envelope]);
+    return envelope;
+  }
+
+  /** Writes many envelopes in one outbox insert and one pipelined append. */
+  async publishEnvelopes(envelopes: EventEnvelope<object>[]): Promise<void> {
+    if (envelopes.length === 0) return;
+    const values: unknown[] = [];
+    const rows = envelopes.map((e, i) => {
+      values.push(e.id, e.organizationId, e.sessionId, e.event, JSON.stringify(e));
+      const b = i * 5;
+      return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::jsonb)`;
+    });
+    await this.db.query(
+      `INSERT INTO events (id, organization_id, session_id, type, envelope) VALUES ${rows.join(',')} ON CONFLICT (id) DO NOTHING`,
+      values,
+    );
+    try {
+      const pipeline = this.redis.pipeline();
+      for (const e of envelopes) {
+        pipeline.xadd(this.streamKey, 'MAXLEN', '~', String(this.maxLen), '*', 'envelope', JSON.stringify(e));
+      }
+      await pipeline.exec();
+    } catch {
+      // the outbox row is the record; the reconciler picks it up
+    }
+  }
+
+  get stream(): string {
+    return this.streamKey;
+  }
+}

@@ -1,0 +1,22 @@
+import IORedis from 'ioredis';
+import { Client } from 'pg';
+import { loadRunContext } from './run-context';
+
+export default async function globalTeardown(): Promise<void> {
+  const ctx = loadRunContext();
+  if (process.env.E2E_KEEP_DB !== '1') {
+    const admin = new Client({ connectionString: ctx.adminDatabaseUrl });
+    await admin.connect();
+    const db = ctx.databaseUrl.split('/').pop()!;
+    await admin.query(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+    await admin.end();
+  }
+  const redis = new IORedis(ctx.redisUrl);
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${ctx.redisPrefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
+  await redis.quit();
+}
