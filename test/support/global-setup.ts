@@ -8,6 +8,12 @@ export default async function globalSetup(): Promise<void> {
   await migrate(ctx.databaseUrl);
   // e2e tests run gateways, the simulator and dispatchers as real processes from the build output
   if (process.env.E2E_SKIP_BUILD !== '1') {
-    execFileSync('npm', ['run', '-s', 'build'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    try {
+      execFileSync(process.execPath, ['scripts/build.js'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    } catch (err) {
+      // tsc still emitted; outside CI a type error elsewhere must not block every e2e run
+      if (process.env.CI === 'true') throw err;
+      process.stderr.write('warning: build reported errors; e2e continues with what was emitted\n');
+    }
   }
 }

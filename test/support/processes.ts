@@ -1,0 +1,99 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { REPO_ROOT } from './run-context';
+
+/** The apps as the build output runs them (the same entry points as `npm run start:*`). */
+export const APP_ENTRY = {
+  api: 'dist/apps/api/src/main.js',
+  gateway: 'dist/apps/gateway/src/main.js',
+  dispatcher: 'dist/apps/webhook-dispatcher/src/main.js',
+  sim: 'dist/apps/network-sim/src/main.js',
+} as const;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface AppProcess {
+  name: string;
+  child: ChildProcess;
+  output: () => string;
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<void>;
+  /** SIGKILL (a crash) and wait for exit. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts one app from dist/ with the run's environment (DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX, …)
+ * plus `env`, and waits until `healthUrl` answers 200.
+ */
+export async function startApp(
+  app: keyof typeof APP_ENTRY,
+  env: Record<string, string>,
+  healthUrl: string,
+  timeoutMs = 20000,
+): Promise<AppProcess> {
+  const child = spawn(process.execPath, [join(REPO_ROOT, APP_ENTRY[app])], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out = (out + d.toString()).slice(-200_000)));
+  child.stderr!.on('data', (d) => (out = (out + d.toString()).slice(-200_000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const handle: AppProcess = {
+    name: app,
+    child,
+    output: () => out,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${app} exited with ${child.exitCode}:\n${out}`);
+    try {
+      const res = await fetch(healthUrl);
+      if (res.status === 200) return handle;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await handle.kill();
+  throw new Error(`${app} did not become healthy at ${healthUrl} within ${timeoutMs} ms:\n${out}`);
+}
+
+/** Polls `probe` until it returns a truthy value or the time runs out. */
+export async function waitFor<T>(probe: () => Promise<T> | T, timeoutMs = 10000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v) return v as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
