@@ -133,6 +133,21 @@ export class GatewayConfig extends BaseConfig {
   /** Consecutive failed connects before the session is marked failed. */
   @Transform(toInt) @IsInt() @Min(1) @Max(100)
   RECONNECT_MAX_ATTEMPTS = 10;
+
+  /** First reconnect delay after a transient close; doubles per consecutive failure up to the max. */
+  @Transform(toInt) @IsInt() @Min(10) @Max(60000)
+  RECONNECT_BASE_DELAY_MS = 1000;
+
+  @Transform(toInt) @IsInt() @Min(10) @Max(600000)
+  RECONNECT_MAX_DELAY_MS = 30000;
+
+  /** How long a shown QR stays readable through the API (the network rotates QRs about every 20 s). */
+  @Transform(toInt) @IsInt() @Min(1000) @Max(300000)
+  QR_TTL_MS = 20000;
+
+  /** Commands this node executes at once. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  GATEWAY_COMMAND_CONCURRENCY = 32;
 }
 
 export class DispatcherConfig extends BaseConfig {

@@ -58,3 +58,15 @@ export const REGISTRY_KEYS = {
   /** session lease: value = holder gatewayId, PX TTL renewed by the holder */
   lease: (sessionId: string) => `session-lease:${sessionId}`,
 } as const;
+
+/**
+ * The QR a session currently shows, written by its gateway and read by the API (`GET /sessions/{id}/qr`).
+ * Key (under REDIS_KEY_PREFIX) holds JSON SessionQr and expires with the QR.
+ */
+export const sessionQrKey = (sessionId: string) => `session-qr:${sessionId}`;
+
+export interface SessionQr {
+  qr: string;
+  /** epoch ms */
+  expiresAt: number;
+}
