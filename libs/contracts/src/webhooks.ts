@@ -53,3 +53,48 @@ export const WEBHOOK_HEADERS = {
 
 /** Headers a customHeaders entry may not name (hop-by-hop / framing / protocol). */
 export const FORBIDDEN_CUSTOM_HEADERS = ['host', 'content-length', 'transfer-encoding', 'connection'];
+
+/**
+ * BullMQ queue of delivery attempts (under the deployment's Redis prefix). One job per attempt, with
+ * the deterministic id `deliveryJobId(deliveryId, attemptNo)`; the data carries ids only, never a
+ * body or a secret. PostgreSQL's `deliveries` row is the record; a job is only the trigger.
+ */
+export const DELIVERY_QUEUE = 'webhook-deliveries';
+export const DELIVER_JOB = 'deliver';
+
+export interface DeliverJobData {
+  deliveryId: string;
+  /** 1-based over the delivery's whole life (replays continue the numbering). */
+  attemptNo: number;
+}
+
+export const deliveryJobId = (deliveryId: string, attemptNo: number) => `${deliveryId}-${attemptNo}`;
+
+/** Delivery log item (GET /webhooks/{id}/deliveries); timestamps in epoch ms. */
+export interface DeliveryView {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  event: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+  deliveredAt: number | null;
+  nextAttemptAt: number | null;
+}
+
+export interface DeliveryAttemptView {
+  attemptNo: number;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseSnippet: string | null;
+  startedAt: number;
+}
+
+export interface DeliveryDetailView extends DeliveryView {
+  attemptList: DeliveryAttemptView[];
+}

@@ -1,4 +1,5 @@
 import { Initial1763683200000 } from './1763683200000-Initial';
+import { DeliveryLease1763740800000 } from './1763740800000-DeliveryLease';
 
 /** Every migration, in order. New ones are appended here. */
-export const MIGRATIONS = [Initial1763683200000];
+export const MIGRATIONS = [Initial1763683200000, DeliveryLease1763740800000];
