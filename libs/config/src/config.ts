@@ -171,11 +171,27 @@ export class DispatcherConfig extends BaseConfig {
   /** How often the reconciler looks for deliveries or events that lost their Redis side. */
   @Transform(toInt) @IsInt() @Min(200) @Max(600000)
   RECONCILE_INTERVAL_MS = 5000;
+
+  /** BullMQ job lock: a job held by a dead dispatcher is taken over after about this long. */
+  @Transform(toInt) @IsInt() @Min(1000) @Max(600000)
+  DISPATCHER_JOB_LOCK_MS = 30000;
+
+  /** Full reload of the webhook cache, a safety net behind the change notifications. */
+  @Transform(toInt) @IsInt() @Min(1000) @Max(3600000)
+  WEBHOOK_CACHE_REFRESH_MS = 30000;
 }
 
 export class SimConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(65535)
   SIM_PORT = 4010;
+
+  /** Interface the simulator listens on; all of them by default, as the other apps do (containers). */
+  @IsString()
+  SIM_HOST = '0.0.0.0';
+
+  /** How long each QR stays current before the network rotates it (WhatsApp: about 20 s). Tests set it short. */
+  @Transform(toInt) @IsInt() @Min(20) @Max(600000)
+  SIM_QR_INTERVAL_MS = 20000;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
