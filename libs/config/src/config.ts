@@ -185,14 +185,6 @@ export class SimConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(65535)
   SIM_PORT = 4010;
 
-  /** Interface the simulator listens on; all of them by default, as the other apps do (containers). */
-  @IsString()
-  SIM_HOST = '0.0.0.0';
-
-  /** How long each QR stays current before the network rotates it (WhatsApp: about 20 s). Tests set it short. */
-  @Transform(toInt) @IsInt() @Min(20) @Max(600000)
-  SIM_QR_INTERVAL_MS = 20000;
-
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 }
