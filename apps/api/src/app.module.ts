@@ -1,0 +1,42 @@
+import { Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import { ulid } from 'ulid';
+import { ApiConfig, loadConfigOrExit } from '@app/config';
+import { loggerOptions } from '@app/observability';
+import { AuthModule } from './auth/auth.module';
+import { HealthModule } from './health/health.module';
+import { InfraModule } from './infra/infra.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+@Module({
+  imports: [
+    LoggerModule.forRootAsync({
+      useFactory: () => {
+        const config = loadConfigOrExit(ApiConfig);
+        return {
+          pinoHttp: {
+            ...loggerOptions('api', config.LOG_LEVEL),
+            // echo a caller's X-Request-Id when it is sane, otherwise mint one; always returned as a header
+            genReqId: (req, res) => {
+              const incoming = req.headers['x-request-id'];
+              const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : ulid();
+              res.setHeader('X-Request-Id', id);
+              return id;
+            },
+            serializers: {
+              req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url?.split('?')[0] }),
+            },
+            customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+          },
+        };
+      },
+    }),
+    InfraModule,
+    HealthModule,
+    AuthModule,
+    WebhooksModule,
+  ],
+})
+export class AppModule {}

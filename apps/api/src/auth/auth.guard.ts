@@ -1,0 +1,28 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { DomainError, Permission } from '@app/contracts';
+import { PUBLIC_ROUTE, REQUIRED_PERMISSIONS } from './auth.decorators';
+import { AuthService } from './auth.service';
+
+/** Global guard: every route needs a valid bearer token unless @Public(); then the route's permissions. */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly auth: AuthService,
+  ) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const targets = [ctx.getHandler(), ctx.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const req = ctx.switchToHttp().getRequest();
+    const header: unknown = req.headers?.authorization;
+    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) throw new DomainError('unauthorized', 'missing or invalid credentials');
+    req.principal = await this.auth.authenticate(match[1]);
+    const required = this.reflector.getAllAndOverride<Permission[]>(REQUIRED_PERMISSIONS, targets) ?? [];
+    const missing = required.filter((p) => !req.principal.permissions.has(p));
+    if (missing.length) throw new DomainError('forbidden', 'the caller lacks the needed capability', { required: missing });
+    return true;
+  }
+}

@@ -1,0 +1,47 @@
+import 'reflect-metadata';
+import { INestApplication, RequestMethod } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { ApiConfig } from '@app/config';
+import { AppModule } from './app.module';
+import { ErrorEnvelopeFilter } from './common/error.filter';
+import { ApiValidationPipe } from './common/validation.pipe';
+
+export const API_PREFIX = 'api/v1';
+
+/** The configured API application (filters, pipes, guards, docs), not yet listening. */
+export async function createApiApp(): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bufferLogs: true, bodyParser: false });
+  const config = app.get(ApiConfig);
+  app.useLogger(app.get(Logger));
+  for (const warning of config.warnings) app.get(Logger).warn(warning);
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  // strict JSON bodies of bounded size; parse errors reach the filter as 422 / 413
+  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] });
+  app.setGlobalPrefix(API_PREFIX, {
+    exclude: [
+      { path: 'healthz', method: RequestMethod.GET },
+      { path: 'readyz', method: RequestMethod.GET },
+      { path: 'metrics', method: RequestMethod.GET },
+    ],
+  });
+  app.useGlobalPipes(new ApiValidationPipe());
+  app.useGlobalFilters(new ErrorEnvelopeFilter());
+  app.enableShutdownHooks();
+  SwaggerModule.setup('api/docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'api/docs-json' });
+  return app;
+}
+
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const doc = new DocumentBuilder()
+    .setTitle('Messaging Gateway API')
+    .setDescription('Sessions, groups, messages and signed webhooks for WhatsApp accounts, per organization.')
+    .setVersion('1')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'login JWT or API key (gwk_…)' })
+    .addSecurityRequirements('bearer')
+    .build();
+  return SwaggerModule.createDocument(app, doc, { operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });
+}

@@ -1,0 +1,61 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { DomainError, ERROR_STATUS, ErrorCode } from '@app/contracts';
+
+const STATUS_CODE: Record<number, ErrorCode> = {
+  400: 'validation_error',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  422: 'validation_error',
+  429: 'rate_limited',
+  501: 'not_implemented',
+  503: 'gateway_unavailable',
+};
+
+/** Body-parser errors carry `type`; they arrive before any controller runs. */
+function fromBodyParser(err: { type?: string; status?: number; message?: string }): DomainError | null {
+  if (err.type === 'entity.parse.failed') return new DomainError('validation_error', 'request body is not valid JSON', { fields: { body: ['is not valid JSON'] } });
+  if (err.type === 'entity.too.large') return new DomainError('payload_too_large', 'request body is too large');
+  if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') return new DomainError('validation_error', 'unsupported body encoding');
+  return null;
+}
+
+/**
+ * The one mapping from anything thrown to the `{error:{code,message,details}}` envelope.
+ * Unknown errors become a generic 500 `internal`, logged but never shown.
+ */
+export function toDomainError(exception: unknown): { error: DomainError; unexpected: boolean } {
+  if (exception instanceof DomainError) return { error: exception, unexpected: false };
+  const parsed = fromBodyParser(exception as never);
+  if (parsed) return { error: parsed, unexpected: false };
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    // our pipes throw DomainError, so a bare 400 can only be the body parser's verdict on the JSON
+    if (status === 400) return { error: new DomainError('validation_error', 'request body is not valid JSON', { fields: { body: ['is not valid JSON'] } }), unexpected: false };
+    const code = STATUS_CODE[status] ?? (status >= 500 ? 'internal' : 'validation_error');
+    const message = status === 404 || status === 405 ? 'route not found' : code === 'internal' ? 'internal error' : exception.message;
+    return { error: new DomainError(code, message), unexpected: status >= 500 && code === 'internal' };
+  }
+  return { error: new DomainError('internal', 'internal error'), unexpected: true };
+}
+
+@Catch()
+export class ErrorEnvelopeFilter implements ExceptionFilter {
+  private readonly logger = new Logger('errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const { error, unexpected } = toDomainError(exception);
+    if (unexpected) this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : String(exception));
+    const http = host.switchToHttp();
+    const res = http.getResponse<Response>();
+    if (res.headersSent) return;
+    if (error.code === 'rate_limited' && typeof error.details.retryAfterSeconds === 'number') {
+      res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
+    }
+    res.status(ERROR_STATUS[error.code]).json(error.toBody());
+  }
+}

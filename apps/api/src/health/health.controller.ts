@@ -1,0 +1,42 @@
+import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Response } from 'express';
+import type { DataSource } from 'typeorm';
+import type { Redis } from '@app/redis';
+import { Public } from '../auth/auth.decorators';
+import { REDIS_CLIENT } from '../infra/tokens';
+import { ApiMetrics } from './http-metrics';
+
+@ApiExcludeController()
+@Public()
+@Controller()
+export class HealthController {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(REDIS_CLIENT) private readonly redis: Redis,
+    private readonly metrics: ApiMetrics,
+  ) {}
+
+  @Get('healthz')
+  healthz() {
+    return { status: 'ok' };
+  }
+
+  @Get('readyz')
+  async readyz(@Res() res: Response) {
+    const withTimeout = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timeout')), 2000))]);
+    const [pg, redis] = await Promise.all([
+      withTimeout(this.db.query('SELECT 1')).then(() => true, () => false),
+      withTimeout(this.redis.ping()).then((r) => r === 'PONG', () => false),
+    ]);
+    const ok = pg && redis;
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: { postgres: pg, redis } });
+  }
+
+  @Get('metrics')
+  @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
+  metricsText() {
+    return this.metrics.registry.metrics();
+  }
+}

@@ -1,0 +1,16 @@
+import { ApiConfig, loadConfigOrExit } from '@app/config';
+import { migrate } from '@app/database';
+import { createApiApp } from './bootstrap';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit(ApiConfig);
+  // the database is created when missing and migrated before anything reads it
+  await migrate(config.DATABASE_URL);
+  const app = await createApiApp();
+  await app.listen(config.PORT, '0.0.0.0');
+}
+
+main().catch((err) => {
+  process.stderr.write(`api failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

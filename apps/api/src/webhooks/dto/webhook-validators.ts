@@ -1,0 +1,53 @@
+import { registerDecorator, ValidationArguments, ValidationOptions } from 'class-validator';
+import { FORBIDDEN_CUSTOM_HEADERS } from '@app/contracts';
+
+export const MAX_URL_LENGTH = 2048;
+export const MAX_CUSTOM_HEADERS = 50;
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Why a url is not an acceptable webhook target (syntax only; addresses are checked by the service), or null. */
+export function webhookUrlProblem(value: unknown): string | null {
+  if (typeof value !== 'string') return 'url must be a string';
+  if (value.length > MAX_URL_LENGTH) return `url must be at most ${MAX_URL_LENGTH} characters`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'url must be an absolute http(s) URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'url must be an absolute http(s) URL';
+  if (!url.hostname) return 'url must name a host';
+  return null;
+}
+
+/** Why a customHeaders value is not acceptable, or null. */
+export function customHeadersProblem(value: unknown): string | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'customHeaders must be an object of string to string';
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_CUSTOM_HEADERS) return `customHeaders may hold at most ${MAX_CUSTOM_HEADERS} entries`;
+  for (const [name, v] of entries) {
+    if (!TOKEN.test(name) || name.length > 256) return `customHeaders name "${name}" is not a valid header name`;
+    if (FORBIDDEN_CUSTOM_HEADERS.includes(name.toLowerCase())) return `customHeaders may not set ${name}`;
+    if (typeof v !== 'string') return `customHeaders value of "${name}" must be a string`;
+    if (/[\r\n\0]/.test(v)) return `customHeaders value of "${name}" may not contain CR, LF or NUL`;
+    if (v.length > 4096) return `customHeaders value of "${name}" is longer than 4096 characters`;
+  }
+  return null;
+}
+
+function fromProblem(name: string, problem: (v: unknown) => string | null, options?: ValidationOptions) {
+  return (object: object, propertyName: string) =>
+    registerDecorator({
+      name,
+      target: object.constructor,
+      propertyName,
+      options,
+      validator: {
+        validate: (v: unknown) => problem(v) === null,
+        defaultMessage: (args: ValidationArguments) => problem(args.value) ?? 'is invalid',
+      },
+    });
+}
+
+export const IsWebhookUrl = (options?: ValidationOptions) => fromProblem('isWebhookUrl', webhookUrlProblem, options);
+export const IsHeaderMap = (options?: ValidationOptions) => fromProblem('isHeaderMap', customHeadersProblem, options);

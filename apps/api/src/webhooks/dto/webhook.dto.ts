@@ -1,0 +1,98 @@
+import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { RETRY_BOUNDS, RETRY_POLICIES, RetryPolicy, RetryPolicyKind } from '@app/contracts';
+import { IsHeaderMap, IsWebhookUrl } from './webhook-validators';
+
+/** null and undefined are different on PATCH: undefined keeps a field, null is refused unless the field is nullable. */
+const present = (_: object, v: unknown) => v !== undefined;
+
+export class RetryPolicyDto {
+  @ApiPropertyOptional({ enum: RETRY_POLICIES, default: 'exponential' })
+  @ValidateIf(present) @IsIn(RETRY_POLICIES)
+  policy?: RetryPolicyKind;
+
+  @ApiPropertyOptional({ minimum: RETRY_BOUNDS.delaySeconds.min, maximum: RETRY_BOUNDS.delaySeconds.max, default: 2 })
+  @ValidateIf(present) @IsInt() @Min(RETRY_BOUNDS.delaySeconds.min) @Max(RETRY_BOUNDS.delaySeconds.max)
+  delaySeconds?: number;
+
+  @ApiPropertyOptional({ minimum: RETRY_BOUNDS.attempts.min, maximum: RETRY_BOUNDS.attempts.max, default: 15 })
+  @ValidateIf(present) @IsInt() @Min(RETRY_BOUNDS.attempts.min) @Max(RETRY_BOUNDS.attempts.max)
+  attempts?: number;
+}
+
+export class CreateWebhookDto {
+  @ApiProperty({ example: 'https://example.com/hooks/whatsapp', maxLength: 2048 })
+  @IsWebhookUrl()
+  url: string;
+
+  @ApiPropertyOptional({ type: [String], example: ['message.received', 'session.status'], default: ['*'] })
+  @ValidateIf(present) @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) @IsNotEmpty({ each: true }) @MaxLength(100, { each: true })
+  events?: string[];
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'scope deliveries to one session of the organization' })
+  @IsOptional() @IsString() @MaxLength(64)
+  sessionId?: string | null;
+
+  @ApiPropertyOptional({ default: true })
+  @ValidateIf(present) @IsBoolean()
+  active?: boolean;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { 'X-Tenant': 'acme' } })
+  @ValidateIf(present) @IsHeaderMap()
+  customHeaders?: Record<string, string>;
+
+  @ApiPropertyOptional({ type: RetryPolicyDto })
+  @ValidateIf(present) @IsObject() @ValidateNested() @Type(() => RetryPolicyDto)
+  retryPolicy?: RetryPolicyDto;
+
+  @ApiPropertyOptional({ type: String, nullable: true, writeOnly: true, description: 'HMAC key; never returned' })
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(1024)
+  secret?: string | null;
+}
+
+/** Every field optional; `secret: null` clears the secret, `sessionId: null` removes the scope. */
+export class UpdateWebhookDto extends PartialType(CreateWebhookDto) {
+  @ApiPropertyOptional({ example: 'https://example.com/hooks/whatsapp', maxLength: 2048 })
+  @ValidateIf(present) @IsWebhookUrl()
+  declare url?: string;
+}
+
+export class RetryPolicyView implements RetryPolicy {
+  @ApiProperty({ enum: RETRY_POLICIES }) policy: RetryPolicyKind;
+  @ApiProperty() delaySeconds: number;
+  @ApiProperty() attempts: number;
+}
+
+export class WebhookResponse {
+  @ApiProperty() id: string;
+  @ApiProperty() organizationId: string;
+  @ApiProperty() url: string;
+  @ApiProperty({ type: [String] }) events: string[];
+  @ApiProperty({ type: String, nullable: true }) sessionId: string | null;
+  @ApiProperty() active: boolean;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) customHeaders: Record<string, string>;
+  @ApiProperty({ type: RetryPolicyView }) retryPolicy: RetryPolicyView;
+  @ApiProperty({ description: 'epoch ms' }) createdAt: number;
+  @ApiProperty({ description: 'epoch ms' }) updatedAt: number;
+}
+
+export class WebhookPage {
+  @ApiProperty({ type: [WebhookResponse] }) data: WebhookResponse[];
+  @ApiProperty({ type: String, nullable: true }) nextCursor: string | null;
+}

@@ -1,0 +1,118 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { MoreThan, Repository } from 'typeorm';
+import { DomainError, RETRY_POLICY_DEFAULTS, RetryPolicy, WEBHOOK_CHANGED_CHANNEL, WebhookView } from '@app/contracts';
+import { SecretBox } from '@app/crypto';
+import { newId, Session, Webhook } from '@app/database';
+import { Redis, RedisKeys } from '@app/redis';
+import { Page, PageQueryDto, pageLimit, toPage } from '../common/pagination';
+import { REDIS_CLIENT } from '../infra/tokens';
+import { CreateWebhookDto, RetryPolicyDto, UpdateWebhookDto } from './dto/webhook.dto';
+import { WebhookTargetPolicy } from './webhook-target.policy';
+import { toWebhookView } from './webhook.view';
+
+const notFound = () => new DomainError('not_found', 'webhook not found');
+
+@Injectable()
+export class WebhooksService {
+  constructor(
+    @InjectRepository(Webhook) private readonly webhooks: Repository<Webhook>,
+    @InjectRepository(Session) private readonly sessions: Repository<Session>,
+    @Inject(REDIS_CLIENT) private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly box: SecretBox,
+    private readonly targets: WebhookTargetPolicy,
+  ) {}
+
+  async create(organizationId: string, body: CreateWebhookDto): Promise<WebhookView> {
+    await this.targets.assertAllowed(body.url);
+    await this.assertOwnSession(organizationId, body.sessionId ?? null);
+    const now = new Date();
+    const webhook = await this.webhooks.save(
+      this.webhooks.create({
+        id: newId('whk'),
+        organizationId,
+        url: body.url,
+        events: body.events ?? ['*'],
+        sessionId: body.sessionId ?? null,
+        active: body.active ?? true,
+        customHeaders: body.customHeaders ?? {},
+        retryPolicy: completePolicy(RETRY_POLICY_DEFAULTS, body.retryPolicy),
+        secretEncrypted: body.secret ? this.box.encrypt(body.secret) : null,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
+    await this.announceChange(webhook.id);
+    return toWebhookView(webhook);
+  }
+
+  async get(organizationId: string, id: string): Promise<WebhookView> {
+    return toWebhookView(await this.find(organizationId, id));
+  }
+
+  async list(organizationId: string, query: PageQueryDto): Promise<Page<WebhookView>> {
+    const limit = pageLimit(query);
+    const rows = await this.webhooks.find({
+      where: { organizationId, ...(query.cursor ? { id: MoreThan(query.cursor) } : {}) },
+      order: { id: 'ASC' },
+      take: limit + 1,
+    });
+    return toPage(rows, limit, toWebhookView);
+  }
+
+  /** Everything is checked before anything is written: a failed PATCH changes nothing. */
+  async update(organizationId: string, id: string, body: UpdateWebhookDto): Promise<WebhookView> {
+    const webhook = await this.find(organizationId, id);
+    if (body.url !== undefined) await this.targets.assertAllowed(body.url);
+    if (body.sessionId !== undefined) await this.assertOwnSession(organizationId, body.sessionId);
+    if (body.url !== undefined) webhook.url = body.url;
+    if (body.events !== undefined) webhook.events = body.events;
+    if (body.sessionId !== undefined) webhook.sessionId = body.sessionId;
+    if (body.active !== undefined) webhook.active = body.active;
+    if (body.customHeaders !== undefined) webhook.customHeaders = body.customHeaders;
+    if (body.retryPolicy !== undefined) webhook.retryPolicy = completePolicy(webhook.retryPolicy, body.retryPolicy);
+    if (body.secret !== undefined) webhook.secretEncrypted = body.secret === null ? null : this.box.encrypt(body.secret);
+    webhook.updatedAt = new Date();
+    const saved = await this.webhooks.save(webhook);
+    await this.announceChange(id);
+    return toWebhookView(saved);
+  }
+
+  async remove(organizationId: string, id: string): Promise<void> {
+    const result = await this.webhooks.delete({ id, organizationId });
+    if (!result.affected) throw notFound();
+    await this.announceChange(id);
+  }
+
+  /** Another organization's webhook is reported exactly like a missing one. */
+  async find(organizationId: string, id: string): Promise<Webhook> {
+    const webhook = await this.webhooks.findOne({ where: { id, organizationId } });
+    if (!webhook) throw notFound();
+    return webhook;
+  }
+
+  private async assertOwnSession(organizationId: string, sessionId: string | null): Promise<void> {
+    if (sessionId === null) return;
+    const exists = await this.sessions.exists({ where: { id: sessionId, organizationId } });
+    if (!exists) {
+      throw new DomainError('validation_error', 'request is invalid', {
+        fields: { sessionId: ['sessionId must reference a session of your organization'] },
+      });
+    }
+  }
+
+  /** Dispatchers cache webhooks; tell them this one changed (best effort: they also refresh on a timer). */
+  private async announceChange(id: string): Promise<void> {
+    await this.redis.publish(this.keys.key(WEBHOOK_CHANGED_CHANNEL), id).catch(() => undefined);
+  }
+}
+
+/** A partial retryPolicy is completed from `base` (the defaults on create, the stored policy on update). */
+function completePolicy(base: RetryPolicy, given: RetryPolicyDto | undefined): RetryPolicy {
+  return {
+    policy: given?.policy ?? base.policy,
+    delaySeconds: given?.delaySeconds ?? base.delaySeconds,
+    attempts: given?.attempts ?? base.attempts,
+  };
+}

@@ -1,0 +1,117 @@
+import { DataSource, IsNull } from 'typeorm';
+import { ALL_PERMISSIONS, PERMISSIONS, Role, ROLES } from '@app/contracts';
+import { hashPassword, newApiKeyToken, sha256Hex } from '@app/crypto';
+import { ApiKey, newId, Organization, User } from '@app/database';
+
+export class UsageError extends Error {}
+
+type Flags = Record<string, string>;
+
+function need(flags: Flags, name: string): string {
+  const v = flags[name];
+  if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function email(value: string): string {
+  const e = value.trim().toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+$/.test(e)) throw new UsageError('--email/--owner-email must be an email address');
+  return e;
+}
+
+function password(value: string): string {
+  if (value.length < 8) throw new UsageError('passwords must be at least 8 characters');
+  return value;
+}
+
+const userView = (u: User) => ({ id: u.id, organizationId: u.organizationId, email: u.email, role: u.role });
+
+/** The admin CLI's commands (CONTRACT 3). Each returns the JSON printed on stdout. */
+export class AdminCommands {
+  constructor(private readonly db: DataSource) {}
+
+  async orgCreate(flags: Flags) {
+    const name = need(flags, 'name').trim();
+    const ownerEmail = email(need(flags, 'owner-email'));
+    const ownerPassword = password(need(flags, 'owner-password'));
+    return this.db.transaction(async (tx) => {
+      await this.assertEmailFree(tx.getRepository(User), ownerEmail);
+      const org = await tx.getRepository(Organization).save({ id: newId('org'), name, createdAt: new Date() });
+      const user = await tx.getRepository(User).save({
+        id: newId('usr'),
+        organizationId: org.id,
+        email: ownerEmail,
+        passwordHash: await hashPassword(ownerPassword),
+        role: 'owner' as Role,
+        createdAt: new Date(),
+        deletedAt: null,
+      });
+      return { organization: { id: org.id, name: org.name }, user: userView(user) };
+    });
+  }
+
+  async userCreate(flags: Flags) {
+    const orgId = need(flags, 'org');
+    const role = need(flags, 'role') as Role;
+    if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+    await this.assertOrg(orgId);
+    const users = this.db.getRepository(User);
+    const address = email(need(flags, 'email'));
+    await this.assertEmailFree(users, address);
+    const user = await users.save({
+      id: newId('usr'),
+      organizationId: orgId,
+      email: address,
+      passwordHash: await hashPassword(password(need(flags, 'password'))),
+      role,
+      createdAt: new Date(),
+      deletedAt: null,
+    });
+    return { user: userView(user) };
+  }
+
+  async userDelete(flags: Flags) {
+    const id = need(flags, 'id');
+    const result = await this.db.getRepository(User).update({ id, deletedAt: IsNull() }, { deletedAt: new Date() });
+    if (!result.affected) throw new UsageError(`no live user ${id}`);
+    return { user: { id, deleted: true } };
+  }
+
+  async apiKeyCreate(flags: Flags) {
+    const orgId = need(flags, 'org');
+    await this.assertOrg(orgId);
+    const permissions = need(flags, 'permissions').split(',').map((p) => p.trim()).filter(Boolean);
+    const known = [...PERMISSIONS, ALL_PERMISSIONS] as string[];
+    const unknown = permissions.filter((p) => !known.includes(p));
+    if (unknown.length || permissions.length === 0) throw new UsageError(`--permissions must be a comma list of ${known.join(', ')}`);
+    const token = newApiKeyToken();
+    const key = await this.db.getRepository(ApiKey).save({
+      id: newId('key'),
+      organizationId: orgId,
+      name: need(flags, 'name'),
+      tokenHash: sha256Hex(token),
+      tokenHint: token.slice(0, 8),
+      permissions,
+      createdAt: new Date(),
+      revokedAt: null,
+    });
+    return { id: key.id, name: key.name, token, permissions: key.permissions };
+  }
+
+  async apiKeyRevoke(flags: Flags) {
+    const id = need(flags, 'id');
+    const keys = this.db.getRepository(ApiKey);
+    const key = await keys.findOne({ where: { id } });
+    if (!key) throw new UsageError(`no API key ${id}`);
+    if (!key.revokedAt) await keys.update({ id }, { revokedAt: new Date() });
+    return { id, revoked: true };
+  }
+
+  private async assertOrg(id: string): Promise<void> {
+    if (!(await this.db.getRepository(Organization).exists({ where: { id } }))) throw new UsageError(`no organization ${id}`);
+  }
+
+  private async assertEmailFree(users: ReturnType<DataSource['getRepository']>, address: string): Promise<void> {
+    if (await users.exists({ where: { email: address, deletedAt: IsNull() } })) throw new UsageError(`a user with email ${address} exists`);
+  }
+}
