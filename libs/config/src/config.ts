@@ -27,7 +27,7 @@ export class BaseConfig {
   REDIS_URL = 'redis://127.0.0.1:6379';
 
   /** Every Redis key (queues, streams, registry) lives under this prefix. */
-  @Matches(/^[A-Za-z0-9_.-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.-]' })
+  @Matches(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.:-]' })
   REDIS_KEY_PREFIX = 'gw';
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -184,6 +184,14 @@ export class DispatcherConfig extends BaseConfig {
 export class SimConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(65535)
   SIM_PORT = 4010;
+
+  /** Interface the simulator listens on; all of them by default, as the other apps do (containers). */
+  @IsString()
+  SIM_HOST = '0.0.0.0';
+
+  /** How long each QR stays current before the network rotates it (WhatsApp: about 20 s). Tests set it short. */
+  @Transform(toInt) @IsInt() @Min(20) @Max(600000)
+  SIM_QR_INTERVAL_MS = 20000;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';

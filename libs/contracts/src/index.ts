@@ -4,3 +4,4 @@ export * from './sessions';
 export * from './webhooks';
 export * from './events';
 export * from './commands';
+export * from './network-sim';

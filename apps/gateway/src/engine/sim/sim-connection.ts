@@ -1,0 +1,248 @@
+import {
+  DomainError,
+  isErrorCode,
+  SIM_CLOSE_CODES,
+  SIM_DEVICE_PATH,
+  SimAccount,
+  SimDeviceFrame,
+  SimDeviceOp,
+  SimDeviceOps,
+  SimNetworkFrame,
+} from '@app/contracts';
+import { WebSocket } from 'ws';
+import type { CloseReason, ConnectOptions, EngineConnection, EngineEvent, GroupInfo } from '../engine.interface';
+
+export interface SimConnectionOptions {
+  simUrl: string;
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+interface PendingRequest {
+  resolve: (result: unknown) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** How long close() waits for the network to acknowledge before cutting the socket. */
+const CLOSE_GRACE_MS = 2000;
+
+/** Maps the network's WebSocket close code to the engine's close reason and the WhatsApp-like status code. */
+export function closeReasonFor(code: number): { reason: CloseReason; statusCode: number | null } {
+  switch (code) {
+    case SIM_CLOSE_CODES.loggedOut:
+      return { reason: 'logged_out', statusCode: 401 };
+    case SIM_CLOSE_CODES.replaced:
+      return { reason: 'replaced', statusCode: 440 };
+    case SIM_CLOSE_CODES.badSession:
+      return { reason: 'bad_session', statusCode: 500 };
+    default:
+      // drops (1006), refused connections, protocol errors, a simulator shutting down: try again later
+      return { reason: 'transient', statusCode: code >= 4000 ? code - 4000 : null };
+  }
+}
+
+export function deviceSocketUrl(simUrl: string, sessionId: string): string {
+  const url = new URL(simUrl);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${SIM_DEVICE_PATH}`;
+  url.search = '';
+  url.searchParams.set('sessionId', sessionId);
+  return url.toString();
+}
+
+/**
+ * One device connection to the network simulator. Every outcome, including a simulator that is down,
+ * ends in exactly one `close` event; nothing is thrown at the caller's event loop.
+ */
+export class SimConnection implements EngineConnection {
+  private readonly ws: WebSocket;
+  private readonly pending = new Map<number, PendingRequest>();
+  private nextRequestId = 1;
+  /** Frames are handled in order, one at a time (storing a credential happens before `open` is told). */
+  private frames: Promise<void> = Promise.resolve();
+  private closingByUs = false;
+  private closeEmitted = false;
+  private readonly closed: Promise<void>;
+  private markClosed!: () => void;
+
+  constructor(
+    private readonly options: SimConnectionOptions,
+    private readonly session: ConnectOptions,
+    credential: unknown,
+  ) {
+    this.closed = new Promise((resolve) => (this.markClosed = resolve));
+    this.ws = new WebSocket(deviceSocketUrl(options.simUrl, session.sessionId), { handshakeTimeout: options.connectTimeoutMs });
+    this.ws.on('open', () => this.sendFrame({ type: 'hello', credential: credential ?? null }));
+    this.ws.on('message', (data, isBinary) => {
+      if (isBinary) return;
+      let frame: SimNetworkFrame;
+      try {
+        frame = JSON.parse(data.toString()) as SimNetworkFrame;
+      } catch {
+        this.session.logger.warn({ sessionId: session.sessionId }, 'network simulator sent a frame that is not JSON');
+        return;
+      }
+      this.frames = this.frames.then(() => this.handleFrame(frame)).catch((err) => {
+        this.session.logger.error({ err, sessionId: session.sessionId }, 'handling a network frame failed');
+      });
+    });
+    // the 'close' event always follows an 'error', so the error itself only needs logging
+    this.ws.on('error', (err) => this.session.logger.debug({ err, sessionId: session.sessionId }, 'network socket error'));
+    this.ws.on('close', (code, reason) => this.onSocketClosed(code, reason.toString()));
+  }
+
+  async requestPairingCode(phoneNumber: string): Promise<string> {
+    const { code } = await this.request('requestPairingCode', { phoneNumber });
+    return code;
+  }
+
+  async createGroup(subject: string, participants: string[]): Promise<GroupInfo> {
+    const g = await this.request('createGroup', { subject, participants });
+    return {
+      groupJid: g.groupJid,
+      subject: g.subject,
+      description: g.description,
+      ownerJid: g.ownerJid,
+      participants: g.participants,
+      isAnnounce: g.isAnnounce,
+      isLocked: g.isLocked,
+    };
+  }
+
+  async sendText(to: string, text: string): Promise<{ waMessageId: string }> {
+    const { messageId } = await this.request('sendText', { to, text });
+    return { waMessageId: messageId };
+  }
+
+  /**
+   * Unlinks the device. Connected: the network answers and closes the socket (close event `logged_out`).
+   * Not connected: the phone-side unlink of the control API does the same for the stored pairing.
+   */
+  async logout(): Promise<void> {
+    try {
+      if (this.ws.readyState === WebSocket.OPEN && !this.closeEmitted) {
+        try {
+          await this.request('logout', {});
+        } catch (err) {
+          // conflict: the device was not paired (QR flow), so there is nothing to unlink
+          if (!(err instanceof DomainError && err.code === 'conflict')) throw err;
+        }
+        await Promise.race([this.closed, new Promise((r) => setTimeout(r, CLOSE_GRACE_MS).unref())]);
+      } else {
+        await this.unlinkOverControlApi();
+      }
+    } finally {
+      await this.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.closeEmitted) {
+      // CLOSING/CLOSED: the network ended it first, and its reason is the one to report
+      if (this.ws.readyState === WebSocket.CONNECTING || this.ws.readyState === WebSocket.OPEN) {
+        this.closingByUs = true;
+        this.ws.close(1000, 'closed by device');
+      }
+      const cut = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS);
+      cut.unref();
+      await this.closed;
+      clearTimeout(cut);
+    }
+    await this.closed;
+  }
+
+  private async handleFrame(frame: SimNetworkFrame): Promise<void> {
+    if (this.closeEmitted) return;
+    switch (frame.type) {
+      case 'qr':
+        return this.emit({ type: 'qr', qr: frame.qr });
+      case 'paired':
+        try {
+          await this.session.auth.writeCreds(frame.credential);
+        } catch (err) {
+          // a pairing we cannot keep is worse than none: end it, the runner reconnects (fresh QR)
+          this.session.logger.error({ err, sessionId: this.session.sessionId }, 'storing the device credential failed');
+          this.ws.terminate();
+          return;
+        }
+        return this.emit({ type: 'open', account: toAccount(frame.credential.account) });
+      case 'open':
+        return this.emit({ type: 'open', account: toAccount(frame.account) });
+      case 'message':
+        this.emit({
+          type: 'message',
+          message: { ...frame.message, fromMe: false },
+        });
+        this.sendFrame({ type: 'ack', messageId: frame.message.id });
+        return;
+      case 'response': {
+        const request = this.pending.get(frame.id);
+        if (!request) return;
+        this.pending.delete(frame.id);
+        clearTimeout(request.timer);
+        if (frame.ok) request.resolve(frame.result);
+        else request.reject(new DomainError(isErrorCode(frame.error.code) ? frame.error.code : 'internal', frame.error.message, frame.error.details ?? {}));
+        return;
+      }
+    }
+  }
+
+  private request<K extends SimDeviceOp>(op: K, args: SimDeviceOps[K]['args']): Promise<SimDeviceOps[K]['result']> {
+    if (this.ws.readyState !== WebSocket.OPEN || this.closeEmitted) {
+      return Promise.reject(new DomainError('conflict', 'the session is not connected to the network', { op }));
+    }
+    const id = this.nextRequestId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new DomainError('gateway_unavailable', 'the network did not answer in time', { op }));
+      }, this.options.requestTimeoutMs);
+      this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, timer });
+      this.sendFrame({ type: 'request', id, op, args } as SimDeviceFrame);
+    });
+  }
+
+  private sendFrame(frame: SimDeviceFrame): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+  }
+
+  private onSocketClosed(code: number, message: string): void {
+    for (const [id, request] of this.pending) {
+      clearTimeout(request.timer);
+      request.reject(new DomainError('conflict', 'the connection to the network closed', { id }));
+    }
+    this.pending.clear();
+    const { reason, statusCode } = this.closingByUs ? { reason: 'closed_by_us' as const, statusCode: null } : closeReasonFor(code);
+    // queued behind the frames already received, so `open` never arrives after `close`
+    this.frames = this.frames.then(() => {
+      if (this.closeEmitted) return;
+      this.emit({ type: 'close', reason, statusCode, message: message || `socket closed (${code})` });
+      this.closeEmitted = true;
+      this.markClosed();
+    });
+  }
+
+  private async unlinkOverControlApi(): Promise<void> {
+    const url = new URL(`sim/sessions/${encodeURIComponent(this.session.sessionId)}/unlink`, this.options.simUrl.replace(/\/?$/, '/'));
+    try {
+      const res = await fetch(url, { method: 'POST', signal: AbortSignal.timeout(this.options.requestTimeoutMs) });
+      // 404: the network never saw this device, so there is nothing to unlink
+      if (!res.ok && res.status !== 404) throw new Error(`status ${res.status}`);
+    } catch (err) {
+      throw new DomainError('gateway_unavailable', 'could not reach the network simulator to unlink the device', { reason: String(err) });
+    }
+  }
+
+  private emit(event: EngineEvent): void {
+    try {
+      this.session.onEvent(event);
+    } catch (err) {
+      this.session.logger.error({ err, sessionId: this.session.sessionId, event: event.type }, 'engine event handler threw');
+    }
+  }
+}
+
+function toAccount(account: SimAccount): { jid: string; lid: string | null; phoneNumber: string } {
+  return { jid: account.jid, lid: account.lid ?? null, phoneNumber: account.phoneNumber };
+}

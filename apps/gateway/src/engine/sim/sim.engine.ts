@@ -1,0 +1,38 @@
+import type { ConnectOptions, EngineConnection, SessionEngine } from '../engine.interface';
+import { SimConnection } from './sim-connection';
+
+export interface SimEngineOptions {
+  /** NETWORK_SIM_URL, e.g. `http://127.0.0.1:4010` */
+  simUrl: string;
+  /** WebSocket handshake limit; a simulator that does not answer ends in a `transient` close */
+  connectTimeoutMs?: number;
+  /** How long createGroup/sendText/requestPairingCode/logout wait for the network's answer */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * The `sim` engine: plays a linked device against the network simulator (apps/network-sim) over its device
+ * protocol (`@app/contracts` network-sim). It never reconnects on its own; the SessionRunner calls connect() again.
+ */
+export class SimEngine implements SessionEngine {
+  readonly name = 'sim' as const;
+
+  constructor(private readonly options: SimEngineOptions) {}
+
+  /**
+   * Resolves as soon as the socket is being opened, like Baileys' makeWASocket: what happens next (QR, open,
+   * a refused connection) arrives through `onEvent`, ending in exactly one `close`.
+   */
+  async connect(options: ConnectOptions): Promise<EngineConnection> {
+    const credential = await options.auth.readCreds();
+    return new SimConnection(
+      {
+        simUrl: this.options.simUrl,
+        connectTimeoutMs: this.options.connectTimeoutMs ?? 10000,
+        requestTimeoutMs: this.options.requestTimeoutMs ?? 10000,
+      },
+      options,
+      credential,
+    );
+  }
+}

@@ -1,0 +1,197 @@
+import { DomainError, SIM_CLOSE_CODES, SIM_DEVICE_PATH, SimDeviceFrame, SimNetworkFrame } from '@app/contracts';
+import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import { AddressInfo, Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { WebSocket, WebSocketServer } from 'ws';
+import { DeviceLink, SimNetwork } from './sim-network';
+
+export interface NetworkSimOptions {
+  port: number;
+  host?: string;
+  /** QR rotation period; default 20 s like WhatsApp */
+  qrIntervalMs?: number;
+  logger?: Logger;
+}
+
+export interface RunningNetworkSim {
+  port: number;
+  /** `http://127.0.0.1:<port>`: what NETWORK_SIM_URL points at */
+  url: string;
+  network: SimNetwork;
+  close(): Promise<void>;
+}
+
+const SESSION_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+const MAX_BODY_BYTES = 1024 * 1024;
+/** A device that connects but never says hello is holding a socket for nothing. */
+const HELLO_TIMEOUT_MS = 10000;
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function sendError(res: ServerResponse, err: unknown): void {
+  const error = err instanceof DomainError ? err : new DomainError('internal', 'internal error');
+  sendJson(res, error.status, error.toBody());
+}
+
+async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new DomainError('payload_too_large', 'body too large', { limit: MAX_BODY_BYTES });
+    chunks.push(chunk as Buffer);
+  }
+  const raw = Buffer.concat(chunks).toString('utf8');
+  if (raw.trim() === '') return {};
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    throw new DomainError('validation_error', 'body is not valid JSON', {});
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new DomainError('validation_error', 'body must be a JSON object', {});
+  }
+  return body as Record<string, unknown>;
+}
+
+/** The control API of CONTRACT 9: what the phone, contacts and test observers do to the network. */
+async function handleControl(network: SimNetwork, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://sim');
+  const method = req.method ?? 'GET';
+  const path = url.pathname;
+  const sessionFilter = url.searchParams.get('sessionId') ?? undefined;
+
+  if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+  if (method === 'GET' && path === '/sim/groups') return sendJson(res, 200, { data: network.listGroups(sessionFilter) });
+  if (method === 'GET' && path === '/sim/messages') return sendJson(res, 200, { data: network.listMessages(sessionFilter) });
+
+  const match = /^\/sim\/sessions\/([^/]+)(?:\/([a-z-]+))?$/.exec(path);
+  if (match) {
+    const sessionId = decodeURIComponent(match[1]);
+    const action = match[2];
+    if (method === 'GET' && !action) return sendJson(res, 200, network.view(sessionId));
+    if (method === 'POST' && action) {
+      const body = await readJsonObject(req);
+      switch (action) {
+        case 'scan':
+          return sendJson(res, 200, network.scan(sessionId, body));
+        case 'pair-code':
+          return sendJson(res, 200, network.enterPairingCode(sessionId, body));
+        case 'inbound':
+          return sendJson(res, 200, network.inbound(sessionId, body));
+        case 'drop':
+          return sendJson(res, 200, network.drop(sessionId));
+        case 'unlink':
+          return sendJson(res, 200, network.unlink(sessionId));
+      }
+    }
+  }
+  throw new DomainError('not_found', 'no such route', { method, path });
+}
+
+/** One device connection: JSON frames over a WebSocket, mapped onto SimNetwork calls. */
+function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logger?: Logger): void {
+  const link: DeviceLink = {
+    send: (frame: SimNetworkFrame) => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+    },
+    close: (code, reason) => ws.close(code, reason),
+    drop: () => ws.terminate(),
+  };
+  let greeted = false;
+  const helloTimer = setTimeout(() => ws.close(SIM_CLOSE_CODES.protocolError, 'no hello'), HELLO_TIMEOUT_MS);
+
+  ws.on('message', (data, isBinary) => {
+    let frame: SimDeviceFrame;
+    try {
+      if (isBinary) throw new Error('binary frame');
+      frame = JSON.parse(data.toString()) as SimDeviceFrame;
+    } catch {
+      ws.close(SIM_CLOSE_CODES.protocolError, 'frames are JSON text');
+      return;
+    }
+    if (frame.type === 'hello') {
+      if (greeted) return void ws.close(SIM_CLOSE_CODES.protocolError, 'hello twice');
+      greeted = true;
+      clearTimeout(helloTimer);
+      network.attach(sessionId, link, frame.credential);
+      return;
+    }
+    if (!greeted) return void ws.close(SIM_CLOSE_CODES.protocolError, 'hello first');
+    if (frame.type === 'ack') return network.ack(sessionId, link, frame.messageId);
+    if (frame.type === 'request') {
+      try {
+        const result = network.request(sessionId, link, frame.op, frame.args);
+        link.send({ type: 'response', id: frame.id, ok: true, result });
+      } catch (err) {
+        const error = err instanceof DomainError ? err : new DomainError('internal', 'internal error');
+        if (!(err instanceof DomainError)) logger?.error({ err, op: frame.op }, 'device request failed');
+        link.send({ type: 'response', id: frame.id, ok: false, error: { code: error.code, message: error.message, details: error.details } });
+      }
+      return;
+    }
+    ws.close(SIM_CLOSE_CODES.protocolError, 'unknown frame type');
+  });
+  ws.on('close', () => {
+    clearTimeout(helloTimer);
+    network.detach(sessionId, link);
+  });
+  ws.on('error', (err) => logger?.debug({ err, sessionId }, 'device socket error'));
+}
+
+/**
+ * Starts the network simulator: the control API (HTTP) and the device endpoint (WebSocket) on one port.
+ * Shared by main.ts and by tests, which start it in-process on port 0.
+ */
+export async function startNetworkSim(options: NetworkSimOptions): Promise<RunningNetworkSim> {
+  const logger = options.logger;
+  const network = new SimNetwork({ qrIntervalMs: options.qrIntervalMs ?? 20000 });
+  const wss = new WebSocketServer({ noServer: true });
+
+  const server = createServer((req, res) => {
+    handleControl(network, req, res).catch((err) => {
+      if (!(err instanceof DomainError)) logger?.error({ err }, 'control request failed');
+      if (!res.headersSent) sendError(res, err);
+    });
+  });
+
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://sim');
+    const sessionId = url.searchParams.get('sessionId') ?? '';
+    if (url.pathname !== SIM_DEVICE_PATH || !SESSION_ID_PATTERN.test(sessionId)) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => serveDevice(network, ws, sessionId, logger));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '0.0.0.0', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger?.info({ port }, 'network simulator listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    network,
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        network.closeAll();
+        for (const ws of wss.clients) ws.terminate();
+        wss.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
