@@ -27,7 +27,7 @@ export class BaseConfig {
   REDIS_URL = 'redis://127.0.0.1:6379';
 
   /** Every Redis key (queues, streams, registry) lives under this prefix. */
-  @Matches(/^[A-Za-z0-9_.-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.-]' })
+  @Matches(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.:-]' })
   REDIS_KEY_PREFIX = 'gw';
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
