@@ -1,0 +1,21 @@
+import type { SessionEngine } from './engine.interface';
+
+export interface EngineChoice {
+  GATEWAY_ENGINE: 'baileys' | 'sim';
+  NETWORK_SIM_URL: string;
+}
+
+/**
+ * Loads only the engine this node runs: Baileys is a large ESM module, so a gateway on `sim`
+ * (tests, demo) never loads it, and nothing jest imports pulls it in.
+ */
+export function loadEngine(config: EngineChoice): SessionEngine {
+  if (config.GATEWAY_ENGINE === 'sim') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { SimEngine } = require('./sim/sim.engine') as typeof import('./sim/sim.engine');
+    return new SimEngine({ simUrl: config.NETWORK_SIM_URL });
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { BaileysEngine } = require('./baileys/baileys.engine') as typeof import('./baileys/baileys.engine');
+  return new BaileysEngine();
+}

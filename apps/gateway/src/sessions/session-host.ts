@@ -1,0 +1,131 @@
+import type { Logger } from 'pino';
+import { CommandMap, CommandName, CommandRequest, DomainError, SessionSnapshot } from '@app/contracts';
+import { SessionRunner, SessionRunnerDeps } from './session-runner';
+
+/** Longest a start/restart waits for the first QR or the connection before answering with `starting`. */
+const SETTLE_MAX_MS = 2000;
+/** Margin kept before a command's deadline so the reply still reaches the API in time. */
+const REPLY_MARGIN_MS = 250;
+
+/**
+ * The sessions placed on this gateway: one SessionRunner each, created on first command.
+ * Commands from the API arrive here after the command worker has checked their deadline.
+ */
+export class SessionHost {
+  private readonly runners = new Map<string, SessionRunner>();
+
+  constructor(
+    private readonly gatewayId: string,
+    private readonly deps: SessionRunnerDeps,
+    private readonly logger: Logger,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** Sessions holding (or trying to hold) a socket here. */
+  get sessionCount(): number {
+    let n = 0;
+    for (const r of this.runners.values()) if (r.isActive) n += 1;
+    return n;
+  }
+
+  activeSessionIds(): string[] {
+    return [...this.runners.values()].filter((r) => r.isActive).map((r) => r.sessionId);
+  }
+
+  async execute<N extends CommandName>(request: CommandRequest<N>): Promise<CommandMap[N]['result']> {
+    const remaining = () => request.deadline - this.clock() - REPLY_MARGIN_MS;
+    const req = request as CommandRequest;
+    switch (req.name) {
+      case 'session.start':
+      case 'session.restart': {
+        const { sessionId } = req.args as CommandMap['session.start']['args'];
+        const runner = await this.runner(sessionId);
+        if (req.name === 'session.start') await runner.start();
+        else await runner.restart();
+        return this.snapshot(runner, await runner.waitWhileStarting(Math.min(SETTLE_MAX_MS, remaining() / 2))) as never;
+      }
+      case 'session.stop': {
+        const runner = await this.runner((req.args as CommandMap['session.stop']['args']).sessionId);
+        return this.snapshot(runner, await runner.stop()) as never;
+      }
+      case 'session.logout': {
+        const runner = await this.runner((req.args as CommandMap['session.logout']['args']).sessionId);
+        return this.snapshot(runner, await runner.logout(remaining() / 2)) as never;
+      }
+      case 'session.delete': {
+        const { sessionId } = req.args as CommandMap['session.delete']['args'];
+        const runner = await this.runner(sessionId);
+        await runner.logout(remaining() / 2);
+        this.runners.delete(sessionId);
+        return { deleted: true } as never;
+      }
+      case 'session.request-code': {
+        const { sessionId, phoneNumber } = req.args as CommandMap['session.request-code']['args'];
+        return (await (await this.runner(sessionId)).requestPairingCode(phoneNumber)) as never;
+      }
+      case 'group.create': {
+        const { sessionId, name, participants } = req.args as CommandMap['group.create']['args'];
+        return (await (await this.runner(sessionId)).createGroup(name, participants)) as never;
+      }
+      case 'message.send': {
+        const { sessionId, to, text, messageId } = req.args as CommandMap['message.send']['args'];
+        const sent = await (await this.runner(sessionId)).sendText(to, text);
+        return { messageId, waMessageId: sent.waMessageId } as never;
+      }
+      default:
+        throw new DomainError('validation_error', `unknown command ${String((req as { name: unknown }).name)}`);
+    }
+  }
+
+  /** After a gateway restart: take back the sessions placed here that should be running, from stored auth state. */
+  async resume(): Promise<number> {
+    const ids = await this.deps.records.resumable(this.gatewayId);
+    let resumed = 0;
+    // a few at a time: a node with many sessions must not open every socket in the same instant
+    const queue = [...ids];
+    const worker = async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        try {
+          await (await this.runner(id)).start();
+          resumed += 1;
+        } catch (err) {
+          this.logger.error({ sessionId: id, err: String(err) }, 'resuming a session failed');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, ids.length) }, worker));
+    return resumed;
+  }
+
+  async leaseLost(sessionIds: string[]): Promise<void> {
+    for (const id of sessionIds) {
+      const runner = this.runners.get(id);
+      if (!runner) continue;
+      this.runners.delete(id);
+      await runner.leaseLost();
+    }
+  }
+
+  /** Closes every socket without logging out and hands the leases back. */
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.runners.values()].map((r) => r.shutdown().catch(() => undefined)));
+    this.runners.clear();
+  }
+
+  private snapshot(runner: SessionRunner, status = runner.currentStatus): SessionSnapshot {
+    return { sessionId: runner.sessionId, status };
+  }
+
+  private async runner(sessionId: string): Promise<SessionRunner> {
+    const existing = this.runners.get(sessionId);
+    if (existing) return existing;
+    const record = await this.deps.records.find(sessionId);
+    if (!record) throw new DomainError('not_found', 'session not found', { sessionId });
+    // two commands for a new session may race through the lookup above; the first runner wins
+    const raced = this.runners.get(sessionId);
+    if (raced) return raced;
+    const runner = new SessionRunner(record.id, record.organizationId, record.status, this.deps);
+    this.runners.set(sessionId, runner);
+    return runner;
+  }
+}

@@ -1,0 +1,75 @@
+import type { EventType, SessionQr, SessionStatus } from '@app/contracts';
+import type { AuthStateStore, GroupInfo } from '../engine/engine.interface';
+
+/**
+ * What a SessionRunner needs from the outside world. Each port has one production implementation
+ * (PostgreSQL, Redis) and fakes in the unit specs.
+ */
+
+/** The fields of a session row a runner reads at start. */
+export interface SessionRecord {
+  id: string;
+  organizationId: string;
+  status: SessionStatus;
+  desiredState: 'running' | 'stopped';
+  phoneNumber: string | null;
+}
+
+export interface SessionRecordPatch {
+  status?: SessionStatus;
+  desiredState?: 'running' | 'stopped';
+  phoneNumber?: string | null;
+  waJid?: string | null;
+  waLid?: string | null;
+  lastConnectedAt?: Date | null;
+}
+
+export interface SessionRecords {
+  find(sessionId: string): Promise<SessionRecord | null>;
+  update(sessionId: string, patch: SessionRecordPatch): Promise<void>;
+  /** Stores (or refreshes) a group the session created or learnt about. */
+  saveGroup(organizationId: string, sessionId: string, group: GroupInfo): Promise<void>;
+  /** Sessions this gateway should hold again after a restart. */
+  resumable(gatewayId: string): Promise<string[]>;
+}
+
+export interface SessionEventSink {
+  publish(input: { event: EventType; organizationId: string; sessionId: string; payload: object }): Promise<unknown>;
+}
+
+/** One gateway holds a session at a time; checked before every socket is opened. */
+export interface SessionLeases {
+  acquire(sessionId: string): Promise<boolean>;
+  release(sessionId: string): Promise<void>;
+}
+
+/** Where the API reads the QR a session currently shows. */
+export interface QrBoard {
+  show(sessionId: string, qr: SessionQr, ttlMs: number): Promise<void>;
+  clear(sessionId: string): Promise<void>;
+}
+
+export type AuthStateFactory = (sessionId: string) => AuthStateStore;
+
+export interface RunnerSettings {
+  qrMaxRetries: number;
+  qrTtlMs: number;
+  reconnectMaxAttempts: number;
+  reconnectBaseDelayMs: number;
+  reconnectMaxDelayMs: number;
+}
+
+/** Timers are a side effect too: the specs drive them by hand. */
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+  setTimeout: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    t.unref?.();
+    return t;
+  },
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};

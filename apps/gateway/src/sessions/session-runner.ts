@@ -1,0 +1,440 @@
+import type { Logger } from 'pino';
+import { DomainError, GroupView, SessionStatus } from '@app/contracts';
+import type { AuthStateStore, EngineConnection, EngineEvent, GroupInfo, SessionEngine } from '../engine/engine.interface';
+import {
+  AuthStateFactory,
+  QrBoard,
+  realTimers,
+  RunnerSettings,
+  SessionEventSink,
+  SessionLeases,
+  SessionRecordPatch,
+  SessionRecords,
+  Timers,
+} from './session-ports';
+
+export interface SessionRunnerDeps {
+  engine: SessionEngine;
+  authState: AuthStateFactory;
+  records: SessionRecords;
+  events: SessionEventSink;
+  leases: SessionLeases;
+  qr: QrBoard;
+  settings: RunnerSettings;
+  logger: Logger;
+  clock?: () => number;
+  timers?: Timers;
+}
+
+export const toGroupView = (g: GroupInfo): GroupView => ({
+  groupJid: g.groupJid,
+  subject: g.subject,
+  description: g.description ?? '',
+  ownerJid: g.ownerJid,
+  participants: g.participants.length,
+  isAnnounce: g.isAnnounce,
+  isLocked: g.isLocked,
+});
+
+const CLEARED_ACCOUNT: SessionRecordPatch = { phoneNumber: null, waJid: null, waLid: null };
+
+/**
+ * Owns one session on this gateway: its socket, its status machine, its retries and its events.
+ *
+ * Every state change runs through one serial queue, so commands and engine events never interleave
+ * (a close arriving during a restart cannot resurrect the old socket). Each socket gets a generation
+ * number; events of an older generation are ignored, which is how a socket we closed on purpose stays quiet.
+ */
+export class SessionRunner {
+  private status: SessionStatus;
+  private connection: EngineConnection | null = null;
+  private generation = 0;
+  /** true while the session should hold a socket on this gateway */
+  private wanted = false;
+  private qrShown = 0;
+  private failedConnects = 0;
+  private reconnectTimer: unknown = null;
+  private tail: Promise<unknown> = Promise.resolve();
+  private readonly auth: AuthStateStore;
+  private readonly statusWaiters = new Set<() => void>();
+  /** group jids already announced, so the command reply and the engine's own group event publish once */
+  private readonly announcedGroups = new Set<string>();
+  private readonly clock: () => number;
+  private readonly timers: Timers;
+  private readonly log: Logger;
+
+  constructor(
+    readonly sessionId: string,
+    readonly organizationId: string,
+    initialStatus: SessionStatus,
+    private readonly deps: SessionRunnerDeps,
+  ) {
+    this.status = initialStatus;
+    this.auth = deps.authState(sessionId);
+    this.clock = deps.clock ?? Date.now;
+    this.timers = deps.timers ?? realTimers;
+    this.log = deps.logger.child({ sessionId });
+  }
+
+  get currentStatus(): SessionStatus {
+    return this.status;
+  }
+
+  /** Holds (or is trying to hold) a socket; such sessions count against capacity and keep their lease renewed. */
+  get isActive(): boolean {
+    return this.wanted;
+  }
+
+  start(): Promise<SessionStatus> {
+    return this.serial(async () => {
+      if (this.wanted) return this.status;
+      await this.begin('start_requested');
+      return this.status;
+    });
+  }
+
+  /** Stop then start. A paired session reconnects with its stored credentials; an unpaired one gets a fresh QR flow. */
+  restart(): Promise<SessionStatus> {
+    return this.serial(async () => {
+      await this.teardown();
+      await this.deps.qr.clear(this.sessionId);
+      await this.begin('restart_requested');
+      return this.status;
+    });
+  }
+
+  stop(): Promise<SessionStatus> {
+    return this.serial(async () => {
+      this.wanted = false;
+      await this.teardown();
+      await this.deps.qr.clear(this.sessionId);
+      await this.deps.leases.release(this.sessionId);
+      await this.setStatus('stopped', 'stop_requested', { desiredState: 'stopped' });
+      return this.status;
+    });
+  }
+
+  /**
+   * Unlinks the device on the network and wipes the pairing; the row stays. A paired session that has no
+   * socket here (stopped, failed, just moved) is connected briefly with its stored credentials to unlink it.
+   * Logging out a logged-out session changes nothing.
+   */
+  async logout(unlinkTimeoutMs: number): Promise<SessionStatus> {
+    const unlinkedLive = await this.serial(async () => {
+      const conn = this.connection;
+      if (!conn || this.status !== 'working') return false;
+      this.wanted = false;
+      await this.teardown({ keepSocket: true });
+      await conn.logout().catch((err) => this.log.warn({ err: String(err) }, 'logout on the network failed'));
+      return true;
+    });
+    if (!unlinkedLive) {
+      const paired = (await this.auth.readCreds().catch(() => null)) !== null;
+      if (paired && this.status !== 'logged_out') {
+        await this.serial(async () => {
+          this.wanted = false;
+          await this.teardown();
+        });
+        await this.unlinkOffline(unlinkTimeoutMs);
+      }
+    }
+    return this.serial(async () => {
+      this.wanted = false;
+      await this.teardown();
+      await this.auth.clear();
+      await this.deps.qr.clear(this.sessionId);
+      await this.deps.leases.release(this.sessionId);
+      if (this.status === 'logged_out') return this.status;
+      await this.setStatus('logged_out', 'logout_requested', { ...CLEARED_ACCOUNT, desiredState: 'stopped' });
+      await this.publish('session.logged_out', { reason: 'logout_requested' });
+      return this.status;
+    });
+  }
+
+  /** Closes the socket without logging out and gives the lease back (gateway shutdown); the row is left as is. */
+  shutdown(): Promise<void> {
+    return this.serial(async () => {
+      this.wanted = false;
+      await this.teardown();
+      await this.deps.leases.release(this.sessionId);
+    });
+  }
+
+  /** Another gateway holds the lease now: drop the socket at once and write nothing, the new holder owns the row. */
+  leaseLost(): Promise<void> {
+    return this.serial(async () => {
+      this.log.warn('session lease lost; closing the socket');
+      this.wanted = false;
+      await this.teardown();
+    });
+  }
+
+  async createGroup(name: string, participants: string[]): Promise<GroupView> {
+    const conn = this.connection;
+    if (!conn || this.status !== 'working') {
+      throw new DomainError('not_implemented', 'groups can only be created while the session is connected', { status: this.status });
+    }
+    const group = await conn.createGroup(name, participants);
+    await this.deps.records.saveGroup(this.organizationId, this.sessionId, group);
+    await this.announceGroup(group, 'group.created');
+    return toGroupView(group);
+  }
+
+  async requestPairingCode(phoneNumber: string): Promise<{ code: string }> {
+    const conn = this.connection;
+    if (!conn || (this.status !== 'scan_qr_code' && this.status !== 'starting')) {
+      throw new DomainError('conflict', 'a pairing code can only be requested while the session waits for pairing', { status: this.status });
+    }
+    return { code: await conn.requestPairingCode(phoneNumber) };
+  }
+
+  async sendText(to: string, text: string): Promise<{ waMessageId: string }> {
+    const conn = this.connection;
+    if (!conn || this.status !== 'working') {
+      throw new DomainError('conflict', 'the session is not connected', { status: this.status });
+    }
+    return conn.sendText(to, text);
+  }
+
+  /** Resolves once the session has left `starting` (or after ms), so a start command can answer with a useful status. */
+  waitWhileStarting(ms: number): Promise<SessionStatus> {
+    if (this.status !== 'starting' || ms <= 0) return Promise.resolve(this.status);
+    return new Promise((resolve) => {
+      const done = () => {
+        if (this.status === 'starting' && !timedOut) return;
+        this.statusWaiters.delete(done);
+        this.timers.clearTimeout(timer);
+        resolve(this.status);
+      };
+      let timedOut = false;
+      const timer = this.timers.setTimeout(() => {
+        timedOut = true;
+        done();
+      }, ms);
+      this.statusWaiters.add(done);
+    });
+  }
+
+  // --- the state machine -------------------------------------------------------------------------
+
+  private async begin(reason: string): Promise<void> {
+    this.wanted = true;
+    this.qrShown = 0;
+    this.failedConnects = 0;
+    await this.setStatus('starting', reason, { desiredState: 'running' });
+    await this.openSocket();
+  }
+
+  /** Runs inside the serial queue. */
+  private async openSocket(): Promise<void> {
+    const gen = ++this.generation;
+    this.clearReconnect();
+    if (!(await this.deps.leases.acquire(this.sessionId))) {
+      this.log.info('session lease held by another gateway; retrying');
+      await this.connectFailed(gen, 'lease_held_elsewhere');
+      return;
+    }
+    let conn: EngineConnection;
+    try {
+      conn = await this.deps.engine.connect({
+        sessionId: this.sessionId,
+        auth: this.auth,
+        logger: this.log,
+        onEvent: (event) => this.onEngineEvent(gen, event),
+      });
+    } catch (err) {
+      this.log.warn({ err: String(err) }, 'connect failed');
+      if (gen === this.generation) await this.connectFailed(gen, 'connect_error');
+      return;
+    }
+    if (gen !== this.generation) {
+      await conn.close().catch(() => undefined);
+      return;
+    }
+    this.connection = conn;
+  }
+
+  private onEngineEvent(gen: number, event: EngineEvent): void {
+    void this.serial(async () => {
+      if (gen !== this.generation) return;
+      await this.handle(gen, event);
+    }).catch((err) => this.log.error({ err: String(err), event: event.type }, 'engine event handling failed'));
+  }
+
+  private async handle(gen: number, event: EngineEvent): Promise<void> {
+    switch (event.type) {
+      case 'qr': {
+        this.qrShown += 1;
+        if (this.qrShown > this.deps.settings.qrMaxRetries) {
+          this.wanted = false;
+          await this.teardown();
+          await this.deps.qr.clear(this.sessionId);
+          await this.deps.leases.release(this.sessionId);
+          await this.setStatus('failed', 'qr_not_scanned');
+          return;
+        }
+        const ttl = this.deps.settings.qrTtlMs;
+        const shown = { qr: event.qr, expiresAt: this.clock() + ttl };
+        await this.deps.qr.show(this.sessionId, shown, ttl);
+        await this.setStatus('scan_qr_code', 'qr_shown');
+        await this.publish('auth.qr', shown);
+        return;
+      }
+      case 'open': {
+        this.qrShown = 0;
+        this.failedConnects = 0;
+        await this.deps.qr.clear(this.sessionId);
+        const { phoneNumber, jid, lid } = event.account;
+        await this.setStatus('working', 'connected', { phoneNumber, waJid: jid, waLid: lid, lastConnectedAt: new Date(this.clock()) });
+        await this.publish('session.connected', { phoneNumber, waJid: jid, waLid: lid });
+        return;
+      }
+      case 'close':
+        this.connection = null;
+        await this.onClose(gen, event);
+        return;
+      case 'message': {
+        // our own sends echo back on some engines; they are not something the session received
+        if (event.message.fromMe) return;
+        const m = event.message;
+        await this.publish('message.received', { id: m.id, from: m.from, chatJid: m.chatJid, text: m.text, timestamp: m.timestamp });
+        return;
+      }
+      case 'group':
+        await this.deps.records.saveGroup(this.organizationId, this.sessionId, event.group);
+        await this.announceGroup(event.group, event.action === 'created' ? 'group.created' : 'group.update');
+        return;
+    }
+  }
+
+  private async onClose(gen: number, event: Extract<EngineEvent, { type: 'close' }>): Promise<void> {
+    if (event.reason === 'closed_by_us') return;
+    if (this.status === 'working') {
+      await this.publish('session.disconnected', { reason: event.reason, statusCode: event.statusCode, message: event.message });
+    }
+    switch (event.reason) {
+      case 'restart_required':
+        // the network asks for a fresh socket right after pairing; not a failure
+        await this.openSocket();
+        return;
+      case 'transient':
+        await this.connectFailed(gen, 'connection_lost');
+        return;
+      case 'logged_out':
+        this.wanted = false;
+        await this.auth.clear();
+        await this.deps.qr.clear(this.sessionId);
+        await this.deps.leases.release(this.sessionId);
+        await this.setStatus('logged_out', 'unlinked_on_phone', { ...CLEARED_ACCOUNT, desiredState: 'stopped' });
+        await this.publish('session.logged_out', { reason: 'unlinked_on_phone' });
+        return;
+      case 'replaced':
+        // another socket holds the device; reconnecting would make the network drop both
+        this.wanted = false;
+        await this.deps.qr.clear(this.sessionId);
+        await this.deps.leases.release(this.sessionId);
+        await this.setStatus('failed', 'replaced');
+        return;
+      case 'bad_session':
+        await this.auth.clear();
+        this.qrShown = 0;
+        await this.setStatus('starting', 'bad_session', CLEARED_ACCOUNT);
+        await this.openSocket();
+        return;
+    }
+  }
+
+  private async connectFailed(gen: number, reason: string): Promise<void> {
+    this.failedConnects += 1;
+    const { reconnectMaxAttempts, reconnectBaseDelayMs, reconnectMaxDelayMs } = this.deps.settings;
+    if (this.failedConnects >= reconnectMaxAttempts) {
+      this.wanted = false;
+      await this.deps.qr.clear(this.sessionId);
+      await this.deps.leases.release(this.sessionId);
+      await this.setStatus('failed', 'reconnect_attempts_exhausted');
+      return;
+    }
+    await this.setStatus('reconnecting', reason);
+    const delay = Math.min(reconnectBaseDelayMs * 2 ** (this.failedConnects - 1), reconnectMaxDelayMs);
+    this.reconnectTimer = this.timers.setTimeout(() => {
+      this.reconnectTimer = null;
+      void this.serial(async () => {
+        if (gen === this.generation && this.wanted) await this.openSocket();
+      }).catch((err) => this.log.error({ err: String(err) }, 'reconnect failed'));
+    }, delay);
+  }
+
+  /** Silences the current socket (its late events are ignored) and closes it unless the caller still needs it. */
+  private async teardown(options: { keepSocket?: boolean } = {}): Promise<void> {
+    this.generation += 1;
+    this.clearReconnect();
+    const conn = this.connection;
+    this.connection = null;
+    if (conn && !options.keepSocket) await conn.close().catch((err) => this.log.warn({ err: String(err) }, 'close failed'));
+  }
+
+  private clearReconnect(): void {
+    if (this.reconnectTimer !== null) this.timers.clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+  }
+
+  /** A short-lived socket with the stored credentials, only to tell the network to unlink the device. */
+  private async unlinkOffline(timeoutMs: number): Promise<void> {
+    if (!(await this.deps.leases.acquire(this.sessionId))) {
+      this.log.warn('cannot unlink: another gateway holds the session');
+      return;
+    }
+    let settle: (opened: boolean) => void = () => undefined;
+    const opened = new Promise<boolean>((resolve) => (settle = resolve));
+    let timer: unknown = null;
+    let conn: EngineConnection | null = null;
+    try {
+      conn = await this.deps.engine.connect({
+        sessionId: this.sessionId,
+        auth: this.auth,
+        logger: this.log,
+        onEvent: (e) => {
+          if (e.type === 'open') settle(true);
+          else if (e.type === 'qr' || e.type === 'close') settle(false);
+        },
+      });
+      timer = this.timers.setTimeout(() => settle(false), Math.max(timeoutMs, 0));
+      if (await opened) await conn.logout();
+      else await conn.close();
+    } catch (err) {
+      this.log.warn({ err: String(err) }, 'unlinking a disconnected session failed');
+      await conn?.close().catch(() => undefined);
+    } finally {
+      if (timer !== null) this.timers.clearTimeout(timer);
+    }
+  }
+
+  private async setStatus(next: SessionStatus, reason: string, patch: SessionRecordPatch = {}): Promise<void> {
+    const previous = this.status;
+    if (previous === next && Object.keys(patch).length === 0) return;
+    this.status = next;
+    await this.deps.records.update(this.sessionId, { ...patch, status: next });
+    if (previous !== next) {
+      await this.publish('session.status', { status: next, previousStatus: previous, reason });
+      for (const waiter of [...this.statusWaiters]) waiter();
+    }
+  }
+
+  private async announceGroup(group: GroupInfo, event: 'group.created' | 'group.update'): Promise<void> {
+    if (event === 'group.created') {
+      if (this.announcedGroups.has(group.groupJid)) return;
+      this.announcedGroups.add(group.groupJid);
+    }
+    await this.publish(event, toGroupView(group));
+  }
+
+  private publish(event: Parameters<SessionEventSink['publish']>[0]['event'], payload: object): Promise<unknown> {
+    return this.deps.events.publish({ event, organizationId: this.organizationId, sessionId: this.sessionId, payload });
+  }
+
+  private serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(task, task);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+}
