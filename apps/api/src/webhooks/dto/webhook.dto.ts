@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -36,11 +36,8 @@ export class RetryPolicyDto {
   attempts?: number;
 }
 
-export class CreateWebhookDto {
-  @ApiProperty({ example: 'https://example.com/hooks/whatsapp', maxLength: 2048 })
-  @IsWebhookUrl()
-  url: string;
-
+/** Fields shared by create and update; `secret: null` clears the secret, `sessionId: null` removes the scope. */
+class WebhookFieldsDto {
   @ApiPropertyOptional({ type: [String], example: ['message.received', 'session.status'], default: ['*'] })
   @ValidateIf(present) @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) @IsNotEmpty({ each: true }) @MaxLength(100, { each: true })
   events?: string[];
@@ -66,11 +63,17 @@ export class CreateWebhookDto {
   secret?: string | null;
 }
 
-/** Every field optional; `secret: null` clears the secret, `sessionId: null` removes the scope. */
-export class UpdateWebhookDto extends PartialType(CreateWebhookDto) {
+export class CreateWebhookDto extends WebhookFieldsDto {
+  @ApiProperty({ example: 'https://example.com/hooks/whatsapp', maxLength: 2048 })
+  @IsWebhookUrl()
+  url: string;
+}
+
+/** Every field optional; an omitted field keeps its value. */
+export class UpdateWebhookDto extends WebhookFieldsDto {
   @ApiPropertyOptional({ example: 'https://example.com/hooks/whatsapp', maxLength: 2048 })
   @ValidateIf(present) @IsWebhookUrl()
-  declare url?: string;
+  url?: string;
 }
 
 export class RetryPolicyView implements RetryPolicy {
