@@ -1,0 +1,2 @@
+export * from './pg-auth-state.store';
+export * from './auth-state-json';

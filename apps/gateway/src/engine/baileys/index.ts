@@ -1,0 +1,2 @@
+export * from './baileys.engine';
+export type { BaileysRuntime } from './baileys-runtime';

@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO_ROOT } from './support/run-context';
+
+/**
+ * The real Baileys socket, through BaileysEngine from dist/, against a local WebSocket server.
+ * jest cannot load ESM-only Baileys, so test/support/baileys-smoke.js runs it in a child process and reports JSON.
+ * The child must exit by itself: a socket, interval or timer left behind would keep it alive and fail this test.
+ */
+interface SmokeRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  exitedByItself: boolean;
+}
+
+const EXIT_LIMIT_MS = 25_000;
+
+function runSmoke(): Promise<SmokeRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'test/support/baileys-smoke.js')], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, SMOKE_CONNECT_TIMEOUT_MS: '2000' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let exitedByItself = true;
+    child.stdout.on('data', (d) => (stdout += d.toString()));
+    child.stderr.on('data', (d) => (stderr += d.toString()));
+    const limit = setTimeout(() => {
+      exitedByItself = false;
+      child.kill('SIGKILL');
+    }, EXIT_LIMIT_MS);
+    child.once('exit', (code, signal) => {
+      clearTimeout(limit);
+      resolve({ code, signal, stdout, stderr, exitedByItself });
+    });
+  });
+}
+
+describe('Baileys engine on a real socket (local WebSocket server)', () => {
+  let run: SmokeRun;
+  let report: any;
+
+  beforeAll(async () => {
+    run = await runSmoke();
+    const line = run.stdout.trim().split('\n').pop() ?? '';
+    report = JSON.parse(line || '{}');
+  }, EXIT_LIMIT_MS + 5_000);
+
+  it('exits on its own, cleanly, without stray rejections', () => {
+    // on failure jest prints the whole run, stderr included
+    expect(run).toMatchObject({ exitedByItself: true, code: 0 });
+    expect(report.problems).toEqual([]);
+  });
+
+  it('connects to waWebSocketUrl and starts the Noise handshake, then close() ends the socket on both sides', () => {
+    const { closedByUs } = report;
+    expect(closedByUs.ok).toBe(true);
+    expect(closedByUs.seen.connections).toBe(1);
+    expect(closedByUs.seen.path).toBe('/ws/chat');
+    // 'W' 'A' + protocol version 6 + dictionary version 3: the Noise prologue WhatsApp servers expect first
+    expect(closedByUs.seen.firstBytes).toBe('57410603');
+    expect(closedByUs.seen.closed).toBe(true);
+    expect(closedByUs.events).toEqual([{ type: 'close', reason: 'closed_by_us', statusCode: null, message: expect.any(String) }]);
+    expect(closedByUs.afterClose).toMatch(/^EngineConnectionClosedError: .*closed/);
+  });
+
+  it('reports a server hang-up as a transient close and does not reconnect by itself', () => {
+    const { droppedByServer } = report;
+    expect(droppedByServer.ok).toBe(true);
+    expect(droppedByServer.events).toEqual([{ type: 'close', reason: 'transient', statusCode: 428, message: expect.any(String) }]);
+    expect(droppedByServer.connections).toBe(1);
+  });
+
+  it('reports a refused connection as a transient close, not an exception', () => {
+    const { refused } = report;
+    expect(refused.ok).toBe(true);
+    expect(refused.events).toHaveLength(1);
+    expect(refused.events[0]).toMatchObject({ type: 'close', reason: 'transient' });
+  });
+});
