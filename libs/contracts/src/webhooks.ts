@@ -98,3 +98,15 @@ export interface DeliveryAttemptView {
 export interface DeliveryDetailView extends DeliveryView {
   attemptList: DeliveryAttemptView[];
 }
+
+/**
+ * Options of every delivery job. BullMQ's own retries only cover infrastructure errors of the
+ * dispatcher (PostgreSQL unreachable …); HTTP failures are retried per the webhook's retryPolicy
+ * with a new job per attempt. Finished jobs are removed: the record is in PostgreSQL.
+ */
+export const DELIVERY_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential' as const, delay: 1000 },
+  removeOnComplete: true,
+  removeOnFail: true,
+};

@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import { Queue } from 'bullmq';
+import { DataSource } from 'typeorm';
+import type { Logger } from 'pino';
+import { DELIVERY_JOB_OPTIONS, DELIVERY_QUEUE, DeliverJobData } from '@app/contracts';
+import type { DispatcherConfig } from '@app/config';
+import { SecretBox } from '@app/crypto';
+import { dataSourceOptions } from '@app/database';
+import { startOpsServer } from '@app/observability';
+import { createRedis, RedisKeys } from '@app/redis';
+import { DeliveryStore } from './delivery/delivery-store';
+import { DeliveryWorker } from './delivery/delivery-worker';
+import { WebhookClient } from './delivery/webhook-client';
+import { EventConsumer } from './fanout/event-consumer';
+import { EventFanout } from './fanout/event-fanout';
+import { DispatcherMetrics } from './metrics';
+import { Reconciler } from './reconciler';
+import { WebhookDirectory } from './webhooks/webhook-directory';
+
+/** Extra time a lease grants beyond the request timeout, for recording the outcome. */
+const LEASE_MARGIN_MS = 2000;
+const DEAD_COUNT_CACHE_MS = 10_000;
+
+export interface RunningDispatcher {
+  opsPort: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Wires the dispatcher: the event consumer (stream → deliveries + jobs), the delivery worker (jobs →
+ * signed POSTs), the reconciler (PostgreSQL → lost Redis state), the webhook cache and the ops server.
+ */
+export async function startDispatcher(config: DispatcherConfig, log: Logger): Promise<RunningDispatcher> {
+  const keys = new RedisKeys(config.REDIS_KEY_PREFIX);
+  const db = new DataSource(dataSourceOptions(config.DATABASE_URL, { extra: { max: 12 } }));
+  await db.initialize();
+  const redis = createRedis(config.REDIS_URL);
+  const subscriber = createRedis(config.REDIS_URL);
+  const streamReader = createRedis(config.REDIS_URL);
+  const workerConnection = createRedis(config.REDIS_URL);
+  for (const [name, conn] of Object.entries({ redis, subscriber, streamReader, workerConnection })) {
+    conn.on('error', (err) => log.warn({ connection: name, reason: err.message }, 'redis connection error'));
+  }
+
+  const queue = new Queue<DeliverJobData>(DELIVERY_QUEUE, {
+    connection: redis,
+    prefix: keys.bullPrefix,
+    defaultJobOptions: DELIVERY_JOB_OPTIONS,
+  });
+  let deadCache = { at: 0, value: 0 };
+  const metrics = new DispatcherMetrics({
+    queueDepth: () => queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized'),
+    deadCount: async () => {
+      if (Date.now() - deadCache.at > DEAD_COUNT_CACHE_MS) {
+        const [row] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE status = 'dead'`);
+        deadCache = { at: Date.now(), value: row.n };
+      }
+      return deadCache.value;
+    },
+  });
+
+  const directory = new WebhookDirectory(db, subscriber, config.REDIS_KEY_PREFIX, new SecretBox(config.encryptionKeys), log, config.WEBHOOK_CACHE_REFRESH_MS);
+  await directory.start();
+  const fanout = new EventFanout(db, queue, directory, (n) => metrics.fannedOut.inc(n));
+  const consumer = new EventConsumer(streamReader, config.REDIS_KEY_PREFIX, fanout, log);
+  const client = new WebhookClient({
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+    ca: config.WEBHOOK_CA_FILE ? readFileSync(config.WEBHOOK_CA_FILE, 'utf8') : undefined,
+    connectionsPerOrigin: config.DISPATCHER_CONCURRENCY,
+  });
+  const store = new DeliveryStore(db, config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS);
+  const worker = new DeliveryWorker(queue, store, directory, client, metrics, log);
+  const reconciler = new Reconciler(db, redis, keys, queue, fanout, log, config.RECONCILE_INTERVAL_MS);
+
+  await consumer.start();
+  worker.start({
+    connection: workerConnection,
+    bullPrefix: keys.bullPrefix,
+    concurrency: config.DISPATCHER_CONCURRENCY,
+    lockMs: config.DISPATCHER_JOB_LOCK_MS,
+  });
+  reconciler.start();
+
+  const ops = await startOpsServer({
+    port: config.DISPATCHER_HEALTH_PORT,
+    registry: metrics.registry,
+    ready: async () => {
+      await Promise.all([db.query('SELECT 1'), redis.ping()]);
+      return true;
+    },
+  });
+  log.info({ port: ops.port, concurrency: config.DISPATCHER_CONCURRENCY }, 'webhook dispatcher started');
+
+  return {
+    opsPort: ops.port,
+    async stop() {
+      // stop taking work first, then let in-flight attempts finish; a lease covers any we abandon
+      reconciler.stop();
+      directory.stop();
+      await consumer.stop();
+      await worker.stop();
+      await reconciler.stop();
+      await ops.close();
+      await client.close();
+      await queue.close();
+      await Promise.all([redis, subscriber, streamReader, workerConnection].map((c) => c.quit().catch(() => c.disconnect())));
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { DELIVER_JOB, DELIVERY_QUEUE, DeliverJobData, deliveryJobId, EventEnvelope } from '@app/contracts';
+import type { RedisKeys } from '@app/redis';
+import type { EventFanout } from './fanout/event-fanout';
+
+/** An event younger than this is still on its way through the stream. */
+const FANOUT_GRACE_MS = 3000;
+/** A due delivery younger than this may have its job being added right now. */
+const DUE_GRACE_MS = 2000;
+const BATCH = 500;
+
+/**
+ * PostgreSQL is the record, Redis the engine: this puts back whatever the engine lost. It fans out
+ * outbox events the stream never delivered, and re-enqueues deliveries that are due (or whose lease
+ * expired) but have no job in BullMQ, e.g. after Redis restarted empty. One replica runs it per
+ * interval (a short Redis lock); running it twice would still be harmless, since fan-out and job ids are
+ * idempotent.
+ */
+export class Reconciler {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private readonly lockKey: string;
+  private readonly owner = randomBytes(8).toString('hex');
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly queue: Queue<DeliverJobData>,
+    private readonly fanout: EventFanout,
+    private readonly log: Logger,
+    private readonly intervalMs: number,
+  ) {
+    this.lockKey = keys.key('dispatcher:reconcile-lock');
+  }
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (!this.running) this.running = this.tick().finally(() => (this.running = null));
+    }, this.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  async tick(): Promise<void> {
+    try {
+      const won = await this.redis.set(this.lockKey, this.owner, 'PX', Math.max(1000, this.intervalMs - 100), 'NX');
+      if (!won) return;
+      await this.fanOutStragglers();
+      await this.requeueOrphans();
+    } catch (err) {
+      this.log.error({ err }, 'reconcile pass failed');
+    }
+  }
+
+  private async fanOutStragglers(): Promise<void> {
+    for (;;) {
+      const rows: { envelope: EventEnvelope }[] = await this.db.query(
+        `SELECT envelope FROM events
+          WHERE fanned_out_at IS NULL AND created_at < now() - make_interval(secs => $1::float8 / 1000)
+          ORDER BY created_at LIMIT $2`,
+        [FANOUT_GRACE_MS, BATCH],
+      );
+      if (rows.length === 0) return;
+      const created = await this.fanout.fanOut(rows.map((r) => r.envelope));
+      this.log.info({ events: rows.length, deliveries: created }, 'fanned out events the stream did not deliver');
+      if (rows.length < BATCH) return;
+    }
+  }
+
+  private async requeueOrphans(): Promise<void> {
+    let after = '';
+    for (;;) {
+      const rows: { id: string; attempts: number }[] = await this.db.query(
+        `SELECT id, attempts
+           FROM deliveries
+          WHERE id > $1 AND (
+                (status = 'pending' AND next_attempt_at < now() - make_interval(secs => $2::float8 / 1000))
+             OR (status = 'delivering' AND leased_until < now()))
+          ORDER BY id LIMIT $3`,
+        [after, DUE_GRACE_MS, BATCH],
+      );
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1].id;
+      const jobIds = rows.map((r) => deliveryJobId(r.id, r.attempts + 1));
+      // a job hash exists while BullMQ holds the job in any state (waiting, delayed, active)
+      const pipeline = this.redis.pipeline();
+      for (const jobId of jobIds) pipeline.exists(`${this.keys.bullPrefix}:${DELIVERY_QUEUE}:${jobId}`);
+      const exists = (await pipeline.exec()) ?? [];
+      const missing = rows.filter((_, i) => exists[i]?.[1] === 0);
+      if (missing.length) {
+        await this.queue.addBulk(
+          missing.map((r) => ({
+            name: DELIVER_JOB,
+            data: { deliveryId: r.id, attemptNo: r.attempts + 1 },
+            opts: { jobId: deliveryJobId(r.id, r.attempts + 1) },
+          })),
+        );
+        this.log.warn({ count: missing.length }, 're-enqueued deliveries whose job was lost');
+      }
+      if (rows.length < BATCH) return;
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import type { DataSource } from 'typeorm';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { EventEnvelope, eventSelected, RETRY_POLICY_DEFAULTS, RetryPolicy, WEBHOOK_CHANGED_CHANNEL } from '@app/contracts';
+import type { SecretBox } from '@app/crypto';
+
+/** What the dispatcher needs of a webhook; the secret is decrypted here and lives only in memory. */
+export interface WebhookTarget {
+  id: string;
+  organizationId: string;
+  url: string;
+  events: string[];
+  sessionId: string | null;
+  active: boolean;
+  customHeaders: Record<string, string>;
+  retryPolicy: RetryPolicy;
+  secret: string | null;
+}
+
+interface WebhookRow {
+  id: string;
+  organization_id: string;
+  url: string;
+  events: string[];
+  session_id: string | null;
+  active: boolean;
+  custom_headers: Record<string, string> | null;
+  retry_policy: Partial<RetryPolicy> | null;
+  secret_encrypted: string | null;
+}
+
+const SELECT = `SELECT id, organization_id, url, events, session_id, active, custom_headers, retry_policy, secret_encrypted FROM webhooks`;
+
+/**
+ * In-memory view of every webhook, so matching an event costs no query. Kept fresh by the API's
+ * change notifications (`WEBHOOK_CHANGED_CHANNEL`, payload = webhook id) and a periodic full reload
+ * as a safety net for a missed notification.
+ */
+export class WebhookDirectory {
+  private byId = new Map<string, WebhookTarget>();
+  private byOrg = new Map<string, WebhookTarget[]>();
+  private timer: NodeJS.Timeout | null = null;
+  private inflight = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly subscriber: Redis,
+    private readonly keyPrefix: string,
+    private readonly secrets: SecretBox,
+    private readonly log: Logger,
+    private readonly refreshMs: number,
+  ) {}
+
+  async start(): Promise<void> {
+    const channel = `${this.keyPrefix}:${WEBHOOK_CHANGED_CHANNEL}`;
+    this.subscriber.on('message', (ch: string, id: string) => {
+      if (ch === channel) this.track(this.reloadOne(id));
+    });
+    // a reconnected subscriber may have missed notifications
+    this.subscriber.on('ready', () => this.track(this.reloadAll()));
+    await this.subscriber.subscribe(channel);
+    await this.reloadAll();
+    this.timer = setInterval(() => this.track(this.reloadAll()), this.refreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Resolves once the reloads triggered so far have landed, so fan-out matches against them. */
+  async settled(): Promise<void> {
+    if (this.inflight.size) await Promise.allSettled([...this.inflight]);
+  }
+
+  /** The webhooks an event goes to: active, selecting its type, and scoped to its session if scoped. */
+  match(envelope: EventEnvelope): WebhookTarget[] {
+    const candidates = this.byOrg.get(envelope.organizationId) ?? [];
+    if (envelope.event === 'webhook.test') {
+      // a test event names its webhook and goes to it alone, whatever its events list says
+      const target = (envelope.payload as { webhookId?: unknown })?.webhookId;
+      return candidates.filter((w) => w.id === target && w.active);
+    }
+    return candidates.filter(
+      (w) => w.active && eventSelected(w.events, envelope.event) && (w.sessionId === null || w.sessionId === envelope.sessionId),
+    );
+  }
+
+  /** A webhook by id, from memory or (when not seen yet) from PostgreSQL; null when it no longer exists. */
+  async get(id: string): Promise<WebhookTarget | null> {
+    return this.byId.get(id) ?? (await this.reloadOne(id));
+  }
+
+  private track(p: Promise<unknown>): void {
+    const guarded = p.catch((err) => this.log.error({ err }, 'webhook cache reload failed'));
+    this.inflight.add(guarded);
+    void guarded.finally(() => this.inflight.delete(guarded));
+  }
+
+  private async reloadAll(): Promise<void> {
+    const rows: WebhookRow[] = await this.db.query(SELECT);
+    const byId = new Map<string, WebhookTarget>();
+    for (const row of rows) {
+      const target = this.toTarget(row);
+      if (target) byId.set(target.id, target);
+    }
+    this.byId = byId;
+    this.rebuildIndex();
+  }
+
+  private async reloadOne(id: string): Promise<WebhookTarget | null> {
+    const rows: WebhookRow[] = await this.db.query(`${SELECT} WHERE id = $1`, [id]);
+    const target = rows[0] ? this.toTarget(rows[0]) : null;
+    if (target) this.byId.set(id, target);
+    else this.byId.delete(id);
+    this.rebuildIndex();
+    return target;
+  }
+
+  private rebuildIndex(): void {
+    const byOrg = new Map<string, WebhookTarget[]>();
+    for (const w of this.byId.values()) {
+      const list = byOrg.get(w.organizationId);
+      if (list) list.push(w);
+      else byOrg.set(w.organizationId, [w]);
+    }
+    this.byOrg = byOrg;
+  }
+
+  private toTarget(row: WebhookRow): WebhookTarget | null {
+    let secret: string | null = null;
+    if (row.secret_encrypted) {
+      try {
+        secret = this.secrets.decrypt(row.secret_encrypted);
+      } catch (err) {
+        // unsigned deliveries would mislead the receiver; skip the webhook until its secret is readable
+        this.log.error({ webhookId: row.id, reason: (err as Error).message }, 'webhook secret cannot be decrypted; webhook skipped');
+        return null;
+      }
+    }
+    return {
+      id: row.id,
+      organizationId: row.organization_id,
+      url: row.url,
+      events: row.events ?? [],
+      sessionId: row.session_id,
+      active: row.active,
+      customHeaders: row.custom_headers ?? {},
+      retryPolicy: { ...RETRY_POLICY_DEFAULTS, ...(row.retry_policy ?? {}) },
+      secret,
+    };
+  }
+}
