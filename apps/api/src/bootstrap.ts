@@ -12,10 +12,14 @@ import { ApiValidationPipe } from './common/validation.pipe';
 export const API_PREFIX = 'api/v1';
 
 /** The configured API application (filters, pipes, guards, docs), not yet listening. */
-export async function createApiApp(): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bufferLogs: true, bodyParser: false });
+export async function createApiApp(options: { quiet?: boolean } = {}): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+    bufferLogs: true,
+    bodyParser: false,
+    ...(options.quiet ? { logger: false } : {}),
+  });
   const config = app.get(ApiConfig);
-  app.useLogger(app.get(Logger));
+  if (!options.quiet) app.useLogger(app.get(Logger));
   for (const warning of config.warnings) app.get(Logger).warn(warning);
   app.disable('x-powered-by');
   app.set('trust proxy', false);
