@@ -86,6 +86,16 @@ export function normalizePhoneNumber(value: unknown): string {
   return digits;
 }
 
+/** A contact written as a jid `<digits>@s.whatsapp.net` or as a phone number. */
+function contactJid(value: unknown): string {
+  if (typeof value === 'string' && USER_JID_PATTERN.test(value)) return value;
+  try {
+    return `${normalizePhoneNumber(value)}@s.whatsapp.net`;
+  } catch {
+    throw validation('from', 'must be a jid <digits>@s.whatsapp.net or a phone number');
+  }
+}
+
 function requireText(field: string, value: unknown, max: number): string {
   if (typeof value !== 'string' || value.trim() === '') throw validation(field, 'must be a non-empty string');
   if (value.length > max) throw validation(field, `must be at most ${max} characters`);
@@ -211,10 +221,7 @@ export class SimNetwork {
   inbound(sessionId: string, body: { from?: unknown; text?: unknown }): { id: string; queued: boolean } {
     const device = this.device(sessionId);
     if (device.state !== 'paired') throw new DomainError('conflict', 'the device is not paired', { state: device.state });
-    let from: string;
-    if (typeof body.from === 'string' && USER_JID_PATTERN.test(body.from)) from = body.from;
-    else if (typeof body.from === 'string') from = `${normalizePhoneNumber(body.from)}@s.whatsapp.net`;
-    else throw validation('from', 'must be a jid <digits>@s.whatsapp.net or a phone number');
+    const from = contactJid(body.from);
     const text = requireText('text', body.text, MAX_TEXT_LENGTH);
     const message: SimInboundMessage = { id: waMessageId(), from, chatJid: from, text, timestamp: Date.now() };
     device.pending.push(message);
