@@ -1,0 +1,25 @@
+import { BadRequestException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
+import { DomainError } from '@app/contracts';
+import { toDomainError } from './error.filter';
+
+describe('toDomainError', () => {
+  it('keeps domain errors as they are', () => {
+    const e = new DomainError('conflict', 'busy');
+    expect(toDomainError(e)).toEqual({ error: e, unexpected: false });
+  });
+
+  it('maps framework and body-parser errors to codes', () => {
+    expect(toDomainError(new NotFoundException('Cannot GET /x')).error.code).toBe('not_found');
+    expect(toDomainError(new PayloadTooLargeException()).error.code).toBe('payload_too_large');
+    expect(toDomainError(new BadRequestException('Unexpected token')).error.code).toBe('validation_error');
+    expect(toDomainError(Object.assign(new Error('x'), { type: 'entity.too.large' })).error.code).toBe('payload_too_large');
+    expect(toDomainError(Object.assign(new SyntaxError('x'), { type: 'entity.parse.failed' })).error.code).toBe('validation_error');
+  });
+
+  it('hides anything unexpected behind internal', () => {
+    const { error, unexpected } = toDomainError(new TypeError('cannot read properties of undefined (secret stuff)'));
+    expect(unexpected).toBe(true);
+    expect(error.code).toBe('internal');
+    expect(error.message).toBe('internal error');
+  });
+});
