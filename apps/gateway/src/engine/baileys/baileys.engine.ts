@@ -236,11 +236,17 @@ class BaileysConnection implements EngineConnection {
     }
   }
 
+  /**
+   * The close is reported only after pending creds writes: after pairing WhatsApp closes with 515 and the runner
+   * connects again at once, and that socket must read the paired creds, not the ones from before the scan.
+   */
   private finish(event: Extract<EngineEvent, { type: 'close' }>): void {
     if (this.phase === 'closed') return;
     this.setPhase('closed');
-    this.markClosed();
-    this.emit(event);
+    void this.credsSaved.then(() => {
+      this.markClosed();
+      this.emit(event);
+    });
   }
 
   private setPhase(phase: Phase): void {
