@@ -75,6 +75,10 @@ describe('Baileys engine on a real socket (local WebSocket server)', () => {
     expect(droppedByServer.connections).toBe(1);
   });
 
+  it("stores Baileys' real creds through the auth-state JSON without loss, compatible with BufferJSON", () => {
+    expect(report.credsRoundTrip).toEqual({ ours: true, fromBufferJson: true, toBufferJson: true, privateKeyIsBuffer: true });
+  });
+
   it('reports a refused connection as a transient close, not an exception', () => {
     const { refused } = report;
     expect(refused.ok).toBe(true);

@@ -8,6 +8,7 @@ const pino = require('pino');
 
 const root = join(__dirname, '..', '..');
 const { BaileysEngine } = require(join(root, 'dist/apps/gateway/src/engine/baileys/baileys.engine.js'));
+const { decodeAuthValue, encodeAuthValue } = require(join(root, 'dist/apps/gateway/src/auth-state/auth-state-json.js'));
 
 const WAIT_MS = 10_000;
 const problems = [];
@@ -141,8 +142,25 @@ async function refused() {
   }
 }
 
+/**
+ * Real creds from Baileys' initAuthCreds() through our auth-state JSON, compared in Baileys' own BufferJSON encoding:
+ * what the PostgreSQL store hands back must be what Baileys wrote, and state written by BufferJSON must read back.
+ */
+function credsRoundTrip() {
+  const { initAuthCreds, BufferJSON } = require('@whiskeysockets/baileys');
+  const creds = initAuthCreds();
+  const asBaileys = (value) => JSON.stringify(value, BufferJSON.replacer);
+  return {
+    ours: asBaileys(decodeAuthValue(encodeAuthValue(creds))) === asBaileys(creds),
+    fromBufferJson: asBaileys(decodeAuthValue(asBaileys(creds))) === asBaileys(creds),
+    toBufferJson: asBaileys(JSON.parse(encodeAuthValue(creds), BufferJSON.reviver)) === asBaileys(creds),
+    privateKeyIsBuffer: Buffer.isBuffer(decodeAuthValue(encodeAuthValue(creds)).noiseKey.private),
+  };
+}
+
 async function main() {
   const result = {
+    credsRoundTrip: credsRoundTrip(),
     closedByUs: await closedByUs(),
     droppedByServer: await droppedByServer(),
     refused: await refused(),
