@@ -1,0 +1,111 @@
+import IORedis, { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
+import { EventEnvelope, EventType } from '@app/contracts';
+import { EventPublisher } from '@app/events';
+import { waitFor } from './support/processes';
+import { createWebhookRow, deliveriesOf, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
+import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
+
+/**
+ * CONTRACT 7: nothing is lost when a dispatcher is killed mid-POST or when Redis loses every key.
+ * PostgreSQL is the record; receivers dedupe on X-Webhook-Request-Id, so "delivered" means every event id
+ * arrived at least once.
+ */
+describe('webhook delivery durability', () => {
+  let db: DataSource;
+  let redis: Redis;
+  let publisher: EventPublisher;
+  let receiver: Receiver;
+  let orgId: string;
+  const hooks: Record<string, string> = {};
+  let dispatcher: Awaited<ReturnType<typeof startDispatcherProcess>> | null = null;
+  const prefix = process.env.REDIS_KEY_PREFIX!;
+
+  const burst = async (event: EventType, count: number): Promise<EventEnvelope[]> => {
+    const envelopes = Array.from({ length: count }, (_, i) => publisher.build({ event, organizationId: orgId, sessionId: null, payload: { i } }));
+    for (let i = 0; i < envelopes.length; i += 50) await publisher.publishEnvelopes(envelopes.slice(i, i + 50));
+    return envelopes as EventEnvelope[];
+  };
+
+  /** Every key of this run, as an operator would wipe them: SCAN MATCH + DEL, never FLUSHALL. */
+  const deleteRunKeys = async () => {
+    let cursor = '0';
+    let deleted = 0;
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) deleted += await redis.del(...keys);
+    } while (cursor !== '0');
+    return deleted;
+  };
+
+  beforeAll(async () => {
+    db = await testDataSource();
+    redis = new IORedis(process.env.REDIS_URL!);
+    publisher = new EventPublisher(db, redis, prefix);
+    receiver = await startReceiver();
+    // slow enough that a burst always has POSTs in flight
+    receiver.respondWith(async () => {
+      await new Promise((r) => setTimeout(r, 15));
+      return { status: 200 };
+    });
+    orgId = (await seedOrganization('Durable')).id;
+    const policy = { policy: 'constant' as const, delaySeconds: 1, attempts: 15 };
+    hooks.kill = await createWebhookRow(db, null, { organizationId: orgId, url: `${receiver.url}/kill`, events: ['message.sent'], retryPolicy: policy });
+    hooks.wipe = await createWebhookRow(db, null, { organizationId: orgId, url: `${receiver.url}/wipe`, events: ['message.ack'], retryPolicy: policy });
+    hooks.private = await createWebhookRow(db, null, {
+      organizationId: orgId, url: `${receiver.url}/private`, events: ['call.incoming'], retryPolicy: { policy: 'constant', delaySeconds: 1, attempts: 1 },
+    });
+  });
+
+  afterAll(async () => {
+    await dispatcher?.stop();
+    await receiver.close();
+    await redis.quit();
+    await closeTestDataSource();
+  });
+
+  const allDelivered = async (webhookId: string, count: number) => {
+    const rows = await deliveriesOf(db, webhookId);
+    return rows.length === count && rows.every((r) => r.status === 'delivered');
+  };
+
+  it('delivers every event of a burst when the dispatcher is SIGKILLed mid-burst and restarted', async () => {
+    dispatcher = await startDispatcherProcess();
+    const envelopes = await burst('message.sent', 300);
+    await waitFor(() => receiver.distinctIds('/kill').size >= 40, 20000, 'burst under way');
+    await dispatcher.kill();
+    const before = receiver.distinctIds('/kill').size;
+    expect(before).toBeLessThan(300);
+    dispatcher = await startDispatcherProcess();
+    await waitFor(() => receiver.distinctIds('/kill').size === 300, 40000, 'every event delivered after the restart');
+    expect(receiver.distinctIds('/kill')).toEqual(new Set(envelopes.map((e) => e.id)));
+    await waitFor(() => allDelivered(hooks.kill, 300), 20000, 'every delivery recorded as delivered');
+  });
+
+  it('delivers every event when all of the run\'s Redis keys are deleted mid-burst', async () => {
+    const first = await burst('message.ack', 200);
+    await waitFor(() => receiver.distinctIds('/wipe').size >= 30, 20000, 'burst under way');
+    const deleted = await deleteRunKeys();
+    expect(deleted).toBeGreaterThan(0);
+    const second = await burst('message.ack', 100);
+    await waitFor(() => receiver.distinctIds('/wipe').size === 300, 60000, 'every event delivered after the wipe');
+    expect(receiver.distinctIds('/wipe')).toEqual(new Set([...first, ...second].map((e) => e.id)));
+    await waitFor(() => allDelivered(hooks.wipe, 300), 20000, 'every delivery recorded as delivered');
+  });
+
+  it('refuses a private target at connect time unless private targets are allowed', async () => {
+    await dispatcher!.stop();
+    dispatcher = await startDispatcherProcess({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
+    await burst('call.incoming', 1);
+    const [d] = await waitFor(async () => {
+      const rows = await deliveriesOf(db, hooks.private);
+      return rows[0]?.status === 'dead' && rows;
+    }, 15000, 'refused delivery');
+    expect(d.last_error).toBe('target address 127.0.0.1 is loopback');
+    expect(d.last_status_code).toBeNull();
+    expect(receiver.at('/private')).toHaveLength(0);
+    const metrics = await (await fetch(`${dispatcher.opsUrl}/metrics`)).text();
+    expect(metrics).toMatch(/webhook_deliveries_total\{[^}]*outcome="refused"[^}]*\} 1/);
+  });
+});
