@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
  * One throwaway database and Redis key prefix per `npm test` run, shared by every e2e file of the run.
- * global-setup writes it to tmp/test-run.json; each worker reads it back (see env.ts).
+ * global-setup puts it in the GW_TEST_RUN environment variable, which jest's workers inherit, so concurrent runs
+ * on one machine never see each other's context.
  */
 export interface RunContext {
   runId: string;
@@ -16,7 +16,7 @@ export interface RunContext {
 }
 
 const ROOT = join(__dirname, '..', '..');
-const FILE = join(ROOT, 'tmp', 'test-run.json');
+const VARIABLE = 'GW_TEST_RUN';
 
 export function newRunContext(): RunContext {
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
@@ -32,13 +32,13 @@ export function newRunContext(): RunContext {
 }
 
 export function saveRunContext(ctx: RunContext): void {
-  mkdirSync(join(ROOT, 'tmp'), { recursive: true });
-  writeFileSync(FILE, JSON.stringify(ctx));
+  process.env[VARIABLE] = JSON.stringify(ctx);
 }
 
 export function loadRunContext(): RunContext {
-  if (!existsSync(FILE)) throw new Error('tmp/test-run.json missing: run e2e tests through jest (global-setup)');
-  return JSON.parse(readFileSync(FILE, 'utf8')) as RunContext;
+  const raw = process.env[VARIABLE];
+  if (!raw) throw new Error(`${VARIABLE} is not set: run e2e tests through jest (its global-setup creates the run)`);
+  return JSON.parse(raw) as RunContext;
 }
 
 export const REPO_ROOT = ROOT;
