@@ -4,6 +4,7 @@ import { ulid } from 'ulid';
 import { ApiConfig, loadConfigOrExit } from '@app/config';
 import { loggerOptions } from '@app/observability';
 import { AuthModule } from './auth/auth.module';
+import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
 import { InfraModule } from './infra/infra.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -37,6 +38,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
     HealthModule,
     AuthModule,
     WebhooksModule,
+    DeliveriesModule,
   ],
 })
 export class AppModule {}
