@@ -1,0 +1,65 @@
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { ApiConfig } from '@app/config';
+import { EVENT_STREAM, EventEnvelope } from '@app/contracts';
+import { createRedis, Redis, RedisKeys } from '@app/redis';
+
+type Listener = (envelope: EventEnvelope) => void;
+
+/**
+ * Tails the event stream for this API replica (XREAD from "now", no consumer group: every replica sees every event),
+ * so a WebSocket client gets its organization's events whichever replica it is connected to.
+ * Runs only while at least one listener is attached.
+ */
+@Injectable()
+export class EventStreamReader implements OnApplicationShutdown {
+  private readonly logger = new Logger(EventStreamReader.name);
+  private readonly listeners = new Set<Listener>();
+  private redis: Redis | null = null;
+  private running = false;
+  private lastId = '$';
+
+  constructor(
+    private readonly config: ApiConfig,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  subscribe(listener: Listener): () => void {
+    this.listeners.add(listener);
+    if (!this.running) void this.loop();
+    return () => this.listeners.delete(listener);
+  }
+
+  private async loop(): Promise<void> {
+    this.running = true;
+    // a blocking read needs a connection of its own
+    this.redis ??= createRedis(this.config.REDIS_URL);
+    const stream = this.keys.key(EVENT_STREAM);
+    while (this.running && this.listeners.size > 0) {
+      try {
+        const res = (await this.redis.xread('COUNT', 500, 'BLOCK', 1000, 'STREAMS', stream, this.lastId)) as
+          | [string, [string, string[]][]][]
+          | null;
+        for (const [, entries] of res ?? []) {
+          for (const [id, fields] of entries) {
+            this.lastId = id;
+            const raw = fields[fields.indexOf('envelope') + 1];
+            if (!raw) continue;
+            const envelope = JSON.parse(raw) as EventEnvelope;
+            for (const l of this.listeners) l(envelope);
+          }
+        }
+      } catch (err) {
+        if (!this.running) break;
+        this.logger.warn(`event stream read failed: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    this.running = false;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.running = false;
+    this.listeners.clear();
+    this.redis?.disconnect();
+  }
+}
