@@ -1,0 +1,324 @@
+#!/usr/bin/env node
+/* eslint-disable no-console */
+// Webhook delivery benchmark: the dispatcher (full delivery log in PostgreSQL) against two baselines
+// measured in the same run on the same loopback receiver: a raw undici POST+HMAC loop (the limit) and
+// a plain BullMQ worker doing POST+HMAC with no log (what a user would write by hand).
+// Uses its own throwaway database and Redis prefix and removes both at the end.
+'use strict';
+const { fork, spawn } = require('node:child_process');
+const { createHmac, randomBytes } = require('node:crypto');
+const { createServer } = require('node:http');
+const { join } = require('node:path');
+
+const ROOT = join(__dirname, '..');
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10000);
+const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 5);
+const SECRET = 'bench-secret';
+
+// ---------------------------------------------------------------- receiver (child process)
+if (process.argv[2] === '--receiver') {
+  const seen = new Map(); // path -> Set of request ids
+  const latencies = [];
+  let first = new Map();
+  let last = new Map();
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const now = Date.now();
+      const path = req.url;
+      const id = req.headers['x-webhook-request-id'];
+      let set = seen.get(path);
+      if (!set) seen.set(path, (set = new Set()));
+      if (!set.has(id)) {
+        set.add(id);
+        if (!first.has(path)) first.set(path, now);
+        last.set(path, now);
+        if (path === '/latency') latencies.push(now - JSON.parse(Buffer.concat(chunks).toString()).timestamp);
+      }
+      res.writeHead(200).end();
+    });
+  });
+  server.keepAliveTimeout = 60000;
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('message', (m) => {
+    if (m.cmd === 'count') process.send({ count: seen.get(m.path)?.size ?? 0, first: first.get(m.path), last: last.get(m.path) });
+    if (m.cmd === 'latencies') process.send({ latencies });
+  });
+  return;
+}
+
+// ---------------------------------------------------------------- orchestration
+const { Pool } = require('undici');
+const IORedis = require('ioredis');
+const { Queue, Worker } = require('bullmq');
+const { Client } = require('pg');
+const dist = (p) => require(join(ROOT, 'dist', p));
+const { migrate, newId } = dist('libs/database/src');
+const { EventPublisher } = dist('libs/events/src');
+const { SecretBox } = dist('libs/crypto/src');
+
+const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+const pgBase = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
+const DATABASE_URL = `${pgBase}/gw_bench_${runId}`;
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `gwbench:${runId}`;
+const ENCRYPTION_KEY = randomBytes(32).toString('base64');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const fmt = (n) => n.toFixed(0).padStart(7);
+
+function receiverCall(child, msg) {
+  return new Promise((resolve) => {
+    child.once('message', resolve);
+    child.send(msg);
+  });
+}
+
+async function waitForCount(child, path, n, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await receiverCall(child, { cmd: 'count', path });
+    if (r.count >= n) return r;
+    if (Date.now() > deadline) throw new Error(`${path}: only ${r.count}/${n} received within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+function envelope(i, orgId) {
+  return { id: `evt_${runId}_${i}`, event: 'message.received', organizationId: orgId, sessionId: null, timestamp: Date.now(), payload: { text: `hello ${i}`, from: '4917600000000@s.whatsapp.net' } };
+}
+
+async function rawBaseline(port) {
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONCURRENCY, keepAliveTimeout: 30000 });
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < EVENTS) {
+        const i = next++;
+        const body = Buffer.from(JSON.stringify(envelope(i, 'org_raw')));
+        const res = await pool.request({
+          path: '/raw',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-webhook-request-id': `raw_${i}`, 'x-webhook-timestamp': String(Date.now()), 'x-webhook-hmac': createHmac('sha512', SECRET).update(body).digest('hex') },
+          body,
+        });
+        await res.body.dump();
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  return EVENTS / seconds;
+}
+
+async function bullmqBaseline(port, child) {
+  const connection = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
+  const workerConnection = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
+  const prefix = `${PREFIX}:plain`;
+  const queue = new Queue('plain-webhooks', { connection, prefix });
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONCURRENCY, keepAliveTimeout: 30000 });
+  const worker = new Worker(
+    'plain-webhooks',
+    async (job) => {
+      const body = Buffer.from(JSON.stringify(job.data));
+      const res = await pool.request({
+        path: '/bullmq',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-webhook-request-id': job.data.id, 'x-webhook-timestamp': String(Date.now()), 'x-webhook-hmac': createHmac('sha512', SECRET).update(body).digest('hex') },
+        body,
+      });
+      await res.body.dump();
+      if (res.statusCode >= 300) throw new Error(`status ${res.statusCode}`);
+    },
+    { connection: workerConnection, prefix, concurrency: CONCURRENCY, removeOnComplete: { count: 0 }, autorun: true },
+  );
+  const started = performance.now();
+  for (let i = 0; i < EVENTS; i += 500) {
+    await queue.addBulk(Array.from({ length: Math.min(500, EVENTS - i) }, (_, k) => ({ name: 'post', data: envelope(i + k, 'org_bullmq'), opts: { removeOnComplete: true, attempts: 3 } })));
+  }
+  await waitForCount(child, '/bullmq', EVENTS, 120000);
+  const seconds = (performance.now() - started) / 1000;
+  await worker.close();
+  await queue.obliterate({ force: true }).catch(() => undefined);
+  await queue.close();
+  await pool.close();
+  connection.disconnect();
+  workerConnection.disconnect();
+  return EVENTS / seconds;
+}
+
+async function startDispatcher(opsPort) {
+  const child = spawn(process.execPath, [join(ROOT, 'dist/apps/webhook-dispatcher/src/main.js')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      DATABASE_URL,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: PREFIX,
+      SECRET_ENCRYPTION_KEY: ENCRYPTION_KEY,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      DISPATCHER_CONCURRENCY: String(CONCURRENCY),
+      DISPATCHER_HEALTH_PORT: String(opsPort),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${opsPort}/readyz`)).ok) return child;
+    } catch {
+      /* not yet */
+    }
+    await sleep(100);
+  }
+  child.kill('SIGKILL');
+  throw new Error('dispatcher did not become ready');
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function cleanup(redis) {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
+  const admin = new Client({ connectionString: `${pgBase}/postgres` });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "gw_bench_${runId}" WITH (FORCE)`);
+  await admin.end();
+}
+
+async function main() {
+  const receiver = fork(__filename, ['--receiver'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { port } = await new Promise((r) => receiver.once('message', r));
+  const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
+  let dispatcher = null;
+  const bound = setTimeout(() => {
+    console.error('benchmark exceeded its time bound');
+    process.exitCode = 1;
+    dispatcher?.kill('SIGKILL');
+    receiver.kill('SIGKILL');
+    cleanup(redis).finally(() => process.exit(1));
+  }, 170_000);
+  try {
+    console.log(`webhook delivery benchmark: ${EVENTS} events, concurrency ${CONCURRENCY}, loopback receiver (separate process)`);
+    await migrate(DATABASE_URL);
+
+    // warm-up, then the limit: raw undici POST+HMAC
+    const raw = await rawBaseline(port);
+    const bull = await bullmqBaseline(port, receiver);
+
+    // the dispatcher: outbox + stream → fan-out → delivery rows + jobs → signed POST → attempt log
+    const db = new Client({ connectionString: DATABASE_URL });
+    await db.connect();
+    const orgId = newId('org');
+    await db.query(`INSERT INTO organizations (id, name) VALUES ($1, 'bench')`, [orgId]);
+    const box = new SecretBox([Buffer.from(ENCRYPTION_KEY, 'base64')]);
+    const hook = async (path) => {
+      const id = newId('whk');
+      await db.query(
+        `INSERT INTO webhooks (id, organization_id, url, events, retry_policy, secret_encrypted) VALUES ($1, $2, $3, $4, $5::jsonb, $6)`,
+        [id, orgId, `http://127.0.0.1:${port}${path}`, ['message.received'], JSON.stringify({ policy: 'exponential', delaySeconds: 2, attempts: 15 }), box.encrypt(SECRET)],
+      );
+      return id;
+    };
+    const throughputHook = await hook('/dispatcher');
+    dispatcher = await startDispatcher(await freePort());
+    const { DataSource } = require('typeorm');
+    const { dataSourceOptions } = dist('libs/database/src');
+    const ds = new DataSource(dataSourceOptions(DATABASE_URL, { extra: { max: 4 } }));
+    await ds.initialize();
+    const publisher = new EventPublisher(ds, redis, PREFIX);
+    const build = (i) => publisher.build({ event: 'message.received', organizationId: orgId, sessionId: null, payload: { text: `hello ${i}`, from: '4917600000000@s.whatsapp.net' } });
+
+    const started = performance.now();
+    for (let i = 0; i < EVENTS; i += 500) {
+      await publisher.publishEnvelopes(Array.from({ length: Math.min(500, EVENTS - i) }, (_, k) => build(i + k)));
+    }
+    await waitForCount(receiver, '/dispatcher', EVENTS, 150000);
+    const seconds = (performance.now() - started) / 1000;
+    const full = EVENTS / seconds;
+    // the log is complete: every delivery row delivered, one attempt row each
+    for (let i = 0; i < 100; i++) {
+      const { rows } = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'delivered'`, [throughputHook]);
+      if (rows[0].n >= EVENTS) break;
+      await sleep(100);
+    }
+    const { rows: logged } = await db.query(
+      `SELECT (SELECT count(*)::int FROM deliveries WHERE webhook_id = $1 AND status = 'delivered') AS delivered,
+              (SELECT count(*)::int FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.webhook_id = $1) AS attempts`,
+      [throughputHook],
+    );
+
+    // latency at a steady rate of half the measured throughput (queueing delay of a saturated run says little)
+    await db.query(`UPDATE webhooks SET active = false WHERE id = $1`, [throughputHook]);
+    await hook('/latency');
+    await db.query(`UPDATE webhooks SET active = false WHERE url LIKE '%/dispatcher'`);
+    await redis.publish(`${PREFIX}:webhooks:changed`, throughputHook);
+    await sleep(300);
+    // the new webhook is picked up by the cache refresh; make sure with a notification per id
+    const { rows: hooks } = await db.query(`SELECT id FROM webhooks WHERE url LIKE '%/latency'`);
+    await redis.publish(`${PREFIX}:webhooks:changed`, hooks[0].id);
+    await sleep(300);
+    const rate = Math.max(50, Math.floor(full / 2));
+    const tickMs = 20;
+    const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
+    const total = Math.floor(rate * LATENCY_SECONDS);
+    let sent = 0;
+    const t0 = performance.now();
+    while (sent < total) {
+      const batch = Array.from({ length: Math.min(perTick, total - sent) }, (_, k) => build(EVENTS + sent + k));
+      await publisher.publishEnvelopes(batch);
+      sent += batch.length;
+      const due = t0 + (sent / rate) * 1000;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+    }
+    await waitForCount(receiver, '/latency', total, 60000);
+    const { latencies } = await receiverCall(receiver, { cmd: 'latencies' });
+    latencies.sort((a, b) => a - b);
+
+    console.log('');
+    console.log(`raw undici POST+HMAC loop      ${fmt(raw)} deliveries/s   (the limit)`);
+    console.log(`plain BullMQ worker, no log    ${fmt(bull)} deliveries/s`);
+    console.log(`dispatcher, full delivery log  ${fmt(full)} deliveries/s   (${logged[0].delivered} delivery rows delivered, ${logged[0].attempts} attempt rows)`);
+    console.log(`event-to-delivery latency at ${rate}/s: p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms (${latencies.length} events)`);
+    console.log(`vs bullmq: ${(full / bull).toFixed(2)}`);
+    console.log(`vs raw: ${(full / raw).toFixed(2)}`);
+
+    await ds.destroy();
+    await db.end();
+  } finally {
+    clearTimeout(bound);
+    if (dispatcher) {
+      dispatcher.kill('SIGTERM');
+      await new Promise((r) => dispatcher.once('exit', r));
+    }
+    receiver.kill();
+    await cleanup(redis);
+    redis.disconnect();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
