@@ -100,7 +100,7 @@ describe('webhook delivery durability', () => {
     await burst('call.incoming', 1);
     const [d] = await waitFor(async () => {
       const rows = await deliveriesOf(db, hooks.private);
-      return rows[0]?.status === 'dead' && rows;
+      return rows[0]?.status === 'dead' ? rows : undefined;
     }, 15000, 'refused delivery');
     expect(d.last_error).toBe('target address 127.0.0.1 is loopback');
     expect(d.last_status_code).toBeNull();

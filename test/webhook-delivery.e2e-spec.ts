@@ -102,7 +102,7 @@ describe('webhook delivery', () => {
 
   it('POSTs the envelope over HTTPS with the seed 4.7 headers, signed over the exact bytes received', async () => {
     const envelope = await publish('message.received', { from: '4917600000000@s.whatsapp.net', text: 'héllo 👋' });
-    const [req] = await waitFor(() => tlsReceiver.at('/signed').length && tlsReceiver.at('/signed'), 10000, 'signed delivery');
+    const [req] = await waitFor(() => (tlsReceiver.at('/signed').length ? tlsReceiver.at('/signed') : undefined), 10000, 'signed delivery');
     expect(req.headers['x-webhook-request-id']).toBe(envelope.id);
     expect(Number(req.headers['x-webhook-timestamp'])).toBeGreaterThanOrEqual(envelope.timestamp);
     expect(req.headers['x-webhook-hmac-algorithm']).toBe('sha512');
@@ -120,7 +120,7 @@ describe('webhook delivery', () => {
     });
     const [delivery] = await waitFor(async () => {
       const rows = await deliveriesOf(db, w.signed);
-      return rows[0]?.status === 'delivered' && rows;
+      return rows[0]?.status === 'delivered' ? rows : undefined;
     });
     expect(delivery).toMatchObject({ event_id: envelope.id, attempts: 1, last_status_code: 200, last_error: null });
   });
@@ -154,7 +154,7 @@ describe('webhook delivery', () => {
     const envelope = await publish('poll.vote', { option: 'a' });
     const dead = async (webhookId: string) => {
       const [d] = await deliveriesOf(db, webhookId);
-      return d?.status === 'dead' && d;
+      return d?.status === 'dead' ? d : undefined;
     };
     const [exp, lin, con] = await Promise.all([
       waitFor(() => dead(w.exponential), 20000, 'exponential dead'),
@@ -191,7 +191,7 @@ describe('webhook delivery', () => {
     await publish('call.incoming', { from: 'x' });
     const [d] = await waitFor(async () => {
       const rows = await deliveriesOf(db, w.redirect);
-      return rows[0]?.status === 'dead' && rows;
+      return rows[0]?.status === 'dead' ? rows : undefined;
     }, 15000, 'redirect dead');
     expect(d).toMatchObject({ attempts: 3, last_status_code: 302 });
     expect(plain.at('/elsewhere')).toHaveLength(0);
@@ -201,7 +201,7 @@ describe('webhook delivery', () => {
     const envelope = await publish('presence.update', { state: 'typing' });
     const [d] = await waitFor(async () => {
       const rows = await deliveriesOf(db, w.refused);
-      return rows[0]?.attempts >= 1 && rows;
+      return rows[0]?.attempts >= 1 ? rows : undefined;
     }, 10000, 'first refused attempt');
     expect(d.status).toBe('pending');
     expect(d.last_status_code).toBeNull();
