@@ -7,6 +7,8 @@ import { AuthModule } from './auth/auth.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
 import { InfraModule } from './infra/infra.module';
+import { RealtimeModule } from './realtime/realtime.module';
+import { SessionsModule } from './sessions/sessions.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -38,7 +40,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
     HealthModule,
     AuthModule,
     WebhooksModule,
+    RealtimeModule,
     DeliveriesModule,
+    SessionsModule,
   ],
 })
 export class AppModule {}

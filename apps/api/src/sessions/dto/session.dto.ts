@@ -1,0 +1,80 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsInt, IsNotEmpty, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { SESSION_DEFAULTS, SESSION_STATUSES } from '@app/contracts';
+
+const present = (_: object, v: unknown) => v !== undefined;
+
+/** Settings shared by create and update. */
+class SessionSettingsDto {
+  @ApiPropertyOptional({ default: SESSION_DEFAULTS.autoRead })
+  @ValidateIf(present) @IsBoolean()
+  autoRead?: boolean;
+
+  @ApiPropertyOptional({ default: SESSION_DEFAULTS.presenceTyping })
+  @ValidateIf(present) @IsBoolean()
+  presenceTyping?: boolean;
+
+  @ApiPropertyOptional({ default: SESSION_DEFAULTS.ratePerMin, minimum: 1, maximum: 10000 })
+  @ValidateIf(present) @IsInt() @Min(1) @Max(10000)
+  ratePerMin?: number;
+
+  @ApiPropertyOptional({ default: SESSION_DEFAULTS.ratePerHour, minimum: 1, maximum: 1000000 })
+  @ValidateIf(present) @IsInt() @Min(1) @Max(1000000)
+  ratePerHour?: number;
+
+  @ApiPropertyOptional({ default: SESSION_DEFAULTS.isAdminSession })
+  @ValidateIf(present) @IsBoolean()
+  isAdminSession?: boolean;
+}
+
+export class CreateSessionDto extends SessionSettingsDto {
+  @ApiProperty({ example: 'Support line', maxLength: 200 })
+  @IsString() @IsNotEmpty() @MaxLength(200)
+  label: string;
+}
+
+export class UpdateSessionDto extends SessionSettingsDto {
+  @ApiPropertyOptional({ maxLength: 200 })
+  @ValidateIf(present) @IsString() @IsNotEmpty() @MaxLength(200)
+  label?: string;
+}
+
+export class RequestCodeDto {
+  @ApiProperty({ example: '15551234567', description: 'digits of the number to pair, country code first' })
+  @IsString() @Matches(/^\+?\d{6,20}$/, { message: 'phoneNumber must be 6-20 digits, country code first' })
+  phoneNumber: string;
+}
+
+export class SessionResponse {
+  @ApiProperty() id: string;
+  @ApiProperty() organizationId: string;
+  @ApiProperty({ type: String, nullable: true }) createdByUserId: string | null;
+  @ApiProperty({ type: String, nullable: true }) gatewayId: string | null;
+  @ApiProperty() label: string;
+  @ApiProperty({ enum: SESSION_STATUSES }) status: string;
+  @ApiProperty({ type: String, nullable: true }) phoneNumber: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '15551234567@s.whatsapp.net' }) waJid: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '123456789@lid' }) waLid: string | null;
+  @ApiProperty() isAdminSession: boolean;
+  @ApiProperty() autoRead: boolean;
+  @ApiProperty() presenceTyping: boolean;
+  @ApiProperty() ratePerMin: number;
+  @ApiProperty() ratePerHour: number;
+  @ApiProperty({ description: 'epoch ms' }) createdAt: number;
+  @ApiProperty({ description: 'epoch ms' }) updatedAt: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'epoch ms' }) lastConnectedAt: number | null;
+}
+
+export class SessionPage {
+  @ApiProperty({ type: [SessionResponse] }) data: SessionResponse[];
+  @ApiProperty({ type: String, nullable: true }) nextCursor: string | null;
+}
+
+export class SessionQrResponse {
+  @ApiProperty({ description: 'the QR payload to render' }) qr: string;
+  @ApiProperty({ description: 'epoch ms' }) expiresAt: number;
+}
+
+export class PairingCodeResponse {
+  @ApiProperty({ example: 'ABCD1234', description: 'enter it on the phone under Linked devices' }) code: string;
+}

@@ -1,0 +1,222 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { MoreThan, Repository } from 'typeorm';
+import { CommandMap, CommandName, DomainError, GroupView, SESSION_DEFAULTS, SessionQr, sessionQrKey, SessionView } from '@app/contracts';
+import { Group, newId, Session } from '@app/database';
+import { EventPublisher } from '@app/events';
+import { Redis, RedisKeys } from '@app/redis';
+import type { Principal } from '../auth/principal';
+import { Page, PageQueryDto, pageLimit, toPage } from '../common/pagination';
+import { CommandBus } from '../gateways/command-bus';
+import { GatewayDirectory } from '../gateways/gateway-directory';
+import { SessionPlacement } from '../gateways/session-placement';
+import { REDIS_CLIENT } from '../infra/tokens';
+import type { CreateGroupDto } from './dto/group.dto';
+import type { CreateSessionDto, UpdateSessionDto } from './dto/session.dto';
+import { toGroupView, toSessionView } from './session.view';
+
+type SessionCommand = Extract<CommandName, 'session.start' | 'session.restart' | 'session.logout' | 'session.delete'>;
+
+/**
+ * Sessions of an organization. The row lives here (PostgreSQL); the socket lives on a gateway node, reached
+ * through the CommandBus. Every lookup is scoped to the caller's organization, so another organization's
+ * session is simply not found.
+ */
+@Injectable()
+export class SessionsService {
+  constructor(
+    @InjectRepository(Session) private readonly sessions: Repository<Session>,
+    @InjectRepository(Group) private readonly groups: Repository<Group>,
+    private readonly placement: SessionPlacement,
+    private readonly directory: GatewayDirectory,
+    private readonly bus: CommandBus,
+    private readonly events: EventPublisher,
+    private readonly keys: RedisKeys,
+    @Inject(REDIS_CLIENT) private readonly redis: Redis,
+  ) {}
+
+  /** Placed on the live gateway with the most room and started there; no gateway → 503 and nothing is kept. */
+  async create(principal: Principal, body: CreateSessionDto): Promise<SessionView> {
+    const gatewayId = await this.placement.choose();
+    const now = new Date();
+    const session = await this.sessions.save(
+      this.sessions.create({
+        id: newId('ses'),
+        organizationId: principal.organizationId,
+        createdByUserId: principal.kind === 'user' ? principal.id : null,
+        gatewayId,
+        label: body.label,
+        status: 'stopped',
+        desiredState: 'running',
+        phoneNumber: null,
+        waJid: null,
+        waLid: null,
+        isAdminSession: body.isAdminSession ?? SESSION_DEFAULTS.isAdminSession,
+        autoRead: body.autoRead ?? SESSION_DEFAULTS.autoRead,
+        presenceTyping: body.presenceTyping ?? SESSION_DEFAULTS.presenceTyping,
+        ratePerMin: body.ratePerMin ?? SESSION_DEFAULTS.ratePerMin,
+        ratePerHour: body.ratePerHour ?? SESSION_DEFAULTS.ratePerHour,
+        createdAt: now,
+        updatedAt: now,
+        lastConnectedAt: null,
+      }),
+    );
+    try {
+      await this.bus.send(gatewayId, 'session.start', { sessionId: session.id });
+    } catch (err) {
+      await this.sessions.delete({ id: session.id });
+      throw err;
+    }
+    return this.view(principal.organizationId, session.id);
+  }
+
+  async list(organizationId: string, query: PageQueryDto): Promise<Page<SessionView>> {
+    const limit = pageLimit(query);
+    const rows = await this.sessions.find({
+      where: { organizationId, ...(query.cursor ? { id: MoreThan(query.cursor) } : {}) },
+      order: { id: 'ASC' },
+      take: limit + 1,
+    });
+    return toPage(rows, limit, toSessionView);
+  }
+
+  async get(organizationId: string, id: string): Promise<SessionView> {
+    return toSessionView(await this.find(organizationId, id));
+  }
+
+  async update(organizationId: string, id: string, body: UpdateSessionDto): Promise<SessionView> {
+    const session = await this.find(organizationId, id);
+    const patch: Partial<Session> = {};
+    for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession'] as const) {
+      if (body[key] !== undefined) (patch as Record<string, unknown>)[key] = body[key];
+    }
+    if (Object.keys(patch).length > 0) await this.sessions.update({ id: session.id }, { ...patch, updatedAt: new Date() });
+    return this.view(organizationId, id);
+  }
+
+  /** Stops the socket, unlinks the device, deletes the row (groups and auth state go with it). */
+  async remove(organizationId: string, id: string): Promise<void> {
+    const session = await this.find(organizationId, id);
+    await this.command(session, 'session.delete');
+    await this.sessions.delete({ id: session.id, organizationId });
+  }
+
+  async start(organizationId: string, id: string): Promise<SessionView> {
+    await this.command(await this.find(organizationId, id), 'session.start');
+    return this.view(organizationId, id);
+  }
+
+  async restart(organizationId: string, id: string): Promise<SessionView> {
+    await this.command(await this.find(organizationId, id), 'session.restart');
+    return this.view(organizationId, id);
+  }
+
+  /**
+   * A session whose gateway is gone holds no socket, so stopping it is only a matter of recording the wish;
+   * any other gateway would have to take it over just to close it.
+   */
+  async stop(organizationId: string, id: string): Promise<SessionView> {
+    const session = await this.find(organizationId, id);
+    if (session.gatewayId && (await this.directory.isAlive(session.gatewayId))) {
+      await this.bus.send(session.gatewayId, 'session.stop', { sessionId: session.id });
+    } else {
+      await this.markStoppedHere(session);
+    }
+    return this.view(organizationId, id);
+  }
+
+  /** Idempotent: a logged-out session is returned as it is, without asking any gateway. */
+  async logout(organizationId: string, id: string): Promise<SessionView> {
+    const session = await this.find(organizationId, id);
+    if (session.status !== 'logged_out') await this.command(session, 'session.logout');
+    return this.view(organizationId, id);
+  }
+
+  async qr(organizationId: string, id: string): Promise<SessionQr> {
+    const session = await this.find(organizationId, id);
+    const notWaiting = () => new DomainError('conflict', 'the session is not waiting for a QR scan', { status: session.status });
+    if (session.status !== 'scan_qr_code') throw notWaiting();
+    const raw = await this.redis.get(this.keys.key(sessionQrKey(session.id)));
+    if (!raw) throw notWaiting();
+    return JSON.parse(raw) as SessionQr;
+  }
+
+  async requestPairingCode(organizationId: string, id: string, phoneNumber: string): Promise<{ code: string }> {
+    const session = await this.find(organizationId, id);
+    const gatewayId = await this.liveGatewayOf(session);
+    return this.bus.send(gatewayId, 'session.request-code', { sessionId: session.id, phoneNumber: phoneNumber.replace(/^\+/, '') });
+  }
+
+  async listGroups(organizationId: string, id: string, query: PageQueryDto): Promise<Page<GroupView>> {
+    const session = await this.find(organizationId, id);
+    const limit = pageLimit(query);
+    const rows = await this.groups.find({
+      where: { sessionId: session.id, organizationId, ...(query.cursor ? { id: MoreThan(query.cursor) } : {}) },
+      order: { id: 'ASC' },
+      take: limit + 1,
+    });
+    return toPage(rows, limit, toGroupView);
+  }
+
+  /** The gateway creates the group on the network, stores it and publishes group.created; we relay its answer. */
+  async createGroup(organizationId: string, id: string, body: CreateGroupDto): Promise<GroupView> {
+    const session = await this.find(organizationId, id);
+    if (session.status !== 'working') {
+      throw new DomainError('not_implemented', 'groups can only be created while the session is connected', { status: session.status });
+    }
+    const gatewayId = await this.liveGatewayOf(session);
+    return this.bus.send(gatewayId, 'group.create', { sessionId: session.id, name: body.name, participants: body.participants ?? [] });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private async find(organizationId: string, id: string): Promise<Session> {
+    const session = await this.sessions.findOne({ where: { id, organizationId } });
+    if (!session) throw new DomainError('not_found', 'session not found', { id });
+    return session;
+  }
+
+  private async view(organizationId: string, id: string): Promise<SessionView> {
+    return this.get(organizationId, id);
+  }
+
+  /**
+   * Lifecycle commands go to the session's gateway; when that gateway's heartbeat has expired, the session is
+   * first moved to the live gateway with the most room (it resumes there from its stored auth state).
+   */
+  private async command<N extends SessionCommand>(session: Session, name: N): Promise<CommandMap[N]['result']> {
+    const gatewayId = await this.placeOnLiveGateway(session);
+    return this.bus.send(gatewayId, name, { sessionId: session.id } as CommandMap[N]['args']);
+  }
+
+  private async placeOnLiveGateway(session: Session): Promise<string> {
+    if (session.gatewayId && (await this.directory.isAlive(session.gatewayId))) return session.gatewayId;
+    const target = await this.placement.choose();
+    await this.sessions
+      .createQueryBuilder()
+      .update()
+      .set({ gatewayId: target, updatedAt: new Date() })
+      .where('id = :id AND gateway_id IS NOT DISTINCT FROM :from', { id: session.id, from: session.gatewayId })
+      .execute();
+    session.gatewayId = target;
+    return target;
+  }
+
+  /** Commands that act on a live socket (pairing code, groups) do not move the session. */
+  private async liveGatewayOf(session: Session): Promise<string> {
+    if (session.gatewayId && (await this.directory.isAlive(session.gatewayId))) return session.gatewayId;
+    throw new DomainError('gateway_unavailable', 'the session’s gateway is not available', { gatewayId: session.gatewayId });
+  }
+
+  private async markStoppedHere(session: Session): Promise<void> {
+    await this.sessions.update({ id: session.id }, { desiredState: 'stopped', status: 'stopped', updatedAt: new Date() });
+    if (session.status !== 'stopped') {
+      await this.events.publish({
+        event: 'session.status',
+        organizationId: session.organizationId,
+        sessionId: session.id,
+        payload: { status: 'stopped', previousStatus: session.status, reason: 'stop_requested' },
+      });
+    }
+  }
+}
