@@ -1,0 +1,178 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { loadRunContext } from './support/run-context';
+
+// this file's own Redis namespace (per process: runs may overlap), so only its own gateways are live here
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:gateways-${process.pid}`;
+process.env.COMMAND_TIMEOUT_MS = '2000';
+
+import { Queue } from 'bullmq';
+import { gatewayCommandQueue, REGISTRY_KEYS } from '@app/contracts';
+import { createRedis, Redis, RedisKeys } from '@app/redis';
+import { createApiApp } from '../apps/api/src/bootstrap';
+import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+
+describe('Gateway nodes: registry, placement, leases, resume, dead gateways', () => {
+  let app: INestApplication;
+  let sim: AppProcess;
+  let simUrl: string;
+  let org: SeededOrg;
+  let redis: Redis;
+  const keys = new RedisKeys(process.env.REDIS_KEY_PREFIX!);
+  const gateways = new Map<string, AppProcess>();
+  const id = (name: string) => `gw-${name}-${process.pid}`;
+
+  const api = () => request(app.getHttpServer());
+  const simGet = async (path: string) => (await fetch(simUrl + path)).json();
+  const simPost = (path: string, body: object = {}) =>
+    fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const getSession = async (sid: string) => (await api().get(`/api/v1/sessions/${sid}`).set(bearer(org.adminKey))).body;
+  const waitStatus = (sid: string, status: string) =>
+    waitFor(async () => ((await getSession(sid)).status === status ? getSession(sid) : null), 10000, `session ${sid} to be ${status}`);
+  const createSession = async (label: string) => {
+    const res = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label });
+    expect(res.status).toBe(201);
+    return res.body;
+  };
+  const startGateway = async (name: string, env: Record<string, string> = {}) => {
+    const port = await freePort();
+    const proc = await startApp(
+      'gateway',
+      {
+        GATEWAY_ID: id(name),
+        GATEWAY_ENGINE: 'sim',
+        NETWORK_SIM_URL: simUrl,
+        GATEWAY_HEALTH_PORT: String(port),
+        GATEWAY_HEARTBEAT_MS: '250',
+        GATEWAY_TTL_MS: '1500',
+        RECONNECT_BASE_DELAY_MS: '100',
+        ...env,
+      },
+      `http://127.0.0.1:${port}/healthz`,
+    );
+    gateways.set(name, proc);
+    return proc;
+  };
+  const listGateways = async () => (await api().get('/api/v1/gateways').set(bearer(org.users.viewer.token))).body.data as Array<{ id: string; alive: boolean; sessionCount: number; capacity: number }>;
+
+  beforeAll(async () => {
+    const simPort = await freePort();
+    simUrl = `http://127.0.0.1:${simPort}`;
+    sim = await startApp('sim', { SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '60000' }, `${simUrl}/healthz`);
+    await Promise.all([startGateway('a', { GATEWAY_CAPACITY: '10' }), startGateway('b', { GATEWAY_CAPACITY: '10' })]);
+    app = await createApiApp();
+    await app.init();
+    org = await seedOrganization('Gateways Inc');
+    redis = createRedis(process.env.REDIS_URL!);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    for (const g of gateways.values()) await g.stop();
+    await sim?.stop();
+    redis?.disconnect();
+    await closeTestDataSource();
+  });
+
+  it('lists registered gateways with liveness, capacity and session count', async () => {
+    const listed = await listGateways();
+    expect(listed.map((g) => g.id)).toEqual([id('a'), id('b')]);
+    for (const g of listed) expect(g).toMatchObject({ alive: true, capacity: 10, sessionCount: 0, engine: 'sim' });
+    expect((await api().get('/api/v1/gateways')).status).toBe(401);
+    const key = await org.apiKey(['webhooks:manage']);
+    expect((await api().get('/api/v1/gateways').set(bearer(key.token))).status).toBe(403);
+  });
+
+  it('spreads new sessions over the live gateways by free capacity', async () => {
+    const placed = [];
+    for (let i = 0; i < 4; i++) placed.push((await createSession(`spread ${i}`)).gatewayId);
+    expect(placed.filter((g) => g === id('a'))).toHaveLength(2);
+    expect(placed.filter((g) => g === id('b'))).toHaveLength(2);
+    await waitFor(async () => (await listGateways()).every((g) => g.sessionCount === 2), 5000, 'heartbeats to report 2 sessions each');
+  });
+
+  it('holds a lease per running session and frees it on stop', async () => {
+    const s = await createSession('leased');
+    await waitStatus(s.id, 'scan_qr_code');
+    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(s.gatewayId);
+    expect(Number(await redis.pttl(keys.key(REGISTRY_KEYS.lease(s.id))))).toBeGreaterThan(0);
+    await api().post(`/api/v1/sessions/${s.id}:stop`).set(bearer(org.adminKey)).expect(200);
+    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBeNull();
+  });
+
+  it('a restarted gateway resumes its paired sessions from stored auth state, without a new QR', async () => {
+    const s = await createSession('resume me');
+    await waitStatus(s.id, 'scan_qr_code');
+    await simPost(`/sim/sessions/${s.id}/scan`, { phoneNumber: '15551110000' });
+    const working = await waitStatus(s.id, 'working');
+    const name = s.gatewayId === id('a') ? 'a' : 'b';
+    const db = await testDataSource();
+    const qrCount = async () => Number((await db.query(`SELECT count(*) AS n FROM events WHERE session_id = $1 AND type = 'auth.qr'`, [s.id]))[0].n);
+    const qrsBefore = await qrCount();
+
+    await gateways.get(name)!.stop();
+    expect((await simGet(`/sim/sessions/${s.id}`)).connected).toBe(false);
+    // the clean shutdown deregistered the node and handed the lease back
+    expect((await listGateways()).map((g) => g.id)).not.toContain(id(name));
+    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBeNull();
+
+    await startGateway(name, { GATEWAY_CAPACITY: '10' });
+    await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).connected, 10000, 'the device to reconnect');
+    const resumed = await waitStatus(s.id, 'working');
+    expect(resumed.waJid).toBe(working.waJid);
+    expect(resumed.gatewayId).toBe(id(name));
+    expect(await qrCount()).toBe(qrsBefore);
+  });
+
+  it('a gateway that stops answering gives 503 gateway_unavailable in bounded time, and the command is never run late', async () => {
+    // a long heartbeat TTL: the node still looks alive after the crash, so the API has to time out on it
+    await startGateway('c', { GATEWAY_TTL_MS: '60000' });
+    const s = await createSession('on c');
+    expect(s.gatewayId).toBe(id('c'));
+    await waitStatus(s.id, 'scan_qr_code');
+    await gateways.get('c')!.kill();
+
+    const res = await api().post(`/api/v1/sessions/${s.id}:stop`).set(bearer(org.adminKey)).timeout(15000);
+    expect(res.status).toBe(503);
+    expect(res.body.error).toMatchObject({ code: 'gateway_unavailable', details: { gatewayId: id('c') } });
+
+    const queue = new Queue(gatewayCommandQueue(id('c')), { connection: redis, prefix: keys.bullPrefix });
+    try {
+      expect(await queue.getWaitingCount()).toBe(0);
+    } finally {
+      await queue.close();
+    }
+
+    // back up and cleanly shut down: it leaves the registry, so later placements never pick the node
+    await startGateway('c');
+    await gateways.get('c')!.stop();
+  });
+
+  it('re-places a session whose gateway heartbeat expired on a live gateway (start/restart), and stops it without one', async () => {
+    await startGateway('d');
+    const s = await createSession('on d');
+    expect(s.gatewayId).toBe(id('d'));
+    await waitStatus(s.id, 'scan_qr_code');
+    await gateways.get('d')!.kill();
+    await waitFor(async () => (await listGateways()).find((g) => g.id === id('d'))?.alive === false, 10000, 'gateway d to be dead');
+
+    const stopped = await api().post(`/api/v1/sessions/${s.id}:stop`).set(bearer(org.adminKey));
+    expect(stopped.status).toBe(200);
+    expect(stopped.body).toMatchObject({ status: 'stopped', gatewayId: id('d') });
+
+    const restarted = await api().post(`/api/v1/sessions/${s.id}:restart`).set(bearer(org.adminKey));
+    expect(restarted.status).toBe(200);
+    expect([id('a'), id('b')]).toContain(restarted.body.gatewayId);
+    await waitStatus(s.id, 'scan_qr_code');
+  });
+
+  it('answers 503 when no gateway is alive at all, and keeps no half-created session', async () => {
+    for (const name of ['a', 'b']) await gateways.get(name)!.stop();
+    const before = (await api().get('/api/v1/sessions?limit=100').set(bearer(org.adminKey))).body.data.length;
+    const res = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'nowhere' });
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe('gateway_unavailable');
+    expect((await api().get('/api/v1/sessions?limit=100').set(bearer(org.adminKey))).body.data.length).toBe(before);
+  });
+});
