@@ -29,7 +29,13 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
     fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const getSession = async (sid: string) => (await api().get(`/api/v1/sessions/${sid}`).set(bearer(org.adminKey))).body;
   const waitStatus = (sid: string, status: string) =>
-    waitFor(async () => ((await getSession(sid)).status === status ? getSession(sid) : null), 10000, `session ${sid} to be ${status}`);
+    waitFor(async () => ((await getSession(sid)).status === status ? getSession(sid) : null), 10000, `session ${sid} to be ${status}`).catch(async (err) => {
+      // what the gateways saw is the only useful clue when this fails
+      const s = await getSession(sid);
+      const db = await testDataSource();
+      const history = await db.query(`SELECT envelope->'payload' AS p FROM events WHERE session_id = $1 AND type = 'session.status' ORDER BY id`, [sid]);
+      throw new Error(`${String(err)}; session ${JSON.stringify(s)} history ${JSON.stringify(history.map((h: { p: unknown }) => h.p))}\n${gateways.get([...gateways.keys()].find((k) => id(k) === s.gatewayId) ?? '')?.output().slice(-4000)}`);
+    });
   const createSession = async (label: string) => {
     const res = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label });
     expect(res.status).toBe(201);
@@ -89,7 +95,10 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
     for (let i = 0; i < 4; i++) placed.push((await createSession(`spread ${i}`)).gatewayId);
     expect(placed.filter((g) => g === id('a'))).toHaveLength(2);
     expect(placed.filter((g) => g === id('b'))).toHaveLength(2);
-    await waitFor(async () => (await listGateways()).every((g) => g.sessionCount === 2), 5000, 'heartbeats to report 2 sessions each');
+    await waitFor(async () => (await listGateways()).every((g) => g.sessionCount === 2), 5000, 'heartbeats to report 2 sessions each').catch(async (e) => {
+      console.log(JSON.stringify(await listGateways()), JSON.stringify((await api().get('/api/v1/sessions').set(bearer(org.adminKey))).body.data.map((x: {status: string; gatewayId: string}) => [x.status, x.gatewayId])), gateways.get('a')!.output().slice(-3000));
+      throw e;
+    });
   });
 
   it('holds a lease per running session and frees it on stop', async () => {

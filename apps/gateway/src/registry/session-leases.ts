@@ -3,8 +3,14 @@ import { REGISTRY_KEYS } from '@app/contracts';
 import type { RedisKeys } from '@app/redis';
 import type { SessionLeases } from '../sessions/session-ports';
 
-/** Extends the lease only while this gateway is still the holder. */
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+/**
+ * Extends the lease while this gateway is the holder. A lease that merely expired (a stalled heartbeat, a Redis
+ * blip) and that nobody else took is taken back; only another holder's id means the lease is lost.
+ */
+const RENEW = `local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+return 0`;
 /** Deletes the lease only while this gateway is still the holder. */
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 
