@@ -151,7 +151,9 @@ async function bullmqBaseline(port, child) {
 }
 
 async function startDispatcher(opsPort) {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/apps/webhook-dispatcher/src/main.js')], {
+  // BENCH_DISPATCHER_NODE_ARGS: e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the dispatcher
+  const nodeArgs = (process.env.BENCH_DISPATCHER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/apps/webhook-dispatcher/src/main.js')], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -177,6 +179,49 @@ async function startDispatcher(opsPort) {
   }
   child.kill('SIGKILL');
   throw new Error('dispatcher did not become ready');
+}
+
+/** CPU seconds (user + system) used so far by every process, from /proc (Linux); {} elsewhere. */
+function cpuSnapshot() {
+  const { readdirSync, readFileSync } = require('node:fs');
+  const tick = 100; // USER_HZ
+  const snap = {};
+  let pids = [];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return snap;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      snap[pid] = { comm, seconds: (Number(fields[11]) + Number(fields[12])) / tick };
+    } catch {
+      /* gone */
+    }
+  }
+  return snap;
+}
+
+/** Where the CPU went between two snapshots: the bench's own processes by role, everything else by name. */
+function cpuBreakdown(before, after, roles) {
+  const out = {};
+  for (const [pid, a] of Object.entries(after)) {
+    const used = a.seconds - (before[pid]?.seconds ?? 0);
+    if (used <= 0) continue;
+    const name = roles[pid] ?? (a.comm === 'postgres' || a.comm === 'redis-server' ? a.comm : `other (${a.comm})`);
+    out[name] = (out[name] ?? 0) + used;
+  }
+  return Object.entries(out).sort((x, y) => y[1] - x[1]);
+}
+
+function cpuLine(breakdown) {
+  const total = breakdown.reduce((n, [, v]) => n + v, 0);
+  const mine = breakdown.filter(([k]) => !k.startsWith('other')).reduce((n, [, v]) => n + v, 0);
+  const parts = breakdown.filter(([, v]) => v >= 0.05).map(([k, v]) => `${k} ${v.toFixed(2)}`);
+  return `${parts.join(', ')}; total ${total.toFixed(2)} s, ${((mine / EVENTS) * 1e6).toFixed(0)} µs per delivery without "other"`;
 }
 
 function percentile(sorted, p) {
@@ -223,8 +268,14 @@ async function main() {
     await migrate(DATABASE_URL);
 
     // warm-up, then the limit: raw undici POST+HMAC
-    const raw = await rawBaseline(port);
-    const bull = await bullmqBaseline(port, receiver);
+    // BENCH_SKIP_BASELINES=1 is for profiling the dispatcher alone; it prints no ratio
+    const skip = process.env.BENCH_SKIP_BASELINES === '1';
+    const baseRoles = { [process.pid]: 'bench (client/worker)', [receiver.pid]: 'receiver' };
+    let snap = cpuSnapshot();
+    const raw = skip ? NaN : await rawBaseline(port);
+    const rawCpu = cpuBreakdown(snap, (snap = cpuSnapshot()), baseRoles);
+    const bull = skip ? NaN : await bullmqBaseline(port, receiver);
+    const bullCpu = cpuBreakdown(snap, cpuSnapshot(), baseRoles);
 
     // the dispatcher: outbox + stream → fan-out → delivery rows + jobs → signed POST → attempt log
     const db = new Client({ connectionString: DATABASE_URL });
@@ -249,13 +300,18 @@ async function main() {
     const publisher = new EventPublisher(ds, redis, PREFIX);
     const build = (i) => publisher.build({ event: 'message.received', organizationId: orgId, sessionId: null, payload: { text: `hello ${i}`, from: '4917600000000@s.whatsapp.net' } });
 
+    const roles = { [process.pid]: 'bench (publisher)', [receiver.pid]: 'receiver', [dispatcher.pid]: 'dispatcher' };
+    const cpuBefore = cpuSnapshot();
     const started = performance.now();
     for (let i = 0; i < EVENTS; i += 500) {
       await publisher.publishEnvelopes(Array.from({ length: Math.min(500, EVENTS - i) }, (_, k) => build(i + k)));
     }
+    const published = performance.now();
     await waitForCount(receiver, '/dispatcher', EVENTS, 150000);
     const seconds = (performance.now() - started) / 1000;
     const full = EVENTS / seconds;
+    const cpu = cpuBreakdown(cpuBefore, cpuSnapshot(), roles);
+    const publishSeconds = (published - started) / 1000;
     // the log is complete: every delivery row delivered, one attempt row each
     for (let i = 0; i < 100; i++) {
       const { rows } = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'delivered'`, [throughputHook]);
@@ -299,10 +355,20 @@ async function main() {
     console.log('');
     console.log(`raw undici POST+HMAC loop      ${fmt(raw)} deliveries/s   (the limit)`);
     console.log(`plain BullMQ worker, no log    ${fmt(bull)} deliveries/s`);
-    console.log(`dispatcher, full delivery log  ${fmt(full)} deliveries/s   (${logged[0].delivered} delivery rows delivered, ${logged[0].attempts} attempt rows)`);
+    console.log(`dispatcher, full delivery log  ${fmt(full)} deliveries/s   (${logged[0].delivered} delivery rows delivered, ${logged[0].attempts} attempt rows; publishing took ${publishSeconds.toFixed(1)} s)`);
     console.log(`event-to-delivery latency at ${rate}/s: p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms (${latencies.length} events)`);
-    console.log(`vs bullmq: ${(full / bull).toFixed(2)}`);
-    console.log(`vs raw: ${(full / raw).toFixed(2)}`);
+    if (cpu.length) {
+      console.log(`CPU seconds per run (${require('node:os').cpus().length} cores; "other" is whatever else ran on the machine meanwhile):`);
+      if (!skip) {
+        console.log(`  raw:        ${cpuLine(rawCpu)}`);
+        console.log(`  bullmq:     ${cpuLine(bullCpu)}`);
+      }
+      console.log(`  dispatcher: ${cpuLine(cpu)}`);
+    }
+    if (!skip) {
+      console.log(`vs bullmq: ${(full / bull).toFixed(2)}`);
+      console.log(`vs raw: ${(full / raw).toFixed(2)}`);
+    }
 
     await ds.destroy();
     await db.end();

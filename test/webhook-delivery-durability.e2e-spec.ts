@@ -77,6 +77,10 @@ describe('webhook delivery durability', () => {
     await dispatcher.kill();
     const before = receiver.distinctIds('/kill').size;
     expect(before).toBeLessThan(300);
+    // first attempts are made straight from the fan-out, without a job: the killed dispatcher leaves
+    // them `delivering` under a lease, and only the reconciler can bring them back
+    const [left] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'delivering'`, [hooks.kill]);
+    expect(left.n).toBeGreaterThan(0);
     dispatcher = await startDispatcherProcess();
     await waitFor(() => receiver.distinctIds('/kill').size === 300, 40000, 'every event delivered after the restart');
     expect(receiver.distinctIds('/kill')).toEqual(new Set(envelopes.map((e) => e.id)));

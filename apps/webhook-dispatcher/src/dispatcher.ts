@@ -8,10 +8,11 @@ import { SecretBox } from '@app/crypto';
 import { dataSourceOptions } from '@app/database';
 import { startOpsServer } from '@app/observability';
 import { createRedis, RedisKeys } from '@app/redis';
+import { DeliverySender } from './delivery/delivery-sender';
 import { DeliveryStore } from './delivery/delivery-store';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { WebhookClient } from './delivery/webhook-client';
-import { EventConsumer } from './fanout/event-consumer';
+import { EventConsumer, READ_COUNT } from './fanout/event-consumer';
 import { EventFanout } from './fanout/event-fanout';
 import { DispatcherMetrics } from './metrics';
 import { Reconciler } from './reconciler';
@@ -27,8 +28,8 @@ export interface RunningDispatcher {
 }
 
 /**
- * Wires the dispatcher: the event consumer (stream → deliveries + jobs), the delivery worker (jobs →
- * signed POSTs), the reconciler (PostgreSQL → lost Redis state), the webhook cache and the ops server.
+ * Wires the dispatcher: the event consumer (stream → claimed delivery rows → first attempts, sent at
+ * once), the sender (signed POSTs, batched records, retry jobs), the delivery worker (retry jobs), the reconciler (PostgreSQL → lost Redis state), the webhook cache and the ops server.
  */
 export async function startDispatcher(config: DispatcherConfig, log: Logger): Promise<RunningDispatcher> {
   const keys = new RedisKeys(config.REDIS_KEY_PREFIX);
@@ -61,18 +62,27 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
 
   const directory = new WebhookDirectory(db, subscriber, config.REDIS_KEY_PREFIX, new SecretBox(config.encryptionKeys), log, config.WEBHOOK_CACHE_REFRESH_MS);
   await directory.start();
-  const fanout = new EventFanout(db, queue, directory, (n) => metrics.fannedOut.inc(n));
-  const consumer = new EventConsumer(streamReader, config.REDIS_KEY_PREFIX, fanout, log);
   const client = new WebhookClient({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     ca: config.WEBHOOK_CA_FILE ? readFileSync(config.WEBHOOK_CA_FILE, 'utf8') : undefined,
     connectionsPerOrigin: config.DISPATCHER_CONCURRENCY,
   });
-  const store = new DeliveryStore(db, config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS);
-  const worker = new DeliveryWorker(queue, store, directory, client, metrics, log);
+  const leaseMs = config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
+  const store = new DeliveryStore(db, leaseMs);
+  const sender = new DeliverySender(
+    { concurrency: config.DISPATCHER_CONCURRENCY, timeoutMs: config.WEBHOOK_TIMEOUT_MS, leaseMs },
+    store, queue, client, metrics, log,
+  );
+  const fanout = new EventFanout(db, directory, sender, leaseMs, (n) => metrics.fannedOut.inc(n));
+  // read the next batch while fewer than this many attempts are held: enough that every POST slot
+  // stays busy while the next batch is read and inserted; held attempts keep their leases renewed
+  const readAhead = Math.max(2 * READ_COUNT, 4 * config.DISPATCHER_CONCURRENCY);
+  const consumer = new EventConsumer(streamReader, config.REDIS_KEY_PREFIX, fanout, log, () => sender.whenBelow(readAhead));
+  const worker = new DeliveryWorker(store, directory, sender, leaseMs, log);
   const reconciler = new Reconciler(db, redis, keys, queue, fanout, log, config.RECONCILE_INTERVAL_MS);
 
+  sender.start();
   await consumer.start();
   worker.start({
     connection: workerConnection,
@@ -100,6 +110,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
       directory.stop();
       await consumer.stop();
       await worker.stop();
+      await sender.stop();
       await reconciler.stop();
       await ops.close();
       await client.close();

@@ -79,8 +79,8 @@ export class Reconciler {
   private async requeueOrphans(): Promise<void> {
     let after = '';
     for (;;) {
-      const rows: { id: string; attempts: number }[] = await this.db.query(
-        `SELECT id, attempts
+      const rows: { id: string; status: string; attempts: number }[] = await this.db.query(
+        `SELECT id, status, attempts
            FROM deliveries
           WHERE id > $1 AND (
                 (status = 'pending' AND next_attempt_at < now() - make_interval(secs => $2::float8 / 1000))
@@ -90,21 +90,23 @@ export class Reconciler {
       );
       if (rows.length === 0) return;
       after = rows[rows.length - 1].id;
-      const jobIds = rows.map((r) => deliveryJobId(r.id, r.attempts + 1));
+      // pending: the next attempt; delivering: the attempt whose holder let its lease run out, redone
+      // under the same number (a first attempt made from the fan-out never had a job at all)
+      const due = rows.map((r) => ({ id: r.id, attemptNo: r.status === 'pending' ? r.attempts + 1 : Math.max(1, r.attempts) }));
       // a job hash exists while BullMQ holds the job in any state (waiting, delayed, active)
       const pipeline = this.redis.pipeline();
-      for (const jobId of jobIds) pipeline.exists(`${this.keys.bullPrefix}:${DELIVERY_QUEUE}:${jobId}`);
+      for (const d of due) pipeline.exists(`${this.keys.bullPrefix}:${DELIVERY_QUEUE}:${deliveryJobId(d.id, d.attemptNo)}`);
       const exists = (await pipeline.exec()) ?? [];
-      const missing = rows.filter((_, i) => exists[i]?.[1] === 0);
+      const missing = due.filter((_, i) => exists[i]?.[1] === 0);
       if (missing.length) {
         await this.queue.addBulk(
-          missing.map((r) => ({
+          missing.map((d) => ({
             name: DELIVER_JOB,
-            data: { deliveryId: r.id, attemptNo: r.attempts + 1 },
-            opts: { jobId: deliveryJobId(r.id, r.attempts + 1) },
+            data: { deliveryId: d.id, attemptNo: d.attemptNo },
+            opts: { jobId: deliveryJobId(d.id, d.attemptNo) },
           })),
         );
-        this.log.warn({ count: missing.length }, 're-enqueued deliveries whose job was lost');
+        this.log.warn({ count: missing.length }, 're-enqueued deliveries whose job was lost or whose attempt was abandoned');
       }
       if (rows.length < BATCH) return;
     }

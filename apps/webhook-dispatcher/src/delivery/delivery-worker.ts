@@ -1,13 +1,11 @@
-import { DelayedError, Job, Queue, Worker } from 'bullmq';
+import { DelayedError, Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DELIVER_JOB, DELIVERY_QUEUE, DeliverJobData, deliveryJobId } from '@app/contracts';
+import { DELIVERY_QUEUE, DeliverJobData } from '@app/contracts';
 import type { WebhookDirectory } from '../webhooks/webhook-directory';
-import type { DispatcherMetrics } from '../metrics';
-import { deliveryHeaders, envelopeBody } from './delivery-request';
+import { envelopeBody } from './delivery-request';
+import type { DeliverySender } from './delivery-sender';
 import type { DeliveryStore } from './delivery-store';
-import { nextStep } from './retry-schedule';
-import type { WebhookClient } from './webhook-client';
 
 export interface DeliveryWorkerOptions {
   connection: Redis;
@@ -17,19 +15,18 @@ export interface DeliveryWorkerOptions {
 }
 
 /**
- * One job = one attempt. The attempt claims its delivery in PostgreSQL (a lease), POSTs, records the
- * outcome, and, when another try is due, persists next_attempt_at before adding the delayed job for
- * it, so the record always knows more than Redis does.
+ * Retries (and replays, and attempts the reconciler put back) come as BullMQ jobs: one job = one
+ * attempt. The job claims its delivery in PostgreSQL (a lease), then the sender POSTs and records it,
+ * as for a first attempt made straight from the fan-out.
  */
 export class DeliveryWorker {
   private worker: Worker<DeliverJobData> | null = null;
 
   constructor(
-    private readonly queue: Queue<DeliverJobData>,
     private readonly store: DeliveryStore,
     private readonly directory: WebhookDirectory,
-    private readonly client: WebhookClient,
-    private readonly metrics: DispatcherMetrics,
+    private readonly sender: DeliverySender,
+    private readonly leaseMs: number,
     private readonly log: Logger,
     private readonly clock: () => number = Date.now,
   ) {}
@@ -56,6 +53,7 @@ export class DeliveryWorker {
 
   async attempt(job: Job<DeliverJobData>, token?: string): Promise<void> {
     const { deliveryId, attemptNo } = job.data;
+    const claimedAt = this.clock();
     const claim = await this.store.claim(deliveryId, attemptNo);
     if (claim.kind === 'gone') return;
     if (claim.kind === 'leased') {
@@ -68,44 +66,15 @@ export class DeliveryWorker {
       await this.store.abandon(deliveryId, attemptNo, webhook ? 'webhook is inactive' : 'webhook was deleted');
       return;
     }
-    const body = envelopeBody(claim.envelope);
-    const startedAt = this.clock();
-    const headers = deliveryHeaders({
-      eventId: claim.envelope.id,
-      body,
-      secret: webhook.secret,
-      customHeaders: webhook.customHeaders,
-      now: startedAt,
-    });
-    const result = await this.client.post(webhook.url, headers, body);
-    const finishedAt = this.clock();
-    const step = nextStep(webhook.retryPolicy, attemptNo - claim.attemptBase, result, finishedAt);
-    const nextAttemptAt = step.kind === 'retry' ? finishedAt + step.delayMs : null;
-    await this.store.record({
+    await this.sender.send({
       deliveryId,
       attemptNo,
-      status: step.kind === 'retry' ? 'pending' : step.kind,
-      statusCode: result.statusCode,
-      error: result.error,
-      snippet: result.snippet,
-      durationMs: result.durationMs,
-      startedAt,
-      nextAttemptAt,
+      attemptBase: claim.attemptBase,
+      webhook,
+      eventId: claim.envelope.id,
+      eventTimestamp: claim.envelope.timestamp,
+      body: envelopeBody(claim.envelope),
+      leaseUntil: claimedAt + this.leaseMs,
     });
-    if (step.kind === 'retry') {
-      await this.queue.add(
-        DELIVER_JOB,
-        { deliveryId, attemptNo: attemptNo + 1 },
-        { jobId: deliveryJobId(deliveryId, attemptNo + 1), delay: step.delayMs },
-      );
-    }
-    this.metrics.attemptSeconds.observe({ result: step.kind === 'delivered' ? 'success' : 'failure' }, result.durationMs / 1000);
-    if (result.refused) this.metrics.outcomes.inc({ outcome: 'refused' });
-    this.metrics.outcomes.inc({ outcome: step.kind });
-    if (step.kind === 'delivered') {
-      this.metrics.eventToDeliverySeconds.observe(Math.max(0, finishedAt - claim.envelope.timestamp) / 1000);
-    } else {
-      this.log.info({ deliveryId, webhookId: webhook.id, attemptNo, statusCode: result.statusCode, error: result.error, next: step.kind }, 'delivery attempt failed');
-    }
   }
 }

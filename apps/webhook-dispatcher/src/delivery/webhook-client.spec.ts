@@ -42,3 +42,19 @@ describe('WebhookClient', () => {
     await client.close();
   });
 });
+
+describe('WebhookClient timeout', () => {
+  it('gives up on a receiver that never answers once the timeout has passed', async () => {
+    const sockets = new Set<import('node:net').Socket>();
+    const silent = createServer(() => undefined);
+    silent.on('connection', (s) => sockets.add(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const client = new WebhookClient({ timeoutMs: 300, allowPrivateTargets: true });
+    const result = await client.post(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, {}, Buffer.from('{}'));
+    expect(result).toMatchObject({ statusCode: null, error: 'timed out', refused: false });
+    expect(result.durationMs).toBeGreaterThanOrEqual(250);
+    await client.close();
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((r) => silent.close(() => r()));
+  });
+});

@@ -7,7 +7,8 @@ import type { EventFanout } from './event-fanout';
 
 type StreamEntry = [id: string, fields: string[]];
 
-const READ_COUNT = 500;
+/** Stream entries read (and fanned out in one statement) at a time. */
+export const READ_COUNT = 500;
 const BLOCK_MS = 1000;
 /** An entry pending this long in another consumer belongs to a dead or stuck dispatcher. */
 const CLAIM_IDLE_MS = 15_000;
@@ -15,7 +16,8 @@ const CLAIM_EVERY_MS = 5_000;
 
 /**
  * Reads the event stream as one consumer of the dispatchers' group, so replicas share the work:
- * XREADGROUP, fan-out, XACK. Entries a dead consumer left pending are taken over with XAUTOCLAIM.
+ * XREADGROUP, fan-out (rows committed, first attempts handed to the sender), XACK, and on to the next
+ * batch while those attempts are in flight. Entries a dead consumer left pending are taken over with XAUTOCLAIM.
  * Unacknowledged entries are never lost: they stay pending, and the outbox row stays un-fanned-out
  * for the reconciler.
  */
@@ -32,6 +34,8 @@ export class EventConsumer {
     keyPrefix: string,
     private readonly fanout: EventFanout,
     private readonly log: Logger,
+    /** resolves when the attempts of earlier batches leave room for another batch */
+    private readonly room: () => Promise<void> = () => Promise.resolve(),
   ) {
     this.streamKey = `${keyPrefix}:${EVENT_STREAM}`;
   }
@@ -60,6 +64,9 @@ export class EventConsumer {
   private async run(): Promise<void> {
     while (this.running) {
       try {
+        // the previous batch's attempts are still in flight: read on while they leave room
+        await this.room();
+        if (!this.running) break;
         if (Date.now() - this.lastClaimAt > CLAIM_EVERY_MS) await this.claimAbandoned();
         const res = (await this.redis.xreadgroup(
           'GROUP', DISPATCHER_CONSUMER_GROUP, this.consumer,
@@ -107,6 +114,7 @@ export class EventConsumer {
         this.log.error({ entryId: id }, 'unreadable stream entry skipped (the outbox still has the event)');
       }
     }
+    // acknowledged once the delivery rows are committed: from here the rows are the record
     await this.fanout.fanOut(envelopes);
     await this.redis.xack(this.streamKey, DISPATCHER_CONSUMER_GROUP, ...entries.map((e) => e[0]));
   }

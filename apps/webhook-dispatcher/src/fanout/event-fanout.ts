@@ -1,86 +1,146 @@
 import type { DataSource } from 'typeorm';
-import type { Queue } from 'bullmq';
-import { DELIVER_JOB, DeliverJobData, deliveryJobId, EventEnvelope } from '@app/contracts';
-import { newId } from '@app/database';
-import type { WebhookDirectory } from '../webhooks/webhook-directory';
+import type { EventEnvelope } from '@app/contracts';
+import { newHotPathId } from '../ids';
+import { envelopeBody } from '../delivery/delivery-request';
+import type { HeldAttempt } from '../delivery/delivery-sender';
+import type { WebhookTarget } from '../webhooks/webhook-directory';
 
-interface PlannedDelivery {
+export interface PlannedDelivery {
   id: string;
-  webhookId: string;
-  eventId: string;
-  organizationId: string;
-  eventType: string;
+  webhook: WebhookTarget;
+  envelope: EventEnvelope;
+}
+
+export interface FanoutDeps {
+  /** the webhooks an event goes to (the in-memory directory) */
+  match(envelope: EventEnvelope): WebhookTarget[];
+  /** waits for webhook reloads in flight */
+  settled(): Promise<void>;
+}
+
+export interface AttemptSink {
+  sendAll(attempts: HeldAttempt[]): void;
 }
 
 /**
- * Turns events into deliveries: one `deliveries` row per (matching webhook, event), then one job per
- * new row, then the event is marked fanned out. Idempotent: a re-read event hits the UNIQUE
- * (webhook_id, event_id) and creates nothing; a row whose job was lost is re-enqueued by the reconciler.
+ * One delivery per (matching webhook, event), in an order every replica shares: two fan-outs of the
+ * same batch then lock rows in the same order and cannot deadlock.
+ */
+export function planDeliveries(envelopes: EventEnvelope[], directory: Pick<FanoutDeps, 'match'>): PlannedDelivery[] {
+  const planned: PlannedDelivery[] = [];
+  for (const envelope of envelopes) {
+    for (const webhook of directory.match(envelope)) planned.push({ id: newHotPathId('dlv'), webhook, envelope });
+  }
+  planned.sort((a, b) =>
+    a.webhook.id === b.webhook.id ? (a.envelope.id < b.envelope.id ? -1 : a.envelope.id > b.envelope.id ? 1 : 0) : a.webhook.id < b.webhook.id ? -1 : 1,
+  );
+  return planned;
+}
+
+/**
+ * The first attempts of the rows this fan-out created, one body Buffer per event whatever the number
+ * of webhooks (only the signature differs per secret).
+ */
+export function firstAttempts(planned: PlannedDelivery[], createdIds: Iterable<string>, leaseUntil: number): HeldAttempt[] {
+  const created = new Set(createdIds);
+  const bodies = new Map<string, Buffer>();
+  const attempts: HeldAttempt[] = [];
+  for (const p of planned) {
+    if (!created.has(p.id)) continue;
+    let body = bodies.get(p.envelope.id);
+    if (!body) bodies.set(p.envelope.id, (body = envelopeBody(p.envelope)));
+    attempts.push({
+      deliveryId: p.id,
+      attemptNo: 1,
+      attemptBase: 0,
+      webhook: p.webhook,
+      eventId: p.envelope.id,
+      eventTimestamp: p.envelope.timestamp,
+      body,
+      leaseUntil,
+    });
+  }
+  return attempts;
+}
+
+/**
+ * Turns events into deliveries and makes their first attempt at once, without a job: one statement
+ * inserts the batch's delivery rows already claimed (`delivering`, attempts = 1, a lease) and marks
+ * the events fanned out; the attempts then go to the sender. Only a failed attempt becomes a BullMQ
+ * job. Idempotent: a re-read event hits the UNIQUE (webhook_id, event_id) and creates (and sends)
+ * nothing; a row whose dispatcher died mid-attempt keeps its lease, and the reconciler puts it back
+ * once the lease ends.
  */
 export class EventFanout {
   constructor(
     private readonly db: DataSource,
-    private readonly queue: Queue<DeliverJobData>,
-    private readonly directory: WebhookDirectory,
+    private readonly directory: FanoutDeps,
+    private readonly sender: AttemptSink,
+    private readonly leaseMs: number,
     private readonly onCreated: (n: number) => void = () => undefined,
+    private readonly clock: () => number = Date.now,
   ) {}
 
+  /** Resolves once the rows are committed (the record); the attempts carry on in the sender. */
   async fanOut(envelopes: EventEnvelope[]): Promise<number> {
     if (envelopes.length === 0) return 0;
     await this.directory.settled();
-    const planned: PlannedDelivery[] = [];
-    for (const envelope of envelopes) {
-      for (const webhook of this.directory.match(envelope)) {
-        planned.push({
-          id: newId('dlv'),
-          webhookId: webhook.id,
-          eventId: envelope.id,
-          organizationId: envelope.organizationId,
-          eventType: envelope.event,
-        });
-      }
-    }
-    // one lock order for every replica, so two fan-outs of the same batch cannot deadlock
-    planned.sort((a, b) => (a.webhookId === b.webhookId ? (a.eventId < b.eventId ? -1 : 1) : a.webhookId < b.webhookId ? -1 : 1));
-    const created = planned.length ? await this.insert(planned) : [];
+    const planned = planDeliveries(envelopes, this.directory);
+    const leaseFrom = this.clock();
+    const created = await this.insertClaimed(planned, envelopes.map((e) => e.id));
     if (created.length) {
-      await this.queue.addBulk(
-        created.map((id) => ({ name: DELIVER_JOB, data: { deliveryId: id, attemptNo: 1 }, opts: { jobId: deliveryJobId(id, 1) } })),
-      );
+      this.sender.sendAll(firstAttempts(planned, created, leaseFrom + this.leaseMs));
       this.onCreated(created.length);
     }
-    await this.db.query(`UPDATE events SET fanned_out_at = now() WHERE id = ANY($1::text[]) AND fanned_out_at IS NULL`, [
-      envelopes.map((e) => e.id),
-    ]);
     return created.length;
   }
 
-  private async insert(planned: PlannedDelivery[]): Promise<string[]> {
-    // rows whose webhook was deleted (or whose event never reached the outbox) are skipped, not fatal
-    const sql = `INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at)
-      SELECT u.id, u.webhook_id, u.event_id, u.organization_id, u.event_type, 'pending', 0, now()
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, webhook_id, event_id, organization_id, event_type)
-       WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = u.webhook_id)
-         AND EXISTS (SELECT 1 FROM events e WHERE e.id = u.event_id)
-      ON CONFLICT (webhook_id, event_id) DO NOTHING
-      RETURNING id`;
+  private async insertClaimed(planned: PlannedDelivery[], eventIds: string[]): Promise<string[]> {
     const params = [
       planned.map((p) => p.id),
-      planned.map((p) => p.webhookId),
-      planned.map((p) => p.eventId),
-      planned.map((p) => p.organizationId),
-      planned.map((p) => p.eventType),
+      planned.map((p) => p.webhook.id),
+      planned.map((p) => p.envelope.id),
+      planned.map((p) => p.envelope.organizationId),
+      planned.map((p) => p.envelope.event),
+      this.leaseMs,
+      eventIds,
     ];
+    try {
+      // the usual case: every webhook and outbox row exists, and the foreign keys are the only check
+      return await this.runInsert(false, params);
+    } catch (err) {
+      if ((err as { code?: string }).code !== '23503' && (err as { code?: string }).code !== '40P01') throw err;
+    }
     for (let attempt = 1; ; attempt++) {
       try {
-        const rows: { id: string }[] = await this.db.query(sql, params);
-        return rows.map((r) => r.id);
+        // a webhook deleted since it was cached (or an event gone from the outbox): skip those rows
+        return await this.runInsert(true, params);
       } catch (err) {
-        // a webhook deleted between the check and the insert, or a deadlock with another replica
+        // deleted between the check and the insert, or a deadlock with another replica
         const code = (err as { code?: string }).code;
         if (attempt < 3 && (code === '23503' || code === '40P01')) continue;
         throw err;
       }
     }
+  }
+
+  private async runInsert(skipMissing: boolean, params: unknown[]): Promise<string[]> {
+    const guard = skipMissing
+      ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = u.webhook_id) AND EXISTS (SELECT 1 FROM events e WHERE e.id = u.event_id)`
+      : '';
+    const rows: { id: string }[] = await this.db.query(
+      `WITH ins AS (
+        INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at, leased_until)
+        SELECT u.id, u.webhook_id, u.event_id, u.organization_id, u.event_type, 'delivering', 1, now(),
+               now() + make_interval(secs => $6::float8 / 1000)
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, webhook_id, event_id, organization_id, event_type)
+         ${guard}
+        ON CONFLICT (webhook_id, event_id) DO NOTHING
+        RETURNING id),
+      fanned AS (UPDATE events SET fanned_out_at = now() WHERE id = ANY($7::text[]) AND fanned_out_at IS NULL)
+      SELECT id FROM ins`,
+      params,
+    );
+    return rows.map((r) => r.id);
   }
 }

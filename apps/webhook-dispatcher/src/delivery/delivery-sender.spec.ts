@@ -1,0 +1,175 @@
+import { createHmac } from 'node:crypto';
+import pino from 'pino';
+import { DELIVER_JOB } from '@app/contracts';
+import { DispatcherMetrics } from '../metrics';
+import type { WebhookTarget } from '../webhooks/webhook-directory';
+import { DeliverySender, HeldAttempt, Poster } from './delivery-sender';
+import type { AttemptRecord, DeliveryStore } from './delivery-store';
+import type { PostResult } from './webhook-client';
+
+const log = pino({ level: 'silent' });
+const metrics = new DispatcherMetrics({ queueDepth: async () => ({}), deadCount: async () => 0 });
+
+const webhook: WebhookTarget = {
+  id: 'whk_1',
+  organizationId: 'org_1',
+  url: 'https://receiver.example/hook',
+  events: ['*'],
+  sessionId: null,
+  active: true,
+  customHeaders: {},
+  retryPolicy: { policy: 'constant', delaySeconds: 5, attempts: 3 },
+  secret: 's3cret',
+};
+
+const ok: PostResult = { statusCode: 200, retryAfter: null, snippet: null, error: null, refused: false, durationMs: 1 };
+const failed: PostResult = { statusCode: 500, retryAfter: null, snippet: 'boom', error: 'receiver answered 500', refused: false, durationMs: 1 };
+
+function attempt(n: number, over: Partial<HeldAttempt> = {}): HeldAttempt {
+  return {
+    deliveryId: `dlv_${n}`,
+    attemptNo: 1,
+    attemptBase: 0,
+    webhook,
+    eventId: `evt_${n}`,
+    eventTimestamp: 0,
+    body: Buffer.from(`{"n":${n}}`),
+    leaseUntil: Date.now() + 60_000,
+    ...over,
+  };
+}
+
+/** A receiver whose answers the test releases one by one. */
+class GatedPoster implements Poster {
+  calls: { url: string; headers: Record<string, string>; body: Buffer; answer: (r: PostResult) => void }[] = [];
+  post(url: string, headers: Record<string, string>, body: Buffer): Promise<PostResult> {
+    return new Promise((answer) => this.calls.push({ url, headers, body, answer }));
+  }
+}
+
+function fakeStore() {
+  const records: AttemptRecord[] = [];
+  const renewals: { deliveryId: string; attemptNo: number }[][] = [];
+  const store = {
+    record: jest.fn(async (r: AttemptRecord) => {
+      records.push(r);
+    }),
+    renewLeases: jest.fn(async (items: { deliveryId: string; attemptNo: number }[]) => {
+      renewals.push(items);
+      return new Set(items.map((i) => i.deliveryId));
+    }),
+  };
+  return { store: store as unknown as DeliveryStore, records, renewals, mock: store };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe('DeliverySender', () => {
+  it('keeps at most `concurrency` POSTs in flight across everything handed to it', async () => {
+    const poster = new GatedPoster();
+    const { store, records } = fakeStore();
+    const sender = new DeliverySender({ concurrency: 2, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log);
+    sender.sendAll([attempt(1), attempt(2), attempt(3), attempt(4), attempt(5)]);
+    await flush();
+    expect(poster.calls).toHaveLength(2);
+    expect(sender.backlog).toBe(5);
+    poster.calls[0].answer(ok);
+    await flush();
+    expect(poster.calls).toHaveLength(3);
+    for (let i = 1; i < 5; i++) {
+      await flush();
+      poster.calls[i].answer(ok);
+    }
+    await sender.idle();
+    expect(records.map((r) => r.deliveryId).sort()).toEqual(['dlv_1', 'dlv_2', 'dlv_3', 'dlv_4', 'dlv_5']);
+    expect(records.every((r) => r.status === 'delivered' && r.nextAttemptAt === null)).toBe(true);
+    expect(sender.backlog).toBe(0);
+  });
+
+  it('signs the shared body per webhook secret and sends it unchanged', async () => {
+    const poster = new GatedPoster();
+    const { store } = fakeStore();
+    const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log);
+    const body = Buffer.from('{"id":"evt_1"}');
+    sender.sendAll([
+      attempt(1, { body, eventId: 'evt_1' }),
+      attempt(2, { body, eventId: 'evt_1', webhook: { ...webhook, id: 'whk_2', secret: 'other' } }),
+    ]);
+    await flush();
+    expect(poster.calls.map((c) => c.body)).toEqual([body, body]);
+    expect(poster.calls[0].headers['X-Webhook-Hmac']).toBe(createHmac('sha512', 's3cret').update(body).digest('hex'));
+    expect(poster.calls[1].headers['X-Webhook-Hmac']).toBe(createHmac('sha512', 'other').update(body).digest('hex'));
+    expect(poster.calls.map((c) => c.headers['X-Webhook-Request-Id'])).toEqual(['evt_1', 'evt_1']);
+    poster.calls.forEach((c) => c.answer(ok));
+    await sender.idle();
+  });
+
+  it('records a failure as pending with next_attempt_at before adding the retry job, and a last failure as dead', async () => {
+    const poster = new GatedPoster();
+    const { store, mock } = fakeStore();
+    const order: string[] = [];
+    mock.record.mockImplementation(async (r: AttemptRecord) => {
+      order.push(`record ${r.deliveryId} ${r.status}`);
+    });
+    const queue = { add: jest.fn(async (_name: string, data: { deliveryId: string }) => void order.push(`job ${data.deliveryId}`)) };
+    const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, queue as never, poster, metrics, log, () => 1_000_000);
+    sender.sendAll([attempt(1), attempt(2, { attemptNo: 3 })]);
+    await flush();
+    poster.calls.forEach((c) => c.answer(failed));
+    await sender.idle();
+    expect(order).toEqual(['record dlv_1 pending', 'record dlv_2 dead', 'job dlv_1']);
+    expect(mock.record.mock.calls[0][0]).toMatchObject({ attemptNo: 1, statusCode: 500, nextAttemptAt: 1_005_000, snippet: 'boom' });
+    expect(queue.add).toHaveBeenCalledWith(DELIVER_JOB, { deliveryId: 'dlv_1', attemptNo: 2 }, { jobId: 'dlv_1-2', delay: 5000 });
+  });
+
+  it('holds the fan-out back until the attempts in hand drop below the limit', async () => {
+    const poster = new GatedPoster();
+    const { store } = fakeStore();
+    const sender = new DeliverySender({ concurrency: 8, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log);
+    sender.sendAll([attempt(1), attempt(2), attempt(3)]);
+    await flush();
+    let room = false;
+    void sender.whenBelow(2).then(() => (room = true));
+    poster.calls[0].answer(ok);
+    await flush();
+    expect(room).toBe(false);
+    poster.calls[1].answer(ok);
+    await sender.whenBelow(2);
+    expect(room).toBe(true);
+    poster.calls[2].answer(ok);
+    await sender.idle();
+  });
+
+  it('renews the leases of attempts kept waiting, not of fresh ones', async () => {
+    const poster = new GatedPoster();
+    const { store, renewals } = fakeStore();
+    let now = 1_000_000;
+    const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log, () => now);
+    sender.sendAll([attempt(1, { leaseUntil: now + 3000 }), attempt(2, { leaseUntil: now + 3000 })]);
+    await flush();
+    await sender.renewLeases();
+    expect(renewals).toHaveLength(0);
+    now += 1500; // less than timeout + half the margin left
+    await sender.renewLeases();
+    expect(renewals).toEqual([[{ deliveryId: 'dlv_1', attemptNo: 1 }, { deliveryId: 'dlv_2', attemptNo: 1 }]]);
+    await sender.renewLeases();
+    expect(renewals).toHaveLength(1); // extended to now + lease, not due again yet
+    poster.calls[0].answer(ok);
+    await flush();
+    await flush();
+    poster.calls[1].answer(ok);
+    await sender.idle();
+  });
+
+  it('rejects send() when the outcome cannot be written, so a retry job fails and BullMQ retries it', async () => {
+    const poster = new GatedPoster();
+    const { store, mock } = fakeStore();
+    mock.record.mockRejectedValue(new Error('db down'));
+    const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log);
+    const sent = sender.send(attempt(1));
+    await flush();
+    poster.calls[0].answer(ok);
+    await expect(sent).rejects.toThrow('db down');
+    expect(sender.backlog).toBe(0);
+  });
+});

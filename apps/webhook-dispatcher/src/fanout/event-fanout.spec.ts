@@ -1,0 +1,54 @@
+import type { EventEnvelope } from '@app/contracts';
+import { envelopeBody } from '../delivery/delivery-request';
+import type { WebhookTarget } from '../webhooks/webhook-directory';
+import { firstAttempts, planDeliveries } from './event-fanout';
+
+const hook = (id: string): WebhookTarget => ({
+  id,
+  organizationId: 'org_1',
+  url: `https://receiver.example/${id}`,
+  events: ['*'],
+  sessionId: null,
+  active: true,
+  customHeaders: {},
+  retryPolicy: { policy: 'constant', delaySeconds: 1, attempts: 3 },
+  secret: null,
+});
+
+const envelope = (id: string): EventEnvelope => ({
+  id,
+  event: 'message.received',
+  organizationId: 'org_1',
+  sessionId: null,
+  timestamp: 1700000000000,
+  payload: { text: id },
+});
+
+describe('planDeliveries', () => {
+  it('plans one delivery per matching webhook and event, sorted by webhook then event', () => {
+    const directory = { match: (e: EventEnvelope) => (e.id === 'evt_b' ? [hook('whk_2'), hook('whk_1')] : [hook('whk_2')]) };
+    const planned = planDeliveries([envelope('evt_c'), envelope('evt_b'), envelope('evt_a')], directory);
+    expect(planned.map((p) => `${p.webhook.id}/${p.envelope.id}`)).toEqual(['whk_1/evt_b', 'whk_2/evt_a', 'whk_2/evt_b', 'whk_2/evt_c']);
+    expect(new Set(planned.map((p) => p.id)).size).toBe(4);
+    expect(planned.every((p) => /^dlv_[0-9A-HJKMNP-TV-Z]{26}$/.test(p.id))).toBe(true);
+  });
+});
+
+describe('firstAttempts', () => {
+  it('makes attempt 1 of the rows this fan-out created only, sharing one body Buffer per event', () => {
+    const directory = { match: () => [hook('whk_1'), hook('whk_2'), hook('whk_3')] };
+    const planned = planDeliveries([envelope('evt_a'), envelope('evt_b')], directory);
+    // the row of whk_3/evt_a already existed (a re-read event): it is not sent again
+    const created = planned.filter((p) => !(p.webhook.id === 'whk_3' && p.envelope.id === 'evt_a')).map((p) => p.id);
+    const attempts = firstAttempts(planned, created, 42);
+    expect(attempts).toHaveLength(5);
+    expect(attempts.every((a) => a.attemptNo === 1 && a.attemptBase === 0 && a.leaseUntil === 42)).toBe(true);
+    const forA = attempts.filter((a) => a.eventId === 'evt_a');
+    expect(forA).toHaveLength(2);
+    expect(forA[0].body).toBe(forA[1].body);
+    expect(forA[0].body.equals(envelopeBody(envelope('evt_a')))).toBe(true);
+    const forB = attempts.filter((a) => a.eventId === 'evt_b');
+    expect(new Set(forB.map((a) => a.body)).size).toBe(1);
+    expect(forB[0].body).not.toBe(forA[0].body);
+  });
+});
