@@ -79,10 +79,11 @@ export class Reconciler {
   private async requeueOrphans(): Promise<void> {
     let after = '';
     for (;;) {
+      // the status list lets the planner use the partial index of open deliveries, not the whole table
       const rows: { id: string; status: string; attempts: number }[] = await this.db.query(
         `SELECT id, status, attempts
            FROM deliveries
-          WHERE id > $1 AND (
+          WHERE id > $1 AND status IN ('pending', 'delivering') AND (
                 (status = 'pending' AND next_attempt_at < now() - make_interval(secs => $2::float8 / 1000))
              OR (status = 'delivering' AND leased_until < now()))
           ORDER BY id LIMIT $3`,
