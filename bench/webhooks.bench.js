@@ -374,9 +374,11 @@ async function main() {
     await db.end();
   } finally {
     clearTimeout(bound);
-    if (dispatcher) {
+    // a dispatcher that already died would never emit 'exit' again, and cleanup would hang
+    if (dispatcher && dispatcher.exitCode === null && dispatcher.signalCode === null) {
+      const exited = new Promise((r) => dispatcher.once('exit', r));
       dispatcher.kill('SIGTERM');
-      await new Promise((r) => dispatcher.once('exit', r));
+      await exited;
     }
     receiver.kill();
     await cleanup(redis);
