@@ -1,3 +1,4 @@
 export * from './secret-box';
 export * from './passwords';
 export * from './tokens';
+export * from './ulid';

@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { randomUlid } from '@app/crypto';
 
 /** Prefixed, sortable ids: `ses_01J…`. */
-export const newId = (prefix: 'org' | 'usr' | 'key' | 'ses' | 'grp' | 'whk' | 'evt' | 'dlv' | 'att' | 'msg') => `${prefix}_${ulid()}`;
+export const newId = (prefix: 'org' | 'usr' | 'key' | 'ses' | 'grp' | 'whk' | 'evt' | 'dlv' | 'att' | 'msg') => `${prefix}_${randomUlid()}`;

@@ -1,7 +1,7 @@
-import { ulid } from 'ulid';
 import type { DataSource } from 'typeorm';
 import type { Redis } from 'ioredis';
 import { EVENT_ID_PREFIX, EVENT_STREAM, EventEnvelope, EventType } from '@app/contracts';
+import { randomUlid } from '@app/crypto';
 
 export interface PublishInput<P> {
   event: EventType;
@@ -31,7 +31,7 @@ export class EventPublisher {
 
   build<P extends object>(input: PublishInput<P>): EventEnvelope<P> {
     return {
-      id: EVENT_ID_PREFIX + ulid(),
+      id: EVENT_ID_PREFIX + randomUlid(),
       event: input.event,
       organizationId: input.organizationId,
       sessionId: input.sessionId,
@@ -49,9 +49,11 @@ export class EventPublisher {
   /** Writes many envelopes in one outbox insert and one pipelined append. */
   async publishEnvelopes(envelopes: EventEnvelope<object>[]): Promise<void> {
     if (envelopes.length === 0) return;
+    // serialized once: the same text goes to the outbox and to the stream
+    const texts = envelopes.map((e) => JSON.stringify(e));
     const values: unknown[] = [];
     const rows = envelopes.map((e, i) => {
-      values.push(e.id, e.organizationId, e.sessionId, e.event, JSON.stringify(e));
+      values.push(e.id, e.organizationId, e.sessionId, e.event, texts[i]);
       const b = i * 5;
       return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::jsonb)`;
     });
@@ -61,9 +63,7 @@ export class EventPublisher {
     );
     try {
       const pipeline = this.redis.pipeline();
-      for (const e of envelopes) {
-        pipeline.xadd(this.streamKey, 'MAXLEN', '~', String(this.maxLen), '*', 'envelope', JSON.stringify(e));
-      }
+      for (const text of texts) pipeline.xadd(this.streamKey, 'MAXLEN', '~', String(this.maxLen), '*', 'envelope', text);
       await pipeline.exec();
     } catch {
       // the outbox row is the record; the reconciler picks it up

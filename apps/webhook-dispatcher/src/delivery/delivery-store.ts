@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { DeliveryStatus, EventEnvelope } from '@app/contracts';
-import { newHotPathId } from '../ids';
+import { newId } from '@app/database';
 import { WriteBatcher } from './write-batcher';
 
 /** A claim leaves the row `delivering` with attempts = the attempt in flight, under a lease. */
@@ -46,7 +46,7 @@ export class DeliveryStore {
     private readonly leaseMs: number,
   ) {
     this.claims = new WriteBatcher((items) => this.claimBatch(items), 200, 2);
-    this.records = new WriteBatcher((items) => this.recordBatch(items), 200, 2);
+    this.records = new WriteBatcher((items) => this.recordBatch(items), 1000, 1);
   }
 
   claim(deliveryId: string, attemptNo: number): Promise<Claim> {
@@ -148,7 +148,7 @@ export class DeliveryStore {
          FROM v
         WHERE d.id = v.delivery_id AND d.attempts = v.attempt_no AND d.status = 'delivering'`,
       [
-        items.map(() => newHotPathId('att')),
+        items.map(() => newId('att')),
         items.map((i) => i.deliveryId),
         items.map((i) => i.attemptNo),
         items.map((i) => i.status),

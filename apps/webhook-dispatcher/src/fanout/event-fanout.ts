@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
-import { newHotPathId } from '../ids';
+import { newId } from '@app/database';
 import { envelopeBody } from '../delivery/delivery-request';
 import type { HeldAttempt } from '../delivery/delivery-sender';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
@@ -29,7 +29,7 @@ export interface AttemptSink {
 export function planDeliveries(envelopes: EventEnvelope[], directory: Pick<FanoutDeps, 'match'>): PlannedDelivery[] {
   const planned: PlannedDelivery[] = [];
   for (const envelope of envelopes) {
-    for (const webhook of directory.match(envelope)) planned.push({ id: newHotPathId('dlv'), webhook, envelope });
+    for (const webhook of directory.match(envelope)) planned.push({ id: newId('dlv'), webhook, envelope });
   }
   planned.sort((a, b) =>
     a.webhook.id === b.webhook.id ? (a.envelope.id < b.envelope.id ? -1 : a.envelope.id > b.envelope.id ? 1 : 0) : a.webhook.id < b.webhook.id ? -1 : 1,

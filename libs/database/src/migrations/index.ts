@@ -1,5 +1,6 @@
 import { Initial1763683200000 } from './1763683200000-Initial';
 import { DeliveryLease1763740800000 } from './1763740800000-DeliveryLease';
+import { LeanDeliveryIndexes1763827200000 } from './1763827200000-LeanDeliveryIndexes';
 
 /** Every migration, in order. New ones are appended here. */
-export const MIGRATIONS = [Initial1763683200000, DeliveryLease1763740800000];
+export const MIGRATIONS = [Initial1763683200000, DeliveryLease1763740800000, LeanDeliveryIndexes1763827200000];
