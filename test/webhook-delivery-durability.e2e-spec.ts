@@ -1,6 +1,6 @@
 import IORedis, { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
-import { EventEnvelope, EventType } from '@app/contracts';
+import { DISPATCHER_CONSUMER_GROUP, EVENT_STREAM, EventEnvelope, EventType } from '@app/contracts';
 import { EventPublisher } from '@app/events';
 import { waitFor } from './support/processes';
 import { createWebhookRow, deliveriesOf, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
@@ -77,10 +77,16 @@ describe('webhook delivery durability', () => {
     await dispatcher.kill();
     const before = receiver.distinctIds('/kill').size;
     expect(before).toBeLessThan(300);
-    // first attempts are made straight from the fan-out, without a job: the killed dispatcher leaves
-    // them `delivering` under a lease, and only the reconciler can bring them back
-    const [left] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'delivering'`, [hooks.kill]);
+    // first attempts are made straight from the fan-out, without a job, and their rows are written only
+    // after the POSTs: the killed dispatcher leaves events with no row and not fanned out, their stream
+    // entries pending, which only a takeover (XAUTOCLAIM) or the reconciler's outbox scan can bring back
+    const ids = envelopes.map((e) => e.id);
+    const [left] = await db.query(`SELECT count(*)::int AS n FROM events WHERE id = ANY($1) AND fanned_out_at IS NULL`, [ids]);
     expect(left.n).toBeGreaterThan(0);
+    const [rows] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1`, [hooks.kill]);
+    expect(rows.n).toBeLessThan(300);
+    const [pendingEntries] = (await redis.xpending(`${prefix}:${EVENT_STREAM}`, DISPATCHER_CONSUMER_GROUP)) as [number];
+    expect(pendingEntries).toBeGreaterThan(0);
     dispatcher = await startDispatcherProcess();
     await waitFor(() => receiver.distinctIds('/kill').size === 300, 40000, 'every event delivered after the restart');
     expect(receiver.distinctIds('/kill')).toEqual(new Set(envelopes.map((e) => e.id)));

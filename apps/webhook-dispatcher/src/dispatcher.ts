@@ -28,8 +28,8 @@ export interface RunningDispatcher {
 }
 
 /**
- * Wires the dispatcher: the event consumer (stream → claimed delivery rows → first attempts, sent at
- * once), the sender (signed POSTs, batched records, retry jobs), the delivery worker (retry jobs), the reconciler (PostgreSQL → lost Redis state), the webhook cache and the ops server.
+ * Wires the dispatcher: the event consumer (stream → first attempts, sent at once → delivery rows
+ * written after the POSTs → XACK), the sender (signed POSTs, batched records, retry jobs), the delivery worker (retry jobs), the reconciler (PostgreSQL → lost Redis state), the webhook cache and the ops server.
  */
 export async function startDispatcher(config: DispatcherConfig, log: Logger): Promise<RunningDispatcher> {
   const keys = new RedisKeys(config.REDIS_KEY_PREFIX);
@@ -74,11 +74,13 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
     { concurrency: config.DISPATCHER_CONCURRENCY, timeoutMs: config.WEBHOOK_TIMEOUT_MS, leaseMs },
     store, queue, client, metrics, log,
   );
-  const fanout = new EventFanout(db, directory, sender, leaseMs, (n) => metrics.fannedOut.inc(n));
+  const fanout = new EventFanout(db, directory, sender, leaseMs, (n) => metrics.fannedOut.inc(n), Date.now, store);
   // read the next batch while fewer than this many attempts are held: enough that every POST slot
   // stays busy while the next batch is read and inserted; held attempts keep their leases renewed
   const readAhead = Math.max(2 * READ_COUNT, 4 * config.DISPATCHER_CONCURRENCY);
-  const consumer = new EventConsumer(streamReader, config.REDIS_KEY_PREFIX, fanout, log, () => sender.whenBelow(readAhead));
+  // a pending entry is another consumer's for longer than its POSTs can take: a live one claims the
+  // rows of attempts it keeps waiting (HOLD_AFTER_MS) and acknowledges the entries long before that
+  const consumer = new EventConsumer(streamReader, config.REDIS_KEY_PREFIX, fanout, log, () => sender.whenBelow(readAhead), redis, leaseMs);
   const worker = new DeliveryWorker(store, directory, sender, leaseMs, log);
   const reconciler = new Reconciler(db, redis, keys, queue, fanout, log, config.RECONCILE_INTERVAL_MS);
 
@@ -111,6 +113,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
       await consumer.stop();
       await worker.stop();
       await sender.stop();
+      await consumer.drain();
       await reconciler.stop();
       await ops.close();
       await client.close();

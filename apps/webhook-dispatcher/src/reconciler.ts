@@ -7,8 +7,12 @@ import { DELIVER_JOB, DELIVERY_QUEUE, DeliverJobData, deliveryJobId, EventEnvelo
 import type { RedisKeys } from '@app/redis';
 import type { EventFanout } from './fanout/event-fanout';
 
-/** An event younger than this is still on its way through the stream. */
-const FANOUT_GRACE_MS = 3000;
+/**
+ * An event younger than this is still on its way through the stream: a fresh entry (read within
+ * FRESH_ENTRY_MS) has its rows written, or claimed after HOLD_AFTER_MS, well within it. Older entries
+ * are fanned out with claimed rows, as here, so the two cannot both POST.
+ */
+const FANOUT_GRACE_MS = 10_000;
 /** A due delivery younger than this may have its job being added right now. */
 const DUE_GRACE_MS = 2000;
 const BATCH = 500;

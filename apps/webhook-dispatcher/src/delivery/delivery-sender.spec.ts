@@ -3,8 +3,9 @@ import pino from 'pino';
 import { DELIVER_JOB } from '@app/contracts';
 import { DispatcherMetrics } from '../metrics';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
-import { DeliverySender, HeldAttempt, Poster } from './delivery-sender';
-import type { AttemptRecord, DeliveryStore } from './delivery-store';
+import { PendingEvent } from '../fanout/pending-event';
+import { DeliverySender, HeldAttempt, HOLD_AFTER_MS, Poster, UnwrittenRow } from './delivery-sender';
+import type { AttemptRecord, DeliveryStore, NewDelivery, RowWrite } from './delivery-store';
 import type { PostResult } from './webhook-client';
 
 const log = pino({ level: 'silent' });
@@ -50,7 +51,22 @@ class GatedPoster implements Poster {
 function fakeStore() {
   const records: AttemptRecord[] = [];
   const renewals: { deliveryId: string; attemptNo: number }[][] = [];
+  /** rows written by writeFirst, and holds still waiting for their statement (the test flushes them) */
+  const firsts: { delivery: NewDelivery; outcome: AttemptRecord }[] = [];
+  const holds: { write: RowWrite; commit: (created: boolean) => void }[] = [];
   const store = {
+    flushSoon: jest.fn(),
+    writeFirst: jest.fn(async (delivery: NewDelivery, outcome: AttemptRecord) => {
+      firsts.push({ delivery, outcome });
+      return true;
+    }),
+    hold: jest.fn((delivery: NewDelivery, event: PendingEvent) => {
+      const write: RowWrite = { kind: 'row', delivery, event, outcome: null, flushing: false };
+      let commit!: (created: boolean) => void;
+      const created = new Promise<boolean>((r) => (commit = r));
+      holds.push({ write, commit });
+      return { write, created };
+    }),
     record: jest.fn(async (r: AttemptRecord) => {
       records.push(r);
     }),
@@ -59,7 +75,7 @@ function fakeStore() {
       return new Set(items.map((i) => i.deliveryId));
     }),
   };
-  return { store: store as unknown as DeliveryStore, records, renewals, mock: store };
+  return { store: store as unknown as DeliveryStore, records, renewals, firsts, holds, mock: store };
 }
 
 const flush = () => new Promise((r) => setImmediate(r));
@@ -171,5 +187,107 @@ describe('DeliverySender', () => {
     poster.calls[0].answer(ok);
     await expect(sent).rejects.toThrow('db down');
     expect(sender.backlog).toBe(0);
+  });
+
+  describe('first attempts of a fresh fan-out (no row yet)', () => {
+    const fresh = (n: number, event = new PendingEvent(`evt_${n}`, 1, () => undefined)): HeldAttempt =>
+      attempt(n, { leaseUntil: Number.POSITIVE_INFINITY, row: { event, organizationId: 'org_1', eventType: 'message.received', state: 'unwritten' } });
+
+    it('writes the row once, after the POST, in its final state with its attempt', async () => {
+      const poster = new GatedPoster();
+      const { store, firsts, mock } = fakeStore();
+      const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log);
+      sender.sendAll([fresh(1)]);
+      await flush();
+      expect(mock.writeFirst).not.toHaveBeenCalled();
+      poster.calls[0].answer(ok);
+      await sender.idle();
+      expect(firsts).toEqual([
+        {
+          delivery: { deliveryId: 'dlv_1', webhookId: 'whk_1', eventId: 'evt_1', organizationId: 'org_1', eventType: 'message.received' },
+          outcome: expect.objectContaining({ deliveryId: 'dlv_1', attemptNo: 1, status: 'delivered', statusCode: 200 }),
+        },
+      ]);
+      expect(mock.record).not.toHaveBeenCalled();
+    });
+
+    it('adds the retry job only after a pending row is written, and none when the row was someone else\'s', async () => {
+      const poster = new GatedPoster();
+      const { store, mock } = fakeStore();
+      const order: string[] = [];
+      mock.writeFirst.mockImplementation(async (d: NewDelivery, o: AttemptRecord) => {
+        order.push(`write ${d.deliveryId} ${o.status}`);
+        return d.deliveryId === 'dlv_1';
+      });
+      const queue = { add: jest.fn(async (_name: string, data: { deliveryId: string }) => void order.push(`job ${data.deliveryId}`)) };
+      const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, queue as never, poster, metrics, log, () => 1_000_000);
+      sender.sendAll([fresh(1), fresh(2)]);
+      await flush();
+      poster.calls.forEach((c) => c.answer(failed));
+      await sender.idle();
+      expect(order).toEqual(['write dlv_1 pending', 'write dlv_2 pending', 'job dlv_1']);
+      expect(mock.writeFirst.mock.calls[0][1]).toMatchObject({ nextAttemptAt: 1_005_000 });
+    });
+
+    it('claims the row of an attempt kept waiting, and writes the outcome into the claim while it is not yet flushed', async () => {
+      const poster = new GatedPoster();
+      const { store, holds, mock } = fakeStore();
+      let now = 1_000_000;
+      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log, () => now);
+      sender.sendAll([fresh(1), fresh(2)]);
+      await flush();
+      sender.holdSlowRows();
+      expect(holds).toHaveLength(0);
+      now += HOLD_AFTER_MS + 1;
+      sender.holdSlowRows();
+      expect(holds.map((h) => h.write.delivery.deliveryId)).toEqual(['dlv_1', 'dlv_2']);
+      poster.calls[0].answer(ok);
+      await flush();
+      // not flushed yet: the claim becomes the final row, no separate record
+      expect(holds[0].write.outcome).toMatchObject({ status: 'delivered' });
+      holds[0].commit(true);
+      // dlv_2's claim is flushed and committed before its POST ends: an ordinary leased attempt
+      holds[1].write.flushing = true;
+      holds[1].commit(true);
+      await flush();
+      poster.calls[1].answer(ok);
+      await sender.idle();
+      expect(holds[1].write.outcome).toBeNull();
+      expect(mock.record).toHaveBeenCalledTimes(1);
+      expect(mock.record.mock.calls[0][0]).toMatchObject({ deliveryId: 'dlv_2', status: 'delivered' });
+      expect(mock.writeFirst).not.toHaveBeenCalled();
+    });
+
+    it('does not POST an attempt whose claim found the row already there', async () => {
+      const poster = new GatedPoster();
+      const { store, holds, mock } = fakeStore();
+      let now = 1_000_000;
+      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log, () => now);
+      sender.sendAll([fresh(1), fresh(2)]);
+      await flush();
+      now += HOLD_AFTER_MS + 1;
+      sender.holdSlowRows();
+      holds[1].write.flushing = true;
+      holds[1].commit(false);
+      await flush();
+      expect((sender as unknown as { held: Set<HeldAttempt> }).held.size).toBe(2);
+      poster.calls[0].answer(ok);
+      holds[0].commit(true);
+      await sender.idle();
+      expect(poster.calls).toHaveLength(1);
+      expect(mock.record).not.toHaveBeenCalled();
+    });
+
+    it('fails the event of a row never handed to the writer, so it is not marked fanned out without it', async () => {
+      const failing: Poster = { post: () => Promise.reject(new Error('bug')) };
+      const { store } = fakeStore();
+      const settled: boolean[] = [];
+      const event = new PendingEvent('evt_1', 1, (ok) => settled.push(ok));
+      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, failing, metrics, log);
+      const a = fresh(1, event);
+      await expect(sender.send(a)).rejects.toThrow('bug');
+      expect((a.row as UnwrittenRow).state).toBe('unwritten');
+      expect(settled).toEqual([false]);
+    });
   });
 });

@@ -2,13 +2,34 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { DELIVER_JOB, DeliverJobData, deliveryJobId } from '@app/contracts';
 import type { DispatcherMetrics } from '../metrics';
+import type { PendingEvent } from '../fanout/pending-event';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { deliveryHeaders } from './delivery-request';
-import type { DeliveryStore } from './delivery-store';
+import type { AttemptRecord, DeliveryStore, RowWrite } from './delivery-store';
 import { nextStep } from './retry-schedule';
 import type { PostResult } from './webhook-client';
 
-/** An attempt whose delivery row this dispatcher holds (status `delivering`, attempts = attemptNo, a lease). */
+/** A first attempt is kept unwritten at most this long; past it, its row is claimed (with a lease) before the outcome. */
+export const HOLD_AFTER_MS = 1000;
+
+/**
+ * The row of a fresh fan-out's first attempt, not written yet: `unwritten` until the outcome is known
+ * (then `writing`, in its final state) or until the attempt has waited HOLD_AFTER_MS (then `holding` →
+ * `held`, a claimed row under a lease, like any other attempt). `lost`: a row for the pair was there
+ * already (someone else's record) or could not be written; the attempt is not made, or its outcome not recorded.
+ */
+export interface UnwrittenRow {
+  event: PendingEvent;
+  organizationId: string;
+  eventType: string;
+  state: 'unwritten' | 'writing' | 'holding' | 'held' | 'lost';
+  hold?: { write: RowWrite; created: Promise<boolean> };
+}
+
+/**
+ * An attempt this dispatcher holds: its delivery row is `delivering` with attempts = attemptNo under
+ * a lease, or (a fresh fan-out's first attempt, `row` set) not written yet.
+ */
 export interface HeldAttempt {
   deliveryId: string;
   attemptNo: number;
@@ -20,8 +41,11 @@ export interface HeldAttempt {
   eventTimestamp: number;
   /** the envelope's bytes, shared by every webhook of the event; signed and sent as they are */
   body: Buffer;
-  /** our clock's conservative view of the lease's end (taken before the statement that set it) */
+  /** our clock's conservative view of the lease's end (taken before the statement that set it); Infinity while unwritten */
   leaseUntil: number;
+  row?: UnwrittenRow;
+  /** when the sender took it */
+  heldSince?: number;
 }
 
 export interface Poster {
@@ -63,7 +87,10 @@ export class DeliverySender {
 
   start(): void {
     const every = Math.max(100, Math.min(1000, Math.floor((this.options.leaseMs - this.options.timeoutMs) / 4)));
-    this.renewTimer = setInterval(() => void this.renewLeases(), every);
+    this.renewTimer = setInterval(() => {
+      this.holdSlowRows();
+      void this.renewLeases();
+    }, every);
     this.renewTimer.unref();
   }
 
@@ -98,21 +125,28 @@ export class DeliverySender {
 
   /**
    * Fan-out's attempts: fire and forget. A failure to record leaves the row `delivering` with its
-   * lease, which the reconciler takes back once the lease ends.
+   * lease, which the reconciler takes back once the lease ends; a fresh row that could not be written
+   * leaves its event un-fanned-out and its stream entry pending, for a takeover.
    */
   sendAll(attempts: HeldAttempt[]): void {
     for (const attempt of attempts) {
       this.send(attempt).catch((err) =>
-        this.log.error({ err, deliveryId: attempt.deliveryId, attemptNo: attempt.attemptNo }, 'delivery attempt not recorded; its lease will expire and it is redone'),
+        this.log.error({ err, deliveryId: attempt.deliveryId, attemptNo: attempt.attemptNo }, 'delivery attempt not recorded; it is redone (lease expiry or takeover)'),
       );
     }
   }
 
   /** Makes one attempt and records it; rejects when the outcome could not be written. */
   async send(attempt: HeldAttempt): Promise<void> {
+    attempt.heldSince = this.clock();
     this.held.add(attempt);
     try {
       await this.acquire();
+      if (attempt.row?.state === 'lost') {
+        // its row belongs to someone else (or could not be claimed): that record decides
+        this.release();
+        return;
+      }
       let result: PostResult;
       let startedAt: number;
       try {
@@ -130,6 +164,8 @@ export class DeliverySender {
       }
       await this.finish(attempt, result, startedAt);
     } finally {
+      // a row never handed to the writer: its event must not be marked fanned out without it
+      if (attempt.row?.state === 'unwritten') attempt.row.event.fail();
       this.held.delete(attempt);
       this.wakeWaiters();
     }
@@ -139,7 +175,7 @@ export class DeliverySender {
     const { deliveryId, attemptNo, webhook } = attempt;
     const finishedAt = this.clock();
     const step = nextStep(webhook.retryPolicy, attemptNo - attempt.attemptBase, result, finishedAt);
-    await this.store.record({
+    const outcome: AttemptRecord = {
       deliveryId,
       attemptNo,
       status: step.kind === 'retry' ? 'pending' : step.kind,
@@ -149,7 +185,13 @@ export class DeliverySender {
       durationMs: result.durationMs,
       startedAt,
       nextAttemptAt: step.kind === 'retry' ? finishedAt + step.delayMs : null,
-    });
+    };
+    if (attempt.row) {
+      // a duplicate POST of someone else's delivery: the receiver dedupes it by request id
+      if (!(await this.writeFresh(attempt, attempt.row, outcome))) return;
+    } else {
+      await this.store.record(outcome);
+    }
     if (step.kind === 'retry') {
       // next_attempt_at is committed: if this add is lost, the reconciler enqueues the due delivery
       await this.queue.add(
@@ -168,6 +210,62 @@ export class DeliverySender {
     }
   }
 
+  /** Writes a fresh attempt's outcome; false when the row is not ours to record. */
+  private async writeFresh(attempt: HeldAttempt, row: UnwrittenRow, outcome: AttemptRecord): Promise<boolean> {
+    if (row.state === 'unwritten') {
+      row.state = 'writing';
+      const created = await this.store.writeFirst(this.newDelivery(attempt, row), outcome, row.event);
+      if (created) this.metrics.fannedOut.inc();
+      return created;
+    }
+    if (row.state === 'holding' && row.hold && !row.hold.write.flushing) {
+      // the claim is not written yet: write the row in its final state instead
+      row.hold.write.outcome = outcome;
+      row.state = 'writing';
+      const created = await row.hold.created;
+      if (created) this.metrics.fannedOut.inc();
+      return created;
+    }
+    if (row.state === 'holding') await row.hold?.created.catch(() => false);
+    if (row.state !== 'held') return false;
+    await this.store.record(outcome);
+    return true;
+  }
+
+  private newDelivery(attempt: HeldAttempt, row: UnwrittenRow) {
+    return { deliveryId: attempt.deliveryId, webhookId: attempt.webhook.id, eventId: attempt.eventId, organizationId: row.organizationId, eventType: row.eventType };
+  }
+
+  /**
+   * Claims the rows of first attempts kept waiting longer than HOLD_AFTER_MS (a slow receiver, a long
+   * queue): from then on they are ordinary leased attempts, their events can be marked fanned out
+   * and acknowledged, and neither a takeover nor the reconciler redoes them while they wait.
+   */
+  holdSlowRows(): void {
+    const before = this.clock() - HOLD_AFTER_MS;
+    for (const attempt of this.held) {
+      const row = attempt.row;
+      if (!row || row.state !== 'unwritten' || (attempt.heldSince ?? 0) > before) continue;
+      row.state = 'holding';
+      const sentAt = this.clock();
+      row.hold = this.store.hold(this.newDelivery(attempt, row), row.event);
+      row.hold.created.then(
+        (created) => {
+          if (row.state !== 'holding') return;
+          row.state = created ? 'held' : 'lost';
+          if (created) {
+            attempt.leaseUntil = sentAt + this.options.leaseMs;
+            this.metrics.fannedOut.inc();
+          }
+        },
+        (err) => {
+          if (row.state === 'holding') row.state = 'lost';
+          this.log.error({ err, deliveryId: attempt.deliveryId }, 'delivery row not claimed; its event is redone by a takeover');
+        },
+      );
+    }
+  }
+
   private acquire(): Promise<void> {
     if (this.active < this.options.concurrency) {
       this.active++;
@@ -180,7 +278,10 @@ export class DeliverySender {
   private release(): void {
     const next = this.slots.shift();
     if (next) next();
-    else this.active--;
+    else if (--this.active === 0) {
+      // the last POST of a burst: its outcome (and those before it) need not wait for a fuller batch
+      setImmediate(() => this.active === 0 && this.store.flushSoon());
+    }
   }
 
   private wakeWaiters(): void {

@@ -10,16 +10,21 @@ type StreamEntry = [id: string, fields: string[]];
 /** Stream entries read (and fanned out in one statement) at a time. */
 export const READ_COUNT = 500;
 const BLOCK_MS = 1000;
-/** An entry pending this long in another consumer belongs to a dead or stuck dispatcher. */
-const CLAIM_IDLE_MS = 15_000;
 const CLAIM_EVERY_MS = 5_000;
+/**
+ * An entry older than this when read goes the claimed way (rows first): the reconciler may be fanning
+ * its event out from the outbox already (FANOUT_GRACE_MS), and only claimed rows keep the two from both POSTing.
+ */
+export const FRESH_ENTRY_MS = 3000;
 
 /**
  * Reads the event stream as one consumer of the dispatchers' group, so replicas share the work:
- * XREADGROUP, fan-out (rows committed, first attempts handed to the sender), XACK, and on to the next
- * batch while those attempts are in flight. Entries a dead consumer left pending are taken over with XAUTOCLAIM.
- * Unacknowledged entries are never lost: they stay pending, and the outbox row stays un-fanned-out
- * for the reconciler.
+ * XREADGROUP, fan-out, and on to the next batch while those attempts are in flight. A fresh entry is
+ * acknowledged once every row of its event is written (after the POSTs); a late entry, one taken over
+ * or a test send is fanned out with claimed rows first and acknowledged once they are committed.
+ * Entries a dead consumer left pending are taken over with XAUTOCLAIM once idle longer than a lease
+ * (a live consumer claims the rows of attempts it keeps waiting well before that). Unacknowledged
+ * entries are never lost: they stay pending, and the outbox row stays un-fanned-out for the reconciler.
  */
 export class EventConsumer {
   private readonly streamKey: string;
@@ -27,15 +32,21 @@ export class EventConsumer {
   private running = false;
   private loop: Promise<void> | null = null;
   private lastClaimAt = 0;
+  private readonly acks = new Set<Promise<void>>();
 
   constructor(
     /** dedicated connection: XREADGROUP BLOCK holds it */
     private readonly redis: Redis,
     keyPrefix: string,
-    private readonly fanout: EventFanout,
+    private readonly fanout: Pick<EventFanout, 'fanOut' | 'fanOutFresh'>,
     private readonly log: Logger,
     /** resolves when the attempts of earlier batches leave room for another batch */
     private readonly room: () => Promise<void> = () => Promise.resolve(),
+    /** for acknowledgements made while the reading connection blocks */
+    private readonly acker: Redis = redis,
+    /** idle time after which another consumer's pending entry is taken over: longer than a lease */
+    private readonly claimIdleMs = 15_000,
+    private readonly clock: () => number = Date.now,
   ) {
     this.streamKey = `${keyPrefix}:${EVENT_STREAM}`;
   }
@@ -51,6 +62,11 @@ export class EventConsumer {
   async stop(): Promise<void> {
     this.running = false;
     await this.loop;
+  }
+
+  /** Waits for the acknowledgements of fresh entries (call once the sender is idle). */
+  async drain(): Promise<void> {
+    while (this.acks.size) await Promise.allSettled([...this.acks]);
   }
 
   private async ensureGroup(startId: string): Promise<void> {
@@ -73,7 +89,7 @@ export class EventConsumer {
           'COUNT', READ_COUNT, 'BLOCK', BLOCK_MS,
           'STREAMS', this.streamKey, '>',
         )) as [string, StreamEntry[]][] | null;
-        if (res) for (const [, entries] of res) await this.handle(entries);
+        if (res) for (const [, entries] of res) await this.handle(entries, false);
       } catch (err) {
         if (String((err as Error).message).includes('NOGROUP')) {
           // the stream (or all of Redis) was lost: start over on whatever the stream holds now
@@ -93,29 +109,80 @@ export class EventConsumer {
     let cursor = '0-0';
     do {
       const [next, entries] = (await this.redis.xautoclaim(
-        this.streamKey, DISPATCHER_CONSUMER_GROUP, this.consumer, CLAIM_IDLE_MS, cursor, 'COUNT', READ_COUNT,
+        this.streamKey, DISPATCHER_CONSUMER_GROUP, this.consumer, this.claimIdleMs, cursor, 'COUNT', READ_COUNT,
       )) as [string, StreamEntry[], ...unknown[]];
       if (entries.length) {
         this.log.info({ count: entries.length }, 'took over event entries left pending by another dispatcher');
-        await this.handle(entries.filter((e) => e && e[1]));
+        await this.handle(entries.filter((e) => e && e[1]), true);
       }
       cursor = next;
     } while (cursor !== '0-0' && this.running);
   }
 
-  private async handle(entries: StreamEntry[]): Promise<void> {
+  private async handle(entries: StreamEntry[], takenOver: boolean): Promise<void> {
     if (entries.length === 0) return;
-    const envelopes: EventEnvelope[] = [];
-    for (const [id, fields] of entries) {
-      const i = fields.indexOf('envelope');
-      try {
-        envelopes.push(JSON.parse(fields[i + 1]) as EventEnvelope);
-      } catch {
-        this.log.error({ entryId: id }, 'unreadable stream entry skipped (the outbox still has the event)');
-      }
+    const { fresh, claimed, ackNow } = sortEntries(entries, takenOver, this.clock() - FRESH_ENTRY_MS, (id) =>
+      this.log.error({ entryId: id }, 'unreadable stream entry skipped (the outbox still has the event)'),
+    );
+    if (fresh.size) {
+      const { written } = await this.fanout.fanOutFresh([...fresh.values()].map((f) => f.envelope));
+      const ack = written
+        .then(async (ids) => {
+          const entryIds = ids.flatMap((id) => fresh.get(id)!.entryIds);
+          if (entryIds.length) await this.acker.xack(this.streamKey, DISPATCHER_CONSUMER_GROUP, ...entryIds);
+        })
+        // unacknowledged, the entries are taken over later; their written rows make that a no-op
+        .catch((err) => this.log.warn({ reason: (err as Error).message }, 'event stream acknowledgement failed'))
+        .finally(() => this.acks.delete(ack));
+      this.acks.add(ack);
     }
-    // acknowledged once the delivery rows are committed: from here the rows are the record
-    await this.fanout.fanOut(envelopes);
-    await this.redis.xack(this.streamKey, DISPATCHER_CONSUMER_GROUP, ...entries.map((e) => e[0]));
+    if (claimed.size) {
+      // acknowledged once the delivery rows are committed: from here the rows are the record
+      await this.fanout.fanOut([...claimed.values()].map((c) => c.envelope));
+      for (const c of claimed.values()) ackNow.push(...c.entryIds);
+    }
+    if (ackNow.length) await this.redis.xack(this.streamKey, DISPATCHER_CONSUMER_GROUP, ...ackNow);
   }
+}
+
+interface EntryGroup {
+  envelope: EventEnvelope;
+  entryIds: string[];
+}
+
+/**
+ * Splits a batch of entries: fresh ones (their rows are written after the POSTs) and the ones whose
+ * rows are claimed first — taken over from another consumer, older than `freshAfter` (epoch ms from
+ * the entry id), or a test send (the API inserts that row itself). An event appended twice is fanned
+ * out once; both entries are acknowledged with it. Unreadable entries are acknowledged at once.
+ */
+export function sortEntries(
+  entries: StreamEntry[],
+  takenOver: boolean,
+  freshAfter: number,
+  onUnreadable: (entryId: string) => void = () => undefined,
+): { fresh: Map<string, EntryGroup>; claimed: Map<string, EntryGroup>; ackNow: string[] } {
+  const fresh = new Map<string, EntryGroup>();
+  const claimed = new Map<string, EntryGroup>();
+  const ackNow: string[] = [];
+  for (const [entryId, fields] of entries) {
+    let envelope: EventEnvelope;
+    try {
+      envelope = JSON.parse(fields[fields.indexOf('envelope') + 1]) as EventEnvelope;
+      if (!envelope || typeof envelope.id !== 'string') throw new Error('no event id');
+    } catch {
+      onUnreadable(entryId);
+      ackNow.push(entryId);
+      continue;
+    }
+    const seen = fresh.get(envelope.id) ?? claimed.get(envelope.id);
+    if (seen) {
+      seen.entryIds.push(entryId);
+      continue;
+    }
+    const late = Number(entryId.slice(0, entryId.indexOf('-'))) < freshAfter;
+    const target = takenOver || late || envelope.event === 'webhook.test' ? claimed : fresh;
+    target.set(envelope.id, { envelope, entryIds: [entryId] });
+  }
+  return { fresh, claimed, ackNow };
 }

@@ -1,7 +1,9 @@
 import type { EventEnvelope } from '@app/contracts';
 import { envelopeBody } from '../delivery/delivery-request';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
-import { firstAttempts, planDeliveries } from './event-fanout';
+import { EventFanout, firstAttempts, planDeliveries } from './event-fanout';
+import type { HeldAttempt } from '../delivery/delivery-sender';
+import type { PendingEvent } from './pending-event';
 
 const hook = (id: string): WebhookTarget => ({
   id,
@@ -50,5 +52,27 @@ describe('firstAttempts', () => {
     const forB = attempts.filter((a) => a.eventId === 'evt_b');
     expect(new Set(forB.map((a) => a.body)).size).toBe(1);
     expect(forB[0].body).not.toBe(forA[0].body);
+  });
+});
+
+describe('EventFanout.fanOutFresh', () => {
+  it('hands every attempt over unwritten, marks events without webhooks, and reports the events whose rows all landed', async () => {
+    const sent: HeldAttempt[] = [];
+    const marked: PendingEvent[] = [];
+    const directory = { match: (e: EventEnvelope) => (e.id === 'evt_none' ? [] : [hook('whk_1'), hook('whk_2')]), settled: async () => undefined };
+    const db = { query: jest.fn() };
+    const fanout = new EventFanout(db as never, directory, { sendAll: (a) => sent.push(...a) }, 5000, () => undefined, Date.now, {
+      markFannedOut: async (e) => void marked.push(e),
+    });
+    const { written } = await fanout.fanOutFresh([envelope('evt_a'), envelope('evt_none'), envelope('evt_b')]);
+    expect(db.query).not.toHaveBeenCalled();
+    expect(sent).toHaveLength(4);
+    expect(sent.every((a) => a.row?.state === 'unwritten' && a.leaseUntil === Number.POSITIVE_INFINITY)).toBe(true);
+    expect(marked.map((e) => e.eventId)).toEqual(['evt_none']);
+    marked[0].written(0);
+    const rowsOf = (id: string) => sent.filter((a) => a.eventId === id).map((a) => a.row!.event);
+    rowsOf('evt_a')[0].written(2);
+    rowsOf('evt_b')[0].fail();
+    expect((await written).sort()).toEqual(['evt_a', 'evt_none']);
   });
 });

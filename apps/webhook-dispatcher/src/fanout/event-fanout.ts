@@ -4,6 +4,7 @@ import { newId } from '@app/database';
 import { envelopeBody } from '../delivery/delivery-request';
 import type { HeldAttempt } from '../delivery/delivery-sender';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
+import { PendingEvent } from './pending-event';
 
 export interface PlannedDelivery {
   id: string;
@@ -20,6 +21,11 @@ export interface FanoutDeps {
 
 export interface AttemptSink {
   sendAll(attempts: HeldAttempt[]): void;
+}
+
+export interface FanoutMarks {
+  /** marks an event that matched no webhook fanned out */
+  markFannedOut(event: PendingEvent): Promise<void>;
 }
 
 /**
@@ -41,12 +47,17 @@ export function planDeliveries(envelopes: EventEnvelope[], directory: Pick<Fanou
  * The first attempts of the rows this fan-out created, one body Buffer per event whatever the number
  * of webhooks (only the signature differs per secret).
  */
-export function firstAttempts(planned: PlannedDelivery[], createdIds: Iterable<string>, leaseUntil: number): HeldAttempt[] {
-  const created = new Set(createdIds);
+export function firstAttempts(
+  planned: PlannedDelivery[],
+  createdIds: Iterable<string> | null,
+  leaseUntil: number,
+  events?: Map<string, PendingEvent>,
+): HeldAttempt[] {
+  const created = createdIds ? new Set(createdIds) : null;
   const bodies = new Map<string, Buffer>();
   const attempts: HeldAttempt[] = [];
   for (const p of planned) {
-    if (!created.has(p.id)) continue;
+    if (created && !created.has(p.id)) continue;
     let body = bodies.get(p.envelope.id);
     if (!body) bodies.set(p.envelope.id, (body = envelopeBody(p.envelope)));
     attempts.push({
@@ -58,18 +69,24 @@ export function firstAttempts(planned: PlannedDelivery[], createdIds: Iterable<s
       eventTimestamp: p.envelope.timestamp,
       body,
       leaseUntil,
+      row: events ? { event: events.get(p.envelope.id)!, organizationId: p.envelope.organizationId, eventType: p.envelope.event, state: 'unwritten' } : undefined,
     });
   }
   return attempts;
 }
 
 /**
- * Turns events into deliveries and makes their first attempt at once, without a job: one statement
- * inserts the batch's delivery rows already claimed (`delivering`, attempts = 1, a lease) and marks
- * the events fanned out; the attempts then go to the sender. Only a failed attempt becomes a BullMQ
- * job. Idempotent: a re-read event hits the UNIQUE (webhook_id, event_id) and creates (and sends)
- * nothing; a row whose dispatcher died mid-attempt keeps its lease, and the reconciler puts it back
- * once the lease ends.
+ * Turns events into deliveries and makes their first attempt at once, without a job, in one of two ways.
+ *
+ * Fresh (`fanOutFresh`, events just read from the stream): the attempts go to the sender at once, and
+ * each row is written once, after its POST, in its final state with its attempt row; the statement
+ * writing an event's last row marks it fanned out, and only then is its stream entry acknowledged.
+ *
+ * Claimed (`fanOut`: takeovers, stragglers, test sends, late entries): one statement inserts the rows
+ * already claimed (`delivering`, attempts = 1, a lease) and marks the events fanned out; only the rows
+ * it created are attempted, so redoing an event already (partly) delivered sends nothing twice.
+ *
+ * Only a failed attempt becomes a BullMQ job.
  */
 export class EventFanout {
   constructor(
@@ -79,7 +96,39 @@ export class EventFanout {
     private readonly leaseMs: number,
     private readonly onCreated: (n: number) => void = () => undefined,
     private readonly clock: () => number = Date.now,
+    private readonly marks: FanoutMarks | null = null,
   ) {}
+
+  /**
+   * Hands the events' first attempts to the sender without writing anything; resolves with the ids
+   * of the events whose rows are all committed and which are marked fanned out (the others failed to
+   * be written: they stay for a takeover).
+   */
+  async fanOutFresh(envelopes: EventEnvelope[]): Promise<{ written: Promise<string[]> }> {
+    if (envelopes.length === 0) return { written: Promise.resolve([]) };
+    await this.directory.settled();
+    const planned = planDeliveries(envelopes, this.directory);
+    const perEvent = new Map<string, number>();
+    for (const p of planned) perEvent.set(p.envelope.id, (perEvent.get(p.envelope.id) ?? 0) + 1);
+    const ok: string[] = [];
+    let open = envelopes.length;
+    let done!: (ids: string[]) => void;
+    const written = new Promise<string[]>((resolve) => (done = resolve));
+    const events = new Map<string, PendingEvent>();
+    for (const e of envelopes) {
+      events.set(e.id, new PendingEvent(e.id, perEvent.get(e.id) ?? 0, (settledOk) => {
+        if (settledOk) ok.push(e.id);
+        if (--open === 0) done(ok);
+      }));
+    }
+    this.sender.sendAll(firstAttempts(planned, null, Number.POSITIVE_INFINITY, events));
+    for (const event of events.values()) {
+      if (event.unwritten !== 0) continue;
+      if (this.marks) void this.marks.markFannedOut(event).catch(() => undefined);
+      else event.written(0);
+    }
+    return { written };
+  }
 
   /** Resolves once the rows are committed (the record); the attempts carry on in the sender. */
   async fanOut(envelopes: EventEnvelope[]): Promise<number> {
