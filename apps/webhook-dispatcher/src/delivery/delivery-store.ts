@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { DeliveryStatus, EventEnvelope } from '@app/contracts';
 import { newId } from '@app/database';
 import { eventsCompletedBy, PendingEvent } from '../fanout/pending-event';
+import { pgArray } from './pg-array';
 import { WriteBatcher } from './write-batcher';
 
 /** A claim leaves the row `delivering` with attempts = the attempt in flight, under a lease. */
@@ -197,20 +198,20 @@ export class DeliveryStore {
       } else if (item.kind === 'record') records.push(item.outcome);
       else if (!rowsByEvent.has(item.event)) rowsByEvent.set(item.event, 0);
     }
-    const [created, recorded] = await Promise.all([
+    const [notCreated, recorded] = await Promise.all([
       rowsByEvent.size ? this.insertRows(rows, rowsByEvent).catch((err: Error) => err) : new Set<string>(),
       records.length ? this.recordBatch(records).then(() => true as const, (err: Error) => err) : true,
     ]);
-    if (created instanceof Error) for (const event of rowsByEvent.keys()) event.fail();
+    if (notCreated instanceof Error) for (const event of rowsByEvent.keys()) event.fail();
     else for (const [event, n] of rowsByEvent) event.written(n);
     return items.map((item) => {
       if (item.kind === 'record') return recorded;
-      if (created instanceof Error) return created;
-      return item.kind === 'row' ? created.has(item.delivery.deliveryId) : true;
+      if (notCreated instanceof Error) return notCreated;
+      return item.kind === 'row' ? !notCreated.has(item.delivery.deliveryId) : true;
     });
   }
 
-  /** Returns the ids of the rows created; a row whose (webhook, event) already existed is left alone. */
+  /** Returns the ids of the rows NOT created: their (webhook, event) already had a row, left alone. */
   private async insertRows(rows: RowWrite[], rowsByEvent: Map<PendingEvent, number>): Promise<Set<string>> {
     // two replicas writing the same pairs (a takeover racing a slow owner) lock them in the same order
     rows.sort((x, y) => compareRows(x.delivery, y.delivery));
@@ -234,6 +235,7 @@ export class DeliveryStore {
       ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = r.webhook_id) AND EXISTS (SELECT 1 FROM events e WHERE e.id = r.event_id)`
       : '';
     // a null outcome (status 'delivering') is a claim: attempt 1 in flight under a lease, no attempt row yet
+    // only the rows not created come back (normally none): reading back every id costs more than the check
     const found: { id: string }[] = await this.db.query(
       `WITH r AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::int[],
@@ -258,7 +260,7 @@ export class DeliveryStore {
            FROM r JOIN ins ON ins.id = r.id
           WHERE r.status <> 'delivering'),
        fanned AS (UPDATE events SET fanned_out_at = now() WHERE id = ANY($15::text[]) AND fanned_out_at IS NULL)
-       SELECT id FROM ins`,
+       SELECT r.id FROM r WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = r.id)`,
       params,
     );
     return new Set(found.map((f) => f.id));
@@ -323,7 +325,7 @@ function compareRows(a: NewDelivery, b: NewDelivery): number {
 /** The insert's parameters, one array per column (rows already sorted). */
 export function rowParams(rows: RowWrite[], fannedOut: string[], leaseMs: number): unknown[] {
   const n = rows.length;
-  const cols = Array.from({ length: 13 }, () => new Array<unknown>(n));
+  const cols = Array.from({ length: 13 }, () => new Array<string | number | null>(n));
   for (let i = 0; i < n; i++) {
     const { delivery: d, outcome: o } = rows[i];
     cols[0][i] = d.deliveryId;
@@ -340,5 +342,5 @@ export function rowParams(rows: RowWrite[], fannedOut: string[], leaseMs: number
     cols[11][i] = o ? o.durationMs : null;
     cols[12][i] = o ? o.snippet : null;
   }
-  return [...cols, leaseMs, fannedOut];
+  return [...cols.map(pgArray), leaseMs, pgArray(fannedOut)];
 }
