@@ -24,7 +24,8 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
   const id = (name: string) => `gw-${name}-${process.pid}`;
 
   const api = () => request(app.getHttpServer());
-  const simGet = async (path: string) => (await fetch(simUrl + path)).json();
+  // the simulator's control API answers untyped JSON
+  const simGet = async (path: string): Promise<any> => (await fetch(simUrl + path)).json();
   const simPost = (path: string, body: object = {}) =>
     fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const getSession = async (sid: string) => (await api().get(`/api/v1/sessions/${sid}`).set(bearer(org.adminKey))).body;

@@ -26,10 +26,11 @@ describe('Sessions API against a gateway on the network simulator', () => {
   const gatewayId = `gw-sessions-${process.pid}`;
 
   const api = () => request(app.getHttpServer());
-  const simGet = async (path: string) => (await fetch(simUrl + path)).json();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
+  const simGet = async (path: string): Promise<any> => (await fetch(simUrl + path)).json();
   const simPost = async (path: string, body: object = {}) => {
     const res = await fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: res.status, body: await res.json() };
+    return { status: res.status, body: (await res.json()) as any };
   };
   const getSession = async (id: string, token = org.adminKey) => (await api().get(`/api/v1/sessions/${id}`).set(bearer(token))).body;
   const waitStatus = (id: string, status: string, timeoutMs = 10000) =>
