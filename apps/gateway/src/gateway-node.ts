@@ -6,7 +6,7 @@ import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
 import { dataSourceOptions } from '@app/database';
 import { EventPublisher } from '@app/events';
-import { startOpsServer } from '@app/observability';
+import { checkDependencies, startOpsServer } from '@app/observability';
 import { createRedis, RedisKeys } from '@app/redis';
 import { createPgAuthStateStore } from './auth-state';
 import { CommandWorker } from './commands/command-worker';
@@ -105,8 +105,7 @@ export class GatewayNode {
   }
 
   private async ready(): Promise<boolean> {
-    await this.db.query('SELECT 1');
-    return (await this.redis.ping()) === 'PONG';
+    return Object.values(await checkDependencies(this.db, this.redis)).every(Boolean);
   }
 
   /** Stops taking commands, closes sockets without logging out, releases leases, leaves the registry. */

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { loadConfigOrExit, SimConfig } from '@app/config';
-import { createLogger } from '@app/observability';
+import { createLogger, stopOnSignals } from '@app/observability';
 import { startNetworkSim } from './network-sim';
 
 async function main(): Promise<void> {
@@ -12,15 +12,7 @@ async function main(): Promise<void> {
     qrIntervalMs: config.SIM_QR_INTERVAL_MS,
     logger,
   });
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'network simulator stopping');
-    void sim.close().then(() => logger.flush(() => process.exit(0)));
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopOnSignals(logger, 10000, () => sim.close());
 }
 
 main().catch((err) => {

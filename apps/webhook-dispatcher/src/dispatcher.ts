@@ -6,7 +6,7 @@ import { DELIVERY_JOB_OPTIONS, DELIVERY_QUEUE, DeliverJobData } from '@app/contr
 import type { DispatcherConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
 import { dataSourceOptions } from '@app/database';
-import { startOpsServer } from '@app/observability';
+import { checkDependencies, startOpsServer } from '@app/observability';
 import { createRedis, RedisKeys } from '@app/redis';
 import { DeliverySender } from './delivery/delivery-sender';
 import { DeliveryStore } from './delivery/delivery-store';
@@ -97,10 +97,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
   const ops = await startOpsServer({
     port: config.DISPATCHER_HEALTH_PORT,
     registry: metrics.registry,
-    ready: async () => {
-      await Promise.all([db.query('SELECT 1'), redis.ping()]);
-      return true;
-    },
+    ready: async () => Object.values(await checkDependencies(db, redis)).every(Boolean),
   });
   log.info({ port: ops.port, concurrency: config.DISPATCHER_CONCURRENCY }, 'webhook dispatcher started');
 

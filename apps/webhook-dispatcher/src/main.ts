@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { DispatcherConfig, loadConfigOrExit } from '@app/config';
-import { createLogger } from '@app/observability';
+import { createLogger, stopOnSignals } from '@app/observability';
 import { startDispatcher } from './dispatcher';
 
 /** In-flight attempts get this long to finish on SIGTERM before the process exits anyway. */
@@ -11,24 +11,8 @@ async function main(): Promise<void> {
   const log = createLogger('webhook-dispatcher', config.LOG_LEVEL);
   for (const warning of config.warnings) log.warn(warning);
   const dispatcher = await startDispatcher(config, log);
-
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    // deliveries abandoned by a forced exit keep their lease and are retried by another dispatcher
-    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
-    dispatcher.stop().then(
-      () => process.exit(0),
-      (err) => {
-        log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  // deliveries abandoned by a forced exit are redelivered by another dispatcher (lease or pending stream entry)
+  stopOnSignals(log, SHUTDOWN_GRACE_MS, () => dispatcher.stop());
 }
 
 main().catch((err) => {

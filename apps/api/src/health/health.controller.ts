@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import type { DataSource } from 'typeorm';
+import { checkDependencies } from '@app/observability';
 import type { Redis } from '@app/redis';
 import { Public } from '../auth/auth.decorators';
 import { REDIS_CLIENT } from '../infra/tokens';
@@ -25,13 +26,9 @@ export class HealthController {
 
   @Get('readyz')
   async readyz(@Res() res: Response) {
-    const withTimeout = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timeout')), 2000))]);
-    const [pg, redis] = await Promise.all([
-      withTimeout(this.db.query('SELECT 1')).then(() => true, () => false),
-      withTimeout(this.redis.ping()).then((r) => r === 'PONG', () => false),
-    ]);
-    const ok = pg && redis;
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: { postgres: pg, redis } });
+    const checks = await checkDependencies(this.db, this.redis);
+    const ok = checks.postgres && checks.redis;
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks });
   }
 
   @Get('metrics')

@@ -1,0 +1,45 @@
+import type { Logger } from 'pino';
+
+/**
+ * Graceful stop on SIGTERM/SIGINT, the same for every process: log, run `stop` once, exit 0 when it is done
+ * (1 when it fails or takes longer than `graceMs`), flushing the logger first so the last lines are not lost.
+ */
+export function stopOnSignals(logger: Logger, graceMs: number, stop: () => Promise<void>): void {
+  let stopping = false;
+  const exit = (code: number) => logger.flush(() => process.exit(code));
+  const onSignal = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    setTimeout(() => process.exit(1), graceMs).unref();
+    stop().then(
+      () => exit(0),
+      (err) => {
+        logger.error({ err: String(err) }, 'shutdown failed');
+        exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+}
+
+export interface DependencyChecks {
+  postgres: boolean;
+  redis: boolean;
+}
+
+/** Readiness of the two stores every process needs, each check bounded so a hung store reads as not ready. */
+export async function checkDependencies(
+  db: { query(sql: string): Promise<unknown> },
+  redis: { ping(): Promise<string> },
+  timeoutMs = 2000,
+): Promise<DependencyChecks> {
+  const bounded = <T>(p: Promise<T>) =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref())]);
+  const [postgres, ping] = await Promise.all([
+    bounded(db.query('SELECT 1')).then(() => true, () => false),
+    bounded(redis.ping()).then((r) => r === 'PONG', () => false),
+  ]);
+  return { postgres, redis: ping };
+}
