@@ -1,3 +1,5 @@
+import type { GroupInfo } from './sessions';
+
 /**
  * Device protocol between the gateway's `sim` engine and the network simulator (apps/network-sim):
  * a WebSocket at `GET /device?sessionId=<id>` carrying one JSON object per text frame.
@@ -30,15 +32,8 @@ export interface SimInboundMessage {
   timestamp: number;
 }
 
-export interface SimGroup {
-  groupJid: string;
-  subject: string;
-  description: string;
-  ownerJid: string;
-  /** Member jids, the owner first (as WhatsApp lists the creator among the participants). */
-  participants: string[];
-  isAnnounce: boolean;
-  isLocked: boolean;
+/** participants: member jids, the owner first (as WhatsApp lists the creator among the participants). */
+export interface SimGroup extends GroupInfo {
   sessionId: string;
   createdAt: number;
 }

@@ -41,6 +41,18 @@ export interface GroupView {
   isLocked: boolean;
 }
 
+/** A group as the network describes it (members listed); the API's GroupView counts them. */
+export interface GroupInfo {
+  groupJid: string;
+  subject: string;
+  description: string;
+  ownerJid: string;
+  /** member jids; the creator is a member, as WhatsApp lists it */
+  participants: string[];
+  isAnnounce: boolean;
+  isLocked: boolean;
+}
+
 export const SESSION_DEFAULTS = {
   autoRead: true,
   presenceTyping: false,

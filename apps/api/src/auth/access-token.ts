@@ -1,6 +1,11 @@
 import jwt from 'jsonwebtoken';
 import type { Role } from '@app/contracts';
 
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+export function bearerToken(header: unknown): string | null {
+  return typeof header === 'string' ? (/^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? null) : null;
+}
+
 export const JWT_ISSUER = 'messaging-gateway';
 export const JWT_AUDIENCE = 'messaging-gateway-api';
 

@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DomainError, Permission } from '@app/contracts';
+import { bearerToken } from './access-token';
 import { PUBLIC_ROUTE, REQUIRED_PERMISSIONS } from './auth.decorators';
 import { AuthService } from './auth.service';
 
@@ -16,10 +17,9 @@ export class AuthGuard implements CanActivate {
     const targets = [ctx.getHandler(), ctx.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const req = ctx.switchToHttp().getRequest();
-    const header: unknown = req.headers?.authorization;
-    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw new DomainError('unauthorized', 'missing or invalid credentials');
-    req.principal = await this.auth.authenticate(match[1]);
+    const token = bearerToken(req.headers?.authorization);
+    if (!token) throw new DomainError('unauthorized', 'missing or invalid credentials');
+    req.principal = await this.auth.authenticate(token);
     const required = this.reflector.getAllAndOverride<Permission[]>(REQUIRED_PERMISSIONS, targets) ?? [];
     const missing = required.filter((p) => !req.principal.permissions.has(p));
     if (missing.length) throw new DomainError('forbidden', 'the caller lacks the needed capability', { required: missing });

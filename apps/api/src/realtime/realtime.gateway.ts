@@ -4,6 +4,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { DomainError, ERROR_STATUS, EventEnvelope } from '@app/contracts';
+import { bearerToken } from '../auth/access-token';
 import { AuthService } from '../auth/auth.service';
 import type { Principal } from '../auth/principal';
 import { EventStreamReader } from './event-stream.reader';
@@ -52,9 +53,7 @@ export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShu
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== REALTIME_PATH) return; // another upgrade handler may own it
     try {
-      const header = req.headers.authorization;
-      const bearer = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
-      const token = bearer ?? url.searchParams.get('token');
+      const token = bearerToken(req.headers.authorization) ?? url.searchParams.get('token');
       if (!token) throw new DomainError('unauthorized', 'missing or invalid credentials');
       const principal = await this.auth.authenticate(token);
       if (!principal.permissions.has('sessions:read')) throw new DomainError('forbidden', 'the caller lacks the needed capability', { required: ['sessions:read'] });

@@ -1,3 +1,4 @@
+import type { GroupInfo } from '@app/contracts';
 import type { Logger } from 'pino';
 
 /**
@@ -38,15 +39,7 @@ export interface InboundMessage {
   raw?: unknown;
 }
 
-export interface GroupInfo {
-  groupJid: string;
-  subject: string;
-  description: string;
-  ownerJid: string;
-  participants: string[];
-  isAnnounce: boolean;
-  isLocked: boolean;
-}
+export type { GroupInfo };
 
 /**
  * Why a connection closed, already mapped from the engine's own codes:

@@ -1,19 +1,11 @@
 import type { DataSource } from 'typeorm';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { EventEnvelope, eventSelected, RETRY_POLICY_DEFAULTS, RetryPolicy, WEBHOOK_CHANGED_CHANNEL } from '@app/contracts';
+import { EventEnvelope, eventSelected, RETRY_POLICY_DEFAULTS, RetryPolicy, WEBHOOK_CHANGED_CHANNEL, WebhookView } from '@app/contracts';
 import type { SecretBox } from '@app/crypto';
 
 /** What the dispatcher needs of a webhook; the secret is decrypted here and lives only in memory. */
-export interface WebhookTarget {
-  id: string;
-  organizationId: string;
-  url: string;
-  events: string[];
-  sessionId: string | null;
-  active: boolean;
-  customHeaders: Record<string, string>;
-  retryPolicy: RetryPolicy;
+export interface WebhookTarget extends Omit<WebhookView, 'createdAt' | 'updatedAt'> {
   secret: string | null;
 }
 

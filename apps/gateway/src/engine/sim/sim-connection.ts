@@ -98,16 +98,9 @@ export class SimConnection implements EngineConnection {
   }
 
   async createGroup(subject: string, participants: string[]): Promise<GroupInfo> {
-    const g = await this.request('createGroup', { subject, participants });
-    return {
-      groupJid: g.groupJid,
-      subject: g.subject,
-      description: g.description,
-      ownerJid: g.ownerJid,
-      participants: g.participants,
-      isAnnounce: g.isAnnounce,
-      isLocked: g.isLocked,
-    };
+    // the simulator's own bookkeeping (session, time) stays on its side
+    const { sessionId: _session, createdAt: _created, ...group } = await this.request('createGroup', { subject, participants });
+    return group;
   }
 
   async sendText(to: string, text: string): Promise<{ waMessageId: string }> {
