@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { MoreThan, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { CommandMap, CommandName, DomainError, GroupView, SESSION_DEFAULTS, SessionQr, sessionQrKey, SessionView } from '@app/contracts';
 import { Group, newId, Session } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { Redis, RedisKeys } from '@app/redis';
 import type { Principal } from '../auth/principal';
-import { Page, PageQueryDto, pageLimit, toPage } from '../common/pagination';
+import { findPage, Page, PageQueryDto } from '../common/pagination';
 import { CommandBus } from '../gateways/command-bus';
 import { GatewayDirectory } from '../gateways/gateway-directory';
 import { SessionPlacement } from '../gateways/session-placement';
@@ -71,13 +71,7 @@ export class SessionsService {
   }
 
   async list(organizationId: string, query: PageQueryDto): Promise<Page<SessionView>> {
-    const limit = pageLimit(query);
-    const rows = await this.sessions.find({
-      where: { organizationId, ...(query.cursor ? { id: MoreThan(query.cursor) } : {}) },
-      order: { id: 'ASC' },
-      take: limit + 1,
-    });
-    return toPage(rows, limit, toSessionView);
+    return findPage(this.sessions, { organizationId }, query, toSessionView);
   }
 
   async get(organizationId: string, id: string): Promise<SessionView> {
@@ -149,13 +143,7 @@ export class SessionsService {
 
   async listGroups(organizationId: string, id: string, query: PageQueryDto): Promise<Page<GroupView>> {
     const session = await this.find(organizationId, id);
-    const limit = pageLimit(query);
-    const rows = await this.groups.find({
-      where: { sessionId: session.id, organizationId, ...(query.cursor ? { id: MoreThan(query.cursor) } : {}) },
-      order: { id: 'ASC' },
-      take: limit + 1,
-    });
-    return toPage(rows, limit, toGroupView);
+    return findPage(this.groups, { sessionId: session.id, organizationId }, query, toGroupView);
   }
 
   /** The gateway creates the group on the network, stores it and publishes group.created; we relay its answer. */

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { MoreThan, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { DomainError, RETRY_POLICY_DEFAULTS, RetryPolicy, WEBHOOK_CHANGED_CHANNEL, WebhookView } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
 import { newId, Session, Webhook } from '@app/database';
 import { Redis, RedisKeys } from '@app/redis';
-import { Page, PageQueryDto, pageLimit, toPage } from '../common/pagination';
+import { findPage, Page, PageQueryDto } from '../common/pagination';
 import { REDIS_CLIENT } from '../infra/tokens';
 import { CreateWebhookDto, RetryPolicyDto, UpdateWebhookDto } from './dto/webhook.dto';
 import { WebhookTargetPolicy } from './webhook-target.policy';
@@ -52,13 +52,7 @@ export class WebhooksService {
   }
 
   async list(organizationId: string, query: PageQueryDto): Promise<Page<WebhookView>> {
-    const limit = pageLimit(query);
-    const rows = await this.webhooks.find({
-      where: { organizationId, ...(query.cursor ? { id: MoreThan(query.cursor) } : {}) },
-      order: { id: 'ASC' },
-      take: limit + 1,
-    });
-    return toPage(rows, limit, toWebhookView);
+    return findPage(this.webhooks, { organizationId }, query, toWebhookView);
   }
 
   /** Everything is checked before anything is written: a failed PATCH changes nothing. */
