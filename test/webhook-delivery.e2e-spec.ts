@@ -101,7 +101,11 @@ describe('webhook delivery', () => {
   });
 
   it('POSTs the envelope over HTTPS with the seed 4.7 headers, signed over the exact bytes received', async () => {
-    const envelope = await publish('message.received', { from: '4917600000000@s.whatsapp.net', text: 'héllo 👋' });
+    // characters an array literal or JSON must escape: the outbox and the wire keep them as published
+    const payload = { from: '4917600000000@s.whatsapp.net', text: 'héllo 👋 "quoted", {braced} back\\slash\nnext line', note: 'NULL' };
+    const envelope = await publish('message.received', payload);
+    const [outbox] = await db.query(`SELECT envelope FROM events WHERE id = $1`, [envelope.id]);
+    expect(outbox.envelope).toEqual(envelope);
     const [req] = await waitFor(() => (tlsReceiver.at('/signed').length ? tlsReceiver.at('/signed') : undefined), 10000, 'signed delivery');
     expect(req.headers['x-webhook-request-id']).toBe(envelope.id);
     expect(Number(req.headers['x-webhook-timestamp'])).toBeGreaterThanOrEqual(envelope.timestamp);
@@ -116,7 +120,7 @@ describe('webhook delivery', () => {
       organizationId: orgId,
       sessionId: sessionA,
       timestamp: envelope.timestamp,
-      payload: { from: '4917600000000@s.whatsapp.net', text: 'héllo 👋' },
+      payload,
     });
     const [delivery] = await waitFor(async () => {
       const rows = await deliveriesOf(db, w.signed);

@@ -77,7 +77,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
   const fanout = new EventFanout(db, directory, sender, leaseMs, (n) => metrics.fannedOut.inc(n), Date.now, store);
   // read the next batch while fewer than this many attempts are held: enough that every POST slot
   // stays busy while the next batch is read and inserted; held attempts keep their leases renewed
-  const readAhead = Math.max(2 * READ_COUNT, 4 * config.DISPATCHER_CONCURRENCY);
+  const readAhead = Math.max(8 * READ_COUNT, 16 * config.DISPATCHER_CONCURRENCY);
   // a pending entry is another consumer's for longer than its POSTs can take: a live one claims the
   // rows of attempts it keeps waiting (HOLD_AFTER_MS) and acknowledges the entries long before that
   const consumer = new EventConsumer(streamReader, config.REDIS_KEY_PREFIX, fanout, log, () => sender.whenBelow(readAhead), redis, leaseMs);

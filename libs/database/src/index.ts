@@ -3,3 +3,4 @@ export * from './migrations';
 export * from './data-source';
 export * from './database.module';
 export * from './ids';
+export * from './pg-array';

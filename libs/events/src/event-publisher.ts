@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Redis } from 'ioredis';
 import { EVENT_ID_PREFIX, EVENT_STREAM, EventEnvelope, EventType } from '@app/contracts';
 import { randomUlid } from '@app/crypto';
+import { pgArray } from '@app/database';
 
 export interface PublishInput<P> {
   event: EventType;
@@ -51,15 +52,20 @@ export class EventPublisher {
     if (envelopes.length === 0) return;
     // serialized once: the same text goes to the outbox and to the stream
     const texts = envelopes.map((e) => JSON.stringify(e));
-    const values: unknown[] = [];
-    const rows = envelopes.map((e, i) => {
-      values.push(e.id, e.organizationId, e.sessionId, e.event, texts[i]);
-      const b = i * 5;
-      return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::jsonb)`;
-    });
+    // one array parameter per column, the envelope as text cast per row: PostgreSQL spends ~9 µs per
+    // event on this against ~13 µs for a VALUES list of five parameters per row (docs/webhook-delivery.md)
     await this.db.query(
-      `INSERT INTO events (id, organization_id, session_id, type, envelope) VALUES ${rows.join(',')} ON CONFLICT (id) DO NOTHING`,
-      values,
+      `INSERT INTO events (id, organization_id, session_id, type, envelope)
+       SELECT u.id, u.organization_id, u.session_id, u.type, u.envelope::jsonb
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, organization_id, session_id, type, envelope)
+       ON CONFLICT (id) DO NOTHING`,
+      [
+        pgArray(envelopes.map((e) => e.id)),
+        pgArray(envelopes.map((e) => e.organizationId)),
+        pgArray(envelopes.map((e) => e.sessionId)),
+        pgArray(envelopes.map((e) => e.event)),
+        pgArray(texts),
+      ],
     );
     try {
       const pipeline = this.redis.pipeline();

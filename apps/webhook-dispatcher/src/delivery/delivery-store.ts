@@ -1,8 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { DeliveryStatus, EventEnvelope } from '@app/contracts';
-import { newId } from '@app/database';
+import { newId, pgArray } from '@app/database';
 import { eventsCompletedBy, PendingEvent } from '../fanout/pending-event';
-import { pgArray } from './pg-array';
 import { WriteBatcher } from './write-batcher';
 
 /** A claim leaves the row `delivering` with attempts = the attempt in flight, under a lease. */
