@@ -111,6 +111,19 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
     expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBeNull();
   });
 
+  it('waits for a lease another gateway still holds (a dead one, until it expires), then takes the session', async () => {
+    const s = await createSession('contested');
+    await waitStatus(s.id, 'scan_qr_code');
+    await api().post(`/api/v1/sessions/${s.id}:stop`).set(bearer(org.adminKey)).expect(200);
+    // what a gateway that died a moment ago leaves behind: its lease, live for a few more heartbeats
+    await redis.set(keys.key(REGISTRY_KEYS.lease(s.id)), 'gw-dead-ghost', 'PX', 2500);
+    await api().post(`/api/v1/sessions/${s.id}:start`).set(bearer(org.adminKey)).expect(200);
+    await waitStatus(s.id, 'reconnecting');
+    // several heartbeats pass while it waits; none may count the ghost's lease as one this gateway lost
+    await waitStatus(s.id, 'scan_qr_code');
+    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(s.gatewayId);
+  });
+
   it('a restarted gateway resumes its paired sessions from stored auth state, without a new QR', async () => {
     const s = await createSession('resume me');
     await waitStatus(s.id, 'scan_qr_code');

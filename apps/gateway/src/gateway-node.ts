@@ -97,7 +97,7 @@ export class GatewayNode {
   private async beat(): Promise<void> {
     try {
       await this.registry.heartbeat(this.host.sessionCount);
-      const lost = await this.leases.renew(this.host.activeSessionIds());
+      const lost = await this.leases.renew(this.host.leasedSessionIds());
       if (lost.length > 0) await this.host.leaseLost(lost);
     } catch (err) {
       this.logger.warn({ err: String(err) }, 'heartbeat failed');

@@ -28,8 +28,9 @@ export class SessionHost {
     return n;
   }
 
-  activeSessionIds(): string[] {
-    return [...this.runners.values()].filter((r) => r.isActive).map((r) => r.sessionId);
+  /** Sessions whose lease this gateway holds and must keep renewing. */
+  leasedSessionIds(): string[] {
+    return [...this.runners.values()].filter((r) => r.holdsLease).map((r) => r.sessionId);
   }
 
   async execute<N extends CommandName>(request: CommandRequest<N>): Promise<CommandMap[N]['result']> {

@@ -309,10 +309,16 @@ describe('SessionRunner', () => {
     await t.runner.start();
     expect(t.engine.connections).toHaveLength(0);
     expect(t.runner.currentStatus).toBe('reconnecting');
+    // still wanted here, but the lease is not ours: the heartbeat must not renew it (nor call it lost)
+    expect(t.runner.isActive).toBe(true);
+    expect(t.runner.holdsLease).toBe(false);
     t.freeLease();
     t.timers.fireAll();
     await flush();
     expect(t.engine.connections).toHaveLength(1);
+    expect(t.runner.holdsLease).toBe(true);
+    await t.runner.stop();
+    expect(t.runner.holdsLease).toBe(false);
   });
 
   it('creates groups only while working, stores them and publishes group.created once', async () => {

@@ -51,6 +51,8 @@ export class SessionRunner {
   private generation = 0;
   /** true while the session should hold a socket on this gateway */
   private wanted = false;
+  /** true from a successful lease acquisition until the lease is released or lost */
+  private leaseHeld = false;
   private qrShown = 0;
   private failedConnects = 0;
   private reconnectTimer: unknown = null;
@@ -85,6 +87,14 @@ export class SessionRunner {
     return this.wanted;
   }
 
+  /**
+   * Whether the heartbeat should renew this session's lease: wanted here AND acquired. A runner still
+   * waiting for a dead gateway's lease to expire holds none, and must not be reported as having lost it.
+   */
+  get holdsLease(): boolean {
+    return this.wanted && this.leaseHeld;
+  }
+
   start(): Promise<SessionStatus> {
     return this.serial(async () => {
       if (this.wanted) return this.status;
@@ -108,7 +118,7 @@ export class SessionRunner {
       this.wanted = false;
       await this.teardown();
       await this.deps.qr.clear(this.sessionId);
-      await this.deps.leases.release(this.sessionId);
+      await this.releaseLease();
       await this.setStatus('stopped', 'stop_requested', { desiredState: 'stopped' });
       return this.status;
     });
@@ -143,7 +153,7 @@ export class SessionRunner {
       await this.teardown();
       await this.auth.clear();
       await this.deps.qr.clear(this.sessionId);
-      await this.deps.leases.release(this.sessionId);
+      await this.releaseLease();
       if (this.status === 'logged_out') return this.status;
       await this.setStatus('logged_out', 'logout_requested', { ...CLEARED_ACCOUNT, desiredState: 'stopped' });
       await this.publish('session.logged_out', { reason: 'logout_requested' });
@@ -156,7 +166,7 @@ export class SessionRunner {
     return this.serial(async () => {
       this.wanted = false;
       await this.teardown();
-      await this.deps.leases.release(this.sessionId);
+      await this.releaseLease();
     });
   }
 
@@ -165,6 +175,7 @@ export class SessionRunner {
     return this.serial(async () => {
       this.log.warn('session lease lost; closing the socket');
       this.wanted = false;
+      this.leaseHeld = false;
       await this.teardown();
     });
   }
@@ -229,7 +240,8 @@ export class SessionRunner {
   private async openSocket(): Promise<void> {
     const gen = ++this.generation;
     this.clearReconnect();
-    if (!(await this.deps.leases.acquire(this.sessionId))) {
+    this.leaseHeld = await this.deps.leases.acquire(this.sessionId);
+    if (!this.leaseHeld) {
       this.log.info('session lease held by another gateway; retrying');
       await this.connectFailed(gen, 'lease_held_elsewhere');
       return;
@@ -269,7 +281,7 @@ export class SessionRunner {
           this.wanted = false;
           await this.teardown();
           await this.deps.qr.clear(this.sessionId);
-          await this.deps.leases.release(this.sessionId);
+          await this.releaseLease();
           await this.setStatus('failed', 'qr_not_scanned');
           return;
         }
@@ -324,7 +336,7 @@ export class SessionRunner {
         this.wanted = false;
         await this.auth.clear();
         await this.deps.qr.clear(this.sessionId);
-        await this.deps.leases.release(this.sessionId);
+        await this.releaseLease();
         await this.setStatus('logged_out', 'unlinked_on_phone', { ...CLEARED_ACCOUNT, desiredState: 'stopped' });
         await this.publish('session.logged_out', { reason: 'unlinked_on_phone' });
         return;
@@ -332,7 +344,7 @@ export class SessionRunner {
         // another socket holds the device; reconnecting would make the network drop both
         this.wanted = false;
         await this.deps.qr.clear(this.sessionId);
-        await this.deps.leases.release(this.sessionId);
+        await this.releaseLease();
         await this.setStatus('failed', 'replaced');
         return;
       case 'bad_session':
@@ -350,7 +362,7 @@ export class SessionRunner {
     if (this.failedConnects >= reconnectMaxAttempts) {
       this.wanted = false;
       await this.deps.qr.clear(this.sessionId);
-      await this.deps.leases.release(this.sessionId);
+      await this.releaseLease();
       await this.setStatus('failed', 'reconnect_attempts_exhausted');
       return;
     }
@@ -371,6 +383,11 @@ export class SessionRunner {
     const conn = this.connection;
     this.connection = null;
     if (conn && !options.keepSocket) await conn.close().catch((err) => this.log.warn({ err: String(err) }, 'close failed'));
+  }
+
+  private async releaseLease(): Promise<void> {
+    this.leaseHeld = false;
+    await this.deps.leases.release(this.sessionId);
   }
 
   private clearReconnect(): void {
