@@ -3,7 +3,8 @@ const PLAIN = /^[A-Za-z0-9_.:-]+$/;
 /**
  * A one-dimensional PostgreSQL array literal, for `$n::text[]`/`int[]`/`float8[]` parameters. The pg
  * driver quotes every element through two regex replaces; ids, numbers and nulls (nearly every value
- * the delivery log writes) need no quoting at all. Anything else is quoted and escaped as pg does.
+ * the delivery log and the outbox write, envelope texts aside) need no quoting at all. Anything else
+ * is quoted and escaped as pg does.
  */
 export function pgArray(values: readonly (string | number | null | undefined)[]): string {
   let out = '{';
