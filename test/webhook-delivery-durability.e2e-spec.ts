@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { DISPATCHER_CONSUMER_GROUP, EVENT_STREAM, EventEnvelope, EventType } from '@app/contracts';
 import { EventPublisher } from '@app/events';
 import { waitFor } from './support/processes';
-import { createWebhookRow, deliveriesOf, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
+import { createWebhookRow, deliveriesOf, notFannedOut, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
 
 /**
@@ -53,6 +53,7 @@ describe('webhook delivery durability', () => {
     const policy = { policy: 'constant' as const, delaySeconds: 1, attempts: 15 };
     hooks.kill = await createWebhookRow(db, null, { organizationId: orgId, url: `${receiver.url}/kill`, events: ['message.sent'], retryPolicy: policy });
     hooks.wipe = await createWebhookRow(db, null, { organizationId: orgId, url: `${receiver.url}/wipe`, events: ['message.ack'], retryPolicy: policy });
+    hooks.late = await createWebhookRow(db, null, { organizationId: orgId, url: `${receiver.url}/late`, events: ['presence.update'], retryPolicy: policy });
     hooks.private = await createWebhookRow(db, null, {
       organizationId: orgId, url: `${receiver.url}/private`, events: ['call.incoming'], retryPolicy: { policy: 'constant', delaySeconds: 1, attempts: 1 },
     });
@@ -81,8 +82,7 @@ describe('webhook delivery durability', () => {
     // after the POSTs: the killed dispatcher leaves events with no row and not fanned out, their stream
     // entries pending, which only a takeover (XAUTOCLAIM) or the reconciler's outbox scan can bring back
     const ids = envelopes.map((e) => e.id);
-    const [left] = await db.query(`SELECT count(*)::int AS n FROM events WHERE id = ANY($1) AND fanned_out_at IS NULL`, [ids]);
-    expect(left.n).toBeGreaterThan(0);
+    expect(await notFannedOut(db, ids)).toBeGreaterThan(0);
     const [rows] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1`, [hooks.kill]);
     expect(rows.n).toBeLessThan(300);
     const [pendingEntries] = (await redis.xpending(`${prefix}:${EVENT_STREAM}`, DISPATCHER_CONSUMER_GROUP)) as [number];
@@ -103,6 +103,28 @@ describe('webhook delivery durability', () => {
     expect(receiver.distinctIds('/wipe')).toEqual(new Set([...first, ...second].map((e) => e.id)));
     await waitFor(() => allDelivered(hooks.wipe, 300), 20000, 'every delivery recorded as delivered');
   });
+
+  it('fans out an outbox event whose insert commits after later events were fanned out, its stream append lost', async () => {
+    // a producer transaction left open: its event's transaction id is below those of every later event
+    const late = publisher.build({ event: 'presence.update', organizationId: orgId, sessionId: null, payload: { late: true } });
+    const producer = db.createQueryRunner();
+    await producer.connect();
+    await producer.startTransaction();
+    await producer.query(`INSERT INTO events (id, organization_id, session_id, type, envelope) VALUES ($1, $2, NULL, $3, $4::jsonb)`, [
+      late.id, orgId, late.event, JSON.stringify(late),
+    ]);
+    // later events go through while the reconciler makes its passes (every 500 ms); by the commit the
+    // open event is older than the reconciler's 10 s grace
+    const later = await burst('presence.update', 20);
+    await waitFor(() => later.every((e) => receiver.distinctIds('/late').has(e.id)), 20000, 'later events delivered');
+    await new Promise((r) => setTimeout(r, 11_000));
+    await producer.commitTransaction();
+    await producer.release();
+    // never appended to the stream: only the reconciler's outbox scan can deliver it
+    await waitFor(() => receiver.distinctIds('/late').has(late.id), 20000, 'late-committing event delivered');
+    expect(await notFannedOut(db, [late.id, ...later.map((e) => e.id)])).toBe(0);
+    await waitFor(() => allDelivered(hooks.late, 21), 10000, 'every delivery recorded as delivered');
+  }, 60000);
 
   it('refuses a private target at connect time unless private targets are allowed', async () => {
     await dispatcher!.stop();

@@ -10,6 +10,7 @@ import {
   createTestCa,
   createWebhookRow,
   deliveriesOf,
+  notFannedOut,
   Receiver,
   startDispatcherProcess,
   startReceiver,
@@ -144,7 +145,7 @@ describe('webhook delivery', () => {
     // a marker event, fanned out after the others, proves nothing else is still on its way
     const marker = await publish('message.ack', {}, sessionA);
     await waitFor(() => plain.distinctIds('/unsigned').has(marker.id), 10000, 'marker');
-    await waitFor(async () => (await db.query(`SELECT 1 FROM events WHERE id = $1 AND fanned_out_at IS NOT NULL`, [marker.id])).length);
+    await waitFor(async () => (await notFannedOut(db, [marker.id])) === 0);
     expect([...plain.distinctIds('/scoped')]).toEqual([inB.id]);
     expect(plain.at('/inactive')).toHaveLength(0);
     expect(plain.at('/none')).toHaveLength(0);

@@ -203,3 +203,15 @@ export async function deliveriesOf(db: DataSource, webhookId: string): Promise<D
 export async function attemptsOf(db: DataSource, deliveryId: string): Promise<{ attempt_no: number; status_code: number | null; error: string | null; started_at: Date }[]> {
   return db.query(`SELECT attempt_no, status_code, error, started_at FROM delivery_attempts WHERE delivery_id = $1 ORDER BY attempt_no`, [deliveryId]);
 }
+
+/** How many of these events are not fanned out: ahead of the reconciler's checkpoint and named by no fan-out row. */
+export async function notFannedOut(db: DataSource, eventIds: string[]): Promise<number> {
+  const [row] = await db.query(
+    `SELECT count(*)::int AS n FROM events e
+      WHERE e.id = ANY($1)
+        AND e.tx >= (SELECT tx FROM outbox_checkpoints WHERE name = 'webhook-dispatcher')
+        AND NOT EXISTS (SELECT 1 FROM event_fanouts f WHERE e.id = ANY(f.event_ids))`,
+    [eventIds],
+  );
+  return row.n;
+}

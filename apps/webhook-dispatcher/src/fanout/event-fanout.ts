@@ -155,14 +155,14 @@ export class EventFanout {
       eventIds,
     ];
     try {
-      // the usual case: every webhook and outbox row exists, and the foreign keys are the only check
+      // the usual case: every webhook exists, and its foreign key is the only check
       return await this.runInsert(false, params);
     } catch (err) {
       if ((err as { code?: string }).code !== '23503' && (err as { code?: string }).code !== '40P01') throw err;
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        // a webhook deleted since it was cached (or an event gone from the outbox): skip those rows
+        // a webhook deleted since it was cached: skip those rows
         return await this.runInsert(true, params);
       } catch (err) {
         // deleted between the check and the insert, or a deadlock with another replica
@@ -175,7 +175,7 @@ export class EventFanout {
 
   private async runInsert(skipMissing: boolean, params: unknown[]): Promise<string[]> {
     const guard = skipMissing
-      ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = u.webhook_id) AND EXISTS (SELECT 1 FROM events e WHERE e.id = u.event_id)`
+      ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = u.webhook_id)`
       : '';
     const rows: { id: string }[] = await this.db.query(
       `WITH ins AS (
@@ -186,7 +186,7 @@ export class EventFanout {
          ${guard}
         ON CONFLICT (webhook_id, event_id) DO NOTHING
         RETURNING id),
-      fanned AS (UPDATE events SET fanned_out_at = now() WHERE id = ANY($7::text[]) AND fanned_out_at IS NULL)
+      fanned AS (INSERT INTO event_fanouts (event_ids) SELECT $7::text[] WHERE cardinality($7::text[]) > 0)
       SELECT id FROM ins`,
       params,
     );

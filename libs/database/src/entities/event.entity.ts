@@ -3,7 +3,8 @@ import type { EventEnvelope } from '@app/contracts';
 
 /**
  * The event outbox: producers write the envelope here before appending it to the Redis stream,
- * so an event survives Redis losing the stream. fanned_out_at is set once its deliveries exist.
+ * so an event survives Redis losing the stream. `tx` (the inserting transaction) orders it for the
+ * reconciler's checkpoint; a fan-out is recorded in `event_fanouts`, not on this row (migration OutboxCheckpoint).
  */
 @Entity('events')
 export class EventRecord {
@@ -13,5 +14,5 @@ export class EventRecord {
   @Column({ type: 'text' }) type: string;
   @Column({ type: 'jsonb' }) envelope: EventEnvelope;
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' }) createdAt: Date;
-  @Column({ name: 'fanned_out_at', type: 'timestamptz', nullable: true }) fannedOutAt: Date | null;
+  @Column({ type: 'bigint', insert: false, update: false, select: false }) tx: string;
 }
