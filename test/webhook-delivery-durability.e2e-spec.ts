@@ -94,14 +94,31 @@ describe('webhook delivery durability', () => {
   });
 
   it('delivers every event when all of the run\'s Redis keys are deleted mid-burst', async () => {
+    // every first attempt at /wipe fails: each event's second attempt is a delayed BullMQ job (1 s), and
+    // the wipe deletes those jobs with the stream, so only the reconciler can bring them back
+    const firstSeen = new Set<string>();
+    receiver.respondWith(async (req) => {
+      const id = String(req.headers['x-webhook-request-id']);
+      if (req.path === '/wipe' && !firstSeen.has(id)) {
+        firstSeen.add(id);
+        return { status: 503 };
+      }
+      await new Promise((r) => setTimeout(r, 15));
+      return { status: 200 };
+    });
     const first = await burst('message.ack', 200);
-    await waitFor(() => receiver.distinctIds('/wipe').size >= 30, 20000, 'burst under way');
+    // retries are scheduled (the job is added once the pending row is committed) and not yet due
+    await waitFor(async () => (await deliveriesOf(db, hooks.wipe)).filter((d) => d.status === 'pending').length >= 30, 20000, 'retries scheduled');
+    await new Promise((r) => setTimeout(r, 100));
     const deleted = await deleteRunKeys();
     expect(deleted).toBeGreaterThan(0);
     const second = await burst('message.ack', 100);
     await waitFor(() => receiver.distinctIds('/wipe').size === 300, 60000, 'every event delivered after the wipe');
     expect(receiver.distinctIds('/wipe')).toEqual(new Set([...first, ...second].map((e) => e.id)));
     await waitFor(() => allDelivered(hooks.wipe, 300), 20000, 'every delivery recorded as delivered');
+    // each event got its failed first try and then a success: the lost retry jobs were put back
+    const attempts = (await deliveriesOf(db, hooks.wipe)).map((d) => d.attempts);
+    expect(attempts.every((n) => n >= 2)).toBe(true);
   });
 
   it('fans out an outbox event whose insert commits after later events were fanned out, its stream append lost', async () => {

@@ -100,11 +100,14 @@ export class Reconciler {
     for (;;) {
       // events of the window older than the grace (tx < hi) that no fan-out statement recorded
       const rows: { id: string; envelope: EventEnvelope }[] = await this.db.query(
-        `WITH done AS (SELECT unnest(event_ids) AS id FROM event_fanouts WHERE tx >= $1::bigint)
-         SELECT e.id, e.envelope FROM events e
-          WHERE e.tx >= $1::bigint AND e.tx < $2::bigint AND e.id > $3
-            AND NOT EXISTS (SELECT 1 FROM done WHERE done.id = e.id)
-          ORDER BY e.id LIMIT $4`,
+        // the window is read through the BRIN index and only then sorted: ordering the events by id
+        // made the planner walk the primary key over the whole table (~270 ms at a million rows, against
+        // ~80 ms for a 120 000-event window whatever the table's size)
+        `WITH w AS MATERIALIZED (SELECT id FROM events WHERE tx >= $1::bigint AND tx < $2::bigint),
+              done AS (SELECT unnest(event_ids) AS id FROM event_fanouts WHERE tx >= $1::bigint),
+              todo AS (SELECT w.id FROM w WHERE w.id > $3 AND NOT EXISTS (SELECT 1 FROM done WHERE done.id = w.id)
+                        ORDER BY w.id LIMIT $4)
+         SELECT e.id, e.envelope FROM events e JOIN todo USING (id) ORDER BY e.id`,
         [lo, hi, after, BATCH],
       );
       if (rows.length === 0) break;
