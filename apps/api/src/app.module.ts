@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import { ulid } from 'ulid';
 import { ApiConfig, loadConfigOrExit } from '@app/config';
+import { randomUlid } from '@app/crypto';
 import { loggerOptions } from '@app/observability';
 import { AuthModule } from './auth/auth.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
@@ -24,7 +24,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
             // echo a caller's X-Request-Id when it is sane, otherwise mint one; always returned as a header
             genReqId: (req, res) => {
               const incoming = req.headers['x-request-id'];
-              const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : ulid();
+              const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUlid();
               res.setHeader('X-Request-Id', id);
               return id;
             },

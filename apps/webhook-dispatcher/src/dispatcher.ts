@@ -74,7 +74,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
     { concurrency: config.DISPATCHER_CONCURRENCY, timeoutMs: config.WEBHOOK_TIMEOUT_MS, leaseMs },
     store, queue, client, metrics, log,
   );
-  const fanout = new EventFanout(db, directory, sender, leaseMs, (n) => metrics.fannedOut.inc(n), Date.now, store);
+  const fanout = new EventFanout(db, directory, sender, leaseMs, store, (n) => metrics.fannedOut.inc(n));
   // read the next batch while fewer than this many attempts are held: enough that every POST slot
   // stays busy while the next batch is read and inserted; held attempts keep their leases renewed
   const readAhead = Math.max(8 * READ_COUNT, 16 * config.DISPATCHER_CONCURRENCY);

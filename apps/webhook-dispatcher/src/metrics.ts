@@ -1,7 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-export type DeliveryOutcome = 'delivered' | 'retry' | 'dead' | 'refused';
-
 export interface MetricSources {
   /** jobs waiting, delayed or active in the delivery queue */
   queueDepth: () => Promise<Record<string, number>>;

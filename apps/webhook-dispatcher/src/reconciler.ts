@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DELIVER_JOB, DELIVERY_QUEUE, DeliverJobData, deliveryJobId, EventEnvelope } from '@app/contracts';
+import { DELIVER_JOB, DeliverJobData, deliveryJobId, EventEnvelope } from '@app/contracts';
 import type { RedisKeys } from '@app/redis';
 import type { EventFanout } from './fanout/event-fanout';
 
@@ -35,7 +35,7 @@ export class Reconciler {
   constructor(
     private readonly db: DataSource,
     private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    keys: RedisKeys,
     private readonly queue: Queue<DeliverJobData>,
     private readonly fanout: EventFanout,
     private readonly log: Logger,
@@ -145,7 +145,7 @@ export class Reconciler {
       const due = rows.map((r) => ({ id: r.id, attemptNo: r.status === 'pending' ? r.attempts + 1 : Math.max(1, r.attempts) }));
       // a job hash exists while BullMQ holds the job in any state (waiting, delayed, active)
       const pipeline = this.redis.pipeline();
-      for (const d of due) pipeline.exists(`${this.keys.bullPrefix}:${DELIVERY_QUEUE}:${deliveryJobId(d.id, d.attemptNo)}`);
+      for (const d of due) pipeline.exists(this.queue.toKey(deliveryJobId(d.id, d.attemptNo)));
       const exists = (await pipeline.exec()) ?? [];
       const missing = due.filter((_, i) => exists[i]?.[1] === 0);
       if (missing.length) {

@@ -37,8 +37,6 @@ export interface SessionStatusPayload {
   reason: string | null;
 }
 
-export const EVENT_ID_PREFIX = 'evt_';
-
 /**
  * Redis stream the producers append envelopes to (after the outbox row is written).
  * Full key is `${REDIS_KEY_PREFIX}:${EVENT_STREAM}`.

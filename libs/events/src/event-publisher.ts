@@ -1,8 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Redis } from 'ioredis';
-import { EVENT_ID_PREFIX, EVENT_STREAM, EventEnvelope, EventType } from '@app/contracts';
-import { randomUlid } from '@app/crypto';
-import { pgArray } from '@app/database';
+import { EVENT_STREAM, EventEnvelope, EventType } from '@app/contracts';
+import { newId, pgArray } from '@app/database';
 
 export interface PublishInput<P> {
   event: EventType;
@@ -38,7 +37,7 @@ export class EventPublisher {
 
   build<P extends object>(input: PublishInput<P>): EventEnvelope<P> {
     return {
-      id: EVENT_ID_PREFIX + randomUlid(),
+      id: newId('evt'),
       event: input.event,
       organizationId: input.organizationId,
       sessionId: input.sessionId,
@@ -82,9 +81,5 @@ export class EventPublisher {
     } catch {
       // the outbox row is the record; the reconciler picks it up
     }
-  }
-
-  get stream(): string {
-    return this.streamKey;
   }
 }

@@ -3,7 +3,6 @@ import type { Response } from 'express';
 import { DomainError, ERROR_STATUS, ErrorCode } from '@app/contracts';
 
 const STATUS_CODE: Record<number, ErrorCode> = {
-  400: 'validation_error',
   401: 'unauthorized',
   403: 'forbidden',
   404: 'not_found',
@@ -16,9 +15,11 @@ const STATUS_CODE: Record<number, ErrorCode> = {
   503: 'gateway_unavailable',
 };
 
+const invalidJson = () => new DomainError('validation_error', 'request body is not valid JSON', { fields: { body: ['is not valid JSON'] } });
+
 /** Body-parser errors carry `type`; they arrive before any controller runs. */
 function fromBodyParser(err: { type?: string; status?: number; message?: string }): DomainError | null {
-  if (err.type === 'entity.parse.failed') return new DomainError('validation_error', 'request body is not valid JSON', { fields: { body: ['is not valid JSON'] } });
+  if (err.type === 'entity.parse.failed') return invalidJson();
   if (err.type === 'entity.too.large') return new DomainError('payload_too_large', 'request body is too large');
   if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') return new DomainError('validation_error', 'unsupported body encoding');
   return null;
@@ -35,7 +36,7 @@ export function toDomainError(exception: unknown): { error: DomainError; unexpec
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     // our pipes throw DomainError, so a bare 400 can only be the body parser's verdict on the JSON
-    if (status === 400) return { error: new DomainError('validation_error', 'request body is not valid JSON', { fields: { body: ['is not valid JSON'] } }), unexpected: false };
+    if (status === 400) return { error: invalidJson(), unexpected: false };
     const code = STATUS_CODE[status] ?? (status >= 500 ? 'internal' : 'validation_error');
     const message = status === 404 || status === 405 ? 'route not found' : code === 'internal' ? 'internal error' : exception.message;
     return { error: new DomainError(code, message), unexpected: status >= 500 && code === 'internal' };

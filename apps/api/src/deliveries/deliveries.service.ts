@@ -17,6 +17,7 @@ import { newId } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { Redis, RedisKeys } from '@app/redis';
 import { Page, pageLimit } from '../common/pagination';
+import { epochMs } from '../common/time';
 import { REDIS_CLIENT } from '../infra/tokens';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { ListDeliveriesQueryDto } from './dto/delivery.dto';
@@ -37,7 +38,6 @@ interface DeliveryRow {
 }
 
 const COLUMNS = `id, webhook_id, event_id, event_type, status, attempts, last_status_code, last_error, created_at, updated_at, delivered_at, next_attempt_at`;
-const ms = (d: Date | null) => (d ? d.getTime() : null);
 
 function toView(row: DeliveryRow): DeliveryView {
   return {
@@ -51,8 +51,8 @@ function toView(row: DeliveryRow): DeliveryView {
     lastError: row.last_error,
     createdAt: row.created_at.getTime(),
     updatedAt: row.updated_at.getTime(),
-    deliveredAt: ms(row.delivered_at),
-    nextAttemptAt: row.status === 'pending' ? ms(row.next_attempt_at) : null,
+    deliveredAt: epochMs(row.delivered_at),
+    nextAttemptAt: row.status === 'pending' ? epochMs(row.next_attempt_at) : null,
   };
 }
 

@@ -3,7 +3,8 @@ import { ApiConfig } from '@app/config';
 import { EVENT_STREAM, EventEnvelope } from '@app/contracts';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 
-type Listener = (envelope: EventEnvelope) => void;
+/** `text` is the envelope as published (JSON), passed on so that it is not serialized again per event. */
+type Listener = (envelope: EventEnvelope, text: string) => void;
 
 /**
  * Tails the event stream for this API replica (XREAD from "now", no consumer group: every replica sees every event),
@@ -45,7 +46,7 @@ export class EventStreamReader implements OnApplicationShutdown {
             const raw = fields[fields.indexOf('envelope') + 1];
             if (!raw) continue;
             const envelope = JSON.parse(raw) as EventEnvelope;
-            for (const l of this.listeners) l(envelope);
+            for (const l of this.listeners) l(envelope, raw);
           }
         }
       } catch (err) {

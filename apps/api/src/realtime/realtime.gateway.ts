@@ -75,7 +75,7 @@ export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShu
 
   private accept(ws: WebSocket, sub: Subscription): void {
     this.clients.set(ws, sub);
-    this.unsubscribe ??= this.stream.subscribe((e) => this.push(e));
+    this.unsubscribe ??= this.stream.subscribe((e, text) => this.push(e, text));
     ws.on('close', () => {
       this.clients.delete(ws);
       if (this.clients.size === 0) {
@@ -87,8 +87,7 @@ export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShu
     ws.send(JSON.stringify({ type: 'ready', organizationId: sub.principal.organizationId }));
   }
 
-  private push(envelope: EventEnvelope): void {
-    const text = JSON.stringify(envelope);
+  private push(envelope: EventEnvelope, text: string): void {
     for (const [ws, sub] of this.clients) {
       if (envelope.organizationId !== sub.principal.organizationId) continue;
       if (sub.sessionId && envelope.sessionId !== sub.sessionId) continue;

@@ -1,5 +1,6 @@
 import type { GroupView, SessionView } from '@app/contracts';
 import type { Group, Session } from '@app/database';
+import { epochMs } from '../common/time';
 
 /** Exactly the seed's 2.1 fields; values not known yet are null. */
 export function toSessionView(s: Session): SessionView {
@@ -20,7 +21,7 @@ export function toSessionView(s: Session): SessionView {
     ratePerHour: s.ratePerHour,
     createdAt: s.createdAt.getTime(),
     updatedAt: s.updatedAt.getTime(),
-    lastConnectedAt: s.lastConnectedAt ? s.lastConnectedAt.getTime() : null,
+    lastConnectedAt: epochMs(s.lastConnectedAt),
   };
 }
 

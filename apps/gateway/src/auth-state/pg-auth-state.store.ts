@@ -59,7 +59,9 @@ class PgAuthStateStore implements AuthStateStore {
       assertKeyCategory(category);
       for (const [keyId, value] of Object.entries(items ?? {})) {
         if (value === null || value === undefined) {
-          deleted.set(category, [...(deleted.get(category) ?? []), keyId]);
+          const ids = deleted.get(category);
+          if (ids) ids.push(keyId);
+          else deleted.set(category, [keyId]);
         } else {
           sealed.push(this.seal(category, keyId, value));
         }

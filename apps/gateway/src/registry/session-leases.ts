@@ -53,8 +53,4 @@ export class RedisSessionLeases implements SessionLeases {
   async release(sessionId: string): Promise<void> {
     await this.redis.eval(RELEASE, 1, this.key(sessionId), this.holder);
   }
-
-  async holderOf(sessionId: string): Promise<string | null> {
-    return this.redis.get(this.key(sessionId));
-  }
 }

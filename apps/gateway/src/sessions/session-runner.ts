@@ -139,7 +139,8 @@ export class SessionRunner {
       return true;
     });
     if (!unlinkedLive) {
-      const paired = (await this.auth.readCreds().catch(() => null)) !== null;
+      // a logged-out session has nothing to unlink: its creds are not even read
+      const paired = this.status !== 'logged_out' && (await this.auth.readCreds().catch(() => null)) !== null;
       if (paired && this.status !== 'logged_out') {
         await this.serial(async () => {
           this.wanted = false;

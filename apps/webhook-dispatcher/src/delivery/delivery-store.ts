@@ -58,8 +58,25 @@ type LogWrite = RowWrite | { kind: 'record'; outcome: AttemptRecord } | { kind: 
 /** SQLSTATEs after which a statement is worth running again: foreign key gone, deadlock with another replica. */
 const FK_VIOLATION = '23503';
 const DEADLOCK = '40P01';
+
+/**
+ * Runs a delivery insert: first as is (every webhook exists, and its foreign key is the only check),
+ * then — after a foreign key failure (a webhook deleted since it was cached) or a deadlock with another
+ * replica — skipping rows whose webhook is gone, up to three more times.
+ */
+export async function insertSkippingMissing<T>(run: (skipMissing: boolean) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run(attempt > 1);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (attempt < 4 && (code === FK_VIOLATION || code === DEADLOCK)) continue;
+      throw err;
+    }
+  }
+}
 /** How long the log writer lets a batch fill (cut short when no attempt is in flight). */
-export const LOG_LINGER_MS = 40;
+const LOG_LINGER_MS = 40;
 
 /**
  * The delivery record in PostgreSQL. A first attempt from a fresh fan-out writes its row once, after
@@ -122,10 +139,6 @@ export class DeliveryStore {
        WHERE id = $1 AND attempts = $2 AND status = 'delivering'`,
       [deliveryId, attemptNo, reason],
     );
-  }
-
-  get backlog(): number {
-    return this.claims.pending + this.log.pending;
   }
 
   /** No attempt is in flight: write what waits now rather than at the end of the linger. */
@@ -216,17 +229,7 @@ export class DeliveryStore {
     rows.sort((x, y) => compareRows(x.delivery, y.delivery));
     const marks = eventsCompletedBy(rowsByEvent).map((e) => e.eventId).sort();
     const params = rowParams(rows, marks, this.leaseMs);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        // the usual case: every webhook exists, and its foreign key is the only check; otherwise
-        // (a webhook deleted since it was cached) such rows are skipped
-        return await this.runInsertRows(attempt > 1, params);
-      } catch (err) {
-        const code = (err as { code?: string }).code;
-        if (attempt < 3 && (code === FK_VIOLATION || code === DEADLOCK)) continue;
-        throw err;
-      }
-    }
+    return insertSkippingMissing((skipMissing) => this.runInsertRows(skipMissing, params));
   }
 
   private async runInsertRows(skipMissing: boolean, params: unknown[]): Promise<Set<string>> {
@@ -322,7 +325,7 @@ function compareRows(a: NewDelivery, b: NewDelivery): number {
 }
 
 /** The insert's parameters, one array per column (rows already sorted). */
-export function rowParams(rows: RowWrite[], fannedOut: string[], leaseMs: number): unknown[] {
+function rowParams(rows: RowWrite[], fannedOut: string[], leaseMs: number): unknown[] {
   const n = rows.length;
   const cols = Array.from({ length: 13 }, () => new Array<string | number | null>(n));
   for (let i = 0; i < n; i++) {

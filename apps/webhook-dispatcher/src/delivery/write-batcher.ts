@@ -66,8 +66,4 @@ export class WriteBatcher<I, O> {
       this.kick();
     }
   }
-
-  get pending(): number {
-    return this.queue.length + this.running;
-  }
 }

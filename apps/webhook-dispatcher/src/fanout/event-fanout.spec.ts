@@ -61,7 +61,7 @@ describe('EventFanout.fanOutFresh', () => {
     const marked: PendingEvent[] = [];
     const directory = { match: (e: EventEnvelope) => (e.id === 'evt_none' ? [] : [hook('whk_1'), hook('whk_2')]), settled: async () => undefined };
     const db = { query: jest.fn() };
-    const fanout = new EventFanout(db as never, directory, { sendAll: (a) => sent.push(...a) }, 5000, () => undefined, Date.now, {
+    const fanout = new EventFanout(db as never, directory, { sendAll: (a) => sent.push(...a) }, 5000, {
       markFannedOut: async (e) => void marked.push(e),
     });
     const { written } = await fanout.fanOutFresh([envelope('evt_a'), envelope('evt_none'), envelope('evt_b')]);

@@ -3,6 +3,7 @@ import type { EventEnvelope } from '@app/contracts';
 import { newId } from '@app/database';
 import { envelopeBody } from '../delivery/delivery-request';
 import type { HeldAttempt } from '../delivery/delivery-sender';
+import { insertSkippingMissing } from '../delivery/delivery-store';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { PendingEvent } from './pending-event';
 
@@ -94,9 +95,9 @@ export class EventFanout {
     private readonly directory: FanoutDeps,
     private readonly sender: AttemptSink,
     private readonly leaseMs: number,
+    private readonly marks: FanoutMarks,
     private readonly onCreated: (n: number) => void = () => undefined,
     private readonly clock: () => number = Date.now,
-    private readonly marks: FanoutMarks | null = null,
   ) {}
 
   /**
@@ -123,9 +124,7 @@ export class EventFanout {
     }
     this.sender.sendAll(firstAttempts(planned, null, Number.POSITIVE_INFINITY, events));
     for (const event of events.values()) {
-      if (event.unwritten !== 0) continue;
-      if (this.marks) void this.marks.markFannedOut(event).catch(() => undefined);
-      else event.written(0);
+      if (event.unwritten === 0) void this.marks.markFannedOut(event).catch(() => undefined);
     }
     return { written };
   }
@@ -154,23 +153,7 @@ export class EventFanout {
       this.leaseMs,
       eventIds,
     ];
-    try {
-      // the usual case: every webhook exists, and its foreign key is the only check
-      return await this.runInsert(false, params);
-    } catch (err) {
-      if ((err as { code?: string }).code !== '23503' && (err as { code?: string }).code !== '40P01') throw err;
-    }
-    for (let attempt = 1; ; attempt++) {
-      try {
-        // a webhook deleted since it was cached: skip those rows
-        return await this.runInsert(true, params);
-      } catch (err) {
-        // deleted between the check and the insert, or a deadlock with another replica
-        const code = (err as { code?: string }).code;
-        if (attempt < 3 && (code === '23503' || code === '40P01')) continue;
-        throw err;
-      }
-    }
+    return insertSkippingMissing((skipMissing) => this.runInsert(skipMissing, params));
   }
 
   private async runInsert(skipMissing: boolean, params: unknown[]): Promise<string[]> {

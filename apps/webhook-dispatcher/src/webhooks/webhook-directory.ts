@@ -48,10 +48,11 @@ export class WebhookDirectory {
     this.subscriber.on('message', (ch: string, id: string) => {
       if (ch === channel) this.track(this.reloadOne(id));
     });
-    // a reconnected subscriber may have missed notifications
-    this.subscriber.on('ready', () => this.track(this.reloadAll()));
     await this.subscriber.subscribe(channel);
     await this.reloadAll();
+    // a reconnected subscriber may have missed notifications (attached after the first load, which the
+    // first connection's 'ready' would otherwise repeat)
+    this.subscriber.on('ready', () => this.track(this.reloadAll()));
     this.timer = setInterval(() => this.track(this.reloadAll()), this.refreshMs);
     this.timer.unref();
   }
