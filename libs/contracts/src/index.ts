@@ -5,3 +5,4 @@ export * from './webhooks';
 export * from './events';
 export * from './commands';
 export * from './network-sim';
+export * from './messages';

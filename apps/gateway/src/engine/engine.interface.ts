@@ -1,4 +1,20 @@
-import type { GroupInfo } from '@app/contracts';
+import type {
+  AckStatus,
+  CallIncomingPayload,
+  ContactContent,
+  GroupChanges,
+  GroupInfo,
+  GroupParticipantAction,
+  LocationContent,
+  MediaRef,
+  MediaView,
+  MessageKeyRef,
+  MessageType,
+  OutboundMessage,
+  PollContent,
+  Presence,
+  SentMessage,
+} from '@app/contracts';
 import type { Logger } from 'pino';
 
 /**
@@ -29,6 +45,15 @@ export interface AccountIdentity {
   phoneNumber: string;
 }
 
+/** Inbound media: what the log shows, plus the engine's handle to download the bytes later (see MediaRef). */
+export interface InboundMedia extends MediaView {
+  ref: MediaRef;
+}
+
+/**
+ * A user-visible message the network delivered (or one the account sent from its phone: `fromMe`).
+ * `id` is the waMessageId. `from` is the sender (the participant in a group), `chatJid` the chat.
+ */
 export interface InboundMessage {
   id: string;
   from: string;
@@ -36,7 +61,18 @@ export interface InboundMessage {
   text: string | null;
   timestamp: number;
   fromMe: boolean;
-  raw?: unknown;
+  /** absent = 'text' (older fixtures) */
+  type?: MessageType;
+  media?: InboundMedia | null;
+  location?: LocationContent | null;
+  contact?: ContactContent | null;
+  /** a poll creation message */
+  poll?: PollContent | null;
+  /** waMessageId of the message this one replies to */
+  quotedWaMessageId?: string | null;
+  mentions?: string[];
+  /** engine-specific encoded content (Baileys: proto.Message bytes), kept for retry receipts, quotes and polls */
+  raw?: Uint8Array | null;
 }
 
 export type { GroupInfo };
@@ -57,17 +93,46 @@ export type EngineEvent =
   | { type: 'open'; account: AccountIdentity }
   | { type: 'close'; reason: CloseReason; statusCode: number | null; message: string }
   | { type: 'message'; message: InboundMessage }
-  | { type: 'group'; group: GroupInfo; action: 'created' | 'updated' };
+  | { type: 'group'; group: GroupInfo; action: 'created' | 'updated' }
+  /** the recipient's phone reports a message this session sent as delivered, read or played */
+  | { type: 'receipt'; waMessageId: string; chatJid: string; status: AckStatus }
+  /** someone reacted to a message of the chat (`emoji` "" = removed) */
+  | { type: 'reaction'; waMessageId: string; chatJid: string; from: string; emoji: string; fromMe: boolean }
+  /** a vote on a poll, already decrypted to option names */
+  | { type: 'poll-vote'; pollWaMessageId: string; chatJid: string; voter: string; selectedOptions: string[] }
+  | { type: 'presence'; chatJid: string; jid: string; presence: Presence }
+  | ({ type: 'call' } & CallIncomingPayload)
+  | { type: 'group-update'; groupJid: string; changes: GroupChanges }
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] };
 
 export interface EngineConnection {
   /** Ask for a pairing code for this phone number instead of a QR (only before pairing). */
   requestPairingCode(phoneNumber: string): Promise<string>;
   createGroup(subject: string, participants: string[]): Promise<GroupInfo>;
-  sendText(to: string, text: string): Promise<{ waMessageId: string }>;
+  /**
+   * Sends with the message's fixed waMessageId. Re-sending an id the network already has must not show the
+   * recipient a second message (WhatsApp and the simulator store a message once per id).
+   */
+  send(message: OutboundMessage): Promise<SentMessage>;
+  /** Shows `composing` (typing) or `paused` to a chat. */
+  sendPresence(chatJid: string, presence: 'composing' | 'paused'): Promise<void>;
+  /** Read receipts for received messages (autoRead). */
+  markRead(keys: MessageKeyRef[]): Promise<void>;
   /** Unlink the device on the network, then close. */
   logout(): Promise<void>;
   /** Close the socket, keeping the pairing. Emits close(closed_by_us). Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * What the network asks back of us while connected, served from PostgreSQL: a message we sent (Baileys resends it
+ * on a retry receipt, and decrypts poll votes against the poll's creation message) and a group's metadata
+ * (Baileys needs it for every group send).
+ */
+export interface EngineLookups {
+  /** the stored `raw` content of a message of this session, or null */
+  message(chatJid: string, waMessageId: string): Promise<Uint8Array | null>;
+  group(groupJid: string): Promise<GroupInfo | null>;
 }
 
 export interface ConnectOptions {
@@ -75,6 +140,8 @@ export interface ConnectOptions {
   auth: AuthStateStore;
   onEvent: (event: EngineEvent) => void;
   logger: Logger;
+  /** absent in older callers: the engine then answers retries and group sends without a store */
+  lookups?: EngineLookups;
 }
 
 export interface SessionEngine {

@@ -70,7 +70,13 @@ export class SessionHost {
       }
       case 'message.send': {
         const { sessionId, to, text, messageId } = req.args as CommandMap['message.send']['args'];
-        const sent = await (await this.runner(sessionId)).sendText(to, text);
+        const sent = await (await this.runner(sessionId)).send({
+          waMessageId: messageId,
+          to,
+          content: { type: 'text', text },
+          quoted: null,
+          mentions: [],
+        });
         return { messageId, waMessageId: sent.waMessageId } as never;
       }
       default:

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import type { SessionStatus } from '@app/contracts';
+import type { MessageKeyRef, OutboundMessage, SentMessage, SessionStatus } from '@app/contracts';
 import type { AuthStateStore, ConnectOptions, EngineConnection, EngineEvent, GroupInfo, SessionEngine } from '../engine/engine.interface';
 import type { QrBoard, SessionEventSink, SessionLeases, SessionRecordPatch, SessionRecords, Timers } from './session-ports';
 import { SessionRunner } from './session-runner';
@@ -17,8 +17,18 @@ class FakeConnection implements EngineConnection {
   async createGroup(subject: string, participants: string[]): Promise<GroupInfo> {
     return { groupJid: '1-2@g.us', subject, description: '', ownerJid: '111@s.whatsapp.net', participants, isAnnounce: false, isLocked: false };
   }
-  async sendText() {
-    return { waMessageId: 'wamid' };
+  sent: OutboundMessage[] = [];
+  presences: Array<[string, string]> = [];
+  reads: MessageKeyRef[] = [];
+  async send(message: OutboundMessage): Promise<SentMessage> {
+    this.sent.push(message);
+    return { waMessageId: message.waMessageId, timestamp: 1, raw: null };
+  }
+  async sendPresence(chatJid: string, presence: 'composing' | 'paused') {
+    this.presences.push([chatJid, presence]);
+  }
+  async markRead(keys: MessageKeyRef[]) {
+    this.reads.push(...keys);
   }
   async logout() {
     this.loggedOut = true;

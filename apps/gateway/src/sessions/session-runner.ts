@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { DomainError, GroupView, SessionStatus } from '@app/contracts';
+import { DomainError, GroupView, OutboundMessage, SentMessage, SessionStatus } from '@app/contracts';
 import type { AuthStateStore, EngineConnection, EngineEvent, GroupInfo, SessionEngine } from '../engine/engine.interface';
 import {
   AuthStateFactory,
@@ -200,12 +200,12 @@ export class SessionRunner {
     return { code: await conn.requestPairingCode(phoneNumber) };
   }
 
-  async sendText(to: string, text: string): Promise<{ waMessageId: string }> {
+  async send(message: OutboundMessage): Promise<SentMessage> {
     const conn = this.connection;
     if (!conn || this.status !== 'working') {
       throw new DomainError('conflict', 'the session is not connected', { status: this.status });
     }
-    return conn.sendText(to, text);
+    return conn.send(message);
   }
 
   /** Resolves once the session has left `starting` (or after ms), so a start command can answer with a useful status. */

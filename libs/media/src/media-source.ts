@@ -1,0 +1,18 @@
+import type { Readable } from 'node:stream';
+import type { MediaRef } from '@app/contracts';
+
+/**
+ * Streams the bytes of an inbound message's media from the network, decrypted, never held whole in memory.
+ * One implementation per engine (the MediaRef says which); the API pipes the stream to the client.
+ */
+export interface MediaSource {
+  open(ref: MediaRef): Promise<Readable>;
+}
+
+/** Thrown when the network no longer has the media (expired, deleted): the API answers 404 / 410-like conflict. */
+export class MediaUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MediaUnavailableError';
+  }
+}
