@@ -1,0 +1,325 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import type {
+  AckStatus,
+  ContactContent,
+  LocationContent,
+  MediaRef,
+  MediaView,
+  MessageDirection,
+  MessageStatus,
+  MessageType,
+  MessageView,
+  PollContent,
+} from '@app/contracts';
+
+/** A row of `messages` as the apps see it (the view plus what only the gateway needs). */
+export interface MessageRow extends MessageView {
+  mediaRef: MediaRef | null;
+  reaction: { waMessageId: string; emoji: string } | null;
+  quotedWaMessageId: string | null;
+  mentions: string[];
+  idempotencyKey: string | null;
+}
+
+/** What an insert provides; the rest is defaulted. */
+export interface NewMessage {
+  id: string;
+  organizationId: string;
+  sessionId: string;
+  waMessageId: string;
+  direction: MessageDirection;
+  chatJid: string;
+  from: string | null;
+  type: MessageType;
+  text?: string | null;
+  media?: MediaView | null;
+  mediaRef?: MediaRef | null;
+  location?: LocationContent | null;
+  contact?: ContactContent | null;
+  poll?: PollContent | null;
+  reaction?: { waMessageId: string; emoji: string } | null;
+  quotedMessageId?: string | null;
+  quotedWaMessageId?: string | null;
+  mentions?: string[];
+  status: MessageStatus;
+  idempotencyKey?: string | null;
+  raw?: Uint8Array | null;
+  /** epoch ms; default now */
+  createdAt?: number;
+  sentAt?: number | null;
+}
+
+export interface MessageFilter {
+  direction?: MessageDirection;
+  chatJid?: string;
+  status?: MessageStatus;
+}
+
+const COLUMNS = `id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media, media_ref,
+  location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, error, idempotency_key,
+  created_at, updated_at, sent_at`;
+
+interface RawRow {
+  id: string;
+  organization_id: string;
+  session_id: string;
+  wa_message_id: string;
+  direction: MessageDirection;
+  chat_jid: string;
+  from_jid: string | null;
+  type: MessageType;
+  text: string | null;
+  media: MediaView | null;
+  media_ref: MediaRef | null;
+  location: LocationContent | null;
+  contact: ContactContent | null;
+  poll: PollContent | null;
+  reaction: { waMessageId: string; emoji: string } | null;
+  quoted_message_id: string | null;
+  quoted_wa_message_id: string | null;
+  mentions: string[];
+  status: MessageStatus;
+  error: string | null;
+  idempotency_key: string | null;
+  created_at: Date;
+  updated_at: Date;
+  sent_at: Date | null;
+}
+
+function toRow(r: RawRow): MessageRow {
+  return {
+    id: r.id,
+    sessionId: r.session_id,
+    organizationId: r.organization_id,
+    waMessageId: r.wa_message_id,
+    direction: r.direction,
+    chatJid: r.chat_jid,
+    from: r.from_jid,
+    type: r.type,
+    text: r.text,
+    media: r.media,
+    location: r.location,
+    contact: r.contact,
+    poll: r.poll,
+    quotedMessageId: r.quoted_message_id,
+    status: r.status,
+    error: r.error,
+    createdAt: r.created_at.getTime(),
+    updatedAt: r.updated_at.getTime(),
+    sentAt: r.sent_at ? r.sent_at.getTime() : null,
+    mediaRef: r.media_ref,
+    reaction: r.reaction,
+    quotedWaMessageId: r.quoted_wa_message_id,
+    mentions: r.mentions ?? [],
+    idempotencyKey: r.idempotency_key,
+  };
+}
+
+/** The API's Message resource: the row without what only the gateway needs. */
+export function toMessageView(row: MessageRow): MessageView {
+  return {
+    id: row.id,
+    sessionId: row.sessionId,
+    organizationId: row.organizationId,
+    waMessageId: row.waMessageId,
+    direction: row.direction,
+    chatJid: row.chatJid,
+    from: row.from,
+    type: row.type,
+    text: row.text,
+    media: row.media,
+    location: row.location,
+    contact: row.contact,
+    poll: row.poll,
+    quotedMessageId: row.quotedMessageId,
+    status: row.status,
+    error: row.error,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    sentAt: row.sentAt,
+  };
+}
+
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+const ts = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms));
+
+/** Rank of an ack, so a late `delivered` never overwrites `read` (SQL mirror of OUTBOUND_STATUS_RANK). */
+const RANK_SQL = `CASE status WHEN 'queued' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 WHEN 'played' THEN 4 ELSE -1 END`;
+const ACK_RANK: Record<AckStatus, number> = { delivered: 2, read: 3, played: 4 };
+
+/** Every query of `messages` and `message_media`. */
+@Injectable()
+export class MessagesRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  private q(manager?: EntityManager): Pick<DataSource, 'query'> {
+    return manager ?? this.db;
+  }
+
+  /**
+   * Inserts a message; a conflicting (session, waMessageId) or (session, idempotency key) inserts nothing and
+   * returns null, so the caller can tell a re-delivery or a repeat from a new message.
+   */
+  async insert(m: NewMessage, manager?: EntityManager): Promise<MessageRow | null> {
+    const rows: RawRow[] = await this.q(manager).query(
+      `INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
+         media_ref, location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status,
+         idempotency_key, raw, created_at, updated_at, sent_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+         COALESCE($22, now()), COALESCE($22, now()), $23)
+       ON CONFLICT DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [
+        m.id, m.organizationId, m.sessionId, m.waMessageId, m.direction, m.chatJid, m.from, m.type, m.text ?? null,
+        json(m.media), json(m.mediaRef), json(m.location), json(m.contact), json(m.poll), json(m.reaction),
+        m.quotedMessageId ?? null, m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null,
+        m.raw ? Buffer.from(m.raw) : null, ts(m.createdAt), ts(m.sentAt),
+      ],
+    );
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  async saveMedia(messageId: string, data: Buffer, manager?: EntityManager): Promise<void> {
+    await this.q(manager).query(`INSERT INTO message_media (message_id, data) VALUES ($1, $2)`, [messageId, data]);
+  }
+
+  async mediaOf(messageId: string): Promise<Buffer | null> {
+    const rows: Array<{ data: Buffer }> = await this.db.query(`SELECT data FROM message_media WHERE message_id = $1`, [messageId]);
+    return rows[0]?.data ?? null;
+  }
+
+  async findInOrganization(organizationId: string, sessionId: string, id: string): Promise<MessageRow | null> {
+    const rows: RawRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM messages WHERE id = $1 AND session_id = $2 AND organization_id = $3`,
+      [id, sessionId, organizationId],
+    );
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  async findById(id: string): Promise<MessageRow | null> {
+    const rows: RawRow[] = await this.db.query(`SELECT ${COLUMNS} FROM messages WHERE id = $1`, [id]);
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  async findByWaId(sessionId: string, waMessageId: string): Promise<MessageRow | null> {
+    const rows: RawRow[] = await this.db.query(`SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND wa_message_id = $2`, [
+      sessionId,
+      waMessageId,
+    ]);
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /** Our ids of the given network ids in one session (quotes, reactions, polls resolve through it). */
+  async idsByWaIds(sessionId: string, waMessageIds: string[]): Promise<Map<string, string>> {
+    if (waMessageIds.length === 0) return new Map();
+    const rows: Array<{ id: string; wa_message_id: string }> = await this.db.query(
+      `SELECT id, wa_message_id FROM messages WHERE session_id = $1 AND wa_message_id = ANY($2)`,
+      [sessionId, waMessageIds],
+    );
+    return new Map(rows.map((r) => [r.wa_message_id, r.id]));
+  }
+
+  /** The stored network content of a message (Baileys' getMessage, quotes, poll decryption). */
+  async rawOf(sessionId: string, waMessageId: string): Promise<Uint8Array | null> {
+    const rows: Array<{ raw: Buffer | null }> = await this.db.query(
+      `SELECT raw FROM messages WHERE session_id = $1 AND wa_message_id = $2`,
+      [sessionId, waMessageId],
+    );
+    return rows[0]?.raw ?? null;
+  }
+
+  /** A repeat of an accepted send: the message first accepted under this key in the last `windowMs`. */
+  async findByIdempotencyKey(sessionId: string, key: string, windowMs: number): Promise<MessageRow | null> {
+    const rows: RawRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND idempotency_key = $2 AND created_at > now() - ($3 * interval '1 millisecond')`,
+      [sessionId, key, windowMs],
+    );
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /** Frees a key whose window has passed, so it can be used again. */
+  async releaseIdempotencyKey(sessionId: string, key: string, windowMs: number): Promise<void> {
+    await this.db.query(
+      `UPDATE messages SET idempotency_key = NULL WHERE session_id = $1 AND idempotency_key = $2 AND created_at <= now() - ($3 * interval '1 millisecond')`,
+      [sessionId, key, windowMs],
+    );
+  }
+
+  /** Newest first, keyset-paginated by id. */
+  async page(sessionId: string, filter: MessageFilter, limit: number, cursor?: string): Promise<MessageRow[]> {
+    const where = ['session_id = $1'];
+    const params: unknown[] = [sessionId];
+    const add = (sql: string, value: unknown) => {
+      params.push(value);
+      where.push(sql.replace('?', `$${params.length}`));
+    };
+    if (filter.direction) add('direction = ?', filter.direction);
+    if (filter.chatJid) add('chat_jid = ?', filter.chatJid);
+    if (filter.status) add('status = ?', filter.status);
+    if (cursor) add('id < ?', cursor);
+    params.push(limit);
+    const rows: RawRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM messages WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(toRow);
+  }
+
+  /** The oldest queued outbound message of a session: sends go out one at a time, in order. */
+  async nextQueued(sessionId: string): Promise<MessageRow | null> {
+    const rows: RawRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND status = 'queued' ORDER BY id LIMIT 1`,
+      [sessionId],
+    );
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /** Which of these sessions have queued messages (the gateway's sweep after a lost signal). */
+  async sessionsWithQueued(sessionIds: string[]): Promise<string[]> {
+    if (sessionIds.length === 0) return [];
+    const rows: Array<{ session_id: string }> = await this.db.query(
+      `SELECT DISTINCT session_id FROM messages WHERE status = 'queued' AND session_id = ANY($1)`,
+      [sessionIds],
+    );
+    return rows.map((r) => r.session_id);
+  }
+
+  /** queued → sent, once: null when it was not queued any more. The outbound media bytes are no longer needed. */
+  async markSent(id: string, sentAt: number, raw: Uint8Array | null, manager?: EntityManager): Promise<MessageRow | null> {
+    const q = this.q(manager);
+    const rows: RawRow[] = await q.query(
+      `UPDATE messages SET status = 'sent', sent_at = $2, raw = COALESCE($3, raw), updated_at = now()
+        WHERE id = $1 AND status = 'queued' RETURNING ${COLUMNS}`,
+      [id, new Date(sentAt), raw ? Buffer.from(raw) : null],
+    );
+    if (rows[0]) await q.query(`DELETE FROM message_media WHERE message_id = $1`, [id]);
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /** queued → failed, once. */
+  async markFailed(id: string, error: string, manager?: EntityManager): Promise<MessageRow | null> {
+    const q = this.q(manager);
+    const rows: RawRow[] = await q.query(
+      `UPDATE messages SET status = 'failed', error = $2, updated_at = now() WHERE id = $1 AND status = 'queued' RETURNING ${COLUMNS}`,
+      [id, error],
+    );
+    if (rows[0]) await q.query(`DELETE FROM message_media WHERE message_id = $1`, [id]);
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /**
+   * An ack moves a sent outbound message forward only (sent → delivered → read → played); null when it did not.
+   * A message still `queued` is not moved: its sender records `sent` first (the gateway holds such an ack until then).
+   */
+  async applyAck(sessionId: string, waMessageId: string, status: AckStatus, manager?: EntityManager): Promise<MessageRow | null> {
+    const rows: RawRow[] = await this.q(manager).query(
+      `UPDATE messages SET status = $3, updated_at = now()
+        WHERE session_id = $1 AND wa_message_id = $2 AND direction = 'out' AND ${RANK_SQL} BETWEEN 1 AND $4 - 1
+        RETURNING ${COLUMNS}`,
+      [sessionId, waMessageId, status, ACK_RANK[status]],
+    );
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+}

@@ -1,0 +1,2 @@
+export * from './send-rate-limiter';
+export * from './send-signal';

@@ -1,0 +1,53 @@
+import { SendRateLimiter } from '@app/messaging';
+import { createRedis, RedisKeys } from '@app/redis';
+import { loadRunContext } from '../support/run-context';
+
+/** The per-session send rate, against the real Redis: the script is the whole guarantee, so it is tested alone too. */
+describe('SendRateLimiter', () => {
+  const ctx = loadRunContext();
+  const redis = createRedis(ctx.redisUrl);
+  const limiter = new SendRateLimiter(redis, new RedisKeys(`${ctx.redisPrefix}:rate-spec`));
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  it('accepts ratePerMin sends, then refuses with the wait until the oldest leaves the 60 s window, counting no refusal', async () => {
+    const rates = { ratePerMin: 3, ratePerHour: 100 };
+    const accepted = [];
+    for (let i = 0; i < 3; i += 1) accepted.push(await limiter.tryAccept('ses_a', `m${i}`, rates));
+    expect(accepted.every((d) => d.accepted)).toBe(true);
+    const first = (accepted[0] as { at: number }).at;
+
+    const refused = await limiter.tryAccept('ses_a', 'm3', rates);
+    expect(refused.accepted).toBe(false);
+    const wait = (refused as { retryAfterMs: number }).retryAfterMs;
+    // the first send leaves the window exactly 60 s after it was counted
+    expect(wait).toBeLessThanOrEqual(60_000);
+    expect(wait).toBeGreaterThan(60_000 - 5_000);
+    expect(first + 60_000 - wait).toBeGreaterThanOrEqual(first);
+
+    // refusals count nothing: still refused with (nearly) the same wait, and releasing one opens a slot
+    const again = await limiter.tryAccept('ses_a', 'm4', rates);
+    expect(again.accepted).toBe(false);
+    await limiter.release('ses_a', 'm2');
+    expect((await limiter.tryAccept('ses_a', 'm5', rates)).accepted).toBe(true);
+    expect((await limiter.tryAccept('ses_a', 'm6', rates)).accepted).toBe(false);
+  });
+
+  it('refuses past ratePerHour with the wait until the oldest leaves the hour, and keeps sessions apart', async () => {
+    const rates = { ratePerMin: 100, ratePerHour: 2 };
+    expect((await limiter.tryAccept('ses_b', 'x1', rates)).accepted).toBe(true);
+    expect((await limiter.tryAccept('ses_b', 'x2', rates)).accepted).toBe(true);
+    const refused = await limiter.tryAccept('ses_b', 'x3', rates);
+    expect(refused.accepted).toBe(false);
+    expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(3_600_000 - 5_000);
+    // another session has its own windows
+    expect((await limiter.tryAccept('ses_c', 'y1', rates)).accepted).toBe(true);
+  });
+
+  it('never accepts more than the limit when many callers race', async () => {
+    const rates = { ratePerMin: 7, ratePerHour: 100 };
+    const decisions = await Promise.all(Array.from({ length: 40 }, (_, i) => limiter.tryAccept('ses_d', `r${i}`, rates)));
+    expect(decisions.filter((d) => d.accepted)).toHaveLength(7);
+  });
+});
