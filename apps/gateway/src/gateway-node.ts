@@ -6,16 +6,13 @@ import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
 import { dataSourceOptions } from '@app/database';
 import { EventPublisher } from '@app/events';
+import { CommandServer, GatewayRegistry, RedisQrBoard, RedisSessionLeases } from '@app/fleet';
 import { checkDependencies, startOpsServer } from '@app/observability';
 import { createRedis, RedisKeys } from '@app/redis';
 import { createPgAuthStateStore } from './auth-state';
-import { CommandWorker } from './commands/command-worker';
 import type { SessionEngine } from './engine/engine.interface';
 import { loadEngine } from './engine/load-engine';
-import { GatewayRegistry } from './registry/gateway-registry';
-import { RedisSessionLeases } from './registry/session-leases';
 import { PgSessionRecords } from './sessions/pg-session-records';
-import { RedisQrBoard } from './sessions/redis-qr-board';
 import { SessionHost } from './sessions/session-host';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
@@ -30,7 +27,7 @@ export class GatewayNode {
   private host!: SessionHost;
   private registry!: GatewayRegistry;
   private leases!: RedisSessionLeases;
-  private worker!: CommandWorker;
+  private worker!: CommandServer;
   private ops: { close: () => Promise<void>; port: number } | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private stopping: Promise<void> | null = null;
@@ -78,8 +75,12 @@ export class GatewayNode {
     );
     this.registry = new GatewayRegistry(this.redis, keys, { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: VERSION }, c.GATEWAY_TTL_MS);
 
-    this.worker = new CommandWorker(c.REDIS_URL, keys, c.GATEWAY_ID, this.host, c.GATEWAY_COMMAND_CONCURRENCY, this.logger, (name, outcome) =>
-      commands.inc({ name, outcome }),
+    this.worker = new CommandServer(
+      { redisUrl: c.REDIS_URL, gatewayId: c.GATEWAY_ID, concurrency: c.GATEWAY_COMMAND_CONCURRENCY },
+      keys,
+      this.host,
+      this.logger,
+      (name, outcome) => commands.inc({ name, outcome }),
     );
     await this.worker.start();
     await this.registry.heartbeat(0);

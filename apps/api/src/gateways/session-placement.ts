@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { DomainError } from '@app/contracts';
-import { GatewayDirectory } from './gateway-directory';
+import { GatewayDirectory } from '@app/fleet';
 
 /**
  * Chooses the live gateway with the most free capacity for a session.

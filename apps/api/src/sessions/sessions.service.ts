@@ -1,16 +1,13 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { CommandMap, CommandName, DomainError, GroupView, SESSION_DEFAULTS, SessionQr, sessionQrKey, SessionView } from '@app/contracts';
+import { CommandMap, CommandName, DomainError, GroupView, SESSION_DEFAULTS, SessionQr, SessionView } from '@app/contracts';
 import { Group, newId, Session } from '@app/database';
 import { EventPublisher } from '@app/events';
-import { Redis, RedisKeys } from '@app/redis';
+import { CommandBus, GatewayDirectory, RedisQrBoard } from '@app/fleet';
 import type { Principal } from '../auth/principal';
 import { findPage, Page, PageQueryDto } from '../common/pagination';
-import { CommandBus } from '../gateways/command-bus';
-import { GatewayDirectory } from '../gateways/gateway-directory';
 import { SessionPlacement } from '../gateways/session-placement';
-import { REDIS_CLIENT } from '../infra/tokens';
 import type { CreateGroupDto } from './dto/group.dto';
 import type { CreateSessionDto, UpdateSessionDto } from './dto/session.dto';
 import { toGroupView, toSessionView } from './session.view';
@@ -31,8 +28,7 @@ export class SessionsService {
     private readonly directory: GatewayDirectory,
     private readonly bus: CommandBus,
     private readonly events: EventPublisher,
-    private readonly keys: RedisKeys,
-    @Inject(REDIS_CLIENT) private readonly redis: Redis,
+    private readonly qrBoard: RedisQrBoard,
   ) {}
 
   /** Placed on the live gateway with the most room and started there; no gateway → 503 and nothing is kept. */
@@ -130,9 +126,9 @@ export class SessionsService {
     const session = await this.find(organizationId, id);
     const notWaiting = () => new DomainError('conflict', 'the session is not waiting for a QR scan', { status: session.status });
     if (session.status !== 'scan_qr_code') throw notWaiting();
-    const raw = await this.redis.get(this.keys.key(sessionQrKey(session.id)));
-    if (!raw) throw notWaiting();
-    return JSON.parse(raw) as SessionQr;
+    const qr = await this.qrBoard.read(session.id);
+    if (!qr) throw notWaiting();
+    return qr;
   }
 
   async requestPairingCode(organizationId: string, id: string, phoneNumber: string): Promise<{ code: string }> {
