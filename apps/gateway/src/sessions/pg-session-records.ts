@@ -1,6 +1,7 @@
 import type { GroupsRepository, SessionsRepository } from '@app/database';
 import type { GroupInfo } from '../engine/engine.interface';
 import type { SessionRecord, SessionRecordPatch, SessionRecords } from './session-ports';
+import { toGroupView } from './session-runner';
 
 /** The runner's SessionRecords port over the sessions and groups repositories. */
 export class PgSessionRecords implements SessionRecords {
@@ -18,15 +19,7 @@ export class PgSessionRecords implements SessionRecords {
   }
 
   saveGroup(organizationId: string, sessionId: string, g: GroupInfo): Promise<void> {
-    return this.groups.upsert(organizationId, sessionId, {
-      groupJid: g.groupJid,
-      subject: g.subject,
-      description: g.description ?? '',
-      ownerJid: g.ownerJid,
-      participants: g.participants.length,
-      isAnnounce: g.isAnnounce,
-      isLocked: g.isLocked,
-    });
+    return this.groups.upsert(organizationId, sessionId, toGroupView(g));
   }
 
   resumable(gatewayId: string): Promise<string[]> {

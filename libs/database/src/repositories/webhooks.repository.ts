@@ -9,17 +9,10 @@ import { keysetPage, PageRequest, RowPage } from './keyset-page';
  * What a dispatcher routes by. Read as stored, without defaults: a row written by hand or by an older
  * version may lack headers or parts of its policy, and the reader decides what they mean.
  */
-export interface WebhookRoutingRow {
-  id: string;
-  organizationId: string;
-  url: string;
-  events: string[];
-  sessionId: string | null;
-  active: boolean;
+export type WebhookRoutingRow = Omit<Webhook, 'createdAt' | 'updatedAt' | 'customHeaders' | 'retryPolicy'> & {
   customHeaders: Record<string, string> | null;
   retryPolicy: Partial<RetryPolicy> | null;
-  secretEncrypted: string | null;
-}
+};
 
 interface WebhookRoutingColumns {
   id: string;
