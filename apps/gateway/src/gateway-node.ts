@@ -4,7 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { dataSourceOptions } from '@app/database';
+import { dataSourceOptions, GroupsRepository, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { CommandServer, GatewayRegistry, RedisQrBoard, RedisSessionLeases } from '@app/fleet';
 import { checkDependencies, startOpsServer } from '@app/observability';
@@ -47,6 +47,7 @@ export class GatewayNode {
     this.redis = createRedis(c.REDIS_URL);
     const box = new SecretBox(c.encryptionKeys);
     const engine = this.engineFactory(c);
+    const authKeys = new SessionAuthKeysRepository(this.db);
 
     collectDefaultMetrics({ register: this.metrics });
     const sessionsGauge = new Gauge({ name: 'gateway_sessions', help: 'sessions holding or seeking a socket on this gateway', registers: [this.metrics] });
@@ -57,8 +58,8 @@ export class GatewayNode {
       c.GATEWAY_ID,
       {
         engine,
-        authState: (sessionId) => createPgAuthStateStore(this.db, box, sessionId),
-        records: new PgSessionRecords(this.db),
+        authState: (sessionId) => createPgAuthStateStore(authKeys, box, sessionId),
+        records: new PgSessionRecords(new SessionsRepository(this.db), new GroupsRepository(this.db)),
         events: new EventPublisher(this.db, this.redis, keys.prefix),
         leases: this.leases,
         qr: new RedisQrBoard(this.redis, keys),
