@@ -18,7 +18,7 @@ import { EventPublisher } from '@app/events';
 import { Redis, RedisKeys } from '@app/redis';
 import { Page, pageLimit } from '../common/pagination';
 import { epochMs } from '../common/time';
-import { REDIS_CLIENT } from '../infra/tokens';
+import { REDIS_CLIENT } from '@app/infra';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { ListDeliveriesQueryDto } from './dto/delivery.dto';
 

@@ -2,7 +2,7 @@ import { Logger, Module, OnModuleDestroy } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
 import { CommandBus, GatewayDirectory, RedisQrBoard } from '@app/fleet';
 import { Redis, RedisKeys } from '@app/redis';
-import { REDIS_CLIENT } from '../infra/tokens';
+import { REDIS_CLIENT } from '@app/infra';
 import { GatewaysController } from './gateways.controller';
 import { SessionPlacement } from './session-placement';
 

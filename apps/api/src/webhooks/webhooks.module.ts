@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { WebhookChanges } from '@app/events';
 import { Redis, RedisKeys } from '@app/redis';
-import { REDIS_CLIENT } from '../infra/tokens';
+import { REDIS_CLIENT } from '@app/infra';
 import { WebhookTargetPolicy } from './webhook-target.policy';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksService } from './webhooks.service';
