@@ -1,4 +1,5 @@
-import { DomainError } from '@app/contracts';
+import { DomainError, OutboundContent, OutboundMessage } from '@app/contracts';
+import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { SimEngine } from '../apps/gateway/src/engine/sim/sim.engine';
 import type { EngineConnection, EngineEvent } from '../apps/gateway/src/engine/engine.interface';
@@ -51,7 +52,12 @@ class Device {
   }
 }
 
-async function control(method: 'GET' | 'POST', path: string, body?: unknown, expectStatus?: number, base = sim.url): Promise<any> {
+/** A message as the gateway hands it to the engine, with a fresh waMessageId. */
+function outbound(to: string, content: OutboundContent, extra: Partial<OutboundMessage> = {}): OutboundMessage {
+  return { waMessageId: `3EB0${randomBytes(8).toString('hex').toUpperCase()}`, to, content, quoted: null, mentions: [], ...extra };
+}
+
+async function control(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, expectStatus?: number, base = sim.url): Promise<any> {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -210,7 +216,7 @@ describe('connection loss', () => {
     const d = new Device(new SimEngine({ simUrl: `http://127.0.0.1:${port}`, requestTimeoutMs: 1000 }));
     const from = await d.connect();
     expect(await d.next('close', from)).toMatchObject({ reason: 'transient' });
-    await expect(d.conn.sendText('15550000000@s.whatsapp.net', 'hi')).rejects.toBeInstanceOf(DomainError);
+    await expect(d.conn.send(outbound('15550000000@s.whatsapp.net', { type: 'text', text: 'hi' }))).rejects.toBeInstanceOf(DomainError);
     await d.conn.close();
     expect(d.since(from)).toEqual(['close']);
   });
@@ -254,16 +260,36 @@ describe('groups and messages', () => {
     await d.conn.close();
   });
 
-  it('records sent texts for GET /sim/messages and returns their message id', async () => {
+  it('records sent texts for GET /sim/messages under the waMessageId the device chose', async () => {
     const d = new Device();
     const { account } = await d.pair('15552010023');
-    const { waMessageId } = await d.conn.sendText('15559990003@s.whatsapp.net', 'hello there');
-    expect(waMessageId).toMatch(/^[0-9A-F]{20}$/);
+    const message = outbound('15559990003@s.whatsapp.net', { type: 'text', text: 'hello there' });
+    const sent = await d.conn.send(message);
+    expect(sent).toEqual({ waMessageId: message.waMessageId, timestamp: expect.any(Number), raw: expect.any(Uint8Array) });
     const listed = await control('GET', `/sim/messages?sessionId=${d.sessionId}`, undefined, 200);
     expect(listed.data).toEqual([
-      { id: waMessageId, sessionId: d.sessionId, from: account.jid, to: '15559990003@s.whatsapp.net', text: 'hello there', timestamp: expect.any(Number) },
+      {
+        id: message.waMessageId,
+        sessionId: d.sessionId,
+        from: account.jid,
+        to: '15559990003@s.whatsapp.net',
+        type: 'text',
+        text: 'hello there',
+        media: null,
+        location: null,
+        contact: null,
+        poll: null,
+        reaction: null,
+        quotedWaMessageId: null,
+        mentions: [],
+        timestamp: sent.timestamp,
+        sends: 1,
+      },
     ]);
-    await expect(d.conn.sendText('not-a-jid', 'x')).rejects.toMatchObject({ code: 'validation_error' });
+    await expect(d.conn.send(outbound('not-a-jid', { type: 'text', text: 'x' }))).rejects.toMatchObject({
+      code: 'validation_error',
+      details: { to: expect.any(String) },
+    });
     await d.conn.close();
   });
 
@@ -281,6 +307,14 @@ describe('groups and messages', () => {
       text: 'ping',
       timestamp: expect.any(Number),
       fromMe: false,
+      type: 'text',
+      media: null,
+      location: null,
+      contact: null,
+      poll: null,
+      quotedWaMessageId: null,
+      mentions: [],
+      raw: expect.any(Uint8Array),
     });
 
     await d.conn.close();

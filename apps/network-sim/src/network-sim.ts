@@ -1,6 +1,7 @@
-import { DomainError, SIM_CLOSE_CODES, SIM_DEVICE_PATH, SimDeviceFrame, SimNetworkFrame } from '@app/contracts';
+import { DomainError, SIM_CLOSE_CODES, SIM_DEVICE_PATH, SIM_MEDIA_PATH, SimDeviceFrame, SimNetworkFrame } from '@app/contracts';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import { DeviceLink, SimNetwork } from './sim-network';
@@ -22,12 +23,25 @@ export interface RunningNetworkSim {
 }
 
 const SESSION_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
-const MAX_BODY_BYTES = 1024 * 1024;
+/** Inbound media comes as base64 in the body: 16 MiB of bytes and then some. */
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+const MEDIA_CHUNK_BYTES = 64 * 1024;
 /** A device that connects but never says hello is holding a socket for nothing. */
 const HELLO_TIMEOUT_MS = 10000;
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** Media goes out in chunks, as a CDN streams it, so readers are exercised as streams. */
+function sendMedia(res: ServerResponse, media: { data: Buffer; mimetype: string; filename: string | null }): void {
+  const headers: Record<string, string | number> = { 'content-type': media.mimetype, 'content-length': media.data.length };
+  if (media.filename) headers['content-disposition'] = `attachment; filename*=UTF-8''${encodeURIComponent(media.filename)}`;
+  res.writeHead(200, headers);
+  const chunks = function* () {
+    for (let i = 0; i < media.data.length; i += MEDIA_CHUNK_BYTES) yield media.data.subarray(i, i + MEDIA_CHUNK_BYTES);
+  };
+  Readable.from(chunks()).pipe(res);
 }
 
 function sendError(res: ServerResponse, err: unknown): void {
@@ -68,11 +82,22 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
   if (method === 'GET' && path === '/sim/groups') return sendJson(res, 200, { data: network.listGroups(sessionFilter) });
   if (method === 'GET' && path === '/sim/messages') return sendJson(res, 200, { data: network.listMessages(sessionFilter) });
 
+  const media = new RegExp(`^${SIM_MEDIA_PATH}/([^/]+)$`).exec(path);
+  if (method === 'GET' && media) return sendMedia(res, network.mediaBytes(decodeURIComponent(media[1])));
+
+  const group = /^\/sim\/groups\/([^/]+)(\/participants)?$/.exec(path);
+  if (group) {
+    const groupJid = decodeURIComponent(group[1]);
+    if (method === 'POST' && group[2]) return sendJson(res, 200, network.groupParticipants(groupJid, await readJsonObject(req)));
+    if (method === 'PATCH' && !group[2]) return sendJson(res, 200, network.patchGroup(groupJid, await readJsonObject(req)));
+  }
+
   const match = /^\/sim\/sessions\/([^/]+)(?:\/([a-z-]+))?$/.exec(path);
   if (match) {
     const sessionId = decodeURIComponent(match[1]);
     const action = match[2];
     if (method === 'GET' && !action) return sendJson(res, 200, network.view(sessionId));
+    if (method === 'GET' && action === 'presence-log') return sendJson(res, 200, { data: network.presenceLog(sessionId) });
     if (method === 'POST' && action) {
       const body = await readJsonObject(req);
       switch (action) {
@@ -82,6 +107,16 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
           return sendJson(res, 200, network.enterPairingCode(sessionId, body));
         case 'inbound':
           return sendJson(res, 200, network.inbound(sessionId, body));
+        case 'receipt':
+          return sendJson(res, 200, network.receipt(sessionId, body));
+        case 'reaction':
+          return sendJson(res, 200, network.reaction(sessionId, body));
+        case 'poll-vote':
+          return sendJson(res, 200, network.pollVote(sessionId, body));
+        case 'presence':
+          return sendJson(res, 200, network.presence(sessionId, body));
+        case 'call':
+          return sendJson(res, 200, network.call(sessionId, body));
         case 'drop':
           return sendJson(res, 200, network.drop(sessionId));
         case 'unlink':
@@ -121,7 +156,7 @@ function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logg
       return;
     }
     if (!greeted) return void ws.close(SIM_CLOSE_CODES.protocolError, 'hello first');
-    if (frame.type === 'ack') return network.ack(sessionId, link, frame.messageId);
+    if (frame.type === 'ack') return network.ack(sessionId, link, frame.eventId);
     if (frame.type === 'request') {
       try {
         const result = network.request(sessionId, link, frame.op, frame.args);
