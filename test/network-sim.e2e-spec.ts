@@ -640,8 +640,21 @@ describe('as a process (npm run sim)', () => {
       await waitFor(() => app.output().includes('"msg":"network simulator listening"'), 3000, 'listening log line');
       expect(app.output()).toContain(`"port":${port}`);
       const d = new Device(new SimEngine({ simUrl: `http://127.0.0.1:${port}` }));
-      const qr = await d.next('qr', await d.connect());
-      expect(await control('GET', `/sim/sessions/${d.sessionId}`, undefined, 200, `http://127.0.0.1:${port}`)).toMatchObject({ qr: qr.qr });
+      const base = `http://127.0.0.1:${port}`;
+      const from = await d.connect();
+      const qr = await d.next('qr', from);
+      expect(await control('GET', `/sim/sessions/${d.sessionId}`, undefined, 200, base)).toMatchObject({ qr: qr.qr });
+      // a whole messaging round over the real process: inbound media in, its bytes streamed back, a send stored once
+      await control('POST', `/sim/sessions/${d.sessionId}/scan`, { phoneNumber: '15552010099' }, 200, base);
+      await d.next('open', from);
+      const bytes = randomBytes(150 * 1024);
+      await control('POST', `/sim/sessions/${d.sessionId}/inbound`, { from: '15559994001', type: 'image', media: { base64: bytes.toString('base64'), mimetype: 'image/jpeg' } }, 200, base);
+      const { message } = await d.next('message', from);
+      expect(sha256(await readAll(await new SimMediaSource(base).open(message.media!.ref)))).toBe(sha256(bytes));
+      const out = outbound('15559994001@s.whatsapp.net', { type: 'text', text: 'got it' });
+      await d.conn.send(out);
+      await d.conn.send(out);
+      expect((await control('GET', `/sim/messages?sessionId=${d.sessionId}`, undefined, 200, base)).data).toEqual([expect.objectContaining({ id: out.waMessageId, sends: 2 })]);
       await d.conn.close();
     } finally {
       await app.stop();
