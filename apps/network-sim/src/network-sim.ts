@@ -71,6 +71,22 @@ async function readJsonObject(req: IncomingMessage): Promise<Record<string, unkn
   return body as Record<string, unknown>;
 }
 
+type ControlBody = Record<string, unknown>;
+
+/** `POST /sim/sessions/{id}/<action>`: what the phone and the account's contacts do. */
+const SESSION_ACTIONS: Record<string, (network: SimNetwork, sessionId: string, body: ControlBody) => unknown> = {
+  scan: (n, id, body) => n.scan(id, body),
+  'pair-code': (n, id, body) => n.enterPairingCode(id, body),
+  inbound: (n, id, body) => n.inbound(id, body),
+  receipt: (n, id, body) => n.receipt(id, body),
+  reaction: (n, id, body) => n.reaction(id, body),
+  'poll-vote': (n, id, body) => n.pollVote(id, body),
+  presence: (n, id, body) => n.presence(id, body),
+  call: (n, id, body) => n.call(id, body),
+  drop: (n, id) => n.drop(id),
+  unlink: (n, id) => n.unlink(id),
+};
+
 /** The control API of CONTRACT 9: what the phone, contacts and test observers do to the network. */
 async function handleControl(network: SimNetwork, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim');
@@ -98,31 +114,8 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
     const action = match[2];
     if (method === 'GET' && !action) return sendJson(res, 200, network.view(sessionId));
     if (method === 'GET' && action === 'presence-log') return sendJson(res, 200, { data: network.presenceLog(sessionId) });
-    if (method === 'POST' && action) {
-      const body = await readJsonObject(req);
-      switch (action) {
-        case 'scan':
-          return sendJson(res, 200, network.scan(sessionId, body));
-        case 'pair-code':
-          return sendJson(res, 200, network.enterPairingCode(sessionId, body));
-        case 'inbound':
-          return sendJson(res, 200, network.inbound(sessionId, body));
-        case 'receipt':
-          return sendJson(res, 200, network.receipt(sessionId, body));
-        case 'reaction':
-          return sendJson(res, 200, network.reaction(sessionId, body));
-        case 'poll-vote':
-          return sendJson(res, 200, network.pollVote(sessionId, body));
-        case 'presence':
-          return sendJson(res, 200, network.presence(sessionId, body));
-        case 'call':
-          return sendJson(res, 200, network.call(sessionId, body));
-        case 'drop':
-          return sendJson(res, 200, network.drop(sessionId));
-        case 'unlink':
-          return sendJson(res, 200, network.unlink(sessionId));
-      }
-    }
+    const handle = action && Object.hasOwn(SESSION_ACTIONS, action) ? SESSION_ACTIONS[action] : undefined;
+    if (method === 'POST' && handle) return sendJson(res, 200, handle(network, sessionId, await readJsonObject(req)));
   }
   throw new DomainError('not_found', 'no such route', { method, path });
 }

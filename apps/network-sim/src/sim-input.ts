@@ -9,10 +9,11 @@ import {
   GroupParticipantAction,
   LocationContent,
   OUTBOUND_MESSAGE_TYPES,
-  OutboundMessageType,
   PollContent,
   Presence,
   PRESENCES,
+  SimInboundMessage,
+  SimSentMessage,
   USER_JID_PATTERN,
 } from '@app/contracts';
 
@@ -31,7 +32,7 @@ export const MAX_SUBJECT_LENGTH = 100;
 export const MAX_MEDIA_BYTES = 16 * 1024 * 1024;
 const DEFAULT_GENERATED_MEDIA_BYTES = 1024;
 
-export const INBOUND_MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contact'] as const;
+export const INBOUND_MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contact'] as const satisfies readonly SimInboundMessage['type'][];
 export type InboundMessageType = (typeof INBOUND_MESSAGE_TYPES)[number];
 type InboundMediaType = Extract<InboundMessageType, 'image' | 'video' | 'audio' | 'document' | 'sticker'>;
 
@@ -163,17 +164,8 @@ export interface MediaInput {
 
 // ---- control API -----------------------------------------------------------------------------
 
-export interface InboundInput {
-  from: string;
-  chatJid: string;
-  type: InboundMessageType;
-  text: string | null;
-  media: MediaInput | null;
-  location: LocationContent | null;
-  contact: ContactContent | null;
-  quotedWaMessageId: string | null;
-  mentions: string[];
-}
+/** An inbound message before the network gives it an id and keeps its media. */
+export type InboundInput = Omit<SimInboundMessage, 'id' | 'timestamp' | 'media'> & { media: MediaInput | null };
 
 /**
  * `POST /sim/sessions/{id}/inbound`. Media is `{base64, mimetype, filename?}`, or `{mimetype?, size?}` for generated
@@ -301,19 +293,11 @@ export function parseGroupPatch(body: Body): GroupChanges {
 
 // ---- device protocol -------------------------------------------------------------------------
 
-export interface SendInput {
+/** A device's message as the network will store it, before it has an identity there (media still bytes). */
+export type SendInput = Omit<SimSentMessage, 'id' | 'sessionId' | 'from' | 'timestamp' | 'sends' | 'media'> & {
   waMessageId: string;
-  to: string;
-  type: OutboundMessageType;
-  text: string | null;
   media: MediaInput | null;
-  location: LocationContent | null;
-  contact: ContactContent | null;
-  poll: PollContent | null;
-  reaction: { waMessageId: string; emoji: string } | null;
-  quotedWaMessageId: string | null;
-  mentions: string[];
-}
+};
 
 function chatJid(field: string, value: unknown): string {
   if (typeof value !== 'string' || !CHAT_JID_PATTERN.test(value)) throw validation(field, 'must be a jid <digits>@s.whatsapp.net, <digits>@lid or a group jid …@g.us');

@@ -6,6 +6,9 @@ import type {
   LocationContent,
   MessageKeyRef,
   MessageType,
+  OutboundContent,
+  OutboundMedia,
+  OutboundMessage,
   OutboundMessageType,
   PollContent,
   Presence,
@@ -109,24 +112,17 @@ export interface SimOutboundMedia {
   filename: string | null;
 }
 
+/** Content with its media bytes in wire form: the seam's type, so a new content type reaches the wire by itself. */
+type WithWireMedia<T> = T extends { media: OutboundMedia } ? Omit<T, 'media'> & { media: SimOutboundMedia } : T;
+
 /** `OutboundContent` of `@app/contracts` messages, with the media bytes as base64. */
-export type SimOutboundContent =
-  | { type: 'text'; text: string }
-  | { type: 'image' | 'video' | 'document'; media: SimOutboundMedia; caption: string | null }
-  | { type: 'audio'; media: SimOutboundMedia }
-  | { type: 'location'; location: LocationContent }
-  | { type: 'contact'; contact: ContactContent }
-  | { type: 'reaction'; target: MessageKeyRef; emoji: string }
-  | { type: 'poll'; poll: PollContent };
+export type SimOutboundContent = WithWireMedia<OutboundContent>;
 
 /** `OutboundMessage` on the wire: the whole of it, bytes as base64. */
-export interface SimSendArgs {
-  waMessageId: string;
-  to: string;
+export type SimSendArgs = Omit<OutboundMessage, 'content' | 'quoted'> & {
   content: SimOutboundContent;
   quoted: (MessageKeyRef & { raw: string | null }) | null;
-  mentions: string[];
-}
+};
 
 /** Requests a connected device may make, with their arguments and results. */
 export interface SimDeviceOps {
