@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { GroupChanges } from '@app/contracts';
 import { newId } from '@app/database';
 import type { GroupInfo } from '../engine/engine.interface';
 import type { SessionRecord, SessionRecordPatch, SessionRecords } from './session-ports';
@@ -20,10 +21,30 @@ export class PgSessionRecords implements SessionRecords {
   constructor(private readonly db: DataSource) {}
 
   async find(sessionId: string): Promise<SessionRecord | null> {
-    const rows: Array<{ id: string; organization_id: string; status: SessionRecord['status']; desired_state: SessionRecord['desiredState']; phone_number: string | null }> =
-      await this.db.query('SELECT id, organization_id, status, desired_state, phone_number FROM sessions WHERE id = $1', [sessionId]);
+    const rows: Array<{
+      id: string;
+      organization_id: string;
+      status: SessionRecord['status'];
+      desired_state: SessionRecord['desiredState'];
+      phone_number: string | null;
+      auto_read: boolean;
+      presence_typing: boolean;
+    }> = await this.db.query(
+      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing FROM sessions WHERE id = $1',
+      [sessionId],
+    );
     const r = rows[0];
-    return r ? { id: r.id, organizationId: r.organization_id, status: r.status, desiredState: r.desired_state, phoneNumber: r.phone_number } : null;
+    return r
+      ? {
+          id: r.id,
+          organizationId: r.organization_id,
+          status: r.status,
+          desiredState: r.desired_state,
+          phoneNumber: r.phone_number,
+          autoRead: r.auto_read,
+          presenceTyping: r.presence_typing,
+        }
+      : null;
   }
 
   async update(sessionId: string, patch: SessionRecordPatch): Promise<void> {
@@ -46,6 +67,22 @@ export class PgSessionRecords implements SessionRecords {
          owner_jid = EXCLUDED.owner_jid, participants = EXCLUDED.participants, is_announce = EXCLUDED.is_announce,
          is_locked = EXCLUDED.is_locked, updated_at = now()`,
       [newId('grp'), organizationId, sessionId, g.groupJid, g.subject, g.description ?? '', g.ownerJid, g.participants.length, g.isAnnounce, g.isLocked],
+    );
+  }
+
+  async updateGroup(sessionId: string, groupJid: string, changes: GroupChanges): Promise<void> {
+    await this.db.query(
+      `UPDATE groups SET subject = COALESCE($3, subject), description = COALESCE($4, description),
+         is_announce = COALESCE($5, is_announce), is_locked = COALESCE($6, is_locked), updated_at = now()
+       WHERE session_id = $1 AND group_jid = $2`,
+      [sessionId, groupJid, changes.subject ?? null, changes.description ?? null, changes.isAnnounce ?? null, changes.isLocked ?? null],
+    );
+  }
+
+  async addGroupParticipants(sessionId: string, groupJid: string, delta: number): Promise<void> {
+    await this.db.query(
+      `UPDATE groups SET participants = GREATEST(participants + $3, 0), updated_at = now() WHERE session_id = $1 AND group_jid = $2`,
+      [sessionId, groupJid, delta],
     );
   }
 
