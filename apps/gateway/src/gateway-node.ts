@@ -4,19 +4,16 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { dataSourceOptions, MessagesRepository } from '@app/database';
+import { dataSourceOptions, GroupsRepository, MessagesRepository, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
+import { CommandServer, GatewayRegistry, RedisQrBoard, RedisSessionLeases } from '@app/fleet';
 import { SendSignal } from '@app/messaging';
 import { checkDependencies, startOpsServer } from '@app/observability';
 import { createRedis, RedisKeys } from '@app/redis';
 import { createPgAuthStateStore } from './auth-state';
-import { CommandWorker } from './commands/command-worker';
 import type { SessionEngine } from './engine/engine.interface';
 import { loadEngine } from './engine/load-engine';
-import { GatewayRegistry } from './registry/gateway-registry';
-import { RedisSessionLeases } from './registry/session-leases';
 import { PgSessionRecords } from './sessions/pg-session-records';
-import { RedisQrBoard } from './sessions/redis-qr-board';
 import { SessionHost } from './sessions/session-host';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
@@ -35,7 +32,7 @@ export class GatewayNode {
   private host!: SessionHost;
   private registry!: GatewayRegistry;
   private leases!: RedisSessionLeases;
-  private worker!: CommandWorker;
+  private worker!: CommandServer;
   private ops: { close: () => Promise<void>; port: number } | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private stopping: Promise<void> | null = null;
@@ -56,6 +53,7 @@ export class GatewayNode {
     const box = new SecretBox(c.encryptionKeys);
     const engine = this.engineFactory(c);
     const messages = new MessagesRepository(this.db);
+    const authKeys = new SessionAuthKeysRepository(this.db);
 
     collectDefaultMetrics({ register: this.metrics });
     const sessionsGauge = new Gauge({ name: 'gateway_sessions', help: 'sessions holding or seeking a socket on this gateway', registers: [this.metrics] });
@@ -66,8 +64,8 @@ export class GatewayNode {
       c.GATEWAY_ID,
       {
         engine,
-        authState: (sessionId) => createPgAuthStateStore(this.db, box, sessionId),
-        records: new PgSessionRecords(this.db),
+        authState: (sessionId) => createPgAuthStateStore(authKeys, box, sessionId),
+        records: new PgSessionRecords(new SessionsRepository(this.db), new GroupsRepository(this.db)),
         events: new EventPublisher(this.db, this.redis, keys.prefix),
         leases: this.leases,
         qr: new RedisQrBoard(this.redis, keys),
@@ -92,8 +90,12 @@ export class GatewayNode {
     );
     this.registry = new GatewayRegistry(this.redis, keys, { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: VERSION }, c.GATEWAY_TTL_MS);
 
-    this.worker = new CommandWorker(c.REDIS_URL, keys, c.GATEWAY_ID, this.host, c.GATEWAY_COMMAND_CONCURRENCY, this.logger, (name, outcome) =>
-      commands.inc({ name, outcome }),
+    this.worker = new CommandServer(
+      { redisUrl: c.REDIS_URL, gatewayId: c.GATEWAY_ID, concurrency: c.GATEWAY_COMMAND_CONCURRENCY },
+      keys,
+      this.host,
+      this.logger,
+      (name, outcome) => commands.inc({ name, outcome }),
     );
     await this.worker.start();
     await this.registry.heartbeat(0);

@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import { DELIVERY_JOB_OPTIONS, DELIVERY_QUEUE, DeliverJobData } from '@app/contracts';
 import type { DispatcherConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { dataSourceOptions } from '@app/database';
+import { dataSourceOptions, WebhooksRepository } from '@app/database';
+import { WebhookChanges } from '@app/events';
 import { checkDependencies, startOpsServer } from '@app/observability';
 import { createRedis, RedisKeys } from '@app/redis';
 import { DeliverySender } from './delivery/delivery-sender';
@@ -60,7 +61,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
     },
   });
 
-  const directory = new WebhookDirectory(db, subscriber, config.REDIS_KEY_PREFIX, new SecretBox(config.encryptionKeys), log, config.WEBHOOK_CACHE_REFRESH_MS);
+  const directory = new WebhookDirectory(new WebhooksRepository(db), new WebhookChanges(subscriber, keys), new SecretBox(config.encryptionKeys), log, config.WEBHOOK_CACHE_REFRESH_MS);
   await directory.start();
   const client = new WebhookClient({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,

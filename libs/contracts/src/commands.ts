@@ -3,9 +3,10 @@ import type { GroupView, SessionStatus } from './sessions';
 
 /**
  * Command protocol between the API and gateway nodes.
- * Each gateway drains its own BullMQ queue `gateway-commands:<gatewayId>`; the job's
+ * Each gateway drains its own BullMQ queue `gateway-commands-<gatewayId>`; the job's
  * return value is the reply. The API waits with a timeout and answers 503
- * gateway_unavailable when no reply comes.
+ * gateway_unavailable when no reply comes. The names here (queue, registry, lease and QR keys) are
+ * defined once for both sides; only libs/fleet builds keys and queues from them.
  */
 export const gatewayCommandQueue = (gatewayId: string) => `gateway-commands-${gatewayId}`;
 

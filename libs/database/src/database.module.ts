@@ -1,11 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions } from './data-source';
-import { ENTITIES } from './entities';
+import { REPOSITORIES } from './repositories';
 
 @Module({})
 export class DatabaseModule {
-  /** TypeORM connection from a DATABASE_URL provider, plus repositories of every entity. */
+  /** TypeORM connection from a DATABASE_URL provider, plus one repository per table (the only place that queries it). */
   static forRoot(databaseUrlToken: string | symbol | (abstract new (...args: never[]) => { DATABASE_URL: string })): DynamicModule {
     return {
       module: DatabaseModule,
@@ -15,9 +15,9 @@ export class DatabaseModule {
           inject: [databaseUrlToken as never],
           useFactory: (config: { DATABASE_URL: string }) => dataSourceOptions(config.DATABASE_URL),
         }),
-        TypeOrmModule.forFeature(ENTITIES),
       ],
-      exports: [TypeOrmModule],
+      providers: REPOSITORIES,
+      exports: [TypeOrmModule, ...REPOSITORIES],
     };
   }
 }

@@ -1,4 +1,5 @@
-import type { EventType, GroupChanges, SessionQr, SessionStatus } from '@app/contracts';
+import type { EventType, GroupChanges, SessionQr } from '@app/contracts';
+import type { SessionRuntimePatch, SessionRuntimeRow } from '@app/database';
 import type { AuthStateStore, GroupInfo } from '../engine/engine.interface';
 
 /**
@@ -7,26 +8,9 @@ import type { AuthStateStore, GroupInfo } from '../engine/engine.interface';
  */
 
 /** The fields of a session row a runner reads at start. */
-export interface SessionRecord {
-  id: string;
-  organizationId: string;
-  status: SessionStatus;
-  desiredState: 'running' | 'stopped';
-  phoneNumber: string | null;
-  /** mark received messages read */
-  autoRead: boolean;
-  /** show "typing…" before each text */
-  presenceTyping: boolean;
-}
-
-export interface SessionRecordPatch {
-  status?: SessionStatus;
-  desiredState?: 'running' | 'stopped';
-  phoneNumber?: string | null;
-  waJid?: string | null;
-  waLid?: string | null;
-  lastConnectedAt?: Date | null;
-}
+export type SessionRecord = SessionRuntimeRow;
+/** The fields a runner writes. */
+export type SessionRecordPatch = SessionRuntimePatch;
 
 export interface SessionRecords {
   find(sessionId: string): Promise<SessionRecord | null>;

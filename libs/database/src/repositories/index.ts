@@ -1,1 +1,30 @@
+import { ApiKeysRepository } from './api-keys.repository';
+import { GroupsRepository } from './groups.repository';
+import { OrganizationsRepository } from './organizations.repository';
+import { SessionAuthKeysRepository } from './session-auth-keys.repository';
+import { SessionsRepository } from './sessions.repository';
+import { UsersRepository } from './users.repository';
+import { WebhooksRepository } from './webhooks.repository';
+import { MessagesRepository } from './messages.repository';
+
+export * from './keyset-page';
 export * from './messages.repository';
+export * from './api-keys.repository';
+export * from './groups.repository';
+export * from './organizations.repository';
+export * from './session-auth-keys.repository';
+export * from './sessions.repository';
+export * from './users.repository';
+export * from './webhooks.repository';
+
+/** Every repository, for DatabaseModule to provide. */
+export const REPOSITORIES = [
+  OrganizationsRepository,
+  UsersRepository,
+  ApiKeysRepository,
+  SessionsRepository,
+  SessionAuthKeysRepository,
+  GroupsRepository,
+  WebhooksRepository,
+  MessagesRepository,
+];
