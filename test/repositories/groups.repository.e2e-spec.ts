@@ -49,4 +49,16 @@ describe('GroupsRepository (PostgreSQL)', () => {
     expect(second.nextCursor).toBeNull();
     expect((await groups.pageOfSession(await newOrganization(db), session.id, { limit: 10 })).rows).toEqual([]);
   });
+
+  it('applies the changes an admin made on the network and moves the member count, never below zero', async () => {
+    const session = await newSession(db, orgId);
+    await groups.upsert(orgId, session.id, facts('9@g.us', { description: 'kept' }));
+    await groups.applyChanges(session.id, '9@g.us', { subject: 'New', isLocked: true });
+    await groups.addParticipants(session.id, '9@g.us', 2);
+    let [g] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
+    expect(g).toMatchObject({ subject: 'New', description: 'kept', isAnnounce: false, isLocked: true, participants: 5 });
+    await groups.addParticipants(session.id, '9@g.us', -9);
+    [g] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
+    expect(g.participants).toBe(0);
+  });
 });

@@ -4,9 +4,10 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { dataSourceOptions, GroupsRepository, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
+import { dataSourceOptions, GroupsRepository, MessagesRepository, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { CommandServer, GatewayRegistry, RedisQrBoard, RedisSessionLeases } from '@app/fleet';
+import { SendSignal } from '@app/messaging';
 import { checkDependencies, startOpsServer } from '@app/observability';
 import { createRedis, RedisKeys } from '@app/redis';
 import { createPgAuthStateStore } from './auth-state';
@@ -24,6 +25,10 @@ const VERSION = process.env.npm_package_version ?? '0.1.0';
 export class GatewayNode {
   private db!: DataSource;
   private redis!: Redis;
+  /** SendSignal's subscriber: a connection in subscriber mode cannot run other commands */
+  private signalRedis: Redis | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
   private host!: SessionHost;
   private registry!: GatewayRegistry;
   private leases!: RedisSessionLeases;
@@ -47,6 +52,7 @@ export class GatewayNode {
     this.redis = createRedis(c.REDIS_URL);
     const box = new SecretBox(c.encryptionKeys);
     const engine = this.engineFactory(c);
+    const messages = new MessagesRepository(this.db);
     const authKeys = new SessionAuthKeysRepository(this.db);
 
     collectDefaultMetrics({ register: this.metrics });
@@ -71,6 +77,14 @@ export class GatewayNode {
           reconnectMaxDelayMs: c.RECONNECT_MAX_DELAY_MS,
         },
         logger: this.logger,
+        messages,
+        messaging: {
+          ttlMs: c.MESSAGE_TTL_SECONDS * 1000,
+          typingMsPerChar: c.TYPING_MS_PER_CHAR,
+          typingMinMs: c.TYPING_MIN_MS,
+          typingMaxMs: c.TYPING_MAX_MS,
+        },
+        afterNetworkAck: c.GATEWAY_FAULT === 'crash-after-send' ? crashNow : undefined,
       },
       this.logger,
     );
@@ -88,6 +102,12 @@ export class GatewayNode {
     this.heartbeatTimer = setInterval(() => {
       void this.beat().then(() => sessionsGauge.set(this.host.sessionCount));
     }, c.GATEWAY_HEARTBEAT_MS);
+
+    this.signalRedis = createRedis(c.REDIS_URL);
+    this.unlisten = await new SendSignal(keys).listen(this.signalRedis, c.GATEWAY_ID, (sessionId) => this.host.signal(sessionId));
+    this.sweepTimer = setInterval(() => {
+      this.host.sweepQueued().catch((err) => this.logger.warn({ err: String(err) }, 'sweeping queued messages failed'));
+    }, c.MESSAGE_SWEEP_MS);
 
     const resumed = await this.host.resume();
     await this.beat();
@@ -114,6 +134,9 @@ export class GatewayNode {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+      if (this.sweepTimer) clearInterval(this.sweepTimer);
+      await this.unlisten?.();
+      await this.signalRedis?.quit().catch(() => this.signalRedis?.disconnect());
       await this.worker?.close().catch((err) => this.logger.warn({ err: String(err) }, 'closing the command worker failed'));
       await this.host?.shutdown();
       await this.registry?.deregister().catch(() => undefined);
@@ -124,4 +147,9 @@ export class GatewayNode {
     })();
     return this.stopping;
   }
+}
+
+/** GATEWAY_FAULT=crash-after-send: die like a killed pod, with no chance to record what the network already took. */
+function crashNow(): void {
+  process.kill(process.pid, 'SIGKILL');
 }

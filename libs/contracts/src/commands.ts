@@ -18,7 +18,6 @@ export interface CommandMap {
   'session.delete': { args: { sessionId: string }; result: { deleted: true } };
   'session.request-code': { args: { sessionId: string; phoneNumber: string }; result: { code: string } };
   'group.create': { args: { sessionId: string; name: string; participants: string[] }; result: GroupView };
-  'message.send': { args: { sessionId: string; to: string; text: string; messageId: string }; result: { messageId: string; waMessageId: string } };
 }
 
 export type CommandName = keyof CommandMap;

@@ -1,3 +1,4 @@
+import type { GroupChanges } from '@app/contracts';
 import type { GroupsRepository, SessionsRepository } from '@app/database';
 import type { GroupInfo } from '../engine/engine.interface';
 import type { SessionRecord, SessionRecordPatch, SessionRecords } from './session-ports';
@@ -20,6 +21,14 @@ export class PgSessionRecords implements SessionRecords {
 
   saveGroup(organizationId: string, sessionId: string, g: GroupInfo): Promise<void> {
     return this.groups.upsert(organizationId, sessionId, toGroupView(g));
+  }
+
+  updateGroup(sessionId: string, groupJid: string, changes: GroupChanges): Promise<void> {
+    return this.groups.applyChanges(sessionId, groupJid, changes);
+  }
+
+  addGroupParticipants(sessionId: string, groupJid: string, delta: number): Promise<void> {
+    return this.groups.addParticipants(sessionId, groupJid, delta);
   }
 
   resumable(gatewayId: string): Promise<string[]> {

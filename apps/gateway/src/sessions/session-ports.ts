@@ -1,4 +1,4 @@
-import type { EventType, SessionQr } from '@app/contracts';
+import type { EventType, GroupChanges, SessionQr } from '@app/contracts';
 import type { SessionRuntimePatch, SessionRuntimeRow } from '@app/database';
 import type { AuthStateStore, GroupInfo } from '../engine/engine.interface';
 
@@ -17,6 +17,10 @@ export interface SessionRecords {
   update(sessionId: string, patch: SessionRecordPatch): Promise<void>;
   /** Stores (or refreshes) a group the session created or learnt about. */
   saveGroup(organizationId: string, sessionId: string, group: GroupInfo): Promise<void>;
+  /** An admin changed a stored group on the network (subject, description, settings). */
+  updateGroup(sessionId: string, groupJid: string, changes: GroupChanges): Promise<void>;
+  /** Members joined (delta > 0) or left a stored group. */
+  addGroupParticipants(sessionId: string, groupJid: string, delta: number): Promise<void>;
   /** Sessions this gateway should hold again after a restart. */
   resumable(gatewayId: string): Promise<string[]>;
 }

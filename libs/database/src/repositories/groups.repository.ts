@@ -24,6 +24,24 @@ export class GroupsRepository {
     );
   }
 
+  /** An admin changed the group on the network; only the named fields change. */
+  async applyChanges(sessionId: string, groupJid: string, changes: Partial<Pick<Group, 'subject' | 'description' | 'isAnnounce' | 'isLocked'>>): Promise<void> {
+    await this.db.query(
+      `UPDATE groups SET subject = COALESCE($3, subject), description = COALESCE($4, description),
+         is_announce = COALESCE($5, is_announce), is_locked = COALESCE($6, is_locked), updated_at = now()
+       WHERE session_id = $1 AND group_jid = $2`,
+      [sessionId, groupJid, changes.subject ?? null, changes.description ?? null, changes.isAnnounce ?? null, changes.isLocked ?? null],
+    );
+  }
+
+  /** Members joined (delta > 0) or left; the count never goes below zero. */
+  async addParticipants(sessionId: string, groupJid: string, delta: number): Promise<void> {
+    await this.db.query(
+      `UPDATE groups SET participants = GREATEST(participants + $3, 0), updated_at = now() WHERE session_id = $1 AND group_jid = $2`,
+      [sessionId, groupJid, delta],
+    );
+  }
+
   async pageOfSession(organizationId: string, sessionId: string, page: PageRequest): Promise<RowPage<Group>> {
     return keysetPage(this.db.getRepository(Group), { sessionId, organizationId }, page);
   }

@@ -12,6 +12,10 @@ export interface SessionRuntimeRow {
   status: SessionStatus;
   desiredState: 'running' | 'stopped';
   phoneNumber: string | null;
+  /** mark received messages read */
+  autoRead: boolean;
+  /** show "typing…" before each text */
+  presenceTyping: boolean;
 }
 
 /** What a gateway writes about the session it holds. */
@@ -33,6 +37,8 @@ interface SessionRuntimeColumns {
   status: SessionStatus;
   desired_state: 'running' | 'stopped';
   phone_number: string | null;
+  auto_read: boolean;
+  presence_typing: boolean;
 }
 
 const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
@@ -53,6 +59,8 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
   status: r.status,
   desiredState: r.desired_state,
   phoneNumber: r.phone_number,
+  autoRead: r.auto_read,
+  presenceTyping: r.presence_typing,
 });
 
 /**
@@ -122,7 +130,7 @@ export class SessionsRepository {
 
   async findRuntime(id: string): Promise<SessionRuntimeRow | null> {
     const rows: SessionRuntimeColumns[] = await this.db.query(
-      'SELECT id, organization_id, status, desired_state, phone_number FROM sessions WHERE id = $1',
+      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing FROM sessions WHERE id = $1',
       [id],
     );
     return rows[0] ? toRuntimeRow(rows[0]) : null;
