@@ -2,10 +2,14 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions } from './data-source';
 import { ENTITIES } from './entities';
+import { DeliveriesRepository, DeliveryAttemptsRepository, EventsRepository } from './repositories';
+
+/** One repository per table: every query of the table is a named method of it. */
+const REPOSITORIES = [DeliveriesRepository, DeliveryAttemptsRepository, EventsRepository];
 
 @Module({})
 export class DatabaseModule {
-  /** TypeORM connection from a DATABASE_URL provider, plus repositories of every entity. */
+  /** TypeORM connection from a DATABASE_URL provider, the entities' TypeORM repositories and ours. */
   static forRoot(databaseUrlToken: string | symbol | (abstract new (...args: never[]) => { DATABASE_URL: string })): DynamicModule {
     return {
       module: DatabaseModule,
@@ -17,7 +21,8 @@ export class DatabaseModule {
         }),
         TypeOrmModule.forFeature(ENTITIES),
       ],
-      exports: [TypeOrmModule],
+      providers: REPOSITORIES,
+      exports: [TypeOrmModule, ...REPOSITORIES],
     };
   }
 }

@@ -4,3 +4,4 @@ export * from './data-source';
 export * from './database.module';
 export * from './ids';
 export * from './pg-array';
+export * from './repositories';

@@ -1,1 +1,3 @@
+export * from './delivery-queue';
 export * from './event-publisher';
+export * from './event-stream';

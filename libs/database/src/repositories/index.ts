@@ -1,0 +1,3 @@
+export * from './deliveries.repository';
+export * from './delivery-attempts.repository';
+export * from './events.repository';
