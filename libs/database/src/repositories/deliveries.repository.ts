@@ -292,7 +292,8 @@ export class DeliveriesRepository {
 
   /** Extends live leases of attempts still held; returns the ids whose lease was extended. */
   async renewLeases(items: AttemptRef[], leaseMs: number): Promise<Set<string>> {
-    const rows: { id: string }[] = await this.db.query(
+    // TypeORM answers an UPDATE with [rows, affected]
+    const [rows]: [{ id: string }[], number] = await this.db.query(
       `UPDATE deliveries d
           SET leased_until = now() + make_interval(secs => $3::float8 / 1000)
          FROM unnest($1::text[], $2::int[]) AS r(id, attempt_no)
