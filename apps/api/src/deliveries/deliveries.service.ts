@@ -7,20 +7,14 @@ import { epochMs } from '../common/time';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { ListDeliveriesQueryDto } from './dto/delivery.dto';
 
-function toView(row: DeliveryRecord): DeliveryView {
+function toView({ eventType, createdAt, updatedAt, deliveredAt, nextAttemptAt, ...row }: DeliveryRecord): DeliveryView {
   return {
-    id: row.id,
-    webhookId: row.webhookId,
-    eventId: row.eventId,
-    event: row.eventType,
-    status: row.status,
-    attempts: row.attempts,
-    lastStatusCode: row.lastStatusCode,
-    lastError: row.lastError,
-    createdAt: row.createdAt.getTime(),
-    updatedAt: row.updatedAt.getTime(),
-    deliveredAt: epochMs(row.deliveredAt),
-    nextAttemptAt: row.status === 'pending' ? epochMs(row.nextAttemptAt) : null,
+    ...row,
+    event: eventType,
+    createdAt: createdAt.getTime(),
+    updatedAt: updatedAt.getTime(),
+    deliveredAt: epochMs(deliveredAt),
+    nextAttemptAt: row.status === 'pending' ? epochMs(nextAttemptAt) : null,
   };
 }
 
@@ -57,14 +51,7 @@ export class DeliveriesService {
     const attempts = await this.attempts.listOfDelivery(deliveryId);
     return {
       ...toView(row),
-      attemptList: attempts.map((a) => ({
-        attemptNo: a.attemptNo,
-        statusCode: a.statusCode,
-        durationMs: a.durationMs,
-        error: a.error,
-        responseSnippet: a.responseSnippet,
-        startedAt: a.startedAt.getTime(),
-      })),
+      attemptList: attempts.map(({ startedAt, ...a }) => ({ ...a, startedAt: startedAt.getTime() })),
     };
   }
 
