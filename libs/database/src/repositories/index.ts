@@ -6,8 +6,14 @@ import { SessionsRepository } from './sessions.repository';
 import { UsersRepository } from './users.repository';
 import { WebhooksRepository } from './webhooks.repository';
 import { MessagesRepository } from './messages.repository';
+import { DeliveriesRepository } from './deliveries.repository';
+import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
+import { EventsRepository } from './events.repository';
 
 export * from './keyset-page';
+export * from './deliveries.repository';
+export * from './delivery-attempts.repository';
+export * from './events.repository';
 export * from './messages.repository';
 export * from './api-keys.repository';
 export * from './groups.repository';
@@ -27,4 +33,7 @@ export const REPOSITORIES = [
   GroupsRepository,
   WebhooksRepository,
   MessagesRepository,
+  DeliveriesRepository,
+  DeliveryAttemptsRepository,
+  EventsRepository,
 ];
