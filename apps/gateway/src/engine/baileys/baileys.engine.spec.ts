@@ -662,6 +662,18 @@ describe('BaileysEngine lookups (getMessage, cachedGroupMetadata)', () => {
     await expect(cached('999-1@g.us')).resolves.toBeUndefined();
   });
 
+  it('a failing store answers as no store would, so Baileys falls back instead of failing the retry or the send', async () => {
+    const t = await opened();
+    t.lookups.message = async () => {
+      throw new Error('db down');
+    };
+    t.lookups.group = async () => {
+      throw new Error('db down');
+    };
+    await expect(t.socket.config.getMessage!({ remoteJid: ALICE, id: 'OUT1', fromMe: true })).resolves.toBeUndefined();
+    await expect(t.socket.config.cachedGroupMetadata!(GROUP)).resolves.toBeUndefined();
+  });
+
   it('without lookups Baileys gets neither (it fetches group metadata itself)', async () => {
     const t = await harness({ withoutLookups: true });
     expect(t.socket.config.getMessage).toBeUndefined();

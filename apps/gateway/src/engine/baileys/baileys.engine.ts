@@ -100,7 +100,7 @@ export class BaileysEngine implements SessionEngine {
       markOnlineOnConnect: false,
       syncFullHistory: false,
       generateHighQualityLinkPreview: false,
-      ...(lookups ? networkLookups(lookups, runtime) : {}),
+      ...(lookups ? networkLookups(lookups, runtime, logger) : {}),
     });
     return new BaileysConnection({ sessionId, sock, creds, auth, onEvent, logger, connectTimeoutMs, runtime, lookups: lookups ?? null });
   }
@@ -137,16 +137,31 @@ function signalKeyStore(auth: AuthStateStore, runtime: BaileysRuntime): SignalKe
  * What Baileys asks back, served from our store: the content of a message we sent when a recipient's phone asks for a
  * retry (without it the recipient keeps seeing "waiting for this message"), and a group's members for group sends.
  */
-function networkLookups(lookups: EngineLookups, runtime: BaileysRuntime): Pick<UserFacingSocketConfig, 'getMessage' | 'cachedGroupMetadata'> {
+function networkLookups(
+  lookups: EngineLookups,
+  runtime: BaileysRuntime,
+  logger: Logger,
+): Pick<UserFacingSocketConfig, 'getMessage' | 'cachedGroupMetadata'> {
+  // a failing store must not break Baileys' retry or send path: it then behaves as without a store
+  const orUndefined = async <T>(what: string, run: () => Promise<T | undefined>): Promise<T | undefined> => {
+    try {
+      return await run();
+    } catch (err) {
+      logger.warn({ err: describe(err), what }, 'engine lookup failed');
+      return undefined;
+    }
+  };
   return {
-    getMessage: async (key: WAMessageKey): Promise<proto.IMessage | undefined> => {
-      const raw = await storedContent(lookups, key);
-      return raw ? runtime.decodeMessage(raw) : undefined;
-    },
-    cachedGroupMetadata: async (jid: string): Promise<GroupMetadata | undefined> => {
-      const group = await lookups.group(jid);
-      return group ? groupMetadataFrom(group) : undefined;
-    },
+    getMessage: (key: WAMessageKey) =>
+      orUndefined('message', async (): Promise<proto.IMessage | undefined> => {
+        const raw = await storedContent(lookups, key);
+        return raw ? runtime.decodeMessage(raw) : undefined;
+      }),
+    cachedGroupMetadata: (jid: string) =>
+      orUndefined('group', async (): Promise<GroupMetadata | undefined> => {
+        const group = await lookups.group(jid);
+        return group ? groupMetadataFrom(group) : undefined;
+      }),
   };
 }
 
