@@ -85,4 +85,36 @@ describe('Baileys engine on a real socket (local WebSocket server)', () => {
     expect(refused.events).toHaveLength(1);
     expect(refused.events[0]).toMatchObject({ type: 'close', reason: 'transient' });
   });
+
+  it("decrypts a poll vote sealed as a phone seals it, with Baileys' real poll helpers and proto codec", () => {
+    expect(report.pollVote.events).toEqual([
+      { type: 'poll-vote', pollWaMessageId: 'POLL1', chatJid: '120363000000000001@g.us', voter: '15550002222@s.whatsapp.net', selectedOptions: ['Sushi'] },
+    ]);
+  });
+
+  it('streams inbound media decrypted, and names expired media (404/410) unavailable', () => {
+    // 300 kB arrive in several chunks: the file is decrypted as it streams, never held whole
+    expect(report.media).toEqual({ sameBytes: true, chunks: expect.any(Number), missing: 'MediaUnavailableError', gone: 'MediaUnavailableError' });
+    expect(report.media.chunks).toBeGreaterThan(1);
+  });
+
+  it("hands Baileys' real generateWAMessageContent content it accepts for every outbound type, and reads it back", () => {
+    const { outbound } = report;
+    expect(outbound.text).toMatchObject({ kind: 'extendedTextMessage', mentioned: ['15550002222@s.whatsapp.net'], received: { type: 'text', text: 'hi @15550002222', mentions: ['15550002222@s.whatsapp.net'] } });
+    expect(outbound.image).toMatchObject({ kind: 'imageMessage', mimetype: 'image/png', caption: 'look', received: { type: 'image', media: { mimetype: 'image/png', size: 64, caption: 'look', mediaType: 'image' } } });
+    expect(outbound.video).toMatchObject({ kind: 'videoMessage', mimetype: 'video/mp4', received: { type: 'video', media: { mediaType: 'video' } } });
+    expect(outbound.document).toMatchObject({
+      kind: 'documentMessage',
+      fileName: 'invoice.pdf',
+      caption: 'the invoice',
+      received: { type: 'document', media: { filename: 'invoice.pdf', caption: 'the invoice', mimetype: 'application/pdf' } },
+    });
+    expect(outbound.audio).toMatchObject({ kind: 'audioMessage', ptt: true, mimetype: 'audio/ogg; codecs=opus', received: { type: 'audio' } });
+    expect(outbound.location).toMatchObject({ kind: 'locationMessage', received: { type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Tor', address: null } } });
+    expect(outbound.contact).toMatchObject({ kind: 'contactMessage', vcard: expect.stringContaining('waid=15550003333'), received: { contact: { fullName: 'Jane Doe', phoneNumber: '15550003333' } } });
+    // a reaction is its own event, never a message in the log
+    expect(outbound.reaction).toMatchObject({ kind: 'reactionMessage', received: null });
+    // the poll carries the secret votes are sealed with; it is stored with the message for decrypting them later
+    expect(outbound.poll).toMatchObject({ kind: 'pollCreationMessageV3', hasSecret: true, received: { type: 'poll', poll: { name: 'Lunch?', options: ['Pizza', 'Sushi'], selectableCount: 1 } } });
+  });
 });

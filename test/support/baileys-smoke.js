@@ -2,6 +2,9 @@
 // Runs the REAL Baileys socket (through BaileysEngine, from dist/) against a local WebSocket server, then closes it.
 // A child process because jest cannot load ESM-only Baileys. Prints one JSON line; it must exit on its own,
 // which proves no socket, timer or interval is left behind. Used by test/baileys-engine.e2e-spec.ts.
+const { createCipheriv, createHash, createHmac, randomBytes } = require('node:crypto');
+const { createServer } = require('node:http');
+const { EventEmitter } = require('node:events');
 const { join } = require('node:path');
 const { WebSocketServer } = require('ws');
 const pino = require('pino');
@@ -9,6 +12,9 @@ const pino = require('pino');
 const root = join(__dirname, '..', '..');
 const { BaileysEngine } = require(join(root, 'dist/apps/gateway/src/engine/baileys/baileys.engine.js'));
 const { decodeAuthValue, encodeAuthValue } = require(join(root, 'dist/apps/gateway/src/auth-state/auth-state-json.js'));
+const { messageContentFor } = require(join(root, 'dist/apps/gateway/src/engine/baileys/baileys-outbound.js'));
+const { inboundMessageFrom } = require(join(root, 'dist/apps/gateway/src/engine/baileys/baileys-mapping.js'));
+const { BaileysMediaSource, MediaUnavailableError } = require(join(root, 'dist/libs/media/src/index.js'));
 
 const WAIT_MS = 10_000;
 const problems = [];
@@ -96,7 +102,8 @@ async function closedByUs() {
     await within(connection.close(), 'close()');
     await within(serverClose, 'the server to see the socket close');
     await within(connection.close(), 'a second close()');
-    const afterClose = await connection.sendText('491701234567@s.whatsapp.net', 'hi').then(
+    const message = { waMessageId: '3EB0SMOKE', to: '491701234567@s.whatsapp.net', content: { type: 'text', text: 'hi' }, quoted: null, mentions: [] };
+    const afterClose = await connection.send(message).then(
       () => 'resolved',
       (err) => `${err.name}: ${err.message}`,
     );
@@ -158,8 +165,151 @@ function credsRoundTrip() {
   };
 }
 
+/**
+ * A vote sealed the way a WhatsApp phone seals it (Baileys' decryptPollVote in reverse: HMAC-derived key, AES-256-GCM
+ * over the PollVoteMessage, with `<pollId>\0<voter>` as associated data), fed to the engine as a messages.upsert on a
+ * socket stand-in; the engine runs Baileys' real proto codec, decryptPollVote and getAggregateVotesInPollMessage.
+ */
+async function realPollVote() {
+  const { proto } = require('@whiskeysockets/baileys');
+  const own = '491701234567@s.whatsapp.net';
+  const voter = '15550002222@s.whatsapp.net';
+  const group = '120363000000000001@g.us';
+  const secret = randomBytes(32);
+  const creation = { pollCreationMessageV3: { name: 'Lunch?', options: [{ optionName: 'Pizza' }, { optionName: 'Sushi' }], selectableOptionsCount: 1 }, messageContextInfo: { messageSecret: secret } };
+  const stored = new Map([[`${group}/POLL1`, proto.Message.encode(creation).finish()]]);
+
+  const sign = Buffer.concat([Buffer.from('POLL1'), Buffer.from(own), Buffer.from(voter), Buffer.from('Poll Vote'), Buffer.from([1])]);
+  const key0 = createHmac('sha256', Buffer.alloc(32)).update(secret).digest();
+  const key = createHmac('sha256', key0).update(sign).digest();
+  const iv = randomBytes(12);
+  const plain = proto.Message.PollVoteMessage.encode({ selectedOptions: [createHash('sha256').update('Sushi').digest()] }).finish();
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(`POLL1\u0000${voter}`));
+  const encPayload = Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+
+  const ev = new EventEmitter();
+  const socket = { ev, user: { id: '491701234567:2@s.whatsapp.net' }, end: async () => undefined };
+  const events = [];
+  const engine = new BaileysEngine({ connectTimeoutMs: CONNECT_TIMEOUT_MS, makeSocket: () => socket });
+  await engine.connect({
+    sessionId: 'ses_poll',
+    auth: memoryAuthState('ses_poll'),
+    onEvent: (event) => events.push(event),
+    logger: pino({ level: 'silent' }),
+    lookups: { message: async (chatJid, id) => stored.get(`${chatJid}/${id}`) ?? null, group: async () => null },
+  });
+  ev.emit('messages.upsert', {
+    type: 'notify',
+    messages: [
+      {
+        key: { id: 'VOTE1', remoteJid: group, participant: voter, fromMe: false },
+        message: { pollUpdateMessage: { pollCreationMessageKey: { id: 'POLL1', remoteJid: group, fromMe: true, participant: voter }, vote: { encPayload, encIv: iv } } },
+        messageTimestamp: 1_700_000_000,
+      },
+    ],
+  });
+  await within(new Promise((resolve) => {
+    const poll = setInterval(() => events.length && (clearInterval(poll), resolve()), 10);
+  }), 'the poll vote');
+  return { events };
+}
+
+/** WhatsApp's media encryption (AES-256-CBC with HKDF keys, 10-byte MAC appended) served by a local HTTP server. */
+async function realMediaDownload() {
+  const { getMediaKeys } = require('@whiskeysockets/baileys');
+  const plain = randomBytes(300_000);
+  const mediaKey = randomBytes(32);
+  const { iv, cipherKey, macKey } = await getMediaKeys(mediaKey, 'document');
+  const cipher = createCipheriv('aes-256-cbc', cipherKey, iv);
+  const enc = Buffer.concat([cipher.update(plain), cipher.final()]);
+  const mac = createHmac('sha256', macKey).update(Buffer.concat([iv, enc])).digest().subarray(0, 10);
+  const body = Buffer.concat([enc, mac]);
+  const server = createServer((req, res) => {
+    if (req.url === '/media') return res.end(body);
+    res.statusCode = req.url === '/gone' ? 410 : 404;
+    res.end();
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  // no directPath: Baileys would build an https URL on WhatsApp's CDN from it; the url is used instead
+  const ref = (path) => ({ engine: 'baileys', mediaType: 'document', directPath: '', mediaKey: mediaKey.toString('base64'), url: `${base}${path}` });
+  const source = new BaileysMediaSource();
+  const failure = (path) => source.open(ref(path)).then(() => 'opened', (err) => (err instanceof MediaUnavailableError ? 'MediaUnavailableError' : `${err.name}: ${err.message}`));
+  try {
+    const stream = await source.open(ref('/media'));
+    const hash = createHash('sha256');
+    let chunks = 0;
+    for await (const chunk of stream) {
+      hash.update(chunk);
+      chunks += 1;
+    }
+    return {
+      sameBytes: hash.digest('hex') === createHash('sha256').update(plain).digest('hex'),
+      chunks,
+      missing: await failure('/missing'),
+      gone: await failure('/gone'),
+    };
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+/**
+ * Every outbound type through Baileys' real generateWAMessageContent: what the engine hands sendMessage is accepted,
+ * and the generated message, received as is, maps back to what was sent.
+ */
+async function realOutboundContent() {
+  const { generateWAMessageContent, proto } = require('@whiskeysockets/baileys');
+  const encode = (content) => proto.Message.encode(content).finish();
+  const media = (mimetype, filename = null) => ({ data: randomBytes(64), mimetype, filename });
+  const contents = {
+    text: { type: 'text', text: 'hi @15550002222' },
+    image: { type: 'image', media: media('image/png'), caption: 'look' },
+    video: { type: 'video', media: media('video/mp4'), caption: null },
+    document: { type: 'document', media: media('application/pdf', 'invoice.pdf'), caption: 'the invoice' },
+    audio: { type: 'audio', media: media('audio/ogg') },
+    location: { type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Tor', address: null } },
+    contact: { type: 'contact', contact: { fullName: 'Jane Doe', phoneNumber: '+1 555 000 3333' } },
+    reaction: { type: 'reaction', target: { waMessageId: 'IN1', chatJid: '120363000000000001@g.us', fromMe: false, participant: '15550002222@s.whatsapp.net' }, emoji: '👍' },
+    poll: { type: 'poll', poll: { name: 'Lunch?', options: ['Pizza', 'Sushi'], selectableCount: 1 } },
+  };
+  // media is encrypted for real and "uploaded" nowhere
+  const upload = async () => ({ mediaUrl: 'https://mmg.whatsapp.net/x', directPath: '/x' });
+  const out = {};
+  for (const [type, content] of Object.entries(contents)) {
+    const generated = await generateWAMessageContent(messageContentFor(content, type === 'text' ? ['15550002222@s.whatsapp.net'] : []), { upload });
+    const kind = Object.keys(generated).find((k) => k !== 'messageContextInfo');
+    const body = generated[kind];
+    out[type] = {
+      kind,
+      mimetype: body?.mimetype ?? null,
+      caption: body?.caption ?? null,
+      fileName: body?.fileName ?? null,
+      ptt: body?.ptt ?? null,
+      mentioned: body?.contextInfo?.mentionedJid ?? null,
+      vcard: body?.vcard ?? null,
+      hasSecret: Boolean(generated.messageContextInfo?.messageSecret?.length),
+    };
+    const received = inboundMessageFrom({ key: { id: 'IN', remoteJid: '15550001111@s.whatsapp.net', fromMe: false }, message: generated, messageTimestamp: 1 }, null, encode);
+    out[type].received = received && {
+      type: received.type,
+      text: received.text,
+      media: received.media && { mimetype: received.media.mimetype, size: received.media.size, filename: received.media.filename, caption: received.media.caption, mediaType: received.media.ref.mediaType },
+      location: received.location,
+      contact: received.contact,
+      poll: received.poll,
+      mentions: received.mentions,
+    };
+  }
+  return out;
+}
+
 async function main() {
   const result = {
+    outbound: await realOutboundContent(),
+    pollVote: await realPollVote(),
+    media: await realMediaDownload(),
     credsRoundTrip: credsRoundTrip(),
     closedByUs: await closedByUs(),
     droppedByServer: await droppedByServer(),

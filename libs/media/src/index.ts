@@ -1,2 +1,3 @@
 export * from './media-source';
 export * from './sim-media-source';
+export * from './baileys-media-source';

@@ -1,5 +1,17 @@
-import type { Contact, GroupMetadata, proto, WAMessage } from '@whiskeysockets/baileys';
-import type { AccountIdentity, CloseReason, GroupInfo, InboundMessage } from '../engine.interface';
+import type {
+  BaileysEventMap,
+  Contact,
+  GroupMetadata,
+  MessageUserReceiptUpdate,
+  proto,
+  WACallEvent,
+  WAMessage,
+  WAMessageKey,
+  WAMessageUpdate,
+} from '@whiskeysockets/baileys';
+import type { AckStatus, ContactContent, GroupChanges, GroupParticipantAction, MediaRef, PollContent, Presence } from '@app/contracts';
+import type { AccountIdentity, CloseReason, EngineEvent, GroupInfo, InboundMedia, InboundMessage } from '../engine.interface';
+import type { PollCrypto } from './baileys-runtime';
 
 /** Baileys' DisconnectReason values, copied because the enum lives in the ESM-only module jest cannot load. */
 export const DISCONNECT = {
@@ -76,47 +88,274 @@ function preferUserJid(jid: string | null | undefined, alt: string | null | unde
   return jid ?? alt ?? '';
 }
 
-/** Wrappers around the real content (disappearing, view-once); unwrapped before reading the text. */
-const WRAPPERS = ['ephemeralMessage', 'viewOnceMessage', 'viewOnceMessageV2', 'viewOnceMessageV2Extension', 'documentWithCaptionMessage'] as const;
+/** Wrappers around the real content (disappearing, view-once, captioned document); unwrapped before reading it. */
+const WRAPPERS = [
+  'ephemeralMessage',
+  'viewOnceMessage',
+  'viewOnceMessageV2',
+  'viewOnceMessageV2Extension',
+  'documentWithCaptionMessage',
+  'groupMentionedMessage',
+] as const;
 
-/** Content keys that carry no message of their own (key distribution, receipts of other events). */
+/** Content keys that carry no message of their own (key distribution, protocol stanzas, other events). */
 const NOT_A_MESSAGE = new Set(['protocolMessage', 'senderKeyDistributionMessage', 'messageContextInfo', 'reactionMessage', 'pollUpdateMessage']);
 
-function unwrap(content: proto.IMessage): proto.IMessage {
+/** A protobuf int64 arrives as a number or a Long. */
+type Int64 = number | { toNumber(): number } | null | undefined;
+
+function toNumber(value: Int64): number | null {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'number' ? value : value.toNumber();
+}
+
+export function unwrapContent(content: proto.IMessage): proto.IMessage {
   let current = content;
   for (let depth = 0; depth < 4; depth += 1) {
     const wrapper = WRAPPERS.find((key) => current[key]?.message);
     if (!wrapper) break;
-    current = current[wrapper]!.message!;
+    const inner = current[wrapper]!.message!;
+    // the poll's messageSecret may sit beside the wrapper; keep it with the content so stored polls stay decryptable
+    current = !inner.messageContextInfo && current.messageContextInfo ? { ...inner, messageContextInfo: current.messageContextInfo } : inner;
   }
   return current;
 }
 
-function epochMs(seconds: WAMessage['messageTimestamp']): number {
-  if (seconds === null || seconds === undefined) return Date.now();
-  const value = typeof seconds === 'number' ? seconds : seconds.toNumber();
-  return value * 1000;
+export function epochMs(seconds: WAMessage['messageTimestamp']): number {
+  const value = toNumber(seconds);
+  return value === null ? Date.now() : value * 1000;
+}
+
+/** The one encoding of `raw` (Baileys' proto.Message bytes), injected because protobuf lives in the ESM module. */
+export type EncodeMessage = (content: proto.IMessage) => Uint8Array;
+
+type MediaMessage =
+  | proto.Message.IImageMessage
+  | proto.Message.IVideoMessage
+  | proto.Message.IAudioMessage
+  | proto.Message.IDocumentMessage
+  | proto.Message.IStickerMessage;
+
+function mediaFrom(
+  media: MediaMessage,
+  mediaType: Extract<MediaRef, { engine: 'baileys' }>['mediaType'],
+  details: { filename?: string | null; caption?: string | null; defaultMimetype: string },
+): InboundMedia | null {
+  // without both, the bytes can never be fetched: the message is kept, its media is not offered
+  if (!media.directPath || !media.mediaKey?.length) return null;
+  return {
+    mimetype: media.mimetype || details.defaultMimetype,
+    size: toNumber(media.fileLength),
+    filename: details.filename ?? null,
+    caption: details.caption ?? null,
+    ref: {
+      engine: 'baileys',
+      mediaType,
+      directPath: media.directPath,
+      mediaKey: Buffer.from(media.mediaKey).toString('base64'),
+      url: media.url ?? null,
+    },
+  };
+}
+
+/** vCard 3.0 unfolding and the two fields we show: the name (FN) and the number (TEL, its `waid` when present). */
+export function contactFromVcard(vcard: string | null | undefined, displayName: string | null | undefined): ContactContent {
+  const lines = (vcard ?? '').replace(/\r?\n[ \t]/g, '').split(/\r?\n/);
+  let fullName: string | null = null;
+  let phoneNumber: string | null = null;
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const [name, ...params] = line.slice(0, colon).split(';');
+    const field = name.split('.').pop()!.toUpperCase();
+    const value = line.slice(colon + 1);
+    if (field === 'FN' && fullName === null) fullName = value.replace(/\\([,;\\])/g, '$1').replace(/\\n/gi, ' ').trim();
+    if (field === 'TEL' && phoneNumber === null) {
+      const waid = params.find((p) => p.toLowerCase().startsWith('waid='));
+      phoneNumber = (waid ? waid.slice(5) : value).replace(/\D/g, '');
+    }
+  }
+  return { fullName: displayName || fullName || '', phoneNumber: phoneNumber ?? '' };
+}
+
+function pollFrom(poll: proto.Message.IPollCreationMessage): PollContent {
+  const options = (poll.options ?? []).map((o) => o.optionName ?? '');
+  // 0 means "any number" on WhatsApp
+  return { name: poll.name ?? '', options, selectableCount: poll.selectableOptionsCount || options.length };
+}
+
+export function pollCreationOf(content: proto.IMessage): proto.Message.IPollCreationMessage | null {
+  return content.pollCreationMessage ?? content.pollCreationMessageV2 ?? content.pollCreationMessageV3 ?? content.pollCreationMessageV5 ?? null;
+}
+
+type ContentFields = Pick<InboundMessage, 'type' | 'text' | 'media' | 'location' | 'contact' | 'poll'>;
+
+const EMPTY: Omit<ContentFields, 'type'> = { text: null, media: null, location: null, contact: null, poll: null };
+
+/** Reads what the log shows of a content; `unknown` for kinds we do not model (buttons, events, payments…). */
+function fieldsOf(c: proto.IMessage): ContentFields {
+  if (c.conversation !== null && c.conversation !== undefined) return { ...EMPTY, type: 'text', text: c.conversation };
+  if (c.extendedTextMessage) return { ...EMPTY, type: 'text', text: c.extendedTextMessage.text ?? '' };
+  if (c.imageMessage) return { ...EMPTY, type: 'image', media: mediaFrom(c.imageMessage, 'image', { caption: c.imageMessage.caption, defaultMimetype: 'image/jpeg' }) };
+  const video = c.videoMessage ?? c.ptvMessage;
+  if (video) return { ...EMPTY, type: 'video', media: mediaFrom(video, 'video', { caption: video.caption, defaultMimetype: 'video/mp4' }) };
+  if (c.audioMessage) return { ...EMPTY, type: 'audio', media: mediaFrom(c.audioMessage, 'audio', { defaultMimetype: 'audio/ogg; codecs=opus' }) };
+  if (c.documentMessage) {
+    const doc = c.documentMessage;
+    return { ...EMPTY, type: 'document', media: mediaFrom(doc, 'document', { filename: doc.fileName, caption: doc.caption, defaultMimetype: 'application/octet-stream' }) };
+  }
+  if (c.stickerMessage) return { ...EMPTY, type: 'sticker', media: mediaFrom(c.stickerMessage, 'sticker', { defaultMimetype: 'image/webp' }) };
+  const place = c.locationMessage ?? c.liveLocationMessage;
+  if (place) {
+    const named = c.locationMessage ?? {};
+    const location = { latitude: place.degreesLatitude ?? 0, longitude: place.degreesLongitude ?? 0, name: named.name ?? null, address: named.address ?? null };
+    return { ...EMPTY, type: 'location', location };
+  }
+  if (c.contactMessage) return { ...EMPTY, type: 'contact', contact: contactFromVcard(c.contactMessage.vcard, c.contactMessage.displayName) };
+  const first = c.contactsArrayMessage?.contacts?.[0];
+  if (first) return { ...EMPTY, type: 'contact', contact: contactFromVcard(first.vcard, first.displayName) };
+  const poll = pollCreationOf(c);
+  if (poll) return { ...EMPTY, type: 'poll', poll: pollFrom(poll) };
+  return { ...EMPTY, type: 'unknown' };
+}
+
+/** The contextInfo of whichever content this is: where replies (stanzaId) and mentions live. */
+function contextInfoOf(content: proto.IMessage): proto.IContextInfo | null {
+  for (const [name, value] of Object.entries(content)) {
+    if (name === 'messageContextInfo' || !value || typeof value !== 'object') continue;
+    const info = (value as { contextInfo?: proto.IContextInfo | null }).contextInfo;
+    if (info) return info;
+  }
+  return null;
 }
 
 /**
  * A user-visible inbound message, or null for what is not one (status broadcasts, protocol and key-distribution
  * stanzas, reactions and poll votes, which are other events).
  */
-export function inboundMessageFrom(msg: WAMessage, ownJid: string | null): InboundMessage | null {
+export function inboundMessageFrom(msg: WAMessage, ownJid: string | null, encode: EncodeMessage): InboundMessage | null {
   const key = msg.key;
   if (!msg.message || !key?.remoteJid || key.remoteJid === 'status@broadcast') return null;
-  const content = unwrap(msg.message);
+  const content = unwrapContent(msg.message);
   if (Object.keys(content).every((name) => NOT_A_MESSAGE.has(name))) return null;
   const chatJid = preferUserJid(key.remoteJid, key.remoteJidAlt);
   const fromMe = Boolean(key.fromMe);
   const sender = key.participant ? preferUserJid(key.participant, key.participantAlt) : chatJid;
+  const context = contextInfoOf(content);
   return {
     id: key.id ?? '',
     from: fromMe && ownJid ? ownJid : sender,
     chatJid,
-    text: content.conversation ?? content.extendedTextMessage?.text ?? null,
     timestamp: epochMs(msg.messageTimestamp),
     fromMe,
+    ...fieldsOf(content),
+    quotedWaMessageId: context?.stanzaId || null,
+    mentions: (context?.mentionedJid ?? []).map((jid) => toUserJid(jid) ?? jid),
+    raw: encode(content),
+  };
+}
+
+/** The author of a message key as the log names it: us, the group participant, or the chat. */
+export function authorOf(key: WAMessageKey, ownJid: string | null): string {
+  if (key.fromMe && ownJid) return ownJid;
+  return key.participant ? preferUserJid(key.participant, key.participantAlt) : preferUserJid(key.remoteJid, key.remoteJidAlt);
+}
+
+export function chatOf(key: WAMessageKey): string {
+  return preferUserJid(key.remoteJid, key.remoteJidAlt);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Everything else the network reports: receipts, reactions, poll votes, presence, calls, group changes
+
+type ReceiptEvent = Extract<EngineEvent, { type: 'receipt' }>;
+
+/** proto.WebMessageInfo.Status, copied as numbers for the same reason as DISCONNECT. */
+export const WA_STATUS = { ERROR: 0, PENDING: 1, SERVER_ACK: 2, DELIVERY_ACK: 3, READ: 4, PLAYED: 5 } as const;
+
+const STATUS_ACK: Partial<Record<number, AckStatus>> = {
+  [WA_STATUS.DELIVERY_ACK]: 'delivered',
+  [WA_STATUS.READ]: 'read',
+  [WA_STATUS.PLAYED]: 'played',
+};
+
+/** messages.update with a status: the recipient's phone (1:1 chats) acked a message we sent. */
+export function receiptFromUpdate({ key, update }: WAMessageUpdate): ReceiptEvent | null {
+  if (!key.fromMe || !key.id || !key.remoteJid || typeof update.status !== 'number') return null;
+  const status = STATUS_ACK[update.status];
+  return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status } : null;
+}
+
+/** message-receipt.update: one member's receipt (groups); the furthest step it reports. */
+export function receiptFromUserReceipt({ key, receipt }: MessageUserReceiptUpdate): ReceiptEvent | null {
+  if (!key.fromMe || !key.id || !key.remoteJid) return null;
+  const status: AckStatus | null = receipt.playedTimestamp ? 'played' : receipt.readTimestamp ? 'read' : receipt.receiptTimestamp ? 'delivered' : null;
+  return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status } : null;
+}
+
+/**
+ * messages.reaction: `key` is the message reacted to, `reaction.key` the reaction's own stanza (who reacted, in which
+ * chat; Baileys keeps its LID alternatives there).
+ */
+export function reactionFrom({ key, reaction }: BaileysEventMap['messages.reaction'][number], ownJid: string | null): EngineEvent | null {
+  const by = reaction.key;
+  if (!key.id || !by?.remoteJid) return null;
+  const fromMe = Boolean(by.fromMe);
+  return { type: 'reaction', waMessageId: key.id, chatJid: chatOf(by), from: authorOf(by, ownJid), emoji: reaction.text ?? '', fromMe };
+}
+
+/**
+ * A decrypted vote → the option names this voter selected. Baileys' aggregate function hashes the creation message's
+ * options and matches them; hashes it cannot match (options of another poll) are left out, not named "Unknown".
+ */
+export function pollVoteFrom(
+  input: { creation: proto.IMessage; pollKey: WAMessageKey; chatJid: string; voteKey: WAMessageKey; vote: proto.Message.IPollVoteMessage },
+  aggregate: PollCrypto['getAggregateVotesInPollMessage'],
+  ownJid: string | null,
+): EngineEvent | null {
+  const poll = pollCreationOf(input.creation);
+  if (!poll || !input.pollKey.id) return null;
+  const names = new Set((poll.options ?? []).map((o) => o.optionName ?? ''));
+  const tally = aggregate({ message: input.creation, pollUpdates: [{ pollUpdateMessageKey: input.voteKey, vote: input.vote }] }, ownJid ?? undefined);
+  const selectedOptions = tally.filter((option) => option.voters.length > 0 && names.has(option.name)).map((option) => option.name);
+  return { type: 'poll-vote', pollWaMessageId: input.pollKey.id, chatJid: input.chatJid, voter: authorOf(input.voteKey, ownJid), selectedOptions };
+}
+
+const PRESENCES: ReadonlySet<string> = new Set<Presence>(['available', 'unavailable', 'composing', 'recording', 'paused']);
+
+export function presencesFrom({ id, presences }: BaileysEventMap['presence.update']): EngineEvent[] {
+  const chatJid = toUserJid(id) ?? id;
+  return Object.entries(presences)
+    .filter(([, data]) => PRESENCES.has(data.lastKnownPresence))
+    .map(([jid, data]) => ({ type: 'presence', chatJid, jid: toUserJid(jid) ?? jid, presence: data.lastKnownPresence as Presence }));
+}
+
+/** Only the offer is news; ringing, accept, reject and terminate follow the same call. */
+export function callFrom(call: WACallEvent): EngineEvent | null {
+  if (call.status !== 'offer') return null;
+  return { type: 'call', callId: call.id, from: preferUserJid(call.from, call.callerPn), isVideo: Boolean(call.isVideo), isGroup: Boolean(call.isGroup) };
+}
+
+export function groupUpdateFrom(update: Partial<GroupMetadata>): EngineEvent | null {
+  if (!update.id) return null;
+  const changes: GroupChanges = {};
+  if (typeof update.subject === 'string') changes.subject = update.subject;
+  if (typeof update.desc === 'string') changes.description = update.desc;
+  if (typeof update.announce === 'boolean') changes.isAnnounce = update.announce;
+  if (typeof update.restrict === 'boolean') changes.isLocked = update.restrict;
+  return Object.keys(changes).length ? { type: 'group-update', groupJid: update.id, changes } : null;
+}
+
+const PARTICIPANT_ACTIONS: ReadonlySet<string> = new Set<GroupParticipantAction>(['add', 'remove', 'promote', 'demote']);
+
+/** `modify` (a member changed number) is not one of our actions. */
+export function groupParticipantsFrom(update: BaileysEventMap['group-participants.update']): EngineEvent | null {
+  if (!PARTICIPANT_ACTIONS.has(update.action)) return null;
+  return {
+    type: 'group-participants',
+    groupJid: update.id,
+    action: update.action as GroupParticipantAction,
+    participants: update.participants.map((p) => preferUserJid(p.id, p.phoneNumber)),
   };
 }
 
@@ -129,5 +368,22 @@ export function groupInfoFrom(meta: GroupMetadata, ownJid: string | null): Group
     participants: (meta.participants ?? []).map((p) => preferUserJid(p.id, p.phoneNumber)),
     isAnnounce: Boolean(meta.announce),
     isLocked: Boolean(meta.restrict),
+  };
+}
+
+/**
+ * Our stored group → Baileys' GroupMetadata for group sends. We store members by phone number, so the addressing
+ * mode follows the members: `pn` unless a member is only known by its LID.
+ */
+export function groupMetadataFrom(group: GroupInfo): GroupMetadata {
+  return {
+    id: group.groupJid,
+    subject: group.subject,
+    desc: group.description,
+    owner: group.ownerJid || undefined,
+    announce: group.isAnnounce,
+    restrict: group.isLocked,
+    participants: group.participants.map((id) => ({ id })),
+    addressingMode: (group.participants.some((id) => toLid(id)) ? 'lid' : 'pn') as GroupMetadata['addressingMode'],
   };
 }

@@ -3,22 +3,49 @@ import type {
   AuthenticationCreds,
   BaileysEventMap,
   ConnectionState,
+  GroupMetadata,
+  proto,
   SignalDataTypeMap,
   SignalKeyStore,
   UserFacingSocketConfig,
   WABrowserDescription,
+  WAMessage,
+  WAMessageKey,
   WASocket,
 } from '@whiskeysockets/baileys';
+import type { MessageKeyRef, OutboundMessage, SentMessage } from '@app/contracts';
 import type {
   AuthStateStore,
   ConnectOptions,
   EngineConnection,
   EngineEvent,
+  EngineLookups,
   GroupInfo,
   SessionEngine,
 } from '../engine.interface';
 import { type BaileysLogger, type BaileysRuntime, loadBaileysRuntime } from './baileys-runtime';
-import { accountFrom, closeReasonFor, groupInfoFrom, inboundMessageFrom, statusCodeOf, toUserJid } from './baileys-mapping';
+import {
+  accountFrom,
+  callFrom,
+  chatOf,
+  closeReasonFor,
+  epochMs,
+  groupInfoFrom,
+  groupMetadataFrom,
+  groupParticipantsFrom,
+  groupUpdateFrom,
+  inboundMessageFrom,
+  pollVoteFrom,
+  presencesFrom,
+  reactionFrom,
+  receiptFromUpdate,
+  receiptFromUserReceipt,
+  statusCodeOf,
+  toLid,
+  toUserJid,
+  unwrapContent,
+} from './baileys-mapping';
+import { messageContentFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
 
 export type SocketFactory = (config: UserFacingSocketConfig) => WASocket;
 
@@ -54,7 +81,7 @@ export class BaileysEngine implements SessionEngine {
 
   constructor(private readonly options: BaileysEngineOptions = {}) {}
 
-  async connect({ sessionId, auth, onEvent, logger }: ConnectOptions): Promise<EngineConnection> {
+  async connect({ sessionId, auth, onEvent, logger, lookups }: ConnectOptions): Promise<EngineConnection> {
     const runtime = this.options.runtime ?? loadBaileysRuntime();
     const makeSocket = this.options.makeSocket ?? runtime.makeWASocket;
     const connectTimeoutMs = this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
@@ -73,8 +100,9 @@ export class BaileysEngine implements SessionEngine {
       markOnlineOnConnect: false,
       syncFullHistory: false,
       generateHighQualityLinkPreview: false,
+      ...(lookups ? networkLookups(lookups, runtime, logger) : {}),
     });
-    return new BaileysConnection({ sessionId, sock, creds, auth, onEvent, logger, connectTimeoutMs });
+    return new BaileysConnection({ sessionId, sock, creds, auth, onEvent, logger, connectTimeoutMs, runtime, lookups: lookups ?? null });
   }
 }
 
@@ -105,6 +133,47 @@ function signalKeyStore(auth: AuthStateStore, runtime: BaileysRuntime): SignalKe
   };
 }
 
+/**
+ * What Baileys asks back, served from our store: the content of a message we sent when a recipient's phone asks for a
+ * retry (without it the recipient keeps seeing "waiting for this message"), and a group's members for group sends.
+ */
+function networkLookups(
+  lookups: EngineLookups,
+  runtime: BaileysRuntime,
+  logger: Logger,
+): Pick<UserFacingSocketConfig, 'getMessage' | 'cachedGroupMetadata'> {
+  // a failing store must not break Baileys' retry or send path: it then behaves as without a store
+  const orUndefined = async <T>(what: string, run: () => Promise<T | undefined>): Promise<T | undefined> => {
+    try {
+      return await run();
+    } catch (err) {
+      logger.warn({ err: describe(err), what }, 'engine lookup failed');
+      return undefined;
+    }
+  };
+  return {
+    getMessage: (key: WAMessageKey) =>
+      orUndefined('message', async (): Promise<proto.IMessage | undefined> => {
+        const raw = await storedContent(lookups, key);
+        return raw ? runtime.decodeMessage(raw) : undefined;
+      }),
+    cachedGroupMetadata: (jid: string) =>
+      orUndefined('group', async (): Promise<GroupMetadata | undefined> => {
+        const group = await lookups.group(jid);
+        return group ? groupMetadataFrom(group) : undefined;
+      }),
+  };
+}
+
+/** We store a chat by its phone-number JID; Baileys may name it by its LID, so both forms are tried. */
+async function storedContent(lookups: EngineLookups, key: WAMessageKey): Promise<Uint8Array | null> {
+  if (!key.id || !key.remoteJid) return null;
+  const preferred = chatOf(key);
+  const found = await lookups.message(preferred, key.id);
+  if (found || preferred === key.remoteJid) return found;
+  return lookups.message(key.remoteJid, key.id);
+}
+
 interface ConnectionDeps {
   sessionId: string;
   sock: WASocket;
@@ -113,6 +182,8 @@ interface ConnectionDeps {
   onEvent: (event: EngineEvent) => void;
   logger: Logger;
   connectTimeoutMs: number;
+  runtime: BaileysRuntime;
+  lookups: EngineLookups | null;
 }
 
 type Phase = 'connecting' | 'awaiting_pairing' | 'open' | 'closed';
@@ -132,6 +203,20 @@ class BaileysConnection implements EngineConnection {
     ev.on('connection.update', (update) => this.guard('connection.update', () => this.onConnectionUpdate(update)));
     ev.on('creds.update', (update) => this.guard('creds.update', () => this.onCredsUpdate(update)));
     ev.on('messages.upsert', (upsert) => this.guard('messages.upsert', () => this.onMessagesUpsert(upsert)));
+    ev.on('messages.update', (updates) => this.guard('messages.update', () => this.onMessagesUpdate(updates)));
+    ev.on('message-receipt.update', (receipts) =>
+      this.guard('message-receipt.update', () => receipts.forEach((r) => this.emitIf(receiptFromUserReceipt(r)))),
+    );
+    ev.on('messages.reaction', (reactions) =>
+      this.guard('messages.reaction', () => reactions.forEach((r) => this.emitIf(reactionFrom(r, this.ownJid())))),
+    );
+    ev.on('presence.update', (update) => this.guard('presence.update', () => presencesFrom(update).forEach((e) => this.emit(e))));
+    ev.on('call', (calls) => this.guard('call', () => calls.forEach((c) => this.emitIf(callFrom(c)))));
+    ev.on('groups.upsert', (groups) =>
+      this.guard('groups.upsert', () => groups.forEach((g) => this.emit({ type: 'group', group: groupInfoFrom(g, this.ownJid()), action: 'created' }))),
+    );
+    ev.on('groups.update', (updates) => this.guard('groups.update', () => updates.forEach((u) => this.emitIf(groupUpdateFrom(u)))));
+    ev.on('group-participants.update', (update) => this.guard('group-participants.update', () => this.emitIf(groupParticipantsFrom(update))));
   }
 
   async requestPairingCode(phoneNumber: string): Promise<string> {
@@ -149,11 +234,31 @@ class BaileysConnection implements EngineConnection {
     return groupInfoFrom(meta, this.ownJid());
   }
 
-  async sendText(to: string, text: string): Promise<{ waMessageId: string }> {
+  async send(message: OutboundMessage): Promise<SentMessage> {
     this.assertOpen('send a message');
-    const sent = await this.call('send a message', () => this.deps.sock.sendMessage(to, { text }));
+    const content = messageContentFor(message.content, message.mentions);
+    const { options, quoteDropped } = sendOptionsFor(message, (bytes) => this.deps.runtime.decodeMessage(bytes));
+    if (quoteDropped) {
+      this.deps.logger.warn({ waMessageId: message.waMessageId, quoted: message.quoted?.waMessageId }, 'quoted message has no stored content; sending it unquoted');
+    }
+    const sent = await this.call('send a message', () => this.deps.sock.sendMessage(message.to, content, options));
     if (!sent?.key?.id) throw new Error('WhatsApp returned no message id for the sent message');
-    return { waMessageId: sent.key.id };
+    return {
+      waMessageId: sent.key.id,
+      timestamp: epochMs(sent.messageTimestamp),
+      raw: sent.message ? this.deps.runtime.encodeMessage(sent.message) : null,
+    };
+  }
+
+  async sendPresence(chatJid: string, presence: 'composing' | 'paused'): Promise<void> {
+    this.assertOpen('send a presence');
+    await this.call('send a presence', () => this.deps.sock.sendPresenceUpdate(presence, chatJid));
+  }
+
+  async markRead(keys: MessageKeyRef[]): Promise<void> {
+    this.assertOpen('mark messages read');
+    if (!keys.length) return;
+    await this.call('mark messages read', () => this.deps.sock.readMessages(keys.map(messageKeyFor)));
   }
 
   async logout(): Promise<void> {
@@ -230,10 +335,89 @@ class BaileysConnection implements EngineConnection {
     // 'append' is history and our own echoes; only 'notify' is news
     if (type !== 'notify') return;
     const ownJid = this.ownJid();
+    const encode = (content: proto.IMessage) => this.deps.runtime.encodeMessage(content);
     for (const raw of messages) {
-      const message = inboundMessageFrom(raw, ownJid);
+      const vote = raw.message ? unwrapContent(raw.message).pollUpdateMessage : null;
+      if (vote) {
+        this.track(this.onEncryptedVote(raw, vote), 'poll vote');
+        continue;
+      }
+      const message = inboundMessageFrom(raw, ownJid, encode);
       if (message) this.emit({ type: 'message', message });
     }
+  }
+
+  private onMessagesUpdate(updates: BaileysEventMap['messages.update']): void {
+    for (const update of updates) {
+      this.emitIf(receiptFromUpdate(update));
+      // votes Baileys (or a store in front of it) already decrypted
+      for (const pollUpdate of update.update.pollUpdates ?? []) {
+        if (!pollUpdate.pollUpdateMessageKey || !pollUpdate.vote) continue;
+        const voteKey = pollUpdate.pollUpdateMessageKey as WAMessageKey;
+        this.track(this.emitVote(update.key, chatOf(update.key), voteKey, () => pollUpdate.vote!), 'poll vote');
+      }
+    }
+  }
+
+  /**
+   * Baileys rc14 no longer decrypts votes itself: the vote arrives as a pollUpdateMessage, and its key derives from the
+   * poll's messageSecret (in the stored creation message) and the creator's and voter's JIDs exactly as the voter's
+   * phone wrote them, which may be phone numbers or LIDs. Each known form is tried; AES-GCM refuses the wrong ones.
+   */
+  private async onEncryptedVote(msg: WAMessage, update: proto.Message.IPollUpdateMessage): Promise<void> {
+    const pollKey = update.pollCreationMessageKey as WAMessageKey | null | undefined;
+    if (!pollKey?.id || !update.vote) return;
+    await this.emitVote(pollKey, chatOf(msg.key), msg.key, (creation) => {
+      const secret = creation.messageContextInfo?.messageSecret;
+      if (!secret?.length) throw new Error('the stored poll has no messageSecret');
+      for (const pollCreatorJid of this.jidForms(pollKey)) {
+        for (const voterJid of this.jidForms(msg.key)) {
+          try {
+            return this.deps.runtime.decryptPollVote(update.vote!, { pollCreatorJid, pollMsgId: pollKey.id!, pollEncKey: secret, voterJid });
+          } catch {
+            // not this pair of JID forms
+          }
+        }
+      }
+      throw new Error('no JID form of creator and voter decrypts the vote');
+    });
+  }
+
+  private async emitVote(
+    pollKey: WAMessageKey,
+    chatJid: string,
+    voteKey: WAMessageKey,
+    voteOf: (creation: proto.IMessage) => proto.Message.IPollVoteMessage,
+  ): Promise<void> {
+    const raw = this.deps.lookups ? await storedContent(this.deps.lookups, { ...pollKey, remoteJid: pollKey.remoteJid ?? chatJid }) : null;
+    if (!raw) {
+      this.deps.logger.warn({ poll: pollKey.id }, 'poll vote for a poll we have not stored; it cannot be decrypted');
+      return;
+    }
+    const creation = this.deps.runtime.decodeMessage(raw);
+    const vote = voteOf(creation);
+    // the lookup is async: the connection may have closed meanwhile, and nothing follows a close
+    if (this.phase === 'closed') return;
+    const event = pollVoteFrom({ creation, pollKey, chatJid, voteKey, vote }, this.deps.runtime.getAggregateVotesInPollMessage, this.ownJid());
+    this.emitIf(event);
+  }
+
+  /** The forms a key's author may have been named by when a poll key was derived: number and LID, device-free. */
+  private jidForms(key: WAMessageKey): string[] {
+    const user = this.deps.sock.user;
+    const me = this.deps.creds.me;
+    const candidates = key.fromMe
+      ? [this.ownJid(), toLid(user?.lid) ?? toLid(me?.lid) ?? toLid(user?.id)]
+      : key.participant
+        ? [key.participant, key.participantAlt]
+        : [key.remoteJid, key.remoteJidAlt];
+    const forms = candidates.map((jid) => toUserJid(jid) ?? toLid(jid) ?? jid).filter((jid): jid is string => Boolean(jid));
+    return [...new Set(forms)];
+  }
+
+  /** Async work started from Baileys' synchronous emitter: failures are logged, never left unhandled. */
+  private track(work: Promise<void>, what: string): void {
+    work.catch((err) => this.deps.logger.warn({ err: describe(err), what }, 'handling a baileys event failed'));
   }
 
   /**
@@ -290,6 +474,10 @@ class BaileysConnection implements EngineConnection {
 
   private ownJid(): string | null {
     return toUserJid(this.deps.sock.user?.id) ?? toUserJid(this.deps.sock.user?.phoneNumber) ?? toUserJid(this.deps.creds.me?.id);
+  }
+
+  private emitIf(event: EngineEvent | null): void {
+    if (event) this.emit(event);
   }
 
   private emit(event: EngineEvent): void {

@@ -1,0 +1,315 @@
+import { createHash } from 'node:crypto';
+import Long from 'long';
+import type {
+  BaileysEventMap,
+  GroupMetadata,
+  MessageUserReceiptUpdate,
+  proto,
+  WACallEvent,
+  WAMessage,
+  WAMessageUpdate,
+} from '@whiskeysockets/baileys';
+import type { InboundMessage } from '../engine.interface';
+import {
+  callFrom,
+  contactFromVcard,
+  groupMetadataFrom,
+  groupParticipantsFrom,
+  groupUpdateFrom,
+  inboundMessageFrom,
+  pollVoteFrom,
+  presencesFrom,
+  reactionFrom,
+  receiptFromUpdate,
+  receiptFromUserReceipt,
+  WA_STATUS,
+} from './baileys-mapping';
+import { FakeMessageCodec } from '../../../../../test/fakes/baileys-codec';
+import type { PollOptionVotes } from './baileys-runtime';
+
+const OWN = '491701234567@s.whatsapp.net';
+const ALICE = '15550001111@s.whatsapp.net';
+const BOB = '15550002222@s.whatsapp.net';
+const GROUP = '120363000000000001@g.us';
+const MEDIA_KEY = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]);
+
+function direct(id: string, message: proto.IMessage): WAMessage {
+  return { key: { id, remoteJid: ALICE, fromMe: false }, message, messageTimestamp: 1_700_000_000 };
+}
+
+function inGroup(id: string, message: proto.IMessage): WAMessage {
+  return { key: { id, remoteJid: GROUP, participant: '98765432109876@lid', participantAlt: BOB, fromMe: false }, message, messageTimestamp: 1_700_000_000 };
+}
+
+function map(msg: WAMessage): { message: InboundMessage | null; codec: FakeMessageCodec } {
+  const codec = new FakeMessageCodec();
+  return { message: inboundMessageFrom(msg, OWN, codec.encodeMessage), codec };
+}
+
+const base = { text: null, media: null, location: null, contact: null, poll: null, quotedWaMessageId: null, mentions: [] };
+
+describe('inboundMessageFrom: every kind of message of messages.upsert', () => {
+  it('conversation: a plain text in a direct chat, raw = the encoded content', () => {
+    const { message, codec } = map(direct('T1', { conversation: 'hello' }));
+    expect(message).toEqual({ ...base, id: 'T1', from: ALICE, chatJid: ALICE, type: 'text', text: 'hello', timestamp: 1_700_000_000_000, fromMe: false, raw: expect.any(Uint8Array) });
+    expect(codec.decodeMessage(message!.raw!)).toEqual({ conversation: 'hello' });
+  });
+
+  it('extended text in a group: the sender by its number, a reply with quotedWaMessageId, mentions', () => {
+    const { message } = map(
+      inGroup('T2', { extendedTextMessage: { text: '@15550001111 see above', contextInfo: { stanzaId: 'Q1', participant: ALICE, mentionedJid: [ALICE, '98765432109876@lid'] } } }),
+    );
+    expect(message).toMatchObject({ id: 'T2', from: BOB, chatJid: GROUP, type: 'text', text: '@15550001111 see above', quotedWaMessageId: 'Q1', mentions: [ALICE, '98765432109876@lid'] });
+  });
+
+  it('image with caption: media metadata and the MediaRef to download it later', () => {
+    const { message } = map(
+      direct('I1', {
+        imageMessage: { url: 'https://mmg.whatsapp.net/o1/v/t62/abc', directPath: '/o1/v/t62/abc?ccb=11', mediaKey: MEDIA_KEY, mimetype: 'image/jpeg', fileLength: 2048, caption: 'look' },
+      }),
+    );
+    expect(message).toMatchObject({
+      type: 'image',
+      text: null,
+      media: {
+        mimetype: 'image/jpeg',
+        size: 2048,
+        filename: null,
+        caption: 'look',
+        ref: { engine: 'baileys', mediaType: 'image', directPath: '/o1/v/t62/abc?ccb=11', mediaKey: Buffer.from(MEDIA_KEY).toString('base64'), url: 'https://mmg.whatsapp.net/o1/v/t62/abc' },
+      },
+    });
+  });
+
+  it('video, and a size given as a protobuf Long', () => {
+    const { message } = map(direct('V1', { videoMessage: { directPath: '/v', mediaKey: MEDIA_KEY, mimetype: 'video/mp4', fileLength: Long.fromNumber(5_000_000), caption: null } }));
+    expect(message).toMatchObject({ type: 'video', media: { mimetype: 'video/mp4', size: 5_000_000, caption: null, ref: { mediaType: 'video', url: null } } });
+  });
+
+  it('audio and voice notes (ptt) are both audio', () => {
+    const voice = map(direct('A1', { audioMessage: { directPath: '/a', mediaKey: MEDIA_KEY, mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3 } })).message;
+    const file = map(direct('A2', { audioMessage: { directPath: '/b', mediaKey: MEDIA_KEY, mimetype: 'audio/mpeg' } })).message;
+    expect(voice).toMatchObject({ type: 'audio', media: { mimetype: 'audio/ogg; codecs=opus', ref: { mediaType: 'audio' } } });
+    expect(file).toMatchObject({ type: 'audio', media: { mimetype: 'audio/mpeg', ref: { mediaType: 'audio', directPath: '/b' } } });
+  });
+
+  it('document, also inside documentWithCaptionMessage, with file name and caption', () => {
+    const doc: proto.Message.IDocumentMessage = { directPath: '/d', mediaKey: MEDIA_KEY, mimetype: 'application/pdf', fileName: 'invoice.pdf', fileLength: 10, caption: 'the invoice' };
+    const plain = map(direct('D1', { documentMessage: doc })).message;
+    const wrapped = map(direct('D2', { documentWithCaptionMessage: { message: { documentMessage: doc } } })).message;
+    const expected = { type: 'document', media: { mimetype: 'application/pdf', size: 10, filename: 'invoice.pdf', caption: 'the invoice', ref: { mediaType: 'document' } } };
+    expect(plain).toMatchObject(expected);
+    expect(wrapped).toMatchObject(expected);
+  });
+
+  it('sticker', () => {
+    const { message } = map(direct('S1', { stickerMessage: { directPath: '/s', mediaKey: MEDIA_KEY, mimetype: 'image/webp', isAnimated: false } }));
+    expect(message).toMatchObject({ type: 'sticker', media: { mimetype: 'image/webp', ref: { mediaType: 'sticker' } } });
+  });
+
+  it('media without a mediaKey is kept as a message of its type with no downloadable media', () => {
+    const { message } = map(direct('I2', { imageMessage: { mimetype: 'image/jpeg' } }));
+    expect(message).toMatchObject({ type: 'image', media: null });
+  });
+
+  it('location and live location', () => {
+    const pin = map(direct('L1', { locationMessage: { degreesLatitude: 52.52, degreesLongitude: 13.405, name: 'Brandenburger Tor', address: 'Pariser Platz' } })).message;
+    const live = map(direct('L2', { liveLocationMessage: { degreesLatitude: 48.1, degreesLongitude: 11.6, caption: 'on my way' } })).message;
+    expect(pin).toMatchObject({ type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Brandenburger Tor', address: 'Pariser Platz' } });
+    expect(live).toMatchObject({ type: 'location', location: { latitude: 48.1, longitude: 11.6, name: null, address: null } });
+  });
+
+  it('contact (vCard → name and number) and a contacts array (the first)', () => {
+    const vcard = 'BEGIN:VCARD\nVERSION:3.0\nN:;Jane;;;\nFN:Jane Doe\nitem1.TEL;waid=15550003333:+1 555-000-3333\nitem1.X-ABLabel:Mobile\nEND:VCARD';
+    const one = map(direct('C1', { contactMessage: { displayName: 'Jane', vcard } })).message;
+    const many = map(direct('C2', { contactsArrayMessage: { displayName: '2 contacts', contacts: [{ vcard }, { displayName: 'Other', vcard: 'BEGIN:VCARD\nFN:Other\nEND:VCARD' }] } })).message;
+    expect(one).toMatchObject({ type: 'contact', contact: { fullName: 'Jane', phoneNumber: '15550003333' } });
+    expect(many).toMatchObject({ type: 'contact', contact: { fullName: 'Jane Doe', phoneNumber: '15550003333' } });
+  });
+
+  it('reads a vCard without waid from its TEL value, unfolding continued lines', () => {
+    expect(contactFromVcard('BEGIN:VCARD\r\nFN:Max\r\n  Mustermann\r\nTEL;TYPE=CELL:+49 (170) 123-4567\r\nEND:VCARD', null)).toEqual({ fullName: 'Max Mustermann', phoneNumber: '491701234567' });
+  });
+
+  it.each([
+    ['pollCreationMessage', { pollCreationMessage: { name: 'Lunch?', options: [{ optionName: 'Pizza' }, { optionName: 'Sushi' }], selectableOptionsCount: 0 } }, 2],
+    ['pollCreationMessageV2', { pollCreationMessageV2: { name: 'Lunch?', options: [{ optionName: 'Pizza' }, { optionName: 'Sushi' }], selectableOptionsCount: 2 } }, 2],
+    ['pollCreationMessageV3', { pollCreationMessageV3: { name: 'Lunch?', options: [{ optionName: 'Pizza' }, { optionName: 'Sushi' }], selectableOptionsCount: 1 } }, 1],
+  ] as [string, proto.IMessage, number][])('%s is a poll (selectable 0 = any number)', (_kind, content, selectableCount) => {
+    const { message } = map(inGroup('P1', { ...content, messageContextInfo: { messageSecret: new Uint8Array(32) } }));
+    expect(message).toMatchObject({ type: 'poll', poll: { name: 'Lunch?', options: ['Pizza', 'Sushi'], selectableCount } });
+  });
+
+  it('keeps the poll secret with the content when a disappearing wrapper holds the poll', () => {
+    const secret = new Uint8Array(32).fill(7);
+    const { message, codec } = map(direct('P2', { messageContextInfo: { messageSecret: secret }, ephemeralMessage: { message: { pollCreationMessageV3: { name: 'x', options: [{ optionName: 'a' }] } } } }));
+    expect(codec.decodeMessage(message!.raw!)).toEqual({ pollCreationMessageV3: { name: 'x', options: [{ optionName: 'a' }] }, messageContextInfo: { messageSecret: secret } });
+  });
+
+  it('anything we do not model is an unknown message, not dropped', () => {
+    const { message } = map(direct('U1', { eventMessage: { name: 'Party' } }));
+    expect(message).toMatchObject({ id: 'U1', type: 'unknown', text: null });
+  });
+
+  it('a message from our own phone is fromMe, from our JID', () => {
+    const { message } = map({ key: { id: 'M1', remoteJid: ALICE, fromMe: true }, message: { conversation: 'from the phone' }, messageTimestamp: 1 });
+    expect(message).toMatchObject({ from: OWN, chatJid: ALICE, fromMe: true });
+  });
+
+  it('leaves out status broadcasts, protocol stanzas, reactions and poll votes (other events)', () => {
+    const left = [
+      { key: { id: 'S', remoteJid: 'status@broadcast', fromMe: false }, message: { conversation: 'status' } },
+      direct('P', { protocolMessage: { type: 0 } }),
+      direct('R', { reactionMessage: { text: '👍', key: { id: 'X', remoteJid: ALICE } } }),
+      direct('V', { pollUpdateMessage: { pollCreationMessageKey: { id: 'X' }, vote: { encPayload: new Uint8Array(1), encIv: new Uint8Array(1) } } }),
+      { key: { id: 'N', remoteJid: ALICE, fromMe: false } },
+    ] as WAMessage[];
+    expect(left.map((m) => map(m).message)).toEqual([null, null, null, null, null]);
+  });
+});
+
+describe('receipts', () => {
+  it.each([
+    [WA_STATUS.DELIVERY_ACK, 'delivered'],
+    [WA_STATUS.READ, 'read'],
+    [WA_STATUS.PLAYED, 'played'],
+  ])('messages.update status %i of a message we sent → %s', (status, ack) => {
+    const update: WAMessageUpdate = { key: { id: '3EB0AA', remoteJid: '98765@lid', remoteJidAlt: ALICE, fromMe: true }, update: { status } };
+    expect(receiptFromUpdate(update)).toEqual({ type: 'receipt', waMessageId: '3EB0AA', chatJid: ALICE, status: ack });
+  });
+
+  it('ignores server acks, errors and updates of messages we did not send', () => {
+    const ours = { id: '3EB0AA', remoteJid: ALICE, fromMe: true };
+    expect(receiptFromUpdate({ key: ours, update: { status: WA_STATUS.SERVER_ACK } })).toBeNull();
+    expect(receiptFromUpdate({ key: ours, update: { status: WA_STATUS.ERROR } })).toBeNull();
+    expect(receiptFromUpdate({ key: { ...ours, fromMe: false }, update: { status: WA_STATUS.READ } })).toBeNull();
+  });
+
+  it("message-receipt.update (a group member's receipt) → the furthest status it reports", () => {
+    const key = { id: '3EB0BB', remoteJid: GROUP, fromMe: true };
+    const delivered: MessageUserReceiptUpdate = { key, receipt: { userJid: BOB, receiptTimestamp: 1_700_000_001 } };
+    const read: MessageUserReceiptUpdate = { key, receipt: { userJid: BOB, receiptTimestamp: 1_700_000_001, readTimestamp: 1_700_000_002 } };
+    const played: MessageUserReceiptUpdate = { key, receipt: { userJid: BOB, playedTimestamp: 1_700_000_003 } };
+    expect([delivered, read, played].map(receiptFromUserReceipt)).toEqual([
+      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'delivered' },
+      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'read' },
+      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'played' },
+    ]);
+    expect(receiptFromUserReceipt({ key: { ...key, fromMe: false }, receipt: { userJid: BOB, readTimestamp: 1 } })).toBeNull();
+  });
+});
+
+describe('reactions (messages.reaction)', () => {
+  it('a group member reacts to our message; the reaction key names the reactor', () => {
+    const reaction: BaileysEventMap['messages.reaction'][number] = {
+      key: { id: '3EB0CC', remoteJid: GROUP, fromMe: true },
+      reaction: { text: '❤️', key: { id: 'R1', remoteJid: GROUP, participant: '98765432109876@lid', participantAlt: BOB, fromMe: false } as proto.IMessageKey, senderTimestampMs: 1 },
+    };
+    expect(reactionFrom(reaction, OWN)).toEqual({ type: 'reaction', waMessageId: '3EB0CC', chatJid: GROUP, from: BOB, emoji: '❤️', fromMe: false });
+  });
+
+  it('a removed reaction has emoji "" and our own reaction from the phone is fromMe', () => {
+    const reaction: BaileysEventMap['messages.reaction'][number] = { key: { id: 'IN1', remoteJid: ALICE, fromMe: false }, reaction: { text: null, key: { id: 'R2', remoteJid: ALICE, fromMe: true } } };
+    expect(reactionFrom(reaction, OWN)).toEqual({ type: 'reaction', waMessageId: 'IN1', chatJid: ALICE, from: OWN, emoji: '', fromMe: true });
+  });
+});
+
+describe('poll votes', () => {
+  const creation: proto.IMessage = {
+    pollCreationMessageV3: { name: 'Lunch?', options: [{ optionName: 'Pizza' }, { optionName: 'Sushi' }, { optionName: 'Salad' }], selectableOptionsCount: 2 },
+    messageContextInfo: { messageSecret: new Uint8Array(32) },
+  };
+  const sha = (name: string) => createHash('sha256').update(name).digest();
+
+  /** Baileys' aggregation in miniature: option hashes → names; records what it was handed. */
+  function fakeAggregate() {
+    const calls: Array<Pick<WAMessage, 'message' | 'pollUpdates'>> = [];
+    const aggregate = (poll: Pick<WAMessage, 'message' | 'pollUpdates'>): PollOptionVotes[] => {
+      calls.push(poll);
+      const options = poll.message?.pollCreationMessageV3?.options ?? [];
+      const votes = new Map(options.map((o) => [sha(o.optionName!).toString('hex'), { name: o.optionName!, voters: [] as string[] }]));
+      for (const update of poll.pollUpdates ?? []) {
+        for (const hash of update.vote?.selectedOptions ?? []) {
+          const hex = Buffer.from(hash).toString('hex');
+          if (!votes.has(hex)) votes.set(hex, { name: 'Unknown', voters: [] });
+          votes.get(hex)!.voters.push(update.pollUpdateMessageKey?.participant ?? '');
+        }
+      }
+      return [...votes.values()];
+    };
+    return { calls, aggregate };
+  }
+
+  it('hands the creation message and the vote to the aggregate function and reports the selected option names', () => {
+    const { calls, aggregate } = fakeAggregate();
+    const voteKey = { id: 'V1', remoteJid: GROUP, participant: BOB, fromMe: false };
+    const vote: proto.Message.IPollVoteMessage = { selectedOptions: [sha('Sushi'), sha('Salad'), sha('not an option')] };
+    const event = pollVoteFrom({ creation, pollKey: { id: '3EB0PP', remoteJid: GROUP, fromMe: true }, chatJid: GROUP, voteKey, vote }, aggregate, OWN);
+    expect(calls).toEqual([{ message: creation, pollUpdates: [{ pollUpdateMessageKey: voteKey, vote }] }]);
+    expect(event).toEqual({ type: 'poll-vote', pollWaMessageId: '3EB0PP', chatJid: GROUP, voter: BOB, selectedOptions: ['Sushi', 'Salad'] });
+  });
+
+  it('a withdrawn vote selects nothing', () => {
+    const { aggregate } = fakeAggregate();
+    const event = pollVoteFrom({ creation, pollKey: { id: '3EB0PP', remoteJid: ALICE, fromMe: true }, chatJid: ALICE, voteKey: { id: 'V2', remoteJid: ALICE, fromMe: false }, vote: { selectedOptions: [] } }, aggregate, OWN);
+    expect(event).toEqual({ type: 'poll-vote', pollWaMessageId: '3EB0PP', chatJid: ALICE, voter: ALICE, selectedOptions: [] });
+  });
+
+  it('a stored message that is not a poll gives no vote', () => {
+    const { aggregate } = fakeAggregate();
+    expect(pollVoteFrom({ creation: { conversation: 'x' }, pollKey: { id: 'X' }, chatJid: ALICE, voteKey: { id: 'V', remoteJid: ALICE }, vote: { selectedOptions: [] } }, aggregate, OWN)).toBeNull();
+  });
+});
+
+describe('presence, calls and groups', () => {
+  it('presence.update → one presence per participant', () => {
+    const update: BaileysEventMap['presence.update'] = {
+      id: GROUP,
+      presences: { [BOB]: { lastKnownPresence: 'composing' }, '15550004444:3@s.whatsapp.net': { lastKnownPresence: 'recording' } },
+    };
+    expect(presencesFrom(update)).toEqual([
+      { type: 'presence', chatJid: GROUP, jid: BOB, presence: 'composing' },
+      { type: 'presence', chatJid: GROUP, jid: '15550004444@s.whatsapp.net', presence: 'recording' },
+    ]);
+    expect(presencesFrom({ id: ALICE, presences: { [ALICE]: { lastKnownPresence: 'available', lastSeen: 1 } } })).toEqual([
+      { type: 'presence', chatJid: ALICE, jid: ALICE, presence: 'available' },
+    ]);
+    expect(presencesFrom({ id: ALICE, presences: { [ALICE]: { lastKnownPresence: 'paused' } } })[0]).toMatchObject({ presence: 'paused' });
+    expect(presencesFrom({ id: ALICE, presences: { [ALICE]: { lastKnownPresence: 'unavailable' } } })[0]).toMatchObject({ presence: 'unavailable' });
+  });
+
+  it('call: the offer is an incoming call (caller by number), the rest of the call is not', () => {
+    const offer: WACallEvent = { chatId: '98765@lid', from: '98765@lid', callerPn: ALICE, id: 'CALL1', date: new Date(0), isVideo: true, isGroup: false, status: 'offer', offline: false };
+    expect(callFrom(offer)).toEqual({ type: 'call', callId: 'CALL1', from: ALICE, isVideo: true, isGroup: false });
+    expect(callFrom({ ...offer, status: 'terminate' })).toBeNull();
+    expect(callFrom({ ...offer, status: 'ringing' })).toBeNull();
+  });
+
+  it('groups.update → group-update with only what changed', () => {
+    const subject: Partial<GroupMetadata> = { id: GROUP, subject: 'New name', author: BOB };
+    const settings: Partial<GroupMetadata> = { id: GROUP, announce: true, restrict: false, desc: 'rules' };
+    expect(groupUpdateFrom(subject)).toEqual({ type: 'group-update', groupJid: GROUP, changes: { subject: 'New name' } });
+    expect(groupUpdateFrom(settings)).toEqual({ type: 'group-update', groupJid: GROUP, changes: { description: 'rules', isAnnounce: true, isLocked: false } });
+    expect(groupUpdateFrom({ id: GROUP, ephemeralDuration: 86400 })).toBeNull();
+  });
+
+  it.each(['add', 'remove', 'promote', 'demote'] as const)('group-participants.update %s → group-participants, members by number', (action) => {
+    const update: BaileysEventMap['group-participants.update'] = {
+      id: GROUP,
+      author: '98765@lid',
+      action,
+      participants: [{ id: '11111@lid', phoneNumber: ALICE }, { id: BOB }],
+    };
+    expect(groupParticipantsFrom(update)).toEqual({ type: 'group-participants', groupJid: GROUP, action, participants: [ALICE, BOB] });
+  });
+
+  it('a member changing number (modify) is not a participants event', () => {
+    expect(groupParticipantsFrom({ id: GROUP, author: BOB, action: 'modify', participants: [{ id: BOB }] })).toBeNull();
+  });
+
+  it('our stored group becomes the metadata Baileys sends to: members, settings, addressing by number', () => {
+    const meta = groupMetadataFrom({ groupJid: GROUP, subject: 'Team', description: 'd', ownerJid: OWN, participants: [OWN, ALICE], isAnnounce: true, isLocked: false });
+    expect(meta).toEqual({ id: GROUP, subject: 'Team', desc: 'd', owner: OWN, announce: true, restrict: false, participants: [{ id: OWN }, { id: ALICE }], addressingMode: 'pn' });
+    expect(groupMetadataFrom({ groupJid: GROUP, subject: '', description: '', ownerJid: '', participants: ['11111@lid'], isAnnounce: false, isLocked: false }).addressingMode).toBe('lid');
+  });
+});
