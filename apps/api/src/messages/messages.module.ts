@@ -1,0 +1,36 @@
+import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { ApiConfig } from '@app/config';
+import { MessagesRepository } from '@app/database';
+import { SendRateLimiter, SendSignal } from '@app/messaging';
+import { Redis, RedisKeys } from '@app/redis';
+import { REDIS_CLIENT } from '../infra/tokens';
+import { MediaFetcher } from './media-fetcher';
+import { MEDIA_SOURCE, MediaSourceByEngine } from './media-source.provider';
+import { MessagesController } from './messages.controller';
+import { MessagesService } from './messages.service';
+
+/** Sending (rates, idempotency, media) and the message log. */
+@Module({
+  controllers: [MessagesController],
+  providers: [
+    MessagesService,
+    MessagesRepository,
+    { provide: SendRateLimiter, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new SendRateLimiter(redis, keys) },
+    { provide: SendSignal, inject: [RedisKeys], useFactory: (keys: RedisKeys) => new SendSignal(keys) },
+    {
+      provide: MediaFetcher,
+      inject: [ApiConfig],
+      useFactory: (c: ApiConfig) =>
+        new MediaFetcher({ maxBytes: c.MEDIA_MAX_BYTES, timeoutMs: c.MEDIA_FETCH_TIMEOUT_MS, allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
+    },
+    // no engine's MediaSource is available to the API yet: inbound media answers 404 until one is registered here
+    { provide: MEDIA_SOURCE, useFactory: () => new MediaSourceByEngine({}) },
+  ],
+})
+export class MessagesModule implements OnApplicationShutdown {
+  constructor(@Inject(MediaFetcher) private readonly fetcher: MediaFetcher) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.fetcher.close();
+  }
+}
