@@ -41,20 +41,20 @@ export class MediaFetcher {
     try {
       const res = await request(url, { method: 'GET', dispatcher: this.dispatcher, signal });
       if (res.statusCode < 200 || res.statusCode >= 300) {
-        res.body.destroy();
+        discard(res.body);
         throw unfetchable(`the media URL answered ${res.statusCode}`);
       }
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxBytes) {
-        res.body.destroy();
+        discard(res.body);
         throw mediaTooLarge('media.url', maxBytes);
       }
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {
         size += (chunk as Buffer).length;
+        // leaving the loop destroys the body: the download stops here
         if (size > maxBytes) {
-          res.body.destroy();
           throw mediaTooLarge('media.url', maxBytes);
         }
         chunks.push(chunk as Buffer);
@@ -73,6 +73,12 @@ export class MediaFetcher {
   async close(): Promise<void> {
     await this.agent.close().catch(() => this.agent.destroy());
   }
+}
+
+/** Drops an answer's body without reading it (its abort error has nobody to tell). */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 function describe(err: unknown): string {

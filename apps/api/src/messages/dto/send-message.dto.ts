@@ -58,6 +58,8 @@ function ContentOf(required: OutboundMessageType[], allowed: OutboundMessageType
     );
     Rule('contentOf', (value, o) => {
       const type = typeOf(o) as OutboundMessageType;
+      // an unknown type is reported on `type` alone
+      if (!(OUTBOUND_MESSAGE_TYPES as readonly unknown[]).includes(type)) return null;
       if (required.includes(type)) return present(value) ? null : `${propertyName} is required for type ${type}`;
       if (allowed.includes(type)) return null;
       return `${propertyName} is not allowed for type ${String(type)}`;
