@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { newId, Organization, Session, SessionAuthKey } from '@app/database';
+import { newId, Organization, Session, SessionAuthKey, SessionAuthKeysRepository } from '@app/database';
 import { SecretBox } from '@app/crypto';
 import { createPgAuthStateStore } from '../apps/gateway/src/auth-state';
 import { closeTestDataSource, testDataSource } from './support/seed';
@@ -8,6 +8,7 @@ import { closeTestDataSource, testDataSource } from './support/seed';
 /** The encrypted auth-state store against the run's real PostgreSQL database. */
 describe('PostgreSQL auth-state store', () => {
   let db: DataSource;
+  let keys: SessionAuthKeysRepository;
   let box: SecretBox;
   let orgId: string;
 
@@ -31,6 +32,7 @@ describe('PostgreSQL auth-state store', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
+    keys = new SessionAuthKeysRepository(db);
     box = new SecretBox([Buffer.from(process.env.SECRET_ENCRYPTION_KEY!, 'base64')]);
     orgId = (await db.getRepository(Organization).save({ id: newId('org'), name: 'Auth state', createdAt: new Date() })).id;
   });
@@ -40,7 +42,7 @@ describe('PostgreSQL auth-state store', () => {
   });
 
   it('round-trips creds and keys, Buffers and Uint8Arrays included', async () => {
-    const store = createPgAuthStateStore(db, box, await newSession());
+    const store = createPgAuthStateStore(keys, box, await newSession());
     expect(await store.readCreds()).toBeNull();
 
     const noisePrivate = randomBytes(32);
@@ -82,7 +84,7 @@ describe('PostgreSQL auth-state store', () => {
 
   it('overwrites a key in place and deletes keys written as null', async () => {
     const sessionId = await newSession();
-    const store = createPgAuthStateStore(db, box, sessionId);
+    const store = createPgAuthStateStore(keys, box, sessionId);
     await store.writeKeys({ 'pre-key': { '1': { v: 1 }, '2': { v: 2 }, '3': { v: 3 } } });
     await store.writeKeys({ 'pre-key': { '1': null, '2': { v: 22 } }, session: { gone: null } });
     expect(await store.readKeys('pre-key', ['1', '2', '3'])).toEqual({ '2': { v: 22 }, '3': { v: 3 } });
@@ -91,7 +93,7 @@ describe('PostgreSQL auth-state store', () => {
 
   it('writes one row per key, sealed: the table holds no plaintext, and every row carries its schema version', async () => {
     const sessionId = await newSession();
-    const store = createPgAuthStateStore(db, box, sessionId);
+    const store = createPgAuthStateStore(keys, box, sessionId);
     const marker = 'plaintext-marker-491701234567';
     const secretBytes = randomBytes(16);
     await store.writeCreds({ me: { id: marker }, secret: secretBytes });
@@ -114,8 +116,8 @@ describe('PostgreSQL auth-state store', () => {
   });
 
   it('clear() wipes the session and nothing else; two sessions never see each other', async () => {
-    const a = createPgAuthStateStore(db, box, await newSession());
-    const b = createPgAuthStateStore(db, box, await newSession());
+    const a = createPgAuthStateStore(keys, box, await newSession());
+    const b = createPgAuthStateStore(keys, box, await newSession());
     await a.writeCreds({ who: 'a' });
     await b.writeCreds({ who: 'b' });
     await a.writeKeys({ 'pre-key': { '1': { who: 'a' } } });
@@ -136,15 +138,15 @@ describe('PostgreSQL auth-state store', () => {
     const sessionId = await newSession();
     const oldKey = randomBytes(32);
     const newKey = randomBytes(32);
-    const before = createPgAuthStateStore(db, new SecretBox([oldKey]), sessionId);
+    const before = createPgAuthStateStore(keys, new SecretBox([oldKey]), sessionId);
     await before.writeCreds({ me: { id: '491701234567@s.whatsapp.net' }, key: Buffer.from('k') });
     await before.writeKeys({ session: { s1: { blob: Buffer.from('s') } } });
 
     // a box without the old key cannot read the state at all
-    const withoutOld = createPgAuthStateStore(db, new SecretBox([newKey]), sessionId);
+    const withoutOld = createPgAuthStateStore(keys, new SecretBox([newKey]), sessionId);
     await expect(withoutOld.readCreds()).rejects.toThrow(/cannot be decrypted/);
 
-    const rotated = createPgAuthStateStore(db, new SecretBox([newKey, oldKey]), sessionId);
+    const rotated = createPgAuthStateStore(keys, new SecretBox([newKey, oldKey]), sessionId);
     expect(await rotated.readCreds()).toEqual({ me: { id: '491701234567@s.whatsapp.net' }, key: Buffer.from('k') });
     expect(await rotated.readKeys('session', ['s1'])).toEqual({ s1: { blob: Buffer.from('s') } });
 
@@ -156,7 +158,7 @@ describe('PostgreSQL auth-state store', () => {
 
   it('writes a large batch (hundreds of pre-keys, as Baileys uploads them) in one call', async () => {
     const sessionId = await newSession();
-    const store = createPgAuthStateStore(db, box, sessionId);
+    const store = createPgAuthStateStore(keys, box, sessionId);
     const batch: Record<string, unknown> = {};
     for (let id = 1; id <= 1200; id += 1) batch[String(id)] = { public: randomBytes(32), private: randomBytes(32) };
     await store.writeKeys({ 'pre-key': batch });
@@ -169,7 +171,7 @@ describe('PostgreSQL auth-state store', () => {
 
   it('is removed with its session (the rows belong to the session)', async () => {
     const sessionId = await newSession();
-    await createPgAuthStateStore(db, box, sessionId).writeCreds({ x: 1 });
+    await createPgAuthStateStore(keys, box, sessionId).writeCreds({ x: 1 });
     await db.getRepository(Session).delete({ id: sessionId });
     expect(await db.getRepository(SessionAuthKey).countBy({ sessionId })).toBe(0);
   });

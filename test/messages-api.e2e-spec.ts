@@ -50,11 +50,13 @@ describe('Send API and message log', () => {
   };
 
   beforeAll(async () => {
+    receiver = await startReceiver();
+    // the receiver stands in for the simulator's media endpoint (inbound media of `sim` sessions)
+    process.env.NETWORK_SIM_URL = receiver.url;
     app = await createApiApp({ quiet: true });
     await app.init();
     org = await seedOrganization('Messages Inc');
     other = await seedOrganization('Other Org');
-    receiver = await startReceiver();
   });
 
   afterAll(async () => {
@@ -165,6 +167,34 @@ describe('Send API and message log', () => {
       expect(r.reaction).toEqual({ waMessageId: sent.text.waMessageId, emoji: '👍🏽' });
       const [q] = await db.query('SELECT quoted_wa_message_id FROM messages WHERE id = $1', [reply.body.id]);
       expect(q.quoted_wa_message_id).toBe(sent.text.waMessageId);
+    });
+
+    it('streams inbound media from the network, 404 once the network no longer has it', async () => {
+      const db = await testDataSource();
+      const inbound = async (mediaId: string) => {
+        const id = newId('msg');
+        await db.query(
+          `INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, media, media_ref, status)
+           VALUES ($1, $2, $3, $4, 'in', $5, $5, 'image', $6, $7, 'received')`,
+          [id, org.id, sessionId, `IN${mediaId}`, TO, JSON.stringify({ mimetype: 'image/jpeg', size: 11, filename: null, caption: null }), JSON.stringify({ engine: 'sim', mediaId })],
+        );
+        return id;
+      };
+      receiver.respondWith((req) => (req.path === '/sim/media/m1' ? { status: 200, body: 'jpeg-bytes!' } : { status: 404 }));
+      const kept = await inbound('m1');
+      const res = await api().get(`/api/v1/sessions/${sessionId}/messages/${kept}/media`).set(bearer(org.users.viewer.token)).buffer(true).parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('image/jpeg');
+      expect((res.body as Buffer).toString()).toBe('jpeg-bytes!');
+      const expired = await inbound('m2');
+      const gone = await api().get(`/api/v1/sessions/${sessionId}/messages/${expired}/media`).set(bearer(org.adminKey));
+      expect([gone.status, gone.body.error.code]).toEqual([404, 'not_found']);
+      expect(gone.body.error.message).toMatch(/no longer available/);
+      await db.query('DELETE FROM messages WHERE id = ANY($1)', [[kept, expired]]);
     });
 
     it('lists the log newest first with filters and cursor pages, and returns one message', async () => {

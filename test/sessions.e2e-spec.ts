@@ -181,13 +181,13 @@ describe('Sessions API against a gateway on the network simulator', () => {
       const found = await eventsOf(s.id, 'message.received');
       return found.length ? found : null;
     }, 10000, 'message.received');
-    expect(event.payload).toMatchObject({ from: '15559990000@s.whatsapp.net', text: 'hello gateway' });
+    expect(event.payload).toMatchObject({ message: { direction: 'in', status: 'received', from: '15559990000@s.whatsapp.net', text: 'hello gateway' } });
     const { createRedis } = await import('@app/redis');
     const redis = createRedis(process.env.REDIS_URL!);
     try {
       const entries = await redis.xrange(`${process.env.REDIS_KEY_PREFIX}:events`, '-', '+');
       const envelopes = entries.map(([, fields]) => JSON.parse(fields[1]));
-      expect(envelopes.some((e) => e.event === 'message.received' && e.sessionId === s.id && e.payload.text === 'hello gateway')).toBe(true);
+      expect(envelopes.some((e) => e.event === 'message.received' && e.sessionId === s.id && e.payload.message.text === 'hello gateway')).toBe(true);
     } finally {
       redis.disconnect();
     }

@@ -7,9 +7,11 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import type { DataSource } from 'typeorm';
 import type { Redis } from 'ioredis';
-import { RETRY_POLICY_DEFAULTS, RetryPolicy, WEBHOOK_CHANGED_CHANNEL } from '@app/contracts';
+import { RETRY_POLICY_DEFAULTS, RetryPolicy } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
 import { newId } from '@app/database';
+import { WebhookChanges } from '@app/events';
+import { RedisKeys } from '@app/redis';
 import { AppProcess, freePort, startApp } from './processes';
 
 /** One POST as the receiver saw it: the raw bytes, so signatures are checked over what arrived. */
@@ -156,7 +158,7 @@ export async function createWebhookRow(db: DataSource, redis: Redis | null, inpu
       input.secret ? box.encrypt(input.secret) : null,
     ],
   );
-  if (redis) await redis.publish(`${process.env.REDIS_KEY_PREFIX}:${WEBHOOK_CHANGED_CHANNEL}`, id);
+  if (redis) await new WebhookChanges(redis, new RedisKeys(process.env.REDIS_KEY_PREFIX!)).announce(id);
   return id;
 }
 

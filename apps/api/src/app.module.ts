@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import { ApiConfig, loadConfigOrExit } from '@app/config';
+import { ApiConfig } from '@app/config';
 import { randomUlid } from '@app/crypto';
+import { InfraModule } from '@app/infra';
 import { loggerOptions } from '@app/observability';
 import { AuthModule } from './auth/auth.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
-import { InfraModule } from './infra/infra.module';
 import { MessagesModule } from './messages/messages.module';
 import { RealtimeModule } from './realtime/realtime.module';
 import { SessionsModule } from './sessions/sessions.module';
@@ -16,9 +16,10 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 @Module({
   imports: [
+    InfraModule.forRoot({ app: 'api', config: ApiConfig }),
     LoggerModule.forRootAsync({
-      useFactory: () => {
-        const config = loadConfigOrExit(ApiConfig);
+      inject: [ApiConfig],
+      useFactory: (config: ApiConfig) => {
         return {
           pinoHttp: {
             ...loggerOptions('api', config.LOG_LEVEL),
@@ -37,7 +38,6 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
         };
       },
     }),
-    InfraModule,
     HealthModule,
     AuthModule,
     WebhooksModule,

@@ -1,7 +1,7 @@
-import { DataSource, IsNull } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { ALL_PERMISSIONS, PERMISSIONS, Role, ROLES } from '@app/contracts';
 import { hashPassword, newApiKeyToken, sha256Hex } from '@app/crypto';
-import { ApiKey, newId, Organization, User } from '@app/database';
+import { ApiKeysRepository, newId, OrganizationsRepository, User, UsersRepository } from '@app/database';
 
 export class UsageError extends Error {}
 
@@ -28,24 +28,35 @@ const userView = (u: User) => ({ id: u.id, organizationId: u.organizationId, ema
 
 /** The admin CLI's commands (CONTRACT 3). Each returns the JSON printed on stdout. */
 export class AdminCommands {
-  constructor(private readonly db: DataSource) {}
+  private readonly organizations: OrganizationsRepository;
+  private readonly users: UsersRepository;
+  private readonly apiKeys: ApiKeysRepository;
+
+  constructor(private readonly db: DataSource) {
+    this.organizations = new OrganizationsRepository(db);
+    this.users = new UsersRepository(db);
+    this.apiKeys = new ApiKeysRepository(db);
+  }
 
   async orgCreate(flags: Flags) {
     const name = need(flags, 'name').trim();
     const ownerEmail = email(need(flags, 'owner-email'));
     const ownerPassword = password(need(flags, 'owner-password'));
     return this.db.transaction(async (tx) => {
-      await this.assertEmailFree(tx.getRepository(User), ownerEmail);
-      const org = await tx.getRepository(Organization).save({ id: newId('org'), name, createdAt: new Date() });
-      const user = await tx.getRepository(User).save({
-        id: newId('usr'),
-        organizationId: org.id,
-        email: ownerEmail,
-        passwordHash: await hashPassword(ownerPassword),
-        role: 'owner' as Role,
-        createdAt: new Date(),
-        deletedAt: null,
-      });
+      await this.assertEmailFree(ownerEmail, tx);
+      const org = await this.organizations.create({ id: newId('org'), name, createdAt: new Date() }, tx);
+      const user = await this.users.create(
+        {
+          id: newId('usr'),
+          organizationId: org.id,
+          email: ownerEmail,
+          passwordHash: await hashPassword(ownerPassword),
+          role: 'owner' as Role,
+          createdAt: new Date(),
+          deletedAt: null,
+        },
+        tx,
+      );
       return { organization: { id: org.id, name: org.name }, user: userView(user) };
     });
   }
@@ -55,10 +66,9 @@ export class AdminCommands {
     const role = need(flags, 'role') as Role;
     if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
     await this.assertOrg(orgId);
-    const users = this.db.getRepository(User);
     const address = email(need(flags, 'email'));
-    await this.assertEmailFree(users, address);
-    const user = await users.save({
+    await this.assertEmailFree(address);
+    const user = await this.users.create({
       id: newId('usr'),
       organizationId: orgId,
       email: address,
@@ -72,8 +82,7 @@ export class AdminCommands {
 
   async userDelete(flags: Flags) {
     const id = need(flags, 'id');
-    const result = await this.db.getRepository(User).update({ id, deletedAt: IsNull() }, { deletedAt: new Date() });
-    if (!result.affected) throw new UsageError(`no live user ${id}`);
+    if (!(await this.users.softDelete(id))) throw new UsageError(`no live user ${id}`);
     return { user: { id, deleted: true } };
   }
 
@@ -85,7 +94,7 @@ export class AdminCommands {
     const unknown = permissions.filter((p) => !known.includes(p));
     if (unknown.length || permissions.length === 0) throw new UsageError(`--permissions must be a comma list of ${known.join(', ')}`);
     const token = newApiKeyToken();
-    const key = await this.db.getRepository(ApiKey).save({
+    const key = await this.apiKeys.create({
       id: newId('key'),
       organizationId: orgId,
       name: need(flags, 'name'),
@@ -100,18 +109,16 @@ export class AdminCommands {
 
   async apiKeyRevoke(flags: Flags) {
     const id = need(flags, 'id');
-    const keys = this.db.getRepository(ApiKey);
-    const key = await keys.findOne({ where: { id } });
-    if (!key) throw new UsageError(`no API key ${id}`);
-    if (!key.revokedAt) await keys.update({ id }, { revokedAt: new Date() });
+    if (!(await this.apiKeys.findById(id))) throw new UsageError(`no API key ${id}`);
+    await this.apiKeys.revoke(id);
     return { id, revoked: true };
   }
 
   private async assertOrg(id: string): Promise<void> {
-    if (!(await this.db.getRepository(Organization).exists({ where: { id } }))) throw new UsageError(`no organization ${id}`);
+    if (!(await this.organizations.exists(id))) throw new UsageError(`no organization ${id}`);
   }
 
-  private async assertEmailFree(users: ReturnType<DataSource['getRepository']>, address: string): Promise<void> {
-    if (await users.exists({ where: { email: address, deletedAt: IsNull() } })) throw new UsageError(`a user with email ${address} exists`);
+  private async assertEmailFree(address: string, manager?: EntityManager): Promise<void> {
+    if (await this.users.emailTaken(address, manager)) throw new UsageError(`a user with email ${address} exists`);
   }
 }

@@ -4,18 +4,16 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { dataSourceOptions } from '@app/database';
+import { dataSourceOptions, GroupsRepository, MessagesRepository, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
+import { CommandServer, GatewayRegistry, RedisQrBoard, RedisSessionLeases } from '@app/fleet';
+import { SendSignal } from '@app/messaging';
 import { checkDependencies, startOpsServer } from '@app/observability';
 import { createRedis, RedisKeys } from '@app/redis';
 import { createPgAuthStateStore } from './auth-state';
-import { CommandWorker } from './commands/command-worker';
 import type { SessionEngine } from './engine/engine.interface';
 import { loadEngine } from './engine/load-engine';
-import { GatewayRegistry } from './registry/gateway-registry';
-import { RedisSessionLeases } from './registry/session-leases';
 import { PgSessionRecords } from './sessions/pg-session-records';
-import { RedisQrBoard } from './sessions/redis-qr-board';
 import { SessionHost } from './sessions/session-host';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
@@ -27,10 +25,14 @@ const VERSION = process.env.npm_package_version ?? '0.1.0';
 export class GatewayNode {
   private db!: DataSource;
   private redis!: Redis;
+  /** SendSignal's subscriber: a connection in subscriber mode cannot run other commands */
+  private signalRedis: Redis | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
   private host!: SessionHost;
   private registry!: GatewayRegistry;
   private leases!: RedisSessionLeases;
-  private worker!: CommandWorker;
+  private worker!: CommandServer;
   private ops: { close: () => Promise<void>; port: number } | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private stopping: Promise<void> | null = null;
@@ -50,6 +52,8 @@ export class GatewayNode {
     this.redis = createRedis(c.REDIS_URL);
     const box = new SecretBox(c.encryptionKeys);
     const engine = this.engineFactory(c);
+    const messages = new MessagesRepository(this.db);
+    const authKeys = new SessionAuthKeysRepository(this.db);
 
     collectDefaultMetrics({ register: this.metrics });
     const sessionsGauge = new Gauge({ name: 'gateway_sessions', help: 'sessions holding or seeking a socket on this gateway', registers: [this.metrics] });
@@ -60,8 +64,8 @@ export class GatewayNode {
       c.GATEWAY_ID,
       {
         engine,
-        authState: (sessionId) => createPgAuthStateStore(this.db, box, sessionId),
-        records: new PgSessionRecords(this.db),
+        authState: (sessionId) => createPgAuthStateStore(authKeys, box, sessionId),
+        records: new PgSessionRecords(new SessionsRepository(this.db), new GroupsRepository(this.db)),
         events: new EventPublisher(this.db, this.redis, keys.prefix),
         leases: this.leases,
         qr: new RedisQrBoard(this.redis, keys),
@@ -73,19 +77,37 @@ export class GatewayNode {
           reconnectMaxDelayMs: c.RECONNECT_MAX_DELAY_MS,
         },
         logger: this.logger,
+        messages,
+        messaging: {
+          ttlMs: c.MESSAGE_TTL_SECONDS * 1000,
+          typingMsPerChar: c.TYPING_MS_PER_CHAR,
+          typingMinMs: c.TYPING_MIN_MS,
+          typingMaxMs: c.TYPING_MAX_MS,
+        },
+        afterNetworkAck: c.GATEWAY_FAULT === 'crash-after-send' ? crashNow : undefined,
       },
       this.logger,
     );
     this.registry = new GatewayRegistry(this.redis, keys, { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: VERSION }, c.GATEWAY_TTL_MS);
 
-    this.worker = new CommandWorker(c.REDIS_URL, keys, c.GATEWAY_ID, this.host, c.GATEWAY_COMMAND_CONCURRENCY, this.logger, (name, outcome) =>
-      commands.inc({ name, outcome }),
+    this.worker = new CommandServer(
+      { redisUrl: c.REDIS_URL, gatewayId: c.GATEWAY_ID, concurrency: c.GATEWAY_COMMAND_CONCURRENCY },
+      keys,
+      this.host,
+      this.logger,
+      (name, outcome) => commands.inc({ name, outcome }),
     );
     await this.worker.start();
     await this.registry.heartbeat(0);
     this.heartbeatTimer = setInterval(() => {
       void this.beat().then(() => sessionsGauge.set(this.host.sessionCount));
     }, c.GATEWAY_HEARTBEAT_MS);
+
+    this.signalRedis = createRedis(c.REDIS_URL);
+    this.unlisten = await new SendSignal(keys).listen(this.signalRedis, c.GATEWAY_ID, (sessionId) => this.host.signal(sessionId));
+    this.sweepTimer = setInterval(() => {
+      this.host.sweepQueued().catch((err) => this.logger.warn({ err: String(err) }, 'sweeping queued messages failed'));
+    }, c.MESSAGE_SWEEP_MS);
 
     const resumed = await this.host.resume();
     await this.beat();
@@ -112,6 +134,9 @@ export class GatewayNode {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+      if (this.sweepTimer) clearInterval(this.sweepTimer);
+      await this.unlisten?.();
+      await this.signalRedis?.quit().catch(() => this.signalRedis?.disconnect());
       await this.worker?.close().catch((err) => this.logger.warn({ err: String(err) }, 'closing the command worker failed'));
       await this.host?.shutdown();
       await this.registry?.deregister().catch(() => undefined);
@@ -122,4 +147,9 @@ export class GatewayNode {
     })();
     return this.stopping;
   }
+}
+
+/** GATEWAY_FAULT=crash-after-send: die like a killed pod, with no chance to record what the network already took. */
+function crashNow(): void {
+  process.kill(process.pid, 'SIGKILL');
 }

@@ -1,6 +1,7 @@
-import { DomainError, SIM_CLOSE_CODES, SIM_DEVICE_PATH, SimDeviceFrame, SimNetworkFrame } from '@app/contracts';
+import { DomainError, SIM_CLOSE_CODES, SIM_DEVICE_PATH, SIM_MEDIA_PATH, SimDeviceFrame, SimNetworkFrame } from '@app/contracts';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import { DeviceLink, SimNetwork } from './sim-network';
@@ -22,12 +23,25 @@ export interface RunningNetworkSim {
 }
 
 const SESSION_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
-const MAX_BODY_BYTES = 1024 * 1024;
+/** Inbound media comes as base64 in the body: 16 MiB of bytes and then some. */
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+const MEDIA_CHUNK_BYTES = 64 * 1024;
 /** A device that connects but never says hello is holding a socket for nothing. */
 const HELLO_TIMEOUT_MS = 10000;
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** Media goes out in chunks, as a CDN streams it, so readers are exercised as streams. */
+function sendMedia(res: ServerResponse, media: { data: Buffer; mimetype: string; filename: string | null }): void {
+  const headers: Record<string, string | number> = { 'content-type': media.mimetype, 'content-length': media.data.length };
+  if (media.filename) headers['content-disposition'] = `attachment; filename*=UTF-8''${encodeURIComponent(media.filename)}`;
+  res.writeHead(200, headers);
+  const chunks = function* () {
+    for (let i = 0; i < media.data.length; i += MEDIA_CHUNK_BYTES) yield media.data.subarray(i, i + MEDIA_CHUNK_BYTES);
+  };
+  Readable.from(chunks()).pipe(res);
 }
 
 function sendError(res: ServerResponse, err: unknown): void {
@@ -57,6 +71,22 @@ async function readJsonObject(req: IncomingMessage): Promise<Record<string, unkn
   return body as Record<string, unknown>;
 }
 
+type ControlBody = Record<string, unknown>;
+
+/** `POST /sim/sessions/{id}/<action>`: what the phone and the account's contacts do. */
+const SESSION_ACTIONS: Record<string, (network: SimNetwork, sessionId: string, body: ControlBody) => unknown> = {
+  scan: (n, id, body) => n.scan(id, body),
+  'pair-code': (n, id, body) => n.enterPairingCode(id, body),
+  inbound: (n, id, body) => n.inbound(id, body),
+  receipt: (n, id, body) => n.receipt(id, body),
+  reaction: (n, id, body) => n.reaction(id, body),
+  'poll-vote': (n, id, body) => n.pollVote(id, body),
+  presence: (n, id, body) => n.presence(id, body),
+  call: (n, id, body) => n.call(id, body),
+  drop: (n, id) => n.drop(id),
+  unlink: (n, id) => n.unlink(id),
+};
+
 /** The control API of CONTRACT 9: what the phone, contacts and test observers do to the network. */
 async function handleControl(network: SimNetwork, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim');
@@ -68,26 +98,24 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
   if (method === 'GET' && path === '/sim/groups') return sendJson(res, 200, { data: network.listGroups(sessionFilter) });
   if (method === 'GET' && path === '/sim/messages') return sendJson(res, 200, { data: network.listMessages(sessionFilter) });
 
+  const media = new RegExp(`^${SIM_MEDIA_PATH}/([^/]+)$`).exec(path);
+  if (method === 'GET' && media) return sendMedia(res, network.mediaBytes(decodeURIComponent(media[1])));
+
+  const group = /^\/sim\/groups\/([^/]+)(\/participants)?$/.exec(path);
+  if (group) {
+    const groupJid = decodeURIComponent(group[1]);
+    if (method === 'POST' && group[2]) return sendJson(res, 200, network.groupParticipants(groupJid, await readJsonObject(req)));
+    if (method === 'PATCH' && !group[2]) return sendJson(res, 200, network.patchGroup(groupJid, await readJsonObject(req)));
+  }
+
   const match = /^\/sim\/sessions\/([^/]+)(?:\/([a-z-]+))?$/.exec(path);
   if (match) {
     const sessionId = decodeURIComponent(match[1]);
     const action = match[2];
     if (method === 'GET' && !action) return sendJson(res, 200, network.view(sessionId));
-    if (method === 'POST' && action) {
-      const body = await readJsonObject(req);
-      switch (action) {
-        case 'scan':
-          return sendJson(res, 200, network.scan(sessionId, body));
-        case 'pair-code':
-          return sendJson(res, 200, network.enterPairingCode(sessionId, body));
-        case 'inbound':
-          return sendJson(res, 200, network.inbound(sessionId, body));
-        case 'drop':
-          return sendJson(res, 200, network.drop(sessionId));
-        case 'unlink':
-          return sendJson(res, 200, network.unlink(sessionId));
-      }
-    }
+    if (method === 'GET' && action === 'presence-log') return sendJson(res, 200, { data: network.presenceLog(sessionId) });
+    const handle = action && Object.hasOwn(SESSION_ACTIONS, action) ? SESSION_ACTIONS[action] : undefined;
+    if (method === 'POST' && handle) return sendJson(res, 200, handle(network, sessionId, await readJsonObject(req)));
   }
   throw new DomainError('not_found', 'no such route', { method, path });
 }
@@ -121,7 +149,7 @@ function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logg
       return;
     }
     if (!greeted) return void ws.close(SIM_CLOSE_CODES.protocolError, 'hello first');
-    if (frame.type === 'ack') return network.ack(sessionId, link, frame.messageId);
+    if (frame.type === 'ack') return network.ack(sessionId, link, frame.eventId);
     if (frame.type === 'request') {
       try {
         const result = network.request(sessionId, link, frame.op, frame.args);

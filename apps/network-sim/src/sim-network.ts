@@ -7,11 +7,32 @@ import {
   SimDeviceOps,
   SimGroup,
   SimInboundMessage,
+  SimMedia,
+  SimNetworkEvent,
   SimNetworkFrame,
+  SimPresenceLogEntry,
   SimSentMessage,
   USER_JID_PATTERN,
 } from '@app/contracts';
-import { randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+import {
+  MAX_SUBJECT_LENGTH,
+  MediaInput,
+  normalizePhoneNumber,
+  parseCall,
+  parseDevicePresence,
+  parseGroupParticipants,
+  parseGroupPatch,
+  parseInbound,
+  parsePollVote,
+  parsePresence,
+  parseRead,
+  parseReaction,
+  parseReceipt,
+  parseSend,
+  requireText,
+  validation,
+} from './sim-input';
 
 /** The network's end of one device connection; the transport (WebSocket) lives elsewhere. */
 export interface DeviceLink {
@@ -33,8 +54,22 @@ export interface DeviceView {
   lid: string | null;
   phoneNumber: string | null;
   connected: boolean;
-  /** Inbound messages the device has not taken yet (offline messages). */
+  /** Network events (messages, receipts, reactions, …) the device has not taken yet (offline delivery). */
   pendingInbound: number;
+}
+
+type PendingEvent = { eventId: string } & SimNetworkEvent;
+
+/** Media bytes the network holds, served at `GET /sim/media/{mediaId}`. */
+export interface StoredMedia {
+  data: Buffer;
+  mimetype: string;
+  filename: string | null;
+}
+
+/** What a control call that reaches a device answers: whether the device was offline (the event waits for it). */
+export interface Delivery {
+  queued: boolean;
 }
 
 interface Device {
@@ -46,20 +81,18 @@ interface Device {
   qr: string | null;
   qrTimer: NodeJS.Timeout | null;
   pairingCode: { code: string; phoneNumber: string } | null;
-  pending: SimInboundMessage[];
+  pending: PendingEvent[];
+  presenceLog: SimPresenceLogEntry[];
 }
 
 export interface SimNetworkOptions {
   qrIntervalMs: number;
 }
 
-const GROUP_JID_PATTERN = /^(\d+-\d+|\d{5,})@g\.us$/;
 /** WhatsApp's pairing-code alphabet: no 0, O, I or U, so the code reads back unambiguously. */
 const PAIRING_CODE_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTVWXYZ';
-const MAX_TEXT_LENGTH = 65536;
-const MAX_SUBJECT_LENGTH = 100;
 
-function waMessageId(): string {
+function newWaMessageId(): string {
   return `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
 }
 
@@ -74,34 +107,6 @@ function newQr(): string {
   return `2@${randomBytes(24).toString('base64')},${randomBytes(32).toString('base64')},${randomBytes(32).toString('base64')},${randomBytes(32).toString('base64')}`;
 }
 
-function validation(field: string, message: string): DomainError {
-  return new DomainError('validation_error', `${field} ${message}`, { [field]: message });
-}
-
-/** Digits of a phone number written as digits, `+digits`, or with spaces/dashes. */
-export function normalizePhoneNumber(value: unknown): string {
-  if (typeof value !== 'string') throw validation('phoneNumber', 'must be a string of digits');
-  const digits = value.replace(/[\s\-()]/g, '').replace(/^\+/, '');
-  if (!/^\d{5,20}$/.test(digits)) throw validation('phoneNumber', 'must be 5-20 digits');
-  return digits;
-}
-
-/** A contact written as a jid `<digits>@s.whatsapp.net` or as a phone number. */
-function contactJid(value: unknown): string {
-  if (typeof value === 'string' && USER_JID_PATTERN.test(value)) return value;
-  try {
-    return `${normalizePhoneNumber(value)}@s.whatsapp.net`;
-  } catch {
-    throw validation('from', 'must be a jid <digits>@s.whatsapp.net or a phone number');
-  }
-}
-
-function requireText(field: string, value: unknown, max: number): string {
-  if (typeof value !== 'string' || value.trim() === '') throw validation(field, 'must be a non-empty string');
-  if (value.length > max) throw validation(field, `must be at most ${max} characters`);
-  return value;
-}
-
 /**
  * The simulated WhatsApp network: devices (keyed by the gateway's session id), their pairing with a phone,
  * the groups they create and the messages they send. In memory; it is a test and demo tool.
@@ -112,6 +117,11 @@ export class SimNetwork {
   private readonly lidByPhone = new Map<string, string>();
   private readonly groups: SimGroup[] = [];
   private readonly sent: SimSentMessage[] = [];
+  /** `${sessionId} ${waMessageId}`: WhatsApp stores a message once per sender and id */
+  private readonly sentByKey = new Map<string, SimSentMessage>();
+  /** chats of the messages delivered to each device, `${sessionId} ${waMessageId}` → chatJid, for reactions */
+  private readonly deliveredChats = new Map<string, string>();
+  private readonly media = new Map<string, StoredMedia>();
   private groupSeq = 0;
 
   constructor(private readonly options: SimNetworkOptions) {}
@@ -139,7 +149,7 @@ export class SimNetwork {
     }
     this.takeOver(device, link);
     link.send({ type: 'open', account: device.account! });
-    for (const message of device.pending) link.send({ type: 'message', message });
+    for (const event of device.pending) link.send(event);
   }
 
   /** The transport closed; only the current link of a device counts (a replaced one is already detached). */
@@ -150,10 +160,10 @@ export class SimNetwork {
     this.stopQr(device);
   }
 
-  ack(sessionId: string, link: DeviceLink, messageId: string): void {
+  ack(sessionId: string, link: DeviceLink, eventId: string): void {
     const device = this.devices.get(sessionId);
     if (!device || device.link !== link) return;
-    device.pending = device.pending.filter((m) => m.id !== messageId);
+    device.pending = device.pending.filter((e) => e.eventId !== eventId);
   }
 
   request<K extends SimDeviceOp>(sessionId: string, link: DeviceLink, op: K, args: SimDeviceOps[K]['args']): SimDeviceOps[K]['result'] {
@@ -165,8 +175,20 @@ export class SimNetwork {
         return this.requestPairingCode(device, a.phoneNumber) as SimDeviceOps[K]['result'];
       case 'createGroup':
         return this.createGroup(device, a.subject, a.participants) as SimDeviceOps[K]['result'];
-      case 'sendText':
-        return this.sendText(device, a.to, a.text) as SimDeviceOps[K]['result'];
+      case 'send':
+        return this.send(device, a) as SimDeviceOps[K]['result'];
+      case 'presence': {
+        this.requirePaired(device);
+        const { chatJid, presence } = parseDevicePresence(a);
+        device.presenceLog.push({ type: 'presence', chatJid, presence, at: Date.now() });
+        return {} as SimDeviceOps[K]['result'];
+      }
+      case 'read': {
+        this.requirePaired(device);
+        const at = Date.now();
+        for (const key of parseRead(a)) device.presenceLog.push({ type: 'read', ...key, at });
+        return {} as SimDeviceOps[K]['result'];
+      }
       case 'logout':
         this.requirePaired(device);
         // answer first, then close: the caller learns the unlink succeeded before the socket ends
@@ -217,16 +239,97 @@ export class SimNetwork {
     return this.view(sessionId);
   }
 
-  /** A contact sends the device's account a message; held until the device takes it (offline messages). */
-  inbound(sessionId: string, body: { from?: unknown; text?: unknown }): { id: string; queued: boolean } {
-    const device = this.device(sessionId);
-    if (device.state !== 'paired') throw new DomainError('conflict', 'the device is not paired', { state: device.state });
-    const from = contactJid(body.from);
-    const text = requireText('text', body.text, MAX_TEXT_LENGTH);
-    const message: SimInboundMessage = { id: waMessageId(), from, chatJid: from, text, timestamp: Date.now() };
-    device.pending.push(message);
-    if (device.link) device.link.send({ type: 'message', message });
-    return { id: message.id, queued: device.link === null };
+  /** A contact (or a group member) sends the device's account a message; held until the device takes it. */
+  inbound(sessionId: string, body: Record<string, unknown>): { id: string } & Delivery {
+    const device = this.pairedDevice(sessionId);
+    const input = parseInbound(body);
+    const message: SimInboundMessage = {
+      id: newWaMessageId(),
+      from: input.from,
+      chatJid: input.chatJid,
+      type: input.type,
+      text: input.text,
+      media: input.media ? this.keepMedia(input.media) : null,
+      location: input.location,
+      contact: input.contact,
+      quotedWaMessageId: input.quotedWaMessageId,
+      mentions: input.mentions,
+      timestamp: Date.now(),
+    };
+    this.deliveredChats.set(messageKey(sessionId, message.id), message.chatJid);
+    return { id: message.id, ...this.deliver(device, { type: 'message', message }) };
+  }
+
+  /** The recipient's phone reports a message the device sent as delivered, read or played. */
+  receipt(sessionId: string, body: Record<string, unknown>): Delivery {
+    const device = this.pairedDevice(sessionId);
+    const { waMessageId, status } = parseReceipt(body);
+    const sent = this.sentMessage(sessionId, waMessageId, 'waMessageId');
+    return this.deliver(device, { type: 'receipt', waMessageId, chatJid: sent.to, status });
+  }
+
+  /** A contact reacts to a message of a chat with the device: one it sent or one it received. */
+  reaction(sessionId: string, body: Record<string, unknown>): Delivery {
+    const device = this.pairedDevice(sessionId);
+    const { from, waMessageId, emoji } = parseReaction(body);
+    const key = messageKey(sessionId, waMessageId);
+    const chatJid = this.sentByKey.get(key)?.to ?? this.deliveredChats.get(key);
+    if (!chatJid) throw new DomainError('not_found', 'the device neither sent nor received this message', { waMessageId });
+    return this.deliver(device, { type: 'reaction', waMessageId, chatJid, from, emoji });
+  }
+
+  /** A contact votes on a poll the device sent; options are checked against the poll's. */
+  pollVote(sessionId: string, body: Record<string, unknown>): Delivery {
+    const device = this.pairedDevice(sessionId);
+    const { from, pollWaMessageId, options } = parsePollVote(body);
+    const sent = this.sentMessage(sessionId, pollWaMessageId, 'pollWaMessageId');
+    if (!sent.poll) throw validation('pollWaMessageId', 'is not a poll');
+    const unknown = options.filter((o) => !sent.poll!.options.includes(o));
+    if (unknown.length > 0) throw new DomainError('validation_error', 'options are not options of this poll', { options: unknown });
+    if (options.length > sent.poll.selectableCount) throw validation('options', `must pick at most ${sent.poll.selectableCount}`);
+    return this.deliver(device, { type: 'poll-vote', pollWaMessageId, chatJid: sent.to, voter: from, selectedOptions: options });
+  }
+
+  presence(sessionId: string, body: Record<string, unknown>): Delivery {
+    const device = this.pairedDevice(sessionId);
+    return this.deliver(device, { type: 'presence', ...parsePresence(body) });
+  }
+
+  call(sessionId: string, body: Record<string, unknown>): { callId: string } & Delivery {
+    const device = this.pairedDevice(sessionId);
+    const { from, isVideo } = parseCall(body);
+    const callId = randomBytes(16).toString('hex').toUpperCase();
+    return { callId, ...this.deliver(device, { type: 'call', callId, from, isVideo, isGroup: false }) };
+  }
+
+  /** An admin adds, removes, promotes or demotes members; every member's device (before and after) is told. */
+  groupParticipants(groupJid: string, body: Record<string, unknown>): SimGroup & { delivered: string[] } {
+    const group = this.group(groupJid);
+    const { action, participants } = parseGroupParticipants(body);
+    const before = group.participants;
+    if (action === 'add') group.participants = [...new Set([...before, ...participants])];
+    if (action === 'remove') group.participants = before.filter((p) => !participants.includes(p));
+    const delivered = this.deliverToGroup(group, [...before, ...group.participants], { type: 'group-participants', groupJid, action, participants });
+    return { ...group, participants: [...group.participants], delivered };
+  }
+
+  /** An admin changes the subject, description or settings. */
+  patchGroup(groupJid: string, body: Record<string, unknown>): SimGroup & { delivered: string[] } {
+    const group = this.group(groupJid);
+    const changes = parseGroupPatch(body);
+    Object.assign(group, changes);
+    const delivered = this.deliverToGroup(group, group.participants, { type: 'group-update', groupJid, changes });
+    return { ...group, participants: [...group.participants], delivered };
+  }
+
+  presenceLog(sessionId: string): SimPresenceLogEntry[] {
+    return [...this.device(sessionId).presenceLog];
+  }
+
+  mediaBytes(mediaId: string): StoredMedia {
+    const media = this.media.get(mediaId);
+    if (!media) throw new DomainError('not_found', 'the network has no media with this id', { mediaId });
+    return media;
   }
 
   /** A transient network drop: the socket ends, the pairing stays. */
@@ -289,6 +392,7 @@ export class SimNetwork {
       qrTimer: null,
       pairingCode: null,
       pending: [],
+      presenceLog: [],
     };
     this.devices.set(sessionId, device);
     return device;
@@ -395,16 +499,93 @@ export class SimNetwork {
     return group;
   }
 
-  private sendText(device: Device, to: unknown, text: unknown): { messageId: string } {
+  /** Stores a device's message once per waMessageId: a re-send is acknowledged, never delivered twice. */
+  private send(device: Device, args: Record<string, unknown>): SimDeviceOps['send']['result'] {
     const account = this.requirePaired(device);
-    if (typeof to !== 'string' || !(USER_JID_PATTERN.test(to) || GROUP_JID_PATTERN.test(to))) {
-      throw validation('to', 'must be a jid <digits>@s.whatsapp.net or a group jid …@g.us');
+    const input = parseSend(args);
+    const key = messageKey(device.sessionId, input.waMessageId);
+    const known = this.sentByKey.get(key);
+    if (known) {
+      known.sends += 1;
+      return { waMessageId: known.id, timestamp: known.timestamp, duplicate: true };
     }
-    const body = requireText('text', text, MAX_TEXT_LENGTH);
-    const message: SimSentMessage = { id: waMessageId(), sessionId: device.sessionId, from: account.jid, to, text: body, timestamp: Date.now() };
+    const message: SimSentMessage = {
+      id: input.waMessageId,
+      sessionId: device.sessionId,
+      from: account.jid,
+      to: input.to,
+      type: input.type,
+      text: input.text,
+      media: input.media ? this.keepMedia(input.media) : null,
+      location: input.location,
+      contact: input.contact,
+      poll: input.poll,
+      reaction: input.reaction,
+      quotedWaMessageId: input.quotedWaMessageId,
+      mentions: input.mentions,
+      timestamp: Date.now(),
+      sends: 1,
+    };
     this.sent.push(message);
-    return { messageId: message.id };
+    this.sentByKey.set(key, message);
+    return { waMessageId: message.id, timestamp: message.timestamp, duplicate: false };
   }
+
+  private keepMedia(input: MediaInput): SimMedia {
+    const mediaId = randomBytes(12).toString('hex');
+    this.media.set(mediaId, { data: input.data, mimetype: input.mimetype, filename: input.filename });
+    return {
+      mediaId,
+      mimetype: input.mimetype,
+      size: input.data.length,
+      filename: input.filename,
+      caption: input.caption,
+      sha256: createHash('sha256').update(input.data).digest('hex'),
+    };
+  }
+
+  /** Queues the event for the device and pushes it now when connected; it stays queued until the device acks it. */
+  private deliver(device: Device, event: SimNetworkEvent): Delivery {
+    const pending: PendingEvent = { eventId: randomBytes(12).toString('hex'), ...event };
+    device.pending.push(pending);
+    device.link?.send(pending);
+    return { queued: device.link === null };
+  }
+
+  /** Group changes reach the paired devices among `members` and the device that created the group. */
+  private deliverToGroup(group: SimGroup, members: string[], event: SimNetworkEvent): string[] {
+    const jids = new Set(members);
+    const delivered: string[] = [];
+    for (const device of this.devices.values()) {
+      if (device.state !== 'paired' || !device.account) continue;
+      if (device.sessionId !== group.sessionId && !jids.has(device.account.jid)) continue;
+      this.deliver(device, event);
+      delivered.push(device.sessionId);
+    }
+    return delivered;
+  }
+
+  private group(groupJid: string): SimGroup {
+    const group = this.groups.find((g) => g.groupJid === groupJid);
+    if (!group) throw new DomainError('not_found', 'no group with this jid was created on the network', { groupJid });
+    return group;
+  }
+
+  private pairedDevice(sessionId: string): Device {
+    const device = this.device(sessionId);
+    if (device.state !== 'paired') throw new DomainError('conflict', 'the device is not paired', { state: device.state });
+    return device;
+  }
+
+  private sentMessage(sessionId: string, waMessageId: string, field: string): SimSentMessage {
+    const sent = this.sentByKey.get(messageKey(sessionId, waMessageId));
+    if (!sent) throw new DomainError('not_found', 'the device did not send this message', { [field]: waMessageId });
+    return sent;
+  }
+}
+
+function messageKey(sessionId: string, waMessageId: string): string {
+  return `${sessionId} ${waMessageId}`;
 }
 
 function isSimCredential(value: unknown): value is SimCredential {

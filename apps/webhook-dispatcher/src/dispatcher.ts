@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
-import { DELIVERY_JOB_OPTIONS, DELIVERY_QUEUE, DeliverJobData } from '@app/contracts';
 import type { DispatcherConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { dataSourceOptions } from '@app/database';
+import { dataSourceOptions, DeliveriesRepository, EventsRepository, WebhooksRepository } from '@app/database';
+import { DeliveryQueue, EventStream, WebhookChanges } from '@app/events';
 import { checkDependencies, startOpsServer } from '@app/observability';
 import { createRedis, RedisKeys } from '@app/redis';
 import { DeliverySender } from './delivery/delivery-sender';
@@ -14,6 +13,7 @@ import { DeliveryWorker } from './delivery/delivery-worker';
 import { WebhookClient } from './delivery/webhook-client';
 import { EventConsumer, READ_COUNT } from './fanout/event-consumer';
 import { EventFanout } from './fanout/event-fanout';
+import { EventTracker } from './fanout/event-tracker';
 import { DispatcherMetrics } from './metrics';
 import { Reconciler } from './reconciler';
 import { WebhookDirectory } from './webhooks/webhook-directory';
@@ -43,24 +43,20 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
     conn.on('error', (err) => log.warn({ connection: name, reason: err.message }, 'redis connection error'));
   }
 
-  const queue = new Queue<DeliverJobData>(DELIVERY_QUEUE, {
-    connection: redis,
-    prefix: keys.bullPrefix,
-    defaultJobOptions: DELIVERY_JOB_OPTIONS,
-  });
+  const deliveries = new DeliveriesRepository(db);
+  const queue = new DeliveryQueue(redis, keys);
   let deadCache = { at: 0, value: 0 };
   const metrics = new DispatcherMetrics({
-    queueDepth: () => queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized'),
+    queueDepth: () => queue.counts(),
     deadCount: async () => {
       if (Date.now() - deadCache.at > DEAD_COUNT_CACHE_MS) {
-        const [row] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE status = 'dead'`);
-        deadCache = { at: Date.now(), value: row.n };
+        deadCache = { at: Date.now(), value: await deliveries.countDead() };
       }
       return deadCache.value;
     },
   });
 
-  const directory = new WebhookDirectory(db, subscriber, config.REDIS_KEY_PREFIX, new SecretBox(config.encryptionKeys), log, config.WEBHOOK_CACHE_REFRESH_MS);
+  const directory = new WebhookDirectory(new WebhooksRepository(db), new WebhookChanges(subscriber, keys), new SecretBox(config.encryptionKeys), log, config.WEBHOOK_CACHE_REFRESH_MS);
   await directory.start();
   const client = new WebhookClient({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
@@ -69,26 +65,28 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
     connectionsPerOrigin: config.DISPATCHER_CONCURRENCY,
   });
   const leaseMs = config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
-  const store = new DeliveryStore(db, leaseMs);
+  const store = new DeliveryStore(deliveries, leaseMs);
   const sender = new DeliverySender(
     { concurrency: config.DISPATCHER_CONCURRENCY, timeoutMs: config.WEBHOOK_TIMEOUT_MS, leaseMs },
     store, queue, client, metrics, log,
   );
-  const fanout = new EventFanout(db, directory, sender, leaseMs, store, (n) => metrics.fannedOut.inc(n));
+  const fanout = new EventFanout(deliveries, directory, sender, leaseMs, store, (n) => metrics.fannedOut.inc(n));
   // read the next batch while fewer than this many attempts are held: enough that every POST slot
   // stays busy while the next batch is read and inserted; held attempts keep their leases renewed
   const readAhead = Math.max(8 * READ_COUNT, 16 * config.DISPATCHER_CONCURRENCY);
   // a pending entry is another consumer's for longer than its POSTs can take: a live one claims the
   // rows of attempts it keeps waiting (HOLD_AFTER_MS) and acknowledges the entries long before that
-  const consumer = new EventConsumer(streamReader, config.REDIS_KEY_PREFIX, fanout, log, () => sender.whenBelow(readAhead), redis, leaseMs);
+  // acknowledgements go out while the reading connection blocks
+  const tracker = new EventTracker(new EventStream(redis, keys), log);
+  const consumer = new EventConsumer(new EventStream(streamReader, keys), fanout, tracker, log, () => sender.whenBelow(readAhead), leaseMs);
   const worker = new DeliveryWorker(store, directory, sender, leaseMs, log);
-  const reconciler = new Reconciler(db, redis, keys, queue, fanout, log, config.RECONCILE_INTERVAL_MS);
+  const reconciler = new Reconciler(new EventsRepository(db), deliveries, redis, keys, queue, fanout, log, config.RECONCILE_INTERVAL_MS);
 
   sender.start();
   await consumer.start();
   worker.start({
+    queue,
     connection: workerConnection,
-    bullPrefix: keys.bullPrefix,
     concurrency: config.DISPATCHER_CONCURRENCY,
     lockMs: config.DISPATCHER_JOB_LOCK_MS,
   });
@@ -110,7 +108,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
       await consumer.stop();
       await worker.stop();
       await sender.stop();
-      await consumer.drain();
+      await tracker.drain();
       await reconciler.stop();
       await ops.close();
       await client.close();

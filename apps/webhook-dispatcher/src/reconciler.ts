@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { DataSource } from 'typeorm';
-import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DELIVER_JOB, DeliverJobData, deliveryJobId, EventEnvelope } from '@app/contracts';
+import type { DeliveriesRepository, EventsRepository } from '@app/database';
+import type { DeliveryQueue } from '@app/events';
 import type { RedisKeys } from '@app/redis';
 import type { EventFanout } from './fanout/event-fanout';
 
@@ -33,11 +32,12 @@ export class Reconciler {
   private readonly owner = randomBytes(8).toString('hex');
 
   constructor(
-    private readonly db: DataSource,
+    private readonly events: Pick<EventsRepository, 'outboxWindow' | 'findNotFannedOut' | 'advanceCheckpoint'>,
+    private readonly deliveries: Pick<DeliveriesRepository, 'findDue'>,
     private readonly redis: Redis,
     keys: RedisKeys,
-    private readonly queue: Queue<DeliverJobData>,
-    private readonly fanout: EventFanout,
+    private readonly queue: Pick<DeliveryQueue, 'withoutJob' | 'addMany'>,
+    private readonly fanout: Pick<EventFanout, 'fanOut'>,
     private readonly log: Logger,
     private readonly intervalMs: number,
   ) {
@@ -77,85 +77,33 @@ export class Reconciler {
    * xmin. Fan-out rows behind the new checkpoint only name events behind it, and are deleted.
    */
   private async fanOutStragglers(): Promise<void> {
-    const [state]: { lo: string; hi: string; young: string | null }[] = await this.db.query(
-      `WITH c AS (SELECT tx AS lo FROM outbox_checkpoints WHERE name = $1),
-            s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS hi)
-       SELECT c.lo, s.hi,
-              (SELECT min(e.tx) FROM events e
-                WHERE e.tx >= c.lo AND e.tx < s.hi AND e.created_at >= now() - make_interval(secs => $2::float8 / 1000)) AS young
-         FROM c, s`,
-      [CHECKPOINT, FANOUT_GRACE_MS],
-    );
-    if (!state) {
-      // a database migrated before the checkpoint existed has its row; this only guards a manual wipe
-      await this.db.query(
-        `INSERT INTO outbox_checkpoints (name, tx) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING`,
-        [CHECKPOINT],
-      );
-      return;
-    }
-    const lo = state.lo;
-    const hi = state.young ?? state.hi;
+    const window = await this.events.outboxWindow(CHECKPOINT, FANOUT_GRACE_MS);
+    if (!window) return;
     let after = '';
     for (;;) {
       // events of the window older than the grace (tx < hi) that no fan-out statement recorded
-      const rows: { id: string; envelope: EventEnvelope }[] = await this.db.query(
-        // the window is read through the BRIN index and only then sorted: ordering the events by id
-        // made the planner walk the primary key over the whole table (~270 ms at a million rows, against
-        // ~80 ms for a 120 000-event window whatever the table's size)
-        `WITH w AS MATERIALIZED (SELECT id FROM events WHERE tx >= $1::bigint AND tx < $2::bigint),
-              done AS (SELECT unnest(event_ids) AS id FROM event_fanouts WHERE tx >= $1::bigint),
-              todo AS (SELECT w.id FROM w WHERE w.id > $3 AND NOT EXISTS (SELECT 1 FROM done WHERE done.id = w.id)
-                        ORDER BY w.id LIMIT $4)
-         SELECT e.id, e.envelope FROM events e JOIN todo USING (id) ORDER BY e.id`,
-        [lo, hi, after, BATCH],
-      );
+      const rows = await this.events.findNotFannedOut(window, after, BATCH);
       if (rows.length === 0) break;
       after = rows[rows.length - 1].id;
       const created = await this.fanout.fanOut(rows.map((r) => r.envelope));
       this.log.info({ events: rows.length, deliveries: created }, 'fanned out events the stream did not deliver');
       if (rows.length < BATCH) break;
     }
-    if (BigInt(hi) > BigInt(lo)) {
-      await this.db.query(
-        `WITH moved AS (UPDATE outbox_checkpoints SET tx = $2::bigint, updated_at = now() WHERE name = $1 AND tx < $2::bigint)
-         DELETE FROM event_fanouts WHERE tx < $2::bigint`,
-        [CHECKPOINT, hi],
-      );
-    }
+    if (BigInt(window.hi) > BigInt(window.lo)) await this.events.advanceCheckpoint(CHECKPOINT, window.hi);
   }
 
   private async requeueOrphans(): Promise<void> {
     let after = '';
     for (;;) {
-      // the status list lets the planner use the partial index of open deliveries, not the whole table
-      const rows: { id: string; status: string; attempts: number }[] = await this.db.query(
-        `SELECT id, status, attempts
-           FROM deliveries
-          WHERE id > $1 AND status IN ('pending', 'delivering') AND (
-                (status = 'pending' AND next_attempt_at < now() - make_interval(secs => $2::float8 / 1000))
-             OR (status = 'delivering' AND leased_until < now()))
-          ORDER BY id LIMIT $3`,
-        [after, DUE_GRACE_MS, BATCH],
-      );
+      const rows = await this.deliveries.findDue(after, DUE_GRACE_MS, BATCH);
       if (rows.length === 0) return;
       after = rows[rows.length - 1].id;
       // pending: the next attempt; delivering: the attempt whose holder let its lease run out, redone
       // under the same number (a first attempt made from the fan-out never had a job at all)
-      const due = rows.map((r) => ({ id: r.id, attemptNo: r.status === 'pending' ? r.attempts + 1 : Math.max(1, r.attempts) }));
-      // a job hash exists while BullMQ holds the job in any state (waiting, delayed, active)
-      const pipeline = this.redis.pipeline();
-      for (const d of due) pipeline.exists(this.queue.toKey(deliveryJobId(d.id, d.attemptNo)));
-      const exists = (await pipeline.exec()) ?? [];
-      const missing = due.filter((_, i) => exists[i]?.[1] === 0);
+      const due = rows.map((r) => ({ deliveryId: r.id, attemptNo: r.status === 'pending' ? r.attempts + 1 : Math.max(1, r.attempts) }));
+      const missing = await this.queue.withoutJob(due);
       if (missing.length) {
-        await this.queue.addBulk(
-          missing.map((d) => ({
-            name: DELIVER_JOB,
-            data: { deliveryId: d.id, attemptNo: d.attemptNo },
-            opts: { jobId: deliveryJobId(d.id, d.attemptNo) },
-          })),
-        );
+        await this.queue.addMany(missing);
         this.log.warn({ count: missing.length }, 're-enqueued deliveries whose job was lost or whose attempt was abandoned');
       }
       if (rows.length < BATCH) return;

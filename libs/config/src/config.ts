@@ -85,6 +85,10 @@ export class ApiConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(1024) @Max(50 * 1024 * 1024)
   BODY_LIMIT_BYTES = 1024 * 1024;
 
+  /** Where inbound media of `sim` sessions is fetched from (the network simulator). */
+  @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
+  NETWORK_SIM_URL = 'http://127.0.0.1:4010';
+
   /** Largest media a send may carry, bytes (fetched from a URL or decoded from base64). */
   @Transform(toInt) @IsInt() @Min(1024) @Max(100 * 1024 * 1024)
   MEDIA_MAX_BYTES = 16 * 1024 * 1024;
@@ -164,6 +168,37 @@ export class GatewayConfig extends BaseConfig {
   /** Commands this node executes at once. */
   @Transform(toInt) @IsInt() @Min(1) @Max(1000)
   GATEWAY_COMMAND_CONCURRENCY = 32;
+
+  /** A queued message that waits longer than this for a connection ends `failed` (`expired: …`). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(30 * 24 * 3600)
+  MESSAGE_TTL_SECONDS = 86400;
+
+  /** How often the gateway looks for queued messages of its sessions (the reconciler behind a lost send signal). */
+  @Transform(toInt) @IsInt() @Min(50) @Max(600000)
+  MESSAGE_SWEEP_MS = 2000;
+
+  /** presenceTyping: "typing…" lasts text length × this, clamped to [TYPING_MIN_MS, TYPING_MAX_MS]. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(1000)
+  TYPING_MS_PER_CHAR = 40;
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(60000)
+  TYPING_MIN_MS = 500;
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(60000)
+  TYPING_MAX_MS = 3000;
+
+  /**
+   * Test-only fault injection: `crash-after-send` kills the process (SIGKILL) right after the network acknowledged a
+   * send and before it is recorded, to prove a resend is not a duplicate. Refused when NODE_ENV=production.
+   */
+  @IsOptional() @IsIn(['', 'crash-after-send'])
+  GATEWAY_FAULT: '' | 'crash-after-send' = '';
+
+  override finalize(): void {
+    super.finalize();
+    if (this.TYPING_MIN_MS > this.TYPING_MAX_MS) throw new ConfigError('TYPING_MIN_MS', 'must not exceed TYPING_MAX_MS');
+    if (this.GATEWAY_FAULT && this.isProduction) throw new ConfigError('GATEWAY_FAULT', 'is refused when NODE_ENV=production');
+  }
 }
 
 export class DispatcherConfig extends BaseConfig {

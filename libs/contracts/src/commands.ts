@@ -3,9 +3,10 @@ import type { GroupView, SessionStatus } from './sessions';
 
 /**
  * Command protocol between the API and gateway nodes.
- * Each gateway drains its own BullMQ queue `gateway-commands:<gatewayId>`; the job's
+ * Each gateway drains its own BullMQ queue `gateway-commands-<gatewayId>`; the job's
  * return value is the reply. The API waits with a timeout and answers 503
- * gateway_unavailable when no reply comes.
+ * gateway_unavailable when no reply comes. The names here (queue, registry, lease and QR keys) are
+ * defined once for both sides; only libs/fleet builds keys and queues from them.
  */
 export const gatewayCommandQueue = (gatewayId: string) => `gateway-commands-${gatewayId}`;
 
@@ -17,7 +18,6 @@ export interface CommandMap {
   'session.delete': { args: { sessionId: string }; result: { deleted: true } };
   'session.request-code': { args: { sessionId: string; phoneNumber: string }; result: { code: string } };
   'group.create': { args: { sessionId: string; name: string; participants: string[] }; result: GroupView };
-  'message.send': { args: { sessionId: string; to: string; text: string; messageId: string }; result: { messageId: string; waMessageId: string } };
 }
 
 export type CommandName = keyof CommandMap;

@@ -1,3 +1,18 @@
+import type {
+  AckStatus,
+  ContactContent,
+  GroupChanges,
+  GroupParticipantAction,
+  LocationContent,
+  MessageKeyRef,
+  MessageType,
+  OutboundContent,
+  OutboundMedia,
+  OutboundMessage,
+  OutboundMessageType,
+  PollContent,
+  Presence,
+} from './messages';
 import type { GroupInfo } from './sessions';
 
 /**
@@ -6,6 +21,9 @@ import type { GroupInfo } from './sessions';
  * The device speaks first (`hello`, with its stored credential or null); everything else follows from the network.
  */
 export const SIM_DEVICE_PATH = '/device';
+
+/** Where the control API serves media bytes the network holds: `GET /sim/media/{mediaId}`. */
+export const SIM_MEDIA_PATH = '/sim/media';
 
 /** The account a paired device is attached to. */
 export interface SimAccount {
@@ -24,13 +42,61 @@ export interface SimCredential {
   account: SimAccount;
 }
 
+/** Media the network holds; its bytes are at `GET /sim/media/{mediaId}`. */
+export interface SimMedia {
+  mediaId: string;
+  mimetype: string;
+  size: number;
+  filename: string | null;
+  caption: string | null;
+  /** hex sha256 of the bytes, so tests can compare what was sent with what arrived */
+  sha256: string;
+}
+
+/** A message a contact (or a group member) sent to a device's account. `id` is its waMessageId. */
 export interface SimInboundMessage {
   id: string;
   from: string;
+  /** the contact's jid, or the group's */
   chatJid: string;
-  text: string;
+  type: Exclude<MessageType, 'reaction' | 'poll' | 'unknown'>;
+  /** the text, or a media caption */
+  text: string | null;
+  media: SimMedia | null;
+  location: LocationContent | null;
+  contact: ContactContent | null;
+  quotedWaMessageId: string | null;
+  mentions: string[];
   timestamp: number;
 }
+
+/** A message the network received from a device, stored once per (session, waMessageId). */
+export interface SimSentMessage {
+  /** the waMessageId the device chose */
+  id: string;
+  sessionId: string;
+  from: string;
+  to: string;
+  type: OutboundMessageType;
+  /** the text, or a media caption */
+  text: string | null;
+  media: SimMedia | null;
+  location: LocationContent | null;
+  contact: ContactContent | null;
+  poll: PollContent | null;
+  reaction: { waMessageId: string; emoji: string } | null;
+  quotedWaMessageId: string | null;
+  mentions: string[];
+  /** when the network first took it */
+  timestamp: number;
+  /** how many times a device sent this id; only the first one reached the recipient */
+  sends: number;
+}
+
+/** What a device did that its contacts can see besides messages (GET /sim/sessions/{id}/presence-log). */
+export type SimPresenceLogEntry =
+  | { type: 'presence'; chatJid: string; presence: 'composing' | 'paused'; at: number }
+  | { type: 'read'; chatJid: string; waMessageId: string; participant: string | null; at: number };
 
 /** participants: member jids, the owner first (as WhatsApp lists the creator among the participants). */
 export interface SimGroup extends GroupInfo {
@@ -38,20 +104,34 @@ export interface SimGroup extends GroupInfo {
   createdAt: number;
 }
 
-export interface SimSentMessage {
-  id: string;
-  sessionId: string;
-  from: string;
-  to: string;
-  text: string;
-  timestamp: number;
+/** Media bytes on the wire of the device protocol. */
+export interface SimOutboundMedia {
+  /** the bytes, base64 */
+  data: string;
+  mimetype: string;
+  filename: string | null;
 }
+
+/** Content with its media bytes in wire form: the seam's type, so a new content type reaches the wire by itself. */
+type WithWireMedia<T> = T extends { media: OutboundMedia } ? Omit<T, 'media'> & { media: SimOutboundMedia } : T;
+
+/** `OutboundContent` of `@app/contracts` messages, with the media bytes as base64. */
+export type SimOutboundContent = WithWireMedia<OutboundContent>;
+
+/** `OutboundMessage` on the wire: the whole of it, bytes as base64. */
+export type SimSendArgs = Omit<OutboundMessage, 'content' | 'quoted'> & {
+  content: SimOutboundContent;
+  quoted: (MessageKeyRef & { raw: string | null }) | null;
+};
 
 /** Requests a connected device may make, with their arguments and results. */
 export interface SimDeviceOps {
   requestPairingCode: { args: { phoneNumber: string }; result: { code: string } };
   createGroup: { args: { subject: string; participants: string[] }; result: SimGroup };
-  sendText: { args: { to: string; text: string }; result: { messageId: string } };
+  /** `duplicate`: the network already had this waMessageId from the device; acknowledged, not delivered again */
+  send: { args: SimSendArgs; result: { waMessageId: string; timestamp: number; duplicate: boolean } };
+  presence: { args: { chatJid: string; presence: 'composing' | 'paused' }; result: Record<string, never> };
+  read: { args: { keys: MessageKeyRef[] }; result: Record<string, never> };
   /** Unlinks the device; the network answers, then closes the socket with `loggedOut`. */
   logout: { args: Record<string, never>; result: Record<string, never> };
 }
@@ -61,8 +141,22 @@ export type SimDeviceOp = keyof SimDeviceOps;
 export type SimDeviceFrame =
   | { type: 'hello'; credential: unknown }
   | { [K in SimDeviceOp]: { type: 'request'; id: number; op: K; args: SimDeviceOps[K]['args'] } }[SimDeviceOp]
-  /** The device has taken an inbound message; until then the network re-sends it on every open. */
-  | { type: 'ack'; messageId: string };
+  /** The device has taken a network event; until then the network re-sends it on every open. */
+  | { type: 'ack'; eventId: string };
+
+/** What the network tells a device about the world; each is held until the device acks it (offline delivery). */
+export type SimNetworkEvent =
+  | { type: 'message'; message: SimInboundMessage }
+  /** the recipient's phone reports a message the device sent */
+  | { type: 'receipt'; waMessageId: string; chatJid: string; status: AckStatus }
+  | { type: 'reaction'; waMessageId: string; chatJid: string; from: string; emoji: string }
+  /** option names: the network knows the poll the device sent */
+  | { type: 'poll-vote'; pollWaMessageId: string; chatJid: string; voter: string; selectedOptions: string[] }
+  | { type: 'presence'; chatJid: string; jid: string; presence: Presence }
+  | { type: 'call'; callId: string; from: string; isVideo: boolean; isGroup: boolean }
+  | { type: 'group-update'; groupJid: string; changes: GroupChanges }
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] };
+export type SimNetworkEventType = SimNetworkEvent['type'];
 
 /** network → device */
 export type SimNetworkFrame =
@@ -71,7 +165,7 @@ export type SimNetworkFrame =
   | { type: 'paired'; credential: SimCredential }
   /** Resumed with a valid stored credential. */
   | { type: 'open'; account: SimAccount }
-  | { type: 'message'; message: SimInboundMessage }
+  | ({ eventId: string } & SimNetworkEvent)
   | { type: 'response'; id: number; ok: true; result: unknown }
   | { type: 'response'; id: number; ok: false; error: { code: string; message: string; details: Record<string, unknown> } };
 

@@ -1,1 +1,4 @@
+export * from './delivery-queue';
 export * from './event-publisher';
+export * from './webhook-changes';
+export * from './event-stream';

@@ -1,1 +1,2 @@
 export * from './media-source';
+export * from './sim-media-source';

@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, Repository } from 'typeorm';
 import { ApiConfig } from '@app/config';
 import { ALL_PERMISSIONS, API_KEY_PREFIX, DomainError, Permission, PERMISSIONS, ROLE_PERMISSIONS } from '@app/contracts';
 import { sha256Hex, verifyPassword } from '@app/crypto';
-import { ApiKey, User } from '@app/database';
+import { ApiKeysRepository, UsersRepository } from '@app/database';
 import { signAccessToken, verifyAccessToken } from './access-token';
 import type { Principal } from './principal';
 
@@ -17,12 +15,12 @@ const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAA
 export class AuthService {
   constructor(
     private readonly config: ApiConfig,
-    @InjectRepository(User) private readonly users: Repository<User>,
-    @InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>,
+    private readonly users: UsersRepository,
+    private readonly apiKeys: ApiKeysRepository,
   ) {}
 
   async login(email: string, password: string): Promise<{ accessToken: string; tokenType: 'Bearer'; expiresIn: number }> {
-    const user = await this.users.findOne({ where: { email: email.trim().toLowerCase(), deletedAt: IsNull() } });
+    const user = await this.users.findLiveByEmail(email.trim().toLowerCase());
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
     if (!user || !ok) throw unauthorized();
     const ttl = this.config.JWT_TTL_SECONDS;
@@ -39,8 +37,8 @@ export class AuthService {
   }
 
   private async fromApiKey(token: string): Promise<Principal> {
-    const key = await this.apiKeys.findOne({ where: { tokenHash: sha256Hex(token) } });
-    if (!key || key.revokedAt) throw unauthorized();
+    const key = await this.apiKeys.findUsableByTokenHash(sha256Hex(token));
+    if (!key) throw unauthorized();
     const permissions = key.permissions.includes(ALL_PERMISSIONS)
       ? new Set<Permission>(PERMISSIONS)
       : new Set(key.permissions.filter((p): p is Permission => (PERMISSIONS as readonly string[]).includes(p)));
@@ -55,7 +53,7 @@ export class AuthService {
       throw unauthorized();
     }
     // the user must still exist, in the same organization; the role is read fresh, not trusted from the token
-    const user = await this.users.findOne({ where: { id: claims.sub, organizationId: claims.org, deletedAt: IsNull() } });
+    const user = await this.users.findLiveInOrganization(claims.org, claims.sub);
     if (!user) throw unauthorized();
     return { kind: 'user', id: user.id, organizationId: user.organizationId, role: user.role, permissions: new Set(ROLE_PERMISSIONS[user.role]) };
   }

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
-import { FindOptionsOrder, FindOptionsWhere, MoreThan, Repository } from 'typeorm';
+import type { PageRequest, RowPage } from '@app/database';
 
 export class PageQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
@@ -20,20 +20,7 @@ export interface Page<T> {
 
 export const pageLimit = (q: PageQueryDto) => q.limit ?? 20;
 
-/** Keyset pagination over sortable (ULID) ids: fetch limit+1 rows with `id > cursor` ordered by id. */
-export async function findPage<R extends { id: string }, T>(
-  repo: Repository<R>,
-  where: FindOptionsWhere<R>,
-  query: PageQueryDto,
-  view: (row: R) => T,
-): Promise<Page<T>> {
-  const limit = pageLimit(query);
-  const rows = await repo.find({
-    where: { ...where, ...(query.cursor ? { id: MoreThan(query.cursor) } : {}) } as FindOptionsWhere<R>,
-    order: { id: 'ASC' } as FindOptionsOrder<R>,
-    take: limit + 1,
-  });
-  const more = rows.length > limit;
-  const slice = more ? rows.slice(0, limit) : rows;
-  return { data: slice.map(view), nextCursor: more ? slice[slice.length - 1].id : null };
-}
+/** The query part of a page request, as the repositories' `page(...)` methods take it. */
+export const pageRequest = (q: PageQueryDto): PageRequest => ({ limit: pageLimit(q), cursor: q.cursor });
+
+export const toPage = <R, T>(page: RowPage<R>, view: (row: R) => T): Page<T> => ({ data: page.rows.map(view), nextCursor: page.nextCursor });

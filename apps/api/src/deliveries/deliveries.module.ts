@@ -1,4 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module, OnModuleDestroy } from '@nestjs/common';
+import { DeliveryQueue } from '@app/events';
+import { Redis, RedisKeys } from '@app/redis';
+import { REDIS_CLIENT } from '@app/infra';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
@@ -7,6 +10,15 @@ import { DeliveriesService } from './deliveries.service';
 @Module({
   imports: [WebhooksModule],
   controllers: [DeliveriesController],
-  providers: [DeliveriesService],
+  providers: [
+    DeliveriesService,
+    { provide: DeliveryQueue, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new DeliveryQueue(redis, keys) },
+  ],
 })
-export class DeliveriesModule {}
+export class DeliveriesModule implements OnModuleDestroy {
+  constructor(@Inject(DeliveryQueue) private readonly queue: DeliveryQueue) {}
+
+  async onModuleDestroy(): Promise<void> {
+    await this.queue.close();
+  }
+}

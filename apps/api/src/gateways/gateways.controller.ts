@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { GatewayDirectory } from '@app/fleet';
 import { RequirePermissions } from '../auth/auth.decorators';
-import { GatewayDirectory } from './gateway-directory';
 
 export class GatewayResponse {
   @ApiProperty() id: string;

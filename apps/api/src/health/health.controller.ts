@@ -6,7 +6,7 @@ import type { DataSource } from 'typeorm';
 import { checkDependencies } from '@app/observability';
 import type { Redis } from '@app/redis';
 import { Public } from '../auth/auth.decorators';
-import { REDIS_CLIENT } from '../infra/tokens';
+import { REDIS_CLIENT } from '@app/infra';
 import { ApiMetrics } from './http-metrics';
 
 @ApiExcludeController()

@@ -1,21 +1,23 @@
 import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Histogram, Registry } from 'prom-client';
+import { MetricsRegistry } from '@app/infra';
 
-/** The API's metrics registry (one per process). */
+/** The API's own series, on the process's shared registry. */
 @Injectable()
 export class ApiMetrics {
-  readonly registry = new Registry();
-  readonly httpDuration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP requests by route template, method and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
+  readonly registry: Registry;
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry });
+  constructor(shared: MetricsRegistry) {
+    this.registry = shared.registry;
+    this.httpDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP requests by route template, method and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
   }
 }
 

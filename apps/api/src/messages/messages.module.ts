@@ -1,9 +1,9 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
-import { MessagesRepository } from '@app/database';
+import { REDIS_CLIENT } from '@app/infra';
+import { SimMediaSource } from '@app/media';
 import { SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis, RedisKeys } from '@app/redis';
-import { REDIS_CLIENT } from '../infra/tokens';
 import { MediaFetcher } from './media-fetcher';
 import { MEDIA_SOURCE, MediaSourceByEngine } from './media-source.provider';
 import { MessagesController } from './messages.controller';
@@ -14,7 +14,6 @@ import { MessagesService } from './messages.service';
   controllers: [MessagesController],
   providers: [
     MessagesService,
-    MessagesRepository,
     { provide: SendRateLimiter, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new SendRateLimiter(redis, keys) },
     { provide: SendSignal, inject: [RedisKeys], useFactory: (keys: RedisKeys) => new SendSignal(keys) },
     {
@@ -23,8 +22,8 @@ import { MessagesService } from './messages.service';
       useFactory: (c: ApiConfig) =>
         new MediaFetcher({ maxBytes: c.MEDIA_MAX_BYTES, timeoutMs: c.MEDIA_FETCH_TIMEOUT_MS, allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
     },
-    // no engine's MediaSource is available to the API yet: inbound media answers 404 until one is registered here
-    { provide: MEDIA_SOURCE, useFactory: () => new MediaSourceByEngine({}) },
+    // Baileys media (ref.engine 'baileys') has no source in the API yet: it answers 404 until one is registered here
+    { provide: MEDIA_SOURCE, inject: [ApiConfig], useFactory: (c: ApiConfig) => new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL) }) },
   ],
 })
 export class MessagesModule implements OnApplicationShutdown {

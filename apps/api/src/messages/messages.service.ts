@@ -1,17 +1,15 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
-import { Repository } from 'typeorm';
 import { ApiConfig } from '@app/config';
 import { DomainError, isMediaType, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
-import { MessageRow, MessagesRepository, NewMessage, newId, Session, toMessageView } from '@app/database';
+import { MessageRow, MessagesRepository, NewMessage, newId, Session, SessionsRepository, toMessageView } from '@app/database';
+import { REDIS_CLIENT } from '@app/infra';
 import { MediaSource, MediaUnavailableError } from '@app/media';
 import { SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis } from '@app/redis';
 import type { Principal } from '../auth/principal';
 import { Page, pageLimit } from '../common/pagination';
 import { ApiValidationPipe } from '../common/validation.pipe';
-import { REDIS_CLIENT } from '../infra/tokens';
 import type { MessageQueryDto } from './dto/message.dto';
 import { SendMediaDto, SendMessageDto } from './dto/send-message.dto';
 import { MediaFetcher, mediaTooLarge } from './media-fetcher';
@@ -42,7 +40,7 @@ export class MessagesService {
   private readonly validation = new ApiValidationPipe();
 
   constructor(
-    @InjectRepository(Session) private readonly sessions: Repository<Session>,
+    private readonly sessions: SessionsRepository,
     private readonly messages: MessagesRepository,
     private readonly limiter: SendRateLimiter,
     private readonly signal: SendSignal,
@@ -177,7 +175,7 @@ export class MessagesService {
 
   /** The one read of `sessions` here. */
   private async findSession(organizationId: string, id: string): Promise<Session> {
-    const session = await this.sessions.findOne({ where: { id, organizationId } });
+    const session = await this.sessions.findInOrganization(organizationId, id);
     if (!session) throw new DomainError('not_found', 'session not found', { id });
     return session;
   }

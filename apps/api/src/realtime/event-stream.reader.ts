@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
-import { EVENT_STREAM, EventEnvelope } from '@app/contracts';
+import type { EventEnvelope } from '@app/contracts';
+import { EventStream } from '@app/events';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 
 /** `text` is the envelope as published (JSON), passed on so that it is not serialized again per event. */
@@ -34,20 +35,15 @@ export class EventStreamReader implements OnApplicationShutdown {
     this.running = true;
     // a blocking read needs a connection of its own
     this.redis ??= createRedis(this.config.REDIS_URL);
-    const stream = this.keys.key(EVENT_STREAM);
+    const stream = new EventStream(this.redis, this.keys);
     while (this.running && this.listeners.size > 0) {
       try {
-        const res = (await this.redis.xread('COUNT', 500, 'BLOCK', 1000, 'STREAMS', stream, this.lastId)) as
-          | [string, [string, string[]][]][]
-          | null;
-        for (const [, entries] of res ?? []) {
-          for (const [id, fields] of entries) {
-            this.lastId = id;
-            const raw = fields[fields.indexOf('envelope') + 1];
-            if (!raw) continue;
-            const envelope = JSON.parse(raw) as EventEnvelope;
-            for (const l of this.listeners) l(envelope, raw);
-          }
+        for (const [id, fields] of await stream.readAfter(this.lastId, 500, 1000)) {
+          this.lastId = id;
+          const raw = EventStream.envelopeOf(fields);
+          if (!raw) continue;
+          const envelope = JSON.parse(raw) as EventEnvelope;
+          for (const l of this.listeners) l(envelope, raw);
         }
       } catch (err) {
         if (!this.running) break;

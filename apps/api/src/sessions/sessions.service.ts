@@ -1,16 +1,11 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
-import { CommandMap, CommandName, DomainError, GroupView, SESSION_DEFAULTS, SessionQr, sessionQrKey, SessionView } from '@app/contracts';
-import { Group, newId, Session } from '@app/database';
+import { Injectable } from '@nestjs/common';
+import { CommandMap, CommandName, DomainError, GroupView, SESSION_DEFAULTS, SessionQr, SessionView } from '@app/contracts';
+import { GroupsRepository, newId, Session, SessionSettingsPatch, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
-import { Redis, RedisKeys } from '@app/redis';
+import { CommandBus, GatewayDirectory, RedisQrBoard } from '@app/fleet';
 import type { Principal } from '../auth/principal';
-import { findPage, Page, PageQueryDto } from '../common/pagination';
-import { CommandBus } from '../gateways/command-bus';
-import { GatewayDirectory } from '../gateways/gateway-directory';
+import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { SessionPlacement } from '../gateways/session-placement';
-import { REDIS_CLIENT } from '../infra/tokens';
 import type { CreateGroupDto } from './dto/group.dto';
 import type { CreateSessionDto, UpdateSessionDto } from './dto/session.dto';
 import { toGroupView, toSessionView } from './session.view';
@@ -25,53 +20,50 @@ type SessionCommand = Extract<CommandName, 'session.start' | 'session.restart' |
 @Injectable()
 export class SessionsService {
   constructor(
-    @InjectRepository(Session) private readonly sessions: Repository<Session>,
-    @InjectRepository(Group) private readonly groups: Repository<Group>,
+    private readonly sessions: SessionsRepository,
+    private readonly groups: GroupsRepository,
     private readonly placement: SessionPlacement,
     private readonly directory: GatewayDirectory,
     private readonly bus: CommandBus,
     private readonly events: EventPublisher,
-    private readonly keys: RedisKeys,
-    @Inject(REDIS_CLIENT) private readonly redis: Redis,
+    private readonly qrBoard: RedisQrBoard,
   ) {}
 
   /** Placed on the live gateway with the most room and started there; no gateway → 503 and nothing is kept. */
   async create(principal: Principal, body: CreateSessionDto): Promise<SessionView> {
     const gatewayId = await this.placement.choose();
     const now = new Date();
-    const session = await this.sessions.save(
-      this.sessions.create({
-        id: newId('ses'),
-        organizationId: principal.organizationId,
-        createdByUserId: principal.kind === 'user' ? principal.id : null,
-        gatewayId,
-        label: body.label,
-        status: 'stopped',
-        desiredState: 'running',
-        phoneNumber: null,
-        waJid: null,
-        waLid: null,
-        isAdminSession: body.isAdminSession ?? SESSION_DEFAULTS.isAdminSession,
-        autoRead: body.autoRead ?? SESSION_DEFAULTS.autoRead,
-        presenceTyping: body.presenceTyping ?? SESSION_DEFAULTS.presenceTyping,
-        ratePerMin: body.ratePerMin ?? SESSION_DEFAULTS.ratePerMin,
-        ratePerHour: body.ratePerHour ?? SESSION_DEFAULTS.ratePerHour,
-        createdAt: now,
-        updatedAt: now,
-        lastConnectedAt: null,
-      }),
-    );
+    const session = await this.sessions.create({
+      id: newId('ses'),
+      organizationId: principal.organizationId,
+      createdByUserId: principal.kind === 'user' ? principal.id : null,
+      gatewayId,
+      label: body.label,
+      status: 'stopped',
+      desiredState: 'running',
+      phoneNumber: null,
+      waJid: null,
+      waLid: null,
+      isAdminSession: body.isAdminSession ?? SESSION_DEFAULTS.isAdminSession,
+      autoRead: body.autoRead ?? SESSION_DEFAULTS.autoRead,
+      presenceTyping: body.presenceTyping ?? SESSION_DEFAULTS.presenceTyping,
+      ratePerMin: body.ratePerMin ?? SESSION_DEFAULTS.ratePerMin,
+      ratePerHour: body.ratePerHour ?? SESSION_DEFAULTS.ratePerHour,
+      createdAt: now,
+      updatedAt: now,
+      lastConnectedAt: null,
+    });
     try {
       await this.bus.send(gatewayId, 'session.start', { sessionId: session.id });
     } catch (err) {
-      await this.sessions.delete({ id: session.id });
+      await this.sessions.delete(session.id);
       throw err;
     }
     return this.view(principal.organizationId, session.id);
   }
 
   async list(organizationId: string, query: PageQueryDto): Promise<Page<SessionView>> {
-    return findPage(this.sessions, { organizationId }, query, toSessionView);
+    return toPage(await this.sessions.page(organizationId, pageRequest(query)), toSessionView);
   }
 
   async get(organizationId: string, id: string): Promise<SessionView> {
@@ -80,11 +72,11 @@ export class SessionsService {
 
   async update(organizationId: string, id: string, body: UpdateSessionDto): Promise<SessionView> {
     const session = await this.find(organizationId, id);
-    const patch: Partial<Session> = {};
+    const patch: SessionSettingsPatch = {};
     for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession'] as const) {
       if (body[key] !== undefined) (patch as Record<string, unknown>)[key] = body[key];
     }
-    if (Object.keys(patch).length > 0) await this.sessions.update({ id: session.id }, { ...patch, updatedAt: new Date() });
+    await this.sessions.patchSettings(session.id, patch);
     return this.view(organizationId, id);
   }
 
@@ -92,7 +84,7 @@ export class SessionsService {
   async remove(organizationId: string, id: string): Promise<void> {
     const session = await this.find(organizationId, id);
     await this.command(session, 'session.delete');
-    await this.sessions.delete({ id: session.id, organizationId });
+    await this.sessions.deleteInOrganization(organizationId, session.id);
   }
 
   async start(organizationId: string, id: string): Promise<SessionView> {
@@ -130,9 +122,9 @@ export class SessionsService {
     const session = await this.find(organizationId, id);
     const notWaiting = () => new DomainError('conflict', 'the session is not waiting for a QR scan', { status: session.status });
     if (session.status !== 'scan_qr_code') throw notWaiting();
-    const raw = await this.redis.get(this.keys.key(sessionQrKey(session.id)));
-    if (!raw) throw notWaiting();
-    return JSON.parse(raw) as SessionQr;
+    const qr = await this.qrBoard.read(session.id);
+    if (!qr) throw notWaiting();
+    return qr;
   }
 
   async requestPairingCode(organizationId: string, id: string, phoneNumber: string): Promise<{ code: string }> {
@@ -143,7 +135,7 @@ export class SessionsService {
 
   async listGroups(organizationId: string, id: string, query: PageQueryDto): Promise<Page<GroupView>> {
     const session = await this.find(organizationId, id);
-    return findPage(this.groups, { sessionId: session.id, organizationId }, query, toGroupView);
+    return toPage(await this.groups.pageOfSession(organizationId, session.id, pageRequest(query)), toGroupView);
   }
 
   /** The gateway creates the group on the network, stores it and publishes group.created; we relay its answer. */
@@ -159,7 +151,7 @@ export class SessionsService {
   // ---------------------------------------------------------------------------------------------
 
   private async find(organizationId: string, id: string): Promise<Session> {
-    const session = await this.sessions.findOne({ where: { id, organizationId } });
+    const session = await this.sessions.findInOrganization(organizationId, id);
     if (!session) throw new DomainError('not_found', 'session not found', { id });
     return session;
   }
@@ -180,12 +172,7 @@ export class SessionsService {
   private async placeOnLiveGateway(session: Session): Promise<string> {
     if (session.gatewayId && (await this.directory.isAlive(session.gatewayId))) return session.gatewayId;
     const target = await this.placement.choose();
-    await this.sessions
-      .createQueryBuilder()
-      .update()
-      .set({ gatewayId: target, updatedAt: new Date() })
-      .where('id = :id AND gateway_id IS NOT DISTINCT FROM :from', { id: session.id, from: session.gatewayId })
-      .execute();
+    await this.sessions.moveToGateway(session.id, session.gatewayId, target);
     session.gatewayId = target;
     return target;
   }
@@ -197,7 +184,7 @@ export class SessionsService {
   }
 
   private async markStoppedHere(session: Session): Promise<void> {
-    await this.sessions.update({ id: session.id }, { desiredState: 'stopped', status: 'stopped', updatedAt: new Date() });
+    await this.sessions.markStopped(session.id);
     if (session.status !== 'stopped') {
       await this.events.publish({
         event: 'session.status',

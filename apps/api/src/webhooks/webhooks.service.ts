@@ -1,12 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
-import { DomainError, RETRY_POLICY_DEFAULTS, RetryPolicy, WEBHOOK_CHANGED_CHANNEL, WebhookView } from '@app/contracts';
+import { Injectable } from '@nestjs/common';
+import { DomainError, RETRY_POLICY_DEFAULTS, RetryPolicy, WebhookView } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
-import { newId, Session, Webhook } from '@app/database';
-import { Redis, RedisKeys } from '@app/redis';
-import { findPage, Page, PageQueryDto } from '../common/pagination';
-import { REDIS_CLIENT } from '../infra/tokens';
+import { newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
+import { WebhookChanges } from '@app/events';
+import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { CreateWebhookDto, RetryPolicyDto, UpdateWebhookDto } from './dto/webhook.dto';
 import { WebhookTargetPolicy } from './webhook-target.policy';
 import { toWebhookView } from './webhook.view';
@@ -16,10 +13,9 @@ const notFound = () => new DomainError('not_found', 'webhook not found');
 @Injectable()
 export class WebhooksService {
   constructor(
-    @InjectRepository(Webhook) private readonly webhooks: Repository<Webhook>,
-    @InjectRepository(Session) private readonly sessions: Repository<Session>,
-    @Inject(REDIS_CLIENT) private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    private readonly webhooks: WebhooksRepository,
+    private readonly sessions: SessionsRepository,
+    private readonly changes: WebhookChanges,
     private readonly box: SecretBox,
     private readonly targets: WebhookTargetPolicy,
   ) {}
@@ -28,21 +24,19 @@ export class WebhooksService {
     await this.targets.assertAllowed(body.url);
     await this.assertOwnSession(organizationId, body.sessionId ?? null);
     const now = new Date();
-    const webhook = await this.webhooks.save(
-      this.webhooks.create({
-        id: newId('whk'),
-        organizationId,
-        url: body.url,
-        events: body.events ?? ['*'],
-        sessionId: body.sessionId ?? null,
-        active: body.active ?? true,
-        customHeaders: body.customHeaders ?? {},
-        retryPolicy: completePolicy(RETRY_POLICY_DEFAULTS, body.retryPolicy),
-        secretEncrypted: body.secret ? this.box.encrypt(body.secret) : null,
-        createdAt: now,
-        updatedAt: now,
-      }),
-    );
+    const webhook = await this.webhooks.save({
+      id: newId('whk'),
+      organizationId,
+      url: body.url,
+      events: body.events ?? ['*'],
+      sessionId: body.sessionId ?? null,
+      active: body.active ?? true,
+      customHeaders: body.customHeaders ?? {},
+      retryPolicy: completePolicy(RETRY_POLICY_DEFAULTS, body.retryPolicy),
+      secretEncrypted: body.secret ? this.box.encrypt(body.secret) : null,
+      createdAt: now,
+      updatedAt: now,
+    });
     await this.announceChange(webhook.id);
     return toWebhookView(webhook);
   }
@@ -52,7 +46,7 @@ export class WebhooksService {
   }
 
   async list(organizationId: string, query: PageQueryDto): Promise<Page<WebhookView>> {
-    return findPage(this.webhooks, { organizationId }, query, toWebhookView);
+    return toPage(await this.webhooks.page(organizationId, pageRequest(query)), toWebhookView);
   }
 
   /** Everything is checked before anything is written: a failed PATCH changes nothing. */
@@ -74,21 +68,20 @@ export class WebhooksService {
   }
 
   async remove(organizationId: string, id: string): Promise<void> {
-    const result = await this.webhooks.delete({ id, organizationId });
-    if (!result.affected) throw notFound();
+    if (!(await this.webhooks.deleteInOrganization(organizationId, id))) throw notFound();
     await this.announceChange(id);
   }
 
   /** Another organization's webhook is reported exactly like a missing one. */
   async find(organizationId: string, id: string): Promise<Webhook> {
-    const webhook = await this.webhooks.findOne({ where: { id, organizationId } });
+    const webhook = await this.webhooks.findInOrganization(organizationId, id);
     if (!webhook) throw notFound();
     return webhook;
   }
 
   private async assertOwnSession(organizationId: string, sessionId: string | null): Promise<void> {
     if (sessionId === null) return;
-    const exists = await this.sessions.exists({ where: { id: sessionId, organizationId } });
+    const exists = await this.sessions.existsInOrganization(organizationId, sessionId);
     if (!exists) {
       throw new DomainError('validation_error', 'request is invalid', {
         fields: { sessionId: ['sessionId must reference a session of your organization'] },
@@ -98,7 +91,7 @@ export class WebhooksService {
 
   /** Dispatchers cache webhooks; tell them this one changed (best effort: they also refresh on a timer). */
   private async announceChange(id: string): Promise<void> {
-    await this.redis.publish(this.keys.key(WEBHOOK_CHANGED_CHANNEL), id).catch(() => undefined);
+    await this.changes.announce(id).catch(() => undefined);
   }
 }
 

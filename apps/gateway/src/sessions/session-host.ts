@@ -68,20 +68,23 @@ export class SessionHost {
         const { sessionId, name, participants } = req.args as CommandMap['group.create']['args'];
         return (await (await this.runner(sessionId)).createGroup(name, participants)) as never;
       }
-      case 'message.send': {
-        const { sessionId, to, text, messageId } = req.args as CommandMap['message.send']['args'];
-        const sent = await (await this.runner(sessionId)).send({
-          waMessageId: messageId,
-          to,
-          content: { type: 'text', text },
-          quoted: null,
-          mentions: [],
-        });
-        return { messageId, waMessageId: sent.waMessageId } as never;
-      }
       default:
         throw new DomainError('validation_error', `unknown command ${String((req as { name: unknown }).name)}`);
     }
+  }
+
+  /** The API queued messages for a session (SendSignal); a session not held here is none of this gateway's business. */
+  signal(sessionId: string): void {
+    void this.runners.get(sessionId)?.drainQueued();
+  }
+
+  /**
+   * The reconciler behind the send signal: drains every session held here that has queued rows in PostgreSQL, so a
+   * signal lost with Redis (or never sent: an API that died after its insert) only delays a send.
+   */
+  async sweepQueued(): Promise<void> {
+    const held = await this.deps.messages.sessionsWithQueued([...this.runners.keys()]);
+    await Promise.all(held.map((id) => this.runners.get(id)?.drainQueued()));
   }
 
   /** After a gateway restart: take back the sessions placed here that should be running, from stored auth state. */

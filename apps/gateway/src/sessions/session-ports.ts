@@ -1,4 +1,5 @@
-import type { EventType, SessionQr, SessionStatus } from '@app/contracts';
+import type { EventType, GroupChanges, SessionQr } from '@app/contracts';
+import type { SessionRuntimePatch, SessionRuntimeRow } from '@app/database';
 import type { AuthStateStore, GroupInfo } from '../engine/engine.interface';
 
 /**
@@ -7,28 +8,19 @@ import type { AuthStateStore, GroupInfo } from '../engine/engine.interface';
  */
 
 /** The fields of a session row a runner reads at start. */
-export interface SessionRecord {
-  id: string;
-  organizationId: string;
-  status: SessionStatus;
-  desiredState: 'running' | 'stopped';
-  phoneNumber: string | null;
-}
-
-export interface SessionRecordPatch {
-  status?: SessionStatus;
-  desiredState?: 'running' | 'stopped';
-  phoneNumber?: string | null;
-  waJid?: string | null;
-  waLid?: string | null;
-  lastConnectedAt?: Date | null;
-}
+export type SessionRecord = SessionRuntimeRow;
+/** The fields a runner writes. */
+export type SessionRecordPatch = SessionRuntimePatch;
 
 export interface SessionRecords {
   find(sessionId: string): Promise<SessionRecord | null>;
   update(sessionId: string, patch: SessionRecordPatch): Promise<void>;
   /** Stores (or refreshes) a group the session created or learnt about. */
   saveGroup(organizationId: string, sessionId: string, group: GroupInfo): Promise<void>;
+  /** An admin changed a stored group on the network (subject, description, settings). */
+  updateGroup(sessionId: string, groupJid: string, changes: GroupChanges): Promise<void>;
+  /** Members joined (delta > 0) or left a stored group. */
+  addGroupParticipants(sessionId: string, groupJid: string, delta: number): Promise<void>;
   /** Sessions this gateway should hold again after a restart. */
   resumable(gatewayId: string): Promise<string[]>;
 }

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import type { MessageKeyRef, OutboundMessage, SentMessage, SessionStatus } from '@app/contracts';
-import type { AuthStateStore, ConnectOptions, EngineConnection, EngineEvent, GroupInfo, SessionEngine } from '../engine/engine.interface';
+import type { AuthStateStore, ConnectOptions, EngineConnection, EngineEvent, GroupInfo, InboundMessage, SessionEngine } from '../engine/engine.interface';
+import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import type { QrBoard, SessionEventSink, SessionLeases, SessionRecordPatch, SessionRecords, Timers } from './session-ports';
 import { SessionRunner } from './session-runner';
 
@@ -82,12 +83,14 @@ function setup(status: SessionStatus = 'stopped', settings: Partial<Parameters<t
   return build({ status, ...settings });
 }
 
-function build(opts: { status: SessionStatus; qrMaxRetries?: number; reconnectMaxAttempts?: number; leaseFree?: boolean }) {
+function build(opts: { status: SessionStatus; qrMaxRetries?: number; reconnectMaxAttempts?: number; leaseFree?: boolean; autoRead?: boolean }) {
   const engine = new FakeEngine();
   const rows: SessionRecordPatch[] = [];
   const row: SessionRecordPatch = {};
   const events: Array<{ event: string; payload: Record<string, unknown> }> = [];
   const groups: GroupInfo[] = [];
+  const groupChanges: unknown[] = [];
+  const messages = new MemoryMessageStore();
   let creds: unknown = null;
   const auth: AuthStateStore = {
     sessionId: 'ses_1',
@@ -98,12 +101,14 @@ function build(opts: { status: SessionStatus; qrMaxRetries?: number; reconnectMa
     clear: async () => void (creds = null),
   };
   const records: SessionRecords = {
-    find: async () => null,
+    find: async () => ({ id: 'ses_1', organizationId: 'org_1', status: opts.status, desiredState: 'running', phoneNumber: null, autoRead: opts.autoRead ?? true, presenceTyping: false }),
     update: async (_id, patch) => {
       rows.push(patch);
       Object.assign(row, patch);
     },
     saveGroup: async (_o, _s, g) => void groups.push(g),
+    updateGroup: async (_s, jid, changes) => void groupChanges.push({ jid, changes }),
+    addGroupParticipants: async (_s, jid, delta) => void groupChanges.push({ jid, delta }),
     resumable: async () => [],
   };
   const sink: SessionEventSink = { publish: async (e) => void events.push({ event: e.event, payload: e.payload as Record<string, unknown> }) };
@@ -129,11 +134,13 @@ function build(opts: { status: SessionStatus; qrMaxRetries?: number; reconnectMa
     timers,
     clock: () => 1_000,
     logger: pino({ level: 'silent' }),
+    messages,
+    messaging: { ttlMs: 60_000, typingMsPerChar: 40, typingMinMs: 500, typingMaxMs: 3000 },
     settings: { qrMaxRetries: opts.qrMaxRetries ?? 3, qrTtlMs: 20_000, reconnectMaxAttempts: opts.reconnectMaxAttempts ?? 3, reconnectBaseDelayMs: 100, reconnectMaxDelayMs: 1000 },
   });
   const statuses = () => events.filter((e) => e.event === 'session.status').map((e) => e.payload.status);
   return {
-    runner, engine, rows, row, events, groups, leaseLog, qrShown, timers, statuses,
+    runner, engine, rows, row, events, groups, groupChanges, messages, leaseLog, qrShown, timers, statuses,
     setCreds: (c: unknown) => (creds = c),
     getCreds: () => creds,
     freeLease: () => (leaseFree = true),
@@ -345,14 +352,121 @@ describe('SessionRunner', () => {
     expect(t.events.filter((e) => e.event === 'group.created')).toHaveLength(1);
   });
 
-  it('publishes inbound messages as message.received, not our own echoes', async () => {
-    const t = setup();
-    await t.runner.start();
-    t.engine.last.emit({ type: 'message', message: { id: 'm1', from: '1@s.whatsapp.net', chatJid: '1@s.whatsapp.net', text: 'hi', timestamp: 5, fromMe: false } });
-    t.engine.last.emit({ type: 'message', message: { id: 'm2', from: 'me', chatJid: '1@s.whatsapp.net', text: 'echo', timestamp: 6, fromMe: true } });
-    await flush();
-    const received = t.events.filter((e) => e.event === 'message.received');
-    expect(received).toHaveLength(1);
-    expect(received[0].payload).toMatchObject({ id: 'm1', text: 'hi' });
+  describe('inbound events', () => {
+    const working = async (opts: { autoRead?: boolean } = {}) => {
+      const t = build({ status: 'stopped', ...opts });
+      await t.runner.start();
+      t.engine.last.emit({ type: 'open', account });
+      await flush();
+      t.events.length = 0;
+      return t;
+    };
+    const emit = async (t: ReturnType<typeof build>, event: EngineEvent) => {
+      t.engine.last.emit(event);
+      await flush();
+      await flush();
+    };
+    const contact = '15559990000@s.whatsapp.net';
+    const inbound = (over: Partial<InboundMessage> = {}): InboundMessage => ({ id: 'IN1', from: contact, chatJid: contact, text: 'hi', timestamp: 5, fromMe: false, ...over });
+
+    it('stores an inbound message once, publishes message.received {message} once and marks it read', async () => {
+      const t = await working();
+      await emit(t, { type: 'message', message: inbound() });
+      await emit(t, { type: 'message', message: inbound({ text: 're-delivered' }) });
+      const received = t.events.filter((e) => e.event === 'message.received');
+      expect(received).toHaveLength(1);
+      expect(received[0].payload).toEqual({
+        message: {
+          id: expect.stringMatching(/^msg_/), sessionId: 'ses_1', organizationId: 'org_1', waMessageId: 'IN1', direction: 'in', chatJid: contact,
+          from: contact, type: 'text', text: 'hi', media: null, location: null, contact: null, poll: null, quotedMessageId: null,
+          status: 'received', error: null, createdAt: 1_000, updatedAt: 1_000, sentAt: null,
+        },
+      });
+      expect(t.messages.rows).toHaveLength(1);
+      expect(t.engine.last.reads).toEqual([{ waMessageId: 'IN1', chatJid: contact, fromMe: false, participant: null }]);
+    });
+
+    it('does not mark read with autoRead off', async () => {
+      const t = await working({ autoRead: false });
+      await emit(t, { type: 'message', message: inbound() });
+      expect(t.events.map((e) => e.event)).toEqual(['message.received']);
+      expect(t.engine.last.reads).toEqual([]);
+    });
+
+    it('stores media metadata and the download handle, resolves a reply to our id, and reads group messages by participant', async () => {
+      const t = await working();
+      await emit(t, { type: 'message', message: inbound() });
+      const media = { mimetype: 'image/jpeg', size: 1234, filename: null, caption: 'cat', ref: { engine: 'sim' as const, mediaId: 'med_1' } };
+      await emit(t, { type: 'message', message: inbound({ id: 'IN2', chatJid: '1-2@g.us', type: 'image', text: null, media, quotedWaMessageId: 'IN1' }) });
+      const [, second] = t.events.filter((e) => e.event === 'message.received');
+      const quotedId = t.messages.rows[0].id;
+      expect(second.payload.message).toMatchObject({ type: 'image', chatJid: '1-2@g.us', media: { mimetype: 'image/jpeg', size: 1234, filename: null, caption: 'cat' }, quotedMessageId: quotedId });
+      expect(t.messages.rows[1].mediaRef).toEqual({ engine: 'sim', mediaId: 'med_1' });
+      expect(t.engine.last.reads[1]).toEqual({ waMessageId: 'IN2', chatJid: '1-2@g.us', fromMe: false, participant: contact });
+    });
+
+    it('logs a message sent from the phone as out/sent without an event, and our own echo not twice', async () => {
+      const t = await working();
+      t.messages.queue({ id: 'msg_01', waMessageId: 'OURS', chatJid: contact });
+      await t.runner.drainQueued();
+      t.events.length = 0;
+      await emit(t, { type: 'message', message: inbound({ id: 'PHONE', from: account.jid, fromMe: true, text: 'from my phone', timestamp: 7 }) });
+      await emit(t, { type: 'message', message: inbound({ id: 'OURS', from: account.jid, fromMe: true }) });
+      expect(t.events).toEqual([]);
+      expect(t.messages.rows.map((r) => [r.waMessageId, r.direction, r.status])).toEqual([['OURS', 'out', 'sent'], ['PHONE', 'out', 'sent']]);
+    });
+
+    it('receipts become message.ack for our messages', async () => {
+      const t = await working();
+      t.messages.queue({ id: 'msg_01', waMessageId: 'OUT1', chatJid: contact });
+      await t.runner.drainQueued();
+      await emit(t, { type: 'receipt', waMessageId: 'OUT1', chatJid: contact, status: 'delivered' });
+      expect(t.events.filter((e) => e.event === 'message.ack').map((e) => e.payload)).toEqual([{ messageId: 'msg_01', waMessageId: 'OUT1', chatJid: contact, status: 'delivered' }]);
+    });
+
+    it('reactions and poll votes name our message ids; presence, calls and group changes are published as the contract shows', async () => {
+      const t = await working();
+      t.messages.queue({ id: 'msg_01', waMessageId: 'POLL', chatJid: '1-2@g.us', type: 'poll', text: null, poll: { name: 'Lunch?', options: ['yes', 'no'], selectableCount: 1 } });
+      await t.runner.drainQueued();
+      t.events.length = 0;
+      await emit(t, { type: 'reaction', waMessageId: 'POLL', chatJid: '1-2@g.us', from: contact, emoji: '👍', fromMe: false });
+      await emit(t, { type: 'reaction', waMessageId: 'NOT-OURS', chatJid: contact, from: contact, emoji: '', fromMe: false });
+      await emit(t, { type: 'poll-vote', pollWaMessageId: 'POLL', chatJid: '1-2@g.us', voter: contact, selectedOptions: ['yes'] });
+      await emit(t, { type: 'presence', chatJid: contact, jid: contact, presence: 'composing' });
+      await emit(t, { type: 'call', callId: 'C1', from: contact, isVideo: true, isGroup: false });
+      await emit(t, { type: 'group-update', groupJid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } });
+      await emit(t, { type: 'group-participants', groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'] });
+      await emit(t, { type: 'group-participants', groupJid: '1-2@g.us', action: 'promote', participants: [contact] });
+      expect(t.events).toEqual([
+        { event: 'message.reaction', payload: { messageId: 'msg_01', waMessageId: 'POLL', chatJid: '1-2@g.us', from: contact, emoji: '👍' } },
+        { event: 'message.reaction', payload: { messageId: null, waMessageId: 'NOT-OURS', chatJid: contact, from: contact, emoji: '' } },
+        { event: 'poll.vote', payload: { pollMessageId: 'msg_01', chatJid: '1-2@g.us', voter: contact, selectedOptions: ['yes'] } },
+        { event: 'presence.update', payload: { chatJid: contact, jid: contact, presence: 'composing' } },
+        { event: 'call.incoming', payload: { callId: 'C1', from: contact, isVideo: true, isGroup: false } },
+        { event: 'group.update', payload: { groupJid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } } },
+        { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'] } },
+        { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'promote', participants: [contact] } },
+      ]);
+      expect(t.groupChanges).toEqual([{ jid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } }, { jid: '1-2@g.us', delta: 2 }]);
+    });
+
+    it('sends what was queued while disconnected once the session is working, and serves lookups from the log and known groups', async () => {
+      const t = build({ status: 'stopped' });
+      t.messages.queue({ id: 'msg_01', waMessageId: 'OUT1' });
+      await t.runner.start();
+      await t.runner.drainQueued();
+      expect(t.engine.last.sent).toHaveLength(0);
+      t.engine.last.emit({ type: 'open', account });
+      await flush();
+      await t.runner.drainQueued();
+      expect(t.engine.last.sent.map((m) => m.waMessageId)).toEqual(['OUT1']);
+      const lookups = t.engine.last.options.lookups!;
+      await t.messages.insert({ id: 'msg_02', organizationId: 'org_1', sessionId: 'ses_1', waMessageId: 'IN9', direction: 'in', chatJid: '1@s.whatsapp.net', from: '1@s.whatsapp.net', type: 'text', status: 'received', raw: Buffer.from('raw') });
+      expect(await lookups.message('1@s.whatsapp.net', 'IN9')).toEqual(Buffer.from('raw'));
+      expect(await lookups.group('1-2@g.us')).toBeNull();
+      await t.runner.createGroup('Team', ['15550002222@s.whatsapp.net']);
+      await emit(t, { type: 'group-participants', groupJid: '1-2@g.us', action: 'add', participants: ['15550003333@s.whatsapp.net'] });
+      expect((await lookups.group('1-2@g.us'))?.participants).toEqual(['15550002222@s.whatsapp.net', '15550003333@s.whatsapp.net']);
+    });
   });
 });

@@ -1,6 +1,9 @@
 import type { Logger } from 'pino';
-import { DomainError, GroupView, OutboundMessage, SentMessage, SessionStatus } from '@app/contracts';
-import type { AuthStateStore, EngineConnection, EngineEvent, GroupInfo, SessionEngine } from '../engine/engine.interface';
+import { DomainError, GroupView, SessionStatus } from '@app/contracts';
+import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo, SessionEngine } from '../engine/engine.interface';
+import { InboundEvents, isInboundEvent, KnownGroups } from '../messages/inbound-events';
+import type { MessageStore, MessagingSettings } from '../messages/message-store';
+import { OutboundSender } from '../messages/outbound-sender';
 import {
   AuthStateFactory,
   QrBoard,
@@ -22,8 +25,15 @@ export interface SessionRunnerDeps {
   qr: QrBoard;
   settings: RunnerSettings;
   logger: Logger;
+  /** the message log, which is also the send queue */
+  messages: MessageStore;
+  messaging: MessagingSettings;
   clock?: () => number;
   timers?: Timers;
+  /** how the sender waits while showing "typing…" */
+  sleep?: (ms: number) => Promise<void>;
+  /** fault injection between the network's ack of a send and its record (tests only) */
+  afterNetworkAck?: () => void;
 }
 
 export const toGroupView = (g: GroupInfo): GroupView => ({
@@ -64,6 +74,10 @@ export class SessionRunner {
   private readonly clock: () => number;
   private readonly timers: Timers;
   private readonly log: Logger;
+  private readonly sender: OutboundSender;
+  private readonly inbound: InboundEvents;
+  private readonly groups = new KnownGroups();
+  private readonly lookups: EngineLookups;
 
   constructor(
     readonly sessionId: string,
@@ -76,6 +90,20 @@ export class SessionRunner {
     this.clock = deps.clock ?? Date.now;
     this.timers = deps.timers ?? realTimers;
     this.log = deps.logger.child({ sessionId });
+    const common = { sessionId, organizationId, store: deps.messages, events: deps.events, clock: this.clock, logger: this.log };
+    this.sender = new OutboundSender({
+      ...common,
+      settings: deps.messaging,
+      live: () => (this.status === 'working' ? this.connection : null),
+      presenceTyping: async () => (await deps.records.find(sessionId))?.presenceTyping ?? false,
+      sleep: deps.sleep,
+      afterNetworkAck: deps.afterNetworkAck,
+    });
+    this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender });
+    this.lookups = {
+      message: (_chatJid, waMessageId) => deps.messages.rawOf(sessionId, waMessageId),
+      group: async (groupJid) => this.groups.get(groupJid),
+    };
   }
 
   get currentStatus(): SessionStatus {
@@ -163,12 +191,14 @@ export class SessionRunner {
   }
 
   /** Closes the socket without logging out and gives the lease back (gateway shutdown); the row is left as is. */
-  shutdown(): Promise<void> {
-    return this.serial(async () => {
+  async shutdown(): Promise<void> {
+    await this.serial(async () => {
       this.wanted = false;
       await this.teardown();
       await this.releaseLease();
     });
+    // a send the network already took is recorded before the process lets go of PostgreSQL
+    await this.sender.settled();
   }
 
   /** Another gateway holds the lease now: drop the socket at once and write nothing, the new holder owns the row. */
@@ -187,8 +217,9 @@ export class SessionRunner {
       throw new DomainError('not_implemented', 'groups can only be created while the session is connected', { status: this.status });
     }
     const group = await conn.createGroup(name, participants);
+    this.groups.remember(group);
     await this.deps.records.saveGroup(this.organizationId, this.sessionId, group);
-    await this.announceGroup(group, 'group.created');
+    await this.announceGroup(group, 'created');
     return toGroupView(group);
   }
 
@@ -200,12 +231,9 @@ export class SessionRunner {
     return { code: await conn.requestPairingCode(phoneNumber) };
   }
 
-  async send(message: OutboundMessage): Promise<SentMessage> {
-    const conn = this.connection;
-    if (!conn || this.status !== 'working') {
-      throw new DomainError('conflict', 'the session is not connected', { status: this.status });
-    }
-    return conn.send(message);
+  /** Sends the session's queued messages (a signal from the API, the sweep); resolves when the drain is done. */
+  drainQueued(): Promise<void> {
+    return this.sender.trigger();
   }
 
   /** Resolves once the session has left `starting` (or after ms), so a start command can answer with a useful status. */
@@ -254,6 +282,7 @@ export class SessionRunner {
         auth: this.auth,
         logger: this.log,
         onEvent: (event) => this.onEngineEvent(gen, event),
+        lookups: this.lookups,
       });
     } catch (err) {
       this.log.warn({ err: String(err) }, 'connect failed');
@@ -300,23 +329,23 @@ export class SessionRunner {
         const { phoneNumber, jid, lid } = event.account;
         await this.setStatus('working', 'connected', { phoneNumber, waJid: jid, waLid: lid, lastConnectedAt: new Date(this.clock()) });
         await this.publish('session.connected', { phoneNumber, waJid: jid, waLid: lid });
+        // what was queued while the session was away goes out now; the drain runs beside the event queue
+        void this.sender.trigger();
         return;
       }
       case 'close':
         this.connection = null;
         await this.onClose(gen, event);
         return;
-      case 'message': {
-        // our own sends echo back on some engines; they are not something the session received
-        if (event.message.fromMe) return;
-        const m = event.message;
-        await this.publish('message.received', { id: m.id, from: m.from, chatJid: m.chatJid, text: m.text, timestamp: m.timestamp });
-        return;
-      }
       case 'group':
+        this.groups.remember(event.group);
         await this.deps.records.saveGroup(this.organizationId, this.sessionId, event.group);
-        await this.announceGroup(event.group, event.action === 'created' ? 'group.created' : 'group.update');
+        await this.announceGroup(event.group, event.action);
         return;
+      default:
+        if (!isInboundEvent(event)) return;
+        if (event.type === 'group-update' || event.type === 'group-participants') this.groups.apply(event);
+        await this.inbound.handle(event, this.connection);
     }
   }
 
@@ -438,12 +467,15 @@ export class SessionRunner {
     }
   }
 
-  private async announceGroup(group: GroupInfo, event: 'group.created' | 'group.update'): Promise<void> {
-    if (event === 'group.created') {
-      if (this.announcedGroups.has(group.groupJid)) return;
-      this.announcedGroups.add(group.groupJid);
+  private async announceGroup(group: GroupInfo, action: 'created' | 'updated'): Promise<void> {
+    if (action === 'updated') {
+      const { subject, description, isAnnounce, isLocked } = group;
+      await this.publish('group.update', { groupJid: group.groupJid, changes: { subject, description, isAnnounce, isLocked } });
+      return;
     }
-    await this.publish(event, toGroupView(group));
+    if (this.announcedGroups.has(group.groupJid)) return;
+    this.announcedGroups.add(group.groupJid);
+    await this.publish('group.created', toGroupView(group));
   }
 
   private publish(event: Parameters<SessionEventSink['publish']>[0]['event'], payload: object): Promise<unknown> {

@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 import pino from 'pino';
-import { DELIVER_JOB } from '@app/contracts';
+import type { AttemptRecord, NewDelivery } from '@app/database';
 import { DispatcherMetrics } from '../metrics';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
-import { PendingEvent } from '../fanout/pending-event';
-import { DeliverySender, HeldAttempt, HOLD_AFTER_MS, Poster, UnwrittenRow } from './delivery-sender';
-import type { AttemptRecord, DeliveryStore, NewDelivery, RowWrite } from './delivery-store';
+import { AttemptStore, DeliverySender, HeldAttempt, HOLD_AFTER_MS, Poster, RetryJobs } from './delivery-sender';
+import type { EventRows } from './event-rows';
+import type { RowClaim } from './first-attempt';
 import type { PostResult } from './webhook-client';
 
 const log = pino({ level: 'silent' });
@@ -48,24 +48,39 @@ class GatedPoster implements Poster {
   }
 }
 
+/** A claimed row the test commits: its outcome attaches until the test marks its statement started. */
+interface FakeHold {
+  delivery: NewDelivery;
+  outcome: AttemptRecord | null;
+  flushing: boolean;
+  commit: (created: boolean) => void;
+}
+
 function fakeStore() {
   const records: AttemptRecord[] = [];
   const renewals: { deliveryId: string; attemptNo: number }[][] = [];
   /** rows written by writeFirst, and holds still waiting for their statement (the test flushes them) */
   const firsts: { delivery: NewDelivery; outcome: AttemptRecord }[] = [];
-  const holds: { write: RowWrite; commit: (created: boolean) => void }[] = [];
-  const store = {
+  const holds: FakeHold[] = [];
+  const mock = {
     flushSoon: jest.fn(),
-    writeFirst: jest.fn(async (delivery: NewDelivery, outcome: AttemptRecord) => {
+    writeFirst: jest.fn(async (delivery: NewDelivery, outcome: AttemptRecord, _event: EventRows) => {
       firsts.push({ delivery, outcome });
       return true;
     }),
-    hold: jest.fn((delivery: NewDelivery, event: PendingEvent) => {
-      const write: RowWrite = { kind: 'row', delivery, event, outcome: null, flushing: false };
+    hold: jest.fn((delivery: NewDelivery, _event: EventRows): RowClaim => {
       let commit!: (created: boolean) => void;
       const created = new Promise<boolean>((r) => (commit = r));
-      holds.push({ write, commit });
-      return { write, created };
+      const hold: FakeHold = { delivery, outcome: null, flushing: false, commit };
+      holds.push(hold);
+      return {
+        attach: (outcome) => {
+          if (hold.flushing) return false;
+          hold.outcome = outcome;
+          return true;
+        },
+        created,
+      };
     }),
     record: jest.fn(async (r: AttemptRecord) => {
       records.push(r);
@@ -75,7 +90,22 @@ function fakeStore() {
       return new Set(items.map((i) => i.deliveryId));
     }),
   };
-  return { store: store as unknown as DeliveryStore, records, renewals, firsts, holds, mock: store };
+  const store: AttemptStore = mock;
+  return { store, records, renewals, firsts, holds, mock };
+}
+
+/** The delivery queue's retry side: records the jobs added. */
+function fakeJobs() {
+  const add = jest.fn(async (_deliveryId: string, _attemptNo: number, _delayMs?: number) => undefined);
+  const queue: RetryJobs = { add };
+  return { queue, add };
+}
+
+/** An event of a fresh fan-out: records how it settles. */
+function fakeEvent(eventId: string) {
+  const settled: boolean[] = [];
+  const event: EventRows = { eventId, completedBy: () => false, written: () => void settled.push(true), fail: () => void settled.push(false) };
+  return { event, settled };
 }
 
 const flush = () => new Promise((r) => setImmediate(r));
@@ -84,7 +114,7 @@ describe('DeliverySender', () => {
   it('keeps at most `concurrency` POSTs in flight across everything handed to it', async () => {
     const poster = new GatedPoster();
     const { store, records } = fakeStore();
-    const sender = new DeliverySender({ concurrency: 2, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log);
+    const sender = new DeliverySender({ concurrency: 2, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
     sender.sendAll([attempt(1), attempt(2), attempt(3), attempt(4), attempt(5)]);
     await flush();
     expect(poster.calls).toHaveLength(2);
@@ -105,7 +135,7 @@ describe('DeliverySender', () => {
   it('signs the shared body per webhook secret and sends it unchanged', async () => {
     const poster = new GatedPoster();
     const { store } = fakeStore();
-    const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log);
+    const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
     const body = Buffer.from('{"id":"evt_1"}');
     sender.sendAll([
       attempt(1, { body, eventId: 'evt_1' }),
@@ -127,21 +157,23 @@ describe('DeliverySender', () => {
     mock.record.mockImplementation(async (r: AttemptRecord) => {
       order.push(`record ${r.deliveryId} ${r.status}`);
     });
-    const queue = { add: jest.fn(async (_name: string, data: { deliveryId: string }) => void order.push(`job ${data.deliveryId}`)) };
-    const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, queue as never, poster, metrics, log, () => 1_000_000);
+    const { queue, add } = fakeJobs();
+    add.mockImplementation(async (deliveryId: string) => void order.push(`job ${deliveryId}`));
+    const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, queue, poster, metrics, log, () => 1_000_000);
     sender.sendAll([attempt(1), attempt(2, { attemptNo: 3 })]);
     await flush();
     poster.calls.forEach((c) => c.answer(failed));
     await sender.idle();
     expect(order).toEqual(['record dlv_1 pending', 'record dlv_2 dead', 'job dlv_1']);
     expect(mock.record.mock.calls[0][0]).toMatchObject({ attemptNo: 1, statusCode: 500, nextAttemptAt: 1_005_000, snippet: 'boom' });
-    expect(queue.add).toHaveBeenCalledWith(DELIVER_JOB, { deliveryId: 'dlv_1', attemptNo: 2 }, { jobId: 'dlv_1-2', delay: 5000 });
+    // the job of attempt 2, after the policy's 5 s (its id, dlv_1-2, is the DeliveryQueue's)
+    expect(add).toHaveBeenCalledWith('dlv_1', 2, 5000);
   });
 
   it('holds the fan-out back until the attempts in hand drop below the limit', async () => {
     const poster = new GatedPoster();
     const { store } = fakeStore();
-    const sender = new DeliverySender({ concurrency: 8, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log);
+    const sender = new DeliverySender({ concurrency: 8, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
     sender.sendAll([attempt(1), attempt(2), attempt(3)]);
     await flush();
     let room = false;
@@ -160,7 +192,7 @@ describe('DeliverySender', () => {
     const poster = new GatedPoster();
     const { store, renewals } = fakeStore();
     let now = 1_000_000;
-    const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log, () => now);
+    const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log, () => now);
     sender.sendAll([attempt(1, { leaseUntil: now + 3000 }), attempt(2, { leaseUntil: now + 3000 })]);
     await flush();
     await sender.renewLeases();
@@ -181,7 +213,7 @@ describe('DeliverySender', () => {
     const poster = new GatedPoster();
     const { store, mock } = fakeStore();
     mock.record.mockRejectedValue(new Error('db down'));
-    const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log);
+    const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
     const sent = sender.send(attempt(1));
     await flush();
     poster.calls[0].answer(ok);
@@ -190,13 +222,13 @@ describe('DeliverySender', () => {
   });
 
   describe('first attempts of a fresh fan-out (no row yet)', () => {
-    const fresh = (n: number, event = new PendingEvent(`evt_${n}`, 1, () => undefined)): HeldAttempt =>
-      attempt(n, { leaseUntil: Number.POSITIVE_INFINITY, row: { event, organizationId: 'org_1', eventType: 'message.received', state: 'unwritten' } });
+    const fresh = (n: number, event = fakeEvent(`evt_${n}`).event): HeldAttempt =>
+      attempt(n, { leaseUntil: Number.POSITIVE_INFINITY, fresh: { event, organizationId: 'org_1', eventType: 'message.received' } });
 
     it('writes the row once, after the POST, in its final state with its attempt', async () => {
       const poster = new GatedPoster();
       const { store, firsts, mock } = fakeStore();
-      const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log);
+      const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
       sender.sendAll([fresh(1)]);
       await flush();
       expect(mock.writeFirst).not.toHaveBeenCalled();
@@ -219,8 +251,9 @@ describe('DeliverySender', () => {
         order.push(`write ${d.deliveryId} ${o.status}`);
         return d.deliveryId === 'dlv_1';
       });
-      const queue = { add: jest.fn(async (_name: string, data: { deliveryId: string }) => void order.push(`job ${data.deliveryId}`)) };
-      const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, queue as never, poster, metrics, log, () => 1_000_000);
+      const { queue, add } = fakeJobs();
+      add.mockImplementation(async (deliveryId: string) => void order.push(`job ${deliveryId}`));
+      const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, queue, poster, metrics, log, () => 1_000_000);
       sender.sendAll([fresh(1), fresh(2)]);
       await flush();
       poster.calls.forEach((c) => c.answer(failed));
@@ -233,26 +266,26 @@ describe('DeliverySender', () => {
       const poster = new GatedPoster();
       const { store, holds, mock } = fakeStore();
       let now = 1_000_000;
-      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log, () => now);
+      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log, () => now);
       sender.sendAll([fresh(1), fresh(2)]);
       await flush();
       sender.holdSlowRows();
       expect(holds).toHaveLength(0);
       now += HOLD_AFTER_MS + 1;
       sender.holdSlowRows();
-      expect(holds.map((h) => h.write.delivery.deliveryId)).toEqual(['dlv_1', 'dlv_2']);
+      expect(holds.map((h) => h.delivery.deliveryId)).toEqual(['dlv_1', 'dlv_2']);
       poster.calls[0].answer(ok);
       await flush();
       // not flushed yet: the claim becomes the final row, no separate record
-      expect(holds[0].write.outcome).toMatchObject({ status: 'delivered' });
+      expect(holds[0].outcome).toMatchObject({ status: 'delivered' });
       holds[0].commit(true);
       // dlv_2's claim is flushed and committed before its POST ends: an ordinary leased attempt
-      holds[1].write.flushing = true;
+      holds[1].flushing = true;
       holds[1].commit(true);
       await flush();
       poster.calls[1].answer(ok);
       await sender.idle();
-      expect(holds[1].write.outcome).toBeNull();
+      expect(holds[1].outcome).toBeNull();
       expect(mock.record).toHaveBeenCalledTimes(1);
       expect(mock.record.mock.calls[0][0]).toMatchObject({ deliveryId: 'dlv_2', status: 'delivered' });
       expect(mock.writeFirst).not.toHaveBeenCalled();
@@ -262,15 +295,15 @@ describe('DeliverySender', () => {
       const poster = new GatedPoster();
       const { store, holds, mock } = fakeStore();
       let now = 1_000_000;
-      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, poster, metrics, log, () => now);
+      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log, () => now);
       sender.sendAll([fresh(1), fresh(2)]);
       await flush();
       now += HOLD_AFTER_MS + 1;
       sender.holdSlowRows();
-      holds[1].write.flushing = true;
+      holds[1].flushing = true;
       holds[1].commit(false);
       await flush();
-      expect((sender as unknown as { held: Set<HeldAttempt> }).held.size).toBe(2);
+      expect(sender.backlog).toBe(2);
       poster.calls[0].answer(ok);
       holds[0].commit(true);
       await sender.idle();
@@ -280,13 +313,13 @@ describe('DeliverySender', () => {
 
     it('fails the event of a row never handed to the writer, so it is not marked fanned out without it', async () => {
       const failing: Poster = { post: () => Promise.reject(new Error('bug')) };
-      const { store } = fakeStore();
-      const settled: boolean[] = [];
-      const event = new PendingEvent('evt_1', 1, (ok) => settled.push(ok));
-      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, { add: jest.fn() }, failing, metrics, log);
-      const a = fresh(1, event);
-      await expect(sender.send(a)).rejects.toThrow('bug');
-      expect((a.row as UnwrittenRow).state).toBe('unwritten');
+      const { store, mock } = fakeStore();
+      const { event, settled } = fakeEvent('evt_1');
+      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, failing, metrics, log);
+      await expect(sender.send(fresh(1, event))).rejects.toThrow('bug');
+      // never handed to the writer
+      expect(mock.writeFirst).not.toHaveBeenCalled();
+      expect(mock.hold).not.toHaveBeenCalled();
       expect(settled).toEqual([false]);
     });
   });

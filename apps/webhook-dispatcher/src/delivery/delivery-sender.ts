@@ -1,34 +1,26 @@
-import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { DELIVER_JOB, DeliverJobData, deliveryJobId } from '@app/contracts';
+import type { AttemptRecord, AttemptRef } from '@app/database';
 import type { DispatcherMetrics } from '../metrics';
-import type { PendingEvent } from '../fanout/pending-event';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { deliveryHeaders } from './delivery-request';
-import type { AttemptRecord, DeliveryStore, RowWrite } from './delivery-store';
+import type { EventRows } from './event-rows';
+import { FirstAttempt, FirstRowWriter } from './first-attempt';
 import { nextStep } from './retry-schedule';
 import type { PostResult } from './webhook-client';
 
 /** A first attempt is kept unwritten at most this long; past it, its row is claimed (with a lease) before the outcome. */
 export const HOLD_AFTER_MS = 1000;
 
-/**
- * The row of a fresh fan-out's first attempt, not written yet: `unwritten` until the outcome is known
- * (then `writing`, in its final state) or until the attempt has waited HOLD_AFTER_MS (then `holding` →
- * `held`, a claimed row under a lease, like any other attempt). `lost`: a row for the pair was there
- * already (someone else's record) or could not be written; the attempt is not made, or its outcome not recorded.
- */
-export interface UnwrittenRow {
-  event: PendingEvent;
+/** The row a fresh fan-out's first attempt will write (nothing is written before its outcome, or its hold). */
+export interface FreshRow {
+  event: EventRows;
   organizationId: string;
   eventType: string;
-  state: 'unwritten' | 'writing' | 'holding' | 'held' | 'lost';
-  hold?: { write: RowWrite; created: Promise<boolean> };
 }
 
 /**
  * An attempt this dispatcher holds: its delivery row is `delivering` with attempts = attemptNo under
- * a lease, or (a fresh fan-out's first attempt, `row` set) not written yet.
+ * a lease, or (a fresh fan-out's first attempt, `fresh` set) not written yet.
  */
 export interface HeldAttempt {
   deliveryId: string;
@@ -43,9 +35,20 @@ export interface HeldAttempt {
   body: Buffer;
   /** our clock's conservative view of the lease's end (taken before the statement that set it); Infinity while unwritten */
   leaseUntil: number;
-  row?: UnwrittenRow;
-  /** when the sender took it */
-  heldSince?: number;
+  fresh?: FreshRow;
+}
+
+/** What the sender needs of the delivery record (the store's batched writer). */
+export interface AttemptStore extends FirstRowWriter {
+  record(outcome: AttemptRecord): Promise<void>;
+  renewLeases(items: AttemptRef[]): Promise<Set<string>>;
+  /** no attempt is in flight: write what waits now */
+  flushSoon(): void;
+}
+
+/** The delivery queue's side the sender uses: the job of a retry. */
+export interface RetryJobs {
+  add(deliveryId: string, attemptNo: number, delayMs?: number): Promise<void>;
 }
 
 export interface Poster {
@@ -69,7 +72,8 @@ export interface DeliverySenderOptions {
 export class DeliverySender {
   private active = 0;
   private readonly slots: (() => void)[] = [];
-  private readonly held = new Set<HeldAttempt>();
+  /** each held attempt, with the owner of its row when it is a fresh first attempt */
+  private readonly held = new Map<HeldAttempt, { since: number; first: FirstAttempt | null }>();
   private readonly roomWaiters: (() => void)[] = [];
   private readonly idleWaiters: (() => void)[] = [];
   private renewTimer: NodeJS.Timeout | null = null;
@@ -77,8 +81,8 @@ export class DeliverySender {
 
   constructor(
     private readonly options: DeliverySenderOptions,
-    private readonly store: DeliveryStore,
-    private readonly queue: Pick<Queue<DeliverJobData>, 'add'>,
+    private readonly store: AttemptStore,
+    private readonly queue: RetryJobs,
     private readonly client: Poster,
     private readonly metrics: DispatcherMetrics,
     private readonly log: Logger,
@@ -138,11 +142,11 @@ export class DeliverySender {
 
   /** Makes one attempt and records it; rejects when the outcome could not be written. */
   async send(attempt: HeldAttempt): Promise<void> {
-    attempt.heldSince = this.clock();
-    this.held.add(attempt);
+    const first = attempt.fresh ? this.firstAttempt(attempt, attempt.fresh) : null;
+    this.held.set(attempt, { since: this.clock(), first });
     try {
       await this.acquire();
-      if (attempt.row?.state === 'lost') {
+      if (first?.state.kind === 'lost') {
         // its row belongs to someone else (or could not be claimed): that record decides
         this.release();
         return;
@@ -162,16 +166,15 @@ export class DeliverySender {
       } finally {
         this.release();
       }
-      await this.finish(attempt, result, startedAt);
+      await this.finish(attempt, first, result, startedAt);
     } finally {
-      // a row never handed to the writer: its event must not be marked fanned out without it
-      if (attempt.row?.state === 'unwritten') attempt.row.event.fail();
+      first?.giveUp();
       this.held.delete(attempt);
       this.wakeWaiters();
     }
   }
 
-  private async finish(attempt: HeldAttempt, result: PostResult, startedAt: number): Promise<void> {
+  private async finish(attempt: HeldAttempt, first: FirstAttempt | null, result: PostResult, startedAt: number): Promise<void> {
     const { deliveryId, attemptNo, webhook } = attempt;
     const finishedAt = this.clock();
     const step = nextStep(webhook.retryPolicy, attemptNo - attempt.attemptBase, result, finishedAt);
@@ -186,19 +189,13 @@ export class DeliverySender {
       startedAt,
       nextAttemptAt: step.kind === 'retry' ? finishedAt + step.delayMs : null,
     };
-    if (attempt.row) {
-      // a duplicate POST of someone else's delivery: the receiver dedupes it by request id
-      if (!(await this.writeFresh(attempt, attempt.row, outcome))) return;
-    } else {
-      await this.store.record(outcome);
-    }
+    const written = first ? await first.complete(outcome) : 'held';
+    // lost: a duplicate POST of someone else's delivery; the receiver dedupes it by request id
+    if (written === 'lost') return;
+    if (written === 'held') await this.store.record(outcome);
     if (step.kind === 'retry') {
       // next_attempt_at is committed: if this add is lost, the reconciler enqueues the due delivery
-      await this.queue.add(
-        DELIVER_JOB,
-        { deliveryId, attemptNo: attemptNo + 1 },
-        { jobId: deliveryJobId(deliveryId, attemptNo + 1), delay: step.delayMs },
-      );
+      await this.queue.add(deliveryId, attemptNo + 1, step.delayMs);
     }
     this.metrics.attemptSeconds.observe({ result: step.kind === 'delivered' ? 'success' : 'failure' }, result.durationMs / 1000);
     if (result.refused) this.metrics.outcomes.inc({ outcome: 'refused' });
@@ -210,30 +207,13 @@ export class DeliverySender {
     }
   }
 
-  /** Writes a fresh attempt's outcome; false when the row is not ours to record. */
-  private async writeFresh(attempt: HeldAttempt, row: UnwrittenRow, outcome: AttemptRecord): Promise<boolean> {
-    if (row.state === 'unwritten') {
-      row.state = 'writing';
-      const created = await this.store.writeFirst(this.newDelivery(attempt, row), outcome, row.event);
-      if (created) this.metrics.fannedOut.inc();
-      return created;
-    }
-    if (row.state === 'holding' && row.hold && !row.hold.write.flushing) {
-      // the claim is not written yet: write the row in its final state instead
-      row.hold.write.outcome = outcome;
-      row.state = 'writing';
-      const created = await row.hold.created;
-      if (created) this.metrics.fannedOut.inc();
-      return created;
-    }
-    if (row.state === 'holding') await row.hold?.created.catch(() => false);
-    if (row.state !== 'held') return false;
-    await this.store.record(outcome);
-    return true;
-  }
-
-  private newDelivery(attempt: HeldAttempt, row: UnwrittenRow) {
-    return { deliveryId: attempt.deliveryId, webhookId: attempt.webhook.id, eventId: attempt.eventId, organizationId: row.organizationId, eventType: row.eventType };
+  private firstAttempt(attempt: HeldAttempt, fresh: FreshRow): FirstAttempt {
+    return new FirstAttempt(
+      { deliveryId: attempt.deliveryId, webhookId: attempt.webhook.id, eventId: attempt.eventId, organizationId: fresh.organizationId, eventType: fresh.eventType },
+      fresh.event,
+      this.store,
+      () => this.metrics.fannedOut.inc(),
+    );
   }
 
   /**
@@ -243,25 +223,14 @@ export class DeliverySender {
    */
   holdSlowRows(): void {
     const before = this.clock() - HOLD_AFTER_MS;
-    for (const attempt of this.held) {
-      const row = attempt.row;
-      if (!row || row.state !== 'unwritten' || (attempt.heldSince ?? 0) > before) continue;
-      row.state = 'holding';
+    for (const [attempt, { since, first }] of this.held) {
+      if (!first || first.state.kind !== 'unwritten' || since > before) continue;
       const sentAt = this.clock();
-      row.hold = this.store.hold(this.newDelivery(attempt, row), row.event);
-      row.hold.created.then(
-        (created) => {
-          if (row.state !== 'holding') return;
-          row.state = created ? 'held' : 'lost';
-          if (created) {
-            attempt.leaseUntil = sentAt + this.options.leaseMs;
-            this.metrics.fannedOut.inc();
-          }
+      first.hold().then(
+        (held) => {
+          if (held) attempt.leaseUntil = sentAt + this.options.leaseMs;
         },
-        (err) => {
-          if (row.state === 'holding') row.state = 'lost';
-          this.log.error({ err, deliveryId: attempt.deliveryId }, 'delivery row not claimed; its event is redone by a takeover');
-        },
+        (err) => this.log.error({ err, deliveryId: attempt.deliveryId }, 'delivery row not claimed; its event is redone by a takeover'),
       );
     }
   }
@@ -301,7 +270,7 @@ export class DeliverySender {
   async renewLeases(): Promise<void> {
     if (this.renewing || this.held.size === 0) return;
     const threshold = this.clock() + this.options.timeoutMs + (this.options.leaseMs - this.options.timeoutMs) / 2;
-    const due = [...this.held].filter((a) => a.leaseUntil < threshold);
+    const due = [...this.held.keys()].filter((a) => a.leaseUntil < threshold);
     if (due.length === 0) return;
     this.renewing = true;
     try {

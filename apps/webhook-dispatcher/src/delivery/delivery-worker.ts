@@ -1,15 +1,17 @@
 import { DelayedError, Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DELIVERY_QUEUE, DeliverJobData } from '@app/contracts';
+import type { DeliverJobData } from '@app/contracts';
+import type { DeliveryQueue } from '@app/events';
 import type { WebhookDirectory } from '../webhooks/webhook-directory';
 import { envelopeBody } from './delivery-request';
 import type { DeliverySender } from './delivery-sender';
 import type { DeliveryStore } from './delivery-store';
 
 export interface DeliveryWorkerOptions {
+  queue: Pick<DeliveryQueue, 'worker'>;
+  /** a blocking connection of its own */
   connection: Redis;
-  bullPrefix: string;
   concurrency: number;
   lockMs: number;
 }
@@ -23,18 +25,17 @@ export class DeliveryWorker {
   private worker: Worker<DeliverJobData> | null = null;
 
   constructor(
-    private readonly store: DeliveryStore,
-    private readonly directory: WebhookDirectory,
-    private readonly sender: DeliverySender,
+    private readonly store: Pick<DeliveryStore, 'claim' | 'abandon'>,
+    private readonly directory: Pick<WebhookDirectory, 'get'>,
+    private readonly sender: Pick<DeliverySender, 'send'>,
     private readonly leaseMs: number,
     private readonly log: Logger,
     private readonly clock: () => number = Date.now,
   ) {}
 
   start(options: DeliveryWorkerOptions): void {
-    this.worker = new Worker<DeliverJobData>(DELIVERY_QUEUE, (job, token) => this.attempt(job, token), {
+    this.worker = options.queue.worker((job, token) => this.attempt(job, token), {
       connection: options.connection,
-      prefix: options.bullPrefix,
       concurrency: options.concurrency,
       lockDuration: options.lockMs,
       stalledInterval: Math.max(1000, Math.floor(options.lockMs / 2)),

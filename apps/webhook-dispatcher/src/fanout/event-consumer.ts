@@ -1,11 +1,13 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DISPATCHER_CONSUMER_GROUP, EVENT_STREAM, EventEnvelope } from '@app/contracts';
+import type { EventEnvelope } from '@app/contracts';
+import { EventStream, StreamEntry } from '@app/events';
 import type { EventFanout } from './event-fanout';
+import type { EventTracker } from './event-tracker';
 
-type StreamEntry = [id: string, fields: string[]];
+/** The stream side the consumer reads: the dispatchers' group (EventStream). */
+export type GroupReader = Pick<EventStream, 'ensureGroup' | 'readGroup' | 'claimIdle' | 'ack'>;
 
 /** Stream entries read (and fanned out in one statement) at a time. */
 export const READ_COUNT = 500;
@@ -27,34 +29,29 @@ export const FRESH_ENTRY_MS = 3000;
  * entries are never lost: they stay pending, and the outbox row stays un-fanned-out for the reconciler.
  */
 export class EventConsumer {
-  private readonly streamKey: string;
   private readonly consumer = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   private running = false;
   private loop: Promise<void> | null = null;
   private lastClaimAt = 0;
-  private readonly acks = new Set<Promise<void>>();
 
   constructor(
-    /** dedicated connection: XREADGROUP BLOCK holds it */
-    private readonly redis: Redis,
-    keyPrefix: string,
+    /** on a dedicated connection: XREADGROUP BLOCK holds it */
+    private readonly stream: GroupReader,
     private readonly fanout: Pick<EventFanout, 'fanOut' | 'fanOutFresh'>,
+    /** owns the fresh events' completion and acknowledgement */
+    private readonly tracker: Pick<EventTracker, 'track'>,
     private readonly log: Logger,
     /** resolves when the attempts of earlier batches leave room for another batch */
     private readonly room: () => Promise<void> = () => Promise.resolve(),
-    /** for acknowledgements made while the reading connection blocks */
-    private readonly acker: Redis = redis,
     /** idle time after which another consumer's pending entry is taken over: longer than a lease */
     private readonly claimIdleMs = 15_000,
     private readonly clock: () => number = Date.now,
-  ) {
-    this.streamKey = `${keyPrefix}:${EVENT_STREAM}`;
-  }
+  ) {}
 
   async start(): Promise<void> {
     // '$' on first creation: events published before any dispatcher existed are in the outbox,
     // and the reconciler fans them out
-    await this.ensureGroup('$');
+    await this.stream.ensureGroup('$');
     this.running = true;
     this.loop = this.run();
   }
@@ -64,19 +61,6 @@ export class EventConsumer {
     await this.loop;
   }
 
-  /** Waits for the acknowledgements of fresh entries (call once the sender is idle). */
-  async drain(): Promise<void> {
-    while (this.acks.size) await Promise.allSettled([...this.acks]);
-  }
-
-  private async ensureGroup(startId: string): Promise<void> {
-    try {
-      await this.redis.xgroup('CREATE', this.streamKey, DISPATCHER_CONSUMER_GROUP, startId, 'MKSTREAM');
-    } catch (err) {
-      if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
-    }
-  }
-
   private async run(): Promise<void> {
     while (this.running) {
       try {
@@ -84,17 +68,12 @@ export class EventConsumer {
         await this.room();
         if (!this.running) break;
         if (Date.now() - this.lastClaimAt > CLAIM_EVERY_MS) await this.claimAbandoned();
-        const res = (await this.redis.xreadgroup(
-          'GROUP', DISPATCHER_CONSUMER_GROUP, this.consumer,
-          'COUNT', READ_COUNT, 'BLOCK', BLOCK_MS,
-          'STREAMS', this.streamKey, '>',
-        )) as [string, StreamEntry[]][] | null;
-        if (res) for (const [, entries] of res) await this.handle(entries, false);
+        await this.handle(await this.stream.readGroup(this.consumer, READ_COUNT, BLOCK_MS), false);
       } catch (err) {
-        if (String((err as Error).message).includes('NOGROUP')) {
+        if (EventStream.isMissingGroup(err)) {
           // the stream (or all of Redis) was lost: start over on whatever the stream holds now
           this.log.warn('event stream consumer group missing; recreating it');
-          await this.ensureGroup('0').catch(() => undefined);
+          await this.stream.ensureGroup('0').catch(() => undefined);
           continue;
         }
         if (!this.running) break;
@@ -108,12 +87,10 @@ export class EventConsumer {
     this.lastClaimAt = Date.now();
     let cursor = '0-0';
     do {
-      const [next, entries] = (await this.redis.xautoclaim(
-        this.streamKey, DISPATCHER_CONSUMER_GROUP, this.consumer, this.claimIdleMs, cursor, 'COUNT', READ_COUNT,
-      )) as [string, StreamEntry[], ...unknown[]];
+      const { next, entries } = await this.stream.claimIdle(this.consumer, this.claimIdleMs, cursor, READ_COUNT);
       if (entries.length) {
         this.log.info({ count: entries.length }, 'took over event entries left pending by another dispatcher');
-        await this.handle(entries.filter((e) => e && e[1]), true);
+        await this.handle(entries, true);
       }
       cursor = next;
     } while (cursor !== '0-0' && this.running);
@@ -125,23 +102,15 @@ export class EventConsumer {
       this.log.error({ entryId: id }, 'unreadable stream entry skipped (the outbox still has the event)'),
     );
     if (fresh.size) {
-      const { written } = await this.fanout.fanOutFresh([...fresh.values()].map((f) => f.envelope));
-      const ack = written
-        .then(async (ids) => {
-          const entryIds = ids.flatMap((id) => fresh.get(id)!.entryIds);
-          if (entryIds.length) await this.acker.xack(this.streamKey, DISPATCHER_CONSUMER_GROUP, ...entryIds);
-        })
-        // unacknowledged, the entries are taken over later; their written rows make that a no-op
-        .catch((err) => this.log.warn({ reason: (err as Error).message }, 'event stream acknowledgement failed'))
-        .finally(() => this.acks.delete(ack));
-      this.acks.add(ack);
+      const entryIds = new Map([...fresh].map(([id, f]) => [id, f.entryIds]));
+      await this.fanout.fanOutFresh([...fresh.values()].map((f) => f.envelope), (rows) => this.tracker.track(entryIds, rows));
     }
     if (claimed.size) {
       // acknowledged once the delivery rows are committed: from here the rows are the record
       await this.fanout.fanOut([...claimed.values()].map((c) => c.envelope));
       for (const c of claimed.values()) ackNow.push(...c.entryIds);
     }
-    if (ackNow.length) await this.redis.xack(this.streamKey, DISPATCHER_CONSUMER_GROUP, ...ackNow);
+    await this.stream.ack(ackNow);
   }
 }
 
@@ -168,7 +137,7 @@ export function sortEntries(
   for (const [entryId, fields] of entries) {
     let envelope: EventEnvelope;
     try {
-      envelope = JSON.parse(fields[fields.indexOf('envelope') + 1]) as EventEnvelope;
+      envelope = JSON.parse(EventStream.envelopeOf(fields)!) as EventEnvelope;
       if (!envelope || typeof envelope.id !== 'string') throw new Error('no event id');
     } catch {
       onUnreadable(entryId);

@@ -1,9 +1,11 @@
+import pino from 'pino';
 import type { EventEnvelope } from '@app/contracts';
 import { envelopeBody } from '../delivery/delivery-request';
+import type { HeldAttempt } from '../delivery/delivery-sender';
+import type { EventRows } from '../delivery/event-rows';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { EventFanout, firstAttempts, planDeliveries } from './event-fanout';
-import type { HeldAttempt } from '../delivery/delivery-sender';
-import type { PendingEvent } from './pending-event';
+import { EventTracker } from './event-tracker';
 
 const hook = (id: string): WebhookTarget => ({
   id,
@@ -56,23 +58,28 @@ describe('firstAttempts', () => {
 });
 
 describe('EventFanout.fanOutFresh', () => {
-  it('hands every attempt over unwritten, marks events without webhooks, and reports the events whose rows all landed', async () => {
+  it('hands every attempt over unwritten, marks events without webhooks, and acknowledges the events whose rows all landed', async () => {
     const sent: HeldAttempt[] = [];
-    const marked: PendingEvent[] = [];
+    const marked: EventRows[] = [];
+    const acked: string[] = [];
     const directory = { match: (e: EventEnvelope) => (e.id === 'evt_none' ? [] : [hook('whk_1'), hook('whk_2')]), settled: async () => undefined };
-    const db = { query: jest.fn() };
-    const fanout = new EventFanout(db as never, directory, { sendAll: (a) => sent.push(...a) }, 5000, {
+    const deliveries = { insertClaimed: jest.fn(async () => [] as string[]) };
+    const tracker = new EventTracker({ ack: async (ids) => void acked.push(...ids) }, pino({ level: 'silent' }));
+    const fanout = new EventFanout(deliveries, directory, { sendAll: (a) => sent.push(...a) }, 5000, {
       markFannedOut: async (e) => void marked.push(e),
     });
-    const { written } = await fanout.fanOutFresh([envelope('evt_a'), envelope('evt_none'), envelope('evt_b')]);
-    expect(db.query).not.toHaveBeenCalled();
+    const entryIds = new Map([['evt_a', ['1-0']], ['evt_none', ['2-0']], ['evt_b', ['3-0']]]);
+    await fanout.fanOutFresh([envelope('evt_a'), envelope('evt_none'), envelope('evt_b')], (rows) => tracker.track(entryIds, rows));
+    expect(deliveries.insertClaimed).not.toHaveBeenCalled();
     expect(sent).toHaveLength(4);
-    expect(sent.every((a) => a.row?.state === 'unwritten' && a.leaseUntil === Number.POSITIVE_INFINITY)).toBe(true);
+    expect(sent.every((a) => a.fresh !== undefined && a.leaseUntil === Number.POSITIVE_INFINITY)).toBe(true);
     expect(marked.map((e) => e.eventId)).toEqual(['evt_none']);
     marked[0].written(0);
-    const rowsOf = (id: string) => sent.filter((a) => a.eventId === id).map((a) => a.row!.event);
+    const rowsOf = (id: string) => sent.filter((a) => a.eventId === id).map((a) => a.fresh!.event);
     rowsOf('evt_a')[0].written(2);
     rowsOf('evt_b')[0].fail();
-    expect((await written).sort()).toEqual(['evt_a', 'evt_none']);
+    await tracker.drain();
+    // the entries of evt_a and evt_none; evt_b's stays pending for a takeover
+    expect(acked.sort()).toEqual(['1-0', '2-0']);
   });
 });

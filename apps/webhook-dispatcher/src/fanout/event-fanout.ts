@@ -1,11 +1,9 @@
-import type { DataSource } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
-import { newId } from '@app/database';
+import { DeliveriesRepository, newId } from '@app/database';
 import { envelopeBody } from '../delivery/delivery-request';
 import type { HeldAttempt } from '../delivery/delivery-sender';
-import { insertSkippingMissing } from '../delivery/delivery-store';
+import type { EventRows } from '../delivery/event-rows';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
-import { PendingEvent } from './pending-event';
 
 export interface PlannedDelivery {
   id: string;
@@ -26,8 +24,11 @@ export interface AttemptSink {
 
 export interface FanoutMarks {
   /** marks an event that matched no webhook fanned out */
-  markFannedOut(event: PendingEvent): Promise<void>;
+  markFannedOut(event: EventRows): Promise<void>;
 }
+
+/** Starts tracking a fresh batch's events, given how many rows each waits for (the EventTracker). */
+export type TrackEvents = (rowsPerEvent: ReadonlyMap<string, number>) => ReadonlyMap<string, EventRows>;
 
 /**
  * One delivery per (matching webhook, event), in an order every replica shares: two fan-outs of the
@@ -52,7 +53,7 @@ export function firstAttempts(
   planned: PlannedDelivery[],
   createdIds: Iterable<string> | null,
   leaseUntil: number,
-  events?: Map<string, PendingEvent>,
+  events?: ReadonlyMap<string, EventRows>,
 ): HeldAttempt[] {
   const created = createdIds ? new Set(createdIds) : null;
   const bodies = new Map<string, Buffer>();
@@ -70,7 +71,7 @@ export function firstAttempts(
       eventTimestamp: p.envelope.timestamp,
       body,
       leaseUntil,
-      row: events ? { event: events.get(p.envelope.id)!, organizationId: p.envelope.organizationId, eventType: p.envelope.event, state: 'unwritten' } : undefined,
+      fresh: events ? { event: events.get(p.envelope.id)!, organizationId: p.envelope.organizationId, eventType: p.envelope.event } : undefined,
     });
   }
   return attempts;
@@ -91,7 +92,7 @@ export function firstAttempts(
  */
 export class EventFanout {
   constructor(
-    private readonly db: DataSource,
+    private readonly deliveries: Pick<DeliveriesRepository, 'insertClaimed'>,
     private readonly directory: FanoutDeps,
     private readonly sender: AttemptSink,
     private readonly leaseMs: number,
@@ -101,32 +102,20 @@ export class EventFanout {
   ) {}
 
   /**
-   * Hands the events' first attempts to the sender without writing anything; resolves with the ids
-   * of the events whose rows are all committed and which are marked fanned out (the others failed to
-   * be written: they stay for a takeover).
+   * Hands the events' first attempts to the sender without writing anything; `track` (the tracker)
+   * learns how many rows each event waits for, and owns what follows their writes.
    */
-  async fanOutFresh(envelopes: EventEnvelope[]): Promise<{ written: Promise<string[]> }> {
-    if (envelopes.length === 0) return { written: Promise.resolve([]) };
+  async fanOutFresh(envelopes: EventEnvelope[], track: TrackEvents): Promise<void> {
+    if (envelopes.length === 0) return;
     await this.directory.settled();
     const planned = planDeliveries(envelopes, this.directory);
-    const perEvent = new Map<string, number>();
-    for (const p of planned) perEvent.set(p.envelope.id, (perEvent.get(p.envelope.id) ?? 0) + 1);
-    const ok: string[] = [];
-    let open = envelopes.length;
-    let done!: (ids: string[]) => void;
-    const written = new Promise<string[]>((resolve) => (done = resolve));
-    const events = new Map<string, PendingEvent>();
-    for (const e of envelopes) {
-      events.set(e.id, new PendingEvent(e.id, perEvent.get(e.id) ?? 0, (settledOk) => {
-        if (settledOk) ok.push(e.id);
-        if (--open === 0) done(ok);
-      }));
-    }
+    const perEvent = new Map<string, number>(envelopes.map((e) => [e.id, 0]));
+    for (const p of planned) perEvent.set(p.envelope.id, perEvent.get(p.envelope.id)! + 1);
+    const events = track(perEvent);
     this.sender.sendAll(firstAttempts(planned, null, Number.POSITIVE_INFINITY, events));
-    for (const event of events.values()) {
-      if (event.unwritten === 0) void this.marks.markFannedOut(event).catch(() => undefined);
+    for (const [id, n] of perEvent) {
+      if (n === 0) void this.marks.markFannedOut(events.get(id)!).catch(() => undefined);
     }
-    return { written };
   }
 
   /** Resolves once the rows are committed (the record); the attempts carry on in the sender. */
@@ -135,44 +124,15 @@ export class EventFanout {
     await this.directory.settled();
     const planned = planDeliveries(envelopes, this.directory);
     const leaseFrom = this.clock();
-    const created = await this.insertClaimed(planned, envelopes.map((e) => e.id));
+    const created = await this.deliveries.insertClaimed(
+      planned.map((p) => ({ deliveryId: p.id, webhookId: p.webhook.id, eventId: p.envelope.id, organizationId: p.envelope.organizationId, eventType: p.envelope.event })),
+      envelopes.map((e) => e.id),
+      this.leaseMs,
+    );
     if (created.length) {
       this.sender.sendAll(firstAttempts(planned, created, leaseFrom + this.leaseMs));
       this.onCreated(created.length);
     }
     return created.length;
-  }
-
-  private async insertClaimed(planned: PlannedDelivery[], eventIds: string[]): Promise<string[]> {
-    const params = [
-      planned.map((p) => p.id),
-      planned.map((p) => p.webhook.id),
-      planned.map((p) => p.envelope.id),
-      planned.map((p) => p.envelope.organizationId),
-      planned.map((p) => p.envelope.event),
-      this.leaseMs,
-      eventIds,
-    ];
-    return insertSkippingMissing((skipMissing) => this.runInsert(skipMissing, params));
-  }
-
-  private async runInsert(skipMissing: boolean, params: unknown[]): Promise<string[]> {
-    const guard = skipMissing
-      ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = u.webhook_id)`
-      : '';
-    const rows: { id: string }[] = await this.db.query(
-      `WITH ins AS (
-        INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at, leased_until)
-        SELECT u.id, u.webhook_id, u.event_id, u.organization_id, u.event_type, 'delivering', 1, now(),
-               now() + make_interval(secs => $6::float8 / 1000)
-          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, webhook_id, event_id, organization_id, event_type)
-         ${guard}
-        ON CONFLICT (webhook_id, event_id) DO NOTHING
-        RETURNING id),
-      fanned AS (INSERT INTO event_fanouts (event_ids) SELECT $7::text[] WHERE cardinality($7::text[]) > 0)
-      SELECT id FROM ins`,
-      params,
-    );
-    return rows.map((r) => r.id);
   }
 }

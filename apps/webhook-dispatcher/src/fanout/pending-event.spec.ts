@@ -1,4 +1,5 @@
-import { eventsCompletedBy, PendingEvent } from './pending-event';
+import { eventsCompletedBy } from '../delivery/event-rows';
+import { PendingEvent } from './pending-event';
 
 describe('PendingEvent', () => {
   it('settles ok once every row is written, and only once', () => {

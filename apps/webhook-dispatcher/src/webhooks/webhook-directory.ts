@@ -1,32 +1,17 @@
-import type { DataSource } from 'typeorm';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { EventEnvelope, eventSelected, RETRY_POLICY_DEFAULTS, RetryPolicy, WEBHOOK_CHANGED_CHANNEL, WebhookView } from '@app/contracts';
+import { EventEnvelope, eventSelected, RETRY_POLICY_DEFAULTS, WebhookView } from '@app/contracts';
 import type { SecretBox } from '@app/crypto';
+import type { WebhookRoutingRow, WebhooksRepository } from '@app/database';
+import type { WebhookChanges } from '@app/events';
 
 /** What the dispatcher needs of a webhook; the secret is decrypted here and lives only in memory. */
 export interface WebhookTarget extends Omit<WebhookView, 'createdAt' | 'updatedAt'> {
   secret: string | null;
 }
 
-interface WebhookRow {
-  id: string;
-  organization_id: string;
-  url: string;
-  events: string[];
-  session_id: string | null;
-  active: boolean;
-  custom_headers: Record<string, string> | null;
-  retry_policy: Partial<RetryPolicy> | null;
-  secret_encrypted: string | null;
-}
-
-const SELECT = `SELECT id, organization_id, url, events, session_id, active, custom_headers, retry_policy, secret_encrypted FROM webhooks`;
-
 /**
  * In-memory view of every webhook, so matching an event costs no query. Kept fresh by the API's
- * change notifications (`WEBHOOK_CHANGED_CHANNEL`, payload = webhook id) and a periodic full reload
- * as a safety net for a missed notification.
+ * change announcements (WebhookChanges) and a periodic full reload as a safety net for a missed one.
  */
 export class WebhookDirectory {
   private byId = new Map<string, WebhookTarget>();
@@ -35,24 +20,19 @@ export class WebhookDirectory {
   private inflight = new Set<Promise<unknown>>();
 
   constructor(
-    private readonly db: DataSource,
-    private readonly subscriber: Redis,
-    private readonly keyPrefix: string,
+    private readonly webhooks: WebhooksRepository,
+    private readonly changes: WebhookChanges,
     private readonly secrets: SecretBox,
     private readonly log: Logger,
     private readonly refreshMs: number,
   ) {}
 
   async start(): Promise<void> {
-    const channel = `${this.keyPrefix}:${WEBHOOK_CHANGED_CHANNEL}`;
-    this.subscriber.on('message', (ch: string, id: string) => {
-      if (ch === channel) this.track(this.reloadOne(id));
+    await this.changes.subscribe({
+      changed: (id) => this.track(this.reloadOne(id)),
+      missed: () => this.track(this.reloadAll()),
     });
-    await this.subscriber.subscribe(channel);
     await this.reloadAll();
-    // a reconnected subscriber may have missed notifications (attached after the first load, which the
-    // first connection's 'ready' would otherwise repeat)
-    this.subscriber.on('ready', () => this.track(this.reloadAll()));
     this.timer = setInterval(() => this.track(this.reloadAll()), this.refreshMs);
     this.timer.unref();
   }
@@ -92,7 +72,7 @@ export class WebhookDirectory {
   }
 
   private async reloadAll(): Promise<void> {
-    const rows: WebhookRow[] = await this.db.query(SELECT);
+    const rows = await this.webhooks.allRouting();
     const byId = new Map<string, WebhookTarget>();
     for (const row of rows) {
       const target = this.toTarget(row);
@@ -103,8 +83,8 @@ export class WebhookDirectory {
   }
 
   private async reloadOne(id: string): Promise<WebhookTarget | null> {
-    const rows: WebhookRow[] = await this.db.query(`${SELECT} WHERE id = $1`, [id]);
-    const target = rows[0] ? this.toTarget(rows[0]) : null;
+    const row = await this.webhooks.routingById(id);
+    const target = row ? this.toTarget(row) : null;
     if (target) this.byId.set(id, target);
     else this.byId.delete(id);
     this.rebuildIndex();
@@ -121,11 +101,11 @@ export class WebhookDirectory {
     this.byOrg = byOrg;
   }
 
-  private toTarget(row: WebhookRow): WebhookTarget | null {
+  private toTarget(row: WebhookRoutingRow): WebhookTarget | null {
     let secret: string | null = null;
-    if (row.secret_encrypted) {
+    if (row.secretEncrypted) {
       try {
-        secret = this.secrets.decrypt(row.secret_encrypted);
+        secret = this.secrets.decrypt(row.secretEncrypted);
       } catch (err) {
         // unsigned deliveries would mislead the receiver; skip the webhook until its secret is readable
         this.log.error({ webhookId: row.id, reason: (err as Error).message }, 'webhook secret cannot be decrypted; webhook skipped');
@@ -134,13 +114,13 @@ export class WebhookDirectory {
     }
     return {
       id: row.id,
-      organizationId: row.organization_id,
+      organizationId: row.organizationId,
       url: row.url,
       events: row.events ?? [],
-      sessionId: row.session_id,
+      sessionId: row.sessionId,
       active: row.active,
-      customHeaders: row.custom_headers ?? {},
-      retryPolicy: { ...RETRY_POLICY_DEFAULTS, ...(row.retry_policy ?? {}) },
+      customHeaders: row.customHeaders ?? {},
+      retryPolicy: { ...RETRY_POLICY_DEFAULTS, ...(row.retryPolicy ?? {}) },
       secret,
     };
   }

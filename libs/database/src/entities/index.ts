@@ -1,6 +1,4 @@
 import { ApiKey } from './api-key.entity';
-import { Delivery, DeliveryAttempt } from './delivery.entity';
-import { EventRecord } from './event.entity';
 import { Group } from './group.entity';
 import { Organization } from './organization.entity';
 import { SessionAuthKey } from './session-auth-key.entity';
@@ -8,6 +6,6 @@ import { Session } from './session.entity';
 import { User } from './user.entity';
 import { Webhook } from './webhook.entity';
 
-export { ApiKey, Delivery, DeliveryAttempt, EventRecord, Group, Organization, Session, SessionAuthKey, User, Webhook };
+export { ApiKey, Group, Organization, Session, SessionAuthKey, User, Webhook };
 
-export const ENTITIES = [Organization, User, ApiKey, Session, SessionAuthKey, Group, Webhook, EventRecord, Delivery, DeliveryAttempt];
+export const ENTITIES = [Organization, User, ApiKey, Session, SessionAuthKey, Group, Webhook];

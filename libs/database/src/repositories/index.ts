@@ -1,1 +1,39 @@
+import { ApiKeysRepository } from './api-keys.repository';
+import { GroupsRepository } from './groups.repository';
+import { OrganizationsRepository } from './organizations.repository';
+import { SessionAuthKeysRepository } from './session-auth-keys.repository';
+import { SessionsRepository } from './sessions.repository';
+import { UsersRepository } from './users.repository';
+import { WebhooksRepository } from './webhooks.repository';
+import { MessagesRepository } from './messages.repository';
+import { DeliveriesRepository } from './deliveries.repository';
+import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
+import { EventsRepository } from './events.repository';
+
+export * from './keyset-page';
+export * from './deliveries.repository';
+export * from './delivery-attempts.repository';
+export * from './events.repository';
 export * from './messages.repository';
+export * from './api-keys.repository';
+export * from './groups.repository';
+export * from './organizations.repository';
+export * from './session-auth-keys.repository';
+export * from './sessions.repository';
+export * from './users.repository';
+export * from './webhooks.repository';
+
+/** Every repository, for DatabaseModule to provide. */
+export const REPOSITORIES = [
+  OrganizationsRepository,
+  UsersRepository,
+  ApiKeysRepository,
+  SessionsRepository,
+  SessionAuthKeysRepository,
+  GroupsRepository,
+  WebhooksRepository,
+  MessagesRepository,
+  DeliveriesRepository,
+  DeliveryAttemptsRepository,
+  EventsRepository,
+];

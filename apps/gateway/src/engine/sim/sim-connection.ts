@@ -1,16 +1,24 @@
 import {
   DomainError,
   isErrorCode,
+  MessageKeyRef,
+  OutboundContent,
+  OutboundMessage,
+  SentMessage,
   SIM_CLOSE_CODES,
   SIM_DEVICE_PATH,
   SimAccount,
   SimDeviceFrame,
   SimDeviceOp,
   SimDeviceOps,
+  SimInboundMessage,
+  SimNetworkEvent,
   SimNetworkFrame,
+  SimOutboundContent,
+  SimSendArgs,
 } from '@app/contracts';
 import { WebSocket } from 'ws';
-import type { CloseReason, ConnectOptions, EngineConnection, EngineEvent, GroupInfo } from '../engine.interface';
+import type { CloseReason, ConnectOptions, EngineConnection, EngineEvent, GroupInfo, InboundMessage } from '../engine.interface';
 
 export interface SimConnectionOptions {
   simUrl: string;
@@ -103,9 +111,19 @@ export class SimConnection implements EngineConnection {
     return group;
   }
 
-  async sendText(to: string, text: string): Promise<{ waMessageId: string }> {
-    const { messageId } = await this.request('sendText', { to, text });
-    return { waMessageId: messageId };
+  /** The network stores a message once per waMessageId, so a re-send after a crash is acknowledged, not shown twice. */
+  async send(message: OutboundMessage): Promise<SentMessage> {
+    const { waMessageId, timestamp } = await this.request('send', toSendArgs(message));
+    return { waMessageId, timestamp, raw: encodeRaw(message.content) };
+  }
+
+  async sendPresence(chatJid: string, presence: 'composing' | 'paused'): Promise<void> {
+    await this.request('presence', { chatJid, presence });
+  }
+
+  async markRead(keys: MessageKeyRef[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.request('read', { keys: keys.map(({ waMessageId, chatJid, fromMe, participant }) => ({ waMessageId, chatJid, fromMe, participant })) });
   }
 
   /**
@@ -163,12 +181,18 @@ export class SimConnection implements EngineConnection {
       case 'open':
         return this.emit({ type: 'open', account: toAccount(frame.account) });
       case 'message':
-        this.emit({
-          type: 'message',
-          message: { ...frame.message, fromMe: false },
-        });
-        this.sendFrame({ type: 'ack', messageId: frame.message.id });
+      case 'receipt':
+      case 'reaction':
+      case 'poll-vote':
+      case 'presence':
+      case 'call':
+      case 'group-update':
+      case 'group-participants': {
+        const { eventId, ...event } = frame;
+        this.emit(toEngineEvent(event));
+        this.sendFrame({ type: 'ack', eventId });
         return;
+      }
       case 'response': {
         const request = this.pending.get(frame.id);
         if (!request) return;
@@ -238,4 +262,75 @@ export class SimConnection implements EngineConnection {
 
 function toAccount(account: SimAccount): { jid: string; lid: string | null; phoneNumber: string } {
   return { jid: account.jid, lid: account.lid ?? null, phoneNumber: account.phoneNumber };
+}
+
+/** The whole OutboundMessage on the wire; only the bytes change form (base64). */
+export function toSendArgs(message: OutboundMessage): SimSendArgs {
+  return {
+    waMessageId: message.waMessageId,
+    to: message.to,
+    content: toWireContent(message.content),
+    quoted: message.quoted ? { ...message.quoted, raw: message.quoted.raw ? Buffer.from(message.quoted.raw).toString('base64') : null } : null,
+    mentions: message.mentions,
+  };
+}
+
+function toWireContent(content: OutboundContent): SimOutboundContent {
+  switch (content.type) {
+    case 'image':
+    case 'video':
+    case 'document':
+    case 'audio': {
+      const media = { data: content.media.data.toString('base64'), mimetype: content.media.mimetype, filename: content.media.filename };
+      return content.type === 'audio' ? { type: 'audio', media } : { type: content.type, media, caption: content.caption };
+    }
+    default:
+      return content;
+  }
+}
+
+/**
+ * The simulator has no proto encoding; `raw` keeps what a quote or a retry would need of the content, as JSON
+ * (media as its description, not its bytes, so the stored copy stays small).
+ */
+export function encodeRaw(content: OutboundContent): Uint8Array {
+  const described =
+    'media' in content
+      ? { ...content, media: { mimetype: content.media.mimetype, filename: content.media.filename, size: content.media.data.length } }
+      : content;
+  return Buffer.from(JSON.stringify(described), 'utf8');
+}
+
+export function toInboundMessage(m: SimInboundMessage): InboundMessage {
+  return {
+    id: m.id,
+    from: m.from,
+    chatJid: m.chatJid,
+    text: m.text,
+    timestamp: m.timestamp,
+    fromMe: false,
+    type: m.type,
+    media: m.media
+      ? { mimetype: m.media.mimetype, size: m.media.size, filename: m.media.filename, caption: m.media.caption, ref: { engine: 'sim', mediaId: m.media.mediaId } }
+      : null,
+    location: m.location,
+    contact: m.contact,
+    poll: null,
+    quotedWaMessageId: m.quotedWaMessageId,
+    mentions: m.mentions,
+    raw: Buffer.from(JSON.stringify(m), 'utf8'),
+  };
+}
+
+/** One network event as the engine seam names it. */
+export function toEngineEvent(event: SimNetworkEvent): EngineEvent {
+  switch (event.type) {
+    case 'message':
+      return { type: 'message', message: toInboundMessage(event.message) };
+    case 'reaction':
+      // contacts react through the network; the device's own reactions are sends, never echoed back
+      return { ...event, fromMe: false };
+    default:
+      return event;
+  }
 }

@@ -6,7 +6,7 @@ export interface SimEngineOptions {
   simUrl: string;
   /** WebSocket handshake limit; a simulator that does not answer ends in a `transient` close */
   connectTimeoutMs?: number;
-  /** How long createGroup/sendText/requestPairingCode/logout wait for the network's answer */
+  /** How long createGroup/send/sendPresence/markRead/requestPairingCode/logout wait for the network's answer */
   requestTimeoutMs?: number;
 }
 

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 import { REGISTRY_KEYS } from '@app/contracts';
 import type { RedisKeys } from '@app/redis';
-import type { SessionLeases } from '../sessions/session-ports';
 
 /**
  * Extends the lease while this gateway is the holder. A lease that merely expired (a stalled heartbeat, a Redis
@@ -18,8 +17,9 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
  * Session leases in Redis: value = holder gateway id, PX TTL renewed with every heartbeat.
  * Two sockets on one device make WhatsApp drop both, so a runner opens a socket only while it holds the lease;
  * a gateway that dies stops renewing, and the lease frees itself after the TTL.
+ * Everything that reads or writes a `session-lease:<id>` key goes through this class.
  */
-export class RedisSessionLeases implements SessionLeases {
+export class RedisSessionLeases {
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,

@@ -1,5 +1,5 @@
 import { CommandRequest, DomainError } from '@app/contracts';
-import { runCommand } from './command-worker';
+import { runCommand } from './command-bus';
 
 const request = (deadline: number): CommandRequest => ({ name: 'session.start', args: { sessionId: 'ses_1' }, deadline });
 

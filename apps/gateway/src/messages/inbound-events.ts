@@ -1,0 +1,143 @@
+import type { Logger } from 'pino';
+import type { EventType, GroupInfo } from '@app/contracts';
+import { newId, toMessageView } from '@app/database';
+import type { EngineConnection, EngineEvent, InboundMessage } from '../engine/engine.interface';
+import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
+import { isGroupJid, MessageStore } from './message-store';
+import type { OutboundSender } from './outbound-sender';
+
+export type InboundEngineEvent = Extract<
+  EngineEvent,
+  { type: 'message' | 'receipt' | 'reaction' | 'poll-vote' | 'presence' | 'call' | 'group-update' | 'group-participants' }
+>;
+
+const INBOUND_TYPES: ReadonlySet<string> = new Set<InboundEngineEvent['type']>([
+  'message', 'receipt', 'reaction', 'poll-vote', 'presence', 'call', 'group-update', 'group-participants',
+]);
+
+export const isInboundEvent = (e: EngineEvent): e is InboundEngineEvent => INBOUND_TYPES.has(e.type);
+
+export interface InboundEventsDeps {
+  sessionId: string;
+  organizationId: string;
+  store: MessageStore;
+  records: SessionRecords;
+  events: SessionEventSink;
+  sender: Pick<OutboundSender, 'onReceipt'>;
+  logger: Logger;
+  clock?: () => number;
+}
+
+/**
+ * Turns what the network tells a session into the message log and events (CONTRACT 10). Every inbound message is
+ * stored once (unique session + waMessageId): a re-delivery stores nothing and publishes nothing.
+ */
+export class InboundEvents {
+  private readonly clock: () => number;
+
+  constructor(private readonly deps: InboundEventsDeps) {
+    this.clock = deps.clock ?? Date.now;
+  }
+
+  /** `conn` is the connection the event came from (read receipts go back on it). */
+  async handle(event: InboundEngineEvent, conn: EngineConnection | null): Promise<void> {
+    const { sessionId } = this.deps;
+    switch (event.type) {
+      case 'message':
+        return this.message(event.message, conn);
+      case 'receipt':
+        return this.deps.sender.onReceipt(event.waMessageId, event.status);
+      case 'reaction': {
+        const messageId = (await this.deps.store.idsByWaIds(sessionId, [event.waMessageId])).get(event.waMessageId) ?? null;
+        return this.publish('message.reaction', { messageId, waMessageId: event.waMessageId, chatJid: event.chatJid, from: event.from, emoji: event.emoji });
+      }
+      case 'poll-vote': {
+        const pollMessageId = (await this.deps.store.idsByWaIds(sessionId, [event.pollWaMessageId])).get(event.pollWaMessageId) ?? null;
+        return this.publish('poll.vote', { pollMessageId, chatJid: event.chatJid, voter: event.voter, selectedOptions: event.selectedOptions });
+      }
+      case 'presence':
+        return this.publish('presence.update', { chatJid: event.chatJid, jid: event.jid, presence: event.presence });
+      case 'call':
+        return this.publish('call.incoming', { callId: event.callId, from: event.from, isVideo: event.isVideo, isGroup: event.isGroup });
+      case 'group-update':
+        await this.deps.records.updateGroup(sessionId, event.groupJid, event.changes);
+        return this.publish('group.update', { groupJid: event.groupJid, changes: event.changes });
+      case 'group-participants': {
+        const delta = event.action === 'add' ? event.participants.length : event.action === 'remove' ? -event.participants.length : 0;
+        if (delta !== 0) await this.deps.records.addGroupParticipants(sessionId, event.groupJid, delta);
+        return this.publish('group.participants', { groupJid: event.groupJid, action: event.action, participants: event.participants });
+      }
+    }
+  }
+
+  /**
+   * Messages the account sent from its phone (`fromMe`) are logged as `out`/`sent` without an event: they belong in
+   * the conversation's log, but nobody asked the API to send them. Our own sends echoing back collide with their row
+   * (same waMessageId) and store nothing.
+   */
+  private async message(m: InboundMessage, conn: EngineConnection | null): Promise<void> {
+    const { store, sessionId, organizationId } = this.deps;
+    const quotedMessageId = m.quotedWaMessageId ? ((await store.idsByWaIds(sessionId, [m.quotedWaMessageId])).get(m.quotedWaMessageId) ?? null) : null;
+    const media = m.media ? { mimetype: m.media.mimetype, size: m.media.size, filename: m.media.filename, caption: m.media.caption } : null;
+    const row = await store.insert({
+      id: newId('msg'),
+      organizationId,
+      sessionId,
+      waMessageId: m.id,
+      direction: m.fromMe ? 'out' : 'in',
+      chatJid: m.chatJid,
+      from: m.from,
+      type: m.type ?? 'text',
+      text: m.text,
+      media,
+      mediaRef: m.media?.ref ?? null,
+      location: m.location ?? null,
+      contact: m.contact ?? null,
+      poll: m.poll ?? null,
+      quotedMessageId,
+      quotedWaMessageId: m.quotedWaMessageId ?? null,
+      mentions: m.mentions ?? [],
+      status: m.fromMe ? 'sent' : 'received',
+      raw: m.raw ?? null,
+      createdAt: this.clock(),
+      sentAt: m.fromMe ? m.timestamp : null,
+    });
+    if (!row || m.fromMe) return;
+    await this.publish('message.received', { message: toMessageView(row) });
+    if (conn && (await this.deps.records.find(sessionId))?.autoRead) {
+      const key = { waMessageId: m.id, chatJid: m.chatJid, fromMe: false, participant: isGroupJid(m.chatJid) ? m.from : null };
+      await conn.markRead([key]).catch((err) => this.deps.logger.warn({ err: String(err) }, 'marking a message read failed'));
+    }
+  }
+
+  private publish(event: EventType, payload: object): Promise<void> {
+    return this.deps.events
+      .publish({ event, organizationId: this.deps.organizationId, sessionId: this.deps.sessionId, payload })
+      .then(() => undefined);
+  }
+}
+
+/**
+ * Group metadata the engine asks for on every group send (Baileys' cachedGroupMetadata). The groups table keeps a
+ * participant count, not the members, so the full GroupInfo is what this process learnt from the network; a group
+ * it has not seen answers null and the engine asks the network.
+ */
+export class KnownGroups {
+  private readonly groups = new Map<string, GroupInfo>();
+
+  remember(group: GroupInfo): void {
+    this.groups.set(group.groupJid, group);
+  }
+
+  get(groupJid: string): GroupInfo | null {
+    return this.groups.get(groupJid) ?? null;
+  }
+
+  apply(event: Extract<InboundEngineEvent, { type: 'group-update' | 'group-participants' }>): void {
+    const g = this.groups.get(event.groupJid);
+    if (!g) return;
+    if (event.type === 'group-update') this.groups.set(g.groupJid, { ...g, ...event.changes });
+    else if (event.action === 'add') this.groups.set(g.groupJid, { ...g, participants: [...new Set([...g.participants, ...event.participants])] });
+    else if (event.action === 'remove') this.groups.set(g.groupJid, { ...g, participants: g.participants.filter((p) => !event.participants.includes(p)) });
+  }
+}

@@ -1,0 +1,36 @@
+import type { AckStatus } from '@app/contracts';
+import type { MessageRow, NewMessage } from '@app/database';
+
+export type { MessageRow, NewMessage };
+
+/**
+ * The part of the message log (`MessagesRepository`, PostgreSQL) a gateway uses. PostgreSQL is the send queue:
+ * a `queued` row is a message to send, and every status change is a conditional update there.
+ */
+export interface MessageStore {
+  /** the oldest queued outbound message of the session */
+  nextQueued(sessionId: string): Promise<MessageRow | null>;
+  sessionsWithQueued(sessionIds: string[]): Promise<string[]>;
+  /** queued → sent, once (null when it was not queued any more) */
+  markSent(id: string, sentAt: number, raw: Uint8Array | null): Promise<MessageRow | null>;
+  /** queued → failed, once */
+  markFailed(id: string, error: string): Promise<MessageRow | null>;
+  /** forward only, never on a queued row; null when it did not move */
+  applyAck(sessionId: string, waMessageId: string, status: AckStatus): Promise<MessageRow | null>;
+  /** null when (session, waMessageId) is already stored */
+  insert(message: NewMessage): Promise<MessageRow | null>;
+  idsByWaIds(sessionId: string, waMessageIds: string[]): Promise<Map<string, string>>;
+  findByWaId(sessionId: string, waMessageId: string): Promise<MessageRow | null>;
+  rawOf(sessionId: string, waMessageId: string): Promise<Uint8Array | null>;
+  mediaOf(messageId: string): Promise<Buffer | null>;
+}
+
+export interface MessagingSettings {
+  /** a queued message older than this ends `failed` */
+  ttlMs: number;
+  typingMsPerChar: number;
+  typingMinMs: number;
+  typingMaxMs: number;
+}
+
+export const isGroupJid = (jid: string) => jid.endsWith('@g.us');

@@ -1,0 +1,246 @@
+import pino from 'pino';
+import { DomainError, MessageKeyRef, OutboundMessage, SentMessage } from '@app/contracts';
+import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
+import type { EngineConnection, GroupInfo } from '../engine/engine.interface';
+import type { SessionEventSink } from '../sessions/session-ports';
+import { MAX_LIVE_ATTEMPTS, OutboundSender, typingMs } from './outbound-sender';
+
+/** Plays the network: stores each waMessageId once, as WhatsApp does, and counts every attempt. */
+class NetworkConnection implements EngineConnection {
+  readonly attempts: OutboundMessage[] = [];
+  readonly stored = new Map<string, OutboundMessage>();
+  readonly presences: string[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  /** errors thrown by the next sends, in order */
+  failures: Error[] = [];
+  /** when set, a send waits for it before the network answers */
+  gate: Promise<void> | null = null;
+  async send(message: OutboundMessage): Promise<SentMessage> {
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      this.attempts.push(message);
+      await new Promise((r) => setImmediate(r));
+      if (this.gate) await this.gate;
+      const failure = this.failures.shift();
+      if (failure) throw failure;
+      if (!this.stored.has(message.waMessageId)) this.stored.set(message.waMessageId, message);
+      return { waMessageId: message.waMessageId, timestamp: 5_000, raw: Buffer.from(`raw:${message.waMessageId}`) };
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+  async sendPresence(chatJid: string, presence: 'composing' | 'paused') {
+    this.presences.push(`${presence} ${chatJid}`);
+  }
+  async markRead(_keys: MessageKeyRef[]) {}
+  async requestPairingCode() {
+    return '';
+  }
+  async createGroup(): Promise<GroupInfo> {
+    throw new Error('not used');
+  }
+  async logout() {}
+  async close() {}
+}
+
+const CHAT = '15550002222@s.whatsapp.net';
+
+function setup(opts: { presenceTyping?: boolean; ttlMs?: number } = {}) {
+  const store = new MemoryMessageStore();
+  const conn = new NetworkConnection();
+  const events: Array<{ event: string; payload: Record<string, any> }> = [];
+  const sink: SessionEventSink = { publish: async (e) => void events.push({ event: e.event, payload: e.payload as Record<string, any> }) };
+  const waits: number[] = [];
+  let live: EngineConnection | null = conn;
+  let now = 10_000;
+  const hooks = { afterNetworkAck: () => undefined as void };
+  const sender = new OutboundSender({
+    sessionId: 'ses_1',
+    organizationId: 'org_1',
+    store,
+    events: sink,
+    settings: { ttlMs: opts.ttlMs ?? 60_000, typingMsPerChar: 40, typingMinMs: 500, typingMaxMs: 3000 },
+    live: () => live,
+    presenceTyping: async () => opts.presenceTyping ?? false,
+    logger: pino({ level: 'silent' }),
+    clock: () => now,
+    sleep: async (ms) => void waits.push(ms),
+    afterNetworkAck: () => hooks.afterNetworkAck(),
+  });
+  store.now = () => now;
+  return {
+    store, conn, events, sender, waits, hooks,
+    setLive: (c: EngineConnection | null) => (live = c),
+    advance: (ms: number) => (now += ms),
+    named: (name: string) => events.filter((e) => e.event === name),
+  };
+}
+
+describe('OutboundSender', () => {
+  it('sends queued messages one at a time in id order, each once, and publishes message.sent per message', async () => {
+    const t = setup();
+    t.store.queue({ id: 'msg_03', waMessageId: 'W3', text: 'third' });
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1', text: 'first' });
+    t.store.queue({ id: 'msg_02', waMessageId: 'W2', text: 'second' });
+    await Promise.all([t.sender.trigger(), t.sender.trigger(), t.sender.trigger()]);
+    expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W1', 'W2', 'W3']);
+    expect(t.conn.maxInFlight).toBe(1);
+    expect(t.conn.attempts[0]).toEqual({ waMessageId: 'W1', to: CHAT, content: { type: 'text', text: 'first' }, quoted: null, mentions: [] });
+    const sent = t.named('message.sent');
+    expect(sent.map((e) => e.payload.message.id)).toEqual(['msg_01', 'msg_02', 'msg_03']);
+    expect(sent[0].payload.message).toMatchObject({ status: 'sent', sentAt: 5_000, waMessageId: 'W1', direction: 'out' });
+    expect(sent[0].payload.message).not.toHaveProperty('mediaRef');
+    expect(t.store.rows.every((r) => r.status === 'sent')).toBe(true);
+  });
+
+  it('stops while the session is not working and resumes on the next trigger', async () => {
+    const t = setup();
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1' });
+    t.setLive(null);
+    await t.sender.trigger();
+    expect(t.conn.attempts).toHaveLength(0);
+    expect(t.store.byId('msg_01')!.status).toBe('queued');
+    t.setLive(t.conn);
+    await t.sender.trigger();
+    expect(t.conn.stored.has('W1')).toBe(true);
+  });
+
+  it('fails a message queued longer than the TTL with its reason, connected or not, and sends the rest', async () => {
+    const t = setup({ ttlMs: 60_000 });
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1' });
+    t.advance(30_000);
+    t.store.queue({ id: 'msg_02', waMessageId: 'W2' });
+    t.advance(30_001);
+    t.setLive(null);
+    await t.sender.trigger();
+    expect(t.store.byId('msg_01')).toMatchObject({ status: 'failed', error: 'expired: waited more than 60 s for a connection' });
+    expect(t.named('message.failed').map((e) => e.payload.message)).toEqual([expect.objectContaining({ id: 'msg_01', status: 'failed', error: expect.stringMatching(/^expired: /) })]);
+    expect(t.store.byId('msg_02')!.status).toBe('queued');
+    t.setLive(t.conn);
+    await t.sender.trigger();
+    expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W2']);
+  });
+
+  it('shows typing before each text for a time that grows with its length, bounded, and not before other types', async () => {
+    const t = setup({ presenceTyping: true });
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1', text: 'k' });
+    t.store.queue({ id: 'msg_02', waMessageId: 'W2', text: 'x'.repeat(50) });
+    t.store.queue({ id: 'msg_03', waMessageId: 'W3', text: 'x'.repeat(5000) });
+    t.store.queue({ id: 'msg_04', waMessageId: 'W4', type: 'location', text: null, location: { latitude: 1, longitude: 2 } });
+    await t.sender.trigger();
+    expect(t.waits).toEqual([500, 2000, 3000]);
+    expect(t.conn.presences).toEqual([`composing ${CHAT}`, `paused ${CHAT}`, `composing ${CHAT}`, `paused ${CHAT}`, `composing ${CHAT}`, `paused ${CHAT}`]);
+    expect(t.conn.attempts).toHaveLength(4);
+    expect(typingMs('abc', { typingMsPerChar: 40, typingMinMs: 0, typingMaxMs: 3000 })).toBe(120);
+  });
+
+  it('fails at once on an error the network will not heal, and goes on with the next message', async () => {
+    const t = setup();
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1', chatJid: '19999999999@s.whatsapp.net' });
+    t.store.queue({ id: 'msg_02', waMessageId: 'W2' });
+    t.conn.failures = [new DomainError('validation_error', 'the recipient is not on WhatsApp')];
+    await t.sender.trigger();
+    expect(t.store.byId('msg_01')).toMatchObject({ status: 'failed', error: 'the recipient is not on WhatsApp' });
+    expect(t.named('message.failed')).toHaveLength(1);
+    expect(t.store.byId('msg_02')!.status).toBe('sent');
+  });
+
+  it('leaves a message queued on a timeout or a closed connection, and resends it with the same waMessageId', async () => {
+    const t = setup();
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1' });
+    t.store.queue({ id: 'msg_02', waMessageId: 'W2' });
+    t.conn.failures = [new DomainError('gateway_unavailable', 'the network did not answer in time')];
+    await t.sender.trigger();
+    expect(t.store.byId('msg_01')!.status).toBe('queued');
+    expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W1']);
+    expect(t.named('message.failed')).toHaveLength(0);
+    await t.sender.trigger();
+    expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W1', 'W1', 'W2']);
+    expect(t.named('message.sent').map((e) => e.payload.message.id)).toEqual(['msg_01', 'msg_02']);
+  });
+
+  it(`fails a message that a live connection refused ${MAX_LIVE_ATTEMPTS} times in a row, so it cannot block the queue`, async () => {
+    const t = setup();
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1' });
+    t.conn.failures = Array.from({ length: MAX_LIVE_ATTEMPTS }, () => new Error('socket hiccup'));
+    for (let i = 0; i < MAX_LIVE_ATTEMPTS; i += 1) await t.sender.trigger();
+    expect(t.store.byId('msg_01')).toMatchObject({ status: 'failed', error: `send failed ${MAX_LIVE_ATTEMPTS} times: socket hiccup` });
+  });
+
+  it('a crash between the network ack and the record resends with the same id: the network stores it once, message.sent once', async () => {
+    const t = setup();
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1' });
+    t.hooks.afterNetworkAck = () => {
+      throw new Error('process died here');
+    };
+    await t.sender.trigger();
+    expect(t.store.byId('msg_01')!.status).toBe('queued');
+    expect(t.named('message.sent')).toHaveLength(0);
+    t.hooks.afterNetworkAck = () => undefined;
+    await t.sender.trigger();
+    expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W1', 'W1']);
+    expect([...t.conn.stored.keys()]).toEqual(['W1']);
+    expect(t.named('message.sent')).toHaveLength(1);
+  });
+
+  it('holds a receipt that overtook markSent and applies it right after, in order sent → ack', async () => {
+    const t = setup();
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1' });
+    let open!: () => void;
+    t.conn.gate = new Promise((r) => (open = r));
+    const drained = t.sender.trigger();
+    await new Promise((r) => setImmediate(r));
+    await t.sender.onReceipt('W1', 'delivered');
+    await t.sender.onReceipt('W1', 'read');
+    expect(t.store.byId('msg_01')!.status).toBe('queued');
+    open();
+    await drained;
+    expect(t.store.byId('msg_01')!.status).toBe('read');
+    expect(t.events.map((e) => e.event)).toEqual(['message.sent', 'message.ack']);
+    expect(t.named('message.ack')[0].payload).toEqual({ messageId: 'msg_01', waMessageId: 'W1', chatJid: CHAT, status: 'read' });
+    expect(t.store.transitions).toEqual(['sent msg_01', 'read msg_01']);
+  });
+
+  it('a receipt arriving while markSent records is applied after it, never lost', async () => {
+    const t = setup();
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1' });
+    let receipt: Promise<void> | null = null;
+    t.store.beforeMarkSent = async () => {
+      receipt ??= t.sender.onReceipt('W1', 'delivered');
+    };
+    await t.sender.trigger();
+    await receipt;
+    expect(t.store.byId('msg_01')!.status).toBe('delivered');
+    expect(t.named('message.ack').map((e) => e.payload.status)).toEqual(['delivered']);
+  });
+
+  it('acks move forward only and publish once per move', async () => {
+    const t = setup();
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1' });
+    await t.sender.trigger();
+    await t.sender.onReceipt('W1', 'read');
+    await t.sender.onReceipt('W1', 'delivered');
+    await t.sender.onReceipt('W1', 'read');
+    await t.sender.onReceipt('unknown', 'read');
+    expect(t.named('message.ack').map((e) => e.payload.status)).toEqual(['read']);
+  });
+
+  it('sends media with its stored bytes, reactions and replies addressed to the messages in the log', async () => {
+    const t = setup();
+    await t.store.insert({ id: 'msg_00', organizationId: 'org_1', sessionId: 'ses_1', waMessageId: 'IN1', direction: 'in', chatJid: '1-2@g.us', from: '15550003333@s.whatsapp.net', type: 'text', text: 'q', status: 'received', raw: Buffer.from('quoted-raw') });
+    const media = { mimetype: 'image/png', size: 3, filename: 'a.png', caption: 'look' };
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1', type: 'image', text: 'look', media, quotedWaMessageId: 'IN1', chatJid: '1-2@g.us' }, Buffer.from('png'));
+    t.store.queue({ id: 'msg_02', waMessageId: 'W2', type: 'reaction', text: null, reaction: { waMessageId: 'IN1', emoji: '👍' }, chatJid: '1-2@g.us' });
+    t.store.queue({ id: 'msg_03', waMessageId: 'W3', type: 'video', text: null, media: { ...media, mimetype: 'video/mp4' } });
+    await t.sender.trigger();
+    const [image, reaction] = t.conn.attempts;
+    expect(image.content).toEqual({ type: 'image', media: { data: Buffer.from('png'), mimetype: 'image/png', filename: 'a.png' }, caption: 'look' });
+    expect(image.quoted).toEqual({ waMessageId: 'IN1', chatJid: '1-2@g.us', fromMe: false, participant: '15550003333@s.whatsapp.net', raw: Buffer.from('quoted-raw') });
+    expect(reaction.content).toEqual({ type: 'reaction', emoji: '👍', target: { waMessageId: 'IN1', chatJid: '1-2@g.us', fromMe: false, participant: '15550003333@s.whatsapp.net' } });
+    expect(t.conn.attempts).toHaveLength(2);
+    expect(t.store.byId('msg_03')).toMatchObject({ status: 'failed', error: 'media bytes are missing' });
+    expect(t.store.media.size).toBe(0);
+  });
+});

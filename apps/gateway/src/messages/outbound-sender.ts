@@ -1,0 +1,249 @@
+import type { Logger } from 'pino';
+import { AckStatus, DomainError, ErrorCode, MessageKeyRef, OUTBOUND_STATUS_RANK, OutboundContent, OutboundMessage } from '@app/contracts';
+import { toMessageView } from '@app/database';
+import type { EngineConnection } from '../engine/engine.interface';
+import type { SessionEventSink } from '../sessions/session-ports';
+import { isGroupJid, MessageRow, MessageStore, MessagingSettings } from './message-store';
+
+/** Errors from the network that a resend cannot heal: the message fails at once instead of blocking the queue. */
+const PERMANENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['validation_error', 'not_found', 'payload_too_large', 'forbidden']);
+/**
+ * Sends that fail on a connection that stays up (anything not known to be permanent) are retried; after this many
+ * in a row the message fails, so one poison message cannot hold a session's queue for MESSAGE_TTL_SECONDS.
+ */
+export const MAX_LIVE_ATTEMPTS = 5;
+
+export interface OutboundSenderDeps {
+  sessionId: string;
+  organizationId: string;
+  store: MessageStore;
+  events: SessionEventSink;
+  settings: MessagingSettings;
+  /** the session's connection while it is `working`, else null */
+  live: () => EngineConnection | null;
+  /** the session's current `presenceTyping` (read once per drain, so a PATCH applies to the next send) */
+  presenceTyping: () => Promise<boolean>;
+  logger: Logger;
+  clock?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  /** fault injection (GATEWAY_FAULT=crash-after-send): runs after the network took a send, before it is recorded */
+  afterNetworkAck?: () => void;
+}
+
+/** A queued row that cannot become a network message (its media bytes or its reaction target are gone). */
+class UnsendableMessage extends Error {}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
+
+/** How long "typing…" shows before a text: grows with the text, bounded both ways. */
+export function typingMs(text: string, s: Pick<MessagingSettings, 'typingMsPerChar' | 'typingMinMs' | 'typingMaxMs'>): number {
+  return Math.min(Math.max(text.length * s.typingMsPerChar, s.typingMinMs), s.typingMaxMs);
+}
+
+/**
+ * Sends one session's queued messages, one at a time, in id order (PostgreSQL is the queue; see docs/messages.md).
+ *
+ * Exactly once on the network: the waMessageId was fixed when the API accepted the message, and every attempt sends
+ * with it. A crash after the network took a send but before `markSent` leaves the row `queued`; the next drain sends
+ * it again with the same id, which the network stores once. `markSent` is conditional (`WHERE status = 'queued'`),
+ * so `message.sent` is published once whatever happens around it.
+ */
+export class OutboundSender {
+  private running: Promise<void> | null = null;
+  private again = false;
+  /** acks that arrived while their message was still `queued` (they overtook markSent), highest status per id */
+  private readonly heldAcks = new Map<string, AckStatus>();
+  /** receipts and the record of a send exclude each other, so an ack is either applied or held, never dropped */
+  private recording: Promise<unknown> = Promise.resolve();
+  private failedAttempts = { messageId: '', count: 0 };
+  private readonly clock: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(private readonly deps: OutboundSenderDeps) {
+    this.clock = deps.clock ?? Date.now;
+    this.sleep = deps.sleep ?? realSleep;
+  }
+
+  /** Drains the queue now, or once more after the drain under way; resolves when no drain is running. */
+  trigger(): Promise<void> {
+    this.again = true;
+    this.running ??= this.loop().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  /** Resolves once no drain is running (shutdown waits for the send in flight to be recorded). */
+  async settled(): Promise<void> {
+    await this.running;
+  }
+
+  /** A receipt from the recipient's phone: moves the message forward and publishes `message.ack`, or holds it. */
+  onReceipt(waMessageId: string, status: AckStatus): Promise<void> {
+    return this.exclusive(async () => {
+      const moved = await this.deps.store.applyAck(this.deps.sessionId, waMessageId, status);
+      if (moved) {
+        await this.publishAck(moved, status);
+        return;
+      }
+      const row = await this.deps.store.findByWaId(this.deps.sessionId, waMessageId);
+      if (row?.direction === 'out' && row.status === 'queued') this.hold(waMessageId, status);
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.again) {
+      this.again = false;
+      try {
+        await this.drain();
+      } catch (err) {
+        // PostgreSQL or the event stream failed: the row stays queued and the next trigger resends it
+        this.deps.logger.error({ err: String(err) }, 'draining queued messages failed');
+      }
+    }
+  }
+
+  private async drain(): Promise<void> {
+    const { store, sessionId, settings } = this.deps;
+    let presenceTyping: boolean | null = null;
+    for (;;) {
+      const row = await store.nextQueued(sessionId);
+      if (!row) return;
+      if (this.clock() - row.createdAt > settings.ttlMs) {
+        await this.fail(row, `expired: waited more than ${Math.round(settings.ttlMs / 1000)} s for a connection`);
+        continue;
+      }
+      const conn = this.deps.live();
+      // resumes when the session is `working` again
+      if (!conn) return;
+      presenceTyping ??= await this.deps.presenceTyping();
+      if (!(await this.sendOne(conn, row, presenceTyping))) return;
+    }
+  }
+
+  /** false: leave it queued and stop until the next trigger. */
+  private async sendOne(conn: EngineConnection, row: MessageRow, presenceTyping: boolean): Promise<boolean> {
+    let message: OutboundMessage;
+    try {
+      message = await this.build(row);
+    } catch (err) {
+      if (!(err instanceof UnsendableMessage)) throw err;
+      await this.fail(row, err.message);
+      return true;
+    }
+    if (presenceTyping && message.content.type === 'text') await this.showTyping(conn, row.chatJid, message.content.text);
+    let sent;
+    try {
+      sent = await conn.send(message);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      if (err instanceof DomainError && PERMANENT_CODES.has(err.code)) {
+        await this.fail(row, reason);
+        return true;
+      }
+      if (this.deps.live() !== conn) return false;
+      const attempts = this.failedAttempts.messageId === row.id ? this.failedAttempts.count + 1 : 1;
+      this.failedAttempts = { messageId: row.id, count: attempts };
+      if (attempts >= MAX_LIVE_ATTEMPTS) {
+        await this.fail(row, `send failed ${attempts} times: ${reason}`);
+        return true;
+      }
+      this.deps.logger.warn({ messageId: row.id, err: reason, attempts }, 'send failed; left queued for the next attempt');
+      return false;
+    }
+    this.deps.afterNetworkAck?.();
+    await this.exclusive(async () => {
+      const marked = await this.deps.store.markSent(row.id, sent.timestamp, sent.raw);
+      if (marked) await this.publish('message.sent', { message: toMessageView(marked) });
+      const held = this.heldAcks.get(row.waMessageId);
+      if (held === undefined) return;
+      this.heldAcks.delete(row.waMessageId);
+      const moved = await this.deps.store.applyAck(this.deps.sessionId, row.waMessageId, held);
+      if (moved) await this.publishAck(moved, held);
+    });
+    return true;
+  }
+
+  private async showTyping(conn: EngineConnection, chatJid: string, text: string): Promise<void> {
+    try {
+      await conn.sendPresence(chatJid, 'composing');
+      await this.sleep(typingMs(text, this.deps.settings));
+      await conn.sendPresence(chatJid, 'paused');
+    } catch (err) {
+      // "typing…" is decoration: the send itself decides whether the connection is usable
+      this.deps.logger.debug({ err: String(err) }, 'typing presence failed');
+    }
+  }
+
+  private async build(row: MessageRow): Promise<OutboundMessage> {
+    const { store, sessionId } = this.deps;
+    let quoted: OutboundMessage['quoted'] = null;
+    if (row.quotedWaMessageId) {
+      const target = await store.findByWaId(sessionId, row.quotedWaMessageId);
+      if (target) quoted = { ...keyOf(target), raw: await store.rawOf(sessionId, target.waMessageId) };
+    }
+    return { waMessageId: row.waMessageId, to: row.chatJid, content: await this.contentOf(row), quoted, mentions: row.mentions };
+  }
+
+  private async contentOf(row: MessageRow): Promise<OutboundContent> {
+    switch (row.type) {
+      case 'text':
+        return { type: 'text', text: row.text ?? '' };
+      case 'image':
+      case 'video':
+      case 'document':
+      case 'audio': {
+        const data = await this.deps.store.mediaOf(row.id);
+        if (!data || !row.media) throw new UnsendableMessage('media bytes are missing');
+        const media = { data, mimetype: row.media.mimetype, filename: row.media.filename };
+        return row.type === 'audio' ? { type: 'audio', media } : { type: row.type, media, caption: row.media.caption ?? row.text };
+      }
+      case 'location':
+        if (!row.location) throw new UnsendableMessage('location is missing');
+        return { type: 'location', location: row.location };
+      case 'contact':
+        if (!row.contact) throw new UnsendableMessage('contact is missing');
+        return { type: 'contact', contact: row.contact };
+      case 'poll':
+        if (!row.poll) throw new UnsendableMessage('poll is missing');
+        return { type: 'poll', poll: row.poll };
+      case 'reaction': {
+        if (!row.reaction) throw new UnsendableMessage('reaction is missing');
+        const target = await this.deps.store.findByWaId(this.deps.sessionId, row.reaction.waMessageId);
+        if (!target) throw new UnsendableMessage('the message reacted to is not in the log');
+        return { type: 'reaction', target: keyOf(target), emoji: row.reaction.emoji };
+      }
+      default:
+        throw new UnsendableMessage(`messages of type ${row.type} cannot be sent`);
+    }
+  }
+
+  private async fail(row: MessageRow, error: string): Promise<void> {
+    this.heldAcks.delete(row.waMessageId);
+    const failed = await this.deps.store.markFailed(row.id, error);
+    if (failed) await this.publish('message.failed', { message: toMessageView(failed) });
+  }
+
+  private hold(waMessageId: string, status: AckStatus): void {
+    const held = this.heldAcks.get(waMessageId);
+    if (held === undefined || OUTBOUND_STATUS_RANK[status] > OUTBOUND_STATUS_RANK[held]) this.heldAcks.set(waMessageId, status);
+  }
+
+  private publishAck(row: MessageRow, status: AckStatus): Promise<unknown> {
+    return this.publish('message.ack', { messageId: row.id, waMessageId: row.waMessageId, chatJid: row.chatJid, status });
+  }
+
+  private publish(event: 'message.sent' | 'message.failed' | 'message.ack', payload: object): Promise<unknown> {
+    return this.deps.events.publish({ event, organizationId: this.deps.organizationId, sessionId: this.deps.sessionId, payload });
+  }
+
+  private exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.recording.then(task, task);
+    this.recording = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/** How the network addresses a stored message (quotes, reactions, read receipts). */
+export function keyOf(row: MessageRow): MessageKeyRef {
+  const fromMe = row.direction === 'out';
+  return { waMessageId: row.waMessageId, chatJid: row.chatJid, fromMe, participant: !fromMe && isGroupJid(row.chatJid) ? row.from : null };
+}

@@ -1,0 +1,424 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import type { DeliveryStatus, EventEnvelope } from '@app/contracts';
+import { newId } from '../ids';
+import { pgArray } from '../pg-array';
+
+/** A delivery row as the API shows it. */
+export interface DeliveryRecord {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  deliveredAt: Date | null;
+  nextAttemptAt: Date | null;
+}
+
+interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+  delivered_at: Date | null;
+  next_attempt_at: Date | null;
+}
+
+const COLUMNS = `id, webhook_id, event_id, event_type, status, attempts, last_status_code, last_error, created_at, updated_at, delivered_at, next_attempt_at`;
+
+function toRecord(row: DeliveryRow): DeliveryRecord {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status,
+    attempts: row.attempts,
+    lastStatusCode: row.last_status_code,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    deliveredAt: row.delivered_at,
+    nextAttemptAt: row.next_attempt_at,
+  };
+}
+
+/** The outcome of one attempt, written as its `delivery_attempts` row and the delivery's new state. */
+export interface AttemptRecord {
+  deliveryId: string;
+  attemptNo: number;
+  status: Exclude<DeliveryStatus, 'delivering'>;
+  statusCode: number | null;
+  error: string | null;
+  snippet: string | null;
+  durationMs: number;
+  startedAt: number;
+  /** epoch ms of the next attempt when status is pending */
+  nextAttemptAt: number | null;
+}
+
+/** A delivery of a fresh fan-out: no row yet. */
+export interface NewDelivery {
+  deliveryId: string;
+  webhookId: string;
+  eventId: string;
+  organizationId: string;
+  eventType: string;
+}
+
+/** A fresh row to insert: in its final state with its first attempt, or claimed (`delivering`) when `outcome` is null. */
+export interface FirstRow {
+  delivery: NewDelivery;
+  outcome: AttemptRecord | null;
+}
+
+/** A claim leaves the row `delivering` with attempts = the attempt in flight, under a lease. */
+export type Claim =
+  | { kind: 'claimed'; deliveryId: string; webhookId: string; attemptBase: number; envelope: EventEnvelope }
+  /** another dispatcher holds a live lease on this attempt; look again when it ends */
+  | { kind: 'leased'; leasedUntil: number }
+  /** nothing to do: delivered, dead, deleted, or the job is older than the delivery's state */
+  | { kind: 'gone' };
+
+export interface AttemptRef {
+  deliveryId: string;
+  attemptNo: number;
+}
+
+/** An open delivery whose attempt is due (pending) or abandoned (delivering, lease ended). */
+export interface DueDelivery {
+  id: string;
+  status: 'pending' | 'delivering';
+  attempts: number;
+}
+
+interface ClaimRow {
+  id: string;
+  webhook_id: string | null;
+  attempt_base: number | null;
+  envelope: EventEnvelope | null;
+  leased_until: Date | null;
+  claimed: boolean;
+}
+
+/** SQLSTATEs after which a statement is worth running again: foreign key gone, deadlock with another replica. */
+const FK_VIOLATION = '23503';
+const DEADLOCK = '40P01';
+
+/**
+ * Runs a delivery insert: first as is (every webhook exists, and its foreign key is the only check),
+ * then — after a foreign key failure (a webhook deleted since it was cached) or a deadlock with another
+ * replica — skipping rows whose webhook is gone, up to three more times.
+ */
+export async function insertSkippingMissing<T>(run: (skipMissing: boolean) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run(attempt > 1);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (attempt < 4 && (code === FK_VIOLATION || code === DEADLOCK)) continue;
+      throw err;
+    }
+  }
+}
+
+/**
+ * The first-row insert's columns, in parameter order: one typed list builds both the statement's
+ * `unnest(...) AS r(...)` and the arrays bound to it, so a column cannot drift from its position.
+ */
+const FIRST_ROW_COLUMNS: readonly (readonly [name: string, type: 'text' | 'int' | 'float8', value: (r: FirstRow) => string | number | null])[] = [
+  ['id', 'text', (r) => r.delivery.deliveryId],
+  ['webhook_id', 'text', (r) => r.delivery.webhookId],
+  ['event_id', 'text', (r) => r.delivery.eventId],
+  ['organization_id', 'text', (r) => r.delivery.organizationId],
+  ['event_type', 'text', (r) => r.delivery.eventType],
+  ['status', 'text', (r) => (r.outcome ? r.outcome.status : 'delivering')],
+  ['next_ms', 'float8', (r) => r.outcome?.nextAttemptAt ?? null],
+  ['status_code', 'int', (r) => r.outcome?.statusCode ?? null],
+  ['error', 'text', (r) => r.outcome?.error ?? null],
+  ['started_ms', 'float8', (r) => r.outcome?.startedAt ?? null],
+  ['attempt_id', 'text', (r) => (r.outcome ? newId('att') : null)],
+  ['duration_ms', 'int', (r) => r.outcome?.durationMs ?? null],
+  ['snippet', 'text', (r) => r.outcome?.snippet ?? null],
+];
+const LEASE_PARAM = FIRST_ROW_COLUMNS.length + 1;
+const FANNED_PARAM = FIRST_ROW_COLUMNS.length + 2;
+const FIRST_ROWS_UNNEST = `unnest(${FIRST_ROW_COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
+           AS r(${FIRST_ROW_COLUMNS.map(([name]) => name).join(', ')})`;
+
+/**
+ * Every statement on `deliveries` (and the `delivery_attempts` and `event_fanouts` rows written in the
+ * same statement). The dispatcher's statements are batched and benchmarked: one round trip per batch,
+ * arrays bound as literals (pgArray) rather than one parameter per value.
+ */
+@Injectable()
+export class DeliveriesRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * Fresh rows, sorted by (webhook, event) so two replicas writing the same pairs lock them in the same
+   * order, each with its first attempt (or claimed when its outcome is not known yet), and one
+   * `event_fanouts` row naming `fannedOut`. Returns the ids of the rows NOT created: their (webhook,
+   * event) already had a row, left alone.
+   */
+  async insertFirstRows(rows: FirstRow[], fannedOut: string[], leaseMs: number): Promise<Set<string>> {
+    rows.sort((x, y) => compareDeliveries(x.delivery, y.delivery));
+    const n = rows.length;
+    const params: unknown[] = FIRST_ROW_COLUMNS.map(([, , value]) => {
+      const col = new Array<string | number | null>(n);
+      for (let i = 0; i < n; i++) col[i] = value(rows[i]);
+      return pgArray(col);
+    });
+    params.push(leaseMs, pgArray([...fannedOut].sort()));
+    return insertSkippingMissing((skipMissing) => this.runInsertFirstRows(skipMissing, params));
+  }
+
+  private async runInsertFirstRows(skipMissing: boolean, params: unknown[]): Promise<Set<string>> {
+    const guard = skipMissing
+      ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = r.webhook_id)`
+      : '';
+    // a null outcome (status 'delivering') is a claim: attempt 1 in flight under a lease, no attempt row yet
+    // only the rows not created come back (normally none): reading back every id costs more than the check
+    const found: { id: string }[] = await this.db.query(
+      `WITH r AS (
+         SELECT * FROM ${FIRST_ROWS_UNNEST}),
+       ins AS (
+         INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at,
+                                 leased_until, last_status_code, last_error, delivered_at, created_at, updated_at)
+         SELECT r.id, r.webhook_id, r.event_id, r.organization_id, r.event_type, r.status, 1,
+                CASE WHEN r.status = 'delivering' THEN now() WHEN r.next_ms IS NOT NULL THEN to_timestamp(r.next_ms / 1000) END,
+                CASE WHEN r.status = 'delivering' THEN now() + make_interval(secs => $${LEASE_PARAM}::float8 / 1000) END,
+                r.status_code, r.error,
+                CASE WHEN r.status = 'delivered' THEN now() END,
+                COALESCE(to_timestamp(r.started_ms / 1000), now()), now()
+           FROM r ${guard}
+         ON CONFLICT (webhook_id, event_id) DO NOTHING
+         RETURNING id),
+       att AS (
+         INSERT INTO delivery_attempts (id, delivery_id, attempt_no, status_code, duration_ms, error, response_snippet, started_at)
+         SELECT r.attempt_id, r.id, 1, r.status_code, r.duration_ms, r.error, r.snippet, to_timestamp(r.started_ms / 1000)
+           FROM r JOIN ins ON ins.id = r.id
+          WHERE r.status <> 'delivering'),
+       fanned AS (INSERT INTO event_fanouts (event_ids) SELECT $${FANNED_PARAM}::text[] WHERE cardinality($${FANNED_PARAM}::text[]) > 0)
+       SELECT r.id FROM r WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = r.id)`,
+      params,
+    );
+    return new Set(found.map((f) => f.id));
+  }
+
+  /**
+   * Fresh rows claimed (`delivering`, attempts = 1, a lease) and one `event_fanouts` row naming
+   * `eventIds`; returns the ids of the rows created (a pair that had a row already is left alone).
+   */
+  async insertClaimed(deliveries: NewDelivery[], eventIds: string[], leaseMs: number): Promise<string[]> {
+    const params = [
+      deliveries.map((d) => d.deliveryId),
+      deliveries.map((d) => d.webhookId),
+      deliveries.map((d) => d.eventId),
+      deliveries.map((d) => d.organizationId),
+      deliveries.map((d) => d.eventType),
+      leaseMs,
+      eventIds,
+    ];
+    return insertSkippingMissing((skipMissing) => this.runInsertClaimed(skipMissing, params));
+  }
+
+  private async runInsertClaimed(skipMissing: boolean, params: unknown[]): Promise<string[]> {
+    const guard = skipMissing
+      ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = u.webhook_id)`
+      : '';
+    const rows: { id: string }[] = await this.db.query(
+      `WITH ins AS (
+        INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at, leased_until)
+        SELECT u.id, u.webhook_id, u.event_id, u.organization_id, u.event_type, 'delivering', 1, now(),
+               now() + make_interval(secs => $6::float8 / 1000)
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, webhook_id, event_id, organization_id, event_type)
+         ${guard}
+        ON CONFLICT (webhook_id, event_id) DO NOTHING
+        RETURNING id),
+      fanned AS (INSERT INTO event_fanouts (event_ids) SELECT $7::text[] WHERE cardinality($7::text[]) > 0)
+      SELECT id FROM ins`,
+      params,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Claims each attempt (in request order), from `pending` or from a holder whose lease ran out. */
+  async claim(items: AttemptRef[], leaseMs: number): Promise<Claim[]> {
+    // `delivering` with attempts = n means attempt n is in flight. A job claims its attempt from
+    // `pending` (counting it), or takes over the same attempt number when its holder's lease ran out.
+    // The second branch reads the rows as they were before this statement's update: a delivery
+    // `delivering` at the job's attempt number that was not claimed holds a live lease.
+    const rows: ClaimRow[] = await this.db.query(
+      `WITH req AS (SELECT * FROM unnest($1::text[], $2::int[]) AS r(id, attempt_no)),
+       claimed AS (
+         UPDATE deliveries d
+            SET status = 'delivering', attempts = req.attempt_no,
+                leased_until = now() + make_interval(secs => $3::float8 / 1000), updated_at = now()
+           FROM req
+          WHERE d.id = req.id
+            AND ((d.status = 'pending' AND d.attempts = req.attempt_no - 1)
+              OR (d.status = 'delivering' AND d.attempts = req.attempt_no AND d.leased_until < now()))
+         RETURNING d.id, d.webhook_id, d.event_id, d.attempt_base)
+       SELECT c.id, c.webhook_id, c.attempt_base, e.envelope, NULL::timestamptz AS leased_until, true AS claimed
+         FROM claimed c JOIN events e ON e.id = c.event_id
+       UNION ALL
+       SELECT d.id, NULL, NULL, NULL, d.leased_until, false
+         FROM deliveries d JOIN req ON req.id = d.id
+        WHERE d.status = 'delivering' AND d.attempts = req.attempt_no
+          AND NOT EXISTS (SELECT 1 FROM claimed c WHERE c.id = d.id)`,
+      [items.map((i) => i.deliveryId), items.map((i) => i.attemptNo), leaseMs],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return items.map((item): Claim => {
+      const row = byId.get(item.deliveryId);
+      if (!row) return { kind: 'gone' };
+      if (!row.claimed) return { kind: 'leased', leasedUntil: row.leased_until ? row.leased_until.getTime() : Date.now() };
+      return { kind: 'claimed', deliveryId: row.id, webhookId: row.webhook_id!, attemptBase: row.attempt_base ?? 0, envelope: row.envelope! };
+    });
+  }
+
+  /** Extends live leases of attempts still held; returns the ids whose lease was extended. */
+  async renewLeases(items: AttemptRef[], leaseMs: number): Promise<Set<string>> {
+    // TypeORM answers an UPDATE with [rows, affected]
+    const [rows]: [{ id: string }[], number] = await this.db.query(
+      `UPDATE deliveries d
+          SET leased_until = now() + make_interval(secs => $3::float8 / 1000)
+         FROM unnest($1::text[], $2::int[]) AS r(id, attempt_no)
+        WHERE d.id = r.id AND d.attempts = r.attempt_no AND d.status = 'delivering'
+       RETURNING d.id`,
+      [items.map((i) => i.deliveryId), items.map((i) => i.attemptNo), leaseMs],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Writes each outcome's attempt row and its claimed delivery's new state, in one statement. */
+  async recordAttempts(items: AttemptRecord[]): Promise<void> {
+    await this.db.query(
+      `WITH v AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::text[], $8::int[], $9::float8[], $10::float8[])
+           AS v(attempt_id, delivery_id, attempt_no, status, status_code, error, snippet, duration_ms, started_ms, next_ms)),
+       ins AS (
+         INSERT INTO delivery_attempts (id, delivery_id, attempt_no, status_code, duration_ms, error, response_snippet, started_at)
+         SELECT v.attempt_id, v.delivery_id, v.attempt_no, v.status_code, v.duration_ms, v.error, v.snippet, to_timestamp(v.started_ms / 1000)
+           FROM v)
+       UPDATE deliveries d
+          SET status = v.status, leased_until = NULL,
+              next_attempt_at = CASE WHEN v.next_ms IS NULL THEN NULL ELSE to_timestamp(v.next_ms / 1000) END,
+              last_status_code = v.status_code, last_error = v.error,
+              delivered_at = CASE WHEN v.status = 'delivered' THEN now() ELSE d.delivered_at END,
+              updated_at = now()
+         FROM v
+        WHERE d.id = v.delivery_id AND d.attempts = v.attempt_no AND d.status = 'delivering'`,
+      [
+        items.map(() => newId('att')),
+        items.map((i) => i.deliveryId),
+        items.map((i) => i.attemptNo),
+        items.map((i) => i.status),
+        items.map((i) => i.statusCode),
+        items.map((i) => i.error),
+        items.map((i) => i.snippet),
+        items.map((i) => i.durationMs),
+        items.map((i) => i.startedAt),
+        items.map((i) => i.nextAttemptAt),
+      ],
+    );
+  }
+
+  /** Gives a claimed attempt up without a POST (its webhook was switched off or deleted). */
+  async abandon(deliveryId: string, attemptNo: number, reason: string): Promise<void> {
+    await this.db.query(
+      `UPDATE deliveries SET status = 'dead', leased_until = NULL, next_attempt_at = NULL, last_error = $3, updated_at = now()
+       WHERE id = $1 AND attempts = $2 AND status = 'delivering'`,
+      [deliveryId, attemptNo, reason],
+    );
+  }
+
+  /**
+   * Open deliveries after `after` (id order) whose next attempt is overdue by more than `graceMs`, or
+   * whose lease ran out.
+   */
+  async findDue(after: string, graceMs: number, limit: number): Promise<DueDelivery[]> {
+    // the status list lets the planner use the partial index of open deliveries, not the whole table
+    return this.db.query(
+      `SELECT id, status, attempts
+         FROM deliveries
+        WHERE id > $1 AND status IN ('pending', 'delivering') AND (
+              (status = 'pending' AND next_attempt_at < now() - make_interval(secs => $2::float8 / 1000))
+           OR (status = 'delivering' AND leased_until < now()))
+        ORDER BY id LIMIT $3`,
+      [after, graceMs, limit],
+    );
+  }
+
+  async countDead(): Promise<number> {
+    const [row]: { n: number }[] = await this.db.query(`SELECT count(*)::int AS n FROM deliveries WHERE status = 'dead'`);
+    return row.n;
+  }
+
+  /** A webhook's deliveries, newest first (ids are ULIDs), after `cursor` (an id) when given. */
+  async listByWebhook(webhookId: string, filter: { status?: DeliveryStatus; cursor?: string }, limit: number): Promise<DeliveryRecord[]> {
+    const rows: DeliveryRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM deliveries
+        WHERE webhook_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR id < $3)
+        ORDER BY id DESC LIMIT $4`,
+      [webhookId, filter.status ?? null, filter.cursor ?? null, limit],
+    );
+    return rows.map(toRecord);
+  }
+
+  async findOfWebhook(webhookId: string, deliveryId: string): Promise<DeliveryRecord | null> {
+    const [row]: DeliveryRow[] = await this.db.query(`SELECT ${COLUMNS} FROM deliveries WHERE id = $1 AND webhook_id = $2`, [deliveryId, webhookId]);
+    return row ? toRecord(row) : null;
+  }
+
+  /** The delivery of an event to a webhook, if there is one. */
+  async findIdByPair(webhookId: string, eventId: string): Promise<string | null> {
+    const [row]: { id: string }[] = await this.db.query(`SELECT id FROM deliveries WHERE webhook_id = $1 AND event_id = $2`, [webhookId, eventId]);
+    return row?.id ?? null;
+  }
+
+  /**
+   * Puts a finished (delivered or dead) delivery back to `pending`, due now, with a fresh retry budget;
+   * null when it is not finished (or not there).
+   */
+  async resetForReplay(webhookId: string, deliveryId: string): Promise<DeliveryRecord | null> {
+    // TypeORM answers an UPDATE with [rows, affected]
+    const [[row]]: [DeliveryRow[], number] = await this.db.query(
+      `UPDATE deliveries
+          SET status = 'pending', attempt_base = attempts, next_attempt_at = now(), leased_until = NULL, updated_at = now()
+        WHERE id = $1 AND webhook_id = $2 AND status IN ('delivered', 'dead')
+        RETURNING ${COLUMNS}`,
+      [deliveryId, webhookId],
+    );
+    return row ? toRecord(row) : null;
+  }
+
+  /** A `pending` row due now with no attempt made; null when the (webhook, event) pair already has one. */
+  async insertPending(delivery: NewDelivery): Promise<string | null> {
+    const created: { id: string }[] = await this.db.query(
+      `INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at)
+       VALUES ($1, $2, $3, $4, $5, 'pending', 0, now())
+       ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id`,
+      [delivery.deliveryId, delivery.webhookId, delivery.eventId, delivery.organizationId, delivery.eventType],
+    );
+    return created[0]?.id ?? null;
+  }
+}
+
+function compareDeliveries(a: NewDelivery, b: NewDelivery): number {
+  if (a.webhookId !== b.webhookId) return a.webhookId < b.webhookId ? -1 : 1;
+  return a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0;
+}

@@ -1,0 +1,95 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import type { EventEnvelope } from '@app/contracts';
+import { pgArray } from '../pg-array';
+
+/** The part of the outbox a reconciler pass looks at: `[lo, hi)` in transaction ids (bigints as text). */
+export interface OutboxWindow {
+  lo: string;
+  hi: string;
+}
+
+/** An outbox event not named by any fan-out row. */
+export interface StragglerEvent {
+  id: string;
+  envelope: EventEnvelope;
+}
+
+/**
+ * The event outbox (`events`), the record of its fan-outs (`event_fanouts`, written by the delivery
+ * inserts of DeliveriesRepository) and the reconciler's checkpoint (`outbox_checkpoints`).
+ */
+@Injectable()
+export class EventsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Inserts envelopes (each with its serialized text, written as is); an id already there is left alone. */
+  async insertOutbox(envelopes: readonly EventEnvelope<object>[], texts: readonly string[]): Promise<void> {
+    // one array parameter per column, the envelope as text cast per row: PostgreSQL spends ~9 µs per
+    // event on this against ~13 µs for a VALUES list of five parameters per row (docs/webhook-delivery.md)
+    await this.db.query(
+      `INSERT INTO events (id, organization_id, session_id, type, envelope)
+       SELECT u.id, u.organization_id, u.session_id, u.type, u.envelope::jsonb
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, organization_id, session_id, type, envelope)
+       ON CONFLICT (id) DO NOTHING`,
+      [
+        pgArray(envelopes.map((e) => e.id)),
+        pgArray(envelopes.map((e) => e.organizationId)),
+        pgArray(envelopes.map((e) => e.sessionId)),
+        pgArray(envelopes.map((e) => e.event)),
+        pgArray(texts),
+      ],
+    );
+  }
+
+  /**
+   * The window of checkpoint `name`: from its checkpoint to the oldest event younger than `graceMs`, or
+   * to xmin (the oldest transaction still running: every event below it has committed or never will).
+   * Null when the checkpoint row is missing (it is then created at 0).
+   */
+  async outboxWindow(name: string, graceMs: number): Promise<OutboxWindow | null> {
+    const [state]: { lo: string; hi: string; young: string | null }[] = await this.db.query(
+      `WITH c AS (SELECT tx AS lo FROM outbox_checkpoints WHERE name = $1),
+            s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS hi)
+       SELECT c.lo, s.hi,
+              (SELECT min(e.tx) FROM events e
+                WHERE e.tx >= c.lo AND e.tx < s.hi AND e.created_at >= now() - make_interval(secs => $2::float8 / 1000)) AS young
+         FROM c, s`,
+      [name, graceMs],
+    );
+    if (!state) {
+      // a database migrated before the checkpoint existed has its row; this only guards a manual wipe
+      await this.db.query(`INSERT INTO outbox_checkpoints (name, tx) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING`, [name]);
+      return null;
+    }
+    return { lo: state.lo, hi: state.young ?? state.hi };
+  }
+
+  /** Events of the window with id > `after` that no fan-out row names, in id order. */
+  async findNotFannedOut(window: OutboxWindow, after: string, limit: number): Promise<StragglerEvent[]> {
+    return this.db.query(
+      // the window is read through the BRIN index and only then sorted: ordering the events by id
+      // made the planner walk the primary key over the whole table (~270 ms at a million rows, against
+      // ~80 ms for a 120 000-event window whatever the table's size)
+      `WITH w AS MATERIALIZED (SELECT id FROM events WHERE tx >= $1::bigint AND tx < $2::bigint),
+            done AS (SELECT unnest(event_ids) AS id FROM event_fanouts WHERE tx >= $1::bigint),
+            todo AS (SELECT w.id FROM w WHERE w.id > $3 AND NOT EXISTS (SELECT 1 FROM done WHERE done.id = w.id)
+                      ORDER BY w.id LIMIT $4)
+       SELECT e.id, e.envelope FROM events e JOIN todo USING (id) ORDER BY e.id`,
+      [window.lo, window.hi, after, limit],
+    );
+  }
+
+  /**
+   * Moves checkpoint `name` up to `tx` (never down) and deletes the fan-out rows behind it: they only
+   * name events behind it.
+   */
+  async advanceCheckpoint(name: string, tx: string): Promise<void> {
+    await this.db.query(
+      `WITH moved AS (UPDATE outbox_checkpoints SET tx = $2::bigint, updated_at = now() WHERE name = $1 AND tx < $2::bigint)
+       DELETE FROM event_fanouts WHERE tx < $2::bigint`,
+      [name, tx],
+    );
+  }
+}

@@ -1,0 +1,21 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Organization } from '../entities/organization.entity';
+
+@Injectable()
+export class OrganizationsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  private repo(manager: EntityManager = this.db.manager) {
+    return manager.getRepository(Organization);
+  }
+
+  async create(org: Organization, manager?: EntityManager): Promise<Organization> {
+    return this.repo(manager).save(org);
+  }
+
+  async exists(id: string): Promise<boolean> {
+    return this.repo().exists({ where: { id } });
+  }
+}

@@ -1,0 +1,62 @@
+import { Processor, Queue, Worker, WorkerOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { DELIVER_JOB, DELIVERY_JOB_OPTIONS, DELIVERY_QUEUE, DeliverJobData, deliveryJobId } from '@app/contracts';
+import type { RedisKeys } from '@app/redis';
+
+/** An attempt to trigger: the job carries ids only; the `deliveries` row is the record. */
+export interface DeliveryJob {
+  deliveryId: string;
+  attemptNo: number;
+}
+
+/**
+ * Both sides of the delivery queue: every job of an attempt is added here (the dispatcher's retries and
+ * re-enqueues, the API's replays and test sends) with the deterministic id `deliveryJobId`, so a job
+ * added twice collapses; the dispatcher's worker takes them from here. The only place that knows the
+ * queue's name, its prefix and its job options.
+ */
+export class DeliveryQueue {
+  private readonly queue: Queue<DeliverJobData>;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {
+    this.queue = new Queue<DeliverJobData>(DELIVERY_QUEUE, { connection: redis, prefix: keys.bullPrefix, defaultJobOptions: DELIVERY_JOB_OPTIONS });
+  }
+
+  /** Adds the job of one attempt, delayed when `delayMs` is given. */
+  async add(deliveryId: string, attemptNo: number, delayMs?: number): Promise<void> {
+    const jobId = deliveryJobId(deliveryId, attemptNo);
+    await this.queue.add(DELIVER_JOB, { deliveryId, attemptNo }, delayMs === undefined ? { jobId } : { jobId, delay: delayMs });
+  }
+
+  async addMany(jobs: readonly DeliveryJob[]): Promise<void> {
+    await this.queue.addBulk(
+      jobs.map((j) => ({ name: DELIVER_JOB, data: { deliveryId: j.deliveryId, attemptNo: j.attemptNo }, opts: { jobId: deliveryJobId(j.deliveryId, j.attemptNo) } })),
+    );
+  }
+
+  /** The jobs BullMQ holds in no state at all (waiting, delayed, active): lost, or never added. */
+  async withoutJob<J extends DeliveryJob>(jobs: readonly J[]): Promise<J[]> {
+    // a job hash exists while BullMQ holds the job in any state
+    const pipeline = this.redis.pipeline();
+    for (const j of jobs) pipeline.exists(this.queue.toKey(deliveryJobId(j.deliveryId, j.attemptNo)));
+    const exists = (await pipeline.exec()) ?? [];
+    return jobs.filter((_, i) => exists[i]?.[1] === 0);
+  }
+
+  /** Jobs waiting, delayed, active and prioritized, for the queue-depth gauge. */
+  counts(): Promise<Record<string, number>> {
+    return this.queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+  }
+
+  /** A worker of this queue on `connection` (a blocking one of its own). */
+  worker(processor: Processor<DeliverJobData>, options: Omit<WorkerOptions, 'prefix'>): Worker<DeliverJobData> {
+    return new Worker<DeliverJobData>(DELIVERY_QUEUE, processor, { ...options, prefix: this.keys.bullPrefix });
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+  }
+}

@@ -1,0 +1,94 @@
+import type { Redis } from 'ioredis';
+import { GatewayInfo, REGISTRY_KEYS } from '@app/contracts';
+import type { RedisKeys } from '@app/redis';
+
+/**
+ * The registry's key layout, shared by its writer (a gateway node) and its readers (API replicas):
+ * a JSON GatewayInfo per node in the `gateways` hash (what it is) and a `gateway-alive:<id>` key with a TTL (that it is).
+ */
+class RegistryLayout {
+  constructor(private readonly keys: RedisKeys) {}
+
+  get gateways(): string {
+    return this.keys.key(REGISTRY_KEYS.gateways);
+  }
+
+  alive(gatewayId: string): string {
+    return this.keys.key(REGISTRY_KEYS.alive(gatewayId));
+  }
+}
+
+/** This node's entry in the gateway registry. The API places sessions only on gateways whose alive key exists. */
+export class GatewayRegistry {
+  private readonly layout: RegistryLayout;
+  private readonly startedAt: number;
+
+  constructor(
+    private readonly redis: Redis,
+    keys: RedisKeys,
+    private readonly node: Pick<GatewayInfo, 'id' | 'capacity' | 'engine' | 'version'>,
+    private readonly ttlMs: number,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.layout = new RegistryLayout(keys);
+    this.startedAt = clock();
+  }
+
+  async heartbeat(sessionCount: number): Promise<GatewayInfo> {
+    const info: GatewayInfo = { ...this.node, sessionCount, startedAt: this.startedAt, lastHeartbeatAt: this.clock() };
+    await this.redis
+      .multi()
+      .hset(this.layout.gateways, this.node.id, JSON.stringify(info))
+      .set(this.layout.alive(this.node.id), String(info.lastHeartbeatAt), 'PX', this.ttlMs)
+      .exec();
+    return info;
+  }
+
+  async deregister(): Promise<void> {
+    await this.redis.multi().hdel(this.layout.gateways, this.node.id).del(this.layout.alive(this.node.id)).exec();
+  }
+}
+
+export interface GatewayEntry extends GatewayInfo {
+  /** the gateway's heartbeat key has not expired */
+  alive: boolean;
+}
+
+/** The readers' side of the registry: a crashed node stays listed, with `alive: false`, until it deregisters. */
+export class GatewayDirectory {
+  private readonly layout: RegistryLayout;
+
+  constructor(
+    private readonly redis: Redis,
+    keys: RedisKeys,
+  ) {
+    this.layout = new RegistryLayout(keys);
+  }
+
+  async list(): Promise<GatewayEntry[]> {
+    const raw = await this.redis.hgetall(this.layout.gateways);
+    const infos = Object.values(raw)
+      .map((json) => {
+        try {
+          return JSON.parse(json) as GatewayInfo;
+        } catch {
+          return null;
+        }
+      })
+      .filter((g): g is GatewayInfo => g !== null)
+      .sort((a, b) => a.id.localeCompare(b.id));
+    if (infos.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const g of infos) pipeline.exists(this.layout.alive(g.id));
+    const alive = (await pipeline.exec()) ?? [];
+    return infos.map((g, i) => ({ ...g, alive: alive[i]?.[1] === 1 }));
+  }
+
+  async live(): Promise<GatewayEntry[]> {
+    return (await this.list()).filter((g) => g.alive);
+  }
+
+  async isAlive(gatewayId: string): Promise<boolean> {
+    return (await this.redis.exists(this.layout.alive(gatewayId))) === 1;
+  }
+}

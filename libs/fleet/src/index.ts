@@ -1,0 +1,5 @@
+export * from './command-bus';
+export * from './fleet-logger';
+export * from './gateway-registry';
+export * from './qr-board';
+export * from './session-leases';

@@ -1,0 +1,3 @@
+export * from './infra.module';
+export * from './metrics';
+export * from './tokens';

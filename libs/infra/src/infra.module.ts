@@ -1,0 +1,58 @@
+import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { BaseConfig, loadConfigOrExit } from '@app/config';
+import { SecretBox } from '@app/crypto';
+import { DatabaseModule } from '@app/database';
+import { EventPublisher } from '@app/events';
+import { createLogger } from '@app/observability';
+import { createRedis, Redis, RedisKeys } from '@app/redis';
+import { MetricsRegistry } from './metrics';
+import { LOGGER, REDIS_CLIENT } from './tokens';
+
+export interface InfraOptions<C extends BaseConfig> {
+  /** the app's name in logs */
+  app: string;
+  /** the app's validated configuration class, loaded once at boot */
+  config: new () => C;
+  /** PostgreSQL pool size of this process */
+  poolMax?: number;
+}
+
+/**
+ * What every long-running process shares, whichever app it is: its validated configuration (as its own class and as
+ * BaseConfig), PostgreSQL (TypeORM data source + every repository), Redis (client + key prefix), secrets, the event
+ * publisher, the metrics registry and a pino logger. The API, the gateway and the dispatcher each import it once.
+ */
+@Module({})
+export class InfraModule implements OnApplicationShutdown {
+  constructor(@Inject(REDIS_CLIENT) private readonly redis: Redis) {}
+
+  static forRoot<C extends BaseConfig>(options: InfraOptions<C>): DynamicModule {
+    const configClass = options.config;
+    return {
+      module: InfraModule,
+      global: true,
+      imports: [DatabaseModule.forRoot(configClass, options.poolMax)],
+      providers: [
+        { provide: configClass, useFactory: () => loadConfigOrExit(configClass) },
+        { provide: BaseConfig, useExisting: configClass },
+        { provide: LOGGER, inject: [BaseConfig], useFactory: (c: BaseConfig) => createLogger(options.app, c.LOG_LEVEL) },
+        { provide: REDIS_CLIENT, inject: [BaseConfig], useFactory: (c: BaseConfig) => createRedis(c.REDIS_URL) },
+        { provide: RedisKeys, inject: [BaseConfig], useFactory: (c: BaseConfig) => new RedisKeys(c.REDIS_KEY_PREFIX) },
+        { provide: SecretBox, inject: [BaseConfig], useFactory: (c: BaseConfig) => new SecretBox(c.encryptionKeys) },
+        {
+          provide: EventPublisher,
+          inject: [getDataSourceToken(), REDIS_CLIENT, RedisKeys],
+          useFactory: (db: DataSource, redis: Redis, keys: RedisKeys) => new EventPublisher(db, redis, keys.prefix),
+        },
+        MetricsRegistry,
+      ],
+      exports: [DatabaseModule, configClass, BaseConfig, LOGGER, REDIS_CLIENT, RedisKeys, SecretBox, EventPublisher, MetricsRegistry],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

@@ -1,0 +1,121 @@
+import { AckStatus, OUTBOUND_STATUS_RANK } from '@app/contracts';
+import type { MessageRow, MessageStore, NewMessage } from '../../apps/gateway/src/messages/message-store';
+
+/**
+ * The gateway's MessageStore in memory, with the repository's rules: one row per (session, waMessageId), queued rows
+ * drained in id order, sent/failed only from queued, acks forward only and never on a queued row.
+ */
+export class MemoryMessageStore implements MessageStore {
+  readonly rows: MessageRow[] = [];
+  readonly raws = new Map<string, Uint8Array | null>();
+  readonly media = new Map<string, Buffer>();
+  /** every conditional update that changed a row, in order: `${status} ${id}` */
+  readonly transitions: string[] = [];
+  /** runs inside markSent before it records (a test's hook into the race with receipts) */
+  beforeMarkSent: (() => Promise<void>) | null = null;
+  now = () => 1_000;
+
+  /** A message as the API accepts it. */
+  queue(m: Partial<NewMessage> & { id: string; waMessageId: string }, media?: Buffer): MessageRow {
+    const row = this.toRow({ organizationId: 'org_1', sessionId: 'ses_1', direction: 'out', chatJid: '15550002222@s.whatsapp.net', from: null, type: 'text', text: 'hi', status: 'queued', ...m });
+    this.rows.push(row);
+    if (media) this.media.set(row.id, media);
+    return row;
+  }
+
+  byId(id: string): MessageRow | undefined {
+    return this.rows.find((r) => r.id === id);
+  }
+
+  async nextQueued(sessionId: string) {
+    return this.rows.filter((r) => r.sessionId === sessionId && r.status === 'queued').sort((a, b) => a.id.localeCompare(b.id))[0] ?? null;
+  }
+
+  async sessionsWithQueued(sessionIds: string[]) {
+    return [...new Set(this.rows.filter((r) => r.status === 'queued' && sessionIds.includes(r.sessionId)).map((r) => r.sessionId))];
+  }
+
+  async markSent(id: string, sentAt: number, raw: Uint8Array | null) {
+    await this.beforeMarkSent?.();
+    const row = this.byId(id);
+    if (!row || row.status !== 'queued') return null;
+    Object.assign(row, { status: 'sent', sentAt, updatedAt: this.now() });
+    if (raw) this.raws.set(`${row.sessionId}/${row.waMessageId}`, raw);
+    this.media.delete(id);
+    this.transitions.push(`sent ${id}`);
+    return { ...row };
+  }
+
+  async markFailed(id: string, error: string) {
+    const row = this.byId(id);
+    if (!row || row.status !== 'queued') return null;
+    Object.assign(row, { status: 'failed', error, updatedAt: this.now() });
+    this.media.delete(id);
+    this.transitions.push(`failed ${id}`);
+    return { ...row };
+  }
+
+  async applyAck(sessionId: string, waMessageId: string, status: AckStatus) {
+    const row = this.rows.find((r) => r.sessionId === sessionId && r.waMessageId === waMessageId && r.direction === 'out');
+    if (!row || row.status === 'queued' || row.status === 'failed' || row.status === 'received') return null;
+    if (OUTBOUND_STATUS_RANK[row.status] >= OUTBOUND_STATUS_RANK[status]) return null;
+    Object.assign(row, { status, updatedAt: this.now() });
+    this.transitions.push(`${status} ${row.id}`);
+    return { ...row };
+  }
+
+  async insert(m: NewMessage) {
+    if (this.rows.some((r) => r.sessionId === m.sessionId && r.waMessageId === m.waMessageId)) return null;
+    const row = this.toRow(m);
+    this.rows.push(row);
+    if (m.raw) this.raws.set(`${m.sessionId}/${m.waMessageId}`, m.raw);
+    return { ...row };
+  }
+
+  async idsByWaIds(sessionId: string, waMessageIds: string[]) {
+    return new Map(this.rows.filter((r) => r.sessionId === sessionId && waMessageIds.includes(r.waMessageId)).map((r) => [r.waMessageId, r.id]));
+  }
+
+  async findByWaId(sessionId: string, waMessageId: string) {
+    const row = this.rows.find((r) => r.sessionId === sessionId && r.waMessageId === waMessageId);
+    return row ? { ...row } : null;
+  }
+
+  async rawOf(sessionId: string, waMessageId: string) {
+    return this.raws.get(`${sessionId}/${waMessageId}`) ?? null;
+  }
+
+  async mediaOf(messageId: string) {
+    return this.media.get(messageId) ?? null;
+  }
+
+  private toRow(m: NewMessage): MessageRow {
+    const at = m.createdAt ?? this.now();
+    return {
+      id: m.id,
+      sessionId: m.sessionId,
+      organizationId: m.organizationId,
+      waMessageId: m.waMessageId,
+      direction: m.direction,
+      chatJid: m.chatJid,
+      from: m.from,
+      type: m.type,
+      text: m.text ?? null,
+      media: m.media ?? null,
+      location: m.location ?? null,
+      contact: m.contact ?? null,
+      poll: m.poll ?? null,
+      quotedMessageId: m.quotedMessageId ?? null,
+      status: m.status,
+      error: null,
+      createdAt: at,
+      updatedAt: at,
+      sentAt: m.sentAt ?? null,
+      mediaRef: m.mediaRef ?? null,
+      reaction: m.reaction ?? null,
+      quotedWaMessageId: m.quotedWaMessageId ?? null,
+      mentions: m.mentions ?? [],
+      idempotencyKey: m.idempotencyKey ?? null,
+    };
+  }
+}

@@ -1,0 +1,135 @@
+import { DataSource } from 'typeorm';
+import type { EventEnvelope } from '@app/contracts';
+import { AttemptRecord, DeliveriesRepository, DeliveryAttemptsRepository, EventsRepository, newId } from '@app/database';
+import { createWebhookRow } from '../support/receivers';
+import { closeTestDataSource, seedOrganization, testDataSource } from '../support/seed';
+
+/** The delivery log's statements against real PostgreSQL, as the dispatcher and the API run them. */
+describe('DeliveriesRepository', () => {
+  let db: DataSource;
+  let deliveries: DeliveriesRepository;
+  let attempts: DeliveryAttemptsRepository;
+  let events: EventsRepository;
+  let orgId: string;
+
+  const envelope = (): EventEnvelope => ({ id: newId('evt'), event: 'message.received', organizationId: orgId, sessionId: null, timestamp: Date.now(), payload: { text: 'hi' } });
+  const publish = async (...envs: EventEnvelope[]) => events.insertOutbox(envs, envs.map((e) => JSON.stringify(e)));
+  const hook = () => createWebhookRow(db, null, { organizationId: orgId, url: 'https://receiver.example/hook' });
+  const newDelivery = (webhookId: string, e: EventEnvelope) => ({ deliveryId: newId('dlv'), webhookId, eventId: e.id, organizationId: orgId, eventType: e.event });
+  const outcome = (deliveryId: string, attemptNo: number, over: Partial<AttemptRecord> = {}): AttemptRecord => ({
+    deliveryId, attemptNo, status: 'delivered', statusCode: 200, error: null, snippet: null, durationMs: 12, startedAt: Date.now(), nextAttemptAt: null, ...over,
+  });
+
+  beforeAll(async () => {
+    db = await testDataSource();
+    deliveries = new DeliveriesRepository(db);
+    attempts = new DeliveryAttemptsRepository(db);
+    events = new EventsRepository(db);
+    orgId = (await seedOrganization('Repositories')).id;
+  });
+
+  afterAll(() => closeTestDataSource());
+
+  it('writes fresh rows in their final state with their first attempt, or claimed, and leaves a pair that has a row alone', async () => {
+    const webhookId = await hook();
+    const [a, b, c] = [envelope(), envelope(), envelope()];
+    await publish(a, b, c);
+    const done = newDelivery(webhookId, a);
+    const failed = newDelivery(webhookId, b);
+    const slow = newDelivery(webhookId, c);
+    const notCreated = await deliveries.insertFirstRows(
+      [
+        { delivery: done, outcome: outcome(done.deliveryId, 1) },
+        { delivery: failed, outcome: outcome(failed.deliveryId, 1, { status: 'pending', statusCode: 500, error: 'receiver answered 500', nextAttemptAt: Date.now() + 60_000 }) },
+        { delivery: slow, outcome: null },
+      ],
+      [a.id, b.id],
+      5000,
+    );
+    expect(notCreated.size).toBe(0);
+    const byId = new Map((await deliveries.listByWebhook(webhookId, {}, 10)).map((d) => [d.id, d]));
+    expect(byId.get(done.deliveryId)).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 200 });
+    expect(byId.get(done.deliveryId)!.deliveredAt).toBeInstanceOf(Date);
+    expect(byId.get(failed.deliveryId)).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 500, lastError: 'receiver answered 500' });
+    expect(byId.get(slow.deliveryId)).toMatchObject({ status: 'delivering', attempts: 1 });
+    expect(await attempts.listOfDelivery(done.deliveryId)).toEqual([expect.objectContaining({ attemptNo: 1, statusCode: 200, durationMs: 12 })]);
+    expect(await attempts.listOfDelivery(slow.deliveryId)).toEqual([]);
+
+    // the same pair again (a takeover of an event already written): nothing is written
+    const again = newDelivery(webhookId, a);
+    expect(await deliveries.insertFirstRows([{ delivery: again, outcome: outcome(again.deliveryId, 1) }], [], 5000)).toEqual(new Set([again.deliveryId]));
+    expect(await deliveries.findOfWebhook(webhookId, again.deliveryId)).toBeNull();
+  });
+
+  it('claims an attempt once, reports a live lease to a second claimer, and records its outcome', async () => {
+    const webhookId = await hook();
+    const e = envelope();
+    await publish(e);
+    const deliveryId = (await deliveries.insertPending(newDelivery(webhookId, e)))!;
+    expect(deliveryId).toMatch(/^dlv_/);
+    const [claimed, stale] = await deliveries.claim([{ deliveryId, attemptNo: 1 }, { deliveryId: 'dlv_missing', attemptNo: 1 }], 60_000);
+    expect(claimed).toMatchObject({ kind: 'claimed', deliveryId, webhookId, attemptBase: 0, envelope: e });
+    expect(stale).toEqual({ kind: 'gone' });
+    const [second] = await deliveries.claim([{ deliveryId, attemptNo: 1 }], 60_000);
+    expect(second.kind).toBe('leased');
+    expect(second.kind === 'leased' && second.leasedUntil).toBeGreaterThan(Date.now());
+    expect(await deliveries.renewLeases([{ deliveryId, attemptNo: 1 }, { deliveryId, attemptNo: 2 }], 60_000)).toEqual(new Set([deliveryId]));
+
+    await deliveries.recordAttempts([outcome(deliveryId, 1, { status: 'dead', statusCode: 410, error: 'receiver answered 410' })]);
+    expect(await deliveries.findOfWebhook(webhookId, deliveryId)).toMatchObject({ status: 'dead', attempts: 1, lastStatusCode: 410 });
+    expect(await deliveries.countDead()).toBeGreaterThanOrEqual(1);
+
+    // a replay starts a fresh budget; a delivery in progress is not reset
+    expect(await deliveries.resetForReplay(webhookId, deliveryId)).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(await deliveries.resetForReplay(webhookId, deliveryId)).toBeNull();
+    const [replayed] = await deliveries.claim([{ deliveryId, attemptNo: 2 }], 60_000);
+    expect(replayed).toMatchObject({ kind: 'claimed', attemptBase: 1 });
+    await deliveries.abandon(deliveryId, 2, 'webhook was deleted');
+    expect(await deliveries.findOfWebhook(webhookId, deliveryId)).toMatchObject({ status: 'dead', lastError: 'webhook was deleted' });
+  });
+
+  it('finds deliveries that are overdue or whose lease ran out, and not the others', async () => {
+    const webhookId = await hook();
+    const [a, b, c] = [envelope(), envelope(), envelope()];
+    await publish(a, b, c);
+    const overdue = newDelivery(webhookId, a);
+    const later = newDelivery(webhookId, b);
+    const abandoned = newDelivery(webhookId, c);
+    await deliveries.insertFirstRows(
+      [
+        { delivery: overdue, outcome: outcome(overdue.deliveryId, 1, { status: 'pending', nextAttemptAt: Date.now() - 60_000 }) },
+        { delivery: later, outcome: outcome(later.deliveryId, 1, { status: 'pending', nextAttemptAt: Date.now() + 60_000 }) },
+        // a claim whose lease is already over
+        { delivery: abandoned, outcome: null },
+      ],
+      [],
+      -1000,
+    );
+    const due = new Map<string, unknown>();
+    for (let after = ''; ; ) {
+      const page = await deliveries.findDue(after, 2000, 100);
+      for (const d of page) due.set(d.id, d);
+      if (page.length < 100) break;
+      after = page[page.length - 1].id;
+    }
+    expect(due.get(overdue.deliveryId)).toEqual({ id: overdue.deliveryId, status: 'pending', attempts: 1 });
+    expect(due.get(abandoned.deliveryId)).toEqual({ id: abandoned.deliveryId, status: 'delivering', attempts: 1 });
+    expect(due.has(later.deliveryId)).toBe(false);
+  });
+
+  it('inserts claimed rows for the webhooks that still exist and records the events fanned out', async () => {
+    const kept = await hook();
+    const deleted = await hook();
+    await db.query(`DELETE FROM webhooks WHERE id = $1`, [deleted]);
+    const e = envelope();
+    await publish(e);
+    const rows = [newDelivery(deleted, e), newDelivery(kept, e)];
+    const created = await deliveries.insertClaimed(rows, [e.id], 5000);
+    expect(created).toEqual([rows[1].deliveryId]);
+    expect(await deliveries.findIdByPair(kept, e.id)).toBe(rows[1].deliveryId);
+    expect(await deliveries.findIdByPair(deleted, e.id)).toBeNull();
+    expect(await events.findNotFannedOut({ lo: '0', hi: '9223372036854775807' }, e.id.slice(0, -1), 1000)).not.toContainEqual(expect.objectContaining({ id: e.id }));
+    // the pair has its row: a second fan-out creates nothing
+    expect(await deliveries.insertClaimed([newDelivery(kept, e)], [e.id], 5000)).toEqual([]);
+  });
+});

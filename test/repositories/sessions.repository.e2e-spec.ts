@@ -1,0 +1,107 @@
+import type { DataSource } from 'typeorm';
+import { newId, SessionsRepository } from '@app/database';
+import { closeTestDataSource, testDataSource } from '../support/seed';
+import { newOrganization, newSession } from './rows';
+
+describe('SessionsRepository (PostgreSQL)', () => {
+  let db: DataSource;
+  let sessions: SessionsRepository;
+  let orgId: string;
+  let otherOrgId: string;
+
+  beforeAll(async () => {
+    db = await testDataSource();
+    sessions = new SessionsRepository(db);
+    orgId = await newOrganization(db);
+    otherOrgId = await newOrganization(db, 'Other');
+  });
+  afterAll(() => closeTestDataSource());
+
+  it('scopes lookups and deletes by organization', async () => {
+    const s = await newSession(db, orgId);
+    expect((await sessions.findInOrganization(orgId, s.id))?.label).toBe('spec');
+    expect(await sessions.findInOrganization(otherOrgId, s.id)).toBeNull();
+    expect(await sessions.existsInOrganization(orgId, s.id)).toBe(true);
+    expect(await sessions.existsInOrganization(otherOrgId, s.id)).toBe(false);
+
+    await sessions.deleteInOrganization(otherOrgId, s.id);
+    expect(await sessions.existsInOrganization(orgId, s.id)).toBe(true);
+    await sessions.deleteInOrganization(orgId, s.id);
+    expect(await sessions.existsInOrganization(orgId, s.id)).toBe(false);
+  });
+
+  it('pages an organization’s sessions by id, the cursor continuing where the last page ended', async () => {
+    const org = await newOrganization(db);
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await newSession(db, org)).id);
+    ids.sort();
+    await newSession(db, otherOrgId);
+
+    const first = await sessions.page(org, { limit: 2 });
+    expect(first.rows.map((s) => s.id)).toEqual(ids.slice(0, 2));
+    expect(first.nextCursor).toBe(ids[1]);
+    const second = await sessions.page(org, { limit: 2, cursor: first.nextCursor! });
+    expect(second.rows.map((s) => s.id)).toEqual(ids.slice(2));
+    expect(second.nextCursor).toBeNull();
+  });
+
+  it('patches only the settings given, and marks a session stopped on request', async () => {
+    const s = await newSession(db, orgId, { label: 'before', ratePerMin: 5 });
+    await sessions.patchSettings(s.id, { label: 'after' });
+    const patched = (await sessions.findInOrganization(orgId, s.id))!;
+    expect(patched).toMatchObject({ label: 'after', ratePerMin: 5 });
+    expect(patched.updatedAt.getTime()).toBeGreaterThanOrEqual(s.updatedAt.getTime());
+
+    await sessions.markStopped(s.id);
+    expect(await sessions.findInOrganization(orgId, s.id)).toMatchObject({ status: 'stopped', desiredState: 'stopped' });
+  });
+
+  it('moves a session to another gateway only from where the caller saw it', async () => {
+    const s = await newSession(db, orgId, { gatewayId: 'gw-old' });
+    await sessions.moveToGateway(s.id, 'gw-elsewhere', 'gw-lost');
+    expect((await sessions.findInOrganization(orgId, s.id))!.gatewayId).toBe('gw-old');
+    await sessions.moveToGateway(s.id, 'gw-old', 'gw-new');
+    expect((await sessions.findInOrganization(orgId, s.id))!.gatewayId).toBe('gw-new');
+
+    const unplaced = await newSession(db, orgId, { gatewayId: null });
+    await sessions.moveToGateway(unplaced.id, null, 'gw-new');
+    expect((await sessions.findInOrganization(orgId, unplaced.id))!.gatewayId).toBe('gw-new');
+  });
+
+  it('counts the sessions that should run on each of the given gateways', async () => {
+    const [a, b, c] = ['a', 'b', 'c'].map((x) => `gw-count-${x}-${orgId}`);
+    await newSession(db, orgId, { gatewayId: a });
+    await newSession(db, orgId, { gatewayId: a, status: 'working' });
+    await newSession(db, orgId, { gatewayId: a, desiredState: 'stopped' });
+    await newSession(db, orgId, { gatewayId: b });
+    await newSession(db, orgId, { gatewayId: c });
+
+    const counts = await sessions.placedCountsOn([a, b, `gw-empty-${orgId}`]);
+    expect([...counts.entries()].sort()).toEqual([[a, 2], [b, 1]]);
+  });
+
+  it('resumable sessions exclude stopped, failed and logged-out ones, those wanted stopped and other gateways’', async () => {
+    const gw = `gw-resume-${orgId}`;
+    const working = await newSession(db, orgId, { gatewayId: gw, status: 'working' });
+    const qr = await newSession(db, orgId, { gatewayId: gw, status: 'scan_qr_code' });
+    for (const status of ['stopped', 'failed', 'logged_out'] as const) await newSession(db, orgId, { gatewayId: gw, status });
+    await newSession(db, orgId, { gatewayId: gw, status: 'working', desiredState: 'stopped' });
+    await newSession(db, orgId, { gatewayId: `${gw}-other`, status: 'working' });
+
+    expect(await sessions.resumableOn(gw)).toEqual([working.id, qr.id].sort());
+  });
+
+  it('reads and patches the columns a gateway runner owns, leaving the rest alone', async () => {
+    const s = await newSession(db, orgId, { label: 'runner', phoneNumber: '4917000' });
+    expect(await sessions.findRuntime(s.id)).toEqual({ id: s.id, organizationId: orgId, status: 'stopped', desiredState: 'running', phoneNumber: '4917000', autoRead: true, presenceTyping: false });
+    expect(await sessions.findRuntime(newId('ses'))).toBeNull();
+
+    const connectedAt = new Date('2026-01-02T03:04:05Z');
+    await sessions.patchRuntime(s.id, { status: 'working', waJid: '4917000@s.whatsapp.net', lastConnectedAt: connectedAt, phoneNumber: undefined });
+    const row = (await sessions.findInOrganization(orgId, s.id))!;
+    expect(row).toMatchObject({ status: 'working', waJid: '4917000@s.whatsapp.net', lastConnectedAt: connectedAt, phoneNumber: '4917000', label: 'runner' });
+
+    await sessions.patchRuntime(s.id, {});
+    expect((await sessions.findRuntime(s.id))!.status).toBe('working');
+  });
+});

@@ -1,0 +1,86 @@
+import type { DataSource } from 'typeorm';
+import { RETRY_POLICY_DEFAULTS } from '@app/contracts';
+import { newId, Webhook, WebhooksRepository } from '@app/database';
+import { closeTestDataSource, testDataSource } from '../support/seed';
+import { newOrganization } from './rows';
+
+describe('WebhooksRepository (PostgreSQL)', () => {
+  let db: DataSource;
+  let webhooks: WebhooksRepository;
+  let orgId: string;
+  let otherOrgId: string;
+
+  const newWebhook = (organizationId = orgId, over: Partial<Webhook> = {}): Promise<Webhook> => {
+    const now = new Date();
+    return webhooks.save({
+      id: newId('whk'),
+      organizationId,
+      url: 'https://receiver.example.test/hook',
+      events: ['message.received'],
+      sessionId: null,
+      active: true,
+      customHeaders: { 'x-team': 'a' },
+      retryPolicy: RETRY_POLICY_DEFAULTS,
+      secretEncrypted: 'sealed',
+      createdAt: now,
+      updatedAt: now,
+      ...over,
+    });
+  };
+
+  beforeAll(async () => {
+    db = await testDataSource();
+    webhooks = new WebhooksRepository(db);
+    orgId = await newOrganization(db);
+    otherOrgId = await newOrganization(db, 'Other');
+  });
+  afterAll(() => closeTestDataSource());
+
+  it('scopes lookups and deletes by organization', async () => {
+    const w = await newWebhook();
+    expect((await webhooks.findInOrganization(orgId, w.id))?.url).toBe(w.url);
+    expect(await webhooks.findInOrganization(otherOrgId, w.id)).toBeNull();
+    expect(await webhooks.deleteInOrganization(otherOrgId, w.id)).toBe(false);
+    expect(await webhooks.deleteInOrganization(orgId, w.id)).toBe(true);
+    expect(await webhooks.findInOrganization(orgId, w.id)).toBeNull();
+  });
+
+  it('saves the changes made to a loaded webhook', async () => {
+    const loaded = (await webhooks.findInOrganization(orgId, (await newWebhook()).id))!;
+    loaded.active = false;
+    loaded.events = ['*'];
+    await webhooks.save(loaded);
+    expect(await webhooks.findInOrganization(orgId, loaded.id)).toMatchObject({ active: false, events: ['*'], url: loaded.url });
+  });
+
+  it('pages an organization’s webhooks', async () => {
+    const org = await newOrganization(db);
+    const ids = [(await newWebhook(org)).id, (await newWebhook(org)).id].sort();
+    await newWebhook(otherOrgId);
+    const first = await webhooks.page(org, { limit: 1 });
+    const second = await webhooks.page(org, { limit: 1, cursor: first.nextCursor! });
+    expect([...first.rows, ...second.rows].map((w) => w.id)).toEqual(ids);
+    expect((await webhooks.page(org, { limit: 2 })).nextCursor).toBeNull();
+  });
+
+  it('reads routing rows as stored, missing headers and policy included', async () => {
+    const w = await newWebhook(orgId, { active: false });
+    const bare = newId('whk');
+    await db.query(`INSERT INTO webhooks (id, organization_id, url, events, retry_policy, custom_headers) VALUES ($1, $2, 'http://x.test', '{}', '{"attempts":2}', 'null'::jsonb)`, [bare, orgId]);
+
+    expect(await webhooks.routingById(w.id)).toEqual({
+      id: w.id,
+      organizationId: orgId,
+      url: w.url,
+      events: ['message.received'],
+      sessionId: null,
+      active: false,
+      customHeaders: { 'x-team': 'a' },
+      retryPolicy: RETRY_POLICY_DEFAULTS,
+      secretEncrypted: 'sealed',
+    });
+    expect(await webhooks.routingById(bare)).toMatchObject({ customHeaders: null, retryPolicy: { attempts: 2 }, secretEncrypted: null, active: true });
+    expect(await webhooks.routingById(newId('whk'))).toBeNull();
+    expect((await webhooks.allRouting()).map((r) => r.id)).toEqual(expect.arrayContaining([w.id, bare]));
+  });
+});
