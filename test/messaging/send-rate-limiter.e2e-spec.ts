@@ -19,7 +19,7 @@ describe('SendRateLimiter', () => {
     const first = (accepted[0] as { at: number }).at;
 
     const refused = await limiter.tryAccept('ses_a', 'm3', rates);
-    expect(refused.accepted).toBe(false);
+    expect(refused).toMatchObject({ accepted: false, limit: 'ratePerMin' });
     const wait = (refused as { retryAfterMs: number }).retryAfterMs;
     // the first send leaves the window exactly 60 s after it was counted
     expect(wait).toBeLessThanOrEqual(60_000);
@@ -39,7 +39,7 @@ describe('SendRateLimiter', () => {
     expect((await limiter.tryAccept('ses_b', 'x1', rates)).accepted).toBe(true);
     expect((await limiter.tryAccept('ses_b', 'x2', rates)).accepted).toBe(true);
     const refused = await limiter.tryAccept('ses_b', 'x3', rates);
-    expect(refused.accepted).toBe(false);
+    expect(refused).toMatchObject({ accepted: false, limit: 'ratePerHour' });
     expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(3_600_000 - 5_000);
     // another session has its own windows
     expect((await limiter.tryAccept('ses_c', 'y1', rates)).accepted).toBe(true);

@@ -7,6 +7,7 @@ import { loggerOptions } from '@app/observability';
 import { AuthModule } from './auth/auth.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
+import { MessagesModule } from './messages/messages.module';
 import { RealtimeModule } from './realtime/realtime.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -43,6 +44,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
     RealtimeModule,
     DeliveriesModule,
     SessionsModule,
+    MessagesModule,
   ],
 })
 export class AppModule {}

@@ -3,6 +3,7 @@ import { INestApplication, RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { json } from 'express';
 import { Logger } from 'nestjs-pino';
 import { ApiConfig } from '@app/config';
 import { AppModule } from './app.module';
@@ -23,8 +24,11 @@ export async function createApiApp(options: { quiet?: boolean } = {}): Promise<N
   for (const warning of config.warnings) app.get(Logger).warn(warning);
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  // strict JSON bodies of bounded size; parse errors reach the filter as 422 / 413
-  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, strict: false, type: ['application/json', 'application/*+json'] });
+  // strict JSON bodies of bounded size; parse errors reach the filter as 422 / 413. A send may carry MEDIA_MAX_BYTES
+  // of base64 media, so its route parses first with its own limit (a parsed body is skipped by the next parser)
+  const jsonTypes = ['application/json', 'application/*+json'];
+  app.use(`/${API_PREFIX}/sessions/:id/messages`, json({ limit: config.sendBodyLimitBytes, strict: false, type: jsonTypes }));
+  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, strict: false, type: jsonTypes });
   app.setGlobalPrefix(API_PREFIX, {
     exclude: [
       { path: 'healthz', method: RequestMethod.GET },

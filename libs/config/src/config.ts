@@ -85,7 +85,27 @@ export class ApiConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(1024) @Max(50 * 1024 * 1024)
   BODY_LIMIT_BYTES = 1024 * 1024;
 
+  /** Where inbound media of `sim` sessions is fetched from (the network simulator). */
+  @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
+  NETWORK_SIM_URL = 'http://127.0.0.1:4010';
+
+  /** Largest media a send may carry, bytes (fetched from a URL or decoded from base64). */
+  @Transform(toInt) @IsInt() @Min(1024) @Max(100 * 1024 * 1024)
+  MEDIA_MAX_BYTES = 16 * 1024 * 1024;
+
+  /** How long fetching a send's media URL may take, from connect to the last byte. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(300000)
+  MEDIA_FETCH_TIMEOUT_MS = 15000;
+
   jwtSecret = '';
+
+  /**
+   * JSON body limit of the send route: MEDIA_MAX_BYTES of media as base64 (4 characters per 3 bytes) plus room for
+   * the other fields; every other route keeps BODY_LIMIT_BYTES.
+   */
+  get sendBodyLimitBytes(): number {
+    return Math.max(this.BODY_LIMIT_BYTES, Math.ceil(this.MEDIA_MAX_BYTES / 3) * 4 + 64 * 1024);
+  }
 
   override finalize(): void {
     super.finalize();

@@ -20,21 +20,30 @@ redis.call('ZREMRANGEBYSCORE', key, '-inf', now - ${HOUR_MS})
 local inHour = redis.call('ZCARD', key)
 local inMinute = redis.call('ZCOUNT', key, '(' .. (now - ${MINUTE_MS}), '+inf')
 local wait = 0
+local limit = 0
 if inMinute >= perMin then
   local e = redis.call('ZRANGEBYSCORE', key, '(' .. (now - ${MINUTE_MS}), '+inf', 'WITHSCORES', 'LIMIT', inMinute - perMin, 1)
-  wait = math.max(wait, tonumber(e[2]) + ${MINUTE_MS} - now)
+  wait = tonumber(e[2]) + ${MINUTE_MS} - now
+  limit = 1
 end
 if inHour >= perHour then
   local e = redis.call('ZRANGE', key, inHour - perHour, inHour - perHour, 'WITHSCORES')
-  wait = math.max(wait, tonumber(e[2]) + ${HOUR_MS} - now)
+  local hourWait = tonumber(e[2]) + ${HOUR_MS} - now
+  if hourWait > wait then
+    wait = hourWait
+    limit = 2
+  end
 end
-if wait > 0 then return {0, wait} end
+if wait > 0 then return {0, wait, limit} end
 redis.call('ZADD', key, now, ARGV[3])
 redis.call('PEXPIRE', key, ${HOUR_MS})
 return {1, now}
 `;
 
-export type RateDecision = { accepted: true; at: number } | { accepted: false; retryAfterMs: number };
+/** The limit that refused a send (the one whose window frees last, when both are full). */
+export type RateLimitName = 'ratePerMin' | 'ratePerHour';
+
+export type RateDecision = { accepted: true; at: number } | { accepted: false; retryAfterMs: number; limit: RateLimitName };
 
 export interface SendRates {
   ratePerMin: number;
@@ -54,8 +63,13 @@ export class SendRateLimiter {
 
   /** Counts `sendId` against the session's windows if both allow it; a refusal counts nothing. */
   async tryAccept(sessionId: string, sendId: string, rates: SendRates): Promise<RateDecision> {
-    const [accepted, value] = (await this.redis.eval(TRY_ACCEPT, 1, this.key(sessionId), rates.ratePerMin, rates.ratePerHour, sendId)) as [number, number];
-    return accepted === 1 ? { accepted: true, at: value } : { accepted: false, retryAfterMs: value };
+    const [accepted, value, limit] = (await this.redis.eval(TRY_ACCEPT, 1, this.key(sessionId), rates.ratePerMin, rates.ratePerHour, sendId)) as [
+      number,
+      number,
+      number?,
+    ];
+    if (accepted === 1) return { accepted: true, at: value };
+    return { accepted: false, retryAfterMs: value, limit: limit === 2 ? 'ratePerHour' : 'ratePerMin' };
   }
 
   /** Takes back a counted send that was not accepted after all (its insert failed). */

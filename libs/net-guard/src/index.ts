@@ -1,1 +1,2 @@
 export * from './address-class';
+export * from './guarded-connector';

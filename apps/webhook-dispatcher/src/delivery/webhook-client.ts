@@ -1,17 +1,5 @@
-import { lookup as dnsLookup, LookupAddress, LookupOptions } from 'node:dns';
-import { isIP } from 'node:net';
-import { rootCertificates } from 'node:tls';
-import { Agent, buildConnector } from 'undici';
-import { forbiddenAddressReason, unbracket } from '@app/net-guard';
-
-/** A target the SSRF guard refused; the attempt fails with this message. */
-export class TargetRefusedError extends Error {
-  readonly code = 'ETARGETREFUSED';
-  constructor(message: string) {
-    super(message);
-    this.name = 'TargetRefusedError';
-  }
-}
+import { Agent } from 'undici';
+import { guardedConnector, targetRefusalOf } from '@app/net-guard';
 
 export interface WebhookClientOptions {
   timeoutMs: number;
@@ -36,8 +24,6 @@ const SNIPPET_BYTES = 4096;
 /** Past this much answer body the socket is dropped instead of drained for reuse. */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
 /**
  * The HTTP side of delivery: undici with keep-alive pools per receiver, a hard timeout, no redirects,
  * and the SSRF guard in the connector, where the address actually dialled is known, so a DNS answer
@@ -50,37 +36,8 @@ export class WebhookClient {
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly options: WebhookClientOptions) {
-    const guard = !options.allowPrivateTargets;
-    const guardedLookup = (hostname: string, opts: LookupOptions, callback: LookupCallback) => {
-      dnsLookup(hostname, { ...opts, all: true }, (err, addresses) => {
-        if (err) return callback(err, opts.all ? [] : '', undefined);
-        const list = addresses as LookupAddress[];
-        if (guard) {
-          // any forbidden answer refuses the name: a rebinding server mixes public and private answers
-          for (const a of list) {
-            const reason = forbiddenAddressReason(a.address);
-            if (reason) return callback(new TargetRefusedError(reason), opts.all ? [] : '', undefined);
-          }
-        }
-        if (opts.all) return callback(null, list);
-        return callback(null, list[0].address, list[0].family);
-      });
-    };
-    const connector = buildConnector({
-      timeout: options.timeoutMs,
-      ca: options.ca ? [...rootCertificates, options.ca] : undefined,
-      lookup: guardedLookup as never,
-    });
     this.agent = new Agent({
-      connect: (opts, callback) => {
-        const host = unbracket(opts.hostname);
-        // net.connect skips lookup for IP literals, so a literal is checked here
-        if (guard && isIP(host)) {
-          const reason = forbiddenAddressReason(host);
-          if (reason) return callback(new TargetRefusedError(reason), null);
-        }
-        connector(opts, callback);
-      },
+      connect: guardedConnector(options),
       keepAliveTimeout: 30_000,
       // the whole request is bounded by the sweeper; these bound each phase
       connections: options.connectionsPerOrigin ?? 128,
@@ -110,8 +67,8 @@ export class WebhookClient {
     });
     if ('error' in answer) {
       const err = answer.error;
-      const refusal = err instanceof TargetRefusedError ? err : (err as { cause?: unknown })?.cause;
-      if (refusal instanceof TargetRefusedError) {
+      const refusal = targetRefusalOf(err);
+      if (refusal) {
         return { statusCode: null, retryAfter: null, snippet: null, error: refusal.message, refused: true, durationMs: elapsed() };
       }
       return { statusCode: null, retryAfter: null, snippet: null, error: describeError(err), refused: false, durationMs: elapsed() };

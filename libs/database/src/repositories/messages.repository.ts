@@ -181,6 +181,18 @@ export class MessagesRepository {
     return rows[0] ? toRow(rows[0]) : null;
   }
 
+  /**
+   * An accepted send: the message and its media bytes in one transaction, so a gateway never drains a media message
+   * without its bytes. Null (nothing written) when the session already has the waMessageId or the idempotency key.
+   */
+  async insertOutbound(m: NewMessage, media: Buffer | null): Promise<MessageRow | null> {
+    return this.db.transaction(async (manager) => {
+      const row = await this.insert(m, manager);
+      if (row && media) await this.saveMedia(row.id, media, manager);
+      return row;
+    });
+  }
+
   async saveMedia(messageId: string, data: Buffer, manager?: EntityManager): Promise<void> {
     await this.q(manager).query(`INSERT INTO message_media (message_id, data) VALUES ($1, $2)`, [messageId, data]);
   }

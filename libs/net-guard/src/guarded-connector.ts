@@ -1,0 +1,69 @@
+import { lookup as dnsLookup, LookupAddress, LookupOptions } from 'node:dns';
+import { isIP } from 'node:net';
+import { rootCertificates } from 'node:tls';
+import { buildConnector } from 'undici';
+import { forbiddenAddressReason, unbracket } from './address-class';
+
+/** A target the SSRF guard refused when connecting. */
+export class TargetRefusedError extends Error {
+  readonly code = 'ETARGETREFUSED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'TargetRefusedError';
+  }
+}
+
+/** The refusal behind an undici error (undici wraps connector errors in `cause`), or null. */
+export function targetRefusalOf(err: unknown): TargetRefusedError | null {
+  if (err instanceof TargetRefusedError) return err;
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return cause instanceof TargetRefusedError ? cause : null;
+}
+
+export interface GuardedConnectorOptions {
+  /** connect timeout */
+  timeoutMs: number;
+  allowPrivateTargets: boolean;
+  /** extra trusted CA bundle (PEM), added to the system roots */
+  ca?: string;
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * An undici `connect` function with the SSRF guard where the address actually dialled is known, so a DNS answer
+ * that changes between validation and connect (rebinding) cannot slip through. Every outbound fetch of a URL a
+ * client chose (webhook deliveries, media by URL) goes through it.
+ */
+export function guardedConnector(options: GuardedConnectorOptions): buildConnector.connector {
+  const guard = !options.allowPrivateTargets;
+  const guardedLookup = (hostname: string, opts: LookupOptions, callback: LookupCallback) => {
+    dnsLookup(hostname, { ...opts, all: true }, (err, addresses) => {
+      if (err) return callback(err, opts.all ? [] : '', undefined);
+      const list = addresses as LookupAddress[];
+      if (guard) {
+        // any forbidden answer refuses the name: a rebinding server mixes public and private answers
+        for (const a of list) {
+          const reason = forbiddenAddressReason(a.address);
+          if (reason) return callback(new TargetRefusedError(reason), opts.all ? [] : '', undefined);
+        }
+      }
+      if (opts.all) return callback(null, list);
+      return callback(null, list[0].address, list[0].family);
+    });
+  };
+  const connector = buildConnector({
+    timeout: options.timeoutMs,
+    ca: options.ca ? [...rootCertificates, options.ca] : undefined,
+    lookup: guardedLookup as never,
+  });
+  return (opts, callback) => {
+    const host = unbracket(opts.hostname);
+    // net.connect skips lookup for IP literals, so a literal is checked here
+    if (guard && isIP(host)) {
+      const reason = forbiddenAddressReason(host);
+      if (reason) return callback(new TargetRefusedError(reason), null);
+    }
+    connector(opts, callback);
+  };
+}
