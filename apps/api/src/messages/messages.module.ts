@@ -1,7 +1,7 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
 import { REDIS_CLIENT } from '@app/infra';
-import { SimMediaSource } from '@app/media';
+import { BaileysMediaSource, SimMediaSource } from '@app/media';
 import { SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis, RedisKeys } from '@app/redis';
 import { MediaFetcher } from './media-fetcher';
@@ -22,8 +22,12 @@ import { MessagesService } from './messages.service';
       useFactory: (c: ApiConfig) =>
         new MediaFetcher({ maxBytes: c.MEDIA_MAX_BYTES, timeoutMs: c.MEDIA_FETCH_TIMEOUT_MS, allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
     },
-    // Baileys media (ref.engine 'baileys') has no source in the API yet: it answers 404 until one is registered here
-    { provide: MEDIA_SOURCE, inject: [ApiConfig], useFactory: (c: ApiConfig) => new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL) }) },
+    // inbound media streams from the network that holds it: the WhatsApp CDN (decrypted as it streams) or the simulator
+    {
+      provide: MEDIA_SOURCE,
+      inject: [ApiConfig],
+      useFactory: (c: ApiConfig) => new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource() }),
+    },
   ],
 })
 export class MessagesModule implements OnApplicationShutdown {
