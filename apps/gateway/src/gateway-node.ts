@@ -1,7 +1,6 @@
 import { BeforeApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { CommandServer, GatewayRegistry, RedisSessionLeases } from '@app/fleet';
-import type { GatewayMetrics } from './gateway-metrics';
 import type { SessionHost } from './sessions/session-host';
 
 /**
@@ -15,7 +14,8 @@ export interface GatewayNodeParts {
   commands: Pick<CommandServer, 'start' | 'close'>;
   signals: SendSignalListener;
   opsServer: OpsServerStarter;
-  metrics: Pick<GatewayMetrics, 'sessions'>;
+  /** the sessions gauge of GatewayMetrics */
+  metrics: { sessions: { set(value: number): void } };
   logger: Logger;
 }
 
