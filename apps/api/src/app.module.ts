@@ -1,6 +1,6 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import { ApiConfig } from '@app/config';
+import { ApiConfig, ConfigOverrides } from '@app/config';
 import { randomUlid } from '@app/crypto';
 import { InfraModule } from '@app/infra';
 import { loggerOptions } from '@app/observability';
@@ -14,9 +14,10 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-@Module({
-  imports: [
-    InfraModule.forRoot({ app: 'api', config: ApiConfig }),
+/** `overrides`: configuration decided by the caller over the environment's (the CLI boots the API silent). */
+function imports(overrides: ConfigOverrides) {
+  return [
+    InfraModule.forRoot({ app: 'api', config: ApiConfig, overrides }),
     LoggerModule.forRootAsync({
       inject: [ApiConfig],
       useFactory: (config: ApiConfig) => {
@@ -45,6 +46,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
     DeliveriesModule,
     SessionsModule,
     MessagesModule,
-  ],
-})
-export class AppModule {}
+  ];
+}
+
+@Module({})
+export class AppModule {
+  static forRoot(overrides: ConfigOverrides = {}): DynamicModule {
+    return { module: AppModule, imports: imports(overrides) };
+  }
+}

@@ -13,8 +13,8 @@ import { ApiValidationPipe } from './common/validation.pipe';
 export const API_PREFIX = 'api/v1';
 
 /** The configured API application (filters, pipes, guards, docs), not yet listening. */
-export async function createApiApp(options: { quiet?: boolean } = {}): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+export async function createApiApp(options: { quiet?: boolean; logLevel?: string } = {}): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options.logLevel ? { LOG_LEVEL: options.logLevel } : {}), {
     bufferLogs: true,
     bodyParser: false,
     ...(options.quiet ? { logger: false } : {}),

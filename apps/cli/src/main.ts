@@ -38,10 +38,9 @@ async function run(argv: string[]): Promise<unknown> {
   if (command === 'migrate') return { applied: await migrate(config.DATABASE_URL) };
   if (command === 'openapi') {
     // the document the running API serves at /api/docs-json; stdout must carry only the JSON
-    process.env.LOG_LEVEL = 'silent';
     await migrate(config.DATABASE_URL);
     const { createApiApp, buildOpenApiDocument } = await import('../../api/src/bootstrap');
-    const app = await createApiApp({ quiet: true });
+    const app = await createApiApp({ quiet: true, logLevel: 'silent' });
     await app.init();
     const doc = buildOpenApiDocument(app);
     await app.close();

@@ -1,21 +1,32 @@
 import 'reflect-metadata';
-import { GatewayConfig, loadConfigOrExit } from '@app/config';
-import { createLogger, stopOnSignals } from '@app/observability';
+import { NestFactory } from '@nestjs/core';
+import type { Logger } from 'pino';
+import { GatewayConfig } from '@app/config';
+import { LOGGER } from '@app/infra';
+import { stopOnSignals } from '@app/observability';
+import { GatewayModule } from './gateway.module';
 import { GatewayNode } from './gateway-node';
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit(GatewayConfig);
-  const logger = createLogger('gateway', config.LOG_LEVEL);
-  for (const warning of config.warnings) logger.warn(warning);
-  const node = new GatewayNode(config, logger);
-  stopOnSignals(logger, 15000, () => node.stop());
+  // the app logs through pino; Nest's own bootstrap lines would only repeat them
+  const app = await NestFactory.createApplicationContext(GatewayModule, { logger: false, abortOnError: false });
+  const logger = app.get<Logger>(LOGGER);
+  for (const warning of app.get(GatewayConfig).warnings) logger.warn(warning);
+  const close = async () => {
+    await app.close();
+    logger.info('gateway stopped');
+  };
+  stopOnSignals(logger, 15000, close);
   try {
-    await node.start();
+    await app.get(GatewayNode).start();
   } catch (err) {
     logger.fatal({ err: String(err) }, 'gateway failed to start');
-    await node.stop().catch(() => undefined);
+    await close().catch(() => undefined);
     process.exit(1);
   }
 }
 
-void main();
+main().catch((err) => {
+  process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

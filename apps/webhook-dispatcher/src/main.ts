@@ -1,18 +1,14 @@
 import 'reflect-metadata';
-import { DispatcherConfig, loadConfigOrExit } from '@app/config';
-import { createLogger, stopOnSignals } from '@app/observability';
-import { startDispatcher } from './dispatcher';
+import { stopOnSignals } from '@app/observability';
+import { startDispatcher } from './dispatcher.module';
 
 /** In-flight attempts get this long to finish on SIGTERM before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 20_000;
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit(DispatcherConfig);
-  const log = createLogger('webhook-dispatcher', config.LOG_LEVEL);
-  for (const warning of config.warnings) log.warn(warning);
-  const dispatcher = await startDispatcher(config, log);
+  const dispatcher = await startDispatcher();
   // deliveries abandoned by a forced exit are redelivered by another dispatcher (lease or pending stream entry)
-  stopOnSignals(log, SHUTDOWN_GRACE_MS, () => dispatcher.stop());
+  stopOnSignals(dispatcher.log, SHUTDOWN_GRACE_MS, () => dispatcher.stop());
 }
 
 main().catch((err) => {

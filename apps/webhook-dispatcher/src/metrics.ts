@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
+import type { MetricsRegistry } from '@app/infra';
 
 export interface MetricSources {
   /** jobs waiting, delayed or active in the delivery queue */
@@ -7,46 +8,47 @@ export interface MetricSources {
   deadCount: () => Promise<number>;
 }
 
-/** The dispatcher's Prometheus metrics, served on DISPATCHER_HEALTH_PORT /metrics. */
+/**
+ * The dispatcher's Prometheus series, on the process's shared registry (served on DISPATCHER_HEALTH_PORT /metrics,
+ * every series labelled app="webhook-dispatcher" by DispatcherModule).
+ */
 export class DispatcherMetrics {
-  readonly registry = new Registry();
   readonly outcomes: Counter<'outcome'>;
   readonly attemptSeconds: Histogram<'result'>;
   readonly eventToDeliverySeconds: Histogram;
   readonly fannedOut: Counter;
 
-  constructor(sources: MetricSources) {
-    this.registry.setDefaultLabels({ app: 'webhook-dispatcher' });
-    collectDefaultMetrics({ register: this.registry });
+  constructor(shared: MetricsRegistry, sources: MetricSources) {
+    const registry = shared.registry;
     this.outcomes = new Counter({
       name: 'webhook_deliveries_total',
       help: 'Delivery attempts by outcome: delivered (2xx), retry (failed, another attempt scheduled), dead (last attempt failed), refused (SSRF guard)',
       labelNames: ['outcome'],
-      registers: [this.registry],
+      registers: [registry],
     });
     this.attemptSeconds = new Histogram({
       name: 'webhook_attempt_duration_seconds',
       help: 'Duration of one delivery POST, connect to end of answer',
       labelNames: ['result'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
-      registers: [this.registry],
+      registers: [registry],
     });
     this.eventToDeliverySeconds = new Histogram({
       name: 'webhook_event_to_delivery_seconds',
       help: 'From the event envelope timestamp to the receiver answering 2xx',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
-      registers: [this.registry],
+      registers: [registry],
     });
     this.fannedOut = new Counter({
       name: 'webhook_deliveries_created_total',
       help: 'Delivery records created by the fan-out of events to matching webhooks',
-      registers: [this.registry],
+      registers: [registry],
     });
     new Gauge({
       name: 'webhook_delivery_queue_depth',
       help: 'Jobs in the delivery queue by state',
       labelNames: ['state'],
-      registers: [this.registry],
+      registers: [registry],
       async collect() {
         const counts = await sources.queueDepth();
         for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
@@ -55,7 +57,7 @@ export class DispatcherMetrics {
     new Gauge({
       name: 'webhook_dead_deliveries',
       help: 'Deliveries given up after their last attempt (dead-lettered), replayable through the API',
-      registers: [this.registry],
+      registers: [registry],
       async collect() {
         this.set(await sources.deadCount());
       },

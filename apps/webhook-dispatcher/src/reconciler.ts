@@ -1,9 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DeliveriesRepository, EventsRepository } from '@app/database';
-import type { DeliveryQueue } from '@app/events';
-import type { RedisKeys } from '@app/redis';
+import type { DeliveryQueue, ReconcileLock } from '@app/events';
 import type { EventFanout } from './fanout/event-fanout';
 
 /**
@@ -28,21 +25,16 @@ const CHECKPOINT = 'webhook-dispatcher';
 export class Reconciler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
-  private readonly lockKey: string;
-  private readonly owner = randomBytes(8).toString('hex');
 
   constructor(
     private readonly events: Pick<EventsRepository, 'outboxWindow' | 'findNotFannedOut' | 'advanceCheckpoint'>,
     private readonly deliveries: Pick<DeliveriesRepository, 'findDue'>,
-    private readonly redis: Redis,
-    keys: RedisKeys,
+    private readonly lock: Pick<ReconcileLock, 'tryAcquire'>,
     private readonly queue: Pick<DeliveryQueue, 'withoutJob' | 'addMany'>,
     private readonly fanout: Pick<EventFanout, 'fanOut'>,
     private readonly log: Logger,
     private readonly intervalMs: number,
-  ) {
-    this.lockKey = keys.key('dispatcher:reconcile-lock');
-  }
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => {
@@ -58,8 +50,7 @@ export class Reconciler {
 
   async tick(): Promise<void> {
     try {
-      const won = await this.redis.set(this.lockKey, this.owner, 'PX', Math.max(1000, this.intervalMs - 100), 'NX');
-      if (!won) return;
+      if (!(await this.lock.tryAcquire(Math.max(1000, this.intervalMs - 100)))) return;
       await this.fanOutStragglers();
       await this.requeueOrphans();
     } catch (err) {

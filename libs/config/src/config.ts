@@ -2,6 +2,7 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { hostname } from 'node:os';
 import { ConfigError } from './load-config';
+import { packageVersion } from './package-version';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
 const toBool = ({ value }: { value: unknown }) => {
@@ -32,6 +33,10 @@ export class BaseConfig {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
+
+  /** What this process reports as its version (gateway registry); package.json's unless set. */
+  @Matches(/^[A-Za-z0-9_.+-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.+-]' })
+  APP_VERSION = packageVersion();
 
   /** 32 bytes, base64: encrypts webhook secrets and session auth state at rest. */
   @IsOptional() @IsString()

@@ -1,2 +1,3 @@
 export * from './load-config';
 export * from './config';
+export * from './package-version';

@@ -9,6 +9,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** Values a caller decides in code, taking precedence over the environment (the CLI silencing the API it boots). */
+export type ConfigOverrides = Record<string, string>;
+
 function firstConstraint(error: ValidationError): string {
   const constraints = error.constraints ?? {};
   return Object.values(constraints)[0]?.replace(new RegExp(`^${error.property}\\s*`), '') ?? 'is invalid';
@@ -18,9 +21,9 @@ function firstConstraint(error: ValidationError): string {
  * Validates environment variables into a typed config object, once, at boot.
  * Nothing else in the codebase reads process.env.
  */
-export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.ProcessEnv = process.env): T {
+export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): T {
   const raw: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(env)) {
+  for (const [key, value] of Object.entries({ ...env, ...overrides })) {
     if (value !== undefined && value !== '') raw[key] = value;
   }
   const instance = plainToInstance(cls, raw, { enableImplicitConversion: false, exposeDefaultValues: true });
@@ -35,9 +38,9 @@ export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.Proce
 }
 
 /** Boot helper: a bad value stops the process with one line naming the variable. */
-export function loadConfigOrExit<T extends object>(cls: new () => T, env: NodeJS.ProcessEnv = process.env): T {
+export function loadConfigOrExit<T extends object>(cls: new () => T, env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): T {
   try {
-    return loadConfig(cls, env);
+    return loadConfig(cls, env, overrides);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

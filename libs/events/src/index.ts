@@ -2,3 +2,4 @@ export * from './delivery-queue';
 export * from './event-publisher';
 export * from './webhook-changes';
 export * from './event-stream';
+export * from './reconcile-lock';

@@ -1,3 +1,4 @@
 export * from './infra.module';
 export * from './metrics';
 export * from './tokens';
+export * from './ops-endpoints';

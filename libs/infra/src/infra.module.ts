@@ -1,13 +1,14 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { BaseConfig, loadConfigOrExit } from '@app/config';
+import { BaseConfig, ConfigOverrides, loadConfigOrExit } from '@app/config';
 import { SecretBox } from '@app/crypto';
 import { DatabaseModule } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { createLogger } from '@app/observability';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { MetricsRegistry } from './metrics';
+import { OpsEndpoints } from './ops-endpoints';
 import { LOGGER, REDIS_CLIENT } from './tokens';
 
 export interface InfraOptions<C extends BaseConfig> {
@@ -17,12 +18,16 @@ export interface InfraOptions<C extends BaseConfig> {
   config: new () => C;
   /** PostgreSQL pool size of this process */
   poolMax?: number;
+  /** configuration values decided in code, over the environment's */
+  overrides?: ConfigOverrides;
+  /** labels added to every series of the metrics registry */
+  metricLabels?: Record<string, string>;
 }
 
 /**
  * What every long-running process shares, whichever app it is: its validated configuration (as its own class and as
  * BaseConfig), PostgreSQL (TypeORM data source + every repository), Redis (client + key prefix), secrets, the event
- * publisher, the metrics registry and a pino logger. The API, the gateway and the dispatcher each import it once.
+ * publisher, the metrics registry (and the ops endpoints serving it) and a pino logger. The API, the gateway and the dispatcher each import it once.
  */
 @Module({})
 export class InfraModule implements OnApplicationShutdown {
@@ -35,7 +40,7 @@ export class InfraModule implements OnApplicationShutdown {
       global: true,
       imports: [DatabaseModule.forRoot(configClass, options.poolMax)],
       providers: [
-        { provide: configClass, useFactory: () => loadConfigOrExit(configClass) },
+        { provide: configClass, useFactory: () => loadConfigOrExit(configClass, undefined, options.overrides) },
         { provide: BaseConfig, useExisting: configClass },
         { provide: LOGGER, inject: [BaseConfig], useFactory: (c: BaseConfig) => createLogger(options.app, c.LOG_LEVEL) },
         { provide: REDIS_CLIENT, inject: [BaseConfig], useFactory: (c: BaseConfig) => createRedis(c.REDIS_URL) },
@@ -46,9 +51,14 @@ export class InfraModule implements OnApplicationShutdown {
           inject: [getDataSourceToken(), REDIS_CLIENT, RedisKeys],
           useFactory: (db: DataSource, redis: Redis, keys: RedisKeys) => new EventPublisher(db, redis, keys.prefix),
         },
-        MetricsRegistry,
+        { provide: MetricsRegistry, useFactory: () => new MetricsRegistry(options.metricLabels) },
+        {
+          provide: OpsEndpoints,
+          inject: [MetricsRegistry, getDataSourceToken(), REDIS_CLIENT],
+          useFactory: (metrics: MetricsRegistry, db: DataSource, redis: Redis) => new OpsEndpoints(metrics, db, redis),
+        },
       ],
-      exports: [DatabaseModule, configClass, BaseConfig, LOGGER, REDIS_CLIENT, RedisKeys, SecretBox, EventPublisher, MetricsRegistry],
+      exports: [DatabaseModule, configClass, BaseConfig, LOGGER, REDIS_CLIENT, RedisKeys, SecretBox, EventPublisher, MetricsRegistry, OpsEndpoints],
     };
   }
 

@@ -7,7 +7,8 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 export class MetricsRegistry {
   readonly registry = new Registry();
 
-  constructor() {
+  constructor(defaultLabels: Record<string, string> = {}) {
+    this.registry.setDefaultLabels(defaultLabels);
     collectDefaultMetrics({ register: this.registry });
   }
 }

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import pino from 'pino';
 import type { AttemptRecord, NewDelivery } from '@app/database';
+import { MetricsRegistry } from '@app/infra';
 import { DispatcherMetrics } from '../metrics';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { AttemptStore, DeliverySender, HeldAttempt, HOLD_AFTER_MS, Poster, RetryJobs } from './delivery-sender';
@@ -9,7 +10,7 @@ import type { RowClaim } from './first-attempt';
 import type { PostResult } from './webhook-client';
 
 const log = pino({ level: 'silent' });
-const metrics = new DispatcherMetrics({ queueDepth: async () => ({}), deadCount: async () => 0 });
+const metrics = new DispatcherMetrics(new MetricsRegistry(), { queueDepth: async () => ({}), deadCount: async () => 0 });
 
 const webhook: WebhookTarget = {
   id: 'whk_1',

@@ -84,7 +84,7 @@ export class DeliverySender {
     private readonly store: AttemptStore,
     private readonly queue: RetryJobs,
     private readonly client: Poster,
-    private readonly metrics: DispatcherMetrics,
+    private readonly metrics: Pick<DispatcherMetrics, 'outcomes' | 'attemptSeconds' | 'eventToDeliverySeconds' | 'fannedOut'>,
     private readonly log: Logger,
     private readonly clock: () => number = Date.now,
   ) {}

@@ -1,0 +1,156 @@
+import { Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { GatewayConfig } from '@app/config';
+import { SecretBox } from '@app/crypto';
+import { GroupsRepository, MessagesRepository, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
+import { EventPublisher } from '@app/events';
+import { CommandServer, GatewayRegistry, RedisQrBoard, RedisSessionLeases } from '@app/fleet';
+import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
+import { SendSignal } from '@app/messaging';
+import { createRedis, Redis, RedisKeys } from '@app/redis';
+import { createPgAuthStateStore } from './auth-state';
+import type { SessionEngine } from './engine/engine.interface';
+import { loadEngine } from './engine/load-engine';
+import { GatewayMetrics } from './gateway-metrics';
+import { GatewayNode, SendSignalListener } from './gateway-node';
+import { PgSessionRecords } from './sessions/pg-session-records';
+import { SessionHost } from './sessions/session-host';
+
+/** DI token of the WhatsApp engine this node runs (Baileys or the simulator's). */
+export const SESSION_ENGINE = Symbol('SESSION_ENGINE');
+/** DI token of the SendSignal subscription of this node. */
+export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
+
+/**
+ * One gateway node as a Nest application context: the shared infrastructure (config, PostgreSQL, Redis, events,
+ * metrics, logger) plus everything the node drives. main.ts starts the GatewayNode; closing the context stops it.
+ */
+@Module({
+  imports: [InfraModule.forRoot({ app: 'gateway', config: GatewayConfig })],
+  providers: [
+    { provide: SESSION_ENGINE, inject: [GatewayConfig], useFactory: (c: GatewayConfig): SessionEngine => loadEngine(c) },
+    { provide: GatewayMetrics, inject: [MetricsRegistry], useFactory: (m: MetricsRegistry) => new GatewayMetrics(m) },
+    {
+      provide: RedisSessionLeases,
+      inject: [REDIS_CLIENT, RedisKeys, GatewayConfig],
+      useFactory: (redis: Redis, keys: RedisKeys, c: GatewayConfig) => new RedisSessionLeases(redis, keys, c.GATEWAY_ID, c.GATEWAY_TTL_MS),
+    },
+    { provide: RedisQrBoard, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new RedisQrBoard(redis, keys) },
+    {
+      provide: GatewayRegistry,
+      inject: [REDIS_CLIENT, RedisKeys, GatewayConfig, SESSION_ENGINE],
+      useFactory: (redis: Redis, keys: RedisKeys, c: GatewayConfig, engine: SessionEngine) =>
+        new GatewayRegistry(redis, keys, { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: c.APP_VERSION }, c.GATEWAY_TTL_MS),
+    },
+    {
+      provide: SessionHost,
+      inject: [
+        GatewayConfig,
+        LOGGER,
+        SESSION_ENGINE,
+        SessionAuthKeysRepository,
+        SecretBox,
+        SessionsRepository,
+        GroupsRepository,
+        MessagesRepository,
+        EventPublisher,
+        RedisSessionLeases,
+        RedisQrBoard,
+      ],
+      useFactory: (
+        c: GatewayConfig,
+        logger: Logger,
+        engine: SessionEngine,
+        authKeys: SessionAuthKeysRepository,
+        box: SecretBox,
+        sessions: SessionsRepository,
+        groups: GroupsRepository,
+        messages: MessagesRepository,
+        events: EventPublisher,
+        leases: RedisSessionLeases,
+        qr: RedisQrBoard,
+      ) =>
+        new SessionHost(
+          c.GATEWAY_ID,
+          {
+            engine,
+            authState: (sessionId) => createPgAuthStateStore(authKeys, box, sessionId),
+            records: new PgSessionRecords(sessions, groups),
+            events,
+            leases,
+            qr,
+            settings: {
+              qrMaxRetries: c.QR_MAX_RETRIES,
+              qrTtlMs: c.QR_TTL_MS,
+              reconnectMaxAttempts: c.RECONNECT_MAX_ATTEMPTS,
+              reconnectBaseDelayMs: c.RECONNECT_BASE_DELAY_MS,
+              reconnectMaxDelayMs: c.RECONNECT_MAX_DELAY_MS,
+            },
+            logger,
+            messages,
+            messaging: {
+              ttlMs: c.MESSAGE_TTL_SECONDS * 1000,
+              typingMsPerChar: c.TYPING_MS_PER_CHAR,
+              typingMinMs: c.TYPING_MIN_MS,
+              typingMaxMs: c.TYPING_MAX_MS,
+            },
+            afterNetworkAck: c.GATEWAY_FAULT === 'crash-after-send' ? crashNow : undefined,
+          },
+          logger,
+        ),
+    },
+    {
+      provide: CommandServer,
+      inject: [GatewayConfig, RedisKeys, SessionHost, LOGGER, GatewayMetrics],
+      useFactory: (c: GatewayConfig, keys: RedisKeys, host: SessionHost, logger: Logger, metrics: GatewayMetrics) =>
+        new CommandServer(
+          { redisUrl: c.REDIS_URL, gatewayId: c.GATEWAY_ID, concurrency: c.GATEWAY_COMMAND_CONCURRENCY },
+          keys,
+          host,
+          logger,
+          (name, outcome) => metrics.commands.inc({ name, outcome }),
+        ),
+    },
+    {
+      provide: SEND_SIGNALS,
+      inject: [GatewayConfig, RedisKeys],
+      useFactory: (c: GatewayConfig, keys: RedisKeys): SendSignalListener => ({
+        async listen(onSession) {
+          // a connection in subscriber mode cannot run other commands: this one is SendSignal's alone
+          const subscriber = createRedis(c.REDIS_URL);
+          const unlisten = await new SendSignal(keys).listen(subscriber, c.GATEWAY_ID, onSession);
+          return async () => {
+            await unlisten();
+            await subscriber.quit().catch(() => subscriber.disconnect());
+          };
+        },
+      }),
+    },
+    {
+      provide: GatewayNode,
+      inject: [GatewayConfig, LOGGER, SESSION_ENGINE, SessionHost, GatewayRegistry, RedisSessionLeases, CommandServer, SEND_SIGNALS, OpsEndpoints, GatewayMetrics],
+      useFactory: (
+        c: GatewayConfig,
+        logger: Logger,
+        engine: SessionEngine,
+        host: SessionHost,
+        registry: GatewayRegistry,
+        leases: RedisSessionLeases,
+        commands: CommandServer,
+        signals: SendSignalListener,
+        ops: OpsEndpoints,
+        metrics: GatewayMetrics,
+      ) =>
+        new GatewayNode(
+          { gatewayId: c.GATEWAY_ID, engine: engine.name, heartbeatMs: c.GATEWAY_HEARTBEAT_MS, sweepMs: c.MESSAGE_SWEEP_MS },
+          { host, registry, leases, commands, signals, opsServer: () => ops.start(c.GATEWAY_HEALTH_PORT), metrics, logger },
+        ),
+    },
+  ],
+})
+export class GatewayModule {}
+
+/** GATEWAY_FAULT=crash-after-send: die like a killed pod, with no chance to record what the network already took. */
+function crashNow(): void {
+  process.kill(process.pid, 'SIGKILL');
+}

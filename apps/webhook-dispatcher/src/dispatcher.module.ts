@@ -1,0 +1,214 @@
+import { readFileSync } from 'node:fs';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { Logger } from 'pino';
+import { DispatcherConfig } from '@app/config';
+import { SecretBox } from '@app/crypto';
+import { DeliveriesRepository, EventsRepository, WebhooksRepository } from '@app/database';
+import { DeliveryQueue, EventStream, ReconcileLock, WebhookChanges } from '@app/events';
+import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
+import { Redis, RedisKeys } from '@app/redis';
+import { DeliverySender } from './delivery/delivery-sender';
+import { DeliveryStore } from './delivery/delivery-store';
+import { DeliveryWorker } from './delivery/delivery-worker';
+import { WebhookClient } from './delivery/webhook-client';
+import { Dispatcher, DispatcherConnections } from './dispatcher';
+import { EventConsumer, READ_COUNT } from './fanout/event-consumer';
+import { EventFanout } from './fanout/event-fanout';
+import { EventTracker } from './fanout/event-tracker';
+import { DispatcherMetrics } from './metrics';
+import { Reconciler } from './reconciler';
+import { WebhookDirectory } from './webhooks/webhook-directory';
+
+/** Extra time a lease grants beyond the request timeout, for recording the outcome. */
+const LEASE_MARGIN_MS = 2000;
+const DEAD_COUNT_CACHE_MS = 10_000;
+/** DI token of how long an attempt holds its delivery row. */
+const LEASE_MS = Symbol('LEASE_MS');
+
+const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
+
+/**
+ * The webhook dispatcher as a Nest application context: the shared infrastructure (config, PostgreSQL, Redis,
+ * metrics, logger) and the dispatcher's parts, each built once here.
+ */
+@Module({
+  imports: [InfraModule.forRoot({ app: 'webhook-dispatcher', config: DispatcherConfig, poolMax: 12, metricLabels: { app: 'webhook-dispatcher' } })],
+  providers: [
+    { provide: LEASE_MS, inject: [DispatcherConfig], useFactory: leaseMs },
+    {
+      provide: DispatcherConnections,
+      inject: [DispatcherConfig, REDIS_CLIENT, LOGGER],
+      useFactory: (c: DispatcherConfig, redis: Redis, log: Logger) => new DispatcherConnections(c.REDIS_URL, redis, log),
+    },
+    { provide: DeliveryQueue, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new DeliveryQueue(redis, keys) },
+    {
+      provide: DispatcherMetrics,
+      inject: [MetricsRegistry, DeliveryQueue, DeliveriesRepository],
+      useFactory: (shared: MetricsRegistry, queue: DeliveryQueue, deliveries: DeliveriesRepository) => {
+        let deadCache = { at: 0, value: 0 };
+        return new DispatcherMetrics(shared, {
+          queueDepth: () => queue.counts(),
+          deadCount: async () => {
+            if (Date.now() - deadCache.at > DEAD_COUNT_CACHE_MS) {
+              deadCache = { at: Date.now(), value: await deliveries.countDead() };
+            }
+            return deadCache.value;
+          },
+        });
+      },
+    },
+    {
+      provide: WebhookDirectory,
+      inject: [WebhooksRepository, DispatcherConnections, RedisKeys, SecretBox, LOGGER, DispatcherConfig],
+      useFactory: (webhooks: WebhooksRepository, conns: DispatcherConnections, keys: RedisKeys, box: SecretBox, log: Logger, c: DispatcherConfig) =>
+        new WebhookDirectory(webhooks, new WebhookChanges(conns.subscriber, keys), box, log, c.WEBHOOK_CACHE_REFRESH_MS),
+    },
+    {
+      provide: WebhookClient,
+      inject: [DispatcherConfig],
+      useFactory: (c: DispatcherConfig) =>
+        new WebhookClient({
+          timeoutMs: c.WEBHOOK_TIMEOUT_MS,
+          allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+          ca: c.WEBHOOK_CA_FILE ? readFileSync(c.WEBHOOK_CA_FILE, 'utf8') : undefined,
+          connectionsPerOrigin: c.DISPATCHER_CONCURRENCY,
+        }),
+    },
+    { provide: DeliveryStore, inject: [DeliveriesRepository, LEASE_MS], useFactory: (deliveries: DeliveriesRepository, lease: number) => new DeliveryStore(deliveries, lease) },
+    {
+      provide: DeliverySender,
+      inject: [DispatcherConfig, LEASE_MS, DeliveryStore, DeliveryQueue, WebhookClient, DispatcherMetrics, LOGGER],
+      useFactory: (c: DispatcherConfig, lease: number, store: DeliveryStore, queue: DeliveryQueue, client: WebhookClient, metrics: DispatcherMetrics, log: Logger) =>
+        new DeliverySender({ concurrency: c.DISPATCHER_CONCURRENCY, timeoutMs: c.WEBHOOK_TIMEOUT_MS, leaseMs: lease }, store, queue, client, metrics, log),
+    },
+    {
+      provide: EventFanout,
+      inject: [DeliveriesRepository, WebhookDirectory, DeliverySender, LEASE_MS, DeliveryStore, DispatcherMetrics],
+      useFactory: (
+        deliveries: DeliveriesRepository,
+        directory: WebhookDirectory,
+        sender: DeliverySender,
+        lease: number,
+        store: DeliveryStore,
+        metrics: DispatcherMetrics,
+      ) => new EventFanout(deliveries, directory, sender, lease, store, (n) => metrics.fannedOut.inc(n)),
+    },
+    // acknowledgements go out while the reading connection blocks
+    { provide: EventTracker, inject: [REDIS_CLIENT, RedisKeys, LOGGER], useFactory: (redis: Redis, keys: RedisKeys, log: Logger) => new EventTracker(new EventStream(redis, keys), log) },
+    {
+      provide: EventConsumer,
+      inject: [DispatcherConfig, DispatcherConnections, RedisKeys, EventFanout, EventTracker, DeliverySender, LEASE_MS, LOGGER],
+      useFactory: (
+        c: DispatcherConfig,
+        conns: DispatcherConnections,
+        keys: RedisKeys,
+        fanout: EventFanout,
+        tracker: EventTracker,
+        sender: DeliverySender,
+        lease: number,
+        log: Logger,
+      ) => {
+        // read the next batch while fewer than this many attempts are held: enough that every POST slot
+        // stays busy while the next batch is read and inserted; held attempts keep their leases renewed
+        const readAhead = Math.max(8 * READ_COUNT, 16 * c.DISPATCHER_CONCURRENCY);
+        // a pending entry is another consumer's for longer than its POSTs can take: a live one claims the
+        // rows of attempts it keeps waiting (HOLD_AFTER_MS) and acknowledges the entries long before that
+        return new EventConsumer(new EventStream(conns.streamReader, keys), fanout, tracker, log, () => sender.whenBelow(readAhead), lease);
+      },
+    },
+    {
+      provide: DeliveryWorker,
+      inject: [DeliveryStore, WebhookDirectory, DeliverySender, LEASE_MS, LOGGER],
+      useFactory: (store: DeliveryStore, directory: WebhookDirectory, sender: DeliverySender, lease: number, log: Logger) =>
+        new DeliveryWorker(store, directory, sender, lease, log),
+    },
+    {
+      provide: Reconciler,
+      inject: [DispatcherConfig, EventsRepository, DeliveriesRepository, REDIS_CLIENT, RedisKeys, DeliveryQueue, EventFanout, LOGGER],
+      useFactory: (
+        c: DispatcherConfig,
+        events: EventsRepository,
+        deliveries: DeliveriesRepository,
+        redis: Redis,
+        keys: RedisKeys,
+        queue: DeliveryQueue,
+        fanout: EventFanout,
+        log: Logger,
+      ) => new Reconciler(events, deliveries, new ReconcileLock(redis, keys), queue, fanout, log, c.RECONCILE_INTERVAL_MS),
+    },
+    {
+      provide: Dispatcher,
+      inject: [
+        DispatcherConfig,
+        WebhookDirectory,
+        DeliverySender,
+        EventConsumer,
+        DeliveryWorker,
+        EventTracker,
+        Reconciler,
+        WebhookClient,
+        DeliveryQueue,
+        DispatcherConnections,
+        OpsEndpoints,
+        LOGGER,
+      ],
+      useFactory: (
+        c: DispatcherConfig,
+        directory: WebhookDirectory,
+        sender: DeliverySender,
+        consumer: EventConsumer,
+        worker: DeliveryWorker,
+        tracker: EventTracker,
+        reconciler: Reconciler,
+        client: WebhookClient,
+        queue: DeliveryQueue,
+        connections: DispatcherConnections,
+        ops: OpsEndpoints,
+        log: Logger,
+      ) =>
+        new Dispatcher(
+          { concurrency: c.DISPATCHER_CONCURRENCY, jobLockMs: c.DISPATCHER_JOB_LOCK_MS },
+          {
+            directory,
+            sender,
+            consumer,
+            worker,
+            tracker,
+            reconciler,
+            client,
+            queue,
+            connections,
+            log,
+            opsServer: () => ops.start(c.DISPATCHER_HEALTH_PORT),
+          },
+        ),
+    },
+  ],
+})
+export class DispatcherModule {}
+
+export interface RunningDispatcher {
+  opsPort: number;
+  log: Logger;
+  stop(): Promise<void>;
+}
+
+/**
+ * Boots the dispatcher as an application context and starts it; `stop` closes the context, which stops the
+ * dispatcher first and the shared Redis client and data source last.
+ */
+export async function startDispatcher(): Promise<RunningDispatcher> {
+  // the app logs through pino; Nest's own bootstrap lines would only repeat them
+  const app = await NestFactory.createApplicationContext(DispatcherModule, { logger: false, abortOnError: false });
+  const log = app.get<Logger>(LOGGER);
+  for (const warning of app.get(DispatcherConfig).warnings) log.warn(warning);
+  const dispatcher = app.get(Dispatcher);
+  try {
+    await dispatcher.start();
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
+  return { opsPort: dispatcher.opsPort, log, stop: () => app.close() };
+}

@@ -1,0 +1,24 @@
+import type { DataSource } from 'typeorm';
+import { checkDependencies, startOpsServer } from '@app/observability';
+import type { Redis } from '@app/redis';
+import type { MetricsRegistry } from './metrics';
+
+/**
+ * Health, readiness (PostgreSQL and Redis answer) and metrics (the shared registry) of an app without a public HTTP
+ * API, the gateway and the dispatcher, on a port of their choosing.
+ */
+export class OpsEndpoints {
+  constructor(
+    private readonly metrics: MetricsRegistry,
+    private readonly db: DataSource,
+    private readonly redis: Redis,
+  ) {}
+
+  start(port: number): Promise<{ port: number; close: () => Promise<void> }> {
+    return startOpsServer({ port, registry: this.metrics.registry, ready: () => this.ready() });
+  }
+
+  async ready(): Promise<boolean> {
+    return Object.values(await checkDependencies(this.db, this.redis)).every(Boolean);
+  }
+}
