@@ -3,3 +3,4 @@ export * from './fleet-logger';
 export * from './gateway-registry';
 export * from './qr-board';
 export * from './session-leases';
+export * from './session-placement';

@@ -1,10 +1,10 @@
 import { Logger, Module, OnModuleDestroy } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
-import { CommandBus, GatewayDirectory, RedisQrBoard } from '@app/fleet';
+import { SessionsRepository } from '@app/database';
+import { CommandBus, GatewayDirectory, RedisQrBoard, SessionPlacement } from '@app/fleet';
 import { Redis, RedisKeys } from '@app/redis';
 import { REDIS_CLIENT } from '@app/infra';
 import { GatewaysController } from './gateways.controller';
-import { SessionPlacement } from './session-placement';
 
 /** The API's side of the gateway fleet: the registry reader, placement, the command bus and the QR board. */
 @Module({
@@ -26,7 +26,11 @@ import { SessionPlacement } from './session-placement';
       inject: [REDIS_CLIENT, RedisKeys],
       useFactory: (redis: Redis, keys: RedisKeys) => new RedisQrBoard(redis, keys),
     },
-    SessionPlacement,
+    {
+      provide: SessionPlacement,
+      inject: [GatewayDirectory, SessionsRepository],
+      useFactory: (directory: GatewayDirectory, sessions: SessionsRepository) => new SessionPlacement(directory, sessions),
+    },
   ],
   exports: [GatewayDirectory, SessionPlacement, CommandBus, RedisQrBoard],
 })

@@ -102,13 +102,15 @@ export class SessionsRepository {
   }
 
   /** Moves the session only if it is still where the caller saw it, so two concurrent moves do not both win. */
-  async moveToGateway(id: string, from: string | null, to: string): Promise<void> {
-    await this.repo
+  /** Moves a session only if it is still where the caller saw it; true when it moved (racing movers: one wins). */
+  async moveToGateway(id: string, from: string | null, to: string): Promise<boolean> {
+    const result = await this.repo
       .createQueryBuilder()
       .update()
       .set({ gatewayId: to, updatedAt: new Date() })
       .where('id = :id AND gateway_id IS NOT DISTINCT FROM :from', { id, from })
       .execute();
+    return (result.affected ?? 0) > 0;
   }
 
   async delete(id: string): Promise<void> {

@@ -1,18 +1,16 @@
-import { Injectable } from '@nestjs/common';
 import { DomainError } from '@app/contracts';
-import { SessionsRepository } from '@app/database';
-import { GatewayDirectory } from '@app/fleet';
+import type { SessionsRepository } from '@app/database';
+import type { GatewayDirectory } from './gateway-registry';
 
 /**
  * Chooses the live gateway with the most free capacity for a session.
  * Load is counted from the sessions table (sessions placed there that should run), not from the heartbeats,
  * so a burst of creates spreads at once instead of piling onto the node whose last heartbeat looked emptiest.
  */
-@Injectable()
 export class SessionPlacement {
   constructor(
-    private readonly directory: GatewayDirectory,
-    private readonly sessions: SessionsRepository,
+    private readonly directory: Pick<GatewayDirectory, 'live'>,
+    private readonly sessions: Pick<SessionsRepository, 'placedCountsOn'>,
   ) {}
 
   async choose(): Promise<string> {
