@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Redis } from 'ioredis';
 import type { EventEnvelope, EventType } from '@app/contracts';
 import { EventsRepository, newId } from '@app/database';
@@ -22,7 +22,7 @@ export class EventPublisher {
   private readonly stream: EventStream;
 
   constructor(
-    db: DataSource,
+    private readonly db: DataSource,
     redis: Redis,
     keyPrefix: string,
     private readonly clock: () => number = Date.now,
@@ -50,12 +50,35 @@ export class EventPublisher {
     return envelope;
   }
 
+  /**
+   * A state change and the events announcing it, committed together: `work` runs in a transaction, writes through
+   * `tx` and names its events with `publish`; their outbox rows are inserted in the same transaction, and appended
+   * to the stream after the commit. A crash can lose neither without the other.
+   */
+  async transact<T>(work: (tx: EntityManager, publish: <P extends object>(input: PublishInput<P>) => void) => Promise<T>): Promise<T> {
+    const envelopes: EventEnvelope<object>[] = [];
+    let texts: string[] = [];
+    const result = await this.db.transaction(async (tx) => {
+      envelopes.length = 0;
+      const value = await work(tx, (input) => void envelopes.push(this.build(input)));
+      texts = envelopes.map((e) => JSON.stringify(e));
+      if (envelopes.length > 0) await this.outbox.insertOutbox(envelopes, texts, tx);
+      return value;
+    });
+    if (texts.length > 0) await this.append(texts);
+    return result;
+  }
+
   /** Writes many envelopes in one outbox insert and one scripted append. */
   async publishEnvelopes(envelopes: EventEnvelope<object>[]): Promise<void> {
     if (envelopes.length === 0) return;
     // serialized once: the same text goes to the outbox and to the stream
     const texts = envelopes.map((e) => JSON.stringify(e));
     await this.outbox.insertOutbox(envelopes, texts);
+    await this.append(texts);
+  }
+
+  private async append(texts: string[]): Promise<void> {
     try {
       await this.stream.append(texts);
     } catch {

@@ -79,31 +79,39 @@ export class InboundEvents {
     const { store, sessionId, organizationId } = this.deps;
     const quotedMessageId = m.quotedWaMessageId ? ((await store.idsByWaIds(sessionId, [m.quotedWaMessageId])).get(m.quotedWaMessageId) ?? null) : null;
     const media = m.media ? { mimetype: m.media.mimetype, size: m.media.size, filename: m.media.filename, caption: m.media.caption } : null;
-    const row = await store.insert({
-      id: newId('msg'),
-      organizationId,
-      sessionId,
-      waMessageId: m.id,
-      direction: m.fromMe ? 'out' : 'in',
-      chatJid: m.chatJid,
-      from: m.from,
-      type: m.type ?? 'text',
-      text: m.text,
-      media,
-      mediaRef: m.media?.ref ?? null,
-      location: m.location ?? null,
-      contact: m.contact ?? null,
-      poll: m.poll ?? null,
-      quotedMessageId,
-      quotedWaMessageId: m.quotedWaMessageId ?? null,
-      mentions: m.mentions ?? [],
-      status: m.fromMe ? 'sent' : 'received',
-      raw: m.raw ?? null,
-      createdAt: this.clock(),
-      sentAt: m.fromMe ? m.timestamp : null,
+    // stored and announced together: a crash between the two would otherwise drop the event for good (the
+    // network's re-delivery finds the row and publishes nothing)
+    const row = await this.deps.events.transact(async (tx, publish) => {
+      const stored = await store.insert(
+        {
+          id: newId('msg'),
+          organizationId,
+          sessionId,
+          waMessageId: m.id,
+          direction: m.fromMe ? 'out' : 'in',
+          chatJid: m.chatJid,
+          from: m.from,
+          type: m.type ?? 'text',
+          text: m.text,
+          media,
+          mediaRef: m.media?.ref ?? null,
+          location: m.location ?? null,
+          contact: m.contact ?? null,
+          poll: m.poll ?? null,
+          quotedMessageId,
+          quotedWaMessageId: m.quotedWaMessageId ?? null,
+          mentions: m.mentions ?? [],
+          status: m.fromMe ? 'sent' : 'received',
+          raw: m.raw ?? null,
+          createdAt: this.clock(),
+          sentAt: m.fromMe ? m.timestamp : null,
+        },
+        tx,
+      );
+      if (stored && !m.fromMe) publish({ event: 'message.received', organizationId, sessionId, payload: { message: toMessageView(stored) } });
+      return stored;
     });
     if (!row || m.fromMe) return;
-    await this.publish('message.received', { message: toMessageView(row) });
     if (conn && (await this.deps.records.find(sessionId))?.autoRead) {
       const key = { waMessageId: m.id, chatJid: m.chatJid, fromMe: false, participant: isGroupJid(m.chatJid) ? m.from : null };
       await conn.markRead([key]).catch((err) => this.deps.logger.warn({ err: String(err) }, 'marking a message read failed'));

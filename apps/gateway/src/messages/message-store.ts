@@ -1,5 +1,6 @@
 import type { AckStatus } from '@app/contracts';
 import type { MessageRow, NewMessage } from '@app/database';
+import type { StoreTx } from '../sessions/session-ports';
 
 export type { MessageRow, NewMessage };
 
@@ -12,13 +13,13 @@ export interface MessageStore {
   nextQueued(sessionId: string): Promise<MessageRow | null>;
   sessionsWithQueued(sessionIds: string[]): Promise<string[]>;
   /** queued → sent, once (null when it was not queued any more) */
-  markSent(id: string, sentAt: number, raw: Uint8Array | null): Promise<MessageRow | null>;
+  markSent(id: string, sentAt: number, raw: Uint8Array | null, tx?: StoreTx): Promise<MessageRow | null>;
   /** queued → failed, once */
-  markFailed(id: string, error: string): Promise<MessageRow | null>;
+  markFailed(id: string, error: string, tx?: StoreTx): Promise<MessageRow | null>;
   /** forward only, never on a queued row; null when it did not move */
-  applyAck(sessionId: string, waMessageId: string, status: AckStatus): Promise<MessageRow | null>;
+  applyAck(sessionId: string, waMessageId: string, status: AckStatus, tx?: StoreTx): Promise<MessageRow | null>;
   /** null when (session, waMessageId) is already stored */
-  insert(message: NewMessage): Promise<MessageRow | null>;
+  insert(message: NewMessage, tx?: StoreTx): Promise<MessageRow | null>;
   idsByWaIds(sessionId: string, waMessageIds: string[]): Promise<Map<string, string>>;
   findByWaId(sessionId: string, waMessageId: string): Promise<MessageRow | null>;
   rawOf(sessionId: string, waMessageId: string): Promise<Uint8Array | null>;

@@ -51,7 +51,16 @@ function setup(opts: { presenceTyping?: boolean; ttlMs?: number } = {}) {
   const store = new MemoryMessageStore();
   const conn = new NetworkConnection();
   const events: Array<{ event: string; payload: Record<string, any> }> = [];
-  const sink: SessionEventSink = { publish: async (e) => void events.push({ event: e.event, payload: e.payload as Record<string, any> }) };
+  const sink: SessionEventSink = {
+    publish: async (e) => void events.push({ event: e.event, payload: e.payload as Record<string, any> }),
+    // committed together: the events of a transaction that throws are never seen
+    transact: async (work) => {
+      const pending: Array<{ event: string; payload: Record<string, any> }> = [];
+      const result = await work(undefined, (e) => void pending.push({ event: e.event, payload: e.payload as Record<string, any> }));
+      events.push(...pending);
+      return result;
+    },
+  };
   const waits: number[] = [];
   let live: EngineConnection | null = conn;
   let now = 10_000;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { AckStatus, DomainError, ErrorCode, MessageKeyRef, OUTBOUND_STATUS_RANK, OutboundContent, OutboundMessage } from '@app/contracts';
 import { toMessageView } from '@app/database';
 import type { EngineConnection } from '../engine/engine.interface';
-import type { SessionEventSink } from '../sessions/session-ports';
+import type { SessionEvent, SessionEventSink } from '../sessions/session-ports';
 import { isGroupJid, MessageRow, MessageStore, MessagingSettings } from './message-store';
 
 /** Errors from the network that a resend cannot heal: the message fails at once instead of blocking the queue. */
@@ -79,11 +79,7 @@ export class OutboundSender {
   /** A receipt from the recipient's phone: moves the message forward and publishes `message.ack`, or holds it. */
   onReceipt(waMessageId: string, status: AckStatus): Promise<void> {
     return this.exclusive(async () => {
-      const moved = await this.deps.store.applyAck(this.deps.sessionId, waMessageId, status);
-      if (moved) {
-        await this.publishAck(moved, status);
-        return;
-      }
+      if (await this.ack(waMessageId, status)) return;
       const row = await this.deps.store.findByWaId(this.deps.sessionId, waMessageId);
       if (row?.direction === 'out' && row.status === 'queued') this.hold(waMessageId, status);
     });
@@ -151,13 +147,14 @@ export class OutboundSender {
     }
     this.deps.afterNetworkAck?.();
     await this.exclusive(async () => {
-      const marked = await this.deps.store.markSent(row.id, sent.timestamp, sent.raw);
-      if (marked) await this.publish('message.sent', { message: toMessageView(marked) });
+      await this.deps.events.transact(async (tx, publish) => {
+        const marked = await this.deps.store.markSent(row.id, sent.timestamp, sent.raw, tx);
+        if (marked) publish(this.event('message.sent', { message: toMessageView(marked) }));
+      });
       const held = this.heldAcks.get(row.waMessageId);
       if (held === undefined) return;
       this.heldAcks.delete(row.waMessageId);
-      const moved = await this.deps.store.applyAck(this.deps.sessionId, row.waMessageId, held);
-      if (moved) await this.publishAck(moved, held);
+      await this.ack(row.waMessageId, held);
     });
     return true;
   }
@@ -218,8 +215,10 @@ export class OutboundSender {
 
   private async fail(row: MessageRow, error: string): Promise<void> {
     this.heldAcks.delete(row.waMessageId);
-    const failed = await this.deps.store.markFailed(row.id, error);
-    if (failed) await this.publish('message.failed', { message: toMessageView(failed) });
+    await this.deps.events.transact(async (tx, publish) => {
+      const failed = await this.deps.store.markFailed(row.id, error, tx);
+      if (failed) publish(this.event('message.failed', { message: toMessageView(failed) }));
+    });
   }
 
   private hold(waMessageId: string, status: AckStatus): void {
@@ -227,12 +226,17 @@ export class OutboundSender {
     if (held === undefined || OUTBOUND_STATUS_RANK[status] > OUTBOUND_STATUS_RANK[held]) this.heldAcks.set(waMessageId, status);
   }
 
-  private publishAck(row: MessageRow, status: AckStatus): Promise<unknown> {
-    return this.publish('message.ack', { messageId: row.id, waMessageId: row.waMessageId, chatJid: row.chatJid, status });
+  /** Moves a sent message forward and announces it in one transaction; false when it did not move. */
+  private ack(waMessageId: string, status: AckStatus): Promise<boolean> {
+    return this.deps.events.transact(async (tx, publish) => {
+      const moved = await this.deps.store.applyAck(this.deps.sessionId, waMessageId, status, tx);
+      if (moved) publish(this.event('message.ack', { messageId: moved.id, waMessageId: moved.waMessageId, chatJid: moved.chatJid, status }));
+      return moved !== null;
+    });
   }
 
-  private publish(event: 'message.sent' | 'message.failed' | 'message.ack', payload: object): Promise<unknown> {
-    return this.deps.events.publish({ event, organizationId: this.deps.organizationId, sessionId: this.deps.sessionId, payload });
+  private event(event: 'message.sent' | 'message.failed' | 'message.ack', payload: object): SessionEvent {
+    return { event, organizationId: this.deps.organizationId, sessionId: this.deps.sessionId, payload };
   }
 
   private exclusive<T>(task: () => Promise<T>): Promise<T> {

@@ -29,8 +29,23 @@ export interface SessionRecords {
   resumable(gatewayId: string): Promise<string[]>;
 }
 
+export interface SessionEvent {
+  event: EventType;
+  organizationId: string;
+  sessionId: string;
+  payload: object;
+}
+
+/** A store transaction, opaque to the gateway (PostgreSQL: a TypeORM EntityManager). */
+export type StoreTx = unknown;
+
 export interface SessionEventSink {
-  publish(input: { event: EventType; organizationId: string; sessionId: string; payload: object }): Promise<unknown>;
+  publish(input: SessionEvent): Promise<unknown>;
+  /**
+   * A state change and the events announcing it, committed together (the outbox row in the same transaction), so a
+   * crash between the two can lose neither: `work` writes through `tx` and names its events with `publish`.
+   */
+  transact<T>(work: (tx: StoreTx, publish: (input: SessionEvent) => void) => Promise<T>): Promise<T>;
 }
 
 /** One gateway holds a session at a time; checked before every socket is opened. */

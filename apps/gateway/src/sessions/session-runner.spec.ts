@@ -119,7 +119,16 @@ function build(opts: { status: SessionStatus; qrMaxRetries?: number; reconnectMa
     findGroup: async (_s, jid) => groups.find((g) => g.groupJid === jid) ?? null,
     resumable: async () => [],
   };
-  const sink: SessionEventSink = { publish: async (e) => void events.push({ event: e.event, payload: e.payload as Record<string, unknown> }) };
+  const sink: SessionEventSink = {
+    publish: async (e) => void events.push({ event: e.event, payload: e.payload as Record<string, unknown> }),
+    // committed together: the events of a transaction that throws are never seen
+    transact: async (work) => {
+      const pending: Array<{ event: string; payload: Record<string, unknown> }> = [];
+      const result = await work(undefined, (e) => void pending.push({ event: e.event, payload: e.payload as Record<string, unknown> }));
+      events.push(...pending);
+      return result;
+    },
+  };
   const leaseLog: string[] = [];
   let leaseFree = opts.leaseFree ?? true;
   const leases: SessionLeases = {

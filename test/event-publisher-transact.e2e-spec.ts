@@ -1,0 +1,63 @@
+import IORedis, { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
+import { EventPublisher } from '@app/events';
+import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
+
+/**
+ * A state change and its events commit together (the gateway's message statuses rely on it): an event is in the
+ * outbox exactly when the change it announces is, and it reaches the stream only after the commit.
+ */
+describe('EventPublisher.transact', () => {
+  let db: DataSource;
+  let redis: Redis;
+  let publisher: EventPublisher;
+  let organizationId: string;
+  const prefix = process.env.REDIS_KEY_PREFIX!;
+
+  beforeAll(async () => {
+    db = await testDataSource();
+    redis = new IORedis(process.env.REDIS_URL!);
+    publisher = new EventPublisher(db, redis, `${prefix}:transact-spec`);
+    organizationId = (await seedOrganization('Transact')).id;
+  });
+  afterAll(async () => {
+    await redis.quit();
+    await closeTestDataSource();
+  });
+
+  const outboxCount = async (label: string) =>
+    Number((await db.query(`SELECT count(*) AS n FROM events WHERE envelope->'payload'->>'label' = $1`, [label]))[0].n);
+  const changeCount = async (label: string) => Number((await db.query(`SELECT count(*) AS n FROM organizations WHERE name = $1`, [label]))[0].n);
+  const streamed = async (label: string) =>
+    (await redis.xrange(`${prefix}:transact-spec:events`, '-', '+')).filter(([, fields]) => fields[1].includes(`"label":"${label}"`)).length;
+
+  it('commits the change, its outbox row and then the stream entry', async () => {
+    const label = `committed-${Date.now()}`;
+    const result = await publisher.transact(async (tx, publish) => {
+      await tx.query(`INSERT INTO organizations (id, name) VALUES ($1, $2)`, [`org_tx_${Date.now()}`, label]);
+      publish({ event: 'webhook.test', organizationId, sessionId: null, payload: { label } });
+      // not visible outside the transaction yet, and not on the stream before the commit
+      expect(await outboxCount(label)).toBe(0);
+      expect(await streamed(label)).toBe(0);
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect(await changeCount(label)).toBe(1);
+    expect(await outboxCount(label)).toBe(1);
+    expect(await streamed(label)).toBe(1);
+  });
+
+  it('keeps neither the change nor its event when the work fails', async () => {
+    const label = `rolled-back-${Date.now()}`;
+    await expect(
+      publisher.transact(async (tx, publish) => {
+        await tx.query(`INSERT INTO organizations (id, name) VALUES ($1, $2)`, [`org_rb_${Date.now()}`, label]);
+        publish({ event: 'webhook.test', organizationId, sessionId: null, payload: { label } });
+        throw new Error('the change failed after naming its event');
+      }),
+    ).rejects.toThrow('the change failed');
+    expect(await changeCount(label)).toBe(0);
+    expect(await outboxCount(label)).toBe(0);
+    expect(await streamed(label)).toBe(0);
+  });
+});
