@@ -102,7 +102,7 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
     }, timeoutMs, `message ${id} to be ${status}`);
 
   /** Envelopes of this session the webhook receiver got, once per event id (delivery is at-least-once). */
-  const hooked = (event: string): EventEnvelope[] => {
+  const hooked = (event: string): Array<EventEnvelope<Json>> => {
     const seen = new Map<string, EventEnvelope>();
     for (const r of receiver.at('/hook')) {
       const e = JSON.parse(r.rawBody.toString()) as EventEnvelope;
@@ -218,7 +218,7 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
       await simCall('POST', `/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.image.waMessageId, status: 'delivered' });
       const delivered = await seenByBoth('message.ack', (p) => p.messageId === sent.image.id && p.status === 'delivered');
       expect(delivered.payload).toEqual({ messageId: sent.image.id, waMessageId: sent.image.waMessageId, chatJid: TO, status: 'delivered' });
-      const sentEnvelope = hooked('message.sent').find((e) => e.payload.message.id === sent.image.id)!;
+      const sentEnvelope = hooked('message.sent').find((e) => (e.payload.message as Json).id === sent.image.id)!;
       // envelope ids are ULIDs: the order in which the gateway produced them
       expect(delivered.id > sentEnvelope.id).toBe(true);
       expect((await getMessage(sent.image.id)).status).toBe('delivered');
@@ -420,7 +420,7 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
       const failed = await waitMessageStatus(m.id, 'failed');
       expect(failed.error).toBe('expired: waited more than 2 s for a connection');
       const e = await seenByBoth('message.failed', (p) => p.message.id === m.id);
-      expect(e.payload.message).toMatchObject({ id: m.id, status: 'failed', error: failed.error, sentAt: null });
+      expect(e.payload.message as Json).toMatchObject({ id: m.id, status: 'failed', error: failed.error, sentAt: null });
       expect((await simMessages()).filter((n) => n.text === 'too late')).toEqual([]);
       await restartGateway();
     });
