@@ -6,7 +6,7 @@
 // Uses its own throwaway database and Redis prefix and removes both at the end.
 'use strict';
 const { fork, spawn } = require('node:child_process');
-const { createHmac, randomBytes } = require('node:crypto');
+const { createHmac } = require('node:crypto');
 const { createServer } = require('node:http');
 const { join } = require('node:path');
 
@@ -62,13 +62,9 @@ const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { EventPublisher } = dist('libs/events/src');
 const { SecretBox } = dist('libs/crypto/src');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, percentile } = require('./support');
 
-const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-const pgBase = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
-const DATABASE_URL = `${pgBase}/gw_bench_${runId}`;
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const PREFIX = `gwbench:${runId}`;
-const ENCRYPTION_KEY = randomBytes(32).toString('base64');
+const { runId, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const fmt = (n) => n.toFixed(0).padStart(7);
@@ -185,42 +181,6 @@ async function startDispatcher(opsPort) {
   throw new Error('dispatcher did not become ready');
 }
 
-/** CPU seconds (user + system) used so far by every process, from /proc (Linux); {} elsewhere. */
-function cpuSnapshot() {
-  const { readdirSync, readFileSync } = require('node:fs');
-  const tick = 100; // USER_HZ
-  const snap = {};
-  let pids = [];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return snap;
-  }
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      snap[pid] = { comm, seconds: (Number(fields[11]) + Number(fields[12])) / tick };
-    } catch {
-      /* gone */
-    }
-  }
-  return snap;
-}
-
-/** Where the CPU went between two snapshots: the bench's own processes by role, everything else by name. */
-function cpuBreakdown(before, after, roles) {
-  const out = {};
-  for (const [pid, a] of Object.entries(after)) {
-    const used = a.seconds - (before[pid]?.seconds ?? 0);
-    if (used <= 0) continue;
-    const name = roles[pid] ?? (a.comm === 'postgres' || a.comm === 'redis-server' ? a.comm : `other (${a.comm})`);
-    out[name] = (out[name] ?? 0) + used;
-  }
-  return Object.entries(out).sort((x, y) => y[1] - x[1]);
-}
-
 /** µs of CPU per delivery spent by the bench's own processes, PostgreSQL and Redis (not "other"). */
 function cpuPerDelivery(breakdown) {
   return (breakdown.filter(([k]) => !k.startsWith('other')).reduce((n, [, v]) => n + v, 0) / EVENTS) * 1e6;
@@ -230,33 +190,6 @@ function cpuLine(breakdown) {
   const total = breakdown.reduce((n, [, v]) => n + v, 0);
   const parts = breakdown.filter(([, v]) => v >= 0.05).map(([k, v]) => `${k} ${v.toFixed(2)}`);
   return `${parts.join(', ')}; total ${total.toFixed(2)} s, ${cpuPerDelivery(breakdown).toFixed(0)} µs per delivery without "other"`;
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function cleanup(redis) {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== '0');
-  const admin = new Client({ connectionString: `${pgBase}/postgres` });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "gw_bench_${runId}" WITH (FORCE)`);
-  await admin.end();
 }
 
 async function main() {

@@ -3,12 +3,13 @@ import { GroupFacts, GroupsRepository } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
+const OWNER = '4917000@s.whatsapp.net';
 const facts = (groupJid: string, over: Partial<GroupFacts> = {}): GroupFacts => ({
   groupJid,
   subject: 'Team',
   description: '',
-  ownerJid: '4917000@s.whatsapp.net',
-  participants: 3,
+  ownerJid: OWNER,
+  participants: [OWNER, 'a@s.whatsapp.net', 'b@s.whatsapp.net'],
   isAnnounce: false,
   isLocked: false,
   ...over,
@@ -31,7 +32,7 @@ describe('GroupsRepository (PostgreSQL)', () => {
     await groups.upsert(orgId, session.id, facts('111@g.us'));
     const [before] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
 
-    await groups.upsert(orgId, session.id, facts('111@g.us', { subject: 'Renamed', description: 'about', participants: 5, isAnnounce: true, isLocked: true }));
+    await groups.upsert(orgId, session.id, facts('111@g.us', { subject: 'Renamed', description: 'about', participants: [OWNER, 'a@s.whatsapp.net', 'b@s.whatsapp.net', 'c@s.whatsapp.net', 'd@s.whatsapp.net'], isAnnounce: true, isLocked: true }));
     const page = await groups.pageOfSession(orgId, session.id, { limit: 10 });
     expect(page.rows).toHaveLength(1);
     expect(page.rows[0]).toMatchObject({ id: before.id, subject: 'Renamed', description: 'about', participants: 5, isAnnounce: true, isLocked: true });
@@ -50,15 +51,41 @@ describe('GroupsRepository (PostgreSQL)', () => {
     expect((await groups.pageOfSession(await newOrganization(db), session.id, { limit: 10 })).rows).toEqual([]);
   });
 
-  it('applies the changes an admin made on the network and moves the member count, never below zero', async () => {
+  it('applies the changes an admin made on the network and keeps the member list and its count in step', async () => {
     const session = await newSession(db, orgId);
     await groups.upsert(orgId, session.id, facts('9@g.us', { description: 'kept' }));
     await groups.applyChanges(session.id, '9@g.us', { subject: 'New', isLocked: true });
-    await groups.addParticipants(session.id, '9@g.us', 2);
+    await groups.addParticipants(session.id, '9@g.us', ['c@s.whatsapp.net', 'a@s.whatsapp.net', 'c@s.whatsapp.net']);
     let [g] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
-    expect(g).toMatchObject({ subject: 'New', description: 'kept', isAnnounce: false, isLocked: true, participants: 5 });
-    await groups.addParticipants(session.id, '9@g.us', -9);
+    expect(g).toMatchObject({ subject: 'New', description: 'kept', isAnnounce: false, isLocked: true, participants: 4 });
+    expect((await groups.metadataOf(session.id, '9@g.us'))?.participants.sort()).toEqual([OWNER, 'a@s.whatsapp.net', 'b@s.whatsapp.net', 'c@s.whatsapp.net'].sort());
+
+    await groups.removeParticipants(session.id, '9@g.us', ['a@s.whatsapp.net', 'x@s.whatsapp.net']);
     [g] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
+    expect(g.participants).toBe(3);
+    expect(await groups.metadataOf(session.id, '9@g.us')).toEqual({
+      groupJid: '9@g.us', subject: 'New', description: 'kept', ownerJid: OWNER, isAnnounce: false, isLocked: true,
+      participants: expect.arrayContaining([OWNER, 'b@s.whatsapp.net', 'c@s.whatsapp.net']),
+    });
+    expect((await groups.metadataOf(session.id, '9@g.us'))!.participants).toHaveLength(3);
+  });
+
+  it('serves group metadata only for a group of that session whose members are known', async () => {
+    const session = await newSession(db, orgId);
+    const other = await newSession(db, orgId);
+    await groups.upsert(orgId, session.id, facts('5@g.us'));
+    expect(await groups.metadataOf(other.id, '5@g.us')).toBeNull();
+    expect(await groups.metadataOf(session.id, '6@g.us')).toBeNull();
+
+    // a row stored before member lists were kept knows only its count: the engine must ask the network
+    await db.query(`UPDATE groups SET members = NULL, participants = 2 WHERE session_id = $1`, [session.id]);
+    expect(await groups.metadataOf(session.id, '5@g.us')).toBeNull();
+    await groups.addParticipants(session.id, '5@g.us', ['n@s.whatsapp.net']);
+    await groups.removeParticipants(session.id, '5@g.us', ['p@s.whatsapp.net', 'q@s.whatsapp.net', 'r@s.whatsapp.net']);
+    const [g] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
     expect(g.participants).toBe(0);
+
+    await groups.upsert(orgId, session.id, facts('5@g.us'));
+    expect((await groups.metadataOf(session.id, '5@g.us'))?.participants).toHaveLength(3);
   });
 });

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { EventType, GroupInfo } from '@app/contracts';
+import type { EventType } from '@app/contracts';
 import { newId, toMessageView } from '@app/database';
 import type { EngineConnection, EngineEvent, InboundMessage } from '../engine/engine.interface';
 import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
@@ -63,8 +63,8 @@ export class InboundEvents {
         await this.deps.records.updateGroup(sessionId, event.groupJid, event.changes);
         return this.publish('group.update', { groupJid: event.groupJid, changes: event.changes });
       case 'group-participants': {
-        const delta = event.action === 'add' ? event.participants.length : event.action === 'remove' ? -event.participants.length : 0;
-        if (delta !== 0) await this.deps.records.addGroupParticipants(sessionId, event.groupJid, delta);
+        if (event.action === 'add') await this.deps.records.addGroupParticipants(sessionId, event.groupJid, event.participants);
+        if (event.action === 'remove') await this.deps.records.removeGroupParticipants(sessionId, event.groupJid, event.participants);
         return this.publish('group.participants', { groupJid: event.groupJid, action: event.action, participants: event.participants });
       }
     }
@@ -122,30 +122,5 @@ export class InboundEvents {
     return this.deps.events
       .publish({ event, organizationId: this.deps.organizationId, sessionId: this.deps.sessionId, payload })
       .then(() => undefined);
-  }
-}
-
-/**
- * Group metadata the engine asks for on every group send (Baileys' cachedGroupMetadata). The groups table keeps a
- * participant count, not the members, so the full GroupInfo is what this process learnt from the network; a group
- * it has not seen answers null and the engine asks the network.
- */
-export class KnownGroups {
-  private readonly groups = new Map<string, GroupInfo>();
-
-  remember(group: GroupInfo): void {
-    this.groups.set(group.groupJid, group);
-  }
-
-  get(groupJid: string): GroupInfo | null {
-    return this.groups.get(groupJid) ?? null;
-  }
-
-  apply(event: Extract<InboundEngineEvent, { type: 'group-update' | 'group-participants' }>): void {
-    const g = this.groups.get(event.groupJid);
-    if (!g) return;
-    if (event.type === 'group-update') this.groups.set(g.groupJid, { ...g, ...event.changes });
-    else if (event.action === 'add') this.groups.set(g.groupJid, { ...g, participants: [...new Set([...g.participants, ...event.participants])] });
-    else if (event.action === 'remove') this.groups.set(g.groupJid, { ...g, participants: g.participants.filter((p) => !event.participants.includes(p)) });
   }
 }

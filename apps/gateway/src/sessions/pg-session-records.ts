@@ -2,7 +2,6 @@ import type { GroupChanges } from '@app/contracts';
 import type { GroupsRepository, SessionsRepository } from '@app/database';
 import type { GroupInfo } from '../engine/engine.interface';
 import type { SessionRecord, SessionRecordPatch, SessionRecords } from './session-ports';
-import { toGroupView } from './session-runner';
 
 /** The runner's SessionRecords port over the sessions and groups repositories. */
 export class PgSessionRecords implements SessionRecords {
@@ -20,15 +19,23 @@ export class PgSessionRecords implements SessionRecords {
   }
 
   saveGroup(organizationId: string, sessionId: string, g: GroupInfo): Promise<void> {
-    return this.groups.upsert(organizationId, sessionId, toGroupView(g));
+    return this.groups.upsert(organizationId, sessionId, g);
   }
 
   updateGroup(sessionId: string, groupJid: string, changes: GroupChanges): Promise<void> {
     return this.groups.applyChanges(sessionId, groupJid, changes);
   }
 
-  addGroupParticipants(sessionId: string, groupJid: string, delta: number): Promise<void> {
-    return this.groups.addParticipants(sessionId, groupJid, delta);
+  addGroupParticipants(sessionId: string, groupJid: string, jids: string[]): Promise<void> {
+    return this.groups.addParticipants(sessionId, groupJid, jids);
+  }
+
+  removeGroupParticipants(sessionId: string, groupJid: string, jids: string[]): Promise<void> {
+    return this.groups.removeParticipants(sessionId, groupJid, jids);
+  }
+
+  findGroup(sessionId: string, groupJid: string): Promise<GroupInfo | null> {
+    return this.groups.metadataOf(sessionId, groupJid);
   }
 
   resumable(gatewayId: string): Promise<string[]> {

@@ -19,8 +19,12 @@ export interface SessionRecords {
   saveGroup(organizationId: string, sessionId: string, group: GroupInfo): Promise<void>;
   /** An admin changed a stored group on the network (subject, description, settings). */
   updateGroup(sessionId: string, groupJid: string, changes: GroupChanges): Promise<void>;
-  /** Members joined (delta > 0) or left a stored group. */
-  addGroupParticipants(sessionId: string, groupJid: string, delta: number): Promise<void>;
+  /** Members joined a stored group. */
+  addGroupParticipants(sessionId: string, groupJid: string, jids: string[]): Promise<void>;
+  /** Members left (or were removed from) a stored group. */
+  removeGroupParticipants(sessionId: string, groupJid: string, jids: string[]): Promise<void>;
+  /** A stored group with its members (the engine's group metadata), or null when unknown here. */
+  findGroup(sessionId: string, groupJid: string): Promise<GroupInfo | null>;
   /** Sessions this gateway should hold again after a restart. */
   resumable(gatewayId: string): Promise<string[]>;
 }

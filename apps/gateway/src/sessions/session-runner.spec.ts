@@ -106,9 +106,17 @@ function build(opts: { status: SessionStatus; qrMaxRetries?: number; reconnectMa
       rows.push(patch);
       Object.assign(row, patch);
     },
-    saveGroup: async (_o, _s, g) => void groups.push(g),
+    saveGroup: async (_o, _s, g) => void groups.push({ ...g }),
     updateGroup: async (_s, jid, changes) => void groupChanges.push({ jid, changes }),
-    addGroupParticipants: async (_s, jid, delta) => void groupChanges.push({ jid, delta }),
+    addGroupParticipants: async (_s, jid, jids) => {
+      groupChanges.push({ jid, added: jids });
+      for (const g of groups) if (g.groupJid === jid) g.participants = [...new Set([...g.participants, ...jids])];
+    },
+    removeGroupParticipants: async (_s, jid, jids) => {
+      groupChanges.push({ jid, removed: jids });
+      for (const g of groups) if (g.groupJid === jid) g.participants = g.participants.filter((p) => !jids.includes(p));
+    },
+    findGroup: async (_s, jid) => groups.find((g) => g.groupJid === jid) ?? null,
     resumable: async () => [],
   };
   const sink: SessionEventSink = {
@@ -456,10 +464,10 @@ describe('SessionRunner', () => {
         { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'] } },
         { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'promote', participants: [contact] } },
       ]);
-      expect(t.groupChanges).toEqual([{ jid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } }, { jid: '1-2@g.us', delta: 2 }]);
+      expect(t.groupChanges).toEqual([{ jid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } }, { jid: '1-2@g.us', added: [contact, '15550007777@s.whatsapp.net'] }]);
     });
 
-    it('sends what was queued while disconnected once the session is working, and serves lookups from the log and known groups', async () => {
+    it('sends what was queued while disconnected once the session is working, and serves lookups from the log and the stored groups', async () => {
       const t = build({ status: 'stopped' });
       t.messages.queue({ id: 'msg_01', waMessageId: 'OUT1' });
       await t.runner.start();

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { DomainError, GroupView, SessionStatus } from '@app/contracts';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo, SessionEngine } from '../engine/engine.interface';
-import { InboundEvents, isInboundEvent, KnownGroups } from '../messages/inbound-events';
+import { InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageStore, MessagingSettings } from '../messages/message-store';
 import { OutboundSender } from '../messages/outbound-sender';
 import {
@@ -76,7 +76,6 @@ export class SessionRunner {
   private readonly log: Logger;
   private readonly sender: OutboundSender;
   private readonly inbound: InboundEvents;
-  private readonly groups = new KnownGroups();
   private readonly lookups: EngineLookups;
 
   constructor(
@@ -102,7 +101,7 @@ export class SessionRunner {
     this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender });
     this.lookups = {
       message: (_chatJid, waMessageId) => deps.messages.rawOf(sessionId, waMessageId),
-      group: async (groupJid) => this.groups.get(groupJid),
+      group: (groupJid) => deps.records.findGroup(sessionId, groupJid),
     };
   }
 
@@ -217,7 +216,6 @@ export class SessionRunner {
       throw new DomainError('not_implemented', 'groups can only be created while the session is connected', { status: this.status });
     }
     const group = await conn.createGroup(name, participants);
-    this.groups.remember(group);
     await this.deps.records.saveGroup(this.organizationId, this.sessionId, group);
     await this.announceGroup(group, 'created');
     return toGroupView(group);
@@ -338,13 +336,11 @@ export class SessionRunner {
         await this.onClose(gen, event);
         return;
       case 'group':
-        this.groups.remember(event.group);
         await this.deps.records.saveGroup(this.organizationId, this.sessionId, event.group);
         await this.announceGroup(event.group, event.action);
         return;
       default:
         if (!isInboundEvent(event)) return;
-        if (event.type === 'group-update' || event.type === 'group-participants') this.groups.apply(event);
         await this.inbound.handle(event, this.connection);
     }
   }

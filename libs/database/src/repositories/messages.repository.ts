@@ -301,24 +301,27 @@ export class MessagesRepository {
   /** queued → sent, once: null when it was not queued any more. The outbound media bytes are no longer needed. */
   async markSent(id: string, sentAt: number, raw: Uint8Array | null, manager?: EntityManager): Promise<MessageRow | null> {
     const q = this.q(manager);
-    const rows: RawRow[] = await q.query(
+    const row = await updatedRow(
+      q,
       `UPDATE messages SET status = 'sent', sent_at = $2, raw = COALESCE($3, raw), updated_at = now()
         WHERE id = $1 AND status = 'queued' RETURNING ${COLUMNS}`,
       [id, new Date(sentAt), raw ? Buffer.from(raw) : null],
     );
-    if (rows[0]) await q.query(`DELETE FROM message_media WHERE message_id = $1`, [id]);
-    return rows[0] ? toRow(rows[0]) : null;
+    // only media messages have bytes to drop: a text's send is one statement
+    if (row?.media) await q.query(`DELETE FROM message_media WHERE message_id = $1`, [id]);
+    return row;
   }
 
   /** queued → failed, once. */
   async markFailed(id: string, error: string, manager?: EntityManager): Promise<MessageRow | null> {
     const q = this.q(manager);
-    const rows: RawRow[] = await q.query(
+    const row = await updatedRow(
+      q,
       `UPDATE messages SET status = 'failed', error = $2, updated_at = now() WHERE id = $1 AND status = 'queued' RETURNING ${COLUMNS}`,
       [id, error],
     );
-    if (rows[0]) await q.query(`DELETE FROM message_media WHERE message_id = $1`, [id]);
-    return rows[0] ? toRow(rows[0]) : null;
+    if (row?.media) await q.query(`DELETE FROM message_media WHERE message_id = $1`, [id]);
+    return row;
   }
 
   /**
@@ -326,12 +329,18 @@ export class MessagesRepository {
    * A message still `queued` is not moved: its sender records `sent` first (the gateway holds such an ack until then).
    */
   async applyAck(sessionId: string, waMessageId: string, status: AckStatus, manager?: EntityManager): Promise<MessageRow | null> {
-    const rows: RawRow[] = await this.q(manager).query(
+    return updatedRow(
+      this.q(manager),
       `UPDATE messages SET status = $3, updated_at = now()
         WHERE session_id = $1 AND wa_message_id = $2 AND direction = 'out' AND ${RANK_SQL} BETWEEN 1 AND $4 - 1
         RETURNING ${COLUMNS}`,
       [sessionId, waMessageId, status, ACK_RANK[status]],
     );
-    return rows[0] ? toRow(rows[0]) : null;
   }
+}
+
+/** The row an `UPDATE … RETURNING` of at most one row changed. TypeORM answers an UPDATE with `[rows, affected]`. */
+async function updatedRow(q: Pick<DataSource, 'query'>, sql: string, params: unknown[]): Promise<MessageRow | null> {
+  const [rows]: [RawRow[], number] = await q.query(sql, params);
+  return rows[0] ? toRow(rows[0]) : null;
 }

@@ -1,0 +1,239 @@
+#!/usr/bin/env node
+/* eslint-disable no-console */
+// Messaging benchmark: sustained accepted-and-sent messages per second through API → gateway → simulator with the
+// message log (POST /sessions/{id}/messages → messages row → SendSignal → drain → sim send → markSent + message.sent),
+// against a baseline measured in the same run: the same number of sends written straight to SimEngine connections in
+// a loop, one connection per session, each one message at a time as a session sends (the limit).
+// Everything runs from dist/ on this machine with its own throwaway database and Redis prefix, removed at the end.
+'use strict';
+const { spawn } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
+const { join } = require('node:path');
+
+const ROOT = join(__dirname, '..');
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 3000);
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 4);
+/** POSTs in flight at once, spread over the sessions */
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const WARMUP = Math.min(300, MESSAGES);
+
+const { Pool } = require('undici');
+const IORedis = require('ioredis');
+const { Client } = require('pg');
+const dist = (p) => require(join(ROOT, 'dist', p));
+const { migrate, newId } = dist('libs/database/src');
+const { newApiKeyToken, sha256Hex } = dist('libs/crypto/src');
+const { SimEngine } = dist('apps/gateway/src/engine/sim/sim.engine');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, percentile } = require('./support');
+
+const { runId, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
+const TO = '15550009999@s.whatsapp.net';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const fmt = (n) => n.toFixed(0).padStart(7);
+
+async function waitUntil(probe, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v) return v;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+const children = [];
+async function startProcess(name, entry, env, healthUrl) {
+  const child = spawn(process.execPath, [join(ROOT, entry)], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'test', DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, SECRET_ENCRYPTION_KEY: ENCRYPTION_KEY, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  children.push(child);
+  await waitUntil(async () => (await fetch(healthUrl)).ok, 30000, `${name} to answer ${healthUrl}`);
+  return child;
+}
+
+function cpuLine(breakdown, n) {
+  const own = breakdown.filter(([k]) => !k.startsWith('other'));
+  const parts = own.filter(([, v]) => v >= 0.02).map(([k, v]) => `${k} ${((v / n) * 1e6).toFixed(0)}`);
+  const total = own.reduce((s, [, v]) => s + v, 0);
+  return `${parts.join(', ')}; total ${((total / n) * 1e6).toFixed(0)} µs per message (without "other")`;
+}
+
+/** An AuthStateStore in memory: the baseline's devices need their credential only while the bench runs. */
+function memoryAuth(sessionId) {
+  let creds = null;
+  return {
+    sessionId,
+    readCreds: async () => creds,
+    writeCreds: async (c) => void (creds = c),
+    readKeys: async () => ({}),
+    writeKeys: async () => undefined,
+    clear: async () => void (creds = null),
+  };
+}
+
+/** The limit: SESSIONS SimEngine connections, each sending its share one message at a time in a loop. */
+async function engineBaseline(simUrl, total) {
+  const engine = new SimEngine({ simUrl });
+  const logger = require('pino')({ level: 'silent' });
+  const conns = [];
+  for (let s = 0; s < SESSIONS; s++) {
+    const sessionId = `bench-raw-${runId}-${s}`;
+    let opened;
+    const open = new Promise((r) => (opened = r));
+    const conn = await engine.connect({
+      sessionId,
+      auth: memoryAuth(sessionId),
+      logger,
+      onEvent: (e) => {
+        if (e.type === 'qr') void fetch(`${simUrl}/sim/sessions/${sessionId}/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phoneNumber: `1555200000${s}` }) });
+        if (e.type === 'open') opened();
+      },
+    });
+    await open;
+    conns.push(conn);
+  }
+  const send = (conn, i) => conn.send({ waMessageId: `3EB0${randomBytes(9).toString('hex').toUpperCase()}`, to: TO, content: { type: 'text', text: `raw ${i}` }, quoted: null, mentions: [] });
+  // warm-up, as the pipeline gets one
+  await Promise.all(conns.map(async (conn, s) => { for (let i = 0; i < WARMUP / SESSIONS; i++) await send(conn, `w${s}-${i}`); }));
+  const started = performance.now();
+  await Promise.all(conns.map(async (conn, s) => { for (let i = s; i < total; i += SESSIONS) await send(conn, i); }));
+  const seconds = (performance.now() - started) / 1000;
+  await Promise.all(conns.map((c) => c.close()));
+  return total / seconds;
+}
+
+async function stopChildren() {
+  // a child that already died never emits 'exit' again: only wait for live ones, and never longer than 10 s
+  await Promise.all(
+    children
+      .filter((c) => c.exitCode === null && c.signalCode === null)
+      .map((c) => {
+        const exited = new Promise((r) => c.once('exit', r));
+        c.kill('SIGTERM');
+        const timer = setTimeout(() => c.kill('SIGKILL'), 10000);
+        return exited.finally(() => clearTimeout(timer));
+      }),
+  );
+}
+
+async function main() {
+  const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
+  const bound = setTimeout(() => {
+    console.error('benchmark exceeded its time bound');
+    for (const c of children) c.kill('SIGKILL');
+    cleanup(redis).finally(() => process.exit(1));
+  }, 240_000);
+  let db = null;
+  let pool = null;
+  try {
+    console.log(`messaging benchmark: ${MESSAGES} texts over ${SESSIONS} sessions, ${CONCURRENCY} POSTs in flight, sim engine, everything local`);
+    await migrate(DATABASE_URL);
+    db = new Client({ connectionString: DATABASE_URL });
+    await db.connect();
+    const orgId = newId('org');
+    await db.query(`INSERT INTO organizations (id, name) VALUES ($1, 'bench')`, [orgId]);
+    const token = newApiKeyToken();
+    await db.query(`INSERT INTO api_keys (id, organization_id, name, token_hash, token_hint, permissions) VALUES ($1, $2, 'bench', $3, $4, $5)`, [
+      newId('key'), orgId, sha256Hex(token), token.slice(0, 8), ['*'],
+    ]);
+
+    const simPort = await freePort();
+    const simUrl = `http://127.0.0.1:${simPort}`;
+    const sim = await startProcess('simulator', 'dist/apps/network-sim/src/main.js', { SIM_PORT: String(simPort), SIM_HOST: '127.0.0.1', SIM_QR_INTERVAL_MS: '60000' }, `${simUrl}/healthz`);
+    const gwPort = await freePort();
+    const gateway = await startProcess('gateway', 'dist/apps/gateway/src/main.js', {
+      GATEWAY_ID: `bench-gw-${runId}`, GATEWAY_ENGINE: 'sim', NETWORK_SIM_URL: simUrl, GATEWAY_HEALTH_PORT: String(gwPort),
+    }, `http://127.0.0.1:${gwPort}/healthz`);
+    const apiPort = await freePort();
+    const api = await startProcess('api', 'dist/apps/api/src/main.js', {
+      PORT: String(apiPort), JWT_SECRET: `bench-jwt-secret-${runId}-0123456789abcdef`, NETWORK_SIM_URL: simUrl,
+    }, `http://127.0.0.1:${apiPort}/healthz`);
+
+    pool = new Pool(`http://127.0.0.1:${apiPort}`, { connections: CONCURRENCY, keepAliveTimeout: 30000 });
+    const call = async (method, path, body) => {
+      const res = await pool.request({ method, path, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+      const text = await res.body.text();
+      return { status: res.statusCode, body: text ? JSON.parse(text) : null };
+    };
+    const sessions = [];
+    for (let s = 0; s < SESSIONS; s++) {
+      const created = await call('POST', '/api/v1/sessions', { label: `bench ${s}`, ratePerMin: 10000, ratePerHour: 1000000 });
+      if (created.status !== 201) throw new Error(`creating a session: ${created.status} ${JSON.stringify(created.body)}`);
+      const id = created.body.id;
+      await waitUntil(async () => (await (await fetch(`${simUrl}/sim/sessions/${id}`)).json()).qr, 15000, 'a QR');
+      await fetch(`${simUrl}/sim/sessions/${id}/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phoneNumber: `1555100000${s}` }) });
+      await waitUntil(async () => (await call('GET', `/api/v1/sessions/${id}`)).body.status === 'working', 15000, 'working');
+      sessions.push(id);
+    }
+
+    const sentCount = async (tag) =>
+      (await db.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'sent' AND text LIKE $1`, [`${tag} %`])).rows[0].n;
+    /** POSTs `n` texts, CONCURRENCY at a time round-robin over the sessions; returns each POST's latency (ms). */
+    const post = async (tag, n) => {
+      const latencies = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < n) {
+            const i = next++;
+            const t = performance.now();
+            const res = await call('POST', `/api/v1/sessions/${sessions[i % SESSIONS]}/messages`, { to: TO, text: `${tag} ${i}` });
+            latencies.push(performance.now() - t);
+            if (res.status !== 202) throw new Error(`send answered ${res.status}: ${JSON.stringify(res.body)}`);
+          }
+        }),
+      );
+      return latencies;
+    };
+
+    await post('warmup', WARMUP);
+    await waitUntil(async () => (await sentCount('warmup')) >= WARMUP, 60000, 'the warm-up to be sent');
+
+    const roles = { [process.pid]: 'bench (client)', [api.pid]: 'api', [gateway.pid]: 'gateway', [sim.pid]: 'simulator' };
+    const cpuBefore = cpuSnapshot();
+    const started = performance.now();
+    const latencies = await post('bench', MESSAGES);
+    const posted = performance.now();
+    await waitUntil(async () => (await sentCount('bench')) >= MESSAGES, 180000, 'every message to be sent');
+    const seconds = (performance.now() - started) / 1000;
+    const pipeline = MESSAGES / seconds;
+    const pipelineCpu = cpuBreakdown(cpuBefore, cpuSnapshot(), roles);
+    latencies.sort((a, b) => a - b);
+    const { rows: onNetwork } = await db.query(`SELECT count(*)::int AS n FROM messages WHERE text LIKE 'bench %' AND status = 'sent' AND sent_at IS NOT NULL`);
+
+    // the limit, on the same simulator, after the pipeline has finished (so the two never share the CPU)
+    const baseCpuBefore = cpuSnapshot();
+    const engine = await engineBaseline(simUrl, MESSAGES);
+    const engineCpu = cpuBreakdown(baseCpuBefore, cpuSnapshot(), roles);
+
+    console.log('');
+    console.log(`SimEngine send loop             ${fmt(engine)} msgs/s   (the limit: ${SESSIONS} connections, one send at a time each)`);
+    console.log(`API → gateway → simulator       ${fmt(pipeline)} msgs/s   (first POST to last row sent: ${seconds.toFixed(2)} s; POSTs took ${((posted - started) / 1000).toFixed(2)} s; ${onNetwork[0].n} rows sent)`);
+    console.log(`POST /messages latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms (${latencies.length} POSTs, ${CONCURRENCY} in flight)`);
+    if (pipelineCpu.length) {
+      console.log(`CPU per message (${require('node:os').cpus().length} cores; µs by process):`);
+      console.log(`  pipeline: ${cpuLine(pipelineCpu, MESSAGES)}`);
+      console.log(`  engine:   ${cpuLine(engineCpu, MESSAGES)}`);
+    }
+    console.log(`vs engine: ${(pipeline / engine).toFixed(2)}`);
+  } finally {
+    clearTimeout(bound);
+    await pool?.close();
+    await db?.end().catch(() => undefined);
+    await stopChildren();
+    await cleanup(redis);
+    redis.disconnect();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
