@@ -48,7 +48,9 @@ async function waitUntil(probe, timeoutMs, what) {
 
 const children = [];
 async function startProcess(name, entry, env, healthUrl) {
-  const child = spawn(process.execPath, [join(ROOT, entry)], {
+  // BENCH_CPU_PROF=<dir>: every process writes a V8 CPU profile there (open it in Chrome DevTools)
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...prof, join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'test', DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, SECRET_ENCRYPTION_KEY: ENCRYPTION_KEY, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],

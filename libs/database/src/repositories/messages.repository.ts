@@ -46,6 +46,8 @@ export interface NewMessage {
   status: MessageStatus;
   idempotencyKey?: string | null;
   raw?: Uint8Array | null;
+  /** the session's acceptance order of an outbound message (`SessionsRepository.nextMessageSeq`) */
+  seq?: number | null;
   /** epoch ms; default now */
   createdAt?: number;
   sentAt?: number | null;
@@ -166,16 +168,16 @@ export class MessagesRepository {
     const rows: RawRow[] = await this.q(manager).query(
       `INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
          media_ref, location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status,
-         idempotency_key, raw, created_at, updated_at, sent_at)
+         idempotency_key, raw, created_at, updated_at, sent_at, seq)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-         COALESCE($22, now()), COALESCE($22, now()), $23)
+         COALESCE($22, now()), COALESCE($22, now()), $23, $24)
        ON CONFLICT DO NOTHING
        RETURNING ${COLUMNS}`,
       [
         m.id, m.organizationId, m.sessionId, m.waMessageId, m.direction, m.chatJid, m.from, m.type, m.text ?? null,
         json(m.media), json(m.mediaRef), json(m.location), json(m.contact), json(m.poll), json(m.reaction),
         m.quotedMessageId ?? null, m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null,
-        m.raw ? Buffer.from(m.raw) : null, ts(m.createdAt), ts(m.sentAt),
+        m.raw ? Buffer.from(m.raw) : null, ts(m.createdAt), ts(m.sentAt), m.seq ?? null,
       ],
     );
     return rows[0] ? toRow(rows[0]) : null;
@@ -184,10 +186,12 @@ export class MessagesRepository {
   /**
    * An accepted send: the message and its media bytes in one transaction, so a gateway never drains a media message
    * without its bytes. Null (nothing written) when the session already has the waMessageId or the idempotency key.
+   * `order` hands out the session's next acceptance number inside the same transaction (its lock, held until the
+   * commit, is what makes acceptance order the order the gateway sends in).
    */
-  async insertOutbound(m: NewMessage, media: Buffer | null): Promise<MessageRow | null> {
+  async insertOutbound(m: NewMessage, media: Buffer | null, order: { next(manager: EntityManager): Promise<number> }): Promise<MessageRow | null> {
     return this.db.transaction(async (manager) => {
-      const row = await this.insert(m, manager);
+      const row = await this.insert({ ...m, seq: await order.next(manager) }, manager);
       if (row && media) await this.saveMedia(row.id, media, manager);
       return row;
     });
@@ -279,10 +283,10 @@ export class MessagesRepository {
     return rows.map(toRow);
   }
 
-  /** The oldest queued outbound message of a session: sends go out one at a time, in order. */
+  /** The first queued outbound message of a session in acceptance order: sends go out one at a time, in order. */
   async nextQueued(sessionId: string): Promise<MessageRow | null> {
     const rows: RawRow[] = await this.db.query(
-      `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND status = 'queued' ORDER BY id LIMIT 1`,
+      `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND status = 'queued' ORDER BY seq, id LIMIT 1`,
       [sessionId],
     );
     return rows[0] ? toRow(rows[0]) : null;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import type { SessionStatus } from '@app/contracts';
 import { Session } from '../entities/session.entity';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
@@ -119,6 +119,18 @@ export class SessionsRepository {
 
   async deleteInOrganization(organizationId: string, id: string): Promise<void> {
     await this.repo.delete({ id, organizationId });
+  }
+
+  /**
+   * The session's next message acceptance number, taken inside the caller's transaction: the row lock it takes is
+   * held until that transaction ends, so numbers are handed out in commit order.
+   */
+  async nextMessageSeq(id: string, manager: EntityManager): Promise<number> {
+    const result: unknown = await manager.query(`UPDATE sessions SET message_seq = message_seq + 1 WHERE id = $1 RETURNING message_seq`, [id]);
+    // TypeORM answers UPDATE … RETURNING with [rows, affected]
+    const rows = (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as Array<{ message_seq: string }>;
+    if (!rows[0]) throw new Error(`session ${id} not found`);
+    return Number(rows[0].message_seq);
   }
 
   /** Sessions that should run, per gateway (gateways without any are absent). */
