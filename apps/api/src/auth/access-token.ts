@@ -1,4 +1,4 @@
-import jwt from 'jsonwebtoken';
+import jwt, { Secret } from 'jsonwebtoken';
 import type { Role } from '@app/contracts';
 
 /** The token of an `Authorization: Bearer <token>` header, or null. */
@@ -39,7 +39,7 @@ export function signAccessToken(claims: AccessTokenClaims, secret: string, ttlSe
  * `exp` or `iat`, a lifetime longer than allowed, or an `iat` in the future: a token minted with a leaked secret or a
  * skewed clock must not live for years.
  */
-export function verifyAccessToken(token: string, secret: string, rules: AccessTokenRules): AccessTokenClaims {
+export function verifyAccessToken(token: string, secret: Secret, rules: AccessTokenRules): AccessTokenClaims {
   const decoded = jwt.verify(token, secret, {
     algorithms: ['HS256'],
     issuer: JWT_ISSUER,

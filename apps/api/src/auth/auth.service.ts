@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { createSecretKey, KeyObject } from 'node:crypto';
 import { ApiConfig } from '@app/config';
 import { ALL_PERMISSIONS, API_KEY_PREFIX, DomainError, Permission, PERMISSIONS, PLATFORM_OPERATE, ROLE_PERMISSIONS } from '@app/contracts';
 import { sha256Hex, verifyPassword } from '@app/crypto';
@@ -31,12 +32,17 @@ const userPrincipal = (user: User): Principal => ({
 
 @Injectable()
 export class AuthService {
+  /** Given a string, jsonwebtoken tries it as a PEM public key first and pays for the failure on every request. */
+  private readonly jwtKey: KeyObject;
+
   constructor(
     private readonly config: ApiConfig,
     private readonly users: UsersRepository,
     private readonly apiKeys: ApiKeysRepository,
     private readonly cache: PrincipalCache,
-  ) {}
+  ) {
+    this.jwtKey = createSecretKey(Buffer.from(config.jwtSecret));
+  }
 
   async login(email: string, password: string): Promise<{ accessToken: string; tokenType: 'Bearer'; expiresIn: number }> {
     const user = await this.users.findLiveByEmail(email.trim().toLowerCase());
@@ -78,7 +84,7 @@ export class AuthService {
   private async fromJwt(token: string): Promise<Principal> {
     let claims: AccessTokenClaims;
     try {
-      claims = verifyAccessToken(token, this.config.jwtSecret, {
+      claims = verifyAccessToken(token, this.jwtKey, {
         maxTtlSeconds: this.config.JWT_TTL_SECONDS,
         skewSeconds: this.config.JWT_CLOCK_SKEW_SECONDS,
         nowSeconds: Math.floor(Date.now() / 1000),
