@@ -7,7 +7,6 @@
 'use strict';
 const { fork, spawn } = require('node:child_process');
 const { createHash, randomBytes } = require('node:crypto');
-const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const ROOT = join(__dirname, '..');
@@ -26,43 +25,16 @@ if (process.argv[2] === '--express') {
 
 const autocannon = require('autocannon');
 const { Client } = require('pg');
+const { benchRun, cpuSnapshot, dropRun, freePort } = require('./support');
 const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { SecretBox } = dist('libs/crypto/src');
 const { signAccessToken } = dist('apps/api/src/auth/access-token');
 
-const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-const pgBase = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
-const DATABASE_URL = `${pgBase}/gw_bench_${runId}`;
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const PREFIX = `gwbench:${runId}`;
-const ENCRYPTION_KEY = randomBytes(32).toString('base64');
+const { runId, pgBase, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY } = benchRun();
 const JWT_SECRET = randomBytes(32).toString('hex');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** CPU seconds (user + system) per process so far, from /proc (Linux); {} elsewhere. */
-function cpuSnapshot() {
-  const snap = {};
-  let pids = [];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return snap;
-  }
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const cmdline = comm === 'postgres' ? readFileSync(`/proc/${pid}/cmdline`, 'utf8') : '';
-      snap[pid] = { comm, cmdline, seconds: (Number(fields[11]) + Number(fields[12])) / 100 };
-    } catch {
-      /* gone */
-    }
-  }
-  return snap;
-}
 
 /** CPU between two snapshots: the bench's own processes by role, PostgreSQL backends and Redis by name. */
 function cpuSplit(before, after, roles) {
@@ -131,30 +103,11 @@ async function startApi(port, nodeArgs) {
   throw new Error('api did not become healthy');
 }
 
-async function freePort() {
-  const { createServer } = require('node:net');
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 async function cleanup() {
   const IORedis = require('ioredis');
   const redis = new IORedis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== '0');
+  await dropRun(redis, PREFIX, pgBase, `gw_bench_${runId}`);
   redis.disconnect();
-  const admin = new Client({ connectionString: `${pgBase}/postgres` });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "gw_bench_${runId}" WITH (FORCE)`);
-  await admin.end();
 }
 
 async function main() {

@@ -58,17 +58,13 @@ const { Pool } = require('undici');
 const IORedis = require('ioredis');
 const { Queue, Worker } = require('bullmq');
 const { Client } = require('pg');
+const { benchRun, cpuSnapshot, dropRun, freePort } = require('./support');
 const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { EventPublisher } = dist('libs/events/src');
 const { SecretBox } = dist('libs/crypto/src');
 
-const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-const pgBase = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
-const DATABASE_URL = `${pgBase}/gw_bench_${runId}`;
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const PREFIX = `gwbench:${runId}`;
-const ENCRYPTION_KEY = randomBytes(32).toString('base64');
+const { runId, pgBase, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY } = benchRun();
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const fmt = (n) => n.toFixed(0).padStart(7);
@@ -185,30 +181,6 @@ async function startDispatcher(opsPort) {
   throw new Error('dispatcher did not become ready');
 }
 
-/** CPU seconds (user + system) used so far by every process, from /proc (Linux); {} elsewhere. */
-function cpuSnapshot() {
-  const { readdirSync, readFileSync } = require('node:fs');
-  const tick = 100; // USER_HZ
-  const snap = {};
-  let pids = [];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return snap;
-  }
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      snap[pid] = { comm, seconds: (Number(fields[11]) + Number(fields[12])) / tick };
-    } catch {
-      /* gone */
-    }
-  }
-  return snap;
-}
-
 /** Where the CPU went between two snapshots: the bench's own processes by role, everything else by name. */
 function cpuBreakdown(before, after, roles) {
   const out = {};
@@ -237,26 +209,8 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 async function cleanup(redis) {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== '0');
-  const admin = new Client({ connectionString: `${pgBase}/postgres` });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "gw_bench_${runId}" WITH (FORCE)`);
-  await admin.end();
+  await dropRun(redis, PREFIX, pgBase, `gw_bench_${runId}`);
 }
 
 async function main() {
