@@ -22,7 +22,9 @@ function cpuSnapshot() {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      snap[pid] = { comm, seconds: (Number(fields[11]) + Number(fields[12])) / tick };
+      // a PostgreSQL backend's cmdline names its database
+      const cmdline = comm === 'postgres' ? readFileSync(`/proc/${pid}/cmdline`, 'utf8') : '';
+      snap[pid] = { comm, cmdline, seconds: (Number(fields[11]) + Number(fields[12])) / tick };
     } catch {
       /* gone */
     }
@@ -78,6 +80,7 @@ function benchRun() {
   const PREFIX = `gwbench:${runId}`;
   return {
     runId,
+    pgBase,
     DATABASE_URL: `${pgBase}/${database}`,
     REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     PREFIX,
@@ -86,4 +89,4 @@ function benchRun() {
   };
 }
 
-module.exports = { benchRun, cpuSnapshot, cpuBreakdown, percentile, freePort };
+module.exports = { benchRun, cpuSnapshot, cpuBreakdown, percentile, freePort, dropRun };

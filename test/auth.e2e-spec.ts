@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { ApiKey, User } from '@app/database';
 import { JWT_AUDIENCE, JWT_ISSUER, signAccessToken } from '../apps/api/src/auth/access-token';
 import { startApi } from './support/api-app';
+import { announcePrincipalChange } from './support/principals';
 import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
 
 describe('authentication and capabilities', () => {
@@ -70,6 +71,32 @@ describe('authentication and capabilities', () => {
     await expect401(bearer(expired));
   });
 
+  describe('JWT lifetime rules', () => {
+    const now = () => Math.floor(Date.now() / 1000);
+    const sign = (claims: Record<string, unknown>) =>
+      jwt.sign({ org: org.id, role: 'owner', ...claims }, secret(), { subject: org.users.owner.id, issuer: JWT_ISSUER, audience: JWT_AUDIENCE, noTimestamp: !('iat' in claims) });
+
+    it('401 without exp', async () => {
+      await expect401(bearer(sign({ iat: now() })));
+    });
+
+    it('401 with exp further from iat than JWT_TTL_SECONDS (30 years ahead)', async () => {
+      await expect401(bearer(sign({ iat: now(), exp: now() + 30 * 365 * 24 * 3600 })));
+      await expect401(bearer(sign({ iat: now(), exp: now() + 3601 })));
+    });
+
+    it('401 with iat in the future beyond the skew, or without iat', async () => {
+      await expect401(bearer(sign({ iat: now() + 120, exp: now() + 600 })));
+      await expect401(bearer(sign({ exp: now() + 600 })));
+    });
+
+    it('accepts iat a little ahead (within the skew) and a lifetime of exactly the TTL', async () => {
+      for (const token of [sign({ iat: now() + 10, exp: now() + 600 }), sign({ iat: now(), exp: now() + 3600 })]) {
+        expect((await api.http().get('/api/v1/webhooks').set(bearer(token))).status).toBe(200);
+      }
+    });
+  });
+
   it('401 for alg "none"', async () => {
     const none = jwt.sign({ org: org.id, role: 'owner' }, '', { algorithm: 'none', subject: org.users.owner.id, issuer: JWT_ISSUER, audience: JWT_AUDIENCE });
     await expect401(bearer(none));
@@ -79,6 +106,7 @@ describe('authentication and capabilities', () => {
     const key = await org.apiKey(['webhooks:manage']);
     expect((await api.http().get('/api/v1/webhooks').set(bearer(key.token))).status).toBe(200);
     await db.getRepository(ApiKey).update({ id: key.id }, { revokedAt: new Date() });
+    await announcePrincipalChange({ kind: 'apiKey', id: key.id });
     await expect401(bearer(key.token));
   });
 
@@ -86,6 +114,7 @@ describe('authentication and capabilities', () => {
     const other = await seedOrganization('Deleted User Co');
     expect((await api.http().get('/api/v1/webhooks').set(bearer(other.users.admin.token))).status).toBe(200);
     await db.getRepository(User).update({ id: other.users.admin.id }, { deletedAt: new Date() });
+    await announcePrincipalChange({ kind: 'user', id: other.users.admin.id });
     await expect401(bearer(other.users.admin.token));
   });
 
@@ -93,6 +122,7 @@ describe('authentication and capabilities', () => {
     const other = await seedOrganization('Demoted Co');
     expect((await api.http().get('/api/v1/webhooks').set(bearer(other.users.admin.token))).status).toBe(200);
     await db.getRepository(User).update({ id: other.users.admin.id }, { role: 'member' });
+    await announcePrincipalChange({ kind: 'user', id: other.users.admin.id });
     expect((await api.http().get('/api/v1/webhooks').set(bearer(other.users.admin.token))).status).toBe(403);
   });
 
@@ -108,6 +138,18 @@ describe('authentication and capabilities', () => {
     for (const token of [org.users.owner.token, org.users.admin.token, org.adminKey]) {
       expect((await api.http().get('/api/v1/webhooks').set(bearer(token))).status).toBe(200);
     }
+  });
+
+  it('a viewer (or a read-only key) gets 403 on the QR and the pairing code: reading them pairs the session to a phone', async () => {
+    const readOnly = await org.apiKey(['sessions:read']);
+    for (const token of [org.users.viewer.token, readOnly.token]) {
+      const qr = await api.http().get('/api/v1/sessions/ses_whatever/qr').set(bearer(token));
+      expect([qr.status, qr.body.error.code, qr.body.error.details]).toEqual([403, 'forbidden', { required: ['sessions:write'] }]);
+      const code = await api.http().post('/api/v1/sessions/ses_whatever:request-code').set(bearer(token)).send({ phoneNumber: '+15550001111' });
+      expect([code.status, code.body.error.code]).toEqual([403, 'forbidden']);
+    }
+    // a member may: the session is simply not there
+    expect((await api.http().get('/api/v1/sessions/ses_whatever/qr').set(bearer(org.users.member.token))).status).toBe(404);
   });
 
   it('/auth/me describes an API key with its saved permissions', async () => {

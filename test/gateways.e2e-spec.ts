@@ -61,7 +61,10 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
     gateways.set(name, proc);
     return proc;
   };
-  const listGateways = async () => (await api().get('/api/v1/gateways').set(bearer(org.users.viewer.token))).body.data as Array<{ id: string; alive: boolean; sessionCount: number; capacity: number }>;
+  type Listed = Array<{ id: string; alive: boolean; sessionCount: number; capacity: number }>;
+  /** The platform operator's fleet-wide view (a key with `platform:operate`, which only the admin CLI grants). */
+  let operatorKey: string;
+  const listGateways = async (token = operatorKey) => (await api().get('/api/v1/gateways').set(bearer(token))).body.data as Listed;
 
   beforeAll(async () => {
     const simPort = await freePort();
@@ -71,6 +74,7 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
     app = await createApiApp();
     await app.init();
     org = await seedOrganization('Gateways Inc');
+    operatorKey = (await org.apiKey(['sessions:read', 'platform:operate'])).token;
     redis = createRedis(process.env.REDIS_URL!);
   });
 
@@ -89,6 +93,27 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
     expect((await api().get('/api/v1/gateways')).status).toBe(401);
     const key = await org.apiKey(['webhooks:manage']);
     expect((await api().get('/api/v1/gateways').set(bearer(key.token))).status).toBe(403);
+    // a tenant without sessions sees no gateway at all; `*` is not the platform operator's capability
+    for (const token of [org.users.owner.token, org.adminKey]) expect(await listGateways(token)).toEqual([]);
+  });
+
+  it("a tenant sees only the gateways hosting its own sessions, with its own count, never another tenant's", async () => {
+    const tenant = await seedOrganization('Gateways Tenant');
+    const res = await api().post('/api/v1/sessions').set(bearer(tenant.adminKey)).send({ label: 'tenant one' });
+    expect(res.status).toBe(201);
+    await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'neighbour' }).expect(201);
+    await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'neighbour 2' }).expect(201);
+
+    const seen = await listGateways(tenant.users.viewer.token);
+    expect(seen).toEqual([expect.objectContaining({ id: res.body.gatewayId, sessionCount: 1 })]);
+    const fleet = await listGateways();
+    expect(fleet.map((g) => g.id)).toEqual([id('a'), id('b')]);
+
+    for (const label of ['tenant one', 'neighbour', 'neighbour 2']) {
+      const owner = label === 'tenant one' ? tenant : org;
+      const list = (await api().get('/api/v1/sessions').set(bearer(owner.adminKey))).body.data as Array<{ id: string; label: string }>;
+      await api().delete(`/api/v1/sessions/${list.find((x) => x.label === label)!.id}`).set(bearer(owner.adminKey)).expect(204);
+    }
   });
 
   it('spreads new sessions over the live gateways by free capacity', async () => {

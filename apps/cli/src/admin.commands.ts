@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { ALL_PERMISSIONS, PERMISSIONS, Role, ROLES } from '@app/contracts';
+import { ALL_PERMISSIONS, PERMISSIONS, PLATFORM_OPERATE, PrincipalChange, Role, ROLES } from '@app/contracts';
 import { hashPassword, newApiKeyToken, sha256Hex } from '@app/crypto';
 import { ApiKeysRepository, newId, OrganizationsRepository, User, UsersRepository } from '@app/database';
 
@@ -24,6 +24,27 @@ function password(value: string): string {
   return value;
 }
 
+/** Tells every API replica that a key or user changed (PrincipalChanges); called only after the change committed. */
+export interface PrincipalAnnouncer {
+  announce(change: PrincipalChange): Promise<void>;
+}
+
+function permissionList(flags: Flags): string[] {
+  const permissions = need(flags, 'permissions').split(',').map((p) => p.trim()).filter(Boolean);
+  const known = [...PERMISSIONS, ALL_PERMISSIONS] as string[];
+  const unknown = permissions.filter((p) => !known.includes(p));
+  if (unknown.length || permissions.length === 0) throw new UsageError(`--permissions must be a comma list of ${known.join(', ')}`);
+  return permissions;
+}
+
+/** A boolean flag: `--platform-operator` alone or `--platform-operator true|false`. */
+function flag(flags: Flags, name: string): boolean {
+  const v = flags[name];
+  if (v === undefined || v === 'false') return false;
+  if (v === '' || v === 'true') return true;
+  throw new UsageError(`--${name} takes no value (or true/false)`);
+}
+
 const userView = (u: User) => ({ id: u.id, organizationId: u.organizationId, email: u.email, role: u.role });
 
 /** The admin CLI's commands (CONTRACT 3). Each returns the JSON printed on stdout. */
@@ -32,7 +53,10 @@ export class AdminCommands {
   private readonly users: UsersRepository;
   private readonly apiKeys: ApiKeysRepository;
 
-  constructor(private readonly db: DataSource) {
+  constructor(
+    private readonly db: DataSource,
+    private readonly principals: PrincipalAnnouncer,
+  ) {
     this.organizations = new OrganizationsRepository(db);
     this.users = new UsersRepository(db);
     this.apiKeys = new ApiKeysRepository(db);
@@ -83,16 +107,25 @@ export class AdminCommands {
   async userDelete(flags: Flags) {
     const id = need(flags, 'id');
     if (!(await this.users.softDelete(id))) throw new UsageError(`no live user ${id}`);
+    await this.principals.announce({ kind: 'user', id });
     return { user: { id, deleted: true } };
+  }
+
+  async userRole(flags: Flags) {
+    const id = need(flags, 'id');
+    const role = need(flags, 'role') as Role;
+    if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+    if (!(await this.users.changeRole(id, role))) throw new UsageError(`no live user ${id}`);
+    await this.principals.announce({ kind: 'user', id });
+    return { user: { id, role } };
   }
 
   async apiKeyCreate(flags: Flags) {
     const orgId = need(flags, 'org');
     await this.assertOrg(orgId);
-    const permissions = need(flags, 'permissions').split(',').map((p) => p.trim()).filter(Boolean);
-    const known = [...PERMISSIONS, ALL_PERMISSIONS] as string[];
-    const unknown = permissions.filter((p) => !known.includes(p));
-    if (unknown.length || permissions.length === 0) throw new UsageError(`--permissions must be a comma list of ${known.join(', ')}`);
+    const permissions = permissionList(flags);
+    // fleet-wide data is granted only here, never by `*` nor by a role
+    if (flag(flags, 'platform-operator')) permissions.push(PLATFORM_OPERATE);
     const token = newApiKeyToken();
     const key = await this.apiKeys.create({
       id: newId('key'),
@@ -111,7 +144,18 @@ export class AdminCommands {
     const id = need(flags, 'id');
     if (!(await this.apiKeys.findById(id))) throw new UsageError(`no API key ${id}`);
     await this.apiKeys.revoke(id);
+    await this.principals.announce({ kind: 'apiKey', id });
     return { id, revoked: true };
+  }
+
+  /** Replaces a key's permissions (keeps `platform:operate` only with `--platform-operator`). */
+  async apiKeyPermissions(flags: Flags) {
+    const id = need(flags, 'id');
+    const permissions = permissionList(flags);
+    if (flag(flags, 'platform-operator')) permissions.push(PLATFORM_OPERATE);
+    if (!(await this.apiKeys.changePermissions(id, permissions))) throw new UsageError(`no usable API key ${id}`);
+    await this.principals.announce({ kind: 'apiKey', id });
+    return { id, permissions };
   }
 
   private async assertOrg(id: string): Promise<void> {

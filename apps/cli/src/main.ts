@@ -1,8 +1,11 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { BaseConfig, loadConfigOrExit } from '@app/config';
+import type { PrincipalChange } from '@app/contracts';
 import { dataSourceOptions, migrate } from '@app/database';
-import { AdminCommands, UsageError } from './admin.commands';
+import { PrincipalChanges } from '@app/events';
+import { createRedis, Redis, RedisKeys } from '@app/redis';
+import { AdminCommands, PrincipalAnnouncer, UsageError } from './admin.commands';
 
 /** Admin CLI: JSON on stdout only; anything else goes to stderr. */
 const USAGE = `usage: npm run -s cli -- <command> [--flag value …]
@@ -10,7 +13,9 @@ const USAGE = `usage: npm run -s cli -- <command> [--flag value …]
   org:create --name <name> --owner-email <email> --owner-password <password>
   user:create --org <orgId> --email <email> --password <password> --role admin|member|viewer|owner
   user:delete --id <userId>
-  apikey:create --org <orgId> --name <name> --permissions sessions:read,webhooks:manage|*
+  user:role --id <userId> --role admin|member|viewer|owner
+  apikey:create --org <orgId> --name <name> --permissions sessions:read,webhooks:manage|* [--platform-operator]
+  apikey:permissions --id <keyId> --permissions sessions:read,…|* [--platform-operator]
   apikey:revoke --id <keyId>
   openapi`;
 
@@ -23,9 +28,12 @@ function parseFlags(args: string[]): Record<string, string> {
     if (eq > 0) flags[a.slice(2, eq)] = a.slice(eq + 1);
     else {
       const v = args[i + 1];
-      if (v === undefined || v.startsWith('--')) throw new UsageError(`${a} needs a value`);
-      flags[a.slice(2)] = v;
-      i++;
+      // a flag without a value (`--platform-operator`) reads as ''; a required one is refused by need()
+      if (v === undefined || v.startsWith('--')) flags[a.slice(2)] = '';
+      else {
+        flags[a.slice(2)] = v;
+        i++;
+      }
     }
   }
   return flags;
@@ -50,7 +58,9 @@ async function run(argv: string[]): Promise<unknown> {
     'org:create': (c) => c.orgCreate(flags),
     'user:create': (c) => c.userCreate(flags),
     'user:delete': (c) => c.userDelete(flags),
+    'user:role': (c) => c.userRole(flags),
     'apikey:create': (c) => c.apiKeyCreate(flags),
+    'apikey:permissions': (c) => c.apiKeyPermissions(flags),
     'apikey:revoke': (c) => c.apiKeyRevoke(flags),
   };
   const handler = handlers[command];
@@ -58,10 +68,19 @@ async function run(argv: string[]): Promise<unknown> {
   await migrate(config.DATABASE_URL);
   const db = new DataSource(dataSourceOptions(config.DATABASE_URL, { extra: { max: 2 } }));
   await db.initialize();
+  // Redis only for the commands that change a principal: the API replicas must hear of it at once
+  let redis: Redis | null = null;
+  const announcer: PrincipalAnnouncer = {
+    announce: (change: PrincipalChange) => {
+      redis ??= createRedis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
+      return new PrincipalChanges(redis, new RedisKeys(config.REDIS_KEY_PREFIX)).announce(change);
+    },
+  };
   try {
-    return await handler(new AdminCommands(db));
+    return await handler(new AdminCommands(db, announcer));
   } finally {
     await db.destroy();
+    (redis as Redis | null)?.disconnect();
   }
 }
 

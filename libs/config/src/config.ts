@@ -79,6 +79,17 @@ export class ApiConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(60) @Max(7 * 24 * 3600)
   JWT_TTL_SECONDS = 3600;
 
+  /** How far a JWT's `iat` may lie in the future (clocks of the replicas differ a little). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(300)
+  JWT_CLOCK_SKEW_SECONDS = 30;
+
+  /** Backstop of the principal cache (it is exact by construction, see docs/auth.md): an entry's lifetime and the entry count. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(3600000)
+  PRINCIPAL_CACHE_TTL_MS = 60000;
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(1000000)
+  PRINCIPAL_CACHE_MAX_ENTRIES = 10000;
+
   @Transform(toBool) @IsBoolean()
   WEBHOOK_ALLOW_PRIVATE_TARGETS = false;
 

@@ -2,7 +2,7 @@
 export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** Permissions saved on an API key; also the capabilities a role grants. */
+/** Permissions inside one organization, saved on an API key; also the capabilities a role grants. `*` means all of these. */
 export const PERMISSIONS = [
   'sessions:read',
   'sessions:write',
@@ -10,8 +10,15 @@ export const PERMISSIONS = [
   'messages:send',
   'webhooks:manage',
 ] as const;
-export type Permission = (typeof PERMISSIONS)[number];
+export type OrganizationPermission = (typeof PERMISSIONS)[number];
 export const ALL_PERMISSIONS = '*';
+
+/**
+ * Fleet-wide data (every gateway, every organization's load) is the platform operator's, not a tenant's: no role
+ * grants it and `*` does not include it; only the admin CLI puts it on a key (`apikey:create --platform-operator`).
+ */
+export const PLATFORM_OPERATE = 'platform:operate';
+export type Permission = OrganizationPermission | typeof PLATFORM_OPERATE;
 
 export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   owner: PERMISSIONS,
@@ -22,3 +29,12 @@ export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
 
 /** API keys carry this prefix so they are told apart from JWTs without guessing. */
 export const API_KEY_PREFIX = 'gwk_';
+
+/** Redis pub/sub channel (under the deployment prefix) of `PrincipalChanges`: a key or a user changed. */
+export const PRINCIPAL_CHANGED_CHANNEL = 'principals:changed';
+
+/** What changed: an API key (revoked, permissions changed) or a user (deleted, role changed). */
+export interface PrincipalChange {
+  kind: 'apiKey' | 'user';
+  id: string;
+}

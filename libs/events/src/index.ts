@@ -3,3 +3,4 @@ export * from './event-publisher';
 export * from './webhook-changes';
 export * from './event-stream';
 export * from './reconcile-lock';
+export * from './principal-changes';

@@ -1,4 +1,4 @@
-import jwt from 'jsonwebtoken';
+import jwt, { Secret } from 'jsonwebtoken';
 import type { Role } from '@app/contracts';
 
 /** The token of an `Authorization: Bearer <token>` header, or null. */
@@ -15,6 +15,15 @@ export interface AccessTokenClaims {
   role: Role;
 }
 
+export interface AccessTokenRules {
+  /** The longest lifetime a token may claim (`exp - iat`), seconds. */
+  maxTtlSeconds: number;
+  /** How far `iat` may lie in the future, seconds. */
+  skewSeconds: number;
+  /** Now, epoch seconds. */
+  nowSeconds: number;
+}
+
 export function signAccessToken(claims: AccessTokenClaims, secret: string, ttlSeconds: number): string {
   return jwt.sign({ org: claims.org, role: claims.role }, secret, {
     algorithm: 'HS256',
@@ -25,11 +34,23 @@ export function signAccessToken(claims: AccessTokenClaims, secret: string, ttlSe
   });
 }
 
-/** Throws on a bad signature, expiry, wrong issuer/audience, or any algorithm but HS256 (alg "none" included). */
-export function verifyAccessToken(token: string, secret: string): AccessTokenClaims {
-  const decoded = jwt.verify(token, secret, { algorithms: ['HS256'], issuer: JWT_ISSUER, audience: JWT_AUDIENCE });
+/**
+ * Throws on a bad signature, expiry, wrong issuer/audience, any algorithm but HS256 (alg "none" included), a missing
+ * `exp` or `iat`, a lifetime longer than allowed, or an `iat` in the future: a token minted with a leaked secret or a
+ * skewed clock must not live for years.
+ */
+export function verifyAccessToken(token: string, secret: Secret, rules: AccessTokenRules): AccessTokenClaims {
+  const decoded = jwt.verify(token, secret, {
+    algorithms: ['HS256'],
+    issuer: JWT_ISSUER,
+    audience: JWT_AUDIENCE,
+    clockTimestamp: rules.nowSeconds,
+  });
   if (typeof decoded !== 'object' || typeof decoded.sub !== 'string' || typeof decoded.org !== 'string') {
     throw new Error('malformed claims');
   }
+  if (typeof decoded.exp !== 'number' || typeof decoded.iat !== 'number') throw new Error('exp and iat are required');
+  if (decoded.iat > rules.nowSeconds + rules.skewSeconds) throw new Error('iat in the future');
+  if (decoded.exp - decoded.iat > rules.maxTtlSeconds) throw new Error('lifetime longer than allowed');
   return { sub: decoded.sub, org: decoded.org as string, role: decoded.role as Role };
 }

@@ -1,23 +1,48 @@
 import { Injectable } from '@nestjs/common';
+import { createSecretKey, KeyObject } from 'node:crypto';
 import { ApiConfig } from '@app/config';
-import { ALL_PERMISSIONS, API_KEY_PREFIX, DomainError, Permission, PERMISSIONS, ROLE_PERMISSIONS } from '@app/contracts';
+import { ALL_PERMISSIONS, API_KEY_PREFIX, DomainError, Permission, PERMISSIONS, PLATFORM_OPERATE, ROLE_PERMISSIONS } from '@app/contracts';
 import { sha256Hex, verifyPassword } from '@app/crypto';
-import { ApiKeysRepository, UsersRepository } from '@app/database';
-import { signAccessToken, verifyAccessToken } from './access-token';
+import { ApiKey, ApiKeysRepository, User, UsersRepository } from '@app/database';
+import { AccessTokenClaims, signAccessToken, verifyAccessToken } from './access-token';
 import type { Principal } from './principal';
+import { PrincipalCache } from './principal-cache';
 
 const unauthorized = () => new DomainError('unauthorized', 'missing or invalid credentials');
 
 /** A fixed hash to compare against when the email is unknown, so both paths take the same time. */
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==';
 
+const KNOWN_PERMISSIONS: readonly string[] = [...PERMISSIONS, PLATFORM_OPERATE];
+
+function keyPrincipal(key: ApiKey): Principal {
+  const permissions = new Set(key.permissions.filter((p): p is Permission => KNOWN_PERMISSIONS.includes(p)));
+  // `*` is every organization permission, never the platform's
+  if (key.permissions.includes(ALL_PERMISSIONS)) for (const p of PERMISSIONS) permissions.add(p);
+  return { kind: 'apiKey', id: key.id, organizationId: key.organizationId, role: null, permissions };
+}
+
+const userPrincipal = (user: User): Principal => ({
+  kind: 'user',
+  id: user.id,
+  organizationId: user.organizationId,
+  role: user.role,
+  permissions: new Set(ROLE_PERMISSIONS[user.role]),
+});
+
 @Injectable()
 export class AuthService {
+  /** Given a string, jsonwebtoken tries it as a PEM public key first and pays for the failure on every request. */
+  private readonly jwtKey: KeyObject;
+
   constructor(
     private readonly config: ApiConfig,
     private readonly users: UsersRepository,
     private readonly apiKeys: ApiKeysRepository,
-  ) {}
+    private readonly cache: PrincipalCache,
+  ) {
+    this.jwtKey = createSecretKey(Buffer.from(config.jwtSecret));
+  }
 
   async login(email: string, password: string): Promise<{ accessToken: string; tokenType: 'Bearer'; expiresIn: number }> {
     const user = await this.users.findLiveByEmail(email.trim().toLowerCase());
@@ -31,30 +56,48 @@ export class AuthService {
     };
   }
 
-  /** Resolves a bearer token to a Principal, or throws 401. */
+  /** Resolves a bearer token to a Principal, or throws 401. Costs no query while the principal is cached. */
   async authenticate(token: string): Promise<Principal> {
     return token.startsWith(API_KEY_PREFIX) ? this.fromApiKey(token) : this.fromJwt(token);
   }
 
+  /** The principal as PostgreSQL has it now (bypassing the cache), or null when it was revoked or deleted. */
+  async reload(principal: Principal): Promise<Principal | null> {
+    if (principal.kind === 'apiKey') {
+      const key = await this.apiKeys.findById(principal.id);
+      return key && !key.revokedAt ? keyPrincipal(key) : null;
+    }
+    const user = await this.users.findLiveInOrganization(principal.organizationId, principal.id);
+    return user ? userPrincipal(user) : null;
+  }
+
   private async fromApiKey(token: string): Promise<Principal> {
-    const key = await this.apiKeys.findUsableByTokenHash(sha256Hex(token));
-    if (!key) throw unauthorized();
-    const permissions = key.permissions.includes(ALL_PERMISSIONS)
-      ? new Set<Permission>(PERMISSIONS)
-      : new Set(key.permissions.filter((p): p is Permission => (PERMISSIONS as readonly string[]).includes(p)));
-    return { kind: 'apiKey', id: key.id, organizationId: key.organizationId, role: null, permissions };
+    const tokenHash = sha256Hex(token);
+    const principal = await this.cache.get(`key:${tokenHash}`, async () => {
+      const key = await this.apiKeys.findUsableByTokenHash(tokenHash);
+      return key ? keyPrincipal(key) : null;
+    });
+    if (!principal) throw unauthorized();
+    return principal;
   }
 
   private async fromJwt(token: string): Promise<Principal> {
-    let claims;
+    let claims: AccessTokenClaims;
     try {
-      claims = verifyAccessToken(token, this.config.jwtSecret);
+      claims = verifyAccessToken(token, this.jwtKey, {
+        maxTtlSeconds: this.config.JWT_TTL_SECONDS,
+        skewSeconds: this.config.JWT_CLOCK_SKEW_SECONDS,
+        nowSeconds: Math.floor(Date.now() / 1000),
+      });
     } catch {
       throw unauthorized();
     }
-    // the user must still exist, in the same organization; the role is read fresh, not trusted from the token
-    const user = await this.users.findLiveInOrganization(claims.org, claims.sub);
-    if (!user) throw unauthorized();
-    return { kind: 'user', id: user.id, organizationId: user.organizationId, role: user.role, permissions: new Set(ROLE_PERMISSIONS[user.role]) };
+    // the user must still exist, in the same organization; the role is read fresh (or from the exact cache), not trusted from the token
+    const principal = await this.cache.get(`user:${claims.sub}`, async () => {
+      const user = await this.users.findLiveInOrganization(claims.org, claims.sub);
+      return user ? userPrincipal(user) : null;
+    });
+    if (!principal || principal.organizationId !== claims.org) throw unauthorized();
+    return principal;
   }
 }

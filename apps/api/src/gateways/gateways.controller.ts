@@ -1,7 +1,10 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { PLATFORM_OPERATE } from '@app/contracts';
+import { SessionsRepository } from '@app/database';
 import { GatewayDirectory } from '@app/fleet';
-import { RequirePermissions } from '../auth/auth.decorators';
+import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
+import type { Principal } from '../auth/principal';
 
 export class GatewayResponse {
   @ApiProperty() id: string;
@@ -18,23 +21,31 @@ export class GatewayList {
   @ApiProperty({ type: [GatewayResponse] }) data: GatewayResponse[];
 }
 
-/** Operators' view of the gateway nodes; anyone who may read sessions may see where they can run. */
+/**
+ * The gateway nodes. The platform operator (`platform:operate`, granted only by the admin CLI) sees the whole fleet;
+ * a tenant sees only the gateways hosting its own sessions, with its own session count, never another's load.
+ */
 @ApiTags('gateways')
 @ApiBearerAuth()
 @Controller('gateways')
 export class GatewaysController {
-  constructor(private readonly directory: GatewayDirectory) {}
+  constructor(
+    private readonly directory: GatewayDirectory,
+    private readonly sessions: SessionsRepository,
+  ) {}
 
   @Get()
   @RequirePermissions('sessions:read')
   @ApiOkResponse({ type: GatewayList })
-  async list(): Promise<GatewayList> {
-    const entries = await this.directory.list();
+  async list(@CurrentPrincipal() p: Principal): Promise<GatewayList> {
+    const operator = p.permissions.has(PLATFORM_OPERATE);
+    const [all, own] = await Promise.all([this.directory.list(), operator ? null : this.sessions.placedCountsOfOrganization(p.organizationId)]);
+    const entries = own ? all.filter((g) => own.has(g.id)) : all;
     return {
       data: entries.map((g) => ({
         id: g.id,
         alive: g.alive,
-        sessionCount: g.sessionCount,
+        sessionCount: own ? own.get(g.id)! : g.sessionCount,
         capacity: g.capacity,
         engine: g.engine,
         version: g.version,

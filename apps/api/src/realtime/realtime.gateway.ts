@@ -3,13 +3,20 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import { DomainError, ERROR_STATUS, EventEnvelope } from '@app/contracts';
+import { DomainError, ERROR_STATUS, EventEnvelope, Permission, PrincipalChange } from '@app/contracts';
 import { bearerToken } from '../auth/access-token';
 import { AuthService } from '../auth/auth.service';
 import type { Principal } from '../auth/principal';
+import { PrincipalFeed } from '../auth/principal-feed';
 import { EventStreamReader } from './event-stream.reader';
 
 export const REALTIME_PATH = '/api/v1/ws';
+
+/** Close code of a socket whose credentials were revoked, whose user was deleted, or who may no longer read. */
+export const CLOSE_CREDENTIALS_REVOKED = 4401;
+
+/** Events that carry what pairs a session to a phone: only for those who may change sessions. */
+const EVENT_PERMISSION: Partial<Record<string, Permission>> = { 'auth.qr': 'sessions:write' };
 
 interface Subscription {
   principal: Principal;
@@ -21,6 +28,8 @@ interface Subscription {
  * `GET /api/v1/ws` (CONTRACT 6): token in the Authorization header or `?token=`, optional `?sessionId=` and
  * `?events=a,b`. Pushes the caller organization's event envelopes, the same JSON the webhooks receive.
  * Needs `sessions:read`. A refused upgrade is answered with the usual error envelope and status.
+ * A principal's change (PrincipalFeed) is applied to its open sockets at once: revoked or deleted → closed with
+ * 4401; a narrower role → the socket stays and stops receiving what the role may not see.
  */
 @Injectable()
 export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -28,6 +37,7 @@ export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShu
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
   private readonly clients = new Map<WebSocket, Subscription>();
   private unsubscribe: (() => void) | null = null;
+  private unlisten: (() => void) | null = null;
   private server: Server | null = null;
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head);
 
@@ -35,14 +45,22 @@ export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShu
     private readonly adapterHost: HttpAdapterHost,
     private readonly auth: AuthService,
     private readonly stream: EventStreamReader,
+    private readonly principals: PrincipalFeed,
   ) {}
 
   onApplicationBootstrap(): void {
     this.server = this.adapterHost.httpAdapter.getHttpServer() as Server;
     this.server.on('upgrade', this.onUpgrade);
+    this.unlisten = this.principals.listen({
+      changed: (change) => void this.recheck((p) => p.kind === change.kind && p.id === change.id, change),
+      interrupted: () => undefined,
+      // announcements may have been lost: every socket's principal is read again
+      missed: () => void this.recheck(() => true, null),
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.unlisten?.();
     this.server?.off('upgrade', this.onUpgrade);
     this.unsubscribe?.();
     for (const ws of this.clients.keys()) ws.close(1001, 'server shutting down');
@@ -87,9 +105,34 @@ export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShu
     ws.send(JSON.stringify({ type: 'ready', organizationId: sub.principal.organizationId }));
   }
 
+  /** Reads the matching sockets' principals again from PostgreSQL; closes or narrows them. */
+  private async recheck(matches: (p: Principal) => boolean, change: PrincipalChange | null): Promise<void> {
+    const affected = [...this.clients].filter(([, sub]) => matches(sub.principal));
+    const fresh = new Map<string, Promise<Principal | null>>();
+    for (const [ws, sub] of affected) {
+      const id = `${sub.principal.kind}:${sub.principal.id}`;
+      if (!fresh.has(id)) fresh.set(id, this.auth.reload(sub.principal));
+      let principal: Principal | null;
+      try {
+        principal = await fresh.get(id)!;
+      } catch (err) {
+        // cannot tell: refuse rather than keep streaming to someone who may have lost the right
+        this.logger.warn(`re-reading ${id} failed (${(err as Error).message}): closing its socket`);
+        principal = null;
+      }
+      if (!principal || !principal.permissions.has('sessions:read')) {
+        ws.close(CLOSE_CREDENTIALS_REVOKED, 'credentials revoked');
+        this.clients.delete(ws);
+      } else sub.principal = principal;
+    }
+    if (change && affected.length) this.logger.log(`applied a change of ${change.kind} ${change.id} to ${affected.length} socket(s)`);
+  }
+
   private push(envelope: EventEnvelope, text: string): void {
+    const needed = EVENT_PERMISSION[envelope.event];
     for (const [ws, sub] of this.clients) {
       if (envelope.organizationId !== sub.principal.organizationId) continue;
+      if (needed && !sub.principal.permissions.has(needed)) continue;
       if (sub.sessionId && envelope.sessionId !== sub.sessionId) continue;
       if (sub.events && !sub.events.has('*') && !sub.events.has(envelope.event)) continue;
       if (ws.readyState === WebSocket.OPEN) ws.send(text);

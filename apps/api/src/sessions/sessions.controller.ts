@@ -93,7 +93,8 @@ export class SessionsController {
   }
 
   @Get(':id/qr')
-  @RequirePermissions('sessions:read')
+  // whoever reads the QR can pair the organization's session to their own phone
+  @RequirePermissions('sessions:write')
   @ApiProduces('application/json', 'image/png')
   @ApiOkResponse({ type: SessionQrResponse, description: '`image/png` when the request accepts it' })
   async qr(

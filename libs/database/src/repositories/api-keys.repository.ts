@@ -24,6 +24,12 @@ export class ApiKeysRepository {
     return this.repo.save(key);
   }
 
+  /** False when there is no usable (unrevoked) key with this id. */
+  async changePermissions(id: string, permissions: string[]): Promise<boolean> {
+    const result = await this.repo.update({ id, revokedAt: IsNull() }, { permissions });
+    return !!result.affected;
+  }
+
   /** Keeps the first revocation time when called again. */
   async revoke(id: string): Promise<void> {
     await this.repo.update({ id, revokedAt: IsNull() }, { revokedAt: new Date() });

@@ -142,6 +142,15 @@ export class SessionsRepository {
     return new Map(rows.map((r) => [r.gateway_id, Number(r.n)]));
   }
 
+  /** One organization's sessions that should run, per gateway (what a tenant may see of the fleet). */
+  async placedCountsOfOrganization(organizationId: string): Promise<Map<string, number>> {
+    const rows: Array<{ gateway_id: string; n: string }> = await this.db.query(
+      `SELECT gateway_id, count(*) AS n FROM sessions WHERE organization_id = $1 AND desired_state = 'running' AND gateway_id IS NOT NULL GROUP BY gateway_id`,
+      [organizationId],
+    );
+    return new Map(rows.map((r) => [r.gateway_id, Number(r.n)]));
+  }
+
   async findRuntime(id: string): Promise<SessionRuntimeRow | null> {
     const rows: SessionRuntimeColumns[] = await this.db.query(
       'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing FROM sessions WHERE id = $1',

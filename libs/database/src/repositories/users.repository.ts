@@ -30,6 +30,12 @@ export class UsersRepository {
   }
 
   /** False when there is no live user with this id. */
+  async changeRole(id: string, role: User['role']): Promise<boolean> {
+    const result = await this.repo().update({ id, deletedAt: IsNull() }, { role });
+    return !!result.affected;
+  }
+
+  /** False when there is no live user with this id. */
   async softDelete(id: string): Promise<boolean> {
     const result = await this.repo().update({ id, deletedAt: IsNull() }, { deletedAt: new Date() });
     return !!result.affected;

@@ -1,0 +1,164 @@
+#!/usr/bin/env node
+/* eslint-disable no-console */
+// API hot-path benchmark: authed GET /api/v1/webhooks/{id} (with an API key, then with a login JWT) against a bare
+// Express 5 hello, in the same run, through autocannon with the same connections and duration. Prints
+// `vs express: <ratio>` (the worse of key and JWT) on a line of its own, and where the CPU went (API, PostgreSQL).
+// Uses its own throwaway database and Redis prefix and removes both at the end.
+'use strict';
+const { fork, spawn } = require('node:child_process');
+const { createHash, randomBytes } = require('node:crypto');
+const { join } = require('node:path');
+
+const ROOT = join(__dirname, '..');
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+
+// ---------------------------------------------------------------- bare Express 5 (child process)
+if (process.argv[2] === '--express') {
+  const express = require('express');
+  const app = express();
+  app.get('/hello', (_req, res) => res.json({ hello: 'world' }));
+  const server = app.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  return;
+}
+
+const autocannon = require('autocannon');
+const { Client } = require('pg');
+const { benchRun, cpuSnapshot, dropRun, freePort } = require('./support');
+const dist = (p) => require(join(ROOT, 'dist', p));
+const { migrate, newId } = dist('libs/database/src');
+const { SecretBox } = dist('libs/crypto/src');
+const { signAccessToken } = dist('apps/api/src/auth/access-token');
+
+const { runId, pgBase, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY } = benchRun();
+const JWT_SECRET = randomBytes(32).toString('hex');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** CPU between two snapshots: the bench's own processes by role, PostgreSQL backends and Redis by name. */
+function cpuSplit(before, after, roles) {
+  const out = {};
+  for (const [pid, a] of Object.entries(after)) {
+    const used = a.seconds - (before[pid]?.seconds ?? 0);
+    if (used <= 0) continue;
+    let name = roles[pid] ?? (a.comm === 'redis-server' ? a.comm : 'other');
+    // a PostgreSQL backend's title names its database: only this run's count, not a neighbour's test run
+    if (a.comm === 'postgres') name = a.cmdline.includes(`gw_bench_${runId}`) ? 'postgres' : 'other';
+    out[name] = (out[name] ?? 0) + used;
+  }
+  return out;
+}
+
+function load(url, headers, duration) {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, headers, connections: CONNECTIONS, duration }, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+}
+
+/** Warm-up, then the measured run; returns req/s, p99 latency and the CPU split of the measured run. */
+async function measure(name, url, headers, roles) {
+  await load(url, headers, WARMUP);
+  const before = cpuSnapshot();
+  const r = await load(url, headers, DURATION);
+  const cpu = cpuSplit(before, cpuSnapshot(), roles);
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx responses, ${r.errors} errors`);
+  const rps = r.requests.total / DURATION;
+  const perRequestUs = (k) => (((cpu[k] ?? 0) / r.requests.total) * 1e6).toFixed(0);
+  console.log(
+    `${name.padEnd(14)} ${rps.toFixed(0).padStart(6)} req/s  p99 ${String(r.latency.p99).padStart(3)} ms  ` +
+      `CPU s: ${Object.entries(cpu).filter(([, v]) => v >= 0.05).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}` +
+      (!Object.values(roles).includes('api') ? '' : `  (µs/request: api ${perRequestUs('api')}, postgres ${perRequestUs('postgres')})`),
+  );
+  return rps;
+}
+
+/** BENCH_API_NODE_ARGS: e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the API. */
+async function startApi(port, nodeArgs) {
+  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/apps/api/src/main.js')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      PORT: String(port),
+      DATABASE_URL,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: PREFIX,
+      SECRET_ENCRYPTION_KEY: ENCRYPTION_KEY,
+      JWT_SECRET,
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    },
+    // the request log goes where a deployment's would: out of the process, here to /dev/null
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child;
+    } catch {
+      /* not yet */
+    }
+    await sleep(100);
+  }
+  child.kill('SIGKILL');
+  throw new Error('api did not become healthy');
+}
+
+async function cleanup() {
+  const IORedis = require('ioredis');
+  const redis = new IORedis(REDIS_URL);
+  await dropRun(redis, PREFIX, pgBase, `gw_bench_${runId}`);
+  redis.disconnect();
+}
+
+async function main() {
+  let api = null;
+  const express = fork(__filename, ['--express'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    console.log(`API hot-path benchmark: ${CONNECTIONS} connections, ${DURATION} s each after ${WARMUP} s of warm-up`);
+    await migrate(DATABASE_URL);
+    const db = new Client({ connectionString: DATABASE_URL });
+    await db.connect();
+    const orgId = newId('org');
+    const userId = newId('usr');
+    const keyToken = `gwk_${randomBytes(32).toString('base64url')}`;
+    const webhookId = newId('whk');
+    await db.query(`INSERT INTO organizations (id, name) VALUES ($1, 'bench')`, [orgId]);
+    await db.query(`INSERT INTO users (id, organization_id, email, password_hash, role) VALUES ($1, $2, 'bench@example.test', 'x', 'admin')`, [userId, orgId]);
+    await db.query(`INSERT INTO api_keys (id, organization_id, name, token_hash, token_hint, permissions) VALUES ($1, $2, 'bench', $3, $4, $5)`, [
+      newId('key'),
+      orgId,
+      createHash('sha256').update(keyToken).digest('hex'),
+      keyToken.slice(0, 8),
+      ['webhooks:manage'],
+    ]);
+    await db.query(
+      `INSERT INTO webhooks (id, organization_id, url, events, retry_policy, secret_encrypted) VALUES ($1, $2, 'https://example.com/hook', $3, $4::jsonb, $5)`,
+      [webhookId, orgId, ['message.received'], JSON.stringify({ policy: 'exponential', delaySeconds: 2, attempts: 15 }), new SecretBox([Buffer.from(ENCRYPTION_KEY, 'base64')]).encrypt('bench-secret')],
+    );
+    await db.end();
+    const jwt = signAccessToken({ sub: userId, org: orgId, role: 'admin' }, JWT_SECRET, 3600);
+
+    const { port: expressPort } = await new Promise((r) => express.once('message', r));
+    const apiPort = await freePort();
+    api = await startApi(apiPort, (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean));
+    const url = `http://127.0.0.1:${apiPort}/api/v1/webhooks/${webhookId}`;
+    const check = await fetch(url, { headers: { authorization: `Bearer ${keyToken}` } });
+    if (check.status !== 200) throw new Error(`GET ${url} answered ${check.status}: ${await check.text()}`);
+
+    const bench = { [process.pid]: 'autocannon' };
+    const bare = await measure('express hello', `http://127.0.0.1:${expressPort}/hello`, {}, { ...bench, [express.pid]: 'express' });
+    const withKey = await measure('api (API key)', url, { authorization: `Bearer ${keyToken}` }, { ...bench, [api.pid]: 'api' });
+    const withJwt = await measure('api (JWT)', url, { authorization: `Bearer ${jwt}` }, { ...bench, [api.pid]: 'api' });
+    console.log(`ratios: API key ${(withKey / bare).toFixed(2)}, JWT ${(withJwt / bare).toFixed(2)}`);
+    console.log(`vs express: ${(Math.min(withKey, withJwt) / bare).toFixed(2)}`);
+  } finally {
+    api?.kill('SIGTERM');
+    express.kill('SIGTERM');
+    await cleanup();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
