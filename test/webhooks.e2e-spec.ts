@@ -75,6 +75,18 @@ describe('webhook registration API (seed 4.4 to 4.6)', () => {
     });
   });
 
+  it('accepts header values with Latin-1 text and tabs, and private targets while WEBHOOK_ALLOW_PRIVATE_TARGETS=true', async () => {
+    const headers = await create(acme, { url: 'https://example.com/latin', customHeaders: { 'X-A': 'caf\u00e9\tok', 'X-Proxy-Note': 'not a proxy header' } });
+    expect(headers.status).toBe(201);
+    expect(headers.body.customHeaders).toEqual({ 'X-A': 'caf\u00e9\tok', 'X-Proxy-Note': 'not a proxy header' });
+    // this file runs with private targets allowed, as on-premise deployments do: nothing of the SSRF guard applies
+    for (const url of ['http://127.0.0.1:9/hook', 'http://LOCALHOST./hook', 'http://metadata.google.internal/x', 'http://[::ffff:0:7f00:1]/hook']) {
+      const res = await create(acme, { url });
+      expect({ url, status: res.status }).toEqual({ url, status: 201 });
+      expect(res.body.url).toBe(url);
+    }
+  });
+
   it('accepts an empty events list (delivers nothing) and stores it as such', async () => {
     const res = await create(acme, { url: 'https://example.com/none', events: [] });
     expect(res.status).toBe(201);
@@ -113,6 +125,21 @@ describe('webhook registration API (seed 4.4 to 4.6)', () => {
       ['unknown body field', { url: 'https://example.com', colour: 'blue' }, 'colour'],
       ['secret empty', { url: 'https://example.com', secret: '' }, 'secret'],
       ['secret not a string', { url: 'https://example.com', secret: 123 }, 'secret'],
+      ['url with a leading space', { url: ' https://example.com/hook' }, 'url'],
+      ['url with a trailing newline', { url: 'https://example.com/hook\n' }, 'url'],
+      ['url with a tab inside', { url: 'https://exam\tple.com/hook' }, 'url'],
+      ['url with user:pass@', { url: 'https://user:pass@example.com/hook' }, 'url'],
+      ['url with an empty userinfo', { url: 'https://@example.com/hook' }, 'url'],
+      ['customHeaders value beyond Latin-1', { url: 'https://example.com', customHeaders: { 'X-A': 'caf\u00e9 \u2603' } }, 'customHeaders'],
+      ['customHeaders value with a control character', { url: 'https://example.com', customHeaders: { 'X-A': 'a\u0007b' } }, 'customHeaders'],
+      ['customHeaders value with DEL', { url: 'https://example.com', customHeaders: { 'X-A': 'a\u007fb' } }, 'customHeaders'],
+      ['customHeaders Expect', { url: 'https://example.com', customHeaders: { Expect: '100-continue' } }, 'customHeaders'],
+      ['customHeaders Upgrade', { url: 'https://example.com', customHeaders: { Upgrade: 'websocket' } }, 'customHeaders'],
+      ['customHeaders Keep-Alive', { url: 'https://example.com', customHeaders: { 'Keep-Alive': 'timeout=5' } }, 'customHeaders'],
+      ['customHeaders TE', { url: 'https://example.com', customHeaders: { TE: 'trailers' } }, 'customHeaders'],
+      ['customHeaders Trailer', { url: 'https://example.com', customHeaders: { Trailer: 'X-A' } }, 'customHeaders'],
+      ['customHeaders Proxy-Authorization', { url: 'https://example.com', customHeaders: { 'Proxy-Authorization': 'Basic x' } }, 'customHeaders'],
+      ['customHeaders Proxy-Connection', { url: 'https://example.com', customHeaders: { 'proxy-connection': 'close' } }, 'customHeaders'],
     ];
     it.each(cases)('%s', async (_, body, field) => {
       const before = await db.getRepository(Webhook).count({ where: { organizationId: acme.id } });

@@ -7,7 +7,9 @@ import { json } from 'express';
 import { Logger } from 'nestjs-pino';
 import { ApiConfig } from '@app/config';
 import { AppModule } from './app.module';
+import { answerClientError } from './common/client-error';
 import { ErrorEnvelopeFilter } from './common/error.filter';
+import { inputHardening } from './common/input-hardening';
 import { ApiValidationPipe } from './common/validation.pipe';
 
 export const API_PREFIX = 'api/v1';
@@ -29,6 +31,10 @@ export async function createApiApp(options: { quiet?: boolean; logLevel?: string
   const jsonTypes = ['application/json', 'application/*+json'];
   app.use(`/${API_PREFIX}/sessions/:id/messages`, json({ limit: config.sendBodyLimitBytes, strict: false, type: jsonTypes }));
   app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, strict: false, type: jsonTypes });
+  // NUL bytes, prototype-named keys, deep nesting and over-long URLs are refused here, before any route or pipe
+  app.use(inputHardening());
+  // what Node's HTTP parser refuses (bad bytes, huge headers) is answered in the envelope too
+  app.getHttpServer().on('clientError', answerClientError);
   app.setGlobalPrefix(API_PREFIX, {
     exclude: [
       { path: 'healthz', method: RequestMethod.GET },

@@ -4,6 +4,11 @@
  */
 export const ERROR_STATUS = {
   validation_error: 422,
+  // malformed HTTP the handlers never see: undecodable bodies and what Node's own parser refuses
+  bad_request: 400,
+  uri_too_long: 414,
+  unsupported_media_type: 415,
+  headers_too_large: 431,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,

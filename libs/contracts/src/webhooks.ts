@@ -51,8 +51,12 @@ export const WEBHOOK_HEADERS = {
   hmacAlgorithm: 'X-Webhook-Hmac-Algorithm',
 } as const;
 
-/** Headers a customHeaders entry may not name (hop-by-hop / framing / protocol). */
-export const FORBIDDEN_CUSTOM_HEADERS = ['host', 'content-length', 'transfer-encoding', 'connection'];
+/**
+ * Headers a customHeaders entry may not name (hop-by-hop / framing / protocol): the HTTP client refuses or
+ * mishandles each, so every delivery would fail. Any `Proxy-*` name is refused too.
+ */
+export const FORBIDDEN_CUSTOM_HEADERS = ['host', 'content-length', 'transfer-encoding', 'connection', 'expect', 'upgrade', 'keep-alive', 'te', 'trailer'];
+export const FORBIDDEN_CUSTOM_HEADER_PREFIXES = ['proxy-'];
 
 /**
  * BullMQ queue of delivery attempts (under the deployment's Redis prefix). One job per attempt, with

@@ -28,7 +28,9 @@ const v4 = (dotted: string, bits: number, kind: AddressClass): V4Range => ({ bas
 
 // Order matters: the first match wins, so the narrower metadata range precedes link-local.
 const V4_RANGES: V4Range[] = [
-  v4('169.254.169.254', 32, 'metadata'),
+  v4('169.254.169.254', 32, 'metadata'), // AWS, GCP, Azure, Oracle, DigitalOcean, OpenStack
+  v4('100.100.100.200', 32, 'metadata'), // Alibaba Cloud (inside CGNAT space)
+  v4('192.0.0.192', 32, 'metadata'), // Oracle Cloud classic
   v4('0.0.0.0', 8, 'unspecified'),
   v4('10.0.0.0', 8, 'private'),
   v4('100.64.0.0', 10, 'cgnat'),
@@ -101,12 +103,22 @@ function classifyV6(g: number[]): AddressClass {
   const embeddedV4 = (hi: number, lo: number) => hi * 65536 + lo;
   if (allZeroUpTo(8)) return 'unspecified';
   if (allZeroUpTo(7) && g[7] === 1) return 'loopback';
-  // IPv4-mapped (::ffff:a.b.c.d) and the deprecated IPv4-compatible form (::a.b.c.d) reach the IPv4 host
+  // Every form that embeds an IPv4 address reaches (or is translated to) that IPv4 host, so it is classified by it:
+  // IPv4-mapped ::ffff:a.b.c.d (RFC 4291 2.5.5.2), the deprecated IPv4-compatible ::a.b.c.d (2.5.5.1),
+  // IPv4-translated ::ffff:0:a.b.c.d (RFC 2765 2.1), NAT64 64:ff9b::/96 (RFC 6052) and 6to4 2002::/16 (RFC 3056)
   if (allZeroUpTo(5) && g[5] === 0xffff) return classifyV4(embeddedV4(g[6], g[7]));
+  if (allZeroUpTo(4) && g[4] === 0xffff && g[5] === 0) return classifyV4(embeddedV4(g[6], g[7]));
   if (allZeroUpTo(6)) return classifyV4(embeddedV4(g[6], g[7]));
-  // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) translate to the embedded IPv4 address
   if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return classifyV4(embeddedV4(g[6], g[7]));
+  // local-use NAT64 (64:ff9b:1::/48, RFC 8215) translates into the operator's own network
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return 'private';
   if (g[0] === 0x2002) return classifyV4(embeddedV4(g[1], g[2]));
+  // Teredo 2001:0::/32 (RFC 4380 4): server IPv4 in groups 2-3, client IPv4 in groups 6-7 with every bit inverted;
+  // a packet to it is relayed to the client, so the client decides, and a private server is refused too
+  if (g[0] === 0x2001 && g[1] === 0) {
+    const client = classifyV4(embeddedV4(g[6] ^ 0xffff, g[7] ^ 0xffff));
+    return client !== 'public' ? client : classifyV4(embeddedV4(g[2], g[3]));
+  }
   if (g[0] === 0xfd00 && g[1] === 0x0ec2 && g.slice(2, 7).every((x) => x === 0) && g[7] === 0x254) return 'metadata';
   if ((g[0] & 0xfe00) === 0xfc00) return 'unique-local';
   if ((g[0] & 0xffc0) === 0xfe80) return 'link-local';

@@ -1,8 +1,8 @@
 import { lookup as dnsLookup, LookupAddress, LookupOptions } from 'node:dns';
-import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { buildConnector } from 'undici';
-import { forbiddenAddressReason, unbracket } from './address-class';
+import { forbiddenAddressReason } from './address-class';
+import { forbiddenHostReason, normalizeHostname } from './target-host';
 
 /** A target the SSRF guard refused when connecting. */
 export class TargetRefusedError extends Error {
@@ -38,7 +38,9 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
 export function guardedConnector(options: GuardedConnectorOptions): buildConnector.connector {
   const guard = !options.allowPrivateTargets;
   const guardedLookup = (hostname: string, opts: LookupOptions, callback: LookupCallback) => {
-    dnsLookup(hostname, { ...opts, all: true }, (err, addresses) => {
+    // the resolver sees the normalized name, so `LOCALHOST.` resolves like `localhost` and is refused by its address
+    const name = guard ? normalizeHostname(hostname) ?? hostname : hostname;
+    dnsLookup(name, { ...opts, all: true }, (err, addresses) => {
       if (err) return callback(err, opts.all ? [] : '', undefined);
       const list = addresses as LookupAddress[];
       if (guard) {
@@ -58,10 +60,11 @@ export function guardedConnector(options: GuardedConnectorOptions): buildConnect
     lookup: guardedLookup as never,
   });
   return (opts, callback) => {
-    const host = unbracket(opts.hostname);
-    // net.connect skips lookup for IP literals, so a literal is checked here
-    if (guard && isIP(host)) {
-      const reason = forbiddenAddressReason(host);
+    // net.connect skips lookup for IP literals, so a literal is checked here; names of loopback and metadata
+    // services are refused whatever they resolve to
+    if (guard) {
+      // plain `localhost` is left to the lookup, which refuses the loopback address it resolves to
+      const reason = normalizeHostname(opts.hostname) === 'localhost' ? null : forbiddenHostReason(opts.hostname);
       if (reason) return callback(new TargetRefusedError(reason), null);
     }
     connector(opts, callback);

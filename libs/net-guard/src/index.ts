@@ -1,2 +1,3 @@
 export * from './address-class';
 export * from './guarded-connector';
+export * from './target-host';

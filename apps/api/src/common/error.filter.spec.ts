@@ -16,6 +16,13 @@ describe('toDomainError', () => {
     expect(toDomainError(Object.assign(new SyntaxError('x'), { type: 'entity.parse.failed' })).error.code).toBe('validation_error');
   });
 
+  it('maps undecodable bodies and other client errors raised below Nest to 4xx codes, never internal', () => {
+    const zlib = Object.assign(new Error('incorrect header check'), { code: 'Z_DATA_ERROR', status: 400 });
+    expect(toDomainError(zlib)).toEqual({ error: expect.objectContaining({ code: 'bad_request' }), unexpected: false });
+    expect(toDomainError(Object.assign(new Error('x'), { type: 'encoding.unsupported', status: 415 })).error.code).toBe('unsupported_media_type');
+    expect(toDomainError(Object.assign(new URIError("Failed to decode param '%FF'"), { status: 400 })).error.code).toBe('bad_request');
+  });
+
   it('hides anything unexpected behind internal', () => {
     const { error, unexpected } = toDomainError(new TypeError('cannot read properties of undefined (secret stuff)'));
     expect(unexpected).toBe(true);

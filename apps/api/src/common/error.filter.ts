@@ -9,8 +9,11 @@ const STATUS_CODE: Record<number, ErrorCode> = {
   405: 'not_found',
   409: 'conflict',
   413: 'payload_too_large',
+  414: 'uri_too_long',
+  415: 'unsupported_media_type',
   422: 'validation_error',
   429: 'rate_limited',
+  431: 'headers_too_large',
   501: 'not_implemented',
   503: 'gateway_unavailable',
 };
@@ -18,10 +21,16 @@ const STATUS_CODE: Record<number, ErrorCode> = {
 const invalidJson = () => new DomainError('validation_error', 'request body is not valid JSON', { fields: { body: ['is not valid JSON'] } });
 
 /** Body-parser errors carry `type`; they arrive before any controller runs. */
-function fromBodyParser(err: { type?: string; status?: number; message?: string }): DomainError | null {
+function fromBodyParser(err: { type?: string; status?: number; code?: string; message?: string } | null | undefined): DomainError | null {
+  if (!err || typeof err !== 'object') return null;
   if (err.type === 'entity.parse.failed') return invalidJson();
   if (err.type === 'entity.too.large') return new DomainError('payload_too_large', 'request body is too large');
-  if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') return new DomainError('validation_error', 'unsupported body encoding');
+  if (err.type === 'encoding.unsupported') return new DomainError('unsupported_media_type', 'unsupported Content-Encoding (identity, gzip, deflate or br)');
+  if (err.type === 'charset.unsupported') return new DomainError('unsupported_media_type', 'unsupported charset (utf-8)');
+  // zlib's verdict on a body that does not match its Content-Encoding (a gzip header on plain JSON)
+  if (typeof err.code === 'string' && /^(Z_|ERR__ERROR)/.test(err.code) && err.status === 400) {
+    return new DomainError('bad_request', 'request body does not match its Content-Encoding');
+  }
   return null;
 }
 
@@ -31,8 +40,14 @@ function fromBodyParser(err: { type?: string; status?: number; message?: string 
  */
 export function toDomainError(exception: unknown): { error: DomainError; unexpected: boolean } {
   if (exception instanceof DomainError) return { error: exception, unexpected: false };
-  const parsed = fromBodyParser(exception as never);
+  const parsed = fromBodyParser(exception as { type?: string });
   if (parsed) return { error: parsed, unexpected: false };
+  const status = (exception as { status?: unknown } | null)?.status;
+  if (!(exception instanceof HttpException) && typeof status === 'number' && status >= 400 && status < 500) {
+    // http-errors raised below Nest (router, body parser) with a client status: never a 500
+    const code = status === 400 ? 'bad_request' : STATUS_CODE[status] ?? 'bad_request';
+    return { error: new DomainError(code, code === 'bad_request' ? 'malformed request' : (exception as Error).message ?? code), unexpected: false };
+  }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     // our pipes throw DomainError, so a bare 400 can only be the body parser's verdict on the JSON

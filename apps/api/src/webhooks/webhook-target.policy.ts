@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { lookup } from 'node:dns/promises';
 import { ApiConfig } from '@app/config';
 import { DomainError } from '@app/contracts';
-import { forbiddenAddressReason, isAddressLiteral, unbracket } from '@app/net-guard';
+import { forbiddenAddressReason, forbiddenHostReason, isAddressLiteral, normalizeHostname } from '@app/net-guard';
 
 const LOOKUP_TIMEOUT_MS = 2000;
 
@@ -16,12 +16,16 @@ export class WebhookTargetPolicy {
 
   async assertAllowed(rawUrl: string): Promise<void> {
     if (this.config.WEBHOOK_ALLOW_PRIVATE_TARGETS) return;
-    const host = unbracket(new URL(rawUrl).hostname).toLowerCase();
     const refuse = (reason: string) => {
-      throw new DomainError('validation_error', 'request is invalid', { fields: { url: [`url target is not allowed: ${reason}`] } });
+      throw new DomainError('validation_error', 'request is invalid', {
+        fields: { url: [`url target is not allowed: ${reason} (set WEBHOOK_ALLOW_PRIVATE_TARGETS=true to allow private targets)`] },
+      });
     };
-    if (host === 'localhost' || host.endsWith('.localhost')) refuse('localhost is a loopback name');
-    const addresses = isAddressLiteral(host) ? [host] : await this.resolve(host);
+    const host = new URL(rawUrl).hostname;
+    const byName = forbiddenHostReason(host);
+    if (byName) refuse(byName);
+    const name = normalizeHostname(host)!;
+    const addresses = isAddressLiteral(name) ? [] : await this.resolve(name);
     for (const address of addresses) {
       const reason = forbiddenAddressReason(address);
       if (reason) refuse(reason);

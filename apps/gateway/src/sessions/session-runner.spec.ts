@@ -15,7 +15,9 @@ class FakeConnection implements EngineConnection {
   async requestPairingCode() {
     return 'ABCD1234';
   }
+  createdGroups: string[] = [];
   async createGroup(subject: string, participants: string[]): Promise<GroupInfo> {
+    this.createdGroups.push(subject);
     return { groupJid: '1-2@g.us', subject, description: '', ownerJid: '111@s.whatsapp.net', participants, isAnnounce: false, isLocked: false };
   }
   sent: OutboundMessage[] = [];
@@ -83,7 +85,14 @@ function setup(status: SessionStatus = 'stopped', settings: Partial<Parameters<t
   return build({ status, ...settings });
 }
 
-function build(opts: { status: SessionStatus; qrMaxRetries?: number; reconnectMaxAttempts?: number; leaseFree?: boolean; autoRead?: boolean }) {
+function build(opts: {
+  status: SessionStatus;
+  qrMaxRetries?: number;
+  reconnectMaxAttempts?: number;
+  leaseFree?: boolean;
+  autoRead?: boolean;
+  groupStoreFails?: boolean;
+}) {
   const engine = new FakeEngine();
   const rows: SessionRecordPatch[] = [];
   const row: SessionRecordPatch = {};
@@ -106,7 +115,10 @@ function build(opts: { status: SessionStatus; qrMaxRetries?: number; reconnectMa
       rows.push(patch);
       Object.assign(row, patch);
     },
-    saveGroup: async (_o, _s, g) => void groups.push({ ...g }),
+    saveGroup: async (_o, _s, g) => {
+      if (opts.groupStoreFails) throw new Error('invalid byte sequence for encoding "UTF8": 0x00');
+      groups.push({ ...g });
+    },
     updateGroup: async (_s, jid, changes) => void groupChanges.push({ jid, changes }),
     addGroupParticipants: async (_s, jid, jids) => {
       groupChanges.push({ jid, added: jids });
@@ -367,6 +379,20 @@ describe('SessionRunner', () => {
     await flush();
     expect(t.groups).toHaveLength(2);
     expect(t.events.filter((e) => e.event === 'group.created')).toHaveLength(1);
+  });
+
+  it('a group the network created is returned even when storing it fails, and a retry does not create a second one', async () => {
+    const t = setup('stopped', { groupStoreFails: true });
+    await t.runner.start();
+    t.engine.last.emit({ type: 'open', account });
+    await flush();
+    const first = await t.runner.createGroup('Team', ['15550002222@s.whatsapp.net', '15550003333@s.whatsapp.net']);
+    expect(first.groupJid).toBe('1-2@g.us');
+    const retry = await t.runner.createGroup('Team', ['15550003333@s.whatsapp.net', '15550002222@s.whatsapp.net']);
+    expect(retry).toEqual(first);
+    expect(t.engine.last.createdGroups).toEqual(['Team']);
+    await t.runner.createGroup('Other team', []);
+    expect(t.engine.last.createdGroups).toEqual(['Team', 'Other team']);
   });
 
   describe('inbound events', () => {

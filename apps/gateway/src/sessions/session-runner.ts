@@ -46,6 +46,9 @@ export const toGroupView = (g: GroupInfo): GroupView => ({
   isLocked: g.isLocked,
 });
 
+/** How long an identical group creation (same name and participants) returns the first one's group. */
+export const GROUP_CREATION_REPEAT_MS = 10 * 60_000;
+
 const CLEARED_ACCOUNT: SessionRecordPatch = { phoneNumber: null, waJid: null, waLid: null };
 
 /**
@@ -76,6 +79,8 @@ export class SessionRunner {
   private readonly log: Logger;
   private readonly sender: OutboundSender;
   private readonly inbound: InboundEvents;
+  /** recent group creations by name and participants, so a retried creation returns the first group */
+  private readonly groupCreations = new Map<string, { at: number; group: Promise<GroupView> }>();
   private readonly lookups: EngineLookups;
 
   constructor(
@@ -210,14 +215,38 @@ export class SessionRunner {
     });
   }
 
+  /**
+   * Creates a group on the network. The same name and participants again within GROUP_CREATION_REPEAT_MS return the
+   * first creation's group instead of making a second one: a client that retries after a failure or a timeout (the
+   * network may have created the group before the failure) never duplicates it. See docs/sessions.md.
+   */
   async createGroup(name: string, participants: string[]): Promise<GroupView> {
     const conn = this.connection;
     if (!conn || this.status !== 'working') {
       throw new DomainError('not_implemented', 'groups can only be created while the session is connected', { status: this.status });
     }
+    const now = this.clock();
+    for (const [key, creation] of this.groupCreations) if (now - creation.at > GROUP_CREATION_REPEAT_MS) this.groupCreations.delete(key);
+    const key = JSON.stringify([name, [...participants].sort()]);
+    const earlier = this.groupCreations.get(key);
+    if (earlier) return earlier.group;
+    const group = this.createGroupOnNetwork(conn, name, participants);
+    this.groupCreations.set(key, { at: now, group });
+    // a creation the network refused made nothing, so trying it again must reach the network again
+    group.catch(() => this.groupCreations.delete(key));
+    return group;
+  }
+
+  private async createGroupOnNetwork(conn: EngineConnection, name: string, participants: string[]): Promise<GroupView> {
     const group = await conn.createGroup(name, participants);
-    await this.deps.records.saveGroup(this.organizationId, this.sessionId, group);
-    await this.announceGroup(group, 'created');
+    // from here the group exists on the network: failing to record or announce it must not fail the command, or
+    // the client would retry and the network would hold two groups (the engine's own group events store it again)
+    try {
+      await this.deps.records.saveGroup(this.organizationId, this.sessionId, group);
+      await this.announceGroup(group, 'created');
+    } catch (err) {
+      this.log.error({ err, groupJid: group.groupJid }, 'group created on the network but not recorded');
+    }
     return toGroupView(group);
   }
 

@@ -22,6 +22,10 @@ interface GroupMetadataRow {
  * Owner of the `groups` table. `members` is the member list when known (NULL on rows stored before the list was
  * kept: those only move their count until the network refreshes them).
  */
+
+/** PostgreSQL text cannot hold NUL, but a name on the network can: it is dropped rather than failing the write. */
+const storable = <T extends string | null | undefined>(text: T): T => (typeof text === 'string' ? (text.replace(/\0/g, '') as T) : text);
+
 @Injectable()
 export class GroupsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -35,7 +39,7 @@ export class GroupsRepository {
        ON CONFLICT (session_id, group_jid) DO UPDATE SET subject = EXCLUDED.subject, description = EXCLUDED.description,
          owner_jid = EXCLUDED.owner_jid, participants = EXCLUDED.participants, members = EXCLUDED.members,
          is_announce = EXCLUDED.is_announce, is_locked = EXCLUDED.is_locked, updated_at = now()`,
-      [newId('grp'), organizationId, sessionId, g.groupJid, g.subject, g.description, g.ownerJid, members.length, members, g.isAnnounce, g.isLocked],
+      [newId('grp'), organizationId, sessionId, g.groupJid, storable(g.subject), storable(g.description), storable(g.ownerJid), members.length, members, g.isAnnounce, g.isLocked],
     );
   }
 
@@ -45,7 +49,7 @@ export class GroupsRepository {
       `UPDATE groups SET subject = COALESCE($3, subject), description = COALESCE($4, description),
          is_announce = COALESCE($5, is_announce), is_locked = COALESCE($6, is_locked), updated_at = now()
        WHERE session_id = $1 AND group_jid = $2`,
-      [sessionId, groupJid, changes.subject ?? null, changes.description ?? null, changes.isAnnounce ?? null, changes.isLocked ?? null],
+      [sessionId, groupJid, storable(changes.subject) ?? null, storable(changes.description) ?? null, changes.isAnnounce ?? null, changes.isLocked ?? null],
     );
   }
 

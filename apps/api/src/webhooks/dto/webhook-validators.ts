@@ -1,14 +1,17 @@
 import { registerDecorator, ValidationArguments, ValidationOptions } from 'class-validator';
-import { FORBIDDEN_CUSTOM_HEADERS } from '@app/contracts';
+import { FORBIDDEN_CUSTOM_HEADER_PREFIXES, FORBIDDEN_CUSTOM_HEADERS } from '@app/contracts';
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_CUSTOM_HEADERS = 50;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /** Why a url is not an acceptable webhook target (syntax only; addresses are checked by the service), or null. */
 export function webhookUrlProblem(value: unknown): string | null {
   if (typeof value !== 'string') return 'url must be a string';
   if (value.length > MAX_URL_LENGTH) return `url must be at most ${MAX_URL_LENGTH} characters`;
+  // the URL parser would silently strip or encode these, so what is stored would differ from what was given
+  if (/[\s\x00-\x1f\x7f]/.test(value)) return 'url must not contain whitespace or control characters';
   let url: URL;
   try {
     url = new URL(value);
@@ -17,6 +20,8 @@ export function webhookUrlProblem(value: unknown): string | null {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'url must be an absolute http(s) URL';
   if (!url.hostname) return 'url must name a host';
+  // credentials in a URL end up in logs and attempt records; a receiver that needs them takes customHeaders
+  if (url.username || url.password || /^[a-z][a-z0-9+.-]*:\/*[^/?#]*@/i.test(value)) return 'url must not contain user info (user:pass@)';
   return null;
 }
 
@@ -27,9 +32,14 @@ export function customHeadersProblem(value: unknown): string | null {
   if (entries.length > MAX_CUSTOM_HEADERS) return `customHeaders may hold at most ${MAX_CUSTOM_HEADERS} entries`;
   for (const [name, v] of entries) {
     if (!TOKEN.test(name) || name.length > 256) return `customHeaders name "${name}" is not a valid header name`;
-    if (FORBIDDEN_CUSTOM_HEADERS.includes(name.toLowerCase())) return `customHeaders may not set ${name}`;
+    const lower = name.toLowerCase();
+    if (FORBIDDEN_CUSTOM_HEADERS.includes(lower) || FORBIDDEN_CUSTOM_HEADER_PREFIXES.some((p) => lower.startsWith(p))) {
+      return `customHeaders may not set ${name}`;
+    }
     if (typeof v !== 'string') return `customHeaders value of "${name}" must be a string`;
     if (/[\r\n\0]/.test(v)) return `customHeaders value of "${name}" may not contain CR, LF or NUL`;
+    // what the HTTP client will put on the wire: Latin-1 without control characters except HTAB (RFC 9110 5.5)
+    if (!HEADER_VALUE.test(v)) return `customHeaders value of "${name}" must hold only visible Latin-1 characters, spaces and tabs`;
     if (v.length > 4096) return `customHeaders value of "${name}" is longer than 4096 characters`;
   }
   return null;

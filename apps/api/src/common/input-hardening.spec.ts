@@ -1,0 +1,36 @@
+import { jsonInputProblem, MAX_JSON_DEPTH, pathProblem } from './input-hardening';
+
+describe('jsonInputProblem', () => {
+  it('names the field holding a NUL, at any depth, in strings and keys', () => {
+    expect(jsonInputProblem({ label: 'a\u0000b' })?.field).toBe('label');
+    expect(jsonInputProblem({ retry: { list: ['ok', 'x\u0000'] } })?.field).toBe('retry.list.1');
+    expect(jsonInputProblem({ headers: { 'a\u0000': 'x' } })).toEqual({ field: 'headers', message: expect.stringMatching(/^keys .*NUL/) });
+  });
+
+  it('refuses prototype-named keys by name', () => {
+    const parsed = JSON.parse('{"customHeaders":{"__proto__":{"x":1}}}');
+    expect(jsonInputProblem(parsed)).toEqual({ field: 'customHeaders.__proto__', message: 'key "__proto__" is not allowed' });
+    expect(jsonInputProblem({ constructor: 1 })?.field).toBe('constructor');
+  });
+
+  it('refuses nesting past the limit without recursing, however deep', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(jsonInputProblem({ a: deep })?.message).toBe(`must not nest deeper than ${MAX_JSON_DEPTH} levels`);
+    let fine: unknown = 1;
+    for (let i = 0; i < MAX_JSON_DEPTH - 1; i++) fine = { a: fine };
+    expect(jsonInputProblem(fine)).toBeNull();
+  });
+
+  it('passes ordinary bodies', () => {
+    expect(jsonInputProblem({ url: 'https://example.com', customHeaders: { 'X-A': 'café' }, events: ['*'], n: 1, b: null })).toBeNull();
+  });
+});
+
+describe('pathProblem', () => {
+  it('refuses NUL and undecodable percent-encoding in the path', () => {
+    expect(pathProblem('/api/v1/sessions/%00')?.message).toMatch(/NUL/);
+    expect(pathProblem('/api/v1/sessions/%FF')?.message).toMatch(/UTF-8/);
+    expect(pathProblem('/api/v1/sessions/ses_01J%20x')).toBeNull();
+  });
+});

@@ -1,0 +1,76 @@
+import type { NextFunction, Request, Response } from 'express';
+import { DomainError } from '@app/contracts';
+import { MAX_URL_LENGTH } from './client-error';
+
+/** Deeper JSON than this is refused before validation, whose recursion a few thousand levels overflow. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * Keys a JSON object may hold that the body transform silently turns into prototype changes or drops, so the
+ * client would get a 2xx for a field that was never stored.
+ */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+export interface InputProblem {
+  /** the field path, as validation errors name it (`customHeaders.__proto__`), or `body` / `path` */
+  field: string;
+  message: string;
+}
+
+const NUL_MESSAGE = 'must not contain NUL characters (PostgreSQL text cannot hold them)';
+
+/**
+ * The first part of a parsed JSON value no handler should see: a NUL in a string or a key (PostgreSQL text cannot
+ * store it), a prototype-named key, or nesting deeper than MAX_JSON_DEPTH. Walks with its own stack, so a deep
+ * value cannot overflow the call stack here either. One check for every route, rather than one per DTO field.
+ */
+export function jsonInputProblem(value: unknown, root = ''): InputProblem | null {
+  const pending: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: root, depth: 0 }];
+  while (pending.length > 0) {
+    const next = pending.pop()!;
+    const field = next.path || 'body';
+    if (typeof next.value === 'string') {
+      if (next.value.includes('\0')) return { field, message: NUL_MESSAGE };
+      continue;
+    }
+    if (next.value === null || typeof next.value !== 'object') continue;
+    if (next.depth >= MAX_JSON_DEPTH) return { field, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` };
+    const isArray = Array.isArray(next.value);
+    for (const [key, child] of Object.entries(next.value)) {
+      if (!isArray) {
+        if (key.includes('\0')) return { field, message: `keys ${NUL_MESSAGE}` };
+        if (PROTOTYPE_KEYS.has(key)) return { field: next.path ? `${next.path}.${key}` : key, message: `key "${key}" is not allowed` };
+      }
+      pending.push({ value: child, path: next.path ? `${next.path}.${key}` : key, depth: next.depth + 1 });
+    }
+  }
+  return null;
+}
+
+/** A path segment with a NUL or undecodable percent-encoding could only reach PostgreSQL as a failing id. */
+export function pathProblem(rawPath: string): InputProblem | null {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    return { field: 'path', message: 'must be valid percent-encoded UTF-8' };
+  }
+  return decoded.includes('\0') ? { field: 'path', message: NUL_MESSAGE } : null;
+}
+
+/** What of a request (path, query, parsed body) is refused before any route sees it. */
+export function requestInputProblem(req: Pick<Request, 'originalUrl' | 'query' | 'body'>): InputProblem | null {
+  return pathProblem(req.originalUrl.split('?')[0]) ?? jsonInputProblem(req.query) ?? (req.body === undefined ? null : jsonInputProblem(req.body));
+}
+
+/**
+ * Express middleware, mounted after the body parsers and before every route: a refused request is a 422
+ * `validation_error` naming the field (414 for an over-long URL), and nothing behind it runs.
+ */
+export function inputHardening() {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (req.originalUrl.length > MAX_URL_LENGTH) return next(new DomainError('uri_too_long', `request URL is longer than ${MAX_URL_LENGTH} bytes`));
+    const problem = requestInputProblem(req);
+    next(problem ? new DomainError('validation_error', 'request is invalid', { fields: { [problem.field]: [problem.message] } }) : undefined);
+  };
+}
