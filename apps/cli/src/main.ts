@@ -12,6 +12,7 @@ const USAGE = `usage: npm run -s cli -- <command> [--flag value …]
   user:delete --id <userId>
   apikey:create --org <orgId> --name <name> --permissions sessions:read,webhooks:manage|*
   apikey:revoke --id <keyId>
+  org:quota --org <orgId> [--sessions <n>|default] [--webhooks <n>|default] [--api-keys <n>|default]
   openapi`;
 
 function parseFlags(args: string[]): Record<string, string> {
@@ -52,6 +53,7 @@ async function run(argv: string[]): Promise<unknown> {
     'user:delete': (c) => c.userDelete(flags),
     'apikey:create': (c) => c.apiKeyCreate(flags),
     'apikey:revoke': (c) => c.apiKeyRevoke(flags),
+    'org:quota': (c) => c.orgQuota(flags),
   };
   const handler = handlers[command];
   if (!handler) throw new UsageError(command ? `unknown command ${command}` : 'no command given');
@@ -59,7 +61,7 @@ async function run(argv: string[]): Promise<unknown> {
   const db = new DataSource(dataSourceOptions(config.DATABASE_URL, { extra: { max: 2 } }));
   await db.initialize();
   try {
-    return await handler(new AdminCommands(db));
+    return await handler(new AdminCommands(db, config));
   } finally {
     await db.destroy();
   }

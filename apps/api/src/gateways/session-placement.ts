@@ -8,6 +8,12 @@ import { GatewayDirectory } from '@app/fleet';
  * Load is counted from the sessions table (sessions placed there that should run), not from the heartbeats,
  * so a burst of creates spreads at once instead of piling onto the node whose last heartbeat looked emptiest.
  */
+/** Where a new session goes, and the live fleet's total capacity it was chosen from (the fair-share base). */
+export interface Placement {
+  gatewayId: string;
+  fleetCapacity: number;
+}
+
 @Injectable()
 export class SessionPlacement {
   constructor(
@@ -15,7 +21,7 @@ export class SessionPlacement {
     private readonly sessions: SessionsRepository,
   ) {}
 
-  async choose(): Promise<string> {
+  async choose(): Promise<Placement> {
     const live = await this.directory.live();
     if (live.length === 0) throw new DomainError('gateway_unavailable', 'no gateway is available to host the session');
     const placed = await this.sessions.placedCountsOn(live.map((g) => g.id));
@@ -24,6 +30,6 @@ export class SessionPlacement {
       .sort((a, b) => b.free - a.free || a.placed - b.placed || a.id.localeCompare(b.id));
     const best = ranked[0];
     if (best.free <= 0) throw new DomainError('gateway_unavailable', 'every gateway is at capacity');
-    return best.id;
+    return { gatewayId: best.id, fleetCapacity: live.reduce((sum, g) => sum + g.capacity, 0) };
   }
 }
