@@ -7,6 +7,7 @@ import { loggerOptions } from '@app/observability';
 import { AuthModule } from './auth/auth.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
+import { LimitsModule } from './limits/limits.module';
 import { MessagesModule } from './messages/messages.module';
 import { RealtimeModule } from './realtime/realtime.module';
 import { SessionsModule } from './sessions/sessions.module';
@@ -40,6 +41,7 @@ function imports(overrides: ConfigOverrides) {
       },
     }),
     HealthModule,
+    LimitsModule,
     AuthModule,
     WebhooksModule,
     RealtimeModule,

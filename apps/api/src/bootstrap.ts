@@ -5,7 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { json } from 'express';
 import { Logger } from 'nestjs-pino';
-import { ApiConfig } from '@app/config';
+import { ApiConfig, ConfigOverrides } from '@app/config';
 import { AppModule } from './app.module';
 import { answerClientError } from './common/client-error';
 import { ErrorEnvelopeFilter } from './common/error.filter';
@@ -15,8 +15,9 @@ import { ApiValidationPipe } from './common/validation.pipe';
 export const API_PREFIX = 'api/v1';
 
 /** The configured API application (filters, pipes, guards, docs), not yet listening. */
-export async function createApiApp(options: { quiet?: boolean; logLevel?: string } = {}): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options.logLevel ? { LOG_LEVEL: options.logLevel } : {}), {
+export async function createApiApp(options: { quiet?: boolean; logLevel?: string; overrides?: ConfigOverrides } = {}): Promise<NestExpressApplication> {
+  const overrides = { ...options.overrides, ...(options.logLevel ? { LOG_LEVEL: options.logLevel } : {}) };
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(overrides), {
     bufferLogs: true,
     bodyParser: false,
     ...(options.quiet ? { logger: false } : {}),

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { ALL_PERMISSIONS, PERMISSIONS, PLATFORM_OPERATE, PrincipalChange, Role, ROLES } from '@app/contracts';
+import type { BaseConfig } from '@app/config';
+import { ALL_PERMISSIONS, PERMISSIONS, PLATFORM_OPERATE, PrincipalChange, QUOTA_RESOURCES, quotaExceeded, quotaLimit, QuotaOverrides, Role, ROLES } from '@app/contracts';
 import { hashPassword, newApiKeyToken, sha256Hex } from '@app/crypto';
 import { ApiKeysRepository, newId, OrganizationsRepository, User, UsersRepository } from '@app/database';
 
@@ -56,6 +57,7 @@ export class AdminCommands {
   constructor(
     private readonly db: DataSource,
     private readonly principals: PrincipalAnnouncer,
+    private readonly config: Pick<BaseConfig, 'quotaDefaults'>,
   ) {
     this.organizations = new OrganizationsRepository(db);
     this.users = new UsersRepository(db);
@@ -126,16 +128,17 @@ export class AdminCommands {
     const permissions = permissionList(flags);
     // fleet-wide data is granted only here, never by `*` nor by a role
     if (flag(flags, 'platform-operator')) permissions.push(PLATFORM_OPERATE);
+    const name = need(flags, 'name');
     const token = newApiKeyToken();
-    const key = await this.apiKeys.create({
-      id: newId('key'),
-      organizationId: orgId,
-      name: need(flags, 'name'),
-      tokenHash: sha256Hex(token),
-      tokenHint: token.slice(0, 8),
-      permissions,
-      createdAt: new Date(),
-      revokedAt: null,
+    // counted and inserted under the organization's quota lock, like the API's creates
+    const key = await this.organizations.withQuotaLock(orgId, async (tx, overrides) => {
+      const limit = quotaLimit(this.config.quotaDefaults, overrides, 'apiKeys');
+      const used = await this.apiKeys.countUsableInOrganization(orgId, tx);
+      if (used >= limit) throw quotaExceeded({ resource: 'apiKeys', limit, used, rule: 'quota' });
+      return this.apiKeys.create(
+        { id: newId('key'), organizationId: orgId, name, tokenHash: sha256Hex(token), tokenHint: token.slice(0, 8), permissions, createdAt: new Date(), revokedAt: null },
+        tx,
+      );
     });
     return { id: key.id, name: key.name, token, permissions: key.permissions };
   }
@@ -156,6 +159,24 @@ export class AdminCommands {
     if (!(await this.apiKeys.changePermissions(id, permissions))) throw new UsageError(`no usable API key ${id}`);
     await this.principals.announce({ kind: 'apiKey', id });
     return { id, permissions };
+  }
+
+  /** Sets an organization's own quotas (`default` puts one back to the deployment's default) and shows them. */
+  async orgQuota(flags: Flags) {
+    const orgId = need(flags, 'org');
+    const flagOf: Record<(typeof QUOTA_RESOURCES)[number], string> = { sessions: 'sessions', webhooks: 'webhooks', apiKeys: 'api-keys' };
+    const patch: Partial<QuotaOverrides> = {};
+    for (const resource of QUOTA_RESOURCES) {
+      const raw = flags[flagOf[resource]];
+      if (raw === undefined) continue;
+      if (raw === 'default') patch[resource] = null;
+      else if (/^\d{1,7}$/.test(raw)) patch[resource] = Number(raw);
+      else throw new UsageError(`--${flagOf[resource]} must be a whole number up to 9999999, or default`);
+    }
+    const overrides = await this.organizations.setQuotas(orgId, patch);
+    if (!overrides) throw new UsageError(`no organization ${orgId}`);
+    const effective = Object.fromEntries(QUOTA_RESOURCES.map((r) => [r, quotaLimit(this.config.quotaDefaults, overrides, r)]));
+    return { organization: { id: orgId }, quotas: effective, overrides };
   }
 
   private async assertOrg(id: string): Promise<void> {

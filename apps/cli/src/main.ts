@@ -17,6 +17,7 @@ const USAGE = `usage: npm run -s cli -- <command> [--flag value …]
   apikey:create --org <orgId> --name <name> --permissions sessions:read,webhooks:manage|* [--platform-operator]
   apikey:permissions --id <keyId> --permissions sessions:read,…|* [--platform-operator]
   apikey:revoke --id <keyId>
+  org:quota --org <orgId> [--sessions <n>|default] [--webhooks <n>|default] [--api-keys <n>|default]
   openapi`;
 
 function parseFlags(args: string[]): Record<string, string> {
@@ -62,6 +63,7 @@ async function run(argv: string[]): Promise<unknown> {
     'apikey:create': (c) => c.apiKeyCreate(flags),
     'apikey:permissions': (c) => c.apiKeyPermissions(flags),
     'apikey:revoke': (c) => c.apiKeyRevoke(flags),
+    'org:quota': (c) => c.orgQuota(flags),
   };
   const handler = handlers[command];
   if (!handler) throw new UsageError(command ? `unknown command ${command}` : 'no command given');
@@ -77,7 +79,7 @@ async function run(argv: string[]): Promise<unknown> {
     },
   };
   try {
-    return await handler(new AdminCommands(db, announcer));
+    return await handler(new AdminCommands(db, announcer, config));
   } finally {
     await db.destroy();
     (redis as Redis | null)?.disconnect();

@@ -46,6 +46,23 @@ export class BaseConfig {
   @IsOptional() @IsString()
   SECRET_ENCRYPTION_PREVIOUS_KEYS?: string;
 
+  /**
+   * Default quotas of an organization (the admin CLI overrides them per organization: `org:quota`). Here rather than
+   * in ApiConfig because the CLI enforces the API-key quota itself.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
+  QUOTA_SESSIONS = 100;
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
+  QUOTA_WEBHOOKS = 100;
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
+  QUOTA_API_KEYS = 100;
+
+  get quotaDefaults(): { sessions: number; webhooks: number; apiKeys: number } {
+    return { sessions: this.QUOTA_SESSIONS, webhooks: this.QUOTA_WEBHOOKS, apiKeys: this.QUOTA_API_KEYS };
+  }
+
   get isProduction(): boolean {
     return this.NODE_ENV === 'production';
   }
@@ -113,6 +130,40 @@ export class ApiConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(100) @Max(300000)
   MEDIA_FETCH_TIMEOUT_MS = 15000;
 
+  /**
+   * Fair share of a shared fleet: an organization may hold at most this percentage of the live gateways' total
+   * capacity (at least one session), so it can never take the last slots from the others.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(100)
+  QUOTA_FLEET_SHARE_PERCENT = 50;
+
+  /** Requests per minute per credential (API key, user), across replicas. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10_000_000)
+  RATE_LIMIT_CREDENTIAL_PER_MIN = 1200;
+
+  /** Requests per minute per client IP, across replicas (health and metrics are not counted). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10_000_000)
+  RATE_LIMIT_IP_PER_MIN = 3000;
+
+  /** Login attempts per minute per client IP. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10_000_000)
+  LOGIN_RATE_IP_PER_MIN = 30;
+
+  /** Failed logins of one account allowed before its exponential backoff starts. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(1000)
+  LOGIN_FREE_FAILURES_PER_ACCOUNT = 5;
+
+  /** Failed logins from one IP (any account) allowed before its exponential backoff starts. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(100_000)
+  LOGIN_FREE_FAILURES_PER_IP = 20;
+
+  /** First backoff after the free failures; doubles per further failure up to the max. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3_600_000)
+  LOGIN_BACKOFF_BASE_MS = 1000;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(86_400_000)
+  LOGIN_BACKOFF_MAX_MS = 15 * 60_000;
+
   jwtSecret = '';
 
   /**
@@ -125,6 +176,7 @@ export class ApiConfig extends BaseConfig {
 
   override finalize(): void {
     super.finalize();
+    if (this.LOGIN_BACKOFF_BASE_MS > this.LOGIN_BACKOFF_MAX_MS) throw new ConfigError('LOGIN_BACKOFF_BASE_MS', 'must not exceed LOGIN_BACKOFF_MAX_MS');
     if (this.JWT_SECRET) {
       if (this.JWT_SECRET.length < 32) throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
       this.jwtSecret = this.JWT_SECRET;

@@ -6,3 +6,4 @@ export * from './events';
 export * from './commands';
 export * from './network-sim';
 export * from './messages';
+export * from './quotas';

@@ -2,6 +2,12 @@ import { DomainError } from '@app/contracts';
 import type { SessionsRepository } from '@app/database';
 import type { GatewayDirectory } from './gateway-registry';
 
+/** Where a new session goes, and the live fleet's total capacity it was chosen from (the fair-share base). */
+export interface Placement {
+  gatewayId: string;
+  fleetCapacity: number;
+}
+
 /**
  * Chooses the live gateway with the most free capacity for a session.
  * Load is counted from the sessions table (sessions placed there that should run), not from the heartbeats,
@@ -13,7 +19,7 @@ export class SessionPlacement {
     private readonly sessions: Pick<SessionsRepository, 'placedCountsOn'>,
   ) {}
 
-  async choose(): Promise<string> {
+  async choose(): Promise<Placement> {
     const live = await this.directory.live();
     if (live.length === 0) throw new DomainError('gateway_unavailable', 'no gateway is available to host the session');
     const placed = await this.sessions.placedCountsOn(live.map((g) => g.id));
@@ -22,6 +28,6 @@ export class SessionPlacement {
       .sort((a, b) => b.free - a.free || a.placed - b.placed || a.id.localeCompare(b.id));
     const best = ranked[0];
     if (best.free <= 0) throw new DomainError('gateway_unavailable', 'every gateway is at capacity');
-    return best.id;
+    return { gatewayId: best.id, fleetCapacity: live.reduce((sum, g) => sum + g.capacity, 0) };
   }
 }

@@ -1,1 +1,3 @@
 export * from './redis';
+export * from './rate-windows';
+export * from './request-limits';

@@ -1,5 +1,7 @@
-import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Ip, Post } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
+import { DomainError } from '@app/contracts';
+import { LoginThrottle } from '../limits/login-throttle';
 import { CurrentPrincipal, Public } from './auth.decorators';
 import { AuthService } from './auth.service';
 import { LoginDto, MeResponse, TokenResponse } from './dto/login.dto';
@@ -8,14 +10,26 @@ import type { Principal } from './principal';
 @ApiTags('auth')
 @Controller('auth')
 export class AuthController {
-  constructor(private readonly auth: AuthService) {}
+  constructor(
+    private readonly auth: AuthService,
+    private readonly throttle: LoginThrottle,
+  ) {}
 
   @Public()
   @Post('login')
   @HttpCode(200)
   @ApiOkResponse({ type: TokenResponse })
-  login(@Body() body: LoginDto): Promise<TokenResponse> {
-    return this.auth.login(body.email, body.password);
+  @ApiTooManyRequestsResponse({ description: 'too many attempts from this IP, or backoff after failed logins of this account or IP; Retry-After in seconds' })
+  async login(@Body() body: LoginDto, @Ip() ip: string): Promise<TokenResponse> {
+    await this.throttle.admit(body.email, ip);
+    try {
+      const token = await this.auth.login(body.email, body.password);
+      await this.throttle.succeeded(body.email);
+      return token;
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'unauthorized') await this.throttle.failed(body.email, ip);
+      throw err;
+    }
   }
 
   @Get('me')

@@ -5,6 +5,7 @@ import { EventPublisher } from '@app/events';
 import { CommandBus, GatewayDirectory, RedisQrBoard, SessionPlacement } from '@app/fleet';
 import type { Principal } from '../auth/principal';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
+import { OrganizationQuotas } from '../limits/organization-quotas';
 import type { CreateGroupDto } from './dto/group.dto';
 import type { CreateSessionDto, UpdateSessionDto } from './dto/session.dto';
 import { toGroupView, toSessionView } from './session.view';
@@ -26,32 +27,47 @@ export class SessionsService {
     private readonly bus: CommandBus,
     private readonly events: EventPublisher,
     private readonly qrBoard: RedisQrBoard,
+    private readonly quotas: OrganizationQuotas,
   ) {}
 
-  /** Placed on the live gateway with the most room and started there; no gateway → 503 and nothing is kept. */
+  /**
+   * Within the organization's quota and fair share of the fleet (403), placed on the live gateway with the most room
+   * and started there; no gateway → 503 and nothing is kept.
+   */
   async create(principal: Principal, body: CreateSessionDto): Promise<SessionView> {
-    const gatewayId = await this.placement.choose();
-    const now = new Date();
-    const session = await this.sessions.create({
-      id: newId('ses'),
-      organizationId: principal.organizationId,
-      createdByUserId: principal.kind === 'user' ? principal.id : null,
-      gatewayId,
-      label: body.label,
-      status: 'stopped',
-      desiredState: 'running',
-      phoneNumber: null,
-      waJid: null,
-      waLid: null,
-      isAdminSession: body.isAdminSession ?? SESSION_DEFAULTS.isAdminSession,
-      autoRead: body.autoRead ?? SESSION_DEFAULTS.autoRead,
-      presenceTyping: body.presenceTyping ?? SESSION_DEFAULTS.presenceTyping,
-      ratePerMin: body.ratePerMin ?? SESSION_DEFAULTS.ratePerMin,
-      ratePerHour: body.ratePerHour ?? SESSION_DEFAULTS.ratePerHour,
-      createdAt: now,
-      updatedAt: now,
-      lastConnectedAt: null,
-    });
+    const organizationId = principal.organizationId;
+    const { session, gatewayId } = await this.quotas.admitSession(
+      organizationId,
+      (tx) => this.sessions.countInOrganization(organizationId, tx),
+      () => this.placement.choose(),
+      async (tx, { gatewayId }) => {
+        const now = new Date();
+        const row = await this.sessions.create(
+          {
+            id: newId('ses'),
+            organizationId,
+            createdByUserId: principal.kind === 'user' ? principal.id : null,
+            gatewayId,
+            label: body.label,
+            status: 'stopped',
+            desiredState: 'running',
+            phoneNumber: null,
+            waJid: null,
+            waLid: null,
+            isAdminSession: body.isAdminSession ?? SESSION_DEFAULTS.isAdminSession,
+            autoRead: body.autoRead ?? SESSION_DEFAULTS.autoRead,
+            presenceTyping: body.presenceTyping ?? SESSION_DEFAULTS.presenceTyping,
+            ratePerMin: body.ratePerMin ?? SESSION_DEFAULTS.ratePerMin,
+            ratePerHour: body.ratePerHour ?? SESSION_DEFAULTS.ratePerHour,
+            createdAt: now,
+            updatedAt: now,
+            lastConnectedAt: null,
+          },
+          tx,
+        );
+        return { session: row, gatewayId };
+      },
+    );
     try {
       await this.bus.send(gatewayId, 'session.start', { sessionId: session.id });
     } catch (err) {
@@ -170,7 +186,7 @@ export class SessionsService {
 
   private async placeOnLiveGateway(session: Session): Promise<string> {
     if (session.gatewayId && (await this.directory.isAlive(session.gatewayId))) return session.gatewayId;
-    const target = await this.placement.choose();
+    const { gatewayId: target } = await this.placement.choose();
     await this.sessions.moveToGateway(session.id, session.gatewayId, target);
     session.gatewayId = target;
     return target;

@@ -4,6 +4,7 @@ import { SecretBox } from '@app/crypto';
 import { newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
 import { WebhookChanges } from '@app/events';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
+import { OrganizationQuotas } from '../limits/organization-quotas';
 import { CreateWebhookDto, RetryPolicyDto, UpdateWebhookDto } from './dto/webhook.dto';
 import { WebhookTargetPolicy } from './webhook-target.policy';
 import { toWebhookView } from './webhook.view';
@@ -18,13 +19,14 @@ export class WebhooksService {
     private readonly changes: WebhookChanges,
     private readonly box: SecretBox,
     private readonly targets: WebhookTargetPolicy,
+    private readonly quotas: OrganizationQuotas,
   ) {}
 
   async create(organizationId: string, body: CreateWebhookDto): Promise<WebhookView> {
     await this.targets.assertAllowed(body.url);
     await this.assertOwnSession(organizationId, body.sessionId ?? null);
     const now = new Date();
-    const webhook = await this.webhooks.save({
+    const row: Webhook = {
       id: newId('whk'),
       organizationId,
       url: body.url,
@@ -36,7 +38,13 @@ export class WebhooksService {
       secretEncrypted: body.secret ? this.box.encrypt(body.secret) : null,
       createdAt: now,
       updatedAt: now,
-    });
+    };
+    const webhook = await this.quotas.admit(
+      organizationId,
+      'webhooks',
+      (tx) => this.webhooks.countInOrganization(organizationId, tx),
+      (tx) => this.webhooks.save(row, tx),
+    );
     await this.announceChange(webhook.id);
     return toWebhookView(webhook);
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ApiKey } from '../entities/api-key.entity';
 
 @Injectable()
@@ -20,8 +20,13 @@ export class ApiKeysRepository {
     return this.repo.findOne({ where: { id } });
   }
 
-  async create(key: ApiKey): Promise<ApiKey> {
-    return this.repo.save(key);
+  async create(key: ApiKey, manager: EntityManager = this.db.manager): Promise<ApiKey> {
+    return manager.getRepository(ApiKey).save(key);
+  }
+
+  /** What the API-key quota counts: keys not revoked. */
+  async countUsableInOrganization(organizationId: string, manager: EntityManager = this.db.manager): Promise<number> {
+    return manager.getRepository(ApiKey).count({ where: { organizationId, revokedAt: IsNull() } });
   }
 
   /** False when there is no usable (unrevoked) key with this id. */

@@ -75,8 +75,14 @@ export class SessionsRepository {
     return this.db.getRepository(Session);
   }
 
-  async create(session: Session): Promise<Session> {
-    return this.repo.save(this.repo.create(session));
+  async create(session: Session, manager: EntityManager = this.db.manager): Promise<Session> {
+    const repo = manager.getRepository(Session);
+    return repo.save(repo.create(session));
+  }
+
+  /** What the organization's session quota counts: every session it holds, running or not. */
+  async countInOrganization(organizationId: string, manager: EntityManager = this.db.manager): Promise<number> {
+    return manager.getRepository(Session).count({ where: { organizationId } });
   }
 
   /** Another organization's session is not found. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import type { RetryPolicy } from '@app/contracts';
 import { Webhook } from '../entities/webhook.entity';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
@@ -49,8 +49,13 @@ export class WebhooksRepository {
   }
 
   /** Inserts a new webhook or writes every field of a loaded one back. */
-  async save(webhook: Webhook): Promise<Webhook> {
-    return this.repo.save(this.repo.create(webhook));
+  async save(webhook: Webhook, manager: EntityManager = this.db.manager): Promise<Webhook> {
+    const repo = manager.getRepository(Webhook);
+    return repo.save(repo.create(webhook));
+  }
+
+  async countInOrganization(organizationId: string, manager: EntityManager = this.db.manager): Promise<number> {
+    return manager.getRepository(Webhook).count({ where: { organizationId } });
   }
 
   /** Another organization's webhook is not found. */

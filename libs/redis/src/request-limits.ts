@@ -1,0 +1,99 @@
+import type { Redis } from 'ioredis';
+import { createHash } from 'node:crypto';
+import { RateWindows, RateWindow } from './rate-windows';
+import type { RedisKeys } from './redis';
+
+/** Subjects (emails, IPs, token hashes) are hashed into keys: bounded length, no personal data in key names. */
+const digest = (subject: string) => createHash('sha256').update(subject).digest('base64url').slice(0, 22);
+
+/**
+ * Request rate limits of the API, shared by every replica: one sliding window per (limit name, subject), e.g.
+ * (`ip`, 203.0.113.7) or (`credential`, a key's token hash). Keys: `rate:<name>:<digest(subject)>`.
+ */
+export class RequestRateLimits {
+  private readonly windows: RateWindows;
+  private seq = 0;
+
+  constructor(
+    redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {
+    this.windows = new RateWindows(redis);
+  }
+
+  /** Counts one request of `subject` against `name`'s window; a refusal counts nothing and says how long to wait. */
+  async hit(name: string, subject: string, window: RateWindow): Promise<{ accepted: true } | { accepted: false; retryAfterMs: number }> {
+    const member = `${process.pid}.${Date.now()}.${++this.seq}.${Math.random().toString(36).slice(2, 8)}`;
+    const decision = await this.windows.tryAccept(this.keys.key(`rate:${name}:${digest(subject)}`), member, [window]);
+    return decision.accepted ? { accepted: true } : { accepted: false, retryAfterMs: decision.retryAfterMs };
+  }
+}
+
+export interface BackoffPolicy {
+  /** failures allowed before the first block */
+  freeFailures: number;
+  /** first block; doubles per further failure */
+  baseMs: number;
+  maxMs: number;
+  /** failures are forgotten this long after the last one */
+  memoryMs: number;
+}
+
+/**
+ * Counts a failure; past the free ones, blocks the subject for base·2^(n-free-1), capped. Atomic, so concurrent
+ * failures of one subject each double the block once.
+ */
+const FAIL = `
+local n = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+local over = n - tonumber(ARGV[1])
+if over <= 0 then return {n, 0} end
+local block = tonumber(ARGV[2]) * (2 ^ math.min(over - 1, 40))
+if block > tonumber(ARGV[3]) then block = tonumber(ARGV[3]) end
+redis.call('SET', KEYS[2], '1', 'PX', math.floor(block))
+return {n, math.floor(block)}
+`;
+
+/**
+ * Exponential backoff after failed logins, per subject (an account's email, a client IP), across replicas.
+ * Keys: `login-failures:<digest>` (count, forgotten after memoryMs) and `login-block:<digest>` (expires with the block).
+ */
+export class LoginBackoff {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  private failuresKey(subject: string): string {
+    return this.keys.key(`login-failures:${digest(subject)}`);
+  }
+
+  private blockKey(subject: string): string {
+    return this.keys.key(`login-block:${digest(subject)}`);
+  }
+
+  /** Milliseconds the subject must still wait, 0 when it may try. */
+  async blockedFor(subject: string): Promise<number> {
+    return Math.max(0, await this.redis.pttl(this.blockKey(subject)));
+  }
+
+  /** Counts a failed attempt; returns the block it earned (0 while within the free failures). */
+  async failed(subject: string, policy: BackoffPolicy): Promise<number> {
+    const [, block] = (await this.redis.eval(
+      FAIL,
+      2,
+      this.failuresKey(subject),
+      this.blockKey(subject),
+      policy.freeFailures,
+      policy.baseMs,
+      policy.maxMs,
+      policy.memoryMs,
+    )) as [number, number];
+    return block;
+  }
+
+  /** A successful login forgets the subject's failures. */
+  async succeeded(subject: string): Promise<void> {
+    await this.redis.del(this.failuresKey(subject), this.blockKey(subject));
+  }
+}

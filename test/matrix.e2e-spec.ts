@@ -1,0 +1,188 @@
+import { DataSource } from 'typeorm';
+import type { Permission } from '@app/contracts';
+import { PERMISSIONS } from '@app/contracts';
+import { ApiKey, newId, Session, User, Webhook } from '@app/database';
+import { buildOpenApiDocument } from '../apps/api/src/bootstrap';
+import { signAccessToken } from '../apps/api/src/auth/access-token';
+import { startApi } from './support/api-app';
+import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
+
+/**
+ * Every operation of the OpenAPI document, called as an attacker would: with another organization's ids, with each
+ * bad credential and with each insufficient right. An operation the document has and this table lacks fails the
+ * suite, so a route added later must say here what it requires.
+ *
+ * `permission`: what the route requires (`public`: nothing, `authenticated`: any valid credential).
+ * `body`: a valid body, so that a cross-organization call gets past validation and meets the scoping.
+ */
+type Requirement = Permission | 'public' | 'authenticated';
+interface Entry {
+  permission: Requirement;
+  body?: object;
+}
+
+const MATRIX: Record<string, Entry> = {
+  Auth_login: { permission: 'public' },
+  Auth_me: { permission: 'authenticated' },
+  Webhooks_create: { permission: 'webhooks:manage', body: { url: 'https://example.com/matrix' } },
+  Webhooks_list: { permission: 'webhooks:manage' },
+  Webhooks_get: { permission: 'webhooks:manage' },
+  Webhooks_update: { permission: 'webhooks:manage', body: { active: false } },
+  Webhooks_remove: { permission: 'webhooks:manage' },
+  Deliveries_list: { permission: 'webhooks:manage' },
+  Deliveries_get: { permission: 'webhooks:manage' },
+  Deliveries_replay: { permission: 'webhooks:manage' },
+  Deliveries_test: { permission: 'webhooks:manage' },
+  Sessions_create: { permission: 'sessions:write', body: { label: 'matrix' } },
+  Sessions_list: { permission: 'sessions:read' },
+  Sessions_get: { permission: 'sessions:read' },
+  Sessions_update: { permission: 'sessions:write', body: { label: 'renamed' } },
+  Sessions_remove: { permission: 'sessions:write' },
+  Sessions_start: { permission: 'sessions:write' },
+  Sessions_stop: { permission: 'sessions:write' },
+  Sessions_restart: { permission: 'sessions:write' },
+  Sessions_logout: { permission: 'sessions:write' },
+  Sessions_requestCode: { permission: 'sessions:write', body: { phoneNumber: '15551234567' } },
+  // a QR pairs the organization's number to whoever scans it: write, not read
+  Sessions_qr: { permission: 'sessions:write' },
+  Sessions_groups: { permission: 'sessions:read' },
+  Sessions_createGroup: { permission: 'groups:write', body: { name: 'matrix group', participants: [] } },
+  // a tenant sees the gateways of its own sessions; the fleet-wide view needs platform:operate (test/gateways.e2e-spec.ts)
+  Gateways_list: { permission: 'sessions:read' },
+  Messages_send: { permission: 'messages:send', body: { to: '15551234567', text: 'hello' } },
+  Messages_list: { permission: 'sessions:read' },
+  Messages_get: { permission: 'sessions:read' },
+  Messages_media: { permission: 'sessions:read' },
+};
+
+interface Operation {
+  id: string;
+  method: 'get' | 'post' | 'patch' | 'delete' | 'put';
+  path: string;
+}
+
+describe('authorization matrix over the OpenAPI document (issue 12 item 8)', () => {
+  let api: Awaited<ReturnType<typeof startApi>>;
+  let db: DataSource;
+  let caller: SeededOrg;
+  let victim: SeededOrg;
+  let operations: Operation[];
+  const victimIds: Record<string, string> = {};
+  const badCredentials: Array<[string, Record<string, string>]> = [];
+
+  beforeAll(async () => {
+    api = await startApi();
+    db = await testDataSource();
+    caller = await seedOrganization('Caller');
+    victim = await seedOrganization('Victim');
+    const doc = buildOpenApiDocument(api.app);
+    operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+      (['get', 'post', 'patch', 'delete', 'put'] as const).filter((m) => item[m]).map((method) => ({ id: item[method]!.operationId!, method, path })),
+    );
+
+    const session = await db.getRepository(Session).save({
+      id: newId('ses'),
+      organizationId: victim.id,
+      createdByUserId: null,
+      gatewayId: null,
+      label: 'victim session',
+      status: 'stopped',
+      desiredState: 'stopped',
+    } as Partial<Session>);
+    const webhook = await api.http().post('/api/v1/webhooks').set(bearer(victim.adminKey)).send({ url: 'https://example.com/victim' }).expect(201);
+    victimIds.session = session.id;
+    victimIds.webhook = webhook.body.id;
+
+    const revoked = await caller.apiKey(['*']);
+    await db.getRepository(ApiKey).update({ id: revoked.id }, { revokedAt: new Date() });
+    const departed = await seedOrganization('Departed');
+    const gone = departed.users.owner;
+    await db.getRepository(User).update({ id: gone.id }, { deletedAt: new Date() });
+    badCredentials.push(
+      ['no credential', {}],
+      ['a malformed header', { Authorization: 'Bearer' }],
+      ['a token that is neither a key nor a JWT', bearer('not-a-token')],
+      ['a JWT signed with another secret', bearer(signAccessToken({ sub: caller.users.owner.id, org: caller.id, role: 'owner' }, 'x'.repeat(48), 3600))],
+      ['a revoked API key', bearer(revoked.token)],
+      ['a deleted user’s JWT', bearer(gone.token)],
+    );
+  });
+  afterAll(async () => {
+    await api.app.close();
+    await closeTestDataSource();
+  });
+
+  /** The path with every parameter filled: `{id}` is the victim's session or webhook, other ids are made up. */
+  const fill = (op: Operation) =>
+    op.path
+      .replace('{id}', op.path.startsWith('/api/v1/webhooks') ? victimIds.webhook : victimIds.session)
+      .replace(/\{(\w+)\}/g, (_m, name: string) => `${name}-${newId('msg')}`);
+
+  const call = (op: Operation, headers: Record<string, string>) => {
+    const req = api.http()[op.method](fill(op)).set(headers);
+    const body = MATRIX[op.id]?.body;
+    return body ? req.send(body) : req;
+  };
+
+  /** What the victim organization holds, to prove a refused call changed nothing. */
+  const victimState = async () => ({
+    sessions: await db.getRepository(Session).find({ where: { organizationId: victim.id }, order: { id: 'ASC' } }),
+    webhooks: await db.getRepository(Webhook).find({ where: { organizationId: victim.id }, order: { id: 'ASC' } }),
+  });
+
+  it('has an entry for every operation of the document, and no stale one', () => {
+    const inDocument = operations.map((o) => o.id).sort();
+    expect(inDocument.filter((id) => !MATRIX[id])).toEqual([]);
+    expect(Object.keys(MATRIX).filter((id) => !inDocument.includes(id))).toEqual([]);
+  });
+
+  it('answers every bad credential with 401 in the envelope on every non-public operation', async () => {
+    const failures: string[] = [];
+    for (const op of operations.filter((o) => MATRIX[o.id].permission !== 'public')) {
+      for (const [what, headers] of badCredentials) {
+        const res = await call(op, headers);
+        if (res.status !== 401 || res.body?.error?.code !== 'unauthorized') failures.push(`${op.id} with ${what}: ${res.status}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('answers 403 to a key with every permission but the required one, and to a role that lacks it', async () => {
+    const failures: string[] = [];
+    for (const op of operations) {
+      const required = MATRIX[op.id].permission;
+      if (required === 'public' || required === 'authenticated') continue;
+      const key = await caller.apiKey(PERMISSIONS.filter((p) => p !== required));
+      const roles = (['viewer', 'member'] as const).filter((r) => !roleGrants(r, required));
+      for (const [who, token] of [['a key without it', key.token], ...roles.map((r) => [r, caller.users[r].token])]) {
+        const res = await call(op, bearer(token));
+        if (res.status !== 403 || res.body?.error?.code !== 'forbidden') failures.push(`${op.id} as ${who}: ${res.status}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('answers 404 to every operation on another organization’s ids, and changes nothing of theirs', async () => {
+    const before = await victimState();
+    const failures: string[] = [];
+    for (const op of operations.filter((o) => o.path.includes('{id}'))) {
+      const res = await call(op, bearer(caller.adminKey));
+      if (res.status !== 404 || res.body?.error?.code !== 'not_found') failures.push(`${op.id}: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+    expect(failures).toEqual([]);
+    expect(await victimState()).toEqual(before);
+  });
+
+  it('lists only the caller’s own rows', async () => {
+    for (const path of ['/api/v1/sessions', '/api/v1/webhooks']) {
+      const res = await api.http().get(path).set(bearer(caller.adminKey)).expect(200);
+      expect(JSON.stringify(res.body)).not.toContain(victim.id);
+      expect(JSON.stringify(res.body)).not.toContain(victimIds.session);
+      expect(JSON.stringify(res.body)).not.toContain(victimIds.webhook);
+    }
+  });
+});
+
+function roleGrants(role: 'viewer' | 'member', permission: Permission): boolean {
+  return role === 'viewer' ? permission === 'sessions:read' : permission !== 'webhooks:manage';
+}
