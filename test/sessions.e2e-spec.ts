@@ -186,9 +186,13 @@ describe('Sessions API against a gateway on the network simulator', () => {
     const { createRedis } = await import('@app/redis');
     const redis = createRedis(process.env.REDIS_URL!);
     try {
-      const entries = await redis.xrange(`${process.env.REDIS_KEY_PREFIX}:events`, '-', '+');
-      const envelopes = entries.map(([, fields]) => JSON.parse(fields[1]));
-      expect(envelopes.some((e) => e.event === 'message.received' && e.sessionId === s.id && e.payload.message.text === 'hello gateway')).toBe(true);
+      // the stream append follows the outbox commit (the event commits with the message row), so it may trail it
+      const streamed = await waitFor(async () => {
+        const entries = await redis.xrange(`${process.env.REDIS_KEY_PREFIX}:events`, '-', '+');
+        const envelopes = entries.map(([, fields]) => JSON.parse(fields[1]));
+        return envelopes.some((e) => e.event === 'message.received' && e.sessionId === s.id && e.payload.message.text === 'hello gateway') || null;
+      }, 5000, 'message.received on the stream');
+      expect(streamed).toBe(true);
     } finally {
       redis.disconnect();
     }

@@ -70,8 +70,10 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
   it('drains in acceptance (commit) order, not id order, when a later id commits first', async () => {
     // a fresh session, so nothing queued by the other tests is ahead
     sessionId = (await newSession(db, orgId)).id;
-    const earlyId = outbound();
-    const lateId = outbound();
+    // ids minted in one millisecond are not ordered by their random part: order them explicitly
+    const [lowId, highId] = [newId('msg'), newId('msg')].sort();
+    const earlyId = outbound({ id: lowId });
+    const lateId = outbound({ id: highId });
     // the request that minted the later id commits first: it is the first accepted
     const first = (await messages.insertOutbound(lateId, null, order()))!;
     const second = (await messages.insertOutbound(earlyId, null, order()))!;
