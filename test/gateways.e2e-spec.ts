@@ -61,6 +61,8 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
     gateways.set(name, proc);
     return proc;
   };
+  /** the fencing token the session row holds; the lease's holder stamps the same one */
+  const leaseTokenOf = async (sid: string) => Number((await (await testDataSource()).query('SELECT lease_token FROM sessions WHERE id = $1', [sid]))[0].lease_token);
   const listGateways = async () => (await api().get('/api/v1/gateways').set(bearer(org.users.viewer.token))).body.data as Array<{ id: string; alive: boolean; sessionCount: number; capacity: number }>;
 
   beforeAll(async () => {
@@ -105,7 +107,7 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
   it('holds a lease per running session and frees it on stop', async () => {
     const s = await createSession('leased');
     await waitStatus(s.id, 'scan_qr_code');
-    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(s.gatewayId);
+    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(`${s.gatewayId}|${await leaseTokenOf(s.id)}`);
     expect(Number(await redis.pttl(keys.key(REGISTRY_KEYS.lease(s.id))))).toBeGreaterThan(0);
     await api().post(`/api/v1/sessions/${s.id}:stop`).set(bearer(org.adminKey)).expect(200);
     expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBeNull();
@@ -121,7 +123,7 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
     await waitStatus(s.id, 'reconnecting');
     // several heartbeats pass while it waits; none may count the ghost's lease as one this gateway lost
     await waitStatus(s.id, 'scan_qr_code');
-    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(s.gatewayId);
+    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(`${s.gatewayId}|${await leaseTokenOf(s.id)}`);
   });
 
   it('a restarted gateway resumes its paired sessions from stored auth state, without a new QR', async () => {

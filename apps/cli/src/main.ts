@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { BaseConfig, loadConfigOrExit } from '@app/config';
 import { dataSourceOptions, migrate } from '@app/database';
+import { GatewayDirectory } from '@app/fleet';
+import { createRedis, RedisKeys } from '@app/redis';
 import { AdminCommands, UsageError } from './admin.commands';
 
 /** Admin CLI: JSON on stdout only; anything else goes to stderr. */
@@ -12,6 +14,7 @@ const USAGE = `usage: npm run -s cli -- <command> [--flag value …]
   user:delete --id <userId>
   apikey:create --org <orgId> --name <name> --permissions sessions:read,webhooks:manage|*
   apikey:revoke --id <keyId>
+  gateway:drain --id <gatewayId>
   openapi`;
 
 function parseFlags(args: string[]): Record<string, string> {
@@ -46,6 +49,7 @@ async function run(argv: string[]): Promise<unknown> {
     await app.close();
     return doc;
   }
+  if (command === 'gateway:drain') return requestDrain(config, flags);
   const handlers: Record<string, (c: AdminCommands) => Promise<unknown>> = {
     'org:create': (c) => c.orgCreate(flags),
     'user:create': (c) => c.userCreate(flags),
@@ -62,6 +66,21 @@ async function run(argv: string[]): Promise<unknown> {
     return await handler(new AdminCommands(db));
   } finally {
     await db.destroy();
+  }
+}
+
+/** Asks a gateway to drain; it sees the request within a heartbeat, hands its sessions over and exits. */
+async function requestDrain(config: BaseConfig, flags: Record<string, string>): Promise<unknown> {
+  const gatewayId = flags.id;
+  if (!gatewayId) throw new UsageError('gateway:drain needs --id <gatewayId>');
+  const redis = createRedis(config.REDIS_URL);
+  try {
+    if (!(await new GatewayDirectory(redis, new RedisKeys(config.REDIS_KEY_PREFIX)).requestDrain(gatewayId))) {
+      throw new Error(`no gateway ${gatewayId} is registered`);
+    }
+    return { gatewayId, drainRequested: true };
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
   }
 }
 

@@ -279,6 +279,10 @@ export class SimConfig {
   @Transform(toInt) @IsInt() @Min(20) @Max(600000)
   SIM_QR_INTERVAL_MS = 20000;
 
+  /** Ping each device socket this often and drop one that missed a pong (0: off), as WhatsApp drops a silent client. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(600000)
+  SIM_KEEPALIVE_MS = 0;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 }
