@@ -151,7 +151,8 @@ export class SessionsRepository {
    * the previous holder's writes (fenced on its own token) are refused from now on.
    */
   async takeLeaseToken(id: string): Promise<number> {
-    const rows: Array<{ lease_token: string }> = await this.db.query(
+    // an UPDATE answers [rows, rowCount]
+    const [rows]: [Array<{ lease_token: string }>, number] = await this.db.query(
       'UPDATE sessions SET lease_token = lease_token + 1 WHERE id = $1 RETURNING lease_token',
       [id],
     );
