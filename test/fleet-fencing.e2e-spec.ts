@@ -88,7 +88,6 @@ describe('Fleet fencing: a paused gateway that lost its lease never opens the de
     await waitFor(async () => (await getSession(s.id)).status === 'working', 10_000, 'the session to work on the taker');
 
     paused.child.kill('SIGCONT');
-    await waitFor(async () => paused.output().includes('lease renewals lapsed'), 10_000, 'the resumed gateway to fence itself');
     // the resumed gateway beats again (it is alive) and has converged on the table: it holds nothing
     await waitFor(async () => (await redis.exists(keys.key(REGISTRY_KEYS.alive(id('paused'))))) === 1, 10_000, 'the resumed gateway to beat');
     // several of its heartbeats and converge passes go by

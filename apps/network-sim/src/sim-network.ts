@@ -54,7 +54,7 @@ export interface DeviceView {
   lid: string | null;
   phoneNumber: string | null;
   connected: boolean;
-  /** How often the device came online (`open`): a second holder's reconnect shows here. */
+  /** How often the device came online (paired, or `open` on a resume): a second holder's reconnect shows here. */
   opens: number;
   /**
    * The most sockets of this device open at once, counting a replaced one until its transport has closed: above 1
@@ -473,6 +473,8 @@ export class SimNetwork {
     device.account = credential.account;
     device.pairingCode = null;
     device.pending = [];
+    // pairing brings the device online on this socket, as a resume with the credential does
+    device.opens += 1;
     device.link!.send({ type: 'paired', credential });
   }
 
