@@ -6,6 +6,7 @@ import { loadRunContext } from './support/run-context';
 process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:fleet-drain-${process.pid}`;
 
 import { createApiApp } from '../apps/api/src/bootstrap';
+import { startSimGateway } from './support/fleet';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { createWebhookRow, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
@@ -27,24 +28,14 @@ describe('Fleet drain: SIGTERM hands every session to the other gateways, one by
   const sessions = async (): Promise<Array<{ id: string; status: string; gatewayId: string }>> =>
     (await api().get('/api/v1/sessions?limit=100').set(bearer(org.adminKey))).body.data;
   const startGateway = async (name: string) => {
-    const port = await freePort();
-    const proc = await startApp(
-      'gateway',
-      {
-        GATEWAY_ID: id(name),
-        GATEWAY_ENGINE: 'sim',
-        NETWORK_SIM_URL: simUrl,
-        GATEWAY_HEALTH_PORT: String(port),
-        GATEWAY_HEARTBEAT_MS: '250',
-        GATEWAY_TTL_MS: '1500',
-        GATEWAY_ADOPT_INTERVAL_MS: '250',
-        GATEWAY_DRAIN_GRACE_MS: '25000',
-        RECONNECT_BASE_DELAY_MS: '100',
-      },
-      `http://127.0.0.1:${port}/healthz`,
-    );
-    gateways.set(name, proc);
-    return { proc, readyUrl: `http://127.0.0.1:${port}/readyz` };
+    const started = await startSimGateway(simUrl, id(name), {
+      GATEWAY_HEARTBEAT_MS: '250',
+      GATEWAY_TTL_MS: '1500',
+      GATEWAY_ADOPT_INTERVAL_MS: '250',
+      GATEWAY_DRAIN_GRACE_MS: '25000',
+    });
+    gateways.set(name, started.proc);
+    return started;
   };
 
   beforeAll(async () => {

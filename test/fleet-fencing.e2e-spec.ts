@@ -9,6 +9,7 @@ import { REGISTRY_KEYS } from '@app/contracts';
 import { SessionsRepository } from '@app/database';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
+import { startSimGateway } from './support/fleet';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
@@ -28,21 +29,7 @@ describe('Fleet fencing: a paused gateway that lost its lease never opens the de
     fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const getSession = async (sid: string) => (await api().get(`/api/v1/sessions/${sid}`).set(bearer(org.adminKey))).body;
   const startGateway = async (name: string) => {
-    const port = await freePort();
-    const proc = await startApp(
-      'gateway',
-      {
-        GATEWAY_ID: id(name),
-        GATEWAY_ENGINE: 'sim',
-        NETWORK_SIM_URL: simUrl,
-        GATEWAY_HEALTH_PORT: String(port),
-        GATEWAY_HEARTBEAT_MS: '500',
-        GATEWAY_TTL_MS: '3000',
-        GATEWAY_ADOPT_INTERVAL_MS: '250',
-        RECONNECT_BASE_DELAY_MS: '100',
-      },
-      `http://127.0.0.1:${port}/healthz`,
-    );
+    const { proc } = await startSimGateway(simUrl, id(name), { GATEWAY_HEARTBEAT_MS: '500', GATEWAY_TTL_MS: '3000', GATEWAY_ADOPT_INTERVAL_MS: '250' });
     gateways.set(name, proc);
     return proc;
   };
