@@ -52,38 +52,73 @@ describe('Fleet protocols (libs/fleet) against Redis', () => {
       expect(await directory.isAlive(node.id)).toBe(false);
     });
 
+    it('takes a drain request for a listed gateway only, and leaves a draining gateway out of the live ones', async () => {
+      const drained = { ...node, id: 'gw-draining' };
+      const registry = new GatewayRegistry(redis, keys, drained, 60_000);
+      const directory = new GatewayDirectory(redis, keys);
+
+      expect(await directory.requestDrain(drained.id)).toBe(false);
+      await registry.heartbeat(2);
+      expect(await registry.drainRequested()).toBe(false);
+      expect(await directory.requestDrain(drained.id)).toBe(true);
+      expect(await registry.drainRequested()).toBe(true);
+
+      await registry.startDraining(2);
+      expect(await directory.list()).toEqual([expect.objectContaining({ id: drained.id, alive: true, draining: true })]);
+      expect(await directory.live()).toEqual([]);
+      await registry.heartbeat(1);
+      expect((await directory.list())[0].draining).toBe(true);
+
+      // a gateway restarted under the same id must not drain again
+      await registry.deregister();
+      expect(await registry.drainRequested()).toBe(false);
+    });
+
     it('knows nothing of a gateway that never registered', async () => {
       expect(await new GatewayDirectory(redis, keys).isAlive('gw-never')).toBe(false);
     });
   });
 
   describe('session leases', () => {
+    /** the session row's fencing counter, as PostgreSQL keeps it; counts how often a token was taken */
+    const tokenCounter = () => {
+      let n = 0;
+      const take = async () => ++n;
+      return Object.assign(take, { taken: () => n });
+    };
+
     it('lets one gateway hold a session: the other is refused until the holder releases it', async () => {
       const a = new RedisSessionLeases(redis, keys, 'gw-a', 60_000);
       const b = new RedisSessionLeases(redis, keys, 'gw-b', 60_000);
+      const tokens = tokenCounter();
 
-      expect(await a.acquire('ses_held')).toBe(true);
-      expect(await a.acquire('ses_held')).toBe(true);
-      expect(await b.acquire('ses_held')).toBe(false);
+      expect(await a.acquire('ses_held', tokens)).toBe(1);
+      expect(await a.acquire('ses_held', tokens)).toBe(2);
+      expect(await a.holderOf('ses_held')).toEqual({ gatewayId: 'gw-a', token: 2 });
+      expect(await b.acquire('ses_held', tokens)).toBeNull();
       await b.release('ses_held');
-      expect(await b.acquire('ses_held')).toBe(false);
+      expect(await b.acquire('ses_held', tokens)).toBeNull();
+      // a gateway waiting for the lease never takes a token: it would fence out the holder it waits for
+      expect(tokens.taken()).toBe(2);
 
       await a.release('ses_held');
-      expect(await b.acquire('ses_held')).toBe(true);
-      expect(await a.acquire('ses_held')).toBe(false);
+      expect(await b.acquire('ses_held', tokens)).toBe(3);
+      expect(await b.holderOf('ses_held')).toEqual({ gatewayId: 'gw-b', token: 3 });
+      expect(await a.acquire('ses_held', tokens)).toBeNull();
     });
 
     it('renew reports only the sessions another gateway holds, and takes back a lease that merely expired', async () => {
       const a = new RedisSessionLeases(redis, keys, 'gw-a', 200);
       const b = new RedisSessionLeases(redis, keys, 'gw-b', 60_000);
-      expect(await a.acquire('ses_kept')).toBe(true);
-      expect(await a.acquire('ses_stalled')).toBe(true);
-      expect(await a.acquire('ses_taken')).toBe(true);
+      const tokens = tokenCounter();
+      expect(await a.acquire('ses_kept', tokens)).not.toBeNull();
+      expect(await a.acquire('ses_stalled', tokens)).not.toBeNull();
+      expect(await a.acquire('ses_taken', tokens)).not.toBeNull();
 
       // a stall longer than the TTL: every lease of gw-a expires, and gw-b takes one of them meanwhile
-      await waitFor(async () => b.acquire('ses_taken'), 5000, 'gw-a’s lease to expire');
+      await waitFor(async () => (await b.acquire('ses_taken', tokens)) !== null, 5000, 'gw-a’s lease to expire');
       expect(await a.renew(['ses_kept', 'ses_stalled', 'ses_taken'])).toEqual(['ses_taken']);
-      expect(await b.acquire('ses_stalled')).toBe(false);
+      expect(await b.acquire('ses_stalled', tokens)).toBeNull();
       expect(await a.renew([])).toEqual([]);
     });
   });

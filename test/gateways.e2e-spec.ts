@@ -65,6 +65,8 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
   /** The platform operator's fleet-wide view (a key with `platform:operate`, which only the admin CLI grants). */
   let operatorKey: string;
   const listGateways = async (token = operatorKey) => (await api().get('/api/v1/gateways').set(bearer(token))).body.data as Listed;
+  /** the fencing token the session row holds; the lease's holder stamps the same one */
+  const leaseTokenOf = async (sid: string) => Number((await (await testDataSource()).query('SELECT lease_token FROM sessions WHERE id = $1', [sid]))[0].lease_token);
 
   beforeAll(async () => {
     const simPort = await freePort();
@@ -130,7 +132,7 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
   it('holds a lease per running session and frees it on stop', async () => {
     const s = await createSession('leased');
     await waitStatus(s.id, 'scan_qr_code');
-    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(s.gatewayId);
+    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(`${s.gatewayId}|${await leaseTokenOf(s.id)}`);
     expect(Number(await redis.pttl(keys.key(REGISTRY_KEYS.lease(s.id))))).toBeGreaterThan(0);
     await api().post(`/api/v1/sessions/${s.id}:stop`).set(bearer(org.adminKey)).expect(200);
     expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBeNull();
@@ -146,31 +148,35 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
     await waitStatus(s.id, 'reconnecting');
     // several heartbeats pass while it waits; none may count the ghost's lease as one this gateway lost
     await waitStatus(s.id, 'scan_qr_code');
-    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(s.gatewayId);
+    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(`${s.gatewayId}|${await leaseTokenOf(s.id)}`);
   });
 
-  it('a restarted gateway resumes its paired sessions from stored auth state, without a new QR', async () => {
+  it('a stopped gateway hands its paired sessions over: they resume elsewhere from stored auth state, without a new QR', async () => {
     const s = await createSession('resume me');
     await waitStatus(s.id, 'scan_qr_code');
     await simPost(`/sim/sessions/${s.id}/scan`, { phoneNumber: '15551110000' });
     const working = await waitStatus(s.id, 'working');
     const name = s.gatewayId === id('a') ? 'a' : 'b';
+    const other = name === 'a' ? 'b' : 'a';
     const db = await testDataSource();
     const qrCount = async () => Number((await db.query(`SELECT count(*) AS n FROM events WHERE session_id = $1 AND type = 'auth.qr'`, [s.id]))[0].n);
     const qrsBefore = await qrCount();
 
+    // SIGTERM drains (issue 11): the node leaves the registry and its session resumes on the other gateway
     await gateways.get(name)!.stop();
-    expect((await simGet(`/sim/sessions/${s.id}`)).connected).toBe(false);
-    // the clean shutdown deregistered the node and handed the lease back
     expect((await listGateways()).map((g) => g.id)).not.toContain(id(name));
-    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBeNull();
-
-    await startGateway(name, { GATEWAY_CAPACITY: '10' });
-    await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).connected, 10000, 'the device to reconnect');
-    const resumed = await waitStatus(s.id, 'working');
+    const resumed = await waitFor(async () => {
+      const view = (await api().get(`/api/v1/sessions/${s.id}`).set(bearer(org.adminKey))).body;
+      return view.status === 'working' && view.gatewayId === id(other) ? view : null;
+    }, 15000, 'the session working on the other gateway');
     expect(resumed.waJid).toBe(working.waJid);
-    expect(resumed.gatewayId).toBe(id(name));
     expect(await qrCount()).toBe(qrsBefore);
+    expect(String(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id))))).toMatch(new RegExp(`^${id(other)}\\|`));
+    expect((await simGet(`/sim/sessions/${s.id}`)).connected).toBe(true);
+
+    // the stopped node comes back and takes new work again
+    await startGateway(name, { GATEWAY_CAPACITY: '10' });
+    await waitFor(async () => (await listGateways()).some((g) => g.id === id(name) && g.alive) || null, 10000, 'the node back in the registry');
   });
 
   it('a gateway that stops answering gives 503 gateway_unavailable in bounded time, and the command is never run late', async () => {

@@ -97,11 +97,34 @@ describe('SessionsRepository (PostgreSQL)', () => {
     expect(await sessions.findRuntime(newId('ses'))).toBeNull();
 
     const connectedAt = new Date('2026-01-02T03:04:05Z');
-    await sessions.patchRuntime(s.id, { status: 'working', waJid: '4917000@s.whatsapp.net', lastConnectedAt: connectedAt, phoneNumber: undefined });
+    const fence = { leaseToken: await sessions.takeLeaseToken(s.id), gatewayId: 'gw-runner' };
+    expect(await sessions.patchRuntime(s.id, { status: 'working', waJid: '4917000@s.whatsapp.net', lastConnectedAt: connectedAt, phoneNumber: undefined }, fence)).toBe(true);
     const row = (await sessions.findInOrganization(orgId, s.id))!;
     expect(row).toMatchObject({ status: 'working', waJid: '4917000@s.whatsapp.net', lastConnectedAt: connectedAt, phoneNumber: '4917000', label: 'runner' });
 
-    await sessions.patchRuntime(s.id, {});
+    await sessions.patchRuntime(s.id, {}, fence);
     expect((await sessions.findRuntime(s.id))!.status).toBe('working');
+  });
+
+  it('refuses the writes of a holder whose lease token another holder has since replaced', async () => {
+    const s = await newSession(db, orgId, { gatewayId: 'gw-a', status: 'working' });
+    const stale = { leaseToken: await sessions.takeLeaseToken(s.id), gatewayId: 'gw-a' };
+    const current = { leaseToken: await sessions.takeLeaseToken(s.id), gatewayId: 'gw-b' };
+    expect(current.leaseToken).toBe(stale.leaseToken + 1);
+
+    expect(await sessions.patchRuntime(s.id, { status: 'failed' }, stale)).toBe(false);
+    expect((await sessions.findRuntime(s.id))!.status).toBe('working');
+    expect(await sessions.patchRuntime(s.id, { status: 'reconnecting' }, current)).toBe(true);
+    expect((await sessions.findRuntime(s.id))!.status).toBe('reconnecting');
+  });
+
+  it('lets a runner without a lease write only while the row still places the session on its gateway', async () => {
+    const s = await newSession(db, orgId, { gatewayId: 'gw-a', status: 'stopped' });
+    expect(await sessions.patchRuntime(s.id, { status: 'starting' }, { leaseToken: null, gatewayId: 'gw-a' })).toBe(true);
+    expect(await sessions.moveToGateway(s.id, 'gw-a', 'gw-b')).toBe(true);
+    expect(await sessions.patchRuntime(s.id, { status: 'reconnecting' }, { leaseToken: null, gatewayId: 'gw-a' })).toBe(false);
+    expect((await sessions.findRuntime(s.id))!.status).toBe('starting');
+    expect(await sessions.notPlacedOn([s.id, 'ses_gone'], 'gw-a')).toEqual([s.id, 'ses_gone']);
+    expect(await sessions.notPlacedOn([s.id], 'gw-b')).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { BaseConfig, loadConfigOrExit } from '@app/config';
 import type { PrincipalChange } from '@app/contracts';
 import { dataSourceOptions, migrate } from '@app/database';
 import { PrincipalChanges } from '@app/events';
+import { GatewayDirectory } from '@app/fleet';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { AdminCommands, PrincipalAnnouncer, UsageError } from './admin.commands';
 
@@ -18,6 +19,7 @@ const USAGE = `usage: npm run -s cli -- <command> [--flag value …]
   apikey:permissions --id <keyId> --permissions sessions:read,…|* [--platform-operator]
   apikey:revoke --id <keyId>
   org:quota --org <orgId> [--sessions <n>|default] [--webhooks <n>|default] [--api-keys <n>|default]
+  gateway:drain --id <gatewayId>
   openapi`;
 
 function parseFlags(args: string[]): Record<string, string> {
@@ -55,6 +57,7 @@ async function run(argv: string[]): Promise<unknown> {
     await app.close();
     return doc;
   }
+  if (command === 'gateway:drain') return requestDrain(config, flags);
   const handlers: Record<string, (c: AdminCommands) => Promise<unknown>> = {
     'org:create': (c) => c.orgCreate(flags),
     'user:create': (c) => c.userCreate(flags),
@@ -83,6 +86,21 @@ async function run(argv: string[]): Promise<unknown> {
   } finally {
     await db.destroy();
     (redis as Redis | null)?.disconnect();
+  }
+}
+
+/** Asks a gateway to drain; it sees the request within a heartbeat, hands its sessions over and exits. */
+async function requestDrain(config: BaseConfig, flags: Record<string, string>): Promise<unknown> {
+  const gatewayId = flags.id;
+  if (!gatewayId) throw new UsageError('gateway:drain needs --id <gatewayId>');
+  const redis = createRedis(config.REDIS_URL);
+  try {
+    if (!(await new GatewayDirectory(redis, new RedisKeys(config.REDIS_KEY_PREFIX)).requestDrain(gatewayId))) {
+      throw new Error(`no gateway ${gatewayId} is registered`);
+    }
+    return { gatewayId, drainRequested: true };
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
   }
 }
 

@@ -1,23 +1,43 @@
 import pino from 'pino';
 import { GatewayNode, GatewayNodeParts } from './gateway-node';
+import { LeaseWatchdog } from './lease-watchdog';
 
 /** Fakes of every part, recording the calls that matter to the lifecycle in one list. */
-function fakeNode(over: { resume?: () => Promise<number> } = {}) {
+function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveFails?: boolean } = {}) {
   const calls: string[] = [];
+  const held = new Set(over.held ?? []);
   const parts: GatewayNodeParts = {
     host: {
-      sessionCount: 0,
-      leasedSessionIds: () => [],
+      get sessionCount() {
+        return held.size;
+      },
+      leasedSessionIds: () => [...held],
+      activeSessionIds: () => [...held],
+      converge: async () => ({ started: 0, handedOff: 0 }),
+      handOff: async (id) => void (calls.push(`hand off ${id}`), held.delete(id)),
+      closeAllUnfenced: async () => void calls.push('close all unfenced'),
       leaseLost: async () => undefined,
       signal: (id) => calls.push(`signal ${id}`),
       sweepQueued: async () => undefined,
       resume: over.resume ?? (async () => (calls.push('resume sessions'), 2)),
-      shutdown: async () => void calls.push('shut down sessions'),
+      shutdown: async () => void (calls.push('shut down sessions'), held.clear()),
     },
     registry: {
-      heartbeat: async (n) => (calls.push(`heartbeat ${n}`), { id: 'gw', capacity: 1, engine: 'sim', version: '1', sessionCount: n, startedAt: 0, lastHeartbeatAt: 0 }),
+      heartbeat: async (n) => (calls.push(`heartbeat ${n}`), { id: 'gw', capacity: 1, engine: 'sim', version: '1', sessionCount: n, startedAt: 0, lastHeartbeatAt: 0, draining: false }),
       deregister: async () => void calls.push('deregister'),
+      startDraining: async () => void calls.push('announce draining'),
+      drainRequested: async () => false,
     },
+    watchdog: new LeaseWatchdog({ budgetMs: 60_000, tickMs: 60_000 }),
+    mover: {
+      move: async (id) => {
+        if (over.moveFails) throw new Error('every gateway is at capacity');
+        calls.push(`move ${id}`);
+        return 'gw-other';
+      },
+    },
+    leader: { stepDown: async () => void calls.push('step down') },
+    sleep: async () => undefined,
     leases: { renew: async () => [] },
     commands: {
       start: async () => void calls.push('start commands'),
@@ -34,7 +54,9 @@ function fakeNode(over: { resume?: () => Promise<number> } = {}) {
     metrics: { sessions: { set: () => undefined } },
     logger: pino({ level: 'silent' }),
   };
-  const node = new GatewayNode({ gatewayId: 'gw', engine: 'sim', heartbeatMs: 60_000, sweepMs: 60_000 }, parts);
+  let now = 0;
+  parts.clock = () => (now += 100);
+  const node = new GatewayNode({ gatewayId: 'gw', engine: 'sim', heartbeatMs: 60_000, sweepMs: 60_000, adoptMs: 60_000, drainGraceMs: 10_000 }, parts);
   return { node, calls };
 }
 
@@ -72,5 +94,26 @@ describe('GatewayNode', () => {
     calls.length = 0;
     await node.stop();
     expect(calls).toEqual(['unlisten', 'close commands', 'shut down sessions', 'deregister']);
+  });
+
+  it('drains by giving up leadership, leaving placement, then moving and handing off one session at a time', async () => {
+    const { node, calls } = fakeNode({ held: ['ses_a', 'ses_b'] });
+    await node.start();
+    calls.length = 0;
+    expect(node.accepting).toBe(true);
+    await node.drain();
+    expect(node.accepting).toBe(false);
+    expect(calls).toEqual(['step down', 'announce draining', 'move ses_a', 'hand off ses_a', 'move ses_b', 'hand off ses_b', 'shut down sessions']);
+    await node.stop();
+  });
+
+  it('a drain that can move nothing closes what it holds before the grace period ends, for failover to place', async () => {
+    const { node, calls } = fakeNode({ held: ['ses_a'], moveFails: true });
+    await node.start();
+    calls.length = 0;
+    await node.drain();
+    expect(calls).toContain('shut down sessions');
+    expect(calls.filter((c) => c.startsWith('hand off'))).toEqual([]);
+    await node.stop();
   });
 });

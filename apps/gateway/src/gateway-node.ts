@@ -1,22 +1,36 @@
 import { BeforeApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { CommandServer, GatewayRegistry, RedisSessionLeases } from '@app/fleet';
+import { IntervalTimers, LeaseWatchdog, realIntervals } from './lease-watchdog';
 import type { SessionHost } from './sessions/session-host';
+import type { SessionMover } from './sessions/session-mover';
 
 /**
  * What a GatewayNode drives. Each has one production implementation, provided by GatewayModule, and can be
  * replaced by a fake where a test wants to watch the lifecycle.
  */
 export interface GatewayNodeParts {
-  host: Pick<SessionHost, 'sessionCount' | 'leasedSessionIds' | 'leaseLost' | 'signal' | 'sweepQueued' | 'resume' | 'shutdown'>;
-  registry: Pick<GatewayRegistry, 'heartbeat' | 'deregister'>;
+  host: Pick<
+    SessionHost,
+    'sessionCount' | 'leasedSessionIds' | 'activeSessionIds' | 'leaseLost' | 'signal' | 'sweepQueued' | 'resume' | 'converge' | 'handOff' | 'closeAllUnfenced' | 'shutdown'
+  >;
+  registry: Pick<GatewayRegistry, 'heartbeat' | 'deregister' | 'startDraining' | 'drainRequested'>;
   leases: Pick<RedisSessionLeases, 'renew'>;
+  /** self-fencing: closes every socket once renewals lapse; the runners ask it before acting */
+  watchdog: Pick<LeaseWatchdog, 'onLapse' | 'start' | 'stop' | 'renewed' | 'trusted' | 'check'>;
   commands: Pick<CommandServer, 'start' | 'close'>;
   signals: SendSignalListener;
   opsServer: OpsServerStarter;
+  /** moves a session held here to another gateway (drain) */
+  mover: Pick<SessionMover, 'move'>;
+  /** the fleet supervisor, when this node runs one: a draining leader gives up leadership first */
+  leader?: { stepDown(): Promise<void> };
   /** the sessions gauge of GatewayMetrics */
   metrics: { sessions: { set(value: number): void } };
   logger: Logger;
+  clock?: () => number;
+  intervals?: IntervalTimers;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** Subscribes to this node's send signals; the returned function unsubscribes and closes what it opened. */
@@ -24,62 +38,159 @@ export interface SendSignalListener {
   listen(onSession: (sessionId: string) => void): Promise<() => Promise<void>>;
 }
 
-/** Starts the health/readiness/metrics server. */
-export type OpsServerStarter = () => Promise<{ port: number; close: () => Promise<void> }>;
+/** Starts the health/readiness/metrics server; readiness also asks `accepting` (false while draining). */
+export type OpsServerStarter = (accepting: () => boolean) => Promise<{ port: number; close: () => Promise<void> }>;
 
 export interface GatewayNodeSettings {
   gatewayId: string;
   engine: string;
   heartbeatMs: number;
   sweepMs: number;
+  /** how often the node converges on the sessions table (adopt + hand off) */
+  adoptMs: number;
+  /** longest a drain may take (k8s terminationGracePeriodSeconds); the rest is closed just before it ends */
+  drainGraceMs: number;
 }
 
+/** Kept of the drain grace for closing what could not be moved, deregistering and exiting. */
+const DRAIN_CLOSE_RESERVE_MS = 3000;
+/** Pause between drain passes when a pass could move nothing (no other gateway has room). */
+const DRAIN_RETRY_MS = 500;
+
 /**
- * One gateway node's lifecycle: registry entry + heartbeat, session leases, the command worker, the sessions it holds,
- * the send signal and its sweep, and the ops server (health, readiness, metrics). `start` is called once the
- * application context is built; `stop` runs before the context closes the shared connections (Redis, PostgreSQL).
+ * One gateway node's lifecycle: registry entry + heartbeat, session leases and their watchdog, the command worker, the
+ * converge loop over the sessions placed here, the send signal and its sweep, drain, and the ops server (health,
+ * readiness, metrics). `start` is called once the application context is built; `stop` runs before the context closes
+ * the shared connections (Redis, PostgreSQL).
  */
 export class GatewayNode implements BeforeApplicationShutdown {
   private unlisten: (() => Promise<void>) | null = null;
-  private sweepTimer: NodeJS.Timeout | null = null;
-  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private sweepTimer: unknown = null;
+  private heartbeatTimer: unknown = null;
+  private adoptTimer: unknown = null;
   private ops: { close: () => Promise<void>; port: number } | null = null;
   private stopping: Promise<void> | null = null;
+  private draining: Promise<void> | null = null;
+  private onDrainRequested: () => void = () => undefined;
+  private readonly clock: () => number;
+  private readonly intervals: IntervalTimers;
+  private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(
     private readonly settings: GatewayNodeSettings,
     private readonly parts: GatewayNodeParts,
-  ) {}
+  ) {
+    this.clock = parts.clock ?? Date.now;
+    this.intervals = parts.intervals ?? realIntervals;
+    this.sleep = parts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    parts.watchdog.onLapse(async () => {
+      parts.logger.error({ gatewayId: settings.gatewayId }, 'lease renewals lapsed: closing every socket before the leases expire');
+      await parts.host.closeAllUnfenced();
+    });
+  }
+
+  private get watchdog() {
+    return this.parts.watchdog;
+  }
+
+  /** Whether the node takes sessions (readiness): not while draining or stopping. */
+  get accepting(): boolean {
+    return this.draining === null && this.stopping === null;
+  }
+
+  /** What to do when an operator asks this node to drain (`gateway:drain`); main.ts drains and exits as on SIGTERM. */
+  whenDrainRequested(handler: () => void): void {
+    this.onDrainRequested = handler;
+  }
 
   async start(): Promise<void> {
     const { host, registry, commands, metrics, logger } = this.parts;
     await commands.start();
-    await registry.heartbeat(0);
-    this.heartbeatTimer = setInterval(() => {
+    await this.beat();
+    this.watchdog.start();
+    this.heartbeatTimer = this.intervals.setInterval(() => {
       void this.beat().then(() => metrics.sessions.set(host.sessionCount));
     }, this.settings.heartbeatMs);
 
     this.unlisten = await this.parts.signals.listen((sessionId) => host.signal(sessionId));
-    this.sweepTimer = setInterval(() => {
+    this.sweepTimer = this.intervals.setInterval(() => {
       host.sweepQueued().catch((err) => logger.warn({ err: String(err) }, 'sweeping queued messages failed'));
     }, this.settings.sweepMs);
 
     const resumed = await host.resume();
+    this.adoptTimer = this.intervals.setInterval(() => void this.converge(), this.settings.adoptMs);
     await this.beat();
-    this.ops = await this.parts.opsServer();
+    this.ops = await this.parts.opsServer(() => this.accepting);
     logger.info({ gatewayId: this.settings.gatewayId, engine: this.settings.engine, resumed, healthPort: this.ops.port }, 'gateway started');
   }
 
   /** Heartbeat and lease renewal share one tick: a node that cannot renew must not keep sockets open. */
   private async beat(): Promise<void> {
     const { host, registry, leases, logger } = this.parts;
+    // after a pause, the lapse is acted on before this beat could take back leases that expired meanwhile
+    await this.watchdog.check();
+    const startedAt = this.clock();
     try {
       await registry.heartbeat(host.sessionCount);
       const lost = await leases.renew(host.leasedSessionIds());
+      this.watchdog.renewed(startedAt);
       if (lost.length > 0) await host.leaseLost(lost);
+      if (this.draining === null && this.stopping === null && (await registry.drainRequested())) {
+        logger.info({ gatewayId: this.settings.gatewayId }, 'drain requested');
+        this.onDrainRequested();
+      }
     } catch (err) {
       logger.warn({ err: String(err) }, 'heartbeat failed');
     }
+  }
+
+  /** One adopt/hand-off pass; skipped while the leases are not trusted (the watchdog closed everything). */
+  private async converge(): Promise<void> {
+    if (!this.watchdog.trusted() || this.draining || this.stopping) return;
+    try {
+      await this.parts.host.converge();
+    } catch (err) {
+      this.parts.logger.warn({ err: String(err) }, 'converging on the sessions table failed');
+    }
+  }
+
+  /**
+   * Hands every session held here to other gateways, one at a time (placement + move + nudge + hand off), so the
+   * network sees one reconnect after another, never a storm. Placement skips this node from the first step (its
+   * registry entry says `draining`). What cannot be moved before the grace period is nearly over is closed cleanly,
+   * its lease released, for failover to place. Resolves when this node holds nothing; `stop` does the rest.
+   */
+  drain(): Promise<void> {
+    const { host, registry, mover, logger } = this.parts;
+    this.draining ??= (async () => {
+      const deadline = this.clock() + Math.max(0, this.settings.drainGraceMs - DRAIN_CLOSE_RESERVE_MS);
+      logger.info({ gatewayId: this.settings.gatewayId, sessions: host.sessionCount }, 'draining');
+      if (this.adoptTimer !== null) this.intervals.clearInterval(this.adoptTimer);
+      await this.parts.leader?.stepDown().catch((err) => logger.warn({ err: String(err) }, 'stepping down as leader failed'));
+      await registry.startDraining(host.sessionCount).catch((err) => logger.warn({ err: String(err) }, 'announcing the drain failed'));
+      let moved = 0;
+      while (this.clock() < deadline) {
+        const held = host.activeSessionIds();
+        if (held.length === 0) break;
+        let progressed = false;
+        for (const sessionId of held) {
+          if (this.clock() >= deadline) break;
+          try {
+            // null: the row is no longer ours (another mover won); let go of it all the same
+            if ((await mover.move(sessionId, this.settings.gatewayId, 'drain')) !== null) moved += 1;
+            await host.handOff(sessionId);
+            progressed = true;
+          } catch (err) {
+            logger.warn({ sessionId, err: String(err) }, 'moving a session off the draining gateway failed');
+          }
+        }
+        if (!progressed) await this.sleep(DRAIN_RETRY_MS);
+      }
+      const left = host.sessionCount;
+      await host.shutdown();
+      logger.info({ gatewayId: this.settings.gatewayId, moved, leftForFailover: left }, 'drained');
+    })();
+    return this.draining;
   }
 
   /**
@@ -89,8 +200,8 @@ export class GatewayNode implements BeforeApplicationShutdown {
   stop(): Promise<void> {
     const { host, registry, commands, logger } = this.parts;
     this.stopping ??= (async () => {
-      if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-      if (this.sweepTimer) clearInterval(this.sweepTimer);
+      for (const timer of [this.heartbeatTimer, this.sweepTimer, this.adoptTimer]) if (timer !== null) this.intervals.clearInterval(timer);
+      this.watchdog.stop();
       await this.unlisten?.();
       await commands.close().catch((err) => logger.warn({ err: String(err) }, 'closing the command worker failed'));
       await host.shutdown();

@@ -4,7 +4,7 @@ import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
 import { GroupsRepository, MessagesRepository, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
-import { CommandServer, GatewayRegistry, RedisQrBoard, RedisSessionLeases } from '@app/fleet';
+import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
 import { SendSignal } from '@app/messaging';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
@@ -13,8 +13,10 @@ import type { SessionEngine } from './engine/engine.interface';
 import { loadEngine } from './engine/load-engine';
 import { GatewayMetrics } from './gateway-metrics';
 import { GatewayNode, SendSignalListener } from './gateway-node';
+import { LeaseWatchdog } from './lease-watchdog';
 import { PgSessionRecords } from './sessions/pg-session-records';
 import { SessionHost } from './sessions/session-host';
+import { SessionMover } from './sessions/session-mover';
 
 /** DI token of the WhatsApp engine this node runs (Baileys or the simulator's). */
 export const SESSION_ENGINE = Symbol('SESSION_ENGINE');
@@ -56,6 +58,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         EventPublisher,
         RedisSessionLeases,
         RedisQrBoard,
+        LeaseWatchdog,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -69,13 +72,14 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         events: EventPublisher,
         leases: RedisSessionLeases,
         qr: RedisQrBoard,
+        watchdog: LeaseWatchdog,
       ) =>
         new SessionHost(
           c.GATEWAY_ID,
           {
             engine,
             authState: (sessionId) => createPgAuthStateStore(authKeys, box, sessionId),
-            records: new PgSessionRecords(sessions, groups),
+            records: new PgSessionRecords(c.GATEWAY_ID, sessions, groups),
             events,
             leases,
             qr,
@@ -95,9 +99,36 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
               typingMaxMs: c.TYPING_MAX_MS,
             },
             afterNetworkAck: c.GATEWAY_FAULT === 'crash-after-send' ? crashNow : undefined,
+            leasesTrusted: () => watchdog.trusted(),
           },
           logger,
+          Date.now,
+          c.GATEWAY_ADOPT_CONCURRENCY,
         ),
+    },
+    {
+      provide: LeaseWatchdog,
+      inject: [GatewayConfig],
+      useFactory: (c: GatewayConfig) =>
+        new LeaseWatchdog({ budgetMs: c.GATEWAY_TTL_MS - c.fenceMarginMs, tickMs: Math.max(50, Math.min(250, Math.floor(c.fenceMarginMs / 4))) }),
+    },
+    { provide: GatewayDirectory, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new GatewayDirectory(redis, keys) },
+    {
+      provide: SessionPlacement,
+      inject: [GatewayDirectory, SessionsRepository],
+      useFactory: (directory: GatewayDirectory, sessions: SessionsRepository) => new SessionPlacement(directory, sessions),
+    },
+    {
+      provide: CommandBus,
+      inject: [GatewayConfig, REDIS_CLIENT, RedisKeys, LOGGER],
+      useFactory: (c: GatewayConfig, redis: Redis, keys: RedisKeys, logger: Logger) =>
+        new CommandBus({ redisUrl: c.REDIS_URL, timeoutMs: c.GATEWAY_NUDGE_TIMEOUT_MS }, redis, keys, logger),
+    },
+    {
+      provide: SessionMover,
+      inject: [SessionPlacement, SessionsRepository, CommandBus, EventPublisher, LOGGER],
+      useFactory: (placement: SessionPlacement, sessions: SessionsRepository, commands: CommandBus, events: EventPublisher, logger: Logger) =>
+        new SessionMover({ placement, sessions, commands, events, logger }),
     },
     {
       provide: CommandServer,
@@ -128,7 +159,21 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
     },
     {
       provide: GatewayNode,
-      inject: [GatewayConfig, LOGGER, SESSION_ENGINE, SessionHost, GatewayRegistry, RedisSessionLeases, CommandServer, SEND_SIGNALS, OpsEndpoints, GatewayMetrics],
+      inject: [
+        GatewayConfig,
+        LOGGER,
+        SESSION_ENGINE,
+        SessionHost,
+        GatewayRegistry,
+        RedisSessionLeases,
+        CommandServer,
+        SEND_SIGNALS,
+        OpsEndpoints,
+        GatewayMetrics,
+        SessionMover,
+        CommandBus,
+        LeaseWatchdog,
+      ],
       useFactory: (
         c: GatewayConfig,
         logger: Logger,
@@ -140,10 +185,32 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         signals: SendSignalListener,
         ops: OpsEndpoints,
         metrics: GatewayMetrics,
+        mover: SessionMover,
+        bus: CommandBus,
+        watchdog: LeaseWatchdog,
       ) =>
         new GatewayNode(
-          { gatewayId: c.GATEWAY_ID, engine: engine.name, heartbeatMs: c.GATEWAY_HEARTBEAT_MS, sweepMs: c.MESSAGE_SWEEP_MS },
-          { host, registry, leases, commands, signals, opsServer: () => ops.start(c.GATEWAY_HEALTH_PORT), metrics, logger },
+          {
+            gatewayId: c.GATEWAY_ID,
+            engine: engine.name,
+            heartbeatMs: c.GATEWAY_HEARTBEAT_MS,
+            sweepMs: c.MESSAGE_SWEEP_MS,
+            adoptMs: c.GATEWAY_ADOPT_INTERVAL_MS,
+            drainGraceMs: c.GATEWAY_DRAIN_GRACE_MS,
+          },
+          {
+            host,
+            registry,
+            leases,
+            watchdog,
+            // the nudge channels close with the command worker
+            commands: { start: () => commands.start(), close: async () => void (await Promise.all([commands.close(), bus.close()])) },
+            signals,
+            opsServer: (accepting) => ops.start(c.GATEWAY_HEALTH_PORT, accepting),
+            mover,
+            metrics,
+            logger,
+          },
         ),
     },
   ],

@@ -11,14 +11,23 @@ async function main(): Promise<void> {
   // the app logs through pino; Nest's own bootstrap lines would only repeat them
   const app = await NestFactory.createApplicationContext(GatewayModule, { logger: false, abortOnError: false });
   const logger = app.get<Logger>(LOGGER);
-  for (const warning of app.get(GatewayConfig).warnings) logger.warn(warning);
+  const config = app.get(GatewayConfig);
+  for (const warning of config.warnings) logger.warn(warning);
+  const node = app.get(GatewayNode);
   const close = async () => {
     await app.close();
     logger.info('gateway stopped');
   };
-  stopOnSignals(logger, 15000, close);
+  // SIGTERM drains: every session is handed to another gateway before the process exits (0); the forced exit
+  // (1) comes only after the grace period the drain itself keeps within
+  stopOnSignals(logger, config.GATEWAY_DRAIN_GRACE_MS + 5000, async () => {
+    await node.drain();
+    await close();
+  });
+  // `gateway:drain` takes the same path as SIGTERM
+  node.whenDrainRequested(() => process.kill(process.pid, 'SIGTERM'));
   try {
-    await app.get(GatewayNode).start();
+    await node.start();
   } catch (err) {
     logger.fatal({ err: String(err) }, 'gateway failed to start');
     await close().catch(() => undefined);

@@ -10,6 +10,7 @@ async function main(): Promise<void> {
     port: config.SIM_PORT,
     host: config.SIM_HOST,
     qrIntervalMs: config.SIM_QR_INTERVAL_MS,
+    keepaliveMs: config.SIM_KEEPALIVE_MS || undefined,
     logger,
   });
   stopOnSignals(logger, 10000, () => sim.close());

@@ -11,6 +11,11 @@ export interface NetworkSimOptions {
   host?: string;
   /** QR rotation period; default 20 s like WhatsApp */
   qrIntervalMs?: number;
+  /**
+   * Pings every device socket this often and drops one that missed the previous pong, as WhatsApp's servers drop an
+   * unresponsive client (a paused or partitioned gateway). Off when unset.
+   */
+  keepaliveMs?: number;
   logger?: Logger;
 }
 
@@ -121,7 +126,7 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
 }
 
 /** One device connection: JSON frames over a WebSocket, mapped onto SimNetwork calls. */
-function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logger?: Logger): void {
+function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logger?: Logger, keepaliveMs?: number): void {
   const link: DeviceLink = {
     send: (frame: SimNetworkFrame) => {
       if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
@@ -163,8 +168,18 @@ function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logg
     }
     ws.close(SIM_CLOSE_CODES.protocolError, 'unknown frame type');
   });
+  let answered = true;
+  ws.on('pong', () => (answered = true));
+  const keepalive = keepaliveMs
+    ? setInterval(() => {
+        if (!answered) return void ws.terminate();
+        answered = false;
+        ws.ping();
+      }, keepaliveMs)
+    : null;
   ws.on('close', () => {
     clearTimeout(helloTimer);
+    if (keepalive) clearInterval(keepalive);
     network.detach(sessionId, link);
   });
   ws.on('error', (err) => logger?.debug({ err, sessionId }, 'device socket error'));
@@ -193,7 +208,7 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serveDevice(network, ws, sessionId, logger));
+    wss.handleUpgrade(req, socket, head, (ws) => serveDevice(network, ws, sessionId, logger, options.keepaliveMs));
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -54,6 +54,13 @@ export interface DeviceView {
   lid: string | null;
   phoneNumber: string | null;
   connected: boolean;
+  /** How often the device came online (paired, or `open` on a resume): a second holder's reconnect shows here. */
+  opens: number;
+  /**
+   * The most sockets of this device open at once, counting a replaced one until its transport has closed: above 1
+   * means two gateways held the device at the same time, which on WhatsApp drops both.
+   */
+  maxConcurrent: number;
   /** Network events (messages, receipts, reactions, …) the device has not taken yet (offline delivery). */
   pendingInbound: number;
 }
@@ -83,6 +90,10 @@ interface Device {
   pairingCode: { code: string; phoneNumber: string } | null;
   pending: PendingEvent[];
   presenceLog: SimPresenceLogEntry[];
+  opens: number;
+  /** every link attached to the device whose transport has not closed yet (the current one and replaced ones) */
+  sockets: Set<DeviceLink>;
+  maxConcurrent: number;
 }
 
 export interface SimNetworkOptions {
@@ -148,6 +159,7 @@ export class SimNetwork {
       return;
     }
     this.takeOver(device, link);
+    device.opens += 1;
     link.send({ type: 'open', account: device.account! });
     for (const event of device.pending) link.send(event);
   }
@@ -155,6 +167,7 @@ export class SimNetwork {
   /** The transport closed; only the current link of a device counts (a replaced one is already detached). */
   detach(sessionId: string, link: DeviceLink): void {
     const device = this.devices.get(sessionId);
+    device?.sockets.delete(link);
     if (!device || device.link !== link) return;
     device.link = null;
     this.stopQr(device);
@@ -211,6 +224,8 @@ export class SimNetwork {
       lid: d.account?.lid ?? null,
       phoneNumber: d.account?.phoneNumber ?? null,
       connected: d.link !== null,
+      opens: d.opens,
+      maxConcurrent: d.maxConcurrent,
       pendingInbound: d.pending.length,
     };
   }
@@ -393,6 +408,9 @@ export class SimNetwork {
       pairingCode: null,
       pending: [],
       presenceLog: [],
+      opens: 0,
+      sockets: new Set(),
+      maxConcurrent: 0,
     };
     this.devices.set(sessionId, device);
     return device;
@@ -403,6 +421,8 @@ export class SimNetwork {
     const previous = device.link;
     this.release(device);
     device.link = link;
+    device.sockets.add(link);
+    device.maxConcurrent = Math.max(device.maxConcurrent, device.sockets.size);
     previous?.close(SIM_CLOSE_CODES.replaced, 'replaced by another connection');
   }
 
@@ -453,6 +473,8 @@ export class SimNetwork {
     device.account = credential.account;
     device.pairingCode = null;
     device.pending = [];
+    // pairing brings the device online on this socket, as a resume with the credential does
+    device.opens += 1;
     device.link!.send({ type: 'paired', credential });
   }
 

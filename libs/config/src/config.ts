@@ -214,6 +214,31 @@ export class GatewayConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(500) @Max(300000)
   GATEWAY_TTL_MS = 6000;
 
+  /**
+   * Self-fencing: a node whose lease renewals have not succeeded for GATEWAY_TTL_MS minus this closes every socket,
+   * so it is closed before any of its leases can expire and another node open the same device. Default: 1500, or half
+   * of what the TTL leaves after one heartbeat when that is less. Read `fenceMarginMs`.
+   */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  GATEWAY_FENCE_MARGIN_MS?: number;
+  fenceMarginMs = 1500;
+
+  /** How often a node converges on the sessions table: starts what is placed on it, hands off what moved away. */
+  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  GATEWAY_ADOPT_INTERVAL_MS = 1000;
+
+  /** Sessions a node starts at once when taking sessions over (adopt, failover), so the network sees no storm. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  GATEWAY_ADOPT_CONCURRENCY = 16;
+
+  /** Longest a drain (SIGTERM, `gateway:drain`) takes; the k8s terminationGracePeriodSeconds must match it. */
+  @Transform(toInt) @IsInt() @Min(1000) @Max(3600000)
+  GATEWAY_DRAIN_GRACE_MS = 30000;
+
+  /** How long a draining node waits for a nudge (`session.start`) to the new holder; the move stands regardless. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(60000)
+  GATEWAY_NUDGE_TIMEOUT_MS = 5000;
+
   /** QR codes shown without a scan before the session is marked failed. */
   @Transform(toInt) @IsInt() @Min(1) @Max(50)
   QR_MAX_RETRIES = 5;
@@ -265,6 +290,11 @@ export class GatewayConfig extends BaseConfig {
   override finalize(): void {
     super.finalize();
     if (this.TYPING_MIN_MS > this.TYPING_MAX_MS) throw new ConfigError('TYPING_MIN_MS', 'must not exceed TYPING_MAX_MS');
+    if (this.GATEWAY_HEARTBEAT_MS >= this.GATEWAY_TTL_MS) throw new ConfigError('GATEWAY_HEARTBEAT_MS', 'must be below GATEWAY_TTL_MS');
+    this.fenceMarginMs = this.GATEWAY_FENCE_MARGIN_MS ?? Math.min(1500, Math.floor((this.GATEWAY_TTL_MS - this.GATEWAY_HEARTBEAT_MS) / 2));
+    if (this.fenceMarginMs + this.GATEWAY_HEARTBEAT_MS >= this.GATEWAY_TTL_MS) {
+      throw new ConfigError('GATEWAY_FENCE_MARGIN_MS', 'plus GATEWAY_HEARTBEAT_MS must stay below GATEWAY_TTL_MS (the node would fence itself between two heartbeats)');
+    }
     if (this.GATEWAY_FAULT && this.isProduction) throw new ConfigError('GATEWAY_FAULT', 'is refused when NODE_ENV=production');
   }
 }
@@ -311,6 +341,10 @@ export class SimConfig {
   /** How long each QR stays current before the network rotates it (WhatsApp: about 20 s). Tests set it short. */
   @Transform(toInt) @IsInt() @Min(20) @Max(600000)
   SIM_QR_INTERVAL_MS = 20000;
+
+  /** Ping each device socket this often and drop one that missed a pong (0: off), as WhatsApp drops a silent client. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(600000)
+  SIM_KEEPALIVE_MS = 0;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';

@@ -48,6 +48,8 @@ export interface GatewayInfo {
   lastHeartbeatAt: number;
   engine: string;
   version: string;
+  /** the gateway is handing its sessions to others and takes no new ones (placement skips it) */
+  draining: boolean;
 }
 
 export const REGISTRY_KEYS = {
@@ -55,8 +57,10 @@ export const REGISTRY_KEYS = {
   gateways: 'gateways',
   /** string key with TTL: present while the gateway is alive */
   alive: (gatewayId: string) => `gateway-alive:${gatewayId}`,
-  /** session lease: value = holder gatewayId, PX TTL renewed by the holder */
+  /** session lease: value = `<holder gatewayId>|<fencing token>`, PX TTL renewed by the holder */
   lease: (sessionId: string) => `session-lease:${sessionId}`,
+  /** string key: an operator asked this gateway to drain (`gateway:drain`); the gateway watches it with its heartbeat */
+  drainRequest: (gatewayId: string) => `gateway-drain:${gatewayId}`,
 } as const;
 
 /**

@@ -16,12 +16,20 @@ class RegistryLayout {
   alive(gatewayId: string): string {
     return this.keys.key(REGISTRY_KEYS.alive(gatewayId));
   }
+
+  drainRequest(gatewayId: string): string {
+    return this.keys.key(REGISTRY_KEYS.drainRequest(gatewayId));
+  }
 }
+
+/** A drain request outlives a gateway that is down when it is made, but not forever. */
+const DRAIN_REQUEST_TTL_MS = 24 * 3600 * 1000;
 
 /** This node's entry in the gateway registry. The API places sessions only on gateways whose alive key exists. */
 export class GatewayRegistry {
   private readonly layout: RegistryLayout;
   private readonly startedAt: number;
+  private draining = false;
 
   constructor(
     private readonly redis: Redis,
@@ -35,7 +43,13 @@ export class GatewayRegistry {
   }
 
   async heartbeat(sessionCount: number): Promise<GatewayInfo> {
-    const info: GatewayInfo = { ...this.node, sessionCount, startedAt: this.startedAt, lastHeartbeatAt: this.clock() };
+    const info: GatewayInfo = {
+      ...this.node,
+      sessionCount,
+      startedAt: this.startedAt,
+      lastHeartbeatAt: this.clock(),
+      draining: this.draining,
+    };
     await this.redis
       .multi()
       .hset(this.layout.gateways, this.node.id, JSON.stringify(info))
@@ -44,8 +58,24 @@ export class GatewayRegistry {
     return info;
   }
 
+  /** From now on every heartbeat says `draining: true`, so placement skips this node; written at once. */
+  async startDraining(sessionCount: number): Promise<void> {
+    this.draining = true;
+    await this.heartbeat(sessionCount);
+  }
+
+  /** Whether an operator asked this node to drain (`GatewayDirectory.requestDrain`). */
+  async drainRequested(): Promise<boolean> {
+    return (await this.redis.exists(this.layout.drainRequest(this.node.id))) === 1;
+  }
+
   async deregister(): Promise<void> {
-    await this.redis.multi().hdel(this.layout.gateways, this.node.id).del(this.layout.alive(this.node.id)).exec();
+    await this.redis
+      .multi()
+      .hdel(this.layout.gateways, this.node.id)
+      .del(this.layout.alive(this.node.id))
+      .del(this.layout.drainRequest(this.node.id))
+      .exec();
   }
 }
 
@@ -70,7 +100,9 @@ export class GatewayDirectory {
     const infos = Object.values(raw)
       .map((json) => {
         try {
-          return JSON.parse(json) as GatewayInfo;
+          const info = JSON.parse(json) as GatewayInfo;
+          // entries written before `draining` existed read as not draining
+          return { ...info, draining: info.draining ?? false };
         } catch {
           return null;
         }
@@ -84,8 +116,18 @@ export class GatewayDirectory {
     return infos.map((g, i) => ({ ...g, alive: alive[i]?.[1] === 1 }));
   }
 
+  /** Gateways that take sessions: alive and not draining. */
   async live(): Promise<GatewayEntry[]> {
-    return (await this.list()).filter((g) => g.alive);
+    return (await this.list()).filter((g) => g.alive && !g.draining);
+  }
+
+  /**
+   * Asks a listed gateway to drain (the gateway sees it within a heartbeat). False when no such gateway is listed.
+   */
+  async requestDrain(gatewayId: string): Promise<boolean> {
+    if ((await this.redis.hexists(this.layout.gateways, gatewayId)) !== 1) return false;
+    await this.redis.set(this.layout.drainRequest(gatewayId), String(Date.now()), 'PX', DRAIN_REQUEST_TTL_MS);
+    return true;
   }
 
   async isAlive(gatewayId: string): Promise<boolean> {

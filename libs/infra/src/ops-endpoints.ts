@@ -14,8 +14,9 @@ export class OpsEndpoints {
     private readonly redis: Redis,
   ) {}
 
-  start(port: number): Promise<{ port: number; close: () => Promise<void> }> {
-    return startOpsServer({ port, registry: this.metrics.registry, ready: () => this.ready() });
+  /** `accepting`: the app's own say in readiness (a draining gateway takes no sessions, whatever its stores). */
+  start(port: number, accepting: () => boolean = () => true): Promise<{ port: number; close: () => Promise<void> }> {
+    return startOpsServer({ port, registry: this.metrics.registry, ready: async () => accepting() && (await this.ready()) });
   }
 
   async ready(): Promise<boolean> {

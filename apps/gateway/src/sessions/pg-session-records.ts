@@ -3,9 +3,10 @@ import type { GroupsRepository, SessionsRepository } from '@app/database';
 import type { GroupInfo } from '../engine/engine.interface';
 import type { SessionRecord, SessionRecordPatch, SessionRecords } from './session-ports';
 
-/** The runner's SessionRecords port over the sessions and groups repositories. */
+/** The runner's SessionRecords port over the sessions and groups repositories, for the sessions of one gateway. */
 export class PgSessionRecords implements SessionRecords {
   constructor(
+    private readonly gatewayId: string,
     private readonly sessions: SessionsRepository,
     private readonly groups: GroupsRepository,
   ) {}
@@ -14,8 +15,16 @@ export class PgSessionRecords implements SessionRecords {
     return this.sessions.findRuntime(sessionId);
   }
 
-  update(sessionId: string, patch: SessionRecordPatch): Promise<void> {
-    return this.sessions.patchRuntime(sessionId, patch);
+  update(sessionId: string, patch: SessionRecordPatch, leaseToken: number | null): Promise<boolean> {
+    return this.sessions.patchRuntime(sessionId, patch, { leaseToken, gatewayId: this.gatewayId });
+  }
+
+  takeLeaseToken(sessionId: string): Promise<number> {
+    return this.sessions.takeLeaseToken(sessionId);
+  }
+
+  notPlacedOn(sessionIds: string[], gatewayId: string): Promise<string[]> {
+    return this.sessions.notPlacedOn(sessionIds, gatewayId);
   }
 
   saveGroup(organizationId: string, sessionId: string, g: GroupInfo): Promise<void> {

@@ -2,6 +2,13 @@ import type { Logger } from 'pino';
 import { CommandMap, CommandName, CommandRequest, DomainError, SessionSnapshot } from '@app/contracts';
 import { SessionRunner, SessionRunnerDeps } from './session-runner';
 
+export interface ConvergeResult {
+  /** sessions placed here that this gateway started */
+  started: number;
+  /** sessions placed elsewhere now that it let go of */
+  handedOff: number;
+}
+
 /** Longest a start/restart waits for the first QR or the connection before answering with `starting`. */
 const SETTLE_MAX_MS = 2000;
 /** Margin kept before a command's deadline so the reply still reaches the API in time. */
@@ -13,13 +20,21 @@ const REPLY_MARGIN_MS = 250;
  */
 export class SessionHost {
   private readonly runners = new Map<string, SessionRunner>();
+  private converging: Promise<ConvergeResult> | null = null;
 
   constructor(
     private readonly gatewayId: string,
     private readonly deps: SessionRunnerDeps,
     private readonly logger: Logger,
     private readonly clock: () => number = Date.now,
+    /** sockets opened at once when taking sessions over: a burst must not hit the network in one instant */
+    private readonly adoptConcurrency = 8,
   ) {}
+
+  /** Ids of the sessions holding (or trying to hold) a socket here. */
+  activeSessionIds(): string[] {
+    return [...this.runners.values()].filter((r) => r.isActive).map((r) => r.sessionId);
+  }
 
   /** Sessions holding (or trying to hold) a socket here. */
   get sessionCount(): number {
@@ -89,22 +104,55 @@ export class SessionHost {
 
   /** After a gateway restart: take back the sessions placed here that should be running, from stored auth state. */
   async resume(): Promise<number> {
-    const ids = await this.deps.records.resumable(this.gatewayId);
-    let resumed = 0;
-    // a few at a time: a node with many sessions must not open every socket in the same instant
-    const queue = [...ids];
+    return (await this.converge()).started;
+  }
+
+  /**
+   * The sessions table is the instruction: starts the sessions placed here that this gateway does not hold, and hands
+   * off the ones it holds whose row names another gateway now (moved by failover, drain or rebalance): their socket
+   * closes cleanly and the lease is released, and the new holder's runner, waiting for that lease, opens the next
+   * socket, so two never overlap. One pass at a time; a caller arriving during a pass shares it.
+   */
+  converge(): Promise<ConvergeResult> {
+    this.converging ??= this.convergeOnce().finally(() => (this.converging = null));
+    return this.converging;
+  }
+
+  private async convergeOnce(): Promise<ConvergeResult> {
+    const handedOff = await this.handOffMoved();
+    const placed = await this.deps.records.resumable(this.gatewayId);
+    const queue = placed.filter((id) => !this.runners.get(id)?.isActive);
+    let started = 0;
     const worker = async () => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
         try {
           await (await this.runner(id)).start();
-          resumed += 1;
+          started += 1;
         } catch (err) {
-          this.logger.error({ sessionId: id, err: String(err) }, 'resuming a session failed');
+          this.logger.error({ sessionId: id, err: String(err) }, 'starting a session placed here failed');
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(8, ids.length) }, worker));
-    return resumed;
+    await Promise.all(Array.from({ length: Math.min(this.adoptConcurrency, queue.length) }, worker));
+    return { started, handedOff };
+  }
+
+  private async handOffMoved(): Promise<number> {
+    const moved = await this.deps.records.notPlacedOn(this.activeSessionIds(), this.gatewayId);
+    for (const id of moved) await this.handOff(id);
+    return moved.length;
+  }
+
+  /**
+   * Lets go of one session (its row names another gateway, or it is being drained away): closes the socket without
+   * logging out, releases the lease; the status stays for the new holder to write.
+   */
+  async handOff(sessionId: string): Promise<void> {
+    const runner = this.runners.get(sessionId);
+    if (!runner) return;
+    this.runners.delete(sessionId);
+    await runner.shutdown().catch((err) => this.logger.warn({ sessionId, err: String(err) }, 'handing a session off failed'));
+    this.logger.info({ sessionId }, 'session handed off');
   }
 
   async leaseLost(sessionIds: string[]): Promise<void> {
@@ -120,6 +168,14 @@ export class SessionHost {
   async shutdown(): Promise<void> {
     await Promise.all([...this.runners.values()].map((r) => r.shutdown().catch(() => undefined)));
     this.runners.clear();
+  }
+
+  /**
+   * The lease renewals lapsed (LeaseWatchdog): every lease may be expiring, so every socket closes now, writing nothing
+   * (a new holder may own the rows already). Sessions still placed here come back with the next converge pass.
+   */
+  async closeAllUnfenced(): Promise<void> {
+    await this.leaseLost([...this.runners.keys()]);
   }
 
   private snapshot(runner: SessionRunner, status = runner.currentStatus): SessionSnapshot {

@@ -14,7 +14,14 @@ export type SessionRecordPatch = SessionRuntimePatch;
 
 export interface SessionRecords {
   find(sessionId: string): Promise<SessionRecord | null>;
-  update(sessionId: string, patch: SessionRecordPatch): Promise<void>;
+  /**
+   * Fenced write of the runner's columns: with `leaseToken`, refused once another holder took a newer token; without
+   * one (the lease not acquired yet), refused once the row no longer places the session on this gateway.
+   * False when refused: this gateway no longer holds the session.
+   */
+  update(sessionId: string, patch: SessionRecordPatch, leaseToken: number | null): Promise<boolean>;
+  /** The next fencing token of the session's lease (a counter in the row, so it survives Redis). */
+  takeLeaseToken(sessionId: string): Promise<number>;
   /** Stores (or refreshes) a group the session created or learnt about. */
   saveGroup(organizationId: string, sessionId: string, group: GroupInfo): Promise<void>;
   /** An admin changed a stored group on the network (subject, description, settings). */
@@ -25,8 +32,10 @@ export interface SessionRecords {
   removeGroupParticipants(sessionId: string, groupJid: string, jids: string[]): Promise<void>;
   /** A stored group with its members (the engine's group metadata), or null when unknown here. */
   findGroup(sessionId: string, groupJid: string): Promise<GroupInfo | null>;
-  /** Sessions this gateway should hold again after a restart. */
+  /** Sessions placed on this gateway that should run (it starts those it does not hold). */
   resumable(gatewayId: string): Promise<string[]>;
+  /** Of the sessions held here, those whose row places them elsewhere now (or that are gone): to hand off. */
+  notPlacedOn(sessionIds: string[], gatewayId: string): Promise<string[]>;
 }
 
 export interface SessionEvent {
@@ -50,7 +59,8 @@ export interface SessionEventSink {
 
 /** One gateway holds a session at a time; checked before every socket is opened. */
 export interface SessionLeases {
-  acquire(sessionId: string): Promise<boolean>;
+  /** The fencing token taken with the lease (`takeToken`, only once the lease is ours), or null while another holds it. */
+  acquire(sessionId: string, takeToken: () => Promise<number>): Promise<number | null>;
   release(sessionId: string): Promise<void>;
 }
 

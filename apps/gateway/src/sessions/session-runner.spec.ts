@@ -92,6 +92,7 @@ function build(opts: {
   leaseFree?: boolean;
   autoRead?: boolean;
   groupStoreFails?: boolean;
+  leasesTrusted?: () => boolean;
 }) {
   const engine = new FakeEngine();
   const rows: SessionRecordPatch[] = [];
@@ -100,6 +101,7 @@ function build(opts: {
   const groups: GroupInfo[] = [];
   const groupChanges: unknown[] = [];
   const messages = new MemoryMessageStore();
+  let rowToken = 0;
   let creds: unknown = null;
   const auth: AuthStateStore = {
     sessionId: 'ses_1',
@@ -111,10 +113,15 @@ function build(opts: {
   };
   const records: SessionRecords = {
     find: async () => ({ id: 'ses_1', organizationId: 'org_1', status: opts.status, desiredState: 'running', phoneNumber: null, autoRead: opts.autoRead ?? true, presenceTyping: false }),
-    update: async (_id, patch) => {
+    // the row's fencing: a write carrying an older token than the row's newest is refused
+    update: async (_id, patch, leaseToken) => {
+      if (leaseToken !== null && leaseToken !== rowToken) return false;
       rows.push(patch);
       Object.assign(row, patch);
+      return true;
     },
+    takeLeaseToken: async () => ++rowToken,
+    notPlacedOn: async () => [],
     saveGroup: async (_o, _s, g) => {
       if (opts.groupStoreFails) throw new Error('invalid byte sequence for encoding "UTF8": 0x00');
       groups.push({ ...g });
@@ -144,7 +151,7 @@ function build(opts: {
   const leaseLog: string[] = [];
   let leaseFree = opts.leaseFree ?? true;
   const leases: SessionLeases = {
-    acquire: async () => (leaseLog.push('acquire'), leaseFree),
+    acquire: async (_id, takeToken) => (leaseLog.push('acquire'), leaseFree ? takeToken() : null),
     release: async () => void leaseLog.push('release'),
   };
   const qrShown: Record<string, unknown> = {};
@@ -162,6 +169,7 @@ function build(opts: {
     qr,
     timers,
     clock: () => 1_000,
+    leasesTrusted: opts.leasesTrusted,
     logger: pino({ level: 'silent' }),
     messages,
     messaging: { ttlMs: 60_000, typingMsPerChar: 40, typingMinMs: 500, typingMaxMs: 3000 },
@@ -173,6 +181,8 @@ function build(opts: {
     setCreds: (c: unknown) => (creds = c),
     getCreds: () => creds,
     freeLease: () => (leaseFree = true),
+    /** another gateway acquires the lease: the row's token moves past this runner's */
+    takeOverElsewhere: () => void ++rowToken,
   };
 }
 
@@ -266,6 +276,36 @@ describe('SessionRunner', () => {
     expect(t.getCreds()).toBeNull();
     expect(t.row).toMatchObject({ phoneNumber: null, waJid: null, waLid: null });
     expect(t.events.map((e) => e.event)).toContain('session.logged_out');
+    expect(t.engine.connections).toHaveLength(1);
+    expect(t.timers.pending).toHaveLength(0);
+  });
+
+  it('a holder whose row write is refused (another gateway took the lease) closes its socket and publishes nothing', async () => {
+    const t = setup();
+    await t.runner.start();
+    t.engine.last.emit({ type: 'open', account });
+    await flush();
+    t.takeOverElsewhere();
+    t.engine.last.emit({ type: 'close', reason: 'replaced', statusCode: 440, message: 'replaced' });
+    await flush();
+    expect(t.row.status).toBe('working');
+    expect(t.statuses()).toEqual(['starting', 'working']);
+    expect(t.engine.connections).toHaveLength(1);
+    expect(t.runner.isActive).toBe(false);
+    expect(t.timers.pending).toHaveLength(0);
+  });
+
+  it('acts on no socket event and opens no socket while the lease renewals have lapsed', async () => {
+    let trusted = true;
+    const t = setup('stopped', { leasesTrusted: () => trusted });
+    await t.runner.start();
+    t.engine.last.emit({ type: 'open', account });
+    await flush();
+    trusted = false;
+    t.engine.last.emit({ type: 'close', reason: 'transient', statusCode: 408, message: 'lost' });
+    t.engine.last.emit({ type: 'close', reason: 'restart_required', statusCode: 515, message: 'restart' });
+    await flush();
+    expect(t.runner.currentStatus).toBe('working');
     expect(t.engine.connections).toHaveLength(1);
     expect(t.timers.pending).toHaveLength(0);
   });

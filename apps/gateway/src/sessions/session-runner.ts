@@ -34,6 +34,19 @@ export interface SessionRunnerDeps {
   sleep?: (ms: number) => Promise<void>;
   /** fault injection between the network's ack of a send and its record (tests only) */
   afterNetworkAck?: () => void;
+  /**
+   * False while this gateway's lease renewals have lapsed (LeaseWatchdog): its leases may have expired, so nothing may
+   * open a socket or act on a socket's event until the watchdog has closed everything. Checked synchronously, so it
+   * holds even for the first callback that runs after the process was paused.
+   */
+  leasesTrusted?: () => boolean;
+}
+
+/** A session-row write was refused: another holder took the lease (a newer fencing token), or the row moved away. */
+export class SessionFencedError extends DomainError {
+  constructor(sessionId: string) {
+    super('conflict', 'the session is held by another gateway', { sessionId });
+  }
 }
 
 export const toGroupView = (g: GroupInfo): GroupView => ({
@@ -66,6 +79,11 @@ export class SessionRunner {
   private wanted = false;
   /** true from a successful lease acquisition until the lease is released or lost */
   private leaseHeld = false;
+  /**
+   * The fencing token of the last lease this runner took; every row write carries it. Kept after the lease is released
+   * or lost: once another gateway takes the lease (a newer token), this runner's writes must be refused.
+   */
+  private leaseToken: number | null = null;
   private qrShown = 0;
   private failedConnects = 0;
   private reconnectTimer: unknown = null;
@@ -194,7 +212,10 @@ export class SessionRunner {
     });
   }
 
-  /** Closes the socket without logging out and gives the lease back (gateway shutdown); the row is left as is. */
+  /**
+   * Closes the socket without logging out and gives the lease back; the row is left as is. Gateway shutdown, and the
+   * hand-off of a session whose row now places it on another gateway (whose runner waits for this lease).
+   */
   async shutdown(): Promise<void> {
     await this.serial(async () => {
       this.wanted = false;
@@ -296,7 +317,14 @@ export class SessionRunner {
   private async openSocket(): Promise<void> {
     const gen = ++this.generation;
     this.clearReconnect();
-    this.leaseHeld = await this.deps.leases.acquire(this.sessionId);
+    if (!this.leasesTrusted()) {
+      // the watchdog is about to close every socket of this gateway; the adopt loop restarts what is still ours
+      this.log.warn('lease renewals lapsed; not opening a socket');
+      return;
+    }
+    const token = await this.deps.leases.acquire(this.sessionId, () => this.deps.records.takeLeaseToken(this.sessionId));
+    this.leaseHeld = token !== null;
+    if (token !== null) this.leaseToken = token;
     if (!this.leaseHeld) {
       this.log.info('session lease held by another gateway; retrying');
       await this.connectFailed(gen, 'lease_held_elsewhere');
@@ -324,10 +352,19 @@ export class SessionRunner {
   }
 
   private onEngineEvent(gen: number, event: EngineEvent): void {
+    // a socket event that arrives after a pause must not act (reconnect, write) before the watchdog closes it
+    if (!this.leasesTrusted()) return;
     void this.serial(async () => {
       if (gen !== this.generation) return;
       await this.handle(gen, event);
-    }).catch((err) => this.log.error({ err: String(err), event: event.type }, 'engine event handling failed'));
+    }).catch((err) => {
+      if (err instanceof SessionFencedError) return;
+      this.log.error({ err: String(err), event: event.type }, 'engine event handling failed');
+    });
+  }
+
+  private leasesTrusted(): boolean {
+    return this.deps.leasesTrusted?.() ?? true;
   }
 
   private async handle(gen: number, event: EngineEvent): Promise<void> {
@@ -445,6 +482,18 @@ export class SessionRunner {
     await this.deps.leases.release(this.sessionId);
   }
 
+  /**
+   * The row refused a write: another gateway holds the session now. Close quietly (its holder owns the row and the
+   * events), and hand back the lease in case it is still ours (compare-and-delete: another holder's is left alone).
+   */
+  private async fencedOut(): Promise<never> {
+    this.log.warn({ leaseToken: this.leaseToken }, 'session row refused a write (fenced); closing the socket');
+    this.wanted = false;
+    await this.teardown();
+    await this.releaseLease().catch(() => undefined);
+    throw new SessionFencedError(this.sessionId);
+  }
+
   private clearReconnect(): void {
     if (this.reconnectTimer !== null) this.timers.clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
@@ -452,10 +501,13 @@ export class SessionRunner {
 
   /** A short-lived socket with the stored credentials, only to tell the network to unlink the device. */
   private async unlinkOffline(timeoutMs: number): Promise<void> {
-    if (!(await this.deps.leases.acquire(this.sessionId))) {
+    const token = await this.deps.leases.acquire(this.sessionId, () => this.deps.records.takeLeaseToken(this.sessionId));
+    if (token === null) {
       this.log.warn('cannot unlink: another gateway holds the session');
       return;
     }
+    // the logout's row write that follows is fenced on the token this acquisition took
+    this.leaseToken = token;
     let settle: (opened: boolean) => void = () => undefined;
     const opened = new Promise<boolean>((resolve) => (settle = resolve));
     let timer: unknown = null;
@@ -485,7 +537,7 @@ export class SessionRunner {
     const previous = this.status;
     if (previous === next && Object.keys(patch).length === 0) return;
     this.status = next;
-    await this.deps.records.update(this.sessionId, { ...patch, status: next });
+    if (!(await this.deps.records.update(this.sessionId, { ...patch, status: next }, this.leaseToken))) await this.fencedOut();
     if (previous !== next) {
       await this.publish('session.status', { status: next, previousStatus: previous, reason });
       for (const waiter of [...this.statusWaiters]) waiter();

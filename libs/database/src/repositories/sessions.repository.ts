@@ -28,6 +28,14 @@ export interface SessionRuntimePatch {
   lastConnectedAt?: Date | null;
 }
 
+/** What a runtime write is conditional on (see `SessionsRepository.patchRuntime`). */
+export interface RuntimeFence {
+  /** the token taken with the lease this writer holds, or null while it holds none */
+  leaseToken: number | null;
+  /** the writer's gateway: without a token, it may write only while the row places the session there */
+  gatewayId: string;
+}
+
 /** What an owner may change through the API. */
 export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession'>>;
 
@@ -165,7 +173,26 @@ export class SessionsRepository {
     return rows[0] ? toRuntimeRow(rows[0]) : null;
   }
 
-  async patchRuntime(id: string, patch: SessionRuntimePatch): Promise<void> {
+  /**
+   * Takes the next fencing token of the session's lease. Called by a gateway right after it acquired the lease, so
+   * the previous holder's writes (fenced on its own token) are refused from now on.
+   */
+  async takeLeaseToken(id: string): Promise<number> {
+    // an UPDATE answers [rows, rowCount]
+    const [rows]: [Array<{ lease_token: string }>, number] = await this.db.query(
+      'UPDATE sessions SET lease_token = lease_token + 1 WHERE id = $1 RETURNING lease_token',
+      [id],
+    );
+    if (!rows[0]) throw new Error(`session ${id} not found`);
+    return Number(rows[0].lease_token);
+  }
+
+  /**
+   * The runner's writes, fenced: with a lease token, only while that token is still the row's (nobody took the lease
+   * since); without one (a runner not yet holding the lease), only while the row still places the session on
+   * `gatewayId`. False when refused: the writer no longer holds the session.
+   */
+  async patchRuntime(id: string, patch: SessionRuntimePatch, fence: RuntimeFence): Promise<boolean> {
     const sets: string[] = [];
     const values: unknown[] = [id];
     for (const [key, value] of Object.entries(patch) as [keyof SessionRuntimePatch, unknown][]) {
@@ -173,8 +200,24 @@ export class SessionsRepository {
       values.push(value);
       sets.push(`${RUNTIME_COLUMNS[key]} = $${values.length}`);
     }
-    if (sets.length === 0) return;
-    await this.db.query(`UPDATE sessions SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, values);
+    values.push(fence.leaseToken ?? fence.gatewayId);
+    const condition = fence.leaseToken !== null ? `lease_token = $${values.length}` : `gateway_id = $${values.length}`;
+    const updated: [unknown[], number] = await this.db.query(
+      `UPDATE sessions SET ${sets.length > 0 ? `${sets.join(', ')}, ` : ''}updated_at = now() WHERE id = $1 AND ${condition}`,
+      values,
+    );
+    return updated[1] > 0;
+  }
+
+  /** Of the given sessions, those no longer placed on `gatewayId` (moved elsewhere, or deleted). */
+  async notPlacedOn(ids: string[], gatewayId: string): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows: Array<{ id: string }> = await this.db.query(
+      `SELECT id FROM unnest($1::text[]) AS held(id)
+       WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = held.id AND s.gateway_id = $2)`,
+      [ids, gatewayId],
+    );
+    return rows.map((r) => r.id);
   }
 
   /** Sessions a gateway should hold again after a restart: placed there, wanted running, not waiting on the owner. */

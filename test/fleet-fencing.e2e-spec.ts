@@ -1,0 +1,90 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { loadRunContext } from './support/run-context';
+
+// this file's own Redis namespace, so only its own gateways are live here
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:fleet-fencing-${process.pid}`;
+
+import { REGISTRY_KEYS } from '@app/contracts';
+import { SessionsRepository } from '@app/database';
+import { createRedis, Redis, RedisKeys } from '@app/redis';
+import { createApiApp } from '../apps/api/src/bootstrap';
+import { startSimGateway } from './support/fleet';
+import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+
+describe('Fleet fencing: a paused gateway that lost its lease never opens the device again', () => {
+  let app: INestApplication;
+  let sim: AppProcess;
+  let simUrl: string;
+  let org: SeededOrg;
+  let redis: Redis;
+  const keys = new RedisKeys(process.env.REDIS_KEY_PREFIX!);
+  const gateways = new Map<string, AppProcess>();
+  const id = (name: string) => `gw-${name}-${process.pid}`;
+  const api = () => request(app.getHttpServer());
+  // the simulator's control API answers untyped JSON
+  const simGet = async (path: string): Promise<any> => (await fetch(simUrl + path)).json();
+  const simPost = (path: string, body: object = {}) =>
+    fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const getSession = async (sid: string) => (await api().get(`/api/v1/sessions/${sid}`).set(bearer(org.adminKey))).body;
+  const startGateway = async (name: string) => {
+    const { proc } = await startSimGateway(simUrl, id(name), { GATEWAY_HEARTBEAT_MS: '500', GATEWAY_TTL_MS: '3000', GATEWAY_ADOPT_INTERVAL_MS: '250' });
+    gateways.set(name, proc);
+    return proc;
+  };
+
+  beforeAll(async () => {
+    const simPort = await freePort();
+    simUrl = `http://127.0.0.1:${simPort}`;
+    // the network drops a socket that stops answering pings, as WhatsApp does with a frozen client
+    sim = await startApp('sim', { SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '60000', SIM_KEEPALIVE_MS: '300' }, `${simUrl}/healthz`);
+    app = await createApiApp();
+    await app.init();
+    org = await seedOrganization('Fencing Inc');
+    redis = createRedis(process.env.REDIS_URL!);
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.close();
+    for (const g of gateways.values()) {
+      g.child.kill('SIGCONT');
+      await g.stop();
+    }
+    await sim?.stop();
+    redis?.disconnect();
+    await closeTestDataSource();
+  });
+
+  it('SIGSTOP past the lease TTL while another gateway takes over, then SIGCONT: the resumed one closes without a second open', async () => {
+    const paused = await startGateway('paused');
+    const s = (await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'fenced' })).body;
+    expect(s.gatewayId).toBe(id('paused'));
+    await waitFor(async () => (await simPost(`/sim/sessions/${s.id}/scan`)).status === 200, 10_000, 'the QR to show');
+    await waitFor(async () => (await getSession(s.id)).status === 'working', 10_000, 'the session to work');
+    await startGateway('taker');
+    expect(await simGet(`/sim/sessions/${s.id}`)).toMatchObject({ connected: true, opens: 1, maxConcurrent: 1 });
+
+    paused.child.kill('SIGSTOP');
+    // past the TTL: the paused gateway's lease is gone; the network has dropped its frozen socket
+    await waitFor(async () => (await redis.exists(keys.key(REGISTRY_KEYS.lease(s.id)))) === 0, 10_000, 'the lease to expire');
+    // the takeover F2's supervisor makes on its own, done here by hand: move the row (the taker adopts it)
+    const sessionsRepo = new SessionsRepository(await testDataSource());
+    expect(await sessionsRepo.moveToGateway(s.id, id('paused'), id('taker'))).toBe(true);
+    await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).opens === 2, 10_000, 'the taker to open the device');
+    await waitFor(async () => (await getSession(s.id)).status === 'working', 10_000, 'the session to work on the taker');
+
+    paused.child.kill('SIGCONT');
+    // the resumed gateway beats again (it is alive) and has converged on the table: it holds nothing
+    await waitFor(async () => (await redis.exists(keys.key(REGISTRY_KEYS.alive(id('paused'))))) === 1, 10_000, 'the resumed gateway to beat');
+    // several of its heartbeats and converge passes go by
+    const beats = (await redis.get(keys.key(REGISTRY_KEYS.alive(id('paused'))))) ?? '0';
+    await waitFor(async () => Number((await redis.get(keys.key(REGISTRY_KEYS.alive(id('paused'))))) ?? 0) > Number(beats) + 2000, 10_000, 'two seconds of beats');
+
+    expect(await simGet(`/sim/sessions/${s.id}`)).toMatchObject({ connected: true, opens: 2, maxConcurrent: 1 });
+    const after = await getSession(s.id);
+    expect(after).toMatchObject({ status: 'working', gatewayId: id('taker') });
+    const holder = await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)));
+    expect(holder?.startsWith(`${id('taker')}|`)).toBe(true);
+  }, 90_000);
+});
