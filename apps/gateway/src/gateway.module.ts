@@ -2,15 +2,16 @@ import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { GroupsRepository, MessagesRepository, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
+import { GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
-import { CommandServer, GatewayRegistry, RedisQrBoard, RedisSessionLeases } from '@app/fleet';
+import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
 import { SendSignal } from '@app/messaging';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createPgAuthStateStore } from './auth-state';
 import type { SessionEngine } from './engine/engine.interface';
 import { loadEngine } from './engine/load-engine';
+import { FleetSupervisor, SessionNudger } from './fleet/fleet-supervisor';
 import { GatewayMetrics } from './gateway-metrics';
 import { GatewayNode, SendSignalListener } from './gateway-node';
 import { PgSessionRecords } from './sessions/pg-session-records';
@@ -18,6 +19,8 @@ import { SessionHost } from './sessions/session-host';
 
 /** DI token of the WhatsApp engine this node runs (Baileys or the simulator's). */
 export const SESSION_ENGINE = Symbol('SESSION_ENGINE');
+/** A nudge waits this long for the new holder's reply; past it the holder still adopts the session from the table. */
+const NUDGE_TIMEOUT_MS = 10000;
 /** DI token of the SendSignal subscription of this node. */
 export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
 
@@ -125,6 +128,39 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
           };
         },
       }),
+    },
+    {
+      provide: FleetSupervisor,
+      inject: [GatewayConfig, LOGGER, REDIS_CLIENT, RedisKeys, SessionsRepository, EventPublisher, GatewayMetrics],
+      useFactory: (c: GatewayConfig, logger: Logger, redis: Redis, keys: RedisKeys, sessions: SessionsRepository, events: EventPublisher, metrics: GatewayMetrics) => {
+        const bus = new CommandBus({ redisUrl: c.REDIS_URL, timeoutMs: NUDGE_TIMEOUT_MS }, redis, keys, logger);
+        const nudger: SessionNudger = {
+          nudge: async (gatewayId, sessionId) => void (await bus.send(gatewayId, 'session.start', { sessionId })),
+          close: () => bus.close(),
+        };
+        return new FleetSupervisor(
+          {
+            enabled: c.SUPERVISOR_ENABLED,
+            gatewayId: c.GATEWAY_ID,
+            intervalMs: c.SUPERVISOR_INTERVAL_MS,
+            ttlMs: c.GATEWAY_TTL_MS,
+            // every live gateway re-registers within one heartbeat (after a Redis restart too)
+            confirmMs: c.GATEWAY_HEARTBEAT_MS,
+            rebalancePerMin: c.REBALANCE_MOVES_PER_MIN,
+            rebalanceThresholdPct: c.REBALANCE_THRESHOLD,
+          },
+          {
+            // one election per fleet: fleets sharing a database are told apart by their Redis namespace
+            election: new PgLeaderLock(c.DATABASE_URL, `fleet-supervisor:${c.REDIS_KEY_PREFIX}`),
+            directory: new GatewayDirectory(redis, keys),
+            sessions,
+            nudger,
+            events,
+            metrics,
+            logger,
+          },
+        );
+      },
     },
     {
       provide: GatewayNode,
