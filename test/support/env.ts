@@ -10,3 +10,6 @@ process.env.SECRET_ENCRYPTION_KEY = ctx.encryptionKey;
 process.env.JWT_SECRET = `test-jwt-secret-${ctx.runId}-0123456789abcdef`;
 process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true';
 process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'silent';
+// a run's files share one database: a fleet supervisor would adopt the sessions earlier files' gateways left behind.
+// The fleet files run theirs in a database of their own (support/fleet-harness.ts).
+process.env.SUPERVISOR_ENABLED = process.env.SUPERVISOR_ENABLED ?? 'false';
