@@ -6,6 +6,7 @@ import { RequirePermissions } from '../auth/auth.decorators';
 export class GatewayResponse {
   @ApiProperty() id: string;
   @ApiProperty({ description: 'heartbeat not expired' }) alive: boolean;
+  @ApiProperty({ description: 'handing its sessions to other gateways; takes no new ones' }) draining: boolean;
   @ApiProperty() sessionCount: number;
   @ApiProperty() capacity: number;
   @ApiProperty({ enum: ['baileys', 'sim'] }) engine: string;
@@ -34,6 +35,8 @@ export class GatewaysController {
       data: entries.map((g) => ({
         id: g.id,
         alive: g.alive,
+        // registry entries written before drain existed have no such field
+        draining: 'draining' in g && g.draining === true,
         sessionCount: g.sessionCount,
         capacity: g.capacity,
         engine: g.engine,
