@@ -218,10 +218,10 @@ export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicatio
     if (fullest.pct - emptiest.pct <= rebalanceThresholdPct || fullest.placed - emptiest.placed < 2) return;
     const [session] = await this.ports.sessions.movableOn(fullest.id, 1);
     if (!session) return;
-    this.nextRebalanceAt = now + 60_000 / rebalancePerMin;
-    if (await this.ports.sessions.moveToGateway(session.id, fullest.id, emptiest.id)) {
-      await this.announce([{ session, to: emptiest.id }], fullest.id, 'rebalance');
-    }
+    const won = await this.ports.sessions.moveToGateway(session.id, fullest.id, emptiest.id);
+    // spaced from the move itself (as its event is stamped), not from the start of the tick
+    this.nextRebalanceAt = this.clock() + 60_000 / rebalancePerMin;
+    if (won) await this.announce([{ session, to: emptiest.id }], fullest.id, 'rebalance');
   }
 
   /** Publishes the moves (status unchanged, with the reason), counts them, and nudges each new holder. */
