@@ -58,7 +58,7 @@ async function waitUntil(probe, what, timeoutMs = STEP_TIMEOUT_MS) {
   }
 }
 
-async function startProcess(entry, env, healthUrl) {
+async function startProcess(entry, env, healthUrl, timeoutMs = 30000) {
   const child = spawn(process.execPath, [join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', NODE_ENV: 'test', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123', ...env },
@@ -68,7 +68,7 @@ async function startProcess(entry, env, healthUrl) {
   await waitUntil(async () => {
     if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode}`);
     return fetch(healthUrl).then((r) => r.status === 200, () => false);
-  }, `${entry} healthy`, 30000);
+  }, `${entry} healthy`, timeoutMs);
   return child;
 }
 
@@ -78,6 +78,8 @@ async function startGateway(id, simUrl, env = {}) {
     'dist/apps/gateway/src/main.js',
     { GATEWAY_ID: id, GATEWAY_ENGINE: 'sim', NETWORK_SIM_URL: simUrl, GATEWAY_HEALTH_PORT: String(port), GATEWAY_CAPACITY: String(SESSIONS), SUPERVISOR_ENABLED: 'true', REBALANCE_MOVES_PER_MIN: '0', ...env },
     `http://127.0.0.1:${port}/healthz`,
+    // a gateway serves health once it has resumed what is placed on it
+    STEP_TIMEOUT_MS,
   );
   return { id, child };
 }

@@ -1,10 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { isolateFleet, SimFleet } from './support/fleet-harness';
+import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
 
 const db = isolateFleet('failover');
 
-import { createApiApp } from '../apps/api/src/bootstrap';
 import { AppProcess, waitFor } from './support/processes';
 import { Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
@@ -27,11 +26,7 @@ describe('Fleet failover: a SIGKILLed gateway’s sessions resume on the others 
   const api = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    await db.create();
-    await fleet.startSim();
-    await fleet.startGateway('gw-doomed');
-    app = await createApiApp();
-    await app.init();
+    app = await bootFleet(db, fleet, ['gw-doomed']);
     org = await seedOrganization('Failover Inc');
     receiver = await startReceiver();
     dispatcher = await startDispatcherProcess();

@@ -1,13 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { isolateFleet, SimFleet } from './support/fleet-harness';
+import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
 
 const db = isolateFleet('race');
 process.env.COMMAND_TIMEOUT_MS = '3000';
 
 import { REGISTRY_KEYS } from '@app/contracts';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
-import { createApiApp } from '../apps/api/src/bootstrap';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
@@ -30,11 +29,7 @@ describe('Fleet race: supervisors and API replicas racing for the same orphans',
   const keys = new RedisKeys(process.env.REDIS_KEY_PREFIX!);
 
   beforeAll(async () => {
-    await db.create();
-    await fleet.startSim();
-    await fleet.startGateway('gw-doomed');
-    app = await createApiApp();
-    await app.init();
+    app = await bootFleet(db, fleet, ['gw-doomed']);
     const port = await freePort();
     replicaUrl = `http://127.0.0.1:${port}`;
     replica = await startApp('api', { PORT: String(port) }, `${replicaUrl}/healthz`);

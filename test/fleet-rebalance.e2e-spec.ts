@@ -1,10 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { isolateFleet, SimFleet } from './support/fleet-harness';
+import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
 
 const db = isolateFleet('rebalance');
 
-import { createApiApp } from '../apps/api/src/bootstrap';
 import { waitFor } from './support/processes';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
@@ -27,11 +26,7 @@ describe('Fleet rebalance: a fourth gateway joining', () => {
   let org: SeededOrg;
 
   beforeAll(async () => {
-    await db.create();
-    await fleet.startSim();
-    await Promise.all(['gw-a', 'gw-b', 'gw-c'].map((id) => fleet.startGateway(id)));
-    app = await createApiApp();
-    await app.init();
+    app = await bootFleet(db, fleet, ['gw-a', 'gw-b', 'gw-c']);
     org = await seedOrganization('Rebalance Inc');
   });
 

@@ -1,3 +1,4 @@
+import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import { migrate } from '../../libs/database/src/data-source';
 import { AppProcess, freePort, startApp, waitFor } from './processes';
@@ -98,4 +99,16 @@ export class SimFleet {
     await Promise.all([...this.gateways.values()].map((g) => g.proc.stop()));
     await this.sim?.stop();
   }
+}
+
+/** The fleet's database, its simulator and first gateways, and the API in-process (the usual start of a fleet file). */
+export async function bootFleet(db: { create(): Promise<void> }, fleet: SimFleet, gatewayIds: string[]): Promise<INestApplication> {
+  await db.create();
+  await fleet.startSim();
+  await Promise.all(gatewayIds.map((id) => fleet.startGateway(id)));
+  // loaded only now: the API reads DATABASE_URL and REDIS_KEY_PREFIX, which isolateFleet has set by then
+  const { createApiApp } = await import('../../apps/api/src/bootstrap');
+  const app = await createApiApp();
+  await app.init();
+  return app;
 }
