@@ -15,3 +15,8 @@ process.env.RATE_LIMIT_IP_PER_MIN = process.env.RATE_LIMIT_IP_PER_MIN ?? '100000
 process.env.RATE_LIMIT_CREDENTIAL_PER_MIN = process.env.RATE_LIMIT_CREDENTIAL_PER_MIN ?? '1000000';
 process.env.LOGIN_RATE_IP_PER_MIN = process.env.LOGIN_RATE_IP_PER_MIN ?? '100000';
 process.env.LOGIN_FREE_FAILURES_PER_IP = process.env.LOGIN_FREE_FAILURES_PER_IP ?? '100000';
+// a run's files share one database: a fleet supervisor would adopt the sessions earlier files' gateways left behind.
+// The fleet files run theirs in a database of their own (support/fleet-harness.ts).
+process.env.SUPERVISOR_ENABLED = process.env.SUPERVISOR_ENABLED ?? 'false';
+// fleet suites fill their gateways with one organization's sessions; the fair share has its own checks
+process.env.QUOTA_FLEET_SHARE_PERCENT = process.env.QUOTA_FLEET_SHARE_PERCENT ?? '100';

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { GroupsRepository, MessagesRepository, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
+import { GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
@@ -11,6 +11,7 @@ import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createPgAuthStateStore } from './auth-state';
 import type { SessionEngine } from './engine/engine.interface';
 import { loadEngine } from './engine/load-engine';
+import { FleetSupervisor, SessionNudger } from './fleet/fleet-supervisor';
 import { GatewayMetrics } from './gateway-metrics';
 import { GatewayNode, SendSignalListener } from './gateway-node';
 import { LeaseWatchdog } from './lease-watchdog';
@@ -20,6 +21,8 @@ import { SessionMover } from './sessions/session-mover';
 
 /** DI token of the WhatsApp engine this node runs (Baileys or the simulator's). */
 export const SESSION_ENGINE = Symbol('SESSION_ENGINE');
+/** A nudge waits this long for the new holder's reply; past it the holder still adopts the session from the table. */
+const NUDGE_TIMEOUT_MS = 10000;
 /** DI token of the SendSignal subscription of this node. */
 export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
 
@@ -126,9 +129,9 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
     },
     {
       provide: SessionMover,
-      inject: [SessionPlacement, SessionsRepository, CommandBus, EventPublisher, LOGGER],
-      useFactory: (placement: SessionPlacement, sessions: SessionsRepository, commands: CommandBus, events: EventPublisher, logger: Logger) =>
-        new SessionMover({ placement, sessions, commands, events, logger }),
+      inject: [SessionPlacement, SessionsRepository, CommandBus, EventPublisher, GatewayMetrics, LOGGER],
+      useFactory: (placement: SessionPlacement, sessions: SessionsRepository, commands: CommandBus, events: EventPublisher, metrics: GatewayMetrics, logger: Logger) =>
+        new SessionMover({ placement, sessions, commands, events, metrics, logger }),
     },
     {
       provide: CommandServer,
@@ -158,6 +161,39 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
       }),
     },
     {
+      provide: FleetSupervisor,
+      inject: [GatewayConfig, LOGGER, REDIS_CLIENT, RedisKeys, SessionsRepository, EventPublisher, GatewayMetrics],
+      useFactory: (c: GatewayConfig, logger: Logger, redis: Redis, keys: RedisKeys, sessions: SessionsRepository, events: EventPublisher, metrics: GatewayMetrics) => {
+        const bus = new CommandBus({ redisUrl: c.REDIS_URL, timeoutMs: NUDGE_TIMEOUT_MS }, redis, keys, logger);
+        const nudger: SessionNudger = {
+          nudge: async (gatewayId, sessionId) => void (await bus.send(gatewayId, 'session.start', { sessionId })),
+          close: () => bus.close(),
+        };
+        return new FleetSupervisor(
+          {
+            enabled: c.SUPERVISOR_ENABLED,
+            gatewayId: c.GATEWAY_ID,
+            intervalMs: c.SUPERVISOR_INTERVAL_MS,
+            ttlMs: c.GATEWAY_TTL_MS,
+            // every live gateway re-registers within one heartbeat (after a Redis restart too)
+            confirmMs: c.GATEWAY_HEARTBEAT_MS,
+            rebalancePerMin: c.REBALANCE_MOVES_PER_MIN,
+            rebalanceThresholdPct: c.REBALANCE_THRESHOLD,
+          },
+          {
+            // one election per fleet: fleets sharing a database are told apart by their Redis namespace
+            election: new PgLeaderLock(c.DATABASE_URL, `fleet-supervisor:${c.REDIS_KEY_PREFIX}`),
+            directory: new GatewayDirectory(redis, keys),
+            sessions,
+            nudger,
+            events,
+            metrics,
+            logger,
+          },
+        );
+      },
+    },
+    {
       provide: GatewayNode,
       inject: [
         GatewayConfig,
@@ -173,6 +209,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         SessionMover,
         CommandBus,
         LeaseWatchdog,
+        FleetSupervisor,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -188,6 +225,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         mover: SessionMover,
         bus: CommandBus,
         watchdog: LeaseWatchdog,
+        supervisor: FleetSupervisor,
       ) =>
         new GatewayNode(
           {
@@ -209,6 +247,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             opsServer: (accepting) => ops.start(c.GATEWAY_HEALTH_PORT, accepting),
             mover,
             metrics,
+            leader: supervisor,
             logger,
           },
         ),

@@ -281,6 +281,25 @@ export class GatewayConfig extends BaseConfig {
   TYPING_MAX_MS = 3000;
 
   /**
+   * Runs the fleet supervisor (failover and rebalance; one leader at a time). Off only where several fleets share
+   * one database (e2e files), since a leader adopts every session whose gateway is gone.
+   */
+  @Transform(toBool) @IsBoolean()
+  SUPERVISOR_ENABLED = true;
+
+  /** How often the supervisor's leader looks at the fleet (dead gateways, spread). */
+  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  SUPERVISOR_INTERVAL_MS = 500;
+
+  /** Rebalance moves per minute at most, spaced evenly (0 turns rebalancing off); failover is never rate-limited. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(6000)
+  REBALANCE_MOVES_PER_MIN = 30;
+
+  /** Rebalance only while the fullest and the emptiest live gateway differ by more than this many points of load (% of capacity). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(100)
+  REBALANCE_THRESHOLD = 10;
+
+  /**
    * Test-only fault injection: `crash-after-send` kills the process (SIGKILL) right after the network acknowledged a
    * send and before it is recorded, to prove a resend is not a duplicate. Refused when NODE_ENV=production.
    */

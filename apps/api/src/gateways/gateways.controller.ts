@@ -9,6 +9,7 @@ import type { Principal } from '../auth/principal';
 export class GatewayResponse {
   @ApiProperty() id: string;
   @ApiProperty({ description: 'heartbeat not expired' }) alive: boolean;
+  @ApiProperty({ description: 'handing its sessions to other gateways; takes no new ones' }) draining: boolean;
   @ApiProperty() sessionCount: number;
   @ApiProperty() capacity: number;
   @ApiProperty({ enum: ['baileys', 'sim'] }) engine: string;
@@ -45,6 +46,7 @@ export class GatewaysController {
       data: entries.map((g) => ({
         id: g.id,
         alive: g.alive,
+        draining: g.draining === true,
         sessionCount: own ? own.get(g.id)! : g.sessionCount,
         capacity: g.capacity,
         engine: g.engine,

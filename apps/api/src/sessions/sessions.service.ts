@@ -187,7 +187,12 @@ export class SessionsService {
   private async placeOnLiveGateway(session: Session): Promise<string> {
     if (session.gatewayId && (await this.directory.isAlive(session.gatewayId))) return session.gatewayId;
     const { gatewayId: target } = await this.placement.choose();
-    await this.sessions.moveToGateway(session.id, session.gatewayId, target);
+    if (!(await this.sessions.moveToGateway(session.id, session.gatewayId, target))) {
+      // another mover (a replica, the fleet supervisor) placed it first: its choice stands, one holder only
+      const moved = await this.find(session.organizationId, session.id);
+      session.gatewayId = moved.gatewayId;
+      return this.placeOnLiveGateway(session);
+    }
     session.gatewayId = target;
     return target;
   }

@@ -10,6 +10,8 @@ export interface SessionMoverDeps {
   sessions: Pick<SessionsRepository, 'moveToGateway' | 'findRuntime'>;
   commands: Pick<CommandBus, 'send'>;
   events: Pick<EventPublisher, 'publish'>;
+  /** moves in/out by reason (gateway metrics) */
+  metrics: { recordMove(reason: MoveReason, from: string, to: string): void };
   logger: Logger;
 }
 
@@ -24,9 +26,10 @@ export class SessionMover {
 
   /** Moves `sessionId` from `from` to the gateway placement chooses; the target, or null when another mover won. */
   async move(sessionId: string, from: string, reason: MoveReason): Promise<string | null> {
-    const { placement, sessions, commands, events, logger } = this.deps;
+    const { placement, sessions, commands, events, metrics, logger } = this.deps;
     const { gatewayId: to } = await placement.choose();
     if (!(await sessions.moveToGateway(sessionId, from, to))) return null;
+    metrics.recordMove(reason, from, to);
     commands.send(to, 'session.start', { sessionId }).catch((err) => logger.debug({ sessionId, to, err: String(err) }, 'nudge failed'));
     const row = await sessions.findRuntime(sessionId);
     if (row) {

@@ -228,4 +228,32 @@ export class SessionsRepository {
     );
     return rows.map((r) => r.id);
   }
+
+  /** Gateways that sessions which should be running are placed on, with how many (the fleet supervisor's orphan search). */
+  async resumableCountsByGateway(): Promise<Map<string, number>> {
+    const rows: Array<{ gateway_id: string; n: string }> = await this.db.query(
+      `SELECT gateway_id, count(*) AS n FROM sessions WHERE gateway_id IS NOT NULL AND desired_state = 'running' AND status <> ALL($1) GROUP BY gateway_id`,
+      [NOT_RESUMED],
+    );
+    return new Map(rows.map((r) => [r.gateway_id, Number(r.n)]));
+  }
+
+  /** The sessions resumableOn(gatewayId) would start, with what a mover needs to announce the move. */
+  async movableOn(gatewayId: string, limit = 100000): Promise<Array<{ id: string; organizationId: string; status: SessionStatus }>> {
+    const rows: Array<{ id: string; organization_id: string; status: SessionStatus }> = await this.db.query(
+      `SELECT id, organization_id, status FROM sessions WHERE gateway_id = $1 AND desired_state = 'running' AND status <> ALL($2) ORDER BY id LIMIT $3`,
+      [gatewayId, NOT_RESUMED, limit],
+    );
+    return rows.map((r) => ({ id: r.id, organizationId: r.organization_id, status: r.status }));
+  }
+
+  /** When each of `ids` that is `working` now last connected, if at or after `since` (how long a move took to land). */
+  async connectedSince(ids: string[], since: Date): Promise<Map<string, Date>> {
+    if (ids.length === 0) return new Map();
+    const rows: Array<{ id: string; last_connected_at: Date }> = await this.db.query(
+      `SELECT id, last_connected_at FROM sessions WHERE id = ANY($1) AND status = 'working' AND last_connected_at >= $2`,
+      [ids, since],
+    );
+    return new Map(rows.map((r) => [r.id, new Date(r.last_connected_at)]));
+  }
 }

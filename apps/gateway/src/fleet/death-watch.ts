@@ -1,0 +1,60 @@
+import type { GatewayEntry } from '@app/fleet';
+
+/** A gateway the leader has declared dead, and the moment its death is counted from (its last heartbeat). */
+export interface DeadGateway {
+  id: string;
+  /** epoch ms: the last heartbeat the registry still has, else when this leader first saw the gateway missing */
+  diedAt: number;
+}
+
+export interface DeathWatchSettings {
+  /** GATEWAY_TTL_MS: a heartbeat older than this is expired */
+  ttlMs: number;
+  /** how long an expired gateway must stay missing in this leader's own eyes (one heartbeat: every live node re-registers within it) */
+  confirmMs: number;
+}
+
+/**
+ * The leader's record of which gateways it has watched being missing, and since when. A gateway is dead only after
+ * this leader has seen its alive key missing continuously: for `confirmMs` when its registry entry shows a heartbeat
+ * older than the TTL (it stopped beating), for a whole TTL when the entry is gone too (deregistered, or Redis came back
+ * empty — then every live gateway re-registers within a heartbeat, long before that). A new leader, or one whose view was
+ * interrupted, starts watching afresh.
+ */
+export class DeathWatch {
+  private readonly missingSince = new Map<string, number>();
+
+  constructor(private readonly settings: DeathWatchSettings) {}
+
+  /**
+   * One observation: the registry as listed now, and the gateways sessions are placed on (which may be absent from the
+   * registry). Returns the gateways to fail over.
+   */
+  observe(registry: GatewayEntry[], placedOn: Iterable<string>, now: number): DeadGateway[] {
+    const entries = new Map(registry.map((g) => [g.id, g]));
+    const watched = new Set([...entries.keys(), ...placedOn]);
+    for (const id of [...this.missingSince.keys()]) if (!watched.has(id)) this.missingSince.delete(id);
+    const dead: DeadGateway[] = [];
+    for (const id of watched) {
+      const entry = entries.get(id);
+      if (entry?.alive) {
+        this.missingSince.delete(id);
+        continue;
+      }
+      const since = this.missingSince.get(id) ?? now;
+      this.missingSince.set(id, since);
+      const watchedFor = now - since;
+      if (entry) {
+        if (watchedFor >= this.settings.confirmMs && now - entry.lastHeartbeatAt >= this.settings.ttlMs) dead.push({ id, diedAt: entry.lastHeartbeatAt });
+      } else if (watchedFor >= this.settings.ttlMs) {
+        dead.push({ id, diedAt: since });
+      }
+    }
+    return dead;
+  }
+
+  /** The view was interrupted (leadership lost, Redis unreadable): nothing seen so far counts any more. */
+  forget(): void {
+    this.missingSince.clear();
+  }
+}

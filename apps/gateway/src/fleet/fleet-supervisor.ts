@@ -1,0 +1,327 @@
+import type { BeforeApplicationShutdown, OnApplicationBootstrap } from '@nestjs/common';
+import type { EventEnvelope, SessionStatus, SessionStatusPayload } from '@app/contracts';
+import type { SessionsRepository } from '@app/database';
+import type { EventPublisher } from '@app/events';
+import { GatewayEntry, SessionPlacement } from '@app/fleet';
+import type { SessionMoveReason } from '../gateway-metrics';
+import { DeathWatch, DeadGateway } from './death-watch';
+
+type MoveReason = SessionMoveReason;
+
+/** The payload of the `session.status` event a mover publishes: the status is unchanged at that moment. */
+export interface SessionMovedPayload extends SessionStatusPayload {
+  reason: MoveReason;
+  fromGatewayId: string;
+  toGatewayId: string;
+}
+
+/** The leader election (`PgLeaderLock`): `hold` keeps or takes the lock, `release` gives it up. */
+export interface LeaderElection {
+  hold(): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+/** What the supervisor counts (GatewayMetrics). */
+export interface FleetSupervisorMetrics {
+  recordMove(reason: MoveReason, from: string, to: string): void;
+  observeFailover(seconds: number): void;
+  setLeader(leading: boolean): void;
+}
+
+/**
+ * The fast path to a session's new holder (`session.start` on the command bus); a failed nudge is harmless, since the
+ * gateways adopt what the table assigns them anyway.
+ */
+export interface SessionNudger {
+  nudge(gatewayId: string, sessionId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** pino's (fields, message) order */
+export interface SupervisorLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+export interface FleetSupervisorPorts {
+  election: LeaderElection;
+  directory: { list(): Promise<GatewayEntry[]> };
+  sessions: Pick<SessionsRepository, 'resumableCountsByGateway' | 'movableOn' | 'moveToGateway' | 'placedCountsOn' | 'connectedSince'>;
+  nudger: SessionNudger;
+  events: Pick<EventPublisher, 'build' | 'publishEnvelopes'>;
+  metrics: FleetSupervisorMetrics;
+  logger: SupervisorLogger;
+  clock?: () => number;
+}
+
+export interface FleetSupervisorSettings {
+  enabled: boolean;
+  gatewayId: string;
+  intervalMs: number;
+  ttlMs: number;
+  /** how long an expired gateway must stay missing before the leader moves its sessions */
+  confirmMs: number;
+  /** rebalance moves per minute at most (0: never) */
+  rebalancePerMin: number;
+  /** points of load (% of capacity) between the fullest and the emptiest gateway above which the leader rebalances */
+  rebalanceThresholdPct: number;
+}
+
+/** Moves of one failover at a time against PostgreSQL (the pool has 10 connections) and nudges in flight. */
+const MOVE_CONCURRENCY = 8;
+const NUDGE_CONCURRENCY = 64;
+/** A moved session that has not connected by then is no longer waited for (its failover time is not recorded). */
+const FAILOVER_WATCH_MS = 120_000;
+const EVENT_BATCH = 500;
+
+interface Session {
+  id: string;
+  organizationId: string;
+  status: SessionStatus;
+}
+
+interface LandingWatch {
+  ids: Set<string>;
+  diedAt: number;
+  movedAt: number;
+}
+
+/** A gateway is draining when its registry entry says so (older entries have no such field). */
+const isDraining = (g: GatewayEntry): boolean => g.draining === true;
+
+/**
+ * Heals the fleet from the sessions table: one leader among the gateways (a PostgreSQL advisory lock, so a Redis
+ * restart elects nobody new) watches the registry, moves every session of a dead gateway onto live ones by free
+ * capacity all at once (failover), and moves sessions one at a time from the fullest gateway to the emptiest while the
+ * spread is above the threshold, no faster than REBALANCE_MOVES_PER_MIN (rebalance). A move is the conditional row
+ * update (racing movers: one wins), a `session.status` event with the reason, and a nudge to the new holder; the
+ * gateways converge on the table themselves.
+ */
+export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly deaths: DeathWatch;
+  private readonly clock: () => number;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private stopped = false;
+  private leading = false;
+  private nextRebalanceAt = 0;
+  private readonly landings: LandingWatch[] = [];
+  private readonly nudges: Array<{ gatewayId: string; sessionId: string }> = [];
+  private nudging = 0;
+
+  constructor(
+    private readonly settings: FleetSupervisorSettings,
+    private readonly ports: FleetSupervisorPorts,
+  ) {
+    this.deaths = new DeathWatch({ ttlMs: settings.ttlMs, confirmMs: settings.confirmMs });
+    this.clock = ports.clock ?? Date.now;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.settings.enabled) return;
+    const loop = () => {
+      this.timer = setTimeout(() => {
+        this.ticking = this.tick().finally(() => {
+          this.ticking = null;
+          if (!this.stopped) loop();
+        });
+      }, this.settings.intervalMs);
+    };
+    loop();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.ticking;
+    this.nudges.length = 0;
+    await this.ports.nudger.close().catch(() => undefined);
+    await this.resign();
+  }
+
+  /** One look at the fleet; acts only while this gateway leads. Errors end the tick, never the loop. */
+  async tick(): Promise<void> {
+    try {
+      await this.lookAtFleet();
+    } catch (err) {
+      this.deaths.forget();
+      this.ports.logger.warn({ err: String(err) }, 'fleet supervisor tick failed');
+    }
+  }
+
+  private async lookAtFleet(): Promise<void> {
+    const { directory, sessions, logger } = this.ports;
+    const registry = await directory.list();
+    // a draining gateway is on its way out: another one must lead meanwhile
+    if (registry.some((g) => g.id === this.settings.gatewayId && isDraining(g))) return this.resign();
+    if (!(await this.ports.election.hold())) {
+      if (this.leading) logger.warn({ gatewayId: this.settings.gatewayId }, 'fleet supervisor lost the leadership');
+      this.leading = false;
+      this.ports.metrics.setLeader(false);
+      this.deaths.forget();
+      return;
+    }
+    if (!this.leading) {
+      this.leading = true;
+      this.ports.metrics.setLeader(true);
+      logger.info({ gatewayId: this.settings.gatewayId }, 'fleet supervisor leads');
+    }
+    const placed = await sessions.resumableCountsByGateway();
+    const now = this.clock();
+    const dead = this.deaths.observe(registry, placed.keys(), now).filter((g) => (placed.get(g.id) ?? 0) > 0);
+    const targets = registry.filter((g) => g.alive && !isDraining(g));
+    await this.recordLandings(now);
+    if (dead.length > 0) {
+      if (targets.length === 0) logger.warn({ dead: dead.map((g) => g.id) }, 'gateways died and none is alive to take their sessions');
+      else for (const gateway of dead) await this.failOver(gateway, targets);
+      return;
+    }
+    await this.rebalance(targets, now);
+  }
+
+  private async failOver(gateway: DeadGateway, targets: GatewayEntry[]): Promise<void> {
+    const orphans = await this.ports.sessions.movableOn(gateway.id);
+    const movedAt = this.clock();
+    const placement = await PlacementSnapshot.of(targets, this.ports.sessions);
+    const moved: Array<{ session: Session; to: string }> = [];
+    const queue = [...orphans];
+    const worker = async () => {
+      for (let session = queue.shift(); session; session = queue.shift()) {
+        const to = await placement.take();
+        if (await this.ports.sessions.moveToGateway(session.id, gateway.id, to)) moved.push({ session, to });
+        else placement.adjust(to, -1);
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(MOVE_CONCURRENCY, queue.length) }, worker));
+    } finally {
+      await this.announce(moved, gateway.id, 'failover');
+    }
+    this.landings.push({ ids: new Set(moved.map((m) => m.session.id)), diedAt: gateway.diedAt, movedAt });
+    this.ports.logger.info(
+      { gatewayId: gateway.id, diedAt: gateway.diedAt, orphans: orphans.length, moved: moved.length, to: placement.summary() },
+      'failed over the sessions of a dead gateway',
+    );
+  }
+
+  /** One move when it is due and the spread is above the threshold: from the fullest gateway to the emptiest. */
+  private async rebalance(targets: GatewayEntry[], now: number): Promise<void> {
+    const { rebalancePerMin, rebalanceThresholdPct } = this.settings;
+    if (rebalancePerMin <= 0 || targets.length < 2 || now < this.nextRebalanceAt) return;
+    const placed = await this.ports.sessions.placedCountsOn(targets.map((g) => g.id));
+    const loads = targets
+      .map((g) => ({ id: g.id, placed: placed.get(g.id) ?? 0, pct: (100 * (placed.get(g.id) ?? 0)) / g.capacity }))
+      .sort((a, b) => b.pct - a.pct || b.placed - a.placed || a.id.localeCompare(b.id));
+    const fullest = loads[0];
+    const emptiest = loads[loads.length - 1];
+    // a difference of one session would only swap which gateway is the fuller one
+    if (fullest.pct - emptiest.pct <= rebalanceThresholdPct || fullest.placed - emptiest.placed < 2) return;
+    const [session] = await this.ports.sessions.movableOn(fullest.id, 1);
+    if (!session) return;
+    const won = await this.ports.sessions.moveToGateway(session.id, fullest.id, emptiest.id);
+    // spaced from the move itself (as its event is stamped), not from the start of the tick
+    this.nextRebalanceAt = this.clock() + 60_000 / rebalancePerMin;
+    if (won) await this.announce([{ session, to: emptiest.id }], fullest.id, 'rebalance');
+  }
+
+  /** Publishes the moves (status unchanged, with the reason), counts them, and nudges each new holder. */
+  private async announce(moved: Array<{ session: Session; to: string }>, from: string, reason: MoveReason): Promise<void> {
+    const { events, metrics } = this.ports;
+    const envelopes: EventEnvelope<SessionMovedPayload>[] = moved.map(({ session, to }) =>
+      events.build<SessionMovedPayload>({
+        event: 'session.status',
+        organizationId: session.organizationId,
+        sessionId: session.id,
+        payload: { status: session.status, previousStatus: session.status, reason, fromGatewayId: from, toGatewayId: to },
+      }),
+    );
+    for (let i = 0; i < envelopes.length; i += EVENT_BATCH) await events.publishEnvelopes(envelopes.slice(i, i + EVENT_BATCH));
+    for (const { session, to } of moved) {
+      metrics.recordMove(reason, from, to);
+      this.nudges.push({ gatewayId: to, sessionId: session.id });
+    }
+    this.drainNudges();
+  }
+
+  /** Nudges go out in the background, a bounded number at a time: the table already says where each session goes. */
+  private drainNudges(): void {
+    while (this.nudging < NUDGE_CONCURRENCY && this.nudges.length > 0) {
+      const next = this.nudges.shift()!;
+      this.nudging += 1;
+      void this.ports.nudger
+        .nudge(next.gatewayId, next.sessionId)
+        .catch(() => undefined)
+        .finally(() => {
+          this.nudging -= 1;
+          if (!this.stopped) this.drainNudges();
+        });
+    }
+  }
+
+  /** Failover time per session: from the dead gateway's last heartbeat to `working` on its new gateway. */
+  private async recordLandings(now: number): Promise<void> {
+    for (const watch of [...this.landings]) {
+      const landed = await this.ports.sessions.connectedSince([...watch.ids], new Date(watch.movedAt));
+      for (const [id, at] of landed) {
+        watch.ids.delete(id);
+        this.ports.metrics.observeFailover(Math.max(0, at.getTime() - watch.diedAt) / 1000);
+      }
+      if (watch.ids.size === 0 || now - watch.movedAt > FAILOVER_WATCH_MS) this.landings.splice(this.landings.indexOf(watch), 1);
+    }
+  }
+
+  /** A draining node gives up leadership before it starts moving its own sessions. */
+  stepDown(): Promise<void> {
+    return this.resign();
+  }
+
+  private async resign(): Promise<void> {
+    this.deaths.forget();
+    if (this.leading) this.ports.logger.info({ gatewayId: this.settings.gatewayId }, 'fleet supervisor steps down');
+    this.leading = false;
+    this.ports.metrics.setLeader(false);
+    await this.ports.election.release();
+  }
+}
+
+/**
+ * SessionPlacement over a snapshot taken once per failover, counting each move as it is made: placing thousands of
+ * sessions stays one registry read and one count query, and still spreads them by free capacity.
+ */
+class PlacementSnapshot {
+  private readonly placement: SessionPlacement;
+  private turn: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly targets: GatewayEntry[],
+    private readonly counts: Map<string, number>,
+  ) {
+    this.placement = new SessionPlacement({ live: async () => this.targets }, { placedCountsOn: async () => this.counts });
+  }
+
+  static async of(targets: GatewayEntry[], sessions: Pick<SessionsRepository, 'placedCountsOn'>): Promise<PlacementSnapshot> {
+    return new PlacementSnapshot(targets, await sessions.placedCountsOn(targets.map((g) => g.id)));
+  }
+
+  /**
+   * The next target, counted at once: concurrent movers take turns, so they spread instead of all picking the gateway
+   * that was emptiest when they asked. A lost move gives its place back (`adjust(to, -1)`).
+   */
+  take(): Promise<string> {
+    const next = this.turn.then(async () => {
+      const { gatewayId: to } = await this.placement.choose();
+      this.adjust(to, +1);
+      return to;
+    });
+    this.turn = next.catch(() => undefined);
+    return next;
+  }
+
+  adjust(gatewayId: string, by: number): void {
+    this.counts.set(gatewayId, (this.counts.get(gatewayId) ?? 0) + by);
+  }
+
+  summary(): Record<string, number> {
+    return Object.fromEntries(this.counts);
+  }
+}

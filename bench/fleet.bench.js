@@ -1,0 +1,200 @@
+#!/usr/bin/env node
+/* eslint-disable no-console */
+// Fleet benchmark: BENCH_SESSIONS (10 000) simulated sessions across BENCH_GATEWAYS (5) gateway processes on this
+// machine (sim engine), printing
+//   - the simulator's own cost per connected device (baseline: bare device sockets opened by a plain loop),
+//   - RSS per idle session of a gateway (its RSS holding its share, minus an empty gateway's),
+//   - the time to place and connect every session (rows placed directly in PostgreSQL round-robin, which is what
+//     placement by free capacity gives on equal empty gateways; the API path is a POST per session and only adds its
+//     own latency), and to pair them (working),
+//   - the failover time of one gateway's sessions after a SIGKILL (to all `working` on the others).
+// Asserts nothing. Uses its own database and Redis prefix and removes both at the end.
+'use strict';
+const { spawn } = require('node:child_process');
+const { readFileSync } = require('node:fs');
+const { createServer } = require('node:net');
+const { join } = require('node:path');
+
+const ROOT = join(__dirname, '..');
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10000);
+const GATEWAYS = Number(process.env.BENCH_GATEWAYS ?? 5);
+const BASELINE_DEVICES = Number(process.env.BENCH_BASELINE_DEVICES ?? Math.min(SESSIONS, 2000));
+const STEP_TIMEOUT_MS = Number(process.env.BENCH_STEP_TIMEOUT_MS ?? 240000);
+const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const RUN = `${Date.now().toString(36)}${process.pid}`;
+const DATABASE_URL = `${PG_BASE}/gw_bench_fleet_${RUN}`;
+const PREFIX = `bench:fleet:${RUN}`;
+
+const { Client } = require('pg');
+const IORedis = require('ioredis');
+const WebSocket = require('ws');
+const { migrate } = require(join(ROOT, 'dist/libs/database/src/data-source.js'));
+
+const children = [];
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+const cpuSeconds = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntil(probe, what, timeoutMs = STEP_TIMEOUT_MS) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe()) return;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await sleep(200);
+  }
+}
+
+async function startProcess(entry, env, healthUrl, timeoutMs = 30000) {
+  const child = spawn(process.execPath, [join(ROOT, entry)], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', NODE_ENV: 'test', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  await waitUntil(async () => {
+    if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode}`);
+    return fetch(healthUrl).then((r) => r.status === 200, () => false);
+  }, `${entry} healthy`, timeoutMs);
+  return child;
+}
+
+async function startGateway(id, simUrl, env = {}) {
+  const port = await freePort();
+  const child = await startProcess(
+    'dist/apps/gateway/src/main.js',
+    { GATEWAY_ID: id, GATEWAY_ENGINE: 'sim', NETWORK_SIM_URL: simUrl, GATEWAY_HEALTH_PORT: String(port), GATEWAY_CAPACITY: String(SESSIONS), SUPERVISOR_ENABLED: 'true', REBALANCE_MOVES_PER_MIN: '0', ...env },
+    `http://127.0.0.1:${port}/healthz`,
+    // a gateway serves health once it has resumed what is placed on it
+    STEP_TIMEOUT_MS,
+  );
+  return { id, child };
+}
+
+async function main() {
+  await migrate(DATABASE_URL);
+  const pg = new Client({ connectionString: DATABASE_URL });
+  // the database is dropped under it at the end, whatever happened before
+  pg.on('error', () => undefined);
+  await pg.connect();
+  const simPort = await freePort();
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  const sim = await startProcess('dist/apps/network-sim/src/main.js', { SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '600000' }, `${simUrl}/healthz`);
+
+  // ---- baseline: the simulator's cost per connected device, sockets opened by a plain loop
+  const simRss0 = rssMb(sim.pid);
+  const simCpu0 = cpuSeconds(sim.pid);
+  const bare = [];
+  const tBare = Date.now();
+  for (let i = 0; i < BASELINE_DEVICES; i++) {
+    const ws = new WebSocket(`ws://127.0.0.1:${simPort}/device?sessionId=ses_bare${String(i).padStart(8, '0')}`);
+    bare.push(new Promise((resolve, reject) => {
+      ws.once('open', () => ws.send(JSON.stringify({ type: 'hello', credential: null })));
+      ws.once('message', () => resolve(ws));
+      ws.once('error', reject);
+    }));
+    if (i % 200 === 199) await Promise.all(bare.slice(i - 199, i + 1));
+  }
+  const sockets = await Promise.all(bare);
+  const bareMs = Date.now() - tBare;
+  await sleep(1000);
+  const simPerDeviceKb = ((rssMb(sim.pid) - simRss0) * 1024) / BASELINE_DEVICES;
+  const simCpuPerDeviceMs = ((cpuSeconds(sim.pid) - simCpu0) * 1000) / BASELINE_DEVICES;
+  for (const ws of sockets) ws.terminate();
+
+  // ---- an empty gateway's RSS, the zero of the per-session figure
+  const probe = await startGateway('gw-probe', simUrl);
+  await sleep(3000);
+  const emptyRss = rssMb(probe.child.pid);
+  probe.child.kill('SIGTERM');
+  await new Promise((r) => probe.child.once('exit', r));
+
+  // ---- place: rows spread round-robin over the gateways, which resume them at start
+  const ids = Array.from({ length: GATEWAYS }, (_, i) => `gw-bench-${i + 1}`);
+  await pg.query(`INSERT INTO organizations (id, name) VALUES ('org_bench', 'bench')`);
+  for (let i = 0; i < SESSIONS; i += 1000) {
+    const n = Math.min(1000, SESSIONS - i);
+    await pg.query(
+      `INSERT INTO sessions (id, organization_id, label, status, gateway_id)
+       SELECT 'ses_b' || lpad(g::text, 8, '0'), 'org_bench', 'bench', 'starting', ($2::text[])[1 + (g % $3::int)]
+       FROM generate_series($1::int, $1::int + $4 - 1) AS g`,
+      [i, ids, GATEWAYS, n],
+    );
+  }
+  const count = async (sql, args = []) => Number((await pg.query(sql, args)).rows[0].n);
+  const tPlace = Date.now();
+  const gateways = await Promise.all(ids.map((id) => startGateway(id, simUrl)));
+  await waitUntil(async () => (await count(`SELECT count(*) AS n FROM sessions WHERE status = 'scan_qr_code'`)) === SESSIONS, 'every session connected (QR shown)');
+  const placeMs = Date.now() - tPlace;
+
+  // ---- pair every device (the phone scans): working
+  const tPair = Date.now();
+  const sessionIds = (await pg.query(`SELECT id FROM sessions ORDER BY id`)).rows.map((r) => r.id);
+  for (let i = 0; i < sessionIds.length; i += 100) {
+    await Promise.all(sessionIds.slice(i, i + 100).map((id) => fetch(`${simUrl}/sim/sessions/${id}/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })));
+  }
+  await waitUntil(async () => (await count(`SELECT count(*) AS n FROM sessions WHERE status = 'working'`)) === SESSIONS, 'every session working');
+  const pairMs = Date.now() - tPair;
+  await sleep(5000);
+  const rss = gateways.map((g) => rssMb(g.child.pid));
+  const perSessionKb = ((rss.reduce((a, b) => a + b, 0) / rss.length - emptyRss) * 1024) / (SESSIONS / GATEWAYS);
+  const simPerSessionKb = ((rssMb(sim.pid) - simRss0) * 1024) / SESSIONS;
+
+  // ---- failover: SIGKILL one gateway, time until its sessions are all working on the others
+  const victim = gateways[0];
+  const orphans = await count(`SELECT count(*) AS n FROM sessions WHERE gateway_id = $1`, [victim.id]);
+  const killedAt = new Date();
+  victim.child.kill('SIGKILL');
+  await waitUntil(
+    async () => (await count(`SELECT count(*) AS n FROM sessions WHERE gateway_id <> $1 AND status = 'working' AND last_connected_at >= $2`, [victim.id, killedAt])) === orphans,
+    `the ${orphans} sessions of ${victim.id} working elsewhere`,
+  );
+  const failoverMs = Date.now() - killedAt.getTime();
+
+  console.log(`fleet bench: ${SESSIONS} sessions on ${GATEWAYS} gateway processes (sim engine), ${require('node:os').cpus().length} cores`);
+  console.log(`  baseline  simulator, ${BASELINE_DEVICES} bare device sockets: ${simPerDeviceKb.toFixed(1)} KB RSS and ${simCpuPerDeviceMs.toFixed(2)} ms CPU per device (opened in ${bareMs} ms)`);
+  console.log(`  simulator with all ${SESSIONS} sessions paired: ${simPerSessionKb.toFixed(1)} KB RSS per device`);
+  console.log(`  gateway   empty ${emptyRss.toFixed(0)} MB RSS; holding ${SESSIONS / GATEWAYS} idle working sessions ${(rss.reduce((a, b) => a + b, 0) / rss.length).toFixed(0)} MB: ${perSessionKb.toFixed(1)} KB RSS per idle session`);
+  console.log(`  place + connect all ${SESSIONS} (gateways started to every QR shown): ${(placeMs / 1000).toFixed(1)} s; pair all to working: ${(pairMs / 1000).toFixed(1)} s`);
+  console.log(`  failover  SIGKILL of ${victim.id} holding ${orphans}: all working on the others ${(failoverMs / 1000).toFixed(1)} s after the kill`);
+  await pg.end();
+}
+
+async function cleanup() {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+  const admin = new Client({ connectionString: `${PG_BASE}/postgres` });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "gw_bench_fleet_${RUN}" WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+  const redis = new IORedis(REDIS_URL);
+  for (const pattern of [`${PREFIX}:*`, `bull:${PREFIX}*`, `${PREFIX}*`]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  }
+  redis.disconnect();
+}
+
+main()
+  .catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  })
+  .finally(cleanup);

@@ -1,0 +1,119 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
+
+const db = isolateFleet('failover');
+
+import { AppProcess, waitFor } from './support/processes';
+import { Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+
+jest.setTimeout(240_000);
+
+const SESSIONS = 100;
+
+/**
+ * CONTRACT 11 failover at default settings (heartbeat 2 s, TTL 6 s): nobody calls the API after the crash.
+ * The time printed runs from the SIGKILL to the last of the 100 sessions `working` on its new gateway.
+ */
+describe('Fleet failover: a SIGKILLed gateway’s sessions resume on the others by themselves', () => {
+  const fleet = new SimFleet({ REBALANCE_MOVES_PER_MIN: '0', GATEWAY_CAPACITY: '200' });
+  let app: INestApplication;
+  let org: SeededOrg;
+  let receiver: Receiver;
+  let dispatcher: AppProcess;
+  const ids: string[] = [];
+  const api = () => request(app.getHttpServer());
+
+  beforeAll(async () => {
+    app = await bootFleet(db, fleet, ['gw-doomed']);
+    org = await seedOrganization('Failover Inc');
+    receiver = await startReceiver();
+    dispatcher = await startDispatcherProcess();
+    const hook = await api().post('/api/v1/webhooks').set(bearer(org.adminKey)).send({ url: `${receiver.url}/hooks`, events: ['message.received'] });
+    expect(hook.status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await dispatcher?.stop();
+    await receiver?.close();
+    await fleet.stopAll();
+    await closeTestDataSource();
+    await db.drop();
+  });
+
+  it(`moves all ${SESSIONS} working sessions of a killed gateway to the others, and the messages sent meanwhile all reach the webhook`, async () => {
+    // all on one gateway first: it is the only one alive while they are created
+    for (let i = 0; i < SESSIONS; i += 10) {
+      const created = await Promise.all(
+        Array.from({ length: Math.min(10, SESSIONS - i) }, (_, j) => api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: `fo ${i + j}` })),
+      );
+      for (const res of created) {
+        expect(res.status).toBe(201);
+        expect(res.body.gatewayId).toBe('gw-doomed');
+        ids.push(res.body.id);
+      }
+    }
+    await fleet.pair(ids);
+    const pg = await testDataSource();
+    const working = async (gatewayFilter: string, since: Date) =>
+      Number(
+        (
+          await pg.query(`SELECT count(*) AS n FROM sessions WHERE organization_id = $1 AND status = 'working' AND ${gatewayFilter} AND last_connected_at >= $2`, [
+            org.id,
+            since,
+          ])
+        )[0].n,
+      );
+    await waitFor(async () => (await working(`gateway_id = 'gw-doomed'`, new Date(0))) === SESSIONS, 30000, 'every session working on gw-doomed');
+    await Promise.all([fleet.startGateway('gw-b'), fleet.startGateway('gw-c')]);
+
+    const killedAt = new Date();
+    await fleet.gateways.get('gw-doomed')!.proc.kill();
+    // the contacts keep writing while the sessions have no gateway: the network holds the messages
+    await waitFor(async () => (await fleet.simGet(`/sim/sessions/${ids[0]}`)).connected === false, 5000, 'the devices to drop');
+    for (const id of ids) await fleet.simPost(`/sim/sessions/${id}/inbound`, { from: '15557770000@s.whatsapp.net', text: `during the outage ${id}` });
+
+    await waitFor(async () => (await working(`gateway_id IN ('gw-b', 'gw-c')`, killedAt)) === SESSIONS, 60000, `all ${SESSIONS} sessions working on gw-b and gw-c`);
+    const seconds = (Date.now() - killedAt.getTime()) / 1000;
+    // eslint-disable-next-line no-console
+    console.log(`failover of ${SESSIONS} sessions: all working on the other gateways ${seconds.toFixed(1)} s after the SIGKILL`);
+
+    const rows: Array<{ gateway_id: string; n: string }> = await pg.query(
+      `SELECT gateway_id, count(*) AS n FROM sessions WHERE organization_id = $1 GROUP BY gateway_id ORDER BY gateway_id`,
+      [org.id],
+    );
+    // placed by free capacity: both survivors took a fair share
+    for (const r of rows) expect(Number(r.n)).toBeGreaterThanOrEqual(40);
+
+    // one move per session, announced with its reason, the status unchanged at that moment
+    const moves: Array<{ session_id: string; p: { status: string; previousStatus: string; reason: string; fromGatewayId: string; toGatewayId: string } }> =
+      await pg.query(`SELECT session_id, envelope->'payload' AS p FROM events WHERE organization_id = $1 AND type = 'session.status' AND envelope->'payload'->>'reason' = 'failover'`, [
+        org.id,
+      ]);
+    expect(new Set(moves.map((m) => m.session_id)).size).toBe(SESSIONS);
+    expect(moves).toHaveLength(SESSIONS);
+    for (const m of moves) expect(m.p).toMatchObject({ status: 'working', previousStatus: 'working', fromGatewayId: 'gw-doomed' });
+
+    const expected = new Set(ids.map((id) => `during the outage ${id}`));
+    const delivered = async () => {
+      const texts = new Set<string>();
+      for (const r of receiver.at('/hooks')) {
+        const body = JSON.parse(r.rawBody.toString());
+        if (body.event === 'message.received' && expected.has(body.payload?.message?.text)) texts.add(body.payload.message.text);
+      }
+      return texts.size === SESSIONS;
+    };
+    await waitFor(delivered, 60000, 'every message sent during the outage to reach the webhook');
+
+    // the leader recorded how long each session took, from the dead gateway's last heartbeat
+    const metrics = (await fleet.metrics('gw-b')) + (await fleet.metrics('gw-c'));
+    const observed = [...metrics.matchAll(/^gateway_failover_duration_seconds_count (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    await waitFor(async () => {
+      const text = (await fleet.metrics('gw-b')) + (await fleet.metrics('gw-c'));
+      return [...text.matchAll(/^gateway_failover_duration_seconds_count (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0) === SESSIONS;
+    }, 10000, `the failover histogram to count ${SESSIONS} (counted ${observed})`);
+    expect(metrics).toMatch(/gateway_session_moves_in_total\{gateway="gw-(b|c)",reason="failover"\}/);
+  });
+});

@@ -1,0 +1,96 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
+
+const db = isolateFleet('race');
+process.env.COMMAND_TIMEOUT_MS = '3000';
+
+import { REGISTRY_KEYS } from '@app/contracts';
+import { createRedis, Redis, RedisKeys } from '@app/redis';
+import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+
+jest.setTimeout(180_000);
+
+const SESSIONS = 30;
+
+/**
+ * Every mover at once: the gateways' supervisors (one leads) and two API replicas that re-place the sessions of a dead
+ * gateway on start. Exactly one move wins per session, so each ends with one holder.
+ */
+describe('Fleet race: supervisors and API replicas racing for the same orphans', () => {
+  const fast = { GATEWAY_HEARTBEAT_MS: '250', GATEWAY_TTL_MS: '1500', SUPERVISOR_INTERVAL_MS: '100', RECONNECT_BASE_DELAY_MS: '100', REBALANCE_MOVES_PER_MIN: '0' };
+  const fleet = new SimFleet({ ...fast, GATEWAY_CAPACITY: '100' });
+  let app: INestApplication;
+  let replica: AppProcess;
+  let replicaUrl: string;
+  let org: SeededOrg;
+  let redis: Redis;
+  const keys = new RedisKeys(process.env.REDIS_KEY_PREFIX!);
+
+  beforeAll(async () => {
+    app = await bootFleet(db, fleet, ['gw-doomed']);
+    const port = await freePort();
+    replicaUrl = `http://127.0.0.1:${port}`;
+    replica = await startApp('api', { PORT: String(port) }, `${replicaUrl}/healthz`);
+    org = await seedOrganization('Race Inc');
+    redis = createRedis(process.env.REDIS_URL!);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await replica?.stop();
+    await fleet.stopAll();
+    redis?.disconnect();
+    await closeTestDataSource();
+    await db.drop();
+  });
+
+  it('ends with exactly one holder per session: one gateway in the row, the lease, the only runner, one device socket', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < SESSIONS; i++) {
+      const res = await request(app.getHttpServer()).post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: `race ${i}` });
+      expect(res.status).toBe(201);
+      ids.push(res.body.id);
+    }
+    await fleet.pair(ids);
+    const pg = await testDataSource();
+    const workingOn = async (filter: string, since: Date) =>
+      Number((await pg.query(`SELECT count(*) AS n FROM sessions WHERE organization_id = $1 AND status = 'working' AND ${filter} AND last_connected_at >= $2`, [org.id, since]))[0].n);
+    await waitFor(async () => (await workingOn(`gateway_id = 'gw-doomed'`, new Date(0))) === SESSIONS, 30000, 'all working on gw-doomed');
+    await Promise.all(['gw-b', 'gw-c', 'gw-d'].map((id) => fleet.startGateway(id)));
+
+    const killedAt = new Date();
+    await fleet.gateways.get('gw-doomed')!.proc.kill();
+    await waitFor(async () => (await redis.exists(keys.key(REGISTRY_KEYS.alive('gw-doomed')))) === 0, 10000, 'gw-doomed to expire');
+    // both replicas start every session at once while the leader fails them over
+    const replicas = [request(app.getHttpServer()), request(replicaUrl)];
+    const answers = await Promise.all(ids.flatMap((id) => replicas.map((r) => r.post(`/api/v1/sessions/${id}:start`).set(bearer(org.adminKey)))));
+    for (const a of answers) expect([200, 503]).toContain(a.status);
+
+    await waitFor(async () => (await workingOn(`gateway_id IN ('gw-b', 'gw-c', 'gw-d')`, killedAt)) === SESSIONS, 60000, 'all working on the survivors');
+    // a runner a lost mover had started would show up as a second lease holder or as a session counted twice
+    await new Promise((r) => setTimeout(r, 3000));
+    const rows: Array<{ id: string; gateway_id: string; status: string }> = await pg.query(`SELECT id, gateway_id, status FROM sessions WHERE organization_id = $1`, [org.id]);
+    for (const row of rows) {
+      expect(row.status).toBe('working');
+      const lease = await redis.get(keys.key(REGISTRY_KEYS.lease(row.id)));
+      expect(lease?.split('|')[0]).toBe(row.gateway_id);
+      const device = await fleet.simGet(`/sim/sessions/${row.id}`);
+      expect(device.connected).toBe(true);
+      if (device.maxConcurrent !== undefined) expect(device.maxConcurrent).toBe(1);
+    }
+    const held = await waitFor(
+      async () => {
+        const listed = (await request(app.getHttpServer()).get('/api/v1/gateways').set(bearer(org.adminKey))).body.data as Array<{ id: string; alive: boolean; sessionCount: number }>;
+        const live = listed.filter((g) => g.alive);
+        const perRow = new Map<string, number>();
+        for (const r of rows) perRow.set(r.gateway_id, (perRow.get(r.gateway_id) ?? 0) + 1);
+        return live.every((g) => g.sessionCount === (perRow.get(g.id) ?? 0)) ? live : null;
+      },
+      10000,
+      'each gateway to hold exactly the sessions its rows name',
+    );
+    expect(held.reduce((n, g) => n + g.sessionCount, 0)).toBe(SESSIONS);
+  });
+});

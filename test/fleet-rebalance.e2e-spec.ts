@@ -1,0 +1,86 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
+
+const db = isolateFleet('rebalance');
+
+import { waitFor } from './support/processes';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+
+jest.setTimeout(180_000);
+
+const RATE_PER_MIN = 20;
+const SPACING_MS = 60_000 / RATE_PER_MIN;
+
+/** Scale-out (CONTRACT 11): a new gateway takes existing sessions gradually, never faster than REBALANCE_MOVES_PER_MIN. */
+describe('Fleet rebalance: a fourth gateway joining', () => {
+  const fleet = new SimFleet({
+    GATEWAY_HEARTBEAT_MS: '250',
+    GATEWAY_TTL_MS: '1500',
+    SUPERVISOR_INTERVAL_MS: '100',
+    GATEWAY_CAPACITY: '20',
+    REBALANCE_MOVES_PER_MIN: String(RATE_PER_MIN),
+    REBALANCE_THRESHOLD: '10',
+  });
+  let app: INestApplication;
+  let org: SeededOrg;
+
+  beforeAll(async () => {
+    app = await bootFleet(db, fleet, ['gw-a', 'gw-b', 'gw-c']);
+    org = await seedOrganization('Rebalance Inc');
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await fleet.stopAll();
+    await closeTestDataSource();
+    await db.drop();
+  });
+
+  it(`gets sessions from the full gateways, one every ${SPACING_MS / 1000} s at most`, async () => {
+    for (let i = 0; i < 45; i++) {
+      const res = await request(app.getHttpServer()).post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: `rb ${i}` });
+      expect(res.status).toBe(201);
+    }
+    const pg = await testDataSource();
+    const placed = async () =>
+      new Map(
+        ((await pg.query(`SELECT gateway_id, count(*) AS n FROM sessions WHERE organization_id = $1 GROUP BY gateway_id`, [org.id])) as Array<{ gateway_id: string; n: string }>).map(
+          (r) => [r.gateway_id, Number(r.n)],
+        ),
+      );
+    // 15/15/15 at 75 % of capacity: balanced, nothing moves
+    expect([...(await placed()).values()]).toEqual([15, 15, 15]);
+
+    const joinedAt = Date.now();
+    await fleet.startGateway('gw-new');
+    await waitFor(async () => ((await placed()).get('gw-new') ?? 0) >= 1, 15000, 'a first session moved to gw-new');
+    // watch for a while: moves keep their spacing however many the spread would justify
+    await new Promise((r) => setTimeout(r, 4 * SPACING_MS));
+
+    const moves: Array<{ session_id: string; at: string; p: { reason: string; fromGatewayId: string; toGatewayId: string; status: string; previousStatus: string } }> = await pg.query(
+      `SELECT session_id, envelope->>'timestamp' AS at, envelope->'payload' AS p FROM events
+        WHERE organization_id = $1 AND type = 'session.status' AND envelope->'payload'->>'reason' = 'rebalance' ORDER BY (envelope->>'timestamp')::bigint`,
+      [org.id],
+    );
+    const watchedMs = Date.now() - joinedAt;
+    expect(moves.length).toBeGreaterThan(1);
+    // at most the configured rate over the time watched (one may fall at either end of the window)
+    expect(moves.length).toBeLessThanOrEqual(Math.floor(watchedMs / SPACING_MS) + 1);
+    const at = moves.map((m) => Number(m.at));
+    // the leader spaces its moves: two never come closer than the rate allows (a little timer slack)
+    for (let i = 1; i < at.length; i++) expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(SPACING_MS - 100);
+    for (const m of moves) {
+      expect(m.p.toGatewayId).toBe('gw-new');
+      expect(['gw-a', 'gw-b', 'gw-c']).toContain(m.p.fromGatewayId);
+      expect(m.p.status).toBe(m.p.previousStatus);
+    }
+    // every announced move is in the table: the sessions it names are placed on gw-new
+    const onNew: Array<{ id: string }> = await pg.query(`SELECT id FROM sessions WHERE organization_id = $1 AND gateway_id = 'gw-new'`, [org.id]);
+    expect(new Set(onNew.map((r) => r.id))).toEqual(new Set(moves.map((m) => m.session_id)));
+    // and the operator sees the moves on the leader's metrics
+    const metrics = (await Promise.all(['gw-a', 'gw-b', 'gw-c', 'gw-new'].map((id) => fleet.metrics(id)))).join('\n');
+    const counted = [...metrics.matchAll(/^gateway_session_moves_in_total\{gateway="gw-new",reason="rebalance"\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(counted).toBeGreaterThanOrEqual(moves.length);
+  });
+});

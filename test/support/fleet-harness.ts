@@ -1,0 +1,114 @@
+import type { INestApplication } from '@nestjs/common';
+import { Client } from 'pg';
+import { migrate } from '../../libs/database/src/data-source';
+import { AppProcess, freePort, startApp, waitFor } from './processes';
+import { loadRunContext } from './run-context';
+
+/**
+ * A fleet of its own for a test file: a database and a Redis namespace nobody else uses. A fleet supervisor adopts
+ * every session whose gateway is gone, so it must not see the sessions other files' gateways left in the run's database.
+ * Call `isolateFleet` before importing anything that reads DATABASE_URL or REDIS_KEY_PREFIX.
+ */
+export function isolateFleet(name: string): { databaseUrl: string; create(): Promise<void>; drop(): Promise<void> } {
+  const ctx = loadRunContext();
+  const database = `gw_test_${ctx.runId}_${name}_${process.pid}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  const databaseUrl = ctx.databaseUrl.replace(/\/[^/]+$/, `/${database}`);
+  process.env.DATABASE_URL = databaseUrl;
+  process.env.REDIS_KEY_PREFIX = `${ctx.redisPrefix}:${name}-${process.pid}`;
+  return {
+    databaseUrl,
+    create: async () => void (await migrate(databaseUrl)),
+    drop: async () => {
+      const admin = new Client({ connectionString: ctx.adminDatabaseUrl });
+      await admin.connect();
+      try {
+        await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+      } finally {
+        await admin.end();
+      }
+    },
+  };
+}
+
+export interface FleetGateway {
+  id: string;
+  proc: AppProcess;
+  opsUrl: string;
+}
+
+/** Gateways running the sim engine against one simulator, with the supervisor on. */
+export class SimFleet {
+  readonly gateways = new Map<string, FleetGateway>();
+  sim!: AppProcess;
+  simUrl = '';
+
+  constructor(private readonly defaults: Record<string, string> = {}) {}
+
+  async startSim(env: Record<string, string> = {}): Promise<void> {
+    const port = await freePort();
+    this.simUrl = `http://127.0.0.1:${port}`;
+    this.sim = await startApp('sim', { SIM_PORT: String(port), SIM_QR_INTERVAL_MS: '60000', ...env }, `${this.simUrl}/healthz`);
+  }
+
+  async startGateway(id: string, env: Record<string, string> = {}): Promise<FleetGateway> {
+    const port = await freePort();
+    const proc = await startApp(
+      'gateway',
+      {
+        GATEWAY_ID: id,
+        GATEWAY_ENGINE: 'sim',
+        NETWORK_SIM_URL: this.simUrl,
+        GATEWAY_HEALTH_PORT: String(port),
+        SUPERVISOR_ENABLED: 'true',
+        ...this.defaults,
+        ...env,
+      },
+      `http://127.0.0.1:${port}/healthz`,
+    );
+    const gateway = { id, proc, opsUrl: `http://127.0.0.1:${port}` };
+    this.gateways.set(id, gateway);
+    return gateway;
+  }
+
+  async simGet(path: string): Promise<any> {
+    return (await fetch(this.simUrl + path)).json();
+  }
+
+  async simPost(path: string, body: object = {}): Promise<any> {
+    const res = await fetch(this.simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return res.json();
+  }
+
+  /** Scans the QR of every session (they must be showing one), in small parallel batches. */
+  async pair(sessionIds: string[]): Promise<void> {
+    for (let i = 0; i < sessionIds.length; i += 20) {
+      await Promise.all(
+        sessionIds.slice(i, i + 20).map((id) =>
+          waitFor(async () => (await this.simGet(`/sim/sessions/${id}`)).qr, 15000, `a QR for ${id}`).then(() => this.simPost(`/sim/sessions/${id}/scan`)),
+        ),
+      );
+    }
+  }
+
+  /** A gateway's /metrics text. */
+  async metrics(id: string): Promise<string> {
+    return (await fetch(`${this.gateways.get(id)!.opsUrl}/metrics`)).text();
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.gateways.values()].map((g) => g.proc.stop()));
+    await this.sim?.stop();
+  }
+}
+
+/** The fleet's database, its simulator and first gateways, and the API in-process (the usual start of a fleet file). */
+export async function bootFleet(db: { create(): Promise<void> }, fleet: SimFleet, gatewayIds: string[]): Promise<INestApplication> {
+  await db.create();
+  await fleet.startSim();
+  await Promise.all(gatewayIds.map((id) => fleet.startGateway(id)));
+  // loaded only now: the API reads DATABASE_URL and REDIS_KEY_PREFIX, which isolateFleet has set by then
+  const { createApiApp } = await import('../../apps/api/src/bootstrap');
+  const app = await createApiApp();
+  await app.init();
+  return app;
+}
