@@ -136,6 +136,10 @@ export class GatewayConfig extends BaseConfig {
   @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
   NETWORK_SIM_URL = 'http://127.0.0.1:4010';
 
+  /** Where the `baileys` engine opens its WebSocket; unset = WhatsApp Web itself (a relay or tests may set it). */
+  @IsOptional() @Matches(/^wss?:\/\/.+/, { message: 'must be a ws:// or wss:// URL' })
+  WHATSAPP_WEB_URL?: string;
+
   /** Sessions this node accepts. */
   @Transform(toInt) @IsInt() @Min(1) @Max(100000)
   GATEWAY_CAPACITY = 100;
