@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ApiKey } from '../entities/api-key.entity';
 
 @Injectable()
@@ -9,6 +9,11 @@ export class ApiKeysRepository {
 
   private get repo() {
     return this.db.getRepository(ApiKey);
+  }
+
+  /** An organization's keys, revoked ones included, oldest first. */
+  async listByOrganization(organizationId: string): Promise<ApiKey[]> {
+    return this.repo.find({ where: { organizationId }, order: { createdAt: 'ASC', id: 'ASC' } });
   }
 
   /** A revoked key is not found: its token authenticates nothing. */
@@ -20,8 +25,8 @@ export class ApiKeysRepository {
     return this.repo.findOne({ where: { id } });
   }
 
-  async create(key: ApiKey): Promise<ApiKey> {
-    return this.repo.save(key);
+  async create(key: ApiKey, manager?: EntityManager): Promise<ApiKey> {
+    return (manager ?? this.db.manager).getRepository(ApiKey).save(key);
   }
 
   /** Keeps the first revocation time when called again. */

@@ -18,4 +18,9 @@ export class OrganizationsRepository {
   async exists(id: string): Promise<boolean> {
     return this.repo().exists({ where: { id } });
   }
+
+  /** Every organization, oldest first (an operator's listing; there are few). */
+  async list(): Promise<Organization[]> {
+    return this.repo().find({ order: { createdAt: 'ASC', id: 'ASC' } });
+  }
 }
