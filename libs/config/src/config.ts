@@ -34,6 +34,10 @@ export class BaseConfig {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
+  /** `auto`: short human lines when the output is a terminal, JSON otherwise; `json` / `pretty` force one. */
+  @IsIn(['auto', 'json', 'pretty'])
+  LOG_FORMAT: 'auto' | 'json' | 'pretty' = 'auto';
+
   /** What this process reports as its version (gateway registry); package.json's unless set. */
   @Matches(/^[A-Za-z0-9_.+-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.+-]' })
   APP_VERSION = packageVersion();
@@ -255,6 +259,9 @@ export class SimConfig {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
+
+  @IsIn(['auto', 'json', 'pretty'])
+  LOG_FORMAT: 'auto' | 'json' | 'pretty' = 'auto';
 }
 
 /**
