@@ -16,6 +16,28 @@ const toBool = ({ value }: { value: unknown }) => {
 const DEV_JWT_SECRET = 'dev-only-jwt-secret-change-me-0123456789abcdef';
 const DEV_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 
+/**
+ * Secrets that are public knowledge: the development defaults above and the placeholders of the shipped manifests
+ * (k8s/base/config.yaml, examples). Production refuses them, and anything that still says "change me", so a
+ * copied example never signs real tokens or encrypts real sessions.
+ */
+export const KNOWN_PLACEHOLDER_SECRETS: readonly string[] = [
+  DEV_JWT_SECRET,
+  DEV_ENCRYPTION_KEY,
+  'change-me-to-at-least-32-random-characters',
+  'change-me-32-bytes-base64=',
+];
+
+function isPlaceholderSecret(value: string): boolean {
+  return KNOWN_PLACEHOLDER_SECRETS.includes(value.trim()) || /change[-_ ]?me/i.test(value);
+}
+
+function refusePlaceholder(variable: string, value: string | undefined, production: boolean): void {
+  if (production && value && isPlaceholderSecret(value)) {
+    throw new ConfigError(variable, 'is a known placeholder value; generate a real secret (openssl rand -base64 32)');
+  }
+}
+
 /** What every process shares: storage, Redis, crypto. */
 export class BaseConfig {
   @IsOptional() @IsIn(['production', 'development', 'test'])
@@ -61,6 +83,7 @@ export class BaseConfig {
   finalize(): void {
     const current = this.SECRET_ENCRYPTION_KEY ?? (this.isProduction ? undefined : DEV_ENCRYPTION_KEY);
     if (!current) throw new ConfigError('SECRET_ENCRYPTION_KEY', 'is required when NODE_ENV=production');
+    refusePlaceholder('SECRET_ENCRYPTION_KEY', this.SECRET_ENCRYPTION_KEY, this.isProduction);
     if (!this.SECRET_ENCRYPTION_KEY) this.warnings.push('SECRET_ENCRYPTION_KEY not set: using a development key');
     const keys = [current, ...(this.SECRET_ENCRYPTION_PREVIOUS_KEYS ?? '').split(',').filter(Boolean)];
     this.encryptionKeys = keys.map((k, i) => {
@@ -119,6 +142,7 @@ export class ApiConfig extends BaseConfig {
   override finalize(): void {
     super.finalize();
     if (this.JWT_SECRET) {
+      refusePlaceholder('JWT_SECRET', this.JWT_SECRET, this.isProduction);
       if (this.JWT_SECRET.length < 32) throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
       this.jwtSecret = this.JWT_SECRET;
     } else if (this.isProduction) {
