@@ -1,7 +1,4 @@
-import { spawn } from 'node:child_process';
-import { createServer, Server } from 'node:net';
-import { join } from 'node:path';
-import { REPO_ROOT } from './support/run-context';
+import { freePort, holdPort, runToExit } from './support/processes';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the script is plain Node, shared with `npm start`
 const start = require('../scripts/start.js') as {
@@ -34,28 +31,16 @@ describe('scripts/start.js', () => {
   });
 
   describe('with a port taken', () => {
-    let taken: Server;
-    let port: number;
-    beforeAll(async () => {
-      taken = createServer();
-      await new Promise<void>((resolve) => taken.listen(0, '0.0.0.0', resolve));
-      port = (taken.address() as { port: number }).port;
-    });
-    afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+    let held: Awaited<ReturnType<typeof holdPort>>;
+    beforeAll(async () => void (held = await holdPort()));
+    afterAll(() => held.release());
 
     it.each(['PORT', 'GATEWAY_HEALTH_PORT', 'SIM_PORT'])('npm run demo says so in one line naming %s, before building or migrating', async (variable) => {
-      // the other ports: the ones right above the taken one, free in practice (the taken one is checked in its turn)
-      const env: Record<string, string> = { ...(process.env as Record<string, string>) };
-      ['PORT', 'GATEWAY_HEALTH_PORT', 'DISPATCHER_HEALTH_PORT', 'SIM_PORT'].forEach((v, i) => (env[v] = String(v === variable ? port : port + 1 + i)));
-      const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-        const child = spawn(process.execPath, [join(REPO_ROOT, 'scripts/start.js'), '--demo'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let out = '';
-        child.stdout.on('data', (d) => (out += d.toString()));
-        child.stderr.on('data', (d) => (out += d.toString()));
-        child.once('exit', (c) => resolve({ code: c, output: out }));
-      });
+      const env: Record<string, string> = {};
+      for (const v of ['PORT', 'GATEWAY_HEALTH_PORT', 'DISPATCHER_HEALTH_PORT', 'SIM_PORT']) env[v] = String(v === variable ? held.port : await freePort());
+      const { code, output } = await runToExit('scripts/start.js', ['--demo'], env);
       expect(code).toBe(1);
-      expect(output).toBe(`port ${port} is already in use; run with another ${variable}, e.g. ${variable}=${port + 100} npm run demo\n`);
+      expect(output).toBe(`port ${held.port} is already in use; run with another ${variable}, e.g. ${variable}=${held.port + 100} npm run demo\n`);
     });
   });
 });
