@@ -1,10 +1,26 @@
+import { Client } from 'pg';
+import { migrate } from '@app/database';
 import { APP_ENTRY, holdPort, runToExit } from './support/processes';
+import { loadRunContext } from './support/run-context';
+
+// an empty database of its own: the apps do their usual work before the port, and must not touch other suites' rows
+const ctx = loadRunContext();
+const databaseUrl = `${ctx.databaseUrl}_ports_${process.pid}`;
 
 /** Each app started on a port something else holds prints one line naming the variable to change, and exits. */
 describe('a port in use', () => {
   let held: Awaited<ReturnType<typeof holdPort>>;
-  beforeAll(async () => void (held = await holdPort()));
-  afterAll(() => held.release());
+  beforeAll(async () => {
+    held = await holdPort();
+    await migrate(databaseUrl);
+  });
+  afterAll(async () => {
+    await held.release();
+    const admin = new Client({ connectionString: ctx.adminDatabaseUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "${databaseUrl.split('/').pop()}" WITH (FORCE)`);
+    await admin.end();
+  });
 
   it.each([
     { app: 'api', entry: APP_ENTRY.api, variable: 'PORT' },
@@ -14,6 +30,7 @@ describe('a port in use', () => {
   ])('$app: one line naming $variable, nothing else, exit 1', async ({ app, entry, variable }) => {
     const { code, output } = await runToExit(entry, [], {
       [variable]: String(held.port),
+      DATABASE_URL: databaseUrl,
       GATEWAY_ID: `gw-port-in-use-${process.pid}`,
       GATEWAY_ENGINE: 'sim',
       REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}:port-in-use-${process.pid}`,
