@@ -1,124 +1,225 @@
 #!/usr/bin/env node
 /*
- * `npm start`: build if needed, create + migrate the database, then run api + one gateway + webhook-dispatcher
- * together with prefixed logs. Ctrl-C (or SIGTERM) stops them all cleanly; if one dies, the others are stopped.
+ * `npm start`: check the ports, build if needed, create + migrate the database, create the BOOTSTRAP_* organization
+ * if asked, then run api + one gateway + webhook-dispatcher together with prefixed logs, and end with a banner (where
+ * it listens, what to run next). Ctrl-C (or SIGTERM) stops them all cleanly; if one dies, the others are stopped.
  * `npm run demo` (--demo): the same with the network simulator engine, plus the simulator itself and a seeded demo
- * organization, printing an API key and example curl lines.
+ * organization, printing an API key and example curl lines that work as printed.
  */
 const { spawn, spawnSync } = require('node:child_process');
+const { createHash } = require('node:crypto');
+const { createServer } = require('node:net');
 const { join } = require('node:path');
 const { createInterface } = require('node:readline');
 
 const root = join(__dirname, '..');
-const demo = process.argv.includes('--demo');
-const node = process.execPath;
-const env = { ...process.env };
 
-if (demo) {
-  env.GATEWAY_ENGINE = 'sim';
-  env.WEBHOOK_ALLOW_PRIVATE_TARGETS = env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true';
-  env.DATABASE_URL = env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gateway_demo';
-  env.REDIS_KEY_PREFIX = env.REDIS_KEY_PREFIX ?? 'gwdemo';
-  env.NETWORK_SIM_URL = env.NETWORK_SIM_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? 4010}`;
-}
-
-function step(args) {
-  const r = spawnSync(node, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
-  if (r.status !== 0) process.exit(r.status ?? 1);
-  return r.stdout.toString();
-}
-
-step([join(__dirname, 'ensure-build.js')]);
-const cli = join(root, 'dist/apps/cli/src/main.js');
-step([cli, 'migrate']);
-
-const apps = [
-  ['api', 'dist/apps/api/src/main.js'],
-  ['gateway', 'dist/apps/gateway/src/main.js'],
-  ['dispatcher', 'dist/apps/webhook-dispatcher/src/main.js'],
-];
-if (demo) apps.unshift(['sim', 'dist/apps/network-sim/src/main.js']);
-
-const colours = [36, 35, 33, 32, 34];
-const width = Math.max(...apps.map(([n]) => n.length));
-const children = new Map();
-let stopping = false;
-
-function prefix(name, i) {
-  const tag = `\x1b[${colours[i % colours.length]}m${name.padEnd(width)} |\x1b[0m `;
-  return (stream, out) => createInterface({ input: stream }).on('line', (line) => out.write(tag + line + '\n'));
-}
-
-function stopAll(code) {
-  if (stopping) return;
-  stopping = true;
-  for (const child of children.values()) child.kill('SIGTERM');
-  const hard = setTimeout(() => {
-    for (const child of children.values()) child.kill('SIGKILL');
-  }, 15000);
-  hard.unref();
-  const done = () => {
-    if (children.size === 0) process.exit(code);
+/**
+ * Two checkouts' demos must not share a database, a Redis namespace or a gateway id (one demo's gateway would take
+ * the other's sessions): all three are derived from the checkout's path, stable across runs of the same clone.
+ */
+function demoIsolation(checkoutPath) {
+  const tag = createHash('sha256').update(checkoutPath).digest('hex').slice(0, 8);
+  return {
+    DATABASE_URL: `postgres://postgres@127.0.0.1:5432/gateway_demo_${tag}`,
+    REDIS_KEY_PREFIX: `gwdemo-${tag}`,
+    GATEWAY_ID: `demo-${tag}`,
   };
-  for (const child of children.values()) child.once('exit', done);
-  done();
 }
 
-apps.forEach(([name, entry], i) => {
-  const child = spawn(node, [join(root, entry)], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const pipe = prefix(name, i);
-  pipe(child.stdout, process.stdout);
-  pipe(child.stderr, process.stderr);
-  children.set(name, child);
-  child.on('exit', (code, signal) => {
-    children.delete(name);
-    if (!stopping) {
-      process.stderr.write(`${name} exited (${signal ?? code}); stopping the others\n`);
-      stopAll(code || 1);
-    }
+/** The ports this run will listen on, with the variable that moves each (the apps' own defaults). */
+function plannedPorts(env, demo) {
+  const ports = [
+    ['PORT', env.PORT || '3000'],
+    ['GATEWAY_HEALTH_PORT', env.GATEWAY_HEALTH_PORT || '3001'],
+    ['DISPATCHER_HEALTH_PORT', env.DISPATCHER_HEALTH_PORT || '3002'],
+  ];
+  if (demo) ports.push(['SIM_PORT', env.SIM_PORT || '4010']);
+  return ports.map(([variable, port]) => ({ variable, port: Number(port) }));
+}
+
+function portFree(port) {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '0.0.0.0', () => probe.close(() => resolve(true)));
   });
-});
+}
 
-process.on('SIGINT', () => stopAll(0));
-process.on('SIGTERM', () => stopAll(0));
+/** One line for the first taken port, or null when all are free. */
+async function takenPortLine(ports, command) {
+  for (const { variable, port } of ports) {
+    if (!(await portFree(port))) return `port ${port} is already in use; run with another ${variable}, e.g. ${variable}=${port + 100} ${command}`;
+  }
+  return null;
+}
 
-if (demo) seedDemo().catch((err) => process.stderr.write(`demo seed failed: ${err.message}\n`));
+function bannerLines({ base, demo, apiKey, sim, org, login }) {
+  const line = '─'.repeat(72);
+  const out = [
+    '',
+    `${line}`,
+    `  ${demo ? 'demo' : 'gateway'} ready`,
+    `  API        ${base}/api/v1`,
+    `  docs       ${base}/api/docs`,
+    `  dashboard  ${base}/dashboard/`,
+  ];
+  if (demo) out.push(`  login      ${login.email} / ${login.password}   (organization ${org})`);
+  out.push('');
+  if (apiKey) {
+    out.push(`  API key (shown once): ${apiKey}`, '', '  next:', `    export TOKEN=${apiKey}`);
+    out.push(`    curl -s -X POST ${base}/api/v1/sessions -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"label":"my phone"}'`);
+    out.push(`    curl -s ${base}/api/v1/sessions/<sessionId>/qr -H "Authorization: Bearer $TOKEN"`);
+    if (demo) {
+      out.push(`    curl -s -X POST ${sim}/sim/sessions/<sessionId>/scan -H 'content-type: application/json' -d '{"phoneNumber":"15551234567"}'   # the phone scans`);
+      out.push(`    curl -s ${base}/api/v1/sessions/<sessionId> -H "Authorization: Bearer $TOKEN"`);
+      out.push(
+        `    curl -s -X POST ${base}/api/v1/sessions/<sessionId>/groups -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"name":"Team","participants":["15550001111@s.whatsapp.net"]}'`,
+      );
+      // the demo allows private webhook targets (WEBHOOK_ALLOW_PRIVATE_TARGETS=true), so a local receiver is accepted
+      out.push(
+        `    curl -s -X POST ${base}/api/v1/webhooks -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"url":"http://127.0.0.1:9999/hook","secret":"s3cret"}'`,
+      );
+    } else {
+      out.push(
+        `    curl -s -X POST ${base}/api/v1/webhooks -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"url":"https://example.com/hook","secret":"s3cret"}'`,
+        '    # a receiver on this machine or your LAN needs WEBHOOK_ALLOW_PRIVATE_TARGETS=true (see docs/configuration.md)',
+      );
+    }
+  } else {
+    out.push(
+      '  next: an organization and a first API key (or set BOOTSTRAP_ORG_NAME, BOOTSTRAP_OWNER_EMAIL, BOOTSTRAP_OWNER_PASSWORD):',
+      "    npm run -s cli -- org:create --name Acme --owner-email you@example.com --owner-password 'choose-a-password' --with-key",
+      `    curl -s ${base}/api/v1/sessions -H "Authorization: Bearer <apiKey.token from above>"`,
+    );
+  }
+  out.push(`${line}`, '');
+  return out;
+}
 
-async function seedDemo() {
-  const port = env.PORT ?? 3000;
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`${base}/readyz`)).ok) break;
-    } catch {}
+async function main() {
+  const demo = process.argv.includes('--demo');
+  const node = process.execPath;
+  const env = { ...process.env };
+  const command = demo ? 'npm run demo' : 'npm start';
+
+  if (demo) {
+    env.GATEWAY_ENGINE = 'sim';
+    // the demo's own webhook curl line targets 127.0.0.1: private targets must be allowed, whatever the shell says
+    env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
+    for (const [k, v] of Object.entries(demoIsolation(root))) env[k] = env[k] ?? v;
+    env.NETWORK_SIM_URL = env.NETWORK_SIM_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? 4010}`;
+  }
+  // short human lines in a terminal; the children write to our pipes, so they are told
+  if (process.stdout.isTTY && !env.LOG_FORMAT) env.LOG_FORMAT = 'pretty';
+
+  // before anything else (a build, a migration): a taken port is one line, not a stack from the third child
+  const taken = await takenPortLine(plannedPorts(env, demo), command);
+  if (taken) {
+    process.stderr.write(`${taken}\n`);
+    process.exit(1);
+  }
+
+  const step = (args, extraEnv = {}) => {
+    const r = spawnSync(node, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+    return r.stdout.toString();
+  };
+
+  step([join(__dirname, 'ensure-build.js')]);
+  const cli = join(root, 'dist/apps/cli/src/main.js');
+  step([cli, 'migrate']);
+
+  const login = { email: 'demo@example.test', password: 'demo-password' };
+  const seed = demo
+    ? seedDemo(step, cli, login)
+    : { apiKey: JSON.parse(step([cli, 'bootstrap'])).apiKey?.token ?? null, org: null };
+
+  const apps = [
+    ['api', 'dist/apps/api/src/main.js'],
+    ['gateway', 'dist/apps/gateway/src/main.js'],
+    ['dispatcher', 'dist/apps/webhook-dispatcher/src/main.js'],
+  ];
+  if (demo) apps.unshift(['sim', 'dist/apps/network-sim/src/main.js']);
+
+  const colours = [36, 35, 33, 32, 34];
+  const width = Math.max(...apps.map(([n]) => n.length));
+  const children = new Map();
+  let stopping = false;
+
+  const prefix = (name, i) => {
+    const tag = process.stdout.isTTY ? `\x1b[${colours[i % colours.length]}m${name.padEnd(width)} |\x1b[0m ` : `${name.padEnd(width)} | `;
+    return (stream, out) => createInterface({ input: stream }).on('line', (line) => out.write(tag + line + '\n'));
+  };
+
+  const stopAll = (code) => {
+    if (stopping) return;
+    stopping = true;
+    for (const child of children.values()) child.kill('SIGTERM');
+    const hard = setTimeout(() => {
+      for (const child of children.values()) child.kill('SIGKILL');
+    }, 15000);
+    hard.unref();
+    const done = () => {
+      if (children.size === 0) process.exit(code);
+    };
+    for (const child of children.values()) child.once('exit', done);
+    done();
+  };
+
+  apps.forEach(([name, entry], i) => {
+    const child = spawn(node, [join(root, entry)], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const pipe = prefix(name, i);
+    pipe(child.stdout, process.stdout);
+    pipe(child.stderr, process.stderr);
+    children.set(name, child);
+    child.on('exit', (code, signal) => {
+      children.delete(name);
+      if (!stopping) {
+        process.stderr.write(`${name} exited (${signal ?? code}); stopping the others\n`);
+        stopAll(code || 1);
+      }
+    });
+  });
+
+  process.on('SIGINT', () => stopAll(0));
+  process.on('SIGTERM', () => stopAll(0));
+
+  const base = `http://127.0.0.1:${env.PORT ?? 3000}`;
+  const ready = [
+    `${base}/readyz`,
+    `http://127.0.0.1:${env.GATEWAY_HEALTH_PORT ?? 3001}/readyz`,
+    `http://127.0.0.1:${env.DISPATCHER_HEALTH_PORT ?? 3002}/readyz`,
+  ];
+  if (!(await allReady(ready, () => stopping))) return;
+  process.stdout.write(bannerLines({ base, demo, apiKey: seed.apiKey, sim: env.NETWORK_SIM_URL, org: seed.org, login }).join('\n'));
+}
+
+/** The demo organization: created on the first run (with a key); later runs of this clone add a fresh key to it. */
+function seedDemo(step, cli, login) {
+  const boot = JSON.parse(
+    step([cli, 'bootstrap'], { BOOTSTRAP_ORG_NAME: 'Demo', BOOTSTRAP_OWNER_EMAIL: login.email, BOOTSTRAP_OWNER_PASSWORD: login.password }),
+  );
+  if (boot.bootstrapped) return { apiKey: boot.apiKey.token, org: boot.organization.id };
+  const org = JSON.parse(step([cli, 'org:list'])).organizations.find((o) => o.name === 'Demo');
+  const key = JSON.parse(step([cli, 'apikey:create', '--org', org.id, '--name', `demo-${Date.now()}`, '--permissions', '*']));
+  return { apiKey: key.token, org: org.id };
+}
+
+async function allReady(urls, gaveUp) {
+  for (let i = 0; i < 200 && !gaveUp(); i++) {
+    const answers = await Promise.all(urls.map((u) => fetch(u).then((r) => r.ok, () => false)));
+    if (answers.every(Boolean)) return true;
     await new Promise((r) => setTimeout(r, 300));
   }
-  const email = 'demo@example.test';
-  const password = 'demo-password';
-  let org;
-  const created = spawnSync(node, [cli, 'org:create', '--name', 'Demo', '--owner-email', email, '--owner-password', password], { cwd: root, env });
-  if (created.status === 0) org = JSON.parse(created.stdout.toString()).organization.id;
-  const login = await fetch(`${base}/api/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  }).then((r) => r.json());
-  if (!org) org = (await fetch(`${base}/api/v1/auth/me`, { headers: { authorization: `Bearer ${login.accessToken}` } }).then((r) => r.json())).organizationId;
-  const key = JSON.parse(step([cli, 'apikey:create', '--org', org, '--name', `demo-${Date.now()}`, '--permissions', '*']));
-  const sim = env.NETWORK_SIM_URL;
-  process.stdout.write(`
-──────────────────────────── demo ready ────────────────────────────
-organization ${org}   login ${email} / ${password}
-API key (shown once):  ${key.token}
+  return false;
+}
 
-export TOKEN=${key.token}
-curl -s -X POST ${base}/api/v1/sessions -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"label":"my phone"}'
-curl -s ${base}/api/v1/sessions/<sessionId>/qr -H "Authorization: Bearer $TOKEN"
-curl -s -X POST ${sim}/sim/sessions/<sessionId>/scan -H 'content-type: application/json' -d '{"phoneNumber":"15551234567"}'   # the phone scans
-curl -s ${base}/api/v1/sessions/<sessionId> -H "Authorization: Bearer $TOKEN"
-curl -s -X POST ${base}/api/v1/sessions/<sessionId>/groups -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"name":"Team","participants":["15550001111@s.whatsapp.net"]}'
-curl -s -X POST ${base}/api/v1/webhooks -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"url":"http://127.0.0.1:9999/hook","secret":"s3cret"}'
-open ${base}/api/docs for the whole API
-────────────────────────────────────────────────────────────────────
-`);
+module.exports = { demoIsolation, plannedPorts, takenPortLine, bannerLines };
+
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`start failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
 }

@@ -99,3 +99,22 @@ export async function waitFor<T>(probe: () => Promise<T> | T, timeoutMs = 10000,
   }
   throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
 }
+
+/** A port something else holds (what a newcomer's other app on 3000 looks like), until `release`. */
+export async function holdPort(): Promise<{ port: number; release: () => Promise<void> }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+  const port = (server.address() as { port: number }).port;
+  return { port, release: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** Runs a Node script of the repository to its exit, with stdout and stderr interleaved as a user sees them. */
+export function runToExit(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(REPO_ROOT, script), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (d) => (output += d.toString()));
+    child.stderr!.on('data', (d) => (output += d.toString()));
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}

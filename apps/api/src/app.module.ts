@@ -1,9 +1,10 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, RequestMethod } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
 import { ApiConfig, ConfigOverrides } from '@app/config';
 import { randomUlid } from '@app/crypto';
 import { InfraModule } from '@app/infra';
-import { loggerOptions } from '@app/observability';
+import { httpLoggerOptions, logDestination } from '@app/observability';
 import { AuthModule } from './auth/auth.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
@@ -23,20 +24,21 @@ function imports(overrides: ConfigOverrides) {
       inject: [ApiConfig],
       useFactory: (config: ApiConfig) => {
         return {
-          pinoHttp: {
-            ...loggerOptions('api', config.LOG_LEVEL),
-            // echo a caller's X-Request-Id when it is sane, otherwise mint one; always returned as a header
-            genReqId: (req, res) => {
-              const incoming = req.headers['x-request-id'];
-              const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUlid();
-              res.setHeader('X-Request-Id', id);
-              return id;
+          // the Express 5 wildcard: '*' is a legacy path Nest converts with a warning on every boot
+          forRoutes: [{ path: '{*splat}', method: RequestMethod.ALL }],
+          pinoHttp: [
+            {
+              ...httpLoggerOptions('api', config.LOG_LEVEL),
+              // echo a caller's X-Request-Id when it is sane, otherwise mint one; always returned as a header
+              genReqId: (req: IncomingMessage, res: ServerResponse) => {
+                const incoming = req.headers['x-request-id'];
+                const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUlid();
+                res.setHeader('X-Request-Id', id);
+                return id;
+              },
             },
-            serializers: {
-              req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url?.split('?')[0] }),
-            },
-            customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-          },
+            logDestination(config.LOG_FORMAT, 1),
+          ],
         };
       },
     }),

@@ -1,5 +1,6 @@
 import { ApiConfig, loadConfigOrExit } from '@app/config';
 import { migrate } from '@app/database';
+import { startupFailureLine } from '@app/observability';
 import { createApiApp } from './bootstrap';
 
 async function main(): Promise<void> {
@@ -11,6 +12,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`api failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`${startupFailureLine('api', err, 'PORT')}\n`);
   process.exit(1);
 });

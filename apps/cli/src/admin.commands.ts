@@ -2,11 +2,20 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { BaseConfig } from '@app/config';
 import { ALL_PERMISSIONS, PERMISSIONS, PLATFORM_OPERATE, PrincipalChange, QUOTA_RESOURCES, quotaExceeded, quotaLimit, QuotaOverrides, Role, ROLES } from '@app/contracts';
 import { hashPassword, newApiKeyToken, sha256Hex } from '@app/crypto';
-import { ApiKeysRepository, newId, OrganizationsRepository, User, UsersRepository } from '@app/database';
+import { ApiKey, ApiKeysRepository, newId, OrganizationsRepository, User, UsersRepository } from '@app/database';
+import { Flags, UsageError } from './command-table';
 
-export class UsageError extends Error {}
+export { UsageError };
 
-type Flags = Record<string, string>;
+/** What `org:create --with-key` and the bootstrap variables create: an organization, its owner, maybe a first key. */
+export interface NewOrganization {
+  name: string;
+  ownerEmail: string;
+  ownerPassword: string;
+  /** a first API key with every permission, its token shown once */
+  withKey: boolean;
+  keyName?: string;
+}
 
 function need(flags: Flags, name: string): string {
   const v = flags[name];
@@ -48,6 +57,15 @@ function flag(flags: Flags, name: string): boolean {
 
 const userView = (u: User) => ({ id: u.id, organizationId: u.organizationId, email: u.email, role: u.role });
 
+const keyView = (k: ApiKey) => ({
+  id: k.id,
+  name: k.name,
+  tokenHint: `${k.tokenHint}…`,
+  permissions: k.permissions,
+  createdAt: k.createdAt.toISOString(),
+  revokedAt: k.revokedAt ? k.revokedAt.toISOString() : null,
+});
+
 /** The admin CLI's commands (CONTRACT 3). Each returns the JSON printed on stdout. */
 export class AdminCommands {
   private readonly organizations: OrganizationsRepository;
@@ -65,26 +83,59 @@ export class AdminCommands {
   }
 
   async orgCreate(flags: Flags) {
-    const name = need(flags, 'name').trim();
-    const ownerEmail = email(need(flags, 'owner-email'));
-    const ownerPassword = password(need(flags, 'owner-password'));
+    return this.createOrganization({
+      name: need(flags, 'name').trim(),
+      ownerEmail: email(need(flags, 'owner-email')),
+      ownerPassword: password(need(flags, 'owner-password')),
+      withKey: flags['with-key'] === 'true',
+      keyName: flags['key-name'],
+    });
+  }
+
+  /** One transaction: no organization without its owner, no owner without the key asked for. */
+  async createOrganization(input: NewOrganization) {
+    const ownerEmail = email(input.ownerEmail);
+    const ownerPassword = password(input.ownerPassword);
+    const passwordHash = await hashPassword(ownerPassword);
     return this.db.transaction(async (tx) => {
       await this.assertEmailFree(ownerEmail, tx);
-      const org = await this.organizations.create({ id: newId('org'), name, createdAt: new Date() }, tx);
+      const org = await this.organizations.create({ id: newId('org'), name: input.name.trim(), createdAt: new Date() }, tx);
       const user = await this.users.create(
         {
           id: newId('usr'),
           organizationId: org.id,
           email: ownerEmail,
-          passwordHash: await hashPassword(ownerPassword),
+          passwordHash,
           role: 'owner' as Role,
           createdAt: new Date(),
           deletedAt: null,
         },
         tx,
       );
-      return { organization: { id: org.id, name: org.name }, user: userView(user) };
+      const created = { organization: { id: org.id, name: org.name }, user: userView(user) };
+      if (!input.withKey) return created;
+      const apiKey = await this.issueKey(org.id, input.keyName || 'first key', [ALL_PERMISSIONS], tx);
+      return { ...created, apiKey };
     });
+  }
+
+  /** `BOOTSTRAP_*`: the first organization, created once; later runs find its owner and change nothing. */
+  async bootstrap(input: Omit<NewOrganization, 'withKey' | 'keyName'>) {
+    if (await this.users.emailTaken(email(input.ownerEmail))) return { bootstrapped: false, reason: `a user with email ${input.ownerEmail} exists` };
+    return { bootstrapped: true, ...(await this.createOrganization({ ...input, withKey: true, keyName: 'bootstrap' })) };
+  }
+
+  async orgList() {
+    const orgs = await this.organizations.list();
+    return { organizations: orgs.map((o) => ({ id: o.id, name: o.name, createdAt: o.createdAt.toISOString() })) };
+  }
+
+  /** Never the token (it is not stored): its first characters, to recognise it. */
+  async apiKeyList(flags: Flags) {
+    const orgId = need(flags, 'org');
+    await this.assertOrg(orgId);
+    const keys = await this.apiKeys.listByOrganization(orgId);
+    return { apiKeys: keys.map(keyView) };
   }
 
   async userCreate(flags: Flags) {
@@ -129,17 +180,30 @@ export class AdminCommands {
     // fleet-wide data is granted only here, never by `*` nor by a role
     if (flag(flags, 'platform-operator')) permissions.push(PLATFORM_OPERATE);
     const name = need(flags, 'name');
-    const token = newApiKeyToken();
     // counted and inserted under the organization's quota lock, like the API's creates
-    const key = await this.organizations.withQuotaLock(orgId, async (tx, overrides) => {
+    return this.organizations.withQuotaLock(orgId, async (tx, overrides) => {
       const limit = quotaLimit(this.config.quotaDefaults, overrides, 'apiKeys');
       const used = await this.apiKeys.countUsableInOrganization(orgId, tx);
       if (used >= limit) throw quotaExceeded({ resource: 'apiKeys', limit, used, rule: 'quota' });
-      return this.apiKeys.create(
-        { id: newId('key'), organizationId: orgId, name, tokenHash: sha256Hex(token), tokenHint: token.slice(0, 8), permissions, createdAt: new Date(), revokedAt: null },
-        tx,
-      );
+      return this.issueKey(orgId, name, permissions, tx);
     });
+  }
+
+  private async issueKey(organizationId: string, name: string, permissions: string[], manager?: EntityManager) {
+    const token = newApiKeyToken();
+    const key = await this.apiKeys.create(
+      {
+        id: newId('key'),
+        organizationId,
+        name,
+        tokenHash: sha256Hex(token),
+        tokenHint: token.slice(0, 8),
+        permissions,
+        createdAt: new Date(),
+        revokedAt: null,
+      },
+      manager,
+    );
     return { id: key.id, name: key.name, token, permissions: key.permissions };
   }
 

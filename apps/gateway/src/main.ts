@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { LOGGER } from '@app/infra';
-import { stopOnSignals } from '@app/observability';
+import { startupFailureLine, stopOnSignals } from '@app/observability';
 import { GatewayModule } from './gateway.module';
 import { GatewayNode } from './gateway-node';
 
@@ -29,13 +29,13 @@ async function main(): Promise<void> {
   try {
     await node.start();
   } catch (err) {
-    logger.fatal({ err: String(err) }, 'gateway failed to start');
-    await close().catch(() => undefined);
-    process.exit(1);
+    process.stderr.write(`${startupFailureLine('gateway', err, 'GATEWAY_HEALTH_PORT')}\n`);
+    await app.close().catch(() => undefined);
+    logger.flush(() => process.exit(1));
   }
 }
 
 main().catch((err) => {
-  process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`${startupFailureLine('gateway', err, 'GATEWAY_HEALTH_PORT')}\n`);
   process.exit(1);
 });

@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import { loadConfigOrExit, SimConfig } from '@app/config';
-import { createLogger, stopOnSignals } from '@app/observability';
+import { createLogger, startupFailureLine, stopOnSignals } from '@app/observability';
 import { startNetworkSim } from './network-sim';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(SimConfig);
-  const logger = createLogger('network-sim', config.LOG_LEVEL);
+  const logger = createLogger('network-sim', config.LOG_LEVEL, config.LOG_FORMAT);
   const sim = await startNetworkSim({
     port: config.SIM_PORT,
     host: config.SIM_HOST,
@@ -17,6 +17,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`network simulator failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`${startupFailureLine('network simulator', err, 'SIM_PORT')}\n`);
   process.exit(1);
 });

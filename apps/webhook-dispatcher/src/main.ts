@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { stopOnSignals } from '@app/observability';
+import { startupFailureLine, stopOnSignals } from '@app/observability';
 import { startDispatcher } from './dispatcher.module';
 
 /** In-flight attempts get this long to finish on SIGTERM before the process exits anyway. */
@@ -12,6 +12,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`webhook dispatcher failed to start: ${err?.stack ?? err}\n`);
+  process.stderr.write(`${startupFailureLine('webhook dispatcher', err, 'DISPATCHER_HEALTH_PORT')}\n`);
   process.exit(1);
 });

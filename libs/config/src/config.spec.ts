@@ -1,4 +1,4 @@
-import { ApiConfig, DispatcherConfig, GatewayConfig } from './config';
+import { ApiConfig, CliConfig, DispatcherConfig, GatewayConfig, KNOWN_PLACEHOLDER_SECRETS } from './config';
 import { ConfigError, loadConfig } from './load-config';
 
 describe('configuration', () => {
@@ -40,5 +40,51 @@ describe('configuration', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).variable).toBe(variable);
     expect((error as Error).message).toContain(variable);
+  });
+
+  describe('production refuses known placeholder secrets', () => {
+    const realKey = Buffer.alloc(32, 9).toString('base64');
+    const realJwt = 'a-real-secret-0f1e2d3c4b5a69788796a5b4c3d2e1f0';
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadConfig(ApiConfig, { NODE_ENV: 'production', ...env });
+        return null;
+      } catch (e) {
+        return e as ConfigError;
+      }
+    };
+
+    it.each([
+      ['the k8s placeholder JWT_SECRET', { JWT_SECRET: 'change-me-to-at-least-32-random-characters', SECRET_ENCRYPTION_KEY: realKey }, 'JWT_SECRET'],
+      ['the dev JWT_SECRET', { JWT_SECRET: 'dev-only-jwt-secret-change-me-0123456789abcdef', SECRET_ENCRYPTION_KEY: realKey }, 'JWT_SECRET'],
+      ['any JWT_SECRET saying change me', { JWT_SECRET: 'please-CHANGEME-0123456789abcdef0123456789', SECRET_ENCRYPTION_KEY: realKey }, 'JWT_SECRET'],
+      ['the k8s placeholder key', { JWT_SECRET: realJwt, SECRET_ENCRYPTION_KEY: 'change-me-32-bytes-base64=' }, 'SECRET_ENCRYPTION_KEY'],
+      ['the dev key', { JWT_SECRET: realJwt, SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') }, 'SECRET_ENCRYPTION_KEY'],
+    ])('%s', (_what, env, variable) => {
+      const error = refusal(env);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error!.variable).toBe(variable);
+      expect(error!.message).toContain('known placeholder');
+    });
+
+    it('lists the dev defaults and the k8s placeholders, and accepts real secrets and placeholders outside production', () => {
+      expect(KNOWN_PLACEHOLDER_SECRETS).toEqual(expect.arrayContaining(['change-me-to-at-least-32-random-characters', 'change-me-32-bytes-base64=']));
+      expect(refusal({ JWT_SECRET: realJwt, SECRET_ENCRYPTION_KEY: realKey })).toBeNull();
+      expect(loadConfig(ApiConfig, { NODE_ENV: 'development', JWT_SECRET: 'change-me-to-at-least-32-random-characters' }).jwtSecret).toBe(
+        'change-me-to-at-least-32-random-characters',
+      );
+    });
+  });
+
+  it('takes the three BOOTSTRAP_* values together or none, naming the missing one', () => {
+    expect(loadConfig(CliConfig, {}).bootstrap).toBeNull();
+    expect(loadConfig(CliConfig, { BOOTSTRAP_ORG_NAME: 'A', BOOTSTRAP_OWNER_EMAIL: 'a@b.c', BOOTSTRAP_OWNER_PASSWORD: 'long-enough' }).bootstrap).toEqual({
+      name: 'A',
+      ownerEmail: 'a@b.c',
+      ownerPassword: 'long-enough',
+    });
+    expect(() => loadConfig(CliConfig, { BOOTSTRAP_ORG_NAME: 'A', BOOTSTRAP_OWNER_EMAIL: 'a@b.c' })).toThrow(
+      'invalid configuration: BOOTSTRAP_OWNER_PASSWORD is required when BOOTSTRAP_ORG_NAME and BOOTSTRAP_OWNER_EMAIL are set',
+    );
   });
 });

@@ -16,6 +16,28 @@ const toBool = ({ value }: { value: unknown }) => {
 const DEV_JWT_SECRET = 'dev-only-jwt-secret-change-me-0123456789abcdef';
 const DEV_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 
+/**
+ * Secrets that are public knowledge: the development defaults above and the placeholders of the shipped manifests
+ * (k8s/base/config.yaml, examples). Production refuses them, and anything that still says "change me", so a
+ * copied example never signs real tokens or encrypts real sessions.
+ */
+export const KNOWN_PLACEHOLDER_SECRETS: readonly string[] = [
+  DEV_JWT_SECRET,
+  DEV_ENCRYPTION_KEY,
+  'change-me-to-at-least-32-random-characters',
+  'change-me-32-bytes-base64=',
+];
+
+function isPlaceholderSecret(value: string): boolean {
+  return KNOWN_PLACEHOLDER_SECRETS.includes(value.trim()) || /change[-_ ]?me/i.test(value);
+}
+
+function refusePlaceholder(variable: string, value: string | undefined, production: boolean): void {
+  if (production && value && isPlaceholderSecret(value)) {
+    throw new ConfigError(variable, 'is a known placeholder value; generate a real secret (openssl rand -base64 32)');
+  }
+}
+
 /** What every process shares: storage, Redis, crypto. */
 export class BaseConfig {
   @IsOptional() @IsIn(['production', 'development', 'test'])
@@ -33,6 +55,10 @@ export class BaseConfig {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
+
+  /** `auto`: short human lines when the output is a terminal, JSON otherwise; `json` / `pretty` force one. */
+  @IsIn(['auto', 'json', 'pretty'])
+  LOG_FORMAT: 'auto' | 'json' | 'pretty' = 'auto';
 
   /** What this process reports as its version (gateway registry); package.json's unless set. */
   @Matches(/^[A-Za-z0-9_.+-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.+-]' })
@@ -74,6 +100,7 @@ export class BaseConfig {
   finalize(): void {
     const current = this.SECRET_ENCRYPTION_KEY ?? (this.isProduction ? undefined : DEV_ENCRYPTION_KEY);
     if (!current) throw new ConfigError('SECRET_ENCRYPTION_KEY', 'is required when NODE_ENV=production');
+    refusePlaceholder('SECRET_ENCRYPTION_KEY', this.SECRET_ENCRYPTION_KEY, this.isProduction);
     if (!this.SECRET_ENCRYPTION_KEY) this.warnings.push('SECRET_ENCRYPTION_KEY not set: using a development key');
     const keys = [current, ...(this.SECRET_ENCRYPTION_PREVIOUS_KEYS ?? '').split(',').filter(Boolean)];
     this.encryptionKeys = keys.map((k, i) => {
@@ -178,6 +205,7 @@ export class ApiConfig extends BaseConfig {
     super.finalize();
     if (this.LOGIN_BACKOFF_BASE_MS > this.LOGIN_BACKOFF_MAX_MS) throw new ConfigError('LOGIN_BACKOFF_BASE_MS', 'must not exceed LOGIN_BACKOFF_MAX_MS');
     if (this.JWT_SECRET) {
+      refusePlaceholder('JWT_SECRET', this.JWT_SECRET, this.isProduction);
       if (this.JWT_SECRET.length < 32) throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
       this.jwtSecret = this.JWT_SECRET;
     } else if (this.isProduction) {
@@ -198,6 +226,10 @@ export class GatewayConfig extends BaseConfig {
 
   @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
   NETWORK_SIM_URL = 'http://127.0.0.1:4010';
+
+  /** Where the `baileys` engine opens its WebSocket; unset = WhatsApp Web itself (a relay or tests may set it). */
+  @IsOptional() @Matches(/^wss?:\/\/.+/, { message: 'must be a ws:// or wss:// URL' })
+  WHATSAPP_WEB_URL?: string;
 
   /** Sessions this node accepts. */
   @Transform(toInt) @IsInt() @Min(1) @Max(100000)
@@ -367,4 +399,38 @@ export class SimConfig {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
+
+  @IsIn(['auto', 'json', 'pretty'])
+  LOG_FORMAT: 'auto' | 'json' | 'pretty' = 'auto';
+}
+
+/**
+ * The admin CLI. `BOOTSTRAP_*` name a first organization, its owner and a first API key, created by
+ * `cli bootstrap` (run by `npm start` and compose's migrate service) once: later runs change nothing.
+ */
+export class CliConfig extends BaseConfig {
+  @IsOptional() @IsString()
+  BOOTSTRAP_ORG_NAME?: string;
+
+  @IsOptional() @IsString()
+  BOOTSTRAP_OWNER_EMAIL?: string;
+
+  @IsOptional() @IsString()
+  BOOTSTRAP_OWNER_PASSWORD?: string;
+
+  /** the three bootstrap values, or null when none is set */
+  get bootstrap(): { name: string; ownerEmail: string; ownerPassword: string } | null {
+    if (!this.BOOTSTRAP_ORG_NAME) return null;
+    return { name: this.BOOTSTRAP_ORG_NAME, ownerEmail: this.BOOTSTRAP_OWNER_EMAIL!, ownerPassword: this.BOOTSTRAP_OWNER_PASSWORD! };
+  }
+
+  override finalize(): void {
+    super.finalize();
+    const set = (['BOOTSTRAP_ORG_NAME', 'BOOTSTRAP_OWNER_EMAIL', 'BOOTSTRAP_OWNER_PASSWORD'] as const).filter((k) => this[k]);
+    if (set.length > 0 && set.length < 3) {
+      const missing = ['BOOTSTRAP_ORG_NAME', 'BOOTSTRAP_OWNER_EMAIL', 'BOOTSTRAP_OWNER_PASSWORD'].find((k) => !set.includes(k as never))!;
+      throw new ConfigError(missing, `is required when ${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set`);
+    }
+    if (this.BOOTSTRAP_OWNER_PASSWORD && this.BOOTSTRAP_OWNER_PASSWORD.length < 8) throw new ConfigError('BOOTSTRAP_OWNER_PASSWORD', 'must be at least 8 characters');
+  }
 }

@@ -42,7 +42,7 @@ export class InfraModule implements OnApplicationShutdown {
       providers: [
         { provide: configClass, useFactory: () => loadConfigOrExit(configClass, undefined, options.overrides) },
         { provide: BaseConfig, useExisting: configClass },
-        { provide: LOGGER, inject: [BaseConfig], useFactory: (c: BaseConfig) => createLogger(options.app, c.LOG_LEVEL) },
+        { provide: LOGGER, inject: [BaseConfig], useFactory: (c: BaseConfig) => createLogger(options.app, c.LOG_LEVEL, c.LOG_FORMAT) },
         { provide: REDIS_CLIENT, inject: [BaseConfig], useFactory: (c: BaseConfig) => createRedis(c.REDIS_URL) },
         { provide: RedisKeys, inject: [BaseConfig], useFactory: (c: BaseConfig) => new RedisKeys(c.REDIS_KEY_PREFIX) },
         { provide: SecretBox, inject: [BaseConfig], useFactory: (c: BaseConfig) => new SecretBox(c.encryptionKeys) },

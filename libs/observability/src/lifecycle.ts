@@ -43,3 +43,17 @@ export async function checkDependencies(
   ]);
   return { postgres, redis: ping };
 }
+
+/**
+ * The one line a process prints when it cannot start. A port in use names the variable that moves it (the usual
+ * first-hour problem: another app, or a second checkout's demo, already on 3000); anything else is its message.
+ * Never a stack: the line is for the operator, not for us.
+ */
+export function startupFailureLine(app: string, err: unknown, portVariable: string): string {
+  const e = err as { code?: unknown; port?: unknown; message?: unknown } | null;
+  if (e?.code === 'EADDRINUSE') {
+    const port = typeof e.port === 'number' ? ` ${e.port}` : '';
+    return `${app}: port${port} is already in use; set ${portVariable} to a free port (or stop what listens there)`;
+  }
+  return `${app} failed to start: ${err instanceof Error ? err.message : String(err)}`;
+}

@@ -1,4 +1,7 @@
-import pino, { Logger, LoggerOptions } from 'pino';
+import { isatty } from 'node:tty';
+import pino, { DestinationStream, Logger, LoggerOptions } from 'pino';
+import type { Options as HttpLoggerOptions } from 'pino-http';
+import pretty from 'pino-pretty';
 
 /** Paths never written to logs: credentials, tokens, secrets, HMAC keys. */
 export const REDACT_PATHS = [
@@ -18,18 +21,71 @@ export const REDACT_PATHS = [
   'accessToken',
 ];
 
+/** `auto`: short coloured lines when the output is a terminal, JSON otherwise (files, pipes, log collectors). */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/**
+ * Nest's boot chatter (one line per module and per route, ~45 of them) is for debugging the framework, not for
+ * running the product: it is logged at debug.
+ */
+const NEST_BOOT_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'WebSocketsController']);
+
 export function loggerOptions(app: string, level: string): LoggerOptions {
   return {
     level,
     base: { app },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
+    hooks: {
+      logMethod(args, method, callLevel) {
+        const first = args[0] as unknown;
+        const context = first && typeof first === 'object' ? (first as { context?: unknown }).context : undefined;
+        if (callLevel === 30 && typeof context === 'string' && NEST_BOOT_CONTEXTS.has(context) && !this.isLevelEnabled('debug')) return;
+        method.apply(this, args);
+      },
+    },
   };
 }
 
-/** JSON logs on stderr, so a CLI's stdout stays clean for its own output. */
-export function createLogger(app: string, level: string): Logger {
-  return pino(loggerOptions(app, level), pino.destination({ fd: 2, sync: false }));
+export function wantsPretty(format: LogFormat, fd: number): boolean {
+  return format === 'pretty' || (format === 'auto' && isatty(fd));
+}
+
+/** Where a process's logs go: `fd` as JSON, or as one short human line per entry (pino-pretty, in-process). */
+export function logDestination(format: LogFormat, fd: number): DestinationStream {
+  if (!wantsPretty(format, fd)) return pino.destination({ fd, sync: false });
+  return pretty({
+    destination: fd,
+    sync: true,
+    colorize: format === 'pretty' || isatty(fd),
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,app,context,req,res,responseTime',
+    singleLine: true,
+  });
+}
+
+/** Logs on stderr, so a CLI's stdout stays clean for its own output. */
+export function createLogger(app: string, level: string, format: LogFormat = 'auto'): Logger {
+  return pino(loggerOptions(app, level), logDestination(format, 2));
+}
+
+const pathOf = (url: string | undefined) => url?.split('?')[0];
+
+/**
+ * pino-http options for the API: one short line per request (`GET /api/v1/sessions 200 12ms`) with method, path
+ * (no query string: it may carry a token), status, duration and request id; never the request or response headers.
+ */
+export function httpLoggerOptions(app: string, level: string): HttpLoggerOptions {
+  return {
+    ...loggerOptions(app, level),
+    serializers: {
+      req: (req: { id: unknown; method?: string; url?: string }) => ({ id: req.id, method: req.method, url: pathOf(req.url) }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+    customSuccessMessage: (req, res, responseTime) => `${req.method} ${pathOf(req.url)} ${res.statusCode} ${Math.round(responseTime)}ms`,
+    customErrorMessage: (req, res, err) => `${req.method} ${pathOf(req.url)} ${res.statusCode} ${err.message}`,
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+  };
 }
 
 export type { Logger };

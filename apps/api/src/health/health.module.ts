@@ -9,6 +9,6 @@ import { ApiMetrics, HttpMetricsMiddleware } from './http-metrics';
 })
 export class HealthModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(HttpMetricsMiddleware).forRoutes('*');
+    consumer.apply(HttpMetricsMiddleware).forRoutes('{*splat}');
   }
 }

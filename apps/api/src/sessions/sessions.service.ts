@@ -135,7 +135,12 @@ export class SessionsService {
 
   async qr(organizationId: string, id: string): Promise<SessionQr> {
     const session = await this.find(organizationId, id);
-    const notWaiting = () => new DomainError('conflict', 'the session is not waiting for a QR scan', { status: session.status });
+    // the reason says what to do next: `connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com` is not "wait longer"
+    const notWaiting = () =>
+      new DomainError('conflict', `the session is not waiting for a QR scan (status ${session.status}${session.lastReason ? `: ${session.lastReason}` : ''})`, {
+        status: session.status,
+        reason: session.lastReason ?? null,
+      });
     if (session.status !== 'scan_qr_code') throw notWaiting();
     const qr = await this.qrBoard.read(session.id);
     if (!qr) throw notWaiting();

@@ -3,6 +3,7 @@ import type { SessionEngine } from './engine.interface';
 export interface EngineChoice {
   GATEWAY_ENGINE: 'baileys' | 'sim';
   NETWORK_SIM_URL: string;
+  WHATSAPP_WEB_URL?: string;
 }
 
 /**
@@ -17,5 +18,5 @@ export function loadEngine(config: EngineChoice): SessionEngine {
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { BaileysEngine } = require('./baileys/baileys.engine') as typeof import('./baileys/baileys.engine');
-  return new BaileysEngine();
+  return new BaileysEngine(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {});
 }

@@ -160,6 +160,8 @@ function build(opts: {
     clear: async (id) => void delete qrShown[id],
   };
   const timers = new ManualTimers();
+  const logs: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
   const runner = new SessionRunner('ses_1', 'org_1', opts.status, {
     engine,
     authState: () => auth,
@@ -170,14 +172,14 @@ function build(opts: {
     timers,
     clock: () => 1_000,
     leasesTrusted: opts.leasesTrusted,
-    logger: pino({ level: 'silent' }),
+    logger,
     messages,
     messaging: { ttlMs: 60_000, typingMsPerChar: 40, typingMinMs: 500, typingMaxMs: 3000 },
     settings: { qrMaxRetries: opts.qrMaxRetries ?? 3, qrTtlMs: 20_000, reconnectMaxAttempts: opts.reconnectMaxAttempts ?? 3, reconnectBaseDelayMs: 100, reconnectMaxDelayMs: 1000 },
   });
   const statuses = () => events.filter((e) => e.event === 'session.status').map((e) => e.payload.status);
   return {
-    runner, engine, rows, row, events, groups, groupChanges, messages, leaseLog, qrShown, timers, statuses,
+    runner, engine, rows, row, events, groups, groupChanges, messages, leaseLog, qrShown, timers, statuses, logs,
     setCreds: (c: unknown) => (creds = c),
     getCreds: () => creds,
     freeLease: () => (leaseFree = true),
@@ -248,6 +250,57 @@ describe('SessionRunner', () => {
     await flush();
     expect(t.runner.currentStatus).toBe('failed');
     expect(t.timers.pending).toHaveLength(0);
+  });
+
+  it('a session that never connected stays starting, says why in session.status and on its row, then fails naming the cause', async () => {
+    const t = setup('stopped', { reconnectMaxAttempts: 2 });
+    await t.runner.start();
+    const dns = { type: 'close', reason: 'transient', statusCode: null, message: 'getaddrinfo ENOTFOUND web.whatsapp.com' } as const;
+    t.engine.last.emit(dns);
+    await flush();
+    expect(t.runner.currentStatus).toBe('starting');
+    const statusEvents = t.events.filter((e) => e.event === 'session.status').map((e) => e.payload);
+    expect(statusEvents).toEqual([
+      { status: 'starting', previousStatus: 'stopped', reason: 'start_requested' },
+      { status: 'starting', previousStatus: 'starting', reason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com' },
+    ]);
+    expect(t.row).toMatchObject({ status: 'starting', lastReason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com' });
+    expect(t.events.map((e) => e.event)).not.toContain('session.disconnected');
+    expect(t.logs).toContainEqual(
+      expect.objectContaining({ level: 40, sessionId: 'ses_1', reason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com', attempt: 1 }),
+    );
+    t.timers.fireAll();
+    await flush();
+    t.engine.last.emit(dns);
+    await flush();
+    expect(t.runner.currentStatus).toBe('failed');
+    expect(t.row.lastReason).toBe('reconnect_attempts_exhausted: connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com');
+    expect(t.logs.filter((l) => l.level === 40 && String(l.reason).includes('ENOTFOUND'))).toHaveLength(2);
+  });
+
+  it('names the close code of a close the network chose, and a connect error as thrown', async () => {
+    const t = setup('stopped', { reconnectMaxAttempts: 5 });
+    await t.runner.start();
+    t.engine.last.emit({ type: 'close', reason: 'transient', statusCode: 503, message: 'Stream Errored (unavailable)' });
+    await flush();
+    expect(t.row.lastReason).toBe('connect_failed: Stream Errored (unavailable) (close code 503)');
+    t.engine.failNext = 1;
+    t.timers.fireAll();
+    await flush();
+    expect(t.runner.currentStatus).toBe('starting');
+    expect(t.row.lastReason).toBe('connect_failed: connection refused');
+  });
+
+  it('a session that was connected and lost its socket is reconnecting, with the cause', async () => {
+    const t = setup();
+    await t.runner.start();
+    t.engine.last.emit({ type: 'open', account });
+    await flush();
+    t.engine.last.emit({ type: 'close', reason: 'transient', statusCode: null, message: 'read ECONNRESET' });
+    await flush();
+    expect(t.runner.currentStatus).toBe('reconnecting');
+    const last = t.events.filter((e) => e.event === 'session.status').at(-1)!.payload;
+    expect(last).toEqual({ status: 'reconnecting', previousStatus: 'working', reason: 'connection_lost: read ECONNRESET' });
   });
 
   it('a successful reconnect resets the failure count', async () => {

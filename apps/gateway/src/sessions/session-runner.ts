@@ -64,6 +64,11 @@ export const GROUP_CREATION_REPEAT_MS = 10 * 60_000;
 
 const CLEARED_ACCOUNT: SessionRecordPatch = { phoneNumber: null, waJid: null, waLid: null };
 
+/** What the engine said about a close, with the network's close code when it gave one. */
+function closeCause(event: Extract<EngineEvent, { type: 'close' }>): string {
+  return event.statusCode === null ? event.message : `${event.message} (close code ${event.statusCode})`;
+}
+
 /**
  * Owns one session on this gateway: its socket, its status machine, its retries and its events.
  *
@@ -86,6 +91,10 @@ export class SessionRunner {
   private leaseToken: number | null = null;
   private qrShown = 0;
   private failedConnects = 0;
+  /** a socket opened since the last start: a close after that is `reconnecting`, before it still `starting` */
+  private openedSinceStart = false;
+  /** the reason of the current status, as last published and recorded */
+  private reason: string | null = null;
   private reconnectTimer: unknown = null;
   private tail: Promise<unknown> = Promise.resolve();
   private readonly auth: AuthStateStore;
@@ -309,6 +318,7 @@ export class SessionRunner {
     this.wanted = true;
     this.qrShown = 0;
     this.failedConnects = 0;
+    this.openedSinceStart = false;
     await this.setStatus('starting', reason, { desiredState: 'running' });
     await this.openSocket();
   }
@@ -327,7 +337,8 @@ export class SessionRunner {
     if (token !== null) this.leaseToken = token;
     if (!this.leaseHeld) {
       this.log.info('session lease held by another gateway; retrying');
-      await this.connectFailed(gen, 'lease_held_elsewhere');
+      // the session is live on another gateway (or was, a moment ago): from here that is a handover, not a first start
+      await this.connectFailed(gen, 'lease_held_elsewhere', 'reconnecting');
       return;
     }
     let conn: EngineConnection;
@@ -340,8 +351,7 @@ export class SessionRunner {
         lookups: this.lookups,
       });
     } catch (err) {
-      this.log.warn({ err: String(err) }, 'connect failed');
-      if (gen === this.generation) await this.connectFailed(gen, 'connect_error');
+      if (gen === this.generation) await this.connectFailed(gen, this.failureReason(err instanceof Error ? err.message : String(err)));
       return;
     }
     if (gen !== this.generation) {
@@ -389,6 +399,7 @@ export class SessionRunner {
       case 'open': {
         this.qrShown = 0;
         this.failedConnects = 0;
+        this.openedSinceStart = true;
         await this.deps.qr.clear(this.sessionId);
         const { phoneNumber, jid, lid } = event.account;
         await this.setStatus('working', 'connected', { phoneNumber, waJid: jid, waLid: lid, lastConnectedAt: new Date(this.clock()) });
@@ -422,7 +433,7 @@ export class SessionRunner {
         await this.openSocket();
         return;
       case 'transient':
-        await this.connectFailed(gen, 'connection_lost');
+        await this.connectFailed(gen, this.failureReason(closeCause(event)));
         return;
       case 'logged_out':
         this.wanted = false;
@@ -448,18 +459,33 @@ export class SessionRunner {
     }
   }
 
-  private async connectFailed(gen: number, reason: string): Promise<void> {
+  /**
+   * `connection_lost: <cause>` once the session had a socket open since it was started, `connect_failed: <cause>`
+   * before that: a session that never connected is not reconnecting, it is still starting (and says why).
+   */
+  private failureReason(cause: string): string {
+    return `${this.openedSinceStart ? 'connection_lost' : 'connect_failed'}: ${cause}`;
+  }
+
+  /**
+   * One failed connect: logged at warn with its cause, recorded as the status's reason, retried with capped
+   * backoff; the RECONNECT_MAX_ATTEMPTS-th in a row ends in `failed`, still naming the last cause.
+   */
+  private async connectFailed(gen: number, reason: string, waiting: SessionStatus = this.openedSinceStart ? 'reconnecting' : 'starting'): Promise<void> {
     this.failedConnects += 1;
     const { reconnectMaxAttempts, reconnectBaseDelayMs, reconnectMaxDelayMs } = this.deps.settings;
+    const attempt = { attempt: this.failedConnects, of: reconnectMaxAttempts, reason };
     if (this.failedConnects >= reconnectMaxAttempts) {
+      this.log.warn(attempt, 'connect failed; giving up');
       this.wanted = false;
       await this.deps.qr.clear(this.sessionId);
       await this.releaseLease();
-      await this.setStatus('failed', 'reconnect_attempts_exhausted');
+      await this.setStatus('failed', `reconnect_attempts_exhausted: ${reason}`);
       return;
     }
-    await this.setStatus('reconnecting', reason);
     const delay = Math.min(reconnectBaseDelayMs * 2 ** (this.failedConnects - 1), reconnectMaxDelayMs);
+    if (reason !== 'lease_held_elsewhere') this.log.warn({ ...attempt, retryInMs: delay }, 'connect failed; retrying');
+    await this.setStatus(waiting, reason);
     this.reconnectTimer = this.timers.setTimeout(() => {
       this.reconnectTimer = null;
       void this.serial(async () => {
@@ -533,12 +559,19 @@ export class SessionRunner {
     }
   }
 
+  /**
+   * Records and announces a status. The same status with a new reason is announced too (`starting` →
+   * `starting`, reason `connect_failed: …`): that is how a session that cannot connect yet says why.
+   */
   private async setStatus(next: SessionStatus, reason: string, patch: SessionRecordPatch = {}): Promise<void> {
     const previous = this.status;
-    if (previous === next && Object.keys(patch).length === 0) return;
+    // a runner that has not set a status yet (a resumed session) has nothing to correct with a same-status event
+    const reasonChanged = this.reason !== null && reason !== this.reason;
+    if (previous === next && !reasonChanged && Object.keys(patch).length === 0) return;
     this.status = next;
-    if (!(await this.deps.records.update(this.sessionId, { ...patch, status: next }, this.leaseToken))) await this.fencedOut();
-    if (previous !== next) {
+    this.reason = reason;
+    if (!(await this.deps.records.update(this.sessionId, { ...patch, status: next, lastReason: reason }, this.leaseToken))) await this.fencedOut();
+    if (previous !== next || reasonChanged) {
       await this.publish('session.status', { status: next, previousStatus: previous, reason });
       for (const waiter of [...this.statusWaiters]) waiter();
     }

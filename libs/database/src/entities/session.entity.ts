@@ -22,4 +22,6 @@ export class Session {
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' }) createdAt: Date;
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' }) updatedAt: Date;
   @Column({ name: 'last_connected_at', type: 'timestamptz', nullable: true }) lastConnectedAt: Date | null;
+  /** why the session is in its status (the last `session.status` reason); not part of the API's Session view */
+  @Column({ name: 'last_reason', type: 'text', nullable: true }) lastReason?: string | null;
 }

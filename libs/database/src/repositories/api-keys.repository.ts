@@ -11,6 +11,11 @@ export class ApiKeysRepository {
     return this.db.getRepository(ApiKey);
   }
 
+  /** An organization's keys, revoked ones included, oldest first. */
+  async listByOrganization(organizationId: string): Promise<ApiKey[]> {
+    return this.repo.find({ where: { organizationId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
   /** A revoked key is not found: its token authenticates nothing. */
   async findUsableByTokenHash(tokenHash: string): Promise<ApiKey | null> {
     return this.repo.findOne({ where: { tokenHash, revokedAt: IsNull() } });

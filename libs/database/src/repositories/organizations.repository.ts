@@ -64,4 +64,9 @@ export class OrganizationsRepository {
       return fn(tx, await this.quotaOverrides(id, tx));
     });
   }
+
+  /** Every organization, oldest first (an operator's listing; there are few). */
+  async list(): Promise<Organization[]> {
+    return this.repo().find({ order: { createdAt: 'ASC', id: 'ASC' } });
+  }
 }

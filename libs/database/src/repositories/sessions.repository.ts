@@ -26,6 +26,8 @@ export interface SessionRuntimePatch {
   waJid?: string | null;
   waLid?: string | null;
   lastConnectedAt?: Date | null;
+  /** the reason of the status, as published in `session.status` */
+  lastReason?: string | null;
 }
 
 /** What a runtime write is conditional on (see `SessionsRepository.patchRuntime`). */
@@ -56,6 +58,7 @@ const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
   waJid: 'wa_jid',
   waLid: 'wa_lid',
   lastConnectedAt: 'last_connected_at',
+  lastReason: 'last_reason',
 };
 
 /** Statuses a restarted gateway does not bring back by itself: the owner has to act first. */
@@ -112,7 +115,7 @@ export class SessionsRepository {
 
   /** Recorded by the API when the session's gateway is gone and so cannot record it itself. */
   async markStopped(id: string): Promise<void> {
-    await this.repo.update({ id }, { desiredState: 'stopped', status: 'stopped', updatedAt: new Date() });
+    await this.repo.update({ id }, { desiredState: 'stopped', status: 'stopped', lastReason: 'stop_requested', updatedAt: new Date() });
   }
 
   /** Moves the session only if it is still where the caller saw it, so two concurrent moves do not both win. */

@@ -33,6 +33,30 @@ export function statusCodeOf(error: unknown): number | null {
   return typeof code === 'number' ? code : null;
 }
 
+/** The socket-level error (DNS, TCP, TLS) Baileys wraps in its close Boom as `data`, when the close came from one. */
+export function transportErrorOf(error: unknown): { code: string | null; message: string } | null {
+  const data = (error as { data?: unknown } | undefined)?.data as { code?: unknown; message?: unknown } | undefined;
+  if (!data || typeof data.message !== 'string') return null;
+  return { code: typeof data.code === 'string' ? data.code : null, message: data.message };
+}
+
+const TLS_CODE = /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|EPROTO/;
+
+/**
+ * A close as a user can act on it: the transport error as Node words it (`getaddrinfo ENOTFOUND web.whatsapp.com`,
+ * `TLS: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)`, `connect ECONNREFUSED …`), or the network's own
+ * message. `statusCode` is null for a transport error: Baileys invents one (408, or 500 for most TLS errors).
+ */
+export function closeCauseOf(error: unknown): { statusCode: number | null; message: string; transport: boolean } {
+  const transport = transportErrorOf(error);
+  if (transport) {
+    const code = transport.code && !transport.message.includes(transport.code) ? ` (${transport.code})` : '';
+    const tls = transport.code && TLS_CODE.test(transport.code) ? 'TLS: ' : '';
+    return { statusCode: null, message: `${tls}${transport.message}${code}`, transport: true };
+  }
+  return { statusCode: statusCodeOf(error), message: error instanceof Error ? error.message : error ? String(error) : 'connection closed', transport: false };
+}
+
 /** Unknown codes count as transient: the runner reconnects with capped backoff and ends in `failed` if it never works. */
 export function closeReasonFor(statusCode: number | null): CloseReason {
   switch (statusCode) {

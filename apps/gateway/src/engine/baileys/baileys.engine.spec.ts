@@ -332,6 +332,28 @@ describe('BaileysEngine', () => {
     expect(t.events).toEqual([{ type: 'close', reason: 'transient', statusCode: null, message: 'ECONNRESET' }]);
   });
 
+  /** What Baileys' socket does with a WebSocket 'error': a Boom named after it, the Node error kept as `data`. */
+  const wsError = (statusCode: number, message: string, code: string) =>
+    Object.assign(boom(statusCode, `WebSocket Error (${message})`), { data: Object.assign(new Error(message), { code }) });
+
+  it('reports a DNS failure as transient, worded as Node words it, without the code Baileys invented', async () => {
+    const t = await harness();
+    const error = wsError(408, 'getaddrinfo ENOTFOUND web.whatsapp.com', 'ENOTFOUND');
+    t.socket.update({ connection: 'close', lastDisconnect: { error, date: new Date() } });
+    await flush();
+    expect(t.events).toEqual([{ type: 'close', reason: 'transient', statusCode: null, message: 'getaddrinfo ENOTFOUND web.whatsapp.com' }]);
+  });
+
+  it('reports a TLS failure as transient (not bad_session: the pairing is kept) and names it TLS', async () => {
+    const t = await harness();
+    const error = wsError(500, 'self-signed certificate', 'DEPTH_ZERO_SELF_SIGNED_CERT');
+    t.socket.update({ connection: 'close', lastDisconnect: { error, date: new Date() } });
+    await flush();
+    expect(t.events).toEqual([
+      { type: 'close', reason: 'transient', statusCode: null, message: 'TLS: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)' },
+    ]);
+  });
+
   it('reports one close only, and ignores events after it', async () => {
     const t = await harness();
     t.socket.update({ connection: 'close', lastDisconnect: { error: boom(428), date: new Date() } });

@@ -28,6 +28,7 @@ import {
   accountFrom,
   callFrom,
   chatOf,
+  closeCauseOf,
   closeReasonFor,
   epochMs,
   groupInfoFrom,
@@ -40,7 +41,6 @@ import {
   reactionFrom,
   receiptFromUpdate,
   receiptFromUserReceipt,
-  statusCodeOf,
   toLid,
   toUserJid,
   unwrapContent,
@@ -313,12 +313,14 @@ class BaileysConnection implements EngineConnection {
     }
     if (update.connection === 'close') {
       const error = update.lastDisconnect?.error;
-      const statusCode = statusCodeOf(error);
+      // a DNS, TCP or TLS failure is network trouble whatever code Baileys gave it (500 would read as bad_session
+      // and wipe a good pairing because of a proxy's certificate)
+      const cause = closeCauseOf(error);
       this.finish({
         type: 'close',
-        reason: this.closeRequested ? 'closed_by_us' : closeReasonFor(statusCode),
-        statusCode,
-        message: error ? describe(error) : 'connection closed',
+        reason: this.closeRequested ? 'closed_by_us' : cause.transport ? 'transient' : closeReasonFor(cause.statusCode),
+        statusCode: cause.statusCode,
+        message: cause.message,
       });
     }
   }

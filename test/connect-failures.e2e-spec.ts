@@ -1,0 +1,96 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { loadRunContext } from './support/run-context';
+
+// this file's own Redis namespace, so gateways of other e2e files never take its sessions
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:connect-failures-${process.pid}`;
+process.env.COMMAND_TIMEOUT_MS = '4000';
+
+import { createApiApp } from '../apps/api/src/bootstrap';
+import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+
+/**
+ * The real Baileys engine pointed at a host that does not resolve (`.invalid` never does): what a user with no
+ * network sees. The session must say why it cannot connect, in the QR endpoint's 409, in `session.status`, and in
+ * the gateway's log at warn, and must not claim to be `reconnecting` when it never connected.
+ */
+describe('a session that cannot reach WhatsApp says why', () => {
+  let app: INestApplication;
+  let gateway: AppProcess;
+  let org: SeededOrg;
+  const api = () => request(app.getHttpServer());
+
+  beforeAll(async () => {
+    const healthPort = await freePort();
+    gateway = await startApp(
+      'gateway',
+      {
+        GATEWAY_ID: `gw-connect-failures-${process.pid}`,
+        GATEWAY_ENGINE: 'baileys',
+        WHATSAPP_WEB_URL: 'wss://web.whatsapp.invalid/ws/chat',
+        GATEWAY_HEALTH_PORT: String(healthPort),
+        GATEWAY_HEARTBEAT_MS: '300',
+        GATEWAY_TTL_MS: '2000',
+        RECONNECT_BASE_DELAY_MS: '500',
+        RECONNECT_MAX_DELAY_MS: '500',
+        RECONNECT_MAX_ATTEMPTS: '4',
+        LOG_LEVEL: 'warn',
+      },
+      `http://127.0.0.1:${healthPort}/healthz`,
+    );
+    app = await createApiApp();
+    await app.init();
+    org = await seedOrganization('Offline Inc');
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await gateway?.stop();
+    await closeTestDataSource();
+  });
+
+  it('names the DNS failure in the QR 409, in session.status and in the gateway log, stays starting, then fails', async () => {
+    const created = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'no network' });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+
+    const conflict = await waitFor(async () => {
+      const res = await api().get(`/api/v1/sessions/${id}/qr`).set(bearer(org.adminKey));
+      return res.status === 409 && res.body.error.details.reason ? res : null;
+    }, 15000, 'a 409 with a reason');
+    expect(conflict.body.error.code).toBe('conflict');
+    // still retrying, or already given up (a slow machine may see only the end): either way the cause is there
+    expect([
+      { status: 'starting', reason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.invalid' },
+      { status: 'failed', reason: 'reconnect_attempts_exhausted: connect_failed: getaddrinfo ENOTFOUND web.whatsapp.invalid' },
+    ]).toContainEqual(conflict.body.error.details);
+    expect(conflict.body.error.message).toContain('ENOTFOUND web.whatsapp.invalid');
+
+    const db = await testDataSource();
+    const statuses = async () =>
+      (
+        (await db.query(`SELECT envelope FROM events WHERE session_id = $1 AND type = 'session.status' ORDER BY id`, [id])) as Array<{
+          envelope: { payload: { status: string; previousStatus: string; reason: string } };
+        }>
+      ).map((r) => r.envelope.payload);
+    expect(await statuses()).toContainEqual({
+      status: 'starting',
+      previousStatus: 'starting',
+      reason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.invalid',
+    });
+
+    const failed = await waitFor(async () => (await statuses()).find((s) => s.status === 'failed'), 20000, 'the session to fail');
+    expect(failed.reason).toBe('reconnect_attempts_exhausted: connect_failed: getaddrinfo ENOTFOUND web.whatsapp.invalid');
+    expect((await statuses()).map((s) => s.status)).not.toContain('reconnecting');
+
+    const warnings = gateway
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; sessionId?: string; reason?: string; msg: string })
+      .filter((l) => l.level === 40 && l.sessionId === id);
+    expect(warnings.length).toBeGreaterThanOrEqual(4);
+    expect(warnings[0]).toMatchObject({ reason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.invalid', msg: 'connect failed; retrying' });
+  }, 60000);
+});
