@@ -5,6 +5,7 @@ import { randomUlid } from '@app/crypto';
 import { InfraModule } from '@app/infra';
 import { loggerOptions } from '@app/observability';
 import { AuthModule } from './auth/auth.module';
+import { DashboardModule } from './dashboard/dashboard.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
 import { MessagesModule } from './messages/messages.module';
@@ -46,6 +47,7 @@ function imports(overrides: ConfigOverrides) {
     DeliveriesModule,
     SessionsModule,
     MessagesModule,
+    DashboardModule,
   ];
 }
 
