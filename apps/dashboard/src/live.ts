@@ -14,22 +14,27 @@ class LiveFeed {
   private stateListeners = new Set<(s: LiveState) => void>();
   private reconnectListeners = new Set<() => void>();
   private retry: ReturnType<typeof setTimeout> | undefined;
-  private wanted = false;
+  private wanting = false;
   private everOpened = false;
   state: LiveState = 'closed';
 
   start(): void {
-    this.wanted = true;
+    this.wanting = true;
     if (!this.socket) this.connect();
   }
 
   stop(): void {
-    this.wanted = false;
+    this.wanting = false;
     clearTimeout(this.retry);
     this.socket?.close();
     this.socket = null;
     this.everOpened = false;
     this.setState('closed');
+  }
+
+  /** false after sign-out: nothing should be kept for the next user of the tab */
+  wanted(): boolean {
+    return this.wanting;
   }
 
   subscribe(listener: Listener): () => void {
@@ -68,7 +73,7 @@ class LiveFeed {
       if (this.socket !== socket) return;
       this.socket = null;
       this.setState('closed');
-      if (this.wanted) this.retry = setTimeout(() => this.connect(), 2000);
+      if (this.wanting) this.retry = setTimeout(() => this.connect(), 2000);
     };
   }
 

@@ -6,9 +6,14 @@ import { Panel, When } from '../ui';
 
 const KEEP = 500;
 
+/** Kept from sign-in on (not from when the screen opens), so the monitor shows what just happened. */
+let recent: EventEnvelope[] = [];
+live.subscribe((e) => (recent = [e, ...recent].slice(0, KEEP)));
+live.onState((s) => s === 'closed' && !live.wanted() && (recent = []));
+
 /** Every event of the organization as the WebSocket delivers it, newest first, filtered in the browser. */
 export function EventMonitor() {
-  const [events, setEvents] = useState<EventEnvelope[]>([]);
+  const [events, setEvents] = useState<EventEnvelope[]>(recent);
   const [type, setType] = useState('');
   const [sessionId, setSessionId] = useState('');
   const [text, setText] = useState('');
@@ -17,7 +22,8 @@ export function EventMonitor() {
   const pausedRef = useRef(paused);
   pausedRef.current = paused;
 
-  useEffect(() => live.subscribe((e) => !pausedRef.current && setEvents((list) => [e, ...list].slice(0, KEEP))), []);
+  // the module's subscriber runs first (registered at import), so `recent` already holds the event
+  useEffect(() => live.subscribe(() => !pausedRef.current && setEvents(recent)), []);
 
   const shown = events.filter(
     (e) =>
@@ -32,8 +38,8 @@ export function EventMonitor() {
       title="Live events"
       actions={
         <>
-          <button onClick={() => setPaused(!paused)}>{paused ? 'Resume' : 'Pause'}</button>
-          <button onClick={() => setEvents([])}>Clear</button>
+          <button onClick={() => (paused && setEvents(recent), setPaused(!paused))}>{paused ? 'Resume' : 'Pause'}</button>
+          <button onClick={() => setEvents((recent = []))}>Clear</button>
         </>
       }
     >
@@ -48,7 +54,7 @@ export function EventMonitor() {
         <label>Session <input name="sessionId" value={sessionId} placeholder="ses_…" onInput={(e) => setSessionId(e.currentTarget.value)} /></label>
         <label class="grow">Payload contains <input name="text" value={text} onInput={(e) => setText(e.currentTarget.value)} /></label>
       </form>
-      <p class="muted">{shown.length} of {events.length} events since this page opened{paused ? ' (paused)' : ''}; the socket is live-only.</p>
+      <p class="muted">{shown.length} of {events.length} events since you signed in{paused ? ' (paused)' : ''}; the socket is live-only.</p>
       <table class="list" data-testid="events">
         <thead><tr><th>Time</th><th>Event</th><th>Session</th><th>Payload</th></tr></thead>
         <tbody>
