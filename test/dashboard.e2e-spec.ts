@@ -9,7 +9,7 @@ process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:dashboard-${proc
 
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApiApp } from '../apps/api/src/bootstrap';
-import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { AppProcess, freePort, startSimGateway, waitFor } from './support/processes';
 import { Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
 
@@ -50,24 +50,11 @@ describe('dashboard in a headless browser', () => {
       throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH`);
     }
     mkdirSync(SHOTS, { recursive: true });
-    const simPort = await freePort();
-    simUrl = `http://127.0.0.1:${simPort}`;
-    sim = await startApp('sim', { SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: String(QR_INTERVAL_MS) }, `${simUrl}/healthz`);
-    const healthPort = await freePort();
-    gateway = await startApp(
-      'gateway',
-      {
-        GATEWAY_ID: gatewayId,
-        GATEWAY_ENGINE: 'sim',
-        NETWORK_SIM_URL: simUrl,
-        GATEWAY_HEALTH_PORT: String(healthPort),
-        GATEWAY_HEARTBEAT_MS: '300',
-        GATEWAY_TTL_MS: '2000',
-        // QRs rotate fast here; a slow test machine must not run the session into `failed` before the scan
-        QR_MAX_RETRIES: '50',
-      },
-      `http://127.0.0.1:${healthPort}/healthz`,
-    );
+    ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, {
+      sim: { SIM_QR_INTERVAL_MS: String(QR_INTERVAL_MS) },
+      // QRs rotate fast here; a slow test machine must not run the session into `failed` before the scan
+      gateway: { QR_MAX_RETRIES: '50' },
+    }));
     receiver = await startReceiver();
     dispatcher = await startDispatcherProcess();
     api = await createApiApp();

@@ -54,3 +54,19 @@ export const Panel = ({ title, children, actions }: { title: string; children: C
     {children}
   </section>
 );
+
+/** A one-line form whose submit runs `submit` as `action` (busy state, the failure shown under it). */
+export function ActionForm({ action, submit, children }: { action: ReturnType<typeof useAction>; submit: () => Promise<unknown>; children: ComponentChildren }) {
+  return (
+    <form
+      class="inline"
+      onSubmit={(e) => {
+        e.preventDefault();
+        action.run(submit);
+      }}
+    >
+      {children}
+      <ErrorLine error={action.error} />
+    </form>
+  );
+}

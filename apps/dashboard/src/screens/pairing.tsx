@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type SessionView } from '../api';
 import { live } from '../live';
-import { ErrorLine, message, useAction } from '../ui';
+import { ActionForm, ErrorLine, message, useAction } from '../ui';
 
 /**
  * Pairs a session: its QR as the API renders it (PNG), fetched again whenever `auth.qr` arrives for it, or a pairing
@@ -56,18 +56,11 @@ export function Pairing({ session }: { session: SessionView }) {
         <ErrorLine error={qrError} />
         <p class="muted">Scan with WhatsApp → Linked devices. The code refreshes by itself.</p>
       </div>
-      <form
-        class="inline"
-        onSubmit={(e) => {
-          e.preventDefault();
-          codeAction.run(async () => setCode((await api.requestCode(session.id, phone.trim())).code));
-        }}
-      >
+      <ActionForm action={codeAction} submit={async () => setCode((await api.requestCode(session.id, phone.trim())).code)}>
         <label>Or pair by phone number <input name="phoneNumber" placeholder="15551234567" required value={phone} onInput={(e) => setPhone(e.currentTarget.value)} /></label>
         <button type="submit" disabled={codeAction.busy || !waiting}>Request pairing code</button>
         {code && <p class="code" data-pairing-code>{code}</p>}
-        <ErrorLine error={codeAction.error} />
-      </form>
+      </ActionForm>
     </div>
   );
 }

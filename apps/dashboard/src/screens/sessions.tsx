@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type MessageView, type SessionView } from '../api';
 import { live } from '../live';
 import { go } from '../router';
-import { ErrorLine, Panel, Status, useAction, useLoad, When } from '../ui';
+import { ActionForm, ErrorLine, Panel, Status, useAction, useLoad, When } from '../ui';
 import { Pairing } from './pairing';
 
 type SessionAction = 'start' | 'stop' | 'restart' | 'logout';
@@ -64,22 +64,18 @@ export function SessionsScreen() {
   return (
     <>
       <Panel title="New session">
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            create.run(async () => {
-              const s = await api.createSession(label.trim());
-              setData((list) => [s, ...(list ?? []).filter((x) => x.id !== s.id)]);
-              setPairingId(s.id);
-              setLabel('');
-            });
+        <ActionForm
+          action={create}
+          submit={async () => {
+            const s = await api.createSession(label.trim());
+            setData((list) => [s, ...(list ?? []).filter((x) => x.id !== s.id)]);
+            setPairingId(s.id);
+            setLabel('');
           }}
         >
           <label>Label <input name="label" required maxLength={100} value={label} onInput={(e) => setLabel(e.currentTarget.value)} placeholder="Support line" /></label>
           <button type="submit" class="primary" disabled={create.busy}>Create session</button>
-          <ErrorLine error={create.error} />
-        </form>
+        </ActionForm>
         {pairing && (
           <div class="pairing-box">
             <h3>
@@ -152,22 +148,18 @@ function SendMessage({ sessionId }: { sessionId: string }) {
   useEffect(() => live.subscribe((e) => e.sessionId === sessionId && e.event.startsWith('message.') && reload()), [sessionId]);
   return (
     <Panel title="Messages">
-      <form
-        class="inline"
-        onSubmit={(e) => {
-          e.preventDefault();
-          send.run(async () => {
-            const m = await api.sendText(sessionId, to.trim(), text);
-            setData((list) => [m, ...(list ?? [])]);
-            setText('');
-          });
+      <ActionForm
+        action={send}
+        submit={async () => {
+          const m = await api.sendText(sessionId, to.trim(), text);
+          setData((list) => [m, ...(list ?? [])]);
+          setText('');
         }}
       >
         <label>To <input name="to" placeholder="15551234567" required value={to} onInput={(e) => setTo(e.currentTarget.value)} /></label>
         <label class="grow">Text <input name="text" required maxLength={4096} value={text} onInput={(e) => setText(e.currentTarget.value)} /></label>
         <button type="submit" class="primary" disabled={send.busy}>Send</button>
-        <ErrorLine error={send.error} />
-      </form>
+      </ActionForm>
       <table class="list">
         <thead><tr><th /><th>Chat</th><th>Type</th><th>Content</th><th>Status</th><th>At</th></tr></thead>
         <tbody>
@@ -194,23 +186,20 @@ function Groups({ sessionId }: { sessionId: string }) {
   const create = useAction();
   return (
     <Panel title="Groups" actions={<button onClick={reload}>Refresh</button>}>
-      <form
-        class="inline"
-        onSubmit={(e) => {
-          e.preventDefault();
-          create.run(async () => {
-            await api.createGroup(sessionId, name.trim(), participants.split(/[\s,]+/).filter(Boolean));
-            setName('');
-            setParticipants('');
-            await reload();
-          });
+      <ErrorLine error={error} />
+      <ActionForm
+        action={create}
+        submit={async () => {
+          await api.createGroup(sessionId, name.trim(), participants.split(/[\s,]+/).filter(Boolean));
+          setName('');
+          setParticipants('');
+          await reload();
         }}
       >
         <label>Name <input name="groupName" required value={name} onInput={(e) => setName(e.currentTarget.value)} /></label>
         <label class="grow">Participants <input name="participants" placeholder="15551234567, 15557654321" value={participants} onInput={(e) => setParticipants(e.currentTarget.value)} /></label>
         <button type="submit" disabled={create.busy}>Create group</button>
-        <ErrorLine error={create.error ?? error} />
-      </form>
+      </ActionForm>
       <table class="list">
         <thead><tr><th>Subject</th><th>JID</th><th>Participants</th><th>Settings</th></tr></thead>
         <tbody>
