@@ -7,7 +7,7 @@ process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:sessions-${proce
 process.env.COMMAND_TIMEOUT_MS = '4000';
 
 import { createApiApp } from '../apps/api/src/bootstrap';
-import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { AppProcess, startSimGateway, waitFor } from './support/processes';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
 const SESSION_FIELDS = [
@@ -60,23 +60,10 @@ describe('Sessions API against a gateway on the network simulator', () => {
   };
 
   beforeAll(async () => {
-    const simPort = await freePort();
-    simUrl = `http://127.0.0.1:${simPort}`;
-    sim = await startApp('sim', { SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '60000' }, `${simUrl}/healthz`);
-    const healthPort = await freePort();
-    gateway = await startApp(
-      'gateway',
-      {
-        GATEWAY_ID: gatewayId,
-        GATEWAY_ENGINE: 'sim',
-        NETWORK_SIM_URL: simUrl,
-        GATEWAY_HEALTH_PORT: String(healthPort),
-        GATEWAY_HEARTBEAT_MS: '300',
-        GATEWAY_TTL_MS: '2000',
-        RECONNECT_BASE_DELAY_MS: '100',
-      },
-      `http://127.0.0.1:${healthPort}/healthz`,
-    );
+    ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, {
+      sim: { SIM_QR_INTERVAL_MS: '60000' },
+      gateway: { RECONNECT_BASE_DELAY_MS: '100' },
+    }));
     app = await createApiApp();
     await app.init();
     org = await seedOrganization('Sessions Inc');

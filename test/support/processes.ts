@@ -118,3 +118,31 @@ export function runToExit(script: string, args: string[], env: Record<string, st
     child.once('exit', (code) => resolve({ code, output }));
   });
 }
+
+/** The network simulator and one gateway on it (`GATEWAY_ENGINE=sim`, fast heartbeats), both from dist/. */
+export async function startSimGateway(
+  gatewayId: string,
+  env: { sim?: Record<string, string>; gateway?: Record<string, string> } = {},
+): Promise<{ sim: AppProcess; simUrl: string; gateway: AppProcess }> {
+  const simPort = await freePort();
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  const sim = await startApp('sim', { SIM_PORT: String(simPort), ...env.sim }, `${simUrl}/healthz`);
+  const healthPort = await freePort();
+  const gateway = await startApp(
+    'gateway',
+    {
+      GATEWAY_ID: gatewayId,
+      GATEWAY_ENGINE: 'sim',
+      NETWORK_SIM_URL: simUrl,
+      GATEWAY_HEALTH_PORT: String(healthPort),
+      GATEWAY_HEARTBEAT_MS: '300',
+      GATEWAY_TTL_MS: '2000',
+      ...env.gateway,
+    },
+    `http://127.0.0.1:${healthPort}/healthz`,
+  ).catch(async (err) => {
+    await sim.stop();
+    throw err;
+  });
+  return { sim, simUrl, gateway };
+}

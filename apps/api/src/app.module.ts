@@ -6,6 +6,7 @@ import { randomUlid } from '@app/crypto';
 import { InfraModule } from '@app/infra';
 import { httpLoggerOptions, logDestination } from '@app/observability';
 import { AuthModule } from './auth/auth.module';
+import { DashboardModule } from './dashboard/dashboard.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
@@ -50,6 +51,7 @@ function imports(overrides: ConfigOverrides) {
     DeliveriesModule,
     SessionsModule,
     MessagesModule,
+    DashboardModule,
   ];
 }
 

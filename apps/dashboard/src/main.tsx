@@ -1,0 +1,73 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, credentials, whenUnauthorized, type Me } from './api';
+import { live, type LiveState } from './live';
+import { go, useRoute } from './router';
+import { EventMonitor } from './screens/events';
+import { GatewaysScreen } from './screens/gateways';
+import { Login } from './screens/login';
+import { SessionDetail, SessionsScreen } from './screens/sessions';
+import { WebhookDetail, WebhooksScreen } from './screens/webhooks';
+import './styles.css';
+
+const NAV = [
+  ['sessions', 'Sessions'],
+  ['webhooks', 'Webhooks'],
+  ['events', 'Events'],
+  ['gateways', 'Gateways'],
+] as const;
+
+function App() {
+  const [me, setMe] = useState<Me | null>(null);
+  const [checked, setChecked] = useState(false);
+  const [liveState, setLiveState] = useState<LiveState>(live.state);
+  const route = useRoute();
+
+  const signIn = async () => {
+    setMe(await api.me());
+    live.start();
+    if (!location.hash || location.hash === '#/') go('sessions');
+  };
+  const signOut = () => {
+    credentials.clear();
+    live.stop();
+    setMe(null);
+  };
+
+  useEffect(() => {
+    whenUnauthorized(signOut);
+    const off = live.onState(setLiveState);
+    if (credentials.get()) signIn().catch(signOut).finally(() => setChecked(true));
+    else setChecked(true);
+    return off;
+  }, []);
+
+  if (!checked) return null;
+  if (!me) return <Login onSignedIn={signIn} />;
+
+  const [screen = 'sessions', id] = route;
+  return (
+    <div class="shell">
+      <nav class="top">
+        <strong class="brand">Messaging Gateway</strong>
+        {NAV.map(([path, label]) => (
+          <a href={`#/${path}`} class={screen === path ? 'current' : ''}>{label}</a>
+        ))}
+        <span class="spacer" />
+        <span class={`live live-${liveState}`} title="the realtime WebSocket" data-live={liveState}>● {liveState === 'open' ? 'live' : liveState}</span>
+        <span class="muted">{me.kind === 'user' ? `${me.role} · ${me.organizationId}` : `API key · ${me.organizationId}`}</span>
+        <button type="button" onClick={signOut}>Sign out</button>
+      </nav>
+      <main>
+        {screen === 'sessions' && !id && <SessionsScreen />}
+        {screen === 'sessions' && id && <SessionDetail id={id} key={id} />}
+        {screen === 'webhooks' && !id && <WebhooksScreen />}
+        {screen === 'webhooks' && id && <WebhookDetail id={id} key={id} />}
+        {screen === 'events' && <EventMonitor />}
+        {screen === 'gateways' && <GatewaysScreen />}
+      </main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

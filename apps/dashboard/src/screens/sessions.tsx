@@ -1,0 +1,219 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, type MessageView, type SessionView } from '../api';
+import { live } from '../live';
+import { go } from '../router';
+import { ActionForm, ErrorLine, Panel, Status, useAction, useLoad, When } from '../ui';
+import { Pairing } from './pairing';
+
+type SessionAction = 'start' | 'stop' | 'restart' | 'logout';
+
+/** Keeps a session (or a list of them) current from `session.*` events on the live socket. */
+function useLiveSessions(update: (id: string, status?: string) => void) {
+  useEffect(
+    () =>
+      live.subscribe((e) => {
+        if (!e.sessionId || !e.event.startsWith('session.')) return;
+        update(e.sessionId, e.event === 'session.status' ? String((e.payload as { status?: string }).status) : undefined);
+      }),
+    [],
+  );
+}
+
+function SessionActions({ session, onChange, onDeleted }: { session: SessionView; onChange: (s: SessionView) => void; onDeleted: () => void }) {
+  const { error, busy, run } = useAction();
+  const act = (action: SessionAction) => run(async () => onChange(await api.sessionAction(session.id, action)));
+  const stopped = ['stopped', 'failed', 'logged_out'].includes(session.status);
+  return (
+    <div class="actions">
+      {stopped ? <button disabled={busy} onClick={() => act('start')}>Start</button> : <button disabled={busy} onClick={() => act('stop')}>Stop</button>}
+      <button disabled={busy} onClick={() => act('restart')}>Restart</button>
+      <button disabled={busy} onClick={() => confirm(`Log "${session.label}" out of WhatsApp? It will need a new scan.`) && act('logout')}>Logout</button>
+      <button
+        class="danger"
+        disabled={busy}
+        onClick={() => confirm(`Delete "${session.label}" and its credentials?`) && run(async () => (await api.deleteSession(session.id), onDeleted()))}
+      >
+        Delete
+      </button>
+      <ErrorLine error={error} />
+    </div>
+  );
+}
+
+export function SessionsScreen() {
+  const { data, setData, error, reload } = useLoad(() => api.sessions().then((p) => p.data));
+  const [label, setLabel] = useState('');
+  const [pairingId, setPairingId] = useState<string | null>(null);
+  const create = useAction();
+  const sessions = data ?? [];
+
+  const replace = (s: SessionView) => setData((list) => (list ?? []).map((x) => (x.id === s.id ? s : x)));
+  useLiveSessions((id, status) => {
+    setData((list) => {
+      if (!list?.some((s) => s.id === id)) {
+        reload();
+        return list;
+      }
+      return status ? list.map((s) => (s.id === id ? { ...s, status: status as SessionView['status'] } : s)) : list;
+    });
+    // the event carries the status only; the row's phone number and times come from the API
+    api.session(id).then(replace, () => undefined);
+  });
+  const pairing = sessions.find((s) => s.id === pairingId);
+
+  return (
+    <>
+      <Panel title="New session">
+        <ActionForm
+          action={create}
+          submit={async () => {
+            const s = await api.createSession(label.trim());
+            setData((list) => [s, ...(list ?? []).filter((x) => x.id !== s.id)]);
+            setPairingId(s.id);
+            setLabel('');
+          }}
+        >
+          <label>Label <input name="label" required maxLength={100} value={label} onInput={(e) => setLabel(e.currentTarget.value)} placeholder="Support line" /></label>
+          <button type="submit" class="primary" disabled={create.busy}>Create session</button>
+        </ActionForm>
+        {pairing && (
+          <div class="pairing-box">
+            <h3>
+              Pair “{pairing.label}” <Status value={pairing.status} />
+            </h3>
+            <Pairing session={pairing} />
+          </div>
+        )}
+      </Panel>
+      <Panel title="Sessions" actions={<button onClick={reload}>Refresh</button>}>
+        <ErrorLine error={error} />
+        <table class="list" data-testid="sessions">
+          <thead>
+            <tr><th>Label</th><th>Status</th><th>Phone</th><th>Gateway</th><th>Last connected</th><th /></tr>
+          </thead>
+          <tbody>
+            {sessions.map((s) => (
+              <tr data-session-id={s.id} key={s.id}>
+                <td><a href={`#/sessions/${s.id}`}>{s.label}</a><div class="muted mono">{s.id}</div></td>
+                <td><Status value={s.status} /></td>
+                <td>{s.phoneNumber ? `+${s.phoneNumber}` : <span class="muted">—</span>}</td>
+                <td class="mono">{s.gatewayId ?? '—'}</td>
+                <td><When at={s.lastConnectedAt} /></td>
+                <td>
+                  {s.status === 'scan_qr_code' && s.id !== pairingId && <button onClick={() => setPairingId(s.id)}>Show QR</button>}
+                  <SessionActions session={s} onChange={replace} onDeleted={() => setData((l) => (l ?? []).filter((x) => x.id !== s.id))} />
+                </td>
+              </tr>
+            ))}
+            {data && !sessions.length && <tr><td colSpan={6} class="muted">No sessions yet: create one above.</td></tr>}
+          </tbody>
+        </table>
+      </Panel>
+    </>
+  );
+}
+
+export function SessionDetail({ id }: { id: string }) {
+  const { data: session, setData, error, reload } = useLoad(() => api.session(id), [id]);
+  useLiveSessions((sid) => sid === id && reload());
+  if (error) return <ErrorLine error={error} />;
+  if (!session) return <p class="muted">Loading…</p>;
+  return (
+    <>
+      <p><a href="#/sessions">← Sessions</a></p>
+      <Panel title={session.label} actions={<SessionActions session={session} onChange={setData} onDeleted={() => go('sessions')} />}>
+        <dl class="facts">
+          <dt>Status</dt><dd><Status value={session.status} /></dd>
+          <dt>Id</dt><dd class="mono">{session.id}</dd>
+          <dt>Phone</dt><dd>{session.phoneNumber ? `+${session.phoneNumber}` : '—'}</dd>
+          <dt>JID</dt><dd class="mono">{session.waJid ?? '—'}</dd>
+          <dt>Gateway</dt><dd class="mono">{session.gatewayId ?? '—'}</dd>
+          <dt>Rates</dt><dd>{session.ratePerMin}/min, {session.ratePerHour}/hour</dd>
+          <dt>Created</dt><dd><When at={session.createdAt} /></dd>
+          <dt>Last connected</dt><dd><When at={session.lastConnectedAt} /></dd>
+        </dl>
+        {session.status !== 'working' && <Pairing session={session} />}
+      </Panel>
+      {session.status === 'working' && <SendMessage sessionId={id} />}
+      {session.status === 'working' && <Groups sessionId={id} />}
+    </>
+  );
+}
+
+function SendMessage({ sessionId }: { sessionId: string }) {
+  const { data, setData, reload } = useLoad(() => api.messages(sessionId).then((p) => p.data), [sessionId]);
+  const [to, setTo] = useState('');
+  const [text, setText] = useState('');
+  const send = useAction();
+  useEffect(() => live.subscribe((e) => e.sessionId === sessionId && e.event.startsWith('message.') && reload()), [sessionId]);
+  return (
+    <Panel title="Messages">
+      <ActionForm
+        action={send}
+        submit={async () => {
+          const m = await api.sendText(sessionId, to.trim(), text);
+          setData((list) => [m, ...(list ?? [])]);
+          setText('');
+        }}
+      >
+        <label>To <input name="to" placeholder="15551234567" required value={to} onInput={(e) => setTo(e.currentTarget.value)} /></label>
+        <label class="grow">Text <input name="text" required maxLength={4096} value={text} onInput={(e) => setText(e.currentTarget.value)} /></label>
+        <button type="submit" class="primary" disabled={send.busy}>Send</button>
+      </ActionForm>
+      <table class="list">
+        <thead><tr><th /><th>Chat</th><th>Type</th><th>Content</th><th>Status</th><th>At</th></tr></thead>
+        <tbody>
+          {(data ?? []).map((m: MessageView) => (
+            <tr key={m.id} data-message-id={m.id}>
+              <td>{m.direction === 'out' ? '→' : '←'}</td>
+              <td class="mono">{m.chatJid}</td>
+              <td>{m.type}</td>
+              <td>{m.text ?? m.media?.caption ?? (m.location ? `${m.location.latitude}, ${m.location.longitude}` : '')}</td>
+              <td><Status value={m.status} /></td>
+              <td><When at={m.createdAt} /></td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Panel>
+  );
+}
+
+function Groups({ sessionId }: { sessionId: string }) {
+  const { data, error, reload } = useLoad(() => api.groups(sessionId).then((p) => p.data), [sessionId]);
+  const [name, setName] = useState('');
+  const [participants, setParticipants] = useState('');
+  const create = useAction();
+  return (
+    <Panel title="Groups" actions={<button onClick={reload}>Refresh</button>}>
+      <ErrorLine error={error} />
+      <ActionForm
+        action={create}
+        submit={async () => {
+          await api.createGroup(sessionId, name.trim(), participants.split(/[\s,]+/).filter(Boolean));
+          setName('');
+          setParticipants('');
+          await reload();
+        }}
+      >
+        <label>Name <input name="groupName" required value={name} onInput={(e) => setName(e.currentTarget.value)} /></label>
+        <label class="grow">Participants <input name="participants" placeholder="15551234567, 15557654321" value={participants} onInput={(e) => setParticipants(e.currentTarget.value)} /></label>
+        <button type="submit" disabled={create.busy}>Create group</button>
+      </ActionForm>
+      <table class="list">
+        <thead><tr><th>Subject</th><th>JID</th><th>Participants</th><th>Settings</th></tr></thead>
+        <tbody>
+          {(data ?? []).map((g) => (
+            <tr key={g.groupJid}>
+              <td>{g.subject}</td>
+              <td class="mono">{g.groupJid}</td>
+              <td>{g.participants}</td>
+              <td>{[g.isAnnounce && 'announce', g.isLocked && 'locked'].filter(Boolean).join(', ') || '—'}</td>
+            </tr>
+          ))}
+          {data && !data.length && <tr><td colSpan={4} class="muted">No groups.</td></tr>}
+        </tbody>
+      </table>
+    </Panel>
+  );
+}

@@ -1,0 +1,72 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError } from './api';
+import { live } from './live';
+
+export function message(err: unknown): string {
+  return err instanceof ApiError ? err.describe() : String((err as Error)?.message ?? err);
+}
+
+/** Loads once, again on `reload()`, and again when the live socket reconnects (it is live-only). */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const reload = useCallback(() => load().then((d) => (setData(d), setError(null)), (e) => setError(message(e))), deps);
+  useEffect(() => {
+    reload();
+    return live.onReconnect(reload);
+  }, [reload]);
+  return { data, setData, error, reload };
+}
+
+/** Runs a user action, showing its failure where the user looks. */
+export function useAction() {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (action: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, busy, run };
+}
+
+export const Status = ({ value }: { value: string }) => <span class={`badge badge-${value}`} data-status={value}>{value.replace(/_/g, ' ')}</span>;
+
+export const ErrorLine = ({ error }: { error: string | null }) => (error ? <p class="error" role="alert">{error}</p> : null);
+
+export const When = ({ at }: { at: number | null | undefined }) =>
+  at ? <time dateTime={new Date(at).toISOString()} title={new Date(at).toISOString()}>{new Date(at).toLocaleString()}</time> : <span class="muted">—</span>;
+
+export const Panel = ({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) => (
+  <section class="panel">
+    <header>
+      <h2>{title}</h2>
+      {actions ? <div class="actions">{actions}</div> : null}
+    </header>
+    {children}
+  </section>
+);
+
+/** A one-line form whose submit runs `submit` as `action` (busy state, the failure shown under it). */
+export function ActionForm({ action, submit, children }: { action: ReturnType<typeof useAction>; submit: () => Promise<unknown>; children: ComponentChildren }) {
+  return (
+    <form
+      class="inline"
+      onSubmit={(e) => {
+        e.preventDefault();
+        action.run(submit);
+      }}
+    >
+      {children}
+      <ErrorLine error={action.error} />
+    </form>
+  );
+}

@@ -1,0 +1,248 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'puppeteer-core';
+import puppeteer from 'puppeteer-core';
+import { loadRunContext, REPO_ROOT } from './support/run-context';
+
+// this file's own Redis namespace (per process: runs may overlap), so gateways of other e2e files never take its sessions
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:dashboard-${process.pid}`;
+
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { createApiApp } from '../apps/api/src/bootstrap';
+import { AppProcess, freePort, startSimGateway, waitFor } from './support/processes';
+import { Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
+import { closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// DASHBOARD_SCREENSHOTS=1 refreshes the committed screenshots in docs/; otherwise they go to tmp/
+const SHOTS = process.env.DASHBOARD_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs', 'dashboard') : join(REPO_ROOT, 'tmp', 'dashboard');
+// the simulator rotates the QR this often, so the test sees the dashboard swap in a new one
+const QR_INTERVAL_MS = 2500;
+jest.setTimeout(90000);
+
+/**
+ * The dashboard in a real headless Chromium against the real API (listening on a port), a gateway on the network
+ * simulator, a dispatcher and a webhook receiver: the story an operator lives through on the first day.
+ */
+describe('dashboard in a headless browser', () => {
+  let api: NestExpressApplication;
+  let baseUrl: string;
+  let sim: AppProcess;
+  let simUrl: string;
+  let gateway: AppProcess;
+  let dispatcher: AppProcess;
+  let receiver: Receiver;
+  let org: SeededOrg;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+  const gatewayId = `gw-dashboard-${process.pid}`;
+  let sessionId: string;
+
+  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const textOf = (selector: string) => page.$eval(selector, (el) => el.textContent ?? '');
+  const clickButton = async (label: string, scope = 'body') => {
+    const handle = await page.waitForSelector(`${scope} button::-p-text("${label}")`, { visible: true });
+    await handle!.click();
+  };
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH`);
+    }
+    mkdirSync(SHOTS, { recursive: true });
+    ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, {
+      sim: { SIM_QR_INTERVAL_MS: String(QR_INTERVAL_MS) },
+      // QRs rotate fast here; a slow test machine must not run the session into `failed` before the scan
+      gateway: { QR_MAX_RETRIES: '50' },
+    }));
+    receiver = await startReceiver();
+    dispatcher = await startDispatcherProcess();
+    api = await createApiApp();
+    const port = await freePort();
+    await api.listen(port, '127.0.0.1');
+    baseUrl = `http://127.0.0.1:${port}`;
+    org = await seedOrganization('Dashboard Co');
+    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 820 });
+    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    page.setDefaultTimeout(30000);
+  }, 90000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await api?.close();
+    await dispatcher?.stop();
+    await gateway?.stop();
+    await sim?.stop();
+    await receiver?.close();
+    await closeTestDataSource();
+  });
+
+  it('is served by the API: / redirects, hashed assets cache for good, screens fall back to index.html', async () => {
+    const root = await fetch(`${baseUrl}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/dashboard/');
+    const index = await fetch(`${baseUrl}/dashboard/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('cache-control')).toBe('no-cache');
+    const html = await index.text();
+    const asset = html.match(/\/dashboard\/assets\/[\w.-]+\.js/)?.[0];
+    expect(asset).toBeDefined();
+    // everything is bundled: no script or stylesheet from another origin
+    expect(html).not.toMatch(/(src|href)="https?:/);
+    const js = await fetch(baseUrl + asset);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const deep = await fetch(`${baseUrl}/dashboard/webhooks/whk_x`);
+    expect(deep.status).toBe(200);
+    expect(await deep.text()).toBe(html);
+    expect((await fetch(`${baseUrl}/dashboard/assets/gone-1234.js`)).status).toBe(404);
+    // the API keeps its own 404 envelope
+    const unknown = await fetch(`${baseUrl}/api/v1/nothing-here`);
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('not_found');
+  });
+
+  it('refuses a wrong password on the login screen and signs the owner in', async () => {
+    await page.goto(`${baseUrl}/`);
+    expect(new URL(page.url()).pathname).toBe('/dashboard/');
+    await page.waitForSelector('form[aria-label="Sign in"]');
+    await shot('login');
+    await page.type('input[name=email]', org.users.owner.email);
+    await page.type('input[name=password]', 'not-the-password');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('.error[role=alert]');
+    expect(await textOf('.error[role=alert]')).toMatch(/invalid|credentials|password/i);
+
+    await page.$eval('input[name=password]', (el) => ((el as unknown as { value: string }).value = ''));
+    await page.type('input[name=password]', org.users.owner.password);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('table[data-testid=sessions]');
+    expect(await textOf('nav.top')).toContain(`owner · ${org.id}`);
+    await page.waitForSelector('[data-live=open]');
+    // the token lives in the tab's sessionStorage only
+    expect(await page.evaluate("sessionStorage.getItem('gw.token')")).toMatch(/^ey/);
+    expect(await page.evaluate('localStorage.length')).toBe(0);
+  });
+
+  it('creates a session, shows its QR and swaps in each new one as auth.qr arrives', async () => {
+    await page.type('input[name=label]', 'Support line');
+    await clickButton('Create session');
+    const row = await page.waitForSelector('tr[data-session-id]');
+    sessionId = await row!.evaluate((el) => el.getAttribute('data-session-id')!);
+    expect(sessionId).toMatch(/^ses_/);
+    const qrImage = `[data-pairing="${sessionId}"] img[data-qr-version]`;
+    const img = await page.waitForSelector(qrImage);
+    expect(await img!.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(100);
+    // the PNG the user looks at, as base64
+    const shownQr = () =>
+      page.$eval(qrImage, async (el) => {
+        const bytes = new Uint8Array(await (await fetch((el as unknown as { src: string }).src)).arrayBuffer());
+        return btoa(String.fromCharCode(...bytes));
+      });
+    const firstQr = await shownQr();
+    // the simulator rotates the QR; the dashboard shows the new one when auth.qr arrives, without a reload
+    await waitFor(async () => (await shownQr()) !== firstQr, QR_INTERVAL_MS * 8, 'the next QR on screen');
+    expect(await textOf(`tr[data-session-id="${sessionId}"] [data-status]`)).toBe('scan qr code');
+    await shot('sessions-qr');
+  });
+
+  it('shows the session working, live, once the QR is scanned', async () => {
+    // a marker that a page load would wipe: the list must change by itself
+    await page.evaluate('window.notReloaded = true');
+    const scan = await fetch(`${simUrl}/sim/sessions/${sessionId}/scan`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ phoneNumber: '15550004242' }),
+    });
+    expect(scan.status).toBe(200);
+    await page.waitForSelector(`tr[data-session-id="${sessionId}"] [data-status=working]`);
+    await page.waitForSelector(`tr[data-session-id="${sessionId}"] ::-p-text("+15550004242")`);
+    expect(await page.evaluate('window.notReloaded')).toBe(true);
+    expect(await textOf(`[data-paired="${sessionId}"]`)).toContain('+15550004242');
+    await shot('sessions');
+  });
+
+  it('sends a message from the session screen', async () => {
+    await page.click(`tr[data-session-id="${sessionId}"] a`);
+    await page.waitForSelector('input[name=to]');
+    await page.type('input[name=to]', '15550009999');
+    await page.type('input[name=text]', 'Hello from the dashboard');
+    await clickButton('Send');
+    const row = await page.waitForSelector('tr[data-message-id]');
+    expect(await row!.evaluate((el) => el.textContent)).toContain('Hello from the dashboard');
+    // accepted (queued), and possibly already sent by the time the row is read
+    expect(['queued', 'sent']).toContain(await row!.evaluate((el) => el.querySelector('[data-status]')?.getAttribute('data-status')));
+    // and it reaches the network, once
+    const onNetwork = await waitFor(async () => {
+      const sent = ((await (await fetch(`${simUrl}/sim/messages`)).json()) as { data: Array<{ text?: string }> }).data;
+      const found = sent.filter((m) => m.text === 'Hello from the dashboard');
+      return found.length ? found : null;
+    }, 15000, 'the message on the simulator');
+    expect(onNetwork).toHaveLength(1);
+    await shot('session');
+  });
+
+  it('creates a webhook, test-fires it, shows the delivery with its attempt, replays it', async () => {
+    await page.click('nav.top a[href="#/webhooks"]');
+    await page.waitForSelector('form[aria-label="New webhook"]');
+    await page.type('input[name=url]', `${receiver.url}/dashboard`);
+    await page.$eval('input[name=events]', (el) => ((el as unknown as { value: string }).value = ''));
+    await page.type('input[name=events]', 'message.received');
+    await clickButton('Create webhook');
+    await page.waitForFunction('/^#\\/webhooks\\/whk_/.test(location.hash)');
+    const webhookId = decodeURIComponent(String(await page.evaluate('location.hash')).split('/')[2]);
+
+    await clickButton('Send test event');
+    await page.waitForSelector('p.ok::-p-text("delivery dlv_")');
+    const deliveryId = (await textOf('p.ok')).match(/dlv_[0-9A-Za-z]+/)![0];
+    const row = `tr[data-delivery-id="${deliveryId}"]`;
+    await page.waitForSelector(`${row} [data-status=delivered]`);
+    expect(await textOf(row)).toContain('webhook.test');
+    await clickButton('Attempts', row);
+    await page.waitForSelector(`[data-attempts-of="${deliveryId}"] tr[data-attempt-no="1"]`);
+    expect(await textOf(`[data-attempts-of="${deliveryId}"] tr[data-attempt-no="1"]`)).toContain('200');
+    await page.waitForSelector('figure.chart[data-chart-delivered="1"]');
+    await shot('webhook');
+
+    await clickButton('Replay', row);
+    await page.waitForSelector(`${row}[data-attempts="2"] [data-status=delivered]`);
+    await page.waitForSelector(`[data-attempts-of="${deliveryId}"] tr[data-attempt-no="2"]`);
+    const received = await waitFor(() => (receiver.at('/dashboard').length >= 2 ? receiver.at('/dashboard') : null), 10000, 'the replay');
+    expect(received).toHaveLength(2);
+    // the same event twice: a receiver dedupes on the request id
+    expect(new Set(received.map((r) => r.headers['x-webhook-request-id'])).size).toBe(1);
+    expect(received.map((r) => JSON.parse(r.rawBody.toString()).payload.webhookId)).toEqual([webhookId, webhookId]);
+
+    await page.click('nav.top a[href="#/webhooks"]');
+    await page.waitForSelector(`tr[data-webhook-id="${webhookId}"]`);
+    await shot('webhooks');
+  });
+
+  it('shows the live event monitor and the gateway view', async () => {
+    await page.click('nav.top a[href="#/events"]');
+    await page.waitForSelector('tr[data-event="session.status"]');
+    expect(await page.$$eval('tr[data-event]', (rows) => rows.map((r) => r.getAttribute('data-event')))).toEqual(
+      expect.arrayContaining(['auth.qr', 'session.status', 'session.connected', 'webhook.test']),
+    );
+    await page.select('select[name=type]', 'auth.qr');
+    expect(await page.$$eval('tr[data-event]', (rows) => [...new Set(rows.map((r) => r.getAttribute('data-event')))])).toEqual(['auth.qr']);
+    await page.select('select[name=type]', '');
+    await shot('events');
+
+    await page.click('nav.top a[href="#/gateways"]');
+    const gw = await page.waitForSelector(`tr[data-gateway-id="${gatewayId}"]`);
+    expect(await gw!.evaluate((el) => el.textContent)).toContain('alive');
+    await shot('gateways');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('sends the user back to the login screen when the API answers 401', async () => {
+    await page.evaluate("sessionStorage.setItem('gw.token', 'gwk_revoked-or-made-up')");
+    await page.click('nav.top a[href="#/sessions"]');
+    await page.waitForSelector('form[aria-label="Sign in"]');
+    expect(await page.evaluate("sessionStorage.getItem('gw.token')")).toBeNull();
+  });
+});
