@@ -156,6 +156,8 @@ async function main() {
     const apiPort = await freePort();
     const api = await startProcess('api', 'dist/apps/api/src/main.js', {
       PORT: String(apiPort), JWT_SECRET: `bench-jwt-secret-${runId}-0123456789abcdef`, NETWORK_SIM_URL: simUrl,
+      // per-session rates are set high on the sessions; the API-wide limits must not refuse the bench either
+      RATE_LIMIT_CREDENTIAL_PER_MIN: '10000000', RATE_LIMIT_IP_PER_MIN: '10000000',
     }, `http://127.0.0.1:${apiPort}/healthz`);
 
     pool = new Pool(`http://127.0.0.1:${apiPort}`, { connections: CONCURRENCY, keepAliveTimeout: 30000 });
