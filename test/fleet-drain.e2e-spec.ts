@@ -7,7 +7,7 @@ process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:fleet-drain-${pr
 
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { startSimGateway } from './support/fleet';
-import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { AppProcess, freePort, runToExit, startApp, waitFor } from './support/processes';
 import { createWebhookRow, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
@@ -108,4 +108,33 @@ describe('Fleet drain: SIGTERM hands every session to the other gateways, one by
       'every inbound message sent during the drain to reach the webhook receiver',
     );
   }, 180_000);
+
+  it('`cli gateway:drain --id` from anywhere drains a gateway the same way: its sessions work elsewhere, it exits 0', async () => {
+    const target = await startGateway('cli');
+    const created: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: `cli drain ${i}` });
+      created.push(res.body.id);
+      await waitFor(async () => (await simPost(`/sim/sessions/${res.body.id}/scan`)).status === 200, 10_000, 'the QR to show');
+    }
+    const mine = async () => (await sessions()).filter((s) => created.includes(s.id));
+    await waitFor(async () => (await mine()).every((s) => s.status === 'working') || null, 30_000, 'the new sessions to work');
+    const onTarget = (await mine()).filter((s) => s.gatewayId === id('cli')).map((s) => s.id);
+    expect(onTarget.length).toBeGreaterThan(0);
+
+    const exited = new Promise<number | null>((resolve) => target.proc.child.once('exit', (code) => resolve(code)));
+    const cli = await runToExit('dist/apps/cli/src/main.js', ['gateway:drain', '--id', id('cli')], { REDIS_KEY_PREFIX: process.env.REDIS_KEY_PREFIX! });
+    expect(cli.code).toBe(0);
+    expect(JSON.parse(cli.output)).toEqual({ gatewayId: id('cli'), drainRequested: true });
+    expect(await exited).toBe(0);
+    await waitFor(
+      async () => (await mine()).every((s) => s.status === 'working' && s.gatewayId !== id('cli')) || null,
+      30_000,
+      'the drained sessions working on the other gateways',
+    );
+    // an unknown gateway is refused, with nothing requested
+    const unknown = await runToExit('dist/apps/cli/src/main.js', ['gateway:drain', '--id', 'no-such-gateway'], { REDIS_KEY_PREFIX: process.env.REDIS_KEY_PREFIX! });
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.output).toContain('no gateway no-such-gateway is registered');
+  }, 120_000);
 });
