@@ -18,7 +18,7 @@ const DEV_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /**
  * Secrets that are public knowledge: the development defaults above and the placeholders of the shipped manifests
- * (k8s/base/config.yaml, examples). Production refuses them, and anything that still says "change me", so a
+ * (k8s/overlays/example/secret.example.yaml, examples). Production refuses them, and anything that still says "change me", so a
  * copied example never signs real tokens or encrypts real sessions.
  */
 export const KNOWN_PLACEHOLDER_SECRETS: readonly string[] = [
