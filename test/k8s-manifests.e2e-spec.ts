@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GatewayConfig, KNOWN_PLACEHOLDER_SECRETS } from '@app/config';
+import { ApiConfig, GatewayConfig, KNOWN_PLACEHOLDER_SECRETS } from '@app/config';
 import { REPO_ROOT } from './support/run-context';
 
 // js-yaml comes with the test tooling; only its loader is needed
@@ -129,7 +129,7 @@ maybe('k8s base fit to apply (kubectl kustomize k8s/base, k8s/overlays/example)'
     }
   });
 
-  it('long-running pods have a startupProbe on a named port and Prometheus scrape annotations naming a container port', () => {
+  it('long-running pods have a startupProbe on a named port and Prometheus scrape annotations naming their ops port', () => {
     for (const workload of longRunning()) {
       const [c] = containers(workload);
       const ports = new Map((c.ports ?? []).map((p) => [p.name, p.containerPort]));
@@ -138,8 +138,15 @@ maybe('k8s base fit to apply (kubectl kustomize k8s/base, k8s/overlays/example)'
       const annotations = workload.spec.template.metadata.annotations ?? {};
       expect(annotations['prometheus.io/scrape']).toBe('true');
       expect(annotations['prometheus.io/path']).toBe('/metrics');
-      expect([...ports.values()].map(String)).toContain(annotations['prometheus.io/port']);
+      // metrics live on the ops port of every app, never on the API's public one
+      expect(annotations['prometheus.io/port']).toBe(String(ports.get('ops')));
     }
+  });
+
+  it('the API container\'s ops port is the API\'s own API_OPS_PORT default', () => {
+    const api = workloads(base).find((m) => m.metadata.name === 'api')!;
+    const ops = containers(api)[0].ports!.find((p) => p.name === 'ops')!;
+    expect(ops.containerPort).toBe(new ApiConfig().API_OPS_PORT);
   });
 
   it('the migrate Job can be applied again: it removes itself once finished', () => {
@@ -149,7 +156,7 @@ maybe('k8s base fit to apply (kubectl kustomize k8s/base, k8s/overlays/example)'
     expect(job.metadata).not.toHaveProperty('generateName');
   });
 
-  it('NetworkPolicies admit only the API\'s HTTP port from anywhere and the ops ports to the gateway and the dispatcher', () => {
+  it('NetworkPolicies admit the API\'s HTTP port from anywhere and every ops port (metrics) from inside the cluster only', () => {
     const policies = base.filter((m) => m.kind === 'NetworkPolicy');
     const selects = (policy: Manifest, labels: Record<string, string>) => {
       const sel = policy.spec.podSelector;
@@ -161,8 +168,11 @@ maybe('k8s base fit to apply (kubectl kustomize k8s/base, k8s/overlays/example)'
       const labels = workload.spec.template.metadata.labels;
       const mine = policies.filter((p) => selects(p, labels));
       expect({ name: workload.metadata.name, policies: mine.length }).toEqual({ name: workload.metadata.name, policies: 1 });
-      const allowedPorts = mine[0].spec.ingress.flatMap((rule: { ports: Array<{ port: string }> }) => rule.ports.map((p) => p.port));
-      expect(allowedPorts).toEqual(workload.metadata.name === 'api' ? ['http'] : ['ops']);
+      const rules: Array<{ from?: unknown[]; ports: Array<{ port: string }> }> = mine[0].spec.ingress;
+      const open = rules.filter((r) => !r.from).flatMap((r) => r.ports.map((p) => p.port));
+      const inCluster = rules.filter((r) => r.from).flatMap((r) => r.ports.map((p) => p.port));
+      expect({ name: workload.metadata.name, open, inCluster }).toEqual({ name: workload.metadata.name, open: workload.metadata.name === 'api' ? ['http'] : [], inCluster: ['ops'] });
+      for (const rule of rules.filter((r) => r.from)) expect(rule.from).toEqual([{ namespaceSelector: {} }]);
       expect(mine[0].spec.policyTypes).toEqual(['Ingress']);
     }
   });

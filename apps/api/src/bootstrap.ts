@@ -41,7 +41,6 @@ export async function createApiApp(options: { quiet?: boolean; logLevel?: string
     exclude: [
       { path: 'healthz', method: RequestMethod.GET },
       { path: 'readyz', method: RequestMethod.GET },
-      { path: 'metrics', method: RequestMethod.GET },
     ],
   });
   app.useGlobalPipes(new ApiValidationPipe());

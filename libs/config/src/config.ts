@@ -117,6 +117,10 @@ export class ApiConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(65535)
   PORT = 3000;
 
+  /** Health and metrics port, kept off the public one: /metrics names routes and load (the dispatcher has 3002). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  API_OPS_PORT = 3003;
+
   @IsOptional() @IsString()
   JWT_SECRET?: string;
 
