@@ -1,9 +1,8 @@
-import { DataSource } from 'typeorm';
 import { ERROR_STATUS } from '@app/contracts';
-import { newId, Session } from '@app/database';
+import { newId } from '@app/database';
 import { buildOpenApiDocument } from '../apps/api/src/bootstrap';
 import { startApi } from './support/api-app';
-import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, seedOrganization, SeededOrg, seedStoppedSession } from './support/seed';
 
 type Method = 'get' | 'post' | 'patch' | 'delete' | 'put';
 interface Documented {
@@ -20,13 +19,11 @@ interface Documented {
 describe('the OpenAPI document a user tries calls from', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
   let org: SeededOrg;
-  let db: DataSource;
   let operations: Documented[];
 
   beforeAll(async () => {
     api = await startApi();
     org = await seedOrganization('Swagger Co');
-    db = await testDataSource();
     const doc = buildOpenApiDocument(api.app);
     operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       (['get', 'post', 'patch', 'delete', 'put'] as const)
@@ -70,15 +67,7 @@ describe('the OpenAPI document a user tries calls from', () => {
   });
 
   it('has request examples that pass validation when tried, and the webhook ones succeed', async () => {
-    const session = await db.getRepository(Session).save({
-      id: newId('ses'),
-      organizationId: org.id,
-      createdByUserId: null,
-      gatewayId: null,
-      label: 'examples',
-      status: 'stopped',
-      desiredState: 'stopped',
-    } as Partial<Session>);
+    const session = await seedStoppedSession(org.id, 'examples');
     const created = await api.http().post('/api/v1/webhooks').set(bearer(org.adminKey)).send({ url: 'https://example.com/examples' }).expect(201);
     const withExamples = operations.filter((o) => o.requestBody);
     expect(withExamples.map((o) => o.id).sort()).toEqual(
