@@ -31,6 +31,7 @@ function demoIsolation(checkoutPath) {
 function plannedPorts(env, demo) {
   const ports = [
     ['PORT', env.PORT || '3000'],
+    ['API_OPS_PORT', env.API_OPS_PORT || '3003'],
     ['GATEWAY_HEALTH_PORT', env.GATEWAY_HEALTH_PORT || '3001'],
     ['DISPATCHER_HEALTH_PORT', env.DISPATCHER_HEALTH_PORT || '3002'],
   ];

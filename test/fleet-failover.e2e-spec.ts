@@ -109,11 +109,11 @@ describe('Fleet failover: a SIGKILLed gateway’s sessions resume on the others 
 
     // the leader recorded how long each session took, from the dead gateway's last heartbeat
     const metrics = (await fleet.metrics('gw-b')) + (await fleet.metrics('gw-c'));
-    const observed = [...metrics.matchAll(/^gateway_failover_duration_seconds_count (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    const observed = [...metrics.matchAll(/^gw_gateway_failover_duration_seconds_count\{app="gateway"\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
     await waitFor(async () => {
       const text = (await fleet.metrics('gw-b')) + (await fleet.metrics('gw-c'));
-      return [...text.matchAll(/^gateway_failover_duration_seconds_count (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0) === SESSIONS;
+      return [...text.matchAll(/^gw_gateway_failover_duration_seconds_count\{app="gateway"\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0) === SESSIONS;
     }, 10000, `the failover histogram to count ${SESSIONS} (counted ${observed})`);
-    expect(metrics).toMatch(/gateway_session_moves_in_total\{gateway="gw-(b|c)",reason="failover"\}/);
+    expect(metrics).toMatch(/gw_gateway_session_moves_in_total\{gateway="gw-(b|c)",reason="failover",app="gateway"\}/);
   });
 });

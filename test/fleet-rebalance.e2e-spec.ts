@@ -80,7 +80,7 @@ describe('Fleet rebalance: a fourth gateway joining', () => {
     expect(new Set(onNew.map((r) => r.id))).toEqual(new Set(moves.map((m) => m.session_id)));
     // and the operator sees the moves on the leader's metrics
     const metrics = (await Promise.all(['gw-a', 'gw-b', 'gw-c', 'gw-new'].map((id) => fleet.metrics(id)))).join('\n');
-    const counted = [...metrics.matchAll(/^gateway_session_moves_in_total\{gateway="gw-new",reason="rebalance"\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    const counted = [...metrics.matchAll(/^gw_gateway_session_moves_in_total\{gateway="gw-new",reason="rebalance",app="gateway"\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
     expect(counted).toBeGreaterThanOrEqual(moves.length);
   });
 });

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GatewayConfig } from '@app/config';
+import { ApiConfig, GatewayConfig, KNOWN_PLACEHOLDER_SECRETS } from '@app/config';
 import { REPO_ROOT } from './support/run-context';
 
 // js-yaml comes with the test tooling; only its loader is needed
@@ -9,14 +10,15 @@ const { loadAll } = require('js-yaml') as { loadAll(text: string): unknown[] };
 
 interface Manifest {
   kind: string;
-  metadata: { name: string };
+  metadata: { name: string; annotations?: Record<string, string> };
   spec?: any;
   data?: Record<string, string>;
+  stringData?: Record<string, string>;
 }
 
-function render(): Manifest[] | null {
+function render(dir = 'base'): Manifest[] | null {
   try {
-    return loadAll(execFileSync('kubectl', ['kustomize', join(REPO_ROOT, 'k8s', 'base')], { encoding: 'utf8' })) as Manifest[];
+    return loadAll(execFileSync('kubectl', ['kustomize', join(REPO_ROOT, 'k8s', ...dir.split('/'))], { encoding: 'utf8' })) as Manifest[];
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -74,5 +76,106 @@ maybe('k8s manifests (kubectl kustomize k8s/base)', () => {
     expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'gateway' });
     expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
     expect(hpa.spec.maxReplicas).toBeGreaterThan(hpa.spec.minReplicas);
+  });
+});
+
+interface Container {
+  name: string;
+  ports?: Array<{ name: string; containerPort: number }>;
+  envFrom?: Array<{ secretRef?: { name: string } }>;
+  securityContext?: Record<string, unknown>;
+  volumeMounts?: Array<{ name: string; mountPath: string }>;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  startupProbe?: { httpGet: { path: string; port: string } };
+}
+
+/** Issue 13 item 8: a base fit to apply, secrets from an overlay. */
+maybe('k8s base fit to apply (kubectl kustomize k8s/base, k8s/overlays/example)', () => {
+  const base = rendered ?? [];
+  const overlay = render('overlays/example') ?? [];
+  const workloads = (all: Manifest[]) => all.filter((m) => ['Deployment', 'StatefulSet', 'Job'].includes(m.kind));
+  const longRunning = () => workloads(base).filter((m) => m.kind !== 'Job');
+  const containers = (m: Manifest): Container[] => m.spec.template.spec.containers;
+  const REQUIRED_SECRETS = ['DATABASE_URL', 'REDIS_URL', 'JWT_SECRET', 'SECRET_ENCRYPTION_KEY'];
+
+  it('the base carries no Secret; the example overlay supplies the one every workload reads, with values production refuses', () => {
+    expect(base.filter((m) => m.kind === 'Secret')).toEqual([]);
+    expect(workloads(base).map((m) => m.metadata.name).sort()).toEqual(['api', 'gateway', 'gateway-migrate', 'webhook-dispatcher']);
+    const secretNames = new Set(workloads(base).flatMap((m) => containers(m).flatMap((c) => (c.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef.name] : [])))));
+    expect([...secretNames]).toEqual(['gateway-secrets']);
+    const secrets = overlay.filter((m) => m.kind === 'Secret');
+    expect(secrets.map((m) => m.metadata.name)).toEqual(['gateway-secrets']);
+    expect(Object.keys(secrets[0].stringData ?? {}).sort()).toEqual([...REQUIRED_SECRETS].sort());
+    // a copied example never signs real tokens or encrypts real sessions
+    expect(KNOWN_PLACEHOLDER_SECRETS).toContain(secrets[0].stringData!.JWT_SECRET);
+    expect(KNOWN_PLACEHOLDER_SECRETS).toContain(secrets[0].stringData!.SECRET_ENCRYPTION_KEY);
+    expect(workloads(overlay).map((m) => m.metadata.name).sort()).toEqual(workloads(base).map((m) => m.metadata.name).sort());
+  });
+
+  it('every pod runs as the image\'s non-root uid with a read-only root filesystem and a writable /tmp, within resource limits', () => {
+    const uid = Number(/useradd[^\n]*--uid (\d+)/.exec(readFileSync(join(REPO_ROOT, 'docker', 'Dockerfile'), 'utf8'))?.[1]);
+    expect(uid).toBeGreaterThan(0);
+    for (const workload of workloads(base)) {
+      const pod = workload.spec.template.spec;
+      expect({ name: workload.metadata.name, pod: pod.securityContext }).toMatchObject({ pod: { runAsNonRoot: true, runAsUser: uid } });
+      const tmpVolumes = (pod.volumes ?? []).filter((v: { emptyDir?: object }) => v.emptyDir).map((v: { name: string }) => v.name);
+      for (const c of containers(workload)) {
+        expect({ name: c.name, sc: c.securityContext }).toMatchObject({ sc: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } });
+        const tmp = (c.volumeMounts ?? []).find((m) => m.mountPath === '/tmp');
+        expect(tmpVolumes).toContain(tmp?.name);
+        expect({ name: c.name, requests: Object.keys(c.resources?.requests ?? {}).sort(), limits: Object.keys(c.resources?.limits ?? {}) }).toMatchObject({
+          requests: ['cpu', 'memory'],
+          limits: expect.arrayContaining(['memory']),
+        });
+      }
+    }
+  });
+
+  it('long-running pods have a startupProbe on a named port and Prometheus scrape annotations naming their ops port', () => {
+    for (const workload of longRunning()) {
+      const [c] = containers(workload);
+      const ports = new Map((c.ports ?? []).map((p) => [p.name, p.containerPort]));
+      expect({ name: workload.metadata.name, startup: c.startupProbe?.httpGet.path }).toEqual({ name: workload.metadata.name, startup: '/healthz' });
+      expect(ports.has(c.startupProbe!.httpGet.port)).toBe(true);
+      const annotations = workload.spec.template.metadata.annotations ?? {};
+      expect(annotations['prometheus.io/scrape']).toBe('true');
+      expect(annotations['prometheus.io/path']).toBe('/metrics');
+      // metrics live on the ops port of every app, never on the API's public one
+      expect(annotations['prometheus.io/port']).toBe(String(ports.get('ops')));
+    }
+  });
+
+  it('the API container\'s ops port is the API\'s own API_OPS_PORT default', () => {
+    const api = workloads(base).find((m) => m.metadata.name === 'api')!;
+    const ops = containers(api)[0].ports!.find((p) => p.name === 'ops')!;
+    expect(ops.containerPort).toBe(new ApiConfig().API_OPS_PORT);
+  });
+
+  it('the migrate Job can be applied again: it removes itself once finished', () => {
+    const job = workloads(base).find((m) => m.kind === 'Job')!;
+    expect(job.spec.ttlSecondsAfterFinished).toBeGreaterThan(0);
+    expect(job.spec.ttlSecondsAfterFinished).toBeLessThanOrEqual(600);
+    expect(job.metadata).not.toHaveProperty('generateName');
+  });
+
+  it('NetworkPolicies admit the API\'s HTTP port from anywhere and every ops port (metrics) from inside the cluster only', () => {
+    const policies = base.filter((m) => m.kind === 'NetworkPolicy');
+    const selects = (policy: Manifest, labels: Record<string, string>) => {
+      const sel = policy.spec.podSelector;
+      const byLabels = Object.entries(sel.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+      const byExpressions = (sel.matchExpressions ?? []).every((e: { key: string; operator: string; values: string[] }) => e.operator === 'In' && e.values.includes(labels[e.key]));
+      return byLabels && byExpressions;
+    };
+    for (const workload of longRunning()) {
+      const labels = workload.spec.template.metadata.labels;
+      const mine = policies.filter((p) => selects(p, labels));
+      expect({ name: workload.metadata.name, policies: mine.length }).toEqual({ name: workload.metadata.name, policies: 1 });
+      const rules: Array<{ from?: unknown[]; ports: Array<{ port: string }> }> = mine[0].spec.ingress;
+      const open = rules.filter((r) => !r.from).flatMap((r) => r.ports.map((p) => p.port));
+      const inCluster = rules.filter((r) => r.from).flatMap((r) => r.ports.map((p) => p.port));
+      expect({ name: workload.metadata.name, open, inCluster }).toEqual({ name: workload.metadata.name, open: workload.metadata.name === 'api' ? ['http'] : [], inCluster: ['ops'] });
+      for (const rule of rules.filter((r) => r.from)) expect(rule.from).toEqual([{ namespaceSelector: {} }]);
+      expect(mine[0].spec.policyTypes).toEqual(['Ingress']);
+    }
   });
 });

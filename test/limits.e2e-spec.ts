@@ -97,14 +97,14 @@ describe('rate limits (issue 12 item 4)', () => {
       for (let i = 0; i < 3; i++) expect((await api.http().get('/api/v1/sessions').set(bearer(unknown))).status).toBe(401);
       expect((await api.http().get('/api/v1/sessions').set(bearer(unknown))).status).toBe(429);
 
-      const metrics = await api.http().get('/metrics');
-      expect(metrics.text).toMatch(/api_rate_limited_total\{[^}]*limit="credential"[^}]*\} 2/);
+      const metrics = await api.ops().get('/metrics');
+      expect(metrics.text).toMatch(/gw_api_rate_limited_total\{[^}]*limit="credential"[^}]*\} 2/);
     } finally {
       await api.app.close();
     }
   });
 
-  it('refuses an IP over its per-minute limit on every route but health and metrics', async () => {
+  it('refuses an IP over its per-minute limit on every route but health (metrics are on the ops port)', async () => {
     const api = await strictApi('ip', { RATE_LIMIT_IP_PER_MIN: '4' });
     try {
       for (let i = 0; i < 4; i++) expect((await api.http().get('/api/v1/sessions')).status).toBe(401);
@@ -113,7 +113,7 @@ describe('rate limits (issue 12 item 4)', () => {
       expect(refused.body.error.details.limit).toBe('ip');
       expect(refused.headers['retry-after']).toBeDefined();
       expect((await api.http().get('/healthz')).status).toBe(200);
-      expect((await api.http().get('/metrics')).text).toMatch(/api_rate_limited_total\{[^}]*limit="ip"[^}]*\} 1/);
+      expect((await api.ops().get('/metrics')).text).toMatch(/gw_api_rate_limited_total\{[^}]*limit="ip"[^}]*\} 1/);
     } finally {
       await api.app.close();
     }

@@ -5,7 +5,7 @@ import { ApiKey, newId, Session, User, Webhook } from '@app/database';
 import { buildOpenApiDocument } from '../apps/api/src/bootstrap';
 import { signAccessToken } from '../apps/api/src/auth/access-token';
 import { startApi } from './support/api-app';
-import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, seedOrganization, SeededOrg, seedStoppedSession, testDataSource } from './support/seed';
 
 /**
  * Every operation of the OpenAPI document, called as an attacker would: with another organization's ids, with each
@@ -80,15 +80,7 @@ describe('authorization matrix over the OpenAPI document (issue 12 item 8)', () 
       (['get', 'post', 'patch', 'delete', 'put'] as const).filter((m) => item[m]).map((method) => ({ id: item[method]!.operationId!, method, path })),
     );
 
-    const session = await db.getRepository(Session).save({
-      id: newId('ses'),
-      organizationId: victim.id,
-      createdByUserId: null,
-      gatewayId: null,
-      label: 'victim session',
-      status: 'stopped',
-      desiredState: 'stopped',
-    } as Partial<Session>);
+    const session = await seedStoppedSession(victim.id, 'victim session');
     const webhook = await api.http().post('/api/v1/webhooks').set(bearer(victim.adminKey)).send({ url: 'https://example.com/victim' }).expect(201);
     victimIds.session = session.id;
     victimIds.webhook = webhook.body.id;

@@ -81,15 +81,23 @@ describe('platform: errors, private targets, operability, docs, configuration, C
     expect(minted.headers['x-request-id']).toMatch(/^[0-9A-Z]{26}$/);
   });
 
-  it('/healthz, /readyz (PostgreSQL and Redis) and /metrics with the HTTP histogram by route and status', async () => {
+  it('/healthz, /readyz (PostgreSQL and Redis), and /metrics with the HTTP histogram by route and status on the ops port only', async () => {
     expect((await api.http().get('/healthz')).body).toEqual({ status: 'ok' });
     const ready = await api.http().get('/readyz');
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({ status: 'ready', checks: { postgres: true, redis: true } });
     await api.http().get('/api/v1/webhooks/whk_missing').set(bearer(org.adminKey));
-    const metrics = await api.http().get('/metrics');
+    expect((await api.http().get('/metrics')).status).toBe(404);
+    expect((await api.ops().get('/healthz')).body).toEqual({ status: 'ok' });
+    expect((await api.ops().get('/readyz')).status).toBe(200);
+    const metrics = await api.ops().get('/metrics');
     expect(metrics.status).toBe(200);
-    expect(metrics.text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/webhooks\/:id",status="404"\} [1-9]/);
+    // one prefix and an `app` label on every series, Node's defaults included
+    const names = [...metrics.text.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? /gm)];
+    expect(names.length).toBeGreaterThan(10);
+    expect(names.filter(([, name]) => !name.startsWith('gw_')).map(([, name]) => name)).toEqual([]);
+    expect(names.filter(([, , labels]) => !labels?.includes('app="api"')).map(([, name]) => name)).toEqual([]);
+    expect(metrics.text).toMatch(/gw_http_request_duration_seconds_count\{app="api",method="GET",route="\/api\/v1\/webhooks\/:id",status="404"\} [1-9]/);
   });
 
   it('serves Swagger UI and the OpenAPI document, and docs/openapi.json matches the code', async () => {

@@ -24,6 +24,7 @@ describe('a port in use', () => {
 
   it.each([
     { app: 'api', entry: APP_ENTRY.api, variable: 'PORT' },
+    { app: 'api', entry: APP_ENTRY.api, variable: 'API_OPS_PORT' },
     { app: 'gateway', entry: APP_ENTRY.gateway, variable: 'GATEWAY_HEALTH_PORT' },
     { app: 'webhook dispatcher', entry: APP_ENTRY.dispatcher, variable: 'DISPATCHER_HEALTH_PORT' },
     { app: 'network simulator', entry: APP_ENTRY.sim, variable: 'SIM_PORT' },

@@ -155,6 +155,6 @@ describe('webhook delivery durability', () => {
     expect(d.last_status_code).toBeNull();
     expect(receiver.at('/private')).toHaveLength(0);
     const metrics = await (await fetch(`${dispatcher.opsUrl}/metrics`)).text();
-    expect(metrics).toMatch(/webhook_deliveries_total\{[^}]*outcome="refused"[^}]*\} 1/);
+    expect(metrics).toMatch(/gw_webhook_deliveries_total\{[^}]*outcome="refused"[^}]*\} 1/);
   });
 });

@@ -218,12 +218,12 @@ describe('webhook delivery', () => {
 
   it('exposes delivery metrics', async () => {
     const text = await (await fetch(`${dispatcher.opsUrl}/metrics`)).text();
-    expect(text).toMatch(/webhook_deliveries_total\{[^}]*outcome="delivered"[^}]*\} [1-9]/);
-    expect(text).toMatch(/webhook_deliveries_total\{[^}]*outcome="dead"[^}]*\} [1-9]/);
-    expect(text).toMatch(/webhook_deliveries_total\{[^}]*outcome="retry"[^}]*\} [1-9]/);
-    expect(text).toContain('webhook_attempt_duration_seconds_bucket');
-    expect(text).toContain('webhook_event_to_delivery_seconds_bucket');
-    expect(text).toMatch(/webhook_delivery_queue_depth\{[^}]*state="delayed"/);
-    expect(text).toMatch(/webhook_dead_deliveries\{[^}]*\} \d+/);
+    expect(text).toMatch(/gw_webhook_deliveries_total\{[^}]*outcome="delivered"[^}]*\} [1-9]/);
+    expect(text).toMatch(/gw_webhook_deliveries_total\{[^}]*outcome="dead"[^}]*\} [1-9]/);
+    expect(text).toMatch(/gw_webhook_deliveries_total\{[^}]*outcome="retry"[^}]*\} [1-9]/);
+    expect(text).toContain('gw_webhook_attempt_duration_seconds_bucket');
+    expect(text).toContain('gw_webhook_event_to_delivery_seconds_bucket');
+    expect(text).toMatch(/gw_webhook_delivery_queue_depth\{[^}]*state="delayed"/);
+    expect(text).toMatch(/gw_webhook_dead_deliveries\{[^}]*\} \d+/);
   });
 });

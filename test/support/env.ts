@@ -10,6 +10,8 @@ process.env.SECRET_ENCRYPTION_KEY = ctx.encryptionKey;
 process.env.JWT_SECRET = `test-jwt-secret-${ctx.runId}-0123456789abcdef`;
 process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true';
 process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'silent';
+// every API a suite starts, in-process or spawned, binds its ops port where the OS finds room
+process.env.API_OPS_PORT = '0';
 // the suites make thousands of requests from 127.0.0.1 with a few keys within a minute; limits have their own e2e
 process.env.RATE_LIMIT_IP_PER_MIN = process.env.RATE_LIMIT_IP_PER_MIN ?? '1000000';
 process.env.RATE_LIMIT_CREDENTIAL_PER_MIN = process.env.RATE_LIMIT_CREDENTIAL_PER_MIN ?? '1000000';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { ApiKey, dataSourceOptions, newId, Organization, User } from '@app/database';
+import { ApiKey, dataSourceOptions, newId, Organization, Session, User } from '@app/database';
 import { hashPassword, newApiKeyToken, sha256Hex } from '@app/crypto';
 import type { Permission, Role } from '@app/contracts';
 import { signAccessToken } from '../../apps/api/src/auth/access-token';
@@ -84,6 +84,20 @@ export async function seedOrganization(name = 'Acme'): Promise<SeededOrg> {
   };
   const adminKey = (await apiKey(['*'])).token;
   return { id: org.id, name: org.name, users, adminKey, apiKey };
+}
+
+/** A session row on no gateway, stopped: something real to address by id without a gateway running. */
+export async function seedStoppedSession(organizationId: string, label: string): Promise<Session> {
+  const db = await testDataSource();
+  return db.getRepository(Session).save({
+    id: newId('ses'),
+    organizationId,
+    createdByUserId: null,
+    gatewayId: null,
+    label,
+    status: 'stopped',
+    desiredState: 'stopped',
+  } as Partial<Session>);
 }
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });

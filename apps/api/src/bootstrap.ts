@@ -6,6 +6,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { json } from 'express';
 import { Logger } from 'nestjs-pino';
 import { ApiConfig, ConfigOverrides } from '@app/config';
+import { EVENT_TYPES } from '@app/contracts';
 import { AppModule } from './app.module';
 import { answerClientError } from './common/client-error';
 import { ErrorEnvelopeFilter } from './common/error.filter';
@@ -40,23 +41,42 @@ export async function createApiApp(options: { quiet?: boolean; logLevel?: string
     exclude: [
       { path: 'healthz', method: RequestMethod.GET },
       { path: 'readyz', method: RequestMethod.GET },
-      { path: 'metrics', method: RequestMethod.GET },
     ],
   });
   app.useGlobalPipes(new ApiValidationPipe());
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   app.enableShutdownHooks();
-  SwaggerModule.setup('api/docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'api/docs-json' });
+  // persistAuthorization: a reload of the docs page keeps the pasted key, as a user trying calls one by one expects
+  SwaggerModule.setup('api/docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'api/docs-json', swaggerOptions: { persistAuthorization: true } });
   return app;
 }
+
+/** What the operations alone cannot say: credentials, errors, and the two event channels (webhooks, WebSocket). */
+const API_DESCRIPTION = [
+  'Sessions, groups, messages and signed webhooks for WhatsApp accounts, per organization.',
+  '',
+  '**Credentials**: `Authorization: Bearer <login JWT or API key>` or `X-Api-Key: gwk_…`. Authorize once above; the page keeps it across reloads.',
+  '',
+  '**Errors**: always `{"error":{"code","message","details"}}`; each operation lists the statuses it can answer. A 429 carries `Retry-After`.',
+  '',
+  '**Events** reach you two ways, in one envelope `{id, event, organizationId, sessionId, timestamp, payload}`:',
+  '- **Webhooks** (`POST /api/v1/webhooks`): signed POSTs, retried, with a delivery log and replay.',
+  '- **WebSocket** `GET /api/v1/ws`: authenticate with either header above or `?token=` (browsers cannot set headers on a WebSocket); ' +
+    'needs `sessions:read`; filters `?sessionId=ses_…` and `?events=a,b`; the first frame is `{"type":"ready","organizationId":…}`, ' +
+    'then one envelope per frame. A refused upgrade is an HTTP status with the error envelope. Details: docs/realtime.md in the repository.',
+  '',
+  `**Event catalog** (payloads in docs/events.md): ${EVENT_TYPES.map((e) => `\`${e}\``).join(', ')}.`,
+].join('\n');
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const doc = new DocumentBuilder()
     .setTitle('Messaging Gateway API')
-    .setDescription('Sessions, groups, messages and signed webhooks for WhatsApp accounts, per organization.')
+    .setDescription(API_DESCRIPTION)
     .setVersion('1')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'login JWT or API key (gwk_…)' })
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'API key (gwk_…), the header WAHA users send' }, 'api-key')
     .addSecurityRequirements('bearer')
+    .addSecurityRequirements('api-key')
     .build();
   return SwaggerModule.createDocument(app, doc, { operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });
 }

@@ -2,6 +2,7 @@ import { ApiConfig, loadConfigOrExit } from '@app/config';
 import { migrate } from '@app/database';
 import { startupFailureLine } from '@app/observability';
 import { createApiApp } from './bootstrap';
+import { OpsPortInUse } from './health/api-ops-server';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(ApiConfig);
@@ -12,6 +13,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`${startupFailureLine('api', err, 'PORT')}\n`);
+  process.stderr.write(`${startupFailureLine('api', err, err instanceof OpsPortInUse ? err.portVariable : 'PORT')}\n`);
   process.exit(1);
 });

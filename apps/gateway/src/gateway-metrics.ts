@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { MetricsRegistry } from '@app/infra';
+import { metricName, MetricsRegistry } from '@app/infra';
 
 /** Why a session changed gateway (the `reason` of its `session.status` event). */
 export type SessionMoveReason = 'failover' | 'drain' | 'rebalance';
@@ -17,27 +17,27 @@ export class GatewayMetrics {
 
   constructor(shared: MetricsRegistry) {
     const registers = [shared.registry];
-    this.sessions = new Gauge({ name: 'gateway_sessions', help: 'sessions holding or seeking a socket on this gateway', registers });
-    this.commands = new Counter({ name: 'gateway_commands_total', help: 'commands handled, by name and outcome', labelNames: ['name', 'outcome'], registers });
+    this.sessions = new Gauge({ name: metricName('gateway_sessions'), help: 'sessions holding or seeking a socket on this gateway', registers });
+    this.commands = new Counter({ name: metricName('gateway_commands_total'), help: 'commands handled, by name and outcome', labelNames: ['name', 'outcome'], registers });
     this.movesOut = new Counter({
-      name: 'gateway_session_moves_out_total',
+      name: metricName('gateway_session_moves_out_total'),
       help: 'sessions moved off a gateway, by source gateway and reason (failover, drain, rebalance)',
       labelNames: ['gateway', 'reason'],
       registers,
     });
     this.movesIn = new Counter({
-      name: 'gateway_session_moves_in_total',
+      name: metricName('gateway_session_moves_in_total'),
       help: 'sessions moved onto a gateway, by target gateway and reason (failover, drain, rebalance)',
       labelNames: ['gateway', 'reason'],
       registers,
     });
     this.failoverSeconds = new Histogram({
-      name: 'gateway_failover_duration_seconds',
+      name: metricName('gateway_failover_duration_seconds'),
       help: "from a dead gateway's last heartbeat to each of its sessions working on its new gateway",
       buckets: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 30, 60],
       registers,
     });
-    this.supervisorLeader = new Gauge({ name: 'gateway_supervisor_leader', help: '1 while this gateway leads the fleet supervisor', registers });
+    this.supervisorLeader = new Gauge({ name: metricName('gateway_supervisor_leader'), help: '1 while this gateway leads the fleet supervisor', registers });
   }
 
   recordMove(reason: SessionMoveReason, from: string, to: string): void {

@@ -33,7 +33,7 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
  * metrics, logger) and the dispatcher's parts, each built once here.
  */
 @Module({
-  imports: [InfraModule.forRoot({ app: 'webhook-dispatcher', config: DispatcherConfig, poolMax: 12, metricLabels: { app: 'webhook-dispatcher' } })],
+  imports: [InfraModule.forRoot({ app: 'webhook-dispatcher', config: DispatcherConfig, poolMax: 12 })],
   providers: [
     { provide: LEASE_MS, inject: [DispatcherConfig], useFactory: leaseMs },
     {

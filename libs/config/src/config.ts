@@ -18,7 +18,7 @@ const DEV_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /**
  * Secrets that are public knowledge: the development defaults above and the placeholders of the shipped manifests
- * (k8s/base/config.yaml, examples). Production refuses them, and anything that still says "change me", so a
+ * (k8s/overlays/example/secret.example.yaml, examples). Production refuses them, and anything that still says "change me", so a
  * copied example never signs real tokens or encrypts real sessions.
  */
 export const KNOWN_PLACEHOLDER_SECRETS: readonly string[] = [
@@ -116,6 +116,10 @@ export class BaseConfig {
 export class ApiConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(65535)
   PORT = 3000;
+
+  /** Health and metrics port, kept off the public one: /metrics names routes and load (the dispatcher has 3002). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  API_OPS_PORT = 3003;
 
   @IsOptional() @IsString()
   JWT_SECRET?: string;

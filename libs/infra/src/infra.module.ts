@@ -20,7 +20,7 @@ export interface InfraOptions<C extends BaseConfig> {
   poolMax?: number;
   /** configuration values decided in code, over the environment's */
   overrides?: ConfigOverrides;
-  /** labels added to every series of the metrics registry */
+  /** labels added to every series of the metrics registry, beside `app` */
   metricLabels?: Record<string, string>;
 }
 
@@ -51,7 +51,7 @@ export class InfraModule implements OnApplicationShutdown {
           inject: [getDataSourceToken(), REDIS_CLIENT, RedisKeys],
           useFactory: (db: DataSource, redis: Redis, keys: RedisKeys) => new EventPublisher(db, redis, keys.prefix),
         },
-        { provide: MetricsRegistry, useFactory: () => new MetricsRegistry(options.metricLabels) },
+        { provide: MetricsRegistry, useFactory: () => new MetricsRegistry({ app: options.app, ...options.metricLabels }) },
         {
           provide: OpsEndpoints,
           inject: [MetricsRegistry, getDataSourceToken(), REDIS_CLIENT],

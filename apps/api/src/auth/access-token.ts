@@ -1,9 +1,27 @@
 import jwt, { Secret } from 'jsonwebtoken';
-import type { Role } from '@app/contracts';
+import { API_KEY_PREFIX, Role } from '@app/contracts';
 
 /** The token of an `Authorization: Bearer <token>` header, or null. */
 export function bearerToken(header: unknown): string | null {
   return typeof header === 'string' ? (/^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? null) : null;
+}
+
+/** The key of an `X-Api-Key: gwk_…` header (WAHA's convention), or null; it carries API keys only, never a JWT. */
+export function apiKeyHeader(header: unknown): string | null {
+  if (typeof header !== 'string') return null;
+  const key = header.trim();
+  return key.startsWith(API_KEY_PREFIX) && !/\s/.test(key) ? key : null;
+}
+
+/**
+ * The credential of a request: `Authorization: Bearer` or `X-Api-Key`. Both present and different is refused (null):
+ * a proxy that adds one header must not silently decide which identity a request runs as.
+ */
+export function requestToken(headers: { authorization?: unknown; 'x-api-key'?: unknown }): string | null {
+  const bearer = bearerToken(headers.authorization);
+  const key = apiKeyHeader(headers['x-api-key']);
+  if (headers.authorization !== undefined && headers['x-api-key'] !== undefined && bearer !== key) return null;
+  return bearer ?? key;
 }
 
 export const JWT_ISSUER = 'messaging-gateway';

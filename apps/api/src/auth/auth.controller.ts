@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Ip, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { DomainError } from '@app/contracts';
+import { ApiEndpoint, ApiErrors } from '../common/api-docs';
 import { LoginThrottle } from '../limits/login-throttle';
 import { CurrentPrincipal, Public } from './auth.decorators';
 import { AuthService } from './auth.service';
@@ -8,6 +9,7 @@ import { LoginDto, MeResponse, TokenResponse } from './dto/login.dto';
 import type { Principal } from './principal';
 
 @ApiTags('auth')
+@ApiErrors('unauthorized', 'rate_limited')
 @Controller('auth')
 export class AuthController {
   constructor(
@@ -18,8 +20,13 @@ export class AuthController {
   @Public()
   @Post('login')
   @HttpCode(200)
+  @ApiEndpoint(
+    'Log in',
+    'Trades a user\'s email and password for a short-lived JWT to send as `Authorization: Bearer`. Repeated failures of one account or IP back off (429 with Retry-After); a wrong password and an unknown email are told the same 401.',
+    'validation_error',
+  )
+  @ApiBody({ type: LoginDto, examples: { owner: { value: { email: 'owner@acme.test', password: 'a-long-password' } } } })
   @ApiOkResponse({ type: TokenResponse })
-  @ApiTooManyRequestsResponse({ description: 'too many attempts from this IP, or backoff after failed logins of this account or IP; Retry-After in seconds' })
   async login(@Body() body: LoginDto, @Ip() ip: string): Promise<TokenResponse> {
     await this.throttle.admit(body.email, ip);
     try {
@@ -34,6 +41,8 @@ export class AuthController {
 
   @Get('me')
   @ApiBearerAuth()
+  @ApiSecurity('api-key')
+  @ApiEndpoint('Who am I', 'The caller as the API sees it: a user (with a role) or an API key, its organization and its capabilities.')
   @ApiOkResponse({ type: MeResponse })
   me(@CurrentPrincipal() p: Principal): MeResponse {
     return { kind: p.kind, id: p.id, organizationId: p.organizationId, role: p.role, capabilities: [...p.permissions].sort() };

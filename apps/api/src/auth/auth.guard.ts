@@ -1,11 +1,11 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DomainError, Permission } from '@app/contracts';
-import { bearerToken } from './access-token';
+import { requestToken } from './access-token';
 import { PUBLIC_ROUTE, REQUIRED_PERMISSIONS } from './auth.decorators';
 import { AuthService } from './auth.service';
 
-/** Global guard: every route needs a valid bearer token unless @Public(); then the route's permissions. */
+/** Global guard: every route needs a valid credential (Bearer or X-Api-Key) unless @Public(); then the route's permissions. */
 @Injectable()
 export class AuthGuard implements CanActivate {
   constructor(
@@ -17,7 +17,7 @@ export class AuthGuard implements CanActivate {
     const targets = [ctx.getHandler(), ctx.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const req = ctx.switchToHttp().getRequest();
-    const token = bearerToken(req.headers?.authorization);
+    const token = requestToken(req.headers ?? {});
     if (!token) throw new DomainError('unauthorized', 'missing or invalid credentials');
     req.principal = await this.auth.authenticate(token);
     const required = this.reflector.getAllAndOverride<Permission[]>(REQUIRED_PERMISSIONS, targets) ?? [];

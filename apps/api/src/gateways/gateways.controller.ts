@@ -1,9 +1,10 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiProperty, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { PLATFORM_OPERATE } from '@app/contracts';
 import { SessionsRepository } from '@app/database';
 import { GatewayDirectory } from '@app/fleet';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
+import { ApiEndpoint } from '../common/api-docs';
 import type { Principal } from '../auth/principal';
 
 export class GatewayResponse {
@@ -28,6 +29,7 @@ export class GatewayList {
  */
 @ApiTags('gateways')
 @ApiBearerAuth()
+@ApiSecurity('api-key')
 @Controller('gateways')
 export class GatewaysController {
   constructor(
@@ -37,6 +39,13 @@ export class GatewaysController {
 
   @Get()
   @RequirePermissions('sessions:read')
+  @ApiEndpoint(
+    'List gateways',
+    'The platform operator (`platform:operate`) sees the whole fleet; a tenant sees only the gateways hosting its own sessions, with its own session count.',
+    'unauthorized',
+    'forbidden',
+    'rate_limited',
+  )
   @ApiOkResponse({ type: GatewayList })
   async list(@CurrentPrincipal() p: Principal): Promise<GatewayList> {
     const operator = p.permissions.has(PLATFORM_OPERATE);

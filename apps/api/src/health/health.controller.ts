@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
@@ -7,7 +7,6 @@ import { checkDependencies } from '@app/observability';
 import type { Redis } from '@app/redis';
 import { Public } from '../auth/auth.decorators';
 import { REDIS_CLIENT } from '@app/infra';
-import { ApiMetrics } from './http-metrics';
 
 @ApiExcludeController()
 @Public()
@@ -16,7 +15,6 @@ export class HealthController {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
-    private readonly metrics: ApiMetrics,
   ) {}
 
   @Get('healthz')
@@ -29,11 +27,5 @@ export class HealthController {
     const checks = await checkDependencies(this.db, this.redis);
     const ok = checks.postgres && checks.redis;
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks });
-  }
-
-  @Get('metrics')
-  @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
-  metricsText() {
-    return this.metrics.registry.metrics();
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { Histogram, Registry } from 'prom-client';
-import { MetricsRegistry } from '@app/infra';
+import { metricName, MetricsRegistry } from '@app/infra';
 
 /** The API's own series, on the process's shared registry. */
 @Injectable()
@@ -12,7 +12,7 @@ export class ApiMetrics {
   constructor(shared: MetricsRegistry) {
     this.registry = shared.registry;
     this.httpDuration = new Histogram({
-      name: 'http_request_duration_seconds',
+      name: metricName('http_request_duration_seconds'),
       help: 'HTTP requests by route template, method and status',
       labelNames: ['method', 'route', 'status'] as const,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],

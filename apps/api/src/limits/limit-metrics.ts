@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { MetricsRegistry } from '@app/infra';
+import { metricName, MetricsRegistry } from '@app/infra';
 
 /** Names of the API's rate limits, as they appear in `details.limit` and the metric's `limit` label. */
 export type RateLimitName = 'ip' | 'credential' | 'login_ip' | 'login_account';
@@ -11,7 +11,7 @@ export class LimitMetrics {
 
   constructor(shared: MetricsRegistry) {
     this.refusals = new Counter({
-      name: 'api_rate_limited_total',
+      name: metricName('api_rate_limited_total'),
       help: 'Requests refused with 429 rate_limited, by limit',
       labelNames: ['limit'] as const,
       registers: [shared.registry],

@@ -20,6 +20,6 @@ import { RateLimitMiddleware } from './rate-limit.middleware';
 })
 export class LimitsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(RateLimitMiddleware).exclude('healthz', 'readyz', 'metrics').forRoutes('*');
+    consumer.apply(RateLimitMiddleware).exclude('healthz', 'readyz').forRoutes('*');
   }
 }

@@ -4,7 +4,7 @@ import { ApiConfig } from '@app/config';
 import { API_KEY_PREFIX } from '@app/contracts';
 import { sha256Hex } from '@app/crypto';
 import { RequestRateLimits } from '@app/redis';
-import { bearerToken, verifyAccessToken } from '../auth/access-token';
+import { requestToken, verifyAccessToken } from '../auth/access-token';
 import { LimitMetrics, RateLimitName } from './limit-metrics';
 import { rateLimited } from './rate-limited';
 
@@ -28,7 +28,7 @@ export class RateLimitMiddleware implements NestMiddleware {
     const checks: Array<Promise<{ name: RateLimitName; decision: Awaited<ReturnType<RequestRateLimits['hit']>> }>> = [
       this.check('ip', req.ip ?? 'unknown', this.config.RATE_LIMIT_IP_PER_MIN),
     ];
-    const credential = this.credentialOf(req.headers.authorization);
+    const credential = this.credentialOf(req.headers);
     if (credential) checks.push(this.check('credential', credential, this.config.RATE_LIMIT_CREDENTIAL_PER_MIN));
     let refusal: { name: RateLimitName; retryAfterMs: number } | null = null;
     for (const { name, decision } of await Promise.all(checks)) {
@@ -43,8 +43,8 @@ export class RateLimitMiddleware implements NestMiddleware {
     return { name, decision: await this.limits.hit(name, subject, { limit: perMinute, windowMs: MINUTE_MS }) };
   }
 
-  private credentialOf(header: unknown): string | null {
-    const token = bearerToken(header);
+  private credentialOf(headers: Request['headers']): string | null {
+    const token = requestToken(headers);
     if (!token) return null;
     if (token.startsWith(API_KEY_PREFIX)) return `key:${sha256Hex(token)}`;
     try {

@@ -4,15 +4,15 @@ import {
   ApiBearerAuth,
   ApiBody,
   ApiHeader,
-  ApiNotFoundResponse,
   ApiOkResponse,
   ApiProduces,
+  ApiSecurity,
   ApiTags,
-  ApiTooManyRequestsResponse,
 } from '@nestjs/swagger';
 import type { MessageView } from '@app/contracts';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
+import { ApiEndpoint, ApiErrors } from '../common/api-docs';
 import type { Page } from '../common/pagination';
 import { MessagePage, MessageQueryDto, MessageResponse } from './dto/message.dto';
 import { SendMessageDto } from './dto/send-message.dto';
@@ -20,6 +20,8 @@ import { MessagesService } from './messages.service';
 
 @ApiTags('messages')
 @ApiBearerAuth()
+@ApiSecurity('api-key')
+@ApiErrors('unauthorized', 'forbidden', 'rate_limited', 'not_found')
 @Controller('sessions/:id/messages')
 export class MessagesController {
   constructor(private readonly messages: MessagesService) {}
@@ -28,10 +30,18 @@ export class MessagesController {
   @Post()
   @RequirePermissions('messages:send')
   @HttpCode(202)
-  @ApiBody({ type: SendMessageDto })
+  @ApiEndpoint(
+    'Send a message',
+    'Queued (202) and sent by the session in order; `message.sent`, `message.delivered` and `message.read` follow as events. Text, media (by URL or base64), location, contact, reaction or poll; 409 unless the session is working or reconnecting; 429 when its ratePerMin or ratePerHour is reached.',
+    'conflict',
+    'validation_error',
+  )
+  @ApiBody({
+    type: SendMessageDto,
+    examples: { text: { value: { to: '15551234567', text: 'Hello from the gateway' } } },
+  })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1..255 printable ASCII; a repeat within 24 h returns the first message' })
   @ApiAcceptedResponse({ type: MessageResponse, description: 'queued; the session sends it' })
-  @ApiTooManyRequestsResponse({ description: "the session's ratePerMin or ratePerHour is reached; Retry-After in seconds" })
   send(
     @CurrentPrincipal() p: Principal,
     @Param('id') id: string,
@@ -43,6 +53,7 @@ export class MessagesController {
 
   @Get()
   @RequirePermissions('sessions:read')
+  @ApiEndpoint('List messages', 'The session\'s messages, newest first, filterable by direction, chat and status.', 'validation_error')
   @ApiOkResponse({ type: MessagePage, description: 'newest first' })
   list(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() query: MessageQueryDto): Promise<Page<MessageView>> {
     return this.messages.list(p.organizationId, id, query);
@@ -50,6 +61,7 @@ export class MessagesController {
 
   @Get(':messageId')
   @RequirePermissions('sessions:read')
+  @ApiEndpoint('Get a message', 'One message with its status and media metadata.')
   @ApiOkResponse({ type: MessageResponse })
   get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string): Promise<MessageView> {
     return this.messages.get(p.organizationId, id, messageId);
@@ -58,8 +70,11 @@ export class MessagesController {
   @Get(':messageId/media')
   @RequirePermissions('sessions:read')
   @ApiProduces('application/octet-stream')
-  @ApiOkResponse({ description: 'the bytes, with the stored mimetype' })
-  @ApiNotFoundResponse({ description: 'no media, the network no longer has it, or an outbound message already sent (its bytes are deleted)' })
+  @ApiEndpoint(
+    'Download a message\'s media',
+    'The bytes with the stored mimetype. 404 when the message has no media, the network no longer has it, or an outbound message was already sent (its bytes are deleted).',
+  )
+  @ApiOkResponse({ description: 'the bytes, with the stored mimetype', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
   async media(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string): Promise<StreamableFile> {
     const media = await this.messages.media(p.organizationId, id, messageId);
     const options = {

@@ -4,7 +4,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { DomainError, ERROR_STATUS, EventEnvelope, Permission, PrincipalChange } from '@app/contracts';
-import { bearerToken } from '../auth/access-token';
+import { requestToken } from '../auth/access-token';
 import { AuthService } from '../auth/auth.service';
 import type { Principal } from '../auth/principal';
 import { PrincipalFeed } from '../auth/principal-feed';
@@ -25,7 +25,7 @@ interface Subscription {
 }
 
 /**
- * `GET /api/v1/ws` (CONTRACT 6): token in the Authorization header or `?token=`, optional `?sessionId=` and
+ * `GET /api/v1/ws` (CONTRACT 6): token in the Authorization or X-Api-Key header or `?token=`, optional `?sessionId=` and
  * `?events=a,b`. Pushes the caller organization's event envelopes, the same JSON the webhooks receive.
  * Needs `sessions:read`. A refused upgrade is answered with the usual error envelope and status.
  * A principal's change (PrincipalFeed) is applied to its open sockets at once: revoked or deleted → closed with
@@ -71,7 +71,7 @@ export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShu
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== REALTIME_PATH) return; // another upgrade handler may own it
     try {
-      const token = bearerToken(req.headers.authorization) ?? url.searchParams.get('token');
+      const token = requestToken(req.headers) ?? url.searchParams.get('token');
       if (!token) throw new DomainError('unauthorized', 'missing or invalid credentials');
       const principal = await this.auth.authenticate(token);
       if (!principal.permissions.has('sessions:read')) throw new DomainError('forbidden', 'the caller lacks the needed capability', { required: ['sessions:read'] });

@@ -1,38 +1,59 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { WebhookView } from '@app/contracts';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
+import { ApiEndpoint, ApiErrors } from '../common/api-docs';
 import { Page, PageQueryDto } from '../common/pagination';
 import { CreateWebhookDto, UpdateWebhookDto, WebhookPage, WebhookResponse } from './dto/webhook.dto';
 import { WebhooksService } from './webhooks.service';
 
 @ApiTags('webhooks')
 @ApiBearerAuth()
+@ApiSecurity('api-key')
+@ApiErrors('unauthorized', 'forbidden', 'rate_limited')
 @RequirePermissions('webhooks:manage')
 @Controller('webhooks')
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post()
+  @ApiEndpoint(
+    'Create a webhook',
+    'Events of the organization (optionally of one session) are POSTed to `url`, signed with `secret` (the seed\'s `X-Webhook-*` headers and Standard Webhooks\' `webhook-*`), retried per `retryPolicy`. The catalog of events: docs/events.md. Within the organization\'s webhook quota (429).',
+    'validation_error',
+  )
+  @ApiBody({
+    type: CreateWebhookDto,
+    examples: { messages: { value: { url: 'https://example.com/hooks/whatsapp', events: ['message.received', 'session.status'], secret: 'a-long-random-secret' } } },
+  })
   @ApiCreatedResponse({ type: WebhookResponse })
   create(@CurrentPrincipal() p: Principal, @Body() body: CreateWebhookDto): Promise<WebhookView> {
     return this.webhooks.create(p.organizationId, body);
   }
 
   @Get()
+  @ApiEndpoint('List webhooks', 'The organization\'s webhooks, paged by `cursor`; never their secrets.', 'validation_error')
   @ApiOkResponse({ type: WebhookPage })
   list(@CurrentPrincipal() p: Principal, @Query() query: PageQueryDto): Promise<Page<WebhookView>> {
     return this.webhooks.list(p.organizationId, query);
   }
 
   @Get(':id')
+  @ApiEndpoint('Get a webhook', 'Its target, filters, headers and retry policy; never its secret.', 'not_found')
   @ApiOkResponse({ type: WebhookResponse })
   get(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<WebhookView> {
     return this.webhooks.get(p.organizationId, id);
   }
 
   @Patch(':id')
+  @ApiEndpoint(
+    'Update a webhook',
+    'An omitted field keeps its value; `secret: null` clears the secret, `sessionId: null` removes the session scope. Everything is validated before anything is written.',
+    'not_found',
+    'validation_error',
+  )
+  @ApiBody({ type: UpdateWebhookDto, examples: { pause: { value: { active: false } } } })
   @ApiOkResponse({ type: WebhookResponse })
   update(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: UpdateWebhookDto): Promise<WebhookView> {
     return this.webhooks.update(p.organizationId, id, body);
@@ -40,6 +61,7 @@ export class WebhooksController {
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiEndpoint('Delete a webhook', 'No further deliveries are made to it; its delivery log goes with it.', 'not_found')
   @ApiNoContentResponse()
   remove(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
     return this.webhooks.remove(p.organizationId, id);

@@ -197,7 +197,7 @@ export class DeliverySender {
       // next_attempt_at is committed: if this add is lost, the reconciler enqueues the due delivery
       await this.queue.add(deliveryId, attemptNo + 1, step.delayMs);
     }
-    this.metrics.attemptSeconds.observe({ result: step.kind === 'delivered' ? 'success' : 'failure' }, result.durationMs / 1000);
+    this.metrics.attemptSeconds.observe({ outcome: step.kind === 'delivered' ? 'success' : 'failure' }, result.durationMs / 1000);
     if (result.refused) this.metrics.outcomes.inc({ outcome: 'refused' });
     this.metrics.outcomes.inc({ outcome: step.kind });
     if (step.kind === 'delivered') {

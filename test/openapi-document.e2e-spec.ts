@@ -1,0 +1,101 @@
+import { ERROR_STATUS } from '@app/contracts';
+import { newId } from '@app/database';
+import { buildOpenApiDocument } from '../apps/api/src/bootstrap';
+import { startApi } from './support/api-app';
+import { bearer, closeTestDataSource, seedOrganization, SeededOrg, seedStoppedSession } from './support/seed';
+
+type Method = 'get' | 'post' | 'patch' | 'delete' | 'put';
+interface Documented {
+  id: string;
+  method: Method;
+  path: string;
+  summary?: string;
+  description?: string;
+  responses: Record<string, { content?: Record<string, { schema?: { $ref?: string }; example?: { error?: { code?: string } } }> }>;
+  requestBody?: { content: Record<string, { examples?: Record<string, { value: unknown }> }> };
+}
+
+/** Swagger as good as the API (issue 13 item 6): what Swagger UI shows is what the API does. */
+describe('the OpenAPI document a user tries calls from', () => {
+  let api: Awaited<ReturnType<typeof startApi>>;
+  let org: SeededOrg;
+  let operations: Documented[];
+
+  beforeAll(async () => {
+    api = await startApi();
+    org = await seedOrganization('Swagger Co');
+    const doc = buildOpenApiDocument(api.app);
+    operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+      (['get', 'post', 'patch', 'delete', 'put'] as const)
+        .filter((m) => item[m])
+        .map((method) => ({ ...(item[method] as unknown as Documented), id: item[method]!.operationId!, method, path })),
+    );
+  });
+  afterAll(async () => {
+    await api.app.close();
+    await closeTestDataSource();
+  });
+
+  it('gives every operation a summary and a description', () => {
+    expect(operations.filter((o) => !o.summary?.trim() || !o.description?.trim()).map((o) => o.id)).toEqual([]);
+  });
+
+  it('documents every error status with the envelope schema and an example of that status\'s code', () => {
+    const wrong: string[] = [];
+    for (const op of operations) {
+      const errors = Object.entries(op.responses).filter(([status]) => Number(status) >= 400);
+      if (!errors.some(([status]) => status === '401')) wrong.push(`${op.id}: no 401`);
+      for (const [status, response] of errors) {
+        const json = response.content?.['application/json'];
+        const code = json?.example?.error?.code as keyof typeof ERROR_STATUS | undefined;
+        if (json?.schema?.$ref !== '#/components/schemas/ErrorEnvelope') wrong.push(`${op.id} ${status}: not the envelope`);
+        if (!code || String(ERROR_STATUS[code]) !== status) wrong.push(`${op.id} ${status}: example code ${code}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('answers a refused call with a status its operation documents', async () => {
+    const viewer = await org.apiKey(['sessions:read']);
+    for (const op of operations.filter((o) => o.id !== 'Auth_login')) {
+      const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => `${name}-${newId('msg')}`);
+      for (const headers of [{}, bearer(viewer.token)]) {
+        const res = await api.http()[op.method](path).set(headers);
+        if (res.status >= 400) expect({ op: op.id, status: res.status, documented: String(res.status) in op.responses }).toMatchObject({ documented: true });
+      }
+    }
+  });
+
+  it('has request examples that pass validation when tried, and the webhook ones succeed', async () => {
+    const session = await seedStoppedSession(org.id, 'examples');
+    const created = await api.http().post('/api/v1/webhooks').set(bearer(org.adminKey)).send({ url: 'https://example.com/examples' }).expect(201);
+    const withExamples = operations.filter((o) => o.requestBody);
+    expect(withExamples.map((o) => o.id).sort()).toEqual(
+      ['Auth_login', 'Messages_send', 'Sessions_create', 'Sessions_createGroup', 'Sessions_requestCode', 'Sessions_update', 'Webhooks_create', 'Webhooks_update'].sort(),
+    );
+    for (const op of withExamples) {
+      const examples = Object.values(op.requestBody!.content['application/json'].examples ?? {});
+      expect(examples.length).toBeGreaterThan(0);
+      const path = op.path.replace('{id}', op.path.startsWith('/api/v1/webhooks') ? created.body.id : session.id);
+      for (const { value } of examples) {
+        const res = await api.http()[op.method](path).set(bearer(org.adminKey)).send(value as object);
+        expect({ op: op.id, status: res.status, code: res.body?.error?.code }).not.toMatchObject({ code: 'validation_error' });
+        if (op.id === 'Webhooks_create') expect(res.status).toBe(201);
+        if (op.id === 'Webhooks_update') expect(res.status).toBe(200);
+        if (op.id === 'Sessions_update') expect(res.status).toBe(200);
+      }
+    }
+  });
+
+  it('keeps the authorization across reloads of Swagger UI and types the QR PNG as an image', async () => {
+    const init = await api.http().get('/api/docs/swagger-ui-init.js');
+    expect(init.status).toBe(200);
+    expect(init.text).toMatch(/"persistAuthorization":\s*true/);
+    const qr = operations.find((o) => o.id === 'Sessions_qr')!;
+    expect(Object.keys(qr.responses['200'].content ?? {}).sort()).toEqual(['application/json', 'image/png']);
+    const doc = await api.http().get('/api/docs-json');
+    expect(doc.body.info.description).toContain('/api/v1/ws');
+    expect(doc.body.info.description).toContain('message.received');
+    expect(doc.body.components.securitySchemes['api-key']).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }));
+  });
+});
