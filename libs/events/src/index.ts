@@ -4,3 +4,4 @@ export * from './webhook-changes';
 export * from './event-stream';
 export * from './reconcile-lock';
 export * from './principal-changes';
+export * from './change-channel';
