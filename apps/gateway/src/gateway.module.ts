@@ -21,8 +21,6 @@ import { SessionMover } from './sessions/session-mover';
 
 /** DI token of the WhatsApp engine this node runs (Baileys or the simulator's). */
 export const SESSION_ENGINE = Symbol('SESSION_ENGINE');
-/** A nudge waits this long for the new holder's reply; past it the holder still adopts the session from the table. */
-const NUDGE_TIMEOUT_MS = 10000;
 /** DI token of the SendSignal subscription of this node. */
 export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
 
@@ -162,12 +160,12 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
     },
     {
       provide: FleetSupervisor,
-      inject: [GatewayConfig, LOGGER, REDIS_CLIENT, RedisKeys, SessionsRepository, EventPublisher, GatewayMetrics],
-      useFactory: (c: GatewayConfig, logger: Logger, redis: Redis, keys: RedisKeys, sessions: SessionsRepository, events: EventPublisher, metrics: GatewayMetrics) => {
-        const bus = new CommandBus({ redisUrl: c.REDIS_URL, timeoutMs: NUDGE_TIMEOUT_MS }, redis, keys, logger);
+      inject: [GatewayConfig, LOGGER, REDIS_CLIENT, RedisKeys, SessionsRepository, EventPublisher, GatewayMetrics, CommandBus],
+      useFactory: (c: GatewayConfig, logger: Logger, redis: Redis, keys: RedisKeys, sessions: SessionsRepository, events: EventPublisher, metrics: GatewayMetrics, bus: CommandBus) => {
+        // the node's one command bus (closed with its command server): a second one would open its own reply streams
         const nudger: SessionNudger = {
           nudge: async (gatewayId, sessionId) => void (await bus.send(gatewayId, 'session.start', { sessionId })),
-          close: () => bus.close(),
+          close: async () => undefined,
         };
         return new FleetSupervisor(
           {

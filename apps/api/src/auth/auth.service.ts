@@ -81,17 +81,22 @@ export class AuthService {
     return principal;
   }
 
-  private async fromJwt(token: string): Promise<Principal> {
-    let claims: AccessTokenClaims;
+  /** The claims of a login JWT that verifies under every rule (docs/auth.md), or null. */
+  jwtClaims(token: string): AccessTokenClaims | null {
     try {
-      claims = verifyAccessToken(token, this.jwtKey, {
+      return verifyAccessToken(token, this.jwtKey, {
         maxTtlSeconds: this.config.JWT_TTL_SECONDS,
         skewSeconds: this.config.JWT_CLOCK_SKEW_SECONDS,
         nowSeconds: Math.floor(Date.now() / 1000),
       });
     } catch {
-      throw unauthorized();
+      return null;
     }
+  }
+
+  private async fromJwt(token: string): Promise<Principal> {
+    const claims = this.jwtClaims(token);
+    if (!claims) throw unauthorized();
     // the user must still exist, in the same organization; the role is read fresh (or from the exact cache), not trusted from the token
     const principal = await this.cache.get(`user:${claims.sub}`, async () => {
       const user = await this.users.findLiveInOrganization(claims.org, claims.sub);

@@ -1,6 +1,7 @@
 import { Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { REDIS_CLIENT } from '@app/infra';
 import { LoginBackoff, Redis, RedisKeys, RequestRateLimits } from '@app/redis';
+import { AuthModule } from '../auth/auth.module';
 import { LimitMetrics } from './limit-metrics';
 import { LoginThrottle } from './login-throttle';
 import { OrganizationQuotas } from './organization-quotas';
@@ -9,6 +10,7 @@ import { RateLimitMiddleware } from './rate-limit.middleware';
 /** Quotas per organization and request rate limits (docs/api.md: Quotas, Rate limits). */
 @Global()
 @Module({
+  imports: [AuthModule],
   providers: [
     LimitMetrics,
     OrganizationQuotas,

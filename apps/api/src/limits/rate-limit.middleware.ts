@@ -4,7 +4,8 @@ import { ApiConfig } from '@app/config';
 import { API_KEY_PREFIX } from '@app/contracts';
 import { sha256Hex } from '@app/crypto';
 import { RequestRateLimits } from '@app/redis';
-import { requestToken, verifyAccessToken } from '../auth/access-token';
+import { requestToken } from '../auth/access-token';
+import { AuthService } from '../auth/auth.service';
 import { LimitMetrics, RateLimitName } from './limit-metrics';
 import { rateLimited } from './rate-limited';
 
@@ -22,6 +23,7 @@ export class RateLimitMiddleware implements NestMiddleware {
     private readonly config: ApiConfig,
     private readonly limits: RequestRateLimits,
     private readonly metrics: LimitMetrics,
+    private readonly auth: AuthService,
   ) {}
 
   async use(req: Request, _res: Response, next: NextFunction): Promise<void> {
@@ -47,11 +49,8 @@ export class RateLimitMiddleware implements NestMiddleware {
     const token = requestToken(headers);
     if (!token) return null;
     if (token.startsWith(API_KEY_PREFIX)) return `key:${sha256Hex(token)}`;
-    try {
-      const rules = { maxTtlSeconds: this.config.JWT_TTL_SECONDS, skewSeconds: this.config.JWT_CLOCK_SKEW_SECONDS, nowSeconds: Math.floor(Date.now() / 1000) };
-      return `user:${verifyAccessToken(token, this.config.jwtSecret, rules).sub}`;
-    } catch {
-      return null;
-    }
+    // the guard's own verifier: one set of JWT rules, and its prepared key
+    const claims = this.auth.jwtClaims(token);
+    return claims ? `user:${claims.sub}` : null;
   }
 }
