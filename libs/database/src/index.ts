@@ -5,4 +5,5 @@ export * from './database.module';
 export * from './ids';
 export * from './leader-lock';
 export * from './pg-array';
+export * from './prepared';
 export * from './repositories';
