@@ -45,6 +45,13 @@ describe('WebhooksRepository (PostgreSQL)', () => {
     expect(await webhooks.findInOrganization(orgId, w.id)).toBeNull();
   });
 
+  it('reads every column of the entity through its prepared statement, as the entity mapping reads it', async () => {
+    const w = await newWebhook(orgId, { sessionId: null, customHeaders: { 'x-a': '1' } });
+    const viaEntity = await db.getRepository(Webhook).findOneByOrFail({ id: w.id });
+    // twice: the second call runs on a connection that has the statement prepared already
+    for (let i = 0; i < 2; i++) expect(await webhooks.findInOrganization(orgId, w.id)).toEqual({ ...viaEntity });
+  });
+
   it('saves the changes made to a loaded webhook', async () => {
     const loaded = (await webhooks.findInOrganization(orgId, (await newWebhook()).id))!;
     loaded.active = false;
