@@ -23,11 +23,25 @@ export class RequestRateLimits {
 
   /** Counts one request of `subject` against `name`'s window; a refusal counts nothing and says how long to wait. */
   async hit(name: string, subject: string, window: RateWindow): Promise<{ accepted: true } | { accepted: false; retryAfterMs: number }> {
-    const member = `${process.pid}.${Date.now()}.${++this.seq}.${Math.random().toString(36).slice(2, 8)}`;
-    const decision = await this.windows.tryAccept(this.keys.key(`rate:${name}:${digest(subject)}`), member, [window]);
+    const decision = await this.hitAll([{ name, subject, window }]);
     return decision.accepted ? { accepted: true } : { accepted: false, retryAfterMs: decision.retryAfterMs };
   }
+
+  /**
+   * Counts one request against several limits at once (one round trip), or against none: when one refuses, the
+   * others count nothing either. The refusal names the limit that frees last.
+   */
+  async hitAll(limits: ReadonlyArray<{ name: string; subject: string; window: RateWindow }>): Promise<RequestLimitDecision> {
+    const member = `${process.pid}.${Date.now()}.${++this.seq}.${Math.random().toString(36).slice(2, 8)}`;
+    const decision = await this.windows.tryAcceptAll(
+      limits.map((l) => ({ key: this.keys.key(`rate:${l.name}:${digest(l.subject)}`), windows: [l.window] })),
+      member,
+    );
+    return decision.accepted ? { accepted: true } : { accepted: false, retryAfterMs: decision.retryAfterMs, name: limits[decision.key].name };
+  }
 }
+
+export type RequestLimitDecision = { accepted: true } | { accepted: false; retryAfterMs: number; name: string };
 
 export interface BackoffPolicy {
   /** failures allowed before the first block */

@@ -27,22 +27,17 @@ export class RateLimitMiddleware implements NestMiddleware {
   ) {}
 
   async use(req: Request, _res: Response, next: NextFunction): Promise<void> {
-    const checks: Array<Promise<{ name: RateLimitName; decision: Awaited<ReturnType<RequestRateLimits['hit']>> }>> = [
-      this.check('ip', req.ip ?? 'unknown', this.config.RATE_LIMIT_IP_PER_MIN),
+    const limits: Array<{ name: RateLimitName; subject: string; window: { limit: number; windowMs: number } }> = [
+      { name: 'ip', subject: req.ip ?? 'unknown', window: { limit: this.config.RATE_LIMIT_IP_PER_MIN, windowMs: MINUTE_MS } },
     ];
     const credential = this.credentialOf(req.headers);
-    if (credential) checks.push(this.check('credential', credential, this.config.RATE_LIMIT_CREDENTIAL_PER_MIN));
-    let refusal: { name: RateLimitName; retryAfterMs: number } | null = null;
-    for (const { name, decision } of await Promise.all(checks)) {
-      if (!decision.accepted && (!refusal || decision.retryAfterMs > refusal.retryAfterMs)) refusal = { name, retryAfterMs: decision.retryAfterMs };
-    }
-    if (!refusal) return next();
-    this.metrics.refusals.inc({ limit: refusal.name });
-    next(rateLimited(refusal.name, refusal.retryAfterMs));
-  }
-
-  private async check(name: RateLimitName, subject: string, perMinute: number) {
-    return { name, decision: await this.limits.hit(name, subject, { limit: perMinute, windowMs: MINUTE_MS }) };
+    if (credential) limits.push({ name: 'credential', subject: credential, window: { limit: this.config.RATE_LIMIT_CREDENTIAL_PER_MIN, windowMs: MINUTE_MS } });
+    // one round trip for both; a refused request is counted against neither
+    const decision = await this.limits.hitAll(limits);
+    if (decision.accepted) return next();
+    const name = decision.name as RateLimitName;
+    this.metrics.refusals.inc({ limit: name });
+    next(rateLimited(name, decision.retryAfterMs));
   }
 
   private credentialOf(headers: Request['headers']): string | null {
