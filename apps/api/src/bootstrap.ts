@@ -4,9 +4,12 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { json } from 'express';
-import { Logger } from 'nestjs-pino';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import pino from 'pino';
 import { ApiConfig, ConfigOverrides } from '@app/config';
 import { EVENT_TYPES } from '@app/contracts';
+import { randomUlid } from '@app/crypto';
+import { logDestination, loggerOptions, PinoNestLogger, requestLogger } from '@app/observability';
 import { AppModule } from './app.module';
 import { answerClientError } from './common/client-error';
 import { ErrorEnvelopeFilter } from './common/error.filter';
@@ -14,6 +17,16 @@ import { inputHardening } from './common/input-hardening';
 import { ApiValidationPipe } from './common/validation.pipe';
 
 export const API_PREFIX = 'api/v1';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Echoes a caller's X-Request-Id when it is sane, otherwise mints one; always returned as a header. */
+function requestId(req: IncomingMessage, res: ServerResponse): string {
+  const incoming = req.headers['x-request-id'];
+  const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUlid();
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
 
 /** The configured API application (filters, pipes, guards, docs), not yet listening. */
 export async function createApiApp(options: { quiet?: boolean; logLevel?: string; overrides?: ConfigOverrides } = {}): Promise<NestExpressApplication> {
@@ -24,9 +37,15 @@ export async function createApiApp(options: { quiet?: boolean; logLevel?: string
     ...(options.quiet ? { logger: false } : {}),
   });
   const config = app.get(ApiConfig);
-  if (!options.quiet) app.useLogger(app.get(Logger));
-  for (const warning of config.warnings) app.get(Logger).warn(warning);
   app.disable('x-powered-by');
+  if (!options.quiet) {
+    // the API's log (Nest's lines and one line per request) on stdout
+    const logger = pino(loggerOptions('api', config.LOG_LEVEL), logDestination(config.LOG_FORMAT, 1));
+    app.useLogger(new PinoNestLogger(logger));
+    for (const warning of config.warnings) logger.warn(warning);
+    // first, so every request is logged and carries its id, the ones refused below included
+    app.use(requestLogger(logger, requestId));
+  }
   app.set('trust proxy', false);
   // strict JSON bodies of bounded size; parse errors reach the filter as 422 / 413. A send may carry MEDIA_MAX_BYTES
   // of base64 media, so its route parses first with its own limit (a parsed body is skipped by the next parser)

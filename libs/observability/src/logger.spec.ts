@@ -1,5 +1,7 @@
 import pino from 'pino';
-import { httpLoggerOptions, loggerOptions, wantsPretty } from './logger';
+import { EventEmitter } from 'node:events';
+import { loggerOptions, wantsPretty } from './logger';
+import { PinoNestLogger, requestLogger } from './request-log';
 import { startupFailureLine } from './lifecycle';
 
 function capture(level: string) {
@@ -21,14 +23,50 @@ describe('logger', () => {
     expect(debug.lines).toHaveLength(1);
   });
 
-  it('writes request lines with method, path, status, duration and request id, never headers or the query', () => {
-    const options = httpLoggerOptions('api', 'info');
-    const req = { id: 'req_1', method: 'GET', url: '/api/v1/sessions?token=gwk_secret', headers: { authorization: 'Bearer x' } };
-    const res = { statusCode: 200, getHeaders: () => ({ 'x-request-id': 'req_1' }) };
-    expect(options.serializers!.req(req)).toEqual({ id: 'req_1', method: 'GET', url: '/api/v1/sessions' });
-    expect(options.serializers!.res(res)).toEqual({ statusCode: 200 });
-    const message = (options.customSuccessMessage as unknown as (q: typeof req, s: typeof res, ms: number) => string)(req, res, 12.4);
-    expect(message).toBe('GET /api/v1/sessions 200 12ms');
+  it('writes one request line with method, path, status, duration and request id, never headers or the query', () => {
+    const info = capture('info');
+    const res = Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: true, setHeader: jest.fn() });
+    const req = { method: 'GET', url: '/api/v1/sessions?token=gwk_secret', headers: { authorization: 'Bearer x' } };
+    const next = jest.fn();
+    requestLogger(info.logger, () => 'req_1')(req as never, res as never, next);
+    expect(next).toHaveBeenCalledTimes(1);
+    expect(info.lines).toHaveLength(0);
+    res.emit('close');
+    expect(info.lines).toHaveLength(1);
+    const line = info.lines[0];
+    expect(line).toMatchObject({ level: 30, req: { id: 'req_1', method: 'GET', url: '/api/v1/sessions' }, res: { statusCode: 200 } });
+    expect(line.msg).toMatch(/^GET \/api\/v1\/sessions 200 \d+ms$/);
+    expect(JSON.stringify(line)).not.toContain('secret');
+    expect(JSON.stringify(line)).not.toContain('Bearer');
+  });
+
+  it('logs a 5xx at error and a request its client abandoned at warn', () => {
+    const info = capture('info');
+    const log = requestLogger(info.logger, () => 'r');
+    const failed = Object.assign(new EventEmitter(), { statusCode: 503, writableFinished: true });
+    log({ method: 'POST', url: '/x', headers: {} } as never, failed as never, () => undefined);
+    failed.emit('close');
+    const gone = Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: false });
+    log({ method: 'GET', url: '/y', headers: {} } as never, gone as never, () => undefined);
+    gone.emit('close');
+    expect(info.lines.map((l) => [l.level, String(l.msg).split(' ').slice(0, 3).join(' ')])).toEqual([
+      [50, 'POST /x 503'],
+      [40, 'GET /y aborted'],
+    ]);
+  });
+
+  it("speaks Nest's logger interface: context as a field, an error's stack kept", () => {
+    const info = capture('debug');
+    const nest = new PinoNestLogger(info.logger);
+    nest.log('booted', 'NestApplication');
+    nest.error('boom', 'Error: boom\n    at x', 'errors');
+    nest.warn({ msg: 'structured', requestId: 'q1' }, 'errors');
+    nest.verbose('hidden at debug');
+    expect(info.lines).toEqual([
+      expect.objectContaining({ level: 30, context: 'NestApplication', msg: 'booted' }),
+      expect.objectContaining({ level: 50, context: 'errors', msg: 'boom', err: { stack: 'Error: boom\n    at x' } }),
+      expect.objectContaining({ level: 40, context: 'errors', msg: 'structured', requestId: 'q1' }),
+    ]);
   });
 
   it('is JSON unless asked for pretty or writing to a terminal', () => {

@@ -1,6 +1,5 @@
 import { isatty } from 'node:tty';
 import pino, { DestinationStream, Logger, LoggerOptions } from 'pino';
-import type { Options as HttpLoggerOptions } from 'pino-http';
 import pretty from 'pino-pretty';
 
 /** Paths never written to logs: credentials, tokens, secrets, HMAC keys. */
@@ -67,25 +66,6 @@ export function logDestination(format: LogFormat, fd: number): DestinationStream
 /** Logs on stderr, so a CLI's stdout stays clean for its own output. */
 export function createLogger(app: string, level: string, format: LogFormat = 'auto'): Logger {
   return pino(loggerOptions(app, level), logDestination(format, 2));
-}
-
-const pathOf = (url: string | undefined) => url?.split('?')[0];
-
-/**
- * pino-http options for the API: one short line per request (`GET /api/v1/sessions 200 12ms`) with method, path
- * (no query string: it may carry a token), status, duration and request id; never the request or response headers.
- */
-export function httpLoggerOptions(app: string, level: string): HttpLoggerOptions {
-  return {
-    ...loggerOptions(app, level),
-    serializers: {
-      req: (req: { id: unknown; method?: string; url?: string }) => ({ id: req.id, method: req.method, url: pathOf(req.url) }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-    customSuccessMessage: (req, res, responseTime) => `${req.method} ${pathOf(req.url)} ${res.statusCode} ${Math.round(responseTime)}ms`,
-    customErrorMessage: (req, res, err) => `${req.method} ${pathOf(req.url)} ${res.statusCode} ${err.message}`,
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-  };
 }
 
 export type { Logger };

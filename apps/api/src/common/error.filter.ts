@@ -65,8 +65,13 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const { error, unexpected } = toDomainError(exception);
-    if (unexpected) this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : String(exception));
     const http = host.switchToHttp();
+    if (unexpected) {
+      // the request id ties the stack to the request's own log line (and to what the caller was told in X-Request-Id)
+      const requestId = (http.getRequest<{ id?: string }>() ?? {}).id;
+      const detail = exception instanceof Error ? exception.stack ?? exception.message : String(exception);
+      this.logger.error({ msg: detail, requestId });
+    }
     const res = http.getResponse<Response>();
     if (res.headersSent) return;
     if (error.code === 'rate_limited' && typeof error.details.retryAfterSeconds === 'number') {
