@@ -57,7 +57,12 @@ export function signAccessToken(claims: AccessTokenClaims, secret: string, ttlSe
  * `exp` or `iat`, a lifetime longer than allowed, or an `iat` in the future: a token minted with a leaked secret or a
  * skewed clock must not live for years.
  */
-export function verifyAccessToken(token: string, secret: Secret, rules: AccessTokenRules): AccessTokenClaims {
+/** Verified claims, with the expiry they were verified against. */
+export interface VerifiedClaims extends AccessTokenClaims {
+  exp: number;
+}
+
+export function verifyAccessToken(token: string, secret: Secret, rules: AccessTokenRules): VerifiedClaims {
   const decoded = jwt.verify(token, secret, {
     algorithms: ['HS256'],
     issuer: JWT_ISSUER,
@@ -70,5 +75,5 @@ export function verifyAccessToken(token: string, secret: Secret, rules: AccessTo
   if (typeof decoded.exp !== 'number' || typeof decoded.iat !== 'number') throw new Error('exp and iat are required');
   if (decoded.iat > rules.nowSeconds + rules.skewSeconds) throw new Error('iat in the future');
   if (decoded.exp - decoded.iat > rules.maxTtlSeconds) throw new Error('lifetime longer than allowed');
-  return { sub: decoded.sub, org: decoded.org as string, role: decoded.role as Role };
+  return { sub: decoded.sub, org: decoded.org as string, role: decoded.role as Role, exp: decoded.exp };
 }

@@ -4,7 +4,7 @@ import { ApiConfig } from '@app/config';
 import { ALL_PERMISSIONS, API_KEY_PREFIX, DomainError, Permission, PERMISSIONS, PLATFORM_OPERATE, ROLE_PERMISSIONS } from '@app/contracts';
 import { sha256Hex, verifyPassword } from '@app/crypto';
 import { ApiKey, ApiKeysRepository, User, UsersRepository } from '@app/database';
-import { AccessTokenClaims, signAccessToken, verifyAccessToken } from './access-token';
+import { AccessTokenClaims, signAccessToken, VerifiedClaims, verifyAccessToken } from './access-token';
 import type { Principal } from './principal';
 import { PrincipalCache } from './principal-cache';
 
@@ -12,6 +12,9 @@ const unauthorized = () => new DomainError('unauthorized', 'missing or invalid c
 
 /** A fixed hash to compare against when the email is unknown, so both paths take the same time. */
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==';
+
+/** Verified JWTs remembered at once (a few MB at most). */
+const VERIFIED_TOKENS_MAX = 10_000;
 
 const KNOWN_PERMISSIONS: readonly string[] = [...PERMISSIONS, PLATFORM_OPERATE];
 
@@ -34,6 +37,7 @@ const userPrincipal = (user: User): Principal => ({
 export class AuthService {
   /** Given a string, jsonwebtoken tries it as a PEM public key first and pays for the failure on every request. */
   private readonly jwtKey: KeyObject;
+  private readonly verifiedTokens = new Map<string, VerifiedClaims>();
 
   constructor(
     private readonly config: ApiConfig,
@@ -81,14 +85,29 @@ export class AuthService {
     return principal;
   }
 
-  /** The claims of a login JWT that verifies under every rule (docs/auth.md), or null. */
+  /**
+   * The claims of a login JWT that verifies under every rule (docs/auth.md), or null. A token that verified is
+   * remembered until its `exp` (the rate limiter and the guard both ask, and a client sends its token many times):
+   * its signature cannot change, and every rule but expiry only gets easier as time passes. Failures are not kept.
+   */
   jwtClaims(token: string): AccessTokenClaims | null {
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    const known = this.verifiedTokens.get(token);
+    if (known) {
+      if (known.exp > nowSeconds) return known;
+      this.verifiedTokens.delete(token);
+      return null;
+    }
     try {
-      return verifyAccessToken(token, this.jwtKey, {
+      const claims = verifyAccessToken(token, this.jwtKey, {
         maxTtlSeconds: this.config.JWT_TTL_SECONDS,
         skewSeconds: this.config.JWT_CLOCK_SKEW_SECONDS,
-        nowSeconds: Math.floor(Date.now() / 1000),
+        nowSeconds,
       });
+      // bounded: the oldest entry goes first (a Map iterates in insertion order)
+      if (this.verifiedTokens.size >= VERIFIED_TOKENS_MAX) this.verifiedTokens.delete(this.verifiedTokens.keys().next().value!);
+      this.verifiedTokens.set(token, claims);
+      return claims;
     } catch {
       return null;
     }
