@@ -23,6 +23,49 @@ if (process.argv[2] === '--express') {
   return;
 }
 
+// ---------------------------------------------------------------- bare NestJS 11 on Express (child process): the framework's own floor
+// `--nest redis`: plus the one Redis call per request that item 4's cross-replica rate limits need (RateWindows' script)
+if (process.argv[2] === '--nest') {
+  require('reflect-metadata');
+  const withRedis = process.argv.includes('redis');
+  const withPg = process.argv.includes('pg');
+  const { Controller, Get, Module } = require('@nestjs/common');
+  const { NestFactory } = require('@nestjs/core');
+  let pool = null;
+  class HelloController {
+    async hello() {
+      if (!pool) return { hello: 'world' };
+      // the webhook row, as the API reads it: one named prepared statement on a pg pool
+      const { rows } = await pool.query({ name: 'floor_webhook', text: 'SELECT * FROM webhooks WHERE id = $1 AND organization_id = $2', values: [process.env.FLOOR_WEBHOOK_ID, process.env.FLOOR_ORG_ID] });
+      return rows[0];
+    }
+  }
+  Get('hello')(HelloController.prototype, 'hello', Object.getOwnPropertyDescriptor(HelloController.prototype, 'hello'));
+  Controller()(HelloController);
+  class HelloModule {}
+  Module({ controllers: [HelloController] })(HelloModule);
+  NestFactory.create(HelloModule, { logger: false })
+    .then(async (app) => {
+      if (withPg) pool = new (require('pg').Pool)({ connectionString: process.env.DATABASE_URL, max: 10 });
+      if (withRedis) {
+        const { createRedis, RateWindows } = require(join(ROOT, 'dist/libs/redis/src'));
+        const windows = new RateWindows(createRedis(process.env.REDIS_URL));
+        const key = `${process.env.REDIS_KEY_PREFIX}:nest-floor`;
+        let n = 0;
+        app.use((req, res, next) => {
+          windows.tryAcceptAll([{ key, windows: [{ limit: 1e9, windowMs: 1000 }] }], `${process.pid}.${++n}`).then(() => next(), next);
+        });
+      }
+      await app.listen(0, '127.0.0.1');
+      process.send({ port: app.getHttpServer().address().port });
+    })
+    .catch((err) => {
+      console.error(err);
+      process.exit(1);
+    });
+  return;
+}
+
 const autocannon = require('autocannon');
 const { Client } = require('pg');
 const { benchRun, cpuSnapshot, dropRun, freePort } = require('./support');
@@ -68,7 +111,8 @@ async function measure(name, url, headers, roles) {
   console.log(
     `${name.padEnd(14)} ${rps.toFixed(0).padStart(6)} req/s  p99 ${String(r.latency.p99).padStart(3)} ms  ` +
       `CPU s: ${Object.entries(cpu).filter(([, v]) => v >= 0.05).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}` +
-      (!Object.values(roles).includes('api') ? '' : `  (µs/request: api ${perRequestUs('api')}, postgres ${perRequestUs('postgres')})`),
+      `  (µs/request: ${Object.values(roles).filter((k) => k !== 'autocannon').map((k) => `${k} ${perRequestUs(k)}`).join(', ')}` +
+      (Object.values(roles).includes('api') ? `, postgres ${perRequestUs('postgres')})` : ')'),
   );
   return rps;
 }
@@ -115,7 +159,10 @@ async function cleanup() {
 
 async function main() {
   let api = null;
+  let nestPg = null;
   const express = fork(__filename, ['--express'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const nest = fork(__filename, ['--nest'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const nestRedis = fork(__filename, ['--nest', 'redis'], { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: PREFIX }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
     console.log(`API hot-path benchmark: ${CONNECTIONS} connections, ${DURATION} s each after ${WARMUP} s of warm-up`);
     await migrate(DATABASE_URL);
@@ -140,8 +187,15 @@ async function main() {
     );
     await db.end();
     const jwt = signAccessToken({ sub: userId, org: orgId, role: 'admin' }, JWT_SECRET, 3600);
+    nestPg = fork(__filename, ['--nest', 'redis', 'pg'], {
+      env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, DATABASE_URL, FLOOR_WEBHOOK_ID: webhookId, FLOOR_ORG_ID: orgId },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const { port: nestPgPort } = await new Promise((r) => nestPg.once('message', r));
 
     const { port: expressPort } = await new Promise((r) => express.once('message', r));
+    const { port: nestPort } = await new Promise((r) => nest.once('message', r));
+    const { port: nestRedisPort } = await new Promise((r) => nestRedis.once('message', r));
     const apiPort = await freePort();
     api = await startApi(apiPort, (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean));
     const url = `http://127.0.0.1:${apiPort}/api/v1/webhooks/${webhookId}`;
@@ -150,13 +204,30 @@ async function main() {
 
     const bench = { [process.pid]: 'autocannon' };
     const bare = await measure('express hello', `http://127.0.0.1:${expressPort}/hello`, {}, { ...bench, [express.pid]: 'express' });
+    // not the target's baseline: where the floor is, what a NestJS app answers before any work of ours
+    const nestHello = await measure('nest hello', `http://127.0.0.1:${nestPort}/hello`, {}, { ...bench, [nest.pid]: 'nest' });
+    nest.kill('SIGTERM');
+    const nestRedisHello = await measure('nest + redis', `http://127.0.0.1:${nestRedisPort}/hello`, {}, { ...bench, [nestRedis.pid]: 'nest' });
+    nestRedis.kill('SIGTERM');
+    const nestPgHello = await measure('nest+redis+pg', `http://127.0.0.1:${nestPgPort}/hello`, {}, { ...bench, [nestPg.pid]: 'nest' });
+    nestPg.kill('SIGTERM');
+    // both credentials warm before either is measured: the first run must not pay the API's JIT warm-up alone
+    await load(url, { authorization: `Bearer ${jwt}` }, WARMUP);
     const withKey = await measure('api (API key)', url, { authorization: `Bearer ${keyToken}` }, { ...bench, [api.pid]: 'api' });
     const withJwt = await measure('api (JWT)', url, { authorization: `Bearer ${jwt}` }, { ...bench, [api.pid]: 'api' });
     console.log(`ratios: API key ${(withKey / bare).toFixed(2)}, JWT ${(withJwt / bare).toFixed(2)}`);
+    // where the floor of any API built as the design says lies: NestJS alone, then with the one Redis call per request
+    console.log(
+      `floors: bare NestJS ${(nestHello / bare).toFixed(2)}, NestJS + one Redis rate-limit call ${(nestRedisHello / bare).toFixed(2)}, ` +
+        `+ the webhook read from PostgreSQL ${(nestPgHello / bare).toFixed(2)}`,
+    );
     console.log(`vs express: ${(Math.min(withKey, withJwt) / bare).toFixed(2)}`);
   } finally {
     api?.kill('SIGTERM');
     express.kill('SIGTERM');
+    nest.kill('SIGTERM');
+    nestRedis.kill('SIGTERM');
+    nestPg?.kill('SIGTERM');
     await cleanup();
   }
 }
