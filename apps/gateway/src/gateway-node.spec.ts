@@ -1,10 +1,12 @@
 import pino from 'pino';
+import { DomainError } from '@app/contracts';
 import { GatewayNode, GatewayNodeParts } from './gateway-node';
 import { LeaseWatchdog } from './lease-watchdog';
 
 /** Fakes of every part, recording the calls that matter to the lifecycle in one list. */
-function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveFails?: boolean } = {}) {
+function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveFails?: boolean | Error } = {}) {
   const calls: string[] = [];
+  const warnings: string[] = [];
   const held = new Set(over.held ?? []);
   const parts: GatewayNodeParts = {
     host: {
@@ -31,7 +33,7 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
     watchdog: new LeaseWatchdog({ budgetMs: 60_000, tickMs: 60_000 }),
     mover: {
       move: async (id) => {
-        if (over.moveFails) throw new Error('every gateway is at capacity');
+        if (over.moveFails) throw over.moveFails instanceof Error ? over.moveFails : new Error('every gateway is at capacity');
         calls.push(`move ${id}`);
         return 'gw-other';
       },
@@ -52,12 +54,12 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
     },
     opsServer: async () => (calls.push('open ops'), { port: 1234, close: async () => void calls.push('close ops') }),
     metrics: { sessions: { set: () => undefined } },
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg) }),
   };
   let now = 0;
   parts.clock = () => (now += 100);
   const node = new GatewayNode({ gatewayId: 'gw', engine: 'sim', heartbeatMs: 60_000, sweepMs: 60_000, adoptMs: 60_000, drainGraceMs: 10_000 }, parts);
-  return { node, calls };
+  return { node, calls, warnings };
 }
 
 describe('GatewayNode', () => {
@@ -114,6 +116,17 @@ describe('GatewayNode', () => {
     await node.drain();
     expect(calls).toContain('shut down sessions');
     expect(calls.filter((c) => c.startsWith('hand off'))).toEqual([]);
+    await node.stop();
+  });
+
+  it('with no other gateway up, says so once and keeps waiting quietly until the grace period ends', async () => {
+    const unavailable = new DomainError('gateway_unavailable', 'no gateway is available to host the session');
+    const { node, calls, warnings } = fakeNode({ held: ['ses_a', 'ses_b'], moveFails: unavailable });
+    await node.start();
+    await node.drain();
+    expect(calls).toContain('shut down sessions');
+    // ~48 passes fit the grace period here; one line says why none moved
+    expect(warnings).toEqual(['draining: no other gateway can take the sessions yet; waiting for one until the grace period ends']);
     await node.stop();
   });
 });

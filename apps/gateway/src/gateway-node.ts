@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { DomainError } from '@app/contracts';
 import type { CommandServer, GatewayRegistry, RedisSessionLeases } from '@app/fleet';
 import { IntervalTimers, LeaseWatchdog, realIntervals } from './lease-watchdog';
 import type { SessionHost } from './sessions/session-host';
@@ -169,6 +170,9 @@ export class GatewayNode implements BeforeApplicationShutdown {
       await this.parts.leader?.stepDown().catch((err) => logger.warn({ err: String(err) }, 'stepping down as leader failed'));
       await registry.startDraining(host.sessionCount).catch((err) => logger.warn({ err: String(err) }, 'announcing the drain failed'));
       let moved = 0;
+      // with no other gateway up (a single node restarting, a rollout whose new pod is still starting) every pass
+      // fails the same way: said once, then retried quietly until one appears or the grace period runs out
+      let waitingSaid = false;
       while (this.clock() < deadline) {
         const held = host.activeSessionIds();
         if (held.length === 0) break;
@@ -181,6 +185,11 @@ export class GatewayNode implements BeforeApplicationShutdown {
             await host.handOff(sessionId);
             progressed = true;
           } catch (err) {
+            if (err instanceof DomainError && err.code === 'gateway_unavailable') {
+              if (!waitingSaid) logger.warn({ sessions: held.length }, 'draining: no other gateway can take the sessions yet; waiting for one until the grace period ends');
+              waitingSaid = true;
+              break;
+            }
             logger.warn({ sessionId, err: String(err) }, 'moving a session off the draining gateway failed');
           }
         }
