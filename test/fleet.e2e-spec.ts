@@ -191,6 +191,14 @@ describe('Fleet protocols (libs/fleet) against Redis', () => {
       expect(outcomes).toEqual(['session.start:ok', 'session.stop:not_found', 'session.stop:internal']);
     });
 
+    it('carries a burst of 50 commands at once, each reply to its own caller', async () => {
+      await serve('gw-burst', new RecordingExecutor());
+      const api = bus(10_000);
+      const ids = Array.from({ length: 50 }, (_, i) => `ses_${i}`);
+      const replies = await Promise.all(ids.map((sessionId) => api.send('gw-burst', 'session.start', { sessionId })));
+      expect(replies.map((r) => (r as { sessionId: string }).sessionId)).toEqual(ids);
+    });
+
     it('a gateway refuses a command whose deadline has passed, without running it', async () => {
       const executor = new RecordingExecutor();
       // the gateway's clock runs a minute ahead: every request it picks up is already past its deadline

@@ -86,6 +86,9 @@ export class CommandBus {
       lastEventId: last[0]?.[0] ?? '0-0',
     });
     events.on('error', (err) => this.logger.warn({ gatewayId }, `command reply stream of ${gatewayId}: ${String(err)}`));
+    // every command waiting for its reply listens for its queue's `closing` (BullMQ's waitUntilFinished): a burst of
+    // nudges (a supervisor pass, a drain) is many listeners at once by design, not a leak
+    queue.setMaxListeners(0);
     await events.waitUntilReady();
     return { queue, events, eventsConnection };
   }
