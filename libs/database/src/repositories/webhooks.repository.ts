@@ -27,7 +27,8 @@ interface WebhookRoutingColumns {
   secret_encrypted: string | null;
 }
 
-const SELECT_ROUTING = `SELECT id, organization_id, url, events, session_id, active, custom_headers, retry_policy, secret_encrypted FROM webhooks`;
+const ROUTING_COLUMNS = 'id, organization_id, url, events, session_id, active, custom_headers, retry_policy, secret_encrypted';
+const SELECT_ROUTING = `SELECT ${ROUTING_COLUMNS} FROM webhooks`;
 
 interface WebhookColumns extends WebhookRoutingColumns {
   custom_headers: Record<string, string>;
@@ -38,24 +39,8 @@ interface WebhookColumns extends WebhookRoutingColumns {
 
 const FIND_IN_ORGANIZATION = preparedStatement(
   'webhooks_find_in_organization',
-  `SELECT id, organization_id, url, events, session_id, active, custom_headers, retry_policy, secret_encrypted, created_at, updated_at
-     FROM webhooks WHERE id = $1 AND organization_id = $2`,
+  `SELECT ${ROUTING_COLUMNS}, created_at, updated_at FROM webhooks WHERE id = $1 AND organization_id = $2`,
 );
-
-/** The entity's shape from a row (what TypeORM's findOne gave, without its metadata walk). */
-const toWebhook = (r: WebhookColumns): Webhook => ({
-  id: r.id,
-  organizationId: r.organization_id,
-  url: r.url,
-  events: r.events,
-  sessionId: r.session_id,
-  active: r.active,
-  customHeaders: r.custom_headers,
-  retryPolicy: r.retry_policy,
-  secretEncrypted: r.secret_encrypted,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
 
 const toRoutingRow = (r: WebhookRoutingColumns): WebhookRoutingRow => ({
   id: r.id,
@@ -67,6 +52,15 @@ const toRoutingRow = (r: WebhookRoutingColumns): WebhookRoutingRow => ({
   customHeaders: r.custom_headers,
   retryPolicy: r.retry_policy,
   secretEncrypted: r.secret_encrypted,
+});
+
+/** The entity's shape from a row (what TypeORM's findOne gave, without its metadata walk). */
+const toWebhook = (r: WebhookColumns): Webhook => ({
+  ...toRoutingRow(r),
+  customHeaders: r.custom_headers,
+  retryPolicy: r.retry_policy,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 @Injectable()
