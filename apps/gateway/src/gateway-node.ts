@@ -4,7 +4,7 @@ import { DomainError } from '@app/contracts';
 import type { CommandServer, GatewayRegistry, RedisSessionLeases } from '@app/fleet';
 import { IntervalTimers, LeaseWatchdog, realIntervals } from './lease-watchdog';
 import type { SessionHost } from './sessions/session-host';
-import type { SessionMover } from './sessions/session-mover';
+import type { SessionMover } from './fleet/session-mover';
 
 /**
  * What a GatewayNode drives. Each has one production implementation, provided by GatewayModule, and can be

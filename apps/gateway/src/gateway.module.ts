@@ -11,13 +11,13 @@ import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createPgAuthStateStore } from './auth-state';
 import type { SessionEngine } from './engine/engine.interface';
 import { loadEngine } from './engine/load-engine';
-import { FleetSupervisor, SessionNudger } from './fleet/fleet-supervisor';
+import { FleetSupervisor } from './fleet/fleet-supervisor';
 import { GatewayMetrics } from './gateway-metrics';
 import { GatewayNode, SendSignalListener } from './gateway-node';
 import { LeaseWatchdog } from './lease-watchdog';
 import { PgSessionRecords } from './sessions/pg-session-records';
 import { SessionHost } from './sessions/session-host';
-import { SessionMover } from './sessions/session-mover';
+import { SessionMover } from './fleet/session-mover';
 
 /** DI token of the WhatsApp engine this node runs (Baileys or the simulator's). */
 export const SESSION_ENGINE = Symbol('SESSION_ENGINE');
@@ -129,7 +129,8 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
       provide: SessionMover,
       inject: [SessionPlacement, SessionsRepository, CommandBus, EventPublisher, GatewayMetrics, LOGGER],
       useFactory: (placement: SessionPlacement, sessions: SessionsRepository, commands: CommandBus, events: EventPublisher, metrics: GatewayMetrics, logger: Logger) =>
-        new SessionMover({ placement, sessions, commands, events, metrics, logger }),
+        // nudges go through the node's one command bus (a second one would open its own reply streams)
+        new SessionMover({ placement, sessions, nudge: async (to, sessionId) => void (await commands.send(to, 'session.start', { sessionId })), events, metrics, logger }),
     },
     {
       provide: CommandServer,
@@ -160,13 +161,8 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
     },
     {
       provide: FleetSupervisor,
-      inject: [GatewayConfig, LOGGER, REDIS_CLIENT, RedisKeys, SessionsRepository, EventPublisher, GatewayMetrics, CommandBus],
-      useFactory: (c: GatewayConfig, logger: Logger, redis: Redis, keys: RedisKeys, sessions: SessionsRepository, events: EventPublisher, metrics: GatewayMetrics, bus: CommandBus) => {
-        // the node's one command bus (closed with its command server): a second one would open its own reply streams
-        const nudger: SessionNudger = {
-          nudge: async (gatewayId, sessionId) => void (await bus.send(gatewayId, 'session.start', { sessionId })),
-          close: async () => undefined,
-        };
+      inject: [GatewayConfig, LOGGER, REDIS_CLIENT, RedisKeys, SessionsRepository, SessionMover, GatewayMetrics],
+      useFactory: (c: GatewayConfig, logger: Logger, redis: Redis, keys: RedisKeys, sessions: SessionsRepository, mover: SessionMover, metrics: GatewayMetrics) => {
         return new FleetSupervisor(
           {
             enabled: c.SUPERVISOR_ENABLED,
@@ -183,8 +179,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             election: new PgLeaderLock(c.DATABASE_URL, `fleet-supervisor:${c.REDIS_KEY_PREFIX}`),
             directory: new GatewayDirectory(redis, keys),
             sessions,
-            nudger,
-            events,
+            mover,
             metrics,
             logger,
           },

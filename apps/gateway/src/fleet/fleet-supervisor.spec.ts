@@ -2,7 +2,8 @@ import type { EventEnvelope, SessionStatus } from '@app/contracts';
 import type { PublishInput } from '@app/events';
 import type { GatewayEntry } from '@app/fleet';
 import { DeathWatch } from './death-watch';
-import { FleetSupervisor, FleetSupervisorPorts, FleetSupervisorSettings, SessionMovedPayload } from './fleet-supervisor';
+import { FleetSupervisor, FleetSupervisorPorts, FleetSupervisorSettings } from './fleet-supervisor';
+import { SessionMovedPayload, SessionMover, SessionMoverPorts } from './session-mover';
 
 interface Row {
   id: string;
@@ -13,7 +14,7 @@ interface Row {
   lastConnectedAt: Date | null;
 }
 
-type SessionTable = FleetSupervisorPorts['sessions'];
+type SessionTable = FleetSupervisorPorts['sessions'] & Pick<SessionMoverPorts['sessions'], 'moveToGateway'>;
 
 const NOT_RESUMED: SessionStatus[] = ['stopped', 'failed', 'logged_out'];
 
@@ -107,13 +108,19 @@ function fleet(settings: Partial<FleetSupervisorSettings> = {}) {
       },
       directory: { list: async () => registry },
       sessions,
-      nudger: { nudge: async (g, s) => void nudged.push([g, s]), close: async () => undefined },
-      events: {
-        build: <P extends object>(input: PublishInput<P>): EventEnvelope<P> => ({ id: `evt_${now}`, timestamp: now, ...input }),
-        publishEnvelopes: async (envelopes: EventEnvelope<object>[]) => void published.push(...(envelopes as EventEnvelope<SessionMovedPayload>[])),
-      },
+      // the real mover over the same fakes: what a move does is part of what is checked here
+      mover: new SessionMover({
+        placement: { choose: async () => ({ gatewayId: 'unused', fleetCapacity: 0 }) },
+        sessions: { moveToGateway: (id, from, to) => sessions.moveToGateway(id, from, to), findRuntime: async () => null },
+        nudge: async (g, s) => void nudged.push([g, s]),
+        events: {
+          build: <P extends object>(input: PublishInput<P>): EventEnvelope<P> => ({ id: `evt_${now}`, timestamp: now, ...input }),
+          publishEnvelopes: async (envelopes: EventEnvelope<object>[]) => void published.push(...(envelopes as EventEnvelope<SessionMovedPayload>[])),
+        },
+        metrics: { recordMove: (reason, from, to) => void moves.push([reason, from, to]) },
+        logger: { info: () => undefined, debug: () => undefined },
+      }),
       metrics: {
-        recordMove: (reason, from, to) => void moves.push([reason, from, to]),
         observeFailover: (s) => void failovers.push(s),
         setLeader: () => undefined,
       },

@@ -1,19 +1,8 @@
 import type { BeforeApplicationShutdown, OnApplicationBootstrap } from '@nestjs/common';
-import type { EventEnvelope, SessionStatus, SessionStatusPayload } from '@app/contracts';
 import type { SessionsRepository } from '@app/database';
-import type { EventPublisher } from '@app/events';
 import { GatewayEntry, SessionPlacement } from '@app/fleet';
-import type { SessionMoveReason } from '../gateway-metrics';
 import { DeathWatch, DeadGateway } from './death-watch';
-
-type MoveReason = SessionMoveReason;
-
-/** The payload of the `session.status` event a mover publishes: the status is unchanged at that moment. */
-export interface SessionMovedPayload extends SessionStatusPayload {
-  reason: MoveReason;
-  fromGatewayId: string;
-  toGatewayId: string;
-}
+import type { SessionMover } from './session-mover';
 
 /** The leader election (`PgLeaderLock`): `hold` keeps or takes the lock, `release` gives it up. */
 export interface LeaderElection {
@@ -21,20 +10,10 @@ export interface LeaderElection {
   release(): Promise<void>;
 }
 
-/** What the supervisor counts (GatewayMetrics). */
+/** What the supervisor counts (GatewayMetrics); the moves themselves are counted by the mover. */
 export interface FleetSupervisorMetrics {
-  recordMove(reason: MoveReason, from: string, to: string): void;
   observeFailover(seconds: number): void;
   setLeader(leading: boolean): void;
-}
-
-/**
- * The fast path to a session's new holder (`session.start` on the command bus); a failed nudge is harmless, since the
- * gateways adopt what the table assigns them anyway.
- */
-export interface SessionNudger {
-  nudge(gatewayId: string, sessionId: string): Promise<void>;
-  close(): Promise<void>;
 }
 
 /** pino's (fields, message) order */
@@ -46,9 +25,9 @@ export interface SupervisorLogger {
 export interface FleetSupervisorPorts {
   election: LeaderElection;
   directory: { list(): Promise<GatewayEntry[]> };
-  sessions: Pick<SessionsRepository, 'resumableCountsByGateway' | 'movableOn' | 'moveToGateway' | 'placedCountsOn' | 'connectedSince'>;
-  nudger: SessionNudger;
-  events: Pick<EventPublisher, 'build' | 'publishEnvelopes'>;
+  sessions: Pick<SessionsRepository, 'resumableCountsByGateway' | 'movableOn' | 'placedCountsOn' | 'connectedSince'>;
+  /** every move is the mover's: the conditional update, the event, the count and the nudge */
+  mover: Pick<SessionMover, 'moveAll'>;
   metrics: FleetSupervisorMetrics;
   logger: SupervisorLogger;
   clock?: () => number;
@@ -67,18 +46,8 @@ export interface FleetSupervisorSettings {
   rebalanceThresholdPct: number;
 }
 
-/** Moves of one failover at a time against PostgreSQL (the pool has 10 connections) and nudges in flight. */
-const MOVE_CONCURRENCY = 8;
-const NUDGE_CONCURRENCY = 64;
 /** A moved session that has not connected by then is no longer waited for (its failover time is not recorded). */
 const FAILOVER_WATCH_MS = 120_000;
-const EVENT_BATCH = 500;
-
-interface Session {
-  id: string;
-  organizationId: string;
-  status: SessionStatus;
-}
 
 interface LandingWatch {
   ids: Set<string>;
@@ -93,9 +62,8 @@ const isDraining = (g: GatewayEntry): boolean => g.draining === true;
  * Heals the fleet from the sessions table: one leader among the gateways (a PostgreSQL advisory lock, so a Redis
  * restart elects nobody new) watches the registry, moves every session of a dead gateway onto live ones by free
  * capacity all at once (failover), and moves sessions one at a time from the fullest gateway to the emptiest while the
- * spread is above the threshold, no faster than REBALANCE_MOVES_PER_MIN (rebalance). A move is the conditional row
- * update (racing movers: one wins), a `session.status` event with the reason, and a nudge to the new holder; the
- * gateways converge on the table themselves.
+ * spread is above the threshold, no faster than REBALANCE_MOVES_PER_MIN (rebalance). Each move is the SessionMover's
+ * (the conditional row update, the event with the reason, the nudge); the gateways converge on the table themselves.
  */
 export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly deaths: DeathWatch;
@@ -106,8 +74,6 @@ export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicatio
   private leading = false;
   private nextRebalanceAt = 0;
   private readonly landings: LandingWatch[] = [];
-  private readonly nudges: Array<{ gatewayId: string; sessionId: string }> = [];
-  private nudging = 0;
 
   constructor(
     private readonly settings: FleetSupervisorSettings,
@@ -134,8 +100,6 @@ export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicatio
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.ticking;
-    this.nudges.length = 0;
-    await this.ports.nudger.close().catch(() => undefined);
     await this.resign();
   }
 
@@ -183,20 +147,7 @@ export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicatio
     const orphans = await this.ports.sessions.movableOn(gateway.id);
     const movedAt = this.clock();
     const placement = await PlacementSnapshot.of(targets, this.ports.sessions);
-    const moved: Array<{ session: Session; to: string }> = [];
-    const queue = [...orphans];
-    const worker = async () => {
-      for (let session = queue.shift(); session; session = queue.shift()) {
-        const to = await placement.take();
-        if (await this.ports.sessions.moveToGateway(session.id, gateway.id, to)) moved.push({ session, to });
-        else placement.adjust(to, -1);
-      }
-    };
-    try {
-      await Promise.all(Array.from({ length: Math.min(MOVE_CONCURRENCY, queue.length) }, worker));
-    } finally {
-      await this.announce(moved, gateway.id, 'failover');
-    }
+    const moved = await this.ports.mover.moveAll(gateway.id, orphans, 'failover', () => placement.take(), (to) => placement.adjust(to, -1));
     this.landings.push({ ids: new Set(moved.map((m) => m.session.id)), diedAt: gateway.diedAt, movedAt });
     this.ports.logger.info(
       { gatewayId: gateway.id, diedAt: gateway.diedAt, orphans: orphans.length, moved: moved.length, to: placement.summary() },
@@ -218,44 +169,9 @@ export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicatio
     if (fullest.pct - emptiest.pct <= rebalanceThresholdPct || fullest.placed - emptiest.placed < 2) return;
     const [session] = await this.ports.sessions.movableOn(fullest.id, 1);
     if (!session) return;
-    const won = await this.ports.sessions.moveToGateway(session.id, fullest.id, emptiest.id);
+    await this.ports.mover.moveAll(fullest.id, [session], 'rebalance', async () => emptiest.id);
     // spaced from the move itself (as its event is stamped), not from the start of the tick
     this.nextRebalanceAt = this.clock() + 60_000 / rebalancePerMin;
-    if (won) await this.announce([{ session, to: emptiest.id }], fullest.id, 'rebalance');
-  }
-
-  /** Publishes the moves (status unchanged, with the reason), counts them, and nudges each new holder. */
-  private async announce(moved: Array<{ session: Session; to: string }>, from: string, reason: MoveReason): Promise<void> {
-    const { events, metrics } = this.ports;
-    const envelopes: EventEnvelope<SessionMovedPayload>[] = moved.map(({ session, to }) =>
-      events.build<SessionMovedPayload>({
-        event: 'session.status',
-        organizationId: session.organizationId,
-        sessionId: session.id,
-        payload: { status: session.status, previousStatus: session.status, reason, fromGatewayId: from, toGatewayId: to },
-      }),
-    );
-    for (let i = 0; i < envelopes.length; i += EVENT_BATCH) await events.publishEnvelopes(envelopes.slice(i, i + EVENT_BATCH));
-    for (const { session, to } of moved) {
-      metrics.recordMove(reason, from, to);
-      this.nudges.push({ gatewayId: to, sessionId: session.id });
-    }
-    this.drainNudges();
-  }
-
-  /** Nudges go out in the background, a bounded number at a time: the table already says where each session goes. */
-  private drainNudges(): void {
-    while (this.nudging < NUDGE_CONCURRENCY && this.nudges.length > 0) {
-      const next = this.nudges.shift()!;
-      this.nudging += 1;
-      void this.ports.nudger
-        .nudge(next.gatewayId, next.sessionId)
-        .catch(() => undefined)
-        .finally(() => {
-          this.nudging -= 1;
-          if (!this.stopped) this.drainNudges();
-        });
-    }
   }
 
   /** Failover time per session: from the dead gateway's last heartbeat to `working` on its new gateway. */

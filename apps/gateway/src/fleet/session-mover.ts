@@ -1,0 +1,136 @@
+import type { BeforeApplicationShutdown } from '@nestjs/common';
+import type { EventEnvelope, SessionStatus, SessionStatusPayload } from '@app/contracts';
+import type { SessionsRepository } from '@app/database';
+import type { EventPublisher } from '@app/events';
+import type { SessionPlacement } from '@app/fleet';
+import type { SessionMoveReason } from '../gateway-metrics';
+
+export type MoveReason = SessionMoveReason;
+
+/** A session as a mover needs it: who to tell (its organization) and what to say (its status, unchanged by a move). */
+export interface MovableSession {
+  id: string;
+  organizationId: string;
+  status: SessionStatus;
+}
+
+/** The payload of the `session.status` event a move publishes: the status is unchanged at that moment. */
+export interface SessionMovedPayload extends SessionStatusPayload {
+  reason: MoveReason;
+  fromGatewayId: string;
+  toGatewayId: string;
+}
+
+/** pino's (fields, message) order */
+export interface MoverLogger {
+  info(fields: object, message: string): void;
+  debug(fields: object, message: string): void;
+}
+
+export interface SessionMoverPorts {
+  placement: Pick<SessionPlacement, 'choose'>;
+  sessions: Pick<SessionsRepository, 'moveToGateway' | 'findRuntime'>;
+  /** the fast path to a session's new holder (`session.start` on the command bus) */
+  nudge(gatewayId: string, sessionId: string): Promise<void>;
+  events: Pick<EventPublisher, 'build' | 'publishEnvelopes'>;
+  /** moves in/out by reason (gateway metrics) */
+  metrics: { recordMove(reason: MoveReason, from: string, to: string): void };
+  logger: MoverLogger;
+}
+
+/** Conditional moves at once against PostgreSQL (the pool has 10 connections), and nudges in flight. */
+const MOVE_CONCURRENCY = 8;
+const NUDGE_CONCURRENCY = 64;
+const EVENT_BATCH = 500;
+
+/**
+ * What a move of a session between gateways is, for every mover (a drain, the leader's failover and rebalance): the
+ * sessions table is the instruction. A conditional update of the row (racing movers: one wins), a `session.status`
+ * event saying why (the status itself is unchanged at that moment; the new holder's runner reports what follows), the
+ * move counted, and a nudge to the new holder — in the background and bounded, and harmless when it fails, since
+ * every gateway adopts what the table assigns it with its next converge pass.
+ */
+export class SessionMover implements BeforeApplicationShutdown {
+  private readonly nudges: Array<{ gatewayId: string; sessionId: string }> = [];
+  private nudging = 0;
+  private stopped = false;
+
+  constructor(private readonly ports: SessionMoverPorts) {}
+
+  /** Moves one session off `from` to the gateway placement chooses: the target, or null when another mover won. */
+  async move(sessionId: string, from: string, reason: MoveReason): Promise<string | null> {
+    const session = await this.ports.sessions.findRuntime(sessionId);
+    if (!session) return null;
+    const { gatewayId: to } = await this.ports.placement.choose();
+    const moved = await this.moveAll(from, [session], reason, async () => to);
+    return moved.length > 0 ? to : null;
+  }
+
+  /**
+   * Moves many sessions off `from`, each to `target()`'s answer (asked once per session, a few at a time), and
+   * announces the moves it won in batches. `lost(to)` hears of each move another mover won first, so a placement that
+   * counted it can give the place back. Resolves with the moves won.
+   */
+  async moveAll(
+    from: string,
+    sessions: readonly MovableSession[],
+    reason: MoveReason,
+    target: () => Promise<string>,
+    lost: (to: string) => void = () => undefined,
+  ): Promise<Array<{ session: MovableSession; to: string }>> {
+    const moved: Array<{ session: MovableSession; to: string }> = [];
+    const queue = [...sessions];
+    const worker = async () => {
+      for (let session = queue.shift(); session; session = queue.shift()) {
+        const to = await target();
+        if (await this.ports.sessions.moveToGateway(session.id, from, to)) moved.push({ session, to });
+        else lost(to);
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(MOVE_CONCURRENCY, queue.length) }, worker));
+    } finally {
+      // what was won is announced even when a later move failed
+      await this.announce(moved, from, reason);
+    }
+    return moved;
+  }
+
+  beforeApplicationShutdown(): void {
+    this.stopped = true;
+    this.nudges.length = 0;
+  }
+
+  private async announce(moved: Array<{ session: MovableSession; to: string }>, from: string, reason: MoveReason): Promise<void> {
+    const { events, metrics, logger } = this.ports;
+    const envelopes: EventEnvelope<SessionMovedPayload>[] = moved.map(({ session, to }) =>
+      events.build<SessionMovedPayload>({
+        event: 'session.status',
+        organizationId: session.organizationId,
+        sessionId: session.id,
+        payload: { status: session.status, previousStatus: session.status, reason, fromGatewayId: from, toGatewayId: to },
+      }),
+    );
+    for (let i = 0; i < envelopes.length; i += EVENT_BATCH) await events.publishEnvelopes(envelopes.slice(i, i + EVENT_BATCH));
+    for (const { session, to } of moved) {
+      metrics.recordMove(reason, from, to);
+      if (!this.stopped) this.nudges.push({ gatewayId: to, sessionId: session.id });
+    }
+    if (moved.length === 1) logger.info({ sessionId: moved[0].session.id, from, to: moved[0].to, reason }, 'session moved');
+    this.drainNudges();
+  }
+
+  private drainNudges(): void {
+    while (this.nudging < NUDGE_CONCURRENCY && this.nudges.length > 0) {
+      const next = this.nudges.shift()!;
+      this.nudging += 1;
+      void this.ports
+        .nudge(next.gatewayId, next.sessionId)
+        .catch((err) => this.ports.logger.debug({ ...next, err: String(err) }, 'nudge failed'))
+        .finally(() => {
+          this.nudging -= 1;
+          if (!this.stopped) this.drainNudges();
+        });
+    }
+  }
+}
