@@ -98,6 +98,22 @@ describe('Baileys engine on a real socket (local WebSocket server)', () => {
     expect(report.media.chunks).toBeGreaterThan(1);
   });
 
+  it("answers a group send with the addressing mode and member ids Baileys' own groupMetadata() gives, for a LID and a PN group", () => {
+    const { lid, pn } = report.groupMetadata;
+    expect(lid.ours).toEqual(lid.baileys);
+    expect(lid.ours).toEqual({
+      addressingMode: 'lid',
+      participants: [
+        { id: '98765432109876@lid', phoneNumber: '491701234567@s.whatsapp.net', admin: 'superadmin' },
+        { id: '11111111111111@lid', phoneNumber: '15550001111@s.whatsapp.net', admin: null },
+      ],
+    });
+    // the API keeps showing numbers
+    expect(lid.apiParticipants).toEqual(['491701234567@s.whatsapp.net', '15550001111@s.whatsapp.net']);
+    expect(pn.ours).toEqual(pn.baileys);
+    expect(pn.ours).toMatchObject({ addressingMode: 'pn', participants: [{ id: '491701234567@s.whatsapp.net', lid: '98765432109876@lid' }, { id: '15550001111@s.whatsapp.net' }] });
+  });
+
   it("hands Baileys' real generateWAMessageContent content it accepts for every outbound type, and reads it back", () => {
     const { outbound } = report;
     expect(outbound.text).toMatchObject({ kind: 'extendedTextMessage', mentioned: ['15550002222@s.whatsapp.net'], received: { type: 'text', text: 'hi @15550002222', mentions: ['15550002222@s.whatsapp.net'] } });

@@ -13,7 +13,7 @@ const root = join(__dirname, '..', '..');
 const { BaileysEngine } = require(join(root, 'dist/apps/gateway/src/engine/baileys/baileys.engine.js'));
 const { decodeAuthValue, encodeAuthValue } = require(join(root, 'dist/apps/gateway/src/auth-state/auth-state-json.js'));
 const { messageContentFor } = require(join(root, 'dist/apps/gateway/src/engine/baileys/baileys-outbound.js'));
-const { inboundMessageFrom } = require(join(root, 'dist/apps/gateway/src/engine/baileys/baileys-mapping.js'));
+const { groupInfoFrom, groupMetadataFrom, inboundMessageFrom } = require(join(root, 'dist/apps/gateway/src/engine/baileys/baileys-mapping.js'));
 const { BaileysMediaSource, MediaUnavailableError } = require(join(root, 'dist/libs/media/src/index.js'));
 
 const WAIT_MS = 10_000;
@@ -305,8 +305,44 @@ async function realOutboundContent() {
   return out;
 }
 
+/**
+ * A group as WhatsApp answers a metadata query (the `<group>` node), read by Baileys' real extractGroupMetadata (what
+ * its groupMetadata() returns), then through our mapping, a JSON round trip (the jsonb column) and back to the answer
+ * we give cachedGroupMetadata: addressing mode and member ids must be Baileys' own, for a LID and a PN group.
+ */
+function realGroupMetadata() {
+  const { extractGroupMetadata } = require('@whiskeysockets/baileys/lib/Socket/groups.js');
+  const own = '491701234567@s.whatsapp.net';
+  const ownLid = '98765432109876@lid';
+  const alice = '15550001111@s.whatsapp.net';
+  const aliceLid = '11111111111111@lid';
+  const groupNode = (mode, participants) => ({
+    tag: 'iq',
+    attrs: {},
+    content: [
+      {
+        tag: 'group',
+        attrs: { id: '120363000000000001', subject: 'Team', s_t: '1700000000', creation: '1700000000', addressing_mode: mode, size: String(participants.length), ...(mode === 'lid' ? { creator: ownLid, creator_pn: own } : { creator: own }) },
+        content: participants.map((attrs) => ({ tag: 'participant', attrs })),
+      },
+    ],
+  });
+  const compare = (node) => {
+    const baileys = extractGroupMetadata(node);
+    const stored = JSON.parse(JSON.stringify(groupInfoFrom(baileys, own)));
+    const ours = groupMetadataFrom(stored);
+    const sendFields = (meta) => JSON.parse(JSON.stringify({ addressingMode: meta.addressingMode, participants: meta.participants.map(({ id, phoneNumber, lid, admin }) => ({ id, phoneNumber, lid, admin })) }));
+    return { baileys: sendFields(baileys), ours: sendFields(ours), apiParticipants: stored.participants };
+  };
+  return {
+    lid: compare(groupNode('lid', [{ jid: ownLid, phone_number: own, type: 'superadmin' }, { jid: aliceLid, phone_number: alice }])),
+    pn: compare(groupNode('pn', [{ jid: own, lid: ownLid, type: 'superadmin' }, { jid: alice }])),
+  };
+}
+
 async function main() {
   const result = {
+    groupMetadata: realGroupMetadata(),
     outbound: await realOutboundContent(),
     pollVote: await realPollVote(),
     media: await realMediaDownload(),

@@ -51,6 +51,30 @@ export interface GroupInfo {
   participants: string[];
   isAnnounce: boolean;
   isLocked: boolean;
+  /**
+   * Internal (gateway ↔ store only, never in a REST or webhook payload): the group exactly as the network addresses it,
+   * what Baileys needs to send to it. Absent or null when the source did not say (the simulator, rows stored before it
+   * was kept): the engine then asks the network.
+   */
+  network?: GroupNetwork | null;
+}
+
+/** A member as the network named it in the group (Baileys' GroupParticipant: `id` is a LID in a LID-addressed group). */
+export interface GroupNetworkParticipant {
+  /** the id the network gave: `<digits>@lid` or `<digits>@s.whatsapp.net`, whichever the group addresses by */
+  id: string;
+  /** the phone-number JID, when the id is a LID and the network told the number */
+  phoneNumber?: string;
+  /** the LID, when the id is a phone-number JID and the network told the LID */
+  lid?: string;
+  admin?: 'admin' | 'superadmin' | null;
+}
+
+/** What a group send needs, as the network gave it (Baileys' `addressingMode` and `participants`). Internal. */
+export interface GroupNetwork {
+  /** absent when the network did not say (Baileys then addresses the group by LID) */
+  addressingMode?: 'lid' | 'pn';
+  participants: GroupNetworkParticipant[];
 }
 
 export const SESSION_DEFAULTS = {

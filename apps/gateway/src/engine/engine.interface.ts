@@ -4,6 +4,8 @@ import type {
   ContactContent,
   GroupChanges,
   GroupInfo,
+  GroupNetwork,
+  GroupNetworkParticipant,
   GroupParticipantAction,
   LocationContent,
   MediaRef,
@@ -94,6 +96,8 @@ export type EngineEvent =
   | { type: 'close'; reason: CloseReason; statusCode: number | null; message: string }
   | { type: 'message'; message: InboundMessage }
   | { type: 'group'; group: GroupInfo; action: 'created' | 'updated' }
+  /** the engine fetched a group's metadata for a send it had no stored answer for: stored, not announced */
+  | { type: 'group-metadata'; group: GroupInfo }
   /** the recipient's phone reports a message this session sent as delivered, read or played */
   | { type: 'receipt'; waMessageId: string; chatJid: string; status: AckStatus }
   /** someone reacted to a message of the chat (`emoji` "" = removed) */
@@ -102,8 +106,14 @@ export type EngineEvent =
   | { type: 'poll-vote'; pollWaMessageId: string; chatJid: string; voter: string; selectedOptions: string[] }
   | { type: 'presence'; chatJid: string; jid: string; presence: Presence }
   | ({ type: 'call' } & CallIncomingPayload)
-  | { type: 'group-update'; groupJid: string; changes: GroupChanges }
-  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] };
+  /** `network`: the whole group's network form, when the update is a whole group (a refresh); it replaces the stored one */
+  | { type: 'group-update'; groupJid: string; changes: GroupChanges; network?: GroupNetwork }
+  /**
+   * `participants` by number when known (what the API and webhooks show); `network` the same members as the network
+   * named them in the group (LIDs in a LID-addressed group), when the engine knows it: it keeps the stored network
+   * form of the group (what a send needs) current
+   */
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[]; network?: GroupNetworkParticipant[] };
 
 export interface EngineConnection {
   /** Ask for a pairing code for this phone number instead of a QR (only before pairing). */
@@ -132,6 +142,7 @@ export interface EngineConnection {
 export interface EngineLookups {
   /** the stored `raw` content of a message of this session, or null */
   message(chatJid: string, waMessageId: string): Promise<Uint8Array | null>;
+  /** the stored group; its `network` form (null when not known) is what a send is addressed by */
   group(groupJid: string): Promise<GroupInfo | null>;
 }
 

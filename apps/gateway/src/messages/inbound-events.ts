@@ -60,11 +60,17 @@ export class InboundEvents {
       case 'call':
         return this.publish('call.incoming', { callId: event.callId, from: event.from, isVideo: event.isVideo, isGroup: event.isGroup });
       case 'group-update':
-        await this.deps.records.updateGroup(sessionId, event.groupJid, event.changes);
+        await this.deps.records.updateGroup(sessionId, event.groupJid, event.changes, event.network);
+        // a refresh that only brought the network form is no news to announce
+        if (!Object.keys(event.changes).length) return;
         return this.publish('group.update', { groupJid: event.groupJid, changes: event.changes });
       case 'group-participants': {
-        if (event.action === 'add') await this.deps.records.addGroupParticipants(sessionId, event.groupJid, event.participants);
-        if (event.action === 'remove') await this.deps.records.removeGroupParticipants(sessionId, event.groupJid, event.participants);
+        const { records } = this.deps;
+        if (event.action === 'add') await records.addGroupParticipants(sessionId, event.groupJid, event.participants, event.network);
+        if (event.action === 'remove') await records.removeGroupParticipants(sessionId, event.groupJid, event.participants, event.network);
+        if (event.action === 'promote' || event.action === 'demote') {
+          await records.setGroupAdmins(sessionId, event.groupJid, event.participants, event.action === 'promote' ? 'admin' : null, event.network);
+        }
         return this.publish('group.participants', { groupJid: event.groupJid, action: event.action, participants: event.participants });
       }
     }

@@ -1,4 +1,4 @@
-import type { GroupChanges } from '@app/contracts';
+import type { GroupChanges, GroupNetwork, GroupNetworkParticipant } from '@app/contracts';
 import type { GroupsRepository, SessionsRepository } from '@app/database';
 import type { GroupInfo } from '../engine/engine.interface';
 import type { SessionRecord, SessionRecordPatch, SessionRecords } from './session-ports';
@@ -31,16 +31,20 @@ export class PgSessionRecords implements SessionRecords {
     return this.groups.upsert(organizationId, sessionId, g);
   }
 
-  updateGroup(sessionId: string, groupJid: string, changes: GroupChanges): Promise<void> {
-    return this.groups.applyChanges(sessionId, groupJid, changes);
+  updateGroup(sessionId: string, groupJid: string, changes: GroupChanges, network?: GroupNetwork): Promise<void> {
+    return this.groups.applyChanges(sessionId, groupJid, changes, network);
   }
 
-  addGroupParticipants(sessionId: string, groupJid: string, jids: string[]): Promise<void> {
-    return this.groups.addParticipants(sessionId, groupJid, jids);
+  addGroupParticipants(sessionId: string, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void> {
+    return this.groups.addParticipants(sessionId, groupJid, jids, network);
   }
 
-  removeGroupParticipants(sessionId: string, groupJid: string, jids: string[]): Promise<void> {
-    return this.groups.removeParticipants(sessionId, groupJid, jids);
+  removeGroupParticipants(sessionId: string, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void> {
+    return this.groups.removeParticipants(sessionId, groupJid, jids, network);
+  }
+
+  setGroupAdmins(sessionId: string, groupJid: string, jids: string[], admin: 'admin' | null, network?: GroupNetworkParticipant[]): Promise<void> {
+    return this.groups.setParticipantsAdmin(sessionId, groupJid, jids, admin, network);
   }
 
   findGroup(sessionId: string, groupJid: string): Promise<GroupInfo | null> {

@@ -43,6 +43,7 @@ function setup() {
     updateGroup: async () => undefined,
     addGroupParticipants: async () => undefined,
     removeGroupParticipants: async () => undefined,
+    setGroupAdmins: async () => undefined,
     findGroup: async () => null,
     resumable: async (gw) => [...placedOn].filter(([, g]) => g === gw).map(([id]) => id),
     notPlacedOn: async (ids, gw) => ids.filter((id) => placedOn.get(id) !== gw),

@@ -1,4 +1,4 @@
-import type { EventType, GroupChanges, SessionQr } from '@app/contracts';
+import type { EventType, GroupChanges, GroupNetwork, GroupNetworkParticipant, SessionQr } from '@app/contracts';
 import type { SessionRuntimePatch, SessionRuntimeRow } from '@app/database';
 import type { AuthStateStore, GroupInfo } from '../engine/engine.interface';
 
@@ -24,12 +24,20 @@ export interface SessionRecords {
   takeLeaseToken(sessionId: string): Promise<number>;
   /** Stores (or refreshes) a group the session created or learnt about. */
   saveGroup(organizationId: string, sessionId: string, group: GroupInfo): Promise<void>;
-  /** An admin changed a stored group on the network (subject, description, settings). */
-  updateGroup(sessionId: string, groupJid: string, changes: GroupChanges): Promise<void>;
-  /** Members joined a stored group. */
-  addGroupParticipants(sessionId: string, groupJid: string, jids: string[]): Promise<void>;
+  /**
+   * An admin changed a stored group on the network (subject, description, settings); `network`, when the network
+   * described the whole group, replaces its stored network form.
+   */
+  updateGroup(sessionId: string, groupJid: string, changes: GroupChanges, network?: GroupNetwork): Promise<void>;
+  /**
+   * Members joined a stored group. `network`: how the network named them in the group (the engine's group-participants
+   * event), so the group's network form stays what a send needs; without it that form is forgotten.
+   */
+  addGroupParticipants(sessionId: string, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void>;
   /** Members left (or were removed from) a stored group. */
-  removeGroupParticipants(sessionId: string, groupJid: string, jids: string[]): Promise<void>;
+  removeGroupParticipants(sessionId: string, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void>;
+  /** Members of a stored group were promoted to admin (`admin`) or demoted (null). */
+  setGroupAdmins(sessionId: string, groupJid: string, jids: string[], admin: 'admin' | null, network?: GroupNetworkParticipant[]): Promise<void>;
   /** A stored group with its members (the engine's group metadata), or null when unknown here. */
   findGroup(sessionId: string, groupJid: string): Promise<GroupInfo | null>;
   /** Sessions placed on this gateway that should run (it starts those it does not hold). */

@@ -126,15 +126,16 @@ function build(opts: {
       if (opts.groupStoreFails) throw new Error('invalid byte sequence for encoding "UTF8": 0x00');
       groups.push({ ...g });
     },
-    updateGroup: async (_s, jid, changes) => void groupChanges.push({ jid, changes }),
-    addGroupParticipants: async (_s, jid, jids) => {
-      groupChanges.push({ jid, added: jids });
+    updateGroup: async (_s, jid, changes, network) => void groupChanges.push({ jid, changes, ...(network ? { network } : {}) }),
+    addGroupParticipants: async (_s, jid, jids, network) => {
+      groupChanges.push({ jid, added: jids, ...(network ? { network } : {}) });
       for (const g of groups) if (g.groupJid === jid) g.participants = [...new Set([...g.participants, ...jids])];
     },
-    removeGroupParticipants: async (_s, jid, jids) => {
-      groupChanges.push({ jid, removed: jids });
+    removeGroupParticipants: async (_s, jid, jids, network) => {
+      groupChanges.push({ jid, removed: jids, ...(network ? { network } : {}) });
       for (const g of groups) if (g.groupJid === jid) g.participants = g.participants.filter((p) => !jids.includes(p));
     },
+    setGroupAdmins: async (_s, jid, jids, admin, network) => void groupChanges.push({ jid, admin, members: jids, ...(network ? { network } : {}) }),
     findGroup: async (_s, jid) => groups.find((g) => g.groupJid === jid) ?? null,
     resumable: async () => [],
   };
@@ -583,7 +584,43 @@ describe('SessionRunner', () => {
         { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'] } },
         { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'promote', participants: [contact] } },
       ]);
-      expect(t.groupChanges).toEqual([{ jid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } }, { jid: '1-2@g.us', added: [contact, '15550007777@s.whatsapp.net'] }]);
+      expect(t.groupChanges).toEqual([
+        { jid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } },
+        { jid: '1-2@g.us', added: [contact, '15550007777@s.whatsapp.net'] },
+        { jid: '1-2@g.us', admin: 'admin', members: [contact] },
+      ]);
+    });
+
+    it('member changes and whole-group refreshes hand the network form to the store; the events stay as they were', async () => {
+      const t = await working();
+      const lid = { id: '11111@lid', phoneNumber: contact };
+      await emit(t, { type: 'group-participants', groupJid: '1-2@g.us', action: 'add', participants: [contact], network: [{ ...lid, admin: null }] });
+      await emit(t, { type: 'group-participants', groupJid: '1-2@g.us', action: 'promote', participants: [contact], network: [lid] });
+      await emit(t, { type: 'group-participants', groupJid: '1-2@g.us', action: 'demote', participants: [contact], network: [lid] });
+      await emit(t, { type: 'group-participants', groupJid: '1-2@g.us', action: 'remove', participants: [contact], network: [lid] });
+      const refreshed = { addressingMode: 'lid' as const, participants: [{ id: '99@lid', phoneNumber: '15550009999@s.whatsapp.net' }] };
+      await emit(t, { type: 'group-update', groupJid: '1-2@g.us', changes: { subject: 'Team' }, network: refreshed });
+      await emit(t, { type: 'group-update', groupJid: '1-2@g.us', changes: {}, network: refreshed });
+      expect(t.groupChanges).toEqual([
+        { jid: '1-2@g.us', added: [contact], network: [{ ...lid, admin: null }] },
+        { jid: '1-2@g.us', admin: 'admin', members: [contact], network: [lid] },
+        { jid: '1-2@g.us', admin: null, members: [contact], network: [lid] },
+        { jid: '1-2@g.us', removed: [contact], network: [lid] },
+        { jid: '1-2@g.us', changes: { subject: 'Team' }, network: refreshed },
+        { jid: '1-2@g.us', changes: {}, network: refreshed },
+      ]);
+      expect(t.events).toEqual([
+        ...(['add', 'promote', 'demote', 'remove'] as const).map((action) => ({ event: 'group.participants', payload: { groupJid: '1-2@g.us', action, participants: [contact] } })),
+        { event: 'group.update', payload: { groupJid: '1-2@g.us', changes: { subject: 'Team' } } },
+      ]);
+    });
+
+    it('group metadata the engine fetched is stored and not announced', async () => {
+      const t = await working();
+      const network = { addressingMode: 'lid' as const, participants: [{ id: '11111@lid', phoneNumber: contact, admin: 'superadmin' as const }] };
+      await emit(t, { type: 'group-metadata', group: { groupJid: '7-8@g.us', subject: 'Known', description: '', ownerJid: contact, participants: [contact], isAnnounce: false, isLocked: false, network } });
+      expect(t.groups).toEqual([expect.objectContaining({ groupJid: '7-8@g.us', participants: [contact], network })]);
+      expect(t.events).toEqual([]);
     });
 
     it('sends what was queued while disconnected once the session is working, and serves lookups from the log and the stored groups', async () => {

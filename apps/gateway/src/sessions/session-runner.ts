@@ -416,6 +416,9 @@ export class SessionRunner {
         await this.deps.records.saveGroup(this.organizationId, this.sessionId, event.group);
         await this.announceGroup(event.group, event.action);
         return;
+      case 'group-metadata':
+        await this.deps.records.saveGroup(this.organizationId, this.sessionId, event.group);
+        return;
       default:
         if (!isInboundEvent(event)) return;
         await this.inbound.handle(event, this.connection);

@@ -1,12 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { GroupNetwork, GroupNetworkParticipant } from '@app/contracts';
 import { newId } from '../ids';
 import { Group } from '../entities/group.entity';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
 
-/** A group as the network describes it, members listed (the `participants` column counts them). */
-export type GroupFacts = Pick<Group, 'groupJid' | 'subject' | 'description' | 'ownerJid' | 'isAnnounce' | 'isLocked'> & { participants: string[] };
+/**
+ * A group as the network describes it, members listed (the `participants` column counts them). `network` is the
+ * group as the network addresses it (what a send needs); absent or null when the source did not say.
+ */
+export type GroupFacts = Pick<Group, 'groupJid' | 'subject' | 'description' | 'ownerJid' | 'isAnnounce' | 'isLocked'> & {
+  participants: string[];
+  network?: GroupNetwork | null;
+};
 
 interface GroupMetadataRow {
   group_jid: string;
@@ -16,73 +23,147 @@ interface GroupMetadataRow {
   members: string[];
   is_announce: boolean;
   is_locked: boolean;
+  network: GroupNetwork | null;
 }
-
-/**
- * Owner of the `groups` table. `members` is the member list when known (NULL on rows stored before the list was
- * kept: those only move their count until the network refreshes them).
- */
 
 /** PostgreSQL text cannot hold NUL, but a name on the network can: it is dropped rather than failing the write. */
 const storable = <T extends string | null | undefined>(text: T): T => (typeof text === 'string' ? (text.replace(/\0/g, '') as T) : text);
 
+/** Every form a member goes by (LID and phone number): a member event may name it by either. */
+const formsOf = (jids: string[], network: GroupNetworkParticipant[] | undefined): string[] => {
+  const forms = new Set(jids);
+  for (const p of network ?? []) for (const form of [p.id, p.phoneNumber, p.lid]) if (form) forms.add(form);
+  return [...forms];
+};
+
+/** One entry per id, the last one given winning. */
+const uniqueById = (participants: GroupNetworkParticipant[]): GroupNetworkParticipant[] => [...new Map(participants.map((p) => [p.id, p])).values()];
+
+const networkJson = (network: GroupNetwork | null | undefined): string | null =>
+  network ? JSON.stringify({ ...network, participants: uniqueById(network.participants) }) : null;
+
+/** True when a stored network participant `p` goes by one of the forms in `$forms` (a text[] parameter). */
+const goesBy = (forms: string) => `ARRAY[p->>'id', p->>'phoneNumber', p->>'lid'] && ${forms}::text[]`;
+
+/** The stored network participants rebuilt in their order from `item` (an expression over `p`), `where` filtering. */
+const rebuiltParticipants = (item: string, where = 'true') =>
+  `COALESCE((SELECT jsonb_agg(${item} ORDER BY i) FROM jsonb_array_elements(network->'participants') WITH ORDINALITY AS e(p, i) WHERE ${where}), '[]'::jsonb)`;
+
+/**
+ * Owner of the `groups` table. `members` is the member list when known (NULL on rows stored before the list was
+ * kept: those only move their count until the network refreshes them). `network` is the group exactly as the network
+ * addresses it (`{addressingMode?, participants: [{id, phoneNumber?, lid?, admin?}]}`, answered to Baileys for group
+ * sends), NULL when not known that way: member changes keep it current where they can and forget it where they cannot,
+ * so it is never a guess.
+ */
 @Injectable()
 export class GroupsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Inserts the group, or refreshes what the network says of it when the session already knows it. */
+  /**
+   * Inserts the group, or refreshes what the network says of it when the session already knows it. A refresh without
+   * a network form (the simulator) forgets the stored one: it described another member list.
+   */
   async upsert(organizationId: string, sessionId: string, g: GroupFacts): Promise<void> {
     const members = [...new Set(g.participants)];
     await this.db.query(
-      `INSERT INTO groups (id, organization_id, session_id, group_jid, subject, description, owner_jid, participants, members, is_announce, is_locked)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+      `INSERT INTO groups (id, organization_id, session_id, group_jid, subject, description, owner_jid, participants, members, is_announce, is_locked, network)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb)
        ON CONFLICT (session_id, group_jid) DO UPDATE SET subject = EXCLUDED.subject, description = EXCLUDED.description,
          owner_jid = EXCLUDED.owner_jid, participants = EXCLUDED.participants, members = EXCLUDED.members,
-         is_announce = EXCLUDED.is_announce, is_locked = EXCLUDED.is_locked, updated_at = now()`,
-      [newId('grp'), organizationId, sessionId, g.groupJid, storable(g.subject), storable(g.description), storable(g.ownerJid), members.length, members, g.isAnnounce, g.isLocked],
+         is_announce = EXCLUDED.is_announce, is_locked = EXCLUDED.is_locked, network = EXCLUDED.network, updated_at = now()`,
+      [
+        newId('grp'), organizationId, sessionId, g.groupJid, storable(g.subject), storable(g.description), storable(g.ownerJid),
+        members.length, members, g.isAnnounce, g.isLocked, networkJson(g.network),
+      ],
     );
   }
 
-  /** An admin changed the group on the network; only the named fields change. */
-  async applyChanges(sessionId: string, groupJid: string, changes: Partial<Pick<Group, 'subject' | 'description' | 'isAnnounce' | 'isLocked'>>): Promise<void> {
+  /**
+   * An admin changed the group on the network; only the named fields change. `network`, when the network described
+   * the whole group (a refresh), replaces the stored network form; the member list is left to the member events.
+   */
+  async applyChanges(
+    sessionId: string,
+    groupJid: string,
+    changes: Partial<Pick<Group, 'subject' | 'description' | 'isAnnounce' | 'isLocked'>>,
+    network?: GroupNetwork,
+  ): Promise<void> {
     await this.db.query(
       `UPDATE groups SET subject = COALESCE($3, subject), description = COALESCE($4, description),
-         is_announce = COALESCE($5, is_announce), is_locked = COALESCE($6, is_locked), updated_at = now()
+         is_announce = COALESCE($5, is_announce), is_locked = COALESCE($6, is_locked), network = COALESCE($7::jsonb, network), updated_at = now()
        WHERE session_id = $1 AND group_jid = $2`,
-      [sessionId, groupJid, storable(changes.subject) ?? null, storable(changes.description) ?? null, changes.isAnnounce ?? null, changes.isLocked ?? null],
+      [
+        sessionId, groupJid, storable(changes.subject) ?? null, storable(changes.description) ?? null, changes.isAnnounce ?? null, changes.isLocked ?? null,
+        networkJson(network),
+      ],
     );
   }
 
-  /** Members joined; a member already listed is not counted twice. */
-  async addParticipants(sessionId: string, groupJid: string, jids: string[]): Promise<void> {
+  /**
+   * Members joined; a member already listed is not counted twice. `network` is how the network named them in the
+   * group: they join the stored network form (replacing an entry under any of their forms). Without it the stored
+   * network form can no longer be complete and is forgotten.
+   */
+  async addParticipants(sessionId: string, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void> {
     await this.db.query(
       `UPDATE groups SET
          members = CASE WHEN members IS NULL THEN NULL ELSE ARRAY(SELECT DISTINCT unnest(members || $3::text[]) ORDER BY 1) END,
          participants = CASE WHEN members IS NULL THEN participants + cardinality($3::text[])
                              ELSE (SELECT count(DISTINCT m)::int FROM unnest(members || $3::text[]) m) END,
+         network = CASE WHEN network IS NULL OR $5::jsonb IS NULL THEN NULL
+                        ELSE jsonb_set(network, '{participants}', ${rebuiltParticipants('p', `NOT ${goesBy('$4')}`)} || $5::jsonb) END,
          updated_at = now()
        WHERE session_id = $1 AND group_jid = $2`,
-      [sessionId, groupJid, [...new Set(jids)]],
+      [sessionId, groupJid, [...new Set(jids)], formsOf(jids, network), network ? JSON.stringify(uniqueById(network)) : null],
     );
   }
 
-  /** Members left or were removed; the count never goes below zero. */
-  async removeParticipants(sessionId: string, groupJid: string, jids: string[]): Promise<void> {
+  /**
+   * Members left or were removed; the count never goes below zero. They leave the stored network form under any of
+   * their forms (the numbers in `jids`, and the ids, numbers and LIDs of `network` when the network named them).
+   */
+  async removeParticipants(sessionId: string, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void> {
     await this.db.query(
       `UPDATE groups SET
          members = CASE WHEN members IS NULL THEN NULL ELSE ARRAY(SELECT m FROM unnest(members) m WHERE m <> ALL($3::text[])) END,
          participants = CASE WHEN members IS NULL THEN GREATEST(participants - cardinality($3::text[]), 0)
                              ELSE (SELECT count(*)::int FROM unnest(members) m WHERE m <> ALL($3::text[])) END,
+         network = CASE WHEN network IS NULL THEN NULL
+                        ELSE jsonb_set(network, '{participants}', ${rebuiltParticipants('p', `NOT ${goesBy('$4')}`)}) END,
          updated_at = now()
        WHERE session_id = $1 AND group_jid = $2`,
-      [sessionId, groupJid, [...new Set(jids)]],
+      [sessionId, groupJid, [...new Set(jids)], formsOf(jids, network)],
     );
   }
 
-  /** The group with its members, or null when the session does not know it or only knows its member count. */
+  /**
+   * Members were promoted (`admin`) or demoted (null): only the stored network form records it (Baileys' `admin`);
+   * the member list and its count do not change.
+   */
+  async setParticipantsAdmin(
+    sessionId: string,
+    groupJid: string,
+    jids: string[],
+    admin: 'admin' | 'superadmin' | null,
+    network?: GroupNetworkParticipant[],
+  ): Promise<void> {
+    await this.db.query(
+      `UPDATE groups SET
+         network = jsonb_set(network, '{participants}', ${rebuiltParticipants(`CASE WHEN ${goesBy('$3')} THEN p || jsonb_build_object('admin', $4::text) ELSE p END`)}),
+         updated_at = now()
+       WHERE session_id = $1 AND group_jid = $2 AND network IS NOT NULL`,
+      [sessionId, groupJid, formsOf(jids, network), admin],
+    );
+  }
+
+  /**
+   * The group with its members (and its network form, null when not known), or null when the session does not know
+   * it or only knows its member count.
+   */
   async metadataOf(sessionId: string, groupJid: string): Promise<GroupFacts | null> {
     const rows: GroupMetadataRow[] = await this.db.query(
-      `SELECT group_jid, subject, description, owner_jid, members, is_announce, is_locked
+      `SELECT group_jid, subject, description, owner_jid, members, is_announce, is_locked, network
        FROM groups WHERE session_id = $1 AND group_jid = $2 AND members IS NOT NULL`,
       [sessionId, groupJid],
     );
@@ -96,6 +177,7 @@ export class GroupsRepository {
       participants: r.members,
       isAnnounce: r.is_announce,
       isLocked: r.is_locked,
+      network: r.network ?? null,
     };
   }
 

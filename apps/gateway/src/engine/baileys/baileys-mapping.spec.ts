@@ -3,6 +3,7 @@ import Long from 'long';
 import type {
   BaileysEventMap,
   GroupMetadata,
+  GroupParticipant,
   MessageUserReceiptUpdate,
   proto,
   WACallEvent,
@@ -13,10 +14,12 @@ import type { InboundMessage } from '../engine.interface';
 import {
   callFrom,
   contactFromVcard,
+  groupInfoFrom,
   groupMetadataFrom,
   groupParticipantsFrom,
   groupUpdateFrom,
   inboundMessageFrom,
+  isWholeGroup,
   pollVoteFrom,
   presencesFrom,
   reactionFrom,
@@ -293,23 +296,109 @@ describe('presence, calls and groups', () => {
     expect(groupUpdateFrom({ id: GROUP, ephemeralDuration: 86400 })).toBeNull();
   });
 
-  it.each(['add', 'remove', 'promote', 'demote'] as const)('group-participants.update %s → group-participants, members by number', (action) => {
+  it.each(['add', 'remove', 'promote', 'demote'] as const)('group-participants.update %s → group-participants, members by number, the network ids kept', (action) => {
     const update: BaileysEventMap['group-participants.update'] = {
       id: GROUP,
       author: '98765@lid',
       action,
-      participants: [{ id: '11111@lid', phoneNumber: ALICE }, { id: BOB }],
+      participants: [{ id: '11111@lid', phoneNumber: ALICE, admin: null }, { id: BOB }],
     };
-    expect(groupParticipantsFrom(update)).toEqual({ type: 'group-participants', groupJid: GROUP, action, participants: [ALICE, BOB] });
+    expect(groupParticipantsFrom(update)).toEqual({
+      type: 'group-participants',
+      groupJid: GROUP,
+      action,
+      participants: [ALICE, BOB],
+      network: [{ id: '11111@lid', phoneNumber: ALICE, admin: null }, { id: BOB }],
+    });
   });
 
   it('a member changing number (modify) is not a participants event', () => {
     expect(groupParticipantsFrom({ id: GROUP, author: BOB, action: 'modify', participants: [{ id: BOB }] })).toBeNull();
   });
 
-  it('our stored group becomes the metadata Baileys sends to: members, settings, addressing by number', () => {
-    const meta = groupMetadataFrom({ groupJid: GROUP, subject: 'Team', description: 'd', ownerJid: OWN, participants: [OWN, ALICE], isAnnounce: true, isLocked: false });
-    expect(meta).toEqual({ id: GROUP, subject: 'Team', desc: 'd', owner: OWN, announce: true, restrict: false, participants: [{ id: OWN }, { id: ALICE }], addressingMode: 'pn' });
-    expect(groupMetadataFrom({ groupJid: GROUP, subject: '', description: '', ownerJid: '', participants: ['11111@lid'], isAnnounce: false, isLocked: false }).addressingMode).toBe('lid');
+  // Baileys' own groupMetadata() answers, as extractGroupMetadata builds them (addressingMode is a string enum there)
+  const LID_MODE = 'lid' as GroupMetadata['addressingMode'];
+  const PN_MODE = 'pn' as GroupMetadata['addressingMode'];
+  const ALICE_LID = '11111111111111@lid';
+  const OWN_LID = '98765432109876@lid';
+  const lidGroup: GroupMetadata = {
+    id: GROUP,
+    addressingMode: LID_MODE,
+    subject: 'Team',
+    desc: 'd',
+    owner: OWN_LID,
+    ownerPn: OWN,
+    announce: true,
+    restrict: false,
+    size: 2,
+    participants: [
+      { id: OWN_LID, phoneNumber: OWN, admin: 'superadmin' },
+      { id: ALICE_LID, phoneNumber: ALICE, admin: null },
+    ],
+  };
+  const pnGroup: GroupMetadata = {
+    ...lidGroup,
+    addressingMode: PN_MODE,
+    owner: OWN,
+    ownerPn: undefined,
+    participants: [
+      { id: OWN, lid: OWN_LID, admin: 'superadmin' },
+      { id: ALICE, admin: null },
+    ],
+  };
+  /** what the store gives back: the group through JSON (jsonb) */
+  const stored = (meta: GroupMetadata) => JSON.parse(JSON.stringify(groupInfoFrom(meta, OWN)));
+
+  it('a LID-addressed group whose numbers are all known: the API sees numbers, a send is addressed lid with the LIDs', () => {
+    const info = groupInfoFrom(lidGroup, OWN);
+    expect(info).toMatchObject({ groupJid: GROUP, ownerJid: OWN, participants: [OWN, ALICE] });
+    const meta = groupMetadataFrom(stored(lidGroup))!;
+    expect(meta.addressingMode).toBe(LID_MODE);
+    expect(meta.participants.map((p: GroupParticipant) => p.id)).toEqual([OWN_LID, ALICE_LID]);
+    expect(meta).toEqual({
+      id: GROUP,
+      subject: 'Team',
+      desc: 'd',
+      owner: OWN,
+      announce: true,
+      restrict: false,
+      addressingMode: LID_MODE,
+      participants: lidGroup.participants,
+    });
+  });
+
+  it('a phone-number-addressed group is answered pn with the numbers it gave (and the LIDs it told)', () => {
+    const meta = groupMetadataFrom(stored(pnGroup))!;
+    expect(meta.addressingMode).toBe(PN_MODE);
+    expect(meta.participants).toEqual(pnGroup.participants);
+  });
+
+  it('the mode is never guessed: a group stored without its network form has no answer; a network that named no mode is passed on without one', () => {
+    const { network: _network, ...withoutNetwork } = groupInfoFrom(lidGroup, OWN);
+    expect(groupMetadataFrom(withoutNetwork)).toBeUndefined();
+    expect(groupMetadataFrom({ ...withoutNetwork, network: null })).toBeUndefined();
+    // members by LID alone do not make a mode either
+    expect(groupMetadataFrom({ ...withoutNetwork, participants: [ALICE_LID] })).toBeUndefined();
+    const unnamed: GroupMetadata = { id: GROUP, subject: 'x', owner: undefined, participants: [{ id: ALICE }] };
+    const meta = groupMetadataFrom(stored(unnamed))!;
+    expect(meta).not.toHaveProperty('addressingMode');
+    expect(meta.participants).toEqual([{ id: ALICE }]);
+  });
+
+  it('a whole group in groups.update (the refresh of every group) carries its network form; a change of a few fields does not', () => {
+    expect(isWholeGroup(lidGroup)).toBe(true);
+    expect(isWholeGroup({ id: GROUP, subject: 'New name' })).toBe(false);
+    expect(isWholeGroup({ id: GROUP, announce: true })).toBe(false);
+    // Baileys' refresh of communities emits there too, with no addressing mode read: not taken as a whole group
+    const community: Partial<GroupMetadata> = { id: GROUP, subject: 'Community', participants: [{ id: ALICE_LID, admin: null }], addressingMode: undefined };
+    expect(isWholeGroup(community)).toBe(false);
+    expect(groupUpdateFrom(community)).toEqual({ type: 'group-update', groupJid: GROUP, changes: { subject: 'Community' } });
+
+    expect(groupUpdateFrom(lidGroup)).toEqual({
+      type: 'group-update',
+      groupJid: GROUP,
+      changes: { subject: 'Team', description: 'd', isAnnounce: true, isLocked: false },
+      network: { addressingMode: 'lid', participants: lidGroup.participants },
+    });
   });
 });

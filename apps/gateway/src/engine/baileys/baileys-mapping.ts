@@ -2,6 +2,7 @@ import type {
   BaileysEventMap,
   Contact,
   GroupMetadata,
+  GroupParticipant,
   MessageUserReceiptUpdate,
   proto,
   WACallEvent,
@@ -9,7 +10,7 @@ import type {
   WAMessageKey,
   WAMessageUpdate,
 } from '@whiskeysockets/baileys';
-import type { AckStatus, ContactContent, GroupChanges, GroupParticipantAction, MediaRef, PollContent, Presence } from '@app/contracts';
+import type { AckStatus, ContactContent, GroupChanges, GroupNetwork, GroupNetworkParticipant, GroupParticipantAction, MediaRef, PollContent, Presence } from '@app/contracts';
 import type { AccountIdentity, CloseReason, EngineEvent, GroupInfo, InboundMedia, InboundMessage } from '../engine.interface';
 import type { PollCrypto } from './baileys-runtime';
 
@@ -360,6 +361,10 @@ export function callFrom(call: WACallEvent): EngineEvent | null {
   return { type: 'call', callId: call.id, from: preferUserJid(call.from, call.callerPn), isVideo: Boolean(call.isVideo), isGroup: Boolean(call.isGroup) };
 }
 
+/**
+ * groups.update → the fields that changed. An entry that is a whole group (Baileys' refresh of every group it
+ * participates in) also carries the group's network form, which replaces the stored one.
+ */
 export function groupUpdateFrom(update: Partial<GroupMetadata>): EngineEvent | null {
   if (!update.id) return null;
   const changes: GroupChanges = {};
@@ -367,12 +372,37 @@ export function groupUpdateFrom(update: Partial<GroupMetadata>): EngineEvent | n
   if (typeof update.desc === 'string') changes.description = update.desc;
   if (typeof update.announce === 'boolean') changes.isAnnounce = update.announce;
   if (typeof update.restrict === 'boolean') changes.isLocked = update.restrict;
-  return Object.keys(changes).length ? { type: 'group-update', groupJid: update.id, changes } : null;
+  const network = isWholeGroup(update) ? groupNetworkFrom(update) : null;
+  if (!Object.keys(changes).length && !network) return null;
+  return { type: 'group-update', groupJid: update.id, changes, ...(network ? { network } : {}) };
 }
 
 const PARTICIPANT_ACTIONS: ReadonlySet<string> = new Set<GroupParticipantAction>(['add', 'remove', 'promote', 'demote']);
 
-/** `modify` (a member changed number) is not one of our actions. */
+/** A member as the network named it in the group: the fields of Baileys' GroupParticipant a send's answer carries. */
+export function networkParticipantFrom(p: GroupParticipant): GroupNetworkParticipant {
+  return {
+    id: p.id,
+    ...(p.phoneNumber ? { phoneNumber: p.phoneNumber } : {}),
+    ...(p.lid ? { lid: p.lid } : {}),
+    ...(p.admin !== undefined ? { admin: p.admin } : {}),
+  };
+}
+
+/** The group as the network addresses it (Baileys' `addressingMode` and participant ids), as given: never inferred. */
+export function groupNetworkFrom(meta: Pick<GroupMetadata, 'addressingMode' | 'participants'>): GroupNetwork {
+  // a string enum in Baileys' types; the values are 'lid' and 'pn'
+  const mode: string | undefined = meta.addressingMode;
+  return {
+    ...(mode === 'lid' || mode === 'pn' ? { addressingMode: mode } : {}),
+    participants: (meta.participants ?? []).map(networkParticipantFrom),
+  };
+}
+
+/**
+ * `modify` (a member changed number) is not one of our actions. Members by number when known; `network` keeps the
+ * ids the group is addressed by.
+ */
 export function groupParticipantsFrom(update: BaileysEventMap['group-participants.update']): EngineEvent | null {
   if (!PARTICIPANT_ACTIONS.has(update.action)) return null;
   return {
@@ -380,9 +410,11 @@ export function groupParticipantsFrom(update: BaileysEventMap['group-participant
     groupJid: update.id,
     action: update.action as GroupParticipantAction,
     participants: update.participants.map((p) => preferUserJid(p.id, p.phoneNumber)),
+    network: update.participants.map(networkParticipantFrom),
   };
 }
 
+/** Members by number when known (what the API shows); `network` the group as a send must address it. */
 export function groupInfoFrom(meta: GroupMetadata, ownJid: string | null): GroupInfo {
   return {
     groupJid: meta.id,
@@ -392,14 +424,29 @@ export function groupInfoFrom(meta: GroupMetadata, ownJid: string | null): Group
     participants: (meta.participants ?? []).map((p) => preferUserJid(p.id, p.phoneNumber)),
     isAnnounce: Boolean(meta.announce),
     isLocked: Boolean(meta.restrict),
+    network: groupNetworkFrom(meta),
   };
 }
 
 /**
- * Our stored group → Baileys' GroupMetadata for group sends. We store members by phone number, so the addressing
- * mode follows the members: `pn` unless a member is only known by its LID.
+ * A groups.update entry that is a whole group with its addressing named: Baileys' refresh of every group it
+ * participates in (on a `dirty` notification) emits extractGroupMetadata's answers there, the same as groupMetadata()
+ * gives. Its refresh of communities emits there too, often with no addressing mode: that is not taken as a whole group.
  */
-export function groupMetadataFrom(group: GroupInfo): GroupMetadata {
+export function isWholeGroup(update: Partial<GroupMetadata>): update is GroupMetadata {
+  const mode: string | undefined = update.addressingMode;
+  return Boolean(update.id) && Array.isArray(update.participants) && (mode === 'lid' || mode === 'pn');
+}
+
+/**
+ * Our stored group → Baileys' GroupMetadata for a group send: the addressing mode and the member ids exactly as the
+ * network gave them (a LID-addressed group is answered `lid` with its LIDs, even when every number is known). Without
+ * a stored network form there is no answer (undefined): guessing the mode from the numbers would send a LID group's
+ * message with `addressing_mode=pn` and our phone-number identity, so the caller asks the network instead.
+ */
+export function groupMetadataFrom(group: GroupInfo): GroupMetadata | undefined {
+  const network = group.network;
+  if (!network) return undefined;
   return {
     id: group.groupJid,
     subject: group.subject,
@@ -407,7 +454,7 @@ export function groupMetadataFrom(group: GroupInfo): GroupMetadata {
     owner: group.ownerJid || undefined,
     announce: group.isAnnounce,
     restrict: group.isLocked,
-    participants: group.participants.map((id) => ({ id })),
-    addressingMode: (group.participants.some((id) => toLid(id)) ? 'lid' : 'pn') as GroupMetadata['addressingMode'],
+    participants: network.participants.map((p): GroupParticipant => ({ ...p })),
+    ...(network.addressingMode ? { addressingMode: network.addressingMode as GroupMetadata['addressingMode'] } : {}),
   };
 }

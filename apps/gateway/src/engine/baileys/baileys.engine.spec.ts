@@ -47,14 +47,25 @@ class FakeSocket {
   endCalls = 0;
   groupCreate = jest.fn(async (subject: string, participants: string[]): Promise<GroupMetadata> => ({
     id: '120363000000000001@g.us',
+    addressingMode: 'lid' as GroupMetadata['addressingMode'],
     subject,
     desc: 'the description',
     owner: '98765432109876@lid',
     ownerPn: '491701234567@s.whatsapp.net',
-    participants: participants.map((id) => ({ id })),
+    participants: [
+      { id: '98765432109876@lid', phoneNumber: '491701234567@s.whatsapp.net', admin: 'superadmin' },
+      ...participants.map((phoneNumber, i) => ({ id: `1111${i}@lid`, phoneNumber, admin: null })),
+    ],
     announce: true,
     restrict: false,
   }));
+  /** the network's answer to a group metadata query (Baileys' groupMetadata()) */
+  readonly networkGroups = new Map<string, GroupMetadata>();
+  groupMetadata = jest.fn(async (jid: string): Promise<GroupMetadata> => {
+    const meta = this.networkGroups.get(jid);
+    if (!meta) throw boom(403, 'forbidden');
+    return meta;
+  });
   /** Baileys generates the proto content from what it is handed and keys it with options.messageId */
   sendMessage = jest.fn(
     async (jid: string, _content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined> => ({
@@ -456,9 +467,18 @@ describe('BaileysEngine', () => {
       subject: 'Team',
       description: 'the description',
       ownerJid: '491701234567@s.whatsapp.net',
-      participants: ['15550001111@s.whatsapp.net', '15550002222@s.whatsapp.net'],
+      participants: ['491701234567@s.whatsapp.net', '15550001111@s.whatsapp.net', '15550002222@s.whatsapp.net'],
       isAnnounce: true,
       isLocked: false,
+      // as the network addresses it, for sends
+      network: {
+        addressingMode: 'lid',
+        participants: [
+          { id: '98765432109876@lid', phoneNumber: '491701234567@s.whatsapp.net', admin: 'superadmin' },
+          { id: '11110@lid', phoneNumber: '15550001111@s.whatsapp.net', admin: null },
+          { id: '11111@lid', phoneNumber: '15550002222@s.whatsapp.net', admin: null },
+        ],
+      },
     });
   });
 
@@ -676,12 +696,66 @@ describe('BaileysEngine lookups (getMessage, cachedGroupMetadata)', () => {
     await expect(getMessage({ remoteJid: ALICE, id: 'NOPE', fromMe: true })).resolves.toBeUndefined();
   });
 
-  it('serves group metadata for group sends from the stored group', async () => {
+  it('serves group metadata for group sends from the stored network form: a LID group as lid with its LIDs', async () => {
     const t = await opened();
-    t.lookups.groups.set(GROUP, { groupJid: GROUP, subject: 'Team', description: '', ownerJid: OWN, participants: [OWN, ALICE], isAnnounce: false, isLocked: true });
+    const network = {
+      addressingMode: 'lid' as const,
+      participants: [
+        { id: OWN_LID, phoneNumber: OWN, admin: 'superadmin' as const },
+        { id: '11111@lid', phoneNumber: ALICE, admin: null },
+      ],
+    };
+    t.lookups.groups.set(GROUP, { groupJid: GROUP, subject: 'Team', description: '', ownerJid: OWN, participants: [OWN, ALICE], isAnnounce: false, isLocked: true, network });
     const cached = t.socket.config.cachedGroupMetadata!;
-    await expect(cached(GROUP)).resolves.toMatchObject({ id: GROUP, subject: 'Team', participants: [{ id: OWN }, { id: ALICE }], restrict: true, addressingMode: 'pn' });
-    await expect(cached('999-1@g.us')).resolves.toBeUndefined();
+    await expect(cached(GROUP)).resolves.toMatchObject({ id: GROUP, subject: 'Team', participants: network.participants, restrict: true, addressingMode: 'lid' });
+    expect(t.socket.groupMetadata).not.toHaveBeenCalled();
+  });
+
+  it('a group with no stored network form is fetched from the network once, handed to Baileys as fetched, and reported for storing', async () => {
+    const t = await opened();
+    const fromNetwork: GroupMetadata = {
+      id: GROUP,
+      addressingMode: 'lid' as GroupMetadata['addressingMode'],
+      subject: 'Team',
+      owner: OWN_LID,
+      ownerPn: OWN,
+      participants: [{ id: OWN_LID, phoneNumber: OWN, admin: 'superadmin' }, { id: '11111@lid', phoneNumber: ALICE, admin: null }],
+    };
+    t.socket.networkGroups.set(GROUP, fromNetwork);
+    // a row stored before the network form was kept, or by the simulator
+    t.lookups.groups.set(GROUP, { groupJid: GROUP, subject: 'Team', description: '', ownerJid: OWN, participants: [OWN, ALICE], isAnnounce: false, isLocked: false, network: null });
+    const cached = t.socket.config.cachedGroupMetadata!;
+    await expect(cached(GROUP)).resolves.toBe(fromNetwork);
+    expect(t.socket.groupMetadata).toHaveBeenCalledWith(GROUP);
+    expect(t.events).toEqual([
+      {
+        type: 'group-metadata',
+        group: {
+          groupJid: GROUP, subject: 'Team', description: '', ownerJid: OWN, participants: [OWN, ALICE], isAnnounce: false, isLocked: false,
+          network: { addressingMode: 'lid', participants: fromNetwork.participants },
+        },
+      },
+    ]);
+
+    // a group we never stored: the same
+    const other: GroupMetadata = { ...fromNetwork, id: '999-1@g.us', addressingMode: 'pn' as GroupMetadata['addressingMode'], participants: [{ id: OWN }, { id: ALICE }] };
+    t.socket.networkGroups.set(other.id, other);
+    await expect(cached(other.id)).resolves.toBe(other);
+    expect(t.events[1]).toMatchObject({ type: 'group-metadata', group: { groupJid: '999-1@g.us', network: { addressingMode: 'pn', participants: [{ id: OWN }, { id: ALICE }] } } });
+  });
+
+  it('a failed fetch, a status broadcast or a socket not open answer undefined: Baileys then does what it does without a store', async () => {
+    const t = await opened();
+    const cached = t.socket.config.cachedGroupMetadata!;
+    await expect(cached('404-1@g.us')).resolves.toBeUndefined();
+    await expect(cached('status@broadcast')).resolves.toBeUndefined();
+    expect(t.socket.groupMetadata.mock.calls).toEqual([['404-1@g.us']]);
+    expect(t.events).toEqual([]);
+
+    const early = await harness();
+    early.socket.networkGroups.set(GROUP, { id: GROUP, subject: 'x', owner: undefined, participants: [] });
+    await expect(early.socket.config.cachedGroupMetadata!(GROUP)).resolves.toBeUndefined();
+    expect(early.socket.groupMetadata).not.toHaveBeenCalled();
   });
 
   it('a failing store answers as no store would, so Baileys falls back instead of failing the retry or the send', async () => {
@@ -693,7 +767,9 @@ describe('BaileysEngine lookups (getMessage, cachedGroupMetadata)', () => {
       throw new Error('db down');
     };
     await expect(t.socket.config.getMessage!({ remoteJid: ALICE, id: 'OUT1', fromMe: true })).resolves.toBeUndefined();
+    // the group is asked of the network, as Baileys would
     await expect(t.socket.config.cachedGroupMetadata!(GROUP)).resolves.toBeUndefined();
+    expect(t.socket.groupMetadata).toHaveBeenCalledWith(GROUP);
   });
 
   it('without lookups Baileys gets neither (it fetches group metadata itself)', async () => {
@@ -714,6 +790,8 @@ describe('BaileysEngine inbound events', () => {
     t.socket.emit('groups.update', [{ id: GROUP, subject: 'Renamed' }]);
     t.socket.emit('group-participants.update', { id: GROUP, author: BOB, action: 'add', participants: [{ id: ALICE }] });
     t.socket.emit('groups.upsert', [{ id: GROUP, subject: 'Joined', owner: BOB, participants: [{ id: BOB }, { id: OWN }] }]);
+    // Baileys' refresh of every group it participates in emits whole groups as updates
+    t.socket.emit('groups.update', [{ id: GROUP, addressingMode: 'lid' as GroupMetadata['addressingMode'], subject: 'Joined', owner: '222@lid', ownerPn: BOB, announce: false, restrict: false, participants: [{ id: '222@lid', phoneNumber: BOB, admin: 'superadmin' }, { id: OWN_LID, phoneNumber: OWN, admin: null }] }]);
     expect(t.events).toEqual([
       { type: 'receipt', waMessageId: 'OUT1', chatJid: ALICE, status: 'read' },
       { type: 'receipt', waMessageId: 'OUT2', chatJid: GROUP, status: 'delivered' },
@@ -721,11 +799,21 @@ describe('BaileysEngine inbound events', () => {
       { type: 'presence', chatJid: ALICE, jid: ALICE, presence: 'composing' },
       { type: 'call', callId: 'CALL1', from: ALICE, isVideo: false, isGroup: false },
       { type: 'group-update', groupJid: GROUP, changes: { subject: 'Renamed' } },
-      { type: 'group-participants', groupJid: GROUP, action: 'add', participants: [ALICE] },
+      { type: 'group-participants', groupJid: GROUP, action: 'add', participants: [ALICE], network: [{ id: ALICE }] },
       {
         type: 'group',
         action: 'created',
-        group: { groupJid: GROUP, subject: 'Joined', description: '', ownerJid: BOB, participants: [BOB, OWN], isAnnounce: false, isLocked: false },
+        group: {
+          groupJid: GROUP, subject: 'Joined', description: '', ownerJid: BOB, participants: [BOB, OWN], isAnnounce: false, isLocked: false,
+          // no addressing mode named: none is stored
+          network: { participants: [{ id: BOB }, { id: OWN }] },
+        },
+      },
+      {
+        type: 'group-update',
+        groupJid: GROUP,
+        changes: { subject: 'Joined', isAnnounce: false, isLocked: false },
+        network: { addressingMode: 'lid', participants: [{ id: '222@lid', phoneNumber: BOB, admin: 'superadmin' }, { id: OWN_LID, phoneNumber: OWN, admin: null }] },
       },
     ]);
   });

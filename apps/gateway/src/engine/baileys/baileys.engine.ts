@@ -90,6 +90,9 @@ export class BaileysEngine implements SessionEngine {
     const creds = (await auth.readCreds<AuthenticationCreds>()) ?? runtime.initAuthCreds();
     const keys = runtime.makeCacheableSignalKeyStore(signalKeyStore(auth, runtime), baileysLogger);
 
+    // the lookups are handed to the socket before the connection exists; Baileys asks them only once it is open
+    let connection: BaileysConnection | null = null;
+    const fetchGroup = (jid: string) => connection?.fetchGroupForSend(jid) ?? Promise.resolve(undefined);
     const sock = makeSocket({
       auth: { creds, keys },
       logger: baileysLogger,
@@ -100,9 +103,10 @@ export class BaileysEngine implements SessionEngine {
       markOnlineOnConnect: false,
       syncFullHistory: false,
       generateHighQualityLinkPreview: false,
-      ...(lookups ? networkLookups(lookups, runtime, logger) : {}),
+      ...(lookups ? networkLookups(lookups, runtime, logger, fetchGroup) : {}),
     });
-    return new BaileysConnection({ sessionId, sock, creds, auth, onEvent, logger, connectTimeoutMs, runtime, lookups: lookups ?? null });
+    connection = new BaileysConnection({ sessionId, sock, creds, auth, onEvent, logger, connectTimeoutMs, runtime, lookups: lookups ?? null });
+    return connection;
   }
 }
 
@@ -135,12 +139,15 @@ function signalKeyStore(auth: AuthStateStore, runtime: BaileysRuntime): SignalKe
 
 /**
  * What Baileys asks back, served from our store: the content of a message we sent when a recipient's phone asks for a
- * retry (without it the recipient keeps seeing "waiting for this message"), and a group's members for group sends.
+ * retry (without it the recipient keeps seeing "waiting for this message"), and a group's addressing mode and member
+ * ids for group sends. A group with no stored network form is fetched from the network (`fetchGroup`, the one query
+ * Baileys would make itself) and stored, so the next send is answered from the store.
  */
 function networkLookups(
   lookups: EngineLookups,
   runtime: BaileysRuntime,
   logger: Logger,
+  fetchGroup: (jid: string) => Promise<GroupMetadata | undefined>,
 ): Pick<UserFacingSocketConfig, 'getMessage' | 'cachedGroupMetadata'> {
   // a failing store must not break Baileys' retry or send path: it then behaves as without a store
   const orUndefined = async <T>(what: string, run: () => Promise<T | undefined>): Promise<T | undefined> => {
@@ -157,11 +164,13 @@ function networkLookups(
         const raw = await storedContent(lookups, key);
         return raw ? runtime.decodeMessage(raw) : undefined;
       }),
-    cachedGroupMetadata: (jid: string) =>
-      orUndefined('group', async (): Promise<GroupMetadata | undefined> => {
+    cachedGroupMetadata: async (jid: string) => {
+      const stored = await orUndefined('group', async (): Promise<GroupMetadata | undefined> => {
         const group = await lookups.group(jid);
         return group ? groupMetadataFrom(group) : undefined;
-      }),
+      });
+      return stored ?? fetchGroup(jid);
+    },
   };
 }
 
@@ -232,6 +241,24 @@ class BaileysConnection implements EngineConnection {
     this.assertOpen('create a group');
     const meta = await this.call('create a group', () => this.deps.sock.groupCreate(subject, participants));
     return groupInfoFrom(meta, this.ownJid());
+  }
+
+  /**
+   * Baileys asked for a group we hold no network form of (a row from before it was kept, a group never stored): the
+   * group as the network gives it, reported for storing. Undefined when it cannot be had (not open, not a group, the
+   * query failed): Baileys then queries the network itself and fails the send with its own error if that fails too.
+   */
+  async fetchGroupForSend(jid: string): Promise<GroupMetadata | undefined> {
+    if (!this.isOpen() || !jid.endsWith('@g.us')) return undefined;
+    try {
+      const meta = await this.deps.sock.groupMetadata(jid);
+      // the query is async: nothing is reported after a close
+      if (this.isOpen()) this.emit({ type: 'group-metadata', group: groupInfoFrom(meta, this.ownJid()) });
+      return meta;
+    } catch (err) {
+      this.deps.logger.warn({ err: describe(err), groupJid: jid }, 'fetching group metadata for a send failed');
+      return undefined;
+    }
   }
 
   async send(message: OutboundMessage): Promise<SentMessage> {
@@ -457,6 +484,10 @@ class BaileysConnection implements EngineConnection {
         this.phaseWaiters.add(wake);
       });
     }
+  }
+
+  private isOpen(): boolean {
+    return this.phase === 'open' && !this.closeRequested;
   }
 
   private assertOpen(action: string): void {
