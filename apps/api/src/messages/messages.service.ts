@@ -115,7 +115,7 @@ export class MessagesService {
         status: 'queued',
         idempotencyKey: idempotencyKey ?? null,
       };
-      row = await this.messages.insertOutbound(message, bytes, { next: (tx) => this.sessions.nextMessageSeq(session.id, tx) });
+      row = await this.messages.insertOutbound(message, bytes);
     } catch (err) {
       // not accepted after all: the slot goes back, so a failed send never counts
       await this.limiter.release(session.id, id).catch(() => undefined);

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { preparedStatement, runPrepared } from '../prepared';
+import { takeMessageSeqSql } from './sessions.repository';
 import type {
   AckStatus,
   ContactContent,
@@ -46,7 +48,7 @@ export interface NewMessage {
   status: MessageStatus;
   idempotencyKey?: string | null;
   raw?: Uint8Array | null;
-  /** the session's acceptance order of an outbound message (`SessionsRepository.nextMessageSeq`) */
+  /** the session's acceptance order of an outbound message (taken by `insertOutbound`, see `takeMessageSeqSql`) */
   seq?: number | null;
   /** epoch ms; default now */
   createdAt?: number;
@@ -151,6 +153,29 @@ const ts = (ms: number | null | undefined) => (ms === null || ms === undefined ?
 const RANK_SQL = `CASE status WHEN 'queued' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 WHEN 'played' THEN 4 ELSE -1 END`;
 const ACK_RANK: Record<AckStatus, number> = { delivered: 2, read: 3, played: 4 };
 
+/**
+ * The accept of a send (`insertOutbound`): number, message and media bytes in one statement. The number comes from
+ * the sessions table through its repository's fragment (`takeMessageSeqSql`: the SQL of `sessions` stays there, this
+ * statement only composes it); the message takes it only when the session row exists, and the media row is written
+ * only for a message that was inserted (nothing on a conflict). Every parameter is cast: in an INSERT … SELECT an
+ * untyped parameter would be read as text.
+ */
+const INSERT_OUTBOUND = preparedStatement(
+  'messages_insert_outbound',
+  `WITH s AS (${takeMessageSeqSql('$3::text')}),
+   m AS (
+     INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
+       location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, idempotency_key, seq)
+     SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::jsonb,
+       $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15::text, $16::text, $17::text[], $18::text, $19::text, s.message_seq
+       FROM s
+     ON CONFLICT DO NOTHING
+     RETURNING ${COLUMNS}
+   ),
+   media AS (INSERT INTO message_media (message_id, data) SELECT m.id, $20::bytea FROM m WHERE $20::bytea IS NOT NULL)
+   SELECT * FROM m`,
+);
+
 /** Every query of `messages` and `message_media`. */
 @Injectable()
 export class MessagesRepository {
@@ -184,17 +209,23 @@ export class MessagesRepository {
   }
 
   /**
-   * An accepted send: the message and its media bytes in one transaction, so a gateway never drains a media message
-   * without its bytes. Null (nothing written) when the session already has the waMessageId or the idempotency key.
-   * `order` hands out the session's next acceptance number inside the same transaction (its lock, held until the
-   * commit, is what makes acceptance order the order the gateway sends in).
+   * An accepted send, in one autocommit statement (INSERT_OUTBOUND): the session's next acceptance number, the message
+   * with it, and its media bytes when there are any, so a gateway never drains a media message without its bytes.
+   * Null (nothing written) when the session already has the waMessageId or the idempotency key; the number taken then
+   * is skipped (a gap, which the drain order does not mind), and so it is when the session row is gone.
+   *
+   * Acceptance order is send order: the statement first locks the session row by taking its number
+   * (`takeMessageSeqSql`) and holds the lock until it commits, so a concurrent accept of the session waits for this
+   * one's commit before it takes the next number; a visible number means every lower one has committed, and the
+   * gateway drains by it. With `manager`, the statement runs in that transaction and the lock lasts until it commits.
    */
-  async insertOutbound(m: NewMessage, media: Buffer | null, order: { next(manager: EntityManager): Promise<number> }): Promise<MessageRow | null> {
-    return this.db.transaction(async (manager) => {
-      const row = await this.insert({ ...m, seq: await order.next(manager) }, manager);
-      if (row && media) await this.saveMedia(row.id, media, manager);
-      return row;
-    });
+  async insertOutbound(m: NewMessage, media: Buffer | null, manager?: EntityManager): Promise<MessageRow | null> {
+    const { rows } = await runPrepared<RawRow>(manager ?? this.db, INSERT_OUTBOUND, [
+      m.id, m.organizationId, m.sessionId, m.waMessageId, m.direction, m.chatJid, m.from, m.type, m.text ?? null,
+      json(m.media), json(m.location), json(m.contact), json(m.poll), json(m.reaction), m.quotedMessageId ?? null,
+      m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null, media,
+    ]);
+    return rows[0] ? toRow(rows[0]) : null;
   }
 
   async saveMedia(messageId: string, data: Buffer, manager?: EntityManager): Promise<void> {

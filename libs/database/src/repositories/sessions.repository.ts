@@ -75,6 +75,19 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
 });
 
 /**
+ * The UPDATE that hands out a session's next message acceptance number (`message_seq`, returned as `message_seq`),
+ * for a statement that composes it (`MessagesRepository.insertOutbound`, as the first step of its CTE):
+ * `sessionParam` is that statement's placeholder of the session id. The row lock it takes is held until the
+ * statement's transaction commits (an autocommit statement: until it ends), so a second accept of the session waits
+ * for the first to commit and numbers are handed out in commit order: a visible number means every lower one has
+ * committed. A statement that takes a number and then inserts nothing (a conflict) leaves a gap, which is harmless:
+ * only the order of the numbers matters.
+ */
+export function takeMessageSeqSql(sessionParam: string): string {
+  return `UPDATE sessions SET message_seq = message_seq + 1 WHERE id = ${sessionParam} RETURNING message_seq`;
+}
+
+/**
  * The sessions table. The API reads and writes whole rows through the entity; the gateway's runner
  * writes a few columns, often, in plain SQL.
  */
@@ -136,18 +149,6 @@ export class SessionsRepository {
 
   async deleteInOrganization(organizationId: string, id: string): Promise<void> {
     await this.repo.delete({ id, organizationId });
-  }
-
-  /**
-   * The session's next message acceptance number, taken inside the caller's transaction: the row lock it takes is
-   * held until that transaction ends, so numbers are handed out in commit order.
-   */
-  async nextMessageSeq(id: string, manager: EntityManager): Promise<number> {
-    const result: unknown = await manager.query(`UPDATE sessions SET message_seq = message_seq + 1 WHERE id = $1 RETURNING message_seq`, [id]);
-    // TypeORM answers UPDATE … RETURNING with [rows, affected]
-    const rows = (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as Array<{ message_seq: string }>;
-    if (!rows[0]) throw new Error(`session ${id} not found`);
-    return Number(rows[0].message_seq);
   }
 
   /** Sessions that should run, per gateway (gateways without any are absent). */
