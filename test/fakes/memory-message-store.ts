@@ -11,6 +11,8 @@ export class MemoryMessageStore implements MessageStore {
   readonly media = new Map<string, Buffer>();
   /** every conditional update that changed a row, in order: `${status} ${id}` */
   readonly transitions: string[] = [];
+  /** the limit of every read of the queue, in order */
+  readonly queuedReads: number[] = [];
   /** runs inside markSent before it records (a test's hook into the race with receipts) */
   beforeMarkSent: (() => Promise<void>) | null = null;
   now = () => 1_000;
@@ -27,8 +29,13 @@ export class MemoryMessageStore implements MessageStore {
     return this.rows.find((r) => r.id === id);
   }
 
-  async nextQueued(sessionId: string) {
-    return this.rows.filter((r) => r.sessionId === sessionId && r.status === 'queued').sort((a, b) => a.id.localeCompare(b.id))[0] ?? null;
+  async nextQueued(sessionId: string, limit: number) {
+    this.queuedReads.push(limit);
+    return this.rows
+      .filter((r) => r.sessionId === sessionId && r.status === 'queued')
+      .sort((a, b) => a.id.localeCompare(b.id))
+      .slice(0, limit)
+      .map((r) => ({ ...r }));
   }
 
   async sessionsWithQueued(sessionIds: string[]) {

@@ -73,9 +73,10 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const first = (await messages.insertOutbound(lateId, null))!;
     const second = (await messages.insertOutbound(earlyId, null))!;
     expect(second.id < first.id).toBe(true);
-    expect((await messages.nextQueued(sessionId))?.id).toBe(first.id);
+    expect((await messages.nextQueued(sessionId, 32)).map((m) => m.id)).toEqual([first.id, second.id]);
+    expect((await messages.nextQueued(sessionId, 1))[0]?.id).toBe(first.id);
     await messages.markSent(first.id, 1, null);
-    expect((await messages.nextQueued(sessionId))?.id).toBe(second.id);
+    expect((await messages.nextQueued(sessionId, 1))[0]?.id).toBe(second.id);
   });
 
   it('a racing accept waits for the one holding the session number, so numbers follow commits', async () => {
@@ -100,7 +101,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(bDone).toBe(false); // B waits for A's number to commit
     releaseA();
     await Promise.all([insertA, insertB]);
-    expect((await messages.nextQueued(sessionId))?.id).toBe(a.id);
+    expect((await messages.nextQueued(sessionId, 1))[0]?.id).toBe(a.id);
   });
 
   it('an accept that conflicts (idempotency key, waMessageId) writes nothing, media included, and returns null', async () => {
@@ -115,8 +116,8 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(await messages.insertOutbound(outbound({ waMessageId: first.waMessageId }), null)).toBeNull();
     // the numbers the conflicts took are skipped: the next accept still drains after the first
     const next = (await messages.insertOutbound(outbound(), null))!;
-    expect((await messages.nextQueued(sessionId))?.id).toBe(first.id);
+    expect((await messages.nextQueued(sessionId, 1))[0]?.id).toBe(first.id);
     await messages.markSent(first.id, 1, null);
-    expect((await messages.nextQueued(sessionId))?.id).toBe(next.id);
+    expect((await messages.nextQueued(sessionId, 1))[0]?.id).toBe(next.id);
   });
 });

@@ -9,8 +9,8 @@ export type { MessageRow, NewMessage };
  * a `queued` row is a message to send, and every status change is a conditional update there.
  */
 export interface MessageStore {
-  /** the oldest queued outbound message of the session */
-  nextQueued(sessionId: string): Promise<MessageRow | null>;
+  /** the first `limit` queued outbound messages of the session, in acceptance order */
+  nextQueued(sessionId: string, limit: number): Promise<MessageRow[]>;
   sessionsWithQueued(sessionIds: string[]): Promise<string[]>;
   /** queued → sent, once (null when it was not queued any more) */
   markSent(id: string, sentAt: number, raw: Uint8Array | null, tx?: StoreTx): Promise<MessageRow | null>;

@@ -176,6 +176,12 @@ const INSERT_OUTBOUND = preparedStatement(
    SELECT * FROM m`,
 );
 
+/** The head of a session's send queue (`nextQueued`), through the partial index `messages_queued (session_id, seq, id)`. */
+const NEXT_QUEUED = preparedStatement(
+  'messages_next_queued',
+  `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND status = 'queued' ORDER BY seq, id LIMIT $2`,
+);
+
 /** Every query of `messages` and `message_media`. */
 @Injectable()
 export class MessagesRepository {
@@ -314,13 +320,14 @@ export class MessagesRepository {
     return rows.map(toRow);
   }
 
-  /** The first queued outbound message of a session in acceptance order: sends go out one at a time, in order. */
-  async nextQueued(sessionId: string): Promise<MessageRow | null> {
-    const rows: RawRow[] = await this.db.query(
-      `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND status = 'queued' ORDER BY seq, id LIMIT 1`,
-      [sessionId],
-    );
-    return rows[0] ? toRow(rows[0]) : null;
+  /**
+   * The first `limit` queued outbound messages of a session, in acceptance order (the session's message number, then
+   * id): the sender sends them one at a time, in this order. Every number below a visible one has committed, so no
+   * message can later appear ahead of these.
+   */
+  async nextQueued(sessionId: string, limit: number): Promise<MessageRow[]> {
+    const { rows } = await runPrepared<RawRow>(this.db, NEXT_QUEUED, [sessionId, limit]);
+    return rows.map(toRow);
   }
 
   /** Which of these sessions have queued messages (the gateway's sweep after a lost signal). */
