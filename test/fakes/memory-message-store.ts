@@ -42,11 +42,11 @@ export class MemoryMessageStore implements MessageStore {
     return [...new Set(this.rows.filter((r) => r.status === 'queued' && sessionIds.includes(r.sessionId)).map((r) => r.sessionId))];
   }
 
-  async markSent(id: string, sentAt: number, raw: Uint8Array | null) {
+  async markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number) {
     await this.beforeMarkSent?.();
     const row = this.byId(id);
     if (!row || row.status !== 'queued') return null;
-    Object.assign(row, { status: 'sent', sentAt, updatedAt: this.now() });
+    Object.assign(row, { status: 'sent', sentAt, updatedAt });
     if (raw) this.raws.set(`${row.sessionId}/${row.waMessageId}`, raw);
     this.media.delete(id);
     this.transitions.push(`sent ${id}`);

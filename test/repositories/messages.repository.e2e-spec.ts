@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { MessagesRepository, newId, NewMessage } from '@app/database';
+import { EventEnvelope } from '@app/contracts';
+import { MessagesRepository, newId, NewMessage, OutboxRows, toMessageView } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
@@ -42,6 +43,24 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(await messages.mediaOf(image.id)).toEqual(Buffer.from('png'));
     expect((await messages.markSent(image.id, 5_000, null))?.status).toBe('sent');
     expect(await messages.mediaOf(image.id)).toBeNull();
+  });
+
+  it('markSent writes its outbox rows in the same statement, only when the row moved, with the updatedAt given', async () => {
+    const queued = (await messages.insertOutbound(outbound(), null))!;
+    const updatedAt = queued.createdAt + 1234;
+    const message = toMessageView({ ...queued, status: 'sent', sentAt: 7_000, updatedAt });
+    const envelope = (id: string): EventEnvelope<object> => ({ id, event: 'message.sent', organizationId: orgId, sessionId, timestamp: 1, payload: { message } });
+    const outbox = (id: string) => new OutboxRows([envelope(id)], [JSON.stringify(envelope(id))]);
+    const [first, second] = [newId('evt'), newId('evt')];
+    const sent = await messages.markSent(queued.id, 7_000, null, updatedAt, outbox(first));
+    expect(sent).toMatchObject({ status: 'sent', sentAt: 7_000, updatedAt });
+    // the Message built before the statement is the row it recorded
+    expect(toMessageView(sent!)).toEqual(message);
+    const stored = async (id: string) => (await db.query(`SELECT type, session_id, envelope FROM events WHERE id = $1`, [id]))[0];
+    expect(await stored(first)).toEqual({ type: 'message.sent', session_id: sessionId, envelope: envelope(first) });
+    // not queued any more: nothing moves, no event
+    expect(await messages.markSent(queued.id, 8_000, null, updatedAt, outbox(second))).toBeNull();
+    expect(await stored(second)).toBeUndefined();
   });
 
   it('markFailed returns the failed row once, and never moves a sent one', async () => {

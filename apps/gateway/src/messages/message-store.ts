@@ -1,6 +1,6 @@
 import type { AckStatus } from '@app/contracts';
 import type { MessageRow, NewMessage } from '@app/database';
-import type { StoreTx } from '../sessions/session-ports';
+import type { StoreOutbox, StoreTx } from '../sessions/session-ports';
 
 export type { MessageRow, NewMessage };
 
@@ -12,8 +12,11 @@ export interface MessageStore {
   /** the first `limit` queued outbound messages of the session, in acceptance order */
   nextQueued(sessionId: string, limit: number): Promise<MessageRow[]>;
   sessionsWithQueued(sessionIds: string[]): Promise<string[]>;
-  /** queued → sent, once (null when it was not queued any more) */
-  markSent(id: string, sentAt: number, raw: Uint8Array | null, tx?: StoreTx): Promise<MessageRow | null>;
+  /**
+   * queued → sent, once (null when it was not queued any more), with `updatedAt` as the row's new updatedAt; the events
+   * of `outbox` (`SessionEventSink.withOutbox`) are written by the same statement, only when the row moved
+   */
+  markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number, outbox?: StoreOutbox): Promise<MessageRow | null>;
   /** queued → failed, once */
   markFailed(id: string, error: string, tx?: StoreTx): Promise<MessageRow | null>;
   /** forward only, never on a queued row; null when it did not move */

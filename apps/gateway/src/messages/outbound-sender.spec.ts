@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { DomainError, MessageKeyRef, OutboundMessage, SentMessage } from '@app/contracts';
+import { toMessageView } from '@app/database';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import type { EngineConnection, GroupInfo } from '../engine/engine.interface';
 import type { SessionEventSink } from '../sessions/session-ports';
@@ -60,6 +61,12 @@ function setup(opts: { presenceTyping?: boolean; ttlMs?: number } = {}) {
       events.push(...pending);
       return result;
     },
+    // one statement: the events count only when it changed something
+    withOutbox: async (named, write) => {
+      const result = await write(undefined);
+      if (result !== null) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Record<string, any> })));
+      return result;
+    },
   };
   const waits: number[] = [];
   let live: EngineConnection | null = conn;
@@ -102,6 +109,8 @@ describe('OutboundSender', () => {
     expect(sent[0].payload.message).toMatchObject({ status: 'sent', sentAt: 5_000, waMessageId: 'W1', direction: 'out' });
     expect(sent[0].payload.message).not.toHaveProperty('mediaRef');
     expect(t.store.rows.every((r) => r.status === 'sent')).toBe(true);
+    // the Message built before the record is the recorded row's
+    for (const e of sent) expect(e.payload.message).toEqual(toMessageView(t.store.byId(e.payload.message.id)!));
   });
 
   it(`reads the queue ${DRAIN_BATCH} rows at a time, reads again only after a full batch, and sends every row once in order`, async () => {

@@ -159,10 +159,13 @@ export class OutboundSender {
     }
     this.deps.afterNetworkAck?.();
     await this.exclusive(async () => {
-      await this.deps.events.transact(async (tx, publish) => {
-        const marked = await this.deps.store.markSent(row.id, sent.timestamp, sent.raw, tx);
-        if (marked) publish(this.event('message.sent', { message: toMessageView(marked) }));
-      });
+      // one statement records the send and its message.sent: the Message is the queued row as the update leaves it
+      // (nothing else changes a queued row's Message fields), with the updatedAt the statement writes
+      const updatedAt = Math.max(this.clock(), row.createdAt);
+      const message = toMessageView({ ...row, status: 'sent', error: null, sentAt: sent.timestamp, updatedAt });
+      await this.deps.events.withOutbox([this.event('message.sent', { message })], (outbox) =>
+        this.deps.store.markSent(row.id, sent.timestamp, sent.raw, updatedAt, outbox),
+      );
       const held = this.heldAcks.get(row.waMessageId);
       if (held === undefined) return;
       this.heldAcks.delete(row.waMessageId);

@@ -147,6 +147,12 @@ function build(opts: {
       events.push(...pending);
       return result;
     },
+    // one statement: the events count only when it changed something
+    withOutbox: async (named, write) => {
+      const result = await write(undefined);
+      if (result !== null) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Record<string, unknown> })));
+      return result;
+    },
   };
   const leaseLog: string[] = [];
   let leaseFree = opts.leaseFree ?? true;

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { preparedStatement, runPrepared } from '../prepared';
+import { OutboxRows, outboxInsertSql } from './events.repository';
 import { takeMessageSeqSql } from './sessions.repository';
 import type {
   AckStatus,
@@ -182,6 +183,22 @@ const NEXT_QUEUED = preparedStatement(
   `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND status = 'queued' ORDER BY seq, id LIMIT $2`,
 );
 
+/**
+ * A send recorded (`markSent`): the conditional update, the media bytes deleted (only for a media message: the
+ * condition is decided once, before any scan) and the outbox rows of its events inserted only when the row moved.
+ */
+const MARK_SENT = preparedStatement(
+  'messages_mark_sent',
+  `WITH m AS (
+     UPDATE messages SET status = 'sent', sent_at = $2::timestamptz, raw = COALESCE($3::bytea, raw), updated_at = COALESCE($4::timestamptz, now())
+      WHERE id = $1::text AND status = 'queued'
+      RETURNING ${COLUMNS}
+   ),
+   media AS (DELETE FROM message_media WHERE message_id = $1::text AND EXISTS (SELECT 1 FROM m WHERE m.media IS NOT NULL)),
+   outbox AS (${outboxInsertSql(5, 'EXISTS (SELECT 1 FROM m)')})
+   SELECT * FROM m`,
+);
+
 /** Every query of `messages` and `message_media`. */
 @Injectable()
 export class MessagesRepository {
@@ -340,18 +357,19 @@ export class MessagesRepository {
     return rows.map((r) => r.session_id);
   }
 
-  /** queued → sent, once: null when it was not queued any more. The outbound media bytes are no longer needed. */
-  async markSent(id: string, sentAt: number, raw: Uint8Array | null, manager?: EntityManager): Promise<MessageRow | null> {
-    const q = this.q(manager);
-    const row = await updatedRow(
-      q,
-      `UPDATE messages SET status = 'sent', sent_at = $2, raw = COALESCE($3, raw), updated_at = now()
-        WHERE id = $1 AND status = 'queued' RETURNING ${COLUMNS}`,
-      [id, new Date(sentAt), raw ? Buffer.from(raw) : null],
-    );
-    // only media messages have bytes to drop: a text's send is one statement
-    if (row?.media) await q.query(`DELETE FROM message_media WHERE message_id = $1`, [id]);
-    return row;
+  /**
+   * queued → sent, once: null when it was not queued any more. One statement (MARK_SENT): the row's new status, its
+   * media bytes dropped (they are no longer needed; only a media message has any), and `outbox`, the events announcing
+   * the send, inserted only when the row moved — so the change and its events commit together, or neither.
+   * `updatedAt` (epoch ms, default now) is the row's new `updatedAt`: a caller that built the event's Message before
+   * the statement passes the value it put there. Such a Message can be built from the queued row it read: nothing but
+   * this statement and markFailed (both only from `queued`) changes a queued row's Message fields.
+   */
+  async markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt?: number, outbox: OutboxRows = OutboxRows.none): Promise<MessageRow | null> {
+    const { rows } = await runPrepared<RawRow>(this.db, MARK_SENT, [
+      id, new Date(sentAt), raw ? Buffer.from(raw) : null, ts(updatedAt), ...outbox.params,
+    ]);
+    return rows[0] ? toRow(rows[0]) : null;
   }
 
   /** queued → failed, once. */
