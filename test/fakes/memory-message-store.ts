@@ -11,6 +11,8 @@ export class MemoryMessageStore implements MessageStore {
   readonly media = new Map<string, Buffer>();
   /** every conditional update that changed a row, in order: `${status} ${id}` */
   readonly transitions: string[] = [];
+  /** the session's setting, read with the queue */
+  presenceTyping = false;
   /** the limit of every read of the queue, in order */
   readonly queuedReads: number[] = [];
   /** runs inside markSent before it records (a test's hook into the race with receipts) */
@@ -31,11 +33,12 @@ export class MemoryMessageStore implements MessageStore {
 
   async nextQueued(sessionId: string, limit: number) {
     this.queuedReads.push(limit);
-    return this.rows
+    const messages = this.rows
       .filter((r) => r.sessionId === sessionId && r.status === 'queued')
       .sort((a, b) => a.id.localeCompare(b.id))
       .slice(0, limit)
       .map((r) => ({ ...r }));
+    return { messages, presenceTyping: messages.length > 0 && this.presenceTyping };
   }
 
   async sessionsWithQueued(sessionIds: string[]) {

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { EventEnvelope } from '@app/contracts';
-import { MessagesRepository, newId, NewMessage, OutboxRows, toMessageView } from '@app/database';
+import { MessagesRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
@@ -92,10 +92,20 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const first = (await messages.insertOutbound(lateId, null))!;
     const second = (await messages.insertOutbound(earlyId, null))!;
     expect(second.id < first.id).toBe(true);
-    expect((await messages.nextQueued(sessionId, 32)).map((m) => m.id)).toEqual([first.id, second.id]);
-    expect((await messages.nextQueued(sessionId, 1))[0]?.id).toBe(first.id);
+    expect((await messages.nextQueued(sessionId, 32)).messages.map((m) => m.id)).toEqual([first.id, second.id]);
+    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(first.id);
     await messages.markSent(first.id, 1, null);
-    expect((await messages.nextQueued(sessionId, 1))[0]?.id).toBe(second.id);
+    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(second.id);
+  });
+
+  it('reads the session\'s presenceTyping with the head of its queue', async () => {
+    const session = await newSession(db, orgId, { presenceTyping: true });
+    sessionId = session.id;
+    expect(await messages.nextQueued(sessionId, 32)).toEqual({ messages: [], presenceTyping: false });
+    const queued = (await messages.insertOutbound(outbound(), null))!;
+    expect(await messages.nextQueued(sessionId, 32)).toEqual({ messages: [queued], presenceTyping: true });
+    await new SessionsRepository(db).patchSettings(sessionId, { presenceTyping: false });
+    expect((await messages.nextQueued(sessionId, 32)).presenceTyping).toBe(false);
   });
 
   it('a racing accept waits for the one holding the session number, so numbers follow commits', async () => {
@@ -120,7 +130,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(bDone).toBe(false); // B waits for A's number to commit
     releaseA();
     await Promise.all([insertA, insertB]);
-    expect((await messages.nextQueued(sessionId, 1))[0]?.id).toBe(a.id);
+    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(a.id);
   });
 
   it('an accept that conflicts (idempotency key, waMessageId) writes nothing, media included, and returns null', async () => {
@@ -135,8 +145,8 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(await messages.insertOutbound(outbound({ waMessageId: first.waMessageId }), null)).toBeNull();
     // the numbers the conflicts took are skipped: the next accept still drains after the first
     const next = (await messages.insertOutbound(outbound(), null))!;
-    expect((await messages.nextQueued(sessionId, 1))[0]?.id).toBe(first.id);
+    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(first.id);
     await messages.markSent(first.id, 1, null);
-    expect((await messages.nextQueued(sessionId, 1))[0]?.id).toBe(next.id);
+    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(next.id);
   });
 });

@@ -1,16 +1,16 @@
 import type { AckStatus } from '@app/contracts';
-import type { MessageRow, NewMessage } from '@app/database';
+import type { MessageRow, NewMessage, QueueHead } from '@app/database';
 import type { StoreOutbox, StoreTx } from '../sessions/session-ports';
 
-export type { MessageRow, NewMessage };
+export type { MessageRow, NewMessage, QueueHead };
 
 /**
  * The part of the message log (`MessagesRepository`, PostgreSQL) a gateway uses. PostgreSQL is the send queue:
  * a `queued` row is a message to send, and every status change is a conditional update there.
  */
 export interface MessageStore {
-  /** the first `limit` queued outbound messages of the session, in acceptance order */
-  nextQueued(sessionId: string, limit: number): Promise<MessageRow[]>;
+  /** the first `limit` queued outbound messages of the session, in acceptance order, and its presenceTyping */
+  nextQueued(sessionId: string, limit: number): Promise<QueueHead>;
   sessionsWithQueued(sessionIds: string[]): Promise<string[]>;
   /**
    * queued → sent, once (null when it was not queued any more), with `updatedAt` as the row's new updatedAt; the events

@@ -79,13 +79,13 @@ function setup(opts: { presenceTyping?: boolean; ttlMs?: number } = {}) {
     events: sink,
     settings: { ttlMs: opts.ttlMs ?? 60_000, typingMsPerChar: 40, typingMinMs: 500, typingMaxMs: 3000 },
     live: () => live,
-    presenceTyping: async () => opts.presenceTyping ?? false,
     logger: pino({ level: 'silent' }),
     clock: () => now,
     sleep: async (ms) => void waits.push(ms),
     afterNetworkAck: () => hooks.afterNetworkAck(),
   });
   store.now = () => now;
+  store.presenceTyping = opts.presenceTyping ?? false;
   return {
     store, conn, events, sender, waits, hooks,
     setLive: (c: EngineConnection | null) => (live = c),

@@ -23,8 +23,6 @@ export interface OutboundSenderDeps {
   settings: MessagingSettings;
   /** the session's connection while it is `working`, else null */
   live: () => EngineConnection | null;
-  /** the session's current `presenceTyping` (read once per drain, so a PATCH applies to the next send) */
-  presenceTyping: () => Promise<boolean>;
   logger: Logger;
   clock?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -109,9 +107,9 @@ export class OutboundSender {
    */
   private async drain(): Promise<void> {
     const { store, sessionId, settings } = this.deps;
-    let presenceTyping: boolean | null = null;
     for (;;) {
-      const batch = await store.nextQueued(sessionId, DRAIN_BATCH);
+      // the session's presenceTyping comes with the batch, so a PATCH applies to the messages read after it
+      const { messages: batch, presenceTyping } = await store.nextQueued(sessionId, DRAIN_BATCH);
       for (const row of batch) {
         if (this.clock() - row.createdAt > settings.ttlMs) {
           await this.fail(row, `expired: waited more than ${Math.round(settings.ttlMs / 1000)} s for a connection`);
@@ -120,7 +118,6 @@ export class OutboundSender {
         const conn = this.deps.live();
         // resumes when the session is `working` again
         if (!conn) return;
-        presenceTyping ??= await this.deps.presenceTyping();
         if (!(await this.sendOne(conn, row, presenceTyping))) return;
       }
       if (batch.length < DRAIN_BATCH) return;

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { preparedStatement, runPrepared } from '../prepared';
 import { OutboxRows, outboxInsertSql } from './events.repository';
-import { takeMessageSeqSql } from './sessions.repository';
+import { presenceTypingSql, takeMessageSeqSql } from './sessions.repository';
 import type {
   AckStatus,
   ContactContent,
@@ -54,6 +54,14 @@ export interface NewMessage {
   /** epoch ms; default now */
   createdAt?: number;
   sentAt?: number | null;
+}
+
+/** The head of a session's send queue, and how the session sends (read in the same query). */
+export interface QueueHead {
+  /** the first queued outbound messages, in acceptance order */
+  messages: MessageRow[];
+  /** the session's `presenceTyping` ("typing…" before each text); false when nothing is queued */
+  presenceTyping: boolean;
 }
 
 export interface MessageFilter {
@@ -177,10 +185,14 @@ const INSERT_OUTBOUND = preparedStatement(
    SELECT * FROM m`,
 );
 
-/** The head of a session's send queue (`nextQueued`), through the partial index `messages_queued (session_id, seq, id)`. */
+/**
+ * The head of a session's send queue (`nextQueued`), through the partial index `messages_queued (session_id, seq, id)`,
+ * with the session's presenceTyping (its repository's fragment, evaluated once per query).
+ */
 const NEXT_QUEUED = preparedStatement(
   'messages_next_queued',
-  `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND status = 'queued' ORDER BY seq, id LIMIT $2`,
+  `SELECT ${COLUMNS}, ${presenceTypingSql('$1')} AS session_presence_typing
+     FROM messages WHERE session_id = $1 AND status = 'queued' ORDER BY seq, id LIMIT $2`,
 );
 
 /**
@@ -340,11 +352,11 @@ export class MessagesRepository {
   /**
    * The first `limit` queued outbound messages of a session, in acceptance order (the session's message number, then
    * id): the sender sends them one at a time, in this order. Every number below a visible one has committed, so no
-   * message can later appear ahead of these.
+   * message can later appear ahead of these. The session's presenceTyping comes with them (one query per batch).
    */
-  async nextQueued(sessionId: string, limit: number): Promise<MessageRow[]> {
-    const { rows } = await runPrepared<RawRow>(this.db, NEXT_QUEUED, [sessionId, limit]);
-    return rows.map(toRow);
+  async nextQueued(sessionId: string, limit: number): Promise<QueueHead> {
+    const { rows } = await runPrepared<RawRow & { session_presence_typing: boolean | null }>(this.db, NEXT_QUEUED, [sessionId, limit]);
+    return { messages: rows.map(toRow), presenceTyping: rows[0]?.session_presence_typing ?? false };
   }
 
   /** Which of these sessions have queued messages (the gateway's sweep after a lost signal). */

@@ -149,6 +149,16 @@ export function takeMessageSeqSql(sessionParam: string): string {
 }
 
 /**
+ * The session's `presenceTyping` as a scalar subquery, for a statement that reads it together with what it reads
+ * (`MessagesRepository.nextQueued`: the sender reads the setting with each batch of queued messages, so a PATCH
+ * applies to the messages read after it, without a query of its own). `sessionParam` is that statement's placeholder
+ * of the session id.
+ */
+export function presenceTypingSql(sessionParam: string): string {
+  return `(SELECT presence_typing FROM sessions WHERE id = ${sessionParam})`;
+}
+
+/**
  * The sessions table. The API reads and writes whole rows through the entity; the gateway's runner
  * writes a few columns, often, in plain SQL.
  */
