@@ -48,12 +48,12 @@ export class MemoryMessageStore implements MessageStore {
   async markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number) {
     await this.beforeMarkSent?.();
     const row = this.byId(id);
-    if (!row || row.status !== 'queued') return null;
+    if (!row || row.status !== 'queued') return false;
     Object.assign(row, { status: 'sent', sentAt, updatedAt });
     if (raw) this.raws.set(`${row.sessionId}/${row.waMessageId}`, raw);
     this.media.delete(id);
     this.transitions.push(`sent ${id}`);
-    return { ...row };
+    return true;
   }
 
   async markFailed(id: string, error: string) {

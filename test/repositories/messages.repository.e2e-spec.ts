@@ -32,16 +32,17 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
   });
   afterAll(() => closeTestDataSource());
 
-  it('markSent returns the sent row once and drops the media bytes of a media message', async () => {
+  it('markSent moves a queued row once and drops the media bytes of a media message', async () => {
     const text = (await messages.insertOutbound(outbound(), null))!;
-    const sent = await messages.markSent(text.id, 5_000, Buffer.from('raw'));
-    expect(sent).toMatchObject({ id: text.id, status: 'sent', sentAt: 5_000, waMessageId: text.waMessageId });
-    expect(await messages.markSent(text.id, 6_000, null)).toBeNull();
+    expect(await messages.markSent(text.id, 5_000, Buffer.from('raw'))).toBe(true);
+    expect(await messages.findById(text.id)).toMatchObject({ id: text.id, status: 'sent', sentAt: 5_000, waMessageId: text.waMessageId });
+    expect(await messages.markSent(text.id, 6_000, null)).toBe(false);
     expect(await messages.rawOf(sessionId, text.waMessageId)).toEqual(Buffer.from('raw'));
 
     const image = (await messages.insertOutbound(outbound({ type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } }), Buffer.from('png')))!;
     expect(await messages.mediaOf(image.id)).toEqual(Buffer.from('png'));
-    expect((await messages.markSent(image.id, 5_000, null))?.status).toBe('sent');
+    expect(await messages.markSent(image.id, 5_000, null)).toBe(true);
+    expect((await messages.findById(image.id))?.status).toBe('sent');
     expect(await messages.mediaOf(image.id)).toBeNull();
   });
 
@@ -52,14 +53,15 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const envelope = (id: string): EventEnvelope<object> => ({ id, event: 'message.sent', organizationId: orgId, sessionId, timestamp: 1, payload: { message } });
     const outbox = (id: string) => new OutboxRows([envelope(id)], [JSON.stringify(envelope(id))]);
     const [first, second] = [newId('evt'), newId('evt')];
-    const sent = await messages.markSent(queued.id, 7_000, null, updatedAt, outbox(first));
+    expect(await messages.markSent(queued.id, 7_000, null, updatedAt, outbox(first))).toBe(true);
+    const sent = await messages.findById(queued.id);
     expect(sent).toMatchObject({ status: 'sent', sentAt: 7_000, updatedAt });
     // the Message built before the statement is the row it recorded
     expect(toMessageView(sent!)).toEqual(message);
     const stored = async (id: string) => (await db.query(`SELECT type, session_id, envelope FROM events WHERE id = $1`, [id]))[0];
     expect(await stored(first)).toEqual({ type: 'message.sent', session_id: sessionId, envelope: envelope(first) });
     // not queued any more: nothing moves, no event
-    expect(await messages.markSent(queued.id, 8_000, null, updatedAt, outbox(second))).toBeNull();
+    expect(await messages.markSent(queued.id, 8_000, null, updatedAt, outbox(second))).toBe(false);
     expect(await stored(second)).toBeUndefined();
   });
 

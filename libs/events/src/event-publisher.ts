@@ -72,14 +72,14 @@ export class EventPublisher {
   /**
    * The one-statement form of `transact`, for a change whose events can be built before it is made: `write` runs one
    * statement that makes the change and inserts the given outbox rows with it (through `outboxInsertSql`, only when
-   * it changed something), so a single round trip records both, atomically. It returns what it changed, or null when
-   * it changed nothing; the events are appended to the stream after it, and only when it changed something.
+   * it changed something), so a single round trip records both, atomically, and says whether it changed something;
+   * the events are appended to the stream after it, and only then.
    */
-  async withOutbox<T>(inputs: readonly PublishInput<object>[], write: (outbox: OutboxRows) => Promise<T | null>): Promise<T | null> {
+  async withOutbox(inputs: readonly PublishInput<object>[], write: (outbox: OutboxRows) => Promise<boolean>): Promise<boolean> {
     const rows = this.outboxRows(inputs.map((input) => this.build(input)));
-    const result = await write(rows);
-    if (result !== null) await this.append(rows.texts);
-    return result;
+    const changed = await write(rows);
+    if (changed) await this.append(rows.texts);
+    return changed;
   }
 
   /** Writes many envelopes in one outbox insert and one scripted append. */

@@ -13,10 +13,10 @@ export interface MessageStore {
   nextQueued(sessionId: string, limit: number): Promise<QueueHead>;
   sessionsWithQueued(sessionIds: string[]): Promise<string[]>;
   /**
-   * queued → sent, once (null when it was not queued any more), with `updatedAt` as the row's new updatedAt; the events
-   * of `outbox` (`SessionEventSink.withOutbox`) are written by the same statement, only when the row moved
+   * queued → sent, once (false when it was not queued any more), with `updatedAt` as the row's new updatedAt; the
+   * events of `outbox` (`SessionEventSink.withOutbox`) are written by the same statement, only when the row moved
    */
-  markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number, outbox?: StoreOutbox): Promise<MessageRow | null>;
+  markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number, outbox?: StoreOutbox): Promise<boolean>;
   /** queued → failed, once */
   markFailed(id: string, error: string, tx?: StoreTx): Promise<MessageRow | null>;
   /** forward only, never on a queued row; null when it did not move */

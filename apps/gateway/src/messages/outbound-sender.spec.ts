@@ -63,9 +63,9 @@ function setup(opts: { presenceTyping?: boolean; ttlMs?: number } = {}) {
     },
     // one statement: the events count only when it changed something
     withOutbox: async (named, write) => {
-      const result = await write(undefined);
-      if (result !== null) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Record<string, any> })));
-      return result;
+      const changed = await write(undefined);
+      if (changed) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Record<string, any> })));
+      return changed;
     },
   };
   const waits: number[] = [];

@@ -59,10 +59,10 @@ export interface SessionEventSink {
   transact<T>(work: (tx: StoreTx, publish: (input: SessionEvent) => void) => Promise<T>): Promise<T>;
   /**
    * The same guarantee in one store statement, for a change whose events are known before it is made: `write` makes
-   * the change and writes `outbox` with it (only when it changed something), returning what changed or null; the
-   * events are published after it, and only when it changed something.
+   * the change and writes `outbox` with it (only when it changed something), and says whether it changed something;
+   * the events are published after it, and only then.
    */
-  withOutbox<T>(events: SessionEvent[], write: (outbox: StoreOutbox) => Promise<T | null>): Promise<T | null>;
+  withOutbox(events: SessionEvent[], write: (outbox: StoreOutbox) => Promise<boolean>): Promise<boolean>;
 }
 
 /** One gateway holds a session at a time; checked before every socket is opened. */

@@ -149,9 +149,9 @@ function build(opts: {
     },
     // one statement: the events count only when it changed something
     withOutbox: async (named, write) => {
-      const result = await write(undefined);
-      if (result !== null) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Record<string, unknown> })));
-      return result;
+      const changed = await write(undefined);
+      if (changed) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Record<string, unknown> })));
+      return changed;
     },
   };
   const leaseLog: string[] = [];

@@ -204,11 +204,11 @@ const MARK_SENT = preparedStatement(
   `WITH m AS (
      UPDATE messages SET status = 'sent', sent_at = $2::timestamptz, raw = COALESCE($3::bytea, raw), updated_at = COALESCE($4::timestamptz, now())
       WHERE id = $1::text AND status = 'queued'
-      RETURNING ${COLUMNS}
+      RETURNING id, media IS NOT NULL AS has_media
    ),
-   media AS (DELETE FROM message_media WHERE message_id = $1::text AND EXISTS (SELECT 1 FROM m WHERE m.media IS NOT NULL)),
+   media AS (DELETE FROM message_media WHERE message_id = $1::text AND EXISTS (SELECT 1 FROM m WHERE m.has_media)),
    outbox AS (${outboxInsertSql(5, 'EXISTS (SELECT 1 FROM m)')})
-   SELECT * FROM m`,
+   SELECT id FROM m`,
 );
 
 /** Every query of `messages` and `message_media`. */
@@ -370,18 +370,17 @@ export class MessagesRepository {
   }
 
   /**
-   * queued → sent, once: null when it was not queued any more. One statement (MARK_SENT): the row's new status, its
+   * queued → sent, once: false when it was not queued any more. One statement (MARK_SENT): the row's new status, its
    * media bytes dropped (they are no longer needed; only a media message has any), and `outbox`, the events announcing
    * the send, inserted only when the row moved — so the change and its events commit together, or neither.
    * `updatedAt` (epoch ms, default now) is the row's new `updatedAt`: a caller that built the event's Message before
    * the statement passes the value it put there. Such a Message can be built from the queued row it read: nothing but
-   * this statement and markFailed (both only from `queued`) changes a queued row's Message fields.
+   * this statement and markFailed (both only from `queued`) changes a queued row's Message fields. The row is not read
+   * back: the caller has it.
    */
-  async markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt?: number, outbox: OutboxRows = OutboxRows.none): Promise<MessageRow | null> {
-    const { rows } = await runPrepared<RawRow>(this.db, MARK_SENT, [
-      id, new Date(sentAt), raw ? Buffer.from(raw) : null, ts(updatedAt), ...outbox.params,
-    ]);
-    return rows[0] ? toRow(rows[0]) : null;
+  async markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt?: number, outbox: OutboxRows = OutboxRows.none): Promise<boolean> {
+    const { rowCount } = await runPrepared(this.db, MARK_SENT, [id, new Date(sentAt), raw ? Buffer.from(raw) : null, ts(updatedAt), ...outbox.params]);
+    return rowCount > 0;
   }
 
   /** queued → failed, once. */
