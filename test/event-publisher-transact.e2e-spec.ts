@@ -1,5 +1,6 @@
 import IORedis, { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
+import { OutboxRows, outboxInsertSql } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
 
@@ -59,5 +60,36 @@ describe('EventPublisher.transact', () => {
     expect(await changeCount(label)).toBe(0);
     expect(await outboxCount(label)).toBe(0);
     expect(await streamed(label)).toBe(0);
+  });
+
+  describe('withOutbox (the change and its outbox rows in one statement)', () => {
+    // a change that writes its events with it, only when it changed something: an organization created once
+    const createOnce = (id: string, label: string) => (outbox: OutboxRows) =>
+      db
+        .query(
+          `WITH c AS (INSERT INTO organizations (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING id),
+                o AS (${outboxInsertSql(3, 'EXISTS (SELECT 1 FROM c)')})
+           SELECT id FROM c`,
+          [id, label, ...outbox.params],
+        )
+        .then((rows: Array<{ id: string }>) => rows.length > 0);
+
+    it('writes the change and its outbox row together, then appends to the stream', async () => {
+      const label = `one-statement-${Date.now()}`;
+      const id = `org_one_${Date.now()}`;
+      const result = await publisher.withOutbox([{ event: 'webhook.test', organizationId, sessionId: null, payload: { label } }], createOnce(id, label));
+      expect(result).toBe(true);
+      expect(await changeCount(label)).toBe(1);
+      expect(await outboxCount(label)).toBe(1);
+      expect(await streamed(label)).toBe(1);
+    });
+
+    it('writes and appends nothing when the statement changed nothing', async () => {
+      const label = `unchanged-${Date.now()}`;
+      const result = await publisher.withOutbox([{ event: 'webhook.test', organizationId, sessionId: null, payload: { label } }], createOnce(organizationId, label));
+      expect(result).toBe(false);
+      expect(await outboxCount(label)).toBe(0);
+      expect(await streamed(label)).toBe(0);
+    });
   });
 });

@@ -11,6 +11,10 @@ export class MemoryMessageStore implements MessageStore {
   readonly media = new Map<string, Buffer>();
   /** every conditional update that changed a row, in order: `${status} ${id}` */
   readonly transitions: string[] = [];
+  /** the session's setting, read with the queue */
+  presenceTyping = false;
+  /** the limit of every read of the queue, in order */
+  readonly queuedReads: number[] = [];
   /** runs inside markSent before it records (a test's hook into the race with receipts) */
   beforeMarkSent: (() => Promise<void>) | null = null;
   now = () => 1_000;
@@ -27,23 +31,29 @@ export class MemoryMessageStore implements MessageStore {
     return this.rows.find((r) => r.id === id);
   }
 
-  async nextQueued(sessionId: string) {
-    return this.rows.filter((r) => r.sessionId === sessionId && r.status === 'queued').sort((a, b) => a.id.localeCompare(b.id))[0] ?? null;
+  async nextQueued(sessionId: string, limit: number) {
+    this.queuedReads.push(limit);
+    const messages = this.rows
+      .filter((r) => r.sessionId === sessionId && r.status === 'queued')
+      .sort((a, b) => a.id.localeCompare(b.id))
+      .slice(0, limit)
+      .map((r) => ({ ...r }));
+    return { messages, presenceTyping: messages.length > 0 && this.presenceTyping };
   }
 
   async sessionsWithQueued(sessionIds: string[]) {
     return [...new Set(this.rows.filter((r) => r.status === 'queued' && sessionIds.includes(r.sessionId)).map((r) => r.sessionId))];
   }
 
-  async markSent(id: string, sentAt: number, raw: Uint8Array | null) {
+  async markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number) {
     await this.beforeMarkSent?.();
     const row = this.byId(id);
-    if (!row || row.status !== 'queued') return null;
-    Object.assign(row, { status: 'sent', sentAt, updatedAt: this.now() });
+    if (!row || row.status !== 'queued') return false;
+    Object.assign(row, { status: 'sent', sentAt, updatedAt });
     if (raw) this.raws.set(`${row.sessionId}/${row.waMessageId}`, raw);
     this.media.delete(id);
     this.transitions.push(`sent ${id}`);
-    return { ...row };
+    return true;
   }
 
   async markFailed(id: string, error: string) {

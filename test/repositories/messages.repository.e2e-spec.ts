@@ -1,13 +1,12 @@
 import type { DataSource } from 'typeorm';
-import type { EntityManager } from 'typeorm';
-import { MessagesRepository, newId, NewMessage, SessionsRepository } from '@app/database';
+import { EventEnvelope } from '@app/contracts';
+import { MessagesRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 describe('MessagesRepository status changes (PostgreSQL)', () => {
   let db: DataSource;
   let messages: MessagesRepository;
-  let sessions: SessionsRepository;
   let orgId: string;
   let sessionId: string;
 
@@ -28,38 +27,55 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
   beforeAll(async () => {
     db = await testDataSource();
     messages = new MessagesRepository(db);
-    sessions = new SessionsRepository(db);
     orgId = await newOrganization(db);
     sessionId = (await newSession(db, orgId)).id;
   });
   afterAll(() => closeTestDataSource());
 
-  const order = () => ({ next: (tx: EntityManager) => sessions.nextMessageSeq(sessionId, tx) });
-
-  it('markSent returns the sent row once and drops the media bytes of a media message', async () => {
-    const text = (await messages.insertOutbound(outbound(), null, order()))!;
-    const sent = await messages.markSent(text.id, 5_000, Buffer.from('raw'));
-    expect(sent).toMatchObject({ id: text.id, status: 'sent', sentAt: 5_000, waMessageId: text.waMessageId });
-    expect(await messages.markSent(text.id, 6_000, null)).toBeNull();
+  it('markSent moves a queued row once and drops the media bytes of a media message', async () => {
+    const text = (await messages.insertOutbound(outbound(), null))!;
+    expect(await messages.markSent(text.id, 5_000, Buffer.from('raw'))).toBe(true);
+    expect(await messages.findById(text.id)).toMatchObject({ id: text.id, status: 'sent', sentAt: 5_000, waMessageId: text.waMessageId });
+    expect(await messages.markSent(text.id, 6_000, null)).toBe(false);
     expect(await messages.rawOf(sessionId, text.waMessageId)).toEqual(Buffer.from('raw'));
 
-    const image = (await messages.insertOutbound(outbound({ type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } }), Buffer.from('png'), order()))!;
+    const image = (await messages.insertOutbound(outbound({ type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } }), Buffer.from('png')))!;
     expect(await messages.mediaOf(image.id)).toEqual(Buffer.from('png'));
-    expect((await messages.markSent(image.id, 5_000, null))?.status).toBe('sent');
+    expect(await messages.markSent(image.id, 5_000, null)).toBe(true);
+    expect((await messages.findById(image.id))?.status).toBe('sent');
     expect(await messages.mediaOf(image.id)).toBeNull();
   });
 
+  it('markSent writes its outbox rows in the same statement, only when the row moved, with the updatedAt given', async () => {
+    const queued = (await messages.insertOutbound(outbound(), null))!;
+    const updatedAt = queued.createdAt + 1234;
+    const message = toMessageView({ ...queued, status: 'sent', sentAt: 7_000, updatedAt });
+    const envelope = (id: string): EventEnvelope<object> => ({ id, event: 'message.sent', organizationId: orgId, sessionId, timestamp: 1, payload: { message } });
+    const outbox = (id: string) => new OutboxRows([envelope(id)], [JSON.stringify(envelope(id))]);
+    const [first, second] = [newId('evt'), newId('evt')];
+    expect(await messages.markSent(queued.id, 7_000, null, updatedAt, outbox(first))).toBe(true);
+    const sent = await messages.findById(queued.id);
+    expect(sent).toMatchObject({ status: 'sent', sentAt: 7_000, updatedAt });
+    // the Message built before the statement is the row it recorded
+    expect(toMessageView(sent!)).toEqual(message);
+    const stored = async (id: string) => (await db.query(`SELECT type, session_id, envelope FROM events WHERE id = $1`, [id]))[0];
+    expect(await stored(first)).toEqual({ type: 'message.sent', session_id: sessionId, envelope: envelope(first) });
+    // not queued any more: nothing moves, no event
+    expect(await messages.markSent(queued.id, 8_000, null, updatedAt, outbox(second))).toBe(false);
+    expect(await stored(second)).toBeUndefined();
+  });
+
   it('markFailed returns the failed row once, and never moves a sent one', async () => {
-    const queued = (await messages.insertOutbound(outbound(), null, order()))!;
+    const queued = (await messages.insertOutbound(outbound(), null))!;
     expect(await messages.markFailed(queued.id, 'expired')).toMatchObject({ id: queued.id, status: 'failed', error: 'expired' });
     expect(await messages.markFailed(queued.id, 'again')).toBeNull();
-    const sent = (await messages.insertOutbound(outbound(), null, order()))!;
+    const sent = (await messages.insertOutbound(outbound(), null))!;
     await messages.markSent(sent.id, 1, null);
     expect(await messages.markFailed(sent.id, 'late')).toBeNull();
   });
 
   it('applyAck moves a sent message forward only and returns the moved row', async () => {
-    const m = (await messages.insertOutbound(outbound(), null, order()))!;
+    const m = (await messages.insertOutbound(outbound(), null))!;
     expect(await messages.applyAck(sessionId, m.waMessageId, 'delivered')).toBeNull();
     await messages.markSent(m.id, 1, null);
     expect(await messages.applyAck(sessionId, m.waMessageId, 'read')).toMatchObject({ id: m.id, status: 'read' });
@@ -75,34 +91,64 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const earlyId = outbound({ id: lowId });
     const lateId = outbound({ id: highId });
     // the request that minted the later id commits first: it is the first accepted
-    const first = (await messages.insertOutbound(lateId, null, order()))!;
-    const second = (await messages.insertOutbound(earlyId, null, order()))!;
+    const first = (await messages.insertOutbound(lateId, null))!;
+    const second = (await messages.insertOutbound(earlyId, null))!;
     expect(second.id < first.id).toBe(true);
-    expect((await messages.nextQueued(sessionId))?.id).toBe(first.id);
+    expect((await messages.nextQueued(sessionId, 32)).messages.map((m) => m.id)).toEqual([first.id, second.id]);
+    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(first.id);
     await messages.markSent(first.id, 1, null);
-    expect((await messages.nextQueued(sessionId))?.id).toBe(second.id);
+    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(second.id);
+  });
+
+  it('reads the session\'s presenceTyping with the head of its queue', async () => {
+    const session = await newSession(db, orgId, { presenceTyping: true });
+    sessionId = session.id;
+    expect(await messages.nextQueued(sessionId, 32)).toEqual({ messages: [], presenceTyping: false });
+    const queued = (await messages.insertOutbound(outbound(), null))!;
+    expect(await messages.nextQueued(sessionId, 32)).toEqual({ messages: [queued], presenceTyping: true });
+    await new SessionsRepository(db).patchSettings(sessionId, { presenceTyping: false });
+    expect((await messages.nextQueued(sessionId, 32)).presenceTyping).toBe(false);
   });
 
   it('a racing accept waits for the one holding the session number, so numbers follow commits', async () => {
     sessionId = (await newSession(db, orgId)).id;
     let releaseA!: () => void;
     const held = new Promise<void>((resolve) => (releaseA = resolve));
+    let aInserted!: () => void;
+    const aIn = new Promise<void>((resolve) => (aInserted = resolve));
     const a = outbound();
     const b = outbound();
-    const insertA = messages.insertOutbound(a, null, {
-      next: async (tx) => {
-        const n = await sessions.nextMessageSeq(sessionId, tx);
-        await held; // A keeps its transaction (and the session row) open
-        return n;
-      },
+    // A's accept runs inside a transaction kept open: the session row stays locked until it commits
+    const insertA = db.transaction(async (tx) => {
+      const row = await messages.insertOutbound(a, null, tx);
+      aInserted();
+      await held;
+      return row;
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await aIn;
     let bDone = false;
-    const insertB = messages.insertOutbound(b, null, order()).then((row) => ((bDone = true), row));
+    const insertB = messages.insertOutbound(b, null).then((row) => ((bDone = true), row));
     await new Promise((r) => setTimeout(r, 200));
     expect(bDone).toBe(false); // B waits for A's number to commit
     releaseA();
     await Promise.all([insertA, insertB]);
-    expect((await messages.nextQueued(sessionId))?.id).toBe(a.id);
+    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(a.id);
+  });
+
+  it('an accept that conflicts (idempotency key, waMessageId) writes nothing, media included, and returns null', async () => {
+    sessionId = (await newSession(db, orgId)).id;
+    const first = (await messages.insertOutbound(outbound({ idempotencyKey: 'k-1' }), null))!;
+    expect(first.idempotencyKey).toBe('k-1');
+    const image = { type: 'image' as const, text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } };
+    const repeat = outbound({ idempotencyKey: 'k-1', ...image });
+    expect(await messages.insertOutbound(repeat, Buffer.from('png'))).toBeNull();
+    expect(await messages.findById(repeat.id)).toBeNull();
+    expect(await messages.mediaOf(repeat.id)).toBeNull();
+    expect(await messages.insertOutbound(outbound({ waMessageId: first.waMessageId }), null)).toBeNull();
+    // the numbers the conflicts took are skipped: the next accept still drains after the first
+    const next = (await messages.insertOutbound(outbound(), null))!;
+    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(first.id);
+    await messages.markSent(first.id, 1, null);
+    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(next.id);
   });
 });

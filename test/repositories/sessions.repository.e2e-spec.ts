@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { newId, SessionsRepository } from '@app/database';
+import { newId, Session, SessionsRepository } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
@@ -28,6 +28,19 @@ describe('SessionsRepository (PostgreSQL)', () => {
     expect(await sessions.existsInOrganization(orgId, s.id)).toBe(true);
     await sessions.deleteInOrganization(orgId, s.id);
     expect(await sessions.existsInOrganization(orgId, s.id)).toBe(false);
+  });
+
+  it('findInOrganization reads the same Session as the entity repository, every field', async () => {
+    const s = await newSession(db, orgId, {
+      gatewayId: 'gw-1', phoneNumber: '15550001111', waJid: '15550001111@s.whatsapp.net', waLid: '123@lid', isAdminSession: true,
+      autoRead: false, presenceTyping: true, ratePerMin: 7, ratePerHour: 70, lastConnectedAt: new Date(1_700_000_000_123), lastReason: 'connected',
+    });
+    const raw = await sessions.findInOrganization(orgId, s.id);
+    const viaEntity = await db.getRepository(Session).findOne({ where: { id: s.id, organizationId: orgId } });
+    expect(raw).toBeInstanceOf(Session);
+    expect(raw).toEqual(viaEntity);
+    expect(Object.keys(raw!).sort()).toEqual(Object.keys(viaEntity!).sort());
+    expect(raw).toMatchObject({ ratePerMin: 7, presenceTyping: true, lastConnectedAt: new Date(1_700_000_000_123), lastReason: 'connected' });
   });
 
   it('pages an organization’s sessions by id, the cursor continuing where the last page ended', async () => {

@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Redis } from 'ioredis';
 import type { EventEnvelope, EventType } from '@app/contracts';
-import { EventsRepository, newId } from '@app/database';
+import { EventsRepository, newId, OutboxRows } from '@app/database';
 import { RedisKeys } from '@app/redis';
 import { EventStream } from './event-stream';
 
@@ -57,28 +57,46 @@ export class EventPublisher {
    */
   async transact<T>(work: (tx: EntityManager, publish: <P extends object>(input: PublishInput<P>) => void) => Promise<T>): Promise<T> {
     const envelopes: EventEnvelope<object>[] = [];
-    let texts: string[] = [];
+    let rows = OutboxRows.none;
     const result = await this.db.transaction(async (tx) => {
       envelopes.length = 0;
       const value = await work(tx, (input) => void envelopes.push(this.build(input)));
-      texts = envelopes.map((e) => JSON.stringify(e));
-      if (envelopes.length > 0) await this.outbox.insertOutbox(envelopes, texts, tx);
+      rows = this.outboxRows(envelopes);
+      await this.outbox.insertOutbox(rows.envelopes, rows.texts, tx);
       return value;
     });
-    if (texts.length > 0) await this.append(texts);
+    await this.append(rows.texts);
     return result;
+  }
+
+  /**
+   * The one-statement form of `transact`, for a change whose events can be built before it is made: `write` runs one
+   * statement that makes the change and inserts the given outbox rows with it (through `outboxInsertSql`, only when
+   * it changed something), so a single round trip records both, atomically, and says whether it changed something;
+   * the events are appended to the stream after it, and only then.
+   */
+  async withOutbox(inputs: readonly PublishInput<object>[], write: (outbox: OutboxRows) => Promise<boolean>): Promise<boolean> {
+    const rows = this.outboxRows(inputs.map((input) => this.build(input)));
+    const changed = await write(rows);
+    if (changed) await this.append(rows.texts);
+    return changed;
   }
 
   /** Writes many envelopes in one outbox insert and one scripted append. */
   async publishEnvelopes(envelopes: EventEnvelope<object>[]): Promise<void> {
     if (envelopes.length === 0) return;
-    // serialized once: the same text goes to the outbox and to the stream
-    const texts = envelopes.map((e) => JSON.stringify(e));
-    await this.outbox.insertOutbox(envelopes, texts);
-    await this.append(texts);
+    const rows = this.outboxRows(envelopes);
+    await this.outbox.insertOutbox(rows.envelopes, rows.texts);
+    await this.append(rows.texts);
   }
 
-  private async append(texts: string[]): Promise<void> {
+  /** Serialized once: the same text goes to the outbox and to the stream. */
+  private outboxRows(envelopes: EventEnvelope<object>[]): OutboxRows {
+    return envelopes.length === 0 ? OutboxRows.none : new OutboxRows(envelopes, envelopes.map((e) => JSON.stringify(e)));
+  }
+
+  private async append(texts: readonly string[]): Promise<void> {
+    if (texts.length === 0) return;
     try {
       await this.stream.append(texts);
     } catch {

@@ -1,19 +1,22 @@
 import type { AckStatus } from '@app/contracts';
-import type { MessageRow, NewMessage } from '@app/database';
-import type { StoreTx } from '../sessions/session-ports';
+import type { MessageRow, NewMessage, QueueHead } from '@app/database';
+import type { StoreOutbox, StoreTx } from '../sessions/session-ports';
 
-export type { MessageRow, NewMessage };
+export type { MessageRow, NewMessage, QueueHead };
 
 /**
  * The part of the message log (`MessagesRepository`, PostgreSQL) a gateway uses. PostgreSQL is the send queue:
  * a `queued` row is a message to send, and every status change is a conditional update there.
  */
 export interface MessageStore {
-  /** the oldest queued outbound message of the session */
-  nextQueued(sessionId: string): Promise<MessageRow | null>;
+  /** the first `limit` queued outbound messages of the session, in acceptance order, and its presenceTyping */
+  nextQueued(sessionId: string, limit: number): Promise<QueueHead>;
   sessionsWithQueued(sessionIds: string[]): Promise<string[]>;
-  /** queued → sent, once (null when it was not queued any more) */
-  markSent(id: string, sentAt: number, raw: Uint8Array | null, tx?: StoreTx): Promise<MessageRow | null>;
+  /**
+   * queued → sent, once (false when it was not queued any more), with `updatedAt` as the row's new updatedAt; the
+   * events of `outbox` (`SessionEventSink.withOutbox`) are written by the same statement, only when the row moved
+   */
+  markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number, outbox?: StoreOutbox): Promise<boolean>;
   /** queued → failed, once */
   markFailed(id: string, error: string, tx?: StoreTx): Promise<MessageRow | null>;
   /** forward only, never on a queued row; null when it did not move */

@@ -1,9 +1,10 @@
 import pino from 'pino';
 import { DomainError, MessageKeyRef, OutboundMessage, SentMessage } from '@app/contracts';
+import { toMessageView } from '@app/database';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import type { EngineConnection, GroupInfo } from '../engine/engine.interface';
 import type { SessionEventSink } from '../sessions/session-ports';
-import { MAX_LIVE_ATTEMPTS, OutboundSender, typingMs } from './outbound-sender';
+import { DRAIN_BATCH, MAX_LIVE_ATTEMPTS, OutboundSender, typingMs } from './outbound-sender';
 
 /** Plays the network: stores each waMessageId once, as WhatsApp does, and counts every attempt. */
 class NetworkConnection implements EngineConnection {
@@ -60,6 +61,12 @@ function setup(opts: { presenceTyping?: boolean; ttlMs?: number } = {}) {
       events.push(...pending);
       return result;
     },
+    // one statement: the events count only when it changed something
+    withOutbox: async (named, write) => {
+      const changed = await write(undefined);
+      if (changed) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Record<string, any> })));
+      return changed;
+    },
   };
   const waits: number[] = [];
   let live: EngineConnection | null = conn;
@@ -72,13 +79,13 @@ function setup(opts: { presenceTyping?: boolean; ttlMs?: number } = {}) {
     events: sink,
     settings: { ttlMs: opts.ttlMs ?? 60_000, typingMsPerChar: 40, typingMinMs: 500, typingMaxMs: 3000 },
     live: () => live,
-    presenceTyping: async () => opts.presenceTyping ?? false,
     logger: pino({ level: 'silent' }),
     clock: () => now,
     sleep: async (ms) => void waits.push(ms),
     afterNetworkAck: () => hooks.afterNetworkAck(),
   });
   store.now = () => now;
+  store.presenceTyping = opts.presenceTyping ?? false;
   return {
     store, conn, events, sender, waits, hooks,
     setLive: (c: EngineConnection | null) => (live = c),
@@ -88,7 +95,7 @@ function setup(opts: { presenceTyping?: boolean; ttlMs?: number } = {}) {
 }
 
 describe('OutboundSender', () => {
-  it('sends queued messages one at a time in id order, each once, and publishes message.sent per message', async () => {
+  it('sends queued messages one at a time in order, each once, and publishes message.sent per message', async () => {
     const t = setup();
     t.store.queue({ id: 'msg_03', waMessageId: 'W3', text: 'third' });
     t.store.queue({ id: 'msg_01', waMessageId: 'W1', text: 'first' });
@@ -102,6 +109,62 @@ describe('OutboundSender', () => {
     expect(sent[0].payload.message).toMatchObject({ status: 'sent', sentAt: 5_000, waMessageId: 'W1', direction: 'out' });
     expect(sent[0].payload.message).not.toHaveProperty('mediaRef');
     expect(t.store.rows.every((r) => r.status === 'sent')).toBe(true);
+    // the Message built before the record is the recorded row's
+    for (const e of sent) expect(e.payload.message).toEqual(toMessageView(t.store.byId(e.payload.message.id)!));
+  });
+
+  it(`reads the queue ${DRAIN_BATCH} rows at a time, reads again only after a full batch, and sends every row once in order`, async () => {
+    const t = setup();
+    const n = DRAIN_BATCH * 2 + 5;
+    const ids = Array.from({ length: n }, (_, i) => `msg_${String(i).padStart(3, '0')}`);
+    for (const id of [...ids].reverse()) t.store.queue({ id, waMessageId: `W${id}` });
+    await t.sender.trigger();
+    expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(ids.map((id) => `W${id}`));
+    expect(t.conn.maxInFlight).toBe(1);
+    // two full batches and a short one: no read that finds the queue empty
+    expect(t.store.queuedReads).toEqual([DRAIN_BATCH, DRAIN_BATCH, DRAIN_BATCH]);
+    expect(t.named('message.sent').map((e) => e.payload.message.id)).toEqual(ids);
+  });
+
+  it('a message queued during a drain goes out when its trigger (the signal) runs the drain once more, after the rest', async () => {
+    const t = setup();
+    t.store.queue({ id: 'msg_01', waMessageId: 'W1' });
+    t.store.queue({ id: 'msg_02', waMessageId: 'W2' });
+    let open!: () => void;
+    t.conn.gate = new Promise((r) => (open = r));
+    const drained = t.sender.trigger();
+    await new Promise((r) => setImmediate(r));
+    // accepted after the drain read the queue, then signalled
+    t.store.queue({ id: 'msg_03', waMessageId: 'W3' });
+    const again = t.sender.trigger();
+    open();
+    await Promise.all([drained, again]);
+    expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W1', 'W2', 'W3']);
+    expect(t.store.queuedReads).toHaveLength(2);
+  });
+
+  it('stops in the middle of a batch when the connection goes, and resumes with the next row in order', async () => {
+    const t = setup();
+    for (const i of [1, 2, 3]) t.store.queue({ id: `msg_0${i}`, waMessageId: `W${i}` });
+    t.hooks.afterNetworkAck = () => void t.setLive(null);
+    await t.sender.trigger();
+    expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W1']);
+    expect(t.store.rows.map((r) => r.status)).toEqual(['sent', 'queued', 'queued']);
+    t.hooks.afterNetworkAck = () => undefined;
+    t.setLive(t.conn);
+    await t.sender.trigger();
+    expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W1', 'W2', 'W3']);
+  });
+
+  it('checks the TTL of each row of a batch when it comes to it', async () => {
+    const t = setup({ ttlMs: 60_000 });
+    for (const i of [1, 2, 3]) t.store.queue({ id: `msg_0${i}`, waMessageId: `W${i}` });
+    // the first send takes longer than the TTL: the rows read with it have expired by the time their turn comes
+    t.hooks.afterNetworkAck = () => void t.advance(60_001);
+    await t.sender.trigger();
+    expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W1']);
+    expect(t.store.rows.map((r) => r.status)).toEqual(['sent', 'failed', 'failed']);
+    expect(t.named('message.failed').map((e) => e.payload.message.id)).toEqual(['msg_02', 'msg_03']);
   });
 
   it('stops while the session is not working and resumes on the next trigger', async () => {

@@ -12,6 +12,8 @@ const PERMANENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['validation_
  * in a row the message fails, so one poison message cannot hold a session's queue for MESSAGE_TTL_SECONDS.
  */
 export const MAX_LIVE_ATTEMPTS = 5;
+/** Queued rows read per query; the drain sends them one after another and reads again only when it used them all. */
+export const DRAIN_BATCH = 32;
 
 export interface OutboundSenderDeps {
   sessionId: string;
@@ -21,8 +23,6 @@ export interface OutboundSenderDeps {
   settings: MessagingSettings;
   /** the session's connection while it is `working`, else null */
   live: () => EngineConnection | null;
-  /** the session's current `presenceTyping` (read once per drain, so a PATCH applies to the next send) */
-  presenceTyping: () => Promise<boolean>;
   logger: Logger;
   clock?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -41,7 +41,8 @@ export function typingMs(text: string, s: Pick<MessagingSettings, 'typingMsPerCh
 }
 
 /**
- * Sends one session's queued messages, one at a time, in id order (PostgreSQL is the queue; see docs/messages.md).
+ * Sends one session's queued messages, one at a time, in acceptance order (PostgreSQL is the queue; see
+ * docs/messages.md).
  *
  * Exactly once on the network: the waMessageId was fixed when the API accepted the message, and every attempt sends
  * with it. A crash after the network took a send but before `markSent` leaves the row `queued`; the next drain sends
@@ -97,21 +98,29 @@ export class OutboundSender {
     }
   }
 
+  /**
+   * Reads the head of the queue DRAIN_BATCH rows at a time and handles them one after another, in order, checking
+   * each against the TTL and the connection as it comes to it. A full batch is followed by another read; a shorter
+   * one was the whole queue when it was read, and ends the drain without the read that would find it empty: a message
+   * committed after that read is signalled after its commit, so its trigger comes during this drain (which then runs
+   * once more) or after it (a lost signal: the sweep), exactly as for a message committed after an empty read.
+   */
   private async drain(): Promise<void> {
     const { store, sessionId, settings } = this.deps;
-    let presenceTyping: boolean | null = null;
     for (;;) {
-      const row = await store.nextQueued(sessionId);
-      if (!row) return;
-      if (this.clock() - row.createdAt > settings.ttlMs) {
-        await this.fail(row, `expired: waited more than ${Math.round(settings.ttlMs / 1000)} s for a connection`);
-        continue;
+      // the session's presenceTyping comes with the batch, so a PATCH applies to the messages read after it
+      const { messages: batch, presenceTyping } = await store.nextQueued(sessionId, DRAIN_BATCH);
+      for (const row of batch) {
+        if (this.clock() - row.createdAt > settings.ttlMs) {
+          await this.fail(row, `expired: waited more than ${Math.round(settings.ttlMs / 1000)} s for a connection`);
+          continue;
+        }
+        const conn = this.deps.live();
+        // resumes when the session is `working` again
+        if (!conn) return;
+        if (!(await this.sendOne(conn, row, presenceTyping))) return;
       }
-      const conn = this.deps.live();
-      // resumes when the session is `working` again
-      if (!conn) return;
-      presenceTyping ??= await this.deps.presenceTyping();
-      if (!(await this.sendOne(conn, row, presenceTyping))) return;
+      if (batch.length < DRAIN_BATCH) return;
     }
   }
 
@@ -147,10 +156,13 @@ export class OutboundSender {
     }
     this.deps.afterNetworkAck?.();
     await this.exclusive(async () => {
-      await this.deps.events.transact(async (tx, publish) => {
-        const marked = await this.deps.store.markSent(row.id, sent.timestamp, sent.raw, tx);
-        if (marked) publish(this.event('message.sent', { message: toMessageView(marked) }));
-      });
+      // one statement records the send and its message.sent: the Message is the queued row as the update leaves it
+      // (nothing else changes a queued row's Message fields), with the updatedAt the statement writes
+      const updatedAt = Math.max(this.clock(), row.createdAt);
+      const message = toMessageView({ ...row, status: 'sent', error: null, sentAt: sent.timestamp, updatedAt });
+      await this.deps.events.withOutbox([this.event('message.sent', { message })], (outbox) =>
+        this.deps.store.markSent(row.id, sent.timestamp, sent.raw, updatedAt, outbox),
+      );
       const held = this.heldAcks.get(row.waMessageId);
       if (held === undefined) return;
       this.heldAcks.delete(row.waMessageId);

@@ -55,6 +55,8 @@ export interface SessionEvent {
 
 /** A store transaction, opaque to the gateway (PostgreSQL: a TypeORM EntityManager). */
 export type StoreTx = unknown;
+/** Events ready to be written by a store statement, opaque to the gateway (PostgreSQL: `OutboxRows`). */
+export type StoreOutbox = unknown;
 
 export interface SessionEventSink {
   publish(input: SessionEvent): Promise<unknown>;
@@ -63,6 +65,12 @@ export interface SessionEventSink {
    * crash between the two can lose neither: `work` writes through `tx` and names its events with `publish`.
    */
   transact<T>(work: (tx: StoreTx, publish: (input: SessionEvent) => void) => Promise<T>): Promise<T>;
+  /**
+   * The same guarantee in one store statement, for a change whose events are known before it is made: `write` makes
+   * the change and writes `outbox` with it (only when it changed something), and says whether it changed something;
+   * the events are published after it, and only then.
+   */
+  withOutbox(events: SessionEvent[], write: (outbox: StoreOutbox) => Promise<boolean>): Promise<boolean>;
 }
 
 /** One gateway holds a session at a time; checked before every socket is opened. */

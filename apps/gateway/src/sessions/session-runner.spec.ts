@@ -148,6 +148,12 @@ function build(opts: {
       events.push(...pending);
       return result;
     },
+    // one statement: the events count only when it changed something
+    withOutbox: async (named, write) => {
+      const changed = await write(undefined);
+      if (changed) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Record<string, unknown> })));
+      return changed;
+    },
   };
   const leaseLog: string[] = [];
   let leaseFree = opts.leaseFree ?? true;

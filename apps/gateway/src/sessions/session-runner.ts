@@ -126,7 +126,6 @@ export class SessionRunner {
       ...common,
       settings: deps.messaging,
       live: () => (this.status === 'working' ? this.connection : null),
-      presenceTyping: async () => (await deps.records.find(sessionId))?.presenceTyping ?? false,
       sleep: deps.sleep,
       afterNetworkAck: deps.afterNetworkAck,
     });

@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { preparedStatement, runPrepared } from '../prepared';
+import { OutboxRows, outboxInsertSql } from './events.repository';
+import { presenceTypingSql, takeMessageSeqSql } from './sessions.repository';
 import type {
   AckStatus,
   ContactContent,
@@ -46,11 +49,19 @@ export interface NewMessage {
   status: MessageStatus;
   idempotencyKey?: string | null;
   raw?: Uint8Array | null;
-  /** the session's acceptance order of an outbound message (`SessionsRepository.nextMessageSeq`) */
+  /** the session's acceptance order of an outbound message (taken by `insertOutbound`, see `takeMessageSeqSql`) */
   seq?: number | null;
   /** epoch ms; default now */
   createdAt?: number;
   sentAt?: number | null;
+}
+
+/** The head of a session's send queue, and how the session sends (read in the same query). */
+export interface QueueHead {
+  /** the first queued outbound messages, in acceptance order */
+  messages: MessageRow[];
+  /** the session's `presenceTyping` ("typing…" before each text); false when nothing is queued */
+  presenceTyping: boolean;
 }
 
 export interface MessageFilter {
@@ -151,6 +162,55 @@ const ts = (ms: number | null | undefined) => (ms === null || ms === undefined ?
 const RANK_SQL = `CASE status WHEN 'queued' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 WHEN 'played' THEN 4 ELSE -1 END`;
 const ACK_RANK: Record<AckStatus, number> = { delivered: 2, read: 3, played: 4 };
 
+/**
+ * The accept of a send (`insertOutbound`): number, message and media bytes in one statement. The number comes from
+ * the sessions table through its repository's fragment (`takeMessageSeqSql`: the SQL of `sessions` stays there, this
+ * statement only composes it); the message takes it only when the session row exists, and the media row is written
+ * only for a message that was inserted (nothing on a conflict). Every parameter is cast: in an INSERT … SELECT an
+ * untyped parameter would be read as text.
+ */
+const INSERT_OUTBOUND = preparedStatement(
+  'messages_insert_outbound',
+  `WITH s AS (${takeMessageSeqSql('$3::text')}),
+   m AS (
+     INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
+       location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, idempotency_key, seq)
+     SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::jsonb,
+       $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15::text, $16::text, $17::text[], $18::text, $19::text, s.message_seq
+       FROM s
+     ON CONFLICT DO NOTHING
+     RETURNING ${COLUMNS}
+   ),
+   media AS (INSERT INTO message_media (message_id, data) SELECT m.id, $20::bytea FROM m WHERE $20::bytea IS NOT NULL)
+   SELECT * FROM m`,
+);
+
+/**
+ * The head of a session's send queue (`nextQueued`), through the partial index `messages_queued (session_id, seq, id)`,
+ * with the session's presenceTyping (its repository's fragment, evaluated once per query).
+ */
+const NEXT_QUEUED = preparedStatement(
+  'messages_next_queued',
+  `SELECT ${COLUMNS}, ${presenceTypingSql('$1')} AS session_presence_typing
+     FROM messages WHERE session_id = $1 AND status = 'queued' ORDER BY seq, id LIMIT $2`,
+);
+
+/**
+ * A send recorded (`markSent`): the conditional update, the media bytes deleted (only for a media message: the
+ * condition is decided once, before any scan) and the outbox rows of its events inserted only when the row moved.
+ */
+const MARK_SENT = preparedStatement(
+  'messages_mark_sent',
+  `WITH m AS (
+     UPDATE messages SET status = 'sent', sent_at = $2::timestamptz, raw = COALESCE($3::bytea, raw), updated_at = COALESCE($4::timestamptz, now())
+      WHERE id = $1::text AND status = 'queued'
+      RETURNING id, media IS NOT NULL AS has_media
+   ),
+   media AS (DELETE FROM message_media WHERE message_id = $1::text AND EXISTS (SELECT 1 FROM m WHERE m.has_media)),
+   outbox AS (${outboxInsertSql(5, 'EXISTS (SELECT 1 FROM m)')})
+   SELECT id FROM m`,
+);
+
 /** Every query of `messages` and `message_media`. */
 @Injectable()
 export class MessagesRepository {
@@ -184,17 +244,23 @@ export class MessagesRepository {
   }
 
   /**
-   * An accepted send: the message and its media bytes in one transaction, so a gateway never drains a media message
-   * without its bytes. Null (nothing written) when the session already has the waMessageId or the idempotency key.
-   * `order` hands out the session's next acceptance number inside the same transaction (its lock, held until the
-   * commit, is what makes acceptance order the order the gateway sends in).
+   * An accepted send, in one autocommit statement (INSERT_OUTBOUND): the session's next acceptance number, the message
+   * with it, and its media bytes when there are any, so a gateway never drains a media message without its bytes.
+   * Null (nothing written) when the session already has the waMessageId or the idempotency key; the number taken then
+   * is skipped (a gap, which the drain order does not mind), and so it is when the session row is gone.
+   *
+   * Acceptance order is send order: the statement first locks the session row by taking its number
+   * (`takeMessageSeqSql`) and holds the lock until it commits, so a concurrent accept of the session waits for this
+   * one's commit before it takes the next number; a visible number means every lower one has committed, and the
+   * gateway drains by it. With `manager`, the statement runs in that transaction and the lock lasts until it commits.
    */
-  async insertOutbound(m: NewMessage, media: Buffer | null, order: { next(manager: EntityManager): Promise<number> }): Promise<MessageRow | null> {
-    return this.db.transaction(async (manager) => {
-      const row = await this.insert({ ...m, seq: await order.next(manager) }, manager);
-      if (row && media) await this.saveMedia(row.id, media, manager);
-      return row;
-    });
+  async insertOutbound(m: NewMessage, media: Buffer | null, manager?: EntityManager): Promise<MessageRow | null> {
+    const { rows } = await runPrepared<RawRow>(manager ?? this.db, INSERT_OUTBOUND, [
+      m.id, m.organizationId, m.sessionId, m.waMessageId, m.direction, m.chatJid, m.from, m.type, m.text ?? null,
+      json(m.media), json(m.location), json(m.contact), json(m.poll), json(m.reaction), m.quotedMessageId ?? null,
+      m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null, media,
+    ]);
+    return rows[0] ? toRow(rows[0]) : null;
   }
 
   async saveMedia(messageId: string, data: Buffer, manager?: EntityManager): Promise<void> {
@@ -283,13 +349,14 @@ export class MessagesRepository {
     return rows.map(toRow);
   }
 
-  /** The first queued outbound message of a session in acceptance order: sends go out one at a time, in order. */
-  async nextQueued(sessionId: string): Promise<MessageRow | null> {
-    const rows: RawRow[] = await this.db.query(
-      `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND status = 'queued' ORDER BY seq, id LIMIT 1`,
-      [sessionId],
-    );
-    return rows[0] ? toRow(rows[0]) : null;
+  /**
+   * The first `limit` queued outbound messages of a session, in acceptance order (the session's message number, then
+   * id): the sender sends them one at a time, in this order. Every number below a visible one has committed, so no
+   * message can later appear ahead of these. The session's presenceTyping comes with them (one query per batch).
+   */
+  async nextQueued(sessionId: string, limit: number): Promise<QueueHead> {
+    const { rows } = await runPrepared<RawRow & { session_presence_typing: boolean | null }>(this.db, NEXT_QUEUED, [sessionId, limit]);
+    return { messages: rows.map(toRow), presenceTyping: rows[0]?.session_presence_typing ?? false };
   }
 
   /** Which of these sessions have queued messages (the gateway's sweep after a lost signal). */
@@ -302,18 +369,18 @@ export class MessagesRepository {
     return rows.map((r) => r.session_id);
   }
 
-  /** queued → sent, once: null when it was not queued any more. The outbound media bytes are no longer needed. */
-  async markSent(id: string, sentAt: number, raw: Uint8Array | null, manager?: EntityManager): Promise<MessageRow | null> {
-    const q = this.q(manager);
-    const row = await updatedRow(
-      q,
-      `UPDATE messages SET status = 'sent', sent_at = $2, raw = COALESCE($3, raw), updated_at = now()
-        WHERE id = $1 AND status = 'queued' RETURNING ${COLUMNS}`,
-      [id, new Date(sentAt), raw ? Buffer.from(raw) : null],
-    );
-    // only media messages have bytes to drop: a text's send is one statement
-    if (row?.media) await q.query(`DELETE FROM message_media WHERE message_id = $1`, [id]);
-    return row;
+  /**
+   * queued → sent, once: false when it was not queued any more. One statement (MARK_SENT): the row's new status, its
+   * media bytes dropped (they are no longer needed; only a media message has any), and `outbox`, the events announcing
+   * the send, inserted only when the row moved — so the change and its events commit together, or neither.
+   * `updatedAt` (epoch ms, default now) is the row's new `updatedAt`: a caller that built the event's Message before
+   * the statement passes the value it put there. Such a Message can be built from the queued row it read: nothing but
+   * this statement and markFailed (both only from `queued`) changes a queued row's Message fields. The row is not read
+   * back: the caller has it.
+   */
+  async markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt?: number, outbox: OutboxRows = OutboxRows.none): Promise<boolean> {
+    const { rowCount } = await runPrepared(this.db, MARK_SENT, [id, new Date(sentAt), raw ? Buffer.from(raw) : null, ts(updatedAt), ...outbox.params]);
+    return rowCount > 0;
   }
 
   /** queued → failed, once. */

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { SessionStatus } from '@app/contracts';
 import { Session } from '../entities/session.entity';
+import { preparedStatement, runPrepared } from '../prepared';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
 
 /** The fields of a session a gateway runner reads at start. */
@@ -61,6 +62,66 @@ const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
   lastReason: 'last_reason',
 };
 
+/** Every column of the `Session` entity, as `findInOrganization` reads them without TypeORM. */
+const SESSION_COLUMNS = `id, organization_id, created_by_user_id, gateway_id, label, status, desired_state, phone_number, wa_jid, wa_lid,
+  is_admin_session, auto_read, presence_typing, rate_per_min, rate_per_hour, created_at, updated_at, last_connected_at, last_reason`;
+
+interface SessionColumns {
+  id: string;
+  organization_id: string;
+  created_by_user_id: string | null;
+  gateway_id: string | null;
+  label: string;
+  status: SessionStatus;
+  desired_state: 'running' | 'stopped';
+  phone_number: string | null;
+  wa_jid: string | null;
+  wa_lid: string | null;
+  is_admin_session: boolean;
+  auto_read: boolean;
+  presence_typing: boolean;
+  rate_per_min: number;
+  rate_per_hour: number;
+  created_at: Date;
+  updated_at: Date;
+  last_connected_at: Date | null;
+  last_reason: string | null;
+}
+
+/** The same entity TypeORM's findOne builds, from a plain row. */
+function toSession(r: SessionColumns): Session {
+  return Object.assign(new Session(), {
+    id: r.id,
+    organizationId: r.organization_id,
+    createdByUserId: r.created_by_user_id,
+    gatewayId: r.gateway_id,
+    label: r.label,
+    status: r.status,
+    desiredState: r.desired_state,
+    phoneNumber: r.phone_number,
+    waJid: r.wa_jid,
+    waLid: r.wa_lid,
+    isAdminSession: r.is_admin_session,
+    autoRead: r.auto_read,
+    presenceTyping: r.presence_typing,
+    ratePerMin: r.rate_per_min,
+    ratePerHour: r.rate_per_hour,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    lastConnectedAt: r.last_connected_at,
+    lastReason: r.last_reason,
+  });
+}
+
+/**
+ * A session of an organization by id: every API request on a session starts with it (a send above all), so it is
+ * prepared and mapped by hand instead of going through TypeORM's query builder and entity transformer.
+ */
+const FIND_IN_ORGANIZATION = preparedStatement(
+  'sessions_find_in_organization',
+  `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1 AND organization_id = $2`,
+);
+
 /** Statuses a restarted gateway does not bring back by itself: the owner has to act first. */
 const NOT_RESUMED = ['stopped', 'failed', 'logged_out'];
 
@@ -73,6 +134,29 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
   autoRead: r.auto_read,
   presenceTyping: r.presence_typing,
 });
+
+/**
+ * The UPDATE that hands out a session's next message acceptance number (`message_seq`, returned as `message_seq`),
+ * for a statement that composes it (`MessagesRepository.insertOutbound`, as the first step of its CTE):
+ * `sessionParam` is that statement's placeholder of the session id. The row lock it takes is held until the
+ * statement's transaction commits (an autocommit statement: until it ends), so a second accept of the session waits
+ * for the first to commit and numbers are handed out in commit order: a visible number means every lower one has
+ * committed. A statement that takes a number and then inserts nothing (a conflict) leaves a gap, which is harmless:
+ * only the order of the numbers matters.
+ */
+export function takeMessageSeqSql(sessionParam: string): string {
+  return `UPDATE sessions SET message_seq = message_seq + 1 WHERE id = ${sessionParam} RETURNING message_seq`;
+}
+
+/**
+ * The session's `presenceTyping` as a scalar subquery, for a statement that reads it together with what it reads
+ * (`MessagesRepository.nextQueued`: the sender reads the setting with each batch of queued messages, so a PATCH
+ * applies to the messages read after it, without a query of its own). `sessionParam` is that statement's placeholder
+ * of the session id.
+ */
+export function presenceTypingSql(sessionParam: string): string {
+  return `(SELECT presence_typing FROM sessions WHERE id = ${sessionParam})`;
+}
 
 /**
  * The sessions table. The API reads and writes whole rows through the entity; the gateway's runner
@@ -98,7 +182,8 @@ export class SessionsRepository {
 
   /** Another organization's session is not found. */
   async findInOrganization(organizationId: string, id: string): Promise<Session | null> {
-    return this.repo.findOne({ where: { id, organizationId } });
+    const { rows } = await runPrepared<SessionColumns>(this.db, FIND_IN_ORGANIZATION, [id, organizationId]);
+    return rows[0] ? toSession(rows[0]) : null;
   }
 
   async existsInOrganization(organizationId: string, id: string): Promise<boolean> {
@@ -136,18 +221,6 @@ export class SessionsRepository {
 
   async deleteInOrganization(organizationId: string, id: string): Promise<void> {
     await this.repo.delete({ id, organizationId });
-  }
-
-  /**
-   * The session's next message acceptance number, taken inside the caller's transaction: the row lock it takes is
-   * held until that transaction ends, so numbers are handed out in commit order.
-   */
-  async nextMessageSeq(id: string, manager: EntityManager): Promise<number> {
-    const result: unknown = await manager.query(`UPDATE sessions SET message_seq = message_seq + 1 WHERE id = $1 RETURNING message_seq`, [id]);
-    // TypeORM answers UPDATE … RETURNING with [rows, affected]
-    const rows = (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as Array<{ message_seq: string }>;
-    if (!rows[0]) throw new Error(`session ${id} not found`);
-    return Number(rows[0].message_seq);
   }
 
   /** Sessions that should run, per gateway (gateways without any are absent). */
