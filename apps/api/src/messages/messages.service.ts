@@ -11,7 +11,7 @@ import type { Principal } from '../auth/principal';
 import { Page, pageLimit } from '../common/pagination';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import type { MessageQueryDto } from './dto/message.dto';
-import { plainTextSend, SendMediaDto, SendMessageDto } from './dto/send-message.dto';
+import { SendMediaDto, SendMessageDto } from './dto/send-message.dto';
 import { MediaFetcher, mediaTooLarge } from './media-fetcher';
 import { MEDIA_SOURCE } from './media-source.provider';
 import { newWaMessageId } from './wa-message-id';
@@ -197,11 +197,6 @@ export class MessagesService {
   private async validate(raw: unknown, idempotencyKey: string | undefined): Promise<SendMessageDto> {
     const keyProblem =
       idempotencyKey === undefined || IDEMPOTENCY_KEY.test(idempotencyKey) ? null : 'Idempotency-Key must be 1..255 printable ASCII characters';
-    if (!keyProblem) {
-      // a plain text the full validation would accept, as it would produce it
-      const text = plainTextSend(raw);
-      if (text) return text;
-    }
     try {
       const body = (await this.validation.transform(raw, { type: 'body', metatype: SendMessageDto, data: '' })) as SendMessageDto;
       if (keyProblem) throw new DomainError('validation_error', 'request is invalid', { fields: { 'Idempotency-Key': [keyProblem] } });

@@ -240,26 +240,3 @@ export class SendMessageDto {
   @Matches(USER_JID, { each: true, message: 'mentions must be user JIDs (…@s.whatsapp.net or …@lid) or phone numbers' })
   mentions?: string[];
 }
-
-const PLAIN_TEXT_KEYS: ReadonlySet<string> = new Set(['to', 'text', 'type']);
-
-/**
- * The most common send, a plain text (`{to, text}`, `type` absent or "text"), when the full validation would accept
- * it: the SendMessageDto that validation would produce (`to` normalized as its transform does). Null for every other
- * body, which goes through the full validation: every refusal and every other type are decided there, so this only
- * spares the common send class-transformer and class-validator (~5% of the API's CPU per send).
- */
-export function plainTextSend(raw: unknown): SendMessageDto | null {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || Object.getPrototypeOf(raw) !== Object.prototype) return null;
-  for (const key of Object.keys(raw)) if (!PLAIN_TEXT_KEYS.has(key)) return null;
-  const { to, text, type } = raw as Record<string, unknown>;
-  if (type !== undefined && type !== 'text') return null;
-  if (typeof to !== 'string' || typeof text !== 'string' || text.length < 1 || text.length > TEXT_MAX) return null;
-  const jid = normalizeChatJid(to);
-  if (jid === null) return null;
-  const dto = new SendMessageDto();
-  dto.to = jid;
-  dto.text = text;
-  if (type !== undefined) dto.type = 'text';
-  return dto;
-}
