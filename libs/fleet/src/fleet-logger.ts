@@ -1,6 +1,6 @@
 /**
  * The logging the fleet objects do, in pino's (fields, message) order: the gateway hands in its pino logger,
- * the API a Nest Logger (which nestjs-pino turns into the same structured line).
+ * the API a Nest Logger (which PinoNestLogger turns into the same structured line).
  */
 export interface FleetLogger {
   warn(fields: object, message: string): void;
