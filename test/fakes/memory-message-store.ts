@@ -1,9 +1,9 @@
 import { AckStatus, OUTBOUND_STATUS_RANK } from '@app/contracts';
-import type { MessageRow, MessageStore, NewMessage } from '../../apps/gateway/src/messages/message-store';
+import type { AckOutcome, MessageRow, MessageStore, NewMessage } from '../../apps/gateway/src/messages/message-store';
 
 /**
  * The gateway's MessageStore in memory, with the repository's rules: one row per (session, waMessageId), queued rows
- * drained in id order, sent/failed only from queued, acks forward only and never on a queued row.
+ * drained in id order, sent/failed only from queued, acks forward only, kept on a queued row until it is sent.
  */
 export class MemoryMessageStore implements MessageStore {
   readonly rows: MessageRow[] = [];
@@ -15,6 +15,8 @@ export class MemoryMessageStore implements MessageStore {
   presenceTyping = false;
   /** the limit of every read of the queue, in order */
   readonly queuedReads: number[] = [];
+  /** acks kept on queued rows (the `held_ack` column), by message id */
+  readonly heldAcks = new Map<string, AckStatus>();
   /** runs inside markSent before it records (a test's hook into the race with receipts) */
   beforeMarkSent: (() => Promise<void>) | null = null;
   now = () => 1_000;
@@ -48,12 +50,12 @@ export class MemoryMessageStore implements MessageStore {
   async markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number) {
     await this.beforeMarkSent?.();
     const row = this.byId(id);
-    if (!row || row.status !== 'queued') return false;
+    if (!row || row.status !== 'queued') return null;
     Object.assign(row, { status: 'sent', sentAt, updatedAt });
     if (raw) this.raws.set(`${row.sessionId}/${row.waMessageId}`, raw);
     this.media.delete(id);
     this.transitions.push(`sent ${id}`);
-    return true;
+    return { heldAck: this.heldAcks.get(id) ?? null };
   }
 
   async markFailed(id: string, error: string) {
@@ -65,13 +67,28 @@ export class MemoryMessageStore implements MessageStore {
     return { ...row };
   }
 
-  async applyAck(sessionId: string, waMessageId: string, status: AckStatus) {
+  async applyAck(sessionId: string, waMessageId: string, status: AckStatus): Promise<AckOutcome | null> {
     const row = this.rows.find((r) => r.sessionId === sessionId && r.waMessageId === waMessageId && r.direction === 'out');
-    if (!row || row.status === 'queued' || row.status === 'failed' || row.status === 'received') return null;
+    if (!row || row.status === 'failed' || row.status === 'received') return null;
+    const held = this.heldAcks.get(row.id);
+    if (row.status === 'queued') {
+      if (held !== undefined && OUTBOUND_STATUS_RANK[held] >= OUTBOUND_STATUS_RANK[status]) return null;
+      this.heldAcks.set(row.id, status);
+      this.transitions.push(`held ${status} ${row.id}`);
+      return { held: true };
+    }
     if (OUTBOUND_STATUS_RANK[row.status] >= OUTBOUND_STATUS_RANK[status]) return null;
     Object.assign(row, { status, updatedAt: this.now() });
+    if (held !== undefined && OUTBOUND_STATUS_RANK[held] <= OUTBOUND_STATUS_RANK[status]) this.heldAcks.delete(row.id);
     this.transitions.push(`${status} ${row.id}`);
-    return { ...row };
+    return { moved: { ...row } };
+  }
+
+  async heldAcksOf(sessionId: string) {
+    return this.rows
+      .filter((r) => r.sessionId === sessionId && r.status !== 'queued' && this.heldAcks.has(r.id))
+      .filter((r) => OUTBOUND_STATUS_RANK[this.heldAcks.get(r.id)!] > ((OUTBOUND_STATUS_RANK as Record<string, number>)[r.status] ?? Infinity))
+      .map((r) => ({ waMessageId: r.waMessageId, status: this.heldAcks.get(r.id)! }));
   }
 
   async insert(m: NewMessage) {

@@ -34,14 +34,14 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
 
   it('markSent moves a queued row once and drops the media bytes of a media message', async () => {
     const text = (await messages.insertOutbound(outbound(), null))!;
-    expect(await messages.markSent(text.id, 5_000, Buffer.from('raw'))).toBe(true);
+    expect(await messages.markSent(text.id, 5_000, Buffer.from('raw'))).toEqual({ heldAck: null });
     expect(await messages.findById(text.id)).toMatchObject({ id: text.id, status: 'sent', sentAt: 5_000, waMessageId: text.waMessageId });
-    expect(await messages.markSent(text.id, 6_000, null)).toBe(false);
+    expect(await messages.markSent(text.id, 6_000, null)).toBeNull();
     expect(await messages.rawOf(sessionId, text.waMessageId)).toEqual(Buffer.from('raw'));
 
     const image = (await messages.insertOutbound(outbound({ type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } }), Buffer.from('png')))!;
     expect(await messages.mediaOf(image.id)).toEqual(Buffer.from('png'));
-    expect(await messages.markSent(image.id, 5_000, null)).toBe(true);
+    expect(await messages.markSent(image.id, 5_000, null)).toEqual({ heldAck: null });
     expect((await messages.findById(image.id))?.status).toBe('sent');
     expect(await messages.mediaOf(image.id)).toBeNull();
   });
@@ -53,7 +53,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const envelope = (id: string): EventEnvelope<object> => ({ id, event: 'message.sent', organizationId: orgId, sessionId, timestamp: 1, payload: { message } });
     const outbox = (id: string) => new OutboxRows([envelope(id)], [JSON.stringify(envelope(id))]);
     const [first, second] = [newId('evt'), newId('evt')];
-    expect(await messages.markSent(queued.id, 7_000, null, updatedAt, outbox(first))).toBe(true);
+    expect(await messages.markSent(queued.id, 7_000, null, updatedAt, outbox(first))).toEqual({ heldAck: null });
     const sent = await messages.findById(queued.id);
     expect(sent).toMatchObject({ status: 'sent', sentAt: 7_000, updatedAt });
     // the Message built before the statement is the row it recorded
@@ -61,7 +61,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const stored = async (id: string) => (await db.query(`SELECT type, session_id, envelope FROM events WHERE id = $1`, [id]))[0];
     expect(await stored(first)).toEqual({ type: 'message.sent', session_id: sessionId, envelope: envelope(first) });
     // not queued any more: nothing moves, no event
-    expect(await messages.markSent(queued.id, 8_000, null, updatedAt, outbox(second))).toBe(false);
+    expect(await messages.markSent(queued.id, 8_000, null, updatedAt, outbox(second))).toBeNull();
     expect(await stored(second)).toBeUndefined();
   });
 
@@ -76,11 +76,32 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
 
   it('applyAck moves a sent message forward only and returns the moved row', async () => {
     const m = (await messages.insertOutbound(outbound(), null))!;
-    expect(await messages.applyAck(sessionId, m.waMessageId, 'delivered')).toBeNull();
     await messages.markSent(m.id, 1, null);
-    expect(await messages.applyAck(sessionId, m.waMessageId, 'read')).toMatchObject({ id: m.id, status: 'read' });
+    expect(await messages.applyAck(sessionId, m.waMessageId, 'read')).toEqual({ moved: expect.objectContaining({ id: m.id, status: 'read' }) });
     expect(await messages.applyAck(sessionId, m.waMessageId, 'delivered')).toBeNull();
-    expect(await messages.applyAck(sessionId, m.waMessageId, 'played')).toMatchObject({ id: m.id, status: 'played' });
+    expect(await messages.applyAck(sessionId, m.waMessageId, 'played')).toEqual({ moved: expect.objectContaining({ id: m.id, status: 'played' }) });
+    expect(await messages.applyAck(sessionId, 'not-a-message', 'read')).toBeNull();
+  });
+
+  it('a receipt for a queued message is kept on its row (the highest), handed back by markSent, then applied once', async () => {
+    const m = (await messages.insertOutbound(outbound(), null))!;
+    expect(await messages.applyAck(sessionId, m.waMessageId, 'read')).toEqual({ held: true });
+    // a lower one changes nothing; the row is still queued, unchanged
+    expect(await messages.applyAck(sessionId, m.waMessageId, 'delivered')).toBeNull();
+    expect(await messages.findById(m.id)).toMatchObject({ status: 'queued', updatedAt: m.updatedAt });
+    // a gateway that stops here leaves nothing to apply yet: the row is not sent
+    expect(await messages.heldAcksOf(sessionId)).toEqual([]);
+    expect(await messages.markSent(m.id, 1, null)).toEqual({ heldAck: 'read' });
+    // recorded sent, not yet applied (a crash here): the next holder finds it
+    expect(await messages.heldAcksOf(sessionId)).toEqual([{ waMessageId: m.waMessageId, status: 'read' }]);
+    expect(await messages.applyAck(sessionId, m.waMessageId, 'read')).toEqual({ moved: expect.objectContaining({ status: 'read' }) });
+    expect(await messages.heldAcksOf(sessionId)).toEqual([]);
+    // a lower receipt on the way keeps the higher kept one for later
+    const n = (await messages.insertOutbound(outbound(), null))!;
+    await messages.applyAck(sessionId, n.waMessageId, 'played');
+    await messages.markSent(n.id, 1, null);
+    expect(await messages.applyAck(sessionId, n.waMessageId, 'delivered')).toEqual({ moved: expect.objectContaining({ status: 'delivered' }) });
+    expect(await messages.heldAcksOf(sessionId)).toEqual([{ waMessageId: n.waMessageId, status: 'played' }]);
   });
 
   it('drains in acceptance (commit) order, not id order, when a later id commits first', async () => {

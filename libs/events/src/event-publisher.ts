@@ -72,10 +72,10 @@ export class EventPublisher {
   /**
    * The one-statement form of `transact`, for a change whose events can be built before it is made: `write` runs one
    * statement that makes the change and inserts the given outbox rows with it (through `outboxInsertSql`, only when
-   * it changed something), so a single round trip records both, atomically, and says whether it changed something;
-   * the events are appended to the stream after it, and only then.
+   * it changed something), so a single round trip records both, atomically, and answers what it changed (anything
+   * truthy) or that it changed nothing (false, null); the events are appended to the stream after it, and only then.
    */
-  async withOutbox(inputs: readonly PublishInput<object>[], write: (outbox: OutboxRows) => Promise<boolean>): Promise<boolean> {
+  async withOutbox<T>(inputs: readonly PublishInput<object>[], write: (outbox: OutboxRows) => Promise<T>): Promise<T> {
     const rows = this.outboxRows(inputs.map((input) => this.build(input)));
     const changed = await write(rows);
     if (changed) await this.append(rows.texts);

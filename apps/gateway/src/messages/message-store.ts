@@ -1,8 +1,8 @@
 import type { AckStatus } from '@app/contracts';
-import type { MessageRow, NewMessage, QueueHead } from '@app/database';
+import type { AckOutcome, MessageRow, NewMessage, QueueHead } from '@app/database';
 import type { StoreOutbox, StoreTx } from '../sessions/session-ports';
 
-export type { MessageRow, NewMessage, QueueHead };
+export type { AckOutcome, MessageRow, NewMessage, QueueHead };
 
 /**
  * The part of the message log (`MessagesRepository`, PostgreSQL) a gateway uses. PostgreSQL is the send queue:
@@ -13,14 +13,17 @@ export interface MessageStore {
   nextQueued(sessionId: string, limit: number): Promise<QueueHead>;
   sessionsWithQueued(sessionIds: string[]): Promise<string[]>;
   /**
-   * queued → sent, once (false when it was not queued any more), with `updatedAt` as the row's new updatedAt; the
-   * events of `outbox` (`SessionEventSink.withOutbox`) are written by the same statement, only when the row moved
+   * queued → sent, once (null when it was not queued any more), with `updatedAt` as the row's new updatedAt; the
+   * events of `outbox` (`SessionEventSink.withOutbox`) are written by the same statement, only when the row moved.
+   * `heldAck`: a receipt kept on the row while it was queued, to apply now.
    */
-  markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number, outbox?: StoreOutbox): Promise<boolean>;
+  markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number, outbox?: StoreOutbox): Promise<{ heldAck: AckStatus | null } | null>;
   /** queued → failed, once */
   markFailed(id: string, error: string, tx?: StoreTx): Promise<MessageRow | null>;
-  /** forward only, never on a queued row; null when it did not move */
-  applyAck(sessionId: string, waMessageId: string, status: AckStatus, tx?: StoreTx): Promise<MessageRow | null>;
+  /** a sent message forward only (`moved`); on a queued one the ack is kept on the row (`held`); null: nothing to do */
+  applyAck(sessionId: string, waMessageId: string, status: AckStatus, tx?: StoreTx): Promise<AckOutcome | null>;
+  /** acks kept on rows that are sent by now but were never applied (a gateway stopped in between) */
+  heldAcksOf(sessionId: string): Promise<Array<{ waMessageId: string; status: AckStatus }>>;
   /** null when (session, waMessageId) is already stored */
   insert(message: NewMessage, tx?: StoreTx): Promise<MessageRow | null>;
   idsByWaIds(sessionId: string, waMessageIds: string[]): Promise<Map<string, string>>;

@@ -48,8 +48,9 @@ class NetworkConnection implements EngineConnection {
 
 const CHAT = '15550002222@s.whatsapp.net';
 
-function setup(opts: { presenceTyping?: boolean; ttlMs?: number } = {}) {
-  const store = new MemoryMessageStore();
+/** `store`: the same log seen by another holder of the session (a gateway that took over after a crash). */
+function setup(opts: { presenceTyping?: boolean; ttlMs?: number; store?: MemoryMessageStore } = {}) {
+  const store = opts.store ?? new MemoryMessageStore();
   const conn = new NetworkConnection();
   const events: Array<{ event: string; payload: Record<string, any> }> = [];
   const sink: SessionEventSink = {
@@ -272,7 +273,43 @@ describe('OutboundSender', () => {
     expect(t.store.byId('msg_01')!.status).toBe('read');
     expect(t.events.map((e) => e.event)).toEqual(['message.sent', 'message.ack']);
     expect(t.named('message.ack')[0].payload).toEqual({ messageId: 'msg_01', waMessageId: 'W1', chatJid: CHAT, status: 'read' });
-    expect(t.store.transitions).toEqual(['sent msg_01', 'read msg_01']);
+    expect(t.store.transitions).toEqual(['held delivered msg_01', 'held read msg_01', 'sent msg_01', 'read msg_01']);
+  });
+
+  it('a receipt kept on a queued row survives a crash before the send is recorded: the next holder resends and applies it', async () => {
+    const a = setup();
+    a.store.queue({ id: 'msg_01', waMessageId: 'W1' });
+    let open!: () => void;
+    a.conn.gate = new Promise((r) => (open = r));
+    void a.sender.trigger();
+    await new Promise((r) => setImmediate(r));
+    await a.sender.onReceipt('W1', 'read');
+    // the gateway dies here: the network has the message, the log still says queued, the receipt is on the row
+    expect(a.store.byId('msg_01')!.status).toBe('queued');
+
+    const b = setup({ store: a.store });
+    await b.sender.trigger();
+    expect(b.store.byId('msg_01')!.status).toBe('read');
+    expect(b.events.map((e) => e.event)).toEqual(['message.sent', 'message.ack']);
+    expect(b.named('message.ack')[0].payload.status).toBe('read');
+    open();
+  });
+
+  it('a kept receipt whose send was recorded just before a crash is applied by the next holder at its first drain', async () => {
+    const a = setup();
+    a.store.queue({ id: 'msg_01', waMessageId: 'W1' });
+    await a.sender.onReceipt('W1', 'delivered');
+    // recorded sent by a gateway that died before applying the kept ack
+    await a.store.markSent('msg_01', 5_000, null, 10_000);
+    expect(a.store.byId('msg_01')!.status).toBe('sent');
+
+    const b = setup({ store: a.store });
+    await b.sender.trigger();
+    expect(b.store.byId('msg_01')!.status).toBe('delivered');
+    expect(b.named('message.ack').map((e) => e.payload.status)).toEqual(['delivered']);
+    // once: a later drain does not announce it again
+    await b.sender.trigger();
+    expect(b.named('message.ack')).toHaveLength(1);
   });
 
   it('a receipt arriving while markSent records is applied after it, never lost', async () => {

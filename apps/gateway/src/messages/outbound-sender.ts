@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { AckStatus, DomainError, ErrorCode, MessageKeyRef, OUTBOUND_STATUS_RANK, OutboundContent, OutboundMessage } from '@app/contracts';
+import { AckStatus, DomainError, ErrorCode, MessageKeyRef, OutboundContent, OutboundMessage } from '@app/contracts';
 import { toMessageView } from '@app/database';
 import type { EngineConnection } from '../engine/engine.interface';
 import type { SessionEvent, SessionEventSink } from '../sessions/session-ports';
@@ -52,8 +52,8 @@ export function typingMs(text: string, s: Pick<MessagingSettings, 'typingMsPerCh
 export class OutboundSender {
   private running: Promise<void> | null = null;
   private again = false;
-  /** acks that arrived while their message was still `queued` (they overtook markSent), highest status per id */
-  private readonly heldAcks = new Map<string, AckStatus>();
+  /** whether the acks a previous holder left kept on sent rows were applied (once, at the first drain) */
+  private heldAcksApplied = false;
   /** receipts and the record of a send exclude each other, so an ack is either applied or held, never dropped */
   private recording: Promise<unknown> = Promise.resolve();
   private failedAttempts = { messageId: '', count: 0 };
@@ -77,13 +77,12 @@ export class OutboundSender {
     await this.running;
   }
 
-  /** A receipt from the recipient's phone: moves the message forward and publishes `message.ack`, or holds it. */
+  /**
+   * A receipt from the recipient's phone: moves the message forward and publishes `message.ack`, or, when it overtook
+   * the record of the send, is kept on the queued row (PostgreSQL, not memory) and applied once the send is recorded.
+   */
   onReceipt(waMessageId: string, status: AckStatus): Promise<void> {
-    return this.exclusive(async () => {
-      if (await this.ack(waMessageId, status)) return;
-      const row = await this.deps.store.findByWaId(this.deps.sessionId, waMessageId);
-      if (row?.direction === 'out' && row.status === 'queued') this.hold(waMessageId, status);
-    });
+    return this.exclusive(async () => void (await this.ack(waMessageId, status)));
   }
 
   private async loop(): Promise<void> {
@@ -107,6 +106,13 @@ export class OutboundSender {
    */
   private async drain(): Promise<void> {
     const { store, sessionId, settings } = this.deps;
+    if (!this.heldAcksApplied) {
+      // a previous holder recorded sends but stopped before applying the acks kept on them
+      await this.exclusive(async () => {
+        for (const held of await store.heldAcksOf(sessionId)) await this.ack(held.waMessageId, held.status);
+      });
+      this.heldAcksApplied = true;
+    }
     for (;;) {
       // the session's presenceTyping comes with the batch, so a PATCH applies to the messages read after it
       const { messages: batch, presenceTyping } = await store.nextQueued(sessionId, DRAIN_BATCH);
@@ -160,13 +166,11 @@ export class OutboundSender {
       // (nothing else changes a queued row's Message fields), with the updatedAt the statement writes
       const updatedAt = Math.max(this.clock(), row.createdAt);
       const message = toMessageView({ ...row, status: 'sent', error: null, sentAt: sent.timestamp, updatedAt });
-      await this.deps.events.withOutbox([this.event('message.sent', { message })], (outbox) =>
+      const recorded = await this.deps.events.withOutbox([this.event('message.sent', { message })], (outbox) =>
         this.deps.store.markSent(row.id, sent.timestamp, sent.raw, updatedAt, outbox),
       );
-      const held = this.heldAcks.get(row.waMessageId);
-      if (held === undefined) return;
-      this.heldAcks.delete(row.waMessageId);
-      await this.ack(row.waMessageId, held);
+      // a receipt that overtook the record: applied now, after message.sent
+      if (recorded?.heldAck) await this.ack(row.waMessageId, recorded.heldAck);
     });
     return true;
   }
@@ -226,24 +230,20 @@ export class OutboundSender {
   }
 
   private async fail(row: MessageRow, error: string): Promise<void> {
-    this.heldAcks.delete(row.waMessageId);
     await this.deps.events.transact(async (tx, publish) => {
       const failed = await this.deps.store.markFailed(row.id, error, tx);
       if (failed) publish(this.event('message.failed', { message: toMessageView(failed) }));
     });
   }
 
-  private hold(waMessageId: string, status: AckStatus): void {
-    const held = this.heldAcks.get(waMessageId);
-    if (held === undefined || OUTBOUND_STATUS_RANK[status] > OUTBOUND_STATUS_RANK[held]) this.heldAcks.set(waMessageId, status);
-  }
-
-  /** Moves a sent message forward and announces it in one transaction; false when it did not move. */
-  private ack(waMessageId: string, status: AckStatus): Promise<boolean> {
-    return this.deps.events.transact(async (tx, publish) => {
-      const moved = await this.deps.store.applyAck(this.deps.sessionId, waMessageId, status, tx);
-      if (moved) publish(this.event('message.ack', { messageId: moved.id, waMessageId: moved.waMessageId, chatJid: moved.chatJid, status }));
-      return moved !== null;
+  /** Moves a sent message forward and announces it in one transaction, or keeps the ack on a queued one. */
+  private async ack(waMessageId: string, status: AckStatus): Promise<void> {
+    await this.deps.events.transact(async (tx, publish) => {
+      const outcome = await this.deps.store.applyAck(this.deps.sessionId, waMessageId, status, tx);
+      if (outcome && 'moved' in outcome) {
+        const { moved } = outcome;
+        publish(this.event('message.ack', { messageId: moved.id, waMessageId: moved.waMessageId, chatJid: moved.chatJid, status }));
+      }
     });
   }
 

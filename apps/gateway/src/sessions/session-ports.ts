@@ -67,10 +67,10 @@ export interface SessionEventSink {
   transact<T>(work: (tx: StoreTx, publish: (input: SessionEvent) => void) => Promise<T>): Promise<T>;
   /**
    * The same guarantee in one store statement, for a change whose events are known before it is made: `write` makes
-   * the change and writes `outbox` with it (only when it changed something), and says whether it changed something;
-   * the events are published after it, and only then.
+   * the change and writes `outbox` with it (only when it changed something), and answers what it changed (truthy) or
+   * that it changed nothing (false, null); the events are published after it, and only then.
    */
-  withOutbox(events: SessionEvent[], write: (outbox: StoreOutbox) => Promise<boolean>): Promise<boolean>;
+  withOutbox<T>(events: SessionEvent[], write: (outbox: StoreOutbox) => Promise<T>): Promise<T>;
 }
 
 /** One gateway holds a session at a time; checked before every socket is opened. */

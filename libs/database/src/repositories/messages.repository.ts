@@ -204,12 +204,34 @@ const MARK_SENT = preparedStatement(
   `WITH m AS (
      UPDATE messages SET status = 'sent', sent_at = $2::timestamptz, raw = COALESCE($3::bytea, raw), updated_at = COALESCE($4::timestamptz, now())
       WHERE id = $1::text AND status = 'queued'
-      RETURNING id, media IS NOT NULL AS has_media
+      RETURNING id, media IS NOT NULL AS has_media, held_ack
    ),
    media AS (DELETE FROM message_media WHERE message_id = $1::text AND EXISTS (SELECT 1 FROM m WHERE m.has_media)),
    outbox AS (${outboxInsertSql(5, 'EXISTS (SELECT 1 FROM m)')})
-   SELECT id FROM m`,
+   SELECT id, held_ack FROM m`,
 );
+
+/** Rank of a held ack (0: none). */
+const HELD_RANK_SQL = `CASE held_ack WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 WHEN 'played' THEN 4 ELSE 0 END`;
+
+/**
+ * A receipt, in one statement: a sent message moves forward only, and forgets a held ack it reaches; a queued one
+ * (the receipt overtook markSent) keeps the highest ack in `held_ack`. In SET, the columns are the row before the
+ * update; RETURNING shows it after, so `status = 'queued'` there means "held".
+ */
+const APPLY_ACK = preparedStatement(
+  'messages_apply_ack',
+  `UPDATE messages SET
+     status = CASE WHEN status = 'queued' THEN status ELSE $3 END,
+     held_ack = CASE WHEN status = 'queued' THEN $3 WHEN ${HELD_RANK_SQL} > $4 THEN held_ack ELSE NULL END,
+     updated_at = CASE WHEN status = 'queued' THEN updated_at ELSE now() END
+   WHERE session_id = $1 AND wa_message_id = $2 AND direction = 'out'
+     AND ((status = 'queued' AND ${HELD_RANK_SQL} < $4) OR ${RANK_SQL} BETWEEN 1 AND $4 - 1)
+   RETURNING ${COLUMNS}`,
+);
+
+/** What a receipt did: moved a sent message (announce it), or was kept on a queued one until it is recorded sent. */
+export type AckOutcome = { moved: MessageRow } | { held: true };
 
 /** Every query of `messages` and `message_media`. */
 @Injectable()
@@ -370,7 +392,8 @@ export class MessagesRepository {
   }
 
   /**
-   * queued → sent, once: false when it was not queued any more. One statement (MARK_SENT): the row's new status, its
+   * queued → sent, once: null when it was not queued any more, else the ack a receipt left on the row while it was
+   * queued (`applyAck`), for the caller to apply now. One statement (MARK_SENT): the row's new status, its
    * media bytes dropped (they are no longer needed; only a media message has any), and `outbox`, the events announcing
    * the send, inserted only when the row moved — so the change and its events commit together, or neither.
    * `updatedAt` (epoch ms, default now) is the row's new `updatedAt`: a caller that built the event's Message before
@@ -378,9 +401,21 @@ export class MessagesRepository {
    * this statement and markFailed (both only from `queued`) changes a queued row's Message fields. The row is not read
    * back: the caller has it.
    */
-  async markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt?: number, outbox: OutboxRows = OutboxRows.none): Promise<boolean> {
-    const { rowCount } = await runPrepared(this.db, MARK_SENT, [id, new Date(sentAt), raw ? Buffer.from(raw) : null, ts(updatedAt), ...outbox.params]);
-    return rowCount > 0;
+  async markSent(
+    id: string,
+    sentAt: number,
+    raw: Uint8Array | null,
+    updatedAt?: number,
+    outbox: OutboxRows = OutboxRows.none,
+  ): Promise<{ heldAck: AckStatus | null } | null> {
+    const { rows } = await runPrepared<{ id: string; held_ack: AckStatus | null }>(this.db, MARK_SENT, [
+      id,
+      new Date(sentAt),
+      raw ? Buffer.from(raw) : null,
+      ts(updatedAt),
+      ...outbox.params,
+    ]);
+    return rows[0] ? { heldAck: rows[0].held_ack } : null;
   }
 
   /** queued → failed, once. */
@@ -396,17 +431,27 @@ export class MessagesRepository {
   }
 
   /**
-   * An ack moves a sent outbound message forward only (sent → delivered → read → played); null when it did not.
-   * A message still `queued` is not moved: its sender records `sent` first (the gateway holds such an ack until then).
+   * A receipt for an outbound message: a sent one moves forward only (sent → delivered → read → played) and comes back
+   * `moved`; a queued one keeps the ack on its row (`held`, the highest seen) until `markSent` hands it back, so a
+   * crash in between loses nothing. null: nothing to do (not ours, not outbound, not forward, failed).
    */
-  async applyAck(sessionId: string, waMessageId: string, status: AckStatus, manager?: EntityManager): Promise<MessageRow | null> {
-    return updatedRow(
-      this.q(manager),
-      `UPDATE messages SET status = $3, updated_at = now()
-        WHERE session_id = $1 AND wa_message_id = $2 AND direction = 'out' AND ${RANK_SQL} BETWEEN 1 AND $4 - 1
-        RETURNING ${COLUMNS}`,
-      [sessionId, waMessageId, status, ACK_RANK[status]],
+  async applyAck(sessionId: string, waMessageId: string, status: AckStatus, manager?: EntityManager): Promise<AckOutcome | null> {
+    const { rows } = await runPrepared<RawRow>(manager ?? this.db, APPLY_ACK, [sessionId, waMessageId, status, ACK_RANK[status]]);
+    if (!rows[0]) return null;
+    return rows[0].status === 'queued' ? { held: true } : { moved: toRow(rows[0]) };
+  }
+
+  /**
+   * Acks kept on messages that are recorded sent by now but were not applied (their gateway stopped in between):
+   * what a new holder of the session applies first.
+   */
+  async heldAcksOf(sessionId: string): Promise<Array<{ waMessageId: string; status: AckStatus }>> {
+    const rows: Array<{ wa_message_id: string; held_ack: AckStatus }> = await this.db.query(
+      `SELECT wa_message_id, held_ack FROM messages
+        WHERE session_id = $1 AND held_ack IS NOT NULL AND status <> 'queued' AND ${HELD_RANK_SQL} > ${RANK_SQL} ORDER BY seq, id`,
+      [sessionId],
     );
+    return rows.map((r) => ({ waMessageId: r.wa_message_id, status: r.held_ack }));
   }
 }
 
