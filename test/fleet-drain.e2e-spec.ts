@@ -8,6 +8,7 @@ process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:fleet-drain-${pr
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { startSimGateway } from './support/fleet';
 import { AppProcess, freePort, runToExit, startApp, waitFor } from './support/processes';
+import { simControl } from './support/sim-control';
 import { createWebhookRow, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
@@ -23,8 +24,7 @@ describe('Fleet drain: SIGTERM hands every session to the other gateways, one by
   const gateways = new Map<string, AppProcess>();
   const id = (name: string) => `gw-${name}-${process.pid}`;
   const api = () => request(app.getHttpServer());
-  const simPost = (path: string, body: object = {}) =>
-    fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const { post: simPost } = simControl(() => simUrl);
   const sessions = async (): Promise<Array<{ id: string; status: string; gatewayId: string }>> =>
     (await api().get('/api/v1/sessions?limit=100').set(bearer(org.adminKey))).body.data;
   const startGateway = async (name: string) => {

@@ -11,6 +11,7 @@ import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { startSimGateway } from './support/fleet';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { simControl } from './support/sim-control';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
 describe('Fleet fencing: a paused gateway that lost its lease never opens the device again', () => {
@@ -23,10 +24,7 @@ describe('Fleet fencing: a paused gateway that lost its lease never opens the de
   const gateways = new Map<string, AppProcess>();
   const id = (name: string) => `gw-${name}-${process.pid}`;
   const api = () => request(app.getHttpServer());
-  // the simulator's control API answers untyped JSON
-  const simGet = async (path: string): Promise<any> => (await fetch(simUrl + path)).json();
-  const simPost = (path: string, body: object = {}) =>
-    fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const { get: simGet, post: simPost } = simControl(() => simUrl);
   const getSession = async (sid: string) => (await api().get(`/api/v1/sessions/${sid}`).set(bearer(org.adminKey))).body;
   const startGateway = async (name: string) => {
     const { proc } = await startSimGateway(simUrl, id(name), { GATEWAY_HEARTBEAT_MS: '500', GATEWAY_TTL_MS: '3000', GATEWAY_ADOPT_INTERVAL_MS: '250' });

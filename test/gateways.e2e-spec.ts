@@ -11,6 +11,7 @@ import { gatewayCommandQueue, REGISTRY_KEYS } from '@app/contracts';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { simControl } from './support/sim-control';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
 describe('Gateway nodes: registry, placement, leases, resume, dead gateways', () => {
@@ -24,10 +25,7 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
   const id = (name: string) => `gw-${name}-${process.pid}`;
 
   const api = () => request(app.getHttpServer());
-  // the simulator's control API answers untyped JSON
-  const simGet = async (path: string): Promise<any> => (await fetch(simUrl + path)).json();
-  const simPost = (path: string, body: object = {}) =>
-    fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const { get: simGet, post: simPost } = simControl(() => simUrl);
   const getSession = async (sid: string) => (await api().get(`/api/v1/sessions/${sid}`).set(bearer(org.adminKey))).body;
   const waitStatus = (sid: string, status: string) =>
     waitFor(async () => ((await getSession(sid)).status === status ? getSession(sid) : null), 10000, `session ${sid} to be ${status}`).catch(async (err) => {

@@ -12,6 +12,7 @@ process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'false';
 import { buildOpenApiDocument } from '../apps/api/src/bootstrap';
 import { startApi } from './support/api-app';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { simControl } from './support/sim-control';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
 type Api = Awaited<ReturnType<typeof startApi>>;
@@ -55,7 +56,7 @@ describe('hostile input: every refusal a 4xx in the envelope, with no side effec
   const gatewayId = `gw-hostile-${process.pid}`;
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
-  const simGet = async (path: string): Promise<any> => (await fetch(simUrl + path)).json();
+  const { get: simGet } = simControl(() => simUrl);
   const getSession = async (id: string) => (await api.http().get(`/api/v1/sessions/${id}`).set(bearer(org.adminKey))).body;
 
   beforeAll(async () => {

@@ -8,6 +8,7 @@ process.env.COMMAND_TIMEOUT_MS = '4000';
 
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { AppProcess, startSimGateway, waitFor } from './support/processes';
+import { simControl } from './support/sim-control';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
 const SESSION_FIELDS = [
@@ -27,7 +28,7 @@ describe('Sessions API against a gateway on the network simulator', () => {
 
   const api = () => request(app.getHttpServer());
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
-  const simGet = async (path: string): Promise<any> => (await fetch(simUrl + path)).json();
+  const { get: simGet } = simControl(() => simUrl);
   const simPost = async (path: string, body: object = {}) => {
     const res = await fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as any };
