@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
-import { AttemptRecord, DeliveriesRepository, DeliveryAttemptsRepository, EventsRepository, newId } from '@app/database';
+import { AttemptRecord, DeliveriesRepository, DeliveryAttemptsRepository, EventsRepository, newId, OutboxRows } from '@app/database';
 import { createWebhookRow } from '../support/receivers';
 import { closeTestDataSource, seedOrganization, testDataSource } from '../support/seed';
 
@@ -13,7 +13,7 @@ describe('DeliveriesRepository', () => {
   let orgId: string;
 
   const envelope = (): EventEnvelope => ({ id: newId('evt'), event: 'message.received', organizationId: orgId, sessionId: null, timestamp: Date.now(), payload: { text: 'hi' } });
-  const publish = async (...envs: EventEnvelope[]) => events.insertOutbox(envs, envs.map((e) => JSON.stringify(e)));
+  const publish = async (...envs: EventEnvelope[]) => events.insertOutbox(new OutboxRows(envs, envs.map((e) => JSON.stringify(e))));
   const hook = () => createWebhookRow(db, null, { organizationId: orgId, url: 'https://receiver.example/hook' });
   const newDelivery = (webhookId: string, e: EventEnvelope) => ({ deliveryId: newId('dlv'), webhookId, eventId: e.id, organizationId: orgId, eventType: e.event });
   const outcome = (deliveryId: string, attemptNo: number, over: Partial<AttemptRecord> = {}): AttemptRecord => ({

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
-import { DeliveriesRepository, EventsRepository, newId } from '@app/database';
+import { DeliveriesRepository, EventsRepository, newId, OutboxRows } from '@app/database';
 import { closeTestDataSource, seedOrganization, testDataSource } from '../support/seed';
 
 /** The outbox, its fan-out records and the reconciler's checkpoint against real PostgreSQL. */
@@ -22,8 +22,8 @@ describe('EventsRepository', () => {
 
   it('stores each envelope once, as published, and lists the events no fan-out recorded', async () => {
     const [a, b] = [envelope(), envelope()];
-    await events.insertOutbox([a, b], [a, b].map((e) => JSON.stringify(e)));
-    await events.insertOutbox([a], [JSON.stringify(a)]);
+    await events.insertOutbox(new OutboxRows([a, b], [a, b].map((e) => JSON.stringify(e))));
+    await events.insertOutbox(new OutboxRows([a], [JSON.stringify(a)]));
     const before = a.id < b.id ? a.id : b.id;
     const listed = (await events.findNotFannedOut(everything, before.slice(0, -1), 10_000)).filter((e) => e.id === a.id || e.id === b.id);
     expect(listed.map((e) => e.envelope).sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual([a, b].sort((x, y) => (x.id < y.id ? -1 : 1)));
@@ -38,7 +38,7 @@ describe('EventsRepository', () => {
   it('leaves events younger than the grace to the stream', async () => {
     const name = `spec-${newId('evt')}`;
     const young = envelope();
-    await events.insertOutbox([young], [JSON.stringify(young)]);
+    await events.insertOutbox(new OutboxRows([young], [JSON.stringify(young)]));
     // no checkpoint row yet: it is created (at 0) and the pass does nothing
     expect(await events.outboxWindow(name, 3_600_000)).toBeNull();
     const window = (await events.outboxWindow(name, 3_600_000))!;

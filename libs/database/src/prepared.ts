@@ -52,3 +52,34 @@ function connectionOf(db: DataSource | EntityManager): PgQueryable {
   if (!pool) throw new Error('prepared statement before the data source is initialized');
   return pool;
 }
+
+/**
+ * A prepared read of one whole entity without TypeORM's query builder and transformer: the SELECT list and the
+ * row → entity mapping come from the entity's own column metadata (read once, on first use), so they cannot drift
+ * from it. For plain columns (no transformers), which is what every entity here has.
+ */
+export class EntityReader<T extends object> {
+  private prepared: { statement: PreparedStatement; columns: Array<[column: string, property: string]> } | null = null;
+
+  /** `where`: the condition, over the statement's parameters (`id = $1 AND organization_id = $2`). */
+  constructor(
+    private readonly entity: new () => T,
+    private readonly name: string,
+    private readonly where: string,
+  ) {}
+
+  async findOne(db: DataSource, values: unknown[]): Promise<T | null> {
+    const { statement, columns } = (this.prepared ??= this.prepare(db));
+    const { rows } = await runPrepared<Record<string, unknown>>(db, statement, values);
+    if (!rows[0]) return null;
+    const row = rows[0];
+    return Object.assign(new this.entity(), Object.fromEntries(columns.map(([column, property]) => [property, row[column]])));
+  }
+
+  private prepare(db: DataSource) {
+    const meta = db.getMetadata(this.entity);
+    const columns = meta.columns.map((c): [string, string] => [c.databaseName, c.propertyName]);
+    const list = columns.map(([column]) => `"${column}"`).join(', ');
+    return { statement: preparedStatement(this.name, `SELECT ${list} FROM "${meta.tableName}" WHERE ${this.where}`), columns };
+  }
+}

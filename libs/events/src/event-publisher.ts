@@ -62,7 +62,7 @@ export class EventPublisher {
       envelopes.length = 0;
       const value = await work(tx, (input) => void envelopes.push(this.build(input)));
       rows = this.outboxRows(envelopes);
-      await this.outbox.insertOutbox(rows.envelopes, rows.texts, tx);
+      await this.outbox.insertOutbox(rows, tx);
       return value;
     });
     await this.append(rows.texts);
@@ -86,7 +86,7 @@ export class EventPublisher {
   async publishEnvelopes(envelopes: EventEnvelope<object>[]): Promise<void> {
     if (envelopes.length === 0) return;
     const rows = this.outboxRows(envelopes);
-    await this.outbox.insertOutbox(rows.envelopes, rows.texts);
+    await this.outbox.insertOutbox(rows);
     await this.append(rows.texts);
   }
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DISPATCHER_CONSUMER_GROUP, EVENT_STREAM } from '@app/contracts';
-import type { RedisKeys } from '@app/redis';
+import { RedisKeys, scriptCommand } from '@app/redis';
 
 /** One stream entry as Redis returns it: its id and its flat field/value list. */
 export type StreamEntry = [id: string, fields: string[]];
@@ -11,8 +11,6 @@ return #ARGV - 1`;
 /** Envelopes per script call: bounds how long one call holds Redis (~1.3 µs each). */
 const APPEND_CHUNK = 1000;
 
-type AppendCommand = (numKeys: number, ...args: string[]) => Promise<number>;
-
 /**
  * Both sides of the event stream: producers append envelopes (the outbox insert comes first, in
  * EventPublisher); the dispatchers read it as one consumer group (replicas share the work, entries
@@ -22,7 +20,7 @@ type AppendCommand = (numKeys: number, ...args: string[]) => Promise<number>;
 export class EventStream {
   private readonly key: string;
 
-  private readonly appendScript: AppendCommand;
+  private readonly appendScript: (numKeys: number, ...args: string[]) => Promise<number>;
 
   constructor(
     /** a blocking read holds its connection: readers get one of their own */
@@ -32,10 +30,7 @@ export class EventStream {
     private readonly maxLen = 100_000,
   ) {
     this.key = keys.key(EVENT_STREAM);
-    // defined once per connection (several EventStreams may share one)
-    const holder = redis as unknown as { gwAppendEnvelopes?: AppendCommand };
-    if (!holder.gwAppendEnvelopes) redis.defineCommand('gwAppendEnvelopes', { lua: APPEND_ENVELOPES });
-    this.appendScript = holder.gwAppendEnvelopes!.bind(redis);
+    this.appendScript = scriptCommand(redis, 'gwAppendEnvelopes', APPEND_ENVELOPES);
   }
 
   /** The envelope text of an entry (as published), undefined when it has none. */
@@ -51,14 +46,8 @@ export class EventStream {
 
   /** Appends serialized envelopes, in order. */
   async append(texts: readonly string[]): Promise<void> {
-    // one event (a message sent, a status): a plain XADD, no script to look up and run
-    if (texts.length === 1) {
-      await this.redis.xadd(this.key, 'MAXLEN', '~', String(this.maxLen), '*', 'envelope', texts[0]);
-      return;
-    }
     // one script call appends the whole batch: ioredis spent ~5 µs per event building and parsing a
-    // pipelined XADD each, the script ~0.5 µs (Redis itself the same ~1.3 µs either way); called by its digest
-    // (EVALSHA), not shipped and hashed on every call
+    // pipelined XADD each, the script ~0.5 µs (Redis itself the same ~1.3 µs either way)
     for (let i = 0; i < texts.length; i += APPEND_CHUNK) {
       await this.appendScript(1, this.key, String(this.maxLen), ...texts.slice(i, i + APPEND_CHUNK));
     }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { scriptCommand } from './redis';
 
 /** At most `limit` hits in any `windowMs`. */
 export interface RateWindow {
@@ -80,9 +81,7 @@ export class RateWindows {
   private readonly command: TryAcceptCommand;
 
   constructor(private readonly redis: Redis) {
-    const holder = redis as unknown as { gwRateWindowsTryAccept?: TryAcceptCommand };
-    if (!holder.gwRateWindowsTryAccept) redis.defineCommand('gwRateWindowsTryAccept', { lua: TRY_ACCEPT });
-    this.command = holder.gwRateWindowsTryAccept!.bind(redis);
+    this.command = scriptCommand(redis, 'gwRateWindowsTryAccept', TRY_ACCEPT);
   }
 
   /** Counts `member` (unique per hit) against `key` if every window allows it; a refusal counts nothing. */

@@ -25,4 +25,14 @@ export function createRedis(url: string, options: RedisOptions = {}): Redis {
   });
 }
 
+/**
+ * A Lua script as a command of `redis`, defined once per connection (any number of owners may share one) and called by
+ * its digest (EVALSHA, reloaded by ioredis when Redis lost it), not shipped and hashed on every call.
+ */
+export function scriptCommand<A extends Array<string | number>, R>(redis: Redis, name: string, lua: string): (numKeys: number, ...args: A) => Promise<R> {
+  const commands = redis as unknown as Record<string, ((numKeys: number, ...args: A) => Promise<R>) | undefined>;
+  if (!commands[name]) redis.defineCommand(name, { lua });
+  return commands[name]!.bind(redis);
+}
+
 export type { Redis };

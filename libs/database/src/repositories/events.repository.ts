@@ -69,9 +69,9 @@ export class EventsRepository {
 
   /** Inserts envelopes (each with its serialized text, written as is); an id already there is left alone. */
   /** `manager`: the caller's transaction, when the events must commit with the state change they announce. */
-  async insertOutbox(envelopes: readonly EventEnvelope<object>[], texts: readonly string[], manager?: EntityManager): Promise<void> {
-    if (envelopes.length === 0) return;
-    await runPrepared(manager ?? this.db, INSERT_OUTBOX, [...new OutboxRows(envelopes, texts).params]);
+  async insertOutbox(rows: OutboxRows, manager?: EntityManager): Promise<void> {
+    if (rows.envelopes.length === 0) return;
+    await runPrepared(manager ?? this.db, INSERT_OUTBOX, [...rows.params]);
   }
 
   /**

@@ -16,6 +16,7 @@ import type {
   MessageView,
   PollContent,
 } from '@app/contracts';
+import { OUTBOUND_STATUS_RANK } from '@app/contracts';
 
 /** A row of `messages` as the apps see it (the view plus what only the gateway needs). */
 export interface MessageRow extends MessageView {
@@ -158,9 +159,13 @@ export function toMessageView(row: MessageRow): MessageView {
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 const ts = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms));
 
-/** Rank of an ack, so a late `delivered` never overwrites `read` (SQL mirror of OUTBOUND_STATUS_RANK). */
-const RANK_SQL = `CASE status WHEN 'queued' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 WHEN 'played' THEN 4 ELSE -1 END`;
-const ACK_RANK: Record<AckStatus, number> = { delivered: 2, read: 3, played: 4 };
+/**
+ * `column`'s rank in the outbound order (OUTBOUND_STATUS_RANK, written out as SQL), `otherwise` for any other value:
+ * an ack never moves a message backwards (a late `delivered` after `read`).
+ */
+const rankSql = (column: string, otherwise: number) =>
+  `CASE ${column} ${Object.entries(OUTBOUND_STATUS_RANK).map(([status, rank]) => `WHEN '${status}' THEN ${rank}`).join(' ')} ELSE ${otherwise} END`;
+const RANK_SQL = rankSql('status', -1);
 
 /**
  * The accept of a send (`insertOutbound`): number, message and media bytes in one statement. The number comes from
@@ -212,7 +217,7 @@ const MARK_SENT = preparedStatement(
 );
 
 /** Rank of a held ack (0: none). */
-const HELD_RANK_SQL = `CASE held_ack WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 WHEN 'played' THEN 4 ELSE 0 END`;
+const HELD_RANK_SQL = rankSql('held_ack', 0);
 
 /**
  * A receipt, in one statement: a sent message moves forward only, and forgets a held ack it reaches; a queued one
@@ -283,10 +288,6 @@ export class MessagesRepository {
       m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null, media,
     ]);
     return rows[0] ? toRow(rows[0]) : null;
-  }
-
-  async saveMedia(messageId: string, data: Buffer, manager?: EntityManager): Promise<void> {
-    await this.q(manager).query(`INSERT INTO message_media (message_id, data) VALUES ($1, $2)`, [messageId, data]);
   }
 
   async mediaOf(messageId: string): Promise<Buffer | null> {
@@ -436,7 +437,7 @@ export class MessagesRepository {
    * crash in between loses nothing. null: nothing to do (not ours, not outbound, not forward, failed).
    */
   async applyAck(sessionId: string, waMessageId: string, status: AckStatus, manager?: EntityManager): Promise<AckOutcome | null> {
-    const { rows } = await runPrepared<RawRow>(manager ?? this.db, APPLY_ACK, [sessionId, waMessageId, status, ACK_RANK[status]]);
+    const { rows } = await runPrepared<RawRow>(manager ?? this.db, APPLY_ACK, [sessionId, waMessageId, status, OUTBOUND_STATUS_RANK[status]]);
     if (!rows[0]) return null;
     return rows[0].status === 'queued' ? { held: true } : { moved: toRow(rows[0]) };
   }

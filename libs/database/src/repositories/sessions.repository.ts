@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { SessionStatus } from '@app/contracts';
 import { Session } from '../entities/session.entity';
-import { preparedStatement, runPrepared } from '../prepared';
+import { EntityReader } from '../prepared';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
 
 /** The fields of a session a gateway runner reads at start. */
@@ -62,65 +62,11 @@ const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
   lastReason: 'last_reason',
 };
 
-/** Every column of the `Session` entity, as `findInOrganization` reads them without TypeORM. */
-const SESSION_COLUMNS = `id, organization_id, created_by_user_id, gateway_id, label, status, desired_state, phone_number, wa_jid, wa_lid,
-  is_admin_session, auto_read, presence_typing, rate_per_min, rate_per_hour, created_at, updated_at, last_connected_at, last_reason`;
-
-interface SessionColumns {
-  id: string;
-  organization_id: string;
-  created_by_user_id: string | null;
-  gateway_id: string | null;
-  label: string;
-  status: SessionStatus;
-  desired_state: 'running' | 'stopped';
-  phone_number: string | null;
-  wa_jid: string | null;
-  wa_lid: string | null;
-  is_admin_session: boolean;
-  auto_read: boolean;
-  presence_typing: boolean;
-  rate_per_min: number;
-  rate_per_hour: number;
-  created_at: Date;
-  updated_at: Date;
-  last_connected_at: Date | null;
-  last_reason: string | null;
-}
-
-/** The same entity TypeORM's findOne builds, from a plain row. */
-function toSession(r: SessionColumns): Session {
-  return Object.assign(new Session(), {
-    id: r.id,
-    organizationId: r.organization_id,
-    createdByUserId: r.created_by_user_id,
-    gatewayId: r.gateway_id,
-    label: r.label,
-    status: r.status,
-    desiredState: r.desired_state,
-    phoneNumber: r.phone_number,
-    waJid: r.wa_jid,
-    waLid: r.wa_lid,
-    isAdminSession: r.is_admin_session,
-    autoRead: r.auto_read,
-    presenceTyping: r.presence_typing,
-    ratePerMin: r.rate_per_min,
-    ratePerHour: r.rate_per_hour,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    lastConnectedAt: r.last_connected_at,
-    lastReason: r.last_reason,
-  });
-}
-
 /**
- * A session of an organization by id: every API request on a session starts with it (a send above all), so it is
- * prepared and mapped by hand instead of going through TypeORM's query builder and entity transformer.
+ * A session of an organization by id: every API request on a session starts with it (a send above all), so it is a
+ * prepared statement mapped from the entity's metadata instead of TypeORM's query builder and entity transformer.
  */
-const FIND_IN_ORGANIZATION = preparedStatement(
-  'sessions_find_in_organization',
-  `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1 AND organization_id = $2`,
-);
+const FIND_IN_ORGANIZATION = new EntityReader(Session, 'sessions_find_in_organization', 'id = $1 AND organization_id = $2');
 
 /** Statuses a restarted gateway does not bring back by itself: the owner has to act first. */
 const NOT_RESUMED = ['stopped', 'failed', 'logged_out'];
@@ -182,8 +128,7 @@ export class SessionsRepository {
 
   /** Another organization's session is not found. */
   async findInOrganization(organizationId: string, id: string): Promise<Session | null> {
-    const { rows } = await runPrepared<SessionColumns>(this.db, FIND_IN_ORGANIZATION, [id, organizationId]);
-    return rows[0] ? toSession(rows[0]) : null;
+    return FIND_IN_ORGANIZATION.findOne(this.db, [id, organizationId]);
   }
 
   async existsInOrganization(organizationId: string, id: string): Promise<boolean> {

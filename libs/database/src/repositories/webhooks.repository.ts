@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RetryPolicy } from '@app/contracts';
 import { Webhook } from '../entities/webhook.entity';
-import { preparedStatement, runPrepared } from '../prepared';
+import { EntityReader } from '../prepared';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
 
 /**
@@ -27,20 +27,10 @@ interface WebhookRoutingColumns {
   secret_encrypted: string | null;
 }
 
-const ROUTING_COLUMNS = 'id, organization_id, url, events, session_id, active, custom_headers, retry_policy, secret_encrypted';
-const SELECT_ROUTING = `SELECT ${ROUTING_COLUMNS} FROM webhooks`;
+const SELECT_ROUTING = `SELECT id, organization_id, url, events, session_id, active, custom_headers, retry_policy, secret_encrypted FROM webhooks`;
 
-interface WebhookColumns extends WebhookRoutingColumns {
-  custom_headers: Record<string, string>;
-  retry_policy: RetryPolicy;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const FIND_IN_ORGANIZATION = preparedStatement(
-  'webhooks_find_in_organization',
-  `SELECT ${ROUTING_COLUMNS}, created_at, updated_at FROM webhooks WHERE id = $1 AND organization_id = $2`,
-);
+/** The API's hot read of a webhook: a prepared statement mapped from the entity's metadata, no query builder. */
+const FIND_IN_ORGANIZATION = new EntityReader(Webhook, 'webhooks_find_in_organization', 'id = $1 AND organization_id = $2');
 
 const toRoutingRow = (r: WebhookRoutingColumns): WebhookRoutingRow => ({
   id: r.id,
@@ -52,15 +42,6 @@ const toRoutingRow = (r: WebhookRoutingColumns): WebhookRoutingRow => ({
   customHeaders: r.custom_headers,
   retryPolicy: r.retry_policy,
   secretEncrypted: r.secret_encrypted,
-});
-
-/** The entity's shape from a row (what TypeORM's findOne gave, without its metadata walk). */
-const toWebhook = (r: WebhookColumns): Webhook => ({
-  ...toRoutingRow(r),
-  customHeaders: r.custom_headers,
-  retryPolicy: r.retry_policy,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
 });
 
 @Injectable()
@@ -83,8 +64,7 @@ export class WebhooksRepository {
 
   /** Another organization's webhook is not found. The API's hot read: one prepared statement, no query builder. */
   async findInOrganization(organizationId: string, id: string): Promise<Webhook | null> {
-    const { rows } = await runPrepared<WebhookColumns>(this.db, FIND_IN_ORGANIZATION, [id, organizationId]);
-    return rows[0] ? toWebhook(rows[0]) : null;
+    return FIND_IN_ORGANIZATION.findOne(this.db, [id, organizationId]);
   }
 
   async page(organizationId: string, page: PageRequest): Promise<RowPage<Webhook>> {
