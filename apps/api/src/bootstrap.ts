@@ -9,7 +9,7 @@ import pino from 'pino';
 import { ApiConfig, ConfigOverrides } from '@app/config';
 import { EVENT_TYPES } from '@app/contracts';
 import { randomUlid } from '@app/crypto';
-import { logDestination, loggerOptions, PinoNestLogger, requestLogger } from '@app/observability';
+import { createLogger, PinoNestLogger, requestLogger } from '@app/observability';
 import { AppModule } from './app.module';
 import { answerClientError } from './common/client-error';
 import { ErrorEnvelopeFilter } from './common/error.filter';
@@ -38,14 +38,12 @@ export async function createApiApp(options: { quiet?: boolean; logLevel?: string
   });
   const config = app.get(ApiConfig);
   app.disable('x-powered-by');
-  if (!options.quiet) {
-    // the API's log (Nest's lines and one line per request) on stdout
-    const logger = pino(loggerOptions('api', config.LOG_LEVEL), logDestination(config.LOG_FORMAT, 1));
-    app.useLogger(new PinoNestLogger(logger));
-    for (const warning of config.warnings) logger.warn(warning);
-    // first, so every request is logged and carries its id, the ones refused below included
-    app.use(requestLogger(logger, requestId));
-  }
+  // the API's log (Nest's lines and one line per request) on stdout; a quiet app logs nothing but still answers ids
+  const logger = options.quiet ? pino({ level: 'silent' }) : createLogger('api', config.LOG_LEVEL, config.LOG_FORMAT, 1);
+  if (!options.quiet) app.useLogger(new PinoNestLogger(logger));
+  for (const warning of config.warnings) logger.warn(warning);
+  // first, so every request is logged and carries its id, the ones refused below included
+  app.use(requestLogger(logger, requestId));
   app.set('trust proxy', false);
   // strict JSON bodies of bounded size; parse errors reach the filter as 422 / 413. A send may carry MEDIA_MAX_BYTES
   // of base64 media, so its route parses first with its own limit (a parsed body is skipped by the next parser)

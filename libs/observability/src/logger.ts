@@ -63,9 +63,9 @@ export function logDestination(format: LogFormat, fd: number): DestinationStream
   });
 }
 
-/** Logs on stderr, so a CLI's stdout stays clean for its own output. */
-export function createLogger(app: string, level: string, format: LogFormat = 'auto'): Logger {
-  return pino(loggerOptions(app, level), logDestination(format, 2));
+/** A process's logger; on stderr by default, so a CLI's stdout stays clean for its own output. */
+export function createLogger(app: string, level: string, format: LogFormat = 'auto', fd = 2): Logger {
+  return pino(loggerOptions(app, level), logDestination(format, fd));
 }
 
 export type { Logger };
