@@ -389,12 +389,17 @@ export function networkParticipantFrom(p: GroupParticipant): GroupNetworkPartici
   };
 }
 
+/** The addressing mode the network named (a string enum in Baileys' types; the values are 'lid' and 'pn'), if any. */
+function addressingModeOf(meta: Partial<Pick<GroupMetadata, 'addressingMode'>>): 'lid' | 'pn' | undefined {
+  const mode: string | undefined = meta.addressingMode;
+  return mode === 'lid' || mode === 'pn' ? mode : undefined;
+}
+
 /** The group as the network addresses it (Baileys' `addressingMode` and participant ids), as given: never inferred. */
 export function groupNetworkFrom(meta: Pick<GroupMetadata, 'addressingMode' | 'participants'>): GroupNetwork {
-  // a string enum in Baileys' types; the values are 'lid' and 'pn'
-  const mode: string | undefined = meta.addressingMode;
+  const mode = addressingModeOf(meta);
   return {
-    ...(mode === 'lid' || mode === 'pn' ? { addressingMode: mode } : {}),
+    ...(mode ? { addressingMode: mode } : {}),
     participants: (meta.participants ?? []).map(networkParticipantFrom),
   };
 }
@@ -434,8 +439,7 @@ export function groupInfoFrom(meta: GroupMetadata, ownJid: string | null): Group
  * gives. Its refresh of communities emits there too, often with no addressing mode: that is not taken as a whole group.
  */
 export function isWholeGroup(update: Partial<GroupMetadata>): update is GroupMetadata {
-  const mode: string | undefined = update.addressingMode;
-  return Boolean(update.id) && Array.isArray(update.participants) && (mode === 'lid' || mode === 'pn');
+  return Boolean(update.id) && Array.isArray(update.participants) && addressingModeOf(update) !== undefined;
 }
 
 /**
