@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { REGISTRY_KEYS } from '@app/contracts';
-import type { RedisKeys } from '@app/redis';
+import { RedisKeys, scriptCommand } from '@app/redis';
 
 /*
  * A lease's value is `<holder gatewayId>|<fencing token>`; the scripts compare the holder part only, so the token a
@@ -44,13 +44,28 @@ export interface LeaseHolder {
  * Redis restarts empty; the row refuses writes carrying an older one.
  * Everything that reads or writes a `session-lease:<id>` key goes through this class.
  */
+type LeaseScript = (numKeys: number, ...args: string[]) => Promise<number>;
+
+/** The name RENEW runs under, on the connection and on its pipelines (a heartbeat renews every lease in one). */
+const RENEW_COMMAND = 'gwLeaseRenew';
+
 export class RedisSessionLeases {
+  // called by their digest (EVALSHA), not shipped with every call: a heartbeat renews every lease the gateway holds
+  private readonly acquireScript: LeaseScript;
+  private readonly stampScript: LeaseScript;
+  private readonly releaseScript: LeaseScript;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
     private readonly holder: string,
     private readonly ttlMs: number,
-  ) {}
+  ) {
+    this.acquireScript = scriptCommand(redis, 'gwLeaseAcquire', ACQUIRE);
+    this.stampScript = scriptCommand(redis, 'gwLeaseStamp', STAMP);
+    this.releaseScript = scriptCommand(redis, 'gwLeaseRelease', RELEASE);
+    scriptCommand(redis, RENEW_COMMAND, RENEW);
+  }
 
   private key(sessionId: string): string {
     return this.keys.key(REGISTRY_KEYS.lease(sessionId));
@@ -63,9 +78,9 @@ export class RedisSessionLeases {
    */
   async acquire(sessionId: string, takeToken: () => Promise<number>): Promise<number | null> {
     const ttl = String(this.ttlMs);
-    if ((await this.redis.eval(ACQUIRE, 1, this.key(sessionId), this.holder, ttl)) !== 1) return null;
+    if ((await this.acquireScript(1, this.key(sessionId), this.holder, ttl)) !== 1) return null;
     const token = await takeToken();
-    if ((await this.redis.eval(STAMP, 1, this.key(sessionId), this.holder, ttl, String(token))) !== 1) return null;
+    if ((await this.stampScript(1, this.key(sessionId), this.holder, ttl, String(token))) !== 1) return null;
     return token;
   }
 
@@ -80,8 +95,10 @@ export class RedisSessionLeases {
   /** Renews many leases in one round trip; returns the sessions whose lease is no longer ours. */
   async renew(sessionIds: string[]): Promise<string[]> {
     if (sessionIds.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of sessionIds) pipeline.eval(RENEW, 1, this.key(id), this.holder, String(this.ttlMs), `${this.holder}|0`);
+    const pipeline = this.redis.pipeline() as unknown as Record<typeof RENEW_COMMAND, (...args: Array<string | number>) => unknown> & {
+      exec(): Promise<Array<[Error | null, unknown]> | null>;
+    };
+    for (const id of sessionIds) pipeline[RENEW_COMMAND](1, this.key(id), this.holder, String(this.ttlMs), `${this.holder}|0`);
     const results = (await pipeline.exec()) ?? [];
     return sessionIds.filter((_, i) => {
       const [err, value] = results[i] ?? [null, 0];
@@ -90,6 +107,6 @@ export class RedisSessionLeases {
   }
 
   async release(sessionId: string): Promise<void> {
-    await this.redis.eval(RELEASE, 1, this.key(sessionId), this.holder);
+    await this.releaseScript(1, this.key(sessionId), this.holder);
   }
 }

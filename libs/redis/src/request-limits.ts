@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
 import { RateWindows, RateWindow } from './rate-windows';
-import type { RedisKeys } from './redis';
+import { RedisKeys, scriptCommand } from './redis';
 
 /** Subjects (emails, IPs, token hashes) are hashed into keys: bounded length, no personal data in key names. */
 const digest = (subject: string) => createHash('sha256').update(subject).digest('base64url').slice(0, 22);
@@ -73,10 +73,14 @@ return {n, math.floor(block)}
  * Keys: `login-failures:<digest>` (count, forgotten after memoryMs) and `login-block:<digest>` (expires with the block).
  */
 export class LoginBackoff {
+  private readonly failScript: (numKeys: number, ...args: Array<string | number>) => Promise<[number, number]>;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
-  ) {}
+  ) {
+    this.failScript = scriptCommand(redis, 'gwLoginBackoffFail', FAIL);
+  }
 
   private failuresKey(subject: string): string {
     return this.keys.key(`login-failures:${digest(subject)}`);
@@ -93,8 +97,7 @@ export class LoginBackoff {
 
   /** Counts a failed attempt; returns the block it earned (0 while within the free failures). */
   async failed(subject: string, policy: BackoffPolicy): Promise<number> {
-    const [, block] = (await this.redis.eval(
-      FAIL,
+    const [, block] = await this.failScript(
       2,
       this.failuresKey(subject),
       this.blockKey(subject),
@@ -102,7 +105,7 @@ export class LoginBackoff {
       policy.baseMs,
       policy.maxMs,
       policy.memoryMs,
-    )) as [number, number];
+    );
     return block;
   }
 
