@@ -1,4 +1,5 @@
 import { DomainError } from '@app/contracts';
+import type { EntityManager } from 'typeorm';
 import type { SessionsRepository } from '@app/database';
 import type { GatewayDirectory } from './gateway-registry';
 
@@ -19,10 +20,15 @@ export class SessionPlacement {
     private readonly sessions: Pick<SessionsRepository, 'placedCountsOn'>,
   ) {}
 
-  async choose(): Promise<Placement> {
+  /**
+   * `tx`: the caller's transaction, when it holds one (a create under the organization's quota lock): the count runs
+   * on its connection. Asking the pool for a second one while holding the first deadlocks a burst of creates, whose
+   * waiters hold every pooled connection while the lock holder waits for one.
+   */
+  async choose(tx?: EntityManager): Promise<Placement> {
     const live = await this.directory.live();
     if (live.length === 0) throw new DomainError('gateway_unavailable', 'no gateway is available to host the session');
-    const placed = await this.sessions.placedCountsOn(live.map((g) => g.id));
+    const placed = await this.sessions.placedCountsOn(live.map((g) => g.id), tx);
     const ranked = live
       .map((g) => ({ id: g.id, placed: placed.get(g.id) ?? 0, free: g.capacity - (placed.get(g.id) ?? 0) }))
       .sort((a, b) => b.free - a.free || a.placed - b.placed || a.id.localeCompare(b.id));

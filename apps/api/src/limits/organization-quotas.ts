@@ -34,17 +34,18 @@ export class OrganizationQuotas {
   /**
    * A session also takes a slot of the shared fleet: after its own quota, the organization's holdings are held to
    * its fair share of the live capacity (QUOTA_FLEET_SHARE_PERCENT). `place` answers 503 itself when the fleet is
-   * full or gone.
+   * full or gone. Everything runs on the lock's transaction (`tx`): a second pooled connection asked for while this one
+   * is held deadlocks a burst of creates (test/quota-admission.e2e-spec.ts).
    */
   async admitSession<P extends { fleetCapacity: number }, T>(
     organizationId: string,
     count: QuotaCount,
-    place: () => Promise<P>,
+    place: (tx: EntityManager) => Promise<P>,
     insert: (tx: EntityManager, placement: P) => Promise<T>,
   ): Promise<T> {
     return this.organizations.withQuotaLock(organizationId, async (tx, overrides) => {
       const used = await this.assertRoom(tx, overrides, 'sessions', count);
-      const placement = await place();
+      const placement = await place(tx);
       const share = fleetShare(placement.fleetCapacity, this.config.QUOTA_FLEET_SHARE_PERCENT);
       if (used >= share) throw quotaExceeded({ resource: 'sessions', limit: share, used, rule: 'fleet_share' });
       return insert(tx, placement);

@@ -39,7 +39,7 @@ export class SessionsService {
     const { session, gatewayId } = await this.quotas.admitSession(
       organizationId,
       (tx) => this.sessions.countInOrganization(organizationId, tx),
-      () => this.placement.choose(),
+      (tx) => this.placement.choose(tx),
       async (tx, { gatewayId }) => {
         const now = new Date();
         const row = await this.sessions.create(

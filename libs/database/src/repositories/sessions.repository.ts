@@ -169,8 +169,8 @@ export class SessionsRepository {
   }
 
   /** Sessions that should run, per gateway (gateways without any are absent). */
-  async placedCountsOn(gatewayIds: string[]): Promise<Map<string, number>> {
-    const rows: Array<{ gateway_id: string; n: string }> = await this.db.query(
+  async placedCountsOn(gatewayIds: string[], manager?: EntityManager): Promise<Map<string, number>> {
+    const rows: Array<{ gateway_id: string; n: string }> = await (manager ?? this.db).query(
       `SELECT gateway_id, count(*) AS n FROM sessions WHERE desired_state = 'running' AND gateway_id = ANY($1) GROUP BY gateway_id`,
       [gatewayIds],
     );
