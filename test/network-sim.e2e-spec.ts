@@ -32,7 +32,7 @@ class Device {
 
   async connect(): Promise<number> {
     const from = this.events.length;
-    this.conn = await this.simEngine.connect({ sessionId: this.sessionId, auth: this.auth, onEvent: (e) => this.events.push(e), logger });
+    this.conn = await this.simEngine.connect({ sessionId: this.sessionId, auth: this.auth, onEvent: async (e) => void this.events.push(e), logger });
     return from;
   }
 

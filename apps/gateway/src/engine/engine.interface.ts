@@ -146,10 +146,20 @@ export interface EngineLookups {
   group(groupJid: string): Promise<GroupInfo | null>;
 }
 
+/**
+ * How the gateway takes one engine event. Events are taken in the order the engine passes them. The promise resolves
+ * once the event is durable (committed to the message log and the outbox, or needs nothing durable); only then may
+ * the engine acknowledge it to the network (the `sim` engine's ack; the Baileys engine's spool entry is removed).
+ * It rejects when the gateway cannot take the event now (the lease is in doubt, the socket is being handed over or
+ * was replaced): the engine must then NOT acknowledge it, so that the network, or the spool, delivers it again.
+ * See docs/decisions.md, "Durable before acknowledged".
+ */
+export type EngineEventSink = (event: EngineEvent) => Promise<void>;
+
 export interface ConnectOptions {
   sessionId: string;
   auth: AuthStateStore;
-  onEvent: (event: EngineEvent) => void;
+  onEvent: EngineEventSink;
   logger: Logger;
   /** absent in older callers: the engine then answers retries and group sends without a store */
   lookups?: EngineLookups;

@@ -9,8 +9,11 @@ class FakeConnection implements EngineConnection {
   closed = false;
   loggedOut = false;
   constructor(readonly options: ConnectOptions) {}
-  emit(event: EngineEvent) {
-    this.options.onEvent(event);
+  /** What the engine does: hands the event over; a real engine would not ack one that is not taken. */
+  emit(event: EngineEvent): Promise<void> {
+    const taken = this.options.onEvent(event);
+    taken.catch(() => undefined);
+    return taken;
   }
   async requestPairingCode() {
     return 'ABCD1234';

@@ -42,6 +42,14 @@ export interface SessionRunnerDeps {
   leasesTrusted?: () => boolean;
 }
 
+/** An engine event the runner did not take: the engine must leave it un-acknowledged. */
+export class EventNotTakenError extends Error {
+  constructor(eventType: string, why: string) {
+    super(`${eventType} not taken: ${why}`);
+    this.name = 'EventNotTakenError';
+  }
+}
+
 /** A session-row write was refused: another holder took the lease (a newer fencing token), or the row moved away. */
 export class SessionFencedError extends DomainError {
   constructor(sessionId: string) {
@@ -360,15 +368,25 @@ export class SessionRunner {
     this.connection = conn;
   }
 
-  private onEngineEvent(gen: number, event: EngineEvent): void {
+  /**
+   * Takes one engine event; the promise settles when it is durable (the engine may acknowledge it) or was not taken
+   * (the engine must not: the network delivers it again). See EngineEventSink.
+   */
+  private onEngineEvent(gen: number, event: EngineEvent): Promise<void> {
     // a socket event that arrives after a pause must not act (reconnect, write) before the watchdog closes it
-    if (!this.leasesTrusted()) return;
-    void this.serial(async () => {
-      if (gen !== this.generation) return;
+    if (!this.leasesTrusted()) return Promise.reject(new EventNotTakenError(event.type, 'lease renewals lapsed'));
+    return this.serial(async () => {
+      if (gen !== this.generation) {
+        // a socket we silenced: what it still hands over belongs to the next connection's redelivery
+        if (isInboundEvent(event)) throw new EventNotTakenError(event.type, 'the socket was replaced');
+        return;
+      }
       await this.handle(gen, event);
     }).catch((err) => {
-      if (err instanceof SessionFencedError) return;
-      this.log.error({ err: String(err), event: event.type }, 'engine event handling failed');
+      if (!(err instanceof SessionFencedError) && !(err instanceof EventNotTakenError)) {
+        this.log.error({ err: String(err), event: event.type }, 'engine event handling failed');
+      }
+      throw err;
     });
   }
 
@@ -545,9 +563,11 @@ export class SessionRunner {
         sessionId: this.sessionId,
         auth: this.auth,
         logger: this.log,
-        onEvent: (e) => {
+        onEvent: async (e) => {
           if (e.type === 'open') settle(true);
           else if (e.type === 'qr' || e.type === 'close') settle(false);
+          // nothing of this short unlink socket is taken: what the network hands it stays for the next connection
+          else throw new EventNotTakenError(e.type, 'an unlink-only connection');
         },
       });
       timer = this.timers.setTimeout(() => settle(false), Math.max(timeoutMs, 0));

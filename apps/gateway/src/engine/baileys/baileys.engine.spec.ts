@@ -245,7 +245,7 @@ async function harness(options: { creds?: unknown; onEvent?: (e: EngineEvent) =>
     sessionId: 'ses_test',
     auth,
     logger: pino({ level: 'silent' }),
-    onEvent: (event) => {
+    onEvent: async (event) => {
       events.push(event);
       options.onEvent?.(event);
     },
@@ -274,7 +274,7 @@ describe('BaileysEngine', () => {
         return sockets[0] as unknown as WASocket;
       },
     });
-    await engine.connect({ sessionId: 's', auth: new MemoryAuthState(), logger: pino({ level: 'info' }), onEvent: () => undefined });
+    await engine.connect({ sessionId: 's', auth: new MemoryAuthState(), logger: pino({ level: 'info' }), onEvent: async () => undefined });
     expect(sockets[0].config).toMatchObject({
       waWebSocketUrl: 'ws://127.0.0.1:9/ws/chat',
       browser: ['Gateway', 'Chrome', '1.0'],

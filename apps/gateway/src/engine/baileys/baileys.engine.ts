@@ -19,6 +19,7 @@ import type {
   ConnectOptions,
   EngineConnection,
   EngineEvent,
+  EngineEventSink,
   EngineLookups,
   GroupInfo,
   SessionEngine,
@@ -188,7 +189,7 @@ interface ConnectionDeps {
   sock: WASocket;
   creds: AuthenticationCreds;
   auth: AuthStateStore;
-  onEvent: (event: EngineEvent) => void;
+  onEvent: EngineEventSink;
   logger: Logger;
   connectTimeoutMs: number;
   runtime: BaileysRuntime;
@@ -514,11 +515,9 @@ class BaileysConnection implements EngineConnection {
   }
 
   private emit(event: EngineEvent): void {
-    try {
-      this.deps.onEvent(event);
-    } catch (err) {
-      this.deps.logger.error({ err: describe(err), event: event.type }, 'engine event handler threw');
-    }
+    this.deps.onEvent(event).catch((err) => {
+      this.deps.logger.error({ err: describe(err), event: event.type }, 'engine event handler failed');
+    });
   }
 
   /** An exception thrown inside Baileys' event emitter would break its flow; ours stay here. */

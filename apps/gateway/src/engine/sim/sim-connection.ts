@@ -189,8 +189,11 @@ export class SimConnection implements EngineConnection {
       case 'group-update':
       case 'group-participants': {
         const { eventId, ...event } = frame;
-        this.emit(toEngineEvent(event));
-        this.sendFrame({ type: 'ack', eventId });
+        // acknowledged only once the gateway has made it durable; not taken = not acked, so the network delivers it again
+        this.session.onEvent(toEngineEvent(event)).then(
+          () => this.sendFrame({ type: 'ack', eventId }),
+          (err) => this.session.logger.debug({ err: String(err), sessionId: this.session.sessionId, event: event.type }, 'event not taken; left un-acknowledged'),
+        );
         return;
       }
       case 'response': {
@@ -252,11 +255,9 @@ export class SimConnection implements EngineConnection {
   }
 
   private emit(event: EngineEvent): void {
-    try {
-      this.session.onEvent(event);
-    } catch (err) {
-      this.session.logger.error({ err, sessionId: this.session.sessionId, event: event.type }, 'engine event handler threw');
-    }
+    this.session.onEvent(event).catch((err) => {
+      this.session.logger.error({ err, sessionId: this.session.sessionId, event: event.type }, 'engine event handler failed');
+    });
   }
 }
 
