@@ -179,6 +179,8 @@ export interface ConnectOptions {
 export interface SessionEngine {
   readonly name: 'baileys' | 'sim';
   connect(options: ConnectOptions): Promise<EngineConnection>;
+  /** The WhatsApp Web version the engine announces (`2.3000.x`), null until known; absent: the engine has none (sim). */
+  waWebVersion?(): string | null;
 }
 
 /** DI token for the SessionEngine chosen by GATEWAY_ENGINE. */
