@@ -29,6 +29,7 @@ describe('a session that cannot reach WhatsApp says why', () => {
         GATEWAY_ID: `gw-connect-failures-${process.pid}`,
         GATEWAY_ENGINE: 'baileys',
         WHATSAPP_WEB_URL: 'wss://web.whatsapp.invalid/ws/chat',
+        WHATSAPP_WEB_VERSION: '2.3000.1012345678',
         GATEWAY_HEALTH_PORT: String(healthPort),
         GATEWAY_HEARTBEAT_MS: '300',
         GATEWAY_TTL_MS: '2000',
@@ -69,6 +70,9 @@ describe('a session that cannot reach WhatsApp says why', () => {
         (status === 'failed' && reason === 'reconnect_attempts_exhausted: connect_failed: getaddrinfo ENOTFOUND web.whatsapp.invalid'),
     ).toBe(true);
     expect(conflict.body.error.message).toContain('ENOTFOUND web.whatsapp.invalid');
+    // the version the engine announces (WHATSAPP_WEB_VERSION) is on the gateway's registry entry
+    const listed = await api().get('/api/v1/gateways').set(bearer(org.adminKey));
+    expect(listed.body.data).toEqual([expect.objectContaining({ engine: 'baileys', waWebVersion: '2.3000.1012345678' })]);
 
     const db = await testDataSource();
     const statuses = async () =>
