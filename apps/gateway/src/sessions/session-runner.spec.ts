@@ -207,6 +207,17 @@ function build(opts: {
 
 const account = { jid: '15550001111@s.whatsapp.net', lid: '99887766@lid', phoneNumber: '15550001111' };
 
+/** Lets `rounds` scheduled reconnects happen (each fails while the engine's failNext lasts); the delays they waited. */
+async function fireRetries(t: ReturnType<typeof setup>, rounds: number): Promise<number[]> {
+  const delays: number[] = [];
+  for (let i = 0; i < rounds; i += 1) {
+    delays.push(...t.timers.pending.map((p) => p.ms));
+    t.timers.fireAll();
+    await flush();
+  }
+  return delays;
+}
+
 describe('SessionRunner', () => {
   it('walks starting → scan_qr_code → working and persists the account', async () => {
     const t = setup();
@@ -278,12 +289,7 @@ describe('SessionRunner', () => {
       expect(t.runner.currentStatus).toBe('reconnecting');
       expect(t.events.map((e) => e.event)).toContain('session.disconnected');
       t.engine.failNext = 50;
-      const delays: number[] = [];
-      for (let i = 0; i < 20; i += 1) {
-        delays.push(...t.timers.pending.map((p) => p.ms));
-        t.timers.fireAll();
-        await flush();
-      }
+      const delays = await fireRetries(t, 20);
       expect(delays.slice(0, 6)).toEqual([100, 200, 400, 800, 1000, 1000]);
       expect(delays).toHaveLength(20);
       expect(t.runner.currentStatus).toBe('reconnecting');
@@ -303,10 +309,7 @@ describe('SessionRunner', () => {
       const t = setup('working', { reconnectMaxAttempts: 2, phoneNumber: account.phoneNumber });
       t.engine.failNext = 30;
       await t.runner.start();
-      for (let i = 0; i < 25; i += 1) {
-        t.timers.fireAll();
-        await flush();
-      }
+      await fireRetries(t, 25);
       expect(t.runner.currentStatus).toBe('starting');
       expect(t.timers.pending).toHaveLength(1);
       expect(t.logs.filter((l) => l.msg === 'connect failed; giving up')).toHaveLength(0);
@@ -318,12 +321,7 @@ describe('SessionRunner', () => {
       const t = setup('stopped', { phoneNumber: account.phoneNumber, random: () => draws.shift() ?? 0 });
       t.engine.failNext = 3;
       await t.runner.start();
-      const delays: number[] = [];
-      for (let i = 0; i < 3; i += 1) {
-        delays.push(...t.timers.pending.map((p) => p.ms));
-        t.timers.fireAll();
-        await flush();
-      }
+      const delays = await fireRetries(t, 3);
       // base 100, 200, 400 less RECONNECT_JITTER (half) of it times the draw
       expect(delays).toEqual([100, 100, 300]);
     });
@@ -332,12 +330,7 @@ describe('SessionRunner', () => {
       const t = setup('stopped', { phoneNumber: account.phoneNumber, random: Math.random });
       t.engine.failNext = 40;
       await t.runner.start();
-      const delays: number[] = [];
-      for (let i = 0; i < 40; i += 1) {
-        delays.push(...t.timers.pending.map((p) => p.ms));
-        t.timers.fireAll();
-        await flush();
-      }
+      const delays = await fireRetries(t, 40);
       const capped = delays.slice(5);
       for (const d of capped) {
         expect(d).toBeGreaterThanOrEqual(500);
