@@ -9,6 +9,7 @@ process.env.COMMAND_TIMEOUT_MS = '4000';
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { AppProcess, startSimGateway, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';
+import { TcpOutage } from './support/tcp-outage';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
 const KEEPALIVE_MS = 300;
@@ -24,6 +25,8 @@ describe('session faults: WhatsApp closes as the gateway reads them (sim engine)
   let gateway: AppProcess;
   let simUrl: string;
   let healthUrl: string;
+  /** the gateway reaches the simulator through it, so a test can cut the network between them */
+  const relay = new TcpOutage(() => ({ host: '127.0.0.1', port: Number(new URL(simUrl).port) }));
   let org: SeededOrg;
   let phoneSeq = 0;
   const gatewayId = `gw-session-faults-${process.pid}`;
@@ -115,6 +118,7 @@ describe('session faults: WhatsApp closes as the gateway reads them (sim engine)
   };
 
   beforeAll(async () => {
+    await relay.start();
     ({ sim, simUrl, gateway, healthUrl } = await startSimGateway(gatewayId, {
       sim: { SIM_QR_INTERVAL_MS: '60000' },
       gateway: {
@@ -122,6 +126,7 @@ describe('session faults: WhatsApp closes as the gateway reads them (sim engine)
         RECONNECT_MAX_DELAY_MS: '400',
         RECONNECT_MAX_ATTEMPTS: '3',
         NETWORK_SIM_KEEPALIVE_MS: String(KEEPALIVE_MS),
+        NETWORK_SIM_URL: relay.url,
         LOG_LEVEL: 'info',
       },
     }));
@@ -134,6 +139,7 @@ describe('session faults: WhatsApp closes as the gateway reads them (sim engine)
     await app?.close();
     await gateway?.stop();
     await sim?.stop();
+    await relay.cut();
     await closeTestDataSource();
   });
 
@@ -224,6 +230,45 @@ describe('session faults: WhatsApp closes as the gateway reads them (sim engine)
     expect(qr.body.qr).not.toBe(firstQr);
     expect(await eventsOf(id, 'session.logged_out')).toEqual([]);
     expect((await statusEvents(id)).map((e) => e.status)).not.toContain('logged_out');
+  }, 60000);
+
+  it('a paired session never gives up: after an outage longer than RECONNECT_MAX_ATTEMPTS it comes back; a never-paired one stops', async () => {
+    const paired = await pairedSession('outage');
+    const created = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'never paired' });
+    const unpaired = await waitStatus(created.body.id, 'scan_qr_code');
+    const before = await inbound(paired.id, 'before the outage');
+    await receivedOnce(paired.id, [before]);
+
+    await relay.cut();
+    let during = '';
+    try {
+      during = await inbound(paired.id, 'during the outage');
+      const failed = await waitStatus(unpaired.id, 'failed');
+      expect(failed.phoneNumber).toBeNull();
+      expect((await reasonOf(unpaired.id)).reason).toMatch(/^reconnect_attempts_exhausted: connect_failed: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
+      // twice RECONNECT_MAX_ATTEMPTS failed attempts in a row, and still trying
+      const retries = () =>
+        gateway
+          .output()
+          .split('\n')
+          .filter((line) => line.includes(paired.id) && line.includes('connect failed; retrying'))
+          .map((line) => JSON.parse(line) as { attempt: number; of: number | null; nextAttemptAt: string });
+      await waitFor(() => retries().some((r) => r.attempt >= 6), 20000, 'six failed attempts of the paired session');
+      expect(retries().at(-1)).toMatchObject({ of: null });
+      expect((await getSession(paired.id)).status).toBe('reconnecting');
+      const waiting = await reasonOf(paired.id);
+      expect(waiting).toMatchObject({ status: 'reconnecting' });
+      expect(waiting.reason).toMatch(/^connection_lost: connect ECONNREFUSED 127\.0\.0\.1:\d+; next attempt at \d{4}-\d\d-\d\dT[\d:.]+Z$/);
+      expect(Date.parse(waiting.reason.split('next attempt at ')[1])).toBeGreaterThan(Date.now() - 5000);
+    } finally {
+      // the network comes back whatever happened, for this test's end and the tests that follow
+      await relay.start();
+    }
+    await waitStatus(paired.id, 'working');
+    const after = await inbound(paired.id, 'after the outage');
+    expect(await receivedOnce(paired.id, [before, during, after])).toEqual({ lost: 0, duplicated: 0, received: 3 });
+    expect(await getSession(paired.id)).toMatchObject({ phoneNumber: paired.phoneNumber, waJid: paired.waJid });
+    expect((await statusEvents(paired.id)).map((e) => e.status)).not.toContain('failed');
   }, 60000);
 
   it('refuses an unknown kind (422 naming it) and a device that is not connected (409)', async () => {

@@ -499,20 +499,20 @@ describe('SessionRunner', () => {
       expect(t.getCreds()).toEqual({ me: 'paired' });
     });
 
-    it('405 shows client_version_refused, retries after the long (capped) delay and tells the host each time', async () => {
+    it('405 shows client_version_refused, retries after the long delay (10 capped delays) and tells the host each time', async () => {
       const told: string[] = [];
       const t = await paired({ clientVersionRefused: (id) => void told.push(id) });
       t.engine.last.emit({ type: 'close', reason: 'client_version_refused', statusCode: 405, message: 'Connection Failure' });
       await flush();
       expect(t.runner.currentStatus).toBe('reconnecting');
       expect(t.events.filter((e) => e.event === 'session.status').at(-1)!.payload).toMatchObject({ reason: 'client_version_refused' });
-      expect(t.row.lastReason).toBe('client_version_refused; next attempt at 1970-01-01T00:00:02.000Z');
-      expect(t.timers.pending.map((p) => p.ms)).toEqual([1000]);
+      expect(t.row.lastReason).toBe('client_version_refused; next attempt at 1970-01-01T00:00:11.000Z');
+      expect(t.timers.pending.map((p) => p.ms)).toEqual([10_000]);
       t.timers.fireAll();
       await flush();
       t.engine.last.emit({ type: 'close', reason: 'client_version_refused', statusCode: 405, message: 'Connection Failure' });
       await flush();
-      expect(t.timers.pending.map((p) => p.ms)).toEqual([1000]);
+      expect(t.timers.pending.map((p) => p.ms)).toEqual([10_000]);
       expect(told).toEqual(['ses_1', 'ses_1']);
       expect(t.getCreds()).toEqual({ me: 'paired' });
     });

@@ -85,6 +85,12 @@ export const RESTARTS_AT_ONCE = 3;
 export const REPLACED_REPEAT_WINDOW_MS = 10 * 60_000;
 /** Reconnect delays are spread over [delay·(1-RECONNECT_JITTER), delay], so a node's sessions don't reconnect in one burst. */
 export const RECONNECT_JITTER = 0.5;
+/**
+ * After a 405 (this WhatsApp Web version refused) the next attempt waits this many capped delays (5 min by default):
+ * every session of the node announces the same version, and a node's worth of refused connects every 30 s is noise
+ * WhatsApp sees, while the fix (a new WHATSAPP_WEB_VERSION, or the fetch) is the operator's.
+ */
+export const CLIENT_VERSION_REFUSED_DELAYS = 10;
 
 /** What the engine said about a close, with the network's close code when it gave one. */
 function closeCause(event: Extract<EngineEvent, { type: 'close' }>): string {
@@ -522,7 +528,7 @@ export class SessionRunner {
       case 'client_version_refused':
         this.deps.clientVersionRefused?.(this.sessionId);
         // the engine reads the version again before the next connect; the operator may have to update it, so wait long
-        await this.connectFailed(gen, 'client_version_refused', undefined, this.deps.settings.reconnectMaxDelayMs);
+        await this.connectFailed(gen, 'client_version_refused', undefined, CLIENT_VERSION_REFUSED_DELAYS * this.deps.settings.reconnectMaxDelayMs);
         return;
       case 'bad_session':
         // credentials another engine wrote: kept (a logout wipes them and a start pairs afresh), never retried blindly
@@ -592,6 +598,7 @@ export class SessionRunner {
       return;
     }
     const capped = Math.max(minDelayMs, Math.min(reconnectBaseDelayMs * 2 ** Math.min(this.failedConnects - 1, 30), reconnectMaxDelayMs));
+    // (minDelayMs may exceed the cap: a 405's wait is longer on purpose)
     const delay = Math.round(capped * (1 - RECONNECT_JITTER * (this.deps.random ?? Math.random)()));
     const nextAttemptAt = new Date(this.clock() + delay).toISOString();
     if (reason !== 'lease_held_elsewhere') this.log.warn({ ...attempt, retryInMs: delay, nextAttemptAt }, 'connect failed; retrying');

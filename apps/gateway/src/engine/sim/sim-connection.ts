@@ -82,6 +82,8 @@ export class SimConnection implements EngineConnection {
   /** set when the keepalive gave up on a network that stopped answering */
   private keepaliveLapsed = false;
   private keepalive: NodeJS.Timeout | null = null;
+  /** the transport error before an abrupt close (`connect ECONNREFUSED …`), which says more than `socket closed (1006)` */
+  private transportError: string | null = null;
   private closeEmitted = false;
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
@@ -111,7 +113,10 @@ export class SimConnection implements EngineConnection {
       });
     });
     // the 'close' event always follows an 'error', so the error itself only needs logging
-    this.ws.on('error', (err) => this.session.logger.debug({ err, sessionId: session.sessionId }, 'network socket error'));
+    this.ws.on('error', (err) => {
+      this.transportError = err.message;
+      this.session.logger.debug({ err, sessionId: session.sessionId }, 'network socket error');
+    });
     this.ws.on('close', (code, reason) => this.onSocketClosed(code, reason.toString()));
   }
 
@@ -263,6 +268,7 @@ export class SimConnection implements EngineConnection {
   private onSocketClosed(code: number, message: string): void {
     if (this.keepalive) clearInterval(this.keepalive);
     if (this.keepaliveLapsed) message = `the network stopped answering (no pong within ${this.options.keepaliveMs} ms)`;
+    else if (!message && this.transportError) message = this.transportError;
     for (const [id, request] of this.pending) {
       clearTimeout(request.timer);
       request.reject(new DomainError('conflict', 'the connection to the network closed', { id }));
