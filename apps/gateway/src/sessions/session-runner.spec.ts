@@ -101,6 +101,8 @@ function build(opts: {
   /** the jitter's random source; 0 = the full backoff delay */
   random?: () => number;
   clientVersionRefused?: (sessionId: string) => void;
+  /** the row cannot be read when the runner starts */
+  findFails?: boolean;
 }) {
   const engine = new FakeEngine();
   const rows: SessionRecordPatch[] = [];
@@ -120,7 +122,10 @@ function build(opts: {
     clear: async () => void (creds = null),
   };
   const records: SessionRecords = {
-    find: async () => ({ id: 'ses_1', organizationId: 'org_1', status: opts.status, desiredState: 'running', phoneNumber: opts.phoneNumber ?? null, autoRead: opts.autoRead ?? true, presenceTyping: false }),
+    find: async () => {
+      if (opts.findFails) throw new Error('Connection terminated unexpectedly');
+      return { id: 'ses_1', organizationId: 'org_1', status: opts.status, desiredState: 'running', phoneNumber: opts.phoneNumber ?? null, autoRead: opts.autoRead ?? true, presenceTyping: false };
+    },
     // the row's fencing: a write carrying an older token than the row's newest is refused
     update: async (_id, patch, leaseToken) => {
       if (leaseToken !== null && leaseToken !== rowToken) return false;
@@ -314,6 +319,15 @@ describe('SessionRunner', () => {
       expect(t.timers.pending).toHaveLength(1);
       expect(t.logs.filter((l) => l.msg === 'connect failed; giving up')).toHaveLength(0);
       expect(t.logs.filter((l) => l.msg === 'connect failed; retrying').at(-1)).toMatchObject({ attempt: 26, of: null, retryInMs: 1000 });
+    });
+
+    it('a row that cannot be read at start counts as paired: retried past RECONNECT_MAX_ATTEMPTS', async () => {
+      const t = setup('working', { reconnectMaxAttempts: 2, findFails: true });
+      t.engine.failNext = 10;
+      await t.runner.start();
+      await fireRetries(t, 5);
+      expect(t.runner.currentStatus).toBe('starting');
+      expect(t.timers.pending).toHaveLength(1);
     });
 
     it('spreads its delays with jitter: within [delay/2, delay]', async () => {
