@@ -89,7 +89,8 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
   it('lists registered gateways with liveness, capacity and session count', async () => {
     const listed = await listGateways();
     expect(listed.map((g) => g.id)).toEqual([id('a'), id('b')]);
-    for (const g of listed) expect(g).toMatchObject({ alive: true, capacity: 10, sessionCount: 0, engine: 'sim' });
+    // the sim engine announces no WhatsApp Web version
+    for (const g of listed) expect(g).toMatchObject({ alive: true, capacity: 10, sessionCount: 0, engine: 'sim', waWebVersion: null });
     expect((await api().get('/api/v1/gateways')).status).toBe(401);
     const key = await org.apiKey(['webhooks:manage']);
     expect((await api().get('/api/v1/gateways').set(bearer(key.token))).status).toBe(403);

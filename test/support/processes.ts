@@ -123,7 +123,7 @@ export function runToExit(script: string, args: string[], env: Record<string, st
 export async function startSimGateway(
   gatewayId: string,
   env: { sim?: Record<string, string>; gateway?: Record<string, string> } = {},
-): Promise<{ sim: AppProcess; simUrl: string; gateway: AppProcess }> {
+): Promise<{ sim: AppProcess; simUrl: string; gateway: AppProcess; healthUrl: string }> {
   const simPort = await freePort();
   const simUrl = `http://127.0.0.1:${simPort}`;
   const sim = await startApp('sim', { SIM_PORT: String(simPort), ...env.sim }, `${simUrl}/healthz`);
@@ -144,5 +144,5 @@ export async function startSimGateway(
     await sim.stop();
     throw err;
   });
-  return { sim, simUrl, gateway };
+  return { sim, simUrl, gateway, healthUrl: `http://127.0.0.1:${healthPort}` };
 }

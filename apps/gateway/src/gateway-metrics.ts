@@ -14,6 +14,8 @@ export class GatewayMetrics {
   /** from a dead gateway's last heartbeat to the session `working` on its new gateway (observed by the leader) */
   readonly failoverSeconds: Histogram;
   readonly supervisorLeader: Gauge;
+  /** connects WhatsApp refused for this client's WhatsApp Web version (405) */
+  readonly clientVersionRefused: Counter;
 
   constructor(shared: MetricsRegistry) {
     const registers = [shared.registry];
@@ -38,6 +40,11 @@ export class GatewayMetrics {
       registers,
     });
     this.supervisorLeader = new Gauge({ name: metricName('gateway_supervisor_leader'), help: '1 while this gateway leads the fleet supervisor', registers });
+    this.clientVersionRefused = new Counter({
+      name: metricName('gateway_client_version_refused_total'),
+      help: "connects WhatsApp refused for this client's WhatsApp Web version (405): update WHATSAPP_WEB_VERSION or allow the version fetch",
+      registers,
+    });
   }
 
   recordMove(reason: SessionMoveReason, from: string, to: string): void {

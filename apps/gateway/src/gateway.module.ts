@@ -15,6 +15,7 @@ import { FleetSupervisor } from './fleet/fleet-supervisor';
 import { GatewayMetrics } from './gateway-metrics';
 import { GatewayNode, SendSignalListener } from './gateway-node';
 import { LeaseWatchdog } from './lease-watchdog';
+import { ClientVersionAlarm } from './sessions/client-version-alarm';
 import { PgSessionRecords } from './sessions/pg-session-records';
 import { SessionHost } from './sessions/session-host';
 import { SessionMover } from './fleet/session-mover';
@@ -31,7 +32,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
 @Module({
   imports: [InfraModule.forRoot({ app: 'gateway', config: GatewayConfig })],
   providers: [
-    { provide: SESSION_ENGINE, inject: [GatewayConfig], useFactory: (c: GatewayConfig): SessionEngine => loadEngine(c) },
+    { provide: SESSION_ENGINE, inject: [GatewayConfig, LOGGER], useFactory: (c: GatewayConfig, logger: Logger): SessionEngine => loadEngine(c, logger) },
     { provide: GatewayMetrics, inject: [MetricsRegistry], useFactory: (m: MetricsRegistry) => new GatewayMetrics(m) },
     {
       provide: RedisSessionLeases,
@@ -43,7 +44,12 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
       provide: GatewayRegistry,
       inject: [REDIS_CLIENT, RedisKeys, GatewayConfig, SESSION_ENGINE],
       useFactory: (redis: Redis, keys: RedisKeys, c: GatewayConfig, engine: SessionEngine) =>
-        new GatewayRegistry(redis, keys, { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: c.APP_VERSION }, c.GATEWAY_TTL_MS),
+        new GatewayRegistry(
+          redis,
+          keys,
+          { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: c.APP_VERSION, waWebVersion: () => engine.waWebVersion?.() ?? null },
+          c.GATEWAY_TTL_MS,
+        ),
     },
     {
       provide: SessionHost,
@@ -60,6 +66,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         RedisSessionLeases,
         RedisQrBoard,
         LeaseWatchdog,
+        GatewayMetrics,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -74,8 +81,10 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         leases: RedisSessionLeases,
         qr: RedisQrBoard,
         watchdog: LeaseWatchdog,
-      ) =>
-        new SessionHost(
+        metrics: GatewayMetrics,
+      ) => {
+        const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
+        return new SessionHost(
           c.GATEWAY_ID,
           {
             engine,
@@ -101,11 +110,13 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             },
             afterNetworkAck: c.GATEWAY_FAULT === 'crash-after-send' ? crashNow : undefined,
             leasesTrusted: () => watchdog.trusted(),
+            clientVersionRefused: (sessionId) => versionAlarm.refused(sessionId),
           },
           logger,
           Date.now,
           c.GATEWAY_ADOPT_CONCURRENCY,
-        ),
+        );
+      },
     },
     {
       provide: LeaseWatchdog,

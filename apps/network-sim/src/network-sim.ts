@@ -4,6 +4,7 @@ import { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
+import { applyFault } from './sim-faults';
 import { DeviceLink, SimNetwork } from './sim-network';
 
 export interface NetworkSimOptions {
@@ -90,6 +91,7 @@ const SESSION_ACTIONS: Record<string, (network: SimNetwork, sessionId: string, b
   call: (n, id, body) => n.call(id, body),
   drop: (n, id) => n.drop(id),
   unlink: (n, id) => n.unlink(id),
+  fault: (n, id, body) => applyFault(n, id, body),
 };
 
 /** The control API of CONTRACT 9: what the phone, contacts and test observers do to the network. */
@@ -127,17 +129,25 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
 
 /** One device connection: JSON frames over a WebSocket, mapped onto SimNetwork calls. */
 function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logger?: Logger, keepaliveMs?: number): void {
+  /** the `silent` fault: the network neither reads nor writes nor answers pings on this socket any more */
+  let silent = false;
   const link: DeviceLink = {
     send: (frame: SimNetworkFrame) => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+      if (ws.readyState === WebSocket.OPEN && !silent) ws.send(JSON.stringify(frame));
     },
     close: (code, reason) => ws.close(code, reason),
     drop: () => ws.terminate(),
+    silence: () => void (silent = true),
   };
+  // pongs are ours to send (the server runs with autoPong off), so a silenced socket stops answering them
+  ws.on('ping', (data) => {
+    if (!silent) ws.pong(data);
+  });
   let greeted = false;
   const helloTimer = setTimeout(() => ws.close(SIM_CLOSE_CODES.protocolError, 'no hello'), HELLO_TIMEOUT_MS);
 
   ws.on('message', (data, isBinary) => {
+    if (silent) return;
     let frame: SimDeviceFrame;
     try {
       if (isBinary) throw new Error('binary frame');
@@ -172,6 +182,7 @@ function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logg
   ws.on('pong', () => (answered = true));
   const keepalive = keepaliveMs
     ? setInterval(() => {
+        if (silent) return;
         if (!answered) return void ws.terminate();
         answered = false;
         ws.ping();
@@ -192,7 +203,7 @@ function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logg
 export async function startNetworkSim(options: NetworkSimOptions): Promise<RunningNetworkSim> {
   const logger = options.logger;
   const network = new SimNetwork({ qrIntervalMs: options.qrIntervalMs ?? 20000 });
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = new WebSocketServer({ noServer: true, autoPong: false });
 
   const server = createServer((req, res) => {
     handleControl(network, req, res).catch((err) => {

@@ -41,6 +41,8 @@ export interface DeviceLink {
   close(code: number, reason: string): void;
   /** Abrupt end of the socket, as when the network drops it. */
   drop(): void;
+  /** Stop answering (no frames, no pongs) without closing: the `silent` fault. Absent on a transport that cannot. */
+  silence?(): void;
 }
 
 /** How the network sees a device: never linked yet, linked to a phone, or removed by the phone. */
@@ -349,11 +351,22 @@ export class SimNetwork {
 
   /** A transient network drop: the socket ends, the pairing stays. */
   drop(sessionId: string): DeviceView {
+    return this.endConnection(sessionId, (link) => link.drop());
+  }
+
+  /**
+   * The network ends the device's current connection its own way (`end`: a drop, a close code, silence; see
+   * sim-faults.ts). From here the device is offline for the network: what arrives for it waits. `forgetDevice`: the
+   * network forgets the device too (a 401: a paired device is unlinked, a pairing in progress is dropped).
+   */
+  endConnection(sessionId: string, end: (link: DeviceLink) => void, options: { forgetDevice?: boolean } = {}): DeviceView {
     const device = this.device(sessionId);
     const link = device.link;
     if (!link) throw new DomainError('conflict', 'the device is not connected', {});
+    // the transport acts later (a close or a drop is asynchronous), so a fault it cannot play changes nothing here
+    end(link);
+    if (options.forgetDevice) this.forgetPairing(device, device.state === 'paired' ? 'unlinked' : 'unpaired');
     this.release(device);
-    link.drop();
     return this.view(sessionId);
   }
 

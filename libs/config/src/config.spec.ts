@@ -11,6 +11,15 @@ describe('configuration', () => {
     expect(c.warnings.join(' ')).toMatch(/JWT_SECRET/);
   });
 
+  it('reads the WhatsApp Web version as numbers; without one the engine picks (fetch off by default)', () => {
+    const c = loadConfig(GatewayConfig, { WHATSAPP_WEB_VERSION: '2.3000.1023456789' });
+    expect(c.waWebVersion).toEqual([2, 3000, 1023456789]);
+    const d = loadConfig(GatewayConfig, {});
+    expect(d.waWebVersion).toBeNull();
+    expect(d.WHATSAPP_WEB_VERSION_FETCH).toBe(false);
+    expect(d.WHATSAPP_WEB_VERSION_FETCH_TIMEOUT_MS).toBe(5000);
+  });
+
   it('converts numbers and booleans', () => {
     const c = loadConfig(ApiConfig, { PORT: '8080', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     expect(c.PORT).toBe(8080);
@@ -29,6 +38,9 @@ describe('configuration', () => {
     [ApiConfig, { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) }, 'SECRET_ENCRYPTION_KEY'],
     [GatewayConfig, { GATEWAY_ENGINE: 'whatsmeow' }, 'GATEWAY_ENGINE'],
     [GatewayConfig, { GATEWAY_ID: 'has spaces' }, 'GATEWAY_ID'],
+    [GatewayConfig, { WHATSAPP_WEB_VERSION: '2.3000' }, 'WHATSAPP_WEB_VERSION'],
+    [GatewayConfig, { WHATSAPP_WEB_VERSION: 'v2.3000.1' }, 'WHATSAPP_WEB_VERSION'],
+    [GatewayConfig, { WHATSAPP_WEB_VERSION_FETCH: 'sometimes' }, 'WHATSAPP_WEB_VERSION_FETCH'],
     [DispatcherConfig, { DISPATCHER_CONCURRENCY: '0' }, 'DISPATCHER_CONCURRENCY'],
   ] as const)('%p refuses %j naming the variable', (cls, env, variable) => {
     let error: unknown;

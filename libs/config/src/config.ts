@@ -235,6 +235,31 @@ export class GatewayConfig extends BaseConfig {
   @IsOptional() @Matches(/^wss?:\/\/.+/, { message: 'must be a ws:// or wss:// URL' })
   WHATSAPP_WEB_URL?: string;
 
+  /**
+   * The WhatsApp Web version the `baileys` engine announces (`2.3000.1023456789`); unset = the fetched one, or Baileys'
+   * bundled one. WhatsApp refuses outdated versions (405): see docs/baileys-engine.md.
+   */
+  @IsOptional() @Matches(/^\d{1,3}\.\d{1,6}\.\d{1,12}$/, { message: 'must be a WhatsApp Web version like 2.3000.1023456789' })
+  WHATSAPP_WEB_VERSION?: string;
+
+  /** Ask web.whatsapp.com for the current version at start (and after a 405); off: no outbound call but WhatsApp's own. */
+  @Transform(toBool) @IsBoolean()
+  WHATSAPP_WEB_VERSION_FETCH = false;
+
+  /** Bounds that fetch; past it the configured (or bundled) version is used. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(60000)
+  WHATSAPP_WEB_VERSION_FETCH_TIMEOUT_MS = 5000;
+
+  /**
+   * The `sim` engine pings the simulator this often and ends a connection that did not answer the previous ping
+   * (as Baileys' keep-alive does with WhatsApp); 0 turns it off.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(600000)
+  NETWORK_SIM_KEEPALIVE_MS = 15000;
+
+  /** WHATSAPP_WEB_VERSION as numbers, or null (set by finalize) */
+  waWebVersion: [number, number, number] | null = null;
+
   /** Sessions this node accepts. */
   @Transform(toInt) @IsInt() @Min(1) @Max(100000)
   GATEWAY_CAPACITY = 100;
@@ -351,6 +376,7 @@ export class GatewayConfig extends BaseConfig {
       throw new ConfigError('GATEWAY_FENCE_MARGIN_MS', 'plus GATEWAY_HEARTBEAT_MS must stay below GATEWAY_TTL_MS (the node would fence itself between two heartbeats)');
     }
     if (this.GATEWAY_FAULT && this.isProduction) throw new ConfigError('GATEWAY_FAULT', 'is refused when NODE_ENV=production');
+    this.waWebVersion = this.WHATSAPP_WEB_VERSION ? (this.WHATSAPP_WEB_VERSION.split('.').map(Number) as [number, number, number]) : null;
   }
 }
 

@@ -14,7 +14,13 @@ export class GatewayResponse {
   @ApiProperty() sessionCount: number;
   @ApiProperty() capacity: number;
   @ApiProperty({ enum: ['baileys', 'sim'] }) engine: string;
-  @ApiProperty() version: string;
+  @ApiProperty({ description: "the gateway's own (application) version" }) version: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'the WhatsApp Web version its engine announces to WhatsApp (`2.3000.x`); null for the sim engine, or until known',
+  })
+  waWebVersion: string | null;
   @ApiProperty({ description: 'epoch ms' }) startedAt: number;
   @ApiProperty({ description: 'epoch ms' }) lastHeartbeatAt: number;
 }
@@ -60,6 +66,7 @@ export class GatewaysController {
         capacity: g.capacity,
         engine: g.engine,
         version: g.version,
+        waWebVersion: g.waWebVersion ?? null,
         startedAt: g.startedAt,
         lastHeartbeatAt: g.lastHeartbeatAt,
       })),

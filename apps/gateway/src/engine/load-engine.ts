@@ -1,22 +1,43 @@
+import type { Logger } from 'pino';
 import type { SessionEngine } from './engine.interface';
 
 export interface EngineChoice {
   GATEWAY_ENGINE: 'baileys' | 'sim';
   NETWORK_SIM_URL: string;
+  NETWORK_SIM_KEEPALIVE_MS: number;
   WHATSAPP_WEB_URL?: string;
+  WHATSAPP_WEB_VERSION_FETCH: boolean;
+  WHATSAPP_WEB_VERSION_FETCH_TIMEOUT_MS: number;
+  waWebVersion: [number, number, number] | null;
 }
 
 /**
  * Loads only the engine this node runs: Baileys is a large ESM module, so a gateway on `sim`
  * (tests, demo) never loads it, and nothing jest imports pulls it in.
  */
-export function loadEngine(config: EngineChoice): SessionEngine {
+export function loadEngine(config: EngineChoice, logger: Logger): SessionEngine {
   if (config.GATEWAY_ENGINE === 'sim') {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { SimEngine } = require('./sim/sim.engine') as typeof import('./sim/sim.engine');
-    return new SimEngine({ simUrl: config.NETWORK_SIM_URL });
+    return new SimEngine({ simUrl: config.NETWORK_SIM_URL, keepaliveMs: config.NETWORK_SIM_KEEPALIVE_MS });
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { BaileysEngine } = require('./baileys/baileys.engine') as typeof import('./baileys/baileys.engine');
-  return new BaileysEngine(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {});
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { loadBaileysRuntime } = require('./baileys/baileys-runtime') as typeof import('./baileys/baileys-runtime');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { WaWebVersionSource } = require('./baileys/wa-web-version') as typeof import('./baileys/wa-web-version');
+  const waWebVersion = new WaWebVersionSource(
+    { configured: config.waWebVersion, fetch: config.WHATSAPP_WEB_VERSION_FETCH, fetchTimeoutMs: config.WHATSAPP_WEB_VERSION_FETCH_TIMEOUT_MS, logger },
+    () => {
+      const runtime = loadBaileysRuntime();
+      return {
+        bundled: runtime.bundledWaWebVersion!,
+        fetchLatest: (signal) => runtime.fetchLatestWaWebVersion!(signal),
+      };
+    },
+  );
+  // read at start, so the registry shows the version before the first session connects (the fetch is bounded)
+  void waWebVersion.current().catch((err) => logger.error({ err: String(err) }, 'reading the WhatsApp Web version failed'));
+  return new BaileysEngine({ ...(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {}), waWebVersion });
 }

@@ -47,6 +47,7 @@ import {
   unwrapContent,
 } from './baileys-mapping';
 import { messageContentFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
+import type { WaWebVersionSource } from './wa-web-version';
 
 export type SocketFactory = (config: UserFacingSocketConfig) => WASocket;
 
@@ -61,6 +62,8 @@ export interface BaileysEngineOptions {
   makeSocket?: SocketFactory;
   /** Baileys' runtime helpers; default the real module, required on the first connect. */
   runtime?: BaileysRuntime;
+  /** Which WhatsApp Web version to announce (WHATSAPP_WEB_VERSION, the fetch); absent = Baileys' default. */
+  waWebVersion?: WaWebVersionSource;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 20_000;
@@ -82,8 +85,18 @@ export class BaileysEngine implements SessionEngine {
 
   constructor(private readonly options: BaileysEngineOptions = {}) {}
 
-  async connect({ sessionId, auth, onEvent, logger, lookups }: ConnectOptions): Promise<EngineConnection> {
+  waWebVersion(): string | null {
+    return this.options.waWebVersion?.inUse() ?? null;
+  }
+
+  async connect({ sessionId, auth, onEvent: deliver, logger, lookups }: ConnectOptions): Promise<EngineConnection> {
     const runtime = this.options.runtime ?? loadBaileysRuntime();
+    const version = this.options.waWebVersion ? (await this.options.waWebVersion.current()).version : null;
+    // a 405 (this version refused) makes the next connect of any session read the version again
+    const onEvent: ConnectOptions['onEvent'] = (event) => {
+      if (version && event.type === 'close' && event.reason === 'client_version_refused') this.options.waWebVersion?.refused(version);
+      return deliver(event);
+    };
     const makeSocket = this.options.makeSocket ?? runtime.makeWASocket;
     const connectTimeoutMs = this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     const baileysLogger = quietLogger(logger, sessionId);
@@ -98,6 +111,7 @@ export class BaileysEngine implements SessionEngine {
       auth: { creds, keys },
       logger: baileysLogger,
       connectTimeoutMs,
+      ...(version ? { version } : {}),
       ...(this.options.waWebSocketUrl ? { waWebSocketUrl: this.options.waWebSocketUrl } : {}),
       ...(this.options.browser ? { browser: this.options.browser } : {}),
       // the phone keeps its notifications; a gateway is not a person reading chats
@@ -132,9 +146,7 @@ function signalKeyStore(auth: AuthStateStore, runtime: BaileysRuntime): SignalKe
     async set(data) {
       await auth.writeKeys(data as Record<string, Record<string, unknown | null>>);
     },
-    async clear() {
-      await auth.clear();
-    },
+    // no `clear`: our store's clear() wipes the creds with the keys, and only a logout or a 401 may do that (the runner)
   };
 }
 
