@@ -1,8 +1,8 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { promisify } from 'node:util';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiConfig, GatewayConfig, KNOWN_PLACEHOLDER_SECRETS } from '@app/config';
+import { execFileRegistered } from './support/process-registry';
 import { startSimGateway } from './support/processes';
 import { REPO_ROOT } from './support/run-context';
 
@@ -70,7 +70,7 @@ maybe('k8s manifests (kubectl kustomize k8s/base)', () => {
       const [file, ...args] = container.lifecycle.preStop.exec.command as string[];
       // the image's WORKDIR is the repository root's layout (/app holds dist/); the env is what the pod has
       const gatewayExit = new Promise((resolve) => fleet!.gateway.child.once('exit', resolve));
-      const { stdout } = await promisify(execFile)(file, args, { cwd: REPO_ROOT, env: { ...process.env, GATEWAY_ID: gatewayId } });
+      const { stdout } = await execFileRegistered(file, args, { cwd: REPO_ROOT, env: { ...process.env, GATEWAY_ID: gatewayId } });
       expect(JSON.parse(stdout)).toEqual({ gatewayId, drainRequested: true });
       expect(await gatewayExit).toBe(0);
     });

@@ -1,9 +1,13 @@
 import IORedis from 'ioredis';
 import { Client } from 'pg';
+import { killLeftovers } from './process-registry';
 import { loadRunContext } from './run-context';
 
 export default async function globalTeardown(): Promise<void> {
   const ctx = loadRunContext();
+  // a worker that died before its environment's teardown left its children's pid files behind
+  const killed = killLeftovers(ctx.runId);
+  if (killed.length) process.stderr.write(`e2e: killed ${killed.length} process group(s) left by a dead worker: ${killed.join(', ')}\n`);
   if (process.env.E2E_KEEP_DB !== '1') {
     const admin = new Client({ connectionString: ctx.adminDatabaseUrl });
     await admin.connect();
