@@ -191,6 +191,33 @@ describe('hostile input: every refusal a 4xx in the envelope, with no side effec
     expect(named).toHaveLength(1);
   });
 
+  it('customHeaders refuses Content-Encoding, Date and a set larger than receivers accept (8 KiB as sent), on create and PATCH', async () => {
+    const db = await testDataSource();
+    const stored = async () => (await db.query('SELECT custom_headers FROM webhooks WHERE id = $1', [webhookId]))[0].custom_headers;
+    const before = await stored();
+    // 2 × ("X-Big-n: " + 4000 + CRLF) = 8022 bytes; a third of 171 bytes as sent makes 8193, one over
+    const big = { 'X-Big-1': 'a'.repeat(4000), 'X-Big-2': 'b'.repeat(4000) };
+    const tooBig = { ...big, 'X-Big-3': 'c'.repeat(160) };
+    for (const customHeaders of [{ 'Content-Encoding': 'gzip' }, { date: 'Wed, 21 Oct 2015 07:28:00 GMT' }, tooBig]) {
+      for (const res of [
+        await send('post', '/api/v1/webhooks').send({ url: 'https://example.com/h', customHeaders }),
+        await send('patch', `/api/v1/webhooks/${webhookId}`).send({ customHeaders }),
+      ]) {
+        expect(res.status).toBe(422);
+        expect(res.body.error.code).toBe('validation_error');
+        expect(Object.keys(res.body.error.details.fields)).toEqual(['customHeaders']);
+      }
+    }
+    expect(await stored()).toEqual(before);
+    // just under the bound is accepted, and the refusal said how many bytes it counted
+    const ok = await send('patch', `/api/v1/webhooks/${webhookId}`).send({ customHeaders: big });
+    expect(ok.status).toBe(200);
+    expect(ok.body.customHeaders).toEqual(big);
+    const refused = await send('patch', `/api/v1/webhooks/${webhookId}`).send({ customHeaders: tooBig });
+    expect(refused.body.error.details.fields.customHeaders.join(' ')).toMatch(/8193 bytes.*8192/);
+    expect((await send('patch', `/api/v1/webhooks/${webhookId}`).send({ customHeaders: {} })).status).toBe(200);
+  });
+
   it('JSON nested deeper than 32 levels is 422 before validation, on every write route', async () => {
     const deep = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
     const deepArray = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
