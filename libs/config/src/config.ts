@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsIP, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { hostname } from 'node:os';
 import { ConfigError } from './load-config';
 import { packageVersion } from './package-version';
@@ -48,6 +48,14 @@ export class BaseConfig {
 
   @Matches(/^rediss?:\/\/.+/, { message: 'must be a redis:// URL' })
   REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /**
+   * The address the ops port (/healthz, /readyz, /metrics: API_OPS_PORT, GATEWAY_HEALTH_PORT, DISPATCHER_HEALTH_PORT)
+   * binds to. Every interface by default, which probes and scrapers in a cluster need; 127.0.0.1 keeps metrics on
+   * this host only, an internal interface's address keeps them on that network.
+   */
+  @IsIP(undefined, { message: 'must be an IP address (0.0.0.0 every interface, 127.0.0.1 this host only, :: IPv6)' })
+  OPS_HOST = '0.0.0.0';
 
   /** Every Redis key (queues, streams, registry) lives under this prefix. */
   @Matches(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.:-]' })
