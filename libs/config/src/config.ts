@@ -188,9 +188,16 @@ export class ApiConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(10_000_000)
   LOGIN_RATE_IP_PER_MIN = 30;
 
-  /** Failed logins of one account allowed before its exponential backoff starts. */
+  /** Failed logins of one account from one client IP allowed before that pair's exponential backoff starts. */
   @Transform(toInt) @IsInt() @Min(0) @Max(1000)
   LOGIN_FREE_FAILURES_PER_ACCOUNT = 5;
+
+  /**
+   * Failed logins of one account from every IP together allowed before the account backs off everywhere (its owner
+   * included): high, so one stranger cannot lock an owner out; a guess spread over many addresses still slows down.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  LOGIN_ACCOUNT_CEILING_FAILURES = 100;
 
   /** Failed logins from one IP (any account) allowed before its exponential backoff starts. */
   @Transform(toInt) @IsInt() @Min(0) @Max(100_000)
