@@ -42,6 +42,7 @@ function runSmoke(): Promise<SmokeRun> {
 
 describe('Baileys engine on a real socket (local WebSocket server)', () => {
   let run: SmokeRun;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the smoke script's JSON report
   let report: any;
 
   beforeAll(async () => {

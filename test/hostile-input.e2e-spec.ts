@@ -32,7 +32,7 @@ function rawExchange(port: number, request: Buffer | string): Promise<{ status: 
       const raw = Buffer.concat(chunks).toString('utf8');
       const [head, ...rest] = raw.split('\r\n\r\n');
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
-      let body: unknown = null;
+      let body: unknown;
       try {
         body = JSON.parse(rest.join('\r\n\r\n'));
       } catch {
@@ -55,7 +55,6 @@ describe('hostile input: every refusal a 4xx in the envelope, with no side effec
   let webhookId: string;
   const gatewayId = `gw-hostile-${process.pid}`;
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
   const { get: simGet } = simControl(() => simUrl);
   const getSession = async (id: string) => (await api.http().get(`/api/v1/sessions/${id}`).set(bearer(org.adminKey))).body;
 

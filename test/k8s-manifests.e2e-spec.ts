@@ -7,12 +7,13 @@ import { startSimGateway } from './support/processes';
 import { REPO_ROOT } from './support/run-context';
 
 // js-yaml comes with the test tooling; only its loader is needed
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- js-yaml ships no types here; require keeps it one line
 const { loadAll } = require('js-yaml') as { loadAll(text: string): unknown[] };
 
 interface Manifest {
   kind: string;
   metadata: { name: string; annotations?: Record<string, string> };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- every kind's spec, read path by path
   spec?: any;
   data?: Record<string, string>;
   stringData?: Record<string, string>;

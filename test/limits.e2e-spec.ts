@@ -169,7 +169,7 @@ describe('rate limits (issue 12 item 4)', () => {
       for (let i = 0; i < 3; i++) expect((await loginFrom(stranger, owner.email, 'guess')).status).toBe(401);
       const strangerBlocked = await loginFrom(stranger, owner.email, owner.password);
       expect(strangerBlocked.status).toBe(429);
-      expect(strangerBlocked.body.error.details.limit).toBe('login_account');
+      expect(strangerBlocked.body.error?.details.limit).toBe('login_account');
       // the owner, from their own address, is not locked out by the stranger
       expect((await loginFrom('127.0.0.2', owner.email, owner.password)).status).toBe(200);
 
@@ -177,7 +177,7 @@ describe('rate limits (issue 12 item 4)', () => {
       for (const source of ['127.0.0.4', '127.0.0.5']) for (let i = 0; i < 2; i++) expect((await loginFrom(source, owner.email, 'guess')).status).toBe(401);
       const everywhere = await loginFrom('127.0.0.2', owner.email, owner.password);
       expect(everywhere.status).toBe(429);
-      expect(everywhere.body.error.details.limit).toBe('login_account_ceiling');
+      expect(everywhere.body.error?.details.limit).toBe('login_account_ceiling');
       // another account is untouched by all of it
       expect((await loginFrom('127.0.0.4', org.users.member.email, org.users.member.password)).status).toBe(200);
     } finally {
@@ -204,7 +204,7 @@ describe('rate limits (issue 12 item 4)', () => {
 });
 
 /** POST /api/v1/auth/login from a chosen loopback source address; resolves with the status and the JSON body. */
-function loginOverLoopback(port: number, localAddress: string, body: { email: string; password: string }): Promise<{ status: number; body: any }> {
+function loginOverLoopback(port: number, localAddress: string, body: { email: string; password: string }): Promise<{ status: number; body: { error?: { details: { limit?: string } } } }> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
     const req = httpRequest(

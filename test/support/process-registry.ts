@@ -85,11 +85,11 @@ export function killGroup(pid: number): boolean {
 /** global-teardown's sweep: every group the run's pid files still name (a worker that died left them). */
 export function killLeftovers(runId: string): string[] {
   const dir = pidDirectory(runId);
-  let files: string[] = [];
+  let files: string[];
   try {
     files = readdirSync(dir);
   } catch {
-    return [];
+    return []; // no process of this run registered a pid file
   }
   const killed = files.filter((f) => killGroup(Number(f)));
   rmSync(dir, { recursive: true, force: true });

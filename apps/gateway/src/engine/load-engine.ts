@@ -12,11 +12,11 @@ export interface EngineChoice {
  */
 export function loadEngine(config: EngineChoice): SessionEngine {
   if (config.GATEWAY_ENGINE === 'sim') {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
     const { SimEngine } = require('./sim/sim.engine') as typeof import('./sim/sim.engine');
     return new SimEngine({ simUrl: config.NETWORK_SIM_URL });
   }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
   const { BaileysEngine } = require('./baileys/baileys.engine') as typeof import('./baileys/baileys.engine');
   return new BaileysEngine(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {});
 }
