@@ -1,5 +1,6 @@
 import IORedis from 'ioredis';
 import { Client } from 'pg';
+import { LOCAL_SERVICES } from './global-setup';
 import { killLeftovers } from './process-registry';
 import { loadRunContext } from './run-context';
 
@@ -23,4 +24,6 @@ export default async function globalTeardown(): Promise<void> {
     if (keys.length) await redis.del(...keys);
   } while (cursor !== '0');
   await redis.quit();
+  // the PostgreSQL and Redis global-setup started, if it did (after the database is dropped and the keys deleted)
+  await ((globalThis as Record<symbol, unknown>)[LOCAL_SERVICES] as { stop: () => Promise<void> } | undefined)?.stop();
 }
