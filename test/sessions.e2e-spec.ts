@@ -27,10 +27,10 @@ describe('Sessions API against a gateway on the network simulator', () => {
   const gatewayId = `gw-sessions-${process.pid}`;
 
   const api = () => request(app.getHttpServer());
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
   const { get: simGet } = simControl(() => simUrl);
   const simPost = async (path: string, body: object = {}) => {
     const res = await fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
     return { status: res.status, body: (await res.json()) as any };
   };
   const getSession = async (id: string, token = org.adminKey) => (await api().get(`/api/v1/sessions/${id}`).set(bearer(token))).body;

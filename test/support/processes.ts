@@ -1,6 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { spawnRegistered } from './process-registry';
 import { REPO_ROOT } from './run-context';
 
 /** The apps as the build output runs them (the same entry points as `npm run start:*`). */
@@ -43,11 +44,12 @@ export async function startApp(
   healthUrl: string,
   timeoutMs = 20000,
 ): Promise<AppProcess> {
-  const child = spawn(process.execPath, [join(REPO_ROOT, APP_ENTRY[app])], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnRegistered(
+    process.execPath,
+    [join(REPO_ROOT, APP_ENTRY[app])],
+    { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    app,
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out = (out + d.toString()).slice(-200_000)));
   child.stderr!.on('data', (d) => (out = (out + d.toString()).slice(-200_000)));
@@ -111,7 +113,7 @@ export async function holdPort(): Promise<{ port: number; release: () => Promise
 /** Runs a Node script of the repository to its exit, with stdout and stderr interleaved as a user sees them. */
 export function runToExit(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, script), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnRegistered(process.execPath, [join(REPO_ROOT, script), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }, script);
     let output = '';
     child.stdout!.on('data', (d) => (output += d.toString()));
     child.stderr!.on('data', (d) => (output += d.toString()));

@@ -248,7 +248,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             // the nudge channels close with the command worker
             commands: { start: () => commands.start(), close: async () => void (await Promise.all([commands.close(), bus.close()])) },
             signals,
-            opsServer: (accepting) => ops.start(c.GATEWAY_HEALTH_PORT, accepting),
+            opsServer: (accepting) => ops.start(c.GATEWAY_HEALTH_PORT, c.OPS_HOST, accepting),
             mover,
             metrics,
             leader: supervisor,

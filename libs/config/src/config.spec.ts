@@ -20,6 +20,13 @@ describe('configuration', () => {
     expect(d.WHATSAPP_WEB_VERSION_FETCH_TIMEOUT_MS).toBe(5000);
   });
 
+  it('binds the ops port where OPS_HOST says (every interface by default), refusing what is not an IP address', () => {
+    expect(loadConfig(GatewayConfig, {}).OPS_HOST).toBe('0.0.0.0');
+    expect(loadConfig(DispatcherConfig, { OPS_HOST: '127.0.0.1' }).OPS_HOST).toBe('127.0.0.1');
+    expect(loadConfig(ApiConfig, { OPS_HOST: '::1' }).OPS_HOST).toBe('::1');
+    expect(() => loadConfig(ApiConfig, { OPS_HOST: 'metrics.internal' })).toThrow(/OPS_HOST must be an IP address/);
+  });
+
   it('converts numbers and booleans', () => {
     const c = loadConfig(ApiConfig, { PORT: '8080', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     expect(c.PORT).toBe(8080);

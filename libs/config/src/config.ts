@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsIP, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { hostname } from 'node:os';
 import { ConfigError } from './load-config';
 import { packageVersion } from './package-version';
@@ -48,6 +48,14 @@ export class BaseConfig {
 
   @Matches(/^rediss?:\/\/.+/, { message: 'must be a redis:// URL' })
   REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /**
+   * The address the ops port (/healthz, /readyz, /metrics: API_OPS_PORT, GATEWAY_HEALTH_PORT, DISPATCHER_HEALTH_PORT)
+   * binds to. Every interface by default, which probes and scrapers in a cluster need; 127.0.0.1 keeps metrics on
+   * this host only, an internal interface's address keeps them on that network.
+   */
+  @IsIP(undefined, { message: 'must be an IP address (0.0.0.0 every interface, 127.0.0.1 this host only, :: IPv6)' })
+  OPS_HOST = '0.0.0.0';
 
   /** Every Redis key (queues, streams, registry) lives under this prefix. */
   @Matches(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.:-]' })
@@ -180,9 +188,16 @@ export class ApiConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(10_000_000)
   LOGIN_RATE_IP_PER_MIN = 30;
 
-  /** Failed logins of one account allowed before its exponential backoff starts. */
+  /** Failed logins of one account from one client IP allowed before that pair's exponential backoff starts. */
   @Transform(toInt) @IsInt() @Min(0) @Max(1000)
   LOGIN_FREE_FAILURES_PER_ACCOUNT = 5;
+
+  /**
+   * Failed logins of one account from every IP together allowed before the account backs off everywhere (its owner
+   * included): high, so one stranger cannot lock an owner out; a guess spread over many addresses still slows down.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  LOGIN_ACCOUNT_CEILING_FAILURES = 100;
 
   /** Failed logins from one IP (any account) allowed before its exponential backoff starts. */
   @Transform(toInt) @IsInt() @Min(0) @Max(100_000)

@@ -31,7 +31,7 @@ export class AuthController {
     await this.throttle.admit(body.email, ip);
     try {
       const token = await this.auth.login(body.email, body.password);
-      await this.throttle.succeeded(body.email);
+      await this.throttle.succeeded(body.email, ip);
       return token;
     } catch (err) {
       if (err instanceof DomainError && err.code === 'unauthorized') await this.throttle.failed(body.email, ip);

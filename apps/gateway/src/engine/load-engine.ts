@@ -17,11 +17,11 @@ export interface EngineChoice {
  */
 export function loadEngine(config: EngineChoice, logger: Logger): SessionEngine {
   if (config.GATEWAY_ENGINE === 'sim') {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
     const { SimEngine } = require('./sim/sim.engine') as typeof import('./sim/sim.engine');
     return new SimEngine({ simUrl: config.NETWORK_SIM_URL, keepaliveMs: config.NETWORK_SIM_KEEPALIVE_MS });
   }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
   const { BaileysEngine } = require('./baileys/baileys.engine') as typeof import('./baileys/baileys.engine');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { loadBaileysRuntime } = require('./baileys/baileys-runtime') as typeof import('./baileys/baileys-runtime');

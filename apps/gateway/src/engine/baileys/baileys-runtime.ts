@@ -56,7 +56,7 @@ let loaded: BaileysRuntime | null = null;
 
 export function loadBaileysRuntime(): BaileysRuntime {
   if (loaded) return loaded;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy, synchronous load: an import statement would load Baileys in every process that imports this file
   const baileys = require('@whiskeysockets/baileys') as typeof import('@whiskeysockets/baileys');
   loaded = {
     makeWASocket: baileys.makeWASocket,

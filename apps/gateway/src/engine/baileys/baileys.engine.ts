@@ -308,7 +308,7 @@ class BaileysConnection implements EngineConnection {
       await this.deps.sock.logout();
     } catch (err) {
       await this.close();
-      throw new Error(`logout did not reach WhatsApp: ${describe(err)}`);
+      throw new Error(`logout did not reach WhatsApp: ${describe(err)}`, { cause: err });
     }
     await this.settle();
   }
@@ -514,7 +514,7 @@ class BaileysConnection implements EngineConnection {
       return await run();
     } catch (err) {
       if (this.phase === 'closed') throw new EngineConnectionClosedError(this.deps.sessionId, action);
-      throw new Error(`cannot ${action}: ${describe(err)}`);
+      throw new Error(`cannot ${action}: ${describe(err)}`, { cause: err });
     }
   }
 
