@@ -240,7 +240,7 @@ describe('session faults: WhatsApp closes as the gateway reads them (sim engine)
     await receivedOnce(paired.id, [before]);
 
     await relay.cut();
-    let during = '';
+    let during: string;
     try {
       during = await inbound(paired.id, 'during the outage');
       const failed = await waitStatus(unpaired.id, 'failed');
