@@ -27,13 +27,28 @@ export class OpenApiResponseValidator {
     this.operations.sort((a, b) => b.literal - a.literal);
   }
 
+  /** The operation a request reaches (`operationId`), or undefined outside the document. */
+  operationOf(method: string, url: string): string | undefined {
+    const found = this.find(method, url.split('?')[0]);
+    return found && (found.op.operationId ?? found.template);
+  }
+
+  private find(method: string, path: string): Operation | undefined {
+    return this.operations.find((o) => o.method === method.toLowerCase() && o.pattern.test(path));
+  }
+
+  /** Every operation of the document, by `operationId`. */
+  operationIds(): string[] {
+    return this.operations.map((o) => o.op.operationId ?? o.template);
+  }
+
   /** The problems of one answer, empty when it is what the document says. */
   check(method: string, url: string, status: number, contentType: string | undefined, body: unknown, rawLength: number): string[] {
     const m = method.toLowerCase();
     const path = url.split('?')[0];
     if (!isApiPath(path) || m === 'head' || m === 'options') return [];
     const where = `${method.toUpperCase()} ${path} → ${status}`;
-    const found = this.operations.find((o) => o.method === m && o.pattern.test(path));
+    const found = this.find(m, path);
     if (!found) {
       if (status < 400) return [`${where}: answered ${status} on a route the document does not have`];
       return this.checkBody(where, `${DOC_ID}#/components/schemas/ErrorEnvelope`, body, contentType);
@@ -44,7 +59,7 @@ export class OpenApiResponseValidator {
     if (!declared) return [`${where}: ${id} does not document status ${status} (documents ${Object.keys(found.op.responses).join(', ')})`];
     const { response, pointer } = this.resolve(declared, `/paths/${escapePointer(found.template)}/${found.method}/responses/${status$}`);
     const content = response.content ?? {};
-    if (rawLength === 0) return [];
+    if (rawLength === 0) return Object.keys(content).length === 0 ? [] : [`${where}: ${id} ${status} documents a body (${Object.keys(content).join(', ')}), got none`];
     const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
     const key = Object.keys(content).find((k) => mediaMatches(k, mediaType));
     if (!key) return [`${where}: ${id} ${status} documents ${Object.keys(content).join(', ') || 'no body'}, got ${mediaType || 'no Content-Type'}`];
