@@ -997,7 +997,10 @@ export interface components {
             capacity: number;
             /** @enum {string} */
             engine: "baileys" | "sim";
+            /** @description the gateway's own (application) version */
             version: string;
+            /** @description the WhatsApp Web version its engine announces to WhatsApp (`2.3000.x`); null for the sim engine, or until known */
+            waWebVersion: string | null;
             /**
              * Format: int64
              * @description epoch ms
