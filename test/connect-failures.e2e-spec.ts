@@ -1,5 +1,4 @@
 import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
 import { loadRunContext } from './support/run-context';
 
 // this file's own Redis namespace, so gateways of other e2e files never take its sessions
@@ -7,6 +6,7 @@ process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:connect-failures
 process.env.COMMAND_TIMEOUT_MS = '4000';
 
 import { createApiApp } from '../apps/api/src/bootstrap';
+import { checkedRequest as request } from './support/api-app';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 

@@ -1,11 +1,11 @@
 import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
 import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
 
 const db = isolateFleet('rebalance');
 
 import { waitFor } from './support/processes';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { checkedRequest as request } from './support/api-app';
 
 jest.setTimeout(180_000);
 

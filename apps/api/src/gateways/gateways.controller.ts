@@ -11,8 +11,8 @@ export class GatewayResponse {
   @ApiProperty() id: string;
   @ApiProperty({ description: 'heartbeat not expired' }) alive: boolean;
   @ApiProperty({ description: 'handing its sessions to other gateways; takes no new ones' }) draining: boolean;
-  @ApiProperty() sessionCount: number;
-  @ApiProperty() capacity: number;
+  @ApiProperty({ type: 'integer' }) sessionCount: number;
+  @ApiProperty({ type: 'integer' }) capacity: number;
   @ApiProperty({ enum: ['baileys', 'sim'] }) engine: string;
   @ApiProperty({ description: "the gateway's own (application) version" }) version: string;
   @ApiProperty({
@@ -21,8 +21,8 @@ export class GatewayResponse {
     description: 'the WhatsApp Web version its engine announces to WhatsApp (`2.3000.x`); null for the sim engine, or until known',
   })
   waWebVersion: string | null;
-  @ApiProperty({ description: 'epoch ms' }) startedAt: number;
-  @ApiProperty({ description: 'epoch ms' }) lastHeartbeatAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) startedAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) lastHeartbeatAt: number;
 }
 
 export class GatewayList {

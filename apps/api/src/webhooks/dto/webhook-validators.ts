@@ -1,5 +1,5 @@
 import { registerDecorator, ValidationArguments, ValidationOptions } from 'class-validator';
-import { FORBIDDEN_CUSTOM_HEADER_PREFIXES, FORBIDDEN_CUSTOM_HEADERS, MAX_CUSTOM_HEADERS_BYTES } from '@app/contracts';
+import { EVENT_TYPES, FORBIDDEN_CUSTOM_HEADER_PREFIXES, FORBIDDEN_CUSTOM_HEADERS, MAX_CUSTOM_HEADERS_BYTES } from '@app/contracts';
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_CUSTOM_HEADERS = 50;
@@ -68,3 +68,16 @@ function fromProblem(name: string, problem: (v: unknown) => string | null, optio
 
 export const IsWebhookUrl = (options?: ValidationOptions) => fromProblem('isWebhookUrl', webhookUrlProblem, options);
 export const IsHeaderMap = (options?: ValidationOptions) => fromProblem('isHeaderMap', customHeadersProblem, options);
+
+/** The names a webhook may subscribe to: `*` (every event) and the catalog's types; a typo would never fire. */
+export const WEBHOOK_EVENT_NAMES: readonly string[] = ['*', ...EVENT_TYPES];
+
+/** Why an events list names something outside the catalog, or null (the array shape is checked beside it). */
+export function webhookEventsProblem(value: unknown): string | null {
+  if (!Array.isArray(value)) return null;
+  const unknown = value.filter((e) => typeof e === 'string' && e !== '' && !WEBHOOK_EVENT_NAMES.includes(e));
+  if (unknown.length === 0) return null;
+  return `events has unknown names (${unknown.slice(0, 5).map((e) => JSON.stringify(e)).join(', ')}); known: ${WEBHOOK_EVENT_NAMES.join(', ')}`;
+}
+
+export const IsWebhookEvents = (options?: ValidationOptions) => fromProblem('isWebhookEvents', webhookEventsProblem, options);
