@@ -1,0 +1,248 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import IORedis from 'ioredis';
+import { migrate } from '../../libs/database/src/data-source';
+import { freePort, waitFor } from './processes';
+
+/**
+ * A PostgreSQL and a Redis of one test file's own, on free ports, for outage tests: stopping, killing and restarting
+ * them never touches the shared 127.0.0.1:5432 / 6379 the rest of the suite runs on. Both run as children of the jest
+ * worker (PostgreSQL as the `postgres` user: initdb refuses root) and die with it: `stopAll()` in afterAll, and a
+ * synchronous SIGKILL on the worker's exit for a file that times out before its afterAll runs.
+ */
+
+const PG_BIN = process.env.TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+/** Every private child alive, so the worker's exit can kill what a failed teardown left behind. */
+const alive = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function track(child: ChildProcess): void {
+  alive.add(child);
+  child.once('exit', () => alive.delete(child));
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const c of alive) c.kill('SIGKILL');
+    });
+  }
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** Sends `signal`, waits for the exit; SIGKILL when it has not exited after `graceMs`. */
+async function terminate(child: ChildProcess | null, signal: NodeJS.Signals, graceMs = 10_000): Promise<void> {
+  if (!child) return;
+  const done = exited(child);
+  if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([done, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+  clearTimeout(timer);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await done;
+}
+
+function capture(child: ChildProcess): () => string {
+  let out = '';
+  const append = (d: Buffer) => (out = (out + d.toString()).slice(-100_000));
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  return () => out;
+}
+
+export class PrivatePostgres {
+  private child: ChildProcess | null = null;
+  private log: () => string = () => '';
+
+  private constructor(
+    readonly port: number,
+    private readonly dataDir: string,
+    private readonly uid: number,
+    private readonly gid: number,
+  ) {}
+
+  /** A fresh cluster (initdb, trust auth) in a temporary directory owned by `postgres`, started. */
+  static async create(): Promise<PrivatePostgres> {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    const dataDir = mkdtempSync(join(tmpdir(), 'gw-private-pg-'));
+    chownSync(dataDir, uid, gid);
+    execFileSync(join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'], {
+      uid,
+      gid,
+      cwd: dataDir,
+      stdio: 'ignore',
+    });
+    const pg = new PrivatePostgres(await freePort(), dataDir, uid, gid);
+    await pg.start();
+    return pg;
+  }
+
+  /** postgres://… of `database` on this server. */
+  url(database = 'postgres'): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  output(): string {
+    return this.log();
+  }
+
+  /** Starts the server and waits until it accepts connections (not merely listens: 57P03 while it starts up). */
+  async start(): Promise<void> {
+    if (this.running) return;
+    const child = spawn(
+      join(PG_BIN, 'postgres'),
+      [
+        '-D', this.dataDir,
+        '-p', String(this.port),
+        '-k', this.dataDir,
+        '-c', 'listen_addresses=127.0.0.1',
+        '-c', 'fsync=off',
+        '-c', 'synchronous_commit=off',
+        '-c', 'full_page_writes=off',
+        '-c', 'max_connections=200',
+      ],
+      { uid: this.uid, gid: this.gid, cwd: this.dataDir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    track(child);
+    this.child = child;
+    this.log = capture(child);
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`private postgres exited with ${child.exitCode}:\n${this.log()}`);
+        const client = new Client({ connectionString: this.url(), connectionTimeoutMillis: 1000 });
+        client.on('error', () => undefined);
+        try {
+          await client.connect();
+          await client.query('SELECT 1');
+          return true;
+        } catch {
+          return false;
+        } finally {
+          await client.end().catch(() => undefined);
+        }
+      },
+      30_000,
+      `the private PostgreSQL on ${this.port} to accept connections`,
+    );
+  }
+
+  /** Fast shutdown (SIGINT): every client connection ends with 57P01, as in an operator's restart. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    await terminate(child, 'SIGINT');
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  /** Stops the server and deletes its data directory. */
+  async destroy(): Promise<void> {
+    await this.stop();
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+export class PrivateRedis {
+  private child: ChildProcess | null = null;
+  private log: () => string = () => '';
+
+  private constructor(readonly port: number) {}
+
+  static async create(): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort());
+    await redis.start();
+    return redis;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  output(): string {
+    return this.log();
+  }
+
+  /** Starts an empty Redis (no RDB, no AOF: a restart loses everything, the worst case) and waits for PONG. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    track(child);
+    this.child = child;
+    this.log = capture(child);
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`private redis exited with ${child.exitCode}:\n${this.log()}`);
+        const probe = new IORedis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        probe.on('error', () => undefined);
+        try {
+          await probe.connect();
+          return (await probe.ping()) === 'PONG';
+        } catch {
+          return false;
+        } finally {
+          probe.disconnect();
+        }
+      },
+      15_000,
+      `the private Redis on ${this.port} to answer`,
+    );
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    await terminate(child, 'SIGTERM');
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+}
+
+export interface PrivateServices {
+  pg: PrivatePostgres;
+  redis: PrivateRedis;
+  databaseUrl: string;
+  /** stops both (and deletes PostgreSQL's data): for afterAll */
+  stopAll(): Promise<void>;
+}
+
+/**
+ * Starts a private PostgreSQL (migrated, like global-setup does for the shared one) and Redis, and points this jest
+ * worker at them: DATABASE_URL and REDIS_URL, which the seed helpers and every process the file spawns read.
+ */
+export async function startPrivateServices(database = 'gw_outages'): Promise<PrivateServices> {
+  const [pg, redis] = await Promise.all([PrivatePostgres.create(), PrivateRedis.create()]);
+  const databaseUrl = pg.url(database);
+  await migrate(databaseUrl);
+  process.env.DATABASE_URL = databaseUrl;
+  process.env.REDIS_URL = redis.url;
+  return {
+    pg,
+    redis,
+    databaseUrl,
+    stopAll: async () => {
+      await Promise.all([pg.destroy(), redis.stop()]);
+    },
+  };
+}
