@@ -1,5 +1,5 @@
 import { startSimGateway } from './support/fleet';
-import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { AppProcess, assertRunning, freePort, startApp, waitFor } from './support/processes';
 import { PrivateServices, startPrivateServices } from './support/private-services';
 import { createWebhookRow, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
@@ -39,20 +39,19 @@ describe('Outages: PostgreSQL and Redis stopped and restarted under real process
 
   /** No process exited, and each answers its liveness probe. */
   const expectAllAlive = async () => {
-    for (const p of processes()) {
-      if (p.child.exitCode !== null || p.child.signalCode !== null) {
-        throw new Error(`${p.name} exited (${p.child.exitCode ?? p.child.signalCode}):\n${p.output().slice(-4000)}`);
-      }
-    }
+    assertRunning(...processes());
     expect(await status(`${apiUrl}/healthz`)).toBe(200);
     expect(await status(gateway.readyUrl.replace('/readyz', '/healthz'))).toBe(200);
     expect(await status(`${dispatcher.opsUrl}/healthz`)).toBe(200);
   };
 
-  /** Every process ready again: each reaches PostgreSQL and Redis. */
+  /** Every process ready again: each reaches PostgreSQL and Redis (a process that exited meanwhile is named with its output). */
   const waitAllReady = () =>
     waitFor(
-      async () => (await status(`${apiUrl}/readyz`)) === 200 && (await status(gateway.readyUrl)) === 200 && (await status(`${dispatcher.opsUrl}/readyz`)) === 200,
+      async () => {
+        assertRunning(...processes());
+        return (await status(`${apiUrl}/readyz`)) === 200 && (await status(gateway.readyUrl)) === 200 && (await status(`${dispatcher.opsUrl}/readyz`)) === 200;
+      },
       30_000,
       'the API, the gateway and the dispatcher ready again',
     );
@@ -72,7 +71,8 @@ describe('Outages: PostgreSQL and Redis stopped and restarted under real process
     const apiPort = await freePort();
     apiUrl = `http://127.0.0.1:${apiPort}`;
     [gateway, dispatcher, api, receiver] = await Promise.all([
-      startSimGateway(simUrl, `gw-outages-${process.pid}`, { GATEWAY_HEARTBEAT_MS: '500', GATEWAY_TTL_MS: '5000' }),
+      // the supervisor on, as in production: its leader lock is a PostgreSQL connection of its own that a restart cuts
+      startSimGateway(simUrl, `gw-outages-${process.pid}`, { GATEWAY_HEARTBEAT_MS: '500', GATEWAY_TTL_MS: '5000', SUPERVISOR_ENABLED: 'true' }),
       startDispatcherProcess(),
       startApp('api', { PORT: String(apiPort) }, `${apiUrl}/healthz`),
       startReceiver(),
