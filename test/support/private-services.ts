@@ -55,16 +55,69 @@ function capture(child: ChildProcess): () => string {
   return () => out;
 }
 
-export class PrivatePostgres {
+/** One server process of the file's own: started, stopped and restarted on the same port, its output kept. */
+abstract class PrivateServer {
   private child: ChildProcess | null = null;
   private log: () => string = () => '';
 
-  private constructor(
+  constructor(
     readonly port: number,
+    private readonly what: string,
+    /** how it is asked to shut down */
+    private readonly stopSignal: NodeJS.Signals,
+  ) {}
+
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  output(): string {
+    return this.log();
+  }
+
+  protected abstract launch(): ChildProcess;
+  /** true once the server serves (a refused or failed probe is false) */
+  protected abstract serves(): Promise<boolean>;
+
+  /** Starts the server and waits until it serves. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    const child = this.launch();
+    track(child);
+    this.child = child;
+    this.log = capture(child);
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${this.what} exited with ${child.exitCode}:\n${this.log()}`);
+        return this.serves().catch(() => false);
+      },
+      30_000,
+      `${this.what} on ${this.port} to serve`,
+    );
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    await terminate(child, this.stopSignal);
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+}
+
+export class PrivatePostgres extends PrivateServer {
+  private constructor(
+    port: number,
     private readonly dataDir: string,
     private readonly uid: number,
     private readonly gid: number,
-  ) {}
+  ) {
+    // fast shutdown (SIGINT): every client connection ends with 57P01, as in an operator's restart
+    super(port, 'the private PostgreSQL', 'SIGINT');
+  }
 
   /** A fresh cluster (initdb, trust auth) in a temporary directory owned by `postgres`, started. */
   static async create(): Promise<PrivatePostgres> {
@@ -88,64 +141,27 @@ export class PrivatePostgres {
     return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
   }
 
-  get running(): boolean {
-    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  protected launch(): ChildProcess {
+    const settings = ['listen_addresses=127.0.0.1', 'fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=200'];
+    return spawn(join(PG_BIN, 'postgres'), ['-D', this.dataDir, '-p', String(this.port), '-k', this.dataDir, ...settings.flatMap((s) => ['-c', s])], {
+      uid: this.uid,
+      gid: this.gid,
+      cwd: this.dataDir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   }
 
-  output(): string {
-    return this.log();
-  }
-
-  /** Starts the server and waits until it accepts connections (not merely listens: 57P03 while it starts up). */
-  async start(): Promise<void> {
-    if (this.running) return;
-    const child = spawn(
-      join(PG_BIN, 'postgres'),
-      [
-        '-D', this.dataDir,
-        '-p', String(this.port),
-        '-k', this.dataDir,
-        '-c', 'listen_addresses=127.0.0.1',
-        '-c', 'fsync=off',
-        '-c', 'synchronous_commit=off',
-        '-c', 'full_page_writes=off',
-        '-c', 'max_connections=200',
-      ],
-      { uid: this.uid, gid: this.gid, cwd: this.dataDir, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    track(child);
-    this.child = child;
-    this.log = capture(child);
-    await waitFor(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`private postgres exited with ${child.exitCode}:\n${this.log()}`);
-        const client = new Client({ connectionString: this.url(), connectionTimeoutMillis: 1000 });
-        client.on('error', () => undefined);
-        try {
-          await client.connect();
-          await client.query('SELECT 1');
-          return true;
-        } catch {
-          return false;
-        } finally {
-          await client.end().catch(() => undefined);
-        }
-      },
-      30_000,
-      `the private PostgreSQL on ${this.port} to accept connections`,
-    );
-  }
-
-  /** Fast shutdown (SIGINT): every client connection ends with 57P01, as in an operator's restart. */
-  async stop(): Promise<void> {
-    const child = this.child;
-    this.child = null;
-    await terminate(child, 'SIGINT');
-  }
-
-  async restart(): Promise<void> {
-    await this.stop();
-    await this.start();
+  /** Accepting connections, not merely listening (57P03 while it starts up). */
+  protected async serves(): Promise<boolean> {
+    const client = new Client({ connectionString: this.url(), connectionTimeoutMillis: 1000 });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+      return true;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
   }
 
   /** Stops the server and deletes its data directory. */
@@ -155,11 +171,11 @@ export class PrivatePostgres {
   }
 }
 
-export class PrivateRedis {
-  private child: ChildProcess | null = null;
-  private log: () => string = () => '';
-
-  private constructor(readonly port: number) {}
+/** An empty Redis without persistence (no RDB, no AOF): a restart loses everything, the worst case. */
+export class PrivateRedis extends PrivateServer {
+  private constructor(port: number) {
+    super(port, 'the private Redis', 'SIGTERM');
+  }
 
   static async create(): Promise<PrivateRedis> {
     const redis = new PrivateRedis(await freePort());
@@ -171,51 +187,19 @@ export class PrivateRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  get running(): boolean {
-    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  protected launch(): ChildProcess {
+    return spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
   }
 
-  output(): string {
-    return this.log();
-  }
-
-  /** Starts an empty Redis (no RDB, no AOF: a restart loses everything, the worst case) and waits for PONG. */
-  async start(): Promise<void> {
-    if (this.running) return;
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    track(child);
-    this.child = child;
-    this.log = capture(child);
-    await waitFor(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`private redis exited with ${child.exitCode}:\n${this.log()}`);
-        const probe = new IORedis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-        probe.on('error', () => undefined);
-        try {
-          await probe.connect();
-          return (await probe.ping()) === 'PONG';
-        } catch {
-          return false;
-        } finally {
-          probe.disconnect();
-        }
-      },
-      15_000,
-      `the private Redis on ${this.port} to answer`,
-    );
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child;
-    this.child = null;
-    await terminate(child, 'SIGTERM');
-  }
-
-  async restart(): Promise<void> {
-    await this.stop();
-    await this.start();
+  protected async serves(): Promise<boolean> {
+    const probe = new IORedis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => undefined);
+    try {
+      await probe.connect();
+      return (await probe.ping()) === 'PONG';
+    } finally {
+      probe.disconnect();
+    }
   }
 }
 
