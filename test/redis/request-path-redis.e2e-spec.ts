@@ -13,13 +13,8 @@ describe('createRequestPathRedis: a request-path command fails fast while Redis 
     opened.push(redis);
     return redis;
   };
-  // disconnect stops the reconnect attempts; the socket is gone at `end`
-  const closed = (r: Redis) => (r.status === 'end' ? Promise.resolve() : new Promise<void>((resolve) => r.once('end', () => resolve())));
-  afterAll(async () => {
-    const ends = opened.map(closed);
-    opened.forEach((r) => r.disconnect());
-    await Promise.all(ends);
-  });
+  // disconnect also stops the reconnect attempts of the connections to nowhere
+  afterAll(() => opened.forEach((r) => r.disconnect()));
 
   it('answers like any connection while Redis is there', async () => {
     expect(await open(createRequestPathRedis(process.env.REDIS_URL!)).ping()).toBe('PONG');
