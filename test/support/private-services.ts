@@ -124,16 +124,16 @@ export class PrivatePostgres extends PrivateServer {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
     const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
     const dataDir = mkdtempSync(join(tmpdir(), 'gw-private-pg-'));
-    chownSync(dataDir, uid, gid);
-    execFileSync(join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'], {
-      uid,
-      gid,
-      cwd: dataDir,
-      stdio: 'ignore',
-    });
     const pg = new PrivatePostgres(await freePort(), dataDir, uid, gid);
-    await pg.start();
-    return pg;
+    try {
+      chownSync(dataDir, uid, gid);
+      execFileSync(join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'], { uid, gid, cwd: dataDir, stdio: 'ignore' });
+      await pg.start();
+      return pg;
+    } catch (err) {
+      await pg.destroy();
+      throw err;
+    }
   }
 
   /** postgres://… of `database` on this server. */
@@ -216,9 +216,18 @@ export interface PrivateServices {
  * worker at them: DATABASE_URL and REDIS_URL, which the seed helpers and every process the file spawns read.
  */
 export async function startPrivateServices(database = 'gw_outages'): Promise<PrivateServices> {
-  const [pg, redis] = await Promise.all([PrivatePostgres.create(), PrivateRedis.create()]);
-  const databaseUrl = pg.url(database);
-  await migrate(databaseUrl);
+  const [pgStarted, redisStarted] = await Promise.allSettled([PrivatePostgres.create(), PrivateRedis.create()]);
+  const pg = pgStarted.status === 'fulfilled' ? pgStarted.value : null;
+  const redis = redisStarted.status === 'fulfilled' ? redisStarted.value : null;
+  const databaseUrl = pg?.url(database) ?? '';
+  try {
+    if (!pg || !redis) throw pgStarted.status === 'rejected' ? pgStarted.reason : (redisStarted as PromiseRejectedResult).reason;
+    await migrate(databaseUrl);
+  } catch (err) {
+    // afterAll has nothing to stop yet: what did start stops here
+    await Promise.all([pg?.destroy(), redis?.stop()]);
+    throw err;
+  }
   process.env.DATABASE_URL = databaseUrl;
   process.env.REDIS_URL = redis.url;
   return {
