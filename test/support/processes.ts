@@ -148,3 +148,12 @@ export async function startSimGateway(
   });
   return { sim, simUrl, gateway, healthUrl: `http://127.0.0.1:${healthPort}` };
 }
+
+/** Throws, with the tail of its output, for the first of `procs` that has exited (a crash the test must name). */
+export function assertRunning(...procs: AppProcess[]): void {
+  for (const p of procs) {
+    if (p.child.exitCode !== null || p.child.signalCode !== null) {
+      throw new Error(`${p.name} exited (${p.child.exitCode ?? p.child.signalCode}):\n${p.output().slice(-4000)}`);
+    }
+  }
+}

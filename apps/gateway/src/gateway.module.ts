@@ -157,11 +157,13 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
     },
     {
       provide: SEND_SIGNALS,
-      inject: [GatewayConfig, RedisKeys],
-      useFactory: (c: GatewayConfig, keys: RedisKeys): SendSignalListener => ({
+      inject: [GatewayConfig, RedisKeys, LOGGER],
+      useFactory: (c: GatewayConfig, keys: RedisKeys, logger: Logger): SendSignalListener => ({
         async listen(onSession) {
           // a connection in subscriber mode cannot run other commands: this one is SendSignal's alone
           const subscriber = createRedis(c.REDIS_URL);
+          // ioredis resubscribes after a Redis restart; the error is worth a line, not a crash
+          subscriber.on('error', (err) => logger.warn({ reason: err.message }, 'send signal subscription: redis connection error'));
           const unlisten = await new SendSignal(keys).listen(subscriber, c.GATEWAY_ID, onSession);
           return async () => {
             await unlisten();
