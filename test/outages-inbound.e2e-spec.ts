@@ -30,14 +30,14 @@ describe('Outages, inbound: nothing the network hands over is lost while a store
   let org: SeededOrg;
   const ids: string[] = [];
 
-  const call = async (method: string, path: string, body?: object): Promise<{ status: number; body: any }> => {
+  const call = async (method: string, path: string, body?: object): Promise<{ status: number; body: { id: string; gatewayId: string } }> => {
     const res = await fetch(apiUrl + path, {
       method,
       headers: { authorization: `Bearer ${org.adminKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
       signal: AbortSignal.timeout(20_000),
     });
-    return { status: res.status, body: await res.json() };
+    return { status: res.status, body: (await res.json()) as { id: string; gatewayId: string } };
   };
 
   /** Writes `count` messages spread over the sessions, tagged `<run>-<n>`; returns their texts. */
@@ -76,7 +76,7 @@ describe('Outages, inbound: nothing the network hands over is lost while a store
       lost: sent.length - delivered,
       duplicated: [...byText.values()].reduce((n, ids) => n + ids.size - 1, 0),
     };
-    // eslint-disable-next-line no-console
+     
     console.log(`${run}: ${JSON.stringify(counts)}`);
     return counts;
   };

@@ -128,7 +128,7 @@ describe('Outages: PostgreSQL and Redis stopped and restarted under real process
     expect(sent.status).toBe(503);
     expect(sent.headers.get('retry-after')).toBe('5');
     expect(((await sent.json()) as { error: { code: string } }).error.code).toBe('unavailable');
-    // eslint-disable-next-line no-console
+     
     console.log(`send during a Redis outage answered 503 in ${tookMs} ms`);
     // answered while Redis is still down: the request-path client gave up (the old one held the request until Redis
     // came back, here never: the fetch's own 20 s abort failed the test)

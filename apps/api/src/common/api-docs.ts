@@ -50,6 +50,10 @@ const ERRORS: Record<DocumentedError, { description: string; example: ErrorBody 
     description: "no gateway can take the session, or the session's gateway did not answer in time",
     example: { error: { code: 'gateway_unavailable', message: 'no gateway is available to host the session', details: {} } },
   },
+  unavailable: {
+    description: 'PostgreSQL or Redis cannot be reached right now; retry after `Retry-After` seconds',
+    example: { error: { code: 'unavailable', message: 'a service the API depends on is unreachable; retry later', details: { retryAfterSeconds: 5 } } },
+  },
   payload_too_large: {
     description: 'the body is larger than the route accepts (`BODY_LIMIT_BYTES`; a send: `MEDIA_MAX_BYTES` of media)',
     example: { error: { code: 'payload_too_large', message: 'request body is too large', details: {} } },
