@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import { DeviceLink, SimNetwork } from './sim-network';
+import { WA_WEB_PATH, WA_WEB_TRUST_PATH, WhatsAppWebFrontDoor } from './whatsapp-web/front-door';
 
 export interface NetworkSimOptions {
   port: number;
@@ -93,7 +94,7 @@ const SESSION_ACTIONS: Record<string, (network: SimNetwork, sessionId: string, b
 };
 
 /** The control API of CONTRACT 9: what the phone, contacts and test observers do to the network. */
-async function handleControl(network: SimNetwork, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim');
   const method = req.method ?? 'GET';
   const path = url.pathname;
@@ -102,6 +103,7 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
   if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { status: 'ok' });
   if (method === 'GET' && path === '/sim/groups') return sendJson(res, 200, { data: network.listGroups(sessionFilter) });
   if (method === 'GET' && path === '/sim/messages') return sendJson(res, 200, { data: network.listMessages(sessionFilter) });
+  if (method === 'GET' && path === WA_WEB_TRUST_PATH) return sendJson(res, 200, waWeb.trust());
 
   const media = new RegExp(`^${SIM_MEDIA_PATH}/([^/]+)$`).exec(path);
   if (method === 'GET' && media) return sendMedia(res, network.mediaBytes(decodeURIComponent(media[1])));
@@ -119,6 +121,9 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
     const action = match[2];
     if (method === 'GET' && !action) return sendJson(res, 200, network.view(sessionId));
     if (method === 'GET' && action === 'presence-log') return sendJson(res, 200, { data: network.presenceLog(sessionId) });
+    // a WhatsApp Web device's phone needs what its screen shows (docs/network-sim.md, WhatsApp Web front door)
+    const waWebAction = method === 'POST' && action ? waWeb.sessionAction(sessionId, action) : undefined;
+    if (waWebAction) return sendJson(res, 200, await waWebAction(await readJsonObject(req)));
     const handle = action && Object.hasOwn(SESSION_ACTIONS, action) ? SESSION_ACTIONS[action] : undefined;
     if (method === 'POST' && handle) return sendJson(res, 200, handle(network, sessionId, await readJsonObject(req)));
   }
@@ -193,9 +198,10 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
   const logger = options.logger;
   const network = new SimNetwork({ qrIntervalMs: options.qrIntervalMs ?? 20000 });
   const wss = new WebSocketServer({ noServer: true });
+  const waWeb = new WhatsAppWebFrontDoor(network, logger);
 
   const server = createServer((req, res) => {
-    handleControl(network, req, res).catch((err) => {
+    handleControl(network, waWeb, req, res).catch((err) => {
       if (!(err instanceof DomainError)) logger?.error({ err }, 'control request failed');
       if (!res.headersSent) sendError(res, err);
     });
@@ -204,6 +210,7 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://sim');
     const sessionId = url.searchParams.get('sessionId') ?? '';
+    if (url.pathname === WA_WEB_PATH && SESSION_ID_PATTERN.test(sessionId)) return waWeb.handleUpgrade(req, socket, head, sessionId);
     if (url.pathname !== SIM_DEVICE_PATH || !SESSION_ID_PATTERN.test(sessionId)) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
@@ -231,6 +238,7 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
         network.closeAll();
         for (const ws of wss.clients) ws.terminate();
         wss.close();
+        waWeb.close();
         server.close(() => resolve());
         server.closeAllConnections();
       });

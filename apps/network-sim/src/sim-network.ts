@@ -41,6 +41,8 @@ export interface DeviceLink {
   close(code: number, reason: string): void;
   /** Abrupt end of the socket, as when the network drops it. */
   drop(): void;
+  /** The QR as this device shows it, for a front door whose client draws its QR itself (WhatsApp Web). */
+  showQr?(): string | null;
 }
 
 /** How the network sees a device: never linked yet, linked to a phone, or removed by the phone. */
@@ -219,7 +221,7 @@ export class SimNetwork {
     return {
       sessionId: d.sessionId,
       state: d.state,
-      qr: d.qr,
+      qr: d.qr === null ? null : (d.link?.showQr?.() ?? d.qr),
       jid: d.account?.jid ?? null,
       lid: d.account?.lid ?? null,
       phoneNumber: d.account?.phoneNumber ?? null,
