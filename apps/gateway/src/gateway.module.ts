@@ -31,7 +31,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
 @Module({
   imports: [InfraModule.forRoot({ app: 'gateway', config: GatewayConfig })],
   providers: [
-    { provide: SESSION_ENGINE, inject: [GatewayConfig], useFactory: (c: GatewayConfig): SessionEngine => loadEngine(c) },
+    { provide: SESSION_ENGINE, inject: [GatewayConfig], useFactory: (c: GatewayConfig): Promise<SessionEngine> => loadEngine(c) },
     { provide: GatewayMetrics, inject: [MetricsRegistry], useFactory: (m: MetricsRegistry) => new GatewayMetrics(m) },
     {
       provide: RedisSessionLeases,

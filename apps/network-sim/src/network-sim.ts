@@ -1,11 +1,20 @@
-import { DomainError, SIM_CLOSE_CODES, SIM_DEVICE_PATH, SIM_MEDIA_PATH, SimDeviceFrame, SimNetworkFrame } from '@app/contracts';
+import {
+  DomainError,
+  SIM_CLOSE_CODES,
+  SIM_DEVICE_PATH,
+  SIM_MEDIA_PATH,
+  SIM_WA_WEB_PATH,
+  SIM_WA_WEB_TRUST_PATH,
+  SimDeviceFrame,
+  SimNetworkFrame,
+} from '@app/contracts';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import { DeviceLink, SimNetwork } from './sim-network';
-import { WA_WEB_PATH, WA_WEB_TRUST_PATH, WhatsAppWebFrontDoor } from './whatsapp-web/front-door';
+import { WhatsAppWebFrontDoor } from './whatsapp-web/front-door';
 
 export interface NetworkSimOptions {
   port: number;
@@ -103,7 +112,7 @@ async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, r
   if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { status: 'ok' });
   if (method === 'GET' && path === '/sim/groups') return sendJson(res, 200, { data: network.listGroups(sessionFilter) });
   if (method === 'GET' && path === '/sim/messages') return sendJson(res, 200, { data: network.listMessages(sessionFilter) });
-  if (method === 'GET' && path === WA_WEB_TRUST_PATH) return sendJson(res, 200, waWeb.trust());
+  if (method === 'GET' && path === SIM_WA_WEB_TRUST_PATH) return sendJson(res, 200, waWeb.trust());
 
   const media = new RegExp(`^${SIM_MEDIA_PATH}/([^/]+)$`).exec(path);
   if (method === 'GET' && media) return sendMedia(res, network.mediaBytes(decodeURIComponent(media[1])));
@@ -210,7 +219,7 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://sim');
     const sessionId = url.searchParams.get('sessionId') ?? '';
-    if (url.pathname === WA_WEB_PATH && SESSION_ID_PATTERN.test(sessionId)) return waWeb.handleUpgrade(req, socket, head, sessionId);
+    if (url.pathname === SIM_WA_WEB_PATH && SESSION_ID_PATTERN.test(sessionId)) return waWeb.handleUpgrade(req, socket, head, sessionId);
     if (url.pathname !== SIM_DEVICE_PATH || !SESSION_ID_PATTERN.test(sessionId)) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;

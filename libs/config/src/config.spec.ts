@@ -29,6 +29,13 @@ describe('configuration', () => {
     [ApiConfig, { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) }, 'SECRET_ENCRYPTION_KEY'],
     [GatewayConfig, { GATEWAY_ENGINE: 'whatsmeow' }, 'GATEWAY_ENGINE'],
     [GatewayConfig, { GATEWAY_ID: 'has spaces' }, 'GATEWAY_ID'],
+    [GatewayConfig, { WHATSAPP_EMULATOR_URL: 'ws://127.0.0.1:4010' }, 'WHATSAPP_EMULATOR_URL'],
+    [GatewayConfig, { WHATSAPP_EMULATOR_URL: 'http://127.0.0.1:4010', WHATSAPP_WEB_URL: 'ws://relay/ws/chat' }, 'WHATSAPP_EMULATOR_URL'],
+    [
+      GatewayConfig,
+      { NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'), WHATSAPP_EMULATOR_URL: 'http://127.0.0.1:4010' },
+      'WHATSAPP_EMULATOR_URL',
+    ],
     [DispatcherConfig, { DISPATCHER_CONCURRENCY: '0' }, 'DISPATCHER_CONCURRENCY'],
   ] as const)('%p refuses %j naming the variable', (cls, env, variable) => {
     let error: unknown;

@@ -235,6 +235,13 @@ export class GatewayConfig extends BaseConfig {
   @IsOptional() @Matches(/^wss?:\/\/.+/, { message: 'must be a ws:// or wss:// URL' })
   WHATSAPP_WEB_URL?: string;
 
+  /**
+   * Test seam (CONTRACT 9): the network simulator whose WhatsApp Web front door the `baileys` engine connects to
+   * (`ws://<host>/ws/chat`), trusting the test root key fetched from it at boot. Refused when NODE_ENV=production.
+   */
+  @IsOptional() @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
+  WHATSAPP_EMULATOR_URL?: string;
+
   /** Sessions this node accepts. */
   @Transform(toInt) @IsInt() @Min(1) @Max(100000)
   GATEWAY_CAPACITY = 100;
@@ -351,6 +358,8 @@ export class GatewayConfig extends BaseConfig {
       throw new ConfigError('GATEWAY_FENCE_MARGIN_MS', 'plus GATEWAY_HEARTBEAT_MS must stay below GATEWAY_TTL_MS (the node would fence itself between two heartbeats)');
     }
     if (this.GATEWAY_FAULT && this.isProduction) throw new ConfigError('GATEWAY_FAULT', 'is refused when NODE_ENV=production');
+    if (this.WHATSAPP_EMULATOR_URL && this.isProduction) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'is refused when NODE_ENV=production');
+    if (this.WHATSAPP_EMULATOR_URL && this.WHATSAPP_WEB_URL) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'cannot be combined with WHATSAPP_WEB_URL');
   }
 }
 

@@ -4,13 +4,15 @@ export interface EngineChoice {
   GATEWAY_ENGINE: 'baileys' | 'sim';
   NETWORK_SIM_URL: string;
   WHATSAPP_WEB_URL?: string;
+  /** test seam: the simulator's WhatsApp Web front door (whatsapp-emulator.ts) */
+  WHATSAPP_EMULATOR_URL?: string;
 }
 
 /**
  * Loads only the engine this node runs: Baileys is a large ESM module, so a gateway on `sim`
  * (tests, demo) never loads it, and nothing jest imports pulls it in.
  */
-export function loadEngine(config: EngineChoice): SessionEngine {
+export async function loadEngine(config: EngineChoice): Promise<SessionEngine> {
   if (config.GATEWAY_ENGINE === 'sim') {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { SimEngine } = require('./sim/sim.engine') as typeof import('./sim/sim.engine');
@@ -18,5 +20,11 @@ export function loadEngine(config: EngineChoice): SessionEngine {
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { BaileysEngine } = require('./baileys/baileys.engine') as typeof import('./baileys/baileys.engine');
+  if (config.WHATSAPP_EMULATOR_URL) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { trustWhatsAppEmulator } = require('./baileys/whatsapp-emulator') as typeof import('./baileys/whatsapp-emulator');
+    const emulator = await trustWhatsAppEmulator(config.WHATSAPP_EMULATOR_URL);
+    return new BaileysEngine({ socketUrlFor: emulator.socketUrl });
+  }
   return new BaileysEngine(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {});
 }

@@ -4,23 +4,16 @@
  * certificate for the server's static Noise key that the intermediate signs. A client trusts the chain when its
  * WA_CERT_DETAILS hold the root's public key and serial: that is what `GET /sim/whatsapp-web/trust` hands the gateway.
  */
+import type { SimWaWebTrust } from '@app/contracts';
 import { randomInt } from 'node:crypto';
 import { Baileys, KeyPair, newKeyPair } from './wa-kit';
-
-/** What a client needs to verify the chain (Baileys' WA_CERT_DETAILS.PUBLIC_KEY and SERIAL). */
-export interface WaTrustAnchor {
-  /** the root's Curve25519 public key, 32 bytes, base64 */
-  rootPublicKey: string;
-  /** the root's serial: the intermediate names it as its issuer */
-  serial: number;
-}
 
 export interface CertifiedServer {
   /** the server's static Noise key pair */
   staticKeyPair: KeyPair;
   /** CertChain protobuf bytes, the payload of the server hello */
   certChain: Uint8Array;
-  trust: WaTrustAnchor;
+  trust: SimWaWebTrust;
 }
 
 /** A test root, an intermediate and a leaf for a fresh static key, signed as WhatsApp signs its chain. */

@@ -9,21 +9,18 @@
  * The control API's `scan` and `pair-code` on a WhatsApp Web device come here first: the phone needs what the screen
  * shows (the QR, whose adv secret the network never sees; the code Baileys drew itself), then SimNetwork pairs as usual.
  */
-import { DomainError } from '@app/contracts';
+import { DomainError, SimWaWebTrust } from '@app/contracts';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { validation } from '../sim-input';
 import type { DeviceView, SimNetwork } from '../sim-network';
-import { CertifiedServer, certifyServer, WaTrustAnchor } from './certificates';
+import { CertifiedServer, certifyServer } from './certificates';
 import { WaWebConnection } from './connection';
 import { WaDirectory } from './directory';
 import { parseQr } from './phone';
 import { loadBaileys } from './wa-kit';
-
-export const WA_WEB_PATH = '/ws/chat';
-export const WA_WEB_TRUST_PATH = '/sim/whatsapp-web/trust';
 
 type ControlBody = Record<string, unknown>;
 
@@ -40,7 +37,7 @@ export class WhatsAppWebFrontDoor {
   ) {}
 
   /** The test root key and serial a client must trust (Baileys' WA_CERT_DETAILS). */
-  trust(): WaTrustAnchor {
+  trust(): SimWaWebTrust {
     return this.server().trust;
   }
 

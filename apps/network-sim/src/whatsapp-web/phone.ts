@@ -7,7 +7,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { EmulatedPhone } from './directory';
-import { Baileys, KeyPair, newKeyPair } from './wa-kit';
+import { Baileys, KeyPair, newKeyPair, verifySignature } from './wa-kit';
 
 const ADV_ACCOUNT_SIG_PREFIX = Buffer.from([6, 0]);
 const ADV_DEVICE_SIG_PREFIX = Buffer.from([6, 1]);
@@ -55,7 +55,7 @@ export function verifyDeviceSignature(baileys: Baileys, phone: EmulatedPhone, co
   const account = baileys.proto.ADVSignedDeviceIdentity.decode(signed);
   if (!account.details || !account.deviceSignature) return false;
   const message = Buffer.concat([ADV_DEVICE_SIG_PREFIX, account.details, companionIdentityKey, phone.accountKeyPair.public]);
-  return baileys.Curve.verify(companionIdentityKey, message, account.deviceSignature);
+  return verifySignature(companionIdentityKey, message, account.deviceSignature);
 }
 
 /** The companion's `companion_hello`: its ephemeral key, wrapped with a key derived from the code it shows. */

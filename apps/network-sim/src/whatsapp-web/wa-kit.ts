@@ -31,3 +31,19 @@ export function newKeyPair(baileys: Baileys): KeyPair {
   const pair = baileys.Curve.generateKeyPair();
   return { public: Buffer.from(pair.public), private: Buffer.from(pair.private) };
 }
+
+/**
+ * XEdDSA verification that honours the result. Baileys rc14's `Curve.verify` wraps libsignal's `verifySignature` in a
+ * try/catch and returns true whenever it does not throw, but libsignal answers a bad signature with `false`: so
+ * Baileys accepts any well-formed signature (certificate chain, ADV account signature). The front door checks the
+ * signatures it receives with this instead.
+ */
+export function verifySignature(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const curve = require('libsignal/src/curve') as { verifySignature(pub: Buffer, msg: Buffer, sig: Buffer): boolean };
+  try {
+    return curve.verifySignature(Buffer.concat([Buffer.from([5]), publicKey]), Buffer.from(message), Buffer.from(signature)) === true;
+  } catch {
+    return false;
+  }
+}
