@@ -10,7 +10,8 @@ process.env.COMMAND_TIMEOUT_MS = '8000';
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { AppProcess, runToExit, startSimGateway, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
+import { sessionProbes, storedEvents } from './support/session-probes';
 
 /**
  * The real engine on the real protocol (issue 18, first slice): a gateway with GATEWAY_ENGINE=baileys and
@@ -33,20 +34,10 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     const res = await simFetch(path, body);
     return { status: res.status, body: await res.json() };
   };
-  const getSession = async (id: string) => (await api().get(`/api/v1/sessions/${id}`).set(bearer(org.adminKey))).body;
-  const waitStatus = (id: string, status: string, timeoutMs = 20000) =>
-    waitFor(async () => {
-      const s = await getSession(id);
-      return s.status === status ? s : null;
-    }, timeoutMs, `session ${id} to be ${status}`);
-  const eventsOf = async (sessionId: string, type: string) => {
-    const db = await testDataSource();
-    const rows: Array<{ envelope: { payload: Record<string, unknown> } }> = await db.query(
-      'SELECT envelope FROM events WHERE session_id = $1 AND type = $2 ORDER BY id',
-      [sessionId, type],
-    );
-    return rows.map((r) => r.envelope);
-  };
+  const { getSession, waitStatus: waitStatusWithin } = sessionProbes(api, () => org.adminKey);
+  // the real engine's first login uploads 812 pre-keys: more time than the sim engine needs
+  const waitStatus = (id: string, status: string) => waitStatusWithin(id, status, 20000);
+  const eventsOf = storedEvents;
   const createSession = async (label: string) => {
     const res = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label });
     expect(res.status).toBe(201);
