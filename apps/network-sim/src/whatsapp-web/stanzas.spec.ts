@@ -1,0 +1,67 @@
+import type { CompanionRegistration } from './directory';
+import { parseQr } from './phone';
+import { answerIq, iqKey } from './stanzas';
+import type { BinaryNode } from './wa-kit';
+
+const device = (): CompanionRegistration => ({
+  sessionId: 's1',
+  noiseKey: Buffer.alloc(32, 1),
+  identityKey: Buffer.alloc(32, 2),
+  registrationId: 7,
+  credential: null,
+  deviceIndex: 1,
+  preKeyCount: 0,
+});
+const iq = (xmlns: string, type: string | undefined, content: BinaryNode[]): BinaryNode => ({
+  tag: 'iq',
+  attrs: { id: 'q1', to: '@s.whatsapp.net', xmlns, ...(type ? { type } : {}) },
+  content,
+});
+
+describe('answers to the IQs Baileys sends by itself', () => {
+  it('counts uploaded pre-keys and reports them', () => {
+    const d = device();
+    const upload = iq('encrypt', 'set', [
+      { tag: 'registration', attrs: {} },
+      { tag: 'list', attrs: {}, content: [{ tag: 'key', attrs: {} }, { tag: 'key', attrs: {} }] },
+    ]);
+    expect(answerIq(upload, d)).toEqual({ tag: 'iq', attrs: { id: 'q1', from: 's.whatsapp.net', type: 'result' } });
+    expect(answerIq(iq('encrypt', 'get', [{ tag: 'count', attrs: {} }]), d)).toEqual({
+      tag: 'iq',
+      attrs: { id: 'q1', from: 's.whatsapp.net', type: 'result' },
+      content: [{ tag: 'count', attrs: { value: '2' } }],
+    });
+  });
+
+  it('keys IQs by namespace, type and first child, also without a type (w:stats)', () => {
+    expect(iqKey(iq('w:stats', undefined, [{ tag: 'add', attrs: {} }]))).toBe('w:stats  add');
+    expect(iqKey(iq('blocklist', 'get', []))).toBe('blocklist get');
+    expect(answerIq(iq('w:stats', undefined, [{ tag: 'add', attrs: {} }]), device()).attrs.type).toBe('result');
+    expect(answerIq(iq('w:p', 'get', [{ tag: 'ping', attrs: {} }]), device()).attrs.type).toBe('result');
+  });
+
+  it('answers anything else with a 501 error Baileys tolerates', () => {
+    expect(answerIq(iq('w:m', 'set', [{ tag: 'media_conn', attrs: {} }]), device())).toEqual({
+      tag: 'iq',
+      attrs: { id: 'q1', from: 's.whatsapp.net', type: 'error' },
+      content: [{ tag: 'error', attrs: { code: '501', text: 'feature-not-implemented' } }],
+    });
+  });
+});
+
+describe('parseQr (what the phone reads from the screen)', () => {
+  const key = (n: number) => Buffer.alloc(32, n).toString('base64');
+
+  it('reads ref, Noise key, identity key and adv secret, with or without the wa.me prefix and platform', () => {
+    const qr = parseQr(`https://wa.me/settings/linked_devices#2@abc,${key(1)},${key(2)},${key(3)},1`);
+    expect(qr?.ref).toBe('2@abc');
+    expect(qr?.noiseKey.equals(Buffer.alloc(32, 1))).toBe(true);
+    expect(qr?.advSecret.equals(Buffer.alloc(32, 3))).toBe(true);
+    expect(parseQr(`2@abc,${key(1)},${key(2)},${key(3)}`)?.identityKey.equals(Buffer.alloc(32, 2))).toBe(true);
+  });
+
+  it('refuses a QR without the adv secret (what the network view shows) or with short keys', () => {
+    expect(parseQr(`https://wa.me/settings/linked_devices#2@abc,${key(1)},${key(2)}`)).toBeNull();
+    expect(parseQr(`2@abc,${key(1)},${key(2)},c2hvcnQ=`)).toBeNull();
+  });
+});
