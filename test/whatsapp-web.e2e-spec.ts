@@ -130,6 +130,36 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     expect((await getSession(s.id)).status).toBe('scan_qr_code');
   });
 
+  it('a contact\'s text reaches the webhook outbox once, Signal-encrypted by the contact, live and after a stop', async () => {
+    const s = await createSession('Signal');
+    await waitStatus(s.id, 'scan_qr_code');
+    const qr = (await api().get(`/api/v1/sessions/${s.id}/qr`).set(bearer(org.adminKey))).body.qr;
+    expect((await simPost(`/sim/sessions/${s.id}/scan`, { phoneNumber: '15557770005', qr })).status).toBe(200);
+    await waitStatus(s.id, 'working');
+    const ofMessage = (waMessageId: string) => async () =>
+      (await eventsOf(s.id, 'message.received')).filter((e) => (e.payload.message as { waMessageId: string }).waMessageId === waMessageId);
+    const receivedOnce = async (waMessageId: string) => {
+      await waitFor(async () => (await ofMessage(waMessageId)()).length > 0, 20000, `message.received of ${waMessageId}`);
+      // the device's receipt acknowledged it: the network holds nothing more for the device
+      await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).pendingInbound === 0, 10000, 'the network to see the receipt');
+      const events = await ofMessage(waMessageId)();
+      expect(events).toHaveLength(1);
+      return events[0];
+    };
+
+    const live = await simPost(`/sim/sessions/${s.id}/inbound`, { from: '15557779999', text: 'hello over Signal' });
+    expect(live.body.queued).toBe(false);
+    expect((await receivedOnce(live.body.id)).payload.message).toMatchObject({ direction: 'in', type: 'text', text: 'hello over Signal', from: '15557779999@s.whatsapp.net' });
+
+    expect((await api().post(`/api/v1/sessions/${s.id}:stop`).set(bearer(org.adminKey))).status).toBe(200);
+    await waitFor(async () => !(await simGet(`/sim/sessions/${s.id}`)).connected, 10000, 'the device to go offline');
+    const held = await simPost(`/sim/sessions/${s.id}/inbound`, { from: '15557779999', text: 'while you were away' });
+    expect(held.body.queued).toBe(true);
+    expect((await api().post(`/api/v1/sessions/${s.id}:start`).set(bearer(org.adminKey))).status).toBe(200);
+    expect((await receivedOnce(held.body.id)).payload.message).toMatchObject({ text: 'while you were away' });
+    expect(await eventsOf(s.id, 'message.received')).toHaveLength(2);
+  });
+
   it('a device unlinked on the phone is logged out', async () => {
     const s = await createSession('Unlinked');
     await waitStatus(s.id, 'scan_qr_code');

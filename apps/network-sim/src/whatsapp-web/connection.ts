@@ -4,7 +4,7 @@
  * login (`<success>`), then routine IQs. Toward SimNetwork it is a DeviceLink: the network's `qr`, `paired` and
  * `open` frames become WhatsApp stanzas here, and its closes become WhatsApp's stream errors and failures.
  */
-import { DomainError, SIM_CLOSE_CODES, SimCredential, SimNetworkFrame } from '@app/contracts';
+import { DomainError, SIM_CLOSE_CODES, SimCredential, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
@@ -13,7 +13,7 @@ import { CertifiedServer } from './certificates';
 import { CompanionRegistration, WaDirectory } from './directory';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
 import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, verifyDeviceSignature } from './phone';
-import { answerIq, child, iqKey } from './stanzas';
+import { answerIq, child, children, iqKey } from './stanzas';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
 
 /** WhatsApp sends six refs; Baileys shows the first for 60 s and each next one for 20 s. */
@@ -53,6 +53,10 @@ export class WaWebConnection {
   private codeHello: (CompanionHello & { phoneNumber: string }) | null = null;
   private codeFinish: ((node: BinaryNode) => void) | null = null;
   private idSeq = 0;
+  /** inbound messages are encrypted and sent one at a time, in the network's order */
+  private outbound: Promise<void> = Promise.resolve();
+  /** waMessageId → the network's event id, until the device's receipt */
+  private readonly awaitingAck = new Map<string, string>();
   readonly link: DeviceLink & { showQr: () => string | null };
 
   constructor(private readonly deps: WaConnectionDeps) {
@@ -198,7 +202,8 @@ export class WaWebConnection {
     if (frame.type === 'qr') return this.showRefs();
     if (frame.type === 'paired') return void this.completePairing(frame.credential).catch((err) => this.fail(err));
     if (frame.type === 'open') return this.loggedIn();
-    // messages, receipts and the rest reach a WhatsApp Web device with the next slice (Signal parties)
+    if (frame.type === 'message') return this.deliverMessage(frame.eventId, frame.message);
+    // receipts, reactions and the rest reach a WhatsApp Web device with the next slices
     this.deps.logger?.debug({ sessionId: this.sessionId, type: frame.type }, 'network event not carried by the whatsapp web front door yet');
   }
 
@@ -269,10 +274,43 @@ export class WaWebConnection {
     this.send({ tag: 'ib', attrs: { from: SERVER_JID }, content: [{ tag: 'offline', attrs: { count: '0' } }] });
   }
 
+  // ---- what contacts send -----------------------------------------------------------------------
+
+  /**
+   * A contact's 1:1 text, Signal-encrypted by the contact for this device, in the order the network sent them. It
+   * stays pending on the network until the device's receipt. Kinds not carried yet stay pending and are logged.
+   */
+  private deliverMessage(eventId: string, message: SimInboundMessage): void {
+    this.outbound = this.outbound
+      .then(async () => {
+        const registration = this.registration!;
+        if (message.type !== 'text' || message.chatJid !== message.from || !message.from.endsWith('@s.whatsapp.net') || !message.text) {
+          this.deps.logger?.debug({ sessionId: this.sessionId, type: message.type, chatJid: message.chatJid }, 'inbound kind not carried by the whatsapp web front door yet');
+          return;
+        }
+        const { baileys, directory } = this.deps;
+        const plaintext = baileys.encodeWAMessage({ conversation: message.text });
+        const phoneNumber = registration.credential!.account.phoneNumber;
+        const enc = await directory.contact(message.from).encryptFor(phoneNumber, registration.deviceIndex!, plaintext, () => registration.keyBundle);
+        if (!enc) {
+          this.deps.logger?.warn({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys: the message waits');
+          return;
+        }
+        this.awaitingAck.set(message.id, eventId);
+        this.send({
+          tag: 'message',
+          attrs: { from: message.from, type: 'text', id: message.id, t: String(Math.floor(message.timestamp / 1000)) },
+          content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext }],
+        });
+      })
+      .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'encrypting an inbound message failed'));
+  }
+
   // ---- stanzas from the client ------------------------------------------------------------------
 
   private onNode(node: BinaryNode): void {
-    if (node.tag !== 'iq') return; // acks, presences, ib telemetry: nothing to answer
+    if (node.tag === 'receipt') return this.onReceipt(node);
+    if (node.tag !== 'iq') return; // acks, presences, ib telemetry: nothing to answer yet
     const { type, id, xmlns } = node.attrs;
     if (type === 'result' || type === 'error') {
       const waiter = this.waiters.get(id);
@@ -287,6 +325,21 @@ export class WaWebConnection {
     const answer = answerIq(node, this.registration);
     if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(node) }, 'whatsapp web iq answered with an error');
     this.send(answer);
+  }
+
+  /**
+   * The device's receipt for messages it took (delivery, `inactive`, `read`, …; one id, or more in `<list>`): its
+   * acknowledgement, so the network forgets them. A nack (`<ack error>`) is not one: the message stays pending.
+   */
+  private onReceipt(receipt: BinaryNode): void {
+    this.send({ tag: 'ack', attrs: { id: receipt.attrs.id, class: 'receipt', from: receipt.attrs.to ?? SERVER_JID } });
+    const ids = [receipt.attrs.id, ...children(child(receipt, 'list')).map((item) => item.attrs.id)];
+    for (const id of ids) {
+      const eventId = id ? this.awaitingAck.get(id) : undefined;
+      if (!eventId) continue;
+      this.awaitingAck.delete(id);
+      this.deps.network.ack(this.sessionId, this.link, eventId);
+    }
   }
 
   private onLogout(iq: BinaryNode): void {

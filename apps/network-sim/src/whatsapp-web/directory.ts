@@ -1,11 +1,13 @@
 /**
  * What the WhatsApp Web front door knows beyond SimNetwork's device model: the companion devices that registered
  * through it (keyed by their Noise static key, which is how WhatsApp recognizes a device on login) and the emulated
- * phones (one account key pair per phone number, which signs every device linked to that number). Pairing state,
+ * phones (one account key pair per phone number, which signs every device linked to that number), and the contacts
+ * that write to them (each with its Signal sessions). Pairing state,
  * jid and lid stay in SimNetwork; a registration only points at its session id and holds the credential SimNetwork
  * issued, so a login is SimNetwork's resume.
  */
 import type { SimCredential } from '@app/contracts';
+import { DeviceKeyBundle, SignalContact } from './signal-party';
 import { Baileys, KeyPair, newKeyPair } from './wa-kit';
 
 export interface CompanionRegistration {
@@ -19,8 +21,8 @@ export interface CompanionRegistration {
   credential: SimCredential | null;
   /** the device part of its jid (`<phone>:<device>@s.whatsapp.net`) */
   deviceIndex: number | null;
-  /** one-time pre-keys uploaded and not handed out */
-  preKeyCount: number;
+  /** what the device uploaded (identity, signed pre-key, one-time pre-keys not handed out yet); null before its first upload */
+  keyBundle: DeviceKeyBundle | null;
 }
 
 export interface EmulatedPhone {
@@ -33,19 +35,30 @@ export interface EmulatedPhone {
 export class WaDirectory {
   private readonly byNoiseKey = new Map<string, CompanionRegistration>();
   private readonly phones = new Map<string, EmulatedPhone>();
+  private readonly contacts = new Map<string, SignalContact>();
 
   constructor(private readonly baileys: () => Baileys) {}
 
   /** A companion sent its registration payload: a fresh device for this session (an older one is forgotten). */
-  register(registration: Omit<CompanionRegistration, 'credential' | 'deviceIndex' | 'preKeyCount'>): CompanionRegistration {
+  register(registration: Omit<CompanionRegistration, 'credential' | 'deviceIndex' | 'keyBundle'>): CompanionRegistration {
     for (const [key, known] of this.byNoiseKey) if (known.sessionId === registration.sessionId) this.byNoiseKey.delete(key);
-    const entry: CompanionRegistration = { ...registration, credential: null, deviceIndex: null, preKeyCount: 0 };
+    const entry: CompanionRegistration = { ...registration, credential: null, deviceIndex: null, keyBundle: null };
     this.byNoiseKey.set(registration.noiseKey.toString('hex'), entry);
     return entry;
   }
 
   byNoise(noiseKey: Buffer): CompanionRegistration | undefined {
     return this.byNoiseKey.get(noiseKey.toString('hex'));
+  }
+
+  /** The contact writing as `jid`, with its Signal sessions (one per device it wrote to). */
+  contact(jid: string): SignalContact {
+    let contact = this.contacts.get(jid);
+    if (!contact) {
+      contact = new SignalContact(jid);
+      this.contacts.set(jid, contact);
+    }
+    return contact;
   }
 
   phone(phoneNumber: string): EmulatedPhone {

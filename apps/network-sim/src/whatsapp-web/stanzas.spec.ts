@@ -10,7 +10,7 @@ const device = (): CompanionRegistration => ({
   registrationId: 7,
   credential: null,
   deviceIndex: 1,
-  preKeyCount: 0,
+  keyBundle: null,
 });
 const iq = (xmlns: string, type: string | undefined, content: BinaryNode[]): BinaryNode => ({
   tag: 'iq',
@@ -19,11 +19,30 @@ const iq = (xmlns: string, type: string | undefined, content: BinaryNode[]): Bin
 });
 
 describe('answers to the IQs Baileys sends by itself', () => {
-  it('counts uploaded pre-keys and reports them', () => {
+  it('keeps an upload as the device key bundle and reports the pre-key count', () => {
     const d = device();
+    const key = (id: number) => ({
+      tag: 'key',
+      attrs: {},
+      content: [
+        { tag: 'id', attrs: {}, content: Buffer.from([0, 0, id]) },
+        { tag: 'value', attrs: {}, content: Buffer.alloc(32, id) },
+      ],
+    });
     const upload = iq('encrypt', 'set', [
-      { tag: 'registration', attrs: {} },
-      { tag: 'list', attrs: {}, content: [{ tag: 'key', attrs: {} }, { tag: 'key', attrs: {} }] },
+      { tag: 'registration', attrs: {}, content: Buffer.from([0, 0, 1, 2]) },
+      { tag: 'type', attrs: {}, content: Buffer.from([5]) },
+      { tag: 'identity', attrs: {}, content: Buffer.alloc(32, 9) },
+      { tag: 'list', attrs: {}, content: [key(1), key(2)] },
+      {
+        tag: 'skey',
+        attrs: {},
+        content: [
+          { tag: 'id', attrs: {}, content: Buffer.from([0, 0, 7]) },
+          { tag: 'value', attrs: {}, content: Buffer.alloc(32, 8) },
+          { tag: 'signature', attrs: {}, content: Buffer.alloc(64, 6) },
+        ],
+      },
     ]);
     expect(answerIq(upload, d)).toEqual({ tag: 'iq', attrs: { id: 'q1', from: 's.whatsapp.net', type: 'result' } });
     expect(answerIq(iq('encrypt', 'get', [{ tag: 'count', attrs: {} }]), d)).toEqual({
@@ -31,6 +50,21 @@ describe('answers to the IQs Baileys sends by itself', () => {
       attrs: { id: 'q1', from: 's.whatsapp.net', type: 'result' },
       content: [{ tag: 'count', attrs: { value: '2' } }],
     });
+    // what a contact starts its Signal session from
+    expect(d.keyBundle).toEqual({
+      registrationId: 258,
+      identityKey: Buffer.alloc(32, 9),
+      signedPreKey: { keyId: 7, publicKey: Buffer.alloc(32, 8), signature: Buffer.alloc(64, 6) },
+      preKeys: [
+        { keyId: 1, publicKey: Buffer.alloc(32, 1) },
+        { keyId: 2, publicKey: Buffer.alloc(32, 2) },
+      ],
+    });
+  });
+
+  it('refuses an upload without its keys (400)', () => {
+    const answer = answerIq(iq('encrypt', 'set', [{ tag: 'registration', attrs: {} }]), device());
+    expect(answer.content).toEqual([{ tag: 'error', attrs: { code: '400', text: 'bad-request' } }]);
   });
 
   it('keys IQs by namespace, type and first child, also without a type (w:stats)', () => {

@@ -1,5 +1,6 @@
 /**
- * Answers to the IQs a logged-in Baileys (rc14) sends on its own: pre-key count and upload, key-bundle digest,
+ * Answers to the IQs a logged-in Baileys (rc14) sends on its own: pre-key count and upload (kept as the device's
+ * key bundle, which contacts start their Signal sessions from), key-bundle digest,
  * signed pre-key rotation, passive/active, keepalive pings, props, blocklist, privacy, stats and usync. Each is
  * answered as WhatsApp answers it, or (anything not listed) with a 501 error, which Baileys logs and tolerates.
  *
@@ -7,6 +8,7 @@
  * session's registration and returns the content of the result IQ (or throws an IqError).
  */
 import type { CompanionRegistration } from './directory';
+import type { DeviceKeyBundle } from './signal-party';
 import { BinaryNode, SERVER_JID } from './wa-kit';
 
 export class IqError extends Error {
@@ -29,9 +31,9 @@ export function child(node: BinaryNode | undefined, tag: string): BinaryNode | u
 }
 
 const IQ_ANSWERS: Record<string, IqAnswer> = {
-  'encrypt get count': (_iq, device) => [{ tag: 'count', attrs: { value: String(device.preKeyCount) } }],
+  'encrypt get count': (_iq, device) => [{ tag: 'count', attrs: { value: String(device.keyBundle?.preKeys.length ?? 0) } }],
   'encrypt set registration': (iq, device) => {
-    device.preKeyCount += children(child(iq, 'list')).length;
+    device.keyBundle = keyBundleOf(iq, device.keyBundle);
     return undefined;
   },
   // Baileys only checks that a digest comes back (a missing one makes it upload again)
@@ -48,6 +50,28 @@ const IQ_ANSWERS: Record<string, IqAnswer> = {
   // device lists and contact lookups: nobody is known yet (Signal parties come with the next slice)
   'usync get usync': () => [{ tag: 'usync', attrs: {}, content: [{ tag: 'list', attrs: {}, content: [] }] }],
 };
+
+function bytes(node: BinaryNode | undefined, tag: string): Buffer {
+  const content = child(node, tag)?.content;
+  if (!(content instanceof Uint8Array)) throw new IqError(400, 'bad-request');
+  return Buffer.from(content);
+}
+
+function uint(node: BinaryNode | undefined, tag: string): number {
+  return bytes(node, tag).reduce((n, b) => n * 256 + b, 0);
+}
+
+/** A pre-key upload: the identity and signed pre-key replace the known ones, the one-time pre-keys are added. */
+function keyBundleOf(iq: BinaryNode, known: DeviceKeyBundle | null): DeviceKeyBundle {
+  const skey = child(iq, 'skey');
+  const uploaded = children(child(iq, 'list')).map((key) => ({ keyId: uint(key, 'id'), publicKey: bytes(key, 'value') }));
+  return {
+    registrationId: uint(iq, 'registration'),
+    identityKey: bytes(iq, 'identity'),
+    signedPreKey: { keyId: uint(skey, 'id'), publicKey: bytes(skey, 'value'), signature: bytes(skey, 'signature') },
+    preKeys: [...(known?.preKeys ?? []), ...uploaded],
+  };
+}
 
 /** The IQ's answer key: `<xmlns> <type> <first child tag>` (missing parts empty). */
 export function iqKey(iq: BinaryNode): string {
