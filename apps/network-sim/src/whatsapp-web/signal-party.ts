@@ -1,7 +1,8 @@
 /**
  * Emulated contacts holding real Signal sessions with the devices they write to, through libsignal (the
  * implementation Baileys itself uses, CommonJS, so this file also loads under jest). A contact starts a session from
- * the pre-key bundle the device uploaded (`X3DH`, a `pkmsg`), then continues it (`msg`).
+ * the pre-key bundle the device uploaded (X3DH, taking one one-time pre-key) and continues it; its messages are
+ * `pkmsg` until the device answers in that session (Signal's rule), then `msg`.
  */
 import { randomInt } from 'node:crypto';
 
