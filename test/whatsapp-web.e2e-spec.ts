@@ -8,7 +8,7 @@ process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:whatsapp-web-${p
 process.env.COMMAND_TIMEOUT_MS = '8000';
 
 import { createApiApp } from '../apps/api/src/bootstrap';
-import { AppProcess, runToExit, startSimGateway, waitFor } from './support/processes';
+import { AppProcess, freePort, runToExit, startApp, startSimGateway, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
 import { sessionProbes, storedEvents } from './support/session-probes';
@@ -26,6 +26,11 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
   const gatewayId = `gw-waweb-${process.pid}`;
   // WHATSAPP_WEB_E2E_LOG=<file>: both processes log at debug and their output is written there after the run
   const debugLogs: Record<string, string> = process.env.WHATSAPP_WEB_E2E_LOG ? { LOG_LEVEL: 'debug' } : {};
+  // Baileys generates and stores 812 pre-keys on a device's first login, blocking the event loop for a second or more
+  // on a loaded machine: with the harness's 2 s lease TTL the node would fence itself (docs/testing.md)
+  const gatewayTuning = { RECONNECT_BASE_DELAY_MS: '100', GATEWAY_HEARTBEAT_MS: '1000', GATEWAY_TTL_MS: '10000', ...debugLogs };
+  /** the first gateway's environment, for starting it again under the same id */
+  let gatewayEnv: Record<string, string>;
 
   const api = () => request(app.getHttpServer());
   const { get: simGet, post: simFetch } = simControl(() => simUrl);
@@ -44,14 +49,19 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     return res.body as { id: string };
   };
 
+  /** A session paired by QR through the front door (the phone reads the QR the API shows). */
+  const pairByQr = async (label: string, phoneNumber: string) => {
+    const s = await createSession(label);
+    await waitStatus(s.id, 'scan_qr_code');
+    const qr = (await api().get(`/api/v1/sessions/${s.id}/qr`).set(bearer(org.adminKey))).body.qr;
+    expect((await simPost(`/sim/sessions/${s.id}/scan`, { phoneNumber, qr })).status).toBe(200);
+    await waitStatus(s.id, 'working');
+    return s;
+  };
+
   beforeAll(async () => {
-    ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, {
-      engine: 'baileys',
-      sim: { SIM_QR_INTERVAL_MS: '60000', ...debugLogs },
-      // Baileys generates and stores 812 pre-keys on a device's first login, blocking the event loop for a second or
-      // more on a loaded machine: with the harness's 2 s lease TTL the node would fence itself (docs/testing.md)
-      gateway: { RECONNECT_BASE_DELAY_MS: '100', GATEWAY_HEARTBEAT_MS: '1000', GATEWAY_TTL_MS: '10000', ...debugLogs },
-    }));
+    ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, { engine: 'baileys', sim: { SIM_QR_INTERVAL_MS: '60000', ...debugLogs }, gateway: gatewayTuning }));
+    gatewayEnv = { GATEWAY_ID: gatewayId, GATEWAY_ENGINE: 'baileys', NETWORK_SIM_URL: simUrl, WHATSAPP_EMULATOR_URL: simUrl, ...gatewayTuning };
     app = await createApiApp();
     await app.init();
     org = await seedOrganization('WhatsApp Web Inc');
@@ -131,11 +141,7 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
   });
 
   it('a contact\'s text reaches the webhook outbox once, Signal-encrypted by the contact, live and after a stop', async () => {
-    const s = await createSession('Signal');
-    await waitStatus(s.id, 'scan_qr_code');
-    const qr = (await api().get(`/api/v1/sessions/${s.id}/qr`).set(bearer(org.adminKey))).body.qr;
-    expect((await simPost(`/sim/sessions/${s.id}/scan`, { phoneNumber: '15557770005', qr })).status).toBe(200);
-    await waitStatus(s.id, 'working');
+    const s = await pairByQr('Signal', '15557770005');
     const ofMessage = (waMessageId: string) => async () =>
       (await eventsOf(s.id, 'message.received')).filter((e) => (e.payload.message as { waMessageId: string }).waMessageId === waMessageId);
     const receivedOnce = async (waMessageId: string) => {
@@ -160,12 +166,22 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     expect(await eventsOf(s.id, 'message.received')).toHaveLength(2);
   });
 
+  it('a gateway restart resumes the pairing from PostgreSQL: the new process logs in with the stored creds, no QR', async () => {
+    const s = await pairByQr('Gateway restart', '15557770006');
+    const before = await simGet(`/sim/sessions/${s.id}`);
+    const qrsShown = (await eventsOf(s.id, 'auth.qr')).length;
+    await gateway.stop();
+    await waitFor(async () => !(await simGet(`/sim/sessions/${s.id}`)).connected, 10000, 'the device to go offline');
+    const healthPort = await freePort();
+    gateway = await startApp('gateway', { ...gatewayEnv, GATEWAY_HEALTH_PORT: String(healthPort) }, `http://127.0.0.1:${healthPort}/healthz`);
+    await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).opens === before.opens + 1, 30000, 'a login from the new process');
+    expect(await waitStatus(s.id, 'working')).toMatchObject({ phoneNumber: '15557770006' });
+    expect(await simGet(`/sim/sessions/${s.id}`)).toMatchObject({ state: 'paired', connected: true, jid: before.jid });
+    expect((await eventsOf(s.id, 'auth.qr')).length).toBe(qrsShown);
+  });
+
   it('a device unlinked on the phone is logged out', async () => {
-    const s = await createSession('Unlinked');
-    await waitStatus(s.id, 'scan_qr_code');
-    const qr = (await api().get(`/api/v1/sessions/${s.id}/qr`).set(bearer(org.adminKey))).body.qr;
-    expect((await simPost(`/sim/sessions/${s.id}/scan`, { phoneNumber: '15557770003', qr })).status).toBe(200);
-    await waitStatus(s.id, 'working');
+    const s = await pairByQr('Unlinked', '15557770003');
     expect((await simPost(`/sim/sessions/${s.id}/unlink`)).status).toBe(200);
     const out = await waitStatus(s.id, 'logged_out');
     expect(out.phoneNumber).toBeNull();
