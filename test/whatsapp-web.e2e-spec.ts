@@ -166,6 +166,33 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     expect(await eventsOf(s.id, 'message.received')).toHaveLength(2);
   });
 
+  it('a text sent over the API is decrypted by the contact and recorded by the network once; the contact answers', async () => {
+    const s = await pairByQr('Outbound', '15557770007');
+    const send = async (to: string, text: string) => {
+      const res = await api().post(`/api/v1/sessions/${s.id}/messages`).set(bearer(org.adminKey)).send({ to, text });
+      expect(res.status).toBe(202);
+      return waitFor(async () => {
+        const m = (await api().get(`/api/v1/sessions/${s.id}/messages/${res.body.id}`).set(bearer(org.adminKey))).body;
+        return m.status === 'sent' ? m : null;
+      }, 20000, `message ${res.body.id} to be sent`);
+    };
+    // a contact the device never wrote to: Baileys fetches its devices, lid and pre-key bundle first (pkmsg)
+    const first = await send('15557778888@s.whatsapp.net', 'hello from the real engine');
+    const second = await send('15557778888@s.whatsapp.net', 'and once more');
+    const recorded = (await simGet(`/sim/messages?sessionId=${s.id}`)).data;
+    expect(recorded.map((m: { id: string; to: string; text: string; sends: number }) => [m.id, m.to, m.text, m.sends])).toEqual([
+      [first.waMessageId, '15557778888@s.whatsapp.net', 'hello from the real engine', 1],
+      [second.waMessageId, '15557778888@s.whatsapp.net', 'and once more', 1],
+    ]);
+    // the contact answers in the session the device started
+    const answer = await simPost(`/sim/sessions/${s.id}/inbound`, { from: '15557778888', text: 'got both' });
+    await waitFor(
+      async () => (await eventsOf(s.id, 'message.received')).some((e) => (e.payload.message as { waMessageId: string }).waMessageId === answer.body.id),
+      20000,
+      'the answer',
+    );
+  });
+
   it('a gateway restart resumes the pairing from PostgreSQL: the new process logs in with the stored creds, no QR', async () => {
     const s = await pairByQr('Gateway restart', '15557770006');
     const before = await simGet(`/sim/sessions/${s.id}`);

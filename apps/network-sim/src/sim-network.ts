@@ -373,6 +373,16 @@ export class SimNetwork {
     return this.view(sessionId);
   }
 
+  /** The account's lid on the network (`<digits>@lid`, stable per phone number, for contacts as for paired devices). */
+  lidOf(phoneNumber: string): string {
+    let lid = this.lidByPhone.get(phoneNumber);
+    if (!lid) {
+      lid = `${randomDigits(15)}@lid`;
+      this.lidByPhone.set(phoneNumber, lid);
+    }
+    return lid;
+  }
+
   listGroups(sessionId?: string): SimGroup[] {
     return sessionId ? this.groups.filter((g) => g.sessionId === sessionId) : [...this.groups];
   }
@@ -459,11 +469,7 @@ export class SimNetwork {
   }
 
   private pair(device: Device, phoneNumber: string): void {
-    let lid = this.lidByPhone.get(phoneNumber);
-    if (!lid) {
-      lid = `${randomDigits(15)}@lid`;
-      this.lidByPhone.set(phoneNumber, lid);
-    }
+    const lid = this.lidOf(phoneNumber);
     const credential: SimCredential = {
       kind: 'sim-device',
       token: randomBytes(24).toString('base64url'),

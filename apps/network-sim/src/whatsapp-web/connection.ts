@@ -13,7 +13,7 @@ import { CertifiedServer } from './certificates';
 import { CompanionRegistration, WaDirectory } from './directory';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
 import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, verifyDeviceSignature } from './phone';
-import { answerIq, child, children, iqKey } from './stanzas';
+import { answerIq, child, children, IqContext, iqKey } from './stanzas';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
 
 /** WhatsApp sends six refs; Baileys shows the first for 60 s and each next one for 20 s. */
@@ -291,7 +291,9 @@ export class WaWebConnection {
         const { baileys, directory } = this.deps;
         const plaintext = baileys.encodeWAMessage({ conversation: message.text });
         const phoneNumber = registration.credential!.account.phoneNumber;
-        const enc = await directory.contact(message.from).encryptFor(phoneNumber, registration.deviceIndex!, plaintext, () => registration.keyBundle);
+        const contact = directory.contact(message.from, this.lidOf);
+        if (!contact) throw new Error(`not a contact jid: ${message.from}`);
+        const enc = await contact.encryptFor(phoneNumber, registration.deviceIndex!, plaintext, () => registration.keyBundle);
         if (!enc) {
           this.deps.logger?.warn({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys: the message waits');
           return;
@@ -310,6 +312,7 @@ export class WaWebConnection {
 
   private onNode(node: BinaryNode): void {
     if (node.tag === 'receipt') return this.onReceipt(node);
+    if (node.tag === 'message') return this.onDeviceMessage(node);
     if (node.tag !== 'iq') return; // acks, presences, ib telemetry: nothing to answer yet
     const { type, id, xmlns } = node.attrs;
     if (type === 'result' || type === 'error') {
@@ -322,9 +325,55 @@ export class WaWebConnection {
     if (xmlns === 'md' && first?.tag === 'remove-companion-device') return this.onLogout(node);
     if (xmlns === 'md' && first?.tag === 'link_code_companion_reg') return this.onCodeStage(node, first);
     if (!this.registration) return;
-    const answer = answerIq(node, this.registration);
+    const answer = answerIq(node, this.iqContext(this.registration));
     if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(node) }, 'whatsapp web iq answered with an error');
     this.send(answer);
+  }
+
+  private readonly lidOf = (phoneNumber: string) => this.deps.network.lidOf(phoneNumber);
+
+  private iqContext(device: CompanionRegistration): IqContext {
+    const account = device.credential?.account;
+    return {
+      device,
+      account: account ? { phoneNumber: account.phoneNumber, lidUser: account.lid.split('@')[0] } : null,
+      contact: (jid) => this.deps.directory.contact(jid, this.lidOf),
+    };
+  }
+
+  /**
+   * A message the device sends: each contact it is encrypted for decrypts its copy (Signal, as the contact's phone
+   * would), and the network records it once per waMessageId (SimNetwork's `send`, what `GET /sim/messages` lists).
+   * The server acks the stanza as WhatsApp does; a copy no contact can read is logged, never recorded.
+   */
+  private onDeviceMessage(node: BinaryNode): void {
+    this.outbound = this.outbound
+      .then(async () => {
+        const registration = this.registration;
+        if (this.phase !== 'open' || !registration?.credential) return;
+        const { baileys, directory, network } = this.deps;
+        const copies = children(child(node, 'participants')).filter((to) => to.tag === 'to');
+        const direct = child(node, 'enc') ? [{ tag: 'to', attrs: { jid: node.attrs.to }, content: [child(node, 'enc')!] }] : [];
+        let recorded = false;
+        for (const copy of [...copies, ...direct]) {
+          const contact = directory.contact(copy.attrs.jid ?? '', this.lidOf);
+          const enc = child(copy, 'enc');
+          const ciphertext = bufferOf(enc);
+          if (!contact || !enc || !ciphertext || recorded) continue;
+          const type = enc.attrs.type === 'pkmsg' ? 'pkmsg' : 'msg';
+          const plaintext = await contact.decryptFrom(registration.credential.account.phoneNumber, registration.deviceIndex!, type, ciphertext);
+          const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(plaintext));
+          const text = message.conversation ?? message.extendedTextMessage?.text;
+          if (!text) {
+            this.deps.logger?.debug({ sessionId: this.sessionId, keys: Object.keys(message) }, 'outbound kind not carried by the whatsapp web front door yet');
+            continue;
+          }
+          network.request(this.sessionId, this.link, 'send', { waMessageId: node.attrs.id, to: contact.jid, content: { type: 'text', text }, quoted: null, mentions: [] });
+          recorded = true;
+        }
+      })
+      .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'reading a device message failed'))
+      .then(() => this.send({ tag: 'ack', attrs: { id: node.attrs.id, class: 'message', from: node.attrs.to, t: nowSeconds() } }));
   }
 
   /**

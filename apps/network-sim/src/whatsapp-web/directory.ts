@@ -35,7 +35,9 @@ export interface EmulatedPhone {
 export class WaDirectory {
   private readonly byNoiseKey = new Map<string, CompanionRegistration>();
   private readonly phones = new Map<string, EmulatedPhone>();
+  /** by phone number, and by the user part of their lid */
   private readonly contacts = new Map<string, SignalContact>();
+  private readonly contactsByLid = new Map<string, SignalContact>();
 
   constructor(private readonly baileys: () => Baileys) {}
 
@@ -51,12 +53,20 @@ export class WaDirectory {
     return this.byNoiseKey.get(noiseKey.toString('hex'));
   }
 
-  /** The contact writing as `jid`, with its Signal sessions (one per device it wrote to). */
-  contact(jid: string): SignalContact {
-    let contact = this.contacts.get(jid);
+  /**
+   * The contact `jid` (`<digits>@s.whatsapp.net`, or its `…@lid` once known here), with its Signal sessions. `lidOf`
+   * is SimNetwork's, so a contact's lid is the one it would have as a paired account.
+   */
+  contact(jid: string, lidOf: (phoneNumber: string) => string): SignalContact | null {
+    const [user, server] = jid.split('@');
+    const bare = user.split(':')[0];
+    if (server === 'lid') return this.contactsByLid.get(bare) ?? null;
+    if (server !== 's.whatsapp.net' || !/^\d{6,15}$/.test(bare)) return null;
+    let contact = this.contacts.get(bare);
     if (!contact) {
-      contact = new SignalContact(jid);
-      this.contacts.set(jid, contact);
+      contact = new SignalContact(`${bare}@s.whatsapp.net`, lidOf(bare));
+      this.contacts.set(bare, contact);
+      this.contactsByLid.set(contact.lid.split('@')[0], contact);
     }
     return contact;
   }

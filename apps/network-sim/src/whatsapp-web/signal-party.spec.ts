@@ -37,7 +37,7 @@ function device() {
 describe('SignalContact (an emulated contact with real Signal sessions)', () => {
   it('starts a session from the device bundle (pkmsg, one pre-key used), then continues it without one; the device decrypts both', async () => {
     const d = device();
-    const contact = new SignalContact('15550009999@s.whatsapp.net');
+    const contact = new SignalContact('15550009999@s.whatsapp.net', '777@lid');
     const first = await contact.encryptFor('15551112222', 1, Buffer.from('hello'), () => d.bundle);
     expect(first?.type).toBe('pkmsg');
     expect(d.bundle.preKeys.map((k) => k.keyId)).toEqual([12]);
@@ -54,6 +54,6 @@ describe('SignalContact (an emulated contact with real Signal sessions)', () => 
   });
 
   it('has nothing to send before the device uploaded its keys', async () => {
-    expect(await new SignalContact('15550009999@s.whatsapp.net').encryptFor('15551112222', 1, Buffer.from('x'), () => null)).toBeNull();
+    expect(await new SignalContact('15550009999@s.whatsapp.net', '777@lid').encryptFor('15551112222', 1, Buffer.from('x'), () => null)).toBeNull();
   });
 });

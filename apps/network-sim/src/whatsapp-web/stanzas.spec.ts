@@ -1,6 +1,6 @@
 import type { CompanionRegistration } from './directory';
 import { parseQr } from './phone';
-import { answerIq, iqKey } from './stanzas';
+import { answerIq, IqContext, iqKey } from './stanzas';
 import type { BinaryNode } from './wa-kit';
 
 const device = (): CompanionRegistration => ({
@@ -12,6 +12,7 @@ const device = (): CompanionRegistration => ({
   deviceIndex: 1,
   keyBundle: null,
 });
+const ctx = (d = device()): IqContext => ({ device: d, account: { phoneNumber: '15551112222', lidUser: '999' }, contact: () => null });
 const iq = (xmlns: string, type: string | undefined, content: BinaryNode[]): BinaryNode => ({
   tag: 'iq',
   attrs: { id: 'q1', to: '@s.whatsapp.net', xmlns, ...(type ? { type } : {}) },
@@ -44,8 +45,8 @@ describe('answers to the IQs Baileys sends by itself', () => {
         ],
       },
     ]);
-    expect(answerIq(upload, d)).toEqual({ tag: 'iq', attrs: { id: 'q1', from: 's.whatsapp.net', type: 'result' } });
-    expect(answerIq(iq('encrypt', 'get', [{ tag: 'count', attrs: {} }]), d)).toEqual({
+    expect(answerIq(upload, ctx(d))).toEqual({ tag: 'iq', attrs: { id: 'q1', from: 's.whatsapp.net', type: 'result' } });
+    expect(answerIq(iq('encrypt', 'get', [{ tag: 'count', attrs: {} }]), ctx(d))).toEqual({
       tag: 'iq',
       attrs: { id: 'q1', from: 's.whatsapp.net', type: 'result' },
       content: [{ tag: 'count', attrs: { value: '2' } }],
@@ -63,19 +64,19 @@ describe('answers to the IQs Baileys sends by itself', () => {
   });
 
   it('refuses an upload without its keys (400)', () => {
-    const answer = answerIq(iq('encrypt', 'set', [{ tag: 'registration', attrs: {} }]), device());
+    const answer = answerIq(iq('encrypt', 'set', [{ tag: 'registration', attrs: {} }]), ctx());
     expect(answer.content).toEqual([{ tag: 'error', attrs: { code: '400', text: 'bad-request' } }]);
   });
 
   it('keys IQs by namespace, type and first child, also without a type (w:stats)', () => {
     expect(iqKey(iq('w:stats', undefined, [{ tag: 'add', attrs: {} }]))).toBe('w:stats  add');
     expect(iqKey(iq('blocklist', 'get', []))).toBe('blocklist get');
-    expect(answerIq(iq('w:stats', undefined, [{ tag: 'add', attrs: {} }]), device()).attrs.type).toBe('result');
-    expect(answerIq(iq('w:p', 'get', [{ tag: 'ping', attrs: {} }]), device()).attrs.type).toBe('result');
+    expect(answerIq(iq('w:stats', undefined, [{ tag: 'add', attrs: {} }]), ctx()).attrs.type).toBe('result');
+    expect(answerIq(iq('w:p', 'get', [{ tag: 'ping', attrs: {} }]), ctx()).attrs.type).toBe('result');
   });
 
   it('answers anything else with a 501 error Baileys tolerates', () => {
-    expect(answerIq(iq('w:m', 'set', [{ tag: 'media_conn', attrs: {} }]), device())).toEqual({
+    expect(answerIq(iq('w:m', 'set', [{ tag: 'media_conn', attrs: {} }]), ctx())).toEqual({
       tag: 'iq',
       attrs: { id: 'q1', from: 's.whatsapp.net', type: 'error' },
       content: [{ tag: 'error', attrs: { code: '501', text: 'feature-not-implemented' } }],

@@ -8,7 +8,7 @@
  * session's registration and returns the content of the result IQ (or throws an IqError).
  */
 import type { CompanionRegistration } from './directory';
-import type { DeviceKeyBundle } from './signal-party';
+import type { DeviceKeyBundle, SignalContact } from './signal-party';
 import { BinaryNode, SERVER_JID } from './wa-kit';
 
 export class IqError extends Error {
@@ -20,7 +20,15 @@ export class IqError extends Error {
   }
 }
 
-export type IqAnswer = (iq: BinaryNode, device: CompanionRegistration) => BinaryNode[] | undefined;
+/** What an answer may read: the asking device, and the contacts (by `…@s.whatsapp.net` or `…@lid` jid). */
+export interface IqContext {
+  device: CompanionRegistration;
+  /** the device's account: phone number and lid user */
+  account: { phoneNumber: string; lidUser: string } | null;
+  contact(jid: string): SignalContact | null;
+}
+
+export type IqAnswer = (iq: BinaryNode, ctx: IqContext) => BinaryNode[] | undefined;
 
 export function children(node: BinaryNode | undefined): BinaryNode[] {
   return Array.isArray(node?.content) ? (node.content as BinaryNode[]) : [];
@@ -31,11 +39,13 @@ export function child(node: BinaryNode | undefined, tag: string): BinaryNode | u
 }
 
 const IQ_ANSWERS: Record<string, IqAnswer> = {
-  'encrypt get count': (_iq, device) => [{ tag: 'count', attrs: { value: String(device.keyBundle?.preKeys.length ?? 0) } }],
-  'encrypt set registration': (iq, device) => {
+  'encrypt get count': (_iq, { device }) => [{ tag: 'count', attrs: { value: String(device.keyBundle?.preKeys.length ?? 0) } }],
+  'encrypt set registration': (iq, { device }) => {
     device.keyBundle = keyBundleOf(iq, device.keyBundle);
     return undefined;
   },
+  // a contact's key bundle, to start a session with it (its primary device, 0)
+  'encrypt get key': (iq, ctx) => [{ tag: 'list', attrs: {}, content: children(child(iq, 'key')).map((user) => keyBundleNode(user.attrs.jid, ctx)) }],
   // Baileys only checks that a digest comes back (a missing one makes it upload again)
   'encrypt get digest': () => [{ tag: 'digest', attrs: {} }],
   'encrypt set rotate': () => undefined,
@@ -47,8 +57,13 @@ const IQ_ANSWERS: Record<string, IqAnswer> = {
   'privacy get privacy': () => [{ tag: 'privacy', attrs: {}, content: [] }],
   'w:stats  add': () => undefined,
   'w:stats set add': () => undefined,
-  // device lists and contact lookups: nobody is known yet (Signal parties come with the next slice)
-  'usync get usync': () => [{ tag: 'usync', attrs: {}, content: [{ tag: 'list', attrs: {}, content: [] }] }],
+  // device lists and lids: a contact has its phone (device 0); the account its own devices
+  'usync get usync': (iq, ctx) => {
+    const usync = child(iq, 'usync');
+    const protocols = children(child(usync, 'query')).map((p) => p.tag);
+    const users = children(child(usync, 'list')).map((user) => usyncUser(user.attrs.jid, protocols, ctx));
+    return [{ tag: 'usync', attrs: {}, content: [{ tag: 'list', attrs: {}, content: users.filter((u): u is BinaryNode => u !== null) }] }];
+  },
 };
 
 function bytes(node: BinaryNode | undefined, tag: string): Buffer {
@@ -73,6 +88,59 @@ function keyBundleOf(iq: BinaryNode, known: DeviceKeyBundle | null): DeviceKeyBu
   };
 }
 
+function usyncUser(jid: string | undefined, protocols: string[], ctx: IqContext): BinaryNode | null {
+  if (!jid) return null;
+  const user = jid.split('@')[0].split(':')[0];
+  const own = ctx.account && (user === ctx.account.phoneNumber || user === ctx.account.lidUser);
+  const contact = own ? null : ctx.contact(jid);
+  if (!own && !contact) return { tag: 'user', attrs: { jid }, content: [] };
+  const devices = own ? [{ tag: 'device', attrs: { id: String(ctx.device.deviceIndex), 'key-index': '1' } }] : [{ tag: 'device', attrs: { id: '0' } }];
+  const content: BinaryNode[] = [];
+  if (protocols.includes('devices')) content.push({ tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: devices }] });
+  if (protocols.includes('lid') && contact && jid.endsWith('@s.whatsapp.net')) content.push({ tag: 'lid', attrs: { val: contact.lid } });
+  if (protocols.includes('contact')) content.push({ tag: 'contact', attrs: { type: 'in' } });
+  return { tag: 'user', attrs: { jid }, content };
+}
+
+const int = (value: number, length: number) => {
+  const buffer = Buffer.alloc(length);
+  buffer.writeUIntBE(value, 0, length);
+  return buffer;
+};
+
+function keyBundleNode(jid: string | undefined, ctx: IqContext): BinaryNode {
+  const contact = jid ? ctx.contact(jid) : null;
+  if (!jid || !contact) return { tag: 'user', attrs: { jid: jid ?? '' }, content: [{ tag: 'error', attrs: { code: '404', text: 'item-not-found' } }] };
+  const bundle = contact.bundle();
+  const preKey = bundle.preKeys[0];
+  return {
+    tag: 'user',
+    attrs: { jid },
+    content: [
+      { tag: 'registration', attrs: {}, content: int(bundle.registrationId, 4) },
+      { tag: 'type', attrs: {}, content: Buffer.from([5]) },
+      { tag: 'identity', attrs: {}, content: bundle.identityKey },
+      {
+        tag: 'skey',
+        attrs: {},
+        content: [
+          { tag: 'id', attrs: {}, content: int(bundle.signedPreKey.keyId, 3) },
+          { tag: 'value', attrs: {}, content: bundle.signedPreKey.publicKey },
+          { tag: 'signature', attrs: {}, content: bundle.signedPreKey.signature },
+        ],
+      },
+      {
+        tag: 'key',
+        attrs: {},
+        content: [
+          { tag: 'id', attrs: {}, content: int(preKey.keyId, 3) },
+          { tag: 'value', attrs: {}, content: preKey.publicKey },
+        ],
+      },
+    ],
+  };
+}
+
 /** The IQ's answer key: `<xmlns> <type> <first child tag>` (missing parts empty). */
 export function iqKey(iq: BinaryNode): string {
   const first = children(iq)[0]?.tag ?? '';
@@ -80,12 +148,12 @@ export function iqKey(iq: BinaryNode): string {
 }
 
 /** The result (or error) IQ for one of the client's routine IQs. */
-export function answerIq(iq: BinaryNode, device: CompanionRegistration): BinaryNode {
+export function answerIq(iq: BinaryNode, ctx: IqContext): BinaryNode {
   const attrs = { id: iq.attrs.id, from: SERVER_JID };
   const answer = IQ_ANSWERS[iqKey(iq)];
   try {
     if (!answer) throw new IqError(501, 'feature-not-implemented');
-    const content = answer(iq, device);
+    const content = answer(iq, ctx);
     return { tag: 'iq', attrs: { ...attrs, type: 'result' }, ...(content ? { content } : {}) };
   } catch (err) {
     const error = err instanceof IqError ? err : new IqError(500, 'internal-server-error');
