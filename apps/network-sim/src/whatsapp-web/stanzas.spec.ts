@@ -1,6 +1,7 @@
 import type { CompanionRegistration } from './directory';
 import { parseQr } from './phone';
-import { answerIq, IqContext, iqKey } from './stanzas';
+import { SignalContact } from './signal-party';
+import { answerIq, child, children, IqContext, iqKey } from './stanzas';
 import type { BinaryNode } from './wa-kit';
 
 const device = (): CompanionRegistration => ({
@@ -81,6 +82,53 @@ describe('answers to the IQs Baileys sends by itself', () => {
       attrs: { id: 'q1', from: 's.whatsapp.net', type: 'error' },
       content: [{ tag: 'error', attrs: { code: '501', text: 'feature-not-implemented' } }],
     });
+  });
+});
+
+describe('device lists, lids and key bundles (what Baileys asks before it sends)', () => {
+  const contact = new SignalContact('15557778888@s.whatsapp.net', '4444@lid');
+  const withContact = (): IqContext => ({ ...ctx(), contact: (jid) => (jid.startsWith('15557778888@') || jid.startsWith('4444') ? contact : null) });
+  const usync = (protocols: string[], jids: string[]) =>
+    iq('usync', 'get', [
+      {
+        tag: 'usync',
+        attrs: { context: 'message' },
+        content: [
+          { tag: 'query', attrs: {}, content: protocols.map((tag) => ({ tag, attrs: {} })) },
+          { tag: 'list', attrs: {}, content: jids.map((jid) => ({ tag: 'user', attrs: { jid } })) },
+        ],
+      },
+    ]);
+  const users = (answer: BinaryNode) => children(child(children(answer)[0], 'list'));
+
+  it('a contact has its phone (device 0) and its lid; the account only this device; strangers nothing', () => {
+    const answer = answerIq(usync(['devices', 'lid'], ['15557778888@s.whatsapp.net', '15551112222@s.whatsapp.net', '15550000000@s.whatsapp.net']), withContact());
+    expect(users(answer)).toEqual([
+      {
+        tag: 'user',
+        attrs: { jid: '15557778888@s.whatsapp.net' },
+        content: [
+          { tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: [{ tag: 'device', attrs: { id: '0' } }] }] },
+          { tag: 'lid', attrs: { val: '4444@lid' } },
+        ],
+      },
+      {
+        tag: 'user',
+        attrs: { jid: '15551112222@s.whatsapp.net' },
+        content: [{ tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: [{ tag: 'device', attrs: { id: '1', 'key-index': '1' } }] }] }],
+      },
+      { tag: 'user', attrs: { jid: '15550000000@s.whatsapp.net' }, content: [] },
+    ]);
+  });
+
+  it('hands out the contact key bundle for its lid, one pre-key each time it is asked', () => {
+    const fetch = () => answerIq(iq('encrypt', 'get', [{ tag: 'key', attrs: {}, content: [{ tag: 'user', attrs: { jid: '4444@lid' } }] }]), withContact());
+    const [user] = children(children(fetch())[0]);
+    expect(user.attrs.jid).toBe('4444@lid');
+    expect(children(user).map((c) => c.tag)).toEqual(['registration', 'type', 'identity', 'skey', 'key']);
+    expect((child(user, 'identity')!.content as Buffer).length).toBe(32);
+    const nextKey = child(children(children(fetch())[0])[0], 'key');
+    expect(child(nextKey, 'id')!.content).toEqual(child(child(user, 'key'), 'id')!.content); // not consumed until used
   });
 });
 
