@@ -10,6 +10,7 @@ import { checkedRequest as request } from './support/api-app';
 import { AppProcess, startSimGateway, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { sessionProbes, storedEvents } from './support/session-probes';
 
 const SESSION_FIELDS = [
   'id', 'organizationId', 'createdByUserId', 'gatewayId', 'label', 'status', 'phoneNumber', 'waJid', 'waLid', 'isAdminSession',
@@ -33,20 +34,8 @@ describe('Sessions API against a gateway on the network simulator', () => {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
     return { status: res.status, body: (await res.json()) as any };
   };
-  const getSession = async (id: string, token = org.adminKey) => (await api().get(`/api/v1/sessions/${id}`).set(bearer(token))).body;
-  const waitStatus = (id: string, status: string, timeoutMs = 10000) =>
-    waitFor(async () => {
-      const s = await getSession(id);
-      return s.status === status ? s : null;
-    }, timeoutMs, `session ${id} to be ${status}`);
-  const eventsOf = async (sessionId: string, type: string) => {
-    const db = await testDataSource();
-    const rows: Array<{ envelope: { payload: Record<string, unknown>; event: string } }> = await db.query(
-      'SELECT envelope FROM events WHERE session_id = $1 AND type = $2 ORDER BY id',
-      [sessionId, type],
-    );
-    return rows.map((r) => r.envelope);
-  };
+  const { getSession, waitStatus } = sessionProbes(api, () => org.adminKey);
+  const eventsOf = storedEvents;
   const createSession = async (label: string) => {
     const res = await api().post('/api/v1/sessions').set(bearer(org.users.member.token)).send({ label });
     expect(res.status).toBe(201);

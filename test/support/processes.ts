@@ -121,10 +121,14 @@ export function runToExit(script: string, args: string[], env: Record<string, st
   });
 }
 
-/** The network simulator and one gateway on it (`GATEWAY_ENGINE=sim`, fast heartbeats), both from dist/. */
+/**
+ * The network simulator and one gateway on it (fast heartbeats), both from dist/. `engine` `sim` (default) speaks the
+ * simulator's own device protocol; `baileys` runs the real engine against its WhatsApp Web front door
+ * (WHATSAPP_EMULATOR_URL, docs/testing.md).
+ */
 export async function startSimGateway(
   gatewayId: string,
-  env: { sim?: Record<string, string>; gateway?: Record<string, string> } = {},
+  env: { sim?: Record<string, string>; gateway?: Record<string, string>; engine?: 'sim' | 'baileys' } = {},
 ): Promise<{ sim: AppProcess; simUrl: string; gateway: AppProcess; healthUrl: string }> {
   const simPort = await freePort();
   const simUrl = `http://127.0.0.1:${simPort}`;
@@ -134,8 +138,9 @@ export async function startSimGateway(
     'gateway',
     {
       GATEWAY_ID: gatewayId,
-      GATEWAY_ENGINE: 'sim',
+      GATEWAY_ENGINE: env.engine ?? 'sim',
       NETWORK_SIM_URL: simUrl,
+      ...(env.engine === 'baileys' ? { WHATSAPP_EMULATOR_URL: simUrl } : {}),
       GATEWAY_HEALTH_PORT: String(healthPort),
       GATEWAY_HEARTBEAT_MS: '300',
       GATEWAY_TTL_MS: '2000',

@@ -32,7 +32,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
 @Module({
   imports: [InfraModule.forRoot({ app: 'gateway', config: GatewayConfig })],
   providers: [
-    { provide: SESSION_ENGINE, inject: [GatewayConfig, LOGGER], useFactory: (c: GatewayConfig, logger: Logger): SessionEngine => loadEngine(c, logger) },
+    { provide: SESSION_ENGINE, inject: [GatewayConfig, LOGGER], useFactory: (c: GatewayConfig, logger: Logger): Promise<SessionEngine> => loadEngine(c, logger) },
     { provide: GatewayMetrics, inject: [MetricsRegistry], useFactory: (m: MetricsRegistry) => new GatewayMetrics(m) },
     {
       provide: RedisSessionLeases,

@@ -1,4 +1,13 @@
-import { DomainError, SIM_CLOSE_CODES, SIM_DEVICE_PATH, SIM_MEDIA_PATH, SimDeviceFrame, SimNetworkFrame } from '@app/contracts';
+import {
+  DomainError,
+  SIM_CLOSE_CODES,
+  SIM_DEVICE_PATH,
+  SIM_MEDIA_PATH,
+  SIM_WA_WEB_PATH,
+  SIM_WA_WEB_TRUST_PATH,
+  SimDeviceFrame,
+  SimNetworkFrame,
+} from '@app/contracts';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
@@ -6,6 +15,7 @@ import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import { applyFault } from './sim-faults';
 import { DeviceLink, SimNetwork } from './sim-network';
+import { WhatsAppWebFrontDoor } from './whatsapp-web/front-door';
 
 export interface NetworkSimOptions {
   port: number;
@@ -95,7 +105,7 @@ const SESSION_ACTIONS: Record<string, (network: SimNetwork, sessionId: string, b
 };
 
 /** The control API of CONTRACT 9: what the phone, contacts and test observers do to the network. */
-async function handleControl(network: SimNetwork, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim');
   const method = req.method ?? 'GET';
   const path = url.pathname;
@@ -104,6 +114,7 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
   if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { status: 'ok' });
   if (method === 'GET' && path === '/sim/groups') return sendJson(res, 200, { data: network.listGroups(sessionFilter) });
   if (method === 'GET' && path === '/sim/messages') return sendJson(res, 200, { data: network.listMessages(sessionFilter) });
+  if (method === 'GET' && path === SIM_WA_WEB_TRUST_PATH) return sendJson(res, 200, waWeb.trust());
 
   const media = new RegExp(`^${SIM_MEDIA_PATH}/([^/]+)$`).exec(path);
   if (method === 'GET' && media) return sendMedia(res, network.mediaBytes(decodeURIComponent(media[1])));
@@ -121,6 +132,9 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
     const action = match[2];
     if (method === 'GET' && !action) return sendJson(res, 200, network.view(sessionId));
     if (method === 'GET' && action === 'presence-log') return sendJson(res, 200, { data: network.presenceLog(sessionId) });
+    // a WhatsApp Web device's phone needs what its screen shows (docs/network-sim.md, WhatsApp Web front door)
+    const waWebAction = method === 'POST' && action ? waWeb.sessionAction(sessionId, action) : undefined;
+    if (waWebAction) return sendJson(res, 200, await waWebAction(await readJsonObject(req)));
     const handle = action && Object.hasOwn(SESSION_ACTIONS, action) ? SESSION_ACTIONS[action] : undefined;
     if (method === 'POST' && handle) return sendJson(res, 200, handle(network, sessionId, await readJsonObject(req)));
   }
@@ -204,9 +218,10 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
   const logger = options.logger;
   const network = new SimNetwork({ qrIntervalMs: options.qrIntervalMs ?? 20000 });
   const wss = new WebSocketServer({ noServer: true, autoPong: false });
+  const waWeb = new WhatsAppWebFrontDoor(network, logger);
 
   const server = createServer((req, res) => {
-    handleControl(network, req, res).catch((err) => {
+    handleControl(network, waWeb, req, res).catch((err) => {
       if (!(err instanceof DomainError)) logger?.error({ err }, 'control request failed');
       if (!res.headersSent) sendError(res, err);
     });
@@ -215,6 +230,7 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://sim');
     const sessionId = url.searchParams.get('sessionId') ?? '';
+    if (url.pathname === SIM_WA_WEB_PATH && SESSION_ID_PATTERN.test(sessionId)) return waWeb.handleUpgrade(req, socket, head, sessionId);
     if (url.pathname !== SIM_DEVICE_PATH || !SESSION_ID_PATTERN.test(sessionId)) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
@@ -242,6 +258,7 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
         network.closeAll();
         for (const ws of wss.clients) ws.terminate();
         wss.close();
+        waWeb.close();
         server.close(() => resolve());
         server.closeAllConnections();
       });

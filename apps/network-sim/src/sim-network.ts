@@ -43,6 +43,8 @@ export interface DeviceLink {
   drop(): void;
   /** Stop answering (no frames, no pongs) without closing: the `silent` fault. Absent on a transport that cannot. */
   silence?(): void;
+  /** The QR as this device shows it, for a front door whose client draws its QR itself (WhatsApp Web). */
+  showQr?(): string | null;
 }
 
 /** How the network sees a device: never linked yet, linked to a phone, or removed by the phone. */
@@ -221,7 +223,7 @@ export class SimNetwork {
     return {
       sessionId: d.sessionId,
       state: d.state,
-      qr: d.qr,
+      qr: d.qr === null ? null : (d.link?.showQr?.() ?? d.qr),
       jid: d.account?.jid ?? null,
       lid: d.account?.lid ?? null,
       phoneNumber: d.account?.phoneNumber ?? null,
@@ -384,6 +386,16 @@ export class SimNetwork {
     return this.view(sessionId);
   }
 
+  /** The account's lid on the network (`<digits>@lid`, stable per phone number, for contacts as for paired devices). */
+  lidOf(phoneNumber: string): string {
+    let lid = this.lidByPhone.get(phoneNumber);
+    if (!lid) {
+      lid = `${randomDigits(15)}@lid`;
+      this.lidByPhone.set(phoneNumber, lid);
+    }
+    return lid;
+  }
+
   listGroups(sessionId?: string): SimGroup[] {
     return sessionId ? this.groups.filter((g) => g.sessionId === sessionId) : [...this.groups];
   }
@@ -470,11 +482,7 @@ export class SimNetwork {
   }
 
   private pair(device: Device, phoneNumber: string): void {
-    let lid = this.lidByPhone.get(phoneNumber);
-    if (!lid) {
-      lid = `${randomDigits(15)}@lid`;
-      this.lidByPhone.set(phoneNumber, lid);
-    }
+    const lid = this.lidOf(phoneNumber);
     const credential: SimCredential = {
       kind: 'sim-device',
       token: randomBytes(24).toString('base64url'),

@@ -48,6 +48,13 @@ describe('configuration', () => {
     [GatewayConfig, { WHATSAPP_WEB_VERSION: '2.3000' }, 'WHATSAPP_WEB_VERSION'],
     [GatewayConfig, { WHATSAPP_WEB_VERSION: 'v2.3000.1' }, 'WHATSAPP_WEB_VERSION'],
     [GatewayConfig, { WHATSAPP_WEB_VERSION_FETCH: 'sometimes' }, 'WHATSAPP_WEB_VERSION_FETCH'],
+    [GatewayConfig, { WHATSAPP_EMULATOR_URL: 'ws://127.0.0.1:4010' }, 'WHATSAPP_EMULATOR_URL'],
+    [GatewayConfig, { WHATSAPP_EMULATOR_URL: 'http://127.0.0.1:4010', WHATSAPP_WEB_URL: 'ws://relay/ws/chat' }, 'WHATSAPP_EMULATOR_URL'],
+    [
+      GatewayConfig,
+      { NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'), WHATSAPP_EMULATOR_URL: 'http://127.0.0.1:4010' },
+      'WHATSAPP_EMULATOR_URL',
+    ],
     [DispatcherConfig, { DISPATCHER_CONCURRENCY: '0' }, 'DISPATCHER_CONCURRENCY'],
   ] as const)('%p refuses %j naming the variable', (cls, env, variable) => {
     let error: unknown;

@@ -275,6 +275,13 @@ export class GatewayConfig extends BaseConfig {
   /** WHATSAPP_WEB_VERSION as numbers, or null (set by finalize) */
   waWebVersion: [number, number, number] | null = null;
 
+  /**
+   * Test seam (CONTRACT 9): the network simulator whose WhatsApp Web front door the `baileys` engine connects to
+   * (`ws://<host>/ws/chat`), trusting the test root key fetched from it at boot. Refused when NODE_ENV=production.
+   */
+  @IsOptional() @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
+  WHATSAPP_EMULATOR_URL?: string;
+
   /** Sessions this node accepts. */
   @Transform(toInt) @IsInt() @Min(1) @Max(100000)
   GATEWAY_CAPACITY = 100;
@@ -392,6 +399,8 @@ export class GatewayConfig extends BaseConfig {
     }
     if (this.GATEWAY_FAULT && this.isProduction) throw new ConfigError('GATEWAY_FAULT', 'is refused when NODE_ENV=production');
     this.waWebVersion = this.WHATSAPP_WEB_VERSION ? (this.WHATSAPP_WEB_VERSION.split('.').map(Number) as [number, number, number]) : null;
+    if (this.WHATSAPP_EMULATOR_URL && this.isProduction) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'is refused when NODE_ENV=production');
+    if (this.WHATSAPP_EMULATOR_URL && this.WHATSAPP_WEB_URL) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'cannot be combined with WHATSAPP_WEB_URL');
   }
 }
 

@@ -25,6 +25,22 @@ export const SIM_DEVICE_PATH = '/device';
 /** Where the control API serves media bytes the network holds: `GET /sim/media/{mediaId}`. */
 export const SIM_MEDIA_PATH = '/sim/media';
 
+/**
+ * The simulator's WhatsApp Web front door (CONTRACT 9): the socket Baileys connects to, `?sessionId=<id>` appended by
+ * the gateway's test seam so the network knows which session a socket is (Baileys never says).
+ */
+export const SIM_WA_WEB_PATH = '/ws/chat';
+/** `GET`: the test root its Noise certificate chain is signed with, {@link SimWaWebTrust}. */
+export const SIM_WA_WEB_TRUST_PATH = '/sim/whatsapp-web/trust';
+
+/** What a client must trust to accept the front door's certificate chain (Baileys' WA_CERT_DETAILS). */
+export interface SimWaWebTrust {
+  /** the test root's Curve25519 public key, 32 bytes, base64 */
+  rootPublicKey: string;
+  /** the root's serial, which the intermediate certificate names as its issuer */
+  serial: number;
+}
+
 /** The account a paired device is attached to. */
 export interface SimAccount {
   /** `<digits>@s.whatsapp.net` */

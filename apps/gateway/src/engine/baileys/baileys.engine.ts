@@ -54,6 +54,8 @@ export type SocketFactory = (config: UserFacingSocketConfig) => WASocket;
 export interface BaileysEngineOptions {
   /** Where the socket connects; default WhatsApp Web. Tests point it at a local WebSocket server. */
   waWebSocketUrl?: string;
+  /** Where one session's socket connects, when that depends on the session (the emulator seam, whatsapp-emulator.ts). */
+  socketUrlFor?: (sessionId: string) => string;
   /** How the linked device shows on the phone; default Baileys' own. */
   browser?: WABrowserDescription;
   /** Bounds the WebSocket handshake, each send, and how long close() and pairing waits may take. */
@@ -107,12 +109,13 @@ export class BaileysEngine implements SessionEngine {
     // the lookups are handed to the socket before the connection exists; Baileys asks them only once it is open
     let connection: BaileysConnection | null = null;
     const fetchGroup = (jid: string) => connection?.fetchGroupForSend(jid) ?? Promise.resolve(undefined);
+    const waWebSocketUrl = this.options.socketUrlFor?.(sessionId) ?? this.options.waWebSocketUrl;
     const sock = makeSocket({
       auth: { creds, keys },
       logger: baileysLogger,
       connectTimeoutMs,
       ...(version ? { version } : {}),
-      ...(this.options.waWebSocketUrl ? { waWebSocketUrl: this.options.waWebSocketUrl } : {}),
+      ...(waWebSocketUrl ? { waWebSocketUrl } : {}),
       ...(this.options.browser ? { browser: this.options.browser } : {}),
       // the phone keeps its notifications; a gateway is not a person reading chats
       markOnlineOnConnect: false,
