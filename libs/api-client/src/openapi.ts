@@ -517,7 +517,7 @@ export interface components {
         };
         ErrorDetail: {
             /** @enum {string} */
-            code: "validation_error" | "bad_request" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "rate_limited" | "internal" | "not_implemented" | "gateway_unavailable";
+            code: "validation_error" | "bad_request" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "rate_limited" | "internal" | "not_implemented" | "gateway_unavailable" | "unavailable";
             message: string;
             /** @description {} when there is nothing more to say */
             details: {
