@@ -210,7 +210,12 @@ describe('session faults: WhatsApp closes as the gateway reads them (sim engine)
     await fault(s.id, 'failure-401');
     const out = await waitStatus(s.id, 'logged_out');
     expect(out).toMatchObject({ phoneNumber: null, waJid: null });
-    expect(await eventsOf(s.id, 'session.logged_out')).toEqual([{ reason: 'unlinked_on_phone' }]);
+    // the row says logged_out a moment before the event is written (status first, then the announcement)
+    const announced = await waitFor(async () => {
+      const events = await eventsOf(s.id, 'session.logged_out');
+      return events.length ? events : null;
+    }, 20000, 'session.logged_out');
+    expect(announced).toEqual([{ reason: 'unlinked_on_phone' }]);
     expect((await simGet(`/sim/sessions/${s.id}`)).state).toBe('unlinked');
   }, 60000);
 
