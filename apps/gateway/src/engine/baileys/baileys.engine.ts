@@ -13,9 +13,12 @@ import type {
   WAMessageKey,
   WASocket,
 } from '@whiskeysockets/baileys';
+import { randomUUID } from 'node:crypto';
 import type { MessageKeyRef, OutboundMessage, SentMessage } from '@app/contracts';
+import type { EventSpool, SpoolEntry } from '@app/messaging';
 import type {
   AuthStateStore,
+  CloseReason,
   ConnectOptions,
   EngineConnection,
   EngineEvent,
@@ -47,6 +50,9 @@ import {
   unwrapContent,
 } from './baileys-mapping';
 import { messageContentFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
+import { SignalKeyCache } from './signal-key-cache';
+import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
+import { runInSessionContext } from '../session-context';
 
 export type SocketFactory = (config: UserFacingSocketConfig) => WASocket;
 
@@ -61,7 +67,22 @@ export interface BaileysEngineOptions {
   makeSocket?: SocketFactory;
   /** Baileys' runtime helpers; default the real module, required on the first connect. */
   runtime?: BaileysRuntime;
+  /**
+   * Where every inbound event is kept from the moment Baileys hands it over until the gateway has taken it
+   * (docs/baileys-engine.md, "The inbound spool"). Without one, events are handed over unspooled.
+   */
+  spool?: EventSpool;
 }
+
+/** Events that are the connection's own state, not something the network told: never spooled. */
+const UNSPOOLED: ReadonlySet<EngineEvent['type']> = new Set(['qr', 'open', 'close']);
+
+/**
+ * Closes after which the session stays on this gateway and its signal-key cache stays right: the reconnect reuses it.
+ * After any other close (our own close for a stop, a move or a lost lease; a logout; a bad session) another holder
+ * may write the keys, or they were wiped, so the next connect starts a fresh cache.
+ */
+const KEEPS_KEY_CACHE: ReadonlySet<CloseReason> = new Set(['transient', 'restart_required']);
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 20_000;
 
@@ -80,6 +101,11 @@ export class EngineConnectionClosedError extends Error {
 export class BaileysEngine implements SessionEngine {
   readonly name = 'baileys' as const;
 
+  /** one signal-key cache per session on this gateway, reused by its reconnects (see KEEPS_KEY_CACHE) */
+  private readonly keyCaches = new Map<string, SignalKeyCache>();
+  /** spool entries handed to the gateway and not settled yet (`<sessionId> <entry id>`): a replay leaves them alone */
+  private readonly inFlight = new Set<string>();
+
   constructor(private readonly options: BaileysEngineOptions = {}) {}
 
   async connect({ sessionId, auth, onEvent, logger, lookups }: ConnectOptions): Promise<EngineConnection> {
@@ -89,12 +115,19 @@ export class BaileysEngine implements SessionEngine {
     const baileysLogger = quietLogger(logger, sessionId);
 
     const creds = (await auth.readCreds<AuthenticationCreds>()) ?? runtime.initAuthCreds();
-    const keys = runtime.makeCacheableSignalKeyStore(signalKeyStore(auth, runtime), baileysLogger);
+    let keyCache = this.keyCaches.get(sessionId);
+    if (!keyCache) this.keyCaches.set(sessionId, (keyCache = new SignalKeyCache()));
+    const keys = runtime.makeCacheableSignalKeyStore(signalKeyStore(auth, runtime), baileysLogger, keyCache);
+    const onClosed = (reason: CloseReason) => {
+      if (!KEEPS_KEY_CACHE.has(reason) && this.keyCaches.get(sessionId) === keyCache) this.keyCaches.delete(sessionId);
+    };
 
     // the lookups are handed to the socket before the connection exists; Baileys asks them only once it is open
     let connection: BaileysConnection | null = null;
     const fetchGroup = (jid: string) => connection?.fetchGroupForSend(jid) ?? Promise.resolve(undefined);
-    const sock = makeSocket({
+    // everything the socket does from now on (frames, timers, promises) runs in the session's context: a stray
+    // rejection from inside Baileys is traced to this session (main.ts)
+    const sock = runInSessionContext(sessionId, () => makeSocket({
       auth: { creds, keys },
       logger: baileysLogger,
       connectTimeoutMs,
@@ -105,8 +138,21 @@ export class BaileysEngine implements SessionEngine {
       syncFullHistory: false,
       generateHighQualityLinkPreview: false,
       ...(lookups ? networkLookups(lookups, runtime, logger, fetchGroup) : {}),
+    }));
+    connection = new BaileysConnection({
+      sessionId,
+      sock,
+      creds,
+      auth,
+      onEvent,
+      logger,
+      connectTimeoutMs,
+      runtime,
+      lookups: lookups ?? null,
+      spool: this.options.spool ?? null,
+      inFlight: this.inFlight,
+      onClosed,
     });
-    connection = new BaileysConnection({ sessionId, sock, creds, auth, onEvent, logger, connectTimeoutMs, runtime, lookups: lookups ?? null });
     return connection;
   }
 }
@@ -194,6 +240,10 @@ interface ConnectionDeps {
   connectTimeoutMs: number;
   runtime: BaileysRuntime;
   lookups: EngineLookups | null;
+  spool: EventSpool | null;
+  /** the engine's set of spool entries in the gateway's hands, shared by all its connections */
+  inFlight: Set<string>;
+  onClosed: (reason: CloseReason) => void;
 }
 
 type Phase = 'connecting' | 'awaiting_pairing' | 'open' | 'closed';
@@ -206,6 +256,11 @@ class BaileysConnection implements EngineConnection {
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
   private readonly phaseWaiters = new Set<() => void>();
+  /** tags what this connection spools, so its replay on open leaves its own live entries alone */
+  private readonly origin = randomUUID();
+  /** events reach the gateway in the order Baileys emitted them: each waits for its spool write and the ones before */
+  private handovers: Promise<void> = Promise.resolve();
+  private handoversPending = 0;
 
   constructor(private readonly deps: ConnectionDeps) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
@@ -338,6 +393,7 @@ class BaileysConnection implements EngineConnection {
       }
       this.setPhase('open');
       this.emit({ type: 'open', account });
+      this.replaySpool();
     }
     if (update.connection === 'close') {
       const error = update.lastDisconnect?.error;
@@ -362,8 +418,10 @@ class BaileysConnection implements EngineConnection {
   }
 
   private onMessagesUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
-    // 'append' is history and our own echoes; only 'notify' is news
-    if (type !== 'notify') return;
+    // 'append' is what WhatsApp held while the device was away (offline delivery), and the echo of our own sends:
+    // news like 'notify' (an echo collides with its stored row on (session, waMessageId) and stores nothing).
+    // History sync does not come this way (messaging-history.set).
+    if (type !== 'notify' && type !== 'append') return;
     const ownJid = this.ownJid();
     const encode = (content: proto.IMessage) => this.deps.runtime.encodeMessage(content);
     for (const raw of messages) {
@@ -457,6 +515,7 @@ class BaileysConnection implements EngineConnection {
   private finish(event: Extract<EngineEvent, { type: 'close' }>): void {
     if (this.phase === 'closed') return;
     this.setPhase('closed');
+    this.deps.onClosed(event.reason);
     void this.credsSaved.then(() => {
       this.markClosed();
       this.emit(event);
@@ -514,9 +573,77 @@ class BaileysConnection implements EngineConnection {
     if (event) this.emit(event);
   }
 
+  /**
+   * Spool first (the write is queued at once, inside Baileys' callback), then hand over in order once it is durable;
+   * the spooled copy is removed only when the gateway has taken the event. An event with nothing before it and
+   * nothing to spool (qr, open, close without a spool write pending) is handed over at once.
+   */
   private emit(event: EngineEvent): void {
-    this.deps.onEvent(event).catch((err) => {
-      this.deps.logger.error({ err: describe(err), event: event.type }, 'engine event handler failed');
+    const spool = this.deps.spool;
+    const entry = spool && !UNSPOOLED.has(event.type) ? spool.append(this.deps.sessionId, encodeSpooledEvent(this.origin, event)) : null;
+    if (!entry && !this.handoversPending) {
+      this.handOver(event, null);
+      return;
+    }
+    this.enqueue(async () => {
+      if (entry) await entry.durable;
+      this.handOver(event, entry);
+    });
+  }
+
+  private enqueue(step: () => Promise<void>): void {
+    this.handoversPending += 1;
+    this.handovers = this.handovers
+      .then(step)
+      .catch((err) => this.deps.logger.error({ err: describe(err) }, 'handing an engine event over failed'))
+      .finally(() => (this.handoversPending -= 1));
+  }
+
+  private handOver(event: EngineEvent, entry: SpoolEntry | null): void {
+    const flight = entry?.id ? `${this.deps.sessionId} ${entry.id}` : null;
+    if (flight) this.deps.inFlight.add(flight);
+    let taken: Promise<void>;
+    try {
+      taken = this.deps.onEvent(event);
+    } catch (err) {
+      taken = Promise.reject(err);
+    }
+    taken.then(
+      () => {
+        if (flight) this.deps.inFlight.delete(flight);
+        if (entry) this.deps.spool!.remove(entry);
+      },
+      (err) => {
+        if (flight) this.deps.inFlight.delete(flight);
+        if (entry?.id) this.deps.logger.warn({ err: describe(err), event: event.type }, 'event not taken; it stays in the inbound spool for the next connect');
+        else this.deps.logger.error({ err: describe(err), event: event.type }, 'engine event handler failed');
+      },
+    );
+  }
+
+  /**
+   * Right as the socket opens: what is spooled for the session and in nobody's hands (left by an earlier connection
+   * here, by a gateway that died or handed the session over, or not taken before) is handed over again, after `open`.
+   * The session's (session, waMessageId) record drops what was already stored.
+   */
+  private replaySpool(): void {
+    const spool = this.deps.spool;
+    if (!spool) return;
+    this.enqueue(async () => {
+      for (const { entry, payload } of await spool.pending(this.deps.sessionId)) {
+        if (this.phase === 'closed') return;
+        if (this.deps.inFlight.has(`${this.deps.sessionId} ${entry.id}`)) continue;
+        let spooled: ReturnType<typeof decodeSpooledEvent>;
+        try {
+          spooled = decodeSpooledEvent(payload);
+        } catch (err) {
+          this.deps.logger.error({ err: describe(err), entry: entry.id }, 'unreadable inbound spool entry dropped');
+          spool.remove(entry);
+          continue;
+        }
+        if (spooled.origin === this.origin) continue;
+        this.handOver(spooled.event, entry);
+      }
     });
   }
 
