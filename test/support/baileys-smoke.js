@@ -59,7 +59,7 @@ function connect(url, events) {
   return engine.connect({
     sessionId: 'ses_smoke',
     auth: memoryAuthState('ses_smoke'),
-    onEvent: (event) => events.push(event),
+    onEvent: async (event) => void events.push(event),
     logger: pino({ level: 'silent' }),
   });
 }
@@ -195,7 +195,7 @@ async function realPollVote() {
   await engine.connect({
     sessionId: 'ses_poll',
     auth: memoryAuthState('ses_poll'),
-    onEvent: (event) => events.push(event),
+    onEvent: async (event) => void events.push(event),
     logger: pino({ level: 'silent' }),
     lookups: { message: async (chatJid, id) => stored.get(`${chatJid}/${id}`) ?? null, group: async () => null },
   });

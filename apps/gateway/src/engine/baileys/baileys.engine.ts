@@ -604,7 +604,8 @@ class BaileysConnection implements EngineConnection {
     if (flight) this.deps.inFlight.add(flight);
     let taken: Promise<void>;
     try {
-      taken = this.deps.onEvent(event);
+      // a sink that answers synchronously (older callers) counts as taken once it returned
+      taken = Promise.resolve(this.deps.onEvent(event));
     } catch (err) {
       taken = Promise.reject(err);
     }
