@@ -1000,13 +1000,18 @@ function gatewaySink(spool: MemorySpool) {
   return sink;
 }
 
+/** One gateway over a fresh spool, its session's socket open. */
+async function openSpooledSession() {
+  const spool = new MemorySpool();
+  const sink = gatewaySink(spool);
+  const { socket } = await spoolingGateway(spool).connect(sink.onEvent);
+  open(socket);
+  return { spool, sink, socket };
+}
+
 describe('BaileysEngine inbound spool', () => {
   it('spools every inbound event before handing it over, and removes it once the gateway took it', async () => {
-    const spool = new MemorySpool();
-    const gateway = spoolingGateway(spool);
-    const sink = gatewaySink(spool);
-    const { socket } = await gateway.connect(sink.onEvent);
-    open(socket);
+    const { spool, sink, socket } = await openSpooledSession();
     socket.emit('messages.upsert', { messages: [text('M1', 'live')], type: 'notify' });
     socket.emit('messages.upsert', { messages: [text('M2', 'held while away')], type: 'append' });
     socket.emit('messages.update', [{ key: { id: 'OUT1', remoteJid: ALICE, fromMe: true }, update: { status: 3 } }]);
@@ -1019,11 +1024,7 @@ describe('BaileysEngine inbound spool', () => {
   });
 
   it('hands events over in the order Baileys emitted them, whatever order their spool writes land in', async () => {
-    const spool = new MemorySpool();
-    const gateway = spoolingGateway(spool);
-    const sink = gatewaySink(spool);
-    const { socket } = await gateway.connect(sink.onEvent);
-    open(socket);
+    const { spool, sink, socket } = await openSpooledSession();
     let land!: () => void;
     spool.gate = new Promise((resolve) => (land = resolve));
     socket.emit('messages.upsert', { messages: [text('M1', 'first')], type: 'notify' });
