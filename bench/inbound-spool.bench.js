@@ -43,11 +43,11 @@ function event(i) {
   const metrics = { appended: (m) => (media[m] += 1), removed: () => undefined, replayed: () => undefined, overflowed: () => undefined };
   const spool = new InboundSpool(redis, keys, { maxEntries: N + 1, metrics });
   const pid = redisPid();
-  const payloads = Array.from({ length: N }, (_, i) => encodeSpooledEvent('bench-connection', event(i)));
+  const payloads = Array.from({ length: N }, (_, i) => encodeSpooledEvent('bench-connection', i, event(i)));
   const bytes = payloads.reduce((n, p) => n + Buffer.byteLength(p), 0) / N;
 
   let c0 = cpu();
-  for (let i = 0; i < N; i += 1) encodeSpooledEvent('bench-connection', event(i));
+  for (let i = 0; i < N; i += 1) encodeSpooledEvent('bench-connection', i, event(i));
   const encodeUs = ((cpu() - c0) / N) * 1e6;
   c0 = cpu();
   for (const p of payloads) decodeSpooledEvent(p);

@@ -937,7 +937,7 @@ class MemorySpool implements EventSpool {
 }
 
 /** A gateway's engine over a shared spool: connect() opens a connection whose onEvent the test decides. */
-function spoolingGateway(spool: MemorySpool, runtimeOverrides: Partial<BaileysRuntime> = {}) {
+function spoolingGateway(spool: MemorySpool, runtimeOverrides: Partial<BaileysRuntime> = {}, engineOptions: { spoolRetryMs?: number } = {}) {
   const sockets: FakeSocket[] = [];
   const codec = new FakeMessageCodec();
   const caches: unknown[] = [];
@@ -955,6 +955,7 @@ function spoolingGateway(spool: MemorySpool, runtimeOverrides: Partial<BaileysRu
     runtime,
     connectTimeoutMs: 1000,
     spool,
+    ...engineOptions,
     makeSocket: (config) => {
       const socket = new FakeSocket(config);
       sockets.push(socket);
@@ -984,17 +985,25 @@ function text(id: string, body: string, from = ALICE): WAMessage {
 /** Records what reached the gateway; `refuse` makes it not take events (as a runner whose lease is in doubt). */
 function gatewaySink(spool: MemorySpool) {
   const taken: string[] = [];
+  const offered: string[] = [];
   const seenInSpool: boolean[] = [];
+  const waiting = new Map<string, () => void>();
   const sink = {
     taken,
+    offered,
     seenInSpool,
     refuse: false,
+    /** resolves when the gateway has taken the message with this text */
+    whenTaken: (body: string) => new Promise<void>((resolve) => (taken.includes(body) ? resolve() : waiting.set(body, resolve))),
     onEvent: async (event: EngineEvent): Promise<void> => {
       if (event.type !== 'message') return;
+      const body = event.message.text ?? '';
+      offered.push(body);
       // the spool holds the event before the gateway gets it
-      seenInSpool.push(spool.texts().includes(event.message.text ?? ''));
-      if (sink.refuse) throw new Error('not taken: lease renewals lapsed');
-      taken.push(event.message.text ?? '');
+      seenInSpool.push(spool.texts().includes(body));
+      if (sink.refuse) throw new Error('not taken: PostgreSQL is down');
+      taken.push(body);
+      waiting.get(body)?.();
     },
   };
   return sink;
@@ -1065,6 +1074,27 @@ describe('BaileysEngine inbound spool', () => {
     expect(order).toEqual(['open', 'message']);
     expect(sink.taken).toEqual(['not taken']);
     expect(spool.texts()).toEqual([]);
+  });
+
+  it('while the socket stays open, what the gateway did not take is handed over again once it can take it, each event once', async () => {
+    const spool = new MemorySpool();
+    const sink = gatewaySink(spool);
+    const gateway = spoolingGateway(spool, {}, { spoolRetryMs: 1 });
+    const { conn, socket } = await gateway.connect(sink.onEvent);
+    open(socket);
+    sink.refuse = true; // PostgreSQL down
+    socket.emit('messages.upsert', { messages: [text('M1', 'during the outage')], type: 'notify' });
+    await flush();
+    expect(sink.offered).toEqual(['during the outage']);
+    sink.refuse = false; // back
+    socket.emit('messages.upsert', { messages: [text('M2', 'after it')], type: 'notify' });
+    await sink.whenTaken('during the outage');
+    await flush();
+    // the retry handed M1 over again; M2, live, only once (its own hand-over, not the retry)
+    expect(sink.taken.sort()).toEqual(['after it', 'during the outage']);
+    expect(sink.offered.filter((b) => b === 'after it')).toHaveLength(1);
+    expect(spool.texts()).toEqual([]);
+    await conn.close();
   });
 
   it('what a gateway spooled and never handed over (it died) is drained by the gateway the session moves to', async () => {

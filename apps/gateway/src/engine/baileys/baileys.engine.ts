@@ -68,6 +68,11 @@ export interface BaileysEngineOptions {
   /** Baileys' runtime helpers; default the real module, required on the first connect. */
   runtime?: BaileysRuntime;
   /**
+   * After the gateway did not take a spooled event (PostgreSQL down, say) while the socket stays open, the spool is
+   * handed over again after this delay, doubling up to 30 s while it keeps failing (default 1000 ms).
+   */
+  spoolRetryMs?: number;
+  /**
    * Where every inbound event is kept from the moment Baileys hands it over until the gateway has taken it
    * (docs/baileys-engine.md, "The inbound spool"). Without one, events are handed over unspooled.
    */
@@ -85,6 +90,8 @@ const UNSPOOLED: ReadonlySet<EngineEvent['type']> = new Set(['qr', 'open', 'clos
 const KEEPS_KEY_CACHE: ReadonlySet<CloseReason> = new Set(['transient', 'restart_required']);
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 20_000;
+const DEFAULT_SPOOL_RETRY_MS = 1000;
+const MAX_SPOOL_RETRY_MS = 30_000;
 
 /** Thrown by every call on a connection that has closed (or is closing): the runner must connect again. */
 export class EngineConnectionClosedError extends Error {
@@ -150,6 +157,7 @@ export class BaileysEngine implements SessionEngine {
       runtime,
       lookups: lookups ?? null,
       spool: this.options.spool ?? null,
+      spoolRetryMs: this.options.spoolRetryMs ?? DEFAULT_SPOOL_RETRY_MS,
       inFlight: this.inFlight,
       onClosed,
     });
@@ -241,6 +249,7 @@ interface ConnectionDeps {
   runtime: BaileysRuntime;
   lookups: EngineLookups | null;
   spool: EventSpool | null;
+  spoolRetryMs: number;
   /** the engine's set of spool entries in the gateway's hands, shared by all its connections */
   inFlight: Set<string>;
   onClosed: (reason: CloseReason) => void;
@@ -256,8 +265,12 @@ class BaileysConnection implements EngineConnection {
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
   private readonly phaseWaiters = new Set<() => void>();
-  /** tags what this connection spools, so its replay on open leaves its own live entries alone */
+  /** tags what this connection spools, with `spooled` (its sequence): a replay leaves what its hand-over has not reached */
   private readonly origin = randomUUID();
+  private spooled = 0;
+  /** a replay scheduled after the gateway did not take an event while the socket stays open */
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryDelayMs = 0;
   /** events reach the gateway in the order Baileys emitted them: each waits for its spool write and the ones before */
   private handovers: Promise<void> = Promise.resolve();
   private handoversPending = 0;
@@ -515,6 +528,8 @@ class BaileysConnection implements EngineConnection {
   private finish(event: Extract<EngineEvent, { type: 'close' }>): void {
     if (this.phase === 'closed') return;
     this.setPhase('closed');
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     this.deps.onClosed(event.reason);
     void this.credsSaved.then(() => {
       this.markClosed();
@@ -580,7 +595,7 @@ class BaileysConnection implements EngineConnection {
    */
   private emit(event: EngineEvent): void {
     const spool = this.deps.spool;
-    const entry = spool && !UNSPOOLED.has(event.type) ? spool.append(this.deps.sessionId, encodeSpooledEvent(this.origin, event)) : null;
+    const entry = spool && !UNSPOOLED.has(event.type) ? spool.append(this.deps.sessionId, encodeSpooledEvent(this.origin, ++this.spooled, event)) : null;
     if (!entry && !this.handoversPending) {
       this.handOver(event, null);
       return;
@@ -612,24 +627,47 @@ class BaileysConnection implements EngineConnection {
     taken.then(
       () => {
         if (flight) this.deps.inFlight.delete(flight);
-        if (entry) this.deps.spool!.remove(entry);
+        if (entry) {
+          this.deps.spool!.remove(entry);
+          this.retryDelayMs = 0;
+        }
       },
       (err) => {
         if (flight) this.deps.inFlight.delete(flight);
-        if (entry?.id) this.deps.logger.warn({ err: describe(err), event: event.type }, 'event not taken; it stays in the inbound spool for the next connect');
-        else this.deps.logger.error({ err: describe(err), event: event.type }, 'engine event handler failed');
+        if (!entry?.id) {
+          this.deps.logger.error({ err: describe(err), event: event.type }, 'engine event handler failed');
+          return;
+        }
+        this.deps.logger.warn({ err: describe(err), event: event.type }, 'event not taken; it stays in the inbound spool');
+        this.scheduleSpoolRetry();
       },
     );
   }
 
   /**
-   * Right as the socket opens: what is spooled for the session and in nobody's hands (left by an earlier connection
+   * The gateway did not take a spooled event and the socket stays open (PostgreSQL down, say): the spool is handed over
+   * again after a delay that doubles while it keeps failing, so what waits is stored once the gateway can take it,
+   * not only on the next connect. A connection that closed stops retrying (the next connect replays).
+   */
+  private scheduleSpoolRetry(): void {
+    if (this.retryTimer || !this.isOpen()) return;
+    this.retryDelayMs = Math.min(MAX_SPOOL_RETRY_MS, this.retryDelayMs ? this.retryDelayMs * 2 : this.deps.spoolRetryMs);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.isOpen()) this.replaySpool();
+    }, this.retryDelayMs);
+  }
+
+  /**
+   * Right as the socket opens (and again after the gateway did not take something, see scheduleSpoolRetry): what is spooled for the session and in nobody's hands (left by an earlier connection
    * here, by a gateway that died or handed the session over, or not taken before) is handed over again, after `open`.
    * The session's (session, waMessageId) record drops what was already stored.
    */
   private replaySpool(): void {
     const spool = this.deps.spool;
     if (!spool) return;
+    // what this connection spools from now on is handed over by the steps after this one
+    const reached = this.spooled;
     this.enqueue(async () => {
       for (const { entry, payload } of await spool.pending(this.deps.sessionId)) {
         if (this.phase === 'closed') return;
@@ -642,7 +680,7 @@ class BaileysConnection implements EngineConnection {
           spool.remove(entry);
           continue;
         }
-        if (spooled.origin === this.origin) continue;
+        if (spooled.origin === this.origin && spooled.seq > reached) continue;
         this.handOver(spooled.event, entry);
       }
     });

@@ -30,22 +30,23 @@ const events: EngineEvent[] = [
 
 describe('spooled engine events', () => {
   it.each(events.map((e) => [e.type, e] as const))('a %s event comes back exactly as it was spooled', (_type, event) => {
-    const { origin, event: back } = decodeSpooledEvent(encodeSpooledEvent('conn-1', event));
-    expect(origin).toBe('conn-1');
+    const { origin, seq, event: back } = decodeSpooledEvent(encodeSpooledEvent('conn-1', 7, event));
+    expect({ origin, seq }).toEqual({ origin: 'conn-1', seq: 7 });
     // strict: same classes (raw a Buffer, as protobuf's encode gives it in Node), same keys, same values
     expect(back).toStrictEqual(event);
   });
 
   it('keeps a plain Uint8Array byte for byte, as bytes', () => {
     const plain: EngineEvent = { type: 'message', message: { id: 'U', from: 'a@s.whatsapp.net', chatJid: 'a@s.whatsapp.net', text: 'x', timestamp: 1, fromMe: false, raw } };
-    const { event } = decodeSpooledEvent(encodeSpooledEvent('c', plain));
+    const { event } = decodeSpooledEvent(encodeSpooledEvent('c', 1, plain));
     const back = (event as Extract<EngineEvent, { type: 'message' }>).message.raw!;
     expect(back).toBeInstanceOf(Uint8Array);
     expect([...back]).toEqual([...raw]);
   });
 
   it('refuses what is not a spooled event of this version', () => {
-    expect(() => decodeSpooledEvent('{"v":2,"origin":"c","event":{"type":"receipt"}}')).toThrow('not a spooled engine event of version 1');
+    expect(() => decodeSpooledEvent('{"v":2,"origin":"c","seq":1,"event":{"type":"receipt"}}')).toThrow('not a spooled engine event of version 1');
+    expect(() => decodeSpooledEvent('{"v":1,"origin":"c","event":{"type":"receipt"}}')).toThrow('not a spooled engine event');
     expect(() => decodeSpooledEvent('{"event":{}}')).toThrow('not a spooled engine event');
     expect(() => decodeSpooledEvent('not json')).toThrow();
   });
