@@ -18,6 +18,8 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // kills whatever a test file's processes left running (test/support/process-registry.ts)
+      testEnvironment: '<rootDir>/test/support/e2e-environment.js',
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
       setupFiles: ['<rootDir>/test/support/env.ts'],

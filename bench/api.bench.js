@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-/* eslint-disable no-console */
 // API hot-path benchmark: authed GET /api/v1/webhooks/{id} (with an API key, then with a login JWT) against a bare
 // Express 5 hello, in the same run, through autocannon with the same connections and duration. Prints
 // `vs express: <ratio>` (the worse of key and JWT) on a line of its own, and where the CPU went (API, PostgreSQL).

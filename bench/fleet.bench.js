@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-/* eslint-disable no-console */
 // Fleet benchmark: BENCH_SESSIONS (10 000) simulated sessions across BENCH_GATEWAYS (5) gateway processes on this
 // machine (sim engine), printing
 //   - the simulator's own cost per connected device (baseline: bare device sockets opened by a plain loop),
@@ -28,7 +27,7 @@ const PREFIX = `bench:fleet:${RUN}`;
 
 const { Client } = require('pg');
 const IORedis = require('ioredis');
-const WebSocket = require('ws');
+const { WebSocket: WsClient } = require('ws');
 const { migrate } = require(join(ROOT, 'dist/libs/database/src/data-source.js'));
 
 const children = [];
@@ -100,7 +99,7 @@ async function main() {
   const bare = [];
   const tBare = Date.now();
   for (let i = 0; i < BASELINE_DEVICES; i++) {
-    const ws = new WebSocket(`ws://127.0.0.1:${simPort}/device?sessionId=ses_bare${String(i).padStart(8, '0')}`);
+    const ws = new WsClient(`ws://127.0.0.1:${simPort}/device?sessionId=ses_bare${String(i).padStart(8, '0')}`);
     bare.push(new Promise((resolve, reject) => {
       ws.once('open', () => ws.send(JSON.stringify({ type: 'hello', credential: null })));
       ws.once('message', () => resolve(ws));

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-/* eslint-disable no-console */
 // Messaging benchmark: sustained accepted-and-sent messages per second through API → gateway → simulator with the
 // message log (POST /sessions/{id}/messages → messages row → SendSignal → drain → sim send → markSent + message.sent),
 // against a baseline measured in the same run: the same number of sends written straight to SimEngine connections in

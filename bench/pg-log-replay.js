@@ -3,7 +3,7 @@
 const { Client } = require('pg');
 const fs = require('fs'); const { execSync } = require('child_process');
 const N = 30000, B = 1000;
-function pgCpu() { let t = 0; for (const pid of execSync('pgrep -x postgres || pgrep postgres').toString().trim().split('\n')) { try { const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); t += +f[11] + +f[12]; } catch {} } return t / 100; }
+function pgCpu() { let t = 0; for (const pid of execSync('pgrep -x postgres || pgrep postgres').toString().trim().split('\n')) { try { const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); t += +f[11] + +f[12]; } catch { /* the process ended between readdir and read */ } } return t / 100; }
 const arr = (xs) => '{' + xs.map((x) => x === null ? 'NULL' : '"' + String(x).replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"').join(',') + '}';
 const variants = {
   current: { schema: `
@@ -60,4 +60,4 @@ async function run(name) {
   console.log(`${name.padEnd(16)} outbox ${(outbox / N * 1e6).toFixed(1)} µs/event   log ${(log / N * 1e6).toFixed(1)} µs/delivery   total ${((outbox + log) / N * 1e6).toFixed(1)}`);
   const a2 = new Client({ host: '127.0.0.1', user: 'postgres', database: 'postgres' }); await a2.connect(); await a2.query(`DROP DATABASE ${db}`); await a2.end();
 }
-(async () => { for (const r of [1, 2]) for (const name of (process.argv[2] ? process.argv[2].split(',') : Object.keys(variants))) await run(name); })().catch((e) => { console.error(e); process.exit(1); });
+(async () => { for (const _round of [1, 2]) for (const name of (process.argv[2] ? process.argv[2].split(',') : Object.keys(variants))) await run(name); })().catch((e) => { console.error(e); process.exit(1); });

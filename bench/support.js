@@ -1,4 +1,3 @@
-/* eslint-disable no-console */
 // Helpers the benchmarks share: CPU accounting per process (Linux /proc), percentiles, free ports, and removing a
 // run's throwaway database and Redis keys.
 'use strict';
@@ -11,7 +10,7 @@ function cpuSnapshot() {
   const { readdirSync, readFileSync } = require('node:fs');
   const tick = 100; // USER_HZ
   const snap = {};
-  let pids = [];
+  let pids;
   try {
     pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
   } catch {

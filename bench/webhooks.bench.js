@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-/* eslint-disable no-console */
 // Webhook delivery benchmark: the dispatcher (full delivery log in PostgreSQL) against two baselines
 // measured in the same run on the same loopback receiver: a raw undici POST+HMAC loop (the limit) and
 // a plain BullMQ worker doing POST+HMAC with no log (what a user would write by hand).

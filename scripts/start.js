@@ -11,17 +11,29 @@ const { createHash } = require('node:crypto');
 const { createServer } = require('node:net');
 const { join } = require('node:path');
 const { createInterface } = require('node:readline');
+const { ensureLocalServices, LocalServiceError } = require('./local-services');
 
 const root = join(__dirname, '..');
+
+/** A step (build, migrate, bootstrap) failed; it has said why on stderr. */
+class StepFailed extends Error {
+  constructor(code) {
+    super(`step exited with ${code}`);
+    this.code = code;
+  }
+}
+
+/** Stops the PostgreSQL and Redis this run started (none until main has looked). */
+let stopServices = async () => undefined;
 
 /**
  * Two checkouts' demos must not share a database, a Redis namespace or a gateway id (one demo's gateway would take
  * the other's sessions): all three are derived from the checkout's path, stable across runs of the same clone.
  */
-function demoIsolation(checkoutPath) {
+function demoIsolation(checkoutPath, pgBase = 'postgres://postgres@127.0.0.1:5432') {
   const tag = createHash('sha256').update(checkoutPath).digest('hex').slice(0, 8);
   return {
-    DATABASE_URL: `postgres://postgres@127.0.0.1:5432/gateway_demo_${tag}`,
+    DATABASE_URL: `${pgBase}/gateway_demo_${tag}`,
     REDIS_KEY_PREFIX: `gwdemo-${tag}`,
     GATEWAY_ID: `demo-${tag}`,
   };
@@ -104,16 +116,6 @@ async function main() {
   const env = { ...process.env };
   const command = demo ? 'npm run demo' : 'npm start';
 
-  if (demo) {
-    env.GATEWAY_ENGINE = 'sim';
-    // the demo's own webhook curl line targets 127.0.0.1: private targets must be allowed, whatever the shell says
-    env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
-    for (const [k, v] of Object.entries(demoIsolation(root))) env[k] = env[k] ?? v;
-    env.NETWORK_SIM_URL = env.NETWORK_SIM_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? 4010}`;
-  }
-  // short human lines in a terminal; the children write to our pipes, so they are told
-  if (process.stdout.isTTY && !env.LOG_FORMAT) env.LOG_FORMAT = 'pretty';
-
   // before anything else (a build, a migration): a taken port is one line, not a stack from the third child
   const taken = await takenPortLine(plannedPorts(env, demo), command);
   if (taken) {
@@ -121,9 +123,33 @@ async function main() {
     process.exit(1);
   }
 
+  // a fresh machine: a PostgreSQL and a Redis of our own when none answers and none is configured
+  // (scripts/local-services.js); they stop after the apps
+  let services;
+  try {
+    services = await ensureLocalServices(env, { log: (line) => process.stdout.write(`${line}\n`) });
+  } catch (err) {
+    if (!(err instanceof LocalServiceError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
+  stopServices = services.stop;
+  if (services.pgBase && !demo) env.DATABASE_URL = `${services.pgBase}/gateway`;
+  if (services.redisUrl) env.REDIS_URL = services.redisUrl;
+
+  if (demo) {
+    env.GATEWAY_ENGINE = 'sim';
+    // the demo's own webhook curl line targets 127.0.0.1: private targets must be allowed, whatever the shell says
+    env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
+    for (const [k, v] of Object.entries(demoIsolation(root, services.pgBase ?? undefined))) env[k] = env[k] ?? v;
+    env.NETWORK_SIM_URL = env.NETWORK_SIM_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? 4010}`;
+  }
+  // short human lines in a terminal; the children write to our pipes, so they are told
+  if (process.stdout.isTTY && !env.LOG_FORMAT) env.LOG_FORMAT = 'pretty';
+
   const step = (args, extraEnv = {}) => {
     const r = spawnSync(node, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
-    if (r.status !== 0) process.exit(r.status ?? 1);
+    if (r.status !== 0) throw new StepFailed(r.status ?? 1);
     return r.stdout.toString();
   };
 
@@ -162,7 +188,7 @@ async function main() {
     }, 15000);
     hard.unref();
     const done = () => {
-      if (children.size === 0) process.exit(code);
+      if (children.size === 0) stopServices().finally(() => process.exit(code));
     };
     for (const child of children.values()) child.once('exit', done);
     done();
@@ -219,8 +245,9 @@ async function allReady(urls, gaveUp) {
 module.exports = { demoIsolation, plannedPorts, takenPortLine, bannerLines };
 
 if (require.main === module) {
-  main().catch((err) => {
-    process.stderr.write(`start failed: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+  main().catch(async (err) => {
+    if (!(err instanceof StepFailed)) process.stderr.write(`start failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    await stopServices();
+    process.exit(err instanceof StepFailed ? err.code : 1);
   });
 }

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { spawnRegistered } from './support/process-registry';
 import { REPO_ROOT } from './support/run-context';
 
 /**
@@ -19,7 +19,7 @@ const EXIT_LIMIT_MS = 25_000;
 
 function runSmoke(): Promise<SmokeRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'test/support/baileys-smoke.js')], {
+    const child = spawnRegistered(process.execPath, [join(REPO_ROOT, 'test/support/baileys-smoke.js')], {
       cwd: REPO_ROOT,
       env: { ...process.env, SMOKE_CONNECT_TIMEOUT_MS: '2000' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -27,8 +27,8 @@ function runSmoke(): Promise<SmokeRun> {
     let stdout = '';
     let stderr = '';
     let exitedByItself = true;
-    child.stdout.on('data', (d) => (stdout += d.toString()));
-    child.stderr.on('data', (d) => (stderr += d.toString()));
+    child.stdout!.on('data', (d) => (stdout += d.toString()));
+    child.stderr!.on('data', (d) => (stderr += d.toString()));
     const limit = setTimeout(() => {
       exitedByItself = false;
       child.kill('SIGKILL');
@@ -42,6 +42,7 @@ function runSmoke(): Promise<SmokeRun> {
 
 describe('Baileys engine on a real socket (local WebSocket server)', () => {
   let run: SmokeRun;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the smoke script's JSON report
   let report: any;
 
   beforeAll(async () => {

@@ -1,18 +1,16 @@
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { COMMANDS } from '../apps/cli/src/commands';
 import { startApi } from './support/api-app';
+import { execFileRegistered } from './support/process-registry';
 import { REPO_ROOT } from './support/run-context';
 import { bearer, closeTestDataSource } from './support/seed';
 
-const run = promisify(execFile);
 
 /** The admin CLI as an operator runs it (the built entry point), bootstrapping an organization without copy-paste. */
 describe('admin CLI: help, a first key with the organization, listings, bootstrap', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
   const cli = (args: string[], env: Record<string, string> = {}) =>
-    run(process.execPath, [join(REPO_ROOT, 'dist/apps/cli/src/main.js'), ...args], { env: { ...process.env, ...env } });
+    execFileRegistered(process.execPath, [join(REPO_ROOT, 'dist/apps/cli/src/main.js'), ...args], { env: { ...process.env, ...env } });
   const failing = (args: string[]) => cli(args).then(() => { throw new Error(`${args.join(' ')} succeeded`); }, (e: { code: number; stdout: string; stderr: string }) => e);
 
   beforeAll(async () => {

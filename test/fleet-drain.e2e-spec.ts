@@ -1,11 +1,11 @@
 import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
 import { loadRunContext } from './support/run-context';
 
 // this file's own Redis namespace, so only its own gateways are live here
 process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:fleet-drain-${process.pid}`;
 
 import { createApiApp } from '../apps/api/src/bootstrap';
+import { checkedRequest as request } from './support/api-app';
 import { startSimGateway } from './support/fleet';
 import { AppProcess, freePort, runToExit, startApp, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';

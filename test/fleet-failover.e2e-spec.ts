@@ -1,5 +1,4 @@
 import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
 import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
 
 const db = isolateFleet('failover');
@@ -7,6 +6,7 @@ const db = isolateFleet('failover');
 import { AppProcess, waitFor } from './support/processes';
 import { Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { checkedRequest as request } from './support/api-app';
 
 jest.setTimeout(240_000);
 
@@ -77,7 +77,6 @@ describe('Fleet failover: a SIGKILLed gateway’s sessions resume on the others 
 
     await waitFor(async () => (await working(`gateway_id IN ('gw-b', 'gw-c')`, killedAt)) === SESSIONS, 60000, `all ${SESSIONS} sessions working on gw-b and gw-c`);
     const seconds = (Date.now() - killedAt.getTime()) / 1000;
-    // eslint-disable-next-line no-console
     console.log(`failover of ${SESSIONS} sessions: all working on the other gateways ${seconds.toFixed(1)} s after the SIGKILL`);
 
     const rows: Array<{ gateway_id: string; n: string }> = await pg.query(

@@ -1,5 +1,4 @@
 import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
 import { loadRunContext } from './support/run-context';
 
 // this file's own Redis namespace, so only its own gateways are live here
@@ -9,6 +8,7 @@ import { REGISTRY_KEYS } from '@app/contracts';
 import { SessionsRepository } from '@app/database';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
+import { checkedRequest as request } from './support/api-app';
 import { startSimGateway } from './support/fleet';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';

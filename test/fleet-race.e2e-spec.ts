@@ -1,5 +1,4 @@
 import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
 import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
 
 const db = isolateFleet('race');
@@ -9,6 +8,7 @@ import { REGISTRY_KEYS } from '@app/contracts';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { checkedRequest as request } from './support/api-app';
 
 jest.setTimeout(180_000);
 

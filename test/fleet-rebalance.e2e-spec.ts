@@ -1,11 +1,11 @@
 import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
 import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
 
 const db = isolateFleet('rebalance');
 
 import { waitFor } from './support/processes';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { checkedRequest as request } from './support/api-app';
 
 jest.setTimeout(180_000);
 
@@ -54,22 +54,29 @@ describe('Fleet rebalance: a fourth gateway joining', () => {
 
     const joinedAt = Date.now();
     await fleet.startGateway('gw-new');
-    await waitFor(async () => ((await placed()).get('gw-new') ?? 0) >= 1, 15000, 'a first session moved to gw-new');
-    // watch for a while: moves keep their spacing however many the spread would justify
-    await new Promise((r) => setTimeout(r, 4 * SPACING_MS));
-
-    const moves: Array<{ session_id: string; at: string; p: { reason: string; fromGatewayId: string; toGatewayId: string; status: string; previousStatus: string } }> = await pg.query(
-      `SELECT session_id, envelope->>'timestamp' AS at, envelope->'payload' AS p FROM events
-        WHERE organization_id = $1 AND type = 'session.status' AND envelope->'payload'->>'reason' = 'rebalance' ORDER BY (envelope->>'timestamp')::bigint`,
-      [org.id],
-    );
+    type Move = { session_id: string; at: string; p: { reason: string; fromGatewayId: string; toGatewayId: string; status: string; previousStatus: string } };
+    const rebalanceMoves = async (): Promise<Move[]> =>
+      pg.query(
+        `SELECT session_id, envelope->>'timestamp' AS at, envelope->'payload' AS p FROM events
+          WHERE organization_id = $1 AND type = 'session.status' AND envelope->'payload'->>'reason' = 'rebalance' ORDER BY (envelope->>'timestamp')::bigint`,
+        [org.id],
+      );
+    // watch until several moves happened (the spread justifies many more at once): they keep the rate's spacing
+    const MOVES_WATCHED = 4;
+    await waitFor(async () => (await rebalanceMoves()).length >= MOVES_WATCHED, 15000 + MOVES_WATCHED * 2 * SPACING_MS, `${MOVES_WATCHED} moves to gw-new`);
+    const moves = await rebalanceMoves();
     const watchedMs = Date.now() - joinedAt;
-    expect(moves.length).toBeGreaterThan(1);
-    // at most the configured rate over the time watched (one may fall at either end of the window)
+    // at most the configured rate over the time watched (one may fall at either end of the window); a loaded machine
+    // only makes fewer
     expect(moves.length).toBeLessThanOrEqual(Math.floor(watchedMs / SPACING_MS) + 1);
     const at = moves.map((m) => Number(m.at));
-    // the leader spaces its moves: two never come closer than the rate allows (a little timer slack)
-    for (let i = 1; i < at.length; i++) expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(SPACING_MS - 100);
+    // the leader decides a move no sooner than SPACING_MS after the last one; the event's timestamp is taken when the
+    // move is published, a little later and by a varying amount on a loaded machine, so two consecutive stamps can
+    // come closer than the spacing by that lag. Half the spacing is that allowance; without the rate limit, moves
+    // would follow each other within a supervisor tick (100 ms).
+    for (let i = 1; i < at.length; i++) expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(SPACING_MS / 2);
+    // over the whole run the lag cancels out but for one move's worth
+    expect(at[at.length - 1] - at[0]).toBeGreaterThanOrEqual((at.length - 2) * SPACING_MS);
     for (const m of moves) {
       expect(m.p.toGatewayId).toBe('gw-new');
       expect(['gw-a', 'gw-b', 'gw-c']).toContain(m.p.fromGatewayId);

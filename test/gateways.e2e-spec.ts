@@ -1,5 +1,4 @@
 import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
 import { loadRunContext } from './support/run-context';
 
 // this file's own Redis namespace (per process: runs may overlap), so only its own gateways are live here
@@ -10,6 +9,7 @@ import { Queue } from 'bullmq';
 import { gatewayCommandQueue, REGISTRY_KEYS } from '@app/contracts';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
+import { checkedRequest as request } from './support/api-app';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
@@ -89,7 +89,8 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
   it('lists registered gateways with liveness, capacity and session count', async () => {
     const listed = await listGateways();
     expect(listed.map((g) => g.id)).toEqual([id('a'), id('b')]);
-    for (const g of listed) expect(g).toMatchObject({ alive: true, capacity: 10, sessionCount: 0, engine: 'sim' });
+    // the sim engine announces no WhatsApp Web version
+    for (const g of listed) expect(g).toMatchObject({ alive: true, capacity: 10, sessionCount: 0, engine: 'sim', waWebVersion: null });
     expect((await api().get('/api/v1/gateways')).status).toBe(401);
     const key = await org.apiKey(['webhooks:manage']);
     expect((await api().get('/api/v1/gateways').set(bearer(key.token))).status).toBe(403);

@@ -32,7 +32,7 @@ function rawExchange(port: number, request: Buffer | string): Promise<{ status: 
       const raw = Buffer.concat(chunks).toString('utf8');
       const [head, ...rest] = raw.split('\r\n\r\n');
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
-      let body: unknown = null;
+      let body: unknown;
       try {
         body = JSON.parse(rest.join('\r\n\r\n'));
       } catch {
@@ -55,7 +55,6 @@ describe('hostile input: every refusal a 4xx in the envelope, with no side effec
   let webhookId: string;
   const gatewayId = `gw-hostile-${process.pid}`;
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
   const { get: simGet } = simControl(() => simUrl);
   const getSession = async (id: string) => (await api.http().get(`/api/v1/sessions/${id}`).set(bearer(org.adminKey))).body;
 
@@ -133,7 +132,11 @@ describe('hostile input: every refusal a 4xx in the envelope, with no side effec
       .map(([name]) => name);
   };
 
-  it('a NUL inside any string field of any write body is 422 naming the field, and nothing changes', async () => {
+  // PostgreSQL stores neither a NUL nor a lone UTF-16 surrogate in text or json: both once reached it as a 500
+  it.each([
+    ['a NUL', 'a\u0000b', /NUL/],
+    ['a lone UTF-16 surrogate', 'a\ud800b', /surrogate/],
+  ])('%s inside any string field of any write body is 422 naming the field, and nothing changes', async (_what, hostile, reason) => {
     const db = await testDataSource();
     const counts = async () =>
       (await db.query(
@@ -146,19 +149,19 @@ describe('hostile input: every refusal a 4xx in the envelope, with no side effec
     for (const { path, method, op } of operations().filter((o) => o.method !== 'get' && o.method !== 'delete')) {
       const url = path.replace('{id}', path.startsWith('/api/v1/webhooks') ? webhookId : session.id).replace(/\{[^}]+\}/g, 'x');
       for (const field of stringFields(op)) {
-        const res = await send(method, url).send({ [field]: 'a\u0000b' });
+        const res = await send(method, url).send({ [field]: hostile });
         expect({ url, field, status: res.status }).toEqual({ url, field, status: 422 });
-        expect(res.body.error.details.fields).toEqual({ [field]: [expect.stringMatching(/NUL/)] });
+        expect(res.body.error.details.fields).toEqual({ [field]: [expect.stringMatching(reason)] });
         checked++;
       }
     }
     // sessions (label), webhooks (url, secret, sessionId), groups (name), messages (type, to, ...), login (email, password)
     expect(checked).toBeGreaterThan(10);
-    for (const body of [{ email: 'a\u0000@x.test', password: 'p' }, { email: 'owner@x.test', password: 'a\u0000' }]) {
+    for (const body of [{ email: `${hostile}@x.test`, password: 'p' }, { email: 'owner@x.test', password: hostile }]) {
       const res = await api.http().post('/api/v1/auth/login').send(body);
       expect(res.status).toBe(422);
     }
-    const nested = await send('post', '/api/v1/webhooks').send({ url: 'https://example.com', customHeaders: { 'X-A': 'a\u0000' }, events: ['ok', 'x\u0000'] });
+    const nested = await send('post', '/api/v1/webhooks').send({ url: 'https://example.com', customHeaders: { 'X-A': hostile }, events: ['ok', hostile] });
     expect(nested.status).toBe(422);
     expect(await counts()).toEqual(before);
   });
@@ -185,6 +188,33 @@ describe('hostile input: every refusal a 4xx in the envelope, with no side effec
     expect(retry.body).toEqual(first.body);
     const named = (await simGet(`/sim/groups?sessionId=${session.id}`)).data.filter((g: { subject: string }) => g.subject === 'Retry team');
     expect(named).toHaveLength(1);
+  });
+
+  it('customHeaders refuses Content-Encoding, Date and a set larger than receivers accept (8 KiB as sent), on create and PATCH', async () => {
+    const db = await testDataSource();
+    const stored = async () => (await db.query('SELECT custom_headers FROM webhooks WHERE id = $1', [webhookId]))[0].custom_headers;
+    const before = await stored();
+    // 2 × ("X-Big-n: " + 4000 + CRLF) = 8022 bytes; a third of 171 bytes as sent makes 8193, one over
+    const big = { 'X-Big-1': 'a'.repeat(4000), 'X-Big-2': 'b'.repeat(4000) };
+    const tooBig = { ...big, 'X-Big-3': 'c'.repeat(160) };
+    for (const customHeaders of [{ 'Content-Encoding': 'gzip' }, { date: 'Wed, 21 Oct 2015 07:28:00 GMT' }, tooBig]) {
+      for (const res of [
+        await send('post', '/api/v1/webhooks').send({ url: 'https://example.com/h', customHeaders }),
+        await send('patch', `/api/v1/webhooks/${webhookId}`).send({ customHeaders }),
+      ]) {
+        expect(res.status).toBe(422);
+        expect(res.body.error.code).toBe('validation_error');
+        expect(Object.keys(res.body.error.details.fields)).toEqual(['customHeaders']);
+      }
+    }
+    expect(await stored()).toEqual(before);
+    // just under the bound is accepted, and the refusal said how many bytes it counted
+    const ok = await send('patch', `/api/v1/webhooks/${webhookId}`).send({ customHeaders: big });
+    expect(ok.status).toBe(200);
+    expect(ok.body.customHeaders).toEqual(big);
+    const refused = await send('patch', `/api/v1/webhooks/${webhookId}`).send({ customHeaders: tooBig });
+    expect(refused.body.error.details.fields.customHeaders.join(' ')).toMatch(/8193 bytes.*8192/);
+    expect((await send('patch', `/api/v1/webhooks/${webhookId}`).send({ customHeaders: {} })).status).toBe(200);
   });
 
   it('JSON nested deeper than 32 levels is 422 before validation, on every write route', async () => {

@@ -2,15 +2,18 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiConfig, GatewayConfig, KNOWN_PLACEHOLDER_SECRETS } from '@app/config';
+import { execFileRegistered } from './support/process-registry';
+import { startSimGateway } from './support/processes';
 import { REPO_ROOT } from './support/run-context';
 
 // js-yaml comes with the test tooling; only its loader is needed
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- js-yaml ships no types here; require keeps it one line
 const { loadAll } = require('js-yaml') as { loadAll(text: string): unknown[] };
 
 interface Manifest {
   kind: string;
   metadata: { name: string; annotations?: Record<string, string> };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- every kind's spec, read path by path
   spec?: any;
   data?: Record<string, string>;
   stringData?: Record<string, string>;
@@ -48,8 +51,30 @@ maybe('k8s manifests (kubectl kustomize k8s/base)', () => {
     const byDefault: unknown = Reflect.get(new GatewayConfig(), 'GATEWAY_DRAIN_GRACE_MS');
     if (byDefault !== undefined) expect(byDefault).toBe(Number(config().GATEWAY_DRAIN_GRACE_MS));
     const container = pod.containers.find((c: { name: string }) => c.name === 'gateway');
-    expect(container.lifecycle.preStop.exec.command).toEqual(['node', 'dist/apps/cli/src/main.js', 'gateway:drain', '--id', '$(GATEWAY_ID)']);
+    // a shell reads the id: Kubernetes leaves `$(GATEWAY_ID)` unexpanded in lifecycle hooks (the next test runs it)
+    expect(container.lifecycle.preStop.exec.command.slice(0, 2)).toEqual(['sh', '-c']);
+    expect(container.lifecycle.preStop.exec.command.join(' ')).not.toContain('$(');
     expect(container.env.find((e: { name: string }) => e.name === 'GATEWAY_ID').valueFrom.fieldRef.fieldPath).toBe('metadata.name');
+  });
+
+  describe('the rendered preStop, run as the kubelet runs it (argv as is, the pod\'s env)', () => {
+    let fleet: Awaited<ReturnType<typeof startSimGateway>> | undefined;
+    afterAll(async () => {
+      await fleet?.gateway.stop();
+      await fleet?.sim.stop();
+    });
+
+    it('drains the gateway named by the pod\'s GATEWAY_ID: the gateway hands on and exits 0', async () => {
+      const gatewayId = `k8s-prestop-${Date.now().toString(36)}`;
+      fleet = await startSimGateway(gatewayId);
+      const container = gateway().spec.template.spec.containers.find((c: { name: string }) => c.name === 'gateway');
+      const [file, ...args] = container.lifecycle.preStop.exec.command as string[];
+      // the image's WORKDIR is the repository root's layout (/app holds dist/); the env is what the pod has
+      const gatewayExit = new Promise((resolve) => fleet!.gateway.child.once('exit', resolve));
+      const { stdout } = await execFileRegistered(file, args, { cwd: REPO_ROOT, env: { ...process.env, GATEWAY_ID: gatewayId } });
+      expect(JSON.parse(stdout)).toEqual({ gatewayId, drainRequested: true });
+      expect(await gatewayExit).toBe(0);
+    });
   });
 
   it('readiness is the ops server’s /readyz on the port the Service and the scrape annotation name', () => {

@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
 import { newApiKeyToken } from '@app/crypto';
 import { OrganizationsRepository, Webhook } from '@app/database';
@@ -149,6 +151,40 @@ describe('rate limits (issue 12 item 4)', () => {
     }
   });
 
+  it('failed logins back off the account only for the addresses that failed; a spread past the ceiling backs it off everywhere', async () => {
+    const api = await strictApi('login-pairs', {
+      LOGIN_FREE_FAILURES_PER_ACCOUNT: '2',
+      LOGIN_ACCOUNT_CEILING_FAILURES: '6',
+      LOGIN_FREE_FAILURES_PER_IP: '100',
+      LOGIN_BACKOFF_BASE_MS: '60000',
+      LOGIN_RATE_IP_PER_MIN: '100',
+    });
+    try {
+      await api.app.listen(0, '127.0.0.1');
+      const port = (api.app.getHttpServer().address() as AddressInfo).port;
+      // each caller connects from an address of its own (Linux routes all of 127/8 to loopback): the API sees it as req.ip
+      const loginFrom = (source: string, email: string, password: string) => loginOverLoopback(port, source, { email, password });
+      const { owner } = org.users;
+      const stranger = '127.0.0.3';
+      for (let i = 0; i < 3; i++) expect((await loginFrom(stranger, owner.email, 'guess')).status).toBe(401);
+      const strangerBlocked = await loginFrom(stranger, owner.email, owner.password);
+      expect(strangerBlocked.status).toBe(429);
+      expect(strangerBlocked.body.error?.details.limit).toBe('login_account');
+      // the owner, from their own address, is not locked out by the stranger
+      expect((await loginFrom('127.0.0.2', owner.email, owner.password)).status).toBe(200);
+
+      // 3 failures so far; two more addresses fail twice each (under their own pair's free failures): 7 > the ceiling of 6
+      for (const source of ['127.0.0.4', '127.0.0.5']) for (let i = 0; i < 2; i++) expect((await loginFrom(source, owner.email, 'guess')).status).toBe(401);
+      const everywhere = await loginFrom('127.0.0.2', owner.email, owner.password);
+      expect(everywhere.status).toBe(429);
+      expect(everywhere.body.error?.details.limit).toBe('login_account_ceiling');
+      // another account is untouched by all of it
+      expect((await loginFrom('127.0.0.4', org.users.member.email, org.users.member.password)).status).toBe(200);
+    } finally {
+      await api.app.close();
+    }
+  });
+
   it('doubles the backoff per further failure, up to the cap', async () => {
     const redis = createRedis(ctx.redisUrl);
     try {
@@ -166,3 +202,20 @@ describe('rate limits (issue 12 item 4)', () => {
     }
   });
 });
+
+/** POST /api/v1/auth/login from a chosen loopback source address; resolves with the status and the JSON body. */
+function loginOverLoopback(port: number, localAddress: string, body: { email: string; password: string }): Promise<{ status: number; body: { error?: { details: { limit?: string } } } }> {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = httpRequest(
+      { host: '127.0.0.1', port, localAddress, method: 'POST', path: '/api/v1/auth/login', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text || 'null') }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}

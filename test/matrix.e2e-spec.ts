@@ -23,6 +23,8 @@ interface Entry {
 
 const MATRIX: Record<string, Entry> = {
   Auth_login: { permission: 'public' },
+  Health_healthz: { permission: 'public' },
+  Health_readyz: { permission: 'public' },
   Auth_me: { permission: 'authenticated' },
   Webhooks_create: { permission: 'webhooks:manage', body: { url: 'https://example.com/matrix' } },
   Webhooks_list: { permission: 'webhooks:manage' },

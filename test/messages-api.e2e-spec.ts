@@ -1,5 +1,4 @@
 import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
 import { loadRunContext } from './support/run-context';
 
 // this file's own Redis namespace (runs may overlap); a small media cap and fetch timeout so the limits are cheap to hit
@@ -12,6 +11,7 @@ import { newId } from '@app/database';
 import { SendSignal } from '@app/messaging';
 import { createRedis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
+import { checkedRequest as request } from './support/api-app';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { Receiver, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';

@@ -2,7 +2,6 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
-import request from 'supertest';
 import { WebSocket } from 'ws';
 import { loadRunContext } from './support/run-context';
 
@@ -15,6 +14,7 @@ import { GroupsRepository } from '@app/database';
 import { createRedis } from '@app/redis';
 import type { Redis } from 'ioredis';
 import { createApiApp } from '../apps/api/src/bootstrap';
+import { checkedRequest as request } from './support/api-app';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { createWebhookRow, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';

@@ -59,6 +59,7 @@ function outbound(to: string, content: OutboundContent, extra: Partial<OutboundM
   return { waMessageId: `3EB0${randomBytes(8).toString('hex').toUpperCase()}`, to, content, quoted: null, mentions: [], ...extra };
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
 async function control(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, expectStatus?: number, base = sim.url): Promise<any> {
   const res = await fetch(`${base}${path}`, {
     method,

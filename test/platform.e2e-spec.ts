@@ -1,14 +1,12 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { buildOpenApiDocument } from '../apps/api/src/bootstrap';
 import { startApi } from './support/api-app';
 import { freePort, startApp } from './support/processes';
+import { execFileRegistered } from './support/process-registry';
 import { REPO_ROOT } from './support/run-context';
 import { bearer, closeTestDataSource, seedOrganization, SeededOrg } from './support/seed';
 
-const run = promisify(execFile);
 
 describe('platform: errors, private targets, operability, docs, configuration, CLI', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
@@ -119,13 +117,13 @@ describe('platform: errors, private targets, operability, docs, configuration, C
       ['DATABASE_URL', 'mysql://x'],
       ['SECRET_ENCRYPTION_KEY', 'dG9vLXNob3J0'],
     ]) {
-      const err = await run(process.execPath, [entry], { env: { ...process.env, [name]: value } }).catch((e) => e);
+      const err = await execFileRegistered(process.execPath, [entry], { env: { ...process.env, [name]: value } }).catch((e) => e);
       expect(err.code).toBe(78);
       const lines = String(err.stderr).trim().split('\n');
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain(name);
     }
-    const prod = await run(process.execPath, [entry], { env: { ...process.env, NODE_ENV: 'production', JWT_SECRET: '' } }).catch((e) => e);
+    const prod = await execFileRegistered(process.execPath, [entry], { env: { ...process.env, NODE_ENV: 'production', JWT_SECRET: '' } }).catch((e) => e);
     expect(prod.code).toBe(78);
     expect(String(prod.stderr)).toContain('JWT_SECRET');
   });
@@ -151,7 +149,7 @@ describe('platform: errors, private targets, operability, docs, configuration, C
   });
 
   it('admin CLI: org:create, user:create, apikey:create print JSON only on stdout; the key works; revoke stops it', async () => {
-    const cli = (...args: string[]) => run(process.execPath, [join(REPO_ROOT, 'dist/apps/cli/src/main.js'), ...args], { env: process.env });
+    const cli = (...args: string[]) => execFileRegistered(process.execPath, [join(REPO_ROOT, 'dist/apps/cli/src/main.js'), ...args], { env: process.env });
     const email = `cli-${Date.now()}@example.test`;
     const created = await cli('org:create', '--name', 'Cli Co', '--owner-email', email, '--owner-password', 'owner-password-1');
     const out = JSON.parse(created.stdout);

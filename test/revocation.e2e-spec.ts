@@ -1,6 +1,4 @@
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { WebSocket } from 'ws';
 import type { EventEnvelope } from '@app/contracts';
@@ -9,12 +7,12 @@ import { EventPublisher } from '@app/events';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { principalFeedConnectionName } from '../apps/api/src/auth/principal-feed';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { execFileRegistered } from './support/process-registry';
 import { REPO_ROOT } from './support/run-context';
 import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
 
-const run = promisify(execFile);
 const cli = async (...args: string[]) =>
-  JSON.parse((await run(process.execPath, [join(REPO_ROOT, 'dist/apps/cli/src/main.js'), ...args], { env: process.env })).stdout);
+  JSON.parse((await execFileRegistered(process.execPath, [join(REPO_ROOT, 'dist/apps/cli/src/main.js'), ...args], { env: process.env })).stdout);
 
 /** Two API replicas (real processes) sharing PostgreSQL and Redis: a change made through the CLI must reach both. */
 describe('instant revocation on every API replica, and the principal cache', () => {

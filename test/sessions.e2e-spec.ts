@@ -1,5 +1,4 @@
 import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
 import { loadRunContext } from './support/run-context';
 
 // this file's own Redis namespace (per process: runs may overlap), so gateways of other e2e files never take its sessions
@@ -7,9 +6,11 @@ process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:sessions-${proce
 process.env.COMMAND_TIMEOUT_MS = '4000';
 
 import { createApiApp } from '../apps/api/src/bootstrap';
+import { checkedRequest as request } from './support/api-app';
 import { AppProcess, startSimGateway, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { sessionProbes, storedEvents } from './support/session-probes';
 
 const SESSION_FIELDS = [
   'id', 'organizationId', 'createdByUserId', 'gatewayId', 'label', 'status', 'phoneNumber', 'waJid', 'waLid', 'isAdminSession',
@@ -27,26 +28,14 @@ describe('Sessions API against a gateway on the network simulator', () => {
   const gatewayId = `gw-sessions-${process.pid}`;
 
   const api = () => request(app.getHttpServer());
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
   const { get: simGet } = simControl(() => simUrl);
   const simPost = async (path: string, body: object = {}) => {
     const res = await fetch(simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
     return { status: res.status, body: (await res.json()) as any };
   };
-  const getSession = async (id: string, token = org.adminKey) => (await api().get(`/api/v1/sessions/${id}`).set(bearer(token))).body;
-  const waitStatus = (id: string, status: string, timeoutMs = 10000) =>
-    waitFor(async () => {
-      const s = await getSession(id);
-      return s.status === status ? s : null;
-    }, timeoutMs, `session ${id} to be ${status}`);
-  const eventsOf = async (sessionId: string, type: string) => {
-    const db = await testDataSource();
-    const rows: Array<{ envelope: { payload: Record<string, unknown>; event: string } }> = await db.query(
-      'SELECT envelope FROM events WHERE session_id = $1 AND type = $2 ORDER BY id',
-      [sessionId, type],
-    );
-    return rows.map((r) => r.envelope);
-  };
+  const { getSession, waitStatus } = sessionProbes(api, () => org.adminKey);
+  const eventsOf = storedEvents;
   const createSession = async (label: string) => {
     const res = await api().post('/api/v1/sessions').set(bearer(org.users.member.token)).send({ label });
     expect(res.status).toBe(201);

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { EVENT_TYPES } from '@app/contracts';
 import { newId, Session, Webhook } from '@app/database';
 import { startApi } from './support/api-app';
 import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
@@ -296,6 +297,29 @@ describe('webhook registration API (seed 4.4 to 4.6)', () => {
     expect(list.body.data.map((w: { id: string }) => w.id)).not.toContain(mine.id);
     const still = await api.http().get(`/api/v1/webhooks/${mine.id}`).set(bearer(acme.adminKey));
     expect(still.body.active).toBe(true);
+  });
+
+  it('events takes `*` and the catalog\'s names only: a typo is 422 naming the known ones, on create and on PATCH', async () => {
+    for (const events of [['*'], [...EVENT_TYPES], ['message.received', 'message.ack'], []]) {
+      const res = await create(acme, { url: 'https://example.com/events', events });
+      expect({ events, status: res.status }).toEqual({ events, status: 201 });
+      expect(res.body.events).toEqual(events);
+    }
+    const typo = await create(acme, { url: 'https://example.com/events', events: ['message.received', 'mesage.received'] });
+    expect(typo.status).toBe(422);
+    expect(typo.body.error.code).toBe('validation_error');
+    const [message] = typo.body.error.details.fields.events as string[];
+    expect(message).toContain('"mesage.received"');
+    for (const known of ['*', ...EVENT_TYPES]) expect(message).toContain(known);
+    // names that do not exist even though they sound right (CONTRACT 6 has `message.ack` for both)
+    for (const name of ['message.delivered', 'message.read', 'MESSAGE.RECEIVED', '*.*']) {
+      expect((await create(acme, { url: 'https://example.com/events', events: [name] })).status).toBe(422);
+    }
+    const hook = (await create(acme, { url: 'https://example.com/events' }).expect(201)).body;
+    const patch = await api.http().patch(`/api/v1/webhooks/${hook.id}`).set(bearer(acme.adminKey)).send({ events: ['session.statsu'] });
+    expect(patch.status).toBe(422);
+    expect(patch.body.error.details.fields.events[0]).toContain('session.status');
+    expect((await api.http().get(`/api/v1/webhooks/${hook.id}`).set(bearer(acme.adminKey))).body.events).toEqual(['*']);
   });
 
   it('unknown ids are 404; DELETE is 204 and the webhook is gone', async () => {

@@ -11,7 +11,11 @@ export default defineConfig({
   plugins: [preact({ prerender: { enabled: false } })],
   resolve: {
     // the wire types and constants the API itself uses (no Nest, no I/O in libs/contracts)
-    alias: { '@app/contracts': here('../../libs/contracts/src/index.ts') },
+    alias: {
+      '@app/contracts': here('../../libs/contracts/src/index.ts'),
+      // the client generated from docs/openapi.json (openapi-fetch + the document's types)
+      '@app/api-client': here('../../libs/api-client/src/index.ts'),
+    },
   },
   build: {
     outDir: here('../../dist/dashboard'),

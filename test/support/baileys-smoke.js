@@ -30,7 +30,10 @@ function memoryAuthState(sessionId) {
     readKeys: async (category, ids) => Object.fromEntries(ids.filter((id) => rows.has(`${category}/${id}`)).map((id) => [id, rows.get(`${category}/${id}`)])),
     writeKeys: async (data) => {
       for (const [category, items] of Object.entries(data)) {
-        for (const [id, value] of Object.entries(items)) value == null ? rows.delete(`${category}/${id}`) : rows.set(`${category}/${id}`, value);
+        for (const [id, value] of Object.entries(items)) {
+          if (value == null) rows.delete(`${category}/${id}`);
+          else rows.set(`${category}/${id}`, value);
+        }
       }
     },
     clear: async () => { rows.clear(); creds = null; },

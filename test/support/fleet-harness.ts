@@ -70,10 +70,12 @@ export class SimFleet {
     return gateway;
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
   async simGet(path: string): Promise<any> {
     return (await fetch(this.simUrl + path)).json();
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
   async simPost(path: string, body: object = {}): Promise<any> {
     const res = await fetch(this.simUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return res.json();

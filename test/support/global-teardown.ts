@@ -1,9 +1,14 @@
 import IORedis from 'ioredis';
 import { Client } from 'pg';
+import { LOCAL_SERVICES } from './global-setup';
+import { killLeftovers } from './process-registry';
 import { loadRunContext } from './run-context';
 
 export default async function globalTeardown(): Promise<void> {
   const ctx = loadRunContext();
+  // a worker that died before its environment's teardown left its children's pid files behind
+  const killed = killLeftovers(ctx.runId);
+  if (killed.length) process.stderr.write(`e2e: killed ${killed.length} process group(s) left by a dead worker: ${killed.join(', ')}\n`);
   if (process.env.E2E_KEEP_DB !== '1') {
     const admin = new Client({ connectionString: ctx.adminDatabaseUrl });
     await admin.connect();
@@ -19,4 +24,6 @@ export default async function globalTeardown(): Promise<void> {
     if (keys.length) await redis.del(...keys);
   } while (cursor !== '0');
   await redis.quit();
+  // the PostgreSQL and Redis global-setup started, if it did (after the database is dropped and the keys deleted)
+  await ((globalThis as Record<symbol, unknown>)[LOCAL_SERVICES] as { stop: () => Promise<void> } | undefined)?.stop();
 }

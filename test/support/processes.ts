@@ -1,6 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { spawnRegistered } from './process-registry';
 import { REPO_ROOT } from './run-context';
 
 /** The apps as the build output runs them (the same entry points as `npm run start:*`). */
@@ -43,11 +44,12 @@ export async function startApp(
   healthUrl: string,
   timeoutMs = 20000,
 ): Promise<AppProcess> {
-  const child = spawn(process.execPath, [join(REPO_ROOT, APP_ENTRY[app])], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnRegistered(
+    process.execPath,
+    [join(REPO_ROOT, APP_ENTRY[app])],
+    { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    app,
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out = (out + d.toString()).slice(-200_000)));
   child.stderr!.on('data', (d) => (out = (out + d.toString()).slice(-200_000)));
@@ -111,7 +113,7 @@ export async function holdPort(): Promise<{ port: number; release: () => Promise
 /** Runs a Node script of the repository to its exit, with stdout and stderr interleaved as a user sees them. */
 export function runToExit(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, script), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnRegistered(process.execPath, [join(REPO_ROOT, script), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }, script);
     let output = '';
     child.stdout!.on('data', (d) => (output += d.toString()));
     child.stderr!.on('data', (d) => (output += d.toString()));
@@ -119,11 +121,15 @@ export function runToExit(script: string, args: string[], env: Record<string, st
   });
 }
 
-/** The network simulator and one gateway on it (`GATEWAY_ENGINE=sim`, fast heartbeats), both from dist/. */
+/**
+ * The network simulator and one gateway on it (fast heartbeats), both from dist/. `engine` `sim` (default) speaks the
+ * simulator's own device protocol; `baileys` runs the real engine against its WhatsApp Web front door
+ * (WHATSAPP_EMULATOR_URL, docs/testing.md).
+ */
 export async function startSimGateway(
   gatewayId: string,
-  env: { sim?: Record<string, string>; gateway?: Record<string, string> } = {},
-): Promise<{ sim: AppProcess; simUrl: string; gateway: AppProcess }> {
+  env: { sim?: Record<string, string>; gateway?: Record<string, string>; engine?: 'sim' | 'baileys' } = {},
+): Promise<{ sim: AppProcess; simUrl: string; gateway: AppProcess; healthUrl: string }> {
   const simPort = await freePort();
   const simUrl = `http://127.0.0.1:${simPort}`;
   const sim = await startApp('sim', { SIM_PORT: String(simPort), ...env.sim }, `${simUrl}/healthz`);
@@ -132,8 +138,9 @@ export async function startSimGateway(
     'gateway',
     {
       GATEWAY_ID: gatewayId,
-      GATEWAY_ENGINE: 'sim',
+      GATEWAY_ENGINE: env.engine ?? 'sim',
       NETWORK_SIM_URL: simUrl,
+      ...(env.engine === 'baileys' ? { WHATSAPP_EMULATOR_URL: simUrl } : {}),
       GATEWAY_HEALTH_PORT: String(healthPort),
       GATEWAY_HEARTBEAT_MS: '300',
       GATEWAY_TTL_MS: '2000',
@@ -144,5 +151,14 @@ export async function startSimGateway(
     await sim.stop();
     throw err;
   });
-  return { sim, simUrl, gateway };
+  return { sim, simUrl, gateway, healthUrl: `http://127.0.0.1:${healthPort}` };
+}
+
+/** Throws, with the tail of its output, for the first of `procs` that has exited (a crash the test must name). */
+export function assertRunning(...procs: AppProcess[]): void {
+  for (const p of procs) {
+    if (p.child.exitCode !== null || p.child.signalCode !== null) {
+      throw new Error(`${p.name} exited (${p.child.exitCode ?? p.child.signalCode}):\n${p.output().slice(-4000)}`);
+    }
+  }
 }

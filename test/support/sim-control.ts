@@ -4,7 +4,7 @@
  */
 export function simControl(url: () => string) {
   return {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's answers are untyped JSON
     get: async (path: string): Promise<any> => (await fetch(url() + path)).json(),
     post: (path: string, body: object = {}): Promise<Response> =>
       fetch(url() + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),

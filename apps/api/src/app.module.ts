@@ -14,7 +14,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 /** `overrides`: configuration decided by the caller over the environment's (the CLI boots the API silent). */
 function imports(overrides: ConfigOverrides) {
   return [
-    InfraModule.forRoot({ app: 'api', config: ApiConfig, overrides }),
+    InfraModule.forRoot({ app: 'api', config: ApiConfig, overrides, redisFailFast: true }),
     HealthModule,
     LimitsModule,
     AuthModule,

@@ -14,6 +14,7 @@ import { AppModule } from './app.module';
 import { answerClientError } from './common/client-error';
 import { ErrorEnvelopeFilter } from './common/error.filter';
 import { inputHardening } from './common/input-hardening';
+import { completeOpenApiDocument } from './common/openapi-document';
 import { ApiValidationPipe } from './common/validation.pipe';
 
 export const API_PREFIX = 'api/v1';
@@ -64,7 +65,12 @@ export async function createApiApp(options: { quiet?: boolean; logLevel?: string
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   app.enableShutdownHooks();
   // persistAuthorization: a reload of the docs page keeps the pasted key, as a user trying calls one by one expects
-  SwaggerModule.setup('api/docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'api/docs-json', swaggerOptions: { persistAuthorization: true } });
+  // the served document names the origin it was fetched from, so Swagger UI's "Try it out" calls this very server
+  SwaggerModule.setup('api/docs', app, () => buildOpenApiDocument(app), {
+    jsonDocumentUrl: 'api/docs-json',
+    swaggerOptions: { persistAuthorization: true },
+    patchDocumentOnRequest: (req, _res, document) => ({ ...document, servers: [{ url: requestOrigin(req as IncomingMessage), description: 'this server' }] }),
+  });
   return app;
 }
 
@@ -85,15 +91,39 @@ const API_DESCRIPTION = [
   `**Event catalog** (payloads in docs/events.md): ${EVENT_TYPES.map((e) => `\`${e}\``).join(', ')}.`,
 ].join('\n');
 
+/** Every tag an operation uses, each with what it groups. */
+const TAGS: Array<[string, string]> = [
+  ['auth', 'Log in and find out who the caller is.'],
+  ['sessions', 'WhatsApp accounts linked to the organization: create, pair (QR or code), start, stop, groups.'],
+  ['messages', 'Send messages through a session and read its message log and media.'],
+  ['webhooks', 'Signed event deliveries to your URLs, their delivery log, replay and test.'],
+  ['gateways', 'The gateway nodes that hold the sessions.'],
+  ['health', 'Liveness and readiness probes (no credentials).'],
+];
+
+/** Where the server was reached, as the client addressed it (Host header; plain http unless a proxy says https). */
+function requestOrigin(req: IncomingMessage): string {
+  const host = typeof req.headers.host === 'string' && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(req.headers.host) ? req.headers.host : 'localhost';
+  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
+  return `${encrypted ? 'https' : 'http'}://${host}`;
+}
+
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
-  const doc = new DocumentBuilder()
+  const builder = new DocumentBuilder()
     .setTitle('Messaging Gateway API')
     .setDescription(API_DESCRIPTION)
     .setVersion('1')
+    .addServer('{scheme}://{host}', 'where the API listens (Swagger UI at /api/docs calls the server it is served from)', {
+      scheme: { enum: ['http', 'https'], default: 'http' },
+      host: { default: 'localhost:3000', description: 'host and port; `npm start` and `npm run demo` listen on localhost:3000' },
+    })
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'login JWT or API key (gwk_…)' })
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'API key (gwk_…), the header WAHA users send' }, 'api-key')
     .addSecurityRequirements('bearer')
-    .addSecurityRequirements('api-key')
-    .build();
-  return SwaggerModule.createDocument(app, doc, { operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });
+    .addSecurityRequirements('api-key');
+  for (const [name, description] of TAGS) builder.addTag(name, description);
+  const doc = SwaggerModule.createDocument(app, builder.build(), { operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });
+  // the package is UNLICENSED (proprietary): SPDX has no id for that, so a LicenseRef (a valid SPDX expression)
+  doc.info.license = { name: 'Proprietary (package.json: UNLICENSED)', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
+  return completeOpenApiDocument(doc);
 }

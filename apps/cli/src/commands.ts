@@ -136,19 +136,4 @@ export const COMMANDS: CliCommand<CliContext>[] = [
       return { gatewayId, drainRequested: true };
     },
   },
-  {
-    name: 'openapi',
-    summary: 'print the OpenAPI document the API serves at /api/docs-json',
-    options: [],
-    run: async (_flags, { config }) => {
-      // stdout must carry only the JSON
-      await migrate(config.DATABASE_URL);
-      const { createApiApp, buildOpenApiDocument } = await import('../../api/src/bootstrap');
-      const app = await createApiApp({ quiet: true, logLevel: 'silent' });
-      await app.init();
-      const doc = buildOpenApiDocument(app);
-      await app.close();
-      return doc;
-    },
-  },
 ];

@@ -1,6 +1,20 @@
-import type { DeliveryDetailView, DeliveryView, EventEnvelope, GroupView, MessageView, SessionView, WebhookView } from '@app/contracts';
+import type { EventEnvelope } from '@app/contracts';
+import { createApiClient, type Schemas } from '@app/api-client';
 
-export type { DeliveryDetailView, DeliveryView, EventEnvelope, GroupView, MessageView, SessionView, WebhookView };
+/**
+ * The dashboard's calls, through the client generated from docs/openapi.json (libs/api-client): paths, bodies and
+ * answers are the document's types, so a change of the API that the dashboard does not follow fails its typecheck.
+ */
+export type SessionView = Schemas['SessionResponse'];
+export type MessageView = Schemas['MessageResponse'];
+export type GroupView = Schemas['GroupResponse'];
+export type WebhookView = Schemas['WebhookResponse'];
+export type DeliveryView = Schemas['DeliveryResponse'];
+export type DeliveryDetailView = Schemas['DeliveryDetailResponse'];
+export type Me = Schemas['MeResponse'];
+export type Gateway = Schemas['GatewayResponse'];
+export type WebhookInput = Schemas['UpdateWebhookDto'];
+export type { EventEnvelope };
 
 export const API_BASE = '/api/v1';
 const TOKEN_KEY = 'gw.token';
@@ -37,81 +51,59 @@ export function whenUnauthorized(handler: () => void): void {
   onUnauthorized = handler;
 }
 
-async function call<T>(method: string, path: string, body?: unknown, accept = 'application/json'): Promise<T> {
-  const headers: Record<string, string> = { Accept: accept };
-  const token = credentials.get();
-  if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(API_BASE + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (res.status === 401) {
-    credentials.clear();
-    onUnauthorized();
+const client = createApiClient(location.origin);
+client.use({
+  onRequest({ request }) {
+    const token = credentials.get();
+    if (token) request.headers.set('Authorization', `Bearer ${token}`);
+    return request;
+  },
+  onResponse({ response }) {
+    if (response.status === 401) {
+      credentials.clear();
+      onUnauthorized();
+    }
+    return response;
+  },
+});
+
+/** The answer's data, or the error envelope thrown as an ApiError. */
+async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) {
+    const err = (error as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | undefined)?.error;
+    throw new ApiError(response.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${response.status}`, err?.details ?? {});
   }
-  if (!res.ok) {
-    const envelope = await res.json().catch(() => null);
-    const err = envelope?.error;
-    throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`, err?.details ?? {});
-  }
-  if (res.status === 204) return undefined as T;
-  if (accept !== 'application/json') return (await res.blob()) as T;
-  return (await res.json()) as T;
+  return data as T;
 }
 
-export interface Page<T> {
-  data: T[];
-  nextCursor: string | null;
-}
-
-export interface Me {
-  kind: 'user' | 'apiKey';
-  id: string;
-  organizationId: string;
-  role: string | null;
-  capabilities: string[];
-}
-
-export interface Gateway {
-  id: string;
-  alive: boolean;
-  sessionCount: number;
-  capacity: number;
-  engine: string;
-  version: string;
-  startedAt: number;
-  lastHeartbeatAt: number;
-}
-
-export type WebhookInput = Partial<Pick<WebhookView, 'url' | 'events' | 'sessionId' | 'active' | 'customHeaders' | 'retryPolicy'>> & {
-  secret?: string | null;
-};
-
-const enc = encodeURIComponent;
+const session = (id: string) => ({ params: { path: { id } } });
 
 export const api = {
-  login: (email: string, password: string) => call<{ accessToken: string }>('POST', '/auth/login', { email, password }),
-  me: () => call<Me>('GET', '/auth/me'),
+  login: (email: string, password: string) => ok(client.POST('/api/v1/auth/login', { body: { email, password } })),
+  me: () => ok(client.GET('/api/v1/auth/me')),
 
-  sessions: () => call<Page<SessionView>>('GET', '/sessions?limit=100'),
-  session: (id: string) => call<SessionView>('GET', `/sessions/${enc(id)}`),
-  createSession: (label: string) => call<SessionView>('POST', '/sessions', { label }),
-  sessionAction: (id: string, action: 'start' | 'stop' | 'restart' | 'logout') => call<SessionView>('POST', `/sessions/${enc(id)}:${action}`),
-  deleteSession: (id: string) => call<void>('DELETE', `/sessions/${enc(id)}`),
-  qrImage: (id: string) => call<Blob>('GET', `/sessions/${enc(id)}/qr`, undefined, 'image/png'),
-  requestCode: (id: string, phoneNumber: string) => call<{ code: string }>('POST', `/sessions/${enc(id)}:request-code`, { phoneNumber }),
-  groups: (id: string) => call<Page<GroupView>>('GET', `/sessions/${enc(id)}/groups?limit=100`),
-  createGroup: (id: string, name: string, participants: string[]) => call<GroupView>('POST', `/sessions/${enc(id)}/groups`, { name, participants }),
-  messages: (id: string) => call<Page<MessageView>>('GET', `/sessions/${enc(id)}/messages?limit=20`),
-  sendText: (id: string, to: string, text: string) => call<MessageView>('POST', `/sessions/${enc(id)}/messages`, { to, type: 'text', text }),
+  sessions: () => ok(client.GET('/api/v1/sessions', { params: { query: { limit: 100 } } })),
+  session: (id: string) => ok(client.GET('/api/v1/sessions/{id}', session(id))),
+  createSession: (label: string) => ok(client.POST('/api/v1/sessions', { body: { label } })),
+  sessionAction: (id: string, action: 'start' | 'stop' | 'restart' | 'logout') => ok(client.POST(`/api/v1/sessions/{id}:${action}`, session(id))),
+  deleteSession: (id: string) => ok(client.DELETE('/api/v1/sessions/{id}', session(id))),
+  qrImage: (id: string) => ok(client.GET('/api/v1/sessions/{id}/qr', { ...session(id), headers: { Accept: 'image/png' }, parseAs: 'blob' })),
+  requestCode: (id: string, phoneNumber: string) => ok(client.POST('/api/v1/sessions/{id}:request-code', { ...session(id), body: { phoneNumber } })),
+  groups: (id: string) => ok(client.GET('/api/v1/sessions/{id}/groups', { params: { path: { id }, query: { limit: 100 } } })),
+  createGroup: (id: string, name: string, participants: string[]) => ok(client.POST('/api/v1/sessions/{id}/groups', { ...session(id), body: { name, participants } })),
+  messages: (id: string) => ok(client.GET('/api/v1/sessions/{id}/messages', { params: { path: { id }, query: { limit: 20 } } })),
+  sendText: (id: string, to: string, text: string) => ok(client.POST('/api/v1/sessions/{id}/messages', { ...session(id), body: { to, type: 'text', text } })),
 
-  webhooks: () => call<Page<WebhookView>>('GET', '/webhooks?limit=100'),
-  webhook: (id: string) => call<WebhookView>('GET', `/webhooks/${enc(id)}`),
-  createWebhook: (input: WebhookInput) => call<WebhookView>('POST', '/webhooks', input),
-  updateWebhook: (id: string, input: WebhookInput) => call<WebhookView>('PATCH', `/webhooks/${enc(id)}`, input),
-  deleteWebhook: (id: string) => call<void>('DELETE', `/webhooks/${enc(id)}`),
-  testWebhook: (id: string) => call<{ eventId: string; deliveryId: string }>('POST', `/webhooks/${enc(id)}:test`),
-  deliveries: (id: string) => call<Page<DeliveryView>>('GET', `/webhooks/${enc(id)}/deliveries?limit=100`),
-  delivery: (id: string, deliveryId: string) => call<DeliveryDetailView>('GET', `/webhooks/${enc(id)}/deliveries/${enc(deliveryId)}`),
-  replay: (id: string, deliveryId: string) => call<DeliveryView>('POST', `/webhooks/${enc(id)}/deliveries/${enc(deliveryId)}:replay`),
+  webhooks: () => ok(client.GET('/api/v1/webhooks', { params: { query: { limit: 100 } } })),
+  webhook: (id: string) => ok(client.GET('/api/v1/webhooks/{id}', session(id))),
+  createWebhook: (input: WebhookInput) => ok(client.POST('/api/v1/webhooks', { body: { ...input, url: input.url ?? '' } })),
+  updateWebhook: (id: string, input: WebhookInput) => ok(client.PATCH('/api/v1/webhooks/{id}', { ...session(id), body: input })),
+  deleteWebhook: (id: string) => ok(client.DELETE('/api/v1/webhooks/{id}', session(id))),
+  testWebhook: (id: string) => ok(client.POST('/api/v1/webhooks/{id}:test', session(id))),
+  deliveries: (id: string) => ok(client.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 100 } } })),
+  delivery: (id: string, deliveryId: string) => ok(client.GET('/api/v1/webhooks/{id}/deliveries/{deliveryId}', { params: { path: { id, deliveryId } } })),
+  replay: (id: string, deliveryId: string) => ok(client.POST('/api/v1/webhooks/{id}/deliveries/{deliveryId}:replay', { params: { path: { id, deliveryId } } })),
 
-  gateways: () => call<{ data: Gateway[] }>('GET', '/gateways'),
+  gateways: () => ok(client.GET('/api/v1/gateways')),
 };

@@ -11,7 +11,7 @@ export function message(err: unknown): string {
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
-  // eslint-disable-next-line react-hooks/exhaustive-deps
+  // the caller's deps, not `load`'s identity (a new closure each render), decide when it loads again
   const reload = useCallback(() => load().then((d) => (setData(d), setError(null)), (e) => setError(message(e))), deps);
   useEffect(() => {
     reload();

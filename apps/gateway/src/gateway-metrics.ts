@@ -15,6 +15,8 @@ export class GatewayMetrics {
   /** from a dead gateway's last heartbeat to the session `working` on its new gateway (observed by the leader) */
   readonly failoverSeconds: Histogram;
   readonly supervisorLeader: Gauge;
+  /** connects WhatsApp refused for this client's WhatsApp Web version (405) */
+  readonly clientVersionRefused: Counter;
   /** the inbound spool (Baileys engine): entries written and removed by medium, handed over again, refused at a cap */
   readonly spoolAppends: Counter<'medium'>;
   readonly spoolAppendedBytes: Counter<'medium'>;
@@ -49,6 +51,11 @@ export class GatewayMetrics {
       registers,
     });
     this.supervisorLeader = new Gauge({ name: metricName('gateway_supervisor_leader'), help: '1 while this gateway leads the fleet supervisor', registers });
+    this.clientVersionRefused = new Counter({
+      name: metricName('gateway_client_version_refused_total'),
+      help: "connects WhatsApp refused for this client's WhatsApp Web version (405): update WHATSAPP_WEB_VERSION or allow the version fetch",
+      registers,
+    });
     this.strayFaults = new Counter({
       name: metricName('gateway_stray_faults_total'),
       help: 'unhandled rejections and uncaught exceptions kept from ending the process, by kind and whether traced to a session',

@@ -105,7 +105,7 @@ export class GatewayNode implements BeforeApplicationShutdown {
   }
 
   async start(): Promise<void> {
-    const { host, registry, commands, metrics, logger } = this.parts;
+    const { host, commands, metrics, logger } = this.parts;
     await commands.start();
     await this.beat();
     this.watchdog.start();

@@ -15,6 +15,7 @@ import { FleetSupervisor } from './fleet/fleet-supervisor';
 import { GatewayMetrics } from './gateway-metrics';
 import { GatewayNode, SendSignalListener } from './gateway-node';
 import { LeaseWatchdog } from './lease-watchdog';
+import { ClientVersionAlarm } from './sessions/client-version-alarm';
 import { PgSessionRecords } from './sessions/pg-session-records';
 import { SessionHost } from './sessions/session-host';
 import { SessionMover } from './fleet/session-mover';
@@ -42,8 +43,8 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
     },
     {
       provide: SESSION_ENGINE,
-      inject: [GatewayConfig, InboundSpool],
-      useFactory: (c: GatewayConfig, spool: InboundSpool): SessionEngine => loadEngine(c, { spool }),
+      inject: [GatewayConfig, LOGGER, InboundSpool],
+      useFactory: (c: GatewayConfig, logger: Logger, spool: InboundSpool): Promise<SessionEngine> => loadEngine(c, logger, { spool }),
     },
     { provide: GatewayMetrics, inject: [MetricsRegistry], useFactory: (m: MetricsRegistry) => new GatewayMetrics(m) },
     {
@@ -56,7 +57,12 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
       provide: GatewayRegistry,
       inject: [REDIS_CLIENT, RedisKeys, GatewayConfig, SESSION_ENGINE],
       useFactory: (redis: Redis, keys: RedisKeys, c: GatewayConfig, engine: SessionEngine) =>
-        new GatewayRegistry(redis, keys, { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: c.APP_VERSION }, c.GATEWAY_TTL_MS),
+        new GatewayRegistry(
+          redis,
+          keys,
+          { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: c.APP_VERSION, waWebVersion: () => engine.waWebVersion?.() ?? null },
+          c.GATEWAY_TTL_MS,
+        ),
     },
     {
       provide: SessionHost,
@@ -73,6 +79,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         RedisSessionLeases,
         RedisQrBoard,
         LeaseWatchdog,
+        GatewayMetrics,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -87,8 +94,10 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         leases: RedisSessionLeases,
         qr: RedisQrBoard,
         watchdog: LeaseWatchdog,
-      ) =>
-        new SessionHost(
+        metrics: GatewayMetrics,
+      ) => {
+        const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
+        return new SessionHost(
           c.GATEWAY_ID,
           {
             engine,
@@ -114,11 +123,13 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             },
             afterNetworkAck: c.GATEWAY_FAULT === 'crash-after-send' ? crashNow : undefined,
             leasesTrusted: () => watchdog.trusted(),
+            clientVersionRefused: (sessionId) => versionAlarm.refused(sessionId),
           },
           logger,
           Date.now,
           c.GATEWAY_ADOPT_CONCURRENCY,
-        ),
+        );
+      },
     },
     {
       provide: LeaseWatchdog,
@@ -159,11 +170,13 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
     },
     {
       provide: SEND_SIGNALS,
-      inject: [GatewayConfig, RedisKeys],
-      useFactory: (c: GatewayConfig, keys: RedisKeys): SendSignalListener => ({
+      inject: [GatewayConfig, RedisKeys, LOGGER],
+      useFactory: (c: GatewayConfig, keys: RedisKeys, logger: Logger): SendSignalListener => ({
         async listen(onSession) {
           // a connection in subscriber mode cannot run other commands: this one is SendSignal's alone
           const subscriber = createRedis(c.REDIS_URL);
+          // ioredis resubscribes after a Redis restart; the error is worth a line, not a crash
+          subscriber.on('error', (err) => logger.warn({ reason: err.message }, 'send signal subscription: redis connection error'));
           const unlisten = await new SendSignal(keys).listen(subscriber, c.GATEWAY_ID, onSession);
           return async () => {
             await unlisten();
@@ -250,7 +263,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             // the nudge channels close with the command worker
             commands: { start: () => commands.start(), close: async () => void (await Promise.all([commands.close(), bus.close()])) },
             signals,
-            opsServer: (accepting) => ops.start(c.GATEWAY_HEALTH_PORT, accepting),
+            opsServer: (accepting) => ops.start(c.GATEWAY_HEALTH_PORT, c.OPS_HOST, accepting),
             mover,
             metrics,
             leader: supervisor,

@@ -1,10 +1,21 @@
-import { DomainError, SIM_CLOSE_CODES, SIM_DEVICE_PATH, SIM_MEDIA_PATH, SimDeviceFrame, SimNetworkFrame } from '@app/contracts';
+import {
+  DomainError,
+  SIM_CLOSE_CODES,
+  SIM_DEVICE_PATH,
+  SIM_MEDIA_PATH,
+  SIM_WA_WEB_PATH,
+  SIM_WA_WEB_TRUST_PATH,
+  SimDeviceFrame,
+  SimNetworkFrame,
+} from '@app/contracts';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
+import { applyFault } from './sim-faults';
 import { DeviceLink, SimNetwork } from './sim-network';
+import { WhatsAppWebFrontDoor } from './whatsapp-web/front-door';
 
 export interface NetworkSimOptions {
   port: number;
@@ -90,10 +101,11 @@ const SESSION_ACTIONS: Record<string, (network: SimNetwork, sessionId: string, b
   call: (n, id, body) => n.call(id, body),
   drop: (n, id) => n.drop(id),
   unlink: (n, id) => n.unlink(id),
+  fault: (n, id, body) => applyFault(n, id, body),
 };
 
 /** The control API of CONTRACT 9: what the phone, contacts and test observers do to the network. */
-async function handleControl(network: SimNetwork, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim');
   const method = req.method ?? 'GET';
   const path = url.pathname;
@@ -102,6 +114,7 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
   if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { status: 'ok' });
   if (method === 'GET' && path === '/sim/groups') return sendJson(res, 200, { data: network.listGroups(sessionFilter) });
   if (method === 'GET' && path === '/sim/messages') return sendJson(res, 200, { data: network.listMessages(sessionFilter) });
+  if (method === 'GET' && path === SIM_WA_WEB_TRUST_PATH) return sendJson(res, 200, waWeb.trust());
 
   const media = new RegExp(`^${SIM_MEDIA_PATH}/([^/]+)$`).exec(path);
   if (method === 'GET' && media) return sendMedia(res, network.mediaBytes(decodeURIComponent(media[1])));
@@ -119,6 +132,9 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
     const action = match[2];
     if (method === 'GET' && !action) return sendJson(res, 200, network.view(sessionId));
     if (method === 'GET' && action === 'presence-log') return sendJson(res, 200, { data: network.presenceLog(sessionId) });
+    // a WhatsApp Web device's phone needs what its screen shows (docs/network-sim.md, WhatsApp Web front door)
+    const waWebAction = method === 'POST' && action ? waWeb.sessionAction(sessionId, action) : undefined;
+    if (waWebAction) return sendJson(res, 200, await waWebAction(await readJsonObject(req)));
     const handle = action && Object.hasOwn(SESSION_ACTIONS, action) ? SESSION_ACTIONS[action] : undefined;
     if (method === 'POST' && handle) return sendJson(res, 200, handle(network, sessionId, await readJsonObject(req)));
   }
@@ -127,17 +143,25 @@ async function handleControl(network: SimNetwork, req: IncomingMessage, res: Ser
 
 /** One device connection: JSON frames over a WebSocket, mapped onto SimNetwork calls. */
 function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logger?: Logger, keepaliveMs?: number): void {
+  /** the `silent` fault: the network neither reads nor writes nor answers pings on this socket any more */
+  let silent = false;
   const link: DeviceLink = {
     send: (frame: SimNetworkFrame) => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+      if (ws.readyState === WebSocket.OPEN && !silent) ws.send(JSON.stringify(frame));
     },
     close: (code, reason) => ws.close(code, reason),
     drop: () => ws.terminate(),
+    silence: () => void (silent = true),
   };
+  // pongs are ours to send (the server runs with autoPong off), so a silenced socket stops answering them
+  ws.on('ping', (data) => {
+    if (!silent) ws.pong(data);
+  });
   let greeted = false;
   const helloTimer = setTimeout(() => ws.close(SIM_CLOSE_CODES.protocolError, 'no hello'), HELLO_TIMEOUT_MS);
 
   ws.on('message', (data, isBinary) => {
+    if (silent) return;
     let frame: SimDeviceFrame;
     try {
       if (isBinary) throw new Error('binary frame');
@@ -172,6 +196,7 @@ function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logg
   ws.on('pong', () => (answered = true));
   const keepalive = keepaliveMs
     ? setInterval(() => {
+        if (silent) return;
         if (!answered) return void ws.terminate();
         answered = false;
         ws.ping();
@@ -192,10 +217,11 @@ function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logg
 export async function startNetworkSim(options: NetworkSimOptions): Promise<RunningNetworkSim> {
   const logger = options.logger;
   const network = new SimNetwork({ qrIntervalMs: options.qrIntervalMs ?? 20000 });
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = new WebSocketServer({ noServer: true, autoPong: false });
+  const waWeb = new WhatsAppWebFrontDoor(network, logger);
 
   const server = createServer((req, res) => {
-    handleControl(network, req, res).catch((err) => {
+    handleControl(network, waWeb, req, res).catch((err) => {
       if (!(err instanceof DomainError)) logger?.error({ err }, 'control request failed');
       if (!res.headersSent) sendError(res, err);
     });
@@ -204,6 +230,7 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://sim');
     const sessionId = url.searchParams.get('sessionId') ?? '';
+    if (url.pathname === SIM_WA_WEB_PATH && SESSION_ID_PATTERN.test(sessionId)) return waWeb.handleUpgrade(req, socket, head, sessionId);
     if (url.pathname !== SIM_DEVICE_PATH || !SESSION_ID_PATTERN.test(sessionId)) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
@@ -231,6 +258,7 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
         network.closeAll();
         for (const ws of wss.clients) ws.terminate();
         wss.close();
+        waWeb.close();
         server.close(() => resolve());
         server.closeAllConnections();
       });

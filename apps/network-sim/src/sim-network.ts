@@ -41,6 +41,10 @@ export interface DeviceLink {
   close(code: number, reason: string): void;
   /** Abrupt end of the socket, as when the network drops it. */
   drop(): void;
+  /** Stop answering (no frames, no pongs) without closing: the `silent` fault. Absent on a transport that cannot. */
+  silence?(): void;
+  /** The QR as this device shows it, for a front door whose client draws its QR itself (WhatsApp Web). */
+  showQr?(): string | null;
 }
 
 /** How the network sees a device: never linked yet, linked to a phone, or removed by the phone. */
@@ -219,7 +223,7 @@ export class SimNetwork {
     return {
       sessionId: d.sessionId,
       state: d.state,
-      qr: d.qr,
+      qr: d.qr === null ? null : (d.link?.showQr?.() ?? d.qr),
       jid: d.account?.jid ?? null,
       lid: d.account?.lid ?? null,
       phoneNumber: d.account?.phoneNumber ?? null,
@@ -349,11 +353,22 @@ export class SimNetwork {
 
   /** A transient network drop: the socket ends, the pairing stays. */
   drop(sessionId: string): DeviceView {
+    return this.endConnection(sessionId, (link) => link.drop());
+  }
+
+  /**
+   * The network ends the device's current connection its own way (`end`: a drop, a close code, silence; see
+   * sim-faults.ts). From here the device is offline for the network: what arrives for it waits. `forgetDevice`: the
+   * network forgets the device too (a 401: a paired device is unlinked, a pairing in progress is dropped).
+   */
+  endConnection(sessionId: string, end: (link: DeviceLink) => void, options: { forgetDevice?: boolean } = {}): DeviceView {
     const device = this.device(sessionId);
     const link = device.link;
     if (!link) throw new DomainError('conflict', 'the device is not connected', {});
+    // the transport acts later (a close or a drop is asynchronous), so a fault it cannot play changes nothing here
+    end(link);
+    if (options.forgetDevice) this.forgetPairing(device, device.state === 'paired' ? 'unlinked' : 'unpaired');
     this.release(device);
-    link.drop();
     return this.view(sessionId);
   }
 
@@ -369,6 +384,16 @@ export class SimNetwork {
       }
     }
     return this.view(sessionId);
+  }
+
+  /** The account's lid on the network (`<digits>@lid`, stable per phone number, for contacts as for paired devices). */
+  lidOf(phoneNumber: string): string {
+    let lid = this.lidByPhone.get(phoneNumber);
+    if (!lid) {
+      lid = `${randomDigits(15)}@lid`;
+      this.lidByPhone.set(phoneNumber, lid);
+    }
+    return lid;
   }
 
   listGroups(sessionId?: string): SimGroup[] {
@@ -457,11 +482,7 @@ export class SimNetwork {
   }
 
   private pair(device: Device, phoneNumber: string): void {
-    let lid = this.lidByPhone.get(phoneNumber);
-    if (!lid) {
-      lid = `${randomDigits(15)}@lid`;
-      this.lidByPhone.set(phoneNumber, lid);
-    }
+    const lid = this.lidOf(phoneNumber);
     const credential: SimCredential = {
       kind: 'sim-device',
       token: randomBytes(24).toString('base64url'),

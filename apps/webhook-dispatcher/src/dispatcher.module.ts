@@ -180,7 +180,7 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
             queue,
             connections,
             log,
-            opsServer: () => ops.start(c.DISPATCHER_HEALTH_PORT),
+            opsServer: () => ops.start(c.DISPATCHER_HEALTH_PORT, c.OPS_HOST),
           },
         ),
     },

@@ -11,6 +11,22 @@ describe('configuration', () => {
     expect(c.warnings.join(' ')).toMatch(/JWT_SECRET/);
   });
 
+  it('reads the WhatsApp Web version as numbers; without one the engine picks (fetch off by default)', () => {
+    const c = loadConfig(GatewayConfig, { WHATSAPP_WEB_VERSION: '2.3000.1023456789' });
+    expect(c.waWebVersion).toEqual([2, 3000, 1023456789]);
+    const d = loadConfig(GatewayConfig, {});
+    expect(d.waWebVersion).toBeNull();
+    expect(d.WHATSAPP_WEB_VERSION_FETCH).toBe(false);
+    expect(d.WHATSAPP_WEB_VERSION_FETCH_TIMEOUT_MS).toBe(5000);
+  });
+
+  it('binds the ops port where OPS_HOST says (every interface by default), refusing what is not an IP address', () => {
+    expect(loadConfig(GatewayConfig, {}).OPS_HOST).toBe('0.0.0.0');
+    expect(loadConfig(DispatcherConfig, { OPS_HOST: '127.0.0.1' }).OPS_HOST).toBe('127.0.0.1');
+    expect(loadConfig(ApiConfig, { OPS_HOST: '::1' }).OPS_HOST).toBe('::1');
+    expect(() => loadConfig(ApiConfig, { OPS_HOST: 'metrics.internal' })).toThrow(/OPS_HOST must be an IP address/);
+  });
+
   it('converts numbers and booleans', () => {
     const c = loadConfig(ApiConfig, { PORT: '8080', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     expect(c.PORT).toBe(8080);
@@ -29,6 +45,16 @@ describe('configuration', () => {
     [ApiConfig, { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) }, 'SECRET_ENCRYPTION_KEY'],
     [GatewayConfig, { GATEWAY_ENGINE: 'whatsmeow' }, 'GATEWAY_ENGINE'],
     [GatewayConfig, { GATEWAY_ID: 'has spaces' }, 'GATEWAY_ID'],
+    [GatewayConfig, { WHATSAPP_WEB_VERSION: '2.3000' }, 'WHATSAPP_WEB_VERSION'],
+    [GatewayConfig, { WHATSAPP_WEB_VERSION: 'v2.3000.1' }, 'WHATSAPP_WEB_VERSION'],
+    [GatewayConfig, { WHATSAPP_WEB_VERSION_FETCH: 'sometimes' }, 'WHATSAPP_WEB_VERSION_FETCH'],
+    [GatewayConfig, { WHATSAPP_EMULATOR_URL: 'ws://127.0.0.1:4010' }, 'WHATSAPP_EMULATOR_URL'],
+    [GatewayConfig, { WHATSAPP_EMULATOR_URL: 'http://127.0.0.1:4010', WHATSAPP_WEB_URL: 'ws://relay/ws/chat' }, 'WHATSAPP_EMULATOR_URL'],
+    [
+      GatewayConfig,
+      { NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'), WHATSAPP_EMULATOR_URL: 'http://127.0.0.1:4010' },
+      'WHATSAPP_EMULATOR_URL',
+    ],
     [DispatcherConfig, { DISPATCHER_CONCURRENCY: '0' }, 'DISPATCHER_CONCURRENCY'],
   ] as const)('%p refuses %j naming the variable', (cls, env, variable) => {
     let error: unknown;

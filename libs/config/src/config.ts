@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsIP, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { hostname } from 'node:os';
 import { ConfigError } from './load-config';
 import { packageVersion } from './package-version';
@@ -48,6 +48,14 @@ export class BaseConfig {
 
   @Matches(/^rediss?:\/\/.+/, { message: 'must be a redis:// URL' })
   REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /**
+   * The address the ops port (/healthz, /readyz, /metrics: API_OPS_PORT, GATEWAY_HEALTH_PORT, DISPATCHER_HEALTH_PORT)
+   * binds to. Every interface by default, which probes and scrapers in a cluster need; 127.0.0.1 keeps metrics on
+   * this host only, an internal interface's address keeps them on that network.
+   */
+  @IsIP(undefined, { message: 'must be an IP address (0.0.0.0 every interface, 127.0.0.1 this host only, :: IPv6)' })
+  OPS_HOST = '0.0.0.0';
 
   /** Every Redis key (queues, streams, registry) lives under this prefix. */
   @Matches(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.:-]' })
@@ -180,9 +188,16 @@ export class ApiConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(10_000_000)
   LOGIN_RATE_IP_PER_MIN = 30;
 
-  /** Failed logins of one account allowed before its exponential backoff starts. */
+  /** Failed logins of one account from one client IP allowed before that pair's exponential backoff starts. */
   @Transform(toInt) @IsInt() @Min(0) @Max(1000)
   LOGIN_FREE_FAILURES_PER_ACCOUNT = 5;
+
+  /**
+   * Failed logins of one account from every IP together allowed before the account backs off everywhere (its owner
+   * included): high, so one stranger cannot lock an owner out; a guess spread over many addresses still slows down.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  LOGIN_ACCOUNT_CEILING_FAILURES = 100;
 
   /** Failed logins from one IP (any account) allowed before its exponential backoff starts. */
   @Transform(toInt) @IsInt() @Min(0) @Max(100_000)
@@ -234,6 +249,38 @@ export class GatewayConfig extends BaseConfig {
   /** Where the `baileys` engine opens its WebSocket; unset = WhatsApp Web itself (a relay or tests may set it). */
   @IsOptional() @Matches(/^wss?:\/\/.+/, { message: 'must be a ws:// or wss:// URL' })
   WHATSAPP_WEB_URL?: string;
+
+  /**
+   * The WhatsApp Web version the `baileys` engine announces (`2.3000.1023456789`); unset = the fetched one, or Baileys'
+   * bundled one. WhatsApp refuses outdated versions (405): see docs/baileys-engine.md.
+   */
+  @IsOptional() @Matches(/^\d{1,3}\.\d{1,6}\.\d{1,12}$/, { message: 'must be a WhatsApp Web version like 2.3000.1023456789' })
+  WHATSAPP_WEB_VERSION?: string;
+
+  /** Ask web.whatsapp.com for the current version at start (and after a 405); off: no outbound call but WhatsApp's own. */
+  @Transform(toBool) @IsBoolean()
+  WHATSAPP_WEB_VERSION_FETCH = false;
+
+  /** Bounds that fetch; past it the configured (or bundled) version is used. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(60000)
+  WHATSAPP_WEB_VERSION_FETCH_TIMEOUT_MS = 5000;
+
+  /**
+   * The `sim` engine pings the simulator this often and ends a connection that did not answer the previous ping
+   * (as Baileys' keep-alive does with WhatsApp); 0 turns it off.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(600000)
+  NETWORK_SIM_KEEPALIVE_MS = 15000;
+
+  /** WHATSAPP_WEB_VERSION as numbers, or null (set by finalize) */
+  waWebVersion: [number, number, number] | null = null;
+
+  /**
+   * Test seam (CONTRACT 9): the network simulator whose WhatsApp Web front door the `baileys` engine connects to
+   * (`ws://<host>/ws/chat`), trusting the test root key fetched from it at boot. Refused when NODE_ENV=production.
+   */
+  @IsOptional() @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
+  WHATSAPP_EMULATOR_URL?: string;
 
   /** Sessions this node accepts. */
   @Transform(toInt) @IsInt() @Min(1) @Max(100000)
@@ -351,6 +398,9 @@ export class GatewayConfig extends BaseConfig {
       throw new ConfigError('GATEWAY_FENCE_MARGIN_MS', 'plus GATEWAY_HEARTBEAT_MS must stay below GATEWAY_TTL_MS (the node would fence itself between two heartbeats)');
     }
     if (this.GATEWAY_FAULT && this.isProduction) throw new ConfigError('GATEWAY_FAULT', 'is refused when NODE_ENV=production');
+    this.waWebVersion = this.WHATSAPP_WEB_VERSION ? (this.WHATSAPP_WEB_VERSION.split('.').map(Number) as [number, number, number]) : null;
+    if (this.WHATSAPP_EMULATOR_URL && this.isProduction) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'is refused when NODE_ENV=production');
+    if (this.WHATSAPP_EMULATOR_URL && this.WHATSAPP_WEB_URL) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'cannot be combined with WHATSAPP_WEB_URL');
   }
 }
 

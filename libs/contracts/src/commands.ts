@@ -48,6 +48,11 @@ export interface GatewayInfo {
   lastHeartbeatAt: number;
   engine: string;
   version: string;
+  /**
+   * The WhatsApp Web version the node's engine announces to WhatsApp (`2.3000.x`: WHATSAPP_WEB_VERSION, fetched, or
+   * Baileys' bundled one); null for the `sim` engine and until read. Absent in entries of older gateways.
+   */
+  waWebVersion?: string | null;
   /** the gateway is handing its sessions to others and takes no new ones (placement skips it) */
   draining: boolean;
 }

@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   internal: 500,
   not_implemented: 501,
   gateway_unavailable: 503,
+  // PostgreSQL or Redis cannot be reached: retry later (with Retry-After)
+  unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -25,6 +25,22 @@ export const SIM_DEVICE_PATH = '/device';
 /** Where the control API serves media bytes the network holds: `GET /sim/media/{mediaId}`. */
 export const SIM_MEDIA_PATH = '/sim/media';
 
+/**
+ * The simulator's WhatsApp Web front door (CONTRACT 9): the socket Baileys connects to, `?sessionId=<id>` appended by
+ * the gateway's test seam so the network knows which session a socket is (Baileys never says).
+ */
+export const SIM_WA_WEB_PATH = '/ws/chat';
+/** `GET`: the test root its Noise certificate chain is signed with, {@link SimWaWebTrust}. */
+export const SIM_WA_WEB_TRUST_PATH = '/sim/whatsapp-web/trust';
+
+/** What a client must trust to accept the front door's certificate chain (Baileys' WA_CERT_DETAILS). */
+export interface SimWaWebTrust {
+  /** the test root's Curve25519 public key, 32 bytes, base64 */
+  rootPublicKey: string;
+  /** the root's serial, which the intermediate certificate names as its issuer */
+  serial: number;
+}
+
 /** The account a paired device is attached to. */
 export interface SimAccount {
   /** `<digits>@s.whatsapp.net` */
@@ -171,15 +187,40 @@ export type SimNetworkFrame =
 
 /**
  * WebSocket close codes the network uses; a transient drop is an abrupt end of the socket (1006), as on a real network.
- * The last three digits echo the WhatsApp/Baileys status code the engine reports.
+ * The last three digits echo the WhatsApp/Baileys status code the engine reports (except `badSession`, which no
+ * WhatsApp close means).
  */
 export const SIM_CLOSE_CODES = {
   /** malformed frame or hello */
   protocolError: 4400,
-  /** the credential was revoked (unlink, logout) or is unknown to the network */
+  /** the credential was revoked (unlink, logout, a `failure-401` fault) or is unknown to the network */
   loggedOut: 4401,
-  /** another connection took over the device */
+  /** WhatsApp refuses the account (a `failure-403` fault) */
+  forbidden: 4403,
+  /** WhatsApp refuses this client's version (a `failure-405` fault) */
+  clientVersionRefused: 4405,
+  /** another connection took over the device (or a `conflict` fault) */
   replaced: 4440,
+  /** a stream error without a code (`stream-error-ack`): Baileys reports 500 for it, and it is transient */
+  streamError: 4500,
   /** the stored credential is not a simulator credential */
-  badSession: 4500,
+  badSession: 4501,
+  /** the network asks the device to reconnect (`stream-error-515`) */
+  restartRequired: 4515,
 } as const;
+
+/**
+ * `POST /sim/sessions/{id}/fault {kind}` (CONTRACT 9): how the network misbehaves toward a connected device, once.
+ * `silent` stops answering (no frames, no pongs) without closing: the device has to notice by its keepalive.
+ */
+export const SIM_FAULT_KINDS = [
+  'drop',
+  'silent',
+  'stream-error-515',
+  'stream-error-ack',
+  'conflict',
+  'failure-401',
+  'failure-403',
+  'failure-405',
+] as const;
+export type SimFaultKind = (typeof SIM_FAULT_KINDS)[number];

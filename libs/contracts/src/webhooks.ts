@@ -53,9 +53,30 @@ export const WEBHOOK_HEADERS = {
 
 /**
  * Headers a customHeaders entry may not name (hop-by-hop / framing / protocol): the HTTP client refuses or
- * mishandles each, so every delivery would fail. Any `Proxy-*` name is refused too.
+ * mishandles each, so every delivery would fail. Any `Proxy-*` name is refused too. `Content-Encoding` would tell the
+ * receiver the plain JSON body is compressed (it fails to decode it, or the HMAC is checked over other bytes);
+ * `Date` would contradict the moment the delivery is made, which receivers check against X-Webhook-Timestamp.
  */
-export const FORBIDDEN_CUSTOM_HEADERS = ['host', 'content-length', 'transfer-encoding', 'connection', 'expect', 'upgrade', 'keep-alive', 'te', 'trailer'];
+export const FORBIDDEN_CUSTOM_HEADERS = [
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'expect',
+  'upgrade',
+  'keep-alive',
+  'te',
+  'trailer',
+  'content-encoding',
+  'date',
+];
+
+/**
+ * The most customHeaders may add to a delivery's header block, counted as on the wire (`Name: value\r\n` each).
+ * Node's HTTP server refuses header blocks above 16 KiB (431), nginx a header line above 8 KiB, Apache a field above
+ * 8190 bytes: 8 KiB of custom headers plus the protocol's own (~300 bytes) stays under all three.
+ */
+export const MAX_CUSTOM_HEADERS_BYTES = 8192;
 export const FORBIDDEN_CUSTOM_HEADER_PREFIXES = ['proxy-'];
 
 /**

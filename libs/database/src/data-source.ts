@@ -25,6 +25,8 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   const admin = new URL(databaseUrl);
   admin.pathname = '/postgres';
   const client = new Client({ connectionString: admin.toString() });
+  // a server going away between two statements fails the next one; unheard, the event would end the process
+  client.on('error', () => undefined);
   await client.connect();
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);

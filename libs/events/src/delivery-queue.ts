@@ -23,6 +23,8 @@ export class DeliveryQueue {
     private readonly keys: RedisKeys,
   ) {
     this.queue = new Queue<DeliverJobData>(DELIVERY_QUEUE, { connection: redis, prefix: keys.bullPrefix, defaultJobOptions: DELIVERY_JOB_OPTIONS });
+    // the shared connection's errors (a Redis restart) are its owner's to log; unheard, BullMQ prints each to stderr
+    this.queue.on('error', () => undefined);
   }
 
   /** Adds the job of one attempt, delayed when `delayMs` is given. */

@@ -77,6 +77,8 @@ export class CommandBus {
   private async openChannel(gatewayId: string): Promise<Channel> {
     const name = gatewayCommandQueue(gatewayId);
     const queue = new Queue(name, { connection: this.redis, prefix: this.keys.bullPrefix });
+    // the shared connection's errors (a Redis restart) are its owner's to log; unheard, BullMQ prints each to stderr
+    queue.on('error', () => undefined);
     // start reading the queue's event stream from its current end, so no reply sent from now on is missed
     const last = await this.redis.xrevrange(queue.keys.events, '+', '-', 'COUNT', 1);
     const eventsConnection = createRedis(this.options.redisUrl);

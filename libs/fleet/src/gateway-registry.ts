@@ -34,7 +34,10 @@ export class GatewayRegistry {
   constructor(
     private readonly redis: Redis,
     keys: RedisKeys,
-    private readonly node: Pick<GatewayInfo, 'id' | 'capacity' | 'engine' | 'version'>,
+    private readonly node: Pick<GatewayInfo, 'id' | 'capacity' | 'engine' | 'version'> & {
+      /** read at every heartbeat: the engine learns it at start (a bounded fetch) and again after a 405 */
+      waWebVersion?: () => string | null;
+    },
     private readonly ttlMs: number,
     private readonly clock: () => number = Date.now,
   ) {
@@ -43,8 +46,10 @@ export class GatewayRegistry {
   }
 
   async heartbeat(sessionCount: number): Promise<GatewayInfo> {
+    const { waWebVersion, ...node } = this.node;
     const info: GatewayInfo = {
-      ...this.node,
+      ...node,
+      waWebVersion: waWebVersion?.() ?? null,
       sessionCount,
       startedAt: this.startedAt,
       lastHeartbeatAt: this.clock(),

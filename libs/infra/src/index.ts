@@ -2,3 +2,4 @@ export * from './infra.module';
 export * from './metrics';
 export * from './tokens';
 export * from './ops-endpoints';
+export * from './store-outage';

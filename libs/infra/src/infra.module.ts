@@ -5,8 +5,8 @@ import { BaseConfig, ConfigOverrides, loadConfigOrExit } from '@app/config';
 import { SecretBox } from '@app/crypto';
 import { DatabaseModule } from '@app/database';
 import { EventPublisher } from '@app/events';
-import { createLogger } from '@app/observability';
-import { createRedis, Redis, RedisKeys } from '@app/redis';
+import { createLogger, type Logger } from '@app/observability';
+import { createRedis, createRequestPathRedis, Redis, RedisKeys } from '@app/redis';
 import { MetricsRegistry } from './metrics';
 import { OpsEndpoints } from './ops-endpoints';
 import { LOGGER, REDIS_CLIENT } from './tokens';
@@ -22,6 +22,11 @@ export interface InfraOptions<C extends BaseConfig> {
   overrides?: ConfigOverrides;
   /** labels added to every series of the metrics registry, beside `app` */
   metricLabels?: Record<string, string>;
+  /**
+   * The shared Redis client serves requests (the API): its commands fail fast while Redis is unreachable instead of
+   * waiting for it (createRequestPathRedis). Background processes leave it off: their work waits and resumes.
+   */
+  redisFailFast?: boolean;
 }
 
 /**
@@ -43,7 +48,16 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: configClass, useFactory: () => loadConfigOrExit(configClass, undefined, options.overrides) },
         { provide: BaseConfig, useExisting: configClass },
         { provide: LOGGER, inject: [BaseConfig], useFactory: (c: BaseConfig) => createLogger(options.app, c.LOG_LEVEL, c.LOG_FORMAT) },
-        { provide: REDIS_CLIENT, inject: [BaseConfig], useFactory: (c: BaseConfig) => createRedis(c.REDIS_URL) },
+        {
+          provide: REDIS_CLIENT,
+          inject: [BaseConfig, LOGGER],
+          useFactory: (c: BaseConfig, logger: Logger) => {
+            const redis = options.redisFailFast ? createRequestPathRedis(c.REDIS_URL) : createRedis(c.REDIS_URL);
+            // a Redis restart is an event to log, not a crash (ioredis reconnects by itself)
+            redis.on('error', (err) => logger.warn({ reason: err.message }, 'redis connection error'));
+            return redis;
+          },
+        },
         { provide: RedisKeys, inject: [BaseConfig], useFactory: (c: BaseConfig) => new RedisKeys(c.REDIS_KEY_PREFIX) },
         { provide: SecretBox, inject: [BaseConfig], useFactory: (c: BaseConfig) => new SecretBox(c.encryptionKeys) },
         {

@@ -14,9 +14,12 @@ export class OpsEndpoints {
     private readonly redis: Redis,
   ) {}
 
-  /** `accepting`: the app's own say in readiness (a draining gateway takes no sessions, whatever its stores). */
-  start(port: number, accepting: () => boolean = () => true): Promise<{ port: number; close: () => Promise<void> }> {
-    return startOpsServer({ port, registry: this.metrics.registry, ready: async () => accepting() && (await this.ready()) });
+  /**
+   * On `host` (OPS_HOST) and `port`. `accepting`: the app's own say in readiness (a draining gateway takes no sessions,
+   * whatever its stores).
+   */
+  start(port: number, host: string, accepting: () => boolean = () => true): Promise<{ port: number; close: () => Promise<void> }> {
+    return startOpsServer({ port, host, registry: this.metrics.registry, ready: async () => accepting() && (await this.ready()) });
   }
 
   async ready(): Promise<boolean> {

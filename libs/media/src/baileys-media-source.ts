@@ -12,7 +12,7 @@ export type DownloadContent = (
 
 /** Baileys is ESM-only and heavy: loaded on the first download, never by a process that serves none (or by jest). */
 function loadDownload(): DownloadContent {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first download (above), synchronously
   const baileys = require('@whiskeysockets/baileys') as typeof import('@whiskeysockets/baileys');
   return (media, mediaType) => baileys.downloadContentFromMessage(media, mediaType);
 }

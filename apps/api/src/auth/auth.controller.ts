@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Ip, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { DomainError } from '@app/contracts';
-import { ApiEndpoint, ApiErrors } from '../common/api-docs';
+import { ApiEndpoint, ApiErrors, ApiPublicEndpoint } from '../common/api-docs';
 import { LoginThrottle } from '../limits/login-throttle';
 import { CurrentPrincipal, Public } from './auth.decorators';
 import { AuthService } from './auth.service';
@@ -20,7 +20,7 @@ export class AuthController {
   @Public()
   @Post('login')
   @HttpCode(200)
-  @ApiEndpoint(
+  @ApiPublicEndpoint(
     'Log in',
     'Trades a user\'s email and password for a short-lived JWT to send as `Authorization: Bearer`. Repeated failures of one account or IP back off (429 with Retry-After); a wrong password and an unknown email are told the same 401.',
     'validation_error',
@@ -31,7 +31,7 @@ export class AuthController {
     await this.throttle.admit(body.email, ip);
     try {
       const token = await this.auth.login(body.email, body.password);
-      await this.throttle.succeeded(body.email);
+      await this.throttle.succeeded(body.email, ip);
       return token;
     } catch (err) {
       if (err instanceof DomainError && err.code === 'unauthorized') await this.throttle.failed(body.email, ip);

@@ -14,7 +14,7 @@ export class ErrorEnvelope {
 }
 
 /** The codes an operation documents; each maps to its own status. */
-type DocumentedError = 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'validation_error' | 'rate_limited' | 'not_implemented' | 'gateway_unavailable';
+type DocumentedError = ErrorCode;
 
 /** What the error filter really answers, so the examples in Swagger UI are bodies a caller will see. */
 const ERRORS: Record<DocumentedError, { description: string; example: ErrorBody }> = {
@@ -50,7 +50,40 @@ const ERRORS: Record<DocumentedError, { description: string; example: ErrorBody 
     description: "no gateway can take the session, or the session's gateway did not answer in time",
     example: { error: { code: 'gateway_unavailable', message: 'no gateway is available to host the session', details: {} } },
   },
+  unavailable: {
+    description: 'PostgreSQL or Redis cannot be reached right now; retry after `Retry-After` seconds',
+    example: { error: { code: 'unavailable', message: 'a service the API depends on is unreachable; retry later', details: { retryAfterSeconds: 5 } } },
+  },
+  payload_too_large: {
+    description: 'the body is larger than the route accepts (`BODY_LIMIT_BYTES`; a send: `MEDIA_MAX_BYTES` of media)',
+    example: { error: { code: 'payload_too_large', message: 'request body is too large', details: {} } },
+  },
+  bad_request: {
+    description: 'HTTP the server cannot read: a body that does not match its Content-Encoding, bad header bytes, a bad request line',
+    example: { error: { code: 'bad_request', message: 'the body does not match its Content-Encoding', details: {} } },
+  },
+  uri_too_long: {
+    description: 'the URL is longer than 8 KiB',
+    example: { error: { code: 'uri_too_long', message: 'the URL is too long', details: {} } },
+  },
+  unsupported_media_type: {
+    description: 'a body in an encoding or charset the server does not decode',
+    example: { error: { code: 'unsupported_media_type', message: 'unsupported content encoding "compress"', details: {} } },
+  },
+  headers_too_large: {
+    description: 'the request headers exceed 16 KiB',
+    example: { error: { code: 'headers_too_large', message: 'request headers are too large', details: {} } },
+  },
+  internal: {
+    description: 'an unexpected failure (PostgreSQL or Redis unreachable, a bug); logged on the server, no internals in the answer',
+    example: { error: { code: 'internal', message: 'internal error', details: {} } },
+  },
 };
+
+/** An error response object as the document shows it: envelope schema, description and a real example. */
+export function errorResponse(code: DocumentedError): { description: string; content: { 'application/json': { schema: { $ref: string }; example: ErrorBody } } } {
+  return { description: ERRORS[code].description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' }, example: ERRORS[code].example } } };
+}
 
 /** Error responses with the envelope schema and a real example, on an operation or on every operation of a controller. */
 export function ApiErrors(...codes: DocumentedError[]): MethodDecorator & ClassDecorator {
@@ -62,4 +95,9 @@ export function ApiErrors(...codes: DocumentedError[]): MethodDecorator & ClassD
 /** Summary, description and the operation's own error responses (beside those its controller declares). */
 export function ApiEndpoint(summary: string, description: string, ...errors: DocumentedError[]): MethodDecorator {
   return applyDecorators(ApiOperation({ summary, description }), ApiErrors(...errors));
+}
+
+/** The same for an operation that needs no credentials (`security: []` overrides the document's requirement). */
+export function ApiPublicEndpoint(summary: string, description: string, ...errors: DocumentedError[]): MethodDecorator {
+  return applyDecorators(ApiOperation({ summary, description, security: [] }), ApiErrors(...errors));
 }

@@ -23,6 +23,19 @@ describe('toDomainError', () => {
     expect(toDomainError(Object.assign(new URIError("Failed to decode param '%FF'"), { status: 400 })).error.code).toBe('bad_request');
   });
 
+  it('answers PostgreSQL or Redis out of reach with 503 unavailable and a retry hint, not internal', () => {
+    for (const outage of [
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      new Error('Connection is closed.'),
+    ]) {
+      const { error, unexpected } = toDomainError(outage);
+      expect(unexpected).toBe(false);
+      expect(error.toBody()).toEqual({ error: { code: 'unavailable', message: expect.any(String), details: { retryAfterSeconds: 5 } } });
+      expect(error.status).toBe(503);
+    }
+  });
+
   it('hides anything unexpected behind internal', () => {
     const { error, unexpected } = toDomainError(new TypeError('cannot read properties of undefined (secret stuff)'));
     expect(unexpected).toBe(true);

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { DomainError, ERROR_STATUS, ErrorCode } from '@app/contracts';
+import { isStoreUnreachable } from '@app/infra';
 
 const STATUS_CODE: Record<number, ErrorCode> = {
   401: 'unauthorized',
@@ -17,6 +18,9 @@ const STATUS_CODE: Record<number, ErrorCode> = {
   501: 'not_implemented',
   503: 'gateway_unavailable',
 };
+
+/** What a caller is told to wait while PostgreSQL or Redis is unreachable: a restart takes seconds, a failover tens. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 const invalidJson = () => new DomainError('validation_error', 'request body is not valid JSON', { fields: { body: ['is not valid JSON'] } });
 
@@ -36,10 +40,17 @@ function fromBodyParser(err: { type?: string; status?: number; code?: string; me
 
 /**
  * The one mapping from anything thrown to the `{error:{code,message,details}}` envelope.
+ * PostgreSQL or Redis out of reach is 503 `unavailable` (retry later), not a bug of ours.
  * Unknown errors become a generic 500 `internal`, logged but never shown.
  */
 export function toDomainError(exception: unknown): { error: DomainError; unexpected: boolean } {
   if (exception instanceof DomainError) return { error: exception, unexpected: false };
+  if (isStoreUnreachable(exception)) {
+    return {
+      error: new DomainError('unavailable', 'a data store cannot be reached right now; retry later', { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS }),
+      unexpected: false,
+    };
+  }
   const parsed = fromBodyParser(exception as { type?: string });
   if (parsed) return { error: parsed, unexpected: false };
   const status = (exception as { status?: unknown } | null)?.status;
@@ -66,15 +77,18 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const { error, unexpected } = toDomainError(exception);
     const http = host.switchToHttp();
+    // the request id ties the log line to the request's own (and to what the caller was told in X-Request-Id)
+    const requestId = () => (http.getRequest<{ id?: string }>() ?? {}).id;
     if (unexpected) {
-      // the request id ties the stack to the request's own log line (and to what the caller was told in X-Request-Id)
-      const requestId = (http.getRequest<{ id?: string }>() ?? {}).id;
       const detail = exception instanceof Error ? exception.stack ?? exception.message : String(exception);
-      this.logger.error({ msg: detail, requestId });
+      this.logger.error({ msg: detail, requestId: requestId() });
+    } else if (error.code === 'unavailable') {
+      // an outage, not a bug: its cause without a stack
+      this.logger.warn({ msg: `store unreachable: ${exception instanceof Error ? exception.message : String(exception)}`, requestId: requestId() });
     }
     const res = http.getResponse<Response>();
     if (res.headersSent) return;
-    if (error.code === 'rate_limited' && typeof error.details.retryAfterSeconds === 'number') {
+    if ((error.code === 'rate_limited' || error.code === 'unavailable') && typeof error.details.retryAfterSeconds === 'number') {
       res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
     }
     res.status(ERROR_STATUS[error.code]).json(error.toBody());

@@ -7,6 +7,14 @@ describe('jsonInputProblem', () => {
     expect(jsonInputProblem({ headers: { 'a\u0000': 'x' } })).toEqual({ field: 'headers', message: expect.stringMatching(/^keys .*NUL/) });
   });
 
+  it('names the field holding a lone UTF-16 surrogate (high or low, in strings and keys), and passes real pairs', () => {
+    expect(jsonInputProblem(JSON.parse('{"label":"a\\ud800b"}'))).toEqual({ field: 'label', message: expect.stringMatching(/surrogate/) });
+    expect(jsonInputProblem({ list: ['ok', 'x\udfff'] })?.field).toBe('list.1');
+    expect(jsonInputProblem({ text: '\udc00\ud800' })?.field).toBe('text'); // a pair in the wrong order is two lone halves
+    expect(jsonInputProblem({ headers: { 'a\ud83d': 'x' } })).toEqual({ field: 'headers', message: expect.stringMatching(/^keys .*surrogate/) });
+    expect(jsonInputProblem({ text: 'emoji \ud83d\ude00 and 😀' })).toBeNull();
+  });
+
   it('refuses prototype-named keys by name', () => {
     const parsed = JSON.parse('{"customHeaders":{"__proto__":{"x":1}}}');
     expect(jsonInputProblem(parsed)).toEqual({ field: 'customHeaders.__proto__', message: 'key "__proto__" is not allowed' });

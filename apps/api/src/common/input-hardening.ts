@@ -18,10 +18,20 @@ export interface InputProblem {
 }
 
 const NUL_MESSAGE = 'must not contain NUL characters (PostgreSQL text cannot hold them)';
+const SURROGATE_MESSAGE = 'must be well-formed Unicode: a lone UTF-16 surrogate (\\uD800-\\uDFFF unpaired) cannot be stored';
+
+/** ES2024's String.prototype.isWellFormed (Node 20); the ES2022 lib does not declare it. */
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** Why PostgreSQL would refuse this string in text or json (it then answers with an error the client caused), or null. */
+function stringProblem(s: string): string | null {
+  if (s.includes('\0')) return NUL_MESSAGE;
+  return isWellFormed(s) ? null : SURROGATE_MESSAGE;
+}
 
 /**
- * The first part of a parsed JSON value no handler should see: a NUL in a string or a key (PostgreSQL text cannot
- * store it), a prototype-named key, or nesting deeper than MAX_JSON_DEPTH. Walks with its own stack, so a deep
+ * The first part of a parsed JSON value no handler should see: a NUL or a lone UTF-16 surrogate in a string or a key
+ * (PostgreSQL text and json cannot store either: the insert would fail as a 500), a prototype-named key, or nesting deeper than MAX_JSON_DEPTH. Walks with its own stack, so a deep
  * value cannot overflow the call stack here either. One check for every route, rather than one per DTO field.
  */
 export function jsonInputProblem(value: unknown, root = ''): InputProblem | null {
@@ -30,7 +40,8 @@ export function jsonInputProblem(value: unknown, root = ''): InputProblem | null
     const next = pending.pop()!;
     const field = next.path || 'body';
     if (typeof next.value === 'string') {
-      if (next.value.includes('\0')) return { field, message: NUL_MESSAGE };
+      const message = stringProblem(next.value);
+      if (message) return { field, message };
       continue;
     }
     if (next.value === null || typeof next.value !== 'object') continue;
@@ -38,7 +49,8 @@ export function jsonInputProblem(value: unknown, root = ''): InputProblem | null
     const isArray = Array.isArray(next.value);
     for (const [key, child] of Object.entries(next.value)) {
       if (!isArray) {
-        if (key.includes('\0')) return { field, message: `keys ${NUL_MESSAGE}` };
+        const keyProblem = stringProblem(key);
+        if (keyProblem) return { field, message: `keys ${keyProblem}` };
         if (PROTOTYPE_KEYS.has(key)) return { field: next.path ? `${next.path}.${key}` : key, message: `key "${key}" is not allowed` };
       }
       pending.push({ value: child, path: next.path ? `${next.path}.${key}` : key, depth: next.depth + 1 });

@@ -4,11 +4,11 @@ import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator'
 import type { PageRequest, RowPage } from '@app/database';
 
 export class PageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, description: 'page size (default 20)' })
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'nextCursor of the previous page' })
+  @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_]{1,64}$', description: 'nextCursor of the previous page' })
   @IsOptional() @IsString() @Matches(/^[A-Za-z0-9_]{1,64}$/)
   cursor?: string;
 }

@@ -11,12 +11,18 @@ export class GatewayResponse {
   @ApiProperty() id: string;
   @ApiProperty({ description: 'heartbeat not expired' }) alive: boolean;
   @ApiProperty({ description: 'handing its sessions to other gateways; takes no new ones' }) draining: boolean;
-  @ApiProperty() sessionCount: number;
-  @ApiProperty() capacity: number;
+  @ApiProperty({ type: 'integer' }) sessionCount: number;
+  @ApiProperty({ type: 'integer' }) capacity: number;
   @ApiProperty({ enum: ['baileys', 'sim'] }) engine: string;
-  @ApiProperty() version: string;
-  @ApiProperty({ description: 'epoch ms' }) startedAt: number;
-  @ApiProperty({ description: 'epoch ms' }) lastHeartbeatAt: number;
+  @ApiProperty({ description: "the gateway's own (application) version" }) version: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'the WhatsApp Web version its engine announces to WhatsApp (`2.3000.x`); null for the sim engine, or until known',
+  })
+  waWebVersion: string | null;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) startedAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) lastHeartbeatAt: number;
 }
 
 export class GatewayList {
@@ -60,6 +66,7 @@ export class GatewaysController {
         capacity: g.capacity,
         engine: g.engine,
         version: g.version,
+        waWebVersion: g.waWebVersion ?? null,
         startedAt: g.startedAt,
         lastHeartbeatAt: g.lastHeartbeatAt,
       })),

@@ -34,7 +34,7 @@ export class ApiOpsServer implements OnApplicationBootstrap, OnApplicationShutdo
 
   async onApplicationBootstrap(): Promise<void> {
     try {
-      this.server = await this.ops.start(this.config.API_OPS_PORT);
+      this.server = await this.ops.start(this.config.API_OPS_PORT, this.config.OPS_HOST);
     } catch (err) {
       if ((err as { code?: unknown }).code === 'EADDRINUSE') throw new OpsPortInUse(this.config.API_OPS_PORT, 'API_OPS_PORT');
       throw err;

@@ -3,7 +3,7 @@ import { Counter } from 'prom-client';
 import { metricName, MetricsRegistry } from '@app/infra';
 
 /** Names of the API's rate limits, as they appear in `details.limit` and the metric's `limit` label. */
-export type RateLimitName = 'ip' | 'credential' | 'login_ip' | 'login_account';
+export type RateLimitName = 'ip' | 'credential' | 'login_ip' | 'login_account' | 'login_account_ceiling';
 
 @Injectable()
 export class LimitMetrics {

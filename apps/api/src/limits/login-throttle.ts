@@ -5,9 +5,13 @@ import { LimitMetrics, RateLimitName } from './limit-metrics';
 import { rateLimited } from './rate-limited';
 
 /**
- * The stricter limits of `POST /auth/login`: attempts per IP per minute, and exponential backoff after failures
- * per account (its email) and per IP. Checked before the password is, so a refused attempt costs no query and no
- * scrypt; a success forgets the account's failures.
+ * The stricter limits of `POST /auth/login`: attempts per IP per minute, and exponential backoff after failures per
+ * account from one source address, per source address (any account), and per account from every address past a high
+ * ceiling. The pair, not the account, is what a few failures lock: a stranger who knows an email and guesses from
+ * their own address backs off themselves only, and its owner still logs in from theirs; only a guessing spread over
+ * many addresses (beyond LOGIN_ACCOUNT_CEILING_FAILURES) backs the account off everywhere. Checked before the password
+ * is, so a refused attempt costs no query and no scrypt; a success forgets the failures of that account from that
+ * address (not the account-wide count, which a spray would otherwise see reset by its owner's logins).
  */
 @Injectable()
 export class LoginThrottle {
@@ -23,23 +27,31 @@ export class LoginThrottle {
     return { freeFailures, baseMs: c.LOGIN_BACKOFF_BASE_MS, maxMs: c.LOGIN_BACKOFF_MAX_MS, memoryMs: Math.max(c.LOGIN_BACKOFF_MAX_MS, 15 * 60_000) };
   }
 
-  /** Throws 429 when the IP or the account must wait; otherwise counts the attempt against the IP. */
+  /** Throws 429 when the account from this IP, the IP or the account everywhere must wait; otherwise counts the attempt against the IP. */
   async admit(email: string, ip: string): Promise<void> {
-    const [accountWait, ipWait] = await Promise.all([this.backoff.blockedFor(account(email)), this.backoff.blockedFor(address(ip))]);
-    if (accountWait > 0 || ipWait > 0) throw this.refuse(accountWait >= ipWait ? 'login_account' : 'login_ip', Math.max(accountWait, ipWait));
+    const subjects: Array<[RateLimitName, string]> = [
+      ['login_account', accountFrom(email, ip)],
+      ['login_ip', address(ip)],
+      ['login_account_ceiling', account(email)],
+    ];
+    const waits = await Promise.all(subjects.map(async ([limit, subject]) => ({ limit, wait: await this.backoff.blockedFor(subject) })));
+    const longest = waits.reduce((a, b) => (b.wait > a.wait ? b : a));
+    if (longest.wait > 0) throw this.refuse(longest.limit, longest.wait);
     const hit = await this.limits.hit('login_ip', ip, { limit: this.config.LOGIN_RATE_IP_PER_MIN, windowMs: 60_000 });
     if (!hit.accepted) throw this.refuse('login_ip', hit.retryAfterMs);
   }
 
   async failed(email: string, ip: string): Promise<void> {
+    const c = this.config;
     await Promise.all([
-      this.backoff.failed(account(email), this.policy(this.config.LOGIN_FREE_FAILURES_PER_ACCOUNT)),
-      this.backoff.failed(address(ip), this.policy(this.config.LOGIN_FREE_FAILURES_PER_IP)),
+      this.backoff.failed(accountFrom(email, ip), this.policy(c.LOGIN_FREE_FAILURES_PER_ACCOUNT)),
+      this.backoff.failed(address(ip), this.policy(c.LOGIN_FREE_FAILURES_PER_IP)),
+      this.backoff.failed(account(email), this.policy(c.LOGIN_ACCOUNT_CEILING_FAILURES)),
     ]);
   }
 
-  async succeeded(email: string): Promise<void> {
-    await this.backoff.succeeded(account(email));
+  async succeeded(email: string, ip: string): Promise<void> {
+    await this.backoff.succeeded(accountFrom(email, ip));
   }
 
   private refuse(limit: RateLimitName, retryAfterMs: number) {
@@ -48,5 +60,7 @@ export class LoginThrottle {
   }
 }
 
-const account = (email: string) => `account:${email.trim().toLowerCase()}`;
+const normalEmail = (email: string) => email.trim().toLowerCase();
+const account = (email: string) => `account:${normalEmail(email)}`;
 const address = (ip: string) => `ip:${ip}`;
+const accountFrom = (email: string, ip: string) => `account-ip:${normalEmail(email)}|${ip}`;

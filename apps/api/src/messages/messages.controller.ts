@@ -5,7 +5,6 @@ import {
   ApiBody,
   ApiHeader,
   ApiOkResponse,
-  ApiProduces,
   ApiSecurity,
   ApiTags,
 } from '@nestjs/swagger';
@@ -32,7 +31,7 @@ export class MessagesController {
   @HttpCode(202)
   @ApiEndpoint(
     'Send a message',
-    'Queued (202) and sent by the session in order; `message.sent`, `message.delivered` and `message.read` follow as events. Text, media (by URL or base64), location, contact, reaction or poll; 409 unless the session is working or reconnecting; 429 when its ratePerMin or ratePerHour is reached.',
+    'Queued (202) and sent by the session in order; `message.sent` (or `message.failed`) and then `message.ack` (`delivered`, `read`, `played`) follow as events. Text, media (by URL or base64), location, contact, reaction or poll; 409 unless the session is working or reconnecting; 429 when its ratePerMin or ratePerHour is reached.',
     'conflict',
     'validation_error',
   )
@@ -40,7 +39,12 @@ export class MessagesController {
     type: SendMessageDto,
     examples: { text: { value: { to: '15551234567', text: 'Hello from the gateway' } } },
   })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1..255 printable ASCII; a repeat within 24 h returns the first message' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]{1,255}$' },
+    description: '1..255 printable ASCII; a repeat within 24 h returns the first message',
+  })
   @ApiAcceptedResponse({ type: MessageResponse, description: 'queued; the session sends it' })
   send(
     @CurrentPrincipal() p: Principal,
@@ -69,12 +73,18 @@ export class MessagesController {
 
   @Get(':messageId/media')
   @RequirePermissions('sessions:read')
-  @ApiProduces('application/octet-stream')
   @ApiEndpoint(
     'Download a message\'s media',
     'The bytes with the stored mimetype. 404 when the message has no media, the network no longer has it, or an outbound message was already sent (its bytes are deleted).',
   )
-  @ApiOkResponse({ description: 'the bytes, with the stored mimetype', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
+  @ApiOkResponse({
+    description: "the bytes; `Content-Type` is the message's stored `media.mimetype` (any type, hence `*/*`), `Content-Disposition` carries its filename",
+    headers: {
+      'Content-Disposition': { description: "`inline; filename*=UTF-8''<filename>` when the media has a filename", schema: { type: 'string' } },
+      'Content-Length': { description: 'when the size is known', schema: { type: 'integer' } },
+    },
+    content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+  })
   async media(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string): Promise<StreamableFile> {
     const media = await this.messages.media(p.organizationId, id, messageId);
     const options = {

@@ -34,7 +34,11 @@ export class EventStreamReader implements OnApplicationShutdown {
   private async loop(): Promise<void> {
     this.running = true;
     // a blocking read needs a connection of its own
-    this.redis ??= createRedis(this.config.REDIS_URL);
+    if (!this.redis) {
+      this.redis = createRedis(this.config.REDIS_URL);
+      // a Redis restart fails the read below (logged there) and ioredis reconnects: the error event itself is no news
+      this.redis.on('error', () => undefined);
+    }
     const stream = new EventStream(this.redis, this.keys);
     while (this.running && this.listeners.size > 0) {
       try {

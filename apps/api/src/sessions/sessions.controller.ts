@@ -24,7 +24,7 @@ export class SessionsController {
   @RequirePermissions('sessions:write')
   @ApiEndpoint(
     'Create a session',
-    'Within the organization\'s session quota, placed on the live gateway with the most room and started; follow it with `GET /sessions/{id}/qr` or `:request-code` to pair a phone.',
+    'Within the organization\'s session quota (over it: 403 `forbidden` with `details.quota`), placed on the live gateway with the most room and started; follow it with `GET /sessions/{id}/qr` or `:request-code` to pair a phone.',
     'validation_error',
     'gateway_unavailable',
   )
@@ -162,7 +162,7 @@ export class SessionsController {
   @RequirePermissions('groups:write')
   @ApiEndpoint(
     'Create a group',
-    'Created by the session\'s account with these participants (JIDs or digits); the session must be connected.',
+    'Created by the session\'s account with these participants (user JIDs like `15551234567@s.whatsapp.net`; bare digits are refused); the session must be connected.',
     'not_found',
     'validation_error',
     'not_implemented',

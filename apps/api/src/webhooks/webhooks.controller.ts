@@ -20,7 +20,7 @@ export class WebhooksController {
   @Post()
   @ApiEndpoint(
     'Create a webhook',
-    'Events of the organization (optionally of one session) are POSTed to `url`, signed with `secret` (the seed\'s `X-Webhook-*` headers and Standard Webhooks\' `webhook-*`), retried per `retryPolicy`. The catalog of events: docs/events.md. Within the organization\'s webhook quota (429).',
+    'Events of the organization (optionally of one session) are POSTed to `url`, signed with `secret` (the seed\'s `X-Webhook-*` headers and Standard Webhooks\' `webhook-*`), retried per `retryPolicy`. `events` takes `*` or names of the catalog (docs/events.md); another name is 422. Over the organization\'s webhook quota: 403 `forbidden` with `details.quota`.',
     'validation_error',
   )
   @ApiBody({

@@ -88,7 +88,7 @@ class PgAuthStateStore implements AuthStateStore {
     try {
       plaintext = this.box.decrypt(row.value);
     } catch (err) {
-      throw new Error(`auth state of session ${this.sessionId} (${row.category}) cannot be decrypted: ${err.message}`);
+      throw new Error(`auth state of session ${this.sessionId} (${row.category}) cannot be decrypted: ${err.message}`, { cause: err });
     }
     if (this.box.isStale(row.value)) {
       // best effort: the value read is valid either way, and the next read tries again

@@ -80,15 +80,26 @@ export interface InboundMessage {
 export type { GroupInfo };
 
 /**
- * Why a connection closed, already mapped from the engine's own codes:
- * - restart_required: reconnect at once (Baileys 515 after pairing)
- * - logged_out: the device was unlinked (Baileys 401); wipe auth state, do not reconnect
- * - replaced: another socket took the device (Baileys 440); do not reconnect
- * - bad_session: stored auth state is unusable; wipe and start a fresh QR flow
- * - transient: network trouble; reconnect with capped backoff
+ * Why a connection closed, already mapped from the engine's own codes (what WhatsApp means by them). Credentials are
+ * never wiped because of a close except `logged_out` (WhatsApp's 401): see docs/baileys-engine.md, "Closes".
+ * - restart_required: reconnect at once (Baileys 515 after pairing); a loop of them is backed off
+ * - logged_out: the device is gone (Baileys 401): unlinked on the phone, or a pairing that never completed
+ * - replaced: another socket took the device (Baileys 440); retried once after a delay, `failed` if it repeats
+ * - forbidden: WhatsApp refuses the account (Baileys 403); stop at once, no retry
+ * - client_version_refused: WhatsApp refuses this client's WhatsApp Web version (Baileys 405); long backoff
+ * - bad_session: the stored credentials are not this engine's (the simulator's 4500); stop, credentials kept
+ * - transient: network trouble, a stream error without a code (Baileys 500), 408, 411, 428, 503…; capped backoff
  * - closed_by_us: close() was called
  */
-export type CloseReason = 'restart_required' | 'logged_out' | 'replaced' | 'bad_session' | 'transient' | 'closed_by_us';
+export type CloseReason =
+  | 'restart_required'
+  | 'logged_out'
+  | 'replaced'
+  | 'forbidden'
+  | 'client_version_refused'
+  | 'bad_session'
+  | 'transient'
+  | 'closed_by_us';
 
 export type EngineEvent =
   | { type: 'qr'; qr: string }
@@ -168,6 +179,8 @@ export interface ConnectOptions {
 export interface SessionEngine {
   readonly name: 'baileys' | 'sim';
   connect(options: ConnectOptions): Promise<EngineConnection>;
+  /** The WhatsApp Web version the engine announces (`2.3000.x`), null until known; absent: the engine has none (sim). */
+  waWebVersion?(): string | null;
 }
 
 /** DI token for the SessionEngine chosen by GATEWAY_ENGINE. */

@@ -48,24 +48,27 @@ class NetworkConnection implements EngineConnection {
 
 const CHAT = '15550002222@s.whatsapp.net';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- every event type's payload, read field by field
+type Payload = Record<string, any>;
+
 /** `store`: the same log seen by another holder of the session (a gateway that took over after a crash). */
 function setup(opts: { presenceTyping?: boolean; ttlMs?: number; store?: MemoryMessageStore } = {}) {
   const store = opts.store ?? new MemoryMessageStore();
   const conn = new NetworkConnection();
-  const events: Array<{ event: string; payload: Record<string, any> }> = [];
+  const events: Array<{ event: string; payload: Payload }> = [];
   const sink: SessionEventSink = {
-    publish: async (e) => void events.push({ event: e.event, payload: e.payload as Record<string, any> }),
+    publish: async (e) => void events.push({ event: e.event, payload: e.payload as Payload }),
     // committed together: the events of a transaction that throws are never seen
     transact: async (work) => {
-      const pending: Array<{ event: string; payload: Record<string, any> }> = [];
-      const result = await work(undefined, (e) => void pending.push({ event: e.event, payload: e.payload as Record<string, any> }));
+      const pending: Array<{ event: string; payload: Payload }> = [];
+      const result = await work(undefined, (e) => void pending.push({ event: e.event, payload: e.payload as Payload }));
       events.push(...pending);
       return result;
     },
     // one statement: the events count only when it changed something
     withOutbox: async (named, write) => {
       const changed = await write(undefined);
-      if (changed) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Record<string, any> })));
+      if (changed) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Payload })));
       return changed;
     },
   };

@@ -96,6 +96,13 @@ function build(opts: {
   autoRead?: boolean;
   groupStoreFails?: boolean;
   leasesTrusted?: () => boolean;
+  /** the account on the row when the session starts: a paired session (phoneNumber set) never gives up */
+  phoneNumber?: string | null;
+  /** the jitter's random source; 0 = the full backoff delay */
+  random?: () => number;
+  clientVersionRefused?: (sessionId: string) => void;
+  /** the row cannot be read when the runner starts */
+  findFails?: boolean;
 }) {
   const engine = new FakeEngine();
   const rows: SessionRecordPatch[] = [];
@@ -115,7 +122,10 @@ function build(opts: {
     clear: async () => void (creds = null),
   };
   const records: SessionRecords = {
-    find: async () => ({ id: 'ses_1', organizationId: 'org_1', status: opts.status, desiredState: 'running', phoneNumber: null, autoRead: opts.autoRead ?? true, presenceTyping: false }),
+    find: async () => {
+      if (opts.findFails) throw new Error('Connection terminated unexpectedly');
+      return { id: 'ses_1', organizationId: 'org_1', status: opts.status, desiredState: 'running', phoneNumber: opts.phoneNumber ?? null, autoRead: opts.autoRead ?? true, presenceTyping: false };
+    },
     // the row's fencing: a write carrying an older token than the row's newest is refused
     update: async (_id, patch, leaseToken) => {
       if (leaseToken !== null && leaseToken !== rowToken) return false;
@@ -181,6 +191,8 @@ function build(opts: {
     qr,
     timers,
     clock: () => 1_000,
+    random: opts.random ?? (() => 0),
+    clientVersionRefused: opts.clientVersionRefused,
     leasesTrusted: opts.leasesTrusted,
     logger,
     messages,
@@ -199,6 +211,17 @@ function build(opts: {
 }
 
 const account = { jid: '15550001111@s.whatsapp.net', lid: '99887766@lid', phoneNumber: '15550001111' };
+
+/** Lets `rounds` scheduled reconnects happen (each fails while the engine's failNext lasts); the delays they waited. */
+async function fireRetries(t: ReturnType<typeof setup>, rounds: number): Promise<number[]> {
+  const delays: number[] = [];
+  for (let i = 0; i < rounds; i += 1) {
+    delays.push(...t.timers.pending.map((p) => p.ms));
+    t.timers.fireAll();
+    await flush();
+  }
+  return delays;
+}
 
 describe('SessionRunner', () => {
   it('walks starting → scan_qr_code → working and persists the account', async () => {
@@ -242,15 +265,12 @@ describe('SessionRunner', () => {
     expect(t.timers.pending).toHaveLength(0);
   });
 
-  it('backs off on transient closes and fails after RECONNECT_MAX_ATTEMPTS in a row', async () => {
+  it('a session that never paired backs off and fails after RECONNECT_MAX_ATTEMPTS in a row', async () => {
     const t = setup('stopped', { reconnectMaxAttempts: 3 });
     await t.runner.start();
-    t.engine.last.emit({ type: 'open', account });
-    await flush();
     t.engine.last.emit({ type: 'close', reason: 'transient', statusCode: 408, message: 'lost' });
     await flush();
-    expect(t.runner.currentStatus).toBe('reconnecting');
-    expect(t.events.map((e) => e.event)).toContain('session.disconnected');
+    expect(t.runner.currentStatus).toBe('starting');
     expect(t.timers.pending.map((p) => p.ms)).toEqual([100]);
     t.engine.failNext = 5;
     t.timers.fireAll();
@@ -259,7 +279,80 @@ describe('SessionRunner', () => {
     t.timers.fireAll();
     await flush();
     expect(t.runner.currentStatus).toBe('failed');
+    expect(t.row.lastReason).toBe('reconnect_attempts_exhausted: connect_failed: connection refused');
     expect(t.timers.pending).toHaveLength(0);
+  });
+
+  describe('a paired session never gives up', () => {
+    it('after it connected here: keeps reconnecting at the capped delay past RECONNECT_MAX_ATTEMPTS, with the next attempt on the row', async () => {
+      const t = setup('stopped', { reconnectMaxAttempts: 3 });
+      await t.runner.start();
+      t.engine.last.emit({ type: 'open', account });
+      await flush();
+      t.engine.last.emit({ type: 'close', reason: 'transient', statusCode: 408, message: 'lost' });
+      await flush();
+      expect(t.runner.currentStatus).toBe('reconnecting');
+      expect(t.events.map((e) => e.event)).toContain('session.disconnected');
+      t.engine.failNext = 50;
+      const delays = await fireRetries(t, 20);
+      expect(delays.slice(0, 6)).toEqual([100, 200, 400, 800, 1000, 1000]);
+      expect(delays).toHaveLength(20);
+      expect(t.runner.currentStatus).toBe('reconnecting');
+      expect(t.runner.isActive).toBe(true);
+      // the row says why and when the next attempt is (clock 1000 + 1000 ms); the event's reason stays the cause
+      expect(t.row.lastReason).toBe('connection_lost: connection refused; next attempt at 1970-01-01T00:00:02.000Z');
+      expect(t.statuses().filter((s) => s === 'failed')).toHaveLength(0);
+      t.engine.failNext = 0;
+      t.timers.fireAll();
+      await flush();
+      t.engine.last.emit({ type: 'open', account });
+      await flush();
+      expect(t.runner.currentStatus).toBe('working');
+    });
+
+    it('resumed with an account on its row (after a gateway restart), an outage never ends it in failed', async () => {
+      const t = setup('working', { reconnectMaxAttempts: 2, phoneNumber: account.phoneNumber });
+      t.engine.failNext = 30;
+      await t.runner.start();
+      await fireRetries(t, 25);
+      expect(t.runner.currentStatus).toBe('starting');
+      expect(t.timers.pending).toHaveLength(1);
+      expect(t.logs.filter((l) => l.msg === 'connect failed; giving up')).toHaveLength(0);
+      expect(t.logs.filter((l) => l.msg === 'connect failed; retrying').at(-1)).toMatchObject({ attempt: 26, of: null, retryInMs: 1000 });
+    });
+
+    it('a row that cannot be read at start counts as paired: retried past RECONNECT_MAX_ATTEMPTS', async () => {
+      const t = setup('working', { reconnectMaxAttempts: 2, findFails: true });
+      t.engine.failNext = 10;
+      await t.runner.start();
+      await fireRetries(t, 5);
+      expect(t.runner.currentStatus).toBe('starting');
+      expect(t.timers.pending).toHaveLength(1);
+    });
+
+    it('spreads its delays with jitter: within [delay/2, delay]', async () => {
+      const draws = [0, 0.999, 0.5];
+      const t = setup('stopped', { phoneNumber: account.phoneNumber, random: () => draws.shift() ?? 0 });
+      t.engine.failNext = 3;
+      await t.runner.start();
+      const delays = await fireRetries(t, 3);
+      // base 100, 200, 400 less RECONNECT_JITTER (half) of it times the draw
+      expect(delays).toEqual([100, 100, 300]);
+    });
+
+    it('jitter stays within bounds with the real random source', async () => {
+      const t = setup('stopped', { phoneNumber: account.phoneNumber, random: Math.random });
+      t.engine.failNext = 40;
+      await t.runner.start();
+      const delays = await fireRetries(t, 40);
+      const capped = delays.slice(5);
+      for (const d of capped) {
+        expect(d).toBeGreaterThanOrEqual(500);
+        expect(d).toBeLessThanOrEqual(1000);
+      }
+      // not one burst: the capped delays differ
+      expect(new Set(capped).size).toBeGreaterThan(5);
+    });
   });
 
   it('a session that never connected stays starting, says why in session.status and on its row, then fails naming the cause', async () => {
@@ -274,7 +367,10 @@ describe('SessionRunner', () => {
       { status: 'starting', previousStatus: 'stopped', reason: 'start_requested' },
       { status: 'starting', previousStatus: 'starting', reason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com' },
     ]);
-    expect(t.row).toMatchObject({ status: 'starting', lastReason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com' });
+    expect(t.row).toMatchObject({
+      status: 'starting',
+      lastReason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com; next attempt at 1970-01-01T00:00:01.100Z',
+    });
     expect(t.events.map((e) => e.event)).not.toContain('session.disconnected');
     expect(t.logs).toContainEqual(
       expect.objectContaining({ level: 40, sessionId: 'ses_1', reason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com', attempt: 1 }),
@@ -293,12 +389,12 @@ describe('SessionRunner', () => {
     await t.runner.start();
     t.engine.last.emit({ type: 'close', reason: 'transient', statusCode: 503, message: 'Stream Errored (unavailable)' });
     await flush();
-    expect(t.row.lastReason).toBe('connect_failed: Stream Errored (unavailable) (close code 503)');
+    expect(t.row.lastReason).toMatch(/^connect_failed: Stream Errored \(unavailable\) \(close code 503\); next attempt at /);
     t.engine.failNext = 1;
     t.timers.fireAll();
     await flush();
     expect(t.runner.currentStatus).toBe('starting');
-    expect(t.row.lastReason).toBe('connect_failed: connection refused');
+    expect(t.row.lastReason).toMatch(/^connect_failed: connection refused; next attempt at /);
   });
 
   it('a session that was connected and lost its socket is reconnecting, with the cause', async () => {
@@ -373,26 +469,164 @@ describe('SessionRunner', () => {
     expect(t.timers.pending).toHaveLength(0);
   });
 
-  it('replaced → failed without reconnecting', async () => {
-    const t = setup();
-    await t.runner.start();
-    t.engine.last.emit({ type: 'close', reason: 'replaced', statusCode: 440, message: 'replaced' });
-    await flush();
-    expect(t.runner.currentStatus).toBe('failed');
-    expect(t.engine.connections).toHaveLength(1);
-  });
+  describe('close codes mean what WhatsApp means', () => {
+    const paired = async (opts: Parameters<typeof setup>[1] = {}) => {
+      const t = setup('stopped', opts);
+      t.setCreds({ me: 'paired' });
+      await t.runner.start();
+      t.engine.last.emit({ type: 'open', account });
+      await flush();
+      return t;
+    };
 
-  it('bad_session wipes auth state and starts a fresh QR flow', async () => {
-    const t = setup();
-    t.setCreds({ broken: true });
-    await t.runner.start();
-    t.engine.last.emit({ type: 'close', reason: 'bad_session', statusCode: 500, message: 'bad' });
-    await flush();
-    expect(t.getCreds()).toBeNull();
-    expect(t.engine.connections).toHaveLength(2);
-    t.engine.last.emit({ type: 'qr', qr: 'fresh' });
-    await flush();
-    expect(t.runner.currentStatus).toBe('scan_qr_code');
+    it('440 once: retried after a delay, holding the lease; twice: failed with reason replaced', async () => {
+      const t = await paired();
+      t.engine.last.emit({ type: 'close', reason: 'replaced', statusCode: 440, message: 'Stream Errored (conflict)' });
+      await flush();
+      expect(t.runner.currentStatus).toBe('reconnecting');
+      expect(t.timers.pending.map((p) => p.ms)).toEqual([100]);
+      expect(t.leaseLog).not.toContain('release');
+      t.timers.fireAll();
+      await flush();
+      t.engine.last.emit({ type: 'open', account });
+      await flush();
+      expect(t.runner.currentStatus).toBe('working');
+      t.engine.last.emit({ type: 'close', reason: 'replaced', statusCode: 440, message: 'Stream Errored (conflict)' });
+      await flush();
+      expect(t.runner.currentStatus).toBe('failed');
+      expect(t.row.lastReason).toBe('replaced');
+      expect(t.engine.connections).toHaveLength(2);
+      expect(t.timers.pending).toHaveLength(0);
+      expect(t.leaseLog).toContain('release');
+      expect(t.getCreds()).toEqual({ me: 'paired' });
+    });
+
+    it('403 stops at once with reason forbidden: no retry, the pairing kept', async () => {
+      const t = await paired();
+      t.engine.last.emit({ type: 'close', reason: 'forbidden', statusCode: 403, message: 'Connection Failure' });
+      await flush();
+      expect(t.runner.currentStatus).toBe('failed');
+      expect(t.row.lastReason).toBe('forbidden');
+      expect(t.timers.pending).toHaveLength(0);
+      expect(t.engine.connections).toHaveLength(1);
+      expect(t.runner.isActive).toBe(false);
+      expect(t.getCreds()).toEqual({ me: 'paired' });
+    });
+
+    it('405 shows client_version_refused, retries after the long delay (10 capped delays) and tells the host each time', async () => {
+      const told: string[] = [];
+      const t = await paired({ clientVersionRefused: (id) => void told.push(id) });
+      t.engine.last.emit({ type: 'close', reason: 'client_version_refused', statusCode: 405, message: 'Connection Failure' });
+      await flush();
+      expect(t.runner.currentStatus).toBe('reconnecting');
+      expect(t.events.filter((e) => e.event === 'session.status').at(-1)!.payload).toMatchObject({ reason: 'client_version_refused' });
+      expect(t.row.lastReason).toBe('client_version_refused; next attempt at 1970-01-01T00:00:11.000Z');
+      expect(t.timers.pending.map((p) => p.ms)).toEqual([10_000]);
+      t.timers.fireAll();
+      await flush();
+      t.engine.last.emit({ type: 'close', reason: 'client_version_refused', statusCode: 405, message: 'Connection Failure' });
+      await flush();
+      expect(t.timers.pending.map((p) => p.ms)).toEqual([10_000]);
+      expect(told).toEqual(['ses_1', 'ses_1']);
+      expect(t.getCreds()).toEqual({ me: 'paired' });
+    });
+
+    it('515 reconnects at once, but a loop of them is bounded: backed off, and a never-paired session ends in failed', async () => {
+      const t = setup('stopped', { reconnectMaxAttempts: 2 });
+      await t.runner.start();
+      for (let i = 0; i < 3; i += 1) {
+        t.engine.last.emit({ type: 'close', reason: 'restart_required', statusCode: 515, message: 'Stream Errored (restart required)' });
+        await flush();
+      }
+      expect(t.engine.connections).toHaveLength(4);
+      expect(t.timers.pending).toHaveLength(0);
+      t.engine.last.emit({ type: 'close', reason: 'restart_required', statusCode: 515, message: 'Stream Errored (restart required)' });
+      await flush();
+      expect(t.engine.connections).toHaveLength(4);
+      expect(t.timers.pending.map((p) => p.ms)).toEqual([100]);
+      expect(t.row.lastReason).toMatch(/^connect_failed: restart requested 4 times in a row: Stream Errored \(restart required\) \(close code 515\); next/);
+      t.timers.fireAll();
+      await flush();
+      t.engine.last.emit({ type: 'close', reason: 'restart_required', statusCode: 515, message: 'Stream Errored (restart required)' });
+      await flush();
+      expect(t.runner.currentStatus).toBe('failed');
+      expect(t.engine.connections).toHaveLength(5);
+    });
+
+    it('an open ends a 515 streak: the restart after pairing is always at once', async () => {
+      const t = setup();
+      await t.runner.start();
+      for (let round = 0; round < 3; round += 1) {
+        for (let i = 0; i < 3; i += 1) {
+          t.engine.last.emit({ type: 'close', reason: 'restart_required', statusCode: 515, message: 'restart' });
+          await flush();
+        }
+        t.engine.last.emit({ type: 'open', account });
+        await flush();
+      }
+      expect(t.engine.connections).toHaveLength(10);
+      expect(t.timers.pending).toHaveLength(0);
+    });
+
+    it('credentials are never cleared by a close except 401 (a logout)', async () => {
+      const closes = [
+        { reason: 'transient', statusCode: 500, message: 'Stream Errored (ack)' },
+        { reason: 'transient', statusCode: 411, message: 'Multi-device beta not joined' },
+        { reason: 'transient', statusCode: 428, message: 'Connection Terminated' },
+        { reason: 'transient', statusCode: null, message: 'read ECONNRESET' },
+        { reason: 'restart_required', statusCode: 515, message: 'restart' },
+        { reason: 'replaced', statusCode: 440, message: 'conflict' },
+        { reason: 'forbidden', statusCode: 403, message: 'failure' },
+        { reason: 'client_version_refused', statusCode: 405, message: 'failure' },
+        { reason: 'bad_session', statusCode: 500, message: 'not a simulator credential' },
+      ] as const;
+      for (const close of closes) {
+        for (const pairedRow of [true, false]) {
+          const t = setup('stopped', { phoneNumber: pairedRow ? account.phoneNumber : null });
+          t.setCreds({ me: 'kept' });
+          await t.runner.start();
+          t.engine.last.emit({ type: 'close', ...close });
+          await flush();
+          t.timers.fireAll();
+          await flush();
+          expect({ close: close.statusCode, pairedRow, creds: t.getCreds() }).toEqual({ close: close.statusCode, pairedRow, creds: { me: 'kept' } });
+          expect(t.row.phoneNumber).toBeUndefined();
+        }
+      }
+    });
+
+    it('bad_session (credentials another engine wrote) stops with the reason and keeps them', async () => {
+      const t = setup();
+      t.setCreds({ broken: true });
+      await t.runner.start();
+      t.engine.last.emit({ type: 'close', reason: 'bad_session', statusCode: 500, message: 'bad' });
+      await flush();
+      expect(t.getCreds()).toEqual({ broken: true });
+      expect(t.runner.currentStatus).toBe('failed');
+      expect(t.row.lastReason).toBe('bad_session');
+      expect(t.engine.connections).toHaveLength(1);
+    });
+
+    it('a pairing that never completed (401 before any open: a pairing code never entered) resets to a fresh pairing, reason pairing_expired', async () => {
+      const t = setup('stopped', { reconnectMaxAttempts: 3 });
+      await t.runner.start();
+      t.engine.last.emit({ type: 'qr', qr: 'Q1' });
+      await flush();
+      await t.runner.requestPairingCode('15550001111');
+      t.setCreds({ me: { id: '15550001111@s.whatsapp.net', name: '~' }, pairingCode: 'ABCD1234' });
+      t.engine.last.emit({ type: 'close', reason: 'logged_out', statusCode: 401, message: 'Connection Failure' });
+      await flush();
+      expect(t.runner.currentStatus).toBe('starting');
+      expect(t.row.lastReason).toBe('pairing_expired');
+      expect(t.events.map((e) => e.event)).not.toContain('session.logged_out');
+      expect(t.statuses().filter((s) => s === 'logged_out')).toHaveLength(0);
+      // the half-made device is forgotten, so the new socket shows a new QR
+      expect(t.getCreds()).toBeNull();
+      expect(t.engine.connections).toHaveLength(2);
+      t.engine.last.emit({ type: 'qr', qr: 'fresh' });
+      await flush();
+      expect(t.runner.currentStatus).toBe('scan_qr_code');
+    });
   });
 
   it('stop closes the socket quietly, releases the lease and records the wish', async () => {

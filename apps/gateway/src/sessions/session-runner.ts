@@ -30,6 +30,13 @@ export interface SessionRunnerDeps {
   messaging: MessagingSettings;
   clock?: () => number;
   timers?: Timers;
+  /** [0, 1): spreads reconnect delays (jitter); Math.random unless a test fixes it */
+  random?: () => number;
+  /**
+   * WhatsApp refused this client's WhatsApp Web version (405). The gateway says once, in a log line and a metric, that
+   * the operator must update WHATSAPP_WEB_VERSION or allow the version fetch (ClientVersionAlarm).
+   */
+  clientVersionRefused?: (sessionId: string) => void;
   /** how the sender waits while showing "typing…" */
   sleep?: (ms: number) => Promise<void>;
   /** fault injection between the network's ack of a send and its record (tests only) */
@@ -72,6 +79,19 @@ export const GROUP_CREATION_REPEAT_MS = 10 * 60_000;
 
 const CLEARED_ACCOUNT: SessionRecordPatch = { phoneNumber: null, waJid: null, waLid: null };
 
+/** How many restart requests (515) in a row, with no open between them, are answered by reconnecting at once. */
+export const RESTARTS_AT_ONCE = 3;
+/** A second `replaced` (440) within this long of the first ends in `failed`: another client keeps taking the device. */
+export const REPLACED_REPEAT_WINDOW_MS = 10 * 60_000;
+/** Reconnect delays are spread over [delay·(1-RECONNECT_JITTER), delay], so a node's sessions don't reconnect in one burst. */
+export const RECONNECT_JITTER = 0.5;
+/**
+ * After a 405 (this WhatsApp Web version refused) the next attempt waits this many capped delays (5 min by default):
+ * every session of the node announces the same version, and a node's worth of refused connects every 30 s is noise
+ * WhatsApp sees, while the fix (a new WHATSAPP_WEB_VERSION, or the fetch) is the operator's.
+ */
+export const CLIENT_VERSION_REFUSED_DELAYS = 10;
+
 /** What the engine said about a close, with the network's close code when it gave one. */
 function closeCause(event: Extract<EngineEvent, { type: 'close' }>): string {
   return event.statusCode === null ? event.message : `${event.message} (close code ${event.statusCode})`;
@@ -99,6 +119,14 @@ export class SessionRunner {
   private leaseToken: number | null = null;
   private qrShown = 0;
   private failedConnects = 0;
+  /** the row named an account when the session was started: a paired session never gives up reconnecting */
+  private pairedAtStart = false;
+  /** restart requests (515) since the last open */
+  private restartsInARow = 0;
+  /** when the network last said another socket took the device (440) */
+  private lastReplacedAt: number | null = null;
+  /** the row's lastReason: the status's reason, plus the next attempt's time while a retry is scheduled */
+  private rowReason: string | null = null;
   /** a socket opened since the last start: a close after that is `reconnecting`, before it still `starting` */
   private openedSinceStart = false;
   /** the reason of the current status, as last published and recorded */
@@ -325,7 +353,13 @@ export class SessionRunner {
     this.wanted = true;
     this.qrShown = 0;
     this.failedConnects = 0;
+    this.restartsInARow = 0;
+    this.lastReplacedAt = null;
     this.openedSinceStart = false;
+    // the account on the row is what pairing left there (cleared by a logout); unknown (store down) counts as paired,
+    // since giving up on a paired session costs its user more than retrying an unpaired one
+    const record = await this.deps.records.find(this.sessionId).catch(() => undefined);
+    this.pairedAtStart = record === undefined || (record !== null && record.phoneNumber !== null);
     await this.setStatus('starting', reason, { desiredState: 'running' });
     await this.openSocket();
   }
@@ -416,6 +450,7 @@ export class SessionRunner {
       case 'open': {
         this.qrShown = 0;
         this.failedConnects = 0;
+        this.restartsInARow = 0;
         this.openedSinceStart = true;
         await this.deps.qr.clear(this.sessionId);
         const { phoneNumber, jid, lid } = event.account;
@@ -442,6 +477,10 @@ export class SessionRunner {
     }
   }
 
+  /**
+   * What a close means, as WhatsApp means it (the table in docs/baileys-engine.md). Only `logged_out` (401) wipes the
+   * credentials: every other close keeps the pairing, whatever it costs in retries.
+   */
   private async onClose(gen: number, event: Extract<EngineEvent, { type: 'close' }>): Promise<void> {
     if (event.reason === 'closed_by_us') return;
     if (this.status === 'working') {
@@ -449,13 +488,22 @@ export class SessionRunner {
     }
     switch (event.reason) {
       case 'restart_required':
-        // the network asks for a fresh socket right after pairing; not a failure
-        await this.openSocket();
+        // the network asks for a fresh socket right after pairing; not a failure, unless it keeps asking
+        this.restartsInARow += 1;
+        if (this.restartsInARow <= RESTARTS_AT_ONCE) {
+          await this.openSocket();
+          return;
+        }
+        await this.connectFailed(gen, this.failureReason(`restart requested ${this.restartsInARow} times in a row: ${closeCause(event)}`));
         return;
       case 'transient':
         await this.connectFailed(gen, this.failureReason(closeCause(event)));
         return;
       case 'logged_out':
+        if (!this.paired) {
+          await this.pairingExpired(gen);
+          return;
+        }
         this.wanted = false;
         await this.auth.clear();
         await this.deps.qr.clear(this.sessionId);
@@ -463,20 +511,62 @@ export class SessionRunner {
         await this.setStatus('logged_out', 'unlinked_on_phone', { ...CLEARED_ACCOUNT, desiredState: 'stopped' });
         await this.publish('session.logged_out', { reason: 'unlinked_on_phone' });
         return;
-      case 'replaced':
-        // another socket holds the device; reconnecting would make the network drop both
-        this.wanted = false;
-        await this.deps.qr.clear(this.sessionId);
-        await this.releaseLease();
-        await this.setStatus('failed', 'replaced');
+      case 'replaced': {
+        // another socket holds the device: often our own previous one (a handover, a restart) that WhatsApp has not
+        // dropped yet, so try once more after a delay, holding the lease; a second time means another client keeps it
+        const now = this.clock();
+        const repeated = this.lastReplacedAt !== null && now - this.lastReplacedAt < REPLACED_REPEAT_WINDOW_MS;
+        this.lastReplacedAt = now;
+        if (repeated) await this.stopFor('replaced');
+        else await this.connectFailed(gen, this.failureReason(closeCause(event)));
+        return;
+      }
+      case 'forbidden':
+        // WhatsApp refuses the account (banned, or blocked from linking devices): retrying only makes it worse
+        await this.stopFor('forbidden');
+        return;
+      case 'client_version_refused':
+        this.deps.clientVersionRefused?.(this.sessionId);
+        // the engine reads the version again before the next connect; the operator may have to update it, so wait long
+        await this.connectFailed(gen, 'client_version_refused', undefined, CLIENT_VERSION_REFUSED_DELAYS * this.deps.settings.reconnectMaxDelayMs);
         return;
       case 'bad_session':
-        await this.auth.clear();
-        this.qrShown = 0;
-        await this.setStatus('starting', 'bad_session', CLEARED_ACCOUNT);
-        await this.openSocket();
+        // credentials another engine wrote: kept (a logout wipes them and a start pairs afresh), never retried blindly
+        await this.stopFor('bad_session');
         return;
     }
+  }
+
+  /** Whether the device completed a pairing: a paired session never gives up reconnecting. */
+  private get paired(): boolean {
+    return this.pairedAtStart || this.openedSinceStart;
+  }
+
+  /**
+   * A 401 before the pairing completed (a pairing code never entered: WhatsApp forgets the half-made device): not the
+   * user unlinking a device, so a fresh pairing (a new QR) with its own reason rather than `logged_out`. Counted as a
+   * failed connect, so a network that keeps refusing fresh pairings still ends in `failed`.
+   */
+  private async pairingExpired(gen: number): Promise<void> {
+    this.failedConnects += 1;
+    if (this.failedConnects >= this.deps.settings.reconnectMaxAttempts) {
+      await this.stopFor(`reconnect_attempts_exhausted: pairing_expired`);
+      return;
+    }
+    await this.auth.clear();
+    this.qrShown = 0;
+    await this.deps.qr.clear(this.sessionId);
+    await this.setStatus('starting', 'pairing_expired', CLEARED_ACCOUNT);
+    if (gen === this.generation && this.wanted) await this.openSocket();
+  }
+
+  /** Ends the session's attempts here: no socket, no lease, `failed` with the reason. Credentials are kept. */
+  private async stopFor(reason: string): Promise<void> {
+    this.wanted = false;
+    this.clearReconnect();
+    await this.deps.qr.clear(this.sessionId);
+    await this.releaseLease();
+    await this.setStatus('failed', reason);
   }
 
   /**
@@ -488,24 +578,32 @@ export class SessionRunner {
   }
 
   /**
-   * One failed connect: logged at warn with its cause, recorded as the status's reason, retried with capped
-   * backoff; the RECONNECT_MAX_ATTEMPTS-th in a row ends in `failed`, still naming the last cause.
+   * One failed connect: logged at warn with its cause, recorded as the status's reason, retried after
+   * `min(base·2^(n-1), max)` (at least `minDelayMs`), less up to RECONNECT_JITTER of it at random. The row's reason says
+   * when the next attempt is. A session that never paired ends in `failed` at its RECONNECT_MAX_ATTEMPTS-th failure in
+   * a row, still naming the last cause; a paired one never gives up (after an outage of any length it comes back).
    */
-  private async connectFailed(gen: number, reason: string, waiting: SessionStatus = this.openedSinceStart ? 'reconnecting' : 'starting'): Promise<void> {
+  private async connectFailed(
+    gen: number,
+    reason: string,
+    waiting: SessionStatus = this.openedSinceStart ? 'reconnecting' : 'starting',
+    minDelayMs = 0,
+  ): Promise<void> {
     this.failedConnects += 1;
     const { reconnectMaxAttempts, reconnectBaseDelayMs, reconnectMaxDelayMs } = this.deps.settings;
-    const attempt = { attempt: this.failedConnects, of: reconnectMaxAttempts, reason };
-    if (this.failedConnects >= reconnectMaxAttempts) {
+    const attempt = { attempt: this.failedConnects, of: this.paired ? null : reconnectMaxAttempts, reason };
+    if (!this.paired && this.failedConnects >= reconnectMaxAttempts) {
       this.log.warn(attempt, 'connect failed; giving up');
-      this.wanted = false;
-      await this.deps.qr.clear(this.sessionId);
-      await this.releaseLease();
-      await this.setStatus('failed', `reconnect_attempts_exhausted: ${reason}`);
+      await this.stopFor(`reconnect_attempts_exhausted: ${reason}`);
       return;
     }
-    const delay = Math.min(reconnectBaseDelayMs * 2 ** (this.failedConnects - 1), reconnectMaxDelayMs);
-    if (reason !== 'lease_held_elsewhere') this.log.warn({ ...attempt, retryInMs: delay }, 'connect failed; retrying');
-    await this.setStatus(waiting, reason);
+    const capped = Math.max(minDelayMs, Math.min(reconnectBaseDelayMs * 2 ** Math.min(this.failedConnects - 1, 30), reconnectMaxDelayMs));
+    // (minDelayMs may exceed the cap: a 405's wait is longer on purpose)
+    const delay = Math.round(capped * (1 - RECONNECT_JITTER * (this.deps.random ?? Math.random)()));
+    const nextAttemptAt = new Date(this.clock() + delay).toISOString();
+    if (reason !== 'lease_held_elsewhere') this.log.warn({ ...attempt, retryInMs: delay, nextAttemptAt }, 'connect failed; retrying');
+    // a wait for another gateway's lease is a handover, retried often: its row is not rewritten for every attempt
+    await this.setStatus(waiting, reason, {}, reason === 'lease_held_elsewhere' ? reason : `${reason}; next attempt at ${nextAttemptAt}`);
     this.reconnectTimer = this.timers.setTimeout(() => {
       this.reconnectTimer = null;
       void this.serial(async () => {
@@ -585,14 +683,15 @@ export class SessionRunner {
    * Records and announces a status. The same status with a new reason is announced too (`starting` →
    * `starting`, reason `connect_failed: …`): that is how a session that cannot connect yet says why.
    */
-  private async setStatus(next: SessionStatus, reason: string, patch: SessionRecordPatch = {}): Promise<void> {
+  private async setStatus(next: SessionStatus, reason: string, patch: SessionRecordPatch = {}, rowReason = reason): Promise<void> {
     const previous = this.status;
     // a runner that has not set a status yet (a resumed session) has nothing to correct with a same-status event
     const reasonChanged = this.reason !== null && reason !== this.reason;
-    if (previous === next && !reasonChanged && Object.keys(patch).length === 0) return;
+    if (previous === next && !reasonChanged && rowReason === this.rowReason && Object.keys(patch).length === 0) return;
     this.status = next;
     this.reason = reason;
-    if (!(await this.deps.records.update(this.sessionId, { ...patch, status: next, lastReason: reason }, this.leaseToken))) await this.fencedOut();
+    this.rowReason = rowReason;
+    if (!(await this.deps.records.update(this.sessionId, { ...patch, status: next, lastReason: rowReason }, this.leaseToken))) await this.fencedOut();
     if (previous !== next || reasonChanged) {
       await this.publish('session.status', { status: next, previousStatus: previous, reason });
       for (const waiter of [...this.statusWaiters]) waiter();

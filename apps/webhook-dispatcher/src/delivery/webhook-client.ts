@@ -181,6 +181,7 @@ class Flight {
     this.settled = true;
     // a multi-byte character cut at the limit decodes as U+FFFD, which is fine for a log snippet;
     // PostgreSQL text cannot hold NUL
+    // eslint-disable-next-line no-control-regex -- NUL is what PostgreSQL text cannot store, so it is dropped
     const snippet = this.kept === 0 ? null : (this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)).toString('utf8').replace(/\u0000/g, '');
     this.done({ statusCode: this.statusCode, retryAfter: this.retryAfter, snippet });
   }

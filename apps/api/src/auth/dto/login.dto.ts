@@ -2,11 +2,11 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsString, MaxLength, MinLength } from 'class-validator';
 
 export class LoginDto {
-  @ApiProperty({ example: 'owner@acme.test' })
+  @ApiProperty({ example: 'owner@acme.test', minLength: 3, maxLength: 320 })
   @IsString() @MinLength(3) @MaxLength(320)
   email: string;
 
-  @ApiProperty()
+  @ApiProperty({ minLength: 1, maxLength: 1024 })
   @IsString() @MinLength(1) @MaxLength(1024)
   password: string;
 }
@@ -14,7 +14,7 @@ export class LoginDto {
 export class TokenResponse {
   @ApiProperty() accessToken: string;
   @ApiProperty({ example: 'Bearer' }) tokenType: 'Bearer';
-  @ApiProperty({ description: 'seconds' }) expiresIn: number;
+  @ApiProperty({ type: 'integer', description: 'seconds' }) expiresIn: number;
 }
 
 export class MeResponse {

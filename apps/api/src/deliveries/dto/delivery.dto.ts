@@ -15,22 +15,22 @@ export class DeliveryResponse {
   @ApiProperty({ description: 'the event id, sent as X-Webhook-Request-Id' }) eventId: string;
   @ApiProperty({ example: 'message.received' }) event: string;
   @ApiProperty({ enum: DELIVERY_STATUSES }) status: DeliveryStatus;
-  @ApiProperty({ description: 'attempts made so far (replays continue the count)' }) attempts: number;
-  @ApiProperty({ type: Number, nullable: true }) lastStatusCode: number | null;
+  @ApiProperty({ type: 'integer', description: 'attempts made so far (replays continue the count)' }) attempts: number;
+  @ApiProperty({ type: 'integer', nullable: true }) lastStatusCode: number | null;
   @ApiProperty({ type: String, nullable: true }) lastError: string | null;
-  @ApiProperty({ description: 'epoch ms' }) createdAt: number;
-  @ApiProperty({ description: 'epoch ms' }) updatedAt: number;
-  @ApiProperty({ type: Number, nullable: true, description: 'epoch ms' }) deliveredAt: number | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'epoch ms; when pending, the next attempt' }) nextAttemptAt: number | null;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) createdAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) updatedAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms' }) deliveredAt: number | null;
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms; when pending, the next attempt' }) nextAttemptAt: number | null;
 }
 
 export class DeliveryAttemptResponse {
-  @ApiProperty() attemptNo: number;
-  @ApiProperty({ type: Number, nullable: true, description: 'null when no HTTP answer came' }) statusCode: number | null;
-  @ApiProperty() durationMs: number;
+  @ApiProperty({ type: 'integer' }) attemptNo: number;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'null when no HTTP answer came' }) statusCode: number | null;
+  @ApiProperty({ type: 'integer' }) durationMs: number;
   @ApiProperty({ type: String, nullable: true }) error: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'first 4 KiB of the answer' }) responseSnippet: string | null;
-  @ApiProperty({ description: 'epoch ms' }) startedAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) startedAt: number;
 }
 
 export class DeliveryDetailResponse extends DeliveryResponse {

@@ -22,7 +22,7 @@ export class MessageQueryDto extends PageQueryDto {
 
 class MediaResponse {
   @ApiProperty() mimetype: string;
-  @ApiProperty({ type: Number, nullable: true, description: 'bytes' }) size: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'bytes' }) size: number | null;
   @ApiProperty({ type: String, nullable: true }) filename: string | null;
   @ApiProperty({ type: String, nullable: true }) caption: string | null;
 }
@@ -42,7 +42,7 @@ class ContactResponse {
 class PollResponse {
   @ApiProperty() name: string;
   @ApiProperty({ type: [String] }) options: string[];
-  @ApiProperty() selectableCount: number;
+  @ApiProperty({ type: 'integer' }) selectableCount: number;
 }
 
 /** The Message resource (CONTRACT 10). */
@@ -63,9 +63,9 @@ export class MessageResponse {
   @ApiProperty({ type: String, nullable: true }) quotedMessageId: string | null;
   @ApiProperty({ enum: MESSAGE_STATUSES }) status: string;
   @ApiProperty({ type: String, nullable: true, description: 'why it failed' }) error: string | null;
-  @ApiProperty({ description: 'epoch ms' }) createdAt: number;
-  @ApiProperty({ description: 'epoch ms' }) updatedAt: number;
-  @ApiProperty({ type: Number, nullable: true, description: 'epoch ms; null until sent' }) sentAt: number | null;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) createdAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) updatedAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms; null until sent' }) sentAt: number | null;
 }
 
 export class MessagePage {

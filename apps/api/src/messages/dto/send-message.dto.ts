@@ -170,7 +170,7 @@ export class SendPollDto {
   @IsString({ each: true }) @Length(1, 100, { each: true })
   options: string[];
 
-  @ApiPropertyOptional({ default: 1, minimum: 1, description: 'how many options a voter may pick, at most options.length' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: POLL_OPTIONS.max, description: 'how many options a voter may pick, at most options.length (default 1)' })
   @ValidateIf((o: SendPollDto) => o.selectableCount !== undefined)
   @IsInt() @Min(1)
   @Rule('selectableCount', (v, o) => {
@@ -188,7 +188,7 @@ export class SendMessageDto {
   @Matches(CHAT_JID_PATTERN, { message: 'to must be a phone number or a JID (…@s.whatsapp.net, …@lid, …@g.us)' })
   to: string;
 
-  @ApiPropertyOptional({ enum: OUTBOUND_MESSAGE_TYPES, default: 'text' })
+  @ApiPropertyOptional({ enum: OUTBOUND_MESSAGE_TYPES, description: 'default `text`' })
   @ValidateIf((o: SendMessageDto) => o.type !== undefined)
   @Rule('messageType', (v) => ((OUTBOUND_MESSAGE_TYPES as readonly unknown[]).includes(v) ? null : `type must be one of ${OUTBOUND_MESSAGE_TYPES.join(', ')}`))
   type?: OutboundMessageType;

@@ -3,11 +3,17 @@ import { ArrayMaxSize, IsArray, IsNotEmpty, IsString, Matches, MaxLength, Valida
 import { USER_JID_PATTERN } from '@app/contracts';
 
 export class CreateGroupDto {
-  @ApiProperty({ example: 'Project team', maxLength: 100 })
+  @ApiProperty({ example: 'Project team', minLength: 1, maxLength: 100 })
   @IsString() @IsNotEmpty() @MaxLength(100)
   name: string;
 
-  @ApiPropertyOptional({ type: [String], example: ['15551234567@s.whatsapp.net'] })
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: 1024,
+    items: { type: 'string', pattern: USER_JID_PATTERN.source },
+    example: ['15551234567@s.whatsapp.net'],
+    description: 'user JIDs like `15551234567@s.whatsapp.net` (bare digits are refused)',
+  })
   @ValidateIf((_, v) => v !== undefined)
   @IsArray() @ArrayMaxSize(1024) @IsString({ each: true })
   @Matches(USER_JID_PATTERN, { each: true, message: 'each participant must be a JID like 15551234567@s.whatsapp.net' })
@@ -19,7 +25,7 @@ export class GroupResponse {
   @ApiProperty() subject: string;
   @ApiProperty() description: string;
   @ApiProperty() ownerJid: string;
-  @ApiProperty({ description: 'number of participants' }) participants: number;
+  @ApiProperty({ type: 'integer', description: 'number of participants' }) participants: number;
   @ApiProperty() isAnnounce: boolean;
   @ApiProperty() isLocked: boolean;
 }

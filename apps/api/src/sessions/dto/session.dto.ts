@@ -4,43 +4,43 @@ import { SESSION_DEFAULTS, SESSION_STATUSES } from '@app/contracts';
 
 const present = (_: object, v: unknown) => v !== undefined;
 
-/** Settings shared by create and update. */
+/** Settings shared by create and update: defaults apply on create only (an omitted field keeps its value on PATCH), so they are told in descriptions, not as schema `default`s. */
 class SessionSettingsDto {
-  @ApiPropertyOptional({ default: SESSION_DEFAULTS.autoRead })
+  @ApiPropertyOptional({ description: `mark received messages read (on create, default ${SESSION_DEFAULTS.autoRead})` })
   @ValidateIf(present) @IsBoolean()
   autoRead?: boolean;
 
-  @ApiPropertyOptional({ default: SESSION_DEFAULTS.presenceTyping })
+  @ApiPropertyOptional({ description: `show "typing…" before each text (on create, default ${SESSION_DEFAULTS.presenceTyping})` })
   @ValidateIf(present) @IsBoolean()
   presenceTyping?: boolean;
 
-  @ApiPropertyOptional({ default: SESSION_DEFAULTS.ratePerMin, minimum: 1, maximum: 10000 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 10000, description: `sends accepted in any 60 s (on create, default ${SESSION_DEFAULTS.ratePerMin})` })
   @ValidateIf(present) @IsInt() @Min(1) @Max(10000)
   ratePerMin?: number;
 
-  @ApiPropertyOptional({ default: SESSION_DEFAULTS.ratePerHour, minimum: 1, maximum: 1000000 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000000, description: `sends accepted in any 3600 s (on create, default ${SESSION_DEFAULTS.ratePerHour})` })
   @ValidateIf(present) @IsInt() @Min(1) @Max(1000000)
   ratePerHour?: number;
 
-  @ApiPropertyOptional({ default: SESSION_DEFAULTS.isAdminSession })
+  @ApiPropertyOptional({ description: `(on create, default ${SESSION_DEFAULTS.isAdminSession})` })
   @ValidateIf(present) @IsBoolean()
   isAdminSession?: boolean;
 }
 
 export class CreateSessionDto extends SessionSettingsDto {
-  @ApiProperty({ example: 'Support line', maxLength: 200 })
+  @ApiProperty({ example: 'Support line', minLength: 1, maxLength: 200 })
   @IsString() @IsNotEmpty() @MaxLength(200)
   label: string;
 }
 
 export class UpdateSessionDto extends SessionSettingsDto {
-  @ApiPropertyOptional({ maxLength: 200 })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
   @ValidateIf(present) @IsString() @IsNotEmpty() @MaxLength(200)
   label?: string;
 }
 
 export class RequestCodeDto {
-  @ApiProperty({ example: '15551234567', description: 'digits of the number to pair, country code first' })
+  @ApiProperty({ example: '15551234567', pattern: '^\\+?\\d{6,20}$', description: 'digits of the number to pair, country code first' })
   @IsString() @Matches(/^\+?\d{6,20}$/, { message: 'phoneNumber must be 6-20 digits, country code first' })
   phoneNumber: string;
 }
@@ -58,11 +58,11 @@ export class SessionResponse {
   @ApiProperty() isAdminSession: boolean;
   @ApiProperty() autoRead: boolean;
   @ApiProperty() presenceTyping: boolean;
-  @ApiProperty() ratePerMin: number;
-  @ApiProperty() ratePerHour: number;
-  @ApiProperty({ description: 'epoch ms' }) createdAt: number;
-  @ApiProperty({ description: 'epoch ms' }) updatedAt: number;
-  @ApiProperty({ type: Number, nullable: true, description: 'epoch ms' }) lastConnectedAt: number | null;
+  @ApiProperty({ type: 'integer' }) ratePerMin: number;
+  @ApiProperty({ type: 'integer' }) ratePerHour: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) createdAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) updatedAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms' }) lastConnectedAt: number | null;
 }
 
 export class SessionPage {
@@ -72,7 +72,7 @@ export class SessionPage {
 
 export class SessionQrResponse {
   @ApiProperty({ description: 'the QR payload to render' }) qr: string;
-  @ApiProperty({ description: 'epoch ms' }) expiresAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) expiresAt: number;
 }
 
 export class PairingCodeResponse {

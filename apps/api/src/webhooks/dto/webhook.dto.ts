@@ -17,36 +17,42 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { RETRY_BOUNDS, RETRY_POLICIES, RetryPolicy, RetryPolicyKind } from '@app/contracts';
-import { IsHeaderMap, IsWebhookUrl } from './webhook-validators';
+import { IsHeaderMap, IsWebhookEvents, IsWebhookUrl, WEBHOOK_EVENT_NAMES } from './webhook-validators';
 
 /** null and undefined are different on PATCH: undefined keeps a field, null is refused unless the field is nullable. */
 const present = (_: object, v: unknown) => v !== undefined;
 
 export class RetryPolicyDto {
-  @ApiPropertyOptional({ enum: RETRY_POLICIES, default: 'exponential' })
+  @ApiPropertyOptional({ enum: RETRY_POLICIES, description: 'on create, default `exponential`; on PATCH an omitted field keeps its value' })
   @ValidateIf(present) @IsIn(RETRY_POLICIES)
   policy?: RetryPolicyKind;
 
-  @ApiPropertyOptional({ minimum: RETRY_BOUNDS.delaySeconds.min, maximum: RETRY_BOUNDS.delaySeconds.max, default: 2 })
+  @ApiPropertyOptional({ type: 'integer', minimum: RETRY_BOUNDS.delaySeconds.min, maximum: RETRY_BOUNDS.delaySeconds.max, description: 'on create, default 2' })
   @ValidateIf(present) @IsInt() @Min(RETRY_BOUNDS.delaySeconds.min) @Max(RETRY_BOUNDS.delaySeconds.max)
   delaySeconds?: number;
 
-  @ApiPropertyOptional({ minimum: RETRY_BOUNDS.attempts.min, maximum: RETRY_BOUNDS.attempts.max, default: 15 })
+  @ApiPropertyOptional({ type: 'integer', minimum: RETRY_BOUNDS.attempts.min, maximum: RETRY_BOUNDS.attempts.max, description: 'on create, default 15' })
   @ValidateIf(present) @IsInt() @Min(RETRY_BOUNDS.attempts.min) @Max(RETRY_BOUNDS.attempts.max)
   attempts?: number;
 }
 
 /** Fields shared by create and update; `secret: null` clears the secret, `sessionId: null` removes the scope. */
 class WebhookFieldsDto {
-  @ApiPropertyOptional({ type: [String], example: ['message.received', 'session.status'], default: ['*'] })
-  @ValidateIf(present) @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) @IsNotEmpty({ each: true }) @MaxLength(100, { each: true })
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: 100,
+    items: { type: 'string', enum: [...WEBHOOK_EVENT_NAMES] },
+    example: ['message.received', 'session.status'],
+    description: '`*` (every event) or names from the catalog (docs/events.md); `[]` none. On create, default `["*"]`',
+  })
+  @ValidateIf(present) @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) @IsNotEmpty({ each: true }) @MaxLength(100, { each: true }) @IsWebhookEvents()
   events?: string[];
 
   @ApiPropertyOptional({ type: String, nullable: true, description: 'scope deliveries to one session of the organization' })
   @IsOptional() @IsString() @MaxLength(64)
   sessionId?: string | null;
 
-  @ApiPropertyOptional({ default: true })
+  @ApiPropertyOptional({ description: 'on create, default true' })
   @ValidateIf(present) @IsBoolean()
   active?: boolean;
 
@@ -78,8 +84,8 @@ export class UpdateWebhookDto extends WebhookFieldsDto {
 
 export class RetryPolicyView implements RetryPolicy {
   @ApiProperty({ enum: RETRY_POLICIES }) policy: RetryPolicyKind;
-  @ApiProperty() delaySeconds: number;
-  @ApiProperty() attempts: number;
+  @ApiProperty({ type: 'integer' }) delaySeconds: number;
+  @ApiProperty({ type: 'integer' }) attempts: number;
 }
 
 export class WebhookResponse {
@@ -91,8 +97,8 @@ export class WebhookResponse {
   @ApiProperty() active: boolean;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) customHeaders: Record<string, string>;
   @ApiProperty({ type: RetryPolicyView }) retryPolicy: RetryPolicyView;
-  @ApiProperty({ description: 'epoch ms' }) createdAt: number;
-  @ApiProperty({ description: 'epoch ms' }) updatedAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) createdAt: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) updatedAt: number;
 }
 
 export class WebhookPage {

@@ -18,6 +18,8 @@ import type { PollCrypto } from './baileys-runtime';
 export const DISCONNECT = {
   loggedOut: 401,
   forbidden: 403,
+  /** not in Baileys' enum: a `<failure reason="405">` (this client's WhatsApp Web version is refused) */
+  clientVersionRefused: 405,
   connectionLost: 408,
   timedOut: 408,
   multideviceMismatch: 411,
@@ -58,7 +60,12 @@ export function closeCauseOf(error: unknown): { statusCode: number | null; messa
   return { statusCode: statusCodeOf(error), message: error instanceof Error ? error.message : error ? String(error) : 'connection closed', transport: false };
 }
 
-/** Unknown codes count as transient: the runner reconnects with capped backoff and ends in `failed` if it never works. */
+/**
+ * What WhatsApp means by a close code (Baileys' DisconnectReason), as the table in docs/baileys-engine.md shows.
+ * Only 401 says "this device is gone". 500 is what Baileys reports for a stream error without a code (`<ack/>`,
+ * `<xml-not-well-formed/>`…): transient, never a reason to drop the pairing. Unknown codes are transient too: the
+ * runner reconnects with capped backoff.
+ */
 export function closeReasonFor(statusCode: number | null): CloseReason {
   switch (statusCode) {
     case DISCONNECT.restartRequired:
@@ -67,8 +74,10 @@ export function closeReasonFor(statusCode: number | null): CloseReason {
       return 'logged_out';
     case DISCONNECT.connectionReplaced:
       return 'replaced';
-    case DISCONNECT.badSession:
-      return 'bad_session';
+    case DISCONNECT.forbidden:
+      return 'forbidden';
+    case DISCONNECT.clientVersionRefused:
+      return 'client_version_refused';
     default:
       return 'transient';
   }

@@ -46,13 +46,17 @@ export interface BaileysRuntime extends MessageCodec, PollCrypto {
   makeCacheableSignalKeyStore(store: SignalKeyStore, logger?: BaileysLogger, cache?: CacheStore): SignalKeyStore;
   /** app-state sync keys are protobuf objects; after a JSON round trip they must be rebuilt as such */
   appStateSyncKeyFromObject(value: object): proto.Message.IAppStateSyncKeyData;
+  /** the WhatsApp Web version this Baileys release announces by default */
+  bundledWaWebVersion?: [number, number, number];
+  /** Baileys' `fetchLatestWaWebVersion`: WhatsApp Web's current version, or null when it could not be read */
+  fetchLatestWaWebVersion?(signal: AbortSignal): Promise<[number, number, number] | null>;
 }
 
 let loaded: BaileysRuntime | null = null;
 
 export function loadBaileysRuntime(): BaileysRuntime {
   if (loaded) return loaded;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy, synchronous load: an import statement would load Baileys in every process that imports this file
   const baileys = require('@whiskeysockets/baileys') as typeof import('@whiskeysockets/baileys');
   loaded = {
     makeWASocket: baileys.makeWASocket,
@@ -63,6 +67,12 @@ export function loadBaileysRuntime(): BaileysRuntime {
     decodeMessage: (bytes) => baileys.proto.Message.decode(bytes),
     decryptPollVote: (vote, context) => baileys.decryptPollVote(vote, context),
     getAggregateVotesInPollMessage: (poll, meId) => baileys.getAggregateVotesInPollMessage(poll, meId),
+    bundledWaWebVersion: [...baileys.DEFAULT_CONNECTION_CONFIG.version] as [number, number, number],
+    fetchLatestWaWebVersion: async (signal) => {
+      // Baileys answers its bundled version with isLatest false when the page cannot be read: that is no answer
+      const { version, isLatest } = await baileys.fetchLatestWaWebVersion({ signal });
+      return isLatest ? ([...version] as [number, number, number]) : null;
+    },
   };
   return loaded;
 }

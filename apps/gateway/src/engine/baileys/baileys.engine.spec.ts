@@ -327,11 +327,13 @@ describe('BaileysEngine', () => {
     [515, 'restart_required'],
     [401, 'logged_out'],
     [440, 'replaced'],
-    [500, 'bad_session'],
+    [500, 'transient'],
     [408, 'transient'],
+    [411, 'transient'],
     [428, 'transient'],
     [503, 'transient'],
-    [403, 'transient'],
+    [403, 'forbidden'],
+    [405, 'client_version_refused'],
     [499, 'transient'],
   ])('maps a close with status %i to %s', async (statusCode, reason) => {
     const t = await harness();

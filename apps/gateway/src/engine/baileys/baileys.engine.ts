@@ -53,12 +53,15 @@ import { messageContentFor, messageKeyFor, sendOptionsFor } from './baileys-outb
 import { SignalKeyCache } from './signal-key-cache';
 import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
 import { runInSessionContext } from '../session-context';
+import type { WaWebVersionSource } from './wa-web-version';
 
 export type SocketFactory = (config: UserFacingSocketConfig) => WASocket;
 
 export interface BaileysEngineOptions {
   /** Where the socket connects; default WhatsApp Web. Tests point it at a local WebSocket server. */
   waWebSocketUrl?: string;
+  /** Where one session's socket connects, when that depends on the session (the emulator seam, whatsapp-emulator.ts). */
+  socketUrlFor?: (sessionId: string) => string;
   /** How the linked device shows on the phone; default Baileys' own. */
   browser?: WABrowserDescription;
   /** Bounds the WebSocket handshake, each send, and how long close() and pairing waits may take. */
@@ -67,6 +70,8 @@ export interface BaileysEngineOptions {
   makeSocket?: SocketFactory;
   /** Baileys' runtime helpers; default the real module, required on the first connect. */
   runtime?: BaileysRuntime;
+  /** Which WhatsApp Web version to announce (WHATSAPP_WEB_VERSION, the fetch); absent = Baileys' default. */
+  waWebVersion?: WaWebVersionSource;
   /**
    * After the gateway did not take a spooled event (PostgreSQL down, say) while the socket stays open, the spool is
    * handed over again after this delay, doubling up to 30 s while it keeps failing (default 1000 ms).
@@ -115,8 +120,18 @@ export class BaileysEngine implements SessionEngine {
 
   constructor(private readonly options: BaileysEngineOptions = {}) {}
 
-  async connect({ sessionId, auth, onEvent, logger, lookups }: ConnectOptions): Promise<EngineConnection> {
+  waWebVersion(): string | null {
+    return this.options.waWebVersion?.inUse() ?? null;
+  }
+
+  async connect({ sessionId, auth, onEvent: deliver, logger, lookups }: ConnectOptions): Promise<EngineConnection> {
     const runtime = this.options.runtime ?? loadBaileysRuntime();
+    const version = this.options.waWebVersion ? (await this.options.waWebVersion.current()).version : null;
+    // a 405 (this version refused) makes the next connect of any session read the version again
+    const onEvent: ConnectOptions['onEvent'] = (event) => {
+      if (version && event.type === 'close' && event.reason === 'client_version_refused') this.options.waWebVersion?.refused(version);
+      return deliver(event);
+    };
     const makeSocket = this.options.makeSocket ?? runtime.makeWASocket;
     const connectTimeoutMs = this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     const baileysLogger = quietLogger(logger, sessionId);
@@ -132,13 +147,15 @@ export class BaileysEngine implements SessionEngine {
     // the lookups are handed to the socket before the connection exists; Baileys asks them only once it is open
     let connection: BaileysConnection | null = null;
     const fetchGroup = (jid: string) => connection?.fetchGroupForSend(jid) ?? Promise.resolve(undefined);
+    const waWebSocketUrl = this.options.socketUrlFor?.(sessionId) ?? this.options.waWebSocketUrl;
     // everything the socket does from now on (frames, timers, promises) runs in the session's context: a stray
     // rejection from inside Baileys is traced to this session (main.ts)
     const sock = runInSessionContext(sessionId, () => makeSocket({
       auth: { creds, keys },
       logger: baileysLogger,
       connectTimeoutMs,
-      ...(this.options.waWebSocketUrl ? { waWebSocketUrl: this.options.waWebSocketUrl } : {}),
+      ...(version ? { version } : {}),
+      ...(waWebSocketUrl ? { waWebSocketUrl } : {}),
       ...(this.options.browser ? { browser: this.options.browser } : {}),
       // the phone keeps its notifications; a gateway is not a person reading chats
       markOnlineOnConnect: false,
@@ -186,9 +203,7 @@ function signalKeyStore(auth: AuthStateStore, runtime: BaileysRuntime): SignalKe
     async set(data) {
       await auth.writeKeys(data as Record<string, Record<string, unknown | null>>);
     },
-    async clear() {
-      await auth.clear();
-    },
+    // no `clear`: our store's clear() wipes the creds with the keys, and only a logout or a 401 may do that (the runner)
   };
 }
 
@@ -364,7 +379,7 @@ class BaileysConnection implements EngineConnection {
       await this.deps.sock.logout();
     } catch (err) {
       await this.close();
-      throw new Error(`logout did not reach WhatsApp: ${describe(err)}`);
+      throw new Error(`logout did not reach WhatsApp: ${describe(err)}`, { cause: err });
     }
     await this.settle();
   }
@@ -576,7 +591,7 @@ class BaileysConnection implements EngineConnection {
       return await run();
     } catch (err) {
       if (this.phase === 'closed') throw new EngineConnectionClosedError(this.deps.sessionId, action);
-      throw new Error(`cannot ${action}: ${describe(err)}`);
+      throw new Error(`cannot ${action}: ${describe(err)}`, { cause: err });
     }
   }
 

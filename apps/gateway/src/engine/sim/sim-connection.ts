@@ -24,6 +24,8 @@ export interface SimConnectionOptions {
   simUrl: string;
   connectTimeoutMs: number;
   requestTimeoutMs: number;
+  /** ping period; a ping without a pong by the next one ends the connection (0 = off) */
+  keepaliveMs?: number;
 }
 
 interface PendingRequest {
@@ -40,12 +42,19 @@ export function closeReasonFor(code: number): { reason: CloseReason; statusCode:
   switch (code) {
     case SIM_CLOSE_CODES.loggedOut:
       return { reason: 'logged_out', statusCode: 401 };
+    case SIM_CLOSE_CODES.forbidden:
+      return { reason: 'forbidden', statusCode: 403 };
+    case SIM_CLOSE_CODES.clientVersionRefused:
+      return { reason: 'client_version_refused', statusCode: 405 };
     case SIM_CLOSE_CODES.replaced:
       return { reason: 'replaced', statusCode: 440 };
+    case SIM_CLOSE_CODES.restartRequired:
+      return { reason: 'restart_required', statusCode: 515 };
     case SIM_CLOSE_CODES.badSession:
-      return { reason: 'bad_session', statusCode: 500 };
+      return { reason: 'bad_session', statusCode: null };
     default:
-      // drops (1006), refused connections, protocol errors, a simulator shutting down: try again later
+      // drops (1006), a stream error without a code (4500, as Baileys' 500), refused connections, protocol errors, a
+      // simulator shutting down: try again later
       return { reason: 'transient', statusCode: code >= 4000 ? code - 4000 : null };
   }
 }
@@ -70,6 +79,11 @@ export class SimConnection implements EngineConnection {
   /** Frames are handled in order, one at a time (storing a credential happens before `open` is told). */
   private frames: Promise<void> = Promise.resolve();
   private closingByUs = false;
+  /** set when the keepalive gave up on a network that stopped answering */
+  private keepaliveLapsed = false;
+  private keepalive: NodeJS.Timeout | null = null;
+  /** the transport error before an abrupt close (`connect ECONNREFUSED …`), which says more than `socket closed (1006)` */
+  private transportError: string | null = null;
   private closeEmitted = false;
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
@@ -81,7 +95,10 @@ export class SimConnection implements EngineConnection {
   ) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     this.ws = new WebSocket(deviceSocketUrl(options.simUrl, session.sessionId), { handshakeTimeout: options.connectTimeoutMs });
-    this.ws.on('open', () => this.sendFrame({ type: 'hello', credential: credential ?? null }));
+    this.ws.on('open', () => {
+      this.sendFrame({ type: 'hello', credential: credential ?? null });
+      this.startKeepalive();
+    });
     this.ws.on('message', (data, isBinary) => {
       if (isBinary) return;
       let frame: SimNetworkFrame;
@@ -96,7 +113,10 @@ export class SimConnection implements EngineConnection {
       });
     });
     // the 'close' event always follows an 'error', so the error itself only needs logging
-    this.ws.on('error', (err) => this.session.logger.debug({ err, sessionId: session.sessionId }, 'network socket error'));
+    this.ws.on('error', (err) => {
+      this.transportError = err.message;
+      this.session.logger.debug({ err, sessionId: session.sessionId }, 'network socket error');
+    });
     this.ws.on('close', (code, reason) => this.onSocketClosed(code, reason.toString()));
   }
 
@@ -227,7 +247,28 @@ export class SimConnection implements EngineConnection {
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
   }
 
+  /** A network that stops answering (the `silent` fault; a half-open TCP connection) is noticed here, not never. */
+  private startKeepalive(): void {
+    const every = this.options.keepaliveMs ?? 0;
+    if (every <= 0) return;
+    let answered = true;
+    this.ws.on('pong', () => (answered = true));
+    this.keepalive = setInterval(() => {
+      if (!answered) {
+        this.keepaliveLapsed = true;
+        this.ws.terminate();
+        return;
+      }
+      answered = false;
+      this.ws.ping();
+    }, every);
+    this.keepalive.unref();
+  }
+
   private onSocketClosed(code: number, message: string): void {
+    if (this.keepalive) clearInterval(this.keepalive);
+    if (this.keepaliveLapsed) message = `the network stopped answering (no pong within ${this.options.keepaliveMs} ms)`;
+    else if (!message && this.transportError) message = this.transportError;
     for (const [id, request] of this.pending) {
       clearTimeout(request.timer);
       request.reject(new DomainError('conflict', 'the connection to the network closed', { id }));

@@ -8,7 +8,14 @@ export interface SimEngineOptions {
   connectTimeoutMs?: number;
   /** How long createGroup/send/sendPresence/markRead/requestPairingCode/logout wait for the network's answer */
   requestTimeoutMs?: number;
+  /**
+   * The device pings the network this often and ends a connection whose previous ping got no answer (a `transient`
+   * close), as Baileys' keep-alive does (NETWORK_SIM_KEEPALIVE_MS; default 15 s; 0 = off).
+   */
+  keepaliveMs?: number;
 }
+
+const DEFAULT_KEEPALIVE_MS = 15_000;
 
 /**
  * The `sim` engine: plays a linked device against the network simulator (apps/network-sim) over its device
@@ -30,6 +37,7 @@ export class SimEngine implements SessionEngine {
         simUrl: this.options.simUrl,
         connectTimeoutMs: this.options.connectTimeoutMs ?? 10000,
         requestTimeoutMs: this.options.requestTimeoutMs ?? 10000,
+        keepaliveMs: this.options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
       },
       options,
       credential,

@@ -1,0 +1,495 @@
+/**
+ * One WhatsApp Web socket, from the first byte to the close: the Noise handshake, then either a registration (a new
+ * companion: `pair-device` refs it shows as QR, `pair-success` once the phone scanned, then the 515 restart) or a
+ * login (`<success>`), then routine IQs. Toward SimNetwork it is a DeviceLink: the network's `qr`, `paired` and
+ * `open` frames become WhatsApp stanzas here, and its closes become WhatsApp's stream errors and failures.
+ */
+import { DomainError, SIM_CLOSE_CODES, SimCredential, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { WebSocket } from 'ws';
+import type { DeviceLink, SimNetwork } from '../sim-network';
+import { CertifiedServer } from './certificates';
+import { CompanionRegistration, WaDirectory } from './directory';
+import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
+import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, verifyDeviceSignature } from './phone';
+import { answerIq, child, children, IqContext, iqKey } from './stanzas';
+import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
+
+/** WhatsApp sends six refs; Baileys shows the first for 60 s and each next one for 20 s. */
+const PAIR_DEVICE_REFS = 6;
+const FIRST_QR_MS = 60_000;
+const NEXT_QR_MS = 20_000;
+/** How long the server waits for the client's answer to its own IQs (pair-success, pair-device). */
+const CLIENT_REPLY_MS = 10_000;
+/** After a stream error the client closes; a client that does not is closed by the server. */
+const CLOSE_GRACE_MS = 5_000;
+
+type Phase = 'hello' | 'finish' | 'registering' | 'logging-in' | 'open' | 'closed';
+
+export interface WaConnectionDeps {
+  baileys: Baileys;
+  server: CertifiedServer;
+  network: SimNetwork;
+  directory: WaDirectory;
+  sessionId: string;
+  ws: WebSocket;
+  logger?: Logger;
+}
+
+export class WaWebConnection {
+  private phase: Phase = 'hello';
+  private readonly reader: FrameReader;
+  private readonly handshake: NoiseServerHandshake;
+  private transport: NoiseTransport | null = null;
+  private registration: CompanionRegistration | null = null;
+  /** frames are handled one at a time (decoding a node is async) */
+  private queue: Promise<void> = Promise.resolve();
+  private readonly waiters = new Map<string, (node: BinaryNode) => void>();
+  private refs: string[] = [];
+  private refsSentAt = 0;
+  /** the adv secret the phone learned from the screen (QR) or from the code exchange, until `paired` */
+  private advSecret: Buffer | null = null;
+  private codeHello: (CompanionHello & { phoneNumber: string }) | null = null;
+  private codeFinish: ((node: BinaryNode) => void) | null = null;
+  private idSeq = 0;
+  /** inbound messages are encrypted and sent one at a time, in the network's order */
+  private outbound: Promise<void> = Promise.resolve();
+  /** waMessageId → the network's event id, until the device's receipt */
+  private readonly awaitingAck = new Map<string, string>();
+  readonly link: DeviceLink & { showQr: () => string | null };
+
+  constructor(private readonly deps: WaConnectionDeps) {
+    this.reader = new FrameReader(deps.baileys.NOISE_WA_HEADER);
+    this.handshake = new NoiseServerHandshake(deps.baileys, deps.server);
+    this.link = {
+      send: (frame) => this.fromNetwork(frame),
+      close: (code) => this.closeFor(code),
+      drop: () => this.deps.ws.terminate(),
+      showQr: () => this.currentQr(),
+    };
+    deps.ws.on('message', (data: Buffer) => this.onBytes(data));
+    deps.ws.on('close', () => this.onClosed());
+    deps.ws.on('error', (err) => deps.logger?.debug({ err, sessionId: deps.sessionId }, 'whatsapp web socket error'));
+  }
+
+  get sessionId(): string {
+    return this.deps.sessionId;
+  }
+
+  /** The control API's scan: the phone read this QR from the screen; the ref must be one this socket shows. */
+  acceptScan(scanned: { ref: string; noiseKey: Buffer; advSecret: Buffer }): void {
+    if (this.phase !== 'registering' || !this.registration) throw new DomainError('conflict', 'the device is not showing a QR code', {});
+    if (!this.refs.includes(scanned.ref)) throw new DomainError('conflict', 'this QR code has expired', {});
+    if (!scanned.noiseKey.equals(this.registration.noiseKey)) throw new DomainError('conflict', 'this QR code belongs to another device', {});
+    this.advSecret = scanned.advSecret;
+  }
+
+  /**
+   * The control API's pair-code: the phone's user typed `code`. The phone answers the companion's hello with its own
+   * wrapped key, waits for the companion's key bundle, and derives the adv secret; a wrong code fails there.
+   * Resolves with the phone number the companion asked to link.
+   */
+  async acceptCode(code: string): Promise<string> {
+    const hello = this.codeHello;
+    const registration = this.registration;
+    if (this.phase !== 'registering' || !hello || !registration) {
+      throw new DomainError('conflict', 'the device has not requested a pairing code', {});
+    }
+    const { baileys, directory } = this.deps;
+    const phone = directory.phone(hello.phoneNumber);
+    const exchange = await enterCode(baileys, code, hello);
+    const finished = new Promise<BinaryNode>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new DomainError('conflict', 'the device did not finish the code exchange', {})), CLIENT_REPLY_MS);
+      this.codeFinish = (node) => {
+        clearTimeout(timer);
+        resolve(node);
+      };
+    });
+    this.send({
+      tag: 'notification',
+      attrs: { from: SERVER_JID, type: 'link_code_companion_reg', id: this.newId(), t: nowSeconds() },
+      content: [
+        {
+          tag: 'link_code_companion_reg',
+          attrs: {},
+          content: [
+            { tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from(hello.ref) },
+            { tag: 'primary_identity_pub', attrs: {}, content: phone.accountKeyPair.public },
+            { tag: 'link_code_pairing_wrapped_primary_ephemeral_pub', attrs: {}, content: exchange.wrappedPrimaryEphemeral },
+          ],
+        },
+      ],
+    });
+    const finish = await finished;
+    const bundle = bufferOf(child(child(finish, 'link_code_companion_reg'), 'link_code_pairing_wrapped_key_bundle'));
+    try {
+      this.advSecret = finishCodeExchange(baileys, phone, exchange, bundle ?? Buffer.alloc(0), registration.identityKey);
+    } catch {
+      throw new DomainError('validation_error', 'does not match the pairing code', { code: 'does not match the pairing code' });
+    }
+    return hello.phoneNumber;
+  }
+
+  // ---- bytes and frames -------------------------------------------------------------------------
+
+  private onBytes(data: Buffer): void {
+    let frames: Buffer[];
+    try {
+      frames = this.reader.push(Buffer.from(data));
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    for (const frame of frames) {
+      this.queue = this.queue.then(() => this.onFrame(frame)).catch((err) => this.fail(err));
+    }
+  }
+
+  private async onFrame(frame: Buffer): Promise<void> {
+    if (this.phase === 'closed') return;
+    if (this.phase === 'hello') {
+      this.deps.ws.send(encodeFrame(this.handshake.hello(frame)));
+      this.phase = 'finish';
+      return;
+    }
+    if (this.phase === 'finish') {
+      const result = this.handshake.finish(frame);
+      this.transport = result.transport;
+      this.onClientPayload(result);
+      return;
+    }
+    const node = await this.deps.baileys.decodeBinaryNode(this.transport!.decrypt(frame));
+    this.onNode(node);
+  }
+
+  private send(node: BinaryNode): void {
+    if (!this.transport || this.deps.ws.readyState !== WebSocket.OPEN) return;
+    this.deps.ws.send(encodeFrame(this.transport.encrypt(this.deps.baileys.encodeBinaryNode(node))));
+  }
+
+  // ---- login and registration -------------------------------------------------------------------
+
+  private onClientPayload({ clientStaticKey, clientPayload }: HandshakeResult): void {
+    const { network, directory, sessionId } = this.deps;
+    const pairing = clientPayload.devicePairingData;
+    if (pairing && !clientPayload.passive) {
+      if (!pairing.eIdent || !pairing.eRegid) throw new Error('registration without identity key or registration id');
+      this.registration = directory.register({
+        sessionId,
+        noiseKey: clientStaticKey,
+        identityKey: Buffer.from(pairing.eIdent),
+        registrationId: Buffer.from(pairing.eRegid).readUInt32BE(0),
+      });
+      this.phase = 'registering';
+      network.attach(sessionId, this.link, null);
+      return;
+    }
+    const known = directory.byNoise(clientStaticKey);
+    const username = String(clientPayload.username ?? '');
+    if (!known?.credential || known.sessionId !== sessionId || known.credential.account.phoneNumber !== username) {
+      // WhatsApp's answer to a device it does not know (or no longer knows): logged out
+      this.sendFailure(401);
+      return;
+    }
+    this.registration = known;
+    this.phase = 'logging-in';
+    network.attach(sessionId, this.link, known.credential);
+  }
+
+  /** What SimNetwork tells the device, as WhatsApp Web says it. */
+  private fromNetwork(frame: SimNetworkFrame): void {
+    if (frame.type === 'qr') return this.showRefs();
+    if (frame.type === 'paired') return void this.completePairing(frame.credential).catch((err) => this.fail(err));
+    if (frame.type === 'open') return this.loggedIn();
+    if (frame.type === 'message') return this.deliverMessage(frame.eventId, frame.message);
+    // receipts, reactions and the rest reach a WhatsApp Web device with the next slices
+    this.deps.logger?.debug({ sessionId: this.sessionId, type: frame.type }, 'network event not carried by the whatsapp web front door yet');
+  }
+
+  /** The network rotates QRs on its clock; Baileys rotates the refs it got on its own, so they are sent once. */
+  private showRefs(): void {
+    if (this.refs.length) return;
+    this.refs = Array.from({ length: PAIR_DEVICE_REFS }, () => `2@${randomBytes(24).toString('base64')}`);
+    this.refsSentAt = Date.now();
+    this.send({
+      tag: 'iq',
+      attrs: { from: SERVER_JID, type: 'set', id: this.newId(), xmlns: 'md' },
+      content: [{ tag: 'pair-device', attrs: {}, content: this.refs.map((ref) => ({ tag: 'ref', attrs: {}, content: Buffer.from(ref) })) }],
+    });
+  }
+
+  /** The part of the QR Baileys shows now that the network knows (the adv secret is the companion's). */
+  private currentQr(): string | null {
+    if (!this.refs.length || !this.registration) return null;
+    const elapsed = Date.now() - this.refsSentAt;
+    const index = elapsed < FIRST_QR_MS ? 0 : 1 + Math.floor((elapsed - FIRST_QR_MS) / NEXT_QR_MS);
+    const ref = this.refs[Math.min(index, this.refs.length - 1)];
+    const { noiseKey, identityKey } = this.registration;
+    return `https://wa.me/settings/linked_devices#${ref},${noiseKey.toString('base64')},${identityKey.toString('base64')}`;
+  }
+
+  /** SimNetwork paired the device: the phone sends the signed device identity, the companion signs back, then 515. */
+  private async completePairing(credential: SimCredential): Promise<void> {
+    const registration = this.registration;
+    const advSecret = this.advSecret;
+    if (!registration || !advSecret) throw new Error('paired without a scan or code exchange on this socket');
+    const { baileys, directory } = this.deps;
+    const { phoneNumber, lid } = credential.account;
+    const phone = directory.phone(phoneNumber);
+    const deviceIndex = phone.nextDeviceIndex++;
+    registration.credential = credential;
+    registration.deviceIndex = deviceIndex;
+    const id = this.newId();
+    const reply = this.waitForReply(id);
+    this.send({
+      tag: 'iq',
+      attrs: { from: SERVER_JID, type: 'set', id, xmlns: 'md', t: nowSeconds() },
+      content: [
+        {
+          tag: 'pair-success',
+          attrs: {},
+          content: [
+            { tag: 'device-identity', attrs: { 'key-index': String(deviceIndex) }, content: signDeviceIdentity(baileys, phone, registration.identityKey, advSecret, deviceIndex) },
+            { tag: 'platform', attrs: { name: 'android' } },
+            { tag: 'device', attrs: { jid: `${phoneNumber}:${deviceIndex}@s.whatsapp.net`, lid: withDevice(lid, deviceIndex) } },
+          ],
+        },
+      ],
+    });
+    const signed = bufferOf(child(child(await reply, 'pair-device-sign'), 'device-identity'));
+    if (!signed || !verifyDeviceSignature(baileys, phone, registration.identityKey, signed)) {
+      throw new Error('the companion did not sign its device identity');
+    }
+    // as WhatsApp does: the companion must reconnect and log in with its new identity
+    this.streamError({ tag: 'stream:error', attrs: { code: '515' } });
+  }
+
+  private loggedIn(): void {
+    const registration = this.registration!;
+    const account = registration.credential!.account;
+    this.phase = 'open';
+    this.send({ tag: 'success', attrs: { t: nowSeconds(), lid: withDevice(account.lid, registration.deviceIndex!), location: 'sim', creation: nowSeconds() } });
+    // nothing held for the device yet: the offline marker ends Baileys' initial event buffering
+    this.send({ tag: 'ib', attrs: { from: SERVER_JID }, content: [{ tag: 'offline', attrs: { count: '0' } }] });
+  }
+
+  // ---- what contacts send -----------------------------------------------------------------------
+
+  /**
+   * A contact's 1:1 text, Signal-encrypted by the contact for this device, in the order the network sent them. It
+   * stays pending on the network until the device's receipt. Kinds not carried yet stay pending and are logged.
+   */
+  private deliverMessage(eventId: string, message: SimInboundMessage): void {
+    this.outbound = this.outbound
+      .then(async () => {
+        const registration = this.registration!;
+        if (message.type !== 'text' || message.chatJid !== message.from || !message.from.endsWith('@s.whatsapp.net') || !message.text) {
+          this.deps.logger?.debug({ sessionId: this.sessionId, type: message.type, chatJid: message.chatJid }, 'inbound kind not carried by the whatsapp web front door yet');
+          return;
+        }
+        const { baileys, directory } = this.deps;
+        const plaintext = baileys.encodeWAMessage({ conversation: message.text });
+        const phoneNumber = registration.credential!.account.phoneNumber;
+        const contact = directory.contact(message.from, this.lidOf);
+        if (!contact) throw new Error(`not a contact jid: ${message.from}`);
+        const enc = await contact.encryptFor(phoneNumber, registration.deviceIndex!, plaintext, () => registration.keyBundle);
+        if (!enc) {
+          this.deps.logger?.warn({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys: the message waits');
+          return;
+        }
+        this.awaitingAck.set(message.id, eventId);
+        this.send({
+          tag: 'message',
+          attrs: { from: message.from, type: 'text', id: message.id, t: String(Math.floor(message.timestamp / 1000)) },
+          content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext }],
+        });
+      })
+      .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'encrypting an inbound message failed'));
+  }
+
+  // ---- stanzas from the client ------------------------------------------------------------------
+
+  private onNode(node: BinaryNode): void {
+    if (node.tag === 'receipt') return this.onReceipt(node);
+    if (node.tag === 'message') return this.onDeviceMessage(node);
+    if (node.tag !== 'iq') return; // acks, presences, ib telemetry: nothing to answer yet
+    const { type, id, xmlns } = node.attrs;
+    if (type === 'result' || type === 'error') {
+      const waiter = this.waiters.get(id);
+      this.waiters.delete(id);
+      waiter?.(node);
+      return;
+    }
+    const first = Array.isArray(node.content) ? (node.content[0] as BinaryNode | undefined) : undefined;
+    if (xmlns === 'md' && first?.tag === 'remove-companion-device') return this.onLogout(node);
+    if (xmlns === 'md' && first?.tag === 'link_code_companion_reg') return this.onCodeStage(node, first);
+    if (!this.registration) return;
+    const answer = answerIq(node, this.iqContext(this.registration));
+    if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(node) }, 'whatsapp web iq answered with an error');
+    this.send(answer);
+  }
+
+  private readonly lidOf = (phoneNumber: string) => this.deps.network.lidOf(phoneNumber);
+
+  private iqContext(device: CompanionRegistration): IqContext {
+    const account = device.credential?.account;
+    return {
+      device,
+      account: account ? { phoneNumber: account.phoneNumber, lidUser: account.lid.split('@')[0] } : null,
+      contact: (jid) => this.deps.directory.contact(jid, this.lidOf),
+    };
+  }
+
+  /**
+   * A message the device sends: each contact it is encrypted for decrypts its copy (Signal, as the contact's phone
+   * would), and the network records it once per waMessageId (SimNetwork's `send`, what `GET /sim/messages` lists).
+   * The server acks the stanza as WhatsApp does; a copy no contact can read is logged, never recorded.
+   */
+  private onDeviceMessage(node: BinaryNode): void {
+    this.outbound = this.outbound
+      .then(async () => {
+        const registration = this.registration;
+        if (this.phase !== 'open' || !registration?.credential) return;
+        const { baileys, directory, network } = this.deps;
+        const copies = children(child(node, 'participants')).filter((to) => to.tag === 'to');
+        const direct = child(node, 'enc') ? [{ tag: 'to', attrs: { jid: node.attrs.to }, content: [child(node, 'enc')!] }] : [];
+        let recorded = false;
+        for (const copy of [...copies, ...direct]) {
+          const contact = directory.contact(copy.attrs.jid ?? '', this.lidOf);
+          const enc = child(copy, 'enc');
+          const ciphertext = bufferOf(enc);
+          if (!contact || !enc || !ciphertext || recorded) continue;
+          const type = enc.attrs.type === 'pkmsg' ? 'pkmsg' : 'msg';
+          const plaintext = await contact.decryptFrom(registration.credential.account.phoneNumber, registration.deviceIndex!, type, ciphertext);
+          const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(plaintext));
+          const text = message.conversation ?? message.extendedTextMessage?.text;
+          if (!text) {
+            this.deps.logger?.debug({ sessionId: this.sessionId, keys: Object.keys(message) }, 'outbound kind not carried by the whatsapp web front door yet');
+            continue;
+          }
+          network.request(this.sessionId, this.link, 'send', { waMessageId: node.attrs.id, to: contact.jid, content: { type: 'text', text }, quoted: null, mentions: [] });
+          recorded = true;
+        }
+      })
+      .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'reading a device message failed'))
+      .then(() => this.send({ tag: 'ack', attrs: { id: node.attrs.id, class: 'message', from: node.attrs.to, t: nowSeconds() } }));
+  }
+
+  /**
+   * The device's receipt for messages it took (delivery, `inactive`, `read`, …; one id, or more in `<list>`): its
+   * acknowledgement, so the network forgets them. A nack (`<ack error>`) is not one: the message stays pending.
+   */
+  private onReceipt(receipt: BinaryNode): void {
+    this.send({ tag: 'ack', attrs: { id: receipt.attrs.id, class: 'receipt', from: receipt.attrs.to ?? SERVER_JID } });
+    const ids = [receipt.attrs.id, ...children(child(receipt, 'list')).map((item) => item.attrs.id)];
+    for (const id of ids) {
+      const eventId = id ? this.awaitingAck.get(id) : undefined;
+      if (!eventId) continue;
+      this.awaitingAck.delete(id);
+      this.deps.network.ack(this.sessionId, this.link, eventId);
+    }
+  }
+
+  private onLogout(iq: BinaryNode): void {
+    this.send({ tag: 'iq', attrs: { id: iq.attrs.id, from: SERVER_JID, type: 'result' } });
+    if (this.phase !== 'open') return;
+    // the phone forgets the device; SimNetwork closes this link as logged out
+    setImmediate(() => this.deps.network.unlink(this.sessionId));
+  }
+
+  private onCodeStage(iq: BinaryNode, reg: BinaryNode): void {
+    if (reg.attrs.stage === 'companion_hello') {
+      const wrapped = bufferOf(child(reg, 'link_code_pairing_wrapped_companion_ephemeral_pub'));
+      const phoneNumber = (reg.attrs.jid ?? '').split('@')[0];
+      if (!wrapped || wrapped.length < 80 || !/^\d{6,15}$/.test(phoneNumber)) {
+        this.send({ tag: 'iq', attrs: { id: iq.attrs.id, from: SERVER_JID, type: 'error' }, content: [{ tag: 'error', attrs: { code: '400', text: 'bad-request' } }] });
+        return;
+      }
+      const ref = `2@${randomBytes(24).toString('base64')}`;
+      this.codeHello = { ref, wrappedCompanionEphemeral: wrapped, phoneNumber };
+      this.send({
+        tag: 'iq',
+        attrs: { id: iq.attrs.id, from: SERVER_JID, type: 'result' },
+        content: [{ tag: 'link_code_companion_reg', attrs: {}, content: [{ tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from(ref) }] }],
+      });
+      return;
+    }
+    this.send({ tag: 'iq', attrs: { id: iq.attrs.id, from: SERVER_JID, type: 'result' } });
+    if (reg.attrs.stage === 'companion_finish') this.codeFinish?.(iq);
+  }
+
+  // ---- closing ----------------------------------------------------------------------------------
+
+  /** SimNetwork closes the device: WhatsApp's stanza for that reason, then the client ends the socket. */
+  private closeFor(code: number): void {
+    if (code === SIM_CLOSE_CODES.loggedOut && this.phase === 'logging-in') return this.sendFailure(401);
+    if (code === SIM_CLOSE_CODES.loggedOut) {
+      return this.streamError({ tag: 'stream:error', attrs: { code: '401' }, content: [{ tag: 'conflict', attrs: { type: 'device_removed' } }] });
+    }
+    if (code === SIM_CLOSE_CODES.replaced) {
+      return this.streamError({ tag: 'stream:error', attrs: {}, content: [{ tag: 'conflict', attrs: { type: 'replaced' } }] });
+    }
+    this.streamError({ tag: 'stream:error', attrs: { code: '500' } });
+  }
+
+  private sendFailure(reason: number): void {
+    this.streamError({ tag: 'failure', attrs: { reason: String(reason), location: 'sim' } });
+  }
+
+  private streamError(node: BinaryNode): void {
+    this.send(node);
+    this.phase = 'closed';
+    // the client closes on a stream error; one that does not is closed for it
+    setTimeout(() => this.deps.ws.terminate(), CLOSE_GRACE_MS).unref();
+  }
+
+  private fail(err: unknown): void {
+    if (this.phase === 'closed') return;
+    this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'whatsapp web connection failed');
+    this.phase = 'closed';
+    this.deps.ws.terminate();
+  }
+
+  private onClosed(): void {
+    this.phase = 'closed';
+    for (const waiter of this.waiters.values()) waiter({ tag: 'iq', attrs: { type: 'error' } });
+    this.waiters.clear();
+    this.deps.network.detach(this.sessionId, this.link);
+  }
+
+  private waitForReply(id: string): Promise<BinaryNode> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.delete(id);
+        reject(new Error(`no reply to ${id}`));
+      }, CLIENT_REPLY_MS);
+      this.waiters.set(id, (node) => {
+        clearTimeout(timer);
+        resolve(node);
+      });
+    });
+  }
+
+  private newId(): string {
+    this.idSeq += 1;
+    return `sim-${this.idSeq}`;
+  }
+}
+
+function nowSeconds(): string {
+  return String(Math.floor(Date.now() / 1000));
+}
+
+/** `123@lid` → `123:4@lid` (the account's lid on one of its devices). */
+function withDevice(jid: string, device: number): string {
+  const [user, server] = jid.split('@');
+  return `${user}:${device}@${server}`;
+}
+
+function bufferOf(node: BinaryNode | undefined): Buffer | undefined {
+  const content = node?.content;
+  if (content instanceof Uint8Array) return Buffer.from(content);
+  if (typeof content === 'string') return Buffer.from(content, 'utf8');
+  return undefined;
+}

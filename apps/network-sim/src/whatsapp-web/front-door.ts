@@ -1,0 +1,92 @@
+/**
+ * The WhatsApp Web front door of the network simulator (CONTRACT 9): `ws://<sim>/ws/chat?sessionId=<id>` speaks
+ * WhatsApp Web's protocol as Baileys 7.0.0-rc14 expects it, over the same SimNetwork as the `sim` engine's door,
+ * and `GET /sim/whatsapp-web/trust` hands out the test root key its certificate chain is signed with.
+ *
+ * Which session is a socket? Baileys never sends our session id, so the test seam (WHATSAPP_EMULATOR_URL in the
+ * gateway) appends `?sessionId=<id>` to the socket URL; on login the device's Noise key must belong to that session.
+ *
+ * The control API's `scan` and `pair-code` on a WhatsApp Web device come here first: the phone needs what the screen
+ * shows (the QR, whose adv secret the network never sees; the code Baileys drew itself), then SimNetwork pairs as usual.
+ */
+import { DomainError, SimWaWebTrust } from '@app/contracts';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import { validation } from '../sim-input';
+import type { DeviceView, SimNetwork } from '../sim-network';
+import { CertifiedServer, certifyServer } from './certificates';
+import { WaWebConnection } from './connection';
+import { WaDirectory } from './directory';
+import { parseQr } from './phone';
+import { loadBaileys } from './wa-kit';
+
+type ControlBody = Record<string, unknown>;
+
+export class WhatsAppWebFrontDoor {
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly directory = new WaDirectory(loadBaileys);
+  /** the latest WhatsApp Web socket of each session */
+  private readonly connections = new Map<string, WaWebConnection>();
+  private certified: CertifiedServer | null = null;
+
+  constructor(
+    private readonly network: SimNetwork,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** The test root key and serial a client must trust (Baileys' WA_CERT_DETAILS). */
+  trust(): SimWaWebTrust {
+    return this.server().trust;
+  }
+
+  handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer, sessionId: string): void {
+    const server = this.server();
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const connection = new WaWebConnection({ baileys: loadBaileys(), server, network: this.network, directory: this.directory, sessionId, ws, logger: this.logger });
+      this.connections.set(sessionId, connection);
+      ws.on('close', () => {
+        if (this.connections.get(sessionId) === connection) this.connections.delete(sessionId);
+      });
+    });
+  }
+
+  /** The control action's handler when the session is a WhatsApp Web device and the action needs the phone here. */
+  sessionAction(sessionId: string, action: string): ((body: ControlBody) => Promise<DeviceView>) | undefined {
+    const connection = this.connections.get(sessionId);
+    if (!connection) return undefined;
+    if (action === 'scan') return async (body) => this.scan(connection, body);
+    if (action === 'pair-code') return (body) => this.enterCode(connection, body);
+    return undefined;
+  }
+
+  close(): void {
+    for (const ws of this.wss.clients) ws.terminate();
+    this.wss.close();
+  }
+
+  private scan(connection: WaWebConnection, body: ControlBody): DeviceView {
+    if (typeof body.qr !== 'string') {
+      throw validation('qr', 'is required for a WhatsApp Web device: its QR carries a secret only the screen shows (GET /sessions/{id}/qr)');
+    }
+    const scanned = parseQr(body.qr);
+    if (!scanned) throw validation('qr', 'is not a WhatsApp Web QR code');
+    connection.acceptScan(scanned);
+    return this.network.scan(connection.sessionId, { phoneNumber: body.phoneNumber });
+  }
+
+  private async enterCode(connection: WaWebConnection, body: ControlBody): Promise<DeviceView> {
+    if (typeof body.code !== 'string' || !/^[A-Za-z0-9]{8}$/.test(body.code.replace(/[\s-]/g, ''))) {
+      throw validation('code', 'must be the 8-character pairing code the device shows');
+    }
+    const phoneNumber = await connection.acceptCode(body.code.replace(/[\s-]/g, '').toUpperCase());
+    if (this.connections.get(connection.sessionId) !== connection) throw new DomainError('conflict', 'the device disconnected', {});
+    return this.network.scan(connection.sessionId, { phoneNumber });
+  }
+
+  private server(): CertifiedServer {
+    this.certified ??= certifyServer(loadBaileys());
+    return this.certified;
+  }
+}

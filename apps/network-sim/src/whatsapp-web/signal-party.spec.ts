@@ -1,0 +1,59 @@
+import { DeviceKeyBundle, SignalContact } from './signal-party';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any -- libsignal ships no types for these
+const libsignal = require('libsignal') as any;
+
+/** A device as Baileys holds one: identity, signed pre-key and one-time pre-keys in a libsignal store. */
+function device() {
+  const identity = libsignal.keyhelper.generateIdentityKeyPair();
+  const signed = libsignal.keyhelper.generateSignedPreKey(identity, 7);
+  const preKeys = new Map([11, 12].map((id) => [id, libsignal.keyhelper.generatePreKey(id).keyPair]));
+  const sessions = new Map<string, unknown>();
+  const store = {
+    getOurIdentity: async () => identity,
+    getOurRegistrationId: async () => 4242,
+    isTrustedIdentity: async () => true,
+    loadSession: async (a: string) => sessions.get(a),
+    storeSession: async (a: string, r: unknown) => void sessions.set(a, r),
+    loadPreKey: async (id: number) => preKeys.get(Number(id)),
+    removePreKey: async (id: number) => void preKeys.delete(Number(id)),
+    loadSignedPreKey: async () => signed.keyPair,
+  };
+  const strip = (key: Buffer) => Buffer.from(key).subarray(1);
+  const bundle: DeviceKeyBundle = {
+    registrationId: 4242,
+    identityKey: strip(identity.pubKey),
+    signedPreKey: { keyId: 7, publicKey: strip(signed.keyPair.pubKey), signature: Buffer.from(signed.signature) },
+    preKeys: [...preKeys].map(([keyId, pair]) => ({ keyId, publicKey: strip(pair.pubKey) })),
+  };
+  const decrypt = async (type: 'pkmsg' | 'msg', ciphertext: Buffer): Promise<string> => {
+    const cipher = new libsignal.SessionCipher(store, new libsignal.ProtocolAddress('15550009999', 0));
+    const plain = type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(ciphertext) : await cipher.decryptWhisperMessage(ciphertext);
+    return Buffer.from(plain).toString();
+  };
+  return { bundle, preKeys, decrypt };
+}
+
+describe('SignalContact (an emulated contact with real Signal sessions)', () => {
+  it('starts a session from the device bundle (pkmsg, one pre-key used), then continues it without one; the device decrypts both', async () => {
+    const d = device();
+    const contact = new SignalContact('15550009999@s.whatsapp.net', '777@lid');
+    const first = await contact.encryptFor('15551112222', 1, Buffer.from('hello'), () => d.bundle);
+    expect(first?.type).toBe('pkmsg');
+    expect(d.bundle.preKeys.map((k) => k.keyId)).toEqual([12]);
+    expect(await d.decrypt('pkmsg', first!.ciphertext)).toBe('hello');
+    expect(d.preKeys.has(11)).toBe(false); // the device consumed the one-time pre-key
+
+    const second = await contact.encryptFor('15551112222', 1, Buffer.from('again'), () => {
+      throw new Error('an open session needs no bundle');
+    });
+    // Signal: the initiator keeps sending PreKeyWhisperMessages until the other side answers
+    expect(second?.type).toBe('pkmsg');
+    expect(await d.decrypt('pkmsg', second!.ciphertext)).toBe('again');
+    expect(d.bundle.preKeys.map((k) => k.keyId)).toEqual([12]);
+  });
+
+  it('has nothing to send before the device uploaded its keys', async () => {
+    expect(await new SignalContact('15550009999@s.whatsapp.net', '777@lid').encryptFor('15551112222', 1, Buffer.from('x'), () => null)).toBeNull();
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * Answers to the IQs a logged-in Baileys (rc14) sends on its own: pre-key count and upload (kept as the device's
+ * key bundle, which contacts start their Signal sessions from), key-bundle digest,
+ * signed pre-key rotation, passive/active, keepalive pings, props, blocklist, privacy, stats and usync. Each is
+ * answered as WhatsApp answers it, or (anything not listed) with a 501 error, which Baileys logs and tolerates.
+ *
+ * To add a stanza: add an entry to IQ_ANSWERS keyed `<xmlns> <type> <first child tag>`; it gets the IQ and the
+ * session's registration and returns the content of the result IQ (or throws an IqError).
+ */
+import type { CompanionRegistration } from './directory';
+import type { DeviceKeyBundle, SignalContact } from './signal-party';
+import { BinaryNode, SERVER_JID } from './wa-kit';
+
+export class IqError extends Error {
+  constructor(
+    readonly code: number,
+    readonly text: string,
+  ) {
+    super(`${code} ${text}`);
+  }
+}
+
+/** What an answer may read: the asking device, and the contacts (by `…@s.whatsapp.net` or `…@lid` jid). */
+export interface IqContext {
+  device: CompanionRegistration;
+  /** the device's account: phone number and lid user */
+  account: { phoneNumber: string; lidUser: string } | null;
+  contact(jid: string): SignalContact | null;
+}
+
+export type IqAnswer = (iq: BinaryNode, ctx: IqContext) => BinaryNode[] | undefined;
+
+export function children(node: BinaryNode | undefined): BinaryNode[] {
+  return Array.isArray(node?.content) ? (node.content as BinaryNode[]) : [];
+}
+
+export function child(node: BinaryNode | undefined, tag: string): BinaryNode | undefined {
+  return children(node).find((c) => c.tag === tag);
+}
+
+const IQ_ANSWERS: Record<string, IqAnswer> = {
+  'encrypt get count': (_iq, { device }) => [{ tag: 'count', attrs: { value: String(device.keyBundle?.preKeys.length ?? 0) } }],
+  'encrypt set registration': (iq, { device }) => {
+    device.keyBundle = keyBundleOf(iq, device.keyBundle);
+    return undefined;
+  },
+  // a contact's key bundle, to start a session with it (its primary device, 0)
+  'encrypt get key': (iq, ctx) => [{ tag: 'list', attrs: {}, content: children(child(iq, 'key')).map((user) => keyBundleNode(user.attrs.jid, ctx)) }],
+  // Baileys only checks that a digest comes back (a missing one makes it upload again)
+  'encrypt get digest': () => [{ tag: 'digest', attrs: {} }],
+  'encrypt set rotate': () => undefined,
+  'passive set active': () => undefined,
+  'passive set passive': () => undefined,
+  'w:p get ping': () => undefined,
+  'abt get props': () => [{ tag: 'props', attrs: { protocol: '1' }, content: [] }],
+  'blocklist get': () => [{ tag: 'list', attrs: {}, content: [] }],
+  'privacy get privacy': () => [{ tag: 'privacy', attrs: {}, content: [] }],
+  'w:stats  add': () => undefined,
+  'w:stats set add': () => undefined,
+  // device lists and lids: a contact has its phone (device 0); the account its own devices
+  'usync get usync': (iq, ctx) => {
+    const usync = child(iq, 'usync');
+    const protocols = children(child(usync, 'query')).map((p) => p.tag);
+    const users = children(child(usync, 'list')).map((user) => usyncUser(user.attrs.jid, protocols, ctx));
+    return [{ tag: 'usync', attrs: {}, content: [{ tag: 'list', attrs: {}, content: users.filter((u): u is BinaryNode => u !== null) }] }];
+  },
+};
+
+function bytes(node: BinaryNode | undefined, tag: string): Buffer {
+  const content = child(node, tag)?.content;
+  if (!(content instanceof Uint8Array)) throw new IqError(400, 'bad-request');
+  return Buffer.from(content);
+}
+
+function uint(node: BinaryNode | undefined, tag: string): number {
+  return bytes(node, tag).reduce((n, b) => n * 256 + b, 0);
+}
+
+/** A pre-key upload: the identity and signed pre-key replace the known ones, the one-time pre-keys are added. */
+function keyBundleOf(iq: BinaryNode, known: DeviceKeyBundle | null): DeviceKeyBundle {
+  const skey = child(iq, 'skey');
+  const uploaded = children(child(iq, 'list')).map((key) => ({ keyId: uint(key, 'id'), publicKey: bytes(key, 'value') }));
+  return {
+    registrationId: uint(iq, 'registration'),
+    identityKey: bytes(iq, 'identity'),
+    signedPreKey: { keyId: uint(skey, 'id'), publicKey: bytes(skey, 'value'), signature: bytes(skey, 'signature') },
+    preKeys: [...(known?.preKeys ?? []), ...uploaded],
+  };
+}
+
+function usyncUser(jid: string | undefined, protocols: string[], ctx: IqContext): BinaryNode | null {
+  if (!jid) return null;
+  const user = jid.split('@')[0].split(':')[0];
+  const own = ctx.account && (user === ctx.account.phoneNumber || user === ctx.account.lidUser);
+  const contact = own ? null : ctx.contact(jid);
+  if (!own && !contact) return { tag: 'user', attrs: { jid }, content: [] };
+  const devices = own ? [{ tag: 'device', attrs: { id: String(ctx.device.deviceIndex), 'key-index': '1' } }] : [{ tag: 'device', attrs: { id: '0' } }];
+  const content: BinaryNode[] = [];
+  if (protocols.includes('devices')) content.push({ tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: devices }] });
+  if (protocols.includes('lid') && contact && jid.endsWith('@s.whatsapp.net')) content.push({ tag: 'lid', attrs: { val: contact.lid } });
+  if (protocols.includes('contact')) content.push({ tag: 'contact', attrs: { type: 'in' } });
+  return { tag: 'user', attrs: { jid }, content };
+}
+
+const int = (value: number, length: number) => {
+  const buffer = Buffer.alloc(length);
+  buffer.writeUIntBE(value, 0, length);
+  return buffer;
+};
+
+function keyBundleNode(jid: string | undefined, ctx: IqContext): BinaryNode {
+  const contact = jid ? ctx.contact(jid) : null;
+  if (!jid || !contact) return { tag: 'user', attrs: { jid: jid ?? '' }, content: [{ tag: 'error', attrs: { code: '404', text: 'item-not-found' } }] };
+  const bundle = contact.bundle();
+  const preKey = bundle.preKeys[0];
+  return {
+    tag: 'user',
+    attrs: { jid },
+    content: [
+      { tag: 'registration', attrs: {}, content: int(bundle.registrationId, 4) },
+      { tag: 'type', attrs: {}, content: Buffer.from([5]) },
+      { tag: 'identity', attrs: {}, content: bundle.identityKey },
+      {
+        tag: 'skey',
+        attrs: {},
+        content: [
+          { tag: 'id', attrs: {}, content: int(bundle.signedPreKey.keyId, 3) },
+          { tag: 'value', attrs: {}, content: bundle.signedPreKey.publicKey },
+          { tag: 'signature', attrs: {}, content: bundle.signedPreKey.signature },
+        ],
+      },
+      {
+        tag: 'key',
+        attrs: {},
+        content: [
+          { tag: 'id', attrs: {}, content: int(preKey.keyId, 3) },
+          { tag: 'value', attrs: {}, content: preKey.publicKey },
+        ],
+      },
+    ],
+  };
+}
+
+/** The IQ's answer key: `<xmlns> <type> <first child tag>` (missing parts empty). */
+export function iqKey(iq: BinaryNode): string {
+  const first = children(iq)[0]?.tag ?? '';
+  return `${iq.attrs.xmlns ?? ''} ${iq.attrs.type ?? ''} ${first}`.trimEnd();
+}
+
+/** The result (or error) IQ for one of the client's routine IQs. */
+export function answerIq(iq: BinaryNode, ctx: IqContext): BinaryNode {
+  const attrs = { id: iq.attrs.id, from: SERVER_JID };
+  const answer = IQ_ANSWERS[iqKey(iq)];
+  try {
+    if (!answer) throw new IqError(501, 'feature-not-implemented');
+    const content = answer(iq, ctx);
+    return { tag: 'iq', attrs: { ...attrs, type: 'result' }, ...(content ? { content } : {}) };
+  } catch (err) {
+    const error = err instanceof IqError ? err : new IqError(500, 'internal-server-error');
+    return { tag: 'iq', attrs: { ...attrs, type: 'error' }, content: [{ tag: 'error', attrs: { code: String(error.code), text: error.text } }] };
+  }
+}

@@ -1,0 +1,210 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { WebSocket } from 'ws';
+import { loadRunContext } from './support/run-context';
+
+// this file's own Redis namespace (runs may overlap), inherited by the gateway and dispatcher it spawns
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:client-${process.pid}`;
+process.env.COMMAND_TIMEOUT_MS = '4000';
+
+import Ajv2020 from 'ajv/dist/2020';
+import yaml from 'js-yaml';
+import { createApiClient, type ApiClient } from '@app/api-client';
+import { EVENT_TYPES } from '@app/contracts';
+import { startApi } from './support/api-app';
+import { committedDocumentValidator } from './support/openapi-response-validator';
+import { AppProcess, startSimGateway, waitFor } from './support/processes';
+import { Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
+import { closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
+import { simControl } from './support/sim-control';
+
+const ROOT = join(__dirname, '..');
+
+/**
+ * The typed client generated from docs/openapi.json (libs/api-client: openapi-typescript + openapi-fetch) drives
+ * every operation of the document against the real API, gateway (network simulator) and dispatcher, the way an
+ * outside integrator would (issue 22 item 2). Every answer is also checked against the document, and every frame
+ * of the WebSocket against docs/asyncapi.yaml.
+ */
+describe('the generated API client, through every operation', () => {
+  let api: Awaited<ReturnType<typeof startApi>>;
+  let sim: AppProcess;
+  let gateway: AppProcess;
+  let dispatcher: AppProcess;
+  let receiver: Receiver;
+  let simUrl: string;
+  let baseUrl: string;
+  let org: SeededOrg;
+  let client: ApiClient;
+  let socket: WebSocket;
+  const frames: Array<Record<string, unknown>> = [];
+  const mismatches: string[] = [];
+  const called = new Set<string>();
+  const network = () => simControl(() => simUrl);
+
+  /** fetch, with each answer checked against the document and each operation counted. */
+  const checkedFetch = async (input: Request): Promise<Response> => {
+    const res = await fetch(input);
+    const url = new URL(input.url);
+    const text = await res.clone().arrayBuffer();
+    const contentType = res.headers.get('content-type') ?? undefined;
+    const body = /json/.test(contentType ?? '') && text.byteLength ? JSON.parse(Buffer.from(text).toString('utf8')) : undefined;
+    mismatches.push(...committedDocumentValidator().check(input.method, url.pathname, res.status, contentType, body, text.byteLength));
+    called.add(committedDocumentValidator().operationOf(input.method, url.pathname) ?? `${input.method} ${url.pathname}`);
+    return res;
+  };
+
+  beforeAll(async () => {
+    ({ sim, simUrl, gateway } = await startSimGateway(`gw-client-${process.pid}`, { sim: { SIM_QR_INTERVAL_MS: '60000' } }));
+    [dispatcher, receiver] = await Promise.all([startDispatcherProcess(), startReceiver()]);
+    api = await startApi({ NETWORK_SIM_URL: simUrl });
+    await api.app.listen(0, '127.0.0.1');
+    baseUrl = `http://127.0.0.1:${(api.app.getHttpServer().address() as AddressInfo).port}`;
+    org = await seedOrganization('Client Co');
+  });
+  afterAll(async () => {
+    socket?.terminate();
+    await api?.app.close();
+    await Promise.all([gateway?.stop(), dispatcher?.stop(), receiver?.close()]);
+    await sim?.stop();
+    await closeTestDataSource();
+  });
+
+  it('has generated types equal to what openapi-typescript makes of the committed document (`npm run openapi`)', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'api-client-')), 'openapi.ts');
+    execFileSync(join(ROOT, 'node_modules/.bin/openapi-typescript'), ['docs/openapi.json', '-o', out], { cwd: ROOT, stdio: 'pipe' });
+    expect(readFileSync(join(ROOT, 'libs/api-client/src/openapi.ts'), 'utf8')).toBe(readFileSync(out, 'utf8'));
+  });
+
+  it('logs in, manages sessions, messages, groups and webhooks, and reads the fleet, all through the typed client', async () => {
+    const owner = org.users.owner;
+    const anonymous = createApiClient(baseUrl, { fetch: checkedFetch });
+    expect((await anonymous.GET('/healthz')).data).toEqual({ status: 'ok' });
+    expect((await anonymous.GET('/readyz')).data).toMatchObject({ status: 'ready', checks: { postgres: true, redis: true } });
+    const refused = await anonymous.POST('/api/v1/auth/login', { body: { email: owner.email, password: 'wrong password' } });
+    expect(refused.error?.error.code).toBe('unauthorized');
+    const login = await anonymous.POST('/api/v1/auth/login', { body: { email: owner.email, password: owner.password } });
+    expect(login.data?.tokenType).toBe('Bearer');
+    client = createApiClient(baseUrl, { fetch: checkedFetch, headers: { Authorization: `Bearer ${login.data!.accessToken}` } });
+    expect((await client.GET('/api/v1/auth/me')).data).toMatchObject({ kind: 'user', organizationId: org.id, role: 'owner' });
+
+    // the socket from the start, so the session's whole life is seen as frames
+    socket = new WebSocket(`${baseUrl.replace('http', 'ws')}/api/v1/ws?token=${login.data!.accessToken}`);
+    socket.on('message', (data) => frames.push(JSON.parse(data.toString()) as Record<string, unknown>));
+    await new Promise<void>((resolve, reject) => {
+      socket.once('message', () => resolve());
+      socket.once('error', reject);
+    });
+
+    // a session, paired by QR (the simulator scans it), then settings and a pairing code for a second one
+    const created = await client.POST('/api/v1/sessions', { body: { label: 'Typed', ratePerMin: 1000, ratePerHour: 10000 } });
+    expect(created.response.status).toBe(201);
+    const id = created.data!.id;
+    const path = { id };
+    const statusOf = async () => (await client.GET('/api/v1/sessions/{id}', { params: { path } })).data!.status;
+    await waitFor(async () => ((await statusOf()) === 'scan_qr_code' ? true : null), 10000, 'scan_qr_code');
+    const qr = await client.GET('/api/v1/sessions/{id}/qr', { params: { path } });
+    expect(typeof qr.data === 'object' && typeof qr.data.qr === 'string').toBe(true);
+    const png = await client.GET('/api/v1/sessions/{id}/qr', { params: { path }, headers: { Accept: 'image/png' }, parseAs: 'arrayBuffer' });
+    expect(png.response.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(png.data as unknown as ArrayBuffer).subarray(1, 4).toString()).toBe('PNG');
+    expect((await network().post(`/sim/sessions/${id}/scan`, { phoneNumber: '15550003333' })).status).toBe(200);
+    await waitFor(async () => ((await statusOf()) === 'working' ? true : null), 10000, 'working');
+    // a second session, to be paired by code instead (it stays waiting; deleted at the end)
+    const second = (await client.POST('/api/v1/sessions', { body: { label: 'By code' } })).data!;
+    await waitFor(async () => ((await client.GET('/api/v1/sessions/{id}', { params: { path: { id: second.id } } })).data!.status === 'scan_qr_code' ? true : null), 10000, 'second scan_qr_code');
+    const code = await client.POST('/api/v1/sessions/{id}:request-code', { params: { path: { id: second.id } }, body: { phoneNumber: '15550004444' } });
+    expect(code.data?.code).toMatch(/^\w{4,}/);
+    const listed = await client.GET('/api/v1/sessions', { params: { query: { limit: 10 } } });
+    expect(listed.data?.data.map((s) => s.id).sort()).toEqual([id, second.id].sort());
+    const patched = await client.PATCH('/api/v1/sessions/{id}', { params: { path }, body: { label: 'Typed (renamed)', autoRead: false } });
+    expect(patched.data).toMatchObject({ label: 'Typed (renamed)', autoRead: false, ratePerMin: 1000 });
+
+    // groups
+    const group = await client.POST('/api/v1/sessions/{id}/groups', { params: { path }, body: { name: 'Typed team', participants: ['15550005555@s.whatsapp.net'] } });
+    expect(group.response.status).toBe(201);
+    const groups = await client.GET('/api/v1/sessions/{id}/groups', { params: { path, query: { limit: 100 } } });
+    expect(groups.data?.data.map((g) => g.groupJid)).toContain(group.data!.groupJid);
+
+    // messages: a text sent, an image received, its media downloaded with the stored type
+    const sent = await client.POST('/api/v1/sessions/{id}/messages', { params: { path, header: { 'Idempotency-Key': 'typed-1' } }, body: { to: '15550006666', text: 'hello' } });
+    expect(sent.response.status).toBe(202);
+    const messageId = sent.data!.id;
+    await waitFor(async () => {
+      const got = await client.GET('/api/v1/sessions/{id}/messages/{messageId}', { params: { path: { id, messageId } } });
+      return got.data?.status === 'sent' ? true : null;
+    }, 10000, 'sent');
+    const image = Buffer.from('not really a jpeg, but bytes with a type');
+    await network().post(`/sim/sessions/${id}/inbound`, { from: '15550007777', type: 'image', text: 'look', media: { base64: image.toString('base64'), mimetype: 'image/jpeg' } });
+    const inbound = await waitFor(async () => {
+      const page = await client.GET('/api/v1/sessions/{id}/messages', { params: { path, query: { direction: 'in', limit: 5 } } });
+      return page.data?.data.find((m) => m.type === 'image') ?? null;
+    }, 10000, 'the inbound image');
+    expect(inbound.media).toMatchObject({ mimetype: 'image/jpeg', size: image.length });
+    const media = await client.GET('/api/v1/sessions/{id}/messages/{messageId}/media', { params: { path: { id, messageId: inbound.id } }, parseAs: 'arrayBuffer' });
+    expect(media.response.headers.get('content-type')).toMatch(/^image\/jpeg/);
+    expect(Buffer.from(media.data as unknown as ArrayBuffer)).toEqual(image);
+
+    // webhooks: create, read, change, test-fire, the delivery log, replay, delete
+    const hook = await client.POST('/api/v1/webhooks', { body: { url: `${receiver.url}/typed`, events: ['webhook.test'], retryPolicy: { attempts: 1 }, secret: 'typed-secret' } });
+    expect(hook.response.status).toBe(201);
+    const hookPath = { id: hook.data!.id };
+    expect((await client.GET('/api/v1/webhooks', { params: { query: { limit: 100 } } })).data?.data.map((w) => w.id)).toContain(hook.data!.id);
+    expect((await client.GET('/api/v1/webhooks/{id}', { params: { path: hookPath } })).data?.retryPolicy).toEqual({ policy: 'exponential', delaySeconds: 2, attempts: 1 });
+    expect((await client.PATCH('/api/v1/webhooks/{id}', { params: { path: hookPath }, body: { customHeaders: { 'X-Typed': 'yes' } } })).data?.customHeaders).toEqual({ 'X-Typed': 'yes' });
+    const fired = await client.POST('/api/v1/webhooks/{id}:test', { params: { path: hookPath } });
+    expect(fired.response.status).toBe(202);
+    const deliveryId = fired.data!.deliveryId!;
+    const delivered = await waitFor(async () => {
+      const got = await client.GET('/api/v1/webhooks/{id}/deliveries/{deliveryId}', { params: { path: { ...hookPath, deliveryId } } });
+      return got.data?.status === 'delivered' ? got.data : null;
+    }, 15000, 'the test delivery');
+    expect(delivered.attemptList[0]).toMatchObject({ attemptNo: 1, statusCode: 200 });
+    const log = await client.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: hookPath, query: { status: 'delivered' } } });
+    expect(log.data?.data.map((d) => d.id)).toEqual([deliveryId]);
+    const replayed = await client.POST('/api/v1/webhooks/{id}/deliveries/{deliveryId}:replay', { params: { path: { ...hookPath, deliveryId } } });
+    expect(replayed.response.status).toBe(202);
+    await waitFor(() => (receiver.at('/typed').length >= 2 ? true : null), 15000, 'the replay');
+    expect((await client.DELETE('/api/v1/webhooks/{id}', { params: { path: hookPath } })).response.status).toBe(204);
+
+    // the fleet as a tenant sees it
+    expect((await client.GET('/api/v1/gateways')).data?.data.map((g) => g.id)).toEqual([`gw-client-${process.pid}`]);
+
+    // the session's life to its end
+    expect((await client.POST('/api/v1/sessions/{id}:stop', { params: { path } })).data?.status).toBeDefined();
+    expect((await client.POST('/api/v1/sessions/{id}:start', { params: { path } })).response.status).toBe(200);
+    await waitFor(async () => ((await statusOf()) === 'working' ? true : null), 10000, 'working again');
+    expect((await client.POST('/api/v1/sessions/{id}:restart', { params: { path } })).response.status).toBe(200);
+    await waitFor(async () => ((await statusOf()) === 'working' ? true : null), 10000, 'working after the restart');
+    expect((await client.POST('/api/v1/sessions/{id}:logout', { params: { path } })).data?.phoneNumber).toBeNull();
+    expect((await client.DELETE('/api/v1/sessions/{id}', { params: { path } })).response.status).toBe(204);
+    expect((await client.DELETE('/api/v1/sessions/{id}', { params: { path: { id: second.id } } })).response.status).toBe(204);
+
+    expect(mismatches).toEqual([]);
+    // every operation of the document was called at least once
+    expect(committedDocumentValidator().operationIds().filter((id) => !called.has(id)).sort()).toEqual([]);
+  });
+
+  it('sent only WebSocket frames that docs/asyncapi.yaml describes, one message per catalog type', () => {
+    const asyncapi = yaml.load(readFileSync(join(ROOT, 'docs/asyncapi.yaml'), 'utf8')) as { components: { messages: Record<string, { payload: object }> } };
+    expect(Object.keys(asyncapi.components.messages).sort()).toEqual(['ready', ...EVENT_TYPES].sort());
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema(JSON.parse(readFileSync(join(ROOT, 'docs/openapi.json'), 'utf8')) as object, 'https://messaging-gateway.invalid/openapi.json');
+    // the document's own `id` (a URN) is AsyncAPI's, not a schema id
+    ajv.addSchema({ ...asyncapi, id: undefined }, 'https://messaging-gateway.invalid/asyncapi.json');
+    const problems: string[] = [];
+    for (const frame of frames) {
+      const name = (frame.event as string | undefined) ?? 'ready';
+      const validate = ajv.compile({ $ref: `https://messaging-gateway.invalid/asyncapi.json#/components/messages/${name.replace(/\//g, '~1')}/payload` });
+      if (!validate(frame)) problems.push(`${name}: ${ajv.errorsText(validate.errors)}`);
+    }
+    expect(problems).toEqual([]);
+    // the scenario above went through these
+    for (const seen of ['ready', 'session.status', 'auth.qr', 'session.connected', 'message.sent', 'message.received', 'group.created', 'session.logged_out']) {
+      expect(frames.map((f) => (f.event as string | undefined) ?? (f.type as string))).toContain(seen);
+    }
+  });
+});

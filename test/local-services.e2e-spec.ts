@@ -1,0 +1,106 @@
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnRegistered } from './support/process-registry';
+import { freePort, runToExit } from './support/processes';
+import { REPO_ROOT } from './support/run-context';
+
+jest.setTimeout(180_000);
+
+/** A fresh machine (issue 22 item 10): `npm run demo` with no PostgreSQL and no Redis listening brings its own. */
+
+const refused = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => (socket.destroy(), resolve(false)));
+    socket.once('error', () => resolve(true));
+  });
+
+/** The environment of a machine with nothing configured: the run's DATABASE_URL / REDIS_URL removed, every port free. */
+async function freshMachineEnv(extra: Record<string, string>): Promise<NodeJS.ProcessEnv> {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...extra };
+  delete env.DATABASE_URL;
+  delete env.REDIS_URL;
+  delete env.REDIS_KEY_PREFIX;
+  for (const variable of ['PORT', 'API_OPS_PORT', 'GATEWAY_HEALTH_PORT', 'DISPATCHER_HEALTH_PORT', 'SIM_PORT']) env[variable] = String(await freePort());
+  delete env.NETWORK_SIM_URL;
+  return env;
+}
+
+describe('a fresh machine: npm run demo with no PostgreSQL and no Redis listening', () => {
+  const pgDir = mkdtempSync(join(tmpdir(), 'gw-embedded-pg-'));
+  let pgPort = 0;
+  let redisPort = 0;
+
+  afterAll(async () => {
+    // if the demo died without stopping them: the embedded server's pid is in its data directory
+    try {
+      process.kill(Number(readFileSync(join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGQUIT');
+    } catch {
+      /* stopped with the demo, as it should */
+    }
+    if (redisPort && !(await refused(redisPort))) {
+      await new Promise<void>((resolve) => connect({ host: '127.0.0.1', port: redisPort }, function (this: import('node:net').Socket) {
+        this.end('SHUTDOWN NOSAVE\r\n', () => resolve());
+      }));
+    }
+    rmSync(pgDir, { recursive: true, force: true });
+  });
+
+  it('starts an embedded PostgreSQL and the system redis-server, comes up, and stops them with itself', async () => {
+    pgPort = await freePort();
+    redisPort = await freePort();
+    const env = await freshMachineEnv({ LOCAL_PG_PORT: String(pgPort), LOCAL_REDIS_PORT: String(redisPort), EMBEDDED_PG_DIR: pgDir });
+    expect(await refused(pgPort)).toBe(true);
+    const demo = spawnRegistered(process.execPath, [join(REPO_ROOT, 'scripts/start.js'), '--demo'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }, 'demo');
+    let output = '';
+    const exited = new Promise<number | null>((resolve) => demo.once('exit', (code) => resolve(code)));
+    const ready = new Promise<void>((resolve, reject) => {
+      const seen = (d: Buffer) => {
+        output += d.toString();
+        if (output.includes('demo ready')) resolve();
+      };
+      demo.stdout!.on('data', seen);
+      demo.stderr!.on('data', seen);
+      void exited.then((code) => reject(new Error(`the demo exited (${code}) before it was ready:\n${output}`)));
+    });
+    await ready;
+    expect(output).toContain(`no PostgreSQL on 127.0.0.1:${pgPort}: creating an embedded one in ${pgDir}`);
+    expect(output).toContain(`no Redis on 127.0.0.1:${redisPort}: starting`);
+    // the API answers, on the embedded database and the started Redis
+    expect((await fetch(`http://127.0.0.1:${env.PORT}/readyz`)).status).toBe(200);
+    const login = await fetch(`http://127.0.0.1:${env.PORT}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'demo@example.test', password: 'demo-password' }),
+    });
+    expect(login.status).toBe(200);
+
+    demo.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    // stopped with the demo: nothing of ours listens any more
+    expect(await refused(pgPort)).toBe(true);
+    expect(await refused(redisPort)).toBe(true);
+  });
+});
+
+describe('a machine without Redis installed', () => {
+  it('npm run demo stops at once with one line naming the command that installs it', async () => {
+    // a PATH with node alone: no redis-server on it
+    const bin = mkdtempSync(join(tmpdir(), 'gw-no-redis-'));
+    symlinkSync(process.execPath, join(bin, 'node'));
+    try {
+      const redisPort = await freePort();
+      const env = await freshMachineEnv({ PATH: bin, LOCAL_REDIS_PORT: String(redisPort) });
+      env.DATABASE_URL = process.env.DATABASE_URL; // PostgreSQL is there; only Redis is missing
+      env.REDIS_URL = ''; // runToExit starts from the run's environment: unset it there too
+      const { code, output } = await runToExit('scripts/start.js', ['--demo'], env as Record<string, string>);
+      expect(code).toBe(1);
+      expect(output).toBe(`Redis is not running on 127.0.0.1:${redisPort} and redis-server is not installed: sudo apt-get install redis-server (or set REDIS_URL)\n`);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+});
+

@@ -1,0 +1,48 @@
+import { AddressInfo, createConnection, createServer, Server, Socket } from 'node:net';
+
+/**
+ * A TCP relay in front of a service, that a test can cut (every connection ends, new ones are refused: a network
+ * outage as the client sees it) and restore on the same port. The target is read per connection, so the relay can be
+ * listening before the service's port is known.
+ */
+export class TcpOutage {
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+
+  constructor(private readonly target: () => { host: string; port: number }) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Listens (on a free port the first time, on the same one after a cut); nothing to do while up. */
+  async start(): Promise<void> {
+    if (this.server) return;
+    const server = createServer((client) => {
+      const upstream = createConnection(this.target());
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  /** The outage: every relayed connection is torn down and the port refuses new ones until `start()`. */
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const s of this.sockets) s.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
