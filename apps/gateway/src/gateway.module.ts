@@ -6,7 +6,7 @@ import { GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepo
 import { EventPublisher } from '@app/events';
 import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
-import { SendSignal } from '@app/messaging';
+import { InboundSpool, SendSignal } from '@app/messaging';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createPgAuthStateStore } from './auth-state';
 import type { SessionEngine } from './engine/engine.interface';
@@ -32,7 +32,20 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
 @Module({
   imports: [InfraModule.forRoot({ app: 'gateway', config: GatewayConfig })],
   providers: [
-    { provide: SESSION_ENGINE, inject: [GatewayConfig, LOGGER], useFactory: (c: GatewayConfig, logger: Logger): Promise<SessionEngine> => loadEngine(c, logger) },
+    {
+      provide: InboundSpool,
+      inject: [REDIS_CLIENT, RedisKeys, GatewayMetrics, LOGGER],
+      useFactory: (redis: Redis, keys: RedisKeys, metrics: GatewayMetrics, logger: Logger) => {
+        const spool = new InboundSpool(redis, keys, { metrics: metrics.spoolMetrics(), logger: logger.child({ component: 'inbound-spool' }) });
+        metrics.watchSpool(spool);
+        return spool;
+      },
+    },
+    {
+      provide: SESSION_ENGINE,
+      inject: [GatewayConfig, LOGGER, InboundSpool],
+      useFactory: (c: GatewayConfig, logger: Logger, spool: InboundSpool): Promise<SessionEngine> => loadEngine(c, logger, { spool }),
+    },
     { provide: GatewayMetrics, inject: [MetricsRegistry], useFactory: (m: MetricsRegistry) => new GatewayMetrics(m) },
     {
       provide: RedisSessionLeases,

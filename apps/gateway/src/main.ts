@@ -4,8 +4,12 @@ import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { LOGGER } from '@app/infra';
 import { startupFailureLine, stopOnSignals } from '@app/observability';
+import { currentSessionId } from './engine/session-context';
 import { GatewayModule } from './gateway.module';
+import { GatewayMetrics } from './gateway-metrics';
 import { GatewayNode } from './gateway-node';
+import { SessionHost } from './sessions/session-host';
+import { StrayFaults } from './stray-faults';
 
 async function main(): Promise<void> {
   // the app logs through pino; Nest's own bootstrap lines would only repeat them
@@ -14,6 +18,15 @@ async function main(): Promise<void> {
   const config = app.get(GatewayConfig);
   for (const warning of config.warnings) logger.warn(warning);
   const node = app.get(GatewayNode);
+  // a stray rejection or exception from inside Baileys must not end the process and every session on it
+  const host = app.get(SessionHost);
+  const metrics = app.get(GatewayMetrics);
+  new StrayFaults({
+    logger,
+    sessionOf: currentSessionId,
+    restartSession: (sessionId) => host.restartAfterFault(sessionId),
+    count: (kind, attributed) => metrics.strayFaults.inc({ kind, attributed: String(attributed) }),
+  }).install();
   const close = async () => {
     await app.close();
     logger.info('gateway stopped');

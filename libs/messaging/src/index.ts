@@ -1,2 +1,3 @@
 export * from './send-rate-limiter';
 export * from './send-signal';
+export * from './inbound-spool';

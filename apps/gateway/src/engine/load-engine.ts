@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { EventSpool } from '@app/messaging';
 import type { SessionEngine } from './engine.interface';
 
 export interface EngineChoice {
@@ -17,7 +18,7 @@ export interface EngineChoice {
  * Loads only the engine this node runs: Baileys is a large ESM module, so a gateway on `sim`
  * (tests, demo) never loads it, and nothing jest imports pulls it in.
  */
-export async function loadEngine(config: EngineChoice, logger: Logger): Promise<SessionEngine> {
+export async function loadEngine(config: EngineChoice, logger: Logger, parts: { spool?: EventSpool } = {}): Promise<SessionEngine> {
   if (config.GATEWAY_ENGINE === 'sim') {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
     const { SimEngine } = require('./sim/sim.engine') as typeof import('./sim/sim.engine');
@@ -25,6 +26,7 @@ export async function loadEngine(config: EngineChoice, logger: Logger): Promise<
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
   const { BaileysEngine } = require('./baileys/baileys.engine') as typeof import('./baileys/baileys.engine');
+  // the spool is the Baileys engine's alone: the simulator redelivers what was not acknowledged itself
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
   const { loadBaileysRuntime } = require('./baileys/baileys-runtime') as typeof import('./baileys/baileys-runtime');
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
@@ -45,7 +47,7 @@ export async function loadEngine(config: EngineChoice, logger: Logger): Promise<
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
     const { trustWhatsAppEmulator } = require('./baileys/whatsapp-emulator') as typeof import('./baileys/whatsapp-emulator');
     const emulator = await trustWhatsAppEmulator(config.WHATSAPP_EMULATOR_URL);
-    return new BaileysEngine({ socketUrlFor: emulator.socketUrl, waWebVersion });
+    return new BaileysEngine({ socketUrlFor: emulator.socketUrl, waWebVersion, spool: parts.spool });
   }
-  return new BaileysEngine({ ...(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {}), waWebVersion });
+  return new BaileysEngine({ ...(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {}), waWebVersion, spool: parts.spool });
 }

@@ -155,6 +155,17 @@ export class SessionHost {
     this.logger.info({ sessionId }, 'session handed off');
   }
 
+  /**
+   * A stray fault was traced to this session (StrayFaults): its connection may be broken, so it is closed and opened
+   * again. False when the session is not held here (nothing to restart).
+   */
+  async restartAfterFault(sessionId: string): Promise<boolean> {
+    const runner = this.runners.get(sessionId);
+    if (!runner?.isActive) return false;
+    await runner.restart();
+    return true;
+  }
+
   async leaseLost(sessionIds: string[]): Promise<void> {
     for (const id of sessionIds) {
       const runner = this.runners.get(id);

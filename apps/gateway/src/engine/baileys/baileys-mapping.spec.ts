@@ -159,15 +159,29 @@ describe('inboundMessageFrom: every kind of message of messages.upsert', () => {
     expect(message).toMatchObject({ from: OWN, chatJid: ALICE, fromMe: true });
   });
 
-  it('leaves out status broadcasts, protocol stanzas, reactions and poll votes (other events)', () => {
+  it('a broadcast-list message is in the 1:1 chat with its sender (Baileys names the list as remoteJid)', () => {
+    // as Baileys' decodeMessageNode builds it: the list as remoteJid, the sender as participant, its other form as remoteJidAlt
+    const fromList = map({
+      key: { id: 'B1', remoteJid: '1700000000@broadcast', participant: '22222@lid', remoteJidAlt: ALICE, fromMe: false },
+      message: { conversation: 'to my list' },
+      messageTimestamp: 1,
+    }).message;
+    expect(fromList).toMatchObject({ id: 'B1', chatJid: ALICE, from: ALICE, fromMe: false, text: 'to my list' });
+    // one we sent to a list from the phone stays in the list's own chat
+    const ours = map({ key: { id: 'B2', remoteJid: '1700000000@broadcast', participant: OWN, fromMe: true }, message: { conversation: 'mine' }, messageTimestamp: 1 }).message;
+    expect(ours).toMatchObject({ chatJid: '1700000000@broadcast', from: OWN, fromMe: true });
+  });
+
+  it('leaves out status broadcasts, newsletter posts, protocol stanzas, reactions and poll votes (other events)', () => {
     const left = [
-      { key: { id: 'S', remoteJid: 'status@broadcast', fromMe: false }, message: { conversation: 'status' } },
+      { key: { id: 'S', remoteJid: 'status@broadcast', participant: ALICE, fromMe: false }, message: { conversation: 'status' } },
+      { key: { id: 'NL', remoteJid: '120363000000000009@newsletter', fromMe: false }, message: { conversation: 'channel post' } },
       direct('P', { protocolMessage: { type: 0 } }),
       direct('R', { reactionMessage: { text: '👍', key: { id: 'X', remoteJid: ALICE } } }),
       direct('V', { pollUpdateMessage: { pollCreationMessageKey: { id: 'X' }, vote: { encPayload: new Uint8Array(1), encIv: new Uint8Array(1) } } }),
       { key: { id: 'N', remoteJid: ALICE, fromMe: false } },
     ] as WAMessage[];
-    expect(left.map((m) => map(m).message)).toEqual([null, null, null, null, null]);
+    expect(left.map((m) => map(m).message)).toEqual([null, null, null, null, null, null]);
   });
 });
 

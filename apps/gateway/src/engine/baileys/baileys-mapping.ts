@@ -263,18 +263,33 @@ function contextInfoOf(content: proto.IMessage): proto.IContextInfo | null {
   return null;
 }
 
+const STATUS_BROADCAST = 'status@broadcast';
+
+/** Chats whose posts are not conversation: status updates and channel (newsletter) posts. Not `message.received`. */
+export function isNotAChat(jid: string): boolean {
+  return jid === STATUS_BROADCAST || jid.endsWith('@newsletter');
+}
+
+/** A broadcast list (`<id>@broadcast`): each recipient gets the message in the 1:1 chat with its sender. */
+function isBroadcastList(jid: string): boolean {
+  return jid.endsWith('@broadcast') && jid !== STATUS_BROADCAST;
+}
+
 /**
- * A user-visible inbound message, or null for what is not one (status broadcasts, protocol and key-distribution
- * stanzas, reactions and poll votes, which are other events).
+ * A user-visible inbound message, or null for what is not one (status broadcasts and newsletter posts, protocol and
+ * key-distribution stanzas, reactions and poll votes, which are other events).
  */
 export function inboundMessageFrom(msg: WAMessage, ownJid: string | null, encode: EncodeMessage): InboundMessage | null {
   const key = msg.key;
-  if (!msg.message || !key?.remoteJid || key.remoteJid === 'status@broadcast') return null;
+  if (!msg.message || !key?.remoteJid || isNotAChat(key.remoteJid)) return null;
   const content = unwrapContent(msg.message);
   if (Object.keys(content).every((name) => NOT_A_MESSAGE.has(name))) return null;
-  const chatJid = preferUserJid(key.remoteJid, key.remoteJidAlt);
   const fromMe = Boolean(key.fromMe);
-  const sender = key.participant ? preferUserJid(key.participant, key.participantAlt) : chatJid;
+  // Baileys names a broadcast-list message's sender as participant and its other form as remoteJidAlt; the message
+  // shows in the 1:1 chat with the sender (a list we sent to from the phone stays the list's own chat)
+  const listSender = isBroadcastList(key.remoteJid) && key.participant ? preferUserJid(key.participant, key.participantAlt ?? key.remoteJidAlt) : null;
+  const chatJid = listSender && !fromMe ? listSender : preferUserJid(key.remoteJid, key.remoteJidAlt);
+  const sender = listSender ?? (key.participant ? preferUserJid(key.participant, key.participantAlt) : chatJid);
   const context = contextInfoOf(content);
   return {
     id: key.id ?? '',

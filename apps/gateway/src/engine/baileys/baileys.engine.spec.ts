@@ -21,7 +21,11 @@ import type { OutboundMessage } from '@app/contracts';
 import { FakeMessageCodec } from '../../../../../test/fakes/baileys-codec';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo } from '../engine.interface';
 import type { BaileysRuntime, PollOptionVotes, PollVoteContext } from './baileys-runtime';
+import type { EventSpool, SpooledEvent, SpoolEntry } from '@app/messaging';
+import { currentSessionId } from '../session-context';
 import { BaileysEngine, EngineConnectionClosedError } from './baileys.engine';
+import { SignalKeyCache } from './signal-key-cache';
+import { decodeSpooledEvent } from './spooled-event';
 
 /** A Boom error as Baileys closes sockets with it: the status code sits in output.statusCode. */
 function boom(statusCode: number, message = `boom ${statusCode}`): Error {
@@ -421,7 +425,7 @@ describe('BaileysEngine', () => {
     expect(await keys.get('app-state-sync-key', ['k'])).toEqual({ k: { keyData: new Uint8Array([9]), rebuilt: true } });
   });
 
-  it('maps inbound notify messages to message events and leaves out history, status and protocol stanzas', async () => {
+  it('maps inbound notify and append (offline) messages to message events and leaves out status, newsletter and protocol stanzas', async () => {
     const t = await harness();
     t.socket.user = { id: '491701234567:2@s.whatsapp.net' };
     const messages = [
@@ -438,12 +442,15 @@ describe('BaileysEngine', () => {
       },
       { key: { id: 'A4', remoteJid: '15550001111@s.whatsapp.net', fromMe: true }, message: { conversation: 'sent from the phone' }, messageTimestamp: 1_700_000_003 },
       { key: { id: 'A5', remoteJid: '15550001111@s.whatsapp.net', fromMe: false }, message: { imageMessage: { mimetype: 'image/jpeg' } }, messageTimestamp: 1_700_000_004 },
-      { key: { id: 'S1', remoteJid: 'status@broadcast', fromMe: false }, message: { conversation: 'a status' } },
+      { key: { id: 'S1', remoteJid: 'status@broadcast', participant: '15550002222@s.whatsapp.net', fromMe: false }, message: { conversation: 'a status' } },
+      { key: { id: 'NL1', remoteJid: '120363999999999999@newsletter', fromMe: false }, message: { conversation: 'a channel post' } },
       { key: { id: 'P1', remoteJid: '15550001111@s.whatsapp.net', fromMe: false }, message: { protocolMessage: { type: 0 } } },
       { key: { id: 'N1', remoteJid: '15550001111@s.whatsapp.net', fromMe: false } },
     ] as WAMessage[];
     t.socket.emit('messages.upsert', { messages, type: 'notify' });
-    t.socket.emit('messages.upsert', { messages: [messages[0]], type: 'append' });
+    // what WhatsApp held while the device was away arrives as 'append' (Baileys: node.attrs.offline)
+    const offline = { key: { id: 'OFF1', remoteJid: '15550001111@s.whatsapp.net', fromMe: false }, message: { conversation: 'while you were away' }, messageTimestamp: 1_700_000_005 };
+    t.socket.emit('messages.upsert', { messages: [offline, messages[5], messages[6]] as WAMessage[], type: 'append' });
 
     const plain = { media: null, location: null, contact: null, poll: null, quotedWaMessageId: null, mentions: [], raw: expect.any(Uint8Array) };
     expect(t.events).toEqual([
@@ -452,6 +459,7 @@ describe('BaileysEngine', () => {
       { type: 'message', message: { ...plain, id: 'A3', from: '15550003333@s.whatsapp.net', chatJid: '15550003333@s.whatsapp.net', type: 'text', text: 'disappearing', timestamp: 1_700_000_002_000, fromMe: false } },
       { type: 'message', message: { ...plain, id: 'A4', from: '491701234567@s.whatsapp.net', chatJid: '15550001111@s.whatsapp.net', type: 'text', text: 'sent from the phone', timestamp: 1_700_000_003_000, fromMe: true } },
       { type: 'message', message: { ...plain, id: 'A5', from: '15550001111@s.whatsapp.net', chatJid: '15550001111@s.whatsapp.net', type: 'image', text: null, timestamp: 1_700_000_004_000, fromMe: false } },
+      { type: 'message', message: { ...plain, id: 'OFF1', from: '15550001111@s.whatsapp.net', chatJid: '15550001111@s.whatsapp.net', type: 'text', text: 'while you were away', timestamp: 1_700_000_005_000, fromMe: false } },
     ]);
     // raw is the unwrapped content, what a quote or a retry receipt needs
     const third = t.events[2] as Extract<EngineEvent, { type: 'message' }>;
@@ -883,5 +891,326 @@ describe('BaileysEngine poll votes', () => {
     await flush();
     expect(t.polls.decryptCalls.length).toBeGreaterThan(0);
     expect(t.events).toEqual([]);
+  });
+});
+
+/**
+ * The spool as the engine sees it (EventSpool), in memory: one store shared by every engine given it, as gateways
+ * share Redis. A write lands when the test says (`gate`), so ordering and "spooled first" can be observed.
+ */
+class MemorySpool implements EventSpool {
+  readonly streams = new Map<string, Array<{ id: string; payload: string }>>();
+  readonly log: string[] = [];
+  private seq = 0;
+  /** while set, writes wait for it */
+  gate: Promise<void> | null = null;
+
+  append(sessionId: string, payload: string): SpoolEntry {
+    const entry = { sessionId, id: null as string | null, bytes: payload.length, durable: Promise.resolve(true) };
+    const land = () => {
+      entry.id = `${++this.seq}-0`;
+      const stream = this.streams.get(sessionId) ?? [];
+      stream.push({ id: entry.id, payload });
+      this.streams.set(sessionId, stream);
+      this.log.push(`append ${entry.id}`);
+      return true;
+    };
+    entry.durable = this.gate ? this.gate.then(land) : Promise.resolve(land());
+    return entry;
+  }
+
+  remove(entry: SpoolEntry): void {
+    const stream = this.streams.get(entry.sessionId) ?? [];
+    const i = stream.findIndex((e) => e.id === entry.id);
+    if (i >= 0) stream.splice(i, 1);
+    this.log.push(`remove ${entry.id}`);
+  }
+
+  async pending(sessionId: string): Promise<SpooledEvent[]> {
+    return (this.streams.get(sessionId) ?? []).map(({ id, payload }) => ({ entry: { sessionId, id, bytes: payload.length, durable: Promise.resolve(true) }, payload }));
+  }
+
+  texts(sessionId = 'ses_test'): string[] {
+    return (this.streams.get(sessionId) ?? []).map(({ payload }) => {
+      const { event } = decodeSpooledEvent(payload);
+      return event.type === 'message' ? (event.message.text ?? '') : event.type;
+    });
+  }
+}
+
+/** A gateway's engine over a shared spool: connect() opens a connection whose onEvent the test decides. */
+function spoolingGateway(spool: MemorySpool, runtimeOverrides: Partial<BaileysRuntime> = {}, engineOptions: { spoolRetryMs?: number } = {}) {
+  const sockets: FakeSocket[] = [];
+  const codec = new FakeMessageCodec();
+  const caches: unknown[] = [];
+  const runtime = {
+    encodeMessage: codec.encodeMessage,
+    decodeMessage: codec.decodeMessage,
+    initAuthCreds: () => fakeCreds(),
+    makeCacheableSignalKeyStore: (store: SignalKeyStore, _logger: unknown, cache: unknown) => {
+      caches.push(cache);
+      return store;
+    },
+    ...runtimeOverrides,
+  } as unknown as BaileysRuntime;
+  const engine = new BaileysEngine({
+    runtime,
+    connectTimeoutMs: 1000,
+    spool,
+    ...engineOptions,
+    makeSocket: (config) => {
+      const socket = new FakeSocket(config);
+      sockets.push(socket);
+      return socket as unknown as WASocket;
+    },
+  });
+  return {
+    engine,
+    sockets,
+    caches,
+    async connect(onEvent: (event: EngineEvent) => Promise<void>) {
+      const conn = await engine.connect({ sessionId: 'ses_test', auth: new MemoryAuthState(), logger: pino({ level: 'silent' }), onEvent });
+      return { conn, socket: sockets.at(-1)! };
+    },
+  };
+}
+
+function open(socket: FakeSocket): void {
+  socket.user = { id: '491701234567:2@s.whatsapp.net' };
+  socket.update({ connection: 'open' });
+}
+
+function text(id: string, body: string, from = ALICE): WAMessage {
+  return { key: { id, remoteJid: from, fromMe: false }, message: { conversation: body }, messageTimestamp: 1_700_000_000 };
+}
+
+/** Records what reached the gateway; `refuse` makes it not take events (as a runner whose lease is in doubt). */
+function gatewaySink(spool: MemorySpool) {
+  const taken: string[] = [];
+  const offered: string[] = [];
+  const seenInSpool: boolean[] = [];
+  const waiting = new Map<string, () => void>();
+  const sink = {
+    taken,
+    offered,
+    seenInSpool,
+    refuse: false,
+    /** resolves when the gateway has taken the message with this text */
+    whenTaken: (body: string) => new Promise<void>((resolve) => (taken.includes(body) ? resolve() : waiting.set(body, resolve))),
+    onEvent: async (event: EngineEvent): Promise<void> => {
+      if (event.type !== 'message') return;
+      const body = event.message.text ?? '';
+      offered.push(body);
+      // the spool holds the event before the gateway gets it
+      seenInSpool.push(spool.texts().includes(body));
+      if (sink.refuse) throw new Error('not taken: PostgreSQL is down');
+      taken.push(body);
+      waiting.get(body)?.();
+    },
+  };
+  return sink;
+}
+
+/** One gateway over a fresh spool, its session's socket open. */
+async function openSpooledSession() {
+  const spool = new MemorySpool();
+  const sink = gatewaySink(spool);
+  const { socket } = await spoolingGateway(spool).connect(sink.onEvent);
+  open(socket);
+  return { spool, sink, socket };
+}
+
+describe('BaileysEngine inbound spool', () => {
+  it('spools every inbound event before handing it over, and removes it once the gateway took it', async () => {
+    const { spool, sink, socket } = await openSpooledSession();
+    socket.emit('messages.upsert', { messages: [text('M1', 'live')], type: 'notify' });
+    socket.emit('messages.upsert', { messages: [text('M2', 'held while away')], type: 'append' });
+    socket.emit('messages.update', [{ key: { id: 'OUT1', remoteJid: ALICE, fromMe: true }, update: { status: 3 } }]);
+    await flush();
+    expect(sink.taken).toEqual(['live', 'held while away']);
+    expect(sink.seenInSpool).toEqual([true, true]);
+    // qr/open/close are the connection's own state: not spooled; the receipt was, and is gone too once taken
+    expect(spool.log).toEqual(['append 1-0', 'append 2-0', 'append 3-0', 'remove 1-0', 'remove 2-0', 'remove 3-0']);
+    expect(spool.texts()).toEqual([]);
+  });
+
+  it('hands events over in the order Baileys emitted them, whatever order their spool writes land in', async () => {
+    const { spool, sink, socket } = await openSpooledSession();
+    let land!: () => void;
+    spool.gate = new Promise((resolve) => (land = resolve));
+    socket.emit('messages.upsert', { messages: [text('M1', 'first')], type: 'notify' });
+    spool.gate = null;
+    socket.emit('messages.upsert', { messages: [text('M2', 'second')], type: 'notify' });
+    await flush();
+    // the second is durable, but the first is not yet: nothing is handed over out of order
+    expect(sink.taken).toEqual([]);
+    land();
+    await flush();
+    expect(sink.taken).toEqual(['first', 'second']);
+  });
+
+  it('an event the gateway did not take stays spooled and is handed over again on the next connect, after open', async () => {
+    const spool = new MemorySpool();
+    const gateway = spoolingGateway(spool);
+    const sink = gatewaySink(spool);
+    const first = await gateway.connect(sink.onEvent);
+    open(first.socket);
+    sink.refuse = true;
+    first.socket.emit('messages.upsert', { messages: [text('M1', 'not taken')], type: 'notify' });
+    await flush();
+    expect(sink.taken).toEqual([]);
+    expect(spool.texts()).toEqual(['not taken']);
+    await first.conn.close();
+
+    sink.refuse = false;
+    const order: string[] = [];
+    const second = await gateway.connect(async (event) => {
+      order.push(event.type);
+      await sink.onEvent(event);
+    });
+    await flush();
+    // nothing before the socket is open
+    expect(sink.taken).toEqual([]);
+    open(second.socket);
+    await flush();
+    expect(order).toEqual(['open', 'message']);
+    expect(sink.taken).toEqual(['not taken']);
+    expect(spool.texts()).toEqual([]);
+  });
+
+  it('while the socket stays open, what the gateway did not take is handed over again once it can take it, each event once', async () => {
+    const spool = new MemorySpool();
+    const sink = gatewaySink(spool);
+    const gateway = spoolingGateway(spool, {}, { spoolRetryMs: 1 });
+    const { conn, socket } = await gateway.connect(sink.onEvent);
+    open(socket);
+    sink.refuse = true; // PostgreSQL down
+    socket.emit('messages.upsert', { messages: [text('M1', 'during the outage')], type: 'notify' });
+    await flush();
+    // offered and refused (maybe more than once: the retry runs every millisecond here)
+    expect(new Set(sink.offered)).toEqual(new Set(['during the outage']));
+    expect(sink.taken).toEqual([]);
+    sink.refuse = false; // back
+    socket.emit('messages.upsert', { messages: [text('M2', 'after it')], type: 'notify' });
+    await sink.whenTaken('during the outage');
+    await flush();
+    // the retry handed M1 over again; M2, live, only once (its own hand-over, not the retry)
+    expect(sink.taken.sort()).toEqual(['after it', 'during the outage']);
+    expect(sink.offered.filter((b) => b === 'after it')).toHaveLength(1);
+    expect(spool.texts()).toEqual([]);
+    await conn.close();
+  });
+
+  it('what a gateway spooled and never handed over (it died) is drained by the gateway the session moves to', async () => {
+    const spool = new MemorySpool();
+    const dying = spoolingGateway(spool);
+    const { socket } = await dying.connect(() => new Promise<void>(() => undefined)); // killed before it took anything
+    open(socket);
+    socket.emit('messages.upsert', { messages: [text('M1', 'one'), text('M2', 'two')], type: 'append' });
+    await flush();
+    expect(spool.texts()).toEqual(['one', 'two']);
+
+    const successor = spoolingGateway(spool);
+    const sink = gatewaySink(spool);
+    const moved = await successor.connect(sink.onEvent);
+    open(moved.socket);
+    await flush();
+    expect(sink.taken).toEqual(['one', 'two']);
+    expect(spool.texts()).toEqual([]);
+  });
+
+  it('the replay on open leaves alone what is already in the gateway\'s hands: nothing is handed over twice', async () => {
+    const spool = new MemorySpool();
+    const gateway = spoolingGateway(spool);
+    const calls: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // an earlier connection's event still being stored when the next socket opens
+    const first = await gateway.connect(async (event) => {
+      if (event.type === 'message') calls.push(`first:${event.message.text}`);
+      await held;
+    });
+    open(first.socket);
+    first.socket.emit('messages.upsert', { messages: [text('M1', 'in flight')], type: 'notify' });
+    await flush();
+    first.socket.emit('connection.update', { connection: 'close', lastDisconnect: { error: boom(428), date: new Date() } });
+
+    const second = await gateway.connect(async (event) => {
+      if (event.type === 'message') calls.push(`second:${event.message.text}`);
+    });
+    // this connection's own events arrive right as it opens, before the replay read ran
+    open(second.socket);
+    second.socket.emit('messages.upsert', { messages: [text('M2', 'own')], type: 'append' });
+    await flush();
+    release();
+    await flush();
+    expect(calls).toEqual(['first:in flight', 'second:own']);
+    expect(spool.texts()).toEqual([]);
+  });
+
+  it('an unreadable spool entry is dropped with an error, the rest is replayed', async () => {
+    const spool = new MemorySpool();
+    spool.streams.set('ses_test', [{ id: '1-0', payload: '{"not":"an event"}' }]);
+    const gateway = spoolingGateway(spool);
+    const sink = gatewaySink(spool);
+    const first = spoolingGateway(spool);
+    const dying = await first.connect(() => new Promise<void>(() => undefined));
+    open(dying.socket);
+    dying.socket.emit('messages.upsert', { messages: [text('M1', 'kept')], type: 'notify' });
+    await flush();
+    const { socket } = await gateway.connect(sink.onEvent);
+    open(socket);
+    await flush();
+    expect(sink.taken).toEqual(['kept']);
+    expect(spool.streams.get('ses_test')).toEqual([]);
+  });
+});
+
+describe('BaileysEngine signal-key cache', () => {
+  it('keeps one cache per session across reconnects on this gateway, and starts a fresh one after the session left', async () => {
+    const gateway = spoolingGateway(new MemorySpool());
+    const first = await gateway.connect(async () => undefined);
+    first.socket.update({ connection: 'close', lastDisconnect: { error: boom(428), date: new Date() } });
+    await flush();
+    const second = await gateway.connect(async () => undefined);
+    second.socket.update({ connection: 'close', lastDisconnect: { error: boom(515), date: new Date() } });
+    await flush();
+    const third = await gateway.connect(async () => undefined);
+    expect(gateway.caches).toHaveLength(3);
+    expect(gateway.caches[0]).toBeInstanceOf(SignalKeyCache);
+    expect(gateway.caches[1]).toBe(gateway.caches[0]);
+    expect(gateway.caches[2]).toBe(gateway.caches[0]);
+    // our own close (a stop, a move, a lost lease): another holder may write the keys meanwhile
+    await third.conn.close();
+    await gateway.connect(async () => undefined);
+    expect(gateway.caches[3]).not.toBe(gateway.caches[0]);
+    // another session has its own
+    await gateway.engine.connect({ sessionId: 'ses_other', auth: new MemoryAuthState(), logger: pino({ level: 'silent' }), onEvent: async () => undefined });
+    expect(gateway.caches[4]).not.toBe(gateway.caches[3]);
+  });
+});
+
+describe('BaileysEngine session context', () => {
+  it('makes the socket inside its session context, so what Baileys does later is traced to the session', async () => {
+    const seen: Array<string | null> = [];
+    let timerRan!: () => void;
+    const ticked = new Promise<void>((resolve) => (timerRan = resolve));
+    const engine = new BaileysEngine({
+      runtime: { initAuthCreds: () => fakeCreds(), makeCacheableSignalKeyStore: (s: SignalKeyStore) => s } as unknown as BaileysRuntime,
+      makeSocket: (config) => {
+        seen.push(currentSessionId());
+        const socket = new FakeSocket(config);
+        // a timer the socket starts (Baileys' keep-alive) runs in the context too
+        setTimeout(() => {
+          seen.push(currentSessionId());
+          timerRan();
+        }, 0);
+        return socket as unknown as WASocket;
+      },
+    });
+    await engine.connect({ sessionId: 'ses_ctx', auth: new MemoryAuthState(), logger: pino({ level: 'silent' }), onEvent: async () => undefined });
+    await ticked;
+    expect(seen).toEqual(['ses_ctx', 'ses_ctx']);
+    expect(currentSessionId()).toBeNull();
   });
 });

@@ -13,9 +13,12 @@ import type {
   WAMessageKey,
   WASocket,
 } from '@whiskeysockets/baileys';
+import { randomUUID } from 'node:crypto';
 import type { MessageKeyRef, OutboundMessage, SentMessage } from '@app/contracts';
+import type { EventSpool, SpoolEntry } from '@app/messaging';
 import type {
   AuthStateStore,
+  CloseReason,
   ConnectOptions,
   EngineConnection,
   EngineEvent,
@@ -47,6 +50,9 @@ import {
   unwrapContent,
 } from './baileys-mapping';
 import { messageContentFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
+import { SignalKeyCache } from './signal-key-cache';
+import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
+import { runInSessionContext } from '../session-context';
 import type { WaWebVersionSource } from './wa-web-version';
 
 export type SocketFactory = (config: UserFacingSocketConfig) => WASocket;
@@ -66,9 +72,31 @@ export interface BaileysEngineOptions {
   runtime?: BaileysRuntime;
   /** Which WhatsApp Web version to announce (WHATSAPP_WEB_VERSION, the fetch); absent = Baileys' default. */
   waWebVersion?: WaWebVersionSource;
+  /**
+   * After the gateway did not take a spooled event (PostgreSQL down, say) while the socket stays open, the spool is
+   * handed over again after this delay, doubling up to 30 s while it keeps failing (default 1000 ms).
+   */
+  spoolRetryMs?: number;
+  /**
+   * Where every inbound event is kept from the moment Baileys hands it over until the gateway has taken it
+   * (docs/baileys-engine.md, "The inbound spool"). Without one, events are handed over unspooled.
+   */
+  spool?: EventSpool;
 }
 
+/** Events that are the connection's own state, not something the network told: never spooled. */
+const UNSPOOLED: ReadonlySet<EngineEvent['type']> = new Set(['qr', 'open', 'close']);
+
+/**
+ * Closes after which the session stays on this gateway and its signal-key cache stays right: the reconnect reuses it.
+ * After any other close (our own close for a stop, a move or a lost lease; a logout; a bad session) another holder
+ * may write the keys, or they were wiped, so the next connect starts a fresh cache.
+ */
+const KEEPS_KEY_CACHE: ReadonlySet<CloseReason> = new Set(['transient', 'restart_required']);
+
 const DEFAULT_CONNECT_TIMEOUT_MS = 20_000;
+const DEFAULT_SPOOL_RETRY_MS = 1000;
+const MAX_SPOOL_RETRY_MS = 30_000;
 
 /** Thrown by every call on a connection that has closed (or is closing): the runner must connect again. */
 export class EngineConnectionClosedError extends Error {
@@ -84,6 +112,11 @@ export class EngineConnectionClosedError extends Error {
  */
 export class BaileysEngine implements SessionEngine {
   readonly name = 'baileys' as const;
+
+  /** one signal-key cache per session on this gateway, reused by its reconnects (see KEEPS_KEY_CACHE) */
+  private readonly keyCaches = new Map<string, SignalKeyCache>();
+  /** spool entries handed to the gateway and not settled yet (`<sessionId> <entry id>`): a replay leaves them alone */
+  private readonly inFlight = new Set<string>();
 
   constructor(private readonly options: BaileysEngineOptions = {}) {}
 
@@ -104,13 +137,20 @@ export class BaileysEngine implements SessionEngine {
     const baileysLogger = quietLogger(logger, sessionId);
 
     const creds = (await auth.readCreds<AuthenticationCreds>()) ?? runtime.initAuthCreds();
-    const keys = runtime.makeCacheableSignalKeyStore(signalKeyStore(auth, runtime), baileysLogger);
+    let keyCache = this.keyCaches.get(sessionId);
+    if (!keyCache) this.keyCaches.set(sessionId, (keyCache = new SignalKeyCache()));
+    const keys = runtime.makeCacheableSignalKeyStore(signalKeyStore(auth, runtime), baileysLogger, keyCache);
+    const onClosed = (reason: CloseReason) => {
+      if (!KEEPS_KEY_CACHE.has(reason) && this.keyCaches.get(sessionId) === keyCache) this.keyCaches.delete(sessionId);
+    };
 
     // the lookups are handed to the socket before the connection exists; Baileys asks them only once it is open
     let connection: BaileysConnection | null = null;
     const fetchGroup = (jid: string) => connection?.fetchGroupForSend(jid) ?? Promise.resolve(undefined);
     const waWebSocketUrl = this.options.socketUrlFor?.(sessionId) ?? this.options.waWebSocketUrl;
-    const sock = makeSocket({
+    // everything the socket does from now on (frames, timers, promises) runs in the session's context: a stray
+    // rejection from inside Baileys is traced to this session (main.ts)
+    const sock = runInSessionContext(sessionId, () => makeSocket({
       auth: { creds, keys },
       logger: baileysLogger,
       connectTimeoutMs,
@@ -122,8 +162,22 @@ export class BaileysEngine implements SessionEngine {
       syncFullHistory: false,
       generateHighQualityLinkPreview: false,
       ...(lookups ? networkLookups(lookups, runtime, logger, fetchGroup) : {}),
+    }));
+    connection = new BaileysConnection({
+      sessionId,
+      sock,
+      creds,
+      auth,
+      onEvent,
+      logger,
+      connectTimeoutMs,
+      runtime,
+      lookups: lookups ?? null,
+      spool: this.options.spool ?? null,
+      spoolRetryMs: this.options.spoolRetryMs ?? DEFAULT_SPOOL_RETRY_MS,
+      inFlight: this.inFlight,
+      onClosed,
     });
-    connection = new BaileysConnection({ sessionId, sock, creds, auth, onEvent, logger, connectTimeoutMs, runtime, lookups: lookups ?? null });
     return connection;
   }
 }
@@ -209,6 +263,11 @@ interface ConnectionDeps {
   connectTimeoutMs: number;
   runtime: BaileysRuntime;
   lookups: EngineLookups | null;
+  spool: EventSpool | null;
+  spoolRetryMs: number;
+  /** the engine's set of spool entries in the gateway's hands, shared by all its connections */
+  inFlight: Set<string>;
+  onClosed: (reason: CloseReason) => void;
 }
 
 type Phase = 'connecting' | 'awaiting_pairing' | 'open' | 'closed';
@@ -221,6 +280,15 @@ class BaileysConnection implements EngineConnection {
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
   private readonly phaseWaiters = new Set<() => void>();
+  /** tags what this connection spools, with `spooled` (its sequence): a replay leaves what its hand-over has not reached */
+  private readonly origin = randomUUID();
+  private spooled = 0;
+  /** a replay scheduled after the gateway did not take an event while the socket stays open */
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryDelayMs = 0;
+  /** events reach the gateway in the order Baileys emitted them: each waits for its spool write and the ones before */
+  private handovers: Promise<void> = Promise.resolve();
+  private handoversPending = 0;
 
   constructor(private readonly deps: ConnectionDeps) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
@@ -353,6 +421,7 @@ class BaileysConnection implements EngineConnection {
       }
       this.setPhase('open');
       this.emit({ type: 'open', account });
+      this.replaySpool();
     }
     if (update.connection === 'close') {
       const error = update.lastDisconnect?.error;
@@ -377,8 +446,10 @@ class BaileysConnection implements EngineConnection {
   }
 
   private onMessagesUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
-    // 'append' is history and our own echoes; only 'notify' is news
-    if (type !== 'notify') return;
+    // 'append' is what WhatsApp held while the device was away (offline delivery), and the echo of our own sends:
+    // news like 'notify' (an echo collides with its stored row on (session, waMessageId) and stores nothing).
+    // History sync does not come this way (messaging-history.set).
+    if (type !== 'notify' && type !== 'append') return;
     const ownJid = this.ownJid();
     const encode = (content: proto.IMessage) => this.deps.runtime.encodeMessage(content);
     for (const raw of messages) {
@@ -472,6 +543,9 @@ class BaileysConnection implements EngineConnection {
   private finish(event: Extract<EngineEvent, { type: 'close' }>): void {
     if (this.phase === 'closed') return;
     this.setPhase('closed');
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.deps.onClosed(event.reason);
     void this.credsSaved.then(() => {
       this.markClosed();
       this.emit(event);
@@ -529,9 +603,101 @@ class BaileysConnection implements EngineConnection {
     if (event) this.emit(event);
   }
 
+  /**
+   * Spool first (the write is queued at once, inside Baileys' callback), then hand over in order once it is durable;
+   * the spooled copy is removed only when the gateway has taken the event. An event with nothing before it and
+   * nothing to spool (qr, open, close without a spool write pending) is handed over at once.
+   */
   private emit(event: EngineEvent): void {
-    this.deps.onEvent(event).catch((err) => {
-      this.deps.logger.error({ err: describe(err), event: event.type }, 'engine event handler failed');
+    const spool = this.deps.spool;
+    const entry = spool && !UNSPOOLED.has(event.type) ? spool.append(this.deps.sessionId, encodeSpooledEvent(this.origin, ++this.spooled, event)) : null;
+    if (!entry && !this.handoversPending) {
+      this.handOver(event, null);
+      return;
+    }
+    this.enqueue(async () => {
+      if (entry) await entry.durable;
+      this.handOver(event, entry);
+    });
+  }
+
+  private enqueue(step: () => Promise<void>): void {
+    this.handoversPending += 1;
+    this.handovers = this.handovers
+      .then(step)
+      .catch((err) => this.deps.logger.error({ err: describe(err) }, 'handing an engine event over failed'))
+      .finally(() => (this.handoversPending -= 1));
+  }
+
+  private handOver(event: EngineEvent, entry: SpoolEntry | null): void {
+    const flight = entry?.id ? `${this.deps.sessionId} ${entry.id}` : null;
+    if (flight) this.deps.inFlight.add(flight);
+    let taken: Promise<void>;
+    try {
+      // a sink that answers synchronously (older callers) counts as taken once it returned
+      taken = Promise.resolve(this.deps.onEvent(event));
+    } catch (err) {
+      taken = Promise.reject(err);
+    }
+    taken.then(
+      () => {
+        if (flight) this.deps.inFlight.delete(flight);
+        if (entry) {
+          this.deps.spool!.remove(entry);
+          this.retryDelayMs = 0;
+        }
+      },
+      (err) => {
+        if (flight) this.deps.inFlight.delete(flight);
+        if (!entry?.id) {
+          this.deps.logger.error({ err: describe(err), event: event.type }, 'engine event handler failed');
+          return;
+        }
+        this.deps.logger.warn({ err: describe(err), event: event.type }, 'event not taken; it stays in the inbound spool');
+        this.scheduleSpoolRetry();
+      },
+    );
+  }
+
+  /**
+   * The gateway did not take a spooled event and the socket stays open (PostgreSQL down, say): the spool is handed over
+   * again after a delay that doubles while it keeps failing, so what waits is stored once the gateway can take it,
+   * not only on the next connect. A connection that closed stops retrying (the next connect replays).
+   */
+  private scheduleSpoolRetry(): void {
+    if (this.retryTimer || !this.isOpen()) return;
+    this.retryDelayMs = Math.min(MAX_SPOOL_RETRY_MS, this.retryDelayMs ? this.retryDelayMs * 2 : this.deps.spoolRetryMs);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.isOpen()) this.replaySpool();
+    }, this.retryDelayMs);
+  }
+
+  /**
+   * Right as the socket opens (and again after the gateway did not take something, see scheduleSpoolRetry): what is spooled for the session and in nobody's hands (left by an earlier connection
+   * here, by a gateway that died or handed the session over, or not taken before) is handed over again, after `open`.
+   * The session's (session, waMessageId) record drops what was already stored.
+   */
+  private replaySpool(): void {
+    const spool = this.deps.spool;
+    if (!spool) return;
+    // what this connection spools from now on is handed over by the steps after this one
+    const reached = this.spooled;
+    this.enqueue(async () => {
+      for (const { entry, payload } of await spool.pending(this.deps.sessionId)) {
+        if (this.phase === 'closed') return;
+        if (this.deps.inFlight.has(`${this.deps.sessionId} ${entry.id}`)) continue;
+        let spooled: ReturnType<typeof decodeSpooledEvent>;
+        try {
+          spooled = decodeSpooledEvent(payload);
+        } catch (err) {
+          this.deps.logger.error({ err: describe(err), entry: entry.id }, 'unreadable inbound spool entry dropped');
+          spool.remove(entry);
+          continue;
+        }
+        if (spooled.origin === this.origin && spooled.seq > reached) continue;
+        this.handOver(spooled.event, entry);
+      }
     });
   }
 
