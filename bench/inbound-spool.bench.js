@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/* eslint-disable no-console */
+ 
 // Inbound spool cost per message (docs/gateway.md, "Redis persistence"): `node scripts/ensure-build.js && node bench/inbound-spool.bench.js`.
 // What the Baileys engine adds per inbound event: encode, append (XADD script), and once the gateway took it, remove
 // (XDEL); plus the replay read. Measured on the local Redis under a throwaway prefix, removed at the end. Prints figures,
