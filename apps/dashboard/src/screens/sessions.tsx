@@ -190,13 +190,17 @@ function SendMessage({ sessionId }: { sessionId: string }) {
  */
 function MediaLink({ message: m }: { message: MessageView }) {
   const action = useAction();
+  const [url, setUrl] = useState<string | null>(null);
+  // fetched once, kept for the next click, revoked when the row goes
+  useEffect(() => () => void (url && URL.revokeObjectURL(url)), [url]);
   const open = () => {
     const tab = window.open('', '_blank');
     action.run(async () => {
       try {
-        const url = URL.createObjectURL(await api.media(m.sessionId, m.id));
-        if (tab) tab.location.href = url;
-        else location.href = url;
+        const objectUrl = url ?? URL.createObjectURL(await api.media(m.sessionId, m.id));
+        setUrl(objectUrl);
+        if (tab) tab.location.href = objectUrl;
+        else location.href = objectUrl;
       } catch (err) {
         tab?.close();
         throw err;
@@ -206,7 +210,7 @@ function MediaLink({ message: m }: { message: MessageView }) {
   const media = m.media!;
   return (
     <div class="media" data-media-of={m.id}>
-      <a href={`#/sessions/${m.sessionId}`} onClick={(e) => (e.preventDefault(), open())}>
+      <a href={`#/sessions/${m.sessionId}`} data-media-url={url ?? undefined} onClick={(e) => (e.preventDefault(), open())}>
         {media.filename ?? `${m.type} (${media.mimetype})`}
       </a>
       {media.size !== null && <span class="muted"> · {formatBytes(media.size)}</span>}
