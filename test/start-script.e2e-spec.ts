@@ -120,6 +120,8 @@ describe('npm run demo, started and stopped with Ctrl-C', () => {
       NETWORK_SIM_URL: `http://127.0.0.1:${ports.SIM_PORT}`,
       GATEWAY_DRAIN_GRACE_MS: String(DRAIN_GRACE_MS),
       LOG_FORMAT: 'json',
+      // as a user sees it: the test run's quiet level would hide a framework warning at start
+      LOG_LEVEL: 'info',
     };
     const child = spawn(process.execPath, [join(REPO_ROOT, 'scripts/start.js'), '--demo'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     demo = child;
