@@ -98,10 +98,12 @@ function bannerLines({ base, demo, apiKey, sim, org, login, database = null, hoo
     out.push(`    curl -s ${base}/api/v1/sessions/<sessionId>/qr -H "Authorization: Bearer $TOKEN"`);
     if (demo) {
       out.push(`    curl -s -X POST ${sim}/sim/sessions/<sessionId>/scan -H 'content-type: application/json' -d '{"phoneNumber":"15551234567"}'   # the phone scans`);
-      out.push(`    curl -s ${base}/api/v1/sessions/<sessionId> -H "Authorization: Bearer $TOKEN"`);
-      out.push(
-        `    curl -s -X POST ${base}/api/v1/sessions/<sessionId>/messages -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"to":"15550001111","type":"text","text":"hello"}'   # you send`,
-      );
+    }
+    out.push(`    curl -s ${base}/api/v1/sessions/<sessionId> -H "Authorization: Bearer $TOKEN"   # working, once the phone scanned`);
+    out.push(
+      `    curl -s -X POST ${base}/api/v1/sessions/<sessionId>/messages -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"to":"15550001111","type":"text","text":"hello"}'   # you send`,
+    );
+    if (demo) {
       out.push(
         `    curl -s -X POST ${sim}/sim/sessions/<sessionId>/inbound -H 'content-type: application/json' -d '{"from":"15550001111","text":"hi there"}'   # a contact writes to you`,
       );

@@ -52,6 +52,9 @@ describe('scripts/start.js', () => {
     expect(fresh).toContain('http://127.0.0.1:3000/dashboard/');
     expect(fresh).toContain('npm run -s cli -- org:create --name Acme');
     expect(fresh).toContain('--with-key');
+    const withKey = start.bannerLines({ base: 'http://127.0.0.1:3000', demo: false, apiKey: 'gwk_abc', sim: '', org: null, login }).join('\n');
+    expect(withKey).toContain('/api/v1/sessions/<sessionId>/messages');
+    expect(withKey).not.toContain('/sim/');
     const demo = start
       .bannerLines({
         base: 'http://127.0.0.1:3000',
