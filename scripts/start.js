@@ -233,8 +233,14 @@ async function main() {
   };
 
   apps.forEach(([name, entry], i) => {
-    // each child in its own process group: a Ctrl-C reaches this script only, which stops them in order
-    const child = spawn(node, [join(root, entry)], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // each child in its own process group: a Ctrl-C reaches this script only, which stops them in order; the IPC
+    // channel and scripts/exit-with-parent.js stop them should this script die any other way
+    const child = spawn(node, ['--require', join(__dirname, 'exit-with-parent.js'), join(root, entry)], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      detached: true,
+    });
     const pipe = prefix(name, i);
     pipe(child.stdout, process.stdout);
     pipe(child.stderr, process.stderr);
@@ -251,10 +257,8 @@ async function main() {
 
   process.on('SIGINT', () => stopAll(0));
   process.on('SIGTERM', () => stopAll(0));
-  // the children have their own process groups: should this script end any other way, they end with it
-  process.on('exit', () => {
-    for (const child of children.values()) child.kill('SIGKILL');
-  });
+  // a closed terminal: its hang-up reaches this script only (the children have their own process groups)
+  process.on('SIGHUP', () => stopAll(0));
   say(`starting ${apps.map(([n]) => n).join(', ')}; waiting until each is ready…`);
 
   const base = `http://127.0.0.1:${env.PORT ?? 3000}`;

@@ -1,5 +1,6 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { spawnRegistered } from './support/process-registry';
 import { freePort, holdPort, runToExit, waitFor } from './support/processes';
 import { loadRunContext, REPO_ROOT } from './support/run-context';
 
@@ -100,17 +101,15 @@ describe('npm run demo, started and stopped with Ctrl-C', () => {
   const ctx = loadRunContext();
   // the gateway's drain grace: a drain with no other gateway waits for most of it; a stop of the whole stack must not
   const DRAIN_GRACE_MS = 30000;
-  let demo: ChildProcess | null = null;
-  let output = '';
   let pids: number[] = [];
 
   afterAll(async () => {
-    // a failed test must not leave the stack behind: the script first, then any child it left
-    if (demo && demo.exitCode === null && demo.signalCode === null) demo.kill('SIGKILL');
+    // the script itself is registered (its group is killed after a failure); its apps have groups of their own
     for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
   });
 
-  it('starts, pairs and talks as the banner says, and stops every process cleanly within the policy bound', async () => {
+  /** `node scripts/start.js --demo` on free ports, this run's database and Redis; resolves once its banner is out. */
+  async function startDemo(tag: string) {
     const ports = { PORT: 0, API_OPS_PORT: 0, GATEWAY_HEALTH_PORT: 0, DISPATCHER_HEALTH_PORT: 0, SIM_PORT: 0, DEMO_WEBHOOK_PORT: 0 };
     for (const k of Object.keys(ports) as Array<keyof typeof ports>) ports[k] = await freePort();
     const env: Record<string, string> = {
@@ -118,24 +117,35 @@ describe('npm run demo, started and stopped with Ctrl-C', () => {
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
       DATABASE_URL: ctx.databaseUrl,
       REDIS_URL: ctx.redisUrl,
-      REDIS_KEY_PREFIX: `${ctx.redisPrefix}:demo-${process.pid}`,
-      GATEWAY_ID: `gw-demo-${process.pid}`,
+      REDIS_KEY_PREFIX: `${ctx.redisPrefix}:demo-${tag}-${process.pid}`,
+      GATEWAY_ID: `gw-demo-${tag}-${process.pid}`,
       NETWORK_SIM_URL: `http://127.0.0.1:${ports.SIM_PORT}`,
       GATEWAY_DRAIN_GRACE_MS: String(DRAIN_GRACE_MS),
       LOG_FORMAT: 'json',
       // as a user sees it: the test run's quiet level would hide a framework warning at start
       LOG_LEVEL: 'info',
     };
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'scripts/start.js'), '--demo'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    demo = child;
+    const child = spawnRegistered(process.execPath, [join(REPO_ROOT, 'scripts/start.js'), '--demo'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }, 'demo');
+    let output = '';
     child.stdout!.on('data', (d) => (output += d.toString()));
     child.stderr!.on('data', (d) => (output += d.toString()));
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-
+    // its apps, as soon as they exist, so that afterAll can kill what a failure leaves
+    const collect = setInterval(() => (pids = [...new Set([...pids, ...childPids(child.pid!)])]), 200);
     // the banner's closing rule (the opening one comes before "demo ready")
-    await waitFor(() => /demo ready[\s\S]*─{72}\n/.test(output), 120000, 'the banner').catch((err: Error) => {
-      throw new Error(`${err.message}; the script said:\n${output}`);
-    });
+    await waitFor(() => /demo ready[\s\S]*─{72}\n/.test(output), 120000, 'the banner')
+      .catch((err: Error) => {
+        throw new Error(`${err.message}; the script said:\n${output}`);
+      })
+      .finally(() => clearInterval(collect));
+    const apps = childPids(child.pid!);
+    pids = [...new Set([...pids, ...apps])];
+    return { child, env, ports, exited, apps, output: () => output };
+  }
+
+  it('starts, pairs and talks as the banner says, and stops every process cleanly within the policy bound', async () => {
+    const { child, env, ports, exited, apps, output: said } = await startDemo('ctrl-c');
+    let output = said();
     // it said what it was doing before the banner
     for (const line of ['▸ checking the build', '▸ migrating the database', '▸ seeding the demo organization', '▸ starting sim, api, gateway, dispatcher']) {
       expect(output).toContain(line);
@@ -171,17 +181,17 @@ describe('npm run demo, started and stopped with Ctrl-C', () => {
       body: JSON.stringify({ from: '15550001111', text: 'hi there' }),
     });
     expect(inbound.status).toBe(200);
-    await waitFor(() => /hook\s+\| message\.received ses_/.test(output), 30000, "the demo receiver's line").catch((err: Error) => {
-      throw new Error(`${err.message}; the script said:\n${output}`);
+    await waitFor(() => /hook\s+\| message\.received ses_/.test(said()), 30000, "the demo receiver's line").catch((err: Error) => {
+      throw new Error(`${err.message}; the script said:\n${said()}`);
     });
 
     // Ctrl-C with a working session
-    pids = childPids(child.pid!);
-    expect(pids).toHaveLength(4);
+    expect(apps).toHaveLength(4);
     const stoppedAt = Date.now();
     child.kill('SIGINT');
     const { code } = await exited;
     const took = Date.now() - stoppedAt;
+    output = said();
     expect(code).toBe(0);
     // every child stopped by itself, never killed: exit 0, or the api's SIGINT (Nest re-raises the signal once its
     // shutdown hooks are done); the simulator after all the others
@@ -191,6 +201,17 @@ describe('npm run demo, started and stopped with Ctrl-C', () => {
     expect(exits.map(([name]) => name).sort()).toEqual(['api', 'dispatcher', 'gateway', 'sim']);
     // the drain would have waited for another gateway until its grace (less 3 s) ran out; the stop does not wait at all
     expect(took).toBeLessThan(DRAIN_GRACE_MS - 3000);
-    expect(pids.filter(alive)).toEqual([]);
+    expect(apps.filter(alive)).toEqual([]);
+  }, 240000);
+
+  it('stops its apps by themselves when the script is killed outright (no Ctrl-C to order them)', async () => {
+    const { child, exited, apps } = await startDemo('kill');
+    expect(apps).toHaveLength(4);
+    const killedAt = Date.now();
+    child.kill('SIGKILL');
+    await exited;
+    // each app sees the script's IPC channel close and stops as on Ctrl-C: no drain, so well within its wait
+    await waitFor(() => apps.every((pid) => !alive(pid)), DRAIN_GRACE_MS - 3000, 'the apps stopping by themselves');
+    expect(Date.now() - killedAt).toBeLessThan(DRAIN_GRACE_MS - 3000);
   }, 240000);
 });
