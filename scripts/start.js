@@ -8,6 +8,7 @@
  */
 const { spawn, spawnSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
+const { createServer: createHttpServer } = require('node:http');
 const { createServer } = require('node:net');
 const { join } = require('node:path');
 const { createInterface } = require('node:readline');
@@ -47,7 +48,7 @@ function plannedPorts(env, demo) {
     ['GATEWAY_HEALTH_PORT', env.GATEWAY_HEALTH_PORT || '3001'],
     ['DISPATCHER_HEALTH_PORT', env.DISPATCHER_HEALTH_PORT || '3002'],
   ];
-  if (demo) ports.push(['SIM_PORT', env.SIM_PORT || '4010']);
+  if (demo) ports.push(['SIM_PORT', env.SIM_PORT || '4010'], ['DEMO_WEBHOOK_PORT', env.DEMO_WEBHOOK_PORT || '4011']);
   return ports.map(([variable, port]) => ({ variable, port: Number(port) }));
 }
 
@@ -67,7 +68,17 @@ async function takenPortLine(ports, command) {
   return null;
 }
 
-function bannerLines({ base, demo, apiKey, sim, org, login }) {
+/** The database a run uses, as the banner names it: host, port and name, never a password. */
+function databaseLabel(url) {
+  try {
+    const u = new URL(url);
+    return `${u.pathname.replace(/^\//, '')} on ${u.hostname}:${u.port || 5432}`;
+  } catch {
+    return '(DATABASE_URL is not a URL)';
+  }
+}
+
+function bannerLines({ base, demo, apiKey, sim, org, login, database = null, hook = null }) {
   const line = '─'.repeat(72);
   const out = [
     '',
@@ -77,6 +88,8 @@ function bannerLines({ base, demo, apiKey, sim, org, login }) {
     `  docs       ${base}/api/docs`,
     `  dashboard  ${base}/dashboard/`,
   ];
+  if (database) out.push(`  database   ${database}`);
+  if (demo && hook) out.push(`  webhooks   ${hook}   (a receiver this demo runs; what it gets is logged as \`hook |\`)`);
   if (demo) out.push(`  login      ${login.email} / ${login.password}   (organization ${org})`);
   out.push('');
   if (apiKey) {
@@ -85,13 +98,22 @@ function bannerLines({ base, demo, apiKey, sim, org, login }) {
     out.push(`    curl -s ${base}/api/v1/sessions/<sessionId>/qr -H "Authorization: Bearer $TOKEN"`);
     if (demo) {
       out.push(`    curl -s -X POST ${sim}/sim/sessions/<sessionId>/scan -H 'content-type: application/json' -d '{"phoneNumber":"15551234567"}'   # the phone scans`);
-      out.push(`    curl -s ${base}/api/v1/sessions/<sessionId> -H "Authorization: Bearer $TOKEN"`);
+    }
+    out.push(`    curl -s ${base}/api/v1/sessions/<sessionId> -H "Authorization: Bearer $TOKEN"   # working, once the phone scanned`);
+    out.push(
+      `    curl -s -X POST ${base}/api/v1/sessions/<sessionId>/messages -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"to":"15550001111","type":"text","text":"hello"}'   # you send`,
+    );
+    if (demo) {
+      out.push(
+        `    curl -s -X POST ${sim}/sim/sessions/<sessionId>/inbound -H 'content-type: application/json' -d '{"from":"15550001111","text":"hi there"}'   # a contact writes to you`,
+      );
       out.push(
         `    curl -s -X POST ${base}/api/v1/sessions/<sessionId>/groups -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"name":"Team","participants":["15550001111@s.whatsapp.net"]}'`,
       );
-      // the demo allows private webhook targets (WEBHOOK_ALLOW_PRIVATE_TARGETS=true), so a local receiver is accepted
+      // the demo allows private webhook targets (WEBHOOK_ALLOW_PRIVATE_TARGETS=true), so its own receiver is accepted;
+      // a target that answers means no retries filling the log
       out.push(
-        `    curl -s -X POST ${base}/api/v1/webhooks -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"url":"http://127.0.0.1:9999/hook","secret":"s3cret"}'`,
+        `    curl -s -X POST ${base}/api/v1/webhooks -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"url":"${hook}","secret":"s3cret"}'`,
       );
     } else {
       out.push(
@@ -153,11 +175,16 @@ async function main() {
     return r.stdout.toString();
   };
 
+  // the first start is silent for 12–23 s otherwise (build, migrate, bootstrap): say what is happening
+  say('checking the build (a first start compiles everything: about 15 s)…');
   step([join(__dirname, 'ensure-build.js')]);
   const cli = join(root, 'dist/apps/cli/src/main.js');
+  const database = databaseLabel(env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gateway');
+  say(`migrating the database ${database}…`);
   step([cli, 'migrate']);
 
   const login = { email: 'demo@example.test', password: 'demo-password' };
+  say(demo ? 'seeding the demo organization and a fresh API key…' : 'bootstrapping (BOOTSTRAP_* organization, if set)…');
   const seed = demo
     ? seedDemo(step, cli, login)
     : { apiKey: JSON.parse(step([cli, 'bootstrap'])).apiKey?.token ?? null, org: null };
@@ -179,30 +206,49 @@ async function main() {
     return (stream, out) => createInterface({ input: stream }).on('line', (line) => out.write(tag + line + '\n'));
   };
 
-  const stopAll = (code) => {
+  // the demo's webhook target: a receiver that answers 200 and logs one line per event, so a webhook created from
+  // the banner's curl line is delivered at once instead of retrying against nothing
+  const hook = demo ? await startDemoReceiver(Number(env.DEMO_WEBHOOK_PORT || 4011), prefix('hook', apps.length)) : null;
+
+  /**
+   * Ctrl-C stops the stack in order: the api, gateway and dispatcher first, told with SIGINT that the whole stack is
+   * stopping (the gateway then closes its sessions at once instead of draining them to a gateway that will never
+   * come), and the simulator last, once nothing talks to it. Each phase is bounded by the slowest child's own forced
+   * exit (the gateway's is its drain grace + 5 s), after which what is left is killed.
+   */
+  const stopAll = async (code) => {
     if (stopping) return;
     stopping = true;
-    for (const child of children.values()) child.kill('SIGTERM');
-    const hard = setTimeout(() => {
-      for (const child of children.values()) child.kill('SIGKILL');
-    }, 15000);
-    hard.unref();
-    const done = () => {
-      if (children.size === 0) stopServices().finally(() => process.exit(code));
-    };
-    for (const child of children.values()) child.once('exit', done);
-    done();
+    const started = Date.now();
+    const phases = [[...children.keys()].filter((n) => n !== 'sim'), ['sim']];
+    for (const names of phases) {
+      const left = names.map((n) => children.get(n)).filter(Boolean);
+      await Promise.all(left.map((child) => stopChild(child, 'SIGINT', stopBoundMs(env))));
+    }
+    await new Promise((resolve) => (hook ? hook.close(resolve) : resolve()));
+    // the PostgreSQL / Redis this script started, if any, go after everything that used them
+    await stopServices();
+    say(`stopped in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    process.exit(code);
   };
 
   apps.forEach(([name, entry], i) => {
-    const child = spawn(node, [join(root, entry)], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // each child in its own process group: a Ctrl-C reaches this script only, which stops them in order; the IPC
+    // channel and scripts/exit-with-parent.js stop them should this script die any other way
+    const child = spawn(node, ['--require', join(__dirname, 'exit-with-parent.js'), join(root, entry)], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      detached: true,
+    });
     const pipe = prefix(name, i);
     pipe(child.stdout, process.stdout);
     pipe(child.stderr, process.stderr);
     children.set(name, child);
     child.on('exit', (code, signal) => {
       children.delete(name);
-      if (!stopping) {
+      if (stopping) say(`${name} exited (${signal ?? code})`);
+      else {
         process.stderr.write(`${name} exited (${signal ?? code}); stopping the others\n`);
         stopAll(code || 1);
       }
@@ -211,6 +257,9 @@ async function main() {
 
   process.on('SIGINT', () => stopAll(0));
   process.on('SIGTERM', () => stopAll(0));
+  // a closed terminal: its hang-up reaches this script only (the children have their own process groups)
+  process.on('SIGHUP', () => stopAll(0));
+  say(`starting ${apps.map(([n]) => n).join(', ')}; waiting until each is ready…`);
 
   const base = `http://127.0.0.1:${env.PORT ?? 3000}`;
   const ready = [
@@ -219,7 +268,62 @@ async function main() {
     `http://127.0.0.1:${env.DISPATCHER_HEALTH_PORT ?? 3002}/readyz`,
   ];
   if (!(await allReady(ready, () => stopping))) return;
-  process.stdout.write(bannerLines({ base, demo, apiKey: seed.apiKey, sim: env.NETWORK_SIM_URL, org: seed.org, login }).join('\n'));
+  process.stdout.write(bannerLines({ base, demo, apiKey: seed.apiKey, sim: env.NETWORK_SIM_URL, org: seed.org, login, database, hook: hook?.url ?? null }).join('\n'));
+}
+
+/** A progress line of this script (not of a child), so the first start is never silent. */
+function say(line) {
+  process.stdout.write(`${process.stdout.isTTY ? '\x1b[2m' : ''}▸ ${line}${process.stdout.isTTY ? '\x1b[0m' : ''}\n`);
+}
+
+/**
+ * How long one stop phase may take before what is left is killed: the slowest child's own forced exit, which is the
+ * gateway's (GATEWAY_DRAIN_GRACE_MS + 5 s, apps/gateway/src/main.ts), plus a second for the exit itself.
+ */
+function stopBoundMs(env) {
+  return Number(env.GATEWAY_DRAIN_GRACE_MS || 30000) + 6000;
+}
+
+/** Signals one child and resolves when it has exited, killing it after `boundMs`. */
+function stopChild(child, signal, boundMs) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const hard = setTimeout(() => child.kill('SIGKILL'), boundMs);
+    child.once('exit', () => {
+      clearTimeout(hard);
+      resolve();
+    });
+    child.kill(signal);
+  });
+}
+
+/** The demo's webhook receiver on 127.0.0.1:`port`: 200 to every POST, one log line per event. */
+function startDemoReceiver(port, pipe) {
+  const { PassThrough } = require('node:stream');
+  const log = new PassThrough();
+  pipe(log, process.stdout);
+  const server = createHttpServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      let what = `${req.method} ${req.url}`;
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString());
+        what = `${body.event ?? body.type ?? '?'}${body.sessionId ? ` ${body.sessionId}` : ''} (${req.headers['x-webhook-request-id'] ?? 'no request id'})`;
+      } catch {
+        /* not JSON: the method and path say enough */
+      }
+      log.write(`${what}\n`);
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      // the dispatcher keeps its connection alive: close it too, or the server would wait for it
+      resolve({ url: `http://127.0.0.1:${port}/hook`, close: (done) => (server.close(() => done()), server.closeAllConnections()) });
+    });
+  });
 }
 
 /** The demo organization: created on the first run (with a key); later runs of this clone add a fresh key to it. */
@@ -242,7 +346,7 @@ async function allReady(urls, gaveUp) {
   return false;
 }
 
-module.exports = { demoIsolation, plannedPorts, takenPortLine, bannerLines };
+module.exports = { demoIsolation, plannedPorts, takenPortLine, bannerLines, databaseLabel, stopBoundMs };
 
 if (require.main === module) {
   main().catch(async (err) => {

@@ -41,6 +41,9 @@ describe('dashboard in a headless browser', () => {
 
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   const textOf = (selector: string) => page.$eval(selector, (el) => el.textContent ?? '');
+  // at phone width nothing may make the page scroll sideways: a wide table scrolls inside its card
+  const PHONE = { width: 390, height: 844 };
+  const pageWidth = () => page.evaluate('document.scrollingElement.scrollWidth') as Promise<number>;
   const clickButton = async (label: string, scope = 'body') => {
     const handle = await page.waitForSelector(`${scope} button::-p-text("${label}")`, { visible: true });
     await handle!.click();
@@ -58,6 +61,8 @@ describe('dashboard in a headless browser', () => {
     }));
     receiver = await startReceiver();
     dispatcher = await startDispatcherProcess();
+    // the API streams inbound media from the network: this test's simulator, not the default port
+    process.env.NETWORK_SIM_URL = simUrl;
     api = await createApiApp();
     const port = await freePort();
     await api.listen(port, '127.0.0.1');
@@ -110,6 +115,10 @@ describe('dashboard in a headless browser', () => {
     expect(new URL(page.url()).pathname).toBe('/dashboard/');
     await page.waitForSelector('form[aria-label="Sign in"]');
     await shot('login');
+    // a pasted API key is a secret: the field masks it
+    await clickButton('API key');
+    expect(await page.$eval('input[name=apiKey]', (el) => el.getAttribute('type'))).toBe('password');
+    await clickButton('Email and password');
     await page.type('input[name=email]', org.users.owner.email);
     await page.type('input[name=password]', 'not-the-password');
     await page.click('button[type=submit]');
@@ -122,6 +131,9 @@ describe('dashboard in a headless browser', () => {
     await page.waitForSelector('table[data-testid=sessions]');
     expect(await textOf('nav.top')).toContain(`owner · ${org.id}`);
     await page.waitForSelector('[data-live=open]');
+    // a new organization's list says what to do instead of showing an empty table
+    expect(await textOf('table[data-testid=sessions] tbody')).toContain('No sessions yet');
+    expect(await page.$eval('link[rel=icon]', (el) => el.getAttribute('href'))).toMatch(/^data:image\/svg\+xml,/);
     // the token lives in the tab's sessionStorage only
     expect(await page.evaluate("sessionStorage.getItem('gw.token')")).toMatch(/^ey/);
     expect(await page.evaluate('localStorage.length')).toBe(0);
@@ -146,6 +158,8 @@ describe('dashboard in a headless browser', () => {
     // the simulator rotates the QR; the dashboard shows the new one when auth.qr arrives, without a reload
     await waitFor(async () => (await shownQr()) !== firstQr, QR_INTERVAL_MS * 8, 'the next QR on screen');
     expect(await textOf(`tr[data-session-id="${sessionId}"] [data-status]`)).toBe('scan qr code');
+    // the gateway runs the simulator: the panel says how to play the phone, with this session's id
+    expect(await textOf(`[data-pairing="${sessionId}"] [data-sim-scan]`)).toContain(`/sim/sessions/${sessionId}/scan`);
     await shot('sessions-qr');
   });
 
@@ -168,6 +182,8 @@ describe('dashboard in a headless browser', () => {
   it('sends a message from the session screen', async () => {
     await page.click(`tr[data-session-id="${sessionId}"] a`);
     await page.waitForSelector('input[name=to]');
+    await page.waitForSelector('::-p-text("No messages yet")');
+    await page.waitForSelector('::-p-text("No groups yet")');
     await page.type('input[name=to]', '15550009999');
     await page.type('input[name=text]', 'Hello from the dashboard');
     await clickButton('Send');
@@ -182,12 +198,31 @@ describe('dashboard in a headless browser', () => {
       return found.length ? found : null;
     }, 15000, 'the message on the simulator');
     expect(onNetwork).toHaveLength(1);
+
+    // a contact sends a document: its row links to the bytes, opened in a new tab
+    const inbound = await fetch(`${simUrl}/sim/sessions/${sessionId}/inbound`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ from: '15550007777', type: 'document', media: { mimetype: 'application/pdf', filename: 'invoice.pdf', size: 2048 } }),
+    });
+    expect(inbound.status).toBe(200);
+    const link = await page.waitForSelector('[data-media-of] a::-p-text("invoice.pdf")');
+    expect(await textOf('[data-media-of]')).toContain('2.0 kB');
+    const tabsBefore = (await browser.pages()).length;
+    await link!.click();
+    // the bytes the tab shows: fetched with the token (a plain link could not carry it), the contact's 2048
+    const mediaUrl = await page.waitForSelector('[data-media-of] a[data-media-url^="blob:"]');
+    const bytes = await mediaUrl!.evaluate(async (el) => (await (await fetch(el.getAttribute('data-media-url')!)).arrayBuffer()).byteLength);
+    expect(bytes).toBe(2048);
+    await waitFor(async () => (await browser.pages()).length > tabsBefore, 10000, 'the media tab');
+    for (const extra of (await browser.pages()).slice(tabsBefore)) await extra.close();
     await shot('session');
   });
 
   it('creates a webhook, test-fires it, shows the delivery with its attempt, replays it', async () => {
     await page.click('nav.top a[href="#/webhooks"]');
     await page.waitForSelector('form[aria-label="New webhook"]');
+    await page.waitForSelector('table[data-testid=webhooks] ::-p-text("No webhooks yet")');
     await page.type('input[name=url]', `${receiver.url}/dashboard`);
     await page.$eval('input[name=events]', (el) => ((el as unknown as { value: string }).value = ''));
     await page.type('input[name=events]', 'message.received');
@@ -195,6 +230,7 @@ describe('dashboard in a headless browser', () => {
     await page.waitForFunction('/^#\\/webhooks\\/whk_/.test(location.hash)');
     const webhookId = decodeURIComponent(String(await page.evaluate('location.hash')).split('/')[2]);
 
+    await page.waitForSelector('table[data-testid=deliveries] ::-p-text("No deliveries yet")');
     await clickButton('Send test event');
     await page.waitForSelector('p.ok::-p-text("delivery dlv_")');
     const deliveryId = (await textOf('p.ok')).match(/dlv_[0-9A-Za-z]+/)![0];
@@ -237,6 +273,39 @@ describe('dashboard in a headless browser', () => {
     expect(await gw!.evaluate((el) => el.textContent)).toContain('alive');
     await shot('gateways');
     expect(pageErrors).toEqual([]);
+  });
+
+  it('says why a session is not working, and what to do, on the list and on its page', async () => {
+    await page.click('nav.top a[href="#/sessions"]');
+    await page.waitForSelector(`tr[data-session-id="${sessionId}"] [data-status=working]`);
+    // the phone unlinks the device: the row turns logged_out and says why, live
+    expect((await fetch(`${simUrl}/sim/sessions/${sessionId}/unlink`, { method: 'POST' })).status).toBe(200);
+    const reason = await page.waitForSelector(`tr[data-session-id="${sessionId}"] [data-reason="unlinked_on_phone"]`);
+    expect(await textOf(`tr[data-session-id="${sessionId}"] [data-status]`)).toBe('logged out');
+    expect(await reason!.$eval('[data-hint]', (el) => el.textContent)).toMatch(/scan a new QR/);
+    // a page load has no event to learn it from: the session page reads the reason the API keeps on the row
+    await page.goto(`${baseUrl}/dashboard/#/sessions/${sessionId}`);
+    await page.waitForSelector('dl.facts [data-reason="unlinked_on_phone"] [data-hint]');
+    await shot('session-logged-out');
+  });
+
+  it('fits a phone: no screen scrolls sideways at 390 px, the header wraps', async () => {
+    await page.setViewport(PHONE);
+    for (const screen of ['sessions', `sessions/${sessionId}`, 'webhooks', 'events', 'gateways']) {
+      await page.goto(`${baseUrl}/dashboard/#/${screen}`);
+      await page.waitForSelector('main .panel');
+      await page.waitForNetworkIdle({ idleTime: 300 });
+      expect({ screen, overflow: Math.max(0, (await pageWidth()) - PHONE.width) }).toEqual({ screen, overflow: 0 });
+    }
+    await page.goto(`${baseUrl}/dashboard/#/sessions`);
+    await page.waitForSelector(`tr[data-session-id="${sessionId}"] [data-reason]`);
+    // the header is taller than one line: it wrapped instead of pushing the page wider
+    expect(await page.$eval('nav.top', (el) => el.getBoundingClientRect().height)).toBeGreaterThan(50);
+    await shot('sessions-390');
+    await page.click('nav.top a[href="#/webhooks"]');
+    await page.waitForSelector('table[data-testid=webhooks] tr[data-webhook-id]');
+    await shot('webhooks-390');
+    await page.setViewport({ width: 1280, height: 820 });
   });
 
   it('sends the user back to the login screen when the API answers 401', async () => {

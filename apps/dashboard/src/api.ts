@@ -93,6 +93,8 @@ export const api = {
   groups: (id: string) => ok(client.GET('/api/v1/sessions/{id}/groups', { params: { path: { id }, query: { limit: 100 } } })),
   createGroup: (id: string, name: string, participants: string[]) => ok(client.POST('/api/v1/sessions/{id}/groups', { ...session(id), body: { name, participants } })),
   messages: (id: string) => ok(client.GET('/api/v1/sessions/{id}/messages', { params: { path: { id }, query: { limit: 20 } } })),
+  media: (id: string, messageId: string) =>
+    ok(client.GET('/api/v1/sessions/{id}/messages/{messageId}/media', { params: { path: { id, messageId } }, parseAs: 'blob' })),
   sendText: (id: string, to: string, text: string) => ok(client.POST('/api/v1/sessions/{id}/messages', { ...session(id), body: { to, type: 'text', text } })),
 
   webhooks: () => ok(client.GET('/api/v1/webhooks', { params: { query: { limit: 100 } } })),

@@ -38,6 +38,11 @@ export function useAction() {
   return { error, busy, run };
 }
 
+/** `1 attempt`, `2 attempts`: a count with its noun, in English's two forms. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 export const Status = ({ value }: { value: string }) => <span class={`badge badge-${value}`} data-status={value}>{value.replace(/_/g, ' ')}</span>;
 
 export const ErrorLine = ({ error }: { error: string | null }) => (error ? <p class="error" role="alert">{error}</p> : null);

@@ -32,9 +32,11 @@ async function main(): Promise<void> {
     logger.info('gateway stopped');
   };
   // SIGTERM drains: every session is handed to another gateway before the process exits (0); the forced exit
-  // (1) comes only after the grace period the drain itself keeps within
-  stopOnSignals(logger, config.GATEWAY_DRAIN_GRACE_MS + 5000, async () => {
-    await node.drain();
+  // (1) comes only after the grace period the drain itself keeps within. SIGINT (Ctrl-C; what `npm start` sends when
+  // the whole stack stops) does not wait for a drain target that will never come: it closes the sessions at once,
+  // leases released, for the next start or another gateway's failover
+  stopOnSignals(logger, config.GATEWAY_DRAIN_GRACE_MS + 5000, async (signal) => {
+    if (signal === 'SIGTERM') await node.drain();
     await close();
   });
   // `gateway:drain` takes the same path as SIGTERM

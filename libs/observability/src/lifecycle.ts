@@ -2,17 +2,18 @@ import type { Logger } from 'pino';
 
 /**
  * Graceful stop on SIGTERM/SIGINT, the same for every process: log, run `stop` once, exit 0 when it is done
- * (1 when it fails or takes longer than `graceMs`), flushing the logger first so the last lines are not lost.
+ * (1 when it fails or takes longer than `graceMs`), flushing the logger first so the last lines are not lost. `stop`
+ * is told which signal came (the gateway drains on SIGTERM, stops at once on SIGINT).
  */
-export function stopOnSignals(logger: Logger, graceMs: number, stop: () => Promise<void>): void {
+export function stopOnSignals(logger: Logger, graceMs: number, stop: (signal: 'SIGTERM' | 'SIGINT') => Promise<void>): void {
   let stopping = false;
   const exit = (code: number) => logger.flush(() => process.exit(code));
-  const onSignal = (signal: string) => {
+  const onSignal = (signal: 'SIGTERM' | 'SIGINT') => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
     setTimeout(() => process.exit(1), graceMs).unref();
-    stop().then(
+    stop(signal).then(
       () => exit(0),
       (err) => {
         logger.error({ err: String(err) }, 'shutdown failed');

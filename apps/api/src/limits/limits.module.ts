@@ -22,6 +22,6 @@ import { RateLimitMiddleware } from './rate-limit.middleware';
 })
 export class LimitsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(RateLimitMiddleware).exclude('healthz', 'readyz').forRoutes('*');
+    consumer.apply(RateLimitMiddleware).exclude('healthz', 'readyz').forRoutes('{*splat}');
   }
 }

@@ -1,4 +1,5 @@
 import type { DeliveryView } from '../api';
+import { plural } from '../ui';
 
 export interface ChartBucket {
   start: number;
@@ -61,7 +62,7 @@ export function DeliveryChart({ deliveries, now = Date.now() }: { deliveries: De
         <text x="2" y="10" class="label">{max}</text>
       </svg>
       <figcaption>
-        {deliveries.length} deliveries in {span(widthMs * buckets.length)} ({span(widthMs)} per bar) ·{' '}
+        {plural(deliveries.length, 'delivery', 'deliveries')} in {span(widthMs * buckets.length)} ({span(widthMs)} per bar) ·{' '}
         <span class="ok-text">{delivered} delivered</span> · <span class="bad-text">{failed} failed</span>
         {settled ? ` · ${Math.round((delivered / settled) * 100)}% success` : ''}
       </figcaption>

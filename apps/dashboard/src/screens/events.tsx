@@ -2,7 +2,7 @@ import { EVENT_TYPES } from '@app/contracts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { EventEnvelope } from '../api';
 import { live } from '../live';
-import { Panel, When } from '../ui';
+import { Panel, plural, When } from '../ui';
 
 const KEEP = 500;
 
@@ -54,7 +54,7 @@ export function EventMonitor() {
         <label>Session <input name="sessionId" value={sessionId} placeholder="ses_…" onInput={(e) => setSessionId(e.currentTarget.value)} /></label>
         <label class="grow">Payload contains <input name="text" value={text} onInput={(e) => setText(e.currentTarget.value)} /></label>
       </form>
-      <p class="muted">{shown.length} of {events.length} events since you signed in{paused ? ' (paused)' : ''}; the socket is live-only.</p>
+      <p class="muted">{shown.length} of {plural(events.length, 'event')} since you signed in{paused ? ' (paused)' : ''}; the socket is live-only.</p>
       <table class="list" data-testid="events">
         <thead><tr><th>Time</th><th>Event</th><th>Session</th><th>Payload</th></tr></thead>
         <tbody>

@@ -38,7 +38,7 @@ export function Login({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
             <label>Password <input name="password" type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} /></label>
           </>
         ) : (
-          <label>API key <input name="apiKey" placeholder="gwk_…" required value={key} onInput={(e) => setKey(e.currentTarget.value)} /></label>
+          <label>API key <input name="apiKey" type="password" autoComplete="off" spellcheck={false} placeholder="gwk_…" required value={key} onInput={(e) => setKey(e.currentTarget.value)} /></label>
         )}
         <ErrorLine error={error} />
         <button type="submit" class="primary" disabled={busy}>Sign in</button>

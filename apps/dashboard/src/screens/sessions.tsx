@@ -2,7 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type MessageView, type SessionView } from '../api';
 import { live } from '../live';
 import { go } from '../router';
-import { ActionForm, ErrorLine, Panel, Status, useAction, useLoad, When } from '../ui';
+import { ActionForm, ErrorLine, Panel, plural, Status, useAction, useLoad, When } from '../ui';
+import { Reason } from '../reasons';
 import { Pairing } from './pairing';
 
 type SessionAction = 'start' | 'stop' | 'restart' | 'logout';
@@ -95,7 +96,7 @@ export function SessionsScreen() {
             {sessions.map((s) => (
               <tr data-session-id={s.id} key={s.id}>
                 <td><a href={`#/sessions/${s.id}`}>{s.label}</a><div class="muted mono">{s.id}</div></td>
-                <td><Status value={s.status} /></td>
+                <td><Status value={s.status} /><Reason session={s} compact /></td>
                 <td>{s.phoneNumber ? `+${s.phoneNumber}` : <span class="muted">—</span>}</td>
                 <td class="mono">{s.gatewayId ?? '—'}</td>
                 <td><When at={s.lastConnectedAt} /></td>
@@ -123,7 +124,7 @@ export function SessionDetail({ id }: { id: string }) {
       <p><a href="#/sessions">← Sessions</a></p>
       <Panel title={session.label} actions={<SessionActions session={session} onChange={setData} onDeleted={() => go('sessions')} />}>
         <dl class="facts">
-          <dt>Status</dt><dd><Status value={session.status} /></dd>
+          <dt>Status</dt><dd><Status value={session.status} /><Reason session={session} /></dd>
           <dt>Id</dt><dd class="mono">{session.id}</dd>
           <dt>Phone</dt><dd>{session.phoneNumber ? `+${session.phoneNumber}` : '—'}</dd>
           <dt>JID</dt><dd class="mono">{session.waJid ?? '—'}</dd>
@@ -168,15 +169,59 @@ function SendMessage({ sessionId }: { sessionId: string }) {
               <td>{m.direction === 'out' ? '→' : '←'}</td>
               <td class="mono">{m.chatJid}</td>
               <td>{m.type}</td>
-              <td>{m.text ?? m.media?.caption ?? (m.location ? `${m.location.latitude}, ${m.location.longitude}` : '')}</td>
+              <td>
+                {m.text ?? m.media?.caption ?? (m.location ? `${m.location.latitude}, ${m.location.longitude}` : '')}
+                {m.media && m.direction === 'in' && <MediaLink message={m} />}
+              </td>
               <td><Status value={m.status} /></td>
               <td><When at={m.createdAt} /></td>
             </tr>
           ))}
+          {data && !data.length && <tr><td colSpan={6} class="muted">No messages yet: send one above, or wait for a contact to write.</td></tr>}
         </tbody>
       </table>
     </Panel>
   );
+}
+
+/**
+ * Opens an inbound message's media in a new tab. The download needs the bearer token, so the bytes are fetched here
+ * and shown as an object URL (the tab is opened first, inside the click, so no popup blocker stops it).
+ */
+function MediaLink({ message: m }: { message: MessageView }) {
+  const action = useAction();
+  const [url, setUrl] = useState<string | null>(null);
+  // fetched once, kept for the next click, revoked when the row goes
+  useEffect(() => () => void (url && URL.revokeObjectURL(url)), [url]);
+  const open = () => {
+    const tab = window.open('', '_blank');
+    action.run(async () => {
+      try {
+        const objectUrl = url ?? URL.createObjectURL(await api.media(m.sessionId, m.id));
+        setUrl(objectUrl);
+        if (tab) tab.location.href = objectUrl;
+        else location.href = objectUrl;
+      } catch (err) {
+        tab?.close();
+        throw err;
+      }
+    });
+  };
+  const media = m.media!;
+  return (
+    <div class="media" data-media-of={m.id}>
+      <a href={`#/sessions/${m.sessionId}`} data-media-url={url ?? undefined} onClick={(e) => (e.preventDefault(), open())}>
+        {media.filename ?? `${m.type} (${media.mimetype})`}
+      </a>
+      {media.size !== null && <span class="muted"> · {formatBytes(media.size)}</span>}
+      <ErrorLine error={action.error} />
+    </div>
+  );
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return plural(n, 'byte');
+  return n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} kB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
 function Groups({ sessionId }: { sessionId: string }) {
@@ -207,11 +252,11 @@ function Groups({ sessionId }: { sessionId: string }) {
             <tr key={g.groupJid}>
               <td>{g.subject}</td>
               <td class="mono">{g.groupJid}</td>
-              <td>{g.participants}</td>
+              <td>{plural(g.participants, 'participant')}</td>
               <td>{[g.isAnnounce && 'announce', g.isLocked && 'locked'].filter(Boolean).join(', ') || '—'}</td>
             </tr>
           ))}
-          {data && !data.length && <tr><td colSpan={4} class="muted">No groups.</td></tr>}
+          {data && !data.length && <tr><td colSpan={4} class="muted">No groups yet: create one above.</td></tr>}
         </tbody>
       </table>
     </Panel>

@@ -2,7 +2,7 @@ import { RETRY_POLICIES, type RetryPolicyKind } from '@app/contracts';
 import { useEffect, useState } from 'preact/hooks';
 import { api, type DeliveryDetailView, type DeliveryView, type WebhookInput, type WebhookView } from '../api';
 import { go } from '../router';
-import { ErrorLine, Panel, Status, useAction, useLoad, When } from '../ui';
+import { ErrorLine, Panel, plural, Status, useAction, useLoad, When } from '../ui';
 import { DeliveryChart } from './delivery-chart';
 
 const list = (text: string) => text.split(/[\s,]+/).filter(Boolean);
@@ -165,7 +165,7 @@ export function WebhookDetail({ id }: { id: string }) {
             <dt>Events</dt><dd>{webhook.events.join(', ') || 'none'}</dd>
             <dt>Session</dt><dd class="mono">{webhook.sessionId ?? 'every session'}</dd>
             <dt>Active</dt><dd>{webhook.active ? 'yes' : 'no'}</dd>
-            <dt>Retry</dt><dd>{webhook.retryPolicy.policy}, {webhook.retryPolicy.attempts} attempts from {webhook.retryPolicy.delaySeconds}s</dd>
+            <dt>Retry</dt><dd>{webhook.retryPolicy.policy}, {plural(webhook.retryPolicy.attempts, 'attempt')} from {webhook.retryPolicy.delaySeconds}s</dd>
             <dt>Headers</dt><dd>{Object.keys(webhook.customHeaders).join(', ') || '—'}</dd>
           </dl>
         )}
