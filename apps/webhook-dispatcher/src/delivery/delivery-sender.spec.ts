@@ -3,6 +3,7 @@ import pino from 'pino';
 import type { AttemptRecord, NewDelivery } from '@app/database';
 import { MetricsRegistry } from '@app/infra';
 import { DispatcherMetrics } from '../metrics';
+import { FairScheduler } from '../scheduling/fair-scheduler';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { AttemptStore, DeliverySender, HeldAttempt, HOLD_AFTER_MS, Poster, RetryJobs } from './delivery-sender';
 import type { EventRows } from './event-rows';
@@ -21,6 +22,9 @@ const webhook: WebhookTarget = {
   active: true,
   customHeaders: {},
   retryPolicy: { policy: 'constant', delaySeconds: 5, attempts: 3 },
+  rateLimitPerSecond: null,
+  failingSince: null,
+  disabledAt: null,
   secret: 's3cret',
 };
 
@@ -90,6 +94,7 @@ function fakeStore() {
       renewals.push(items);
       return new Set(items.map((i) => i.deliveryId));
     }),
+    postpone: jest.fn(async (_deliveryId: string, _attemptNo: number, _dueAt: number | null) => true),
   };
   const store: AttemptStore = mock;
   return { store, records, renewals, firsts, holds, mock };
@@ -111,11 +116,28 @@ function fakeEvent(eventId: string) {
 
 const flush = () => new Promise((r) => setImmediate(r));
 
+/** A sender whose slots come from a fair scheduler with `concurrency` slots, every webhook allowed all of them. */
+function newSender(
+  concurrency: number,
+  store: AttemptStore,
+  queue: RetryJobs,
+  poster: Poster,
+  clock: () => number = Date.now,
+  signals = { writable: () => true, disabled: (_id: string) => false },
+  scheduler = new FairScheduler(
+    { concurrency, perWebhook: concurrency, parkAfterMs: 2000, breaker: { failures: 1000, cooldownMs: 1000, maxCooldownMs: 1000 } },
+    signals,
+    clock,
+  ),
+) {
+  return new DeliverySender({ timeoutMs: 1000, leaseMs: 3000 }, store, queue, poster, metrics, log, { scheduler, health: { observe: () => undefined }, failingSince: () => null }, clock);
+}
+
 describe('DeliverySender', () => {
   it('keeps at most `concurrency` POSTs in flight across everything handed to it', async () => {
     const poster = new GatedPoster();
     const { store, records } = fakeStore();
-    const sender = new DeliverySender({ concurrency: 2, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
+    const sender = newSender(2, store, fakeJobs().queue, poster);
     sender.sendAll([attempt(1), attempt(2), attempt(3), attempt(4), attempt(5)]);
     await flush();
     expect(poster.calls).toHaveLength(2);
@@ -136,7 +158,7 @@ describe('DeliverySender', () => {
   it('signs the shared body per webhook secret and sends it unchanged', async () => {
     const poster = new GatedPoster();
     const { store } = fakeStore();
-    const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
+    const sender = newSender(4, store, fakeJobs().queue, poster);
     const body = Buffer.from('{"id":"evt_1"}');
     sender.sendAll([
       attempt(1, { body, eventId: 'evt_1' }),
@@ -160,7 +182,7 @@ describe('DeliverySender', () => {
     });
     const { queue, add } = fakeJobs();
     add.mockImplementation(async (deliveryId: string) => void order.push(`job ${deliveryId}`));
-    const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, queue, poster, metrics, log, () => 1_000_000);
+    const sender = newSender(4, store, queue, poster, () => 1_000_000);
     sender.sendAll([attempt(1), attempt(2, { attemptNo: 3 })]);
     await flush();
     poster.calls.forEach((c) => c.answer(failed));
@@ -174,7 +196,7 @@ describe('DeliverySender', () => {
   it('holds the fan-out back until the attempts in hand drop below the limit', async () => {
     const poster = new GatedPoster();
     const { store } = fakeStore();
-    const sender = new DeliverySender({ concurrency: 8, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
+    const sender = newSender(8, store, fakeJobs().queue, poster);
     sender.sendAll([attempt(1), attempt(2), attempt(3)]);
     await flush();
     let room = false;
@@ -193,7 +215,7 @@ describe('DeliverySender', () => {
     const poster = new GatedPoster();
     const { store, renewals } = fakeStore();
     let now = 1_000_000;
-    const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log, () => now);
+    const sender = newSender(1, store, fakeJobs().queue, poster, () => now);
     sender.sendAll([attempt(1, { leaseUntil: now + 3000 }), attempt(2, { leaseUntil: now + 3000 })]);
     await flush();
     await sender.renewLeases();
@@ -214,12 +236,61 @@ describe('DeliverySender', () => {
     const poster = new GatedPoster();
     const { store, mock } = fakeStore();
     mock.record.mockRejectedValue(new Error('db down'));
-    const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
+    const sender = newSender(1, store, fakeJobs().queue, poster);
     const sent = sender.send(attempt(1));
     await flush();
     poster.calls[0].answer(ok);
     await expect(sent).rejects.toThrow('db down');
     expect(sender.backlog).toBe(0);
+  });
+
+  it('starts no attempt while the delivery log cannot be written, and starts them once it can (no send without a record)', async () => {
+    const poster = new GatedPoster();
+    const { store, records } = fakeStore();
+    let writable = false;
+    const scheduler = new FairScheduler(
+      { concurrency: 4, perWebhook: 4, parkAfterMs: 2000, breaker: { failures: 1000, cooldownMs: 1000, maxCooldownMs: 1000 } },
+      { writable: () => writable, disabled: () => false },
+    );
+    const sender = newSender(4, store, fakeJobs().queue, poster, Date.now, undefined, scheduler);
+    sender.sendAll([attempt(1), attempt(2)]);
+    await flush();
+    expect(poster.calls).toHaveLength(0);
+    expect(sender.backlog).toBe(2);
+    writable = true;
+    scheduler.pump();
+    await flush();
+    expect(poster.calls).toHaveLength(2);
+    poster.calls.forEach((c) => c.answer(ok));
+    await sender.idle();
+    expect(records).toHaveLength(2);
+  });
+
+  it('hands an attempt back when its webhook\'s breaker is open: pending again, not POSTed, no attempt recorded', async () => {
+    const poster = new GatedPoster();
+    const { store, mock, records } = fakeStore();
+    let now = 1_000_000;
+    const scheduler = new FairScheduler(
+      { concurrency: 4, perWebhook: 4, parkAfterMs: 2000, breaker: { failures: 1, cooldownMs: 1000, maxCooldownMs: 1000 } },
+      { writable: () => true, disabled: () => false },
+      () => now,
+      () => 0,
+    );
+    const { queue, add } = fakeJobs();
+    const sender = newSender(4, store, queue, poster, () => now, undefined, scheduler);
+    const first = sender.send(attempt(1));
+    await flush();
+    poster.calls[0].answer(failed);
+    await first;
+    // the breaker is open for 1 s: a retry job's attempt goes back, due when it closes
+    const second = await sender.send(attempt(2, { attemptNo: 2 }));
+    expect(second).toEqual({ kind: 'postponed', until: now + 1000 });
+    expect(mock.postpone).toHaveBeenCalledWith('dlv_2', 2, now + 1000);
+    expect(poster.calls).toHaveLength(1);
+    expect(records.map((r) => r.deliveryId)).toEqual(['dlv_1']);
+    // (its job is moved by the worker holding it; only a fresh row gets a new job)
+    expect(add).toHaveBeenCalledTimes(1);
+    now += 1000;
   });
 
   describe('first attempts of a fresh fan-out (no row yet)', () => {
@@ -229,7 +300,7 @@ describe('DeliverySender', () => {
     it('writes the row once, after the POST, in its final state with its attempt', async () => {
       const poster = new GatedPoster();
       const { store, firsts, mock } = fakeStore();
-      const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
+      const sender = newSender(4, store, fakeJobs().queue, poster);
       sender.sendAll([fresh(1)]);
       await flush();
       expect(mock.writeFirst).not.toHaveBeenCalled();
@@ -254,7 +325,7 @@ describe('DeliverySender', () => {
       });
       const { queue, add } = fakeJobs();
       add.mockImplementation(async (deliveryId: string) => void order.push(`job ${deliveryId}`));
-      const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, queue, poster, metrics, log, () => 1_000_000);
+      const sender = newSender(4, store, queue, poster, () => 1_000_000);
       sender.sendAll([fresh(1), fresh(2)]);
       await flush();
       poster.calls.forEach((c) => c.answer(failed));
@@ -267,7 +338,7 @@ describe('DeliverySender', () => {
       const poster = new GatedPoster();
       const { store, holds, mock } = fakeStore();
       let now = 1_000_000;
-      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log, () => now);
+      const sender = newSender(1, store, fakeJobs().queue, poster, () => now);
       sender.sendAll([fresh(1), fresh(2)]);
       await flush();
       sender.holdSlowRows();
@@ -296,7 +367,7 @@ describe('DeliverySender', () => {
       const poster = new GatedPoster();
       const { store, holds, mock } = fakeStore();
       let now = 1_000_000;
-      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log, () => now);
+      const sender = newSender(1, store, fakeJobs().queue, poster, () => now);
       sender.sendAll([fresh(1), fresh(2)]);
       await flush();
       now += HOLD_AFTER_MS + 1;
@@ -316,7 +387,7 @@ describe('DeliverySender', () => {
       const failing: Poster = { post: () => Promise.reject(new Error('bug')) };
       const { store, mock } = fakeStore();
       const { event, settled } = fakeEvent('evt_1');
-      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, failing, metrics, log);
+      const sender = newSender(1, store, fakeJobs().queue, failing);
       await expect(sender.send(fresh(1, event))).rejects.toThrow('bug');
       // never handed to the writer
       expect(mock.writeFirst).not.toHaveBeenCalled();

@@ -5,8 +5,10 @@ import type { WebhookRoutingRow, WebhooksRepository } from '@app/database';
 import type { WebhookChanges } from '@app/events';
 
 /** What the dispatcher needs of a webhook; the secret is decrypted here and lives only in memory. */
-export interface WebhookTarget extends Omit<WebhookView, 'createdAt' | 'updatedAt'> {
+export interface WebhookTarget extends Omit<WebhookView, 'createdAt' | 'updatedAt' | 'disabledReason'> {
   secret: string | null;
+  /** epoch ms of the first failure after the last success, as stored (any replica's) */
+  failingSince: number | null;
 }
 
 /**
@@ -58,6 +60,17 @@ export class WebhookDirectory {
     return candidates.filter(
       (w) => w.active && eventSelected(w.events, envelope.event) && (w.sessionId === null || w.sessionId === envelope.sessionId),
     );
+  }
+
+  /** Was the webhook switched off by the dispatchers (after failing continuously)? Its attempts are parked. */
+  isDisabled(id: string): boolean {
+    const w = this.byId.get(id);
+    return !!w && !w.active && w.disabledAt !== null;
+  }
+
+  /** The stored failing_since of a webhook as last loaded (null: not failing, or not known). */
+  failingSince(id: string): number | null {
+    return this.byId.get(id)?.failingSince ?? null;
   }
 
   /** A webhook by id, from memory or (when not seen yet) from PostgreSQL; null when it no longer exists. */
@@ -121,6 +134,9 @@ export class WebhookDirectory {
       active: row.active,
       customHeaders: row.customHeaders ?? {},
       retryPolicy: { ...RETRY_POLICY_DEFAULTS, ...(row.retryPolicy ?? {}) },
+      rateLimitPerSecond: row.rateLimitPerSecond,
+      failingSince: row.failingSince ? row.failingSince.getTime() : null,
+      disabledAt: row.disabledAt ? row.disabledAt.getTime() : null,
       secret,
     };
   }

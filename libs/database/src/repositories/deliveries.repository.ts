@@ -337,6 +337,38 @@ export class DeliveriesRepository {
     );
   }
 
+  /**
+   * Hands a claimed attempt back without a POST: `pending` with the attempt's number unused (attempts − 1), due at
+   * `dueAt` (epoch ms), or with no due time at all when null (parked while its webhook is disabled; see
+   * `resumeParked`). False when the row is no longer held by this attempt.
+   */
+  async postpone(deliveryId: string, attemptNo: number, dueAt: number | null): Promise<boolean> {
+    // TypeORM answers an UPDATE with [rows, affected]
+    const [, affected]: [unknown[], number] = await this.db.query(
+      `UPDATE deliveries
+          SET status = 'pending', attempts = attempts - 1, leased_until = NULL,
+              next_attempt_at = CASE WHEN $3::float8 IS NULL THEN NULL ELSE to_timestamp($3::float8 / 1000) END, updated_at = now()
+        WHERE id = $1 AND attempts = $2 AND status = 'delivering'`,
+      [deliveryId, attemptNo, dueAt],
+    );
+    return affected > 0;
+  }
+
+  /** A disabled webhook was re-enabled: its parked deliveries are due now (the reconciler enqueues them). */
+  async resumeParked(webhookId: string): Promise<number> {
+    const [, affected]: [unknown[], number] = await this.db.query(
+      `UPDATE deliveries SET next_attempt_at = now(), updated_at = now()
+        WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at IS NULL`,
+      [webhookId],
+    );
+    return affected;
+  }
+
+  /** A statement that reads nothing: does PostgreSQL answer? (the log's outage probe) */
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1');
+  }
+
   /** Gives a claimed attempt up without a POST (its webhook was switched off or deleted). */
   async abandon(deliveryId: string, attemptNo: number, reason: string): Promise<void> {
     await this.db.query(
