@@ -9,7 +9,8 @@ describe('webhook registration API (seed 4.4 to 4.6)', () => {
   let acme: SeededOrg;
   let globex: SeededOrg;
   let db: DataSource;
-  const SEED_FIELDS = ['active', 'createdAt', 'customHeaders', 'events', 'id', 'organizationId', 'retryPolicy', 'sessionId', 'updatedAt', 'url'];
+  // the seed's 2.3 fields plus issue 23's delivery controls (additive)
+  const SEED_FIELDS = ['active', 'createdAt', 'customHeaders', 'disabledAt', 'disabledReason', 'events', 'id', 'organizationId', 'rateLimitPerSecond', 'retryPolicy', 'sessionId', 'updatedAt', 'url'];
 
   beforeAll(async () => {
     api = await startApi();

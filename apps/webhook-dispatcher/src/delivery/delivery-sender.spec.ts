@@ -283,7 +283,7 @@ describe('DeliverySender', () => {
     poster.calls[0].answer(failed);
     await first;
     // the breaker is open for 1 s: a retry job's attempt goes back, due when it closes
-    const second = await sender.send(attempt(2, { attemptNo: 2 }));
+    const second = await sender.send(attempt(2, { attemptNo: 2, viaJob: true }));
     expect(second).toEqual({ kind: 'postponed', until: now + 1000 });
     expect(mock.postpone).toHaveBeenCalledWith('dlv_2', 2, now + 1000);
     expect(poster.calls).toHaveLength(1);

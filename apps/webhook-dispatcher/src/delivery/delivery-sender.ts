@@ -38,6 +38,8 @@ export interface HeldAttempt {
   /** our clock's conservative view of the lease's end (taken before the statement that set it); Infinity while unwritten */
   leaseUntil: number;
   fresh?: FreshRow;
+  /** made by a retry job (DeliveryWorker): handed back, the job itself is delayed; otherwise a job is added */
+  viaJob?: boolean;
 }
 
 /** What the sender needs of the delivery record (the store's batched writer). */
@@ -166,6 +168,7 @@ export class DeliverySender {
         webhookId: attempt.webhook.id,
         organizationId: attempt.webhook.organizationId,
         rateLimitPerSecond: attempt.webhook.rateLimitPerSecond,
+        heldByJob: !!attempt.viaJob,
         // a fresh row not written yet cannot be handed back; it is claimed after HOLD_AFTER_MS
         parkable: () => !first || first.state.kind === 'held',
       });
@@ -203,12 +206,13 @@ export class DeliverySender {
 
   /**
    * The scheduler turned the attempt away (its webhook's breaker is open, its share stayed busy, it was disabled):
-   * its row goes back to `pending` with the attempt's number unused, due at `until`; a fresh row gets the job of
-   * that attempt (a retry job's holder moves its own job). Nothing is counted against the retry budget.
+   * its row goes back to `pending` with the attempt's number unused, due at `until`; an attempt made without a job
+   * (fan-out) gets the job of that attempt (a retry job's holder moves its own job). Nothing is counted against the
+   * retry budget.
    */
   private async handBack(attempt: HeldAttempt, until: number | null): Promise<SendResult> {
     if (!(await this.store.postpone(attempt.deliveryId, attempt.attemptNo, until))) return { kind: 'skipped' };
-    if (attempt.fresh && until !== null) await this.queue.add(attempt.deliveryId, attempt.attemptNo, Math.max(0, until - this.clock()));
+    if (!attempt.viaJob && until !== null) await this.queue.add(attempt.deliveryId, attempt.attemptNo, Math.max(0, until - this.clock()));
     this.metrics.outcomes.inc({ outcome: until === null ? 'parked' : 'postponed' });
     return { kind: 'postponed', until };
   }

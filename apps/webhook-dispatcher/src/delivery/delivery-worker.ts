@@ -83,6 +83,7 @@ export class DeliveryWorker {
       eventTimestamp: claim.envelope.timestamp,
       body: envelopeBody(claim.envelope),
       leaseUntil: claimedAt + this.leaseMs,
+      viaJob: true,
     });
     if (sent.kind === 'postponed' && sent.until !== null) {
       // handed back (breaker open, webhook's share busy): this job comes back when the row is due again

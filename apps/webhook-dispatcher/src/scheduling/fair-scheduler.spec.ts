@@ -13,6 +13,7 @@ const ticket = (webhookId: string, organizationId: string, over: Partial<Ticket>
   webhookId,
   organizationId,
   rateLimitPerSecond: null,
+  heldByJob: false,
   parkable: () => true,
   ...over,
 });
@@ -78,6 +79,20 @@ describe('FairScheduler', () => {
     await settle();
     expect(h.parked).toHaveLength(8);
     expect(h.parked.every((p) => p.webhookId === 'whk_hung' && p.until === h.now() + 3000)).toBe(true);
+  });
+
+  it('keeps the queue of a webhook that is busy but answering, and lets only the retry jobs waiting in it go', async () => {
+    const h = harness(options({ concurrency: 2, perWebhook: 2 }));
+    for (let i = 0; i < 4; i++) void h.admit(ticket('whk_1', 'org_a'));
+    void h.admit(ticket('whk_1', 'org_a', { heldByJob: true }));
+    await settle();
+    h.advance(2500);
+    // one POST ended just now: the webhook makes progress, it is not stuck
+    h.scheduler.done('whk_1', 'success');
+    h.scheduler.sweep();
+    await settle();
+    expect(h.parked).toEqual([{ webhookId: 'whk_1', until: h.now() + 3000 }]);
+    expect(h.started).toHaveLength(3);
   });
 
   it('keeps a fresh row that is not written yet waiting: only a claimed attempt can be handed back', async () => {

@@ -23,6 +23,8 @@ export interface Ticket {
   organizationId: string;
   /** the webhook's rateLimitPerSecond (null: none) */
   rateLimitPerSecond: number | null;
+  /** a retry job's worker waits with the attempt (a slot of the delivery queue's worker is held) */
+  heldByJob: boolean;
   /** may the attempt be handed back now: is its row claimed under its lease (a fresh row not yet written is not)? */
   parkable(): boolean;
 }
@@ -37,7 +39,10 @@ export interface SchedulerOptions {
   concurrency: number;
   /** slots one webhook may hold */
   perWebhook: number;
-  /** an attempt kept waiting this long while its webhook holds its whole share (or its rate) is handed back */
+  /**
+   * an attempt kept waiting this long is handed back when its webhook is stuck (its whole share busy and none of
+   * it done for this long), over its rate limit, or when a retry job's worker waits with it at a full share
+   */
   parkAfterMs: number;
   breaker: BreakerSettings;
 }
@@ -59,6 +64,8 @@ interface Waiter {
 class Lane {
   active = 0;
   readonly waiting: Waiter[] = [];
+  /** the last time a POST of it ended, or it reached its full share: a full share with no progress since is stuck */
+  progressAt = 0;
   /** when it was last served (the scheduler's sequence): the least recently served goes first */
   servedAt = 0;
   rate: number | null = null;
@@ -165,6 +172,7 @@ export class FairScheduler {
     if (!lane) return;
     lane.active--;
     this.active--;
+    lane.progressAt = this.clock();
     if (result === 'success') lane.breaker.succeeded();
     else if (result === 'failure') {
       const before: BreakerState = lane.breaker.state;
@@ -191,6 +199,7 @@ export class FairScheduler {
       if (lane.waiting.length === 0) this.leaveRing(lane);
       lane.active++;
       this.active++;
+      if (lane.active === this.options.perWebhook) lane.progressAt = now;
       lane.breaker.started();
       lane.takeToken();
       waiter.resolve({ kind: 'go' });
@@ -209,15 +218,20 @@ export class FairScheduler {
     if (!this.signals.writable()) return;
     const disabled = this.signals.disabled(lane.webhookId);
     const blocked = this.blocked(lane, now);
-    const saturated = lane.active >= this.options.perWebhook || lane.tokenWait(now) > 0;
-    if (!disabled && !blocked && !saturated) return;
+    const full = lane.active >= this.options.perWebhook;
+    // a receiver that hangs: its whole share busy, nothing done for a while. One that is merely busy (a backlog at a
+    // receiver that answers) keeps its queue; only the retry jobs' workers waiting in it are let go
+    const stuck = full && now - lane.progressAt >= this.options.parkAfterMs;
+    const overRate = !full && lane.tokenWait(now) > 0;
+    if (!disabled && !blocked && !full && !overRate) return;
     for (const waiter of [...lane.waiting]) {
       if (!waiter.ticket.parkable()) continue;
       let until: number | null;
       if (disabled) until = null;
       else if (blocked) until = lane.breaker.comeBackAt(now, this.random());
-      else if (now - waiter.since >= this.options.parkAfterMs) until = now + Math.round(this.options.parkAfterMs * (1 + this.random()));
-      else continue;
+      else if (now - waiter.since >= this.options.parkAfterMs && (stuck || overRate || waiter.ticket.heldByJob)) {
+        until = now + Math.round(this.options.parkAfterMs * (1 + this.random()));
+      } else continue;
       lane.waiting.splice(lane.waiting.indexOf(waiter), 1);
       waiter.resolve({ kind: 'park', until });
     }
