@@ -65,7 +65,7 @@ class WebhookFieldsDto {
   retryPolicy?: RetryPolicyDto;
 
   @ApiPropertyOptional({
-    type: Number, nullable: true, minimum: RATE_LIMIT_BOUNDS.min, maximum: RATE_LIMIT_BOUNDS.max,
+    type: 'integer', nullable: true, minimum: RATE_LIMIT_BOUNDS.min, maximum: RATE_LIMIT_BOUNDS.max,
     description: 'at most this many POSTs per second to the receiver (per dispatcher replica); null: no cap',
   })
   @IsOptional() @IsInt() @Min(RATE_LIMIT_BOUNDS.min) @Max(RATE_LIMIT_BOUNDS.max)
