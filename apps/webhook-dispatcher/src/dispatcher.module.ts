@@ -99,6 +99,7 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
           { writable: () => health.writable, disabled: (id) => directory.isDisabled(id) },
         );
         health.onChange((writable) => writable && scheduler.pump());
+        directory.onReenabled((id) => scheduler.reset(id));
         return scheduler;
       },
     },

@@ -145,6 +145,20 @@ describe('FairScheduler', () => {
     expect(h.scheduler.breakerOf('whk_1')!.state).toEqual({ kind: 'closed', failures: 0 });
   });
 
+  it('closes the breaker of a webhook re-enabled after being disabled', async () => {
+    const h = harness(options({ breaker: { failures: 1, cooldownMs: 60_000, maxCooldownMs: 60_000 } }));
+    void h.admit(ticket('whk_1', 'org_a'));
+    await settle();
+    h.scheduler.done('whk_1', 'failure');
+    void h.admit(ticket('whk_1', 'org_a'));
+    await settle();
+    expect(h.parked).toHaveLength(1);
+    h.scheduler.reset('whk_1');
+    void h.admit(ticket('whk_1', 'org_a'));
+    await settle();
+    expect(h.started).toHaveLength(2);
+  });
+
   it('starts nothing while the delivery log cannot be written, and resumes on pump', async () => {
     let writable = false;
     const h = harness(options(), { writable: () => writable, disabled: () => false });

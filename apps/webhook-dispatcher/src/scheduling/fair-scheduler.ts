@@ -148,6 +148,12 @@ export class FairScheduler {
     return n;
   }
 
+  /** The webhook was re-enabled after being disabled: its breaker starts closed, whatever it had counted. */
+  reset(webhookId: string): void {
+    this.lanes.get(webhookId)?.breaker.succeeded();
+    this.pump();
+  }
+
   breakerOf(webhookId: string): WebhookBreaker | undefined {
     return this.lanes.get(webhookId)?.breaker;
   }
@@ -158,10 +164,13 @@ export class FairScheduler {
     lane.setRate(ticket.rateLimitPerSecond, this.clock());
     return new Promise((resolve) => {
       const now = this.clock();
+      // its breaker is open or it was disabled: it goes back at once rather than at the next sweep
+      if (this.signals.writable() && ticket.parkable()) {
+        if (this.signals.disabled(lane.webhookId)) return resolve({ kind: 'park', until: null });
+        if (this.blocked(lane, now)) return resolve({ kind: 'park', until: lane.breaker.comeBackAt(now, this.random()) });
+      }
       lane.waiting.push({ ticket, since: now, resolve });
       if (lane.waiting.length === 1) this.enterRing(lane);
-      // its breaker is open or it was disabled: it goes back at once rather than at the next sweep
-      if (this.blocked(lane, now) || this.signals.disabled(lane.webhookId)) this.sweepLane(lane, now);
       this.pump();
     });
   }

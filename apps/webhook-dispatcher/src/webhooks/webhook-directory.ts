@@ -20,6 +20,7 @@ export class WebhookDirectory {
   private byOrg = new Map<string, WebhookTarget[]>();
   private timer: NodeJS.Timeout | null = null;
   private inflight = new Set<Promise<unknown>>();
+  private readonly reenabled: ((id: string) => void)[] = [];
 
   constructor(
     private readonly webhooks: WebhooksRepository,
@@ -62,6 +63,11 @@ export class WebhookDirectory {
     );
   }
 
+  /** Called with the id of a webhook the dispatchers had disabled and a user re-enabled (its breaker starts afresh). */
+  onReenabled(listener: (id: string) => void): void {
+    this.reenabled.push(listener);
+  }
+
   /** Was the webhook switched off by the dispatchers (after failing continuously)? Its attempts are parked. */
   isDisabled(id: string): boolean {
     const w = this.byId.get(id);
@@ -91,13 +97,20 @@ export class WebhookDirectory {
       const target = this.toTarget(row);
       if (target) byId.set(target.id, target);
     }
+    const before = this.byId;
     this.byId = byId;
     this.rebuildIndex();
+    for (const target of byId.values()) this.noticeReenabled(before.get(target.id), target);
+  }
+
+  private noticeReenabled(before: WebhookTarget | undefined, after: WebhookTarget | null): void {
+    if (before && before.disabledAt !== null && after && after.active) for (const listener of this.reenabled) listener(after.id);
   }
 
   private async reloadOne(id: string): Promise<WebhookTarget | null> {
     const row = await this.webhooks.routingById(id);
     const target = row ? this.toTarget(row) : null;
+    this.noticeReenabled(this.byId.get(id), target);
     if (target) this.byId.set(id, target);
     else this.byId.delete(id);
     this.rebuildIndex();
