@@ -6,6 +6,8 @@ import { DispatcherMetrics } from '../metrics';
 import { FairScheduler } from '../scheduling/fair-scheduler';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { AttemptStore, DeliverySender, HeldAttempt, HOLD_AFTER_MS, Poster, RetryJobs } from './delivery-sender';
+import { DeliveryLog, DeliveryStore } from './delivery-store';
+import { LogHealth } from './log-health';
 import type { EventRows } from './event-rows';
 import type { RowClaim } from './first-attempt';
 import type { PostResult } from './webhook-client';
@@ -264,6 +266,55 @@ describe('DeliverySender', () => {
     poster.calls.forEach((c) => c.answer(ok));
     await sender.idle();
     expect(records).toHaveLength(2);
+  });
+
+  it('through a PostgreSQL outage mid-burst: no POST starts once the log is known down, the outcomes of those made are written once it is back, every POST has one record', async () => {
+    const poster = new GatedPoster();
+    let down = false;
+    const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const written: string[] = [];
+    const pg = {
+      recordAttempts: jest.fn(async (items: AttemptRecord[]) => {
+        if (down) throw refused();
+        written.push(...items.map((i) => i.deliveryId));
+      }),
+      ping: async () => {
+        if (down) throw refused();
+      },
+    };
+    const health = new LogHealth(pg.ping, 5);
+    const store = new DeliveryStore(pg as unknown as DeliveryLog, 3000, health, 10_000);
+    const scheduler = new FairScheduler(
+      { concurrency: 2, perWebhook: 2, parkAfterMs: 2000, breaker: { failures: 1000, cooldownMs: 1000, maxCooldownMs: 1000 } },
+      { writable: () => health.writable, disabled: () => false },
+    );
+    health.onChange((writable) => writable && scheduler.pump());
+    const sender = newSender(2, store, fakeJobs().queue, poster, Date.now, undefined, scheduler);
+    sender.sendAll([1, 2, 3, 4, 5, 6].map((n) => attempt(n, { viaJob: true })));
+    await flush();
+    expect(poster.calls).toHaveLength(2);
+    // PostgreSQL goes away while two POSTs are in flight; their answers come
+    down = true;
+    poster.calls[0].answer(ok);
+    poster.calls[1].answer(ok);
+    // their slots went to the next attempts before any statement had failed: those POSTs are made too
+    await new Promise<void>((resolve) => health.onChange((w) => !w && resolve()));
+    const startedBeforeKnown = poster.calls.length;
+    for (const c of poster.calls) c.answer(ok);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 5));
+    // once the log is known to be down, nothing new starts and nothing is reported written
+    expect(poster.calls).toHaveLength(startedBeforeKnown);
+    expect(startedBeforeKnown).toBeLessThan(6);
+    expect(written).toEqual([]);
+    down = false;
+    while (poster.calls.length < 6) {
+      await new Promise((r) => setTimeout(r, 5));
+      for (const c of poster.calls) c.answer(ok);
+    }
+    for (const c of poster.calls) c.answer(ok);
+    await sender.idle();
+    expect(written.sort()).toEqual(['dlv_1', 'dlv_2', 'dlv_3', 'dlv_4', 'dlv_5', 'dlv_6']);
+    expect(poster.calls).toHaveLength(6);
   });
 
   it('hands an attempt back when its webhook\'s breaker is open: pending again, not POSTed, no attempt recorded', async () => {
