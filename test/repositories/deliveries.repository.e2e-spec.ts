@@ -155,4 +155,17 @@ describe('DeliveriesRepository', () => {
     expect(resumed).toMatchObject({ kind: 'claimed', deliveryId: parked.deliveryId });
     await deliveries.ping();
   });
+
+  it('writes an outcome rerun with the same attempt id once (a statement rerun after an outage whose first run committed)', async () => {
+    const webhookId = await hook();
+    const e = envelope();
+    await publish(e);
+    const d = newDelivery(webhookId, e);
+    await deliveries.insertFirstRows([{ delivery: d, outcome: null }], [e.id], 5000);
+    const ids = [newId('att')];
+    await deliveries.recordAttempts([outcome(d.deliveryId, 1)], ids);
+    await deliveries.recordAttempts([outcome(d.deliveryId, 1)], ids);
+    expect(await attempts.listOfDelivery(d.deliveryId)).toHaveLength(1);
+    expect((await deliveries.findOfWebhook(webhookId, d.deliveryId))!.status).toBe('delivered');
+  });
 });

@@ -1,4 +1,4 @@
-import type { AttemptRecord, AttemptRef, Claim, DeliveriesRepository, FirstRow, NewDelivery } from '@app/database';
+import { AttemptRecord, AttemptRef, Claim, DeliveriesRepository, FirstRow, NewDelivery, newId } from '@app/database';
 import { EventRows, eventsCompletedBy } from './event-rows';
 import type { FirstRowWriter, RowClaim } from './first-attempt';
 import { isLogOutage, LogHealth } from './log-health';
@@ -159,14 +159,16 @@ export class DeliveryStore implements FirstRowWriter {
    * not lost, and a row that still fails is reported failed, never recorded.
    */
   private async recordBatch(items: AttemptRecord[]): Promise<(true | Error)[]> {
+    // one attempt id per outcome for all runs of it: a rerun after an outage writes no second attempt row
+    const ids = items.map(() => newId('att'));
     try {
-      await this.durably(() => this.deliveries.recordAttempts(items));
+      await this.durably(() => this.deliveries.recordAttempts(items, ids));
       return items.map(() => true);
     } catch (err) {
       if (items.length === 1) return [err as Error];
       const results: (true | Error)[] = [];
-      for (const item of items) {
-        results.push(await this.durably(() => this.deliveries.recordAttempts([item])).then(() => true as const, (e: Error) => e));
+      for (let i = 0; i < items.length; i++) {
+        results.push(await this.durably(() => this.deliveries.recordAttempts([items[i]], [ids[i]])).then(() => true as const, (e: Error) => e));
       }
       return results;
     }
