@@ -1,7 +1,8 @@
 import { AttemptRecord, AttemptRef, Claim, DeliveriesRepository, FirstRow, NewDelivery, newId } from '@app/database';
+import { isStoreUnreachable } from '@app/infra';
 import { EventRows, eventsCompletedBy } from './event-rows';
 import type { FirstRowWriter, RowClaim } from './first-attempt';
-import { isLogOutage, LogHealth } from './log-health';
+import type { LogHealth } from './log-health';
 import { WriteBatcher } from './write-batcher';
 
 export type { AttemptRecord, Claim, NewDelivery };
@@ -185,7 +186,7 @@ export class DeliveryStore implements FirstRowWriter {
         return await this.observed(run);
       } catch (err) {
         const left = until - this.clock();
-        if (!isLogOutage(err) || left <= 0 || !(await this.health.whenWritable(left))) throw err;
+        if (!isStoreUnreachable(err) || left <= 0 || !(await this.health.whenWritable(left))) throw err;
       }
     }
   }
@@ -197,7 +198,7 @@ export class DeliveryStore implements FirstRowWriter {
       this.health.succeeded();
       return result;
     } catch (err) {
-      if (isLogOutage(err)) this.health.failed();
+      if (isStoreUnreachable(err)) this.health.failed();
       else this.health.succeeded();
       throw err;
     }

@@ -86,16 +86,3 @@ export class LogHealth {
     for (const listener of this.listeners) listener(writable);
   }
 }
-
-/**
- * A failure that says nothing about the rows (the server is unreachable, shutting down, out of resources):
- * worth holding the rows and writing them again. Constraint violations and other data errors are the rows' own.
- * SQLSTATE classes: 08 connection exception, 53 insufficient resources, 57P operator intervention (shutdown).
- */
-export function isLogOutage(err: unknown): boolean {
-  if (err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError) return false; // our own bug
-  const code = (err as { code?: unknown })?.code;
-  // a socket error (ECONNREFUSED …) or a dropped connection ("Connection terminated unexpectedly")
-  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
-  return code.startsWith('08') || code.startsWith('53') || code.startsWith('57P');
-}
