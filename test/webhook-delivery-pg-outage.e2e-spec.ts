@@ -1,65 +1,26 @@
-import { connect, createServer, Server, Socket } from 'node:net';
 import IORedis, { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
 import { EventPublisher } from '@app/events';
-import { freePort, waitFor } from './support/processes';
+import { waitFor } from './support/processes';
 import { createWebhookRow, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
-
-/**
- * A TCP proxy between the dispatcher and PostgreSQL that can be cut: every connection dropped and new ones refused,
- * as the dispatcher sees PostgreSQL going away, without touching the PostgreSQL the other suites share.
- */
-class CuttableProxy {
-  private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
-
-  constructor(
-    readonly port: number,
-    private readonly target: { host: string; port: number },
-  ) {}
-
-  async open(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
-      this.sockets.add(client).add(upstream);
-      client.pipe(upstream).pipe(client);
-      const end = () => {
-        client.destroy();
-        upstream.destroy();
-        this.sockets.delete(client);
-        this.sockets.delete(upstream);
-      };
-      client.on('error', end).on('close', end);
-      upstream.on('error', end).on('close', end);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', () => resolve()));
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    this.server = null;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const socket of this.sockets) socket.destroy();
-    this.sockets.clear();
-    await closed;
-  }
-}
+import { TcpOutage } from './support/tcp-outage';
 
 /**
  * Issue 23 item 3, "no send without a record": PostgreSQL becomes unreachable for the dispatcher for 5 s in the
- * middle of a 5,000-event burst. Nothing is lost, every POST made has its attempt row, the dispatcher stops POSTing
- * once it knows the log cannot be written (before: it went on, 3,249 POSTs in the 5 s, 67 % duplicates and 3,375
- * POSTs without an attempt row), and duplicates stay within 0.1 %. A cut, not a restart: the restart with a
+ * middle of a 5,000-event burst (a TcpOutage relay in front of it: the PostgreSQL other suites share is untouched).
+ * Nothing is lost, every POST made has its attempt row, the dispatcher stops POSTing once it knows the log cannot be
+ * written (before: it went on, 3,249 POSTs in the 5 s, 67 % duplicates and 3,375 POSTs without an attempt row), and
+ * duplicates stay within 0.1 %. A cut, not a restart: the restart with a
  * private PostgreSQL is the merger's (test/support/private-services.ts).
  */
 describe('webhook delivery through a PostgreSQL outage', () => {
   let db: DataSource;
   let redis: Redis;
   let receiver: Receiver;
-  let proxy: CuttableProxy;
+  /** between the dispatcher and PostgreSQL: cut, every connection ends and new ones are refused */
+  let proxy: TcpOutage;
   let dispatcher: Awaited<ReturnType<typeof startDispatcherProcess>> | null = null;
   const EVENTS = 5000;
   const CONCURRENCY = 64;
@@ -73,8 +34,8 @@ describe('webhook delivery through a PostgreSQL outage', () => {
       return { status: 200 };
     });
     const pg = new URL(process.env.DATABASE_URL!);
-    proxy = new CuttableProxy(await freePort(), { host: pg.hostname, port: Number(pg.port || 5432) });
-    await proxy.open();
+    proxy = new TcpOutage(() => ({ host: pg.hostname, port: Number(pg.port || 5432) }));
+    await proxy.start();
   });
 
   afterAll(async () => {
@@ -111,7 +72,7 @@ describe('webhook delivery through a PostgreSQL outage', () => {
     const postsAtCut = receiver.at('/outage').length;
     await new Promise((r) => setTimeout(r, 5000)); // the outage itself
     const postsDuringCut = receiver.at('/outage').length - postsAtCut;
-    await proxy.open();
+    await proxy.start();
     await publishing;
 
     await waitFor(() => receiver.distinctIds('/outage').size === EVENTS, 120000, 'every event at the receiver');
