@@ -12,8 +12,8 @@ import { TcpOutage } from './support/tcp-outage';
  * middle of a 5,000-event burst (a TcpOutage relay in front of it: the PostgreSQL other suites share is untouched).
  * Nothing is lost, every POST made has its attempt row, the dispatcher stops POSTing once it knows the log cannot be
  * written (before: it went on, 3,249 POSTs in the 5 s, 67 % duplicates and 3,375 POSTs without an attempt row), and
- * duplicates stay within 0.1 %. A cut, not a restart: the restart with a
- * private PostgreSQL is the merger's (test/support/private-services.ts).
+ * duplicates stay within 0.1 %. A cut (the dispatcher alone loses PostgreSQL); the restart is
+ * test/webhook-delivery-pg-restart.e2e-spec.ts.
  */
 describe('webhook delivery through a PostgreSQL outage', () => {
   let db: DataSource;
