@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
 import { EventPublisher } from '@app/events';
 import { waitFor } from './support/processes';
-import { createWebhookRow, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
+import { createWebhookRow, Receiver, settledDeliveryCounts, startDispatcherProcess, startReceiver } from './support/receivers';
 import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
 import { TcpOutage } from './support/tcp-outage';
 
@@ -75,19 +75,12 @@ describe('webhook delivery through a PostgreSQL outage', () => {
     await proxy.start();
     await publishing;
 
-    await waitFor(() => receiver.distinctIds('/outage').size === EVENTS, 120000, 'every event at the receiver');
-    expect(receiver.distinctIds('/outage')).toEqual(new Set(events.map((e) => e.id)));
-    await waitFor(async () => {
-      const [row] = await db.query(`SELECT count(*) FILTER (WHERE status = 'delivered')::int AS n FROM deliveries WHERE webhook_id = $1`, [hook]);
-      return row.n === EVENTS;
-    }, 120000, 'every delivery recorded delivered');
-    const posts = receiver.at('/outage').length;
-    const [attempts] = await db.query(`SELECT count(*)::int AS n FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.webhook_id = $1`, [hook]);
-    const figures = { postsDuringCut, duplicates: posts - EVENTS, posts, attemptRows: attempts.n };
+    const counts = await settledDeliveryCounts(db, receiver, '/outage', hook, events);
+    const figures = { postsDuringCut, ...counts };
     // during the outage only what was in flight (or handed a slot before the first statement failed) is POSTed
     const checks = { fewPostsDuringCut: postsDuringCut <= 2 * CONCURRENCY, duplicatesWithinTenthOfAPercent: figures.duplicates <= EVENTS * 0.001 };
     expect({ figures, checks }).toEqual({ figures, checks: { fewPostsDuringCut: true, duplicatesWithinTenthOfAPercent: true } });
     // every POST has its attempt row, and no attempt row lacks its POST
-    expect(attempts.n).toBe(posts);
+    expect(counts.attemptRows).toBe(counts.posts);
   }, 300_000);
 });
