@@ -9,7 +9,8 @@ describe('webhook registration API (seed 4.4 to 4.6)', () => {
   let acme: SeededOrg;
   let globex: SeededOrg;
   let db: DataSource;
-  const SEED_FIELDS = ['active', 'createdAt', 'customHeaders', 'events', 'id', 'organizationId', 'retryPolicy', 'sessionId', 'updatedAt', 'url'];
+  // the seed's 2.3 fields plus issue 23's delivery controls (additive)
+  const SEED_FIELDS = ['active', 'createdAt', 'customHeaders', 'disabledAt', 'disabledReason', 'events', 'id', 'organizationId', 'rateLimitPerSecond', 'retryPolicy', 'sessionId', 'updatedAt', 'url'];
 
   beforeAll(async () => {
     api = await startApi();
@@ -233,6 +234,27 @@ describe('webhook registration API (seed 4.4 to 4.6)', () => {
     expect(second).not.toBeNull();
     await api.http().patch(`/api/v1/webhooks/${id}`).set(bearer(acme.adminKey)).send({ secret: null }).expect(200);
     expect(await stored()).toBeNull();
+  });
+
+  it('rateLimitPerSecond: optional whole number 1-10000, null clears it; re-enabling clears a disabled state', async () => {
+    for (const bad of [0, 1.5, 10_001, 'fast']) {
+      const res = await create(acme, { url: 'https://example.com/limited', rateLimitPerSecond: bad });
+      expect(res.status).toBe(422);
+      expect(Object.keys(res.body.error.details.fields)).toEqual(['rateLimitPerSecond']);
+    }
+    const created = await create(acme, { url: 'https://example.com/limited', rateLimitPerSecond: 5 });
+    expect(created.body).toMatchObject({ rateLimitPerSecond: 5, disabledAt: null, disabledReason: null });
+    const id = created.body.id as string;
+    const cleared = await api.http().patch(`/api/v1/webhooks/${id}`).set(bearer(acme.adminKey)).send({ rateLimitPerSecond: null });
+    expect(cleared.body.rateLimitPerSecond).toBeNull();
+    // as the dispatchers leave a webhook they disabled (test/webhook-fairness.e2e-spec.ts covers the whole path)
+    await db.query(`UPDATE webhooks SET active = false, disabled_at = now(), disabled_reason = 'failing', failing_since = now() WHERE id = $1`, [id]);
+    const disabled = await api.http().get(`/api/v1/webhooks/${id}`).set(bearer(acme.adminKey));
+    expect(disabled.body).toMatchObject({ active: false, disabledAt: expect.any(Number), disabledReason: 'failing' });
+    const enabled = await api.http().patch(`/api/v1/webhooks/${id}`).set(bearer(acme.adminKey)).send({ active: true });
+    expect(enabled.body).toMatchObject({ active: true, disabledAt: null, disabledReason: null });
+    const [row] = await db.query(`SELECT failing_since FROM webhooks WHERE id = $1`, [id]);
+    expect(row.failing_since).toBeNull();
   });
 
   it('a partial PATCH leaves the other fields as they were', async () => {

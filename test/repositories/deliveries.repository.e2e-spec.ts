@@ -132,4 +132,40 @@ describe('DeliveriesRepository', () => {
     // the pair has its row: a second fan-out creates nothing
     expect(await deliveries.insertClaimed([newDelivery(kept, e)], [e.id], 5000)).toEqual([]);
   });
+
+  it('hands a claimed attempt back (pending, its number unused, due later or parked) and resumes parked rows', async () => {
+    const webhookId = await hook();
+    const [a, b] = [envelope(), envelope()];
+    await publish(a, b);
+    const later = newDelivery(webhookId, a);
+    const parked = newDelivery(webhookId, b);
+    await deliveries.insertFirstRows([{ delivery: later, outcome: null }, { delivery: parked, outcome: null }], [a.id, b.id], 5000);
+    const due = Date.now() + 60_000;
+    expect(await deliveries.postpone(later.deliveryId, 1, due)).toBe(true);
+    expect(await deliveries.postpone(parked.deliveryId, 1, null)).toBe(true);
+    // no longer held by attempt 1: a second hand-back finds nothing
+    expect(await deliveries.postpone(later.deliveryId, 1, due)).toBe(false);
+    const byId = new Map((await deliveries.listByWebhook(webhookId, {}, 10)).map((d) => [d.id, d]));
+    expect(byId.get(later.deliveryId)).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(Math.abs(byId.get(later.deliveryId)!.nextAttemptAt!.getTime() - due)).toBeLessThan(2);
+    expect(byId.get(parked.deliveryId)).toMatchObject({ status: 'pending', attempts: 0, nextAttemptAt: null });
+    // a parked row is due for nothing until resumed; then the job of its attempt 1 claims it
+    expect(await deliveries.resumeParked(webhookId)).toBe(1);
+    const [resumed] = await deliveries.claim([{ deliveryId: parked.deliveryId, attemptNo: 1 }], 5000);
+    expect(resumed).toMatchObject({ kind: 'claimed', deliveryId: parked.deliveryId });
+    await deliveries.ping();
+  });
+
+  it('writes an outcome rerun with the same attempt id once (a statement rerun after an outage whose first run committed)', async () => {
+    const webhookId = await hook();
+    const e = envelope();
+    await publish(e);
+    const d = newDelivery(webhookId, e);
+    await deliveries.insertFirstRows([{ delivery: d, outcome: null }], [e.id], 5000);
+    const ids = [newId('att')];
+    await deliveries.recordAttempts([outcome(d.deliveryId, 1)], ids);
+    await deliveries.recordAttempts([outcome(d.deliveryId, 1)], ids);
+    expect(await attempts.listOfDelivery(d.deliveryId)).toHaveLength(1);
+    expect((await deliveries.findOfWebhook(webhookId, d.deliveryId))!.status).toBe('delivered');
+  });
 });

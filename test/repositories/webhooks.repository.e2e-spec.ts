@@ -22,6 +22,10 @@ describe('WebhooksRepository (PostgreSQL)', () => {
       customHeaders: { 'x-team': 'a' },
       retryPolicy: RETRY_POLICY_DEFAULTS,
       secretEncrypted: 'sealed',
+      rateLimitPerSecond: null,
+      failingSince: null,
+      disabledAt: null,
+      disabledReason: null,
       createdAt: now,
       updatedAt: now,
       ...over,
@@ -85,9 +89,36 @@ describe('WebhooksRepository (PostgreSQL)', () => {
       customHeaders: { 'x-team': 'a' },
       retryPolicy: RETRY_POLICY_DEFAULTS,
       secretEncrypted: 'sealed',
+      rateLimitPerSecond: null,
+      failingSince: null,
+      disabledAt: null,
     });
     expect(await webhooks.routingById(bare)).toMatchObject({ customHeaders: null, retryPolicy: { attempts: 2 }, secretEncrypted: null, active: true });
     expect(await webhooks.routingById(newId('whk'))).toBeNull();
     expect((await webhooks.allRouting()).map((r) => r.id)).toEqual(expect.arrayContaining([w.id, bare]));
+  });
+
+  it('keeps the earliest failing_since across replicas, clears it on success, and disables only a webhook failing long enough', async () => {
+    const w = await newWebhook();
+    const t0 = Date.now() - 10_000;
+    expect((await webhooks.markFailing(w.id, t0))!.getTime()).toBe(t0);
+    // a second replica's later first failure keeps the earliest
+    expect((await webhooks.markFailing(w.id, t0 + 5000))!.getTime()).toBe(t0);
+    expect(await webhooks.markFailing(newId('whk'), t0)).toBeNull();
+    // failing for 10 s: not long enough for a 60 s threshold, long enough for 5 s
+    expect(await webhooks.disableIfFailing(w.id, 60_000, 'too soon')).toBeNull();
+    const disabled = await webhooks.disableIfFailing(w.id, 5000, 'failing continuously');
+    expect(disabled).toMatchObject({ id: w.id, organizationId: orgId, url: w.url });
+    expect(disabled!.failingSince.getTime()).toBe(t0);
+    expect(await webhooks.routingById(w.id)).toMatchObject({ active: false, disabledAt: disabled!.disabledAt });
+    expect(await webhooks.findInOrganization(orgId, w.id)).toMatchObject({ disabledReason: 'failing continuously' });
+    // already off: a second replica's disable does nothing
+    expect(await webhooks.disableIfFailing(w.id, 5000, 'again')).toBeNull();
+
+    const healthy = await newWebhook();
+    await webhooks.markFailing(healthy.id, t0);
+    await webhooks.clearFailing(healthy.id);
+    expect(await webhooks.routingById(healthy.id)).toMatchObject({ failingSince: null, active: true });
+    expect(await webhooks.disableIfFailing(healthy.id, 0, 'x')).toBeNull();
   });
 });

@@ -12,7 +12,7 @@ import { SecretBox } from '@app/crypto';
 import { newId } from '@app/database';
 import { WebhookChanges } from '@app/events';
 import { RedisKeys } from '@app/redis';
-import { AppProcess, freePort, startApp } from './processes';
+import { AppProcess, freePort, startApp, waitFor } from './processes';
 
 /** One POST as the receiver saw it: the raw bytes, so signatures are checked over what arrived. */
 export interface ReceivedRequest {
@@ -216,4 +216,30 @@ export async function notFannedOut(db: DataSource, eventIds: string[]): Promise<
     [eventIds],
   );
   return row.n;
+}
+
+/**
+ * After a fault: waits until every event reached `path` and every one of the webhook's `events` rows is `delivered`,
+ * then counts what the receiver got and what the log says: POSTs, duplicates (POSTs beyond one per event) and
+ * attempt rows (one per POST when nothing was sent without a record).
+ */
+export async function settledDeliveryCounts(
+  db: DataSource,
+  receiver: Receiver,
+  path: string,
+  webhookId: string,
+  events: readonly { id: string }[],
+): Promise<{ posts: number; duplicates: number; attemptRows: number }> {
+  await waitFor(() => receiver.distinctIds(path).size === events.length, 120000, `every event at ${path}`);
+  expect(receiver.distinctIds(path)).toEqual(new Set(events.map((e) => e.id)));
+  await waitFor(async () => {
+    const [row] = await db.query(`SELECT count(*) FILTER (WHERE status = 'delivered')::int AS n FROM deliveries WHERE webhook_id = $1`, [webhookId]);
+    return row.n === events.length;
+  }, 120000, 'every delivery recorded delivered');
+  const posts = receiver.at(path).length;
+  const [attempts] = await db.query(
+    `SELECT count(*)::int AS n FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.webhook_id = $1`,
+    [webhookId],
+  );
+  return { posts, duplicates: posts - events.length, attemptRows: attempts.n };
 }

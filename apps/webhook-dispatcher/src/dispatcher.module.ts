@@ -5,12 +5,13 @@ import type { Logger } from 'pino';
 import { DispatcherConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
 import { DeliveriesRepository, EventsRepository, WebhooksRepository } from '@app/database';
-import { DeliveryQueue, EventStream, ReconcileLock, WebhookChanges } from '@app/events';
+import { DeliveryQueue, EventPublisher, EventStream, ReconcileLock, WebhookChanges } from '@app/events';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
 import { Redis, RedisKeys } from '@app/redis';
 import { DeliverySender } from './delivery/delivery-sender';
 import { DeliveryStore } from './delivery/delivery-store';
 import { DeliveryWorker } from './delivery/delivery-worker';
+import { LogHealth } from './delivery/log-health';
 import { WebhookClient } from './delivery/webhook-client';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
 import { EventConsumer, READ_COUNT } from './fanout/event-consumer';
@@ -18,6 +19,8 @@ import { EventFanout } from './fanout/event-fanout';
 import { EventTracker } from './fanout/event-tracker';
 import { DispatcherMetrics } from './metrics';
 import { Reconciler } from './reconciler';
+import { FairScheduler, PARK_AFTER_MS } from './scheduling/fair-scheduler';
+import { WebhookDisabler, WebhookHealth } from './scheduling/webhook-health';
 import { WebhookDirectory } from './webhooks/webhook-directory';
 
 /** Extra time a lease grants beyond the request timeout, for recording the outcome. */
@@ -75,12 +78,57 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
           connectionsPerOrigin: c.DISPATCHER_CONCURRENCY,
         }),
     },
-    { provide: DeliveryStore, inject: [DeliveriesRepository, LEASE_MS], useFactory: (deliveries: DeliveriesRepository, lease: number) => new DeliveryStore(deliveries, lease) },
+    // no send without a record: while the delivery log cannot be written, no attempt starts
+    { provide: LogHealth, inject: [DeliveriesRepository], useFactory: (deliveries: DeliveriesRepository) => new LogHealth(() => deliveries.ping()) },
+    {
+      provide: DeliveryStore,
+      inject: [DeliveriesRepository, LEASE_MS, LogHealth],
+      useFactory: (deliveries: DeliveriesRepository, lease: number, health: LogHealth) => new DeliveryStore(deliveries, lease, health),
+    },
+    {
+      provide: FairScheduler,
+      inject: [DispatcherConfig, LogHealth, WebhookDirectory],
+      useFactory: (c: DispatcherConfig, health: LogHealth, directory: WebhookDirectory) => {
+        const scheduler = new FairScheduler(
+          {
+            concurrency: c.DISPATCHER_CONCURRENCY,
+            perWebhook: c.webhookConcurrency,
+            parkAfterMs: PARK_AFTER_MS,
+            breaker: { failures: c.WEBHOOK_BREAKER_FAILURES, cooldownMs: c.WEBHOOK_BREAKER_COOLDOWN_MS, maxCooldownMs: 12 * c.WEBHOOK_BREAKER_COOLDOWN_MS },
+          },
+          { writable: () => health.writable, disabled: (id) => directory.isDisabled(id) },
+        );
+        health.onChange((writable) => writable && scheduler.pump());
+        directory.onReenabled((id) => scheduler.reset(id));
+        return scheduler;
+      },
+    },
+    {
+      provide: WebhookHealth,
+      inject: [DispatcherConfig, WebhooksRepository, EventPublisher, REDIS_CLIENT, RedisKeys, LOGGER],
+      useFactory: (c: DispatcherConfig, webhooks: WebhooksRepository, publisher: EventPublisher, redis: Redis, keys: RedisKeys, log: Logger) =>
+        new WebhookHealth(webhooks, new WebhookDisabler(webhooks, publisher, new WebhookChanges(redis, keys)), c.WEBHOOK_DISABLE_AFTER_MS, log),
+    },
     {
       provide: DeliverySender,
-      inject: [DispatcherConfig, LEASE_MS, DeliveryStore, DeliveryQueue, WebhookClient, DispatcherMetrics, LOGGER],
-      useFactory: (c: DispatcherConfig, lease: number, store: DeliveryStore, queue: DeliveryQueue, client: WebhookClient, metrics: DispatcherMetrics, log: Logger) =>
-        new DeliverySender({ concurrency: c.DISPATCHER_CONCURRENCY, timeoutMs: c.WEBHOOK_TIMEOUT_MS, leaseMs: lease }, store, queue, client, metrics, log),
+      inject: [DispatcherConfig, LEASE_MS, DeliveryStore, DeliveryQueue, WebhookClient, DispatcherMetrics, LOGGER, FairScheduler, WebhookHealth, WebhookDirectory],
+      useFactory: (
+        c: DispatcherConfig,
+        lease: number,
+        store: DeliveryStore,
+        queue: DeliveryQueue,
+        client: WebhookClient,
+        metrics: DispatcherMetrics,
+        log: Logger,
+        scheduler: FairScheduler,
+        health: WebhookHealth,
+        directory: WebhookDirectory,
+      ) =>
+        new DeliverySender({ timeoutMs: c.WEBHOOK_TIMEOUT_MS, leaseMs: lease }, store, queue, client, metrics, log, {
+          scheduler,
+          health,
+          failingSince: (id) => directory.failingSince(id),
+        }),
     },
     {
       provide: EventFanout,

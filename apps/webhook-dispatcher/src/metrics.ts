@@ -22,7 +22,7 @@ export class DispatcherMetrics {
     const registry = shared.registry;
     this.outcomes = new Counter({
       name: metricName('webhook_deliveries_total'),
-      help: 'Delivery attempts by outcome: delivered (2xx), retry (failed, another attempt scheduled), dead (last attempt failed), refused (SSRF guard)',
+      help: 'Delivery attempts by outcome: delivered (2xx), retry (failed, another attempt scheduled), dead (last attempt failed), refused (SSRF guard); postponed / parked: handed back without a POST (breaker open, webhook share busy / webhook disabled)',
       labelNames: ['outcome'],
       registers: [registry],
     });

@@ -567,7 +567,7 @@ export interface components {
              *       "session.status"
              *     ]
              */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
@@ -581,6 +581,8 @@ export interface components {
                 [key: string]: string;
             };
             retryPolicy?: components["schemas"]["RetryPolicyDto"];
+            /** @description at most this many POSTs per second to the receiver (per dispatcher replica); null: no cap */
+            rateLimitPerSecond?: number | null;
             /** @description HMAC key; never returned */
             secret?: string | null;
             /** @example https://example.com/hooks/whatsapp */
@@ -603,6 +605,14 @@ export interface components {
                 [key: string]: string;
             };
             retryPolicy: components["schemas"]["RetryPolicyView"];
+            /** @description POSTs per second cap; null: none */
+            rateLimitPerSecond: number | null;
+            /**
+             * Format: int64
+             * @description epoch ms when the dispatchers disabled the webhook after it kept failing; cleared by PATCH active: true
+             */
+            disabledAt: number | null;
+            disabledReason: string | null;
             /**
              * Format: int64
              * @description epoch ms
@@ -626,7 +636,7 @@ export interface components {
              *       "session.status"
              *     ]
              */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
@@ -640,6 +650,8 @@ export interface components {
                 [key: string]: string;
             };
             retryPolicy?: components["schemas"]["RetryPolicyDto"];
+            /** @description at most this many POSTs per second to the receiver (per dispatcher replica); null: no cap */
+            rateLimitPerSecond?: number | null;
             /** @description HMAC key; never returned */
             secret?: string | null;
             /** @example https://example.com/hooks/whatsapp */

@@ -433,6 +433,33 @@ export class DispatcherConfig extends BaseConfig {
   /** Full reload of the webhook cache, a safety net behind the change notifications. */
   @Transform(toInt) @IsInt() @Min(1000) @Max(3600000)
   WEBHOOK_CACHE_REFRESH_MS = 30000;
+
+  /**
+   * POSTs one webhook may have in flight in one dispatcher (its share of DISPATCHER_CONCURRENCY), so a receiver that
+   * hangs cannot hold every slot. 0: half of DISPATCHER_CONCURRENCY (at least 1).
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(1000)
+  DISPATCHER_WEBHOOK_CONCURRENCY = 0;
+
+  /** Consecutive failed attempts that open a webhook's circuit breaker (no POST until a probe succeeds). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(100000)
+  WEBHOOK_BREAKER_FAILURES = 10;
+
+  /** How long an opened breaker waits before its probe; doubled after each failed probe, up to 12 times this. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(3600000)
+  WEBHOOK_BREAKER_COOLDOWN_MS = 5000;
+
+  /**
+   * A webhook failing continuously (no 2xx) for this long is disabled (`active` false, `disabledAt` set) with a
+   * `webhook.disabled` event; PATCH `active: true` re-enables it and resumes its pending deliveries. 0: never.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(2592000000)
+  WEBHOOK_DISABLE_AFTER_MS = 259200000;
+
+  /** Each webhook's POST slots in this dispatcher (DISPATCHER_WEBHOOK_CONCURRENCY, or its default). */
+  get webhookConcurrency(): number {
+    return this.DISPATCHER_WEBHOOK_CONCURRENCY || Math.max(1, Math.floor(this.DISPATCHER_CONCURRENCY / 2));
+  }
 }
 
 export class SimConfig {

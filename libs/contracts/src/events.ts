@@ -28,6 +28,7 @@ export const EVENT_TYPES = [
   'presence.update',
   'call.incoming',
   'webhook.test',
+  'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

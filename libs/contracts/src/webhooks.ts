@@ -10,7 +10,7 @@ export interface RetryPolicy {
 export const RETRY_POLICY_DEFAULTS: RetryPolicy = { policy: 'exponential', delaySeconds: 2, attempts: 15 };
 export const RETRY_BOUNDS = { delaySeconds: { min: 1, max: 3600 }, attempts: { min: 1, max: 30 } } as const;
 
-/** Exactly the seed's 2.3 field list; never a secret. */
+/** The seed's 2.3 field list, plus the delivery controls of issue 23 (additive); never a secret. */
 export interface WebhookView {
   id: string;
   organizationId: string;
@@ -20,8 +20,26 @@ export interface WebhookView {
   active: boolean;
   customHeaders: Record<string, string>;
   retryPolicy: RetryPolicy;
+  /** optional cap on POSTs per second to the receiver; null: no cap */
+  rateLimitPerSecond: number | null;
+  /** epoch ms when the dispatchers disabled the webhook after it kept failing; null unless so disabled */
+  disabledAt: number | null;
+  disabledReason: string | null;
   createdAt: number;
   updatedAt: number;
+}
+
+export const RATE_LIMIT_BOUNDS = { min: 1, max: 10_000 } as const;
+
+/** Payload of `webhook.disabled`: the dispatchers switched a webhook off after it failed continuously. */
+export interface WebhookDisabledPayload {
+  webhookId: string;
+  url: string;
+  reason: string;
+  /** epoch ms of the first failure after the last success */
+  failingSince: number;
+  /** epoch ms */
+  disabledAt: number;
 }
 
 /**

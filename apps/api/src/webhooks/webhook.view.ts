@@ -1,7 +1,7 @@
 import type { WebhookView } from '@app/contracts';
 import type { Webhook } from '@app/database';
 
-/** Exactly the seed's 2.3 fields; the secret never leaves the service. */
+/** The seed's 2.3 fields plus the delivery controls (rate limit, disabled state); the secret never leaves the service. */
 export function toWebhookView(w: Webhook): WebhookView {
   return {
     id: w.id,
@@ -12,6 +12,9 @@ export function toWebhookView(w: Webhook): WebhookView {
     active: w.active,
     customHeaders: w.customHeaders,
     retryPolicy: { policy: w.retryPolicy.policy, delaySeconds: w.retryPolicy.delaySeconds, attempts: w.retryPolicy.attempts },
+    rateLimitPerSecond: w.rateLimitPerSecond ?? null,
+    disabledAt: w.disabledAt ? w.disabledAt.getTime() : null,
+    disabledReason: w.disabledReason ?? null,
     createdAt: w.createdAt.getTime(),
     updatedAt: w.updatedAt.getTime(),
   };

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, RETRY_POLICY_DEFAULTS, RetryPolicy, WebhookView } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
-import { newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
+import { DeliveriesRepository, newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
 import { WebhookChanges } from '@app/events';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { OrganizationQuotas } from '../limits/organization-quotas';
@@ -20,6 +20,7 @@ export class WebhooksService {
     private readonly box: SecretBox,
     private readonly targets: WebhookTargetPolicy,
     private readonly quotas: OrganizationQuotas,
+    private readonly deliveries: DeliveriesRepository,
   ) {}
 
   async create(organizationId: string, body: CreateWebhookDto): Promise<WebhookView> {
@@ -35,6 +36,10 @@ export class WebhooksService {
       active: body.active ?? true,
       customHeaders: body.customHeaders ?? {},
       retryPolicy: completePolicy(RETRY_POLICY_DEFAULTS, body.retryPolicy),
+      rateLimitPerSecond: body.rateLimitPerSecond ?? null,
+      failingSince: null,
+      disabledAt: null,
+      disabledReason: null,
       secretEncrypted: body.secret ? this.box.encrypt(body.secret) : null,
       createdAt: now,
       updatedAt: now,
@@ -65,13 +70,23 @@ export class WebhooksService {
     if (body.url !== undefined) webhook.url = body.url;
     if (body.events !== undefined) webhook.events = body.events;
     if (body.sessionId !== undefined) webhook.sessionId = body.sessionId;
+    const reenabled = body.active === true && !webhook.active;
     if (body.active !== undefined) webhook.active = body.active;
+    if (reenabled) {
+      // a fresh start: the breaker's record of failure goes with the disabled state
+      webhook.disabledAt = null;
+      webhook.disabledReason = null;
+      webhook.failingSince = null;
+    }
+    if (body.rateLimitPerSecond !== undefined) webhook.rateLimitPerSecond = body.rateLimitPerSecond;
     if (body.customHeaders !== undefined) webhook.customHeaders = body.customHeaders;
     if (body.retryPolicy !== undefined) webhook.retryPolicy = completePolicy(webhook.retryPolicy, body.retryPolicy);
     if (body.secret !== undefined) webhook.secretEncrypted = body.secret === null ? null : this.box.encrypt(body.secret);
     webhook.updatedAt = new Date();
     const saved = await this.webhooks.save(webhook);
     await this.announceChange(id);
+    // deliveries parked while the dispatchers had it disabled are due again; the reconciler enqueues them
+    if (reenabled) await this.deliveries.resumeParked(id);
     return toWebhookView(saved);
   }
 

@@ -93,7 +93,13 @@ export function WebhooksScreen() {
                 <td><a href={`#/webhooks/${w.id}`}>{w.url}</a><div class="muted mono">{w.id}</div></td>
                 <td>{w.events.length ? w.events.join(', ') : <span class="muted">none</span>}</td>
                 <td class="mono">{w.sessionId ?? 'all'}</td>
-                <td>{w.active ? 'yes' : 'no'}</td>
+                <td>
+                  {w.active ? 'yes' : 'no'}
+                  {w.disabledAt !== null && (
+                    <div class="muted" title={w.disabledReason ?? ''}>disabled after failing, <When at={w.disabledAt} />: re-enable to resume</div>
+                  )}
+                  {w.rateLimitPerSecond !== null && <div class="muted">≤ {w.rateLimitPerSecond}/s</div>}
+                </td>
                 <td>{w.retryPolicy.policy}, {w.retryPolicy.attempts}× from {w.retryPolicy.delaySeconds}s</td>
                 <td><When at={w.updatedAt} /></td>
               </tr>

@@ -3,8 +3,11 @@ import pino from 'pino';
 import type { AttemptRecord, NewDelivery } from '@app/database';
 import { MetricsRegistry } from '@app/infra';
 import { DispatcherMetrics } from '../metrics';
+import { FairScheduler } from '../scheduling/fair-scheduler';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { AttemptStore, DeliverySender, HeldAttempt, HOLD_AFTER_MS, Poster, RetryJobs } from './delivery-sender';
+import { DeliveryLog, DeliveryStore } from './delivery-store';
+import { LogHealth } from './log-health';
 import type { EventRows } from './event-rows';
 import type { RowClaim } from './first-attempt';
 import type { PostResult } from './webhook-client';
@@ -21,6 +24,9 @@ const webhook: WebhookTarget = {
   active: true,
   customHeaders: {},
   retryPolicy: { policy: 'constant', delaySeconds: 5, attempts: 3 },
+  rateLimitPerSecond: null,
+  failingSince: null,
+  disabledAt: null,
   secret: 's3cret',
 };
 
@@ -90,6 +96,7 @@ function fakeStore() {
       renewals.push(items);
       return new Set(items.map((i) => i.deliveryId));
     }),
+    postpone: jest.fn(async (_deliveryId: string, _attemptNo: number, _dueAt: number | null) => true),
   };
   const store: AttemptStore = mock;
   return { store, records, renewals, firsts, holds, mock };
@@ -111,11 +118,28 @@ function fakeEvent(eventId: string) {
 
 const flush = () => new Promise((r) => setImmediate(r));
 
+/** A sender whose slots come from a fair scheduler with `concurrency` slots, every webhook allowed all of them. */
+function newSender(
+  concurrency: number,
+  store: AttemptStore,
+  queue: RetryJobs,
+  poster: Poster,
+  clock: () => number = Date.now,
+  signals = { writable: () => true, disabled: (_id: string) => false },
+  scheduler = new FairScheduler(
+    { concurrency, perWebhook: concurrency, parkAfterMs: 2000, breaker: { failures: 1000, cooldownMs: 1000, maxCooldownMs: 1000 } },
+    signals,
+    clock,
+  ),
+) {
+  return new DeliverySender({ timeoutMs: 1000, leaseMs: 3000 }, store, queue, poster, metrics, log, { scheduler, health: { observe: () => undefined }, failingSince: () => null }, clock);
+}
+
 describe('DeliverySender', () => {
   it('keeps at most `concurrency` POSTs in flight across everything handed to it', async () => {
     const poster = new GatedPoster();
     const { store, records } = fakeStore();
-    const sender = new DeliverySender({ concurrency: 2, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
+    const sender = newSender(2, store, fakeJobs().queue, poster);
     sender.sendAll([attempt(1), attempt(2), attempt(3), attempt(4), attempt(5)]);
     await flush();
     expect(poster.calls).toHaveLength(2);
@@ -136,7 +160,7 @@ describe('DeliverySender', () => {
   it('signs the shared body per webhook secret and sends it unchanged', async () => {
     const poster = new GatedPoster();
     const { store } = fakeStore();
-    const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
+    const sender = newSender(4, store, fakeJobs().queue, poster);
     const body = Buffer.from('{"id":"evt_1"}');
     sender.sendAll([
       attempt(1, { body, eventId: 'evt_1' }),
@@ -160,7 +184,7 @@ describe('DeliverySender', () => {
     });
     const { queue, add } = fakeJobs();
     add.mockImplementation(async (deliveryId: string) => void order.push(`job ${deliveryId}`));
-    const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, queue, poster, metrics, log, () => 1_000_000);
+    const sender = newSender(4, store, queue, poster, () => 1_000_000);
     sender.sendAll([attempt(1), attempt(2, { attemptNo: 3 })]);
     await flush();
     poster.calls.forEach((c) => c.answer(failed));
@@ -174,7 +198,7 @@ describe('DeliverySender', () => {
   it('holds the fan-out back until the attempts in hand drop below the limit', async () => {
     const poster = new GatedPoster();
     const { store } = fakeStore();
-    const sender = new DeliverySender({ concurrency: 8, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
+    const sender = newSender(8, store, fakeJobs().queue, poster);
     sender.sendAll([attempt(1), attempt(2), attempt(3)]);
     await flush();
     let room = false;
@@ -193,7 +217,7 @@ describe('DeliverySender', () => {
     const poster = new GatedPoster();
     const { store, renewals } = fakeStore();
     let now = 1_000_000;
-    const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log, () => now);
+    const sender = newSender(1, store, fakeJobs().queue, poster, () => now);
     sender.sendAll([attempt(1, { leaseUntil: now + 3000 }), attempt(2, { leaseUntil: now + 3000 })]);
     await flush();
     await sender.renewLeases();
@@ -214,12 +238,110 @@ describe('DeliverySender', () => {
     const poster = new GatedPoster();
     const { store, mock } = fakeStore();
     mock.record.mockRejectedValue(new Error('db down'));
-    const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
+    const sender = newSender(1, store, fakeJobs().queue, poster);
     const sent = sender.send(attempt(1));
     await flush();
     poster.calls[0].answer(ok);
     await expect(sent).rejects.toThrow('db down');
     expect(sender.backlog).toBe(0);
+  });
+
+  it('starts no attempt while the delivery log cannot be written, and starts them once it can (no send without a record)', async () => {
+    const poster = new GatedPoster();
+    const { store, records } = fakeStore();
+    let writable = false;
+    const scheduler = new FairScheduler(
+      { concurrency: 4, perWebhook: 4, parkAfterMs: 2000, breaker: { failures: 1000, cooldownMs: 1000, maxCooldownMs: 1000 } },
+      { writable: () => writable, disabled: () => false },
+    );
+    const sender = newSender(4, store, fakeJobs().queue, poster, Date.now, undefined, scheduler);
+    sender.sendAll([attempt(1), attempt(2)]);
+    await flush();
+    expect(poster.calls).toHaveLength(0);
+    expect(sender.backlog).toBe(2);
+    writable = true;
+    scheduler.pump();
+    await flush();
+    expect(poster.calls).toHaveLength(2);
+    poster.calls.forEach((c) => c.answer(ok));
+    await sender.idle();
+    expect(records).toHaveLength(2);
+  });
+
+  it('through a PostgreSQL outage mid-burst: no POST starts once the log is known down, the outcomes of those made are written once it is back, every POST has one record', async () => {
+    const poster = new GatedPoster();
+    let down = false;
+    const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const written: string[] = [];
+    const pg = {
+      recordAttempts: jest.fn(async (items: AttemptRecord[]) => {
+        if (down) throw refused();
+        written.push(...items.map((i) => i.deliveryId));
+      }),
+      ping: async () => {
+        if (down) throw refused();
+      },
+    };
+    const health = new LogHealth(pg.ping, 5);
+    const store = new DeliveryStore(pg as unknown as DeliveryLog, 3000, health, 10_000);
+    const scheduler = new FairScheduler(
+      { concurrency: 2, perWebhook: 2, parkAfterMs: 2000, breaker: { failures: 1000, cooldownMs: 1000, maxCooldownMs: 1000 } },
+      { writable: () => health.writable, disabled: () => false },
+    );
+    health.onChange((writable) => writable && scheduler.pump());
+    const sender = newSender(2, store, fakeJobs().queue, poster, Date.now, undefined, scheduler);
+    sender.sendAll([1, 2, 3, 4, 5, 6].map((n) => attempt(n, { viaJob: true })));
+    await flush();
+    expect(poster.calls).toHaveLength(2);
+    // PostgreSQL goes away while two POSTs are in flight; their answers come
+    down = true;
+    poster.calls[0].answer(ok);
+    poster.calls[1].answer(ok);
+    // their slots went to the next attempts before any statement had failed: those POSTs are made too
+    await new Promise<void>((resolve) => health.onChange((w) => !w && resolve()));
+    const startedBeforeKnown = poster.calls.length;
+    for (const c of poster.calls) c.answer(ok);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 5));
+    // once the log is known to be down, nothing new starts and nothing is reported written
+    expect(poster.calls).toHaveLength(startedBeforeKnown);
+    expect(startedBeforeKnown).toBeLessThan(6);
+    expect(written).toEqual([]);
+    down = false;
+    while (poster.calls.length < 6) {
+      await new Promise((r) => setTimeout(r, 5));
+      for (const c of poster.calls) c.answer(ok);
+    }
+    for (const c of poster.calls) c.answer(ok);
+    await sender.idle();
+    expect(written.sort()).toEqual(['dlv_1', 'dlv_2', 'dlv_3', 'dlv_4', 'dlv_5', 'dlv_6']);
+    expect(poster.calls).toHaveLength(6);
+  });
+
+  it('hands an attempt back when its webhook\'s breaker is open: pending again, not POSTed, no attempt recorded', async () => {
+    const poster = new GatedPoster();
+    const { store, mock, records } = fakeStore();
+    let now = 1_000_000;
+    const scheduler = new FairScheduler(
+      { concurrency: 4, perWebhook: 4, parkAfterMs: 2000, breaker: { failures: 1, cooldownMs: 1000, maxCooldownMs: 1000 } },
+      { writable: () => true, disabled: () => false },
+      () => now,
+      () => 0,
+    );
+    const { queue, add } = fakeJobs();
+    const sender = newSender(4, store, queue, poster, () => now, undefined, scheduler);
+    const first = sender.send(attempt(1));
+    await flush();
+    poster.calls[0].answer(failed);
+    await first;
+    // the breaker is open for 1 s: a retry job's attempt goes back, due when it closes
+    const second = await sender.send(attempt(2, { attemptNo: 2, viaJob: true }));
+    expect(second).toEqual({ kind: 'postponed', until: now + 1000 });
+    expect(mock.postpone).toHaveBeenCalledWith('dlv_2', 2, now + 1000);
+    expect(poster.calls).toHaveLength(1);
+    expect(records.map((r) => r.deliveryId)).toEqual(['dlv_1']);
+    // (its job is moved by the worker holding it; only a fresh row gets a new job)
+    expect(add).toHaveBeenCalledTimes(1);
+    now += 1000;
   });
 
   describe('first attempts of a fresh fan-out (no row yet)', () => {
@@ -229,7 +351,7 @@ describe('DeliverySender', () => {
     it('writes the row once, after the POST, in its final state with its attempt', async () => {
       const poster = new GatedPoster();
       const { store, firsts, mock } = fakeStore();
-      const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log);
+      const sender = newSender(4, store, fakeJobs().queue, poster);
       sender.sendAll([fresh(1)]);
       await flush();
       expect(mock.writeFirst).not.toHaveBeenCalled();
@@ -254,7 +376,7 @@ describe('DeliverySender', () => {
       });
       const { queue, add } = fakeJobs();
       add.mockImplementation(async (deliveryId: string) => void order.push(`job ${deliveryId}`));
-      const sender = new DeliverySender({ concurrency: 4, timeoutMs: 1000, leaseMs: 3000 }, store, queue, poster, metrics, log, () => 1_000_000);
+      const sender = newSender(4, store, queue, poster, () => 1_000_000);
       sender.sendAll([fresh(1), fresh(2)]);
       await flush();
       poster.calls.forEach((c) => c.answer(failed));
@@ -267,7 +389,7 @@ describe('DeliverySender', () => {
       const poster = new GatedPoster();
       const { store, holds, mock } = fakeStore();
       let now = 1_000_000;
-      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log, () => now);
+      const sender = newSender(1, store, fakeJobs().queue, poster, () => now);
       sender.sendAll([fresh(1), fresh(2)]);
       await flush();
       sender.holdSlowRows();
@@ -296,7 +418,7 @@ describe('DeliverySender', () => {
       const poster = new GatedPoster();
       const { store, holds, mock } = fakeStore();
       let now = 1_000_000;
-      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, poster, metrics, log, () => now);
+      const sender = newSender(1, store, fakeJobs().queue, poster, () => now);
       sender.sendAll([fresh(1), fresh(2)]);
       await flush();
       now += HOLD_AFTER_MS + 1;
@@ -316,7 +438,7 @@ describe('DeliverySender', () => {
       const failing: Poster = { post: () => Promise.reject(new Error('bug')) };
       const { store, mock } = fakeStore();
       const { event, settled } = fakeEvent('evt_1');
-      const sender = new DeliverySender({ concurrency: 1, timeoutMs: 1000, leaseMs: 3000 }, store, fakeJobs().queue, failing, metrics, log);
+      const sender = newSender(1, store, fakeJobs().queue, failing);
       await expect(sender.send(fresh(1, event))).rejects.toThrow('bug');
       // never handed to the writer
       expect(mock.writeFirst).not.toHaveBeenCalled();

@@ -1,11 +1,13 @@
 import type { Logger } from 'pino';
 import type { AttemptRecord, AttemptRef } from '@app/database';
 import type { DispatcherMetrics } from '../metrics';
+import type { AttemptResult, FairScheduler } from '../scheduling/fair-scheduler';
+import type { WebhookHealth } from '../scheduling/webhook-health';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { deliveryHeaders } from './delivery-request';
 import type { EventRows } from './event-rows';
 import { FirstAttempt, FirstRowWriter } from './first-attempt';
-import { nextStep } from './retry-schedule';
+import { isDelivered, nextStep } from './retry-schedule';
 import type { PostResult } from './webhook-client';
 
 /** A first attempt is kept unwritten at most this long; past it, its row is claimed (with a lease) before the outcome. */
@@ -36,12 +38,16 @@ export interface HeldAttempt {
   /** our clock's conservative view of the lease's end (taken before the statement that set it); Infinity while unwritten */
   leaseUntil: number;
   fresh?: FreshRow;
+  /** made by a retry job (DeliveryWorker): handed back, the job itself is delayed; otherwise a job is added */
+  viaJob?: boolean;
 }
 
 /** What the sender needs of the delivery record (the store's batched writer). */
 export interface AttemptStore extends FirstRowWriter {
   record(outcome: AttemptRecord): Promise<void>;
   renewLeases(items: AttemptRef[]): Promise<Set<string>>;
+  /** hands a claimed attempt back without a POST, due at `dueAt` (null: parked until re-enabled); false when no longer ours */
+  postpone(deliveryId: string, attemptNo: number, dueAt: number | null): Promise<boolean>;
   /** no attempt is in flight: write what waits now */
   flushSoon(): void;
 }
@@ -55,23 +61,32 @@ export interface Poster {
   post(url: string, headers: Record<string, string>, body: Buffer): Promise<PostResult>;
 }
 
+/** How a held attempt ended: POSTed and recorded, handed back (due at `until`; null: parked), or not made. */
+export type SendResult = { kind: 'sent' } | { kind: 'postponed'; until: number | null } | { kind: 'skipped' };
+
+/** Where the sender takes its slots (the fair scheduler) and reports outcomes (the webhooks' health). */
+export interface SenderScheduling {
+  scheduler: Pick<FairScheduler, 'admit' | 'done' | 'inFlight' | 'start' | 'stop'>;
+  health: Pick<WebhookHealth, 'observe'>;
+  /** the stored failing_since of a webhook (the directory's copy) */
+  failingSince(webhookId: string): number | null;
+}
+
 export interface DeliverySenderOptions {
-  /** POSTs in flight at once, fan-out and retry jobs together */
-  concurrency: number;
   timeoutMs: number;
   /** length of a lease from the statement that sets it (timeout + margin) */
   leaseMs: number;
 }
 
 /**
- * Makes held attempts: at most `concurrency` POSTs at a time, each signed over the event's shared
- * body; outcomes go to the store's batched writer, and a retry's delayed job is added only once its
- * next_attempt_at is committed. Attempts kept waiting for a slot (a slow receiver) get their leases
- * renewed, so the reconciler never mistakes a queued attempt for an abandoned one.
+ * Makes held attempts: a POST starts when the fair scheduler gives it a slot (which it does only while
+ * the delivery log can be written), signed over the event's shared body; outcomes go to the store's
+ * batched writer, and a retry's delayed job is added only once its next_attempt_at is committed. An
+ * attempt the scheduler turns away is handed back: its row `pending` again, due later, with a job.
+ * Attempts kept waiting for a slot (a slow receiver) get their leases renewed, so the reconciler never
+ * mistakes a queued attempt for an abandoned one.
  */
 export class DeliverySender {
-  private active = 0;
-  private readonly slots: (() => void)[] = [];
   /** each held attempt, with the owner of its row when it is a fresh first attempt */
   private readonly held = new Map<HeldAttempt, { since: number; first: FirstAttempt | null }>();
   private readonly roomWaiters: (() => void)[] = [];
@@ -86,10 +101,12 @@ export class DeliverySender {
     private readonly client: Poster,
     private readonly metrics: Pick<DispatcherMetrics, 'outcomes' | 'attemptSeconds' | 'eventToDeliverySeconds' | 'fannedOut'>,
     private readonly log: Logger,
+    private readonly scheduling: SenderScheduling,
     private readonly clock: () => number = Date.now,
   ) {}
 
   start(): void {
+    this.scheduling.scheduler.start();
     const every = Math.max(100, Math.min(1000, Math.floor((this.options.leaseMs - this.options.timeoutMs) / 4)));
     this.renewTimer = setInterval(() => {
       this.holdSlowRows();
@@ -125,6 +142,7 @@ export class DeliverySender {
     await this.idle();
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = null;
+    this.scheduling.scheduler.stop();
   }
 
   /**
@@ -134,27 +152,36 @@ export class DeliverySender {
    */
   sendAll(attempts: HeldAttempt[]): void {
     for (const attempt of attempts) {
-      this.send(attempt).catch((err) =>
+      this.send(attempt).then(undefined, (err) =>
         this.log.error({ err, deliveryId: attempt.deliveryId, attemptNo: attempt.attemptNo }, 'delivery attempt not recorded; it is redone (lease expiry or takeover)'),
       );
     }
   }
 
-  /** Makes one attempt and records it; rejects when the outcome could not be written. */
-  async send(attempt: HeldAttempt): Promise<void> {
+  /** Makes one attempt and records it, or hands it back; rejects when the outcome could not be written. */
+  async send(attempt: HeldAttempt): Promise<SendResult> {
     const first = attempt.fresh ? this.firstAttempt(attempt, attempt.fresh) : null;
     this.held.set(attempt, { since: this.clock(), first });
+    const { scheduler } = this.scheduling;
     try {
-      await this.acquire();
-      if (first?.state.kind === 'lost') {
-        // its row belongs to someone else (or could not be claimed): that record decides
-        this.release();
-        return;
-      }
+      const admission = await scheduler.admit({
+        webhookId: attempt.webhook.id,
+        organizationId: attempt.webhook.organizationId,
+        rateLimitPerSecond: attempt.webhook.rateLimitPerSecond,
+        heldByJob: !!attempt.viaJob,
+        // a fresh row not written yet cannot be handed back; it is claimed after HOLD_AFTER_MS
+        parkable: () => !first || first.state.kind === 'held',
+      });
+      if (admission.kind === 'park') return await this.handBack(attempt, admission.until);
       let result: PostResult;
       let startedAt: number;
+      let ended: AttemptResult = 'none';
       try {
+        // its row belongs to someone else (or could not be claimed): that record decides
+        if (first?.state.kind === 'lost') return { kind: 'skipped' };
         startedAt = this.clock();
+        // the lease ran out while the log was down (renewal failed): another dispatcher may be on it
+        if (attempt.leaseUntil <= startedAt) return { kind: 'skipped' };
         const headers = deliveryHeaders({
           eventId: attempt.eventId,
           body: attempt.body,
@@ -163,15 +190,31 @@ export class DeliverySender {
           now: startedAt,
         });
         result = await this.client.post(attempt.webhook.url, headers, attempt.body);
+        ended = isDelivered(result) ? 'success' : 'failure';
       } finally {
-        this.release();
+        this.release(attempt.webhook.id, ended);
       }
+      this.scheduling.health.observe(attempt.webhook.id, this.scheduling.failingSince(attempt.webhook.id), ended === 'success', result.error);
       await this.finish(attempt, first, result, startedAt);
+      return { kind: 'sent' };
     } finally {
       first?.giveUp();
       this.held.delete(attempt);
       this.wakeWaiters();
     }
+  }
+
+  /**
+   * The scheduler turned the attempt away (its webhook's breaker is open, its share stayed busy, it was disabled):
+   * its row goes back to `pending` with the attempt's number unused, due at `until`; an attempt made without a job
+   * (fan-out) gets the job of that attempt (a retry job's holder moves its own job). Nothing is counted against the
+   * retry budget.
+   */
+  private async handBack(attempt: HeldAttempt, until: number | null): Promise<SendResult> {
+    if (!(await this.store.postpone(attempt.deliveryId, attempt.attemptNo, until))) return { kind: 'skipped' };
+    if (!attempt.viaJob && until !== null) await this.queue.add(attempt.deliveryId, attempt.attemptNo, Math.max(0, until - this.clock()));
+    this.metrics.outcomes.inc({ outcome: until === null ? 'parked' : 'postponed' });
+    return { kind: 'postponed', until };
   }
 
   private async finish(attempt: HeldAttempt, first: FirstAttempt | null, result: PostResult, startedAt: number): Promise<void> {
@@ -235,21 +278,11 @@ export class DeliverySender {
     }
   }
 
-  private acquire(): Promise<void> {
-    if (this.active < this.options.concurrency) {
-      this.active++;
-      return Promise.resolve();
-    }
-    // the slot is handed over by release(), so `active` stays counted
-    return new Promise((resolve) => this.slots.push(resolve));
-  }
-
-  private release(): void {
-    const next = this.slots.shift();
-    if (next) next();
-    else if (--this.active === 0) {
+  private release(webhookId: string, result: AttemptResult): void {
+    this.scheduling.scheduler.done(webhookId, result);
+    if (this.scheduling.scheduler.inFlight === 0) {
       // the last POST of a burst: its outcome (and those before it) need not wait for a fuller batch
-      setImmediate(() => this.active === 0 && this.store.flushSoon());
+      setImmediate(() => this.scheduling.scheduler.inFlight === 0 && this.store.flushSoon());
     }
   }
 

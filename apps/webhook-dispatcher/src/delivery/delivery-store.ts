@@ -1,12 +1,14 @@
-import type { AttemptRecord, AttemptRef, Claim, DeliveriesRepository, FirstRow, NewDelivery } from '@app/database';
+import { AttemptRecord, AttemptRef, Claim, DeliveriesRepository, FirstRow, NewDelivery, newId } from '@app/database';
+import { isStoreUnreachable } from '@app/infra';
 import { EventRows, eventsCompletedBy } from './event-rows';
 import type { FirstRowWriter, RowClaim } from './first-attempt';
+import type { LogHealth } from './log-health';
 import { WriteBatcher } from './write-batcher';
 
 export type { AttemptRecord, Claim, NewDelivery };
 
 /** The statements the store batches (DeliveriesRepository's). */
-export type DeliveryLog = Pick<DeliveriesRepository, 'claim' | 'renewLeases' | 'recordAttempts' | 'insertFirstRows' | 'abandon'>;
+export type DeliveryLog = Pick<DeliveriesRepository, 'claim' | 'renewLeases' | 'recordAttempts' | 'insertFirstRows' | 'abandon' | 'postpone'>;
 
 /** A fresh row queued for the log writer: final when `outcome` is set, claimed (`delivering`) when null. */
 interface RowWrite extends FirstRow {
@@ -20,6 +22,11 @@ type LogWrite = RowWrite | { kind: 'record'; outcome: AttemptRecord } | { kind: 
 
 /** How long the log writer lets a batch fill (cut short when no attempt is in flight). */
 const LOG_LINGER_MS = 40;
+/**
+ * How long a statement that failed for an outage (PostgreSQL unreachable or restarting) is held and written
+ * again once PostgreSQL answers, before its rows are reported failed (and redone by lease expiry or takeover).
+ */
+export const LOG_OUTAGE_HOLD_MS = 30_000;
 
 /**
  * The delivery record in PostgreSQL. A first attempt from a fresh fan-out writes its row once, after
@@ -35,8 +42,12 @@ export class DeliveryStore implements FirstRowWriter {
   constructor(
     private readonly deliveries: DeliveryLog,
     private readonly leaseMs: number,
+    /** whether the log can be written: the sender starts no attempt while it cannot */
+    readonly health: LogHealth,
+    private readonly outageHoldMs = LOG_OUTAGE_HOLD_MS,
+    private readonly clock: () => number = Date.now,
   ) {
-    this.claims = new WriteBatcher((items) => this.deliveries.claim(items, this.leaseMs), 200, 2);
+    this.claims = new WriteBatcher((items) => this.observed(() => this.deliveries.claim(items, this.leaseMs)), 200, 2);
     // under load a batch fills for up to LOG_LINGER_MS: PostgreSQL spends ~115 µs per row in
     // statements of ~60 rows and ~85 µs in statements of 500 (planning, triggers, commit)
     this.log = new WriteBatcher((items) => this.writeLog(items), 1000, 1, LOG_LINGER_MS);
@@ -87,6 +98,15 @@ export class DeliveryStore implements FirstRowWriter {
     await this.deliveries.abandon(deliveryId, attemptNo, reason);
   }
 
+  /**
+   * Hands a claimed attempt back without a POST (its webhook's breaker is open, its share is busy, or it was
+   * disabled): `pending` again with the attempt's number unused, due at `dueAt`, or parked (no due time) until
+   * the webhook is re-enabled. False when the row was no longer this attempt's.
+   */
+  postpone(deliveryId: string, attemptNo: number, dueAt: number | null): Promise<boolean> {
+    return this.durably(() => this.deliveries.postpone(deliveryId, attemptNo, dueAt));
+  }
+
   /** No attempt is in flight: write what waits now rather than at the end of the linger. */
   flushSoon(): void {
     this.log.flushSoon();
@@ -94,7 +114,7 @@ export class DeliveryStore implements FirstRowWriter {
 
   /** Extends live leases of attempts still held; returns the ids whose lease was extended. */
   renewLeases(items: AttemptRef[]): Promise<Set<string>> {
-    return this.deliveries.renewLeases(items, this.leaseMs);
+    return this.observed(() => this.deliveries.renewLeases(items, this.leaseMs));
   }
 
   /**
@@ -116,12 +136,13 @@ export class DeliveryStore implements FirstRowWriter {
     }
     const [notCreated, recorded] = await Promise.all([
       rowsByEvent.size ? this.insertRows(rows, rowsByEvent).catch((err: Error) => err) : new Set<string>(),
-      records.length ? this.recordBatch(records).then(() => true as const, (err: Error) => err) : true,
+      records.length ? this.recordBatch(records) : [],
     ]);
     if (notCreated instanceof Error) for (const event of rowsByEvent.keys()) event.fail();
     else for (const [event, n] of rowsByEvent) event.written(n);
+    let nthRecord = 0;
     return items.map((item) => {
-      if (item.kind === 'record') return recorded;
+      if (item.kind === 'record') return recorded[nthRecord++];
       if (notCreated instanceof Error) return notCreated;
       return item.kind === 'row' ? !notCreated.has(item.delivery.deliveryId) : true;
     });
@@ -130,19 +151,57 @@ export class DeliveryStore implements FirstRowWriter {
   /** Returns the ids of the rows NOT created: their (webhook, event) already had a row, left alone. */
   private insertRows(rows: RowWrite[], rowsByEvent: Map<EventRows, number>): Promise<Set<string>> {
     const marks = eventsCompletedBy(rowsByEvent).map((e) => e.eventId);
-    return this.deliveries.insertFirstRows(rows, marks, this.leaseMs);
+    return this.durably(() => this.deliveries.insertFirstRows(rows, marks, this.leaseMs));
   }
 
-  private async recordBatch(items: AttemptRecord[]): Promise<void[]> {
+  /**
+   * Outcomes of claimed attempts, one statement; when it fails for one bad row (its delivery deleted
+   * meanwhile: the attempt's foreign key fails), each row is written alone so the others' outcomes are
+   * not lost, and a row that still fails is reported failed, never recorded.
+   */
+  private async recordBatch(items: AttemptRecord[]): Promise<(true | Error)[]> {
+    // one attempt id per outcome for all runs of it: a rerun after an outage writes no second attempt row
+    const ids = items.map(() => newId('att'));
     try {
-      await this.deliveries.recordAttempts(items);
+      await this.durably(() => this.deliveries.recordAttempts(items, ids));
+      return items.map(() => true);
     } catch (err) {
-      if (items.length === 1) throw err;
-      // one bad row (its delivery deleted meanwhile: the attempt's foreign key fails) must not lose
-      // the others' outcomes
-      for (const item of items) await this.deliveries.recordAttempts([item]).catch(() => undefined);
+      if (items.length === 1) return [err as Error];
+      const results: (true | Error)[] = [];
+      for (let i = 0; i < items.length; i++) {
+        results.push(await this.durably(() => this.deliveries.recordAttempts([items[i]], [ids[i]])).then(() => true as const, (e: Error) => e));
+      }
+      return results;
     }
-    return items.map(() => undefined);
+  }
+
+  /**
+   * Runs a log statement; when it fails for an outage (not for its rows), the log is marked down (no new
+   * attempt starts) and the statement is run again once PostgreSQL answers, for up to `outageHoldMs`.
+   */
+  private async durably<T>(run: () => Promise<T>): Promise<T> {
+    const until = this.clock() + this.outageHoldMs;
+    for (;;) {
+      try {
+        return await this.observed(run);
+      } catch (err) {
+        const left = until - this.clock();
+        if (!isStoreUnreachable(err) || left <= 0 || !(await this.health.whenWritable(left))) throw err;
+      }
+    }
+  }
+
+  /** Runs a statement and tells the log's health what it learnt: PostgreSQL answered, or is out. */
+  private async observed<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      const result = await run();
+      this.health.succeeded();
+      return result;
+    } catch (err) {
+      if (isStoreUnreachable(err)) this.health.failed();
+      else this.health.succeeded();
+      throw err;
+    }
   }
 }
 

@@ -19,13 +19,15 @@ export interface DeliveryWorkerOptions {
 /**
  * Retries (and replays, and attempts the reconciler put back) come as BullMQ jobs: one job = one
  * attempt. The job claims its delivery in PostgreSQL (a lease), then the sender POSTs and records it,
- * as for a first attempt made straight from the fan-out.
+ * as for a first attempt made straight from the fan-out. An attempt the fair scheduler hands back is
+ * `pending` again and its job delayed to the new due time; one of a webhook the dispatchers disabled is
+ * parked (no job) until the webhook is re-enabled.
  */
 export class DeliveryWorker {
   private worker: Worker<DeliverJobData> | null = null;
 
   constructor(
-    private readonly store: Pick<DeliveryStore, 'claim' | 'abandon'>,
+    private readonly store: Pick<DeliveryStore, 'claim' | 'abandon' | 'postpone'>,
     private readonly directory: Pick<WebhookDirectory, 'get'>,
     private readonly sender: Pick<DeliverySender, 'send'>,
     private readonly leaseMs: number,
@@ -63,11 +65,16 @@ export class DeliveryWorker {
       throw new DelayedError();
     }
     const webhook = await this.directory.get(claim.webhookId);
+    if (webhook && !webhook.active && webhook.disabledAt !== null) {
+      // disabled by the dispatchers after failing continuously: parked (pending, no due time) until re-enabled
+      await this.store.postpone(deliveryId, attemptNo, null);
+      return;
+    }
     if (!webhook || !webhook.active) {
       await this.store.abandon(deliveryId, attemptNo, webhook ? 'webhook is inactive' : 'webhook was deleted');
       return;
     }
-    await this.sender.send({
+    const sent = await this.sender.send({
       deliveryId,
       attemptNo,
       attemptBase: claim.attemptBase,
@@ -76,6 +83,12 @@ export class DeliveryWorker {
       eventTimestamp: claim.envelope.timestamp,
       body: envelopeBody(claim.envelope),
       leaseUntil: claimedAt + this.leaseMs,
+      viaJob: true,
     });
+    if (sent.kind === 'postponed' && sent.until !== null) {
+      // handed back (breaker open, webhook's share busy): this job comes back when the row is due again
+      await job.moveToDelayed(sent.until, token);
+      throw new DelayedError();
+    }
   }
 }

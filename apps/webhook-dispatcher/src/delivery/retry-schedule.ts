@@ -23,13 +23,18 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
   return Math.max(0, at - now);
 }
 
+/** 2xx only is success (CONTRACT 7); redirects are not followed. */
+export function isDelivered(result: AttemptResult): boolean {
+  return result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+}
+
 /**
  * What follows attempt `attemptInBudget` (1-based within the current retry budget): 2xx is delivered;
  * anything else is retried after the policy's delay until `attempts` tries were made, then dead.
  * A Retry-After on 429/503 is honoured, capped at the policy's delay for that step.
  */
 export function nextStep(policy: RetryPolicy, attemptInBudget: number, result: AttemptResult, now: number): AttemptOutcome {
-  if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) return { kind: 'delivered' };
+  if (isDelivered(result)) return { kind: 'delivered' };
   if (attemptInBudget >= policy.attempts) return { kind: 'dead' };
   const policyDelay = retryDelayMs(policy, attemptInBudget);
   if (result.statusCode === 429 || result.statusCode === 503) {

@@ -16,6 +16,9 @@ const hook = (id: string): WebhookTarget => ({
   active: true,
   customHeaders: {},
   retryPolicy: { policy: 'constant', delaySeconds: 1, attempts: 3 },
+  rateLimitPerSecond: null,
+  failingSince: null,
+  disabledAt: null,
   secret: null,
 });
 

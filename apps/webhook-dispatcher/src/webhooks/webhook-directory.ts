@@ -5,8 +5,10 @@ import type { WebhookRoutingRow, WebhooksRepository } from '@app/database';
 import type { WebhookChanges } from '@app/events';
 
 /** What the dispatcher needs of a webhook; the secret is decrypted here and lives only in memory. */
-export interface WebhookTarget extends Omit<WebhookView, 'createdAt' | 'updatedAt'> {
+export interface WebhookTarget extends Omit<WebhookView, 'createdAt' | 'updatedAt' | 'disabledReason'> {
   secret: string | null;
+  /** epoch ms of the first failure after the last success, as stored (any replica's) */
+  failingSince: number | null;
 }
 
 /**
@@ -18,6 +20,7 @@ export class WebhookDirectory {
   private byOrg = new Map<string, WebhookTarget[]>();
   private timer: NodeJS.Timeout | null = null;
   private inflight = new Set<Promise<unknown>>();
+  private readonly reenabled: ((id: string) => void)[] = [];
 
   constructor(
     private readonly webhooks: WebhooksRepository,
@@ -60,6 +63,22 @@ export class WebhookDirectory {
     );
   }
 
+  /** Called with the id of a webhook the dispatchers had disabled and a user re-enabled (its breaker starts afresh). */
+  onReenabled(listener: (id: string) => void): void {
+    this.reenabled.push(listener);
+  }
+
+  /** Was the webhook switched off by the dispatchers (after failing continuously)? Its attempts are parked. */
+  isDisabled(id: string): boolean {
+    const w = this.byId.get(id);
+    return !!w && !w.active && w.disabledAt !== null;
+  }
+
+  /** The stored failing_since of a webhook as last loaded (null: not failing, or not known). */
+  failingSince(id: string): number | null {
+    return this.byId.get(id)?.failingSince ?? null;
+  }
+
   /** A webhook by id, from memory or (when not seen yet) from PostgreSQL; null when it no longer exists. */
   async get(id: string): Promise<WebhookTarget | null> {
     return this.byId.get(id) ?? (await this.reloadOne(id));
@@ -78,13 +97,20 @@ export class WebhookDirectory {
       const target = this.toTarget(row);
       if (target) byId.set(target.id, target);
     }
+    const before = this.byId;
     this.byId = byId;
     this.rebuildIndex();
+    for (const target of byId.values()) this.noticeReenabled(before.get(target.id), target);
+  }
+
+  private noticeReenabled(before: WebhookTarget | undefined, after: WebhookTarget | null): void {
+    if (before && before.disabledAt !== null && after && after.active) for (const listener of this.reenabled) listener(after.id);
   }
 
   private async reloadOne(id: string): Promise<WebhookTarget | null> {
     const row = await this.webhooks.routingById(id);
     const target = row ? this.toTarget(row) : null;
+    this.noticeReenabled(this.byId.get(id), target);
     if (target) this.byId.set(id, target);
     else this.byId.delete(id);
     this.rebuildIndex();
@@ -121,6 +147,9 @@ export class WebhookDirectory {
       active: row.active,
       customHeaders: row.customHeaders ?? {},
       retryPolicy: { ...RETRY_POLICY_DEFAULTS, ...(row.retryPolicy ?? {}) },
+      rateLimitPerSecond: row.rateLimitPerSecond,
+      failingSince: row.failingSince ? row.failingSince.getTime() : null,
+      disabledAt: row.disabledAt ? row.disabledAt.getTime() : null,
       secret,
     };
   }

@@ -13,6 +13,13 @@ export class Webhook {
   @Column({ name: 'retry_policy', type: 'jsonb' }) retryPolicy: RetryPolicy;
   /** AES-256-GCM ciphertext with key id (see libs/crypto); never returned, never logged. */
   @Column({ name: 'secret_encrypted', type: 'text', nullable: true }) secretEncrypted: string | null;
+  /** optional cap on POSTs per second to the receiver (per dispatcher replica) */
+  @Column({ name: 'rate_limit_per_second', type: 'integer', nullable: true }) rateLimitPerSecond: number | null;
+  /** the first failure after the last success (the dispatchers' breaker); null while the receiver answers */
+  @Column({ name: 'failing_since', type: 'timestamptz', nullable: true }) failingSince: Date | null;
+  /** set when the dispatchers switched the webhook off after failing continuously; cleared by re-enabling */
+  @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true }) disabledAt: Date | null;
+  @Column({ name: 'disabled_reason', type: 'text', nullable: true }) disabledReason: string | null;
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' }) createdAt: Date;
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' }) updatedAt: Date;
 }

@@ -304,8 +304,12 @@ export class DeliveriesRepository {
     return new Set(rows.map((r) => r.id));
   }
 
-  /** Writes each outcome's attempt row and its claimed delivery's new state, in one statement. */
-  async recordAttempts(items: AttemptRecord[]): Promise<void> {
+  /**
+   * Writes each outcome's attempt row and its claimed delivery's new state, in one statement. `attemptIds` (one per
+   * item) make a rerun after an outage idempotent: when the first run committed but its answer was lost, the rerun
+   * writes no second attempt row (and its update no longer matches).
+   */
+  async recordAttempts(items: AttemptRecord[], attemptIds: string[] = items.map(() => newId('att'))): Promise<void> {
     await this.db.query(
       `WITH v AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::text[], $8::int[], $9::float8[], $10::float8[])
@@ -313,7 +317,8 @@ export class DeliveriesRepository {
        ins AS (
          INSERT INTO delivery_attempts (id, delivery_id, attempt_no, status_code, duration_ms, error, response_snippet, started_at)
          SELECT v.attempt_id, v.delivery_id, v.attempt_no, v.status_code, v.duration_ms, v.error, v.snippet, to_timestamp(v.started_ms / 1000)
-           FROM v)
+           FROM v
+         ON CONFLICT (id) DO NOTHING)
        UPDATE deliveries d
           SET status = v.status, leased_until = NULL,
               next_attempt_at = CASE WHEN v.next_ms IS NULL THEN NULL ELSE to_timestamp(v.next_ms / 1000) END,
@@ -323,7 +328,7 @@ export class DeliveriesRepository {
          FROM v
         WHERE d.id = v.delivery_id AND d.attempts = v.attempt_no AND d.status = 'delivering'`,
       [
-        items.map(() => newId('att')),
+        attemptIds,
         items.map((i) => i.deliveryId),
         items.map((i) => i.attemptNo),
         items.map((i) => i.status),
@@ -335,6 +340,38 @@ export class DeliveriesRepository {
         items.map((i) => i.nextAttemptAt),
       ],
     );
+  }
+
+  /**
+   * Hands a claimed attempt back without a POST: `pending` with the attempt's number unused (attempts − 1), due at
+   * `dueAt` (epoch ms), or with no due time at all when null (parked while its webhook is disabled; see
+   * `resumeParked`). False when the row is no longer held by this attempt.
+   */
+  async postpone(deliveryId: string, attemptNo: number, dueAt: number | null): Promise<boolean> {
+    // TypeORM answers an UPDATE with [rows, affected]
+    const [, affected]: [unknown[], number] = await this.db.query(
+      `UPDATE deliveries
+          SET status = 'pending', attempts = attempts - 1, leased_until = NULL,
+              next_attempt_at = CASE WHEN $3::float8 IS NULL THEN NULL ELSE to_timestamp($3::float8 / 1000) END, updated_at = now()
+        WHERE id = $1 AND attempts = $2 AND status = 'delivering'`,
+      [deliveryId, attemptNo, dueAt],
+    );
+    return affected > 0;
+  }
+
+  /** A disabled webhook was re-enabled: its parked deliveries are due now (the reconciler enqueues them). */
+  async resumeParked(webhookId: string): Promise<number> {
+    const [, affected]: [unknown[], number] = await this.db.query(
+      `UPDATE deliveries SET next_attempt_at = now(), updated_at = now()
+        WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at IS NULL`,
+      [webhookId],
+    );
+    return affected;
+  }
+
+  /** A statement that reads nothing: does PostgreSQL answer? (the log's outage probe) */
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1');
   }
 
   /** Gives a claimed attempt up without a POST (its webhook was switched off or deleted). */

@@ -10,7 +10,7 @@ import { keysetPage, PageRequest, RowPage } from './keyset-page';
  * What a dispatcher routes by. Read as stored, without defaults: a row written by hand or by an older
  * version may lack headers or parts of its policy, and the reader decides what they mean.
  */
-export type WebhookRoutingRow = Omit<Webhook, 'createdAt' | 'updatedAt' | 'customHeaders' | 'retryPolicy'> & {
+export type WebhookRoutingRow = Omit<Webhook, 'createdAt' | 'updatedAt' | 'customHeaders' | 'retryPolicy' | 'disabledReason'> & {
   customHeaders: Record<string, string> | null;
   retryPolicy: Partial<RetryPolicy> | null;
 };
@@ -25,9 +25,22 @@ interface WebhookRoutingColumns {
   custom_headers: Record<string, string> | null;
   retry_policy: Partial<RetryPolicy> | null;
   secret_encrypted: string | null;
+  rate_limit_per_second: number | null;
+  failing_since: Date | null;
+  disabled_at: Date | null;
 }
 
-const SELECT_ROUTING = `SELECT id, organization_id, url, events, session_id, active, custom_headers, retry_policy, secret_encrypted FROM webhooks`;
+const SELECT_ROUTING = `SELECT id, organization_id, url, events, session_id, active, custom_headers, retry_policy, secret_encrypted,
+                              rate_limit_per_second, failing_since, disabled_at FROM webhooks`;
+
+/** A webhook the dispatchers just disabled: what its `webhook.disabled` event says. */
+export interface DisabledWebhook {
+  id: string;
+  organizationId: string;
+  url: string;
+  failingSince: Date;
+  disabledAt: Date;
+}
 
 /** The API's hot read of a webhook: a prepared statement mapped from the entity's metadata, no query builder. */
 const FIND_IN_ORGANIZATION = new EntityReader(Webhook, 'webhooks_find_in_organization', 'id = $1 AND organization_id = $2');
@@ -42,6 +55,9 @@ const toRoutingRow = (r: WebhookRoutingColumns): WebhookRoutingRow => ({
   customHeaders: r.custom_headers,
   retryPolicy: r.retry_policy,
   secretEncrypted: r.secret_encrypted,
+  rateLimitPerSecond: r.rate_limit_per_second,
+  failingSince: r.failing_since,
+  disabledAt: r.disabled_at,
 });
 
 @Injectable()
@@ -85,5 +101,38 @@ export class WebhooksRepository {
   async routingById(id: string): Promise<WebhookRoutingRow | null> {
     const rows: WebhookRoutingColumns[] = await this.db.query(`${SELECT_ROUTING} WHERE id = $1`, [id]);
     return rows[0] ? toRoutingRow(rows[0]) : null;
+  }
+
+  /**
+   * The receiver failed after a success (as far as this dispatcher knows): `failing_since` is set unless another
+   * replica set it first. Returns the stored value (the earliest), or null when the webhook is gone.
+   */
+  async markFailing(id: string, sinceMs: number): Promise<Date | null> {
+    const [rows]: [{ failing_since: Date }[], number] = await this.db.query(
+      `UPDATE webhooks SET failing_since = COALESCE(failing_since, to_timestamp($2::float8 / 1000)) WHERE id = $1 RETURNING failing_since`,
+      [id, sinceMs],
+    );
+    return rows[0]?.failing_since ?? null;
+  }
+
+  /** The receiver answered 2xx: it is not failing (any more). */
+  async clearFailing(id: string): Promise<void> {
+    await this.db.query(`UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, [id]);
+  }
+
+  /**
+   * Switches the webhook off when it is active and has been failing for at least `failingForMs` (the stored
+   * `failing_since` decides, so every replica agrees); null when it was not (a success cleared it, someone else
+   * disabled it first, a user switched it off).
+   */
+  async disableIfFailing(id: string, failingForMs: number, reason: string, manager: EntityManager = this.db.manager): Promise<DisabledWebhook | null> {
+    const [rows]: [{ id: string; organization_id: string; url: string; failing_since: Date; disabled_at: Date }[], number] = await manager.query(
+      `UPDATE webhooks SET active = false, disabled_at = now(), disabled_reason = $3, updated_at = now()
+        WHERE id = $1 AND active AND failing_since <= now() - make_interval(secs => $2::float8 / 1000)
+       RETURNING id, organization_id, url, failing_since, disabled_at`,
+      [id, failingForMs, reason],
+    );
+    const r = rows[0];
+    return r ? { id: r.id, organizationId: r.organization_id, url: r.url, failingSince: r.failing_since, disabledAt: r.disabled_at } : null;
   }
 }

@@ -16,7 +16,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { RETRY_BOUNDS, RETRY_POLICIES, RetryPolicy, RetryPolicyKind } from '@app/contracts';
+import { RATE_LIMIT_BOUNDS, RETRY_BOUNDS, RETRY_POLICIES, RetryPolicy, RetryPolicyKind } from '@app/contracts';
 import { IsHeaderMap, IsWebhookEvents, IsWebhookUrl, WEBHOOK_EVENT_NAMES } from './webhook-validators';
 
 /** null and undefined are different on PATCH: undefined keeps a field, null is refused unless the field is nullable. */
@@ -64,6 +64,13 @@ class WebhookFieldsDto {
   @ValidateIf(present) @IsObject() @ValidateNested() @Type(() => RetryPolicyDto)
   retryPolicy?: RetryPolicyDto;
 
+  @ApiPropertyOptional({
+    type: 'integer', nullable: true, minimum: RATE_LIMIT_BOUNDS.min, maximum: RATE_LIMIT_BOUNDS.max,
+    description: 'at most this many POSTs per second to the receiver (per dispatcher replica); null: no cap',
+  })
+  @IsOptional() @IsInt() @Min(RATE_LIMIT_BOUNDS.min) @Max(RATE_LIMIT_BOUNDS.max)
+  rateLimitPerSecond?: number | null;
+
   @ApiPropertyOptional({ type: String, nullable: true, writeOnly: true, description: 'HMAC key; never returned' })
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(1024)
   secret?: string | null;
@@ -97,6 +104,13 @@ export class WebhookResponse {
   @ApiProperty() active: boolean;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) customHeaders: Record<string, string>;
   @ApiProperty({ type: RetryPolicyView }) retryPolicy: RetryPolicyView;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'POSTs per second cap; null: none' }) rateLimitPerSecond: number | null;
+  @ApiProperty({
+    type: 'integer', format: 'int64', nullable: true,
+    description: 'epoch ms when the dispatchers disabled the webhook after it kept failing; cleared by PATCH active: true',
+  })
+  disabledAt: number | null;
+  @ApiProperty({ type: String, nullable: true }) disabledReason: string | null;
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) createdAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) updatedAt: number;
 }

@@ -1,0 +1,218 @@
+import IORedis, { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
+import type { EventEnvelope, EventType } from '@app/contracts';
+import { EventPublisher } from '@app/events';
+import { startApi } from './support/api-app';
+import { AppProcess, waitFor } from './support/processes';
+import { createWebhookRow, deliveriesOf, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
+import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
+
+/**
+ * Issue 23: no receiver and no organization slows another's deliveries (fair scheduler, per-webhook share),
+ * a webhook that keeps failing is slowed by its breaker and then disabled with a `webhook.disabled` event, and
+ * re-enabling it resumes what was pending. Real dispatcher processes, real HTTP receivers, PostgreSQL, Redis.
+ */
+describe('webhook delivery fairness, breaker and disable', () => {
+  let db: DataSource;
+  let redis: Redis;
+  let publisher: EventPublisher;
+  const receivers: Receiver[] = [];
+  const dispatchers: AppProcess[] = [];
+  let api: Awaited<ReturnType<typeof startApi>> | null = null;
+
+  const receiver = async () => {
+    const r = await startReceiver();
+    receivers.push(r);
+    return r;
+  };
+  const dispatcher = async (env: Record<string, string>) => {
+    const d = await startDispatcherProcess(env);
+    dispatchers.push(d);
+    return d;
+  };
+  const stopDispatchers = async () => {
+    for (const d of dispatchers.splice(0)) await d.stop();
+  };
+
+  /** First arrival of each request id under `path`: what a deduping receiver acts on. */
+  const firstArrivals = (r: Receiver, path: string) => {
+    const at = new Map<string, number>();
+    for (const req of r.at(path)) {
+      const id = String(req.headers['x-webhook-request-id']);
+      if (!at.has(id)) at.set(id, req.receivedAt);
+    }
+    return at;
+  };
+
+  /** Event-to-receiver latencies (ms) of these events at `path`, sorted. */
+  const latencies = (r: Receiver, path: string, events: EventEnvelope[]) => {
+    const at = firstArrivals(r, path);
+    return events.map((e) => at.get(e.id)! - e.timestamp).sort((a, b) => a - b);
+  };
+  const p99 = (sorted: number[]) => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)];
+
+  /** Publishes `count` events one by one, `everyMs` apart: a steady stream, as producers make it. */
+  const stream = async (organizationId: string, event: EventType, count: number, everyMs: number): Promise<EventEnvelope[]> => {
+    const sent: EventEnvelope[] = [];
+    for (let i = 0; i < count; i++) {
+      const envelope = publisher.build({ event, organizationId, sessionId: null, payload: { i } }) as EventEnvelope;
+      await publisher.publishEnvelopes([envelope]);
+      sent.push(envelope);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+    return sent;
+  };
+
+  const arrived = (r: Receiver, path: string, events: EventEnvelope[]) => {
+    const ids = r.distinctIds(path);
+    return events.every((e) => ids.has(e.id));
+  };
+
+  beforeAll(async () => {
+    db = await testDataSource();
+    redis = new IORedis(process.env.REDIS_URL!);
+    publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
+  });
+
+  afterEach(async () => {
+    // receivers first: a hung POST ends when its connection closes, so the dispatcher stops at once
+    for (const r of receivers.splice(0)) await r.close();
+    await stopDispatchers();
+  });
+
+  afterAll(async () => {
+    for (const r of receivers.splice(0)) await r.close();
+    await stopDispatchers();
+    await api?.app.close();
+    await redis.quit();
+    await closeTestDataSource();
+  });
+
+  it('keeps a healthy webhook\'s first attempts within 2 s of its baseline p99 while another receiver accepts and never answers', async () => {
+    const org = await seedOrganization('Fair hung');
+    const healthy = await receiver();
+    const hung = await receiver();
+    let hanging = false;
+    hung.respondWith(() => (hanging ? new Promise(() => undefined) : { status: 200 }));
+    const policy = { policy: 'constant' as const, delaySeconds: 1, attempts: 30 };
+    const healthyHook = await createWebhookRow(db, null, { organizationId: org.id, url: `${healthy.url}/healthy`, events: ['message.received'], retryPolicy: policy });
+    await createWebhookRow(db, null, { organizationId: org.id, url: `${hung.url}/hung`, events: ['message.received'], retryPolicy: policy });
+    // 8 POST slots: without a per-webhook share, 8 hung requests hold all of them for the whole (20 s) timeout
+    await dispatcher({ DISPATCHER_CONCURRENCY: '8', WEBHOOK_TIMEOUT_MS: '20000' });
+
+    // baseline: both receivers answer
+    const before = await stream(org.id, 'message.received', 60, 50);
+    await waitFor(() => arrived(healthy, '/healthy', before), 20000, 'baseline events at the healthy receiver');
+    const baseline = p99(latencies(healthy, '/healthy', before));
+
+    // the other receiver now accepts every connection and never answers
+    hanging = true;
+    const during = await stream(org.id, 'message.received', 120, 50);
+    await waitFor(() => arrived(healthy, '/healthy', during), 30000, 'events at the healthy receiver while the other hangs');
+    const hungP99 = p99(latencies(healthy, '/healthy', during));
+    expect(hungP99).toBeLessThanOrEqual(baseline + 2000);
+    // the hung receiver got requests (it is not simply skipped), and every healthy delivery is recorded
+    expect(hung.at('/hung').length).toBeGreaterThan(60);
+    await waitFor(async () => (await deliveriesOf(db, healthyHook)).filter((d) => d.status === 'delivered').length === 180, 20000, 'healthy deliveries recorded');
+  }, 120_000);
+
+  it('delivers another organization\'s fresh events within 2 s while one organization has 2,000 retries due at a slow receiver', async () => {
+    const busy = await seedOrganization('Fair backlog');
+    const quiet = await seedOrganization('Fair quiet');
+    const slow = await receiver();
+    const fast = await receiver();
+    let slowMode = false;
+    // first attempts fail at once; the retries meet a receiver that takes 4 s to fail
+    slow.respondWith(async () => {
+      if (slowMode) await new Promise((r) => setTimeout(r, 4000));
+      return { status: 500 };
+    });
+    const backlogHook = await createWebhookRow(db, null, {
+      organizationId: busy.id, url: `${slow.url}/backlog`, events: ['message.ack'], retryPolicy: { policy: 'constant', delaySeconds: 3, attempts: 30 },
+    });
+    await createWebhookRow(db, null, { organizationId: quiet.id, url: `${fast.url}/fresh`, events: ['message.received'] });
+    // the breaker is not what this test is about: it stays closed
+    await dispatcher({ DISPATCHER_CONCURRENCY: '8', WEBHOOK_TIMEOUT_MS: '10000', WEBHOOK_BREAKER_FAILURES: '100000' });
+
+    const backlog = Array.from({ length: 2000 }, (_, i) => publisher.build({ event: 'message.ack', organizationId: busy.id, sessionId: null, payload: { i } }) as EventEnvelope);
+    for (let i = 0; i < backlog.length; i += 500) await publisher.publishEnvelopes(backlog.slice(i, i + 500));
+    // every first attempt failed and its retry is scheduled
+    await waitFor(async () => {
+      const [row] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'pending'`, [backlogHook]);
+      return row.n === 2000;
+    }, 60000, '2,000 retries scheduled');
+    slowMode = true;
+    // the retries are due: the slow receiver holds every POST it gets for 4 s
+    await waitFor(async () => {
+      const [row] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at < now()`, [backlogHook]);
+      return row.n >= 1000;
+    }, 20000, 'retries due');
+    await waitFor(() => slow.at('/backlog').length > 2000, 20000, 'retries under way');
+
+    const fresh = await stream(quiet.id, 'message.received', 40, 50);
+    await waitFor(() => arrived(fast, '/fresh', fresh), 30000, 'the quiet organization\'s events');
+    const took = latencies(fast, '/fresh', fresh);
+    expect(took[took.length - 1]).toBeLessThanOrEqual(2000);
+    // the backlog is still being worked through, not dropped: nothing of it is dead or lost
+    const rows = await deliveriesOf(db, backlogHook);
+    expect(rows).toHaveLength(2000);
+    expect(rows.filter((r) => r.status === 'dead')).toHaveLength(0);
+  }, 180_000);
+
+  it('opens the breaker of a failing webhook, disables it with a webhook.disabled event, and resumes its pending deliveries when re-enabled', async () => {
+    api = await startApi();
+    const org: SeededOrg = await seedOrganization('Breaker');
+    const down = await receiver();
+    const watch = await receiver();
+    let failing = true;
+    down.respondWith(() => (failing ? { status: 503, body: 'maintenance' } : { status: 200 }));
+    const create = async (body: object) => {
+      const res = await api!.http().post('/api/v1/webhooks').set(bearer(org.adminKey)).send(body);
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    };
+    const downHook = await create({ url: `${down.url}/down`, events: ['presence.update'], retryPolicy: { policy: 'constant', delaySeconds: 1, attempts: 30 } });
+    await create({ url: `${watch.url}/watch`, events: ['webhook.disabled'] });
+    const d = await dispatcher({ WEBHOOK_BREAKER_FAILURES: '3', WEBHOOK_BREAKER_COOLDOWN_MS: '500', WEBHOOK_DISABLE_AFTER_MS: '3000' });
+
+    const events = Array.from({ length: 20 }, (_, i) => publisher.build({ event: 'presence.update', organizationId: org.id, sessionId: null, payload: { i } }) as EventEnvelope);
+    await publisher.publishEnvelopes(events);
+
+    // the organization's other webhook hears of it
+    const [notice] = await waitFor(() => (watch.at('/watch').length ? watch.at('/watch') : undefined), 30000, 'webhook.disabled event');
+    const envelope = JSON.parse(notice.rawBody.toString());
+    expect(envelope).toMatchObject({
+      event: 'webhook.disabled',
+      organizationId: org.id,
+      sessionId: null,
+      payload: { webhookId: downHook, url: `${down.url}/down`, reason: expect.stringMatching(/^failing continuously since .* \(last: receiver answered 503\)$/) },
+    });
+    expect(envelope.payload.disabledAt - envelope.payload.failingSince).toBeGreaterThanOrEqual(3000);
+
+    // the API shows it
+    const view = await api.http().get(`/api/v1/webhooks/${downHook}`).set(bearer(org.adminKey));
+    expect(view.body).toMatchObject({ active: false, disabledAt: envelope.payload.disabledAt, disabledReason: envelope.payload.reason });
+
+    // while it failed, the breaker handed attempts back rather than POSTing them on the retry policy's schedule
+    const metrics = await (await fetch(`${d.opsUrl}/metrics`)).text();
+    expect(Number(/webhook_deliveries_total\{[^}]*outcome="postponed"[^}]*\} (\d+)/.exec(metrics)?.[1] ?? 0)).toBeGreaterThan(0);
+
+    // nothing is dead and nothing is in flight: every undelivered delivery is parked, pending
+    const parked = await waitFor(async () => {
+      const rows = await deliveriesOf(db, downHook);
+      return rows.length === 20 && rows.every((r) => r.status === 'pending') && rows;
+    }, 20000, 'deliveries parked');
+    expect(parked).toHaveLength(20);
+    // every POST made has its attempt row, and no attempt row lacks its POST
+    const [attempts] = await db.query(`SELECT count(*)::int AS n FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.webhook_id = $1`, [downHook]);
+    expect(attempts.n).toBe(down.at('/down').length);
+
+    // re-enabled, with the receiver back: every pending delivery goes out
+    failing = false;
+    const res = await api.http().patch(`/api/v1/webhooks/${downHook}`).set(bearer(org.adminKey)).send({ active: true });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ active: true, disabledAt: null, disabledReason: null });
+    await waitFor(async () => (await deliveriesOf(db, downHook)).every((r) => r.status === 'delivered'), 30000, 'pending deliveries delivered after re-enabling');
+    expect(down.distinctIds('/down')).toEqual(new Set(events.map((e) => e.id)));
+  }, 120_000);
+});
