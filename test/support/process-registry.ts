@@ -1,8 +1,8 @@
 /*
  * Every process an e2e test starts, registered so that none outlives its test file, whatever the test did.
  *
- * A child is spawned in a process group of its own (`detached`), so killing the group takes its children too (a
- * start script's apps). Each registration is kept twice: in the test file's global (the e2e environment,
+ * A child is spawned in a process group of its own (`detached`), so killing the group takes its children too. (The
+ * start script runs its apps in groups of their own; they stop by themselves when it dies: scripts/exit-with-parent.js.) Each registration is kept twice: in the test file's global (the e2e environment,
  * test/support/e2e-environment.js, SIGKILLs every group still alive once the file's own hooks have run, even after a
  * failed or timed-out test) and as a pid file in the run's directory (global-teardown sweeps those, in case a worker
  * died before its environment could). A spawn anywhere in test/ goes through `spawnRegistered` or

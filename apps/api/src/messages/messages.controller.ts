@@ -75,7 +75,8 @@ export class MessagesController {
   @RequirePermissions('sessions:read')
   @ApiEndpoint(
     'Download a message\'s media',
-    'The bytes with the stored mimetype. 404 when the message has no media, the network no longer has it, or an outbound message was already sent (its bytes are deleted).',
+    'The bytes with the stored mimetype. 404 when the message has no media, the network no longer has it, or an outbound message was already sent (its bytes are deleted); 503 when the network that holds inbound media cannot be reached right now.',
+    'gateway_unavailable',
   )
   @ApiOkResponse({
     description: "the bytes; `Content-Type` is the message's stored `media.mimetype` (any type, hence `*/*`), `Content-Disposition` carries its filename",

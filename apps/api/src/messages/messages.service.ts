@@ -167,7 +167,11 @@ export class MessagesService {
       return { body: await this.mediaSource.open(message.mediaRef), mimetype, length: message.media.size, filename };
     } catch (err) {
       if (err instanceof MediaUnavailableError) throw gone(err.message);
-      throw err;
+      // the network (WhatsApp's CDN, the simulator) did not answer: a retry may work, so not a 404 and not our bug
+      throw new DomainError('gateway_unavailable', 'the network that holds this media cannot be reached right now; retry later', {
+        messageId,
+        reason: err instanceof Error ? err.message : String(err),
+      });
     }
   }
 
