@@ -1,0 +1,240 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { bootFleet, FleetGateway, isolateFleet, SimFleet } from './support/fleet-harness';
+
+const db = isolateFleet('inbound-handoff');
+
+import { waitFor } from './support/processes';
+import { Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
+import type { AppProcess } from './support/processes';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+
+jest.setTimeout(120_000);
+
+/** The burst a contact sends, and how many of it go out before the fault. */
+const BURST = 300;
+const BEFORE_FAULT = 100;
+/** Control-API calls in flight at once: fast enough to build a backlog on the gateway, as a real burst does. */
+const SEND_CONCURRENCY = 25;
+const CONTACT = '15557770000@s.whatsapp.net';
+
+/** What one fault run counted (printed for the issue's figures). */
+interface Figures {
+  fault: string;
+  sent: number;
+  stored: number;
+  announced: number;
+  delivered: number;
+  lost: number;
+  duplicated: number;
+}
+
+/**
+ * Issue 17, handoffs: a contact writes a burst of 300 messages to a session while its gateway is drained (SIGTERM),
+ * killed (SIGKILL), or loses the session to a rebalance move; every message must reach a real webhook receiver, none
+ * twice. Lost = sent and never received; duplicated = a message received under more than one X-Webhook-Request-Id
+ * (a retry of one delivery repeats its request id and is not a duplicate) or announced by more than one event.
+ */
+describe('Inbound messages through handoffs: nothing the network hands over is lost (issue 17)', () => {
+  const fleet = new SimFleet({
+    GATEWAY_HEARTBEAT_MS: '250',
+    GATEWAY_TTL_MS: '1500',
+    GATEWAY_ADOPT_INTERVAL_MS: '250',
+    SUPERVISOR_INTERVAL_MS: '100',
+    RECONNECT_BASE_DELAY_MS: '100',
+    RECONNECT_MAX_DELAY_MS: '500',
+    GATEWAY_DRAIN_GRACE_MS: '20000',
+    REBALANCE_MOVES_PER_MIN: '0',
+  });
+  let app: INestApplication;
+  let org: SeededOrg;
+  let receiver: Receiver;
+  let dispatcher: AppProcess;
+  const figures: Figures[] = [];
+  const api = () => request(app.getHttpServer());
+
+  beforeAll(async () => {
+    app = await bootFleet(db, fleet, []);
+    org = await seedOrganization('Handoff Inc');
+    receiver = await startReceiver();
+    dispatcher = await startDispatcherProcess();
+    const hook = await api().post('/api/v1/webhooks').set(bearer(org.adminKey)).send({ url: `${receiver.url}/hooks`, events: ['message.received'] });
+    expect(hook.status).toBe(201);
+  });
+
+  afterAll(async () => {
+    // eslint-disable-next-line no-console
+    if (figures.length > 0) console.log(`inbound through handoffs:\n${figures.map((f) => JSON.stringify(f)).join('\n')}`);
+    await app?.close();
+    await dispatcher?.stop();
+    await receiver?.close();
+    await fleet.stopAll();
+    await closeTestDataSource();
+    await db.drop();
+  });
+
+  /** Creates `n` sessions (placed on the only gateway up), pairs them and waits until they work. */
+  async function workingSessions(n: number, gatewayId: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const res = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: `handoff ${gatewayId} ${i}` });
+      expect(res.status).toBe(201);
+      expect(res.body.gatewayId).toBe(gatewayId);
+      ids.push(res.body.id);
+    }
+    await fleet.pair(ids);
+    const pg = await testDataSource();
+    await waitFor(
+      async () => Number((await pg.query(`SELECT count(*) AS n FROM sessions WHERE id = ANY($1) AND status = 'working'`, [ids]))[0].n) === n,
+      20_000,
+      'the sessions to work',
+    );
+    return ids;
+  }
+
+  /** The contact's messages `from`..`to` (exclusive), SEND_CONCURRENCY at a time; the network's waMessageIds in order. */
+  async function send(sessionId: string, from: number, to: number, tag: string): Promise<string[]> {
+    const ids: string[] = new Array(to - from);
+    let next = from;
+    const worker = async () => {
+      for (let i = next++; i < to; i = next++) {
+        const res = await fleet.simPost(`/sim/sessions/${sessionId}/inbound`, { from: CONTACT, text: `${tag} ${i}` });
+        if (typeof res.id !== 'string') throw new Error(`the simulator refused message ${i}: ${JSON.stringify(res)}`);
+        ids[i - from] = res.id;
+      }
+    };
+    await Promise.all(Array.from({ length: SEND_CONCURRENCY }, worker));
+    return ids;
+  }
+
+  /** What reached the receiver for these waMessageIds: request ids and event ids per message. */
+  function received(sent: readonly string[]): Map<string, { requests: Set<string>; events: Set<string> }> {
+    const wanted = new Set(sent);
+    const seen = new Map<string, { requests: Set<string>; events: Set<string> }>();
+    for (const r of receiver.at('/hooks')) {
+      const body = JSON.parse(r.rawBody.toString());
+      const wa = body.payload?.message?.waMessageId;
+      if (body.event !== 'message.received' || !wanted.has(wa)) continue;
+      const entry = seen.get(wa) ?? { requests: new Set(), events: new Set() };
+      entry.requests.add(String(r.headers['x-webhook-request-id']));
+      entry.events.add(body.id);
+      seen.set(wa, entry);
+    }
+    return seen;
+  }
+
+  /**
+   * Waits until every sent message has reached the receiver and every event announcing one was delivered (so a late
+   * duplicate would be seen too), or up to `patienceMs` when some never arrive (the code before the fix); then counts.
+   */
+  async function count(fault: string, sessionId: string, sent: readonly string[], patienceMs = 45_000): Promise<Figures> {
+    const pg = await testDataSource();
+    const announced = async (): Promise<number> =>
+      Number(
+        (
+          await pg.query(
+            `SELECT count(*) AS n FROM events WHERE type = 'message.received' AND session_id = $1 AND envelope->'payload'->'message'->>'waMessageId' = ANY($2)`,
+            [sessionId, sent],
+          )
+        )[0].n,
+      );
+    const settled = async () => {
+      const seen = received(sent);
+      if (seen.size < sent.length) return false;
+      const events = new Set([...seen.values()].flatMap((e) => [...e.events]));
+      return events.size >= (await announced());
+    };
+    await waitFor(settled, patienceMs, `all ${sent.length} messages of the ${fault} run at the receiver`).catch(() => undefined);
+    const seen = received(sent);
+    const stored = Number((await pg.query(`SELECT count(*) AS n FROM messages WHERE session_id = $1 AND wa_message_id = ANY($2)`, [sessionId, sent]))[0].n);
+    let duplicated = 0;
+    for (const entry of seen.values()) duplicated += Math.max(entry.requests.size, entry.events.size) - 1;
+    const result: Figures = {
+      fault,
+      sent: sent.length,
+      stored,
+      announced: await announced(),
+      delivered: seen.size,
+      lost: sent.length - seen.size,
+      duplicated,
+    };
+    figures.push(result);
+    // eslint-disable-next-line no-console
+    console.log(`inbound through ${fault}: ${JSON.stringify(result)}`);
+    return result;
+  }
+
+  const expectNothingLost = (f: Figures) => {
+    expect({ lost: f.lost, duplicated: f.duplicated, stored: f.stored, announced: f.announced }).toEqual({
+      lost: 0,
+      duplicated: 0,
+      stored: f.sent,
+      announced: f.sent,
+    });
+  };
+
+  const started = (id: string): Promise<FleetGateway> => fleet.startGateway(id);
+
+  /** Stops the session and its gateway, so the next test's supervisor has nothing of this one to fail over or move. */
+  async function retire(sessionId: string, gatewayId: string): Promise<void> {
+    const res = await api().post(`/api/v1/sessions/${sessionId}:stop`).set(bearer(org.adminKey));
+    expect(res.status).toBe(200);
+    await fleet.gateways.get(gatewayId)!.proc.stop();
+  }
+
+  it('(a) SIGTERM during a burst: the drain hands the session to the other gateway and all 300 messages arrive, once', async () => {
+    const doomed = await started('gw-drained');
+    const [sessionId] = await workingSessions(1, 'gw-drained');
+    await started('gw-heir');
+
+    const exited = new Promise<number | null>((resolve) => doomed.proc.child.once('exit', (code) => resolve(code)));
+    const sent = await send(sessionId, 0, BEFORE_FAULT, 'drain');
+    doomed.proc.child.kill('SIGTERM');
+    sent.push(...(await send(sessionId, BEFORE_FAULT, BURST, 'drain')));
+    expect(await exited).toBe(0);
+
+    const f = await count('drain (SIGTERM)', sessionId, sent);
+    expectNothingLost(f);
+    const pg = await testDataSource();
+    expect((await pg.query(`SELECT gateway_id FROM sessions WHERE id = $1`, [sessionId]))[0].gateway_id).toBe('gw-heir');
+    await retire(sessionId, 'gw-heir');
+  });
+
+  it('(b) SIGKILL during a burst: failover to the other gateway and all 300 messages arrive, once', async () => {
+    await started('gw-killed');
+    const [sessionId] = await workingSessions(1, 'gw-killed');
+    await started('gw-survivor');
+
+    const sent = await send(sessionId, 0, BEFORE_FAULT, 'kill');
+    await fleet.gateways.get('gw-killed')!.proc.kill();
+    sent.push(...(await send(sessionId, BEFORE_FAULT, BURST, 'kill')));
+
+    const f = await count('failover (SIGKILL)', sessionId, sent);
+    expectNothingLost(f);
+    const pg = await testDataSource();
+    expect((await pg.query(`SELECT gateway_id FROM sessions WHERE id = $1`, [sessionId]))[0].gateway_id).toBe('gw-survivor');
+    await retire(sessionId, 'gw-survivor');
+  });
+
+  it('(c) a rebalance move in the middle of a burst: the session changes gateway and all 300 messages arrive, once', async () => {
+    // the first gateway leads (it is alone when it starts) and rebalances as soon as the second one joins
+    await fleet.startGateway('gw-full', { REBALANCE_MOVES_PER_MIN: '600', REBALANCE_THRESHOLD: '10', GATEWAY_CAPACITY: '10' });
+    const ids = await workingSessions(2, 'gw-full');
+    // movableOn picks by id: the first session created is the one that moves
+    const sessionId = [...ids].sort()[0];
+
+    const sent = await send(sessionId, 0, BEFORE_FAULT, 'move');
+    await fleet.startGateway('gw-empty', { GATEWAY_CAPACITY: '10' });
+    const pg = await testDataSource();
+    // the move is in the table; the full gateway hands the session off with its next converge pass
+    await waitFor(async () => (await pg.query(`SELECT gateway_id FROM sessions WHERE id = $1`, [sessionId]))[0].gateway_id === 'gw-empty', 15_000, 'the rebalance move');
+    sent.push(...(await send(sessionId, BEFORE_FAULT, BURST, 'move')));
+
+    const f = await count('rebalance move', sessionId, sent);
+    expectNothingLost(f);
+    const moves = await pg.query(`SELECT count(*)::int AS n FROM events WHERE type = 'session.status' AND session_id = $1 AND envelope->'payload'->>'reason' = 'rebalance'`, [
+      sessionId,
+    ]);
+    expect(moves[0].n).toBe(1);
+  });
+});
