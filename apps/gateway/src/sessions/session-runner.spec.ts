@@ -1028,6 +1028,15 @@ describe('SessionRunner', () => {
       t.engine.last.emit({ type: 'open', account });
       await settle();
       expect(t.row).toMatchObject({ status: 'working', lastReason: 'connected' });
+
+      // a stop during the outage: its `stopped` lands once the database is back
+      db.down = true;
+      await t.runner.stop();
+      expect(t.runner.currentStatus).toBe('stopped');
+      db.down = false;
+      t.timers.fireAll();
+      await settle();
+      expect(t.row).toMatchObject({ status: 'stopped', lastReason: 'stop_requested', desiredState: 'stopped' });
     });
   });
 });

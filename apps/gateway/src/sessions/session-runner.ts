@@ -814,8 +814,9 @@ export class SessionRunner {
     this.rowRetryTimer = this.timers.setTimeout(() => {
       this.rowRetryTimer = null;
       void this.serial(async () => {
-        // a runner that let the session go leaves the row to the next holder
-        if (this.wanted && this.leaseHeld && Object.keys(this.unwritten).length > 0) await this.writeRow({});
+        // also after a stop or a hand-off (their `stopped` must land): the lease token fences it, so a row another
+        // gateway holds by now refuses the write
+        if (Object.keys(this.unwritten).length > 0) await this.writeRow({});
       }).catch((err) => this.log.warn({ err: String(err) }, 'writing the session row again failed'));
     }, delay);
   }

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { bootFleet, FleetGateway, isolateFleet, SimFleet } from './support/fleet-harness';
 
-const db = isolateFleet('inbound-handoff');
+const db = isolateFleet('inbound-ack');
 
 import { waitFor } from './support/processes';
 import { Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
@@ -35,7 +35,7 @@ interface Figures {
  * twice. Lost = sent and never received; duplicated = a message received under more than one X-Webhook-Request-Id
  * (a retry of one delivery repeats its request id and is not a duplicate) or announced by more than one event.
  */
-describe('Inbound messages through handoffs: nothing the network hands over is lost (issue 17)', () => {
+describe('Inbound messages are acknowledged only once durable: nothing the network hands over is lost (issue 17)', () => {
   const fleet = new SimFleet({
     GATEWAY_HEARTBEAT_MS: '250',
     GATEWAY_TTL_MS: '1500',
@@ -92,8 +92,8 @@ describe('Inbound messages through handoffs: nothing the network hands over is l
     return ids;
   }
 
-  /** The contact's messages `from`..`to` (exclusive), SEND_CONCURRENCY at a time; the network's waMessageIds in order. */
-  async function send(sessionId: string, from: number, to: number, tag: string): Promise<string[]> {
+  /** The contact's messages `from`..`to` (exclusive), `concurrency` at a time; the network's waMessageIds in order. */
+  async function send(sessionId: string, from: number, to: number, tag: string, concurrency = SEND_CONCURRENCY): Promise<string[]> {
     const ids: string[] = new Array(to - from);
     let next = from;
     const worker = async () => {
@@ -103,7 +103,7 @@ describe('Inbound messages through handoffs: nothing the network hands over is l
         ids[i - from] = res.id;
       }
     };
-    await Promise.all(Array.from({ length: SEND_CONCURRENCY }, worker));
+    await Promise.all(Array.from({ length: concurrency }, worker));
     return ids;
   }
 
@@ -127,14 +127,15 @@ describe('Inbound messages through handoffs: nothing the network hands over is l
    * Waits until every sent message has reached the receiver and every event announcing one was delivered (so a late
    * duplicate would be seen too), or up to `patienceMs` when some never arrive (the code before the fix); then counts.
    */
-  async function count(fault: string, sessionId: string, sent: readonly string[], patienceMs = 45_000): Promise<Figures> {
+  async function count(fault: string, sessionIds: string | string[], sent: readonly string[], patienceMs = 45_000): Promise<Figures> {
+    const sessions = ([] as string[]).concat(sessionIds);
     const pg = await testDataSource();
     const announced = async (): Promise<number> =>
       Number(
         (
           await pg.query(
-            `SELECT count(*) AS n FROM events WHERE type = 'message.received' AND session_id = $1 AND envelope->'payload'->'message'->>'waMessageId' = ANY($2)`,
-            [sessionId, sent],
+            `SELECT count(*) AS n FROM events WHERE type = 'message.received' AND session_id = ANY($1) AND envelope->'payload'->'message'->>'waMessageId' = ANY($2)`,
+            [sessions, sent],
           )
         )[0].n,
       );
@@ -146,7 +147,7 @@ describe('Inbound messages through handoffs: nothing the network hands over is l
     };
     await waitFor(settled, patienceMs, `all ${sent.length} messages of the ${fault} run at the receiver`).catch(() => undefined);
     const seen = received(sent);
-    const stored = Number((await pg.query(`SELECT count(*) AS n FROM messages WHERE session_id = $1 AND wa_message_id = ANY($2)`, [sessionId, sent]))[0].n);
+    const stored = Number((await pg.query(`SELECT count(*) AS n FROM messages WHERE session_id = ANY($1) AND wa_message_id = ANY($2)`, [sessions, sent]))[0].n);
     let duplicated = 0;
     for (const entry of seen.values()) duplicated += Math.max(entry.requests.size, entry.events.size) - 1;
     const result: Figures = {
@@ -235,5 +236,65 @@ describe('Inbound messages through handoffs: nothing the network hands over is l
       sessionId,
     ]);
     expect(moves[0].n).toBe(1);
+  });
+
+  it('(d) writes that fail while the socket stays up: the events are retried in place, never acked meanwhile, and all arrive in order without a reconnect', async () => {
+    await started('gw-failing');
+    const [sessionId] = await workingSessions(1, 'gw-failing');
+    const pg = await testDataSource();
+    const opensBefore = (await fleet.simGet(`/sim/sessions/${sessionId}`)).opens;
+    // PostgreSQL refuses this session's message rows (a failing write, not an outage: everything else works)
+    await pg.query(`CREATE FUNCTION refuse_message() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
+    await pg.query(`CREATE TRIGGER refuse_message BEFORE INSERT ON messages FOR EACH ROW WHEN (NEW.session_id = '${sessionId}') EXECUTE FUNCTION refuse_message()`);
+    let sent: string[];
+    try {
+      // one at a time, so the network's order is the order of `sent`
+      sent = await send(sessionId, 0, 100, 'refused', 1);
+      // the device holds all of them un-acknowledged (the gateway retries the first, the rest wait behind it)
+      await waitFor(async () => (await fleet.simGet(`/sim/sessions/${sessionId}`)).pendingInbound === 100, 15_000, 'the network to hold the 100 un-acked');
+    } finally {
+      await pg.query(`DROP TRIGGER IF EXISTS refuse_message ON messages`);
+      await pg.query(`DROP FUNCTION IF EXISTS refuse_message()`);
+    }
+    sent.push(...(await send(sessionId, 100, 150, 'after', 1)));
+
+    const f = await count('failing writes', sessionId, sent);
+    expectNothingLost(f);
+    await waitFor(async () => (await fleet.simGet(`/sim/sessions/${sessionId}`)).pendingInbound === 0, 10_000, 'every event acked');
+    // taken in place, in the network's order: no reconnect redelivered them
+    expect((await fleet.simGet(`/sim/sessions/${sessionId}`)).opens).toBe(opensBefore);
+    const stored: Array<{ wa_message_id: string }> = await pg.query(`SELECT wa_message_id FROM messages WHERE session_id = $1 AND direction = 'in' ORDER BY id`, [sessionId]);
+    expect(stored.map((r) => r.wa_message_id)).toEqual(sent);
+  });
+
+  it('(e) SIGTERM of a loaded gateway: 20 sessions with backlogs are all moved by the drain (none left for failover) within its grace period', async () => {
+    const SESSIONS = 20;
+    const PER_SESSION = 100;
+    const loaded = await fleet.startGateway('gw-loaded', { GATEWAY_DRAIN_GRACE_MS: '8000' });
+    const ids = await workingSessions(SESSIONS, 'gw-loaded');
+    await started('gw-taker');
+
+    let exitedAt = 0;
+    const exited = new Promise<number | null>((resolve) => loaded.proc.child.once('exit', (code) => ((exitedAt = Date.now()), resolve(code))));
+    const sendAll = (from: number, to: number) => Promise.all(ids.map((id) => send(id, from, to, 'loaded', 5)));
+    // a backlog on every session: the network hands them over faster than the gateway stores them
+    const sent = (await sendAll(0, PER_SESSION - 10)).flat();
+    const termAt = Date.now();
+    loaded.proc.child.kill('SIGTERM');
+    sent.push(...(await sendAll(PER_SESSION - 10, PER_SESSION)).flat());
+    expect(await exited).toBe(0);
+    const drainMs = exitedAt - termAt;
+
+    const f = await count('loaded drain (20 sessions)', ids, sent);
+    expectNothingLost(f);
+    const pg = await testDataSource();
+    const moves: Array<{ reason: string; n: number }> = await pg.query(
+      `SELECT envelope->'payload'->>'reason' AS reason, count(*)::int AS n FROM events WHERE type = 'session.status' AND session_id = ANY($1)
+          AND envelope->'payload'->>'reason' IN ('drain', 'failover') GROUP BY 1`,
+      [ids],
+    );
+    // eslint-disable-next-line no-console
+    console.log(`loaded drain: exit after ${drainMs} ms, moves ${JSON.stringify(moves)}`);
+    expect(moves).toEqual([{ reason: 'drain', n: SESSIONS }]);
   });
 });
