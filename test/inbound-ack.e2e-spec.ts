@@ -1,14 +1,12 @@
-import type { INestApplication } from '@nestjs/common';
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
-import { bootFleet, FleetGateway, isolateFleet, SimFleet } from './support/fleet-harness';
+import { bootWebhookedFleet, FleetGateway, isolateFleet, SimFleet, WebhookedFleet } from './support/fleet-harness';
 
 const db = isolateFleet('inbound-ack');
 
 import { waitFor } from './support/processes';
-import { Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
-import type { AppProcess } from './support/processes';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import type { Receiver } from './support/receivers';
+import { bearer, SeededOrg, testDataSource } from './support/seed';
 
 jest.setTimeout(120_000);
 
@@ -47,31 +45,21 @@ describe('Inbound messages are acknowledged only once durable: nothing the netwo
     GATEWAY_DRAIN_GRACE_MS: '20000',
     REBALANCE_MOVES_PER_MIN: '0',
   });
-  let app: INestApplication;
+  let world: WebhookedFleet;
   let org: SeededOrg;
   let receiver: Receiver;
-  let dispatcher: AppProcess;
   const figures: Figures[] = [];
-  const api = () => request(app.getHttpServer());
+  const api = () => request(world.app.getHttpServer());
 
   beforeAll(async () => {
-    app = await bootFleet(db, fleet, []);
-    org = await seedOrganization('Handoff Inc');
-    receiver = await startReceiver();
-    dispatcher = await startDispatcherProcess();
-    const hook = await api().post('/api/v1/webhooks').set(bearer(org.adminKey)).send({ url: `${receiver.url}/hooks`, events: ['message.received'] });
-    expect(hook.status).toBe(201);
+    world = await bootWebhookedFleet(db, fleet, [], 'Handoff Inc');
+    ({ org, receiver } = world);
   });
 
   afterAll(async () => {
     // eslint-disable-next-line no-console
-    if (figures.length > 0) console.log(`inbound through handoffs:\n${figures.map((f) => JSON.stringify(f)).join('\n')}`);
-    await app?.close();
-    await dispatcher?.stop();
-    await receiver?.close();
-    await fleet.stopAll();
-    await closeTestDataSource();
-    await db.drop();
+    if (figures.length > 0) console.log(`inbound through faults:\n${figures.map((f) => JSON.stringify(f)).join('\n')}`);
+    await world?.close();
   });
 
   /** Creates `n` sessions (placed on the only gateway up), pairs them and waits until they work. */
