@@ -234,18 +234,20 @@ describe('Inbound messages are acknowledged only once durable: nothing the netwo
   });
 
   it('(c) a rebalance move in the middle of a burst: the session changes gateway and all 300 messages arrive, once', async () => {
-    // the first gateway leads (it is alone when it starts) and rebalances as soon as the second one joins
-    await fleet.startGateway('gw-full', { REBALANCE_MOVES_PER_MIN: '600', REBALANCE_THRESHOLD: '10', GATEWAY_CAPACITY: '10' });
-    const ids = await workingSessions(2, 'gw-full');
-    // movableOn picks by id: the first session created is the one that moves
-    const sessionId = [...ids].sort()[0];
+    const rebalancing = { REBALANCE_MOVES_PER_MIN: '600', REBALANCE_THRESHOLD: '10', GATEWAY_CAPACITY: '10' };
+    // the first gateway leads (it is alone when it starts); both would rebalance
+    await fleet.startGateway('gw-full', rebalancing);
+    const [sessionId, other] = await workingSessions(2, 'gw-full');
+    // 1 session against 0 is balanced: nothing moves until `other` runs again, which is when the test chooses
+    expect((await api().post(`/api/v1/sessions/${other}:stop`).set(bearer(org.adminKey))).status).toBe(200);
+    await fleet.startGateway('gw-empty', rebalancing);
 
     const sent = await send(sessionId, 0, BEFORE_FAULT, 'move');
-    await fleet.startGateway('gw-empty', { GATEWAY_CAPACITY: '10' });
-    const pg = await testDataSource();
-    // the move is in the table; the full gateway hands the session off with its next converge pass
-    await waitFor(async () => (await pg.query(`SELECT gateway_id FROM sessions WHERE id = $1`, [sessionId]))[0].gateway_id === 'gw-empty', 15_000, 'the rebalance move');
+    // 2 against 0: the leader moves the first session by id (ours, created first) while the burst goes on
+    expect((await api().post(`/api/v1/sessions/${other}:start`).set(bearer(org.adminKey))).status).toBe(200);
     sent.push(...(await send(sessionId, BEFORE_FAULT, BURST, 'move')));
+    const pg = await testDataSource();
+    expect((await pg.query(`SELECT gateway_id FROM sessions WHERE id = $1`, [sessionId]))[0].gateway_id).toBe('gw-empty');
 
     const f = await count('rebalance move', sessionId, sent);
     expectNothingLost(f);
