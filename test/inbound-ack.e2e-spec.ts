@@ -1,5 +1,4 @@
 import { request as httpRequest } from 'node:http';
-import request from 'supertest';
 import { bootWebhookedFleet, FleetGateway, isolateFleet, SimFleet, WebhookedFleet } from './support/fleet-harness';
 
 const db = isolateFleet('inbound-ack');
@@ -7,6 +6,7 @@ const db = isolateFleet('inbound-ack');
 import { waitFor } from './support/processes';
 import type { Receiver } from './support/receivers';
 import { bearer, SeededOrg, testDataSource } from './support/seed';
+import { checkedRequest as request } from './support/api-app';
 
 jest.setTimeout(120_000);
 
@@ -57,7 +57,6 @@ describe('Inbound messages are acknowledged only once durable: nothing the netwo
   });
 
   afterAll(async () => {
-    // eslint-disable-next-line no-console
     if (figures.length > 0) console.log(`inbound through faults:\n${figures.map((f) => JSON.stringify(f)).join('\n')}`);
     await world?.close();
   });
@@ -176,7 +175,6 @@ describe('Inbound messages are acknowledged only once durable: nothing the netwo
       duplicated,
     };
     figures.push(result);
-    // eslint-disable-next-line no-console
     console.log(`inbound through ${fault}: ${JSON.stringify(result)}`);
     return result;
   }
@@ -312,7 +310,6 @@ describe('Inbound messages are acknowledged only once durable: nothing the netwo
           AND envelope->'payload'->>'reason' IN ('drain', 'failover') GROUP BY 1`,
       [ids],
     );
-    // eslint-disable-next-line no-console
     console.log(`loaded drain: exit after ${drainMs} ms, moves ${JSON.stringify(moves)}`);
     expect(moves).toEqual([{ reason: 'drain', n: SESSIONS }]);
   });
