@@ -196,6 +196,12 @@ describe('Inbound messages are acknowledged only once durable: nothing the netwo
   afterEach(async () => {
     await Promise.all([...fleet.gateways.values()].map((g) => g.proc.kill()));
     fleet.gateways.clear();
+    // placement must not pick a killed gateway whose heartbeat has not expired yet
+    await waitFor(
+      async () => ((await api().get('/api/v1/gateways').set(bearer(org.adminKey))).body.data as Array<{ alive: boolean }>).every((g) => !g.alive),
+      10_000,
+      'the killed gateways to expire',
+    );
     await (await testDataSource()).query(`UPDATE sessions SET desired_state = 'stopped', status = 'stopped' WHERE organization_id = $1`, [org.id]);
   });
 
