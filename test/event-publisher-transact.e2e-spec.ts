@@ -62,6 +62,30 @@ describe('EventPublisher.transact', () => {
     expect(await streamed(label)).toBe(0);
   });
 
+  it('a stream append that fails after the commit does not fail the transaction: the outbox row is the record (issue 17)', async () => {
+    // a Redis nobody answers on: the append fails at once instead of queueing
+    const { freePort } = await import('./support/processes');
+    const down = new IORedis(`redis://127.0.0.1:${await freePort()}`, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    down.on('error', () => undefined);
+    const label = `append-failed-${Date.now()}`;
+    try {
+      const cut = new EventPublisher(db, down, `${prefix}:transact-spec`);
+      // resolves: the gateway acks the network on this, and the dispatcher's reconciler fans the outbox row out
+      await expect(
+        cut.transact(async (tx, publish) => {
+          await tx.query(`INSERT INTO organizations (id, name) VALUES ($1, $2)`, [`org_af_${Date.now()}`, label]);
+          publish({ event: 'webhook.test', organizationId, sessionId: null, payload: { label } });
+          return 'stored';
+        }),
+      ).resolves.toBe('stored');
+    } finally {
+      down.disconnect();
+    }
+    expect(await changeCount(label)).toBe(1);
+    expect(await outboxCount(label)).toBe(1);
+    expect(await streamed(label)).toBe(0);
+  });
+
   describe('withOutbox (the change and its outbox rows in one statement)', () => {
     // a change that writes its events with it, only when it changed something: an organization created once
     const createOnce = (id: string, label: string) => (outbox: OutboxRows) =>

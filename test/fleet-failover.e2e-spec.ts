@@ -1,11 +1,10 @@
-import type { INestApplication } from '@nestjs/common';
-import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
+import { bootWebhookedFleet, isolateFleet, SimFleet, WebhookedFleet } from './support/fleet-harness';
 
 const db = isolateFleet('failover');
 
-import { AppProcess, waitFor } from './support/processes';
-import { Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { waitFor } from './support/processes';
+import type { Receiver } from './support/receivers';
+import { bearer, SeededOrg, testDataSource } from './support/seed';
 import { checkedRequest as request } from './support/api-app';
 
 jest.setTimeout(240_000);
@@ -18,29 +17,19 @@ const SESSIONS = 100;
  */
 describe('Fleet failover: a SIGKILLed gateway’s sessions resume on the others by themselves', () => {
   const fleet = new SimFleet({ REBALANCE_MOVES_PER_MIN: '0', GATEWAY_CAPACITY: '200' });
-  let app: INestApplication;
+  let world: WebhookedFleet;
   let org: SeededOrg;
   let receiver: Receiver;
-  let dispatcher: AppProcess;
   const ids: string[] = [];
-  const api = () => request(app.getHttpServer());
+  const api = () => request(world.app.getHttpServer());
 
   beforeAll(async () => {
-    app = await bootFleet(db, fleet, ['gw-doomed']);
-    org = await seedOrganization('Failover Inc');
-    receiver = await startReceiver();
-    dispatcher = await startDispatcherProcess();
-    const hook = await api().post('/api/v1/webhooks').set(bearer(org.adminKey)).send({ url: `${receiver.url}/hooks`, events: ['message.received'] });
-    expect(hook.status).toBe(201);
+    world = await bootWebhookedFleet(db, fleet, ['gw-doomed'], 'Failover Inc');
+    ({ org, receiver } = world);
   });
 
   afterAll(async () => {
-    await app?.close();
-    await dispatcher?.stop();
-    await receiver?.close();
-    await fleet.stopAll();
-    await closeTestDataSource();
-    await db.drop();
+    await world?.close();
   });
 
   it(`moves all ${SESSIONS} working sessions of a killed gateway to the others, and the messages sent meanwhile all reach the webhook`, async () => {

@@ -114,3 +114,52 @@ export async function bootFleet(db: { create(): Promise<void> }, fleet: SimFleet
   await app.init();
   return app;
 }
+
+/** A fleet file's world with webhooks: the booted fleet, an organization, and a receiver behind a dispatcher process. */
+export interface WebhookedFleet {
+  app: INestApplication;
+  org: import('./seed').SeededOrg;
+  receiver: import('./receivers').Receiver;
+  dispatcher: AppProcess;
+  /** closes all of it, the fleet's database last */
+  close(): Promise<void>;
+}
+
+/**
+ * `bootFleet`, then an organization whose webhook (subscribed to `events`, at `${receiver.url}${path}`) a dispatcher
+ * process delivers to a receiver. Seed and receivers are loaded only now, like the API, after isolateFleet set the env.
+ */
+export async function bootWebhookedFleet(
+  db: { create(): Promise<void>; drop(): Promise<void> },
+  fleet: SimFleet,
+  gatewayIds: string[],
+  orgName: string,
+  options: { events?: string[]; path?: string } = {},
+): Promise<WebhookedFleet> {
+  const app = await bootFleet(db, fleet, gatewayIds);
+  const { bearer, closeTestDataSource, seedOrganization } = await import('./seed');
+  const { startDispatcherProcess, startReceiver } = await import('./receivers');
+  const org = await seedOrganization(orgName);
+  const receiver = await startReceiver();
+  const dispatcher = await startDispatcherProcess();
+  const { checkedRequest } = await import('./api-app');
+  const hook = await checkedRequest(app.getHttpServer())
+    .post('/api/v1/webhooks')
+    .set(bearer(org.adminKey))
+    .send({ url: `${receiver.url}${options.path ?? '/hooks'}`, events: options.events ?? ['message.received'] });
+  if (hook.status !== 201) throw new Error(`creating the webhook answered ${hook.status}: ${JSON.stringify(hook.body)}`);
+  return {
+    app,
+    org,
+    receiver,
+    dispatcher,
+    close: async () => {
+      await app.close();
+      await dispatcher.stop();
+      await receiver.close();
+      await fleet.stopAll();
+      await closeTestDataSource();
+      await db.drop();
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { DomainError } from '@app/contracts';
-import { GatewayNode, GatewayNodeParts } from './gateway-node';
+import { DRAIN_CONCURRENCY, GatewayNode, GatewayNodeParts } from './gateway-node';
 import { LeaseWatchdog } from './lease-watchdog';
 
 /** Fakes of every part, recording the calls that matter to the lifecycle in one list. */
@@ -59,7 +59,7 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
   let now = 0;
   parts.clock = () => (now += 100);
   const node = new GatewayNode({ gatewayId: 'gw', engine: 'sim', heartbeatMs: 60_000, sweepMs: 60_000, adoptMs: 60_000, drainGraceMs: 10_000 }, parts);
-  return { node, calls, warnings };
+  return { node, calls, warnings, parts };
 }
 
 describe('GatewayNode', () => {
@@ -98,15 +98,51 @@ describe('GatewayNode', () => {
     expect(calls).toEqual(['unlisten', 'close commands', 'shut down sessions', 'deregister']);
   });
 
-  it('drains by giving up leadership, leaving placement, then moving and handing off one session at a time', async () => {
+  it('drains by giving up leadership, leaving placement, then moving and handing off each session (move before its hand-off)', async () => {
     const { node, calls } = fakeNode({ held: ['ses_a', 'ses_b'] });
     await node.start();
     calls.length = 0;
     expect(node.accepting).toBe(true);
     await node.drain();
     expect(node.accepting).toBe(false);
-    expect(calls).toEqual(['step down', 'announce draining', 'move ses_a', 'hand off ses_a', 'move ses_b', 'hand off ses_b', 'shut down sessions']);
+    expect(calls.slice(0, 2)).toEqual(['step down', 'announce draining']);
+    expect(calls[calls.length - 1]).toBe('shut down sessions');
+    for (const id of ['ses_a', 'ses_b']) expect(calls.indexOf(`move ${id}`)).toBeLessThan(calls.indexOf(`hand off ${id}`));
+    expect(calls.filter((c) => c.startsWith('hand off')).sort()).toEqual(['hand off ses_a', 'hand off ses_b']);
     await node.stop();
+  });
+
+  it(`moves sessions in parallel, at most ${DRAIN_CONCURRENCY} at a time: a slow hand-off does not hold up the others`, async () => {
+    const held = Array.from({ length: 20 }, (_, i) => `ses_${i}`);
+    const { node, parts } = fakeNode({ held });
+    let inFlight = 0;
+    let most = 0;
+    const release: Array<() => void> = [];
+    const handOff = parts.host.handOff;
+    parts.host.handOff = async (id) => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      // every hand-off waits until the test lets the whole first wave go
+      await new Promise<void>((resolve) => release.push(resolve));
+      inFlight -= 1;
+      await handOff(id);
+    };
+    await node.start();
+    let pump: NodeJS.Timeout | undefined;
+    try {
+      const drained = node.drain();
+      // let the drain start as many hand-offs as it will before any finishes
+      for (let i = 0; i < 100 && release.length < held.length; i++) await new Promise((r) => setImmediate(r));
+      const firstWave = inFlight;
+      pump = setInterval(() => release.splice(0).forEach((go) => go()), 1);
+      await drained;
+      expect(firstWave).toBe(DRAIN_CONCURRENCY);
+      expect(most).toBe(DRAIN_CONCURRENCY);
+      expect(parts.host.sessionCount).toBe(0);
+    } finally {
+      clearInterval(pump);
+      await node.stop();
+    }
   });
 
   it('a drain that can move nothing closes what it holds before the grace period ends, for failover to place', async () => {

@@ -57,6 +57,12 @@ export interface GatewayNodeSettings {
 const DRAIN_CLOSE_RESERVE_MS = 3000;
 /** Pause between drain passes when a pass could move nothing (no other gateway has room). */
 const DRAIN_RETRY_MS = 500;
+/**
+ * Sessions moved at once by a drain. Each hand-off waits for its in-flight event (commit + ack) and its socket's close,
+ * so one at a time a loaded machine missed the grace period; a few at a time it does not, and the network still sees a
+ * bounded number of reconnects at once (the same bound as the mover's conditional updates).
+ */
+export const DRAIN_CONCURRENCY = 8;
 
 /**
  * One gateway node's lifecycle: registry entry + heartbeat, session leases and their watchdog, the command worker, the
@@ -156,13 +162,15 @@ export class GatewayNode implements BeforeApplicationShutdown {
   }
 
   /**
-   * Hands every session held here to other gateways, one at a time (placement + move + nudge + hand off), so the
-   * network sees one reconnect after another, never a storm. Placement skips this node from the first step (its
-   * registry entry says `draining`). What cannot be moved before the grace period is nearly over is closed cleanly,
-   * its lease released, for failover to place. Resolves when this node holds nothing; `stop` does the rest.
+   * Hands every session held here to other gateways, DRAIN_CONCURRENCY at a time (placement + move + nudge + hand off),
+   * so the drain fits its grace period on a loaded machine and the network still sees a bounded number of reconnects at
+   * once, never a storm. Each hand-off stops reading the old socket first, finishes or gives back (un-acked) what is in
+   * flight, and only then releases the lease (SessionRunner.shutdown). Placement skips this node from the first step
+   * (its registry entry says `draining`). What cannot be moved before the grace period is nearly over is closed
+   * cleanly, its lease released, for failover to place. Resolves when this node holds nothing; `stop` does the rest.
    */
   drain(): Promise<void> {
-    const { host, registry, mover, logger } = this.parts;
+    const { host, registry, logger } = this.parts;
     this.draining ??= (async () => {
       const deadline = this.clock() + Math.max(0, this.settings.drainGraceMs - DRAIN_CLOSE_RESERVE_MS);
       logger.info({ gatewayId: this.settings.gatewayId, sessions: host.sessionCount }, 'draining');
@@ -176,30 +184,42 @@ export class GatewayNode implements BeforeApplicationShutdown {
       while (this.clock() < deadline) {
         const held = host.activeSessionIds();
         if (held.length === 0) break;
-        let progressed = false;
-        for (const sessionId of held) {
-          if (this.clock() >= deadline) break;
-          try {
-            // null: the row is no longer ours (another mover won); let go of it all the same
-            if ((await mover.move(sessionId, this.settings.gatewayId, 'drain')) !== null) moved += 1;
-            await host.handOff(sessionId);
-            progressed = true;
-          } catch (err) {
-            if (err instanceof DomainError && err.code === 'gateway_unavailable') {
-              if (!waitingSaid) logger.warn({ sessions: held.length }, 'draining: no other gateway can take the sessions yet; waiting for one until the grace period ends');
-              waitingSaid = true;
-              break;
-            }
-            logger.warn({ sessionId, err: String(err) }, 'moving a session off the draining gateway failed');
-          }
+        const pass = await this.drainPass(held, deadline);
+        moved += pass.moved;
+        if (pass.noTarget && !waitingSaid) {
+          logger.warn({ sessions: held.length }, 'draining: no other gateway can take the sessions yet; waiting for one until the grace period ends');
+          waitingSaid = true;
         }
-        if (!progressed) await this.sleep(DRAIN_RETRY_MS);
+        if (!pass.progressed) await this.sleep(DRAIN_RETRY_MS);
       }
       const left = host.sessionCount;
       await host.shutdown();
       logger.info({ gatewayId: this.settings.gatewayId, moved, leftForFailover: left }, 'drained');
     })();
     return this.draining;
+  }
+
+  /** One pass over the sessions held: DRAIN_CONCURRENCY workers, stopping early when no gateway can take them. */
+  private async drainPass(held: string[], deadline: number): Promise<{ moved: number; progressed: boolean; noTarget: boolean }> {
+    const { host, mover, logger } = this.parts;
+    const queue = [...held];
+    const pass = { moved: 0, progressed: false, noTarget: false };
+    const worker = async () => {
+      for (let sessionId = queue.shift(); sessionId !== undefined; sessionId = queue.shift()) {
+        if (pass.noTarget || this.clock() >= deadline) return;
+        try {
+          // null: the row is no longer ours (another mover won); let go of it all the same
+          if ((await mover.move(sessionId, this.settings.gatewayId, 'drain')) !== null) pass.moved += 1;
+          await host.handOff(sessionId);
+          pass.progressed = true;
+        } catch (err) {
+          if (err instanceof DomainError && err.code === 'gateway_unavailable') pass.noTarget = true;
+          else logger.warn({ sessionId, err: String(err) }, 'moving a session off the draining gateway failed');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DRAIN_CONCURRENCY, queue.length) }, worker));
+    return pass;
   }
 
   /**

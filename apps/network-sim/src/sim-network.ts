@@ -65,7 +65,7 @@ export interface DeviceView {
    * means two gateways held the device at the same time, which on WhatsApp drops both.
    */
   maxConcurrent: number;
-  /** Network events (messages, receipts, reactions, …) the device has not taken yet (offline delivery). */
+  /** Network events (messages, receipts, reactions, …) the device has not acknowledged yet: delivered again on its next open. */
   pendingInbound: number;
 }
 
@@ -92,7 +92,11 @@ interface Device {
   qr: string | null;
   qrTimer: NodeJS.Timeout | null;
   pairingCode: { code: string; phoneNumber: string } | null;
-  pending: PendingEvent[];
+  /**
+   * Every network event delivered (or waiting to be) and not acknowledged yet, by eventId, in delivery order (a Map
+   * keeps insertion order): on each open the device gets exactly this, again, in this order.
+   */
+  pending: Map<string, PendingEvent>;
   presenceLog: SimPresenceLogEntry[];
   opens: number;
   /** every link attached to the device whose transport has not closed yet (the current one and replaced ones) */
@@ -165,7 +169,7 @@ export class SimNetwork {
     this.takeOver(device, link);
     device.opens += 1;
     link.send({ type: 'open', account: device.account! });
-    for (const event of device.pending) link.send(event);
+    for (const event of device.pending.values()) link.send(event);
   }
 
   /** The transport closed; only the current link of a device counts (a replaced one is already detached). */
@@ -177,10 +181,15 @@ export class SimNetwork {
     this.stopQr(device);
   }
 
+  /**
+   * The device has made an event durable (CONTRACT 9, Acknowledgements): the network forgets it. Any socket of the
+   * device whose transport is still open may ack what it was given, a replaced one too (its ack frames were sent
+   * before its close): the ack says "stored", whoever stored it. An unknown eventId (acked twice) changes nothing.
+   */
   ack(sessionId: string, link: DeviceLink, eventId: string): void {
     const device = this.devices.get(sessionId);
-    if (!device || device.link !== link) return;
-    device.pending = device.pending.filter((e) => e.eventId !== eventId);
+    if (!device || !device.sockets.has(link)) return;
+    device.pending.delete(eventId);
   }
 
   request<K extends SimDeviceOp>(sessionId: string, link: DeviceLink, op: K, args: SimDeviceOps[K]['args']): SimDeviceOps[K]['result'] {
@@ -230,7 +239,7 @@ export class SimNetwork {
       connected: d.link !== null,
       opens: d.opens,
       maxConcurrent: d.maxConcurrent,
-      pendingInbound: d.pending.length,
+      pendingInbound: d.pending.size,
     };
   }
 
@@ -431,7 +440,7 @@ export class SimNetwork {
       qr: null,
       qrTimer: null,
       pairingCode: null,
-      pending: [],
+      pending: new Map(),
       presenceLog: [],
       opens: 0,
       sockets: new Set(),
@@ -461,7 +470,7 @@ export class SimNetwork {
     device.token = null;
     device.account = null;
     device.pairingCode = null;
-    device.pending = [];
+    device.pending = new Map();
   }
 
   private startQrFlow(device: Device): void {
@@ -493,7 +502,7 @@ export class SimNetwork {
     device.token = credential.token;
     device.account = credential.account;
     device.pairingCode = null;
-    device.pending = [];
+    device.pending = new Map();
     // pairing brings the device online on this socket, as a resume with the credential does
     device.opens += 1;
     device.link!.send({ type: 'paired', credential });
@@ -590,7 +599,7 @@ export class SimNetwork {
   /** Queues the event for the device and pushes it now when connected; it stays queued until the device acks it. */
   private deliver(device: Device, event: SimNetworkEvent): Delivery {
     const pending: PendingEvent = { eventId: randomBytes(12).toString('hex'), ...event };
-    device.pending.push(pending);
+    device.pending.set(pending.eventId, pending);
     device.link?.send(pending);
     return { queued: device.link === null };
   }

@@ -157,10 +157,18 @@ export type SimDeviceOp = keyof SimDeviceOps;
 export type SimDeviceFrame =
   | { type: 'hello'; credential: unknown }
   | { [K in SimDeviceOp]: { type: 'request'; id: number; op: K; args: SimDeviceOps[K]['args'] } }[SimDeviceOp]
-  /** The device has taken a network event; until then the network re-sends it on every open. */
+  /**
+   * The device acknowledges a network event (CONTRACT 9, Acknowledgements): sent only once the device has made the
+   * event durable (stored it, with what announces it). The network keeps every event it delivers until it is acked and
+   * delivers the un-acked ones again, in their order, on the next open of the device; an event the device cannot
+   * make durable now is simply not acked. Acking an event twice, or from a socket already replaced, is harmless.
+   */
   | { type: 'ack'; eventId: string };
 
-/** What the network tells a device about the world; each is held until the device acks it (offline delivery). */
+/**
+ * What the network tells a device about the world. Each frame carries an `eventId`; the network holds the event until
+ * the device acks that id, and re-sends what is un-acked on every open (at-least-once, as WhatsApp does).
+ */
 export type SimNetworkEvent =
   | { type: 'message'; message: SimInboundMessage }
   /** the recipient's phone reports a message the device sent */

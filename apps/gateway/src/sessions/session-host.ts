@@ -137,9 +137,14 @@ export class SessionHost {
     return { started, handedOff };
   }
 
+  /** Hands off what moved away, a few at a time: each waits for its in-flight event and its socket's close. */
   private async handOffMoved(): Promise<number> {
     const moved = await this.deps.records.notPlacedOn(this.activeSessionIds(), this.gatewayId);
-    for (const id of moved) await this.handOff(id);
+    const queue = [...moved];
+    const worker = async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) await this.handOff(id);
+    };
+    await Promise.all(Array.from({ length: Math.min(this.adoptConcurrency, queue.length) }, worker));
     return moved.length;
   }
 

@@ -3,7 +3,7 @@ import type { MessageKeyRef, OutboundMessage, SentMessage, SessionStatus } from 
 import type { AuthStateStore, ConnectOptions, EngineConnection, EngineEvent, GroupInfo, InboundMessage, SessionEngine } from '../engine/engine.interface';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import type { QrBoard, SessionEventSink, SessionLeases, SessionRecordPatch, SessionRecords, Timers } from './session-ports';
-import { SessionRunner } from './session-runner';
+import { EventNotTakenError, INBOUND_RETRY_MAX_MS, SessionRunner } from './session-runner';
 
 class FakeConnection implements EngineConnection {
   closed = false;
@@ -103,7 +103,13 @@ function build(opts: {
   clientVersionRefused?: (sessionId: string) => void;
   /** the row cannot be read when the runner starts */
   findFails?: boolean;
+  /** PostgreSQL as the runner's stores see it: while `down`, every write through them fails as on a refused connection */
+  db?: { down: boolean };
 }) {
+  const db = opts.db ?? { down: false };
+  const unreachable = () => {
+    if (db.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+  };
   const engine = new FakeEngine();
   const rows: SessionRecordPatch[] = [];
   const row: SessionRecordPatch = {};
@@ -128,6 +134,7 @@ function build(opts: {
     },
     // the row's fencing: a write carrying an older token than the row's newest is refused
     update: async (_id, patch, leaseToken) => {
+      unreachable();
       if (leaseToken !== null && leaseToken !== rowToken) return false;
       rows.push(patch);
       Object.assign(row, patch);
@@ -153,9 +160,13 @@ function build(opts: {
     resumable: async () => [],
   };
   const sink: SessionEventSink = {
-    publish: async (e) => void events.push({ event: e.event, payload: e.payload as Record<string, unknown> }),
+    publish: async (e) => {
+      unreachable();
+      events.push({ event: e.event, payload: e.payload as Record<string, unknown> });
+    },
     // committed together: the events of a transaction that throws are never seen
     transact: async (work) => {
+      unreachable();
       const pending: Array<{ event: string; payload: Record<string, unknown> }> = [];
       const result = await work(undefined, (e) => void pending.push({ event: e.event, payload: e.payload as Record<string, unknown> }));
       events.push(...pending);
@@ -883,6 +894,149 @@ describe('SessionRunner', () => {
       await t.runner.createGroup('Team', ['15550002222@s.whatsapp.net']);
       await emit(t, { type: 'group-participants', groupJid: '1-2@g.us', action: 'add', participants: ['15550003333@s.whatsapp.net'] });
       expect((await lookups.group('1-2@g.us'))?.participants).toEqual(['15550002222@s.whatsapp.net', '15550003333@s.whatsapp.net']);
+    });
+  });
+
+  describe('an inbound event the gateway cannot store now', () => {
+    const contact = '15559990000@s.whatsapp.net';
+    const message = (id: string): EngineEvent => ({ type: 'message', message: { id, from: contact, chatJid: contact, text: id, timestamp: 5, fromMe: false } });
+    const working = async () => {
+      const db = { down: false };
+      const t = build({ status: 'stopped', db });
+      await t.runner.start();
+      t.engine.last.emit({ type: 'open', account });
+      await flush();
+      t.events.length = 0;
+      return { t, db };
+    };
+    /** the engine's view of one event: settled how, and when */
+    const watch = (taken: Promise<void>) => {
+      const seen: { outcome: 'pending' | 'taken' | 'refused'; err?: unknown } = { outcome: 'pending' };
+      taken.then(
+        () => (seen.outcome = 'taken'),
+        (err) => Object.assign(seen, { outcome: 'refused', err }),
+      );
+      return seen;
+    };
+    const retryTimers = (t: ReturnType<typeof build>) => t.timers.pending.map((p) => p.ms);
+    const settle = async () => {
+      for (let i = 0; i < 5; i++) await flush();
+    };
+
+    it('is retried in place with capped backoff, never acknowledged meanwhile, and the events behind it wait (order kept)', async () => {
+      const { t, db } = await working();
+      db.down = true;
+      const first = watch(t.engine.last.emit(message('A')));
+      const second = watch(t.engine.last.emit(message('B')));
+      await settle();
+      const delays: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        expect(first.outcome).toBe('pending');
+        expect(second.outcome).toBe('pending');
+        delays.push(...retryTimers(t));
+        t.timers.fireAll();
+        await settle();
+      }
+      expect(delays).toEqual([200, 400, 800, 1600, 3200, INBOUND_RETRY_MAX_MS, INBOUND_RETRY_MAX_MS]);
+      expect(t.messages.rows).toHaveLength(0);
+      db.down = false;
+      t.timers.fireAll();
+      await settle();
+      expect(first.outcome).toBe('taken');
+      expect(second.outcome).toBe('taken');
+      expect(t.messages.rows.map((r) => r.waMessageId)).toEqual(['A', 'B']);
+      expect(t.events.filter((e) => e.event === 'message.received')).toHaveLength(2);
+      expect(t.logs).toContainEqual(expect.objectContaining({ level: 40, msg: 'storing an inbound event failed; retrying it in place', attempt: 1 }));
+    });
+
+    it('is given back un-acknowledged when its socket is handed over mid-retry, and the handoff does not wait for the database', async () => {
+      const { t, db } = await working();
+      db.down = true;
+      const first = watch(t.engine.last.emit(message('A')));
+      const second = watch(t.engine.last.emit(message('B')));
+      await settle();
+      expect(retryTimers(t)).toEqual([200]);
+      // the gateway hands the session over (drain, move): no timer is fired, the database stays down
+      await t.runner.shutdown();
+      await settle();
+      expect(first).toMatchObject({ outcome: 'refused', err: expect.any(EventNotTakenError) });
+      expect(second).toMatchObject({ outcome: 'refused', err: expect.any(EventNotTakenError) });
+      expect(t.engine.last.closed).toBe(true);
+      // released only after the socket closed and nothing of it is in flight
+      expect(t.leaseLog[t.leaseLog.length - 1]).toBe('release');
+      expect(t.messages.rows).toHaveLength(0);
+      expect(t.timers.pending).toHaveLength(0);
+    });
+
+    it('is given back when the socket is replaced (restart) or the lease is lost while it is retried', async () => {
+      const { t, db } = await working();
+      db.down = true;
+      const first = watch(t.engine.last.emit(message('A')));
+      await settle();
+      const restarted = t.runner.restart();
+      await settle();
+      expect(first).toMatchObject({ outcome: 'refused', err: expect.any(EventNotTakenError) });
+      db.down = false;
+      await restarted;
+      // the new socket's copy (the network's redelivery) is stored once
+      t.engine.last.emit({ type: 'open', account });
+      await settle();
+      const redelivered = watch(t.engine.last.emit(message('A')));
+      await settle();
+      expect(redelivered.outcome).toBe('taken');
+      expect(t.messages.rows.map((r) => r.waMessageId)).toEqual(['A']);
+
+      db.down = true;
+      const second = watch(t.engine.last.emit(message('C')));
+      await settle();
+      await t.runner.leaseLost();
+      await settle();
+      expect(second).toMatchObject({ outcome: 'refused', err: expect.any(EventNotTakenError) });
+    });
+
+    it('gives the event back when the lease renewals lapse while it is retried', async () => {
+      let trusted = true;
+      const db = { down: false };
+      const t = build({ status: 'stopped', db, leasesTrusted: () => trusted });
+      await t.runner.start();
+      t.engine.last.emit({ type: 'open', account });
+      await settle();
+      db.down = true;
+      const first = watch(t.engine.last.emit(message('A')));
+      await settle();
+      trusted = false;
+      t.timers.fireAll();
+      await settle();
+      expect(first).toMatchObject({ outcome: 'refused', err: expect.any(EventNotTakenError) });
+      expect(t.messages.rows).toHaveLength(0);
+    });
+
+    it('a status write or an event that fails while the database is down does not wedge the runner: it still reconnects, and the row is written once it can be', async () => {
+      const { t, db } = await working();
+      db.down = true;
+      t.engine.last.emit({ type: 'close', reason: 'transient', statusCode: 408, message: 'lost' });
+      await settle();
+      expect(t.runner.currentStatus).toBe('reconnecting');
+      // the reconnect timer is set although neither the row nor the event could be written
+      expect(t.timers.pending.length).toBeGreaterThan(0);
+      expect(t.logs).toContainEqual(expect.objectContaining({ msg: 'writing the session row failed; kept for the next write' }));
+      db.down = false;
+      t.timers.fireAll();
+      await settle();
+      expect(t.engine.connections).toHaveLength(2);
+      expect(t.row).toMatchObject({ status: 'reconnecting', lastReason: expect.stringMatching(/^connection_lost: lost \(close code 408\)/) });
+      t.engine.last.emit({ type: 'open', account });
+      await settle();
+      expect(t.row).toMatchObject({ status: 'working', lastReason: 'connected' });
+
+      // a stop during the outage: its `stopped` lands once the database is back
+      db.down = true;
+      await t.runner.stop();
+      expect(t.runner.currentStatus).toBe('stopped');
+      db.down = false;
+      t.timers.fireAll();
+      await settle();
+      expect(t.row).toMatchObject({ status: 'stopped', lastReason: 'stop_requested', desiredState: 'stopped' });
     });
   });
 });

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { DomainError, GroupView, SessionStatus } from '@app/contracts';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo, SessionEngine } from '../engine/engine.interface';
-import { InboundEvents, isInboundEvent } from '../messages/inbound-events';
+import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageStore, MessagingSettings } from '../messages/message-store';
 import { OutboundSender } from '../messages/outbound-sender';
 import {
@@ -74,6 +74,17 @@ export const toGroupView = (g: GroupInfo): GroupView => ({
   isLocked: g.isLocked,
 });
 
+/**
+ * An inbound event the gateway could not store (the database is down, a write failed) is tried again in place, with this
+ * backoff, for as long as its socket is the current one and the lease is trusted; the events behind it wait, so their
+ * order is kept. See docs/gateway.md, "Inbound events: durable before acknowledged".
+ */
+export const INBOUND_RETRY_BASE_MS = 200;
+export const INBOUND_RETRY_MAX_MS = 5000;
+/** Backoff of the session-row write that failed (database down) and waits to be written again. */
+const ROW_RETRY_BASE_MS = 500;
+const ROW_RETRY_MAX_MS = 10_000;
+
 /** How long an identical group creation (same name and participants) returns the first one's group. */
 export const GROUP_CREATION_REPEAT_MS = 10 * 60_000;
 
@@ -132,6 +143,12 @@ export class SessionRunner {
   /** the reason of the current status, as last published and recorded */
   private reason: string | null = null;
   private reconnectTimer: unknown = null;
+  /** the row patch a failed write left behind (database down): written with the next write, or by its retry timer */
+  private unwritten: SessionRecordPatch = {};
+  private rowRetryTimer: unknown = null;
+  private rowRetries = 0;
+  /** an inbound event retried in place waits on these; retiring the socket wakes it so it gives the event back */
+  private readonly retireWaiters = new Set<() => void>();
   private tail: Promise<unknown> = Promise.resolve();
   private readonly auth: AuthStateStore;
   private readonly statusWaiters = new Set<() => void>();
@@ -199,6 +216,7 @@ export class SessionRunner {
 
   /** Stop then start. A paired session reconnects with its stored credentials; an unpaired one gets a fresh QR flow. */
   restart(): Promise<SessionStatus> {
+    this.stopReading();
     return this.serial(async () => {
       await this.teardown();
       await this.deps.qr.clear(this.sessionId);
@@ -208,6 +226,7 @@ export class SessionRunner {
   }
 
   stop(): Promise<SessionStatus> {
+    this.stopReading();
     return this.serial(async () => {
       this.wanted = false;
       await this.teardown();
@@ -259,8 +278,15 @@ export class SessionRunner {
   /**
    * Closes the socket without logging out and gives the lease back; the row is left as is. Gateway shutdown, and the
    * hand-off of a session whose row now places it on another gateway (whose runner waits for this lease).
+   *
+   * In this order, so a handoff loses nothing: first stop reading the socket (at once, not behind the event queue:
+   * what it hands over from now on, and what waits in the queue, is given back un-acknowledged); the event being stored
+   * finishes (committed, then acknowledged) or, if it is being retried, is given back too; then the socket closes
+   * (after the acknowledgements of what was stored) and only then is the lease released for the next holder, whose
+   * connection gets everything un-acknowledged again from the network.
    */
   async shutdown(): Promise<void> {
+    this.stopReading();
     await this.serial(async () => {
       this.wanted = false;
       await this.teardown();
@@ -272,6 +298,7 @@ export class SessionRunner {
 
   /** Another gateway holds the lease now: drop the socket at once and write nothing, the new holder owns the row. */
   leaseLost(): Promise<void> {
+    this.stopReading();
     return this.serial(async () => {
       this.log.warn('session lease lost; closing the socket');
       this.wanted = false;
@@ -373,7 +400,15 @@ export class SessionRunner {
       this.log.warn('lease renewals lapsed; not opening a socket');
       return;
     }
-    const token = await this.deps.leases.acquire(this.sessionId, () => this.deps.records.takeLeaseToken(this.sessionId));
+    let token: number | null;
+    try {
+      token = await this.deps.leases.acquire(this.sessionId, () => this.deps.records.takeLeaseToken(this.sessionId));
+    } catch (err) {
+      // Redis or PostgreSQL unreachable: a failed connect like any other (retried with backoff), never a runner that
+      // waits for a timer nobody set
+      await this.connectFailed(gen, this.failureReason(`lease unavailable: ${err instanceof Error ? err.message : String(err)}`));
+      return;
+    }
     this.leaseHeld = token !== null;
     if (token !== null) this.leaseToken = token;
     if (!this.leaseHeld) {
@@ -473,8 +508,61 @@ export class SessionRunner {
         return;
       default:
         if (!isInboundEvent(event)) return;
-        await this.inbound.handle(event, this.connection);
+        await this.storeInbound(gen, event);
     }
+  }
+
+  /**
+   * Stores one inbound event, trying again in place while it cannot be stored (database down, a failed write) and its
+   * socket is still the current one with a trusted lease. The serial queue makes the events behind it wait, so nothing
+   * overtakes it. Once the socket is retired (closed, replaced, handed over) or the lease is in doubt, the event is
+   * given back un-acknowledged (EventNotTakenError): the network delivers it again on the next connect. Storing is
+   * idempotent (one row per session + waMessageId, its event in the same transaction), so a retry after a commit whose
+   * answer was lost stores and announces nothing twice.
+   */
+  private async storeInbound(gen: number, event: InboundEngineEvent): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.inbound.handle(event, this.connection);
+        return;
+      } catch (err) {
+        if (err instanceof SessionFencedError) throw err;
+        const retryInMs = Math.min(INBOUND_RETRY_BASE_MS * 2 ** (attempt - 1), INBOUND_RETRY_MAX_MS);
+        this.log.warn({ err: String(err), event: event.type, attempt, retryInMs }, 'storing an inbound event failed; retrying it in place');
+        if (!(await this.pauseWhileReading(gen, retryInMs))) {
+          throw new EventNotTakenError(event.type, 'its socket was retired or the lease lost while its write was retried');
+        }
+      }
+    }
+  }
+
+  /** Whether the socket of `gen` is still the one this runner reads, with a lease it may trust. */
+  private reading(gen: number): boolean {
+    return gen === this.generation && this.leaseHeld && this.leasesTrusted();
+  }
+
+  /** Waits `ms`, or less if the socket is retired meanwhile; true when the socket of `gen` is still read after it. */
+  private async pauseWhileReading(gen: number, ms: number): Promise<boolean> {
+    if (!this.reading(gen)) return false;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.retireWaiters.delete(done);
+        this.timers.clearTimeout(timer);
+        resolve();
+      };
+      const timer = this.timers.setTimeout(done, ms);
+      this.retireWaiters.add(done);
+    });
+    return this.reading(gen);
+  }
+
+  /**
+   * Retires the current socket at once, outside the serial queue: its later events (and those already queued) are not
+   * taken, and an event being retried gives up. The socket itself is closed by `teardown`, inside the queue.
+   */
+  private stopReading(): void {
+    this.generation += 1;
+    for (const wake of [...this.retireWaiters]) wake();
   }
 
   /**
@@ -614,7 +702,7 @@ export class SessionRunner {
 
   /** Silences the current socket (its late events are ignored) and closes it unless the caller still needs it. */
   private async teardown(options: { keepSocket?: boolean } = {}): Promise<void> {
-    this.generation += 1;
+    this.stopReading();
     this.clearReconnect();
     const conn = this.connection;
     this.connection = null;
@@ -691,11 +779,46 @@ export class SessionRunner {
     this.status = next;
     this.reason = reason;
     this.rowReason = rowReason;
-    if (!(await this.deps.records.update(this.sessionId, { ...patch, status: next, lastReason: rowReason }, this.leaseToken))) await this.fencedOut();
+    await this.writeRow({ ...patch, status: next, lastReason: rowReason });
     if (previous !== next || reasonChanged) {
       await this.publish('session.status', { status: next, previousStatus: previous, reason });
       for (const waiter of [...this.statusWaiters]) waiter();
     }
+  }
+
+  /**
+   * Writes the session row, fenced by the lease token. A write that fails (the database is down) does not stop the
+   * state machine (a close must still lead to a reconnect): its patch is kept, merged into the next write, and written
+   * by a retry timer meanwhile. A refused write (fenced) ends this runner's hold, as always.
+   */
+  private async writeRow(patch: SessionRecordPatch): Promise<void> {
+    const merged = { ...this.unwritten, ...patch };
+    let accepted: boolean;
+    try {
+      accepted = await this.deps.records.update(this.sessionId, merged, this.leaseToken);
+    } catch (err) {
+      this.unwritten = merged;
+      this.log.warn({ err: String(err), patch: Object.keys(merged) }, 'writing the session row failed; kept for the next write');
+      this.scheduleRowRetry();
+      return;
+    }
+    this.unwritten = {};
+    this.rowRetries = 0;
+    if (!accepted) await this.fencedOut();
+  }
+
+  private scheduleRowRetry(): void {
+    if (this.rowRetryTimer !== null) return;
+    const delay = Math.min(ROW_RETRY_BASE_MS * 2 ** this.rowRetries, ROW_RETRY_MAX_MS);
+    this.rowRetries += 1;
+    this.rowRetryTimer = this.timers.setTimeout(() => {
+      this.rowRetryTimer = null;
+      void this.serial(async () => {
+        // also after a stop or a hand-off (their `stopped` must land): the lease token fences it, so a row another
+        // gateway holds by now refuses the write
+        if (Object.keys(this.unwritten).length > 0) await this.writeRow({});
+      }).catch((err) => this.log.warn({ err: String(err) }, 'writing the session row again failed'));
+    }, delay);
   }
 
   private async announceGroup(group: GroupInfo, action: 'created' | 'updated'): Promise<void> {
@@ -709,8 +832,16 @@ export class SessionRunner {
     await this.publish('group.created', toGroupView(group));
   }
 
-  private publish(event: Parameters<SessionEventSink['publish']>[0]['event'], payload: object): Promise<unknown> {
-    return this.deps.events.publish({ event, organizationId: this.organizationId, sessionId: this.sessionId, payload });
+  /**
+   * Announces a change of the session's own state. A publish that fails (the database is down) is logged and dropped:
+   * the state machine goes on (the row says the current state once it is written); it never holds up a reconnect.
+   */
+  private async publish(event: Parameters<SessionEventSink['publish']>[0]['event'], payload: object): Promise<void> {
+    try {
+      await this.deps.events.publish({ event, organizationId: this.organizationId, sessionId: this.sessionId, payload });
+    } catch (err) {
+      this.log.warn({ err: String(err), event }, 'publishing a session event failed; dropped');
+    }
   }
 
   private serial<T>(task: () => Promise<T>): Promise<T> {

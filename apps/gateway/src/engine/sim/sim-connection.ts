@@ -170,6 +170,9 @@ export class SimConnection implements EngineConnection {
 
   async close(): Promise<void> {
     if (!this.closeEmitted) {
+      // the acks of events the gateway has just made durable are sent from promise callbacks that may still be queued:
+      // one turn of the event loop lets them go out ahead of the close frame, so the network keeps nothing stored twice
+      await new Promise((resolve) => setImmediate(resolve));
       // CLOSING/CLOSED: the network ended it first, and its reason is the one to report
       if (this.ws.readyState === WebSocket.CONNECTING || this.ws.readyState === WebSocket.OPEN) {
         this.closingByUs = true;
