@@ -25,6 +25,7 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
   let org: SeededOrg;
   const gatewayId = `gw-waweb-${process.pid}`;
   // WHATSAPP_WEB_E2E_LOG=<file>: both processes log at debug and their output is written there after the run
+  // (the simulator logs at info at least: the offline test reads its login batches from there)
   const debugLogs: Record<string, string> = process.env.WHATSAPP_WEB_E2E_LOG ? { LOG_LEVEL: 'debug' } : {};
   // Baileys generates and stores 812 pre-keys on a device's first login, blocking the event loop for a second or more
   // on a loaded machine: with the harness's 2 s lease TTL the node would fence itself (docs/testing.md)
@@ -90,7 +91,7 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
   };
 
   beforeAll(async () => {
-    ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, { engine: 'baileys', sim: { SIM_QR_INTERVAL_MS: '60000', ...debugLogs }, gateway: gatewayTuning }));
+    ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, { engine: 'baileys', sim: { SIM_QR_INTERVAL_MS: '60000', LOG_LEVEL: 'info', ...debugLogs }, gateway: gatewayTuning }));
     gatewayEnv = { GATEWAY_ID: gatewayId, GATEWAY_ENGINE: 'baileys', NETWORK_SIM_URL: simUrl, WHATSAPP_EMULATOR_URL: simUrl, ...gatewayTuning };
     app = await createApiApp();
     await app.init();
@@ -258,6 +259,44 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     expect(await getSession(s.id)).toMatchObject({ status: 'working', phoneNumber: '15557770011' });
   });
 
+  it('<stream:error code="515"> reconnects at once with the stored pairing (no status change); a drop reconnects with backoff', async () => {
+    const restarted = await pairByQr('Fault 515', '15557770016');
+    const opens = (await simGet(`/sim/sessions/${restarted.id}`)).opens;
+    await fault(restarted.id, 'stream-error-515');
+    await waitFor(async () => (await simGet(`/sim/sessions/${restarted.id}`)).opens === opens + 1, 20000, 'a login after 515');
+    expect((await eventsOf(restarted.id, 'session.disconnected')).map((e) => e.payload)).toEqual([
+      { reason: 'restart_required', statusCode: 515, message: 'Stream Errored (restart required)' },
+    ]);
+    expect(await waitStatus(restarted.id, 'working')).toMatchObject({ phoneNumber: '15557770016' });
+
+    const dropped = await pairByQr('Fault drop', '15557770015');
+    const qrsShown = (await eventsOf(dropped.id, 'auth.qr')).length;
+    const droppedOpens = (await simGet(`/sim/sessions/${dropped.id}`)).opens;
+    const since = (await statusEvents(dropped.id)).length;
+    await fault(dropped.id, 'drop');
+    await backToWorking(dropped.id, since, 'drop');
+    expect(await simGet(`/sim/sessions/${dropped.id}`)).toMatchObject({ state: 'paired', connected: true, opens: droppedOpens + 1 });
+    expect((await eventsOf(dropped.id, 'auth.qr')).length).toBe(qrsShown);
+  });
+
+  it('<failure reason="403"> stops at once with reason forbidden, the pairing kept; <failure reason="405"> is client_version_refused', async () => {
+    const banned = await pairByQr('Failure 403', '15557770017');
+    await fault(banned.id, 'failure-403');
+    const failed = await waitStatus(banned.id, 'failed');
+    expect(failed).toMatchObject({ phoneNumber: '15557770017' });
+    const qr = await api().get(`/api/v1/sessions/${banned.id}/qr`).set(bearer(org.adminKey));
+    expect(qr.body.error.details).toEqual({ status: 'failed', reason: 'forbidden' });
+    expect((await simGet(`/sim/sessions/${banned.id}`)).state).toBe('paired');
+
+    const outdated = await pairByQr('Failure 405', '15557770018');
+    await fault(outdated.id, 'failure-405');
+    await waitFor(
+      async () => (await statusEvents(outdated.id)).some((e) => e.status === 'reconnecting' && e.reason === 'client_version_refused'),
+      20000,
+      'client_version_refused',
+    );
+  });
+
   it('a <failure reason="401"> is the device gone: logged_out, credentials and account cleared', async () => {
     const s = await pairByQr('Failure 401', '15557770012');
     await fault(s.id, 'failure-401');
@@ -321,6 +360,13 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).pendingInbound === 0, 20000, 'the device to take what was held');
     const all = [live.id, ...whileStopped.map((m) => m.id), whileKilled.id];
     expect(await receivedCounts(s.id, all)).toEqual({ lost: 0, duplicated: 0, received: 4 });
+    // WhatsApp's way: the held texts came stamped `offline`, counted by the marker of their login (2, then 1)
+    const batches = sim
+      .output()
+      .split('\n')
+      .filter((line) => line.includes(s.id) && line.includes('held stanzas delivered offline'))
+      .map((line) => (JSON.parse(line) as { offline: number }).offline);
+    expect(batches.filter((n) => n > 0)).toEqual([2, 1]);
   }, 90000);
 
   it('a device unlinked on the phone is logged out', async () => {

@@ -285,8 +285,12 @@ export class WaWebConnection {
     // marker (which also ends Baileys' initial event buffering)
     this.offline.begin();
     queueMicrotask(() => {
-      const marker = this.offline.close();
-      this.outbound = this.outbound.then(() => this.send(marker));
+      this.offline.end();
+      this.outbound = this.outbound.then(() => {
+        const marker = this.offline.marker();
+        this.send(marker);
+        this.deps.logger?.info({ sessionId: this.sessionId, offline: Number(child(marker, 'offline')?.attrs.count) }, 'whatsapp web login: held stanzas delivered offline');
+      });
     });
   }
 

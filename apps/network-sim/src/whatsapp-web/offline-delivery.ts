@@ -6,8 +6,9 @@
  * event buffering (`CB:ib,,offline`). A held stanza leaves the network only when the device acknowledges it (its
  * receipt for a message, its ack for a receipt), as a live one does.
  *
- * One batch per login: `begin()` when the login succeeds; the stanzas handed over before `close()` are the batch
- * (SimNetwork hands them over synchronously after `open`); the marker counts those actually sent.
+ * One batch per login: `begin()` when the login succeeds; the stanzas handed over until `end()` are the batch
+ * (SimNetwork hands them over synchronously after `open`); each is stamped when it is sent, and `marker()`, sent after
+ * the last of them, counts those actually sent.
  */
 import type { BinaryNode } from './wa-kit';
 import { SERVER_JID } from './wa-kit';
@@ -16,7 +17,7 @@ export class OfflineBatch {
   private collecting = false;
   private sent = 0;
 
-  /** The login succeeded: what the network hands over from now until `close()` was held while the device was away. */
+  /** The login succeeded: what the network hands over from now until `end()` was held while the device was away. */
   begin(): void {
     this.collecting = true;
     this.sent = 0;
@@ -34,9 +35,13 @@ export class OfflineBatch {
     return { offline: '1' };
   }
 
-  /** The batch is complete: the marker to send after its last stanza. */
-  close(): BinaryNode {
+  /** Everything held was handed over: what comes next is live. */
+  end(): void {
     this.collecting = false;
+  }
+
+  /** The offline-count marker, to send after the batch's last stanza. */
+  marker(): BinaryNode {
     return { tag: 'ib', attrs: { from: SERVER_JID }, content: [{ tag: 'offline', attrs: { count: String(this.sent) } }] };
   }
 }
