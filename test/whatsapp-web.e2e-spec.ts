@@ -334,9 +334,7 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     expect(read.status).toBe('read');
    }, 60000);
 
-  // enabled when append upserts are handled (task C): the engine on main keeps only `notify` upserts, and Baileys
-  // reports what WhatsApp held for the device as `append` (checked: it passes with the engine taking `append` too)
-  it.skip('what contacts send while the device is away (stopped, then its gateway SIGKILLed) arrives once when it is back: offline delivery, `append`', async () => {
+  it('what contacts send while the device is away (stopped, then its gateway SIGKILLed) arrives once when it is back: offline delivery, `append`', async () => {
     const s = await pairByQr('Offline', '15557770014');
     const live = await inbound(s.id, 'before');
     await receivedCounts(s.id, [live.id]);
