@@ -25,6 +25,7 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
   let org: SeededOrg;
   const gatewayId = `gw-waweb-${process.pid}`;
   // WHATSAPP_WEB_E2E_LOG=<file>: both processes log at debug and their output is written there after the run
+  // (the simulator logs at info at least: the offline test reads its login batches from there)
   const debugLogs: Record<string, string> = process.env.WHATSAPP_WEB_E2E_LOG ? { LOG_LEVEL: 'debug' } : {};
   // Baileys generates and stores 812 pre-keys on a device's first login, blocking the event loop for a second or more
   // on a loaded machine: with the harness's 2 s lease TTL the node would fence itself (docs/testing.md)
@@ -49,6 +50,36 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     return res.body as { id: string };
   };
 
+  const fault = async (sessionId: string, kind: string) => {
+    const res = await simPost(`/sim/sessions/${sessionId}/fault`, { kind });
+    expect({ kind, status: res.status }).toEqual({ kind, status: 200 });
+  };
+  const statusEvents = async (sessionId: string) => (await eventsOf(sessionId, 'session.status')).map((e) => e.payload as { status: string; reason: string });
+  /** The waMessageIds of the session's message.received events, with how many times each came (lost = missing, duplicated = >1). */
+  const receivedCounts = async (sessionId: string, ids: string[], timeoutMs = 20000) => {
+    const counts = await waitFor(async () => {
+      const byId = new Map<string, number>();
+      for (const e of await eventsOf(sessionId, 'message.received')) {
+        const id = (e.payload.message as { waMessageId: string }).waMessageId;
+        byId.set(id, (byId.get(id) ?? 0) + 1);
+      }
+      return ids.every((id) => byId.has(id)) ? byId : null;
+    }, timeoutMs, `message.received of ${ids.join(', ')}`);
+    return { lost: ids.filter((id) => !counts.has(id)).length, duplicated: [...counts.values()].filter((n) => n > 1).length, received: counts.size };
+  };
+  const inbound = async (sessionId: string, text: string) => {
+    const res = await simPost(`/sim/sessions/${sessionId}/inbound`, { from: '15557779999', text });
+    expect(res.status).toBe(200);
+    return res.body as { id: string; queued: boolean };
+  };
+  /** Resolves once the session's status events show it left `working` after `since` events and came back to it. */
+  const backToWorking = (sessionId: string, since: number, what: string) =>
+    waitFor(async () => {
+      const later = (await statusEvents(sessionId)).slice(since);
+      const away = later.findIndex((e) => e.status !== 'working');
+      return away >= 0 && later.slice(away).some((e) => e.status === 'working') ? later : null;
+    }, 30000, `session back to working after ${what}`);
+
   /** A session paired by QR through the front door (the phone reads the QR the API shows). */
   const pairByQr = async (label: string, phoneNumber: string) => {
     const s = await createSession(label);
@@ -60,7 +91,7 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
   };
 
   beforeAll(async () => {
-    ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, { engine: 'baileys', sim: { SIM_QR_INTERVAL_MS: '60000', ...debugLogs }, gateway: gatewayTuning }));
+    ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, { engine: 'baileys', sim: { SIM_QR_INTERVAL_MS: '60000', LOG_LEVEL: 'info', ...debugLogs }, gateway: gatewayTuning }));
     gatewayEnv = { GATEWAY_ID: gatewayId, GATEWAY_ENGINE: 'baileys', NETWORK_SIM_URL: simUrl, WHATSAPP_EMULATOR_URL: simUrl, ...gatewayTuning };
     app = await createApiApp();
     await app.init();
@@ -140,7 +171,7 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     expect((await getSession(s.id)).status).toBe('scan_qr_code');
   });
 
-  it('a contact\'s text reaches the webhook outbox once, Signal-encrypted by the contact, live and after a stop', async () => {
+  it('a contact\'s text reaches the webhook outbox once, Signal-encrypted by the contact', async () => {
     const s = await pairByQr('Signal', '15557770005');
     const ofMessage = (waMessageId: string) => async () =>
       (await eventsOf(s.id, 'message.received')).filter((e) => (e.payload.message as { waMessageId: string }).waMessageId === waMessageId);
@@ -156,14 +187,7 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     const live = await simPost(`/sim/sessions/${s.id}/inbound`, { from: '15557779999', text: 'hello over Signal' });
     expect(live.body.queued).toBe(false);
     expect((await receivedOnce(live.body.id)).payload.message).toMatchObject({ direction: 'in', type: 'text', text: 'hello over Signal', from: '15557779999@s.whatsapp.net' });
-
-    expect((await api().post(`/api/v1/sessions/${s.id}:stop`).set(bearer(org.adminKey))).status).toBe(200);
-    await waitFor(async () => !(await simGet(`/sim/sessions/${s.id}`)).connected, 10000, 'the device to go offline');
-    const held = await simPost(`/sim/sessions/${s.id}/inbound`, { from: '15557779999', text: 'while you were away' });
-    expect(held.body.queued).toBe(true);
-    expect((await api().post(`/api/v1/sessions/${s.id}:start`).set(bearer(org.adminKey))).status).toBe(200);
-    expect((await receivedOnce(held.body.id)).payload.message).toMatchObject({ text: 'while you were away' });
-    expect(await eventsOf(s.id, 'message.received')).toHaveLength(2);
+    expect(await eventsOf(s.id, 'message.received')).toHaveLength(1);
   });
 
   it('a text sent over the API is decrypted by the contact and recorded by the network once; the contact answers', async () => {
@@ -206,6 +230,142 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
     expect(await simGet(`/sim/sessions/${s.id}`)).toMatchObject({ state: 'paired', connected: true, jid: before.jid });
     expect((await eventsOf(s.id, 'auth.qr')).length).toBe(qrsShown);
   });
+
+  it('a stream error without a code (<stream:error><ack/>, Baileys 500) keeps the pairing: back to working, no QR, nothing lost', async () => {
+    const s = await pairByQr('Stream error ack', '15557770010');
+    const qrsShown = (await eventsOf(s.id, 'auth.qr')).length;
+    const before = await inbound(s.id, 'before the stream error');
+    await receivedCounts(s.id, [before.id]);
+    const opens = (await simGet(`/sim/sessions/${s.id}`)).opens;
+    const since = (await statusEvents(s.id)).length;
+    await fault(s.id, 'stream-error-ack');
+    const later = await backToWorking(s.id, since, 'stream-error-ack');
+    expect(later[0]).toMatchObject({ status: 'reconnecting', reason: 'connection_lost: Stream Errored (ack) (close code 500)' });
+    expect(await simGet(`/sim/sessions/${s.id}`)).toMatchObject({ state: 'paired', connected: true, opens: opens + 1, jid: '15557770010@s.whatsapp.net' });
+    const after = await inbound(s.id, 'after the stream error');
+    expect(await receivedCounts(s.id, [before.id, after.id])).toEqual({ lost: 0, duplicated: 0, received: 2 });
+    expect(await getSession(s.id)).toMatchObject({ status: 'working', phoneNumber: '15557770010', waJid: '15557770010@s.whatsapp.net' });
+    expect((await eventsOf(s.id, 'auth.qr')).length).toBe(qrsShown);
+  }, 60000);
+
+  it('a conflict (<stream:error><conflict type="replaced"/>, 440) once is retried and the session comes back', async () => {
+    const s = await pairByQr('Conflict', '15557770011');
+    const opens = (await simGet(`/sim/sessions/${s.id}`)).opens;
+    const since = (await statusEvents(s.id)).length;
+    await fault(s.id, 'conflict');
+    const later = await backToWorking(s.id, since, 'conflict');
+    expect(later[0]).toMatchObject({ status: 'reconnecting', reason: 'connection_lost: Stream Errored (conflict) (close code 440)' });
+    expect(await simGet(`/sim/sessions/${s.id}`)).toMatchObject({ state: 'paired', connected: true, opens: opens + 1 });
+    expect(await getSession(s.id)).toMatchObject({ status: 'working', phoneNumber: '15557770011' });
+  });
+
+  it('<stream:error code="515"> reconnects at once with the stored pairing (no status change); a drop reconnects with backoff', async () => {
+    const restarted = await pairByQr('Fault 515', '15557770016');
+    const opens = (await simGet(`/sim/sessions/${restarted.id}`)).opens;
+    await fault(restarted.id, 'stream-error-515');
+    await waitFor(async () => (await simGet(`/sim/sessions/${restarted.id}`)).opens === opens + 1, 20000, 'a login after 515');
+    expect((await eventsOf(restarted.id, 'session.disconnected')).map((e) => e.payload)).toEqual([
+      { reason: 'restart_required', statusCode: 515, message: 'Stream Errored (restart required)' },
+    ]);
+    expect(await waitStatus(restarted.id, 'working')).toMatchObject({ phoneNumber: '15557770016' });
+
+    const dropped = await pairByQr('Fault drop', '15557770015');
+    const qrsShown = (await eventsOf(dropped.id, 'auth.qr')).length;
+    const droppedOpens = (await simGet(`/sim/sessions/${dropped.id}`)).opens;
+    const since = (await statusEvents(dropped.id)).length;
+    await fault(dropped.id, 'drop');
+    await backToWorking(dropped.id, since, 'drop');
+    expect(await simGet(`/sim/sessions/${dropped.id}`)).toMatchObject({ state: 'paired', connected: true, opens: droppedOpens + 1 });
+    expect((await eventsOf(dropped.id, 'auth.qr')).length).toBe(qrsShown);
+  });
+
+  it('<failure reason="403"> stops at once with reason forbidden, the pairing kept; <failure reason="405"> is client_version_refused', async () => {
+    const banned = await pairByQr('Failure 403', '15557770017');
+    await fault(banned.id, 'failure-403');
+    const failed = await waitStatus(banned.id, 'failed');
+    expect(failed).toMatchObject({ phoneNumber: '15557770017' });
+    const qr = await api().get(`/api/v1/sessions/${banned.id}/qr`).set(bearer(org.adminKey));
+    expect(qr.body.error.details).toEqual({ status: 'failed', reason: 'forbidden' });
+    expect((await simGet(`/sim/sessions/${banned.id}`)).state).toBe('paired');
+
+    const outdated = await pairByQr('Failure 405', '15557770018');
+    await fault(outdated.id, 'failure-405');
+    await waitFor(
+      async () => (await statusEvents(outdated.id)).some((e) => e.status === 'reconnecting' && e.reason === 'client_version_refused'),
+      20000,
+      'client_version_refused',
+    );
+  });
+
+  it('a <failure reason="401"> is the device gone: logged_out, credentials and account cleared', async () => {
+    const s = await pairByQr('Failure 401', '15557770012');
+    await fault(s.id, 'failure-401');
+    const out = await waitStatus(s.id, 'logged_out');
+    expect(out).toMatchObject({ phoneNumber: null, waJid: null });
+    expect((await eventsOf(s.id, 'session.logged_out')).map((e) => e.payload)).toEqual([{ reason: 'unlinked_on_phone' }]);
+    expect(await simGet(`/sim/sessions/${s.id}`)).toMatchObject({ state: 'unlinked', jid: null });
+  });
+
+  it('a contact\'s receipts (delivered, then read) reach the device as <receipt> stanzas and become message.ack', async () => {
+    const s = await pairByQr('Receipts', '15557770013');
+    const res = await api().post(`/api/v1/sessions/${s.id}/messages`).set(bearer(org.adminKey)).send({ to: '15557778877@s.whatsapp.net', text: 'did you get it?' });
+    expect(res.status).toBe(202);
+    const sent = await waitFor(async () => {
+      const m = (await api().get(`/api/v1/sessions/${s.id}/messages/${res.body.id}`).set(bearer(org.adminKey))).body;
+      return m.status === 'sent' ? m : null;
+    }, 20000, 'the message to be sent');
+    // Baileys reports its own message as an `append` upsert just after the send, inside a buffered function; a receipt
+    // that arrives while that buffer is open is folded into the upsert instead of a messages.update (event-buffer.js).
+    // A contact's text taken after it shows the buffer was flushed, so the receipts below are news on their own.
+    await receivedCounts(s.id, [(await inbound(s.id, 'after your message')).id]);
+    const acks = async () => (await eventsOf(s.id, 'message.ack')).map((e) => e.payload);
+    for (const status of ['delivered', 'read']) {
+      const receipt = await simPost(`/sim/sessions/${s.id}/receipt`, { waMessageId: sent.waMessageId, status });
+      expect({ status: receipt.status, queued: receipt.body.queued }).toEqual({ status: 200, queued: false });
+      await waitFor(async () => (await acks()).some((a) => a.status === status), 20000, `message.ack ${status}`);
+      // the device acked the receipt stanza: the network holds nothing more for it
+      await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).pendingInbound === 0, 10000, 'the device to ack the receipt');
+    }
+    expect(await acks()).toEqual([
+      { messageId: res.body.id, waMessageId: sent.waMessageId, chatJid: '15557778877@s.whatsapp.net', status: 'delivered' },
+      { messageId: res.body.id, waMessageId: sent.waMessageId, chatJid: '15557778877@s.whatsapp.net', status: 'read' },
+    ]);
+    const read = (await api().get(`/api/v1/sessions/${s.id}/messages/${res.body.id}`).set(bearer(org.adminKey))).body;
+    expect(read.status).toBe('read');
+   }, 60000);
+
+  it('what contacts send while the device is away (stopped, then its gateway SIGKILLed) arrives once when it is back: offline delivery, `append`', async () => {
+    const s = await pairByQr('Offline', '15557770014');
+    const live = await inbound(s.id, 'before');
+    await receivedCounts(s.id, [live.id]);
+
+    expect((await api().post(`/api/v1/sessions/${s.id}:stop`).set(bearer(org.adminKey))).status).toBe(200);
+    await waitFor(async () => !(await simGet(`/sim/sessions/${s.id}`)).connected, 10000, 'the device to go offline');
+    const whileStopped = [await inbound(s.id, 'while stopped 1'), await inbound(s.id, 'while stopped 2')];
+    expect(whileStopped.map((m) => m.queued)).toEqual([true, true]);
+    expect((await api().post(`/api/v1/sessions/${s.id}:start`).set(bearer(org.adminKey))).status).toBe(200);
+    await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).pendingInbound === 0, 20000, 'the device to take what was held');
+    expect(await receivedCounts(s.id, [live.id, ...whileStopped.map((m) => m.id)])).toEqual({ lost: 0, duplicated: 0, received: 3 });
+
+    const opens = (await simGet(`/sim/sessions/${s.id}`)).opens;
+    await gateway.kill();
+    await waitFor(async () => !(await simGet(`/sim/sessions/${s.id}`)).connected, 10000, 'the device to go offline');
+    const whileKilled = await inbound(s.id, 'while the gateway was down');
+    expect(whileKilled.queued).toBe(true);
+    const healthPort = await freePort();
+    gateway = await startApp('gateway', { ...gatewayEnv, GATEWAY_HEALTH_PORT: String(healthPort) }, `http://127.0.0.1:${healthPort}/healthz`);
+    await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).opens > opens, 30000, 'a login from the new process');
+    await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).pendingInbound === 0, 20000, 'the device to take what was held');
+    const all = [live.id, ...whileStopped.map((m) => m.id), whileKilled.id];
+    expect(await receivedCounts(s.id, all)).toEqual({ lost: 0, duplicated: 0, received: 4 });
+    // WhatsApp's way: the held texts came stamped `offline`, counted by the marker of their login (2, then 1)
+    const batches = sim
+      .output()
+      .split('\n')
+      .filter((line) => line.includes(s.id) && line.includes('held stanzas delivered offline'))
+      .map((line) => (JSON.parse(line) as { offline: number }).offline);
+    expect(batches.filter((n) => n > 0)).toEqual([2, 1]);
+  }, 90000);
 
   it('a device unlinked on the phone is logged out', async () => {
     const s = await pairByQr('Unlinked', '15557770003');

@@ -89,3 +89,23 @@ describe('the fault call', () => {
     expect(network.view('ses-mute').connected).toBe(true);
   });
 });
+
+describe('a door that plays faults in its own protocol (DeviceLink.fault)', () => {
+  class OwnProtocolLink extends RecordingLink {
+    played: string[] = [];
+    fault(kind: (typeof SIM_FAULT_KINDS)[number]): void {
+      this.played.push(kind);
+    }
+  }
+
+  it.each(SIM_FAULT_KINDS.map((kind) => [kind]))('%s is handed to the link as the kind, and the network sees the device go offline', (kind) => {
+    const network = new SimNetwork({ qrIntervalMs: 60_000 });
+    const link = new OwnProtocolLink();
+    network.attach('own', link, null);
+    network.scan('own', { phoneNumber: '15550002222' });
+    const view = applyFault(network, 'own', { kind });
+    expect(link.played).toEqual([kind]);
+    expect(link.ended).toEqual([]);
+    expect(view).toMatchObject({ connected: false, fault: kind, state: kind === 'failure-401' ? 'unlinked' : 'paired' });
+  });
+});

@@ -16,6 +16,8 @@ import type { DeviceLink, DeviceView, SimNetwork } from './sim-network';
  * | failure-401 | forgets the device, close `loggedOut` | 401 |
  * | failure-403 | close `forbidden` | 403 |
  * | failure-405 | close `clientVersionRefused` | 405 |
+ *
+ * The WhatsApp Web door plays each kind as its own stanza (whatsapp-web/faults.ts, `DeviceLink.fault`).
  */
 const FAULTS: Record<SimFaultKind, { end: (link: DeviceLink) => void; forgetDevice?: boolean }> = {
   drop: { end: (link) => link.drop() },
@@ -47,5 +49,7 @@ export function parseFaultKind(body: Record<string, unknown>): SimFaultKind {
 export function applyFault(network: SimNetwork, sessionId: string, body: Record<string, unknown>): DeviceView & { fault: SimFaultKind } {
   const kind = parseFaultKind(body);
   const { end, forgetDevice } = FAULTS[kind];
-  return { ...network.endConnection(sessionId, end, { forgetDevice }), fault: kind };
+  // a door with its own protocol (WhatsApp Web) says the fault its way; the network's side (offline, forgotten) is the same
+  const play = (link: DeviceLink) => (link.fault ? link.fault(kind) : end(link));
+  return { ...network.endConnection(sessionId, play, { forgetDevice }), fault: kind };
 }

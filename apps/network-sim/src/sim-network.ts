@@ -5,6 +5,7 @@ import {
   SimCredential,
   SimDeviceOp,
   SimDeviceOps,
+  SimFaultKind,
   SimGroup,
   SimInboundMessage,
   SimMedia,
@@ -43,6 +44,11 @@ export interface DeviceLink {
   drop(): void;
   /** Stop answering (no frames, no pongs) without closing: the `silent` fault. Absent on a transport that cannot. */
   silence?(): void;
+  /**
+   * Plays a fault of the control API in this door's own protocol (WhatsApp Web: its stanzas, whatsapp-web/faults.ts).
+   * Absent on the sim device door, where sim-faults.ts maps the fault onto close/drop/silence.
+   */
+  fault?(kind: SimFaultKind): void;
   /** The QR as this device shows it, for a front door whose client draws its QR itself (WhatsApp Web). */
   showQr?(): string | null;
 }

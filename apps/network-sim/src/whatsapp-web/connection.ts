@@ -4,16 +4,18 @@
  * login (`<success>`), then routine IQs. Toward SimNetwork it is a DeviceLink: the network's `qr`, `paired` and
  * `open` frames become WhatsApp stanzas here, and its closes become WhatsApp's stream errors and failures.
  */
-import { DomainError, SIM_CLOSE_CODES, SimCredential, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
+import { AckStatus, DomainError, SimCredential, SimFaultKind, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
 import type { DeviceLink, SimNetwork } from '../sim-network';
 import { CertifiedServer } from './certificates';
 import { CompanionRegistration, WaDirectory } from './directory';
+import { closeStanza, WA_FAULTS } from './faults';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
 import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, verifyDeviceSignature } from './phone';
 import { answerIq, child, children, IqContext, iqKey } from './stanzas';
+import { OfflineBatch } from './offline-delivery';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
 
 /** WhatsApp sends six refs; Baileys shows the first for 60 s and each next one for 20 s. */
@@ -57,6 +59,11 @@ export class WaWebConnection {
   private outbound: Promise<void> = Promise.resolve();
   /** waMessageId → the network's event id, until the device's receipt */
   private readonly awaitingAck = new Map<string, string>();
+  /** `<receipt id> <type>` → the network's event id, until the device's `<ack class="receipt">` */
+  private readonly awaitingReceiptAck = new Map<string, string>();
+  private readonly offline = new OfflineBatch();
+  /** the `silent` fault: nothing is read or written on this socket any more, keepalive pings included */
+  private silent = false;
   readonly link: DeviceLink & { showQr: () => string | null };
 
   constructor(private readonly deps: WaConnectionDeps) {
@@ -66,6 +73,8 @@ export class WaWebConnection {
       send: (frame) => this.fromNetwork(frame),
       close: (code) => this.closeFor(code),
       drop: () => this.deps.ws.terminate(),
+      silence: () => void (this.silent = true),
+      fault: (kind) => this.playFault(kind),
       showQr: () => this.currentQr(),
     };
     deps.ws.on('message', (data: Buffer) => this.onBytes(data));
@@ -134,6 +143,7 @@ export class WaWebConnection {
   // ---- bytes and frames -------------------------------------------------------------------------
 
   private onBytes(data: Buffer): void {
+    if (this.silent) return;
     let frames: Buffer[];
     try {
       frames = this.reader.push(Buffer.from(data));
@@ -164,7 +174,7 @@ export class WaWebConnection {
   }
 
   private send(node: BinaryNode): void {
-    if (!this.transport || this.deps.ws.readyState !== WebSocket.OPEN) return;
+    if (!this.transport || this.silent || this.deps.ws.readyState !== WebSocket.OPEN) return;
     this.deps.ws.send(encodeFrame(this.transport.encrypt(this.deps.baileys.encodeBinaryNode(node))));
   }
 
@@ -203,7 +213,8 @@ export class WaWebConnection {
     if (frame.type === 'paired') return void this.completePairing(frame.credential).catch((err) => this.fail(err));
     if (frame.type === 'open') return this.loggedIn();
     if (frame.type === 'message') return this.deliverMessage(frame.eventId, frame.message);
-    // receipts, reactions and the rest reach a WhatsApp Web device with the next slices
+    if (frame.type === 'receipt') return this.deliverReceipt(frame.eventId, frame.waMessageId, frame.chatJid, frame.status);
+    // reactions and the rest reach a WhatsApp Web device with the next slices
     this.deps.logger?.debug({ sessionId: this.sessionId, type: frame.type }, 'network event not carried by the whatsapp web front door yet');
   }
 
@@ -270,8 +281,17 @@ export class WaWebConnection {
     const account = registration.credential!.account;
     this.phase = 'open';
     this.send({ tag: 'success', attrs: { t: nowSeconds(), lid: withDevice(account.lid, registration.deviceIndex!), location: 'sim', creation: nowSeconds() } });
-    // nothing held for the device yet: the offline marker ends Baileys' initial event buffering
-    this.send({ tag: 'ib', attrs: { from: SERVER_JID }, content: [{ tag: 'offline', attrs: { count: '0' } }] });
+    // SimNetwork hands over what it held right after `open`, synchronously: that is the offline batch, then the
+    // marker (which also ends Baileys' initial event buffering)
+    this.offline.begin();
+    queueMicrotask(() => {
+      this.offline.end();
+      this.outbound = this.outbound.then(() => {
+        const marker = this.offline.marker();
+        this.send(marker);
+        this.deps.logger?.info({ sessionId: this.sessionId, offline: Number(child(marker, 'offline')?.attrs.count) }, 'whatsapp web login: held stanzas delivered offline');
+      });
+    });
   }
 
   // ---- what contacts send -----------------------------------------------------------------------
@@ -281,6 +301,7 @@ export class WaWebConnection {
    * stays pending on the network until the device's receipt. Kinds not carried yet stay pending and are logged.
    */
   private deliverMessage(eventId: string, message: SimInboundMessage): void {
+    const offline = this.offline.open;
     this.outbound = this.outbound
       .then(async () => {
         const registration = this.registration!;
@@ -301,11 +322,25 @@ export class WaWebConnection {
         this.awaitingAck.set(message.id, eventId);
         this.send({
           tag: 'message',
-          attrs: { from: message.from, type: 'text', id: message.id, t: String(Math.floor(message.timestamp / 1000)) },
+          attrs: { from: message.from, type: 'text', id: message.id, t: String(Math.floor(message.timestamp / 1000)), ...this.offline.stamp(offline) },
           content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext }],
         });
       })
       .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'encrypting an inbound message failed'));
+  }
+
+  /**
+   * A contact's phone reports a message the device sent as delivered (no type), read or played: `<receipt from=<contact>
+   * id=<waMessageId>>`, with no `recipient`, which Baileys reads as a receipt for its own message (`messages.update`).
+   * It stays pending on the network until the device's `<ack class="receipt">`.
+   */
+  private deliverReceipt(eventId: string, waMessageId: string, chatJid: string, status: AckStatus): void {
+    const offline = this.offline.open;
+    const type = status === 'delivered' ? undefined : status;
+    this.outbound = this.outbound.then(() => {
+      this.awaitingReceiptAck.set(receiptKey(waMessageId, type), eventId);
+      this.send({ tag: 'receipt', attrs: { from: chatJid, id: waMessageId, t: nowSeconds(), ...(type ? { type } : {}), ...this.offline.stamp(offline) } });
+    });
   }
 
   // ---- stanzas from the client ------------------------------------------------------------------
@@ -313,7 +348,8 @@ export class WaWebConnection {
   private onNode(node: BinaryNode): void {
     if (node.tag === 'receipt') return this.onReceipt(node);
     if (node.tag === 'message') return this.onDeviceMessage(node);
-    if (node.tag !== 'iq') return; // acks, presences, ib telemetry: nothing to answer yet
+    if (node.tag === 'ack') return this.onAck(node);
+    if (node.tag !== 'iq') return; // presences, ib telemetry: nothing to answer yet
     const { type, id, xmlns } = node.attrs;
     if (type === 'result' || type === 'error') {
       const waiter = this.waiters.get(id);
@@ -391,6 +427,16 @@ export class WaWebConnection {
     }
   }
 
+  /** The device's ack of a receipt the network sent (a nack, `error=…`, is not one: the receipt stays pending). */
+  private onAck(ack: BinaryNode): void {
+    if (ack.attrs.class !== 'receipt' || ack.attrs.error) return;
+    const key = receiptKey(ack.attrs.id, ack.attrs.type);
+    const eventId = this.awaitingReceiptAck.get(key);
+    if (!eventId) return;
+    this.awaitingReceiptAck.delete(key);
+    this.deps.network.ack(this.sessionId, this.link, eventId);
+  }
+
   private onLogout(iq: BinaryNode): void {
     this.send({ tag: 'iq', attrs: { id: iq.attrs.id, from: SERVER_JID, type: 'result' } });
     if (this.phase !== 'open') return;
@@ -421,20 +467,21 @@ export class WaWebConnection {
 
   // ---- closing ----------------------------------------------------------------------------------
 
-  /** SimNetwork closes the device: WhatsApp's stanza for that reason, then the client ends the socket. */
+  /** SimNetwork closes the device: WhatsApp's stanza for that reason (faults.ts), then the client ends the socket. */
   private closeFor(code: number): void {
-    if (code === SIM_CLOSE_CODES.loggedOut && this.phase === 'logging-in') return this.sendFailure(401);
-    if (code === SIM_CLOSE_CODES.loggedOut) {
-      return this.streamError({ tag: 'stream:error', attrs: { code: '401' }, content: [{ tag: 'conflict', attrs: { type: 'device_removed' } }] });
-    }
-    if (code === SIM_CLOSE_CODES.replaced) {
-      return this.streamError({ tag: 'stream:error', attrs: {}, content: [{ tag: 'conflict', attrs: { type: 'replaced' } }] });
-    }
-    this.streamError({ tag: 'stream:error', attrs: { code: '500' } });
+    this.streamError(closeStanza(code, this.phase !== 'logging-in'));
   }
 
   private sendFailure(reason: number): void {
     this.streamError({ tag: 'failure', attrs: { reason: String(reason), location: 'sim' } });
+  }
+
+  /** A fault of the control API, as WhatsApp Web plays it (faults.ts). */
+  private playFault(kind: SimFaultKind): void {
+    const action = WA_FAULTS[kind];
+    if ('stanza' in action) return this.streamError(action.stanza);
+    if ('silence' in action) return void (this.silent = true);
+    this.deps.ws.terminate();
   }
 
   private streamError(node: BinaryNode): void {
@@ -475,6 +522,10 @@ export class WaWebConnection {
     this.idSeq += 1;
     return `sim-${this.idSeq}`;
   }
+}
+
+function receiptKey(id: string | undefined, type: string | undefined): string {
+  return `${id ?? ''} ${type ?? ''}`;
 }
 
 function nowSeconds(): string {
