@@ -1,5 +1,5 @@
 import { AckStatus, OUTBOUND_STATUS_RANK } from '@app/contracts';
-import type { AckOutcome, MessageRow, MessageStore, NewMessage } from '../../apps/gateway/src/messages/message-store';
+import type { AckOutcome, EditedMessage, MessageRow, MessageStore, NewMessage } from '../../apps/gateway/src/messages/message-store';
 
 /**
  * The gateway's MessageStore in memory, with the repository's rules: one row per (session, waMessageId), queued rows
@@ -99,6 +99,26 @@ export class MemoryMessageStore implements MessageStore {
     return { ...row };
   }
 
+  async applyEdit(sessionId: string, waMessageId: string, text: string): Promise<EditedMessage | null> {
+    const row = this.rows.find((r) => r.sessionId === sessionId && r.waMessageId === waMessageId && r.revokedAt === null);
+    if (!row) return null;
+    const previousText = row.media ? row.media.caption : row.text;
+    if (previousText === text) return null;
+    if (row.media) row.media = { ...row.media, caption: text };
+    else row.text = text;
+    row.updatedAt = this.now();
+    this.transitions.push(`edited ${row.id}`);
+    return { row: { ...row }, previousText };
+  }
+
+  async markRevoked(sessionId: string, waMessageId: string) {
+    const row = this.rows.find((r) => r.sessionId === sessionId && r.waMessageId === waMessageId && r.revokedAt === null);
+    if (!row) return null;
+    Object.assign(row, { revokedAt: this.now(), updatedAt: this.now() });
+    this.transitions.push(`revoked ${row.id}`);
+    return { ...row };
+  }
+
   async idsByWaIds(sessionId: string, waMessageIds: string[]) {
     return new Map(this.rows.filter((r) => r.sessionId === sessionId && waMessageIds.includes(r.waMessageId)).map((r) => [r.waMessageId, r.id]));
   }
@@ -143,6 +163,7 @@ export class MemoryMessageStore implements MessageStore {
       quotedWaMessageId: m.quotedWaMessageId ?? null,
       mentions: m.mentions ?? [],
       idempotencyKey: m.idempotencyKey ?? null,
+      revokedAt: null,
     };
   }
 }

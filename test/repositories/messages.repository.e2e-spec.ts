@@ -172,4 +172,31 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     await messages.markSent(first.id, 1, null);
     expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(next.id);
   });
+
+  it('applyEdit replaces a text or a caption once, returning the previous one; unknown, unchanged or revoked: null', async () => {
+    const inbound = (over: Partial<NewMessage>) => outbound({ direction: 'in', status: 'received', ...over });
+    const text = (await messages.insert(inbound({ text: 'helo' })))!;
+    const edited = await messages.applyEdit(sessionId, text.waMessageId, 'hello');
+    expect(edited).toEqual({ row: expect.objectContaining({ id: text.id, text: 'hello', revokedAt: null }), previousText: 'helo' });
+    expect((await messages.findById(text.id))?.text).toBe('hello');
+    expect(await messages.applyEdit(sessionId, text.waMessageId, 'hello')).toBeNull();
+    expect(await messages.applyEdit(sessionId, 'NOT-STORED', 'x')).toBeNull();
+
+    const image = (await messages.insert(inbound({ type: 'image', text: null, media: { mimetype: 'image/jpeg', size: 3, filename: null, caption: 'old' } })))!;
+    expect(await messages.applyEdit(sessionId, image.waMessageId, 'new')).toEqual({ row: expect.objectContaining({ text: null, media: expect.objectContaining({ caption: 'new', mimetype: 'image/jpeg' }) }), previousText: 'old' });
+
+    const revoked = await messages.markRevoked(sessionId, text.waMessageId);
+    expect(revoked).toMatchObject({ id: text.id, revokedAt: expect.any(Number) });
+    expect(await messages.applyEdit(sessionId, text.waMessageId, 'after delete')).toBeNull();
+  });
+
+  it('markRevoked marks a stored message once (the revoked_at column) and ignores an unknown one', async () => {
+    const row = (await messages.insert(outbound({ direction: 'in', status: 'received' })))!;
+    expect(row.revokedAt).toBeNull();
+    const first = await messages.markRevoked(sessionId, row.waMessageId);
+    expect(first?.revokedAt).toEqual(expect.any(Number));
+    expect((await messages.findById(row.id))?.revokedAt).toBe(first?.revokedAt);
+    expect(await messages.markRevoked(sessionId, row.waMessageId)).toBeNull();
+    expect(await messages.markRevoked(sessionId, 'NOT-STORED')).toBeNull();
+  });
 });

@@ -8,11 +8,11 @@ import type { OutboundSender } from './outbound-sender';
 
 export type InboundEngineEvent = Extract<
   EngineEvent,
-  { type: 'message' | 'receipt' | 'reaction' | 'poll-vote' | 'presence' | 'call' | 'group-update' | 'group-participants' }
+  { type: 'message' | 'edit' | 'revoke' | 'receipt' | 'reaction' | 'poll-vote' | 'presence' | 'call' | 'group-update' | 'group-participants' }
 >;
 
 const INBOUND_TYPES: ReadonlySet<string> = new Set<InboundEngineEvent['type']>([
-  'message', 'receipt', 'reaction', 'poll-vote', 'presence', 'call', 'group-update', 'group-participants',
+  'message', 'edit', 'revoke', 'receipt', 'reaction', 'poll-vote', 'presence', 'call', 'group-update', 'group-participants',
 ]);
 
 export const isInboundEvent = (e: EngineEvent): e is InboundEngineEvent => INBOUND_TYPES.has(e.type);
@@ -45,6 +45,10 @@ export class InboundEvents {
     switch (event.type) {
       case 'message':
         return this.message(event.message, conn);
+      case 'edit':
+        return this.edit(event);
+      case 'revoke':
+        return this.revoke(event);
       case 'receipt':
         return this.deps.sender.onReceipt(event.waMessageId, event.status);
       case 'reaction': {
@@ -122,6 +126,31 @@ export class InboundEvents {
       const key = { waMessageId: m.id, chatJid: m.chatJid, fromMe: false, participant: isGroupJid(m.chatJid) ? m.from : null };
       await conn.markRead([key]).catch((err) => this.deps.logger.warn({ err: String(err) }, 'marking a message read failed'));
     }
+  }
+
+  /**
+   * An edit changes the stored row and announces it in one transaction (as an inbound message is stored). An edit of a
+   * message we never stored (or a re-delivered one that changes nothing) stores and publishes nothing.
+   */
+  private async edit(e: Extract<InboundEngineEvent, { type: 'edit' }>): Promise<void> {
+    const { store, sessionId, organizationId, logger } = this.deps;
+    const edited = await this.deps.events.transact(async (tx, publish) => {
+      const result = await store.applyEdit(sessionId, e.waMessageId, e.text, tx);
+      if (result) publish({ event: 'message.edited', organizationId, sessionId, payload: { message: toMessageView(result.row), previousText: result.previousText } });
+      return result;
+    });
+    if (!edited) logger.debug({ waMessageId: e.waMessageId, chatJid: e.chatJid }, 'edit of a message not in the log (or no change): ignored');
+  }
+
+  /** A delete for everyone marks the stored row and announces it in one transaction; an unknown message is ignored. */
+  private async revoke(e: Extract<InboundEngineEvent, { type: 'revoke' }>): Promise<void> {
+    const { store, sessionId, organizationId, logger } = this.deps;
+    const revoked = await this.deps.events.transact(async (tx, publish) => {
+      const row = await store.markRevoked(sessionId, e.waMessageId, tx);
+      if (row) publish({ event: 'message.revoked', organizationId, sessionId, payload: { messageId: row.id, waMessageId: row.waMessageId, chatJid: e.chatJid, by: e.by } });
+      return row;
+    });
+    if (!revoked) logger.debug({ waMessageId: e.waMessageId, chatJid: e.chatJid }, 'revoke of a message not in the log (or already revoked): ignored');
   }
 
   private publish(event: EventType, payload: object): Promise<void> {

@@ -25,6 +25,14 @@ export interface MessageRow extends MessageView {
   quotedWaMessageId: string | null;
   mentions: string[];
   idempotencyKey: string | null;
+  /** epoch ms when the network said the message was deleted for everyone; null while it stands */
+  revokedAt: number | null;
+}
+
+/** What an edit changed: the row after it and the text (or caption) before it. */
+export interface EditedMessage {
+  row: MessageRow;
+  previousText: string | null;
 }
 
 /** What an insert provides; the rest is defaulted. */
@@ -73,7 +81,7 @@ export interface MessageFilter {
 
 const COLUMNS = `id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media, media_ref,
   location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, error, idempotency_key,
-  created_at, updated_at, sent_at`;
+  created_at, updated_at, sent_at, revoked_at`;
 
 interface RawRow {
   id: string;
@@ -100,6 +108,7 @@ interface RawRow {
   created_at: Date;
   updated_at: Date;
   sent_at: Date | null;
+  revoked_at: Date | null;
 }
 
 function toRow(r: RawRow): MessageRow {
@@ -128,6 +137,7 @@ function toRow(r: RawRow): MessageRow {
     quotedWaMessageId: r.quoted_wa_message_id,
     mentions: r.mentions ?? [],
     idempotencyKey: r.idempotency_key,
+    revokedAt: r.revoked_at ? r.revoked_at.getTime() : null,
   };
 }
 
@@ -440,6 +450,37 @@ export class MessagesRepository {
     const { rows } = await runPrepared<RawRow>(manager ?? this.db, APPLY_ACK, [sessionId, waMessageId, status, OUTBOUND_STATUS_RANK[status]]);
     if (!rows[0]) return null;
     return rows[0].status === 'queued' ? { held: true } : { moved: toRow(rows[0]) };
+  }
+
+  /**
+   * An edit from the network: the text of a text message, the caption of a media message. null when there is nothing
+   * to change: an unknown message, a revoked one, or the same text again (a re-delivered edit publishes nothing twice).
+   */
+  async applyEdit(sessionId: string, waMessageId: string, text: string, manager?: EntityManager): Promise<EditedMessage | null> {
+    const [rows]: [Array<RawRow & { previous_text: string | null }>, number] = await this.q(manager).query(
+      `WITH old AS (
+         SELECT id AS old_id, CASE WHEN media IS NULL THEN text ELSE media->>'caption' END AS previous_text, media IS NULL AS is_text
+           FROM messages WHERE session_id = $1 AND wa_message_id = $2 AND revoked_at IS NULL FOR UPDATE
+       )
+       UPDATE messages SET
+           text = CASE WHEN old.is_text THEN $3::text ELSE text END,
+           media = CASE WHEN old.is_text THEN media ELSE jsonb_set(media, '{caption}', to_jsonb($3::text)) END,
+           updated_at = now()
+         FROM old WHERE id = old.old_id AND old.previous_text IS DISTINCT FROM $3::text
+       RETURNING ${COLUMNS}, old.previous_text`,
+      [sessionId, waMessageId, text],
+    );
+    return rows[0] ? { row: toRow(rows[0]), previousText: rows[0].previous_text } : null;
+  }
+
+  /** A delete for everyone from the network: the row marked once (null: unknown, or already marked). */
+  async markRevoked(sessionId: string, waMessageId: string, manager?: EntityManager): Promise<MessageRow | null> {
+    return updatedRow(
+      this.q(manager),
+      `UPDATE messages SET revoked_at = now(), updated_at = now()
+        WHERE session_id = $1 AND wa_message_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+      [sessionId, waMessageId],
+    );
   }
 
   /**

@@ -1,0 +1,106 @@
+import pino from 'pino';
+import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
+import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
+import { InboundEvents } from './inbound-events';
+
+const ALICE = '15550001111@s.whatsapp.net';
+const GROUP = '120363000000000001@g.us';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- every event type's payload, read field by field
+type Payload = Record<string, any>;
+
+function setup() {
+  const store = new MemoryMessageStore();
+  const events: Array<{ event: string; payload: Payload }> = [];
+  const sink: SessionEventSink = {
+    publish: async (e) => void events.push({ event: e.event, payload: e.payload as Payload }),
+    // committed together: the events of a transaction that throws are never seen
+    transact: async (work) => {
+      const pending: Array<{ event: string; payload: Payload }> = [];
+      const result = await work(undefined, (e) => void pending.push({ event: e.event, payload: e.payload as Payload }));
+      events.push(...pending);
+      return result;
+    },
+    withOutbox: async () => {
+      throw new Error('not used by inbound events');
+    },
+  };
+  const inbound = new InboundEvents({
+    sessionId: 'ses_1',
+    organizationId: 'org_1',
+    store,
+    records: { find: async () => null } as unknown as SessionRecords,
+    events: sink,
+    sender: { onReceipt: async () => undefined },
+    logger: pino({ level: 'silent' }),
+    clock: () => 1_000,
+  });
+  const receive = (id: string, waMessageId: string, m: { text?: string | null; caption?: string; chatJid?: string } = {}) =>
+    inbound.handle(
+      {
+        type: 'message',
+        message: {
+          id: waMessageId,
+          from: ALICE,
+          chatJid: m.chatJid ?? ALICE,
+          text: m.text ?? null,
+          timestamp: 900,
+          fromMe: false,
+          type: m.caption !== undefined ? 'image' : 'text',
+          media: m.caption !== undefined
+            ? { mimetype: 'image/jpeg', size: 10, filename: null, caption: m.caption, ref: { engine: 'baileys', mediaType: 'image', directPath: '/v', mediaKey: 'a2V5', url: null } }
+            : null,
+        },
+      },
+      null,
+    );
+  return { store, events, inbound, receive };
+}
+
+describe('InboundEvents: edits and deletes for everyone', () => {
+  it('an edit updates the stored text and publishes message.edited with the previous text, not a new message', async () => {
+    const { store, events, inbound, receive } = setup();
+    await receive('m1', 'T1', { text: 'helo' });
+    events.length = 0;
+    await inbound.handle({ type: 'edit', waMessageId: 'T1', chatJid: ALICE, from: ALICE, text: 'hello' }, null);
+    expect(store.rows).toHaveLength(1);
+    expect(store.rows[0]).toMatchObject({ waMessageId: 'T1', text: 'hello' });
+    expect(events).toEqual([{ event: 'message.edited', payload: { message: expect.objectContaining({ id: store.rows[0].id, waMessageId: 'T1', text: 'hello' }), previousText: 'helo' } }]);
+  });
+
+  it('an edit of a media message changes its caption', async () => {
+    const { store, events, inbound, receive } = setup();
+    await receive('m1', 'I1', { caption: 'old' });
+    events.length = 0;
+    await inbound.handle({ type: 'edit', waMessageId: 'I1', chatJid: ALICE, from: ALICE, text: 'new' }, null);
+    expect(store.rows[0]).toMatchObject({ text: null, media: { caption: 'new' } });
+    expect(events).toEqual([{ event: 'message.edited', payload: { message: expect.objectContaining({ media: expect.objectContaining({ caption: 'new' }) }), previousText: 'old' } }]);
+  });
+
+  it('an edit of a message never stored, or the same edit re-delivered, stores and publishes nothing', async () => {
+    const { store, events, inbound, receive } = setup();
+    await inbound.handle({ type: 'edit', waMessageId: 'NOPE', chatJid: ALICE, from: ALICE, text: 'x' }, null);
+    expect(store.rows).toHaveLength(0);
+    expect(events).toEqual([]);
+    await receive('m1', 'T1', { text: 'a' });
+    events.length = 0;
+    await inbound.handle({ type: 'edit', waMessageId: 'T1', chatJid: ALICE, from: ALICE, text: 'b' }, null);
+    await inbound.handle({ type: 'edit', waMessageId: 'T1', chatJid: ALICE, from: ALICE, text: 'b' }, null);
+    expect(events.map((e) => e.event)).toEqual(['message.edited']);
+  });
+
+  it('a delete for everyone marks the row and publishes message.revoked once; an unknown message is ignored', async () => {
+    const { store, events, inbound, receive } = setup();
+    await receive('m1', 'G1', { text: 'oops', chatJid: GROUP });
+    events.length = 0;
+    const revoke = { type: 'revoke' as const, waMessageId: 'G1', chatJid: GROUP, by: ALICE };
+    await inbound.handle(revoke, null);
+    await inbound.handle(revoke, null);
+    await inbound.handle({ ...revoke, waMessageId: 'NOPE' }, null);
+    expect(store.rows[0].revokedAt).toBe(1_000);
+    expect(events).toEqual([{ event: 'message.revoked', payload: { messageId: store.rows[0].id, waMessageId: 'G1', chatJid: GROUP, by: ALICE } }]);
+    // a revoked message is not edited any more
+    await inbound.handle({ type: 'edit', waMessageId: 'G1', chatJid: GROUP, from: ALICE, text: 'x' }, null);
+    expect(events).toHaveLength(1);
+  });
+});
