@@ -199,4 +199,23 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(await messages.markRevoked(sessionId, row.waMessageId)).toBeNull();
     expect(await messages.markRevoked(sessionId, 'NOT-STORED')).toBeNull();
   });
+
+  it('applyMemberAck keeps each member forward only and moves the message to the step every member reached', async () => {
+    const [bob, carol] = ['15550002222@s.whatsapp.net', '15550003333@s.whatsapp.net'];
+    const members = [bob, carol];
+    const row = (await messages.insertOutbound(outbound({ chatJid: '120363000000000001@g.us' }), null))!;
+    // queued: the member's receipt is kept, the status waits for the send to be recorded
+    expect(await messages.applyMemberAck(sessionId, row.waMessageId, bob, 'delivered', members)).toEqual({ row: expect.objectContaining({ status: 'queued', memberAcks: { [bob]: 'delivered' } }), moved: false });
+    await messages.markSent(row.id, 5_000, null);
+    expect(await messages.applyMemberAck(sessionId, row.waMessageId, bob, 'read', members)).toMatchObject({ row: { status: 'sent', memberAcks: { [bob]: 'read' } }, moved: false });
+    expect(await messages.applyMemberAck(sessionId, row.waMessageId, bob, 'delivered', members)).toBeNull();
+    expect(await messages.applyMemberAck(sessionId, row.waMessageId, carol, 'delivered', members)).toMatchObject({ row: { status: 'delivered' }, moved: true });
+    expect(await messages.applyMemberAck(sessionId, row.waMessageId, carol, 'read', members)).toMatchObject({ row: { status: 'read', memberAcks: { [bob]: 'read', [carol]: 'read' } }, moved: true });
+    expect((await messages.findById(row.id))?.status).toBe('read');
+    // no members known: kept per member, the message does not move
+    const other = (await messages.insertOutbound(outbound({ chatJid: '120363000000000001@g.us' }), null))!;
+    await messages.markSent(other.id, 5_000, null);
+    expect(await messages.applyMemberAck(sessionId, other.waMessageId, bob, 'read', [])).toMatchObject({ row: { status: 'sent' }, moved: false });
+    expect(await messages.applyMemberAck(sessionId, 'NOT-STORED', bob, 'read', members)).toBeNull();
+  });
 });

@@ -1,15 +1,20 @@
 import pino from 'pino';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
+import type { GroupInfo } from '../engine/engine.interface';
 import { InboundEvents } from './inbound-events';
+import { OutboundSender } from './outbound-sender';
 
 const ALICE = '15550001111@s.whatsapp.net';
 const GROUP = '120363000000000001@g.us';
+const OWN = '491701234567@s.whatsapp.net';
+const BOB = '15550002222@s.whatsapp.net';
+const CAROL = '15550003333@s.whatsapp.net';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- every event type's payload, read field by field
 type Payload = Record<string, any>;
 
-function setup() {
+function setup(group: GroupInfo | null = null) {
   const store = new MemoryMessageStore();
   const events: Array<{ event: string; payload: Payload }> = [];
   const sink: SessionEventSink = {
@@ -25,13 +30,28 @@ function setup() {
       throw new Error('not used by inbound events');
     },
   };
+  const logger = pino({ level: 'silent' });
+  const sender = new OutboundSender({
+    sessionId: 'ses_1',
+    organizationId: 'org_1',
+    store,
+    events: sink,
+    settings: { ttlMs: 60_000, typingMsPerChar: 0, typingMinMs: 0, typingMaxMs: 0 },
+    live: () => null,
+    logger,
+    sleep: async () => undefined,
+  });
+  const records = {
+    find: async () => ({ id: 'ses_1', phoneNumber: OWN.split('@')[0], autoRead: false }),
+    findGroup: async (_s: string, jid: string) => (group && group.groupJid === jid ? group : null),
+  } as unknown as SessionRecords;
   const inbound = new InboundEvents({
     sessionId: 'ses_1',
     organizationId: 'org_1',
     store,
-    records: { find: async () => null } as unknown as SessionRecords,
+    records,
     events: sink,
-    sender: { onReceipt: async () => undefined },
+    sender,
     logger: pino({ level: 'silent' }),
     clock: () => 1_000,
   });
@@ -102,5 +122,63 @@ describe('InboundEvents: edits and deletes for everyone', () => {
     // a revoked message is not edited any more
     await inbound.handle({ type: 'edit', waMessageId: 'G1', chatJid: GROUP, from: ALICE, text: 'x' }, null);
     expect(events).toHaveLength(1);
+  });
+});
+
+describe('InboundEvents: group receipts per member', () => {
+  const group: GroupInfo = {
+    groupJid: GROUP,
+    subject: 'Team',
+    description: '',
+    ownerJid: OWN,
+    participants: [OWN, BOB, CAROL],
+    isAnnounce: false,
+    isLocked: false,
+    network: { addressingMode: 'lid', participants: [{ id: '111@lid', phoneNumber: OWN }, { id: '222@lid', phoneNumber: BOB }, { id: '333@lid', phoneNumber: CAROL }] },
+  };
+
+  function sentToGroup(store: MemoryMessageStore) {
+    return store.queue({ id: 'msg_g', waMessageId: 'G1', chatJid: GROUP, status: 'sent' });
+  }
+
+  const receipt = (participant: string, status: 'delivered' | 'read' | 'played') => ({ type: 'receipt' as const, waMessageId: 'G1', chatJid: GROUP, status, participant });
+
+  it("each member's receipt is message.ack with the participant; the message is read only when every member (not us) read it", async () => {
+    const { store, events, inbound } = setup(group);
+    sentToGroup(store);
+    await inbound.handle(receipt(BOB, 'read'), null);
+    expect(store.byId('msg_g')).toMatchObject({ status: 'sent', memberAcks: { [BOB]: 'read' } });
+    expect(events).toEqual([{ event: 'message.ack', payload: { messageId: 'msg_g', waMessageId: 'G1', chatJid: GROUP, status: 'read', participant: BOB } }]);
+    events.length = 0;
+    // Carol named by her LID: matched to the number the group keeps for her
+    await inbound.handle(receipt('333@lid', 'read'), null);
+    expect(store.byId('msg_g')).toMatchObject({ status: 'read', memberAcks: { [BOB]: 'read', [CAROL]: 'read' } });
+    expect(events).toEqual([
+      { event: 'message.ack', payload: { messageId: 'msg_g', waMessageId: 'G1', chatJid: GROUP, status: 'read', participant: CAROL } },
+      { event: 'message.ack', payload: { messageId: 'msg_g', waMessageId: 'G1', chatJid: GROUP, status: 'read' } },
+    ]);
+  });
+
+  it("a member's receipt moves forward only; the message takes the step every member reached (delivered)", async () => {
+    const { store, events, inbound } = setup(group);
+    sentToGroup(store);
+    await inbound.handle(receipt(BOB, 'read'), null);
+    await inbound.handle(receipt(BOB, 'delivered'), null);
+    await inbound.handle(receipt(CAROL, 'delivered'), null);
+    expect(store.byId('msg_g')).toMatchObject({ status: 'delivered', memberAcks: { [BOB]: 'read', [CAROL]: 'delivered' } });
+    expect(events.map((e) => `${e.payload.status} ${e.payload.participant ?? 'all'}`)).toEqual([`read ${BOB}`, `delivered ${CAROL}`, 'delivered all']);
+  });
+
+  it('a group not stored here: the member receipt is kept and announced, the message status waits; 1:1 receipts unchanged', async () => {
+    const { store, events, inbound } = setup(null);
+    sentToGroup(store);
+    await inbound.handle(receipt(BOB, 'read'), null);
+    expect(store.byId('msg_g')?.status).toBe('sent');
+    expect(events).toHaveLength(1);
+    store.queue({ id: 'msg_d', waMessageId: 'D1', chatJid: ALICE, status: 'sent' });
+    events.length = 0;
+    await inbound.handle({ type: 'receipt', waMessageId: 'D1', chatJid: ALICE, status: 'read' }, null);
+    expect(store.byId('msg_d')?.status).toBe('read');
+    expect(events).toEqual([{ event: 'message.ack', payload: { messageId: 'msg_d', waMessageId: 'D1', chatJid: ALICE, status: 'read' } }]);
   });
 });

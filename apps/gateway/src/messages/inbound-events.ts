@@ -23,7 +23,7 @@ export interface InboundEventsDeps {
   store: MessageStore;
   records: SessionRecords;
   events: SessionEventSink;
-  sender: Pick<OutboundSender, 'onReceipt'>;
+  sender: Pick<OutboundSender, 'onReceipt' | 'onMemberReceipt'>;
   logger: Logger;
   clock?: () => number;
 }
@@ -50,6 +50,7 @@ export class InboundEvents {
       case 'revoke':
         return this.revoke(event);
       case 'receipt':
+        if (event.participant && isGroupJid(event.chatJid)) return this.memberReceipt(event, event.participant);
         return this.deps.sender.onReceipt(event.waMessageId, event.status);
       case 'reaction': {
         const messageId = (await this.deps.store.idsByWaIds(sessionId, [event.waMessageId])).get(event.waMessageId) ?? null;
@@ -126,6 +127,21 @@ export class InboundEvents {
       const key = { waMessageId: m.id, chatJid: m.chatJid, fromMe: false, participant: isGroupJid(m.chatJid) ? m.from : null };
       await conn.markRead([key]).catch((err) => this.deps.logger.warn({ err: String(err) }, 'marking a message read failed'));
     }
+  }
+
+  /**
+   * A group member's receipt. The members who must reach a step before the message does are the stored group's, minus
+   * ourselves; a member the network names by LID is matched to the number the group keeps for it. A group not stored
+   * here gives no members: the member's receipt is kept and announced, the message's own status waits.
+   */
+  private async memberReceipt(e: Extract<InboundEngineEvent, { type: 'receipt' }>, participant: string): Promise<void> {
+    const { records, sessionId } = this.deps;
+    const [group, session] = await Promise.all([records.findGroup(sessionId, e.chatJid), records.find(sessionId)]);
+    const own = session?.phoneNumber ? `${session.phoneNumber}@s.whatsapp.net` : null;
+    const known = group?.network?.participants.find((p) => p.lid === participant || p.id === participant);
+    const member = known?.phoneNumber ?? (known && !known.id.endsWith('@lid') ? known.id : null) ?? participant;
+    const members = (group?.participants ?? []).filter((jid) => jid !== own);
+    return this.deps.sender.onMemberReceipt(e.waMessageId, e.status, member, members);
   }
 
   /**

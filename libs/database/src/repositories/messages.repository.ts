@@ -27,6 +27,8 @@ export interface MessageRow extends MessageView {
   idempotencyKey: string | null;
   /** epoch ms when the network said the message was deleted for everyone; null while it stands */
   revokedAt: number | null;
+  /** a group message we sent: each member's furthest receipt */
+  memberAcks: Record<string, AckStatus>;
 }
 
 /** What an edit changed: the row after it and the text (or caption) before it. */
@@ -81,7 +83,7 @@ export interface MessageFilter {
 
 const COLUMNS = `id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media, media_ref,
   location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, error, idempotency_key,
-  created_at, updated_at, sent_at, revoked_at`;
+  created_at, updated_at, sent_at, revoked_at, member_acks`;
 
 interface RawRow {
   id: string;
@@ -109,6 +111,7 @@ interface RawRow {
   updated_at: Date;
   sent_at: Date | null;
   revoked_at: Date | null;
+  member_acks: Record<string, AckStatus> | null;
 }
 
 function toRow(r: RawRow): MessageRow {
@@ -138,6 +141,7 @@ function toRow(r: RawRow): MessageRow {
     mentions: r.mentions ?? [],
     idempotencyKey: r.idempotency_key,
     revokedAt: r.revoked_at ? r.revoked_at.getTime() : null,
+    memberAcks: r.member_acks ?? {},
   };
 }
 
@@ -244,6 +248,41 @@ const APPLY_ACK = preparedStatement(
      AND ((status = 'queued' AND ${HELD_RANK_SQL} < $4) OR ${RANK_SQL} BETWEEN 1 AND $4 - 1)
    RETURNING ${COLUMNS}`,
 );
+
+const STATUS_OF_RANK_SQL = (rank: string) =>
+  `CASE ${rank} ${Object.entries(OUTBOUND_STATUS_RANK).map(([status, r]) => `WHEN ${r} THEN '${status}'`).join(' ')} END`;
+
+/**
+ * A group member's receipt (`applyMemberAck`): the member's entry in `member_acks` moves forward only; the row's status
+ * moves to the step every member of `$5` has reached (the lowest of their entries), never backwards, and never while
+ * the row is queued or failed. Returns the row with `member_moved` and the status it had before.
+ */
+const APPLY_MEMBER_ACK = preparedStatement(
+  'messages_apply_member_ack',
+  `WITH cur AS (
+     SELECT id AS cur_id, status AS old_status, coalesce(member_acks, '{}'::jsonb) AS acks
+       FROM messages WHERE session_id = $1 AND wa_message_id = $2 AND direction = 'out' AND status <> 'failed' FOR UPDATE
+   ),
+   nxt AS (
+     SELECT cur_id, old_status, acks || jsonb_build_object($3::text, $4::text) AS acks FROM cur
+      WHERE ${rankSql(`(acks->>$3::text)`, 0)} < ${rankSql('$4::text', 0)}
+   ),
+   agg AS (
+     SELECT nxt.*, (SELECT min(${rankSql('(nxt.acks->>m)', 0)}) FROM unnest($5::text[]) AS m) AS all_rank FROM nxt
+   )
+   UPDATE messages SET
+       member_acks = agg.acks,
+       status = CASE WHEN status <> 'queued' AND agg.all_rank > ${RANK_SQL} THEN ${STATUS_OF_RANK_SQL('agg.all_rank')} ELSE status END,
+       updated_at = now()
+     FROM agg WHERE id = agg.cur_id
+   RETURNING ${COLUMNS}, agg.old_status`,
+);
+
+/** What a group member's receipt did: `row` after it, and whether the message as a whole moved (`moved`). */
+export interface MemberAckOutcome {
+  row: MessageRow;
+  moved: boolean;
+}
 
 /** What a receipt did: moved a sent message (announce it), or was kept on a queued one until it is recorded sent. */
 export type AckOutcome = { moved: MessageRow } | { held: true };
@@ -481,6 +520,17 @@ export class MessagesRepository {
         WHERE session_id = $1 AND wa_message_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
       [sessionId, waMessageId],
     );
+  }
+
+  /**
+   * A group member's receipt for a message we sent: the member's furthest step kept on the row (`member_acks`), and the
+   * message's own status moved to what every one of `members` (the group minus ourselves) has reached. null: nothing
+   * changed (unknown, not outbound, failed, or not forward for this member).
+   */
+  async applyMemberAck(sessionId: string, waMessageId: string, member: string, status: AckStatus, members: string[], manager?: EntityManager): Promise<MemberAckOutcome | null> {
+    const { rows } = await runPrepared<RawRow & { old_status: MessageStatus }>(manager ?? this.db, APPLY_MEMBER_ACK, [sessionId, waMessageId, member, status, members]);
+    if (!rows[0]) return null;
+    return { row: toRow(rows[0]), moved: rows[0].status !== rows[0].old_status };
   }
 
   /**

@@ -375,11 +375,12 @@ export function receiptFromUpdate({ key, update }: WAMessageUpdate): ReceiptEven
   return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status } : null;
 }
 
-/** message-receipt.update: one member's receipt (groups); the furthest step it reports. */
+/** message-receipt.update: one member's receipt (groups); the furthest step it reports, and the member (`userJid`). */
 export function receiptFromUserReceipt({ key, receipt }: MessageUserReceiptUpdate): ReceiptEvent | null {
   if (!key.fromMe || !key.id || !key.remoteJid) return null;
   const status: AckStatus | null = receipt.playedTimestamp ? 'played' : receipt.readTimestamp ? 'read' : receipt.receiptTimestamp ? 'delivered' : null;
-  return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status } : null;
+  const participant = receipt.userJid ? (toUserJid(receipt.userJid) ?? toLid(receipt.userJid) ?? receipt.userJid) : null;
+  return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status, participant } : null;
 }
 
 /**
