@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
-import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
+import { recordingEventSink } from '../../../../test/fakes/recording-event-sink';
+import type { SessionRecords } from '../sessions/session-ports';
 import type { GroupInfo } from '../engine/engine.interface';
 import { InboundEvents } from './inbound-events';
 import { OutboundSender } from './outbound-sender';
@@ -11,25 +12,9 @@ const OWN = '491701234567@s.whatsapp.net';
 const BOB = '15550002222@s.whatsapp.net';
 const CAROL = '15550003333@s.whatsapp.net';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- every event type's payload, read field by field
-type Payload = Record<string, any>;
-
 function setup(group: GroupInfo | null = null) {
   const store = new MemoryMessageStore();
-  const events: Array<{ event: string; payload: Payload }> = [];
-  const sink: SessionEventSink = {
-    publish: async (e) => void events.push({ event: e.event, payload: e.payload as Payload }),
-    // committed together: the events of a transaction that throws are never seen
-    transact: async (work) => {
-      const pending: Array<{ event: string; payload: Payload }> = [];
-      const result = await work(undefined, (e) => void pending.push({ event: e.event, payload: e.payload as Payload }));
-      events.push(...pending);
-      return result;
-    },
-    withOutbox: async () => {
-      throw new Error('not used by inbound events');
-    },
-  };
+  const { sink, events } = recordingEventSink();
   const logger = pino({ level: 'silent' });
   const sender = new OutboundSender({
     sessionId: 'ses_1',
