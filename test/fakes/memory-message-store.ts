@@ -1,5 +1,5 @@
 import { AckStatus, OUTBOUND_STATUS_RANK } from '@app/contracts';
-import type { AckOutcome, MessageRow, MessageStore, NewMessage } from '../../apps/gateway/src/messages/message-store';
+import type { AckOutcome, EditedMessage, MemberAckOutcome, MessageRow, MessageStore, NewMessage } from '../../apps/gateway/src/messages/message-store';
 
 /**
  * The gateway's MessageStore in memory, with the repository's rules: one row per (session, waMessageId), queued rows
@@ -99,6 +99,40 @@ export class MemoryMessageStore implements MessageStore {
     return { ...row };
   }
 
+  async applyMemberAck(sessionId: string, waMessageId: string, member: string, status: AckStatus, members: string[]): Promise<MemberAckOutcome | null> {
+    const row = this.rows.find((r) => r.sessionId === sessionId && r.waMessageId === waMessageId && r.direction === 'out' && r.status !== 'failed');
+    const rank = (s: string | undefined) => (s === undefined ? 0 : (OUTBOUND_STATUS_RANK as Record<string, number>)[s] ?? 0);
+    if (!row || rank(row.memberAcks[member]) >= rank(status)) return null;
+    row.memberAcks = { ...row.memberAcks, [member]: status };
+    const all = members.length ? Math.min(...members.map((m) => rank(row.memberAcks[m]))) : 0;
+    const before = row.status;
+    const reached = Object.entries(OUTBOUND_STATUS_RANK).find(([, r]) => r === all)?.[0] as MessageRow['status'] | undefined;
+    if (row.status !== 'queued' && reached && all > rank(row.status)) row.status = reached;
+    row.updatedAt = this.now();
+    this.transitions.push(`member ${member} ${status} ${row.id}`);
+    return { row: { ...row }, moved: row.status !== before };
+  }
+
+  async applyEdit(sessionId: string, waMessageId: string, text: string): Promise<EditedMessage | null> {
+    const row = this.rows.find((r) => r.sessionId === sessionId && r.waMessageId === waMessageId && r.revokedAt === null);
+    if (!row) return null;
+    const previousText = row.media ? row.media.caption : row.text;
+    if (previousText === text) return null;
+    if (row.media) row.media = { ...row.media, caption: text };
+    else row.text = text;
+    row.updatedAt = this.now();
+    this.transitions.push(`edited ${row.id}`);
+    return { row: { ...row }, previousText };
+  }
+
+  async markRevoked(sessionId: string, waMessageId: string) {
+    const row = this.rows.find((r) => r.sessionId === sessionId && r.waMessageId === waMessageId && r.revokedAt === null);
+    if (!row) return null;
+    Object.assign(row, { revokedAt: this.now(), updatedAt: this.now() });
+    this.transitions.push(`revoked ${row.id}`);
+    return { ...row };
+  }
+
   async idsByWaIds(sessionId: string, waMessageIds: string[]) {
     return new Map(this.rows.filter((r) => r.sessionId === sessionId && waMessageIds.includes(r.waMessageId)).map((r) => [r.waMessageId, r.id]));
   }
@@ -143,6 +177,8 @@ export class MemoryMessageStore implements MessageStore {
       quotedWaMessageId: m.quotedWaMessageId ?? null,
       mentions: m.mentions ?? [],
       idempotencyKey: m.idempotencyKey ?? null,
+      revokedAt: null,
+      memberAcks: {},
     };
   }
 }

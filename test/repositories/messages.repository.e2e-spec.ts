@@ -172,4 +172,50 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     await messages.markSent(first.id, 1, null);
     expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(next.id);
   });
+
+  it('applyEdit replaces a text or a caption once, returning the previous one; unknown, unchanged or revoked: null', async () => {
+    const inbound = (over: Partial<NewMessage>) => outbound({ direction: 'in', status: 'received', ...over });
+    const text = (await messages.insert(inbound({ text: 'helo' })))!;
+    const edited = await messages.applyEdit(sessionId, text.waMessageId, 'hello');
+    expect(edited).toEqual({ row: expect.objectContaining({ id: text.id, text: 'hello', revokedAt: null }), previousText: 'helo' });
+    expect((await messages.findById(text.id))?.text).toBe('hello');
+    expect(await messages.applyEdit(sessionId, text.waMessageId, 'hello')).toBeNull();
+    expect(await messages.applyEdit(sessionId, 'NOT-STORED', 'x')).toBeNull();
+
+    const image = (await messages.insert(inbound({ type: 'image', text: null, media: { mimetype: 'image/jpeg', size: 3, filename: null, caption: 'old' } })))!;
+    expect(await messages.applyEdit(sessionId, image.waMessageId, 'new')).toEqual({ row: expect.objectContaining({ text: null, media: expect.objectContaining({ caption: 'new', mimetype: 'image/jpeg' }) }), previousText: 'old' });
+
+    const revoked = await messages.markRevoked(sessionId, text.waMessageId);
+    expect(revoked).toMatchObject({ id: text.id, revokedAt: expect.any(Number) });
+    expect(await messages.applyEdit(sessionId, text.waMessageId, 'after delete')).toBeNull();
+  });
+
+  it('markRevoked marks a stored message once (the revoked_at column) and ignores an unknown one', async () => {
+    const row = (await messages.insert(outbound({ direction: 'in', status: 'received' })))!;
+    expect(row.revokedAt).toBeNull();
+    const first = await messages.markRevoked(sessionId, row.waMessageId);
+    expect(first?.revokedAt).toEqual(expect.any(Number));
+    expect((await messages.findById(row.id))?.revokedAt).toBe(first?.revokedAt);
+    expect(await messages.markRevoked(sessionId, row.waMessageId)).toBeNull();
+    expect(await messages.markRevoked(sessionId, 'NOT-STORED')).toBeNull();
+  });
+
+  it('applyMemberAck keeps each member forward only and moves the message to the step every member reached', async () => {
+    const [bob, carol] = ['15550002222@s.whatsapp.net', '15550003333@s.whatsapp.net'];
+    const members = [bob, carol];
+    const row = (await messages.insertOutbound(outbound({ chatJid: '120363000000000001@g.us' }), null))!;
+    // queued: the member's receipt is kept, the status waits for the send to be recorded
+    expect(await messages.applyMemberAck(sessionId, row.waMessageId, bob, 'delivered', members)).toEqual({ row: expect.objectContaining({ status: 'queued', memberAcks: { [bob]: 'delivered' } }), moved: false });
+    await messages.markSent(row.id, 5_000, null);
+    expect(await messages.applyMemberAck(sessionId, row.waMessageId, bob, 'read', members)).toMatchObject({ row: { status: 'sent', memberAcks: { [bob]: 'read' } }, moved: false });
+    expect(await messages.applyMemberAck(sessionId, row.waMessageId, bob, 'delivered', members)).toBeNull();
+    expect(await messages.applyMemberAck(sessionId, row.waMessageId, carol, 'delivered', members)).toMatchObject({ row: { status: 'delivered' }, moved: true });
+    expect(await messages.applyMemberAck(sessionId, row.waMessageId, carol, 'read', members)).toMatchObject({ row: { status: 'read', memberAcks: { [bob]: 'read', [carol]: 'read' } }, moved: true });
+    expect((await messages.findById(row.id))?.status).toBe('read');
+    // no members known: kept per member, the message does not move
+    const other = (await messages.insertOutbound(outbound({ chatJid: '120363000000000001@g.us' }), null))!;
+    await messages.markSent(other.id, 5_000, null);
+    expect(await messages.applyMemberAck(sessionId, other.waMessageId, bob, 'read', [])).toMatchObject({ row: { status: 'sent' }, moved: false });
+    expect(await messages.applyMemberAck(sessionId, 'NOT-STORED', bob, 'read', members)).toBeNull();
+  });
 });

@@ -465,7 +465,7 @@ export interface paths {
         };
         /**
          * Download a message's media
-         * @description The bytes with the stored mimetype. 404 when the message has no media, the network no longer has it, or an outbound message was already sent (its bytes are deleted).
+         * @description The bytes with the stored mimetype. 404 when the message has no media, the network no longer has it, or an outbound message was already sent (its bytes are deleted); 503 when the network that holds inbound media cannot be reached right now.
          */
         get: operations["Messages_media"];
         put?: never;
@@ -567,7 +567,7 @@ export interface components {
              *       "session.status"
              *     ]
              */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
@@ -636,7 +636,7 @@ export interface components {
              *       "session.status"
              *     ]
              */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
@@ -4770,6 +4770,24 @@ export interface operations {
             };
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     Gateways_list: {

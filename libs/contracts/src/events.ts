@@ -1,3 +1,4 @@
+import type { MessageView } from './messages';
 import type { SessionStatus } from './sessions';
 
 /** The event envelope: identical on webhooks and on the realtime WebSocket. */
@@ -21,6 +22,8 @@ export const EVENT_TYPES = [
   'message.failed',
   'message.ack',
   'message.reaction',
+  'message.edited',
+  'message.revoked',
   'poll.vote',
   'group.created',
   'group.update',
@@ -36,6 +39,22 @@ export interface SessionStatusPayload {
   status: SessionStatus;
   previousStatus: SessionStatus | null;
   reason: string | null;
+}
+
+/** `message.edited` (CONTRACT 12): a stored message's text (or caption) changed on the network. */
+export interface MessageEditedPayload {
+  /** the Message resource after the edit */
+  message: MessageView;
+  /** the text (or caption) before the edit */
+  previousText: string | null;
+}
+
+/** `message.revoked` (CONTRACT 12): a stored message was deleted for everyone; `by` is who deleted it. */
+export interface MessageRevokedPayload {
+  messageId: string;
+  waMessageId: string;
+  chatJid: string;
+  by: string;
 }
 
 /**

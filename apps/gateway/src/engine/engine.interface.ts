@@ -109,9 +109,16 @@ export type EngineEvent =
   | { type: 'group'; group: GroupInfo; action: 'created' | 'updated' }
   /** the engine fetched a group's metadata for a send it had no stored answer for: stored, not announced */
   | { type: 'group-metadata'; group: GroupInfo }
-  /** the recipient's phone reports a message this session sent as delivered, read or played */
-  | { type: 'receipt'; waMessageId: string; chatJid: string; status: AckStatus }
+  /**
+   * the recipient's phone reports a message this session sent as delivered, read or played; in a group, `participant`
+   * is the member whose phone reported it
+   */
+  | { type: 'receipt'; waMessageId: string; chatJid: string; status: AckStatus; participant?: string | null }
   /** someone reacted to a message of the chat (`emoji` "" = removed) */
+  /** a message of the chat was edited (`text`: the new text or caption); `from` is the editor */
+  | { type: 'edit'; waMessageId: string; chatJid: string; from: string; text: string }
+  /** a message of the chat was deleted for everyone; `by` is who deleted it */
+  | { type: 'revoke'; waMessageId: string; chatJid: string; by: string }
   | { type: 'reaction'; waMessageId: string; chatJid: string; from: string; emoji: string; fromMe: boolean }
   /** a vote on a poll, already decrypted to option names */
   | { type: 'poll-vote'; pollWaMessageId: string; chatJid: string; voter: string; selectedOptions: string[] }

@@ -8,11 +8,11 @@ import type { OutboundSender } from './outbound-sender';
 
 export type InboundEngineEvent = Extract<
   EngineEvent,
-  { type: 'message' | 'receipt' | 'reaction' | 'poll-vote' | 'presence' | 'call' | 'group-update' | 'group-participants' }
+  { type: 'message' | 'edit' | 'revoke' | 'receipt' | 'reaction' | 'poll-vote' | 'presence' | 'call' | 'group-update' | 'group-participants' }
 >;
 
 const INBOUND_TYPES: ReadonlySet<string> = new Set<InboundEngineEvent['type']>([
-  'message', 'receipt', 'reaction', 'poll-vote', 'presence', 'call', 'group-update', 'group-participants',
+  'message', 'edit', 'revoke', 'receipt', 'reaction', 'poll-vote', 'presence', 'call', 'group-update', 'group-participants',
 ]);
 
 export const isInboundEvent = (e: EngineEvent): e is InboundEngineEvent => INBOUND_TYPES.has(e.type);
@@ -23,7 +23,7 @@ export interface InboundEventsDeps {
   store: MessageStore;
   records: SessionRecords;
   events: SessionEventSink;
-  sender: Pick<OutboundSender, 'onReceipt'>;
+  sender: Pick<OutboundSender, 'onReceipt' | 'onMemberReceipt'>;
   logger: Logger;
   clock?: () => number;
 }
@@ -45,7 +45,12 @@ export class InboundEvents {
     switch (event.type) {
       case 'message':
         return this.message(event.message, conn);
+      case 'edit':
+        return this.edit(event);
+      case 'revoke':
+        return this.revoke(event);
       case 'receipt':
+        if (event.participant && isGroupJid(event.chatJid)) return this.memberReceipt(event, event.participant);
         return this.deps.sender.onReceipt(event.waMessageId, event.status);
       case 'reaction': {
         const messageId = (await this.deps.store.idsByWaIds(sessionId, [event.waMessageId])).get(event.waMessageId) ?? null;
@@ -122,6 +127,46 @@ export class InboundEvents {
       const key = { waMessageId: m.id, chatJid: m.chatJid, fromMe: false, participant: isGroupJid(m.chatJid) ? m.from : null };
       await conn.markRead([key]).catch((err) => this.deps.logger.warn({ err: String(err) }, 'marking a message read failed'));
     }
+  }
+
+  /**
+   * A group member's receipt. The members who must reach a step before the message does are the stored group's, minus
+   * ourselves; a member the network names by LID is matched to the number the group keeps for it. A group not stored
+   * here gives no members: the member's receipt is kept and announced, the message's own status waits.
+   */
+  private async memberReceipt(e: Extract<InboundEngineEvent, { type: 'receipt' }>, participant: string): Promise<void> {
+    const { records, sessionId } = this.deps;
+    const [group, session] = await Promise.all([records.findGroup(sessionId, e.chatJid), records.find(sessionId)]);
+    const own = session?.phoneNumber ? `${session.phoneNumber}@s.whatsapp.net` : null;
+    const known = group?.network?.participants.find((p) => p.lid === participant || p.id === participant);
+    const member = known?.phoneNumber ?? (known && !known.id.endsWith('@lid') ? known.id : null) ?? participant;
+    const members = (group?.participants ?? []).filter((jid) => jid !== own);
+    return this.deps.sender.onMemberReceipt(e.waMessageId, e.status, member, members);
+  }
+
+  /**
+   * An edit changes the stored row and announces it in one transaction (as an inbound message is stored). An edit of a
+   * message we never stored (or a re-delivered one that changes nothing) stores and publishes nothing.
+   */
+  private async edit(e: Extract<InboundEngineEvent, { type: 'edit' }>): Promise<void> {
+    const { store, sessionId, organizationId, logger } = this.deps;
+    const edited = await this.deps.events.transact(async (tx, publish) => {
+      const result = await store.applyEdit(sessionId, e.waMessageId, e.text, tx);
+      if (result) publish({ event: 'message.edited', organizationId, sessionId, payload: { message: toMessageView(result.row), previousText: result.previousText } });
+      return result;
+    });
+    if (!edited) logger.debug({ waMessageId: e.waMessageId, chatJid: e.chatJid }, 'edit of a message not in the log (or no change): ignored');
+  }
+
+  /** A delete for everyone marks the stored row and announces it in one transaction; an unknown message is ignored. */
+  private async revoke(e: Extract<InboundEngineEvent, { type: 'revoke' }>): Promise<void> {
+    const { store, sessionId, organizationId, logger } = this.deps;
+    const revoked = await this.deps.events.transact(async (tx, publish) => {
+      const row = await store.markRevoked(sessionId, e.waMessageId, tx);
+      if (row) publish({ event: 'message.revoked', organizationId, sessionId, payload: { messageId: row.id, waMessageId: row.waMessageId, chatJid: e.chatJid, by: e.by } });
+      return row;
+    });
+    if (!revoked) logger.debug({ waMessageId: e.waMessageId, chatJid: e.chatJid }, 'revoke of a message not in the log (or already revoked): ignored');
   }
 
   private publish(event: EventType, payload: object): Promise<void> {

@@ -1,8 +1,8 @@
 import type { AckStatus } from '@app/contracts';
-import type { AckOutcome, MessageRow, NewMessage, QueueHead } from '@app/database';
+import type { AckOutcome, EditedMessage, MemberAckOutcome, MessageRow, NewMessage, QueueHead } from '@app/database';
 import type { StoreOutbox, StoreTx } from '../sessions/session-ports';
 
-export type { AckOutcome, MessageRow, NewMessage, QueueHead };
+export type { AckOutcome, EditedMessage, MemberAckOutcome, MessageRow, NewMessage, QueueHead };
 
 /**
  * The part of the message log (`MessagesRepository`, PostgreSQL) a gateway uses. PostgreSQL is the send queue:
@@ -22,10 +22,19 @@ export interface MessageStore {
   markFailed(id: string, error: string, tx?: StoreTx): Promise<MessageRow | null>;
   /** a sent message forward only (`moved`); on a queued one the ack is kept on the row (`held`); null: nothing to do */
   applyAck(sessionId: string, waMessageId: string, status: AckStatus, tx?: StoreTx): Promise<AckOutcome | null>;
+  /**
+   * a group member's receipt: kept per member on the row (forward only); the message's status moves to what every one of
+   * `members` has reached. null: nothing changed
+   */
+  applyMemberAck(sessionId: string, waMessageId: string, member: string, status: AckStatus, members: string[], tx?: StoreTx): Promise<MemberAckOutcome | null>;
   /** acks kept on rows that are sent by now but were never applied (a gateway stopped in between) */
   heldAcksOf(sessionId: string): Promise<Array<{ waMessageId: string; status: AckStatus }>>;
   /** null when (session, waMessageId) is already stored */
   insert(message: NewMessage, tx?: StoreTx): Promise<MessageRow | null>;
+  /** a network edit: the text (or caption) replaced; null for an unknown, revoked or unchanged message */
+  applyEdit(sessionId: string, waMessageId: string, text: string, tx?: StoreTx): Promise<EditedMessage | null>;
+  /** a network delete for everyone: the row marked once; null for an unknown or already revoked message */
+  markRevoked(sessionId: string, waMessageId: string, tx?: StoreTx): Promise<MessageRow | null>;
   idsByWaIds(sessionId: string, waMessageIds: string[]): Promise<Map<string, string>>;
   findByWaId(sessionId: string, waMessageId: string): Promise<MessageRow | null>;
   rawOf(sessionId: string, waMessageId: string): Promise<Uint8Array | null>;

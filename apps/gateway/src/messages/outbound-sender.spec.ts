@@ -2,8 +2,8 @@ import pino from 'pino';
 import { DomainError, MessageKeyRef, OutboundMessage, SentMessage } from '@app/contracts';
 import { toMessageView } from '@app/database';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
+import { recordingEventSink } from '../../../../test/fakes/recording-event-sink';
 import type { EngineConnection, GroupInfo } from '../engine/engine.interface';
-import type { SessionEventSink } from '../sessions/session-ports';
 import { DRAIN_BATCH, MAX_LIVE_ATTEMPTS, OutboundSender, typingMs } from './outbound-sender';
 
 /** Plays the network: stores each waMessageId once, as WhatsApp does, and counts every attempt. */
@@ -48,30 +48,11 @@ class NetworkConnection implements EngineConnection {
 
 const CHAT = '15550002222@s.whatsapp.net';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- every event type's payload, read field by field
-type Payload = Record<string, any>;
-
 /** `store`: the same log seen by another holder of the session (a gateway that took over after a crash). */
 function setup(opts: { presenceTyping?: boolean; ttlMs?: number; store?: MemoryMessageStore } = {}) {
   const store = opts.store ?? new MemoryMessageStore();
   const conn = new NetworkConnection();
-  const events: Array<{ event: string; payload: Payload }> = [];
-  const sink: SessionEventSink = {
-    publish: async (e) => void events.push({ event: e.event, payload: e.payload as Payload }),
-    // committed together: the events of a transaction that throws are never seen
-    transact: async (work) => {
-      const pending: Array<{ event: string; payload: Payload }> = [];
-      const result = await work(undefined, (e) => void pending.push({ event: e.event, payload: e.payload as Payload }));
-      events.push(...pending);
-      return result;
-    },
-    // one statement: the events count only when it changed something
-    withOutbox: async (named, write) => {
-      const changed = await write(undefined);
-      if (changed) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Payload })));
-      return changed;
-    },
-  };
+  const { sink, events } = recordingEventSink();
   const waits: number[] = [];
   let live: EngineConnection | null = conn;
   let now = 10_000;

@@ -85,6 +85,22 @@ export class OutboundSender {
     return this.exclusive(async () => void (await this.ack(waMessageId, status)));
   }
 
+  /**
+   * A group member's receipt: kept per member on the row; `message.ack` with the `participant` when that member moved
+   * forward, and one without it when the whole message reached a new step (every one of `members` got there).
+   */
+  onMemberReceipt(waMessageId: string, status: AckStatus, participant: string, members: string[]): Promise<void> {
+    return this.exclusive(() =>
+      this.deps.events.transact(async (tx, publish) => {
+        const outcome = await this.deps.store.applyMemberAck(this.deps.sessionId, waMessageId, participant, status, members, tx);
+        if (!outcome) return;
+        const { row } = outcome;
+        publish(this.event('message.ack', { messageId: row.id, waMessageId: row.waMessageId, chatJid: row.chatJid, status, participant }));
+        if (outcome.moved) publish(this.event('message.ack', { messageId: row.id, waMessageId: row.waMessageId, chatJid: row.chatJid, status: row.status }));
+      }),
+    );
+  }
+
   private async loop(): Promise<void> {
     while (this.again) {
       this.again = false;

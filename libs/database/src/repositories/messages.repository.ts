@@ -25,6 +25,16 @@ export interface MessageRow extends MessageView {
   quotedWaMessageId: string | null;
   mentions: string[];
   idempotencyKey: string | null;
+  /** epoch ms when the network said the message was deleted for everyone; null while it stands */
+  revokedAt: number | null;
+  /** a group message we sent: each member's furthest receipt */
+  memberAcks: Record<string, AckStatus>;
+}
+
+/** What an edit changed: the row after it and the text (or caption) before it. */
+export interface EditedMessage {
+  row: MessageRow;
+  previousText: string | null;
 }
 
 /** What an insert provides; the rest is defaulted. */
@@ -73,7 +83,7 @@ export interface MessageFilter {
 
 const COLUMNS = `id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media, media_ref,
   location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, error, idempotency_key,
-  created_at, updated_at, sent_at`;
+  created_at, updated_at, sent_at, revoked_at, member_acks`;
 
 interface RawRow {
   id: string;
@@ -100,6 +110,8 @@ interface RawRow {
   created_at: Date;
   updated_at: Date;
   sent_at: Date | null;
+  revoked_at: Date | null;
+  member_acks: Record<string, AckStatus> | null;
 }
 
 function toRow(r: RawRow): MessageRow {
@@ -128,6 +140,8 @@ function toRow(r: RawRow): MessageRow {
     quotedWaMessageId: r.quoted_wa_message_id,
     mentions: r.mentions ?? [],
     idempotencyKey: r.idempotency_key,
+    revokedAt: r.revoked_at ? r.revoked_at.getTime() : null,
+    memberAcks: r.member_acks ?? {},
   };
 }
 
@@ -234,6 +248,41 @@ const APPLY_ACK = preparedStatement(
      AND ((status = 'queued' AND ${HELD_RANK_SQL} < $4) OR ${RANK_SQL} BETWEEN 1 AND $4 - 1)
    RETURNING ${COLUMNS}`,
 );
+
+const STATUS_OF_RANK_SQL = (rank: string) =>
+  `CASE ${rank} ${Object.entries(OUTBOUND_STATUS_RANK).map(([status, r]) => `WHEN ${r} THEN '${status}'`).join(' ')} END`;
+
+/**
+ * A group member's receipt (`applyMemberAck`): the member's entry in `member_acks` moves forward only; the row's status
+ * moves to the step every member of `$5` has reached (the lowest of their entries), never backwards, and never while
+ * the row is queued or failed. Returns the row with `member_moved` and the status it had before.
+ */
+const APPLY_MEMBER_ACK = preparedStatement(
+  'messages_apply_member_ack',
+  `WITH cur AS (
+     SELECT id AS cur_id, status AS old_status, coalesce(member_acks, '{}'::jsonb) AS acks
+       FROM messages WHERE session_id = $1 AND wa_message_id = $2 AND direction = 'out' AND status <> 'failed' FOR UPDATE
+   ),
+   nxt AS (
+     SELECT cur_id, old_status, acks || jsonb_build_object($3::text, $4::text) AS acks FROM cur
+      WHERE ${rankSql(`(acks->>$3::text)`, 0)} < ${rankSql('$4::text', 0)}
+   ),
+   agg AS (
+     SELECT nxt.*, (SELECT min(${rankSql('(nxt.acks->>m)', 0)}) FROM unnest($5::text[]) AS m) AS all_rank FROM nxt
+   )
+   UPDATE messages SET
+       member_acks = agg.acks,
+       status = CASE WHEN status <> 'queued' AND agg.all_rank > ${RANK_SQL} THEN ${STATUS_OF_RANK_SQL('agg.all_rank')} ELSE status END,
+       updated_at = now()
+     FROM agg WHERE id = agg.cur_id
+   RETURNING ${COLUMNS}, agg.old_status`,
+);
+
+/** What a group member's receipt did: `row` after it, and whether the message as a whole moved (`moved`). */
+export interface MemberAckOutcome {
+  row: MessageRow;
+  moved: boolean;
+}
 
 /** What a receipt did: moved a sent message (announce it), or was kept on a queued one until it is recorded sent. */
 export type AckOutcome = { moved: MessageRow } | { held: true };
@@ -440,6 +489,48 @@ export class MessagesRepository {
     const { rows } = await runPrepared<RawRow>(manager ?? this.db, APPLY_ACK, [sessionId, waMessageId, status, OUTBOUND_STATUS_RANK[status]]);
     if (!rows[0]) return null;
     return rows[0].status === 'queued' ? { held: true } : { moved: toRow(rows[0]) };
+  }
+
+  /**
+   * An edit from the network: the text of a text message, the caption of a media message. null when there is nothing
+   * to change: an unknown message, a revoked one, or the same text again (a re-delivered edit publishes nothing twice).
+   */
+  async applyEdit(sessionId: string, waMessageId: string, text: string, manager?: EntityManager): Promise<EditedMessage | null> {
+    const [rows]: [Array<RawRow & { previous_text: string | null }>, number] = await this.q(manager).query(
+      `WITH old AS (
+         SELECT id AS old_id, CASE WHEN media IS NULL THEN text ELSE media->>'caption' END AS previous_text, media IS NULL AS is_text
+           FROM messages WHERE session_id = $1 AND wa_message_id = $2 AND revoked_at IS NULL FOR UPDATE
+       )
+       UPDATE messages SET
+           text = CASE WHEN old.is_text THEN $3::text ELSE text END,
+           media = CASE WHEN old.is_text THEN media ELSE jsonb_set(media, '{caption}', to_jsonb($3::text)) END,
+           updated_at = now()
+         FROM old WHERE id = old.old_id AND old.previous_text IS DISTINCT FROM $3::text
+       RETURNING ${COLUMNS}, old.previous_text`,
+      [sessionId, waMessageId, text],
+    );
+    return rows[0] ? { row: toRow(rows[0]), previousText: rows[0].previous_text } : null;
+  }
+
+  /** A delete for everyone from the network: the row marked once (null: unknown, or already marked). */
+  async markRevoked(sessionId: string, waMessageId: string, manager?: EntityManager): Promise<MessageRow | null> {
+    return updatedRow(
+      this.q(manager),
+      `UPDATE messages SET revoked_at = now(), updated_at = now()
+        WHERE session_id = $1 AND wa_message_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+      [sessionId, waMessageId],
+    );
+  }
+
+  /**
+   * A group member's receipt for a message we sent: the member's furthest step kept on the row (`member_acks`), and the
+   * message's own status moved to what every one of `members` (the group minus ourselves) has reached. null: nothing
+   * changed (unknown, not outbound, failed, or not forward for this member).
+   */
+  async applyMemberAck(sessionId: string, waMessageId: string, member: string, status: AckStatus, members: string[], manager?: EntityManager): Promise<MemberAckOutcome | null> {
+    const { rows } = await runPrepared<RawRow & { old_status: MessageStatus }>(manager ?? this.db, APPLY_MEMBER_ACK, [sessionId, waMessageId, member, status, members]);
+    if (!rows[0]) return null;
+    return { row: toRow(rows[0]), moved: rows[0].status !== rows[0].old_status };
   }
 
   /**

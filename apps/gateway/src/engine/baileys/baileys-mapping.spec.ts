@@ -22,6 +22,8 @@ import {
   isWholeGroup,
   pollVoteFrom,
   presencesFrom,
+  PROTOCOL_TYPE,
+  protocolEventFrom,
   reactionFrom,
   receiptFromUpdate,
   receiptFromUserReceipt,
@@ -185,6 +187,51 @@ describe('inboundMessageFrom: every kind of message of messages.upsert', () => {
   });
 });
 
+describe('edits, deletes for everyone and wrapped content', () => {
+  const edit = (id: string, target: string, edited: proto.IMessage): proto.IMessage => ({
+    protocolMessage: { type: PROTOCOL_TYPE.MESSAGE_EDIT, key: { id: target, remoteJid: ALICE, fromMe: false }, editedMessage: edited },
+  });
+
+  it('a protocolMessage MESSAGE_EDIT is an edit of the original (not a new message), with the new text', () => {
+    const msg = direct('E1', edit('E1', 'T1', { conversation: 'hello, corrected' }));
+    expect(protocolEventFrom(msg, OWN)).toEqual({ type: 'edit', waMessageId: 'T1', chatJid: ALICE, from: ALICE, text: 'hello, corrected' });
+    expect(map(msg).message).toBeNull();
+  });
+
+  it('an edit inside editedMessage (how WhatsApp sends it), of a caption, in a group: the member by number', () => {
+    const msg = inGroup('E2', { editedMessage: { message: edit('E2', 'I1', { imageMessage: { caption: 'new caption' } }) } });
+    expect(protocolEventFrom(msg, OWN)).toEqual({ type: 'edit', waMessageId: 'I1', chatJid: GROUP, from: BOB, text: 'new caption' });
+    expect(map(msg).message).toBeNull();
+  });
+
+  it('an edit whose new content is an extended text, and one with nothing we can show (ignored)', () => {
+    expect(protocolEventFrom(direct('E3', edit('E3', 'T2', { extendedTextMessage: { text: 'see https://x.y' } })), OWN)).toMatchObject({ type: 'edit', text: 'see https://x.y' });
+    expect(protocolEventFrom(direct('E4', edit('E4', 'T3', { stickerMessage: {} })), OWN)).toBeNull();
+  });
+
+  it('a REVOKE is a delete for everyone of the original, by whoever sent it (us from the phone: our JID)', () => {
+    const revoke = { protocolMessage: { type: PROTOCOL_TYPE.REVOKE, key: { id: 'T1', remoteJid: GROUP, fromMe: false } } };
+    expect(protocolEventFrom(inGroup('R1', revoke), OWN)).toEqual({ type: 'revoke', waMessageId: 'T1', chatJid: GROUP, by: BOB });
+    const mine: WAMessage = { key: { id: 'R2', remoteJid: ALICE, fromMe: true }, message: revoke, messageTimestamp: 1_700_000_000 };
+    expect(protocolEventFrom(mine, OWN)).toEqual({ type: 'revoke', waMessageId: 'T1', chatJid: ALICE, by: OWN });
+    expect(map(inGroup('R1', revoke)).message).toBeNull();
+  });
+
+  it('other protocol stanzas and ordinary messages are neither edits nor deletes', () => {
+    expect(protocolEventFrom(direct('P1', { protocolMessage: { type: 3, ephemeralExpiration: 86400 } }), OWN)).toBeNull();
+    expect(protocolEventFrom(direct('T1', { conversation: 'hi' }), OWN)).toBeNull();
+    expect(protocolEventFrom({ ...direct('S1', edit('S1', 'T1', { conversation: 'x' })), key: { id: 'S1', remoteJid: 'status@broadcast', participant: ALICE } }, OWN)).toBeNull();
+  });
+
+  it('view-once, disappearing, associatedChildMessage and group status wrappers are unwrapped to their content', () => {
+    const image = { imageMessage: { caption: 'once', mimetype: 'image/jpeg', directPath: '/v/x', mediaKey: MEDIA_KEY } };
+    expect(map(direct('V1', { viewOnceMessageV2: { message: image } })).message).toMatchObject({ type: 'image', media: { caption: 'once' } });
+    expect(map(direct('V2', { ephemeralMessage: { message: { viewOnceMessage: { message: image } } } })).message).toMatchObject({ type: 'image', media: { caption: 'once' } });
+    expect(map(direct('V3', { associatedChildMessage: { message: { conversation: 'child' } } })).message).toMatchObject({ type: 'text', text: 'child' });
+    expect(map(inGroup('V4', { groupStatusMessageV2: { message: { conversation: 'status' } } })).message).toMatchObject({ type: 'text', text: 'status' });
+  });
+});
+
 describe('receipts', () => {
   it.each([
     [WA_STATUS.DELIVERY_ACK, 'delivered'],
@@ -202,15 +249,18 @@ describe('receipts', () => {
     expect(receiptFromUpdate({ key: { ...ours, fromMe: false }, update: { status: WA_STATUS.READ } })).toBeNull();
   });
 
-  it("message-receipt.update (a group member's receipt) → the furthest status it reports", () => {
+  it("message-receipt.update (a group member's receipt) → the furthest status it reports, with the member", () => {
     const key = { id: '3EB0BB', remoteJid: GROUP, fromMe: true };
     const delivered: MessageUserReceiptUpdate = { key, receipt: { userJid: BOB, receiptTimestamp: 1_700_000_001 } };
     const read: MessageUserReceiptUpdate = { key, receipt: { userJid: BOB, receiptTimestamp: 1_700_000_001, readTimestamp: 1_700_000_002 } };
     const played: MessageUserReceiptUpdate = { key, receipt: { userJid: BOB, playedTimestamp: 1_700_000_003 } };
+    // a member named by LID, or by a device JID: the member's own JID
+    expect(receiptFromUserReceipt({ key, receipt: { userJid: '98765:12@lid', readTimestamp: 1 } })).toMatchObject({ participant: '98765@lid' });
+    expect(receiptFromUserReceipt({ key, receipt: { userJid: '15550002222:3@s.whatsapp.net', readTimestamp: 1 } })).toMatchObject({ participant: BOB });
     expect([delivered, read, played].map(receiptFromUserReceipt)).toEqual([
-      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'delivered' },
-      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'read' },
-      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'played' },
+      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'delivered', participant: BOB },
+      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'read', participant: BOB },
+      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'played', participant: BOB },
     ]);
     expect(receiptFromUserReceipt({ key: { ...key, fromMe: false }, receipt: { userJid: BOB, readTimestamp: 1 } })).toBeNull();
   });

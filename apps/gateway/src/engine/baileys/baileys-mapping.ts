@@ -122,15 +122,26 @@ function preferUserJid(jid: string | null | undefined, alt: string | null | unde
   return jid ?? alt ?? '';
 }
 
-/** Wrappers around the real content (disappearing, view-once, captioned document); unwrapped before reading it. */
+/**
+ * Wrappers around the real content, unwrapped before reading it: Baileys' normalizeMessageContent list (disappearing,
+ * view-once, captioned document, an edit's `editedMessage`, `associatedChildMessage`, group status wrappers) plus
+ * `groupMentionedMessage`.
+ */
 const WRAPPERS = [
   'ephemeralMessage',
   'viewOnceMessage',
+  'documentWithCaptionMessage',
   'viewOnceMessageV2',
   'viewOnceMessageV2Extension',
-  'documentWithCaptionMessage',
+  'editedMessage',
+  'associatedChildMessage',
+  'groupStatusMessage',
+  'groupStatusMessageV2',
   'groupMentionedMessage',
 ] as const;
+
+/** proto.Message.ProtocolMessage.Type, copied as numbers for the same reason as DISCONNECT. */
+export const PROTOCOL_TYPE = { REVOKE: 0, MESSAGE_EDIT: 14 } as const;
 
 /** Content keys that carry no message of their own (key distribution, protocol stanzas, other events). */
 const NOT_A_MESSAGE = new Set(['protocolMessage', 'senderKeyDistributionMessage', 'messageContextInfo', 'reactionMessage', 'pollUpdateMessage']);
@@ -145,7 +156,7 @@ function toNumber(value: Int64): number | null {
 
 export function unwrapContent(content: proto.IMessage): proto.IMessage {
   let current = content;
-  for (let depth = 0; depth < 4; depth += 1) {
+  for (let depth = 0; depth < 5; depth += 1) {
     const wrapper = WRAPPERS.find((key) => current[key]?.message);
     if (!wrapper) break;
     const inner = current[wrapper]!.message!;
@@ -304,6 +315,35 @@ export function inboundMessageFrom(msg: WAMessage, ownJid: string | null, encode
   };
 }
 
+/** The text an edit gives a message: its text, or the caption of its media. */
+function editedTextOf(content: proto.IMessage): string | null {
+  const c = unwrapContent(content);
+  if (typeof c.conversation === 'string') return c.conversation;
+  const text = c.extendedTextMessage?.text ?? c.imageMessage?.caption ?? c.videoMessage?.caption ?? c.documentMessage?.caption;
+  return typeof text === 'string' ? text : null;
+}
+
+/**
+ * An edit (protocolMessage MESSAGE_EDIT, as WhatsApp sends it: inside `editedMessage`) or a delete for everyone
+ * (REVOKE) of an earlier message, or null. Baileys also re-emits both as messages.update; only this upsert form is
+ * read, so each reaches the log once.
+ */
+export function protocolEventFrom(msg: WAMessage, ownJid: string | null): EngineEvent | null {
+  const key = msg.key;
+  if (!msg.message || !key?.remoteJid || isNotAChat(key.remoteJid)) return null;
+  const protocol = unwrapContent(msg.message).protocolMessage;
+  const target = protocol?.key?.id;
+  if (!protocol || !target) return null;
+  const chatJid = chatOf(key);
+  const by = authorOf(key, ownJid);
+  if (protocol.type === PROTOCOL_TYPE.REVOKE) return { type: 'revoke', waMessageId: target, chatJid, by };
+  if (protocol.type === PROTOCOL_TYPE.MESSAGE_EDIT && protocol.editedMessage) {
+    const text = editedTextOf(protocol.editedMessage);
+    return text === null ? null : { type: 'edit', waMessageId: target, chatJid, from: by, text };
+  }
+  return null;
+}
+
 /** The author of a message key as the log names it: us, the group participant, or the chat. */
 export function authorOf(key: WAMessageKey, ownJid: string | null): string {
   if (key.fromMe && ownJid) return ownJid;
@@ -335,11 +375,12 @@ export function receiptFromUpdate({ key, update }: WAMessageUpdate): ReceiptEven
   return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status } : null;
 }
 
-/** message-receipt.update: one member's receipt (groups); the furthest step it reports. */
+/** message-receipt.update: one member's receipt (groups); the furthest step it reports, and the member (`userJid`). */
 export function receiptFromUserReceipt({ key, receipt }: MessageUserReceiptUpdate): ReceiptEvent | null {
   if (!key.fromMe || !key.id || !key.remoteJid) return null;
   const status: AckStatus | null = receipt.playedTimestamp ? 'played' : receipt.readTimestamp ? 'read' : receipt.receiptTimestamp ? 'delivered' : null;
-  return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status } : null;
+  const participant = receipt.userJid ? (toUserJid(receipt.userJid) ?? toLid(receipt.userJid) ?? receipt.userJid) : null;
+  return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status, participant } : null;
 }
 
 /**

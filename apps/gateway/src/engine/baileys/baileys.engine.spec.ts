@@ -790,6 +790,20 @@ describe('BaileysEngine lookups (getMessage, cachedGroupMetadata)', () => {
 });
 
 describe('BaileysEngine inbound events', () => {
+  it('an edit and a delete for everyone in messages.upsert are edit / revoke events, never messages; the messages.update echo is ignored', async () => {
+    const t = await opened();
+    const key = { id: 'E1', remoteJid: ALICE, fromMe: false };
+    const edit = { editedMessage: { message: { protocolMessage: { type: 14, key: { id: 'T1', remoteJid: ALICE }, editedMessage: { conversation: 'fixed' } } } } };
+    const revoke = { protocolMessage: { type: 0, key: { id: 'T2', remoteJid: ALICE } } };
+    t.socket.emit('messages.upsert', { messages: [{ key, message: edit, messageTimestamp: 1 }, { key: { ...key, id: 'R1' }, message: revoke, messageTimestamp: 1 }] as WAMessage[], type: 'notify' });
+    // Baileys' own re-emission of both (process-message.js) changes nothing
+    t.socket.emit('messages.update', [{ key: { ...key, id: 'T1' }, update: { message: { editedMessage: { message: { conversation: 'fixed' } } } } }]);
+    expect(t.events).toEqual([
+      { type: 'edit', waMessageId: 'T1', chatJid: ALICE, from: ALICE, text: 'fixed' },
+      { type: 'revoke', waMessageId: 'T2', chatJid: ALICE, by: ALICE },
+    ]);
+  });
+
   it('maps each Baileys event to ours', async () => {
     const t = await opened();
     t.socket.emit('messages.update', [{ key: { id: 'OUT1', remoteJid: ALICE, fromMe: true }, update: { status: 4 } }]);
@@ -804,7 +818,7 @@ describe('BaileysEngine inbound events', () => {
     t.socket.emit('groups.update', [{ id: GROUP, addressingMode: 'lid' as GroupMetadata['addressingMode'], subject: 'Joined', owner: '222@lid', ownerPn: BOB, announce: false, restrict: false, participants: [{ id: '222@lid', phoneNumber: BOB, admin: 'superadmin' }, { id: OWN_LID, phoneNumber: OWN, admin: null }] }]);
     expect(t.events).toEqual([
       { type: 'receipt', waMessageId: 'OUT1', chatJid: ALICE, status: 'read' },
-      { type: 'receipt', waMessageId: 'OUT2', chatJid: GROUP, status: 'delivered' },
+      { type: 'receipt', waMessageId: 'OUT2', chatJid: GROUP, status: 'delivered', participant: BOB },
       { type: 'reaction', waMessageId: 'OUT1', chatJid: ALICE, from: ALICE, emoji: '🎉', fromMe: false },
       { type: 'presence', chatJid: ALICE, jid: ALICE, presence: 'composing' },
       { type: 'call', callId: 'CALL1', from: ALICE, isVideo: false, isGroup: false },

@@ -40,6 +40,7 @@ import {
   groupParticipantsFrom,
   groupUpdateFrom,
   inboundMessageFrom,
+  protocolEventFrom,
   pollVoteFrom,
   presencesFrom,
   reactionFrom,
@@ -456,6 +457,11 @@ class BaileysConnection implements EngineConnection {
       const vote = raw.message ? unwrapContent(raw.message).pollUpdateMessage : null;
       if (vote) {
         this.track(this.onEncryptedVote(raw, vote), 'poll vote');
+        continue;
+      }
+      const change = protocolEventFrom(raw, ownJid);
+      if (change) {
+        this.emit(change);
         continue;
       }
       const message = inboundMessageFrom(raw, ownJid, encode);
