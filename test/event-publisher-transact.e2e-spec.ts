@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { OutboxRows, outboxInsertSql } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
+import { opaqueEvent } from './support/opaque-event';
 
 /**
  * A state change and its events commit together (the gateway's message statuses rely on it): an event is in the
@@ -36,7 +37,7 @@ describe('EventPublisher.transact', () => {
     const label = `committed-${Date.now()}`;
     const result = await publisher.transact(async (tx, publish) => {
       await tx.query(`INSERT INTO organizations (id, name) VALUES ($1, $2)`, [`org_tx_${Date.now()}`, label]);
-      publish({ event: 'webhook.test', organizationId, sessionId: null, payload: { label } });
+      publish(opaqueEvent({ event: 'webhook.test', organizationId, sessionId: null, payload: { label } }));
       // not visible outside the transaction yet, and not on the stream before the commit
       expect(await outboxCount(label)).toBe(0);
       expect(await streamed(label)).toBe(0);
@@ -53,7 +54,7 @@ describe('EventPublisher.transact', () => {
     await expect(
       publisher.transact(async (tx, publish) => {
         await tx.query(`INSERT INTO organizations (id, name) VALUES ($1, $2)`, [`org_rb_${Date.now()}`, label]);
-        publish({ event: 'webhook.test', organizationId, sessionId: null, payload: { label } });
+        publish(opaqueEvent({ event: 'webhook.test', organizationId, sessionId: null, payload: { label } }));
         throw new Error('the change failed after naming its event');
       }),
     ).rejects.toThrow('the change failed');
@@ -74,7 +75,7 @@ describe('EventPublisher.transact', () => {
       await expect(
         cut.transact(async (tx, publish) => {
           await tx.query(`INSERT INTO organizations (id, name) VALUES ($1, $2)`, [`org_af_${Date.now()}`, label]);
-          publish({ event: 'webhook.test', organizationId, sessionId: null, payload: { label } });
+          publish(opaqueEvent({ event: 'webhook.test', organizationId, sessionId: null, payload: { label } }));
           return 'stored';
         }),
       ).resolves.toBe('stored');
@@ -101,7 +102,7 @@ describe('EventPublisher.transact', () => {
     it('writes the change and its outbox row together, then appends to the stream', async () => {
       const label = `one-statement-${Date.now()}`;
       const id = `org_one_${Date.now()}`;
-      const result = await publisher.withOutbox([{ event: 'webhook.test', organizationId, sessionId: null, payload: { label } }], createOnce(id, label));
+      const result = await publisher.withOutbox([opaqueEvent({ event: 'webhook.test', organizationId, sessionId: null, payload: { label } })], createOnce(id, label));
       expect(result).toBe(true);
       expect(await changeCount(label)).toBe(1);
       expect(await outboxCount(label)).toBe(1);
@@ -110,7 +111,7 @@ describe('EventPublisher.transact', () => {
 
     it('writes and appends nothing when the statement changed nothing', async () => {
       const label = `unchanged-${Date.now()}`;
-      const result = await publisher.withOutbox([{ event: 'webhook.test', organizationId, sessionId: null, payload: { label } }], createOnce(organizationId, label));
+      const result = await publisher.withOutbox([opaqueEvent({ event: 'webhook.test', organizationId, sessionId: null, payload: { label } })], createOnce(organizationId, label));
       expect(result).toBe(false);
       expect(await outboxCount(label)).toBe(0);
       expect(await streamed(label)).toBe(0);

@@ -4,6 +4,7 @@ import { EventPublisher } from '@app/events';
 import type { EventEnvelope } from '@app/contracts';
 import { startApi } from './support/api-app';
 import { closeTestDataSource, seedOrganization, SeededOrg } from './support/seed';
+import { opaqueEvent } from './support/opaque-event';
 
 describe('realtime WebSocket GET /api/v1/ws', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
@@ -54,10 +55,10 @@ describe('realtime WebSocket GET /api/v1/ws', () => {
     const other = await connect(`?token=${globex.adminKey}`);
     await new Promise((r) => setTimeout(r, 200));
 
-    const a1 = await publisher.publish({ event: 'message.received', organizationId: acme.id, sessionId: 'ses_A', payload: { text: 'hi' } });
-    const a2 = await publisher.publish({ event: 'session.status', organizationId: acme.id, sessionId: 'ses_A', payload: { status: 'working' } });
-    const a3 = await publisher.publish({ event: 'message.received', organizationId: acme.id, sessionId: 'ses_B', payload: { text: 'yo' } });
-    const g1 = await publisher.publish({ event: 'message.received', organizationId: globex.id, sessionId: 'ses_G', payload: { text: 'x' } });
+    const a1 = await publisher.publish(opaqueEvent({ event: 'message.received', organizationId: acme.id, sessionId: 'ses_A', payload: { text: 'hi' } }));
+    const a2 = await publisher.publish(opaqueEvent({ event: 'session.status', organizationId: acme.id, sessionId: 'ses_A', payload: { status: 'working' } }));
+    const a3 = await publisher.publish(opaqueEvent({ event: 'message.received', organizationId: acme.id, sessionId: 'ses_B', payload: { text: 'yo' } }));
+    const g1 = await publisher.publish(opaqueEvent({ event: 'message.received', organizationId: globex.id, sessionId: 'ses_G', payload: { text: 'x' } }));
 
     await waitUntil(() => all.received.length >= 3 && other.received.length >= 1 && scoped.received.length >= 1);
     expect(all.received.map((e) => e.id)).toEqual([a1.id, a2.id, a3.id]);

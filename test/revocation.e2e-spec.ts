@@ -10,6 +10,7 @@ import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { execFileRegistered } from './support/process-registry';
 import { REPO_ROOT } from './support/run-context';
 import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
+import { opaqueEvent } from './support/opaque-event';
 
 const cli = async (...args: string[]) =>
   JSON.parse((await execFileRegistered(process.execPath, [join(REPO_ROOT, 'dist/apps/cli/src/main.js'), ...args], { env: process.env })).stdout);
@@ -88,14 +89,14 @@ describe('instant revocation on every API replica, and the principal cache', () 
     const other = await seedOrganization('Demoted Owner Co');
     const owner = other.users.owner;
     const sockets = await Promise.all([connect(0, owner.token), connect(1, owner.token)]);
-    const qrBefore = await publisher.publish({ event: 'auth.qr', organizationId: other.id, sessionId: 'ses_Q', payload: { qr: 'before' } });
+    const qrBefore = await publisher.publish(opaqueEvent({ event: 'auth.qr', organizationId: other.id, sessionId: 'ses_Q', payload: { qr: 'before' } }));
     await waitFor(() => sockets.every((s) => s.received.some((e) => e.id === qrBefore.id)), 5000, 'the QR frame');
     expect((await get(0, '/sessions/ses_missing/qr', owner.token)).status).toBe(404);
 
     await cli('user:role', '--id', owner.id, '--role', 'viewer');
     expect(await statuses('/sessions/ses_missing/qr', owner.token)).toEqual([403, 403]);
-    const qrAfter = await publisher.publish({ event: 'auth.qr', organizationId: other.id, sessionId: 'ses_Q', payload: { qr: 'after' } });
-    const status = await publisher.publish({ event: 'session.status', organizationId: other.id, sessionId: 'ses_Q', payload: { status: 'working' } });
+    const qrAfter = await publisher.publish(opaqueEvent({ event: 'auth.qr', organizationId: other.id, sessionId: 'ses_Q', payload: { qr: 'after' } }));
+    const status = await publisher.publish(opaqueEvent({ event: 'session.status', organizationId: other.id, sessionId: 'ses_Q', payload: { status: 'working' } }));
     // the status event, published after the QR, arrives: the QR was withheld, not late
     await waitFor(() => sockets.every((s) => s.received.some((e) => e.id === status.id)), 5000, 'the status event');
     for (const s of sockets) {

@@ -5,6 +5,7 @@ import { EventPublisher } from '@app/events';
 import { waitFor } from './support/processes';
 import { createWebhookRow, deliveriesOf, notFannedOut, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
+import { buildOpaque } from './support/opaque-event';
 
 /**
  * CONTRACT 7: nothing is lost when a dispatcher is killed mid-POST or when Redis loses every key.
@@ -22,9 +23,9 @@ describe('webhook delivery durability', () => {
   const prefix = process.env.REDIS_KEY_PREFIX!;
 
   const burst = async (event: EventType, count: number): Promise<EventEnvelope[]> => {
-    const envelopes = Array.from({ length: count }, (_, i) => publisher.build({ event, organizationId: orgId, sessionId: null, payload: { i } }));
+    const envelopes = Array.from({ length: count }, (_, i) => buildOpaque(publisher, { event, organizationId: orgId, sessionId: null, payload: { i } }));
     for (let i = 0; i < envelopes.length; i += 50) await publisher.publishEnvelopes(envelopes.slice(i, i + 50));
-    return envelopes as EventEnvelope[];
+    return envelopes;
   };
 
   /** Every key of this run, as an operator would wipe them: SCAN MATCH + DEL, never FLUSHALL. */
@@ -131,7 +132,7 @@ describe('webhook delivery durability', () => {
 
   it('fans out an outbox event whose insert commits after later events were fanned out, its stream append lost', async () => {
     // a producer transaction left open: its event's transaction id is below those of every later event
-    const late = publisher.build({ event: 'presence.update', organizationId: orgId, sessionId: null, payload: { late: true } });
+    const late = buildOpaque(publisher, { event: 'presence.update', organizationId: orgId, sessionId: null, payload: { late: true } });
     const producer = db.createQueryRunner();
     await producer.connect();
     await producer.startTransaction();

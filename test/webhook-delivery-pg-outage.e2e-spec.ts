@@ -6,6 +6,7 @@ import { waitFor } from './support/processes';
 import { createWebhookRow, Receiver, settledDeliveryCounts, startDispatcherProcess, startReceiver } from './support/receivers';
 import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
 import { TcpOutage } from './support/tcp-outage';
+import { buildOpaque } from './support/opaque-event';
 
 /**
  * Issue 23 item 3, "no send without a record": PostgreSQL becomes unreachable for the dispatcher for 5 s in the
@@ -61,7 +62,7 @@ describe('webhook delivery through a PostgreSQL outage', () => {
     const events: EventEnvelope[] = [];
     const publishing = (async () => {
       for (let i = 0; i < EVENTS; i += 100) {
-        const batch = Array.from({ length: 100 }, (_, j) => publisher.build({ event: 'message.received', organizationId: org.id, sessionId: null, payload: { i: i + j } }) as EventEnvelope);
+        const batch = Array.from({ length: 100 }, (_, j) => buildOpaque(publisher, { event: 'message.received', organizationId: org.id, sessionId: null, payload: { i: i + j } }));
         await publisher.publishEnvelopes(batch);
         events.push(...batch);
         await new Promise((r) => setTimeout(r, 50));

@@ -16,6 +16,7 @@ import {
   startReceiver,
 } from './support/receivers';
 import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
+import { opaqueEvent } from './support/opaque-event';
 
 /**
  * Webhook delivery as a receiver sees it (seed 4.7, CONTRACT 7): a real dispatcher process, a real
@@ -36,7 +37,7 @@ describe('webhook delivery', () => {
   let sessionB: string;
 
   const publish = (event: EventType, payload: object = { n: 1 }, sessionId: string | null = sessionA) =>
-    publisher.publish({ event, organizationId: orgId, sessionId, payload });
+    publisher.publish(opaqueEvent({ event, organizationId: orgId, sessionId, payload }));
 
   beforeAll(async () => {
     db = await testDataSource();

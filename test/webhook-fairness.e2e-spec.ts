@@ -6,6 +6,7 @@ import { startApi } from './support/api-app';
 import { AppProcess, waitFor } from './support/processes';
 import { createWebhookRow, deliveriesOf, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
+import { buildOpaque } from './support/opaque-event';
 
 /**
  * Issue 23: no receiver and no organization slows another's deliveries (fair scheduler, per-webhook share),
@@ -55,7 +56,7 @@ describe('webhook delivery fairness, breaker and disable', () => {
   const stream = async (organizationId: string, event: EventType, count: number, everyMs: number): Promise<EventEnvelope[]> => {
     const sent: EventEnvelope[] = [];
     for (let i = 0; i < count; i++) {
-      const envelope = publisher.build({ event, organizationId, sessionId: null, payload: { i } }) as EventEnvelope;
+      const envelope = buildOpaque(publisher, { event, organizationId, sessionId: null, payload: { i } });
       await publisher.publishEnvelopes([envelope]);
       sent.push(envelope);
       await new Promise((r) => setTimeout(r, everyMs));
@@ -134,7 +135,7 @@ describe('webhook delivery fairness, breaker and disable', () => {
     // the breaker is not what this test is about: it stays closed
     await dispatcher({ DISPATCHER_CONCURRENCY: '8', WEBHOOK_TIMEOUT_MS: '10000', WEBHOOK_BREAKER_FAILURES: '100000' });
 
-    const backlog = Array.from({ length: 2000 }, (_, i) => publisher.build({ event: 'message.ack', organizationId: busy.id, sessionId: null, payload: { i } }) as EventEnvelope);
+    const backlog = Array.from({ length: 2000 }, (_, i) => buildOpaque(publisher, { event: 'message.ack', organizationId: busy.id, sessionId: null, payload: { i } }));
     for (let i = 0; i < backlog.length; i += 500) await publisher.publishEnvelopes(backlog.slice(i, i + 500));
     // every first attempt failed and its retry is scheduled
     await waitFor(async () => {
@@ -175,7 +176,7 @@ describe('webhook delivery fairness, breaker and disable', () => {
     await create({ url: `${watch.url}/watch`, events: ['webhook.disabled'] });
     const d = await dispatcher({ WEBHOOK_BREAKER_FAILURES: '3', WEBHOOK_BREAKER_COOLDOWN_MS: '500', WEBHOOK_DISABLE_AFTER_MS: '3000' });
 
-    const events = Array.from({ length: 20 }, (_, i) => publisher.build({ event: 'presence.update', organizationId: org.id, sessionId: null, payload: { i } }) as EventEnvelope);
+    const events = Array.from({ length: 20 }, (_, i) => buildOpaque(publisher, { event: 'presence.update', organizationId: org.id, sessionId: null, payload: { i } }));
     await publisher.publishEnvelopes(events);
 
     // the organization's other webhook hears of it

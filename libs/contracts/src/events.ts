@@ -1,5 +1,16 @@
-import type { MessageView } from './messages';
-import type { SessionStatus } from './sessions';
+import type {
+  CallIncomingPayload,
+  GroupParticipantsPayload,
+  GroupUpdatePayload,
+  MessageAckPayload,
+  MessageEventPayload,
+  MessageReactionPayload,
+  MessageView,
+  PollVotePayload,
+  PresenceUpdatePayload,
+} from './messages';
+import type { GroupView, SessionStatus } from './sessions';
+import type { WebhookDisabledPayload } from './webhooks';
 
 /** The event envelope: identical on webhooks and on the realtime WebSocket. */
 export interface EventEnvelope<P = Record<string, unknown>> {
@@ -39,6 +50,10 @@ export interface SessionStatusPayload {
   status: SessionStatus;
   previousStatus: SessionStatus | null;
   reason: string | null;
+  /** only on the event of a move (the status unchanged): the gateway the session left */
+  fromGatewayId?: string;
+  /** only on the event of a move: the gateway the session was placed on */
+  toGatewayId?: string;
 }
 
 /** `message.edited` (CONTRACT 12): a stored message's text (or caption) changed on the network. */
@@ -56,6 +71,74 @@ export interface MessageRevokedPayload {
   chatJid: string;
   by: string;
 }
+
+export interface SessionConnectedPayload {
+  phoneNumber: string;
+  waJid: string;
+  waLid: string | null;
+}
+
+/** How the gateway read a close of a working connection (docs/baileys-engine.md, "Closes"). */
+export type DisconnectReason = 'transient' | 'restart_required' | 'logged_out' | 'replaced' | 'forbidden' | 'client_version_refused' | 'bad_session';
+
+export interface SessionDisconnectedPayload {
+  reason: DisconnectReason;
+  statusCode: number | null;
+  message: string;
+}
+
+export interface SessionLoggedOutPayload {
+  reason: 'logout_requested' | 'unlinked_on_phone';
+}
+
+export interface AuthQrPayload {
+  qr: string;
+  /** epoch ms */
+  expiresAt: number;
+}
+
+export interface WebhookTestPayload {
+  webhookId: string;
+  message: string;
+}
+
+/**
+ * The catalog as types: the payload each event type carries (docs/events.md, "Catalog"). Every publisher is generic
+ * over it, so a producer cannot emit a payload the catalog does not describe.
+ */
+export interface EventPayloads {
+  'session.status': SessionStatusPayload;
+  'session.connected': SessionConnectedPayload;
+  'session.disconnected': SessionDisconnectedPayload;
+  'session.logged_out': SessionLoggedOutPayload;
+  'auth.qr': AuthQrPayload;
+  'message.received': MessageEventPayload;
+  'message.sent': MessageEventPayload;
+  'message.failed': MessageEventPayload;
+  'message.ack': MessageAckPayload;
+  'message.reaction': MessageReactionPayload;
+  'poll.vote': PollVotePayload;
+  'group.created': GroupView;
+  'group.update': GroupUpdatePayload;
+  'group.participants': GroupParticipantsPayload;
+  'presence.update': PresenceUpdatePayload;
+  'call.incoming': CallIncomingPayload;
+  'webhook.test': WebhookTestPayload;
+  'webhook.disabled': WebhookDisabledPayload;
+  'message.edited': MessageEditedPayload;
+  'message.revoked': MessageRevokedPayload;
+}
+
+/** The map's keys are exactly EVENT_TYPES, both ways: a type added to one and not the other fails to compile here. */
+type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Holds<T extends true> = T;
+export type EventPayloadsCoverEventTypes = Holds<SameKeys<keyof EventPayloads, EventType>>;
+
+/**
+ * An event of the catalog with the payload the catalog gives its type. Left open (`CatalogEvent`), it is the union
+ * over every type, so a pair whose payload does not match its type is rejected even when the type is not a literal.
+ */
+export type CatalogEvent<T extends EventType = EventType> = { [K in T]: { event: K; payload: EventPayloads[K] } }[T];
 
 /**
  * Redis stream the producers append envelopes to (after the outbox row is written).

@@ -140,6 +140,8 @@ export interface MessageAckPayload {
   waMessageId: string;
   chatJid: string;
   status: AckStatus;
+  /** a group message: the member whose receipt this is; absent on the message's own step (every member reached it) */
+  participant?: string;
 }
 
 export interface MessageReactionPayload {

@@ -1,16 +1,15 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Redis } from 'ioredis';
-import type { EventEnvelope, EventType } from '@app/contracts';
+import type { CatalogEvent, EventEnvelope, EventPayloads, EventType } from '@app/contracts';
 import { EventsRepository, newId, OutboxRows } from '@app/database';
 import { RedisKeys } from '@app/redis';
 import { EventStream } from './event-stream';
 
-export interface PublishInput<P> {
-  event: EventType;
+/** What a producer names: an event of the catalog, its payload as the catalog describes it, and whose it is. */
+export type PublishInput<T extends EventType = EventType> = CatalogEvent<T> & {
   organizationId: string;
   sessionId: string | null;
-  payload: P;
-}
+};
 
 /**
  * Producers' side of the event pipeline. The envelope is first written to the `events` outbox table
@@ -33,7 +32,7 @@ export class EventPublisher {
     this.stream = new EventStream(redis, new RedisKeys(keyPrefix), maxLen);
   }
 
-  build<P extends object>(input: PublishInput<P>): EventEnvelope<P> {
+  build<T extends EventType>(input: PublishInput<T>): EventEnvelope<EventPayloads[T]> {
     return {
       id: newId('evt'),
       event: input.event,
@@ -44,7 +43,7 @@ export class EventPublisher {
     };
   }
 
-  async publish<P extends object>(input: PublishInput<P>): Promise<EventEnvelope<P>> {
+  async publish<T extends EventType>(input: PublishInput<T>): Promise<EventEnvelope<EventPayloads[T]>> {
     const envelope = this.build(input);
     await this.publishEnvelopes([envelope]);
     return envelope;
@@ -55,7 +54,7 @@ export class EventPublisher {
    * `tx` and names its events with `publish`; their outbox rows are inserted in the same transaction, and appended
    * to the stream after the commit. A crash can lose neither without the other.
    */
-  async transact<T>(work: (tx: EntityManager, publish: <P extends object>(input: PublishInput<P>) => void) => Promise<T>): Promise<T> {
+  async transact<T>(work: (tx: EntityManager, publish: (input: PublishInput) => void) => Promise<T>): Promise<T> {
     const envelopes: EventEnvelope<object>[] = [];
     let rows = OutboxRows.none;
     const result = await this.db.transaction(async (tx) => {
@@ -75,7 +74,7 @@ export class EventPublisher {
    * it changed something), so a single round trip records both, atomically, and answers what it changed (anything
    * truthy) or that it changed nothing (false, null); the events are appended to the stream after it, and only then.
    */
-  async withOutbox<T>(inputs: readonly PublishInput<object>[], write: (outbox: OutboxRows) => Promise<T>): Promise<T> {
+  async withOutbox<T>(inputs: readonly PublishInput[], write: (outbox: OutboxRows) => Promise<T>): Promise<T> {
     const rows = this.outboxRows(inputs.map((input) => this.build(input)));
     const changed = await write(rows);
     if (changed) await this.append(rows.texts);

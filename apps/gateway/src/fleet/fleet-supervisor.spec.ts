@@ -1,4 +1,4 @@
-import type { EventEnvelope, SessionStatus } from '@app/contracts';
+import type { EventEnvelope, EventPayloads, EventType, SessionStatus } from '@app/contracts';
 import type { PublishInput } from '@app/events';
 import type { GatewayEntry } from '@app/fleet';
 import { DeathWatch } from './death-watch';
@@ -114,7 +114,7 @@ function fleet(settings: Partial<FleetSupervisorSettings> = {}) {
         sessions: { moveToGateway: (id, from, to) => sessions.moveToGateway(id, from, to), findRuntime: async () => null },
         nudge: async (g, s) => void nudged.push([g, s]),
         events: {
-          build: <P extends object>(input: PublishInput<P>): EventEnvelope<P> => ({ id: `evt_${now}`, timestamp: now, ...input }),
+          build: <T extends EventType>(input: PublishInput<T>) => ({ id: `evt_${now}`, timestamp: now, ...input }) as EventEnvelope<EventPayloads[T]>,
           publishEnvelopes: async (envelopes: EventEnvelope<object>[]) => void published.push(...(envelopes as EventEnvelope<SessionMovedPayload>[])),
         },
         metrics: { recordMove: (reason, from, to) => void moves.push([reason, from, to]) },

@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '@app/contracts';
+import type { EventEnvelope, EventPayloads, EventType } from '@app/contracts';
 import type { SessionRuntimeRow } from '@app/database';
 import type { PublishInput } from '@app/events';
 import { SessionMovedPayload, SessionMover } from './session-mover';
@@ -26,7 +26,7 @@ function mover(over: { holder?: string; nudgeFails?: boolean } = {}) {
       if (over.nudgeFails) throw new Error('gateway gone');
     },
     events: {
-      build: <P extends object>(input: PublishInput<P>): EventEnvelope<P> => ({ id: 'evt', timestamp: 1, ...input }),
+      build: <T extends EventType>(input: PublishInput<T>) => ({ id: 'evt', timestamp: 1, ...input }) as EventEnvelope<EventPayloads[T]>,
       publishEnvelopes: async (e: EventEnvelope<object>[]) => void published.push(...(e as EventEnvelope<SessionMovedPayload>[])),
     },
     metrics: { recordMove: (reason, from, to) => void counted.push(`${reason} ${from}->${to}`) },

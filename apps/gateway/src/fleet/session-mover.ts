@@ -1,5 +1,5 @@
 import type { BeforeApplicationShutdown } from '@nestjs/common';
-import type { EventEnvelope, SessionStatus, SessionStatusPayload } from '@app/contracts';
+import type { SessionStatus, SessionStatusPayload } from '@app/contracts';
 import type { SessionsRepository } from '@app/database';
 import type { EventPublisher } from '@app/events';
 import type { SessionPlacement } from '@app/fleet';
@@ -103,14 +103,10 @@ export class SessionMover implements BeforeApplicationShutdown {
 
   private async announce(moved: Array<{ session: MovableSession; to: string }>, from: string, reason: MoveReason): Promise<void> {
     const { events, metrics, logger } = this.ports;
-    const envelopes: EventEnvelope<SessionMovedPayload>[] = moved.map(({ session, to }) =>
-      events.build<SessionMovedPayload>({
-        event: 'session.status',
-        organizationId: session.organizationId,
-        sessionId: session.id,
-        payload: { status: session.status, previousStatus: session.status, reason, fromGatewayId: from, toGatewayId: to },
-      }),
-    );
+    const envelopes = moved.map(({ session, to }) => {
+      const payload: SessionMovedPayload = { status: session.status, previousStatus: session.status, reason, fromGatewayId: from, toGatewayId: to };
+      return events.build({ event: 'session.status', organizationId: session.organizationId, sessionId: session.id, payload });
+    });
     for (let i = 0; i < envelopes.length; i += EVENT_BATCH) await events.publishEnvelopes(envelopes.slice(i, i + EVENT_BATCH));
     for (const { session, to } of moved) {
       metrics.recordMove(reason, from, to);

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { EventType } from '@app/contracts';
+import type { CatalogEvent } from '@app/contracts';
 import { newId, toMessageView } from '@app/database';
 import type { EngineConnection, EngineEvent, InboundMessage } from '../engine/engine.interface';
 import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
@@ -54,21 +54,21 @@ export class InboundEvents {
         return this.deps.sender.onReceipt(event.waMessageId, event.status);
       case 'reaction': {
         const messageId = (await this.deps.store.idsByWaIds(sessionId, [event.waMessageId])).get(event.waMessageId) ?? null;
-        return this.publish('message.reaction', { messageId, waMessageId: event.waMessageId, chatJid: event.chatJid, from: event.from, emoji: event.emoji });
+        return this.publish({ event: 'message.reaction', payload: { messageId, waMessageId: event.waMessageId, chatJid: event.chatJid, from: event.from, emoji: event.emoji } });
       }
       case 'poll-vote': {
         const pollMessageId = (await this.deps.store.idsByWaIds(sessionId, [event.pollWaMessageId])).get(event.pollWaMessageId) ?? null;
-        return this.publish('poll.vote', { pollMessageId, chatJid: event.chatJid, voter: event.voter, selectedOptions: event.selectedOptions });
+        return this.publish({ event: 'poll.vote', payload: { pollMessageId, chatJid: event.chatJid, voter: event.voter, selectedOptions: event.selectedOptions } });
       }
       case 'presence':
-        return this.publish('presence.update', { chatJid: event.chatJid, jid: event.jid, presence: event.presence });
+        return this.publish({ event: 'presence.update', payload: { chatJid: event.chatJid, jid: event.jid, presence: event.presence } });
       case 'call':
-        return this.publish('call.incoming', { callId: event.callId, from: event.from, isVideo: event.isVideo, isGroup: event.isGroup });
+        return this.publish({ event: 'call.incoming', payload: { callId: event.callId, from: event.from, isVideo: event.isVideo, isGroup: event.isGroup } });
       case 'group-update':
         await this.deps.records.updateGroup(sessionId, event.groupJid, event.changes, event.network);
         // a refresh that only brought the network form is no news to announce
         if (!Object.keys(event.changes).length) return;
-        return this.publish('group.update', { groupJid: event.groupJid, changes: event.changes });
+        return this.publish({ event: 'group.update', payload: { groupJid: event.groupJid, changes: event.changes } });
       case 'group-participants': {
         const { records } = this.deps;
         if (event.action === 'add') await records.addGroupParticipants(sessionId, event.groupJid, event.participants, event.network);
@@ -76,7 +76,7 @@ export class InboundEvents {
         if (event.action === 'promote' || event.action === 'demote') {
           await records.setGroupAdmins(sessionId, event.groupJid, event.participants, event.action === 'promote' ? 'admin' : null, event.network);
         }
-        return this.publish('group.participants', { groupJid: event.groupJid, action: event.action, participants: event.participants });
+        return this.publish({ event: 'group.participants', payload: { groupJid: event.groupJid, action: event.action, participants: event.participants } });
       }
     }
   }
@@ -169,9 +169,9 @@ export class InboundEvents {
     if (!revoked) logger.debug({ waMessageId: e.waMessageId, chatJid: e.chatJid }, 'revoke of a message not in the log (or already revoked): ignored');
   }
 
-  private publish(event: EventType, payload: object): Promise<void> {
+  private publish(named: CatalogEvent): Promise<void> {
     return this.deps.events
-      .publish({ event, organizationId: this.deps.organizationId, sessionId: this.deps.sessionId, payload })
+      .publish({ ...named, organizationId: this.deps.organizationId, sessionId: this.deps.sessionId })
       .then(() => undefined);
   }
 }

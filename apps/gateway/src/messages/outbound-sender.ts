@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { AckStatus, DomainError, ErrorCode, MessageKeyRef, OutboundContent, OutboundMessage } from '@app/contracts';
+import { AckStatus, CatalogEvent, DomainError, ErrorCode, MessageKeyRef, OutboundContent, OutboundMessage } from '@app/contracts';
 import { toMessageView } from '@app/database';
 import type { EngineConnection } from '../engine/engine.interface';
 import type { SessionEvent, SessionEventSink } from '../sessions/session-ports';
@@ -95,8 +95,12 @@ export class OutboundSender {
         const outcome = await this.deps.store.applyMemberAck(this.deps.sessionId, waMessageId, participant, status, members, tx);
         if (!outcome) return;
         const { row } = outcome;
-        publish(this.event('message.ack', { messageId: row.id, waMessageId: row.waMessageId, chatJid: row.chatJid, status, participant }));
-        if (outcome.moved) publish(this.event('message.ack', { messageId: row.id, waMessageId: row.waMessageId, chatJid: row.chatJid, status: row.status }));
+        publish(this.event({ event: 'message.ack', payload: { messageId: row.id, waMessageId: row.waMessageId, chatJid: row.chatJid, status, participant } }));
+        // the message's own step: only ever an ack step (the row moves forward from sent)
+        const step = row.status;
+        if (outcome.moved && (step === 'delivered' || step === 'read' || step === 'played')) {
+          publish(this.event({ event: 'message.ack', payload: { messageId: row.id, waMessageId: row.waMessageId, chatJid: row.chatJid, status: step } }));
+        }
       }),
     );
   }
@@ -182,7 +186,7 @@ export class OutboundSender {
       // (nothing else changes a queued row's Message fields), with the updatedAt the statement writes
       const updatedAt = Math.max(this.clock(), row.createdAt);
       const message = toMessageView({ ...row, status: 'sent', error: null, sentAt: sent.timestamp, updatedAt });
-      const recorded = await this.deps.events.withOutbox([this.event('message.sent', { message })], (outbox) =>
+      const recorded = await this.deps.events.withOutbox([this.event({ event: 'message.sent', payload: { message } })], (outbox) =>
         this.deps.store.markSent(row.id, sent.timestamp, sent.raw, updatedAt, outbox),
       );
       // a receipt that overtook the record: applied now, after message.sent
@@ -248,7 +252,7 @@ export class OutboundSender {
   private async fail(row: MessageRow, error: string): Promise<void> {
     await this.deps.events.transact(async (tx, publish) => {
       const failed = await this.deps.store.markFailed(row.id, error, tx);
-      if (failed) publish(this.event('message.failed', { message: toMessageView(failed) }));
+      if (failed) publish(this.event({ event: 'message.failed', payload: { message: toMessageView(failed) } }));
     });
   }
 
@@ -258,13 +262,13 @@ export class OutboundSender {
       const outcome = await this.deps.store.applyAck(this.deps.sessionId, waMessageId, status, tx);
       if (outcome && 'moved' in outcome) {
         const { moved } = outcome;
-        publish(this.event('message.ack', { messageId: moved.id, waMessageId: moved.waMessageId, chatJid: moved.chatJid, status }));
+        publish(this.event({ event: 'message.ack', payload: { messageId: moved.id, waMessageId: moved.waMessageId, chatJid: moved.chatJid, status } }));
       }
     });
   }
 
-  private event(event: 'message.sent' | 'message.failed' | 'message.ack', payload: object): SessionEvent {
-    return { event, organizationId: this.deps.organizationId, sessionId: this.deps.sessionId, payload };
+  private event(named: CatalogEvent<'message.sent' | 'message.failed' | 'message.ack'>): SessionEvent {
+    return { ...named, organizationId: this.deps.organizationId, sessionId: this.deps.sessionId };
   }
 
   private exclusive<T>(task: () => Promise<T>): Promise<T> {

@@ -1,4 +1,4 @@
-import type { EventType, GroupChanges, GroupNetwork, GroupNetworkParticipant, SessionQr } from '@app/contracts';
+import type { CatalogEvent, EventType, GroupChanges, GroupNetwork, GroupNetworkParticipant, SessionQr } from '@app/contracts';
 import type { SessionRuntimePatch, SessionRuntimeRow } from '@app/database';
 import type { AuthStateStore, GroupInfo } from '../engine/engine.interface';
 
@@ -46,12 +46,11 @@ export interface SessionRecords {
   notPlacedOn(sessionIds: string[], gatewayId: string): Promise<string[]>;
 }
 
-export interface SessionEvent {
-  event: EventType;
+/** An event of one of the gateway's sessions, its payload as the catalog describes its type. */
+export type SessionEvent<T extends EventType = EventType> = CatalogEvent<T> & {
   organizationId: string;
   sessionId: string;
-  payload: object;
-}
+};
 
 /** A store transaction, opaque to the gateway (PostgreSQL: a TypeORM EntityManager). */
 export type StoreTx = unknown;

@@ -159,23 +159,25 @@ function build(opts: {
     findGroup: async (_s, jid) => groups.find((g) => g.groupJid === jid) ?? null,
     resumable: async () => [],
   };
+  /** the catalog's payload interfaces have no index signature; the assertions read them by key */
+  const loose = (payload: object) => payload as Record<string, unknown>;
   const sink: SessionEventSink = {
     publish: async (e) => {
       unreachable();
-      events.push({ event: e.event, payload: e.payload as Record<string, unknown> });
+      events.push({ event: e.event, payload: loose(e.payload) });
     },
     // committed together: the events of a transaction that throws are never seen
     transact: async (work) => {
       unreachable();
       const pending: Array<{ event: string; payload: Record<string, unknown> }> = [];
-      const result = await work(undefined, (e) => void pending.push({ event: e.event, payload: e.payload as Record<string, unknown> }));
+      const result = await work(undefined, (e) => void pending.push({ event: e.event, payload: loose(e.payload) }));
       events.push(...pending);
       return result;
     },
     // one statement: the events count only when it changed something
     withOutbox: async (named, write) => {
       const changed = await write(undefined);
-      if (changed) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Record<string, unknown> })));
+      if (changed) events.push(...named.map((e) => ({ event: e.event, payload: loose(e.payload) })));
       return changed;
     },
   };

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { DomainError, GroupView, SessionStatus } from '@app/contracts';
+import { CatalogEvent, DomainError, GroupView, SessionStatus } from '@app/contracts';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo, SessionEngine } from '../engine/engine.interface';
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageStore, MessagingSettings } from '../messages/message-store';
@@ -270,7 +270,7 @@ export class SessionRunner {
       await this.releaseLease();
       if (this.status === 'logged_out') return this.status;
       await this.setStatus('logged_out', 'logout_requested', { ...CLEARED_ACCOUNT, desiredState: 'stopped' });
-      await this.publish('session.logged_out', { reason: 'logout_requested' });
+      await this.publish({ event: 'session.logged_out', payload: { reason: 'logout_requested' } });
       return this.status;
     });
   }
@@ -479,7 +479,7 @@ export class SessionRunner {
         const shown = { qr: event.qr, expiresAt: this.clock() + ttl };
         await this.deps.qr.show(this.sessionId, shown, ttl);
         await this.setStatus('scan_qr_code', 'qr_shown');
-        await this.publish('auth.qr', shown);
+        await this.publish({ event: 'auth.qr', payload: shown });
         return;
       }
       case 'open': {
@@ -490,7 +490,7 @@ export class SessionRunner {
         await this.deps.qr.clear(this.sessionId);
         const { phoneNumber, jid, lid } = event.account;
         await this.setStatus('working', 'connected', { phoneNumber, waJid: jid, waLid: lid, lastConnectedAt: new Date(this.clock()) });
-        await this.publish('session.connected', { phoneNumber, waJid: jid, waLid: lid });
+        await this.publish({ event: 'session.connected', payload: { phoneNumber, waJid: jid, waLid: lid } });
         // what was queued while the session was away goes out now; the drain runs beside the event queue
         void this.sender.trigger();
         return;
@@ -572,7 +572,7 @@ export class SessionRunner {
   private async onClose(gen: number, event: Extract<EngineEvent, { type: 'close' }>): Promise<void> {
     if (event.reason === 'closed_by_us') return;
     if (this.status === 'working') {
-      await this.publish('session.disconnected', { reason: event.reason, statusCode: event.statusCode, message: event.message });
+      await this.publish({ event: 'session.disconnected', payload: { reason: event.reason, statusCode: event.statusCode, message: event.message } });
     }
     switch (event.reason) {
       case 'restart_required':
@@ -597,7 +597,7 @@ export class SessionRunner {
         await this.deps.qr.clear(this.sessionId);
         await this.releaseLease();
         await this.setStatus('logged_out', 'unlinked_on_phone', { ...CLEARED_ACCOUNT, desiredState: 'stopped' });
-        await this.publish('session.logged_out', { reason: 'unlinked_on_phone' });
+        await this.publish({ event: 'session.logged_out', payload: { reason: 'unlinked_on_phone' } });
         return;
       case 'replaced': {
         // another socket holds the device: often our own previous one (a handover, a restart) that WhatsApp has not
@@ -781,7 +781,7 @@ export class SessionRunner {
     this.rowReason = rowReason;
     await this.writeRow({ ...patch, status: next, lastReason: rowReason });
     if (previous !== next || reasonChanged) {
-      await this.publish('session.status', { status: next, previousStatus: previous, reason });
+      await this.publish({ event: 'session.status', payload: { status: next, previousStatus: previous, reason } });
       for (const waiter of [...this.statusWaiters]) waiter();
     }
   }
@@ -824,23 +824,23 @@ export class SessionRunner {
   private async announceGroup(group: GroupInfo, action: 'created' | 'updated'): Promise<void> {
     if (action === 'updated') {
       const { subject, description, isAnnounce, isLocked } = group;
-      await this.publish('group.update', { groupJid: group.groupJid, changes: { subject, description, isAnnounce, isLocked } });
+      await this.publish({ event: 'group.update', payload: { groupJid: group.groupJid, changes: { subject, description, isAnnounce, isLocked } } });
       return;
     }
     if (this.announcedGroups.has(group.groupJid)) return;
     this.announcedGroups.add(group.groupJid);
-    await this.publish('group.created', toGroupView(group));
+    await this.publish({ event: 'group.created', payload: toGroupView(group) });
   }
 
   /**
    * Announces a change of the session's own state. A publish that fails (the database is down) is logged and dropped:
    * the state machine goes on (the row says the current state once it is written); it never holds up a reconnect.
    */
-  private async publish(event: Parameters<SessionEventSink['publish']>[0]['event'], payload: object): Promise<void> {
+  private async publish(named: CatalogEvent): Promise<void> {
     try {
-      await this.deps.events.publish({ event, organizationId: this.organizationId, sessionId: this.sessionId, payload });
+      await this.deps.events.publish({ ...named, organizationId: this.organizationId, sessionId: this.sessionId });
     } catch (err) {
-      this.log.warn({ err: String(err), event }, 'publishing a session event failed; dropped');
+      this.log.warn({ err: String(err), event: named.event }, 'publishing a session event failed; dropped');
     }
   }
 

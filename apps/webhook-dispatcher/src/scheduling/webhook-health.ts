@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { WebhookDisabledPayload } from '@app/contracts';
 import type { DisabledWebhook, WebhooksRepository } from '@app/database';
 import type { EventPublisher, WebhookChanges } from '@app/events';
 
@@ -87,7 +86,7 @@ export class WebhookDisabler implements Disabler {
     const disabled = await this.publisher.transact(async (tx, publish) => {
       const d = await this.webhooks.disableIfFailing(webhookId, failingForMs, reason, tx);
       if (d) {
-        publish<WebhookDisabledPayload>({
+        publish({
           event: 'webhook.disabled',
           organizationId: d.organizationId,
           sessionId: null,
