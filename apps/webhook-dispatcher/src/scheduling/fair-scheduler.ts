@@ -15,7 +15,7 @@ import { BreakerSettings, BreakerState, WebhookBreaker } from './webhook-breaker
  * An attempt kept waiting this long while its webhook holds its whole share is handed back (due again a little
  * later): a receiver that hangs then costs memory and worker slots for its share only, never for its backlog.
  */
-export const PARK_AFTER_MS = 2000;
+export const PARK_AFTER_MS = 1000;
 
 /** What the scheduler knows of an attempt asking for a slot. */
 export interface Ticket {
