@@ -7,6 +7,7 @@ import { AppProcess, waitFor } from './support/processes';
 import { createWebhookRow, deliveriesOf, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
 import { buildOpaque } from './support/opaque-event';
+import { PrivateServices, startPrivateServices } from './support/private-services';
 
 /**
  * Issue 23: no receiver and no organization slows another's deliveries (fair scheduler, per-webhook share),
@@ -14,6 +15,9 @@ import { buildOpaque } from './support/opaque-event';
  * re-enabling it resumes what was pending. Real dispatcher processes, real HTTP receivers, PostgreSQL, Redis.
  */
 describe('webhook delivery fairness, breaker and disable', () => {
+  // latencies are measured on a PostgreSQL and a Redis of this file's own: the run's shared stream and database carry
+  // what every earlier suite left (events, due retries at receivers long closed), which is not what these cases measure
+  let services: PrivateServices;
   let db: DataSource;
   let redis: Redis;
   let publisher: EventPublisher;
@@ -70,10 +74,11 @@ describe('webhook delivery fairness, breaker and disable', () => {
   };
 
   beforeAll(async () => {
+    services = await startPrivateServices('gw_webhook_fairness');
     db = await testDataSource();
     redis = new IORedis(process.env.REDIS_URL!);
     publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
-  });
+  }, 120_000);
 
   afterEach(async () => {
     // receivers first: a hung POST ends when its connection closes, so the dispatcher stops at once
@@ -85,8 +90,9 @@ describe('webhook delivery fairness, breaker and disable', () => {
     for (const r of receivers.splice(0)) await r.close();
     await stopDispatchers();
     await api?.app.close();
-    await redis.quit();
+    await redis?.quit();
     await closeTestDataSource();
+    await services?.stopAll();
   });
 
   it('keeps a healthy webhook\'s first attempts within 2 s of its baseline p99 while another receiver accepts and never answers', async () => {

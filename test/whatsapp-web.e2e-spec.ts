@@ -56,7 +56,7 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
   };
   const statusEvents = async (sessionId: string) => (await eventsOf(sessionId, 'session.status')).map((e) => e.payload as { status: string; reason: string });
   /** The waMessageIds of the session's message.received events, with how many times each came (lost = missing, duplicated = >1). */
-  const receivedCounts = async (sessionId: string, ids: string[], timeoutMs = 20000) => {
+  const receivedCounts = async (sessionId: string, ids: string[], timeoutMs = 45000) => {
     const counts = await waitFor(async () => {
       const byId = new Map<string, number>();
       for (const e of await eventsOf(sessionId, 'message.received')) {
@@ -365,7 +365,7 @@ describe('Sessions on the Baileys engine against the WhatsApp Web front door', (
       .filter((line) => line.includes(s.id) && line.includes('held stanzas delivered offline'))
       .map((line) => (JSON.parse(line) as { offline: number }).offline);
     expect(batches.filter((n) => n > 0)).toEqual([2, 1]);
-  }, 90000);
+  }, 150000);
 
   it('a device unlinked on the phone is logged out', async () => {
     const s = await pairByQr('Unlinked', '15557770003');
