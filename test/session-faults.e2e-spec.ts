@@ -9,8 +9,9 @@ import { createApiApp } from '../apps/api/src/bootstrap';
 import { checkedRequest as request } from './support/api-app';
 import { AppProcess, startSimGateway, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';
+import { sessionProbes, storedEvents } from './support/session-probes';
 import { TcpOutage } from './support/tcp-outage';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
 
 const KEEPALIVE_MS = 300;
 
@@ -43,26 +44,16 @@ describe('session faults: WhatsApp closes as the gateway reads them (sim engine)
     expect({ kind, status: res.status }).toEqual({ kind, status: 200 });
     return res.body;
   };
-  const getSession = async (id: string) => (await api().get(`/api/v1/sessions/${id}`).set(bearer(org.adminKey))).body;
-  const waitStatus = (id: string, status: string, timeoutMs = 15000) =>
-    waitFor(async () => {
-      const s = await getSession(id);
-      return s.status === status ? s : null;
-    }, timeoutMs, `session ${id} to be ${status}`);
+  const probes = sessionProbes(api, () => org.adminKey);
+  const { getSession } = probes;
+  const waitStatus = (id: string, status: string) => probes.waitStatus(id, status, 15000);
   /** The session's status and reason as a user reads them: the QR endpoint's 409 (the row's lastReason). */
   const reasonOf = async (id: string): Promise<{ status: string; reason: string }> => {
     const res = await api().get(`/api/v1/sessions/${id}/qr`).set(bearer(org.adminKey));
     expect(res.status).toBe(409);
     return res.body.error.details;
   };
-  const eventsOf = async (sessionId: string, type: string) => {
-    const db = await testDataSource();
-    const rows: Array<{ envelope: { payload: Record<string, unknown> } }> = await db.query(
-      'SELECT envelope FROM events WHERE session_id = $1 AND type = $2 ORDER BY id',
-      [sessionId, type],
-    );
-    return rows.map((r) => r.envelope.payload);
-  };
+  const eventsOf = async (sessionId: string, type: string) => (await storedEvents(sessionId, type)).map((e) => e.payload);
   const statusEvents = (sessionId: string) => eventsOf(sessionId, 'session.status') as Promise<Array<{ status: string; reason: string }>>;
   const pairedSession = async (label: string) => {
     const created = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label });
