@@ -34,6 +34,7 @@ import {
   requireText,
   validation,
 } from './sim-input';
+import { performSimAction, SimWorld, type SimActionScope } from './actions';
 
 /** The network's end of one device connection; the transport (WebSocket) lives elsewhere. */
 export interface DeviceLink {
@@ -148,6 +149,8 @@ export class SimNetwork {
   private readonly deliveredChats = new Map<string, string>();
   private readonly media = new Map<string, StoredMedia>();
   private groupSeq = 0;
+  /** the state of CONTRACT 12 and 13's operations (accounts, chat state, labels, statuses, channels, calls) */
+  readonly world = new SimWorld();
 
   constructor(private readonly options: SimNetworkOptions) {}
 
@@ -221,6 +224,8 @@ export class SimNetwork {
         for (const key of parseRead(a)) device.presenceLog.push({ type: 'read', ...key, at });
         return {} as SimDeviceOps[K]['result'];
       }
+      case 'action':
+        return performSimAction(this.actionScope(device), a.action, a.args) as SimDeviceOps[K]['result'];
       case 'logout':
         this.requirePaired(device);
         // answer first, then close: the caller learns the unlink succeeded before the socket ends
@@ -621,6 +626,19 @@ export class SimNetwork {
       delivered.push(device.sessionId);
     }
     return delivered;
+  }
+
+  /** What an action handler (actions/) may do for the paired device that asked. */
+  private actionScope(device: Device): SimActionScope {
+    const account = this.requirePaired(device);
+    return {
+      network: this,
+      world: this.world,
+      sessionId: device.sessionId,
+      account,
+      deliver: (event) => this.deliver(device, event),
+      log: (entry) => void device.presenceLog.push(entry),
+    };
   }
 
   private group(groupJid: string): SimGroup {

@@ -1,4 +1,5 @@
 import type { ErrorCode } from './errors';
+import type { SessionActionName } from './session-actions';
 import type { GroupView, SessionStatus } from './sessions';
 
 /**
@@ -18,6 +19,8 @@ export interface CommandMap {
   'session.delete': { args: { sessionId: string }; result: { deleted: true } };
   'session.request-code': { args: { sessionId: string; phoneNumber: string }; result: { code: string } };
   'group.create': { args: { sessionId: string; name: string; participants: string[] }; result: GroupView };
+  /** one operation of SessionActionMap on a connected session (session-actions.ts); the result is that action's */
+  'session.action': { args: { sessionId: string; action: SessionActionName; args: unknown }; result: unknown };
 }
 
 export type CommandName = keyof CommandMap;

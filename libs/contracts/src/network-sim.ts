@@ -150,6 +150,8 @@ export interface SimDeviceOps {
   read: { args: { keys: MessageKeyRef[] }; result: Record<string, never> };
   /** Unlinks the device; the network answers, then closes the socket with `loggedOut`. */
   logout: { args: Record<string, never>; result: Record<string, never> };
+  /** one operation of SessionActionMap (session-actions.ts), played by apps/network-sim/src/actions */
+  action: { args: { action: string; args: unknown }; result: unknown };
 }
 export type SimDeviceOp = keyof SimDeviceOps;
 

@@ -16,6 +16,9 @@ import type {
   PollContent,
   Presence,
   SentMessage,
+  SessionActionArgs,
+  SessionActionName,
+  SessionActionResult,
 } from '@app/contracts';
 import type { Logger } from 'pino';
 
@@ -146,6 +149,11 @@ export interface EngineConnection {
   sendPresence(chatJid: string, presence: 'composing' | 'paused'): Promise<void>;
   /** Read receipts for received messages (autoRead). */
   markRead(keys: MessageKeyRef[]): Promise<void>;
+  /**
+   * Performs one operation of SessionActionMap (libs/contracts/src/session-actions.ts) on the network and answers
+   * what it returned. Refusals are DomainErrors (`conflict`: WhatsApp does not allow it now).
+   */
+  perform<A extends SessionActionName>(action: A, args: SessionActionArgs<A>): Promise<SessionActionResult<A>>;
   /** Unlink the device on the network, then close. */
   logout(): Promise<void>;
   /** Close the socket, keeping the pairing. Emits close(closed_by_us). Idempotent. */

@@ -36,6 +36,9 @@ class NetworkConnection implements EngineConnection {
     this.presences.push(`${presence} ${chatJid}`);
   }
   async markRead(_keys: MessageKeyRef[]) {}
+  async perform(): Promise<never> {
+    throw new Error('not used here');
+  }
   async requestPairingCode() {
     return '';
   }

@@ -21,6 +21,7 @@ class FakeEngine implements SessionEngine {
       send: unsupported,
       sendPresence: async () => undefined,
       markRead: async () => undefined,
+      perform: unsupported,
     };
   }
 }

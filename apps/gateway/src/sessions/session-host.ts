@@ -83,6 +83,10 @@ export class SessionHost {
         const { sessionId, name, participants } = req.args as CommandMap['group.create']['args'];
         return (await (await this.runner(sessionId)).createGroup(name, participants)) as never;
       }
+      case 'session.action': {
+        const { sessionId, action, args } = req.args as CommandMap['session.action']['args'];
+        return (await (await this.runner(sessionId)).perform(action, args as never)) as never;
+      }
       default:
         throw new DomainError('validation_error', `unknown command ${String((req as { name: unknown }).name)}`);
     }

@@ -36,6 +36,11 @@ class FakeConnection implements EngineConnection {
   async markRead(keys: MessageKeyRef[]) {
     this.reads.push(...keys);
   }
+  readonly performed: { action: string; args: unknown }[] = [];
+  async perform(action: string, args: unknown): Promise<never> {
+    this.performed.push({ action, args });
+    return { performed: action } as never;
+  }
   async logout() {
     this.loggedOut = true;
     this.closed = true;
@@ -729,6 +734,17 @@ describe('SessionRunner', () => {
     await flush();
     expect(t.groups).toHaveLength(2);
     expect(t.events.filter((e) => e.event === 'group.created')).toHaveLength(1);
+  });
+
+  it('performs a session action only while working: 409 conflict before, naming the status, and nothing reaches the network', async () => {
+    const t = setup();
+    await t.runner.start();
+    await expect(t.runner.perform('x' as never, {} as never)).rejects.toMatchObject({ code: 'conflict', details: { status: 'starting' } });
+    expect(t.engine.last.performed).toEqual([]);
+    t.engine.last.emit({ type: 'open', account });
+    await flush();
+    await expect(t.runner.perform('x' as never, { a: 1 } as never)).resolves.toEqual({ performed: 'x' });
+    expect(t.engine.last.performed).toEqual([{ action: 'x', args: { a: 1 } }]);
   });
 
   it('a group the network created is returned even when storing it fails, and a retry does not create a second one', async () => {

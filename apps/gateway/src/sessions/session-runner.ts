@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { CatalogEvent, DomainError, GroupView, SessionStatus } from '@app/contracts';
+import { CatalogEvent, DomainError, GroupView, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo, SessionEngine } from '../engine/engine.interface';
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageStore, MessagingSettings } from '../messages/message-store';
@@ -340,6 +340,19 @@ export class SessionRunner {
       this.log.error({ err, groupJid: group.groupJid }, 'group created on the network but not recorded');
     }
     return toGroupView(group);
+  }
+
+  /**
+   * One operation of SessionActionMap (libs/contracts/src/session-actions.ts) on the network, answered with what the
+   * engine returned. Only a `working` session with an open connection can: anything else is 409 `conflict`, naming the
+   * status, and nothing reaches the network.
+   */
+  async perform<A extends SessionActionName>(action: A, args: SessionActionArgs<A>): Promise<SessionActionResult<A>> {
+    const conn = this.connection;
+    if (!conn || this.status !== 'working') {
+      throw new DomainError('conflict', `the session must be connected for this (status ${this.status})`, { status: this.status, action });
+    }
+    return conn.perform(action, args);
   }
 
   async requestPairingCode(phoneNumber: string): Promise<{ code: string }> {

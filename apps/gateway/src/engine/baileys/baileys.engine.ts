@@ -14,7 +14,8 @@ import type {
   WASocket,
 } from '@whiskeysockets/baileys';
 import { randomUUID } from 'node:crypto';
-import type { MessageKeyRef, OutboundMessage, SentMessage } from '@app/contracts';
+import { DomainError, type MessageKeyRef, type OutboundMessage, type SentMessage, type SessionActionArgs, type SessionActionName, type SessionActionResult } from '@app/contracts';
+import { BAILEYS_ACTIONS, type BaileysActionContext } from './actions';
 import type { EventSpool, SpoolEntry } from '@app/messaging';
 import type {
   AuthStateStore,
@@ -320,6 +321,34 @@ class BaileysConnection implements EngineConnection {
     // WhatsApp accepts the code request only once the handshake is done and it is waiting for a pairing
     await this.waitForPhase(['awaiting_pairing'], 'request a pairing code');
     return this.call('request a pairing code', () => this.deps.sock.requestPairingCode(digits));
+  }
+
+  /** One operation of SessionActionMap, through its handler in actions/ (Baileys' own socket functions). */
+  async perform<A extends SessionActionName>(action: A, args: SessionActionArgs<A>): Promise<SessionActionResult<A>> {
+    const label = `perform ${action}`;
+    this.assertOpen(label);
+    const handler = BAILEYS_ACTIONS[action] as (ctx: BaileysActionContext, args: SessionActionArgs<A>) => Promise<SessionActionResult<A>> | SessionActionResult<A>;
+    if (!handler) throw new DomainError('validation_error', `unknown session action ${String(action)}`, { action });
+    try {
+      return await handler(this.actionContext(), args);
+    } catch (err) {
+      // a refusal the handler put in the API's words stands; anything else is Baileys' error, made readable
+      if (err instanceof DomainError) throw err;
+      if (this.phase === 'closed') throw new EngineConnectionClosedError(this.deps.sessionId, label);
+      throw new Error(`cannot ${label}: ${describe(err)}`, { cause: err });
+    }
+  }
+
+  private actionContext(): BaileysActionContext {
+    return {
+      sessionId: this.deps.sessionId,
+      sock: this.deps.sock,
+      ownJid: () => this.ownJid(),
+      runtime: this.deps.runtime,
+      lookups: this.deps.lookups,
+      emit: (event) => this.emit(event),
+      logger: this.deps.logger,
+    };
   }
 
   async createGroup(subject: string, participants: string[]): Promise<GroupInfo> {

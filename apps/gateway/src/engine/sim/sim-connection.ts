@@ -5,6 +5,9 @@ import {
   OutboundContent,
   OutboundMessage,
   SentMessage,
+  SessionActionArgs,
+  SessionActionName,
+  SessionActionResult,
   SIM_CLOSE_CODES,
   SIM_DEVICE_PATH,
   SimAccount,
@@ -129,6 +132,11 @@ export class SimConnection implements EngineConnection {
     // the simulator's own bookkeeping (session, time) stays on its side
     const { sessionId: _session, createdAt: _created, ...group } = await this.request('createGroup', { subject, participants });
     return group;
+  }
+
+  /** One operation of SessionActionMap, played by the simulator (apps/network-sim/src/actions). */
+  async perform<A extends SessionActionName>(action: A, args: SessionActionArgs<A>): Promise<SessionActionResult<A>> {
+    return (await this.request('action', { action, args })) as SessionActionResult<A>;
   }
 
   /** The network stores a message once per waMessageId, so a re-send after a crash is acknowledged, not shown twice. */

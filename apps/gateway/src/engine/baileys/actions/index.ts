@@ -1,0 +1,11 @@
+import type { SessionActionHandlers } from '@app/contracts';
+import type { BaileysActionContext } from './context';
+
+/**
+ * What the Baileys engine does for each operation of SessionActionMap (libs/contracts/src/session-actions.ts): one
+ * table per area, each in its own file beside this one, each handler calling Baileys' own socket functions.
+ * TypeScript requires a handler for every action of the map.
+ */
+export const BAILEYS_ACTIONS: SessionActionHandlers<BaileysActionContext> = {};
+
+export type { BaileysActionContext } from './context';

@@ -1,0 +1,18 @@
+import { DomainError, type SessionActionHandlers } from '@app/contracts';
+import type { SimActionScope } from './scope';
+
+/**
+ * How the simulator plays each operation of SessionActionMap (libs/contracts/src/session-actions.ts) asked by a device
+ * over the device protocol (op `action`): one table per area, each in its own file beside this one. TypeScript
+ * requires a handler for every action of the map, so the `sim` engine can do whatever the Baileys engine can.
+ */
+export const SIM_ACTIONS: SessionActionHandlers<SimActionScope> = {};
+
+export function performSimAction(scope: SimActionScope, action: unknown, args: unknown): unknown {
+  const handler = typeof action === 'string' ? (SIM_ACTIONS as Record<string, unknown>)[action] : undefined;
+  if (typeof handler !== 'function') throw new DomainError('validation_error', `unknown session action ${String(action)}`, { action });
+  return (handler as (scope: SimActionScope, args: unknown) => unknown)(scope, args ?? {});
+}
+
+export type { SimActionScope } from './scope';
+export { SimWorld } from './world';
