@@ -67,8 +67,9 @@ export type ChatPresence = (typeof CHAT_PRESENCES)[number];
 export const ACCOUNT_PRESENCES = ['available', 'unavailable'] as const;
 export type AccountPresence = (typeof ACCOUNT_PRESENCES)[number];
 
-/** What an engine answers for a profile lookup (a contact's or the account's own). */
+/** What an engine answers for a contact's profile lookup; `exists` false: the number is not on WhatsApp. */
 export interface NetworkProfile {
+  exists: boolean;
   about: string | null;
   pictureUrl: string | null;
 }
