@@ -28,8 +28,10 @@ export class PgContactBook implements ContactBook {
     if (action === 'set') return this.contacts.replaceBlocklist(organizationId, sessionId, jids);
     const blocked = action === 'add';
     await events.transact(async (tx, publish) => {
-      const rows = await this.contacts.upsertMany(organizationId, sessionId, jids.map((jid) => ({ jid, blocked })), tx as EntityManager);
-      for (const row of rows) {
+      // our own block through the API comes back as this change too: only a change of the stored state is news
+      const rows = await this.contacts.markBlocked(organizationId, sessionId, jids.map((jid) => ({ jid, blocked })), tx as EntityManager);
+      for (const { row, changed } of rows) {
+        if (!changed) continue;
         publish({ event: blocked ? 'contact.blocked' : 'contact.unblocked', organizationId, sessionId, payload: { contact: toContactView(row) } });
       }
     });

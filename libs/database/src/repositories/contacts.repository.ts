@@ -90,8 +90,25 @@ export class ContactsRepository {
     manager?: EntityManager,
     bound = MAX_CONTACTS_PER_SESSION,
   ): Promise<ContactRow[]> {
-    const merged = mergeByJid(facts.filter((f) => typeof f.jid === 'string' && f.jid.length > 0));
-    if (merged.length === 0) return [];
+    const given = facts.filter((f) => typeof f.jid === 'string' && f.jid.length > 0);
+    if (given.length === 0) return [];
+    const run = async (tx: EntityManager): Promise<ContactRow[]> => this.upsertIn(tx, organizationId, sessionId, mergeByJid(await this.byStoredJid(tx, sessionId, given)), bound);
+    return manager ? run(manager) : this.db.transaction(run);
+  }
+
+  /** Facts that name a contact by a LID the session stores under its number are keyed by that number's jid. */
+  private async byStoredJid(tx: EntityManager, sessionId: string, facts: ContactFacts[]): Promise<ContactFacts[]> {
+    const lids = facts.map((f) => f.jid).filter((jid) => jid.endsWith('@lid'));
+    if (lids.length === 0) return facts;
+    const rows: Array<{ jid: string; lid: string }> = await tx.query(
+      `SELECT jid, lid FROM contacts WHERE session_id = $1 AND lid = ANY($2::text[]) AND jid <> lid`,
+      [sessionId, lids],
+    );
+    const jidOfLid = new Map(rows.map((r) => [r.lid, r.jid]));
+    return facts.map((f) => (jidOfLid.has(f.jid) ? { ...f, jid: jidOfLid.get(f.jid)!, lid: f.jid } : f));
+  }
+
+  private async upsertIn(tx: EntityManager, organizationId: string, sessionId: string, merged: ContactFacts[], bound: number): Promise<ContactRow[]> {
     const input = merged.map((f, ord) => ({
       ord,
       id: newId('ctc'),
@@ -107,48 +124,45 @@ export class ContactsRepository {
       set_about: f.about !== undefined,
       set_picture: f.pictureUrl !== undefined,
     }));
-    const run = async (tx: EntityManager): Promise<ContactRow[]> => {
-      // a contact known by its LID alone takes its number's jid once the network names both (unless that row exists)
-      await tx.query(
-        `UPDATE contacts c SET jid = x.jid, updated_at = now()
-         FROM jsonb_to_recordset($2::jsonb) AS x(jid text, lid text)
-         WHERE c.session_id = $1 AND x.lid IS NOT NULL AND c.jid = x.lid AND x.jid <> x.lid
-           AND NOT EXISTS (SELECT 1 FROM contacts o WHERE o.session_id = $1 AND o.jid = x.jid)`,
-        [sessionId, JSON.stringify(input.map(({ jid, lid }) => ({ jid, lid })))],
-      );
-      const json = JSON.stringify(input);
-      const record = `jsonb_to_recordset($2::jsonb) AS x(ord int, id text, jid text, lid text, phone_number text, name text, push_name text,
-        is_business boolean, blocked boolean, about text, picture_url text, set_about boolean, set_picture boolean)`;
-      // known contacts: only the fields the source named change
-      await tx.query(
-        `UPDATE contacts c SET lid = COALESCE(x.lid, c.lid), phone_number = COALESCE(x.phone_number, c.phone_number),
-           name = COALESCE(x.name, c.name), push_name = COALESCE(x.push_name, c.push_name),
-           is_business = COALESCE(x.is_business, c.is_business), blocked = COALESCE(x.blocked, c.blocked),
-           about = CASE WHEN x.set_about THEN x.about ELSE c.about END,
-           picture_url = CASE WHEN x.set_picture THEN x.picture_url ELSE c.picture_url END, updated_at = now()
-         FROM ${record} WHERE c.session_id = $1 AND c.jid = x.jid`,
-        [sessionId, json],
-      );
-      // new contacts, while the session holds fewer than the bound (a concurrent insert of the same jid wins)
-      await tx.query(
-        `WITH fresh AS (
-           SELECT x.*, row_number() OVER (ORDER BY x.ord) AS rn FROM ${record}
-           WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.session_id = $1 AND c.jid = x.jid)
-         ), known AS (SELECT count(*)::int AS n FROM contacts WHERE session_id = $1)
-         INSERT INTO contacts (id, organization_id, session_id, jid, lid, phone_number, name, push_name, is_business, blocked, about, picture_url)
-         SELECT f.id, $3, $1, f.jid, f.lid, f.phone_number, f.name, f.push_name, COALESCE(f.is_business, false), COALESCE(f.blocked, false),
-                f.about, f.picture_url
-         FROM fresh f, known k WHERE f.rn <= $4 - k.n
-         ON CONFLICT (session_id, jid) DO NOTHING`,
-        [sessionId, json, organizationId, bound],
-      );
-      const rows: Row[] = await tx.query(`SELECT ${COLUMNS} FROM contacts WHERE session_id = $1 AND jid = ANY($2::text[])`, [
-        sessionId,
-        merged.map((f) => f.jid),
-      ]);
-      return rows.map(toRow);
-    };
-    return manager ? run(manager) : this.db.transaction(run);
+    // a contact known by its LID alone takes its number's jid once the network names both (unless that row exists)
+    await tx.query(
+      `UPDATE contacts c SET jid = x.jid, updated_at = now()
+       FROM jsonb_to_recordset($2::jsonb) AS x(jid text, lid text)
+       WHERE c.session_id = $1 AND x.lid IS NOT NULL AND c.jid = x.lid AND x.jid <> x.lid
+         AND NOT EXISTS (SELECT 1 FROM contacts o WHERE o.session_id = $1 AND o.jid = x.jid)`,
+      [sessionId, JSON.stringify(input.map(({ jid, lid }) => ({ jid, lid })))],
+    );
+    const json = JSON.stringify(input);
+    const record = `jsonb_to_recordset($2::jsonb) AS x(ord int, id text, jid text, lid text, phone_number text, name text, push_name text,
+      is_business boolean, blocked boolean, about text, picture_url text, set_about boolean, set_picture boolean)`;
+    // known contacts: only the fields the source named change
+    await tx.query(
+      `UPDATE contacts c SET lid = COALESCE(x.lid, c.lid), phone_number = COALESCE(x.phone_number, c.phone_number),
+         name = COALESCE(x.name, c.name), push_name = COALESCE(x.push_name, c.push_name),
+         is_business = COALESCE(x.is_business, c.is_business), blocked = COALESCE(x.blocked, c.blocked),
+         about = CASE WHEN x.set_about THEN x.about ELSE c.about END,
+         picture_url = CASE WHEN x.set_picture THEN x.picture_url ELSE c.picture_url END, updated_at = now()
+       FROM ${record} WHERE c.session_id = $1 AND c.jid = x.jid`,
+      [sessionId, json],
+    );
+    // new contacts, while the session holds fewer than the bound (a concurrent insert of the same jid wins)
+    await tx.query(
+      `WITH fresh AS (
+         SELECT x.*, row_number() OVER (ORDER BY x.ord) AS rn FROM ${record}
+         WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.session_id = $1 AND c.jid = x.jid)
+       ), known AS (SELECT count(*)::int AS n FROM contacts WHERE session_id = $1)
+       INSERT INTO contacts (id, organization_id, session_id, jid, lid, phone_number, name, push_name, is_business, blocked, about, picture_url)
+       SELECT f.id, $3, $1, f.jid, f.lid, f.phone_number, f.name, f.push_name, COALESCE(f.is_business, false), COALESCE(f.blocked, false),
+              f.about, f.picture_url
+       FROM fresh f, known k WHERE f.rn <= $4 - k.n
+       ON CONFLICT (session_id, jid) DO NOTHING`,
+      [sessionId, json, organizationId, bound],
+    );
+    const rows: Row[] = await tx.query(`SELECT ${COLUMNS} FROM contacts WHERE session_id = $1 AND jid = ANY($2::text[])`, [
+      sessionId,
+      merged.map((f) => f.jid),
+    ]);
+    return rows.map(toRow);
   }
 
   /**
@@ -163,6 +177,26 @@ export class ContactsRepository {
       ]);
       await this.upsertMany(organizationId, sessionId, jids.map((jid) => ({ jid, blocked: true })), tx);
     });
+  }
+
+  /**
+   * Blocks (or unblocks) these contacts inside `manager`'s transaction, answering each row after the change and whether
+   * its `blocked` changed (a contact new to the session counts as changed when blocked): only a change is news.
+   */
+  async markBlocked(
+    organizationId: string,
+    sessionId: string,
+    contacts: Array<ContactFacts & { blocked: boolean }>,
+    manager: EntityManager,
+  ): Promise<Array<{ row: ContactRow; changed: boolean }>> {
+    const jids = (await this.byStoredJid(manager, sessionId, contacts)).map((c) => c.jid);
+    const before: Array<{ jid: string; blocked: boolean }> = await manager.query(
+      `SELECT jid, blocked FROM contacts WHERE session_id = $1 AND jid = ANY($2::text[]) FOR UPDATE`,
+      [sessionId, jids],
+    );
+    const was = new Map(before.map((r) => [r.jid, r.blocked]));
+    const rows = await this.upsertMany(organizationId, sessionId, contacts, manager);
+    return rows.map((row) => ({ row, changed: (was.get(row.jid) ?? false) !== row.blocked }));
   }
 
   /** The session's contacts of this organization, keyset-paginated by id. */
