@@ -13,7 +13,7 @@ import {
   ContactCheckList,
   ContactDetailResponse,
   ContactPage,
-  ContactResponse,
+  ContactViewResponse,
   ProfilePictureDto,
   ProfileResponse,
   UpdateProfileDto,
@@ -72,7 +72,7 @@ export class ContactsController {
   @RequirePermissions('messages:send')
   @HttpCode(200)
   @ApiEndpoint('Block a contact', `Blocks the contact on WhatsApp; \`contact.blocked\` follows when it was not blocked. ${JID_FORMS} ${NEEDS_NETWORK}`, 'validation_error', 'conflict', 'gateway_unavailable')
-  @ApiOkResponse({ type: ContactResponse })
+  @ApiOkResponse({ type: ContactViewResponse })
   block(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('jid') jid: string): Promise<ContactView> {
     return this.contacts.setBlocked(p.organizationId, id, jid, true);
   }
@@ -81,7 +81,7 @@ export class ContactsController {
   @RequirePermissions('messages:send')
   @HttpCode(200)
   @ApiEndpoint('Unblock a contact', `Unblocks the contact; \`contact.unblocked\` follows when it was blocked. ${JID_FORMS} ${NEEDS_NETWORK}`, 'validation_error', 'conflict', 'gateway_unavailable')
-  @ApiOkResponse({ type: ContactResponse })
+  @ApiOkResponse({ type: ContactViewResponse })
   unblock(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('jid') jid: string): Promise<ContactView> {
     return this.contacts.setBlocked(p.organizationId, id, jid, false);
   }

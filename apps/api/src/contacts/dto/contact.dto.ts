@@ -32,7 +32,7 @@ export class ContactCheckList {
   @ApiProperty({ type: [ContactCheckResponse] }) data: ContactCheckResponse[];
 }
 
-export class ContactResponse {
+export class ContactViewResponse {
   @ApiProperty({ example: '15551234567@s.whatsapp.net', description: 'the number’s jid, or the LID while the number is not known' }) jid: string;
   @ApiProperty({ type: String, nullable: true, example: '123456789012345@lid' }) lid: string | null;
   @ApiProperty({ type: String, nullable: true, example: '15551234567' }) phoneNumber: string | null;
@@ -42,13 +42,13 @@ export class ContactResponse {
   @ApiProperty() blocked: boolean;
 }
 
-export class ContactDetailResponse extends ContactResponse {
+export class ContactDetailResponse extends ContactViewResponse {
   @ApiProperty({ type: String, nullable: true, description: 'the contact’s about text; null when hidden or none' }) about: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'the contact’s picture URL; null when hidden or none' }) pictureUrl: string | null;
 }
 
 export class ContactPage {
-  @ApiProperty({ type: [ContactResponse] }) data: ContactResponse[];
+  @ApiProperty({ type: [ContactViewResponse] }) data: ContactViewResponse[];
   @ApiProperty({ type: String, nullable: true }) nextCursor: string | null;
 }
 
