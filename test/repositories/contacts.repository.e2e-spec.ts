@@ -64,6 +64,18 @@ describe('ContactsRepository (PostgreSQL)', () => {
     expect((await contacts.find(orgId, session.id, jids[0]))?.pushName).toBe('x');
   });
 
+  it('marks blocks in a transaction and says which changed (a repeat, or a LID of a stored number, is the same contact)', async () => {
+    const session = await newSession(db, orgId);
+    await contacts.upsertMany(orgId, session.id, [{ jid: ANA, lid: '333@lid' }]);
+    const first = await db.transaction((tx) => contacts.markBlocked(orgId, session.id, [{ jid: ANA, blocked: true }, { jid: BEN, blocked: true }], tx));
+    expect(first.map(({ row, changed }) => [row.jid, row.blocked, changed]).sort()).toEqual([[ANA, true, true], [BEN, true, true]]);
+    const again = await db.transaction((tx) => contacts.markBlocked(orgId, session.id, [{ jid: '333@lid', blocked: true }], tx));
+    expect(again.map(({ row, changed }) => [row.jid, changed])).toEqual([[ANA, false]]);
+    const unblocked = await db.transaction((tx) => contacts.markBlocked(orgId, session.id, [{ jid: ANA, blocked: false }], tx));
+    expect(unblocked.map(({ row, changed }) => [row.blocked, changed])).toEqual([[false, true]]);
+    expect(await contacts.countOfSession(session.id)).toBe(2);
+  });
+
   it('a whole blocklist blocks its jids and unblocks every other stored contact', async () => {
     const session = await newSession(db, orgId);
     await contacts.upsertMany(orgId, session.id, [{ jid: ANA, blocked: true }, { jid: BEN }]);
