@@ -170,6 +170,24 @@ describe('the generated API client, through every operation', () => {
     await waitFor(() => (receiver.at('/typed').length >= 2 ? true : null), 15000, 'the replay');
     expect((await client.DELETE('/api/v1/webhooks/{id}', { params: { path: hookPath } })).response.status).toBe(204);
 
+    // contacts, profile and presence (CONTRACT 12): an account on the network, checked, looked at, blocked and unblocked
+    expect((await network().post('/sim/contacts', { phoneNumber: '15550008888', name: 'Typed contact' })).status).toBe(200);
+    const checked = await client.POST('/api/v1/sessions/{id}/contacts:check', { params: { path }, body: { numbers: ['15550008888'] } });
+    expect(checked.data?.data[0]).toMatchObject({ exists: true, jid: '15550008888@s.whatsapp.net' });
+    const contactPath = { id, jid: '15550008888@s.whatsapp.net' };
+    expect((await client.GET('/api/v1/sessions/{id}/contacts', { params: { path, query: { limit: 100 } } })).data?.data.map((c) => c.jid)).toContain(contactPath.jid);
+    expect((await client.GET('/api/v1/sessions/{id}/contacts/{jid}', { params: { path: contactPath } })).data?.jid).toBe(contactPath.jid);
+    expect((await client.POST('/api/v1/sessions/{id}/contacts/{jid}:block', { params: { path: contactPath } })).data?.blocked).toBe(true);
+    expect((await client.POST('/api/v1/sessions/{id}/contacts/{jid}:unblock', { params: { path: contactPath } })).data?.blocked).toBe(false);
+    expect((await client.POST('/api/v1/sessions/{id}/contacts/{jid}/presence:subscribe', { params: { path: contactPath } })).response.status).toBe(204);
+    expect((await client.POST('/api/v1/sessions/{id}/chats/{jid}/presence', { params: { path: contactPath }, body: { presence: 'composing' } })).response.status).toBe(204);
+    expect((await client.POST('/api/v1/sessions/{id}/presence', { params: { path }, body: { presence: 'available' } })).response.status).toBe(204);
+    expect((await client.PATCH('/api/v1/sessions/{id}/profile', { params: { path }, body: { name: 'Typed' } })).data?.name).toBe('Typed');
+    const picture = await client.PUT('/api/v1/sessions/{id}/profile/picture', { params: { path }, body: { media: { base64: image.toString('base64'), mimetype: 'image/jpeg' } } });
+    expect(picture.data?.pictureUrl).toEqual(expect.any(String));
+    expect((await client.GET('/api/v1/sessions/{id}/profile', { params: { path } })).data?.name).toBe('Typed');
+    expect((await client.DELETE('/api/v1/sessions/{id}/profile/picture', { params: { path } })).data?.pictureUrl).toBeNull();
+
     // the fleet as a tenant sees it
     expect((await client.GET('/api/v1/gateways')).data?.data.map((g) => g.id)).toEqual([`gw-client-${process.pid}`]);
 

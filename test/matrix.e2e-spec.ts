@@ -55,6 +55,18 @@ const MATRIX: Record<string, Entry> = {
   Messages_list: { permission: 'sessions:read' },
   Messages_get: { permission: 'sessions:read' },
   Messages_media: { permission: 'sessions:read' },
+  Contacts_check: { permission: 'messages:send', body: { numbers: ['15551234567'] } },
+  Contacts_list: { permission: 'sessions:read' },
+  Contacts_get: { permission: 'sessions:read' },
+  Contacts_block: { permission: 'messages:send' },
+  Contacts_unblock: { permission: 'messages:send' },
+  Contacts_subscribe: { permission: 'messages:send' },
+  Contacts_chatPresence: { permission: 'messages:send', body: { presence: 'composing' } },
+  Contacts_accountPresence: { permission: 'messages:send', body: { presence: 'available' } },
+  Profile_get: { permission: 'sessions:read' },
+  Profile_update: { permission: 'sessions:write', body: { name: 'matrix' } },
+  Profile_setPicture: { permission: 'sessions:write', body: { media: { base64: 'AAAA', mimetype: 'image/png' } } },
+  Profile_removePicture: { permission: 'sessions:write' },
 };
 
 interface Operation {

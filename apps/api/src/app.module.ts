@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ApiConfig, ConfigOverrides } from '@app/config';
 import { InfraModule } from '@app/infra';
 import { AuthModule } from './auth/auth.module';
+import { ContactsModule } from './contacts/contacts.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
@@ -23,6 +24,7 @@ function imports(overrides: ConfigOverrides) {
     DeliveriesModule,
     SessionsModule,
     MessagesModule,
+    ContactsModule,
     DashboardModule,
   ];
 }

@@ -99,6 +99,7 @@ const TAGS: Array<[string, string]> = [
   ['webhooks', 'Signed event deliveries to your URLs, their delivery log, replay and test.'],
   ['gateways', 'The gateway nodes that hold the sessions.'],
   ['health', 'Liveness and readiness probes (no credentials).'],
+  ['contacts', 'Contacts of a session (number checks, lookups, blocks), presence, and the account’s own profile.'],
 ];
 
 /** Where the server was reached, as the client addressed it (Host header; plain http unless a proxy says https). */

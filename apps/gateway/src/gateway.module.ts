@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
+import { ContactsRepository, GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
@@ -19,6 +19,7 @@ import { ClientVersionAlarm } from './sessions/client-version-alarm';
 import { PgSessionRecords } from './sessions/pg-session-records';
 import { SessionHost } from './sessions/session-host';
 import { SessionMover } from './fleet/session-mover';
+import { PgContactBook } from './contacts/contact-book';
 
 /** DI token of the WhatsApp engine this node runs (Baileys or the simulator's). */
 export const SESSION_ENGINE = Symbol('SESSION_ENGINE');
@@ -80,6 +81,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         RedisQrBoard,
         LeaseWatchdog,
         GatewayMetrics,
+        ContactsRepository,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -95,6 +97,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         qr: RedisQrBoard,
         watchdog: LeaseWatchdog,
         metrics: GatewayMetrics,
+        contacts: ContactsRepository,
       ) => {
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
         return new SessionHost(
@@ -124,6 +127,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             afterNetworkAck: c.GATEWAY_FAULT === 'crash-after-send' ? crashNow : undefined,
             leasesTrusted: () => watchdog.trusted(),
             clientVersionRefused: (sessionId) => versionAlarm.refused(sessionId),
+            contacts: new PgContactBook(contacts),
           },
           logger,
           Date.now,

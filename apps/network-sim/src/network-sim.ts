@@ -116,6 +116,11 @@ async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, r
   if (method === 'GET' && path === '/sim/messages') return sendJson(res, 200, { data: network.listMessages(sessionFilter) });
   if (method === 'GET' && path === SIM_WA_WEB_TRUST_PATH) return sendJson(res, 200, waWeb.trust());
 
+  // accounts and profiles (docs/network-sim.md, "Contacts, profile and presence")
+  if (method === 'POST' && path === '/sim/contacts') return sendJson(res, 200, network.world.contacts.put(network, await readJsonObject(req)));
+  const picture = /^\/sim\/pictures\/([0-9a-f]{64})$/.exec(path);
+  if (method === 'GET' && picture) return sendMedia(res, network.world.contacts.picture(picture[1]));
+
   const media = new RegExp(`^${SIM_MEDIA_PATH}/([^/]+)$`).exec(path);
   if (method === 'GET' && media) return sendMedia(res, network.mediaBytes(decodeURIComponent(media[1])));
 
@@ -132,6 +137,7 @@ async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, r
     const action = match[2];
     if (method === 'GET' && !action) return sendJson(res, 200, network.view(sessionId));
     if (method === 'GET' && action === 'presence-log') return sendJson(res, 200, { data: network.presenceLog(sessionId) });
+    if (method === 'GET' && action === 'account') return sendJson(res, 200, network.world.contacts.accountView(network.view(sessionId).phoneNumber));
     // a WhatsApp Web device's phone needs what its screen shows (docs/network-sim.md, WhatsApp Web front door)
     const waWebAction = method === 'POST' && action ? waWeb.sessionAction(sessionId, action) : undefined;
     if (waWebAction) return sendJson(res, 200, await waWebAction(await readJsonObject(req)));
@@ -247,6 +253,7 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
   });
   const port = (server.address() as AddressInfo).port;
   logger?.info({ port }, 'network simulator listening');
+  network.world.contacts.pictureBase = `http://127.0.0.1:${port}`;
 
   let closing: Promise<void> | null = null;
   return {

@@ -294,6 +294,8 @@ export class SimNetwork {
       quotedWaMessageId: input.quotedWaMessageId,
       mentions: input.mentions,
       timestamp: Date.now(),
+      // the sender exists on the network; its push name travels with its messages (world.contacts)
+      pushName: this.world.contacts.noteInbound(sessionId, input.from).pushName,
     };
     this.deliveredChats.set(messageKey(sessionId, message.id), message.chatJid);
     return { id: message.id, ...this.deliver(device, { type: 'message', message }) };
@@ -359,6 +361,12 @@ export class SimNetwork {
     Object.assign(group, changes);
     const delivered = this.deliverToGroup(group, group.participants, { type: 'group-update', groupJid, changes });
     return { ...group, participants: [...group.participants], delivered };
+  }
+
+  /** Sends a network event to a session's paired device (queued while it is offline); null when it is not paired. */
+  deliverTo(sessionId: string, event: SimNetworkEvent): Delivery | null {
+    const device = this.devices.get(sessionId);
+    return device && device.state === 'paired' ? this.deliver(device, event) : null;
   }
 
   presenceLog(sessionId: string): SimPresenceLogEntry[] {
@@ -503,6 +511,7 @@ export class SimNetwork {
 
   private pair(device: Device, phoneNumber: string): void {
     const lid = this.lidOf(phoneNumber);
+    this.world.contacts.register(phoneNumber);
     const credential: SimCredential = {
       kind: 'sim-device',
       token: randomBytes(24).toString('base64url'),

@@ -476,6 +476,214 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sessions/{id}/contacts:check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check numbers on WhatsApp
+         * @description Asks the network which of 1..50 numbers are on WhatsApp; one answer per input, in order (`jid`/`lid` null when not). Numbers found are stored as contacts. 409 unless the session is `working`; 503 when its gateway is not available.
+         */
+        post: operations["Contacts_check"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List contacts
+         * @description The contacts stored for the session (kept current from the network), paged by `cursor`.
+         */
+        get: operations["Contacts_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/contacts/{jid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a contact
+         * @description One contact with its `about` and `pictureUrl` (null when hidden or none): asked of the network while the session is `working` (and stored), the stored values otherwise. 404 when the contact is neither stored nor on WhatsApp. `{jid}`: a phone number (digits are normalized) or a jid `…@s.whatsapp.net` / `…@lid`, as a send’s `to`.
+         */
+        get: operations["Contacts_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/contacts/{jid}:block": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Block a contact
+         * @description Blocks the contact on WhatsApp; `contact.blocked` follows when it was not blocked. `{jid}`: a phone number (digits are normalized) or a jid `…@s.whatsapp.net` / `…@lid`, as a send’s `to`. 409 unless the session is `working`; 503 when its gateway is not available.
+         */
+        post: operations["Contacts_block"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/contacts/{jid}:unblock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unblock a contact
+         * @description Unblocks the contact; `contact.unblocked` follows when it was blocked. `{jid}`: a phone number (digits are normalized) or a jid `…@s.whatsapp.net` / `…@lid`, as a send’s `to`. 409 unless the session is `working`; 503 when its gateway is not available.
+         */
+        post: operations["Contacts_unblock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/contacts/{jid}/presence:subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe to a contact’s presence
+         * @description Asks the network for the contact’s presence: `presence.update` events follow (online, offline, typing…). `{jid}`: a phone number (digits are normalized) or a jid `…@s.whatsapp.net` / `…@lid`, as a send’s `to`. 409 unless the session is `working`; 503 when its gateway is not available.
+         */
+        post: operations["Contacts_subscribe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/chats/{jid}/presence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Show a presence to a chat
+         * @description `composing` (typing…), `recording` (recording audio…) or `paused`, shown to that chat (a contact or a group; `{jid}` as a send’s `to`). 409 unless the session is `working`; 503 when its gateway is not available.
+         */
+        post: operations["Contacts_chatPresence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/presence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the account’s presence
+         * @description `available` (online) or `unavailable` for the account’s contacts. On WhatsApp the account needs a profile name first (409 otherwise). 409 unless the session is `working`; 503 when its gateway is not available.
+         */
+        post: operations["Contacts_accountPresence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the profile
+         * @description The account’s own name, about text and picture URL, as the network has them. 409 unless the session is `working`; 503 when its gateway is not available.
+         */
+        get: operations["Profile_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update the profile
+         * @description Changes the name contacts see and/or the about text (at least one). 409 unless the session is `working`; 503 when its gateway is not available.
+         */
+        patch: operations["Profile_update"];
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/profile/picture": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the profile picture
+         * @description An image (image/jpeg, image/png or image/webp, at most 5 MiB) by URL (fetched through the SSRF guard) or base64 (within the request body limit), as a send’s media. 409 unless the session is `working`; 503 when its gateway is not available.
+         */
+        put: operations["Profile_setPicture"];
+        post?: never;
+        /**
+         * Remove the profile picture
+         * @description The account shows no picture any more. 409 unless the session is `working`; 503 when its gateway is not available.
+         */
+        delete: operations["Profile_removePicture"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/gateways": {
         parameters: {
             query?: never;
@@ -567,7 +775,7 @@ export interface components {
              *       "session.status"
              *     ]
              */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
@@ -636,7 +844,7 @@ export interface components {
              *       "session.status"
              *     ]
              */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
@@ -1024,6 +1232,104 @@ export interface components {
         MessagePage: {
             data: components["schemas"]["MessageResponse"][];
             nextCursor: string | null;
+        };
+        CheckContactsDto: {
+            /**
+             * @description phone numbers (digits with +, spaces, dashes) or `<digits>@s.whatsapp.net` jids; answered in this order
+             * @example [
+             *       "+1 555 123 4567",
+             *       "4915112345678"
+             *     ]
+             */
+            numbers: string[];
+        };
+        ContactCheckResponse: {
+            /** @description the number as given */
+            input: string;
+            exists: boolean;
+            /** @example 15551234567@s.whatsapp.net */
+            jid: string | null;
+            /** @example 123456789012345@lid */
+            lid: string | null;
+        };
+        ContactCheckList: {
+            data: components["schemas"]["ContactCheckResponse"][];
+        };
+        ContactViewResponse: {
+            /**
+             * @description the number’s jid, or the LID while the number is not known
+             * @example 15551234567@s.whatsapp.net
+             */
+            jid: string;
+            /** @example 123456789012345@lid */
+            lid: string | null;
+            /** @example 15551234567 */
+            phoneNumber: string | null;
+            /** @description the name the account’s address book gives the contact */
+            name: string | null;
+            /** @description the name the contact gave itself (push name) */
+            pushName: string | null;
+            isBusiness: boolean;
+            blocked: boolean;
+        };
+        ContactPage: {
+            data: components["schemas"]["ContactViewResponse"][];
+            nextCursor: string | null;
+        };
+        ContactDetailResponse: {
+            /**
+             * @description the number’s jid, or the LID while the number is not known
+             * @example 15551234567@s.whatsapp.net
+             */
+            jid: string;
+            /** @example 123456789012345@lid */
+            lid: string | null;
+            /** @example 15551234567 */
+            phoneNumber: string | null;
+            /** @description the name the account’s address book gives the contact */
+            name: string | null;
+            /** @description the name the contact gave itself (push name) */
+            pushName: string | null;
+            isBusiness: boolean;
+            blocked: boolean;
+            /** @description the contact’s about text; null when hidden or none */
+            about: string | null;
+            /** @description the contact’s picture URL; null when hidden or none */
+            pictureUrl: string | null;
+        };
+        ChatPresenceDto: {
+            /**
+             * @description `composing` (typing…), `recording` (recording audio…) or `paused`
+             * @enum {string}
+             */
+            presence: "composing" | "recording" | "paused";
+        };
+        AccountPresenceDto: {
+            /** @enum {string} */
+            presence: "available" | "unavailable";
+        };
+        ProfileResponse: {
+            /** @example 15551234567@s.whatsapp.net */
+            jid: string;
+            name: string | null;
+            about: string | null;
+            pictureUrl: string | null;
+        };
+        UpdateProfileDto: {
+            /**
+             * @description the push name contacts see
+             * @example Support desk
+             */
+            name?: string;
+            /**
+             * @description the about text ("" clears it)
+             * @example Replies within a day
+             */
+            about?: string;
+        };
+        ProfilePictureDto: {
+            /** @description an image (image/jpeg, image/png or image/webp) by URL or base64, as a send’s media */
+            media: components["schemas"]["SendMediaDto"];
         };
         GatewayResponse: {
             id: string;
@@ -4762,6 +5068,1986 @@ export interface operations {
                      *         "message": "session not found",
                      *         "details": {
                      *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Contacts_check: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckContactsDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactCheckList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Contacts_list: {
+        parameters: {
+            query?: {
+                /** @description page size (default 20) */
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Contacts_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactDetailResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Contacts_block: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactViewResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Contacts_unblock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactViewResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Contacts_subscribe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description subscribed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Contacts_chatPresence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatPresenceDto"];
+            };
+        };
+        responses: {
+            /** @description shown */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Contacts_accountPresence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountPresenceDto"];
+            };
+        };
+        responses: {
+            /** @description set */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Profile_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Profile_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateProfileDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Profile_setPicture: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProfilePictureDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the body is larger than the route accepts (`BODY_LIMIT_BYTES`; a send: `MEDIA_MAX_BYTES` of media) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "request body is too large",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Profile_removePicture: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
                      *         }
                      *       }
                      *     }

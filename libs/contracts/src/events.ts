@@ -9,6 +9,7 @@ import type {
   PollVotePayload,
   PresenceUpdatePayload,
 } from './messages';
+import type { ContactBlockPayload } from './contacts';
 import type { GroupView, SessionStatus } from './sessions';
 import type { WebhookDisabledPayload } from './webhooks';
 
@@ -43,6 +44,8 @@ export const EVENT_TYPES = [
   'call.incoming',
   'webhook.test',
   'webhook.disabled',
+  'contact.blocked',
+  'contact.unblocked',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -127,6 +130,8 @@ export interface EventPayloads {
   'webhook.disabled': WebhookDisabledPayload;
   'message.edited': MessageEditedPayload;
   'message.revoked': MessageRevokedPayload;
+  'contact.blocked': ContactBlockPayload;
+  'contact.unblocked': ContactBlockPayload;
 }
 
 /** The map's keys are exactly EVENT_TYPES, both ways: a type added to one and not the other fails to compile here. */

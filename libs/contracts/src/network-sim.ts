@@ -14,6 +14,7 @@ import type {
   Presence,
 } from './messages';
 import type { GroupInfo } from './sessions';
+import type { AccountPresence, ChatPresence, ContactFacts } from './contacts';
 
 /**
  * Device protocol between the gateway's `sim` engine and the network simulator (apps/network-sim):
@@ -84,6 +85,8 @@ export interface SimInboundMessage {
   quotedWaMessageId: string | null;
   mentions: string[];
   timestamp: number;
+  /** the name the sender gave itself on the network (`POST /sim/contacts {name}`), as WhatsApp carries a push name */
+  pushName?: string | null;
 }
 
 /** A message the network received from a device, stored once per (session, waMessageId). */
@@ -111,8 +114,35 @@ export interface SimSentMessage {
 
 /** What a device did that its contacts can see besides messages (GET /sim/sessions/{id}/presence-log). */
 export type SimPresenceLogEntry =
-  | { type: 'presence'; chatJid: string; presence: 'composing' | 'paused'; at: number }
-  | { type: 'read'; chatJid: string; waMessageId: string; participant: string | null; at: number };
+  | { type: 'presence'; chatJid: string; presence: 'composing' | 'paused' | ChatPresence; at: number }
+  | { type: 'read'; chatJid: string; waMessageId: string; participant: string | null; at: number }
+  /** the account shown online or offline to its contacts (`presence.account`) */
+  | { type: 'account-presence'; presence: AccountPresence; at: number }
+  /** the device asked for a contact's presence updates (`presence.subscribe`) */
+  | { type: 'presence-subscribe'; jid: string; at: number };
+
+/** `POST /sim/contacts`: an account on the network, as its owner set it up (docs/network-sim.md). */
+export interface SimContactView {
+  jid: string;
+  lid: string;
+  phoneNumber: string;
+  name: string | null;
+  about: string | null;
+  pictureSha256: string | null;
+  isBusiness: boolean;
+  /** the devices told of the change (those that know this account) */
+  delivered: string[];
+}
+
+/** `GET /sim/sessions/{id}/account`: the paired device's account as the network keeps it. */
+export interface SimAccountView {
+  name: string | null;
+  about: string | null;
+  pictureSha256: string | null;
+  blocked: string[];
+  /** per chat state (archive, pin, mute, read) as the account set it: the chats area's */
+  chats: Record<string, unknown>;
+}
 
 /** participants: member jids, the owner first (as WhatsApp lists the creator among the participants). */
 export interface SimGroup extends GroupInfo {
@@ -181,7 +211,9 @@ export type SimNetworkEvent =
   | { type: 'presence'; chatJid: string; jid: string; presence: Presence }
   | { type: 'call'; callId: string; from: string; isVideo: boolean; isGroup: boolean }
   | { type: 'group-update'; groupJid: string; changes: GroupChanges }
-  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] };
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] }
+  /** an account the device knows changed its name or business flag (`POST /sim/contacts`) */
+  | { type: 'contact'; contact: ContactFacts };
 export type SimNetworkEventType = SimNetworkEvent['type'];
 
 /** network → device */

@@ -1,4 +1,4 @@
 import { randomUlid } from '@app/crypto';
 
 /** Prefixed, sortable ids: `ses_01J…`. */
-export const newId = (prefix: 'org' | 'usr' | 'key' | 'ses' | 'grp' | 'whk' | 'evt' | 'dlv' | 'att' | 'msg') => `${prefix}_${randomUlid()}`;
+export const newId = (prefix: 'org' | 'usr' | 'key' | 'ses' | 'grp' | 'whk' | 'evt' | 'dlv' | 'att' | 'msg' | 'ctc') => `${prefix}_${randomUlid()}`;

@@ -29,6 +29,8 @@ import { MessagesService } from './messages.service';
       useFactory: (c: ApiConfig) => new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource() }),
     },
   ],
+  // the one fetcher of client media URLs (SSRF guard, bounds), for other media a client gives (profile pictures)
+  exports: [MediaFetcher],
 })
 export class MessagesModule implements OnApplicationShutdown {
   constructor(@Inject(MediaFetcher) private readonly fetcher: MediaFetcher) {}

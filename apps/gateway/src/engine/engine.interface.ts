@@ -2,6 +2,7 @@ import type {
   AckStatus,
   CallIncomingPayload,
   ContactContent,
+  ContactFacts,
   GroupChanges,
   GroupInfo,
   GroupNetwork,
@@ -78,6 +79,8 @@ export interface InboundMessage {
   mentions?: string[];
   /** engine-specific encoded content (Baileys: proto.Message bytes), kept for retry receipts, quotes and polls */
   raw?: Uint8Array | null;
+  /** the name the sender gave itself (WhatsApp's push name), when the message carried one */
+  pushName?: string | null;
 }
 
 export type { GroupInfo };
@@ -134,7 +137,14 @@ export type EngineEvent =
    * named them in the group (LIDs in a LID-addressed group), when the engine knows it: it keeps the stored network
    * form of the group (what a send needs) current
    */
-  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[]; network?: GroupNetworkParticipant[] };
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[]; network?: GroupNetworkParticipant[] }
+  /** what the network said about contacts (names, push names, LIDs, business flags): stored, not announced */
+  | { type: 'contacts'; contacts: ContactFacts[] }
+  /**
+   * the account's blocklist changed on the network (on the phone, or by us): `set` is the whole list (stored, not
+   * announced), `add`/`remove` a change (announced as contact.blocked / contact.unblocked)
+   */
+  | { type: 'blocklist'; action: 'set' | 'add' | 'remove'; jids: string[] };
 
 export interface EngineConnection {
   /** Ask for a pairing code for this phone number instead of a QR (only before pairing). */

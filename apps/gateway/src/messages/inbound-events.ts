@@ -5,14 +5,16 @@ import type { EngineConnection, EngineEvent, InboundMessage } from '../engine/en
 import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
 import { isGroupJid, MessageStore } from './message-store';
 import type { OutboundSender } from './outbound-sender';
+import type { ContactBook } from '../contacts/contact-book';
 
 export type InboundEngineEvent = Extract<
   EngineEvent,
-  { type: 'message' | 'edit' | 'revoke' | 'receipt' | 'reaction' | 'poll-vote' | 'presence' | 'call' | 'group-update' | 'group-participants' }
+  { type: 'message' | 'edit' | 'revoke' | 'receipt' | 'reaction' | 'poll-vote' | 'presence' | 'call' | 'group-update' | 'group-participants' | 'contacts' | 'blocklist' }
 >;
 
 const INBOUND_TYPES: ReadonlySet<string> = new Set<InboundEngineEvent['type']>([
   'message', 'edit', 'revoke', 'receipt', 'reaction', 'poll-vote', 'presence', 'call', 'group-update', 'group-participants',
+  'contacts', 'blocklist',
 ]);
 
 export const isInboundEvent = (e: EngineEvent): e is InboundEngineEvent => INBOUND_TYPES.has(e.type);
@@ -26,6 +28,8 @@ export interface InboundEventsDeps {
   sender: Pick<OutboundSender, 'onReceipt' | 'onMemberReceipt'>;
   logger: Logger;
   clock?: () => number;
+  /** the session's contacts (push names, contact updates, blocklist); absent in callers that keep none */
+  contacts?: ContactBook;
 }
 
 /**
@@ -74,6 +78,10 @@ export class InboundEvents {
         }
         return this.publish({ event: 'group.participants', payload: { groupJid: event.groupJid, action: event.action, participants: event.participants } });
       }
+      case 'contacts':
+        return this.deps.contacts?.learn(this.deps.organizationId, sessionId, event.contacts);
+      case 'blocklist':
+        return this.deps.contacts?.blocklist(this.deps.organizationId, sessionId, event.action, event.jids, this.deps.events);
     }
   }
 
@@ -118,6 +126,8 @@ export class InboundEvents {
       if (stored && !m.fromMe) publish({ event: 'message.received', organizationId, sessionId, payload: { message: toMessageView(stored) } });
       return stored;
     });
+    // the sender's push name keeps its contact current (a re-delivery writes the same name again)
+    if (!m.fromMe && m.pushName) await this.deps.contacts?.learn(organizationId, sessionId, [{ jid: m.from, pushName: m.pushName }]);
     if (!row || m.fromMe) return;
     if (conn && (await this.deps.records.find(sessionId))?.autoRead) {
       const key = { waMessageId: m.id, chatJid: m.chatJid, fromMe: false, participant: isGroupJid(m.chatJid) ? m.from : null };

@@ -3,6 +3,7 @@ import { CatalogEvent, DomainError, GroupView, SessionActionArgs, SessionActionN
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo, SessionEngine } from '../engine/engine.interface';
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageStore, MessagingSettings } from '../messages/message-store';
+import type { ContactBook } from '../contacts/contact-book';
 import { OutboundSender } from '../messages/outbound-sender';
 import {
   AuthStateFactory,
@@ -47,6 +48,8 @@ export interface SessionRunnerDeps {
    * holds even for the first callback that runs after the process was paused.
    */
   leasesTrusted?: () => boolean;
+  /** the session's contacts kept current from the network (absent: none kept) */
+  contacts?: ContactBook;
 }
 
 /** An engine event the runner did not take: the engine must leave it un-acknowledged. */
@@ -182,7 +185,7 @@ export class SessionRunner {
       sleep: deps.sleep,
       afterNetworkAck: deps.afterNetworkAck,
     });
-    this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender });
+    this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender, contacts: deps.contacts });
     this.lookups = {
       message: (_chatJid, waMessageId) => deps.messages.rawOf(sessionId, waMessageId),
       group: (groupJid) => deps.records.findGroup(sessionId, groupJid),

@@ -312,6 +312,7 @@ export function inboundMessageFrom(msg: WAMessage, ownJid: string | null, encode
     quotedWaMessageId: context?.stanzaId || null,
     mentions: (context?.mentionedJid ?? []).map((jid) => toUserJid(jid) ?? jid),
     raw: encode(content),
+    pushName: fromMe ? undefined : msg.pushName || undefined,
   };
 }
 

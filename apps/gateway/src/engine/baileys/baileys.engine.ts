@@ -16,6 +16,7 @@ import type {
 import { randomUUID } from 'node:crypto';
 import { DomainError, type MessageKeyRef, type OutboundMessage, type SentMessage, type SessionActionArgs, type SessionActionName, type SessionActionResult } from '@app/contracts';
 import { BAILEYS_ACTIONS, type BaileysActionContext } from './actions';
+import { blocklistEventFrom, contactsEventFrom } from './actions/contacts';
 import type { EventSpool, SpoolEntry } from '@app/messaging';
 import type {
   AuthStateStore,
@@ -312,6 +313,10 @@ class BaileysConnection implements EngineConnection {
     );
     ev.on('groups.update', (updates) => this.guard('groups.update', () => updates.forEach((u) => this.emitIf(groupUpdateFrom(u)))));
     ev.on('group-participants.update', (update) => this.guard('group-participants.update', () => this.emitIf(groupParticipantsFrom(update))));
+    ev.on('contacts.upsert', (contacts) => this.guard('contacts.upsert', () => this.emitIf(contactsEventFrom(contacts))));
+    ev.on('contacts.update', (updates) => this.guard('contacts.update', () => this.emitIf(contactsEventFrom(updates))));
+    ev.on('blocklist.set', (set) => this.guard('blocklist.set', () => this.emit(blocklistEventFrom(set))));
+    ev.on('blocklist.update', (update) => this.guard('blocklist.update', () => this.emit(blocklistEventFrom(update))));
   }
 
   async requestPairingCode(phoneNumber: string): Promise<string> {

@@ -218,7 +218,8 @@ export class SimConnection implements EngineConnection {
       case 'presence':
       case 'call':
       case 'group-update':
-      case 'group-participants': {
+      case 'group-participants':
+      case 'contact': {
         const { eventId, ...event } = frame;
         // acknowledged only once the gateway has made it durable; not taken = not acked, so the network delivers it again
         this.session.onEvent(toEngineEvent(event)).then(
@@ -372,6 +373,7 @@ export function toInboundMessage(m: SimInboundMessage): InboundMessage {
     quotedWaMessageId: m.quotedWaMessageId,
     mentions: m.mentions,
     raw: Buffer.from(JSON.stringify(m), 'utf8'),
+    pushName: m.pushName || undefined,
   };
 }
 
@@ -383,6 +385,8 @@ export function toEngineEvent(event: SimNetworkEvent): EngineEvent {
     case 'reaction':
       // contacts react through the network; the device's own reactions are sends, never echoed back
       return { ...event, fromMe: false };
+    case 'contact':
+      return { type: 'contacts', contacts: [event.contact] };
     default:
       return event;
   }

@@ -1,4 +1,5 @@
 import type { SessionActionHandlers } from '@app/contracts';
+import { CONTACT_BAILEYS_ACTIONS } from './contacts';
 import type { BaileysActionContext } from './context';
 
 /**
@@ -6,6 +7,8 @@ import type { BaileysActionContext } from './context';
  * table per area, each in its own file beside this one, each handler calling Baileys' own socket functions.
  * TypeScript requires a handler for every action of the map.
  */
-export const BAILEYS_ACTIONS: SessionActionHandlers<BaileysActionContext> = {};
+export const BAILEYS_ACTIONS: SessionActionHandlers<BaileysActionContext> = {
+  ...CONTACT_BAILEYS_ACTIONS,
+};
 
 export type { BaileysActionContext } from './context';
