@@ -14,7 +14,8 @@ import { CompanionRegistration, WaDirectory } from './directory';
 import { closeStanza, WA_FAULTS } from './faults';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
 import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, verifyDeviceSignature } from './phone';
-import { answerIq, child, children, IqContext, iqKey } from './stanzas';
+import { answerIq, child, children, IqContext, IqError, iqKey, iqReply } from './stanzas';
+import { answerGroupIq, findGroup, groupNotifications, isGroupJid } from './groups';
 import { OfflineBatch } from './offline-delivery';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
 
@@ -61,6 +62,10 @@ export class WaWebConnection {
   private readonly awaitingAck = new Map<string, string>();
   /** `<receipt id> <type>` → the network's event id, until the device's `<ack class="receipt">` */
   private readonly awaitingReceiptAck = new Map<string, string>();
+  /** notification id → the network's event id and the notifications of that event not acked yet */
+  private readonly awaitingNotificationAck = new Map<string, { eventId: string; open: Set<string> }>();
+  /** waMessageId → what the device's receipt for it confirms besides the message (a sender key it took) */
+  private readonly onTaken = new Map<string, () => void>();
   private readonly offline = new OfflineBatch();
   /** the `silent` fault: nothing is read or written on this socket any more, keepalive pings included */
   private silent = false;
@@ -213,7 +218,8 @@ export class WaWebConnection {
     if (frame.type === 'paired') return void this.completePairing(frame.credential).catch((err) => this.fail(err));
     if (frame.type === 'open') return this.loggedIn();
     if (frame.type === 'message') return this.deliverMessage(frame.eventId, frame.message);
-    if (frame.type === 'receipt') return this.deliverReceipt(frame.eventId, frame.waMessageId, frame.chatJid, frame.status);
+    if (frame.type === 'receipt') return this.deliverReceipt(frame.eventId, frame.waMessageId, frame.chatJid, frame.status, frame.participant);
+    if (frame.type === 'group-participants' || frame.type === 'group-update') return this.deliverGroupChange(frame.eventId, frame);
     // reactions and the rest reach a WhatsApp Web device with the next slices
     this.deps.logger?.debug({ sessionId: this.sessionId, type: frame.type }, 'network event not carried by the whatsapp web front door yet');
   }
@@ -305,6 +311,9 @@ export class WaWebConnection {
     this.outbound = this.outbound
       .then(async () => {
         const registration = this.registration!;
+        if (message.type === 'text' && message.text && isGroupJid(message.chatJid) && message.from.endsWith('@s.whatsapp.net')) {
+          return this.deliverGroupMessage(eventId, message, offline);
+        }
         if (message.type !== 'text' || message.chatJid !== message.from || !message.from.endsWith('@s.whatsapp.net') || !message.text) {
           this.deps.logger?.debug({ sessionId: this.sessionId, type: message.type, chatJid: message.chatJid }, 'inbound kind not carried by the whatsapp web front door yet');
           return;
@@ -330,16 +339,78 @@ export class WaWebConnection {
   }
 
   /**
+   * A member's text to a group, as its phone sends it: the group message encrypted once with the member's sender key
+   * (`skmsg`), preceded, until the device has taken it, by that sender key in a 1:1 Signal message (`pkmsg`/`msg`,
+   * `senderKeyDistributionMessage`). `<message from=<group> participant=<member>>`; Baileys decrypts both in order.
+   */
+  private async deliverGroupMessage(eventId: string, message: SimInboundMessage, offline: boolean): Promise<void> {
+    const registration = this.registration!;
+    const { baileys, directory } = this.deps;
+    const phoneNumber = registration.credential!.account.phoneNumber;
+    const device = registration.deviceIndex!;
+    const contact = directory.contact(message.from, this.lidOf);
+    if (!contact) throw new Error(`not a contact jid: ${message.from}`);
+    const group = message.chatJid;
+    const content: BinaryNode[] = [];
+    const { ciphertext, distribution } = await contact.encryptGroup(group, baileys.encodeWAMessage({ conversation: message.text }));
+    if (!contact.gaveKeyTo(group, phoneNumber, device)) {
+      const keyMessage = baileys.encodeWAMessage({ senderKeyDistributionMessage: { groupId: group, axolotlSenderKeyDistributionMessage: distribution } });
+      const enc = await contact.encryptFor(phoneNumber, device, keyMessage, () => registration.keyBundle);
+      if (!enc) {
+        this.deps.logger?.warn({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys: the message waits');
+        return;
+      }
+      content.push({ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext });
+      this.onTaken.set(message.id, () => contact.keyTakenBy(group, phoneNumber, device));
+    }
+    content.push({ tag: 'enc', attrs: { v: '2', type: 'skmsg' }, content: ciphertext });
+    this.awaitingAck.set(message.id, eventId);
+    this.send({
+      tag: 'message',
+      attrs: {
+        from: group,
+        participant: contact.jid,
+        participant_lid: contact.lid,
+        addressing_mode: 'pn',
+        type: 'text',
+        id: message.id,
+        t: String(Math.floor(message.timestamp / 1000)),
+        ...this.offline.stamp(offline),
+      },
+      content,
+    });
+  }
+
+  /**
+   * A group changed on the network (the control API, or a member's IQ): `<notification type="w:gp2">`, one per change.
+   * The network forgets the event once the device acked every one of them.
+   */
+  private deliverGroupChange(eventId: string, event: Extract<SimNetworkFrame, { type: 'group-participants' | 'group-update' }>): void {
+    const offline = this.offline.open;
+    this.outbound = this.outbound.then(() => {
+      const group = findGroup(this.deps.network, event.groupJid);
+      const author = group?.ownerJid ?? this.registration?.credential?.account.jid ?? SERVER_JID;
+      const notifications = groupNotifications(() => this.newId(), event, author, this.lidOf);
+      const open = new Set(notifications.map((n) => n.attrs.id));
+      for (const notification of notifications) {
+        this.awaitingNotificationAck.set(notification.attrs.id, { eventId, open });
+        this.send({ ...notification, attrs: { ...notification.attrs, ...this.offline.stamp(offline) } });
+      }
+    });
+  }
+
+  /**
    * A contact's phone reports a message the device sent as delivered (no type), read or played: `<receipt from=<contact>
    * id=<waMessageId>>`, with no `recipient`, which Baileys reads as a receipt for its own message (`messages.update`).
    * It stays pending on the network until the device's `<ack class="receipt">`.
    */
-  private deliverReceipt(eventId: string, waMessageId: string, chatJid: string, status: AckStatus): void {
+  private deliverReceipt(eventId: string, waMessageId: string, chatJid: string, status: AckStatus, participant?: string): void {
     const offline = this.offline.open;
     const type = status === 'delivered' ? undefined : status;
     this.outbound = this.outbound.then(() => {
-      this.awaitingReceiptAck.set(receiptKey(waMessageId, type), eventId);
-      this.send({ tag: 'receipt', attrs: { from: chatJid, id: waMessageId, t: nowSeconds(), ...(type ? { type } : {}), ...this.offline.stamp(offline) } });
+      this.awaitingReceiptAck.set(receiptKey(waMessageId, type, participant), eventId);
+      const member: Record<string, string> = participant ? { participant } : {};
+      this.send({ tag: 'receipt', attrs: { from: chatJid, ...member, id: waMessageId, t: nowSeconds(), ...(type ? { type } : {}), ...this.offline.stamp(offline) } });
     });
   }
 
@@ -361,12 +432,25 @@ export class WaWebConnection {
     if (xmlns === 'md' && first?.tag === 'remove-companion-device') return this.onLogout(node);
     if (xmlns === 'md' && first?.tag === 'link_code_companion_reg') return this.onCodeStage(node, first);
     if (!this.registration) return;
+    if (xmlns === 'w:g2') return this.onGroupIq(node);
     const answer = answerIq(node, this.iqContext(this.registration));
     if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(node) }, 'whatsapp web iq answered with an error');
     this.send(answer);
   }
 
   private readonly lidOf = (phoneNumber: string) => this.deps.network.lidOf(phoneNumber);
+
+  /** A group IQ (groups.ts), answered once the device is logged in. */
+  private onGroupIq(iq: BinaryNode): void {
+    const account = this.registration?.credential?.account;
+    const reply = iqReply(iq, () => {
+      if (this.phase !== 'open' || !account) throw new IqError(401, 'not-authorized');
+      const { network, directory } = this.deps;
+      return answerGroupIq(iq, { network, sessionId: this.sessionId, link: this.link, account, roles: directory.groupRoles });
+    });
+    if (reply.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(iq), reply: child(reply, 'error')?.attrs }, 'whatsapp web group iq answered with an error');
+    this.send(reply);
+  }
 
   private iqContext(device: CompanionRegistration): IqContext {
     const account = device.credential?.account;
@@ -380,33 +464,55 @@ export class WaWebConnection {
   /**
    * A message the device sends: each contact it is encrypted for decrypts its copy (Signal, as the contact's phone
    * would), and the network records it once per waMessageId (SimNetwork's `send`, what `GET /sim/messages` lists).
-   * The server acks the stanza as WhatsApp does; a copy no contact can read is logged, never recorded.
+   * To a group: the per-device copies carry the device's sender key (each member takes it), and the one `skmsg` is
+   * decrypted by every member holding that key. The server acks the stanza as WhatsApp does; a copy no contact can
+   * read is logged, never recorded.
    */
   private onDeviceMessage(node: BinaryNode): void {
     this.outbound = this.outbound
       .then(async () => {
         const registration = this.registration;
         if (this.phase !== 'open' || !registration?.credential) return;
-        const { baileys, directory, network } = this.deps;
-        const copies = children(child(node, 'participants')).filter((to) => to.tag === 'to');
-        const direct = child(node, 'enc') ? [{ tag: 'to', attrs: { jid: node.attrs.to }, content: [child(node, 'enc')!] }] : [];
-        let recorded = false;
-        for (const copy of [...copies, ...direct]) {
+        const { baileys, directory } = this.deps;
+        const sender = { user: registration.credential.account.phoneNumber, device: registration.deviceIndex! };
+        const to = node.attrs.to ?? '';
+        const copies = children(child(node, 'participants')).filter((c) => c.tag === 'to');
+        const direct = children(node).filter((c) => c.tag === 'enc' && c.attrs.type !== 'skmsg');
+        const pairwise = [...copies, ...direct.map((enc) => ({ tag: 'to', attrs: { jid: to }, content: [enc] }))];
+        const texts: Array<{ contact: string; text: string }> = [];
+        for (const copy of pairwise) {
           const contact = directory.contact(copy.attrs.jid ?? '', this.lidOf);
           const enc = child(copy, 'enc');
           const ciphertext = bufferOf(enc);
-          if (!contact || !enc || !ciphertext || recorded) continue;
+          if (!contact || !enc || !ciphertext) continue;
           const type = enc.attrs.type === 'pkmsg' ? 'pkmsg' : 'msg';
-          const plaintext = await contact.decryptFrom(registration.credential.account.phoneNumber, registration.deviceIndex!, type, ciphertext);
+          const plaintext = await contact.decryptFrom(sender.user, sender.device, type, ciphertext);
           const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(plaintext));
-          const text = message.conversation ?? message.extendedTextMessage?.text;
-          if (!text) {
-            this.deps.logger?.debug({ sessionId: this.sessionId, keys: Object.keys(message) }, 'outbound kind not carried by the whatsapp web front door yet');
-            continue;
+          const distribution = message.senderKeyDistributionMessage;
+          if (distribution?.axolotlSenderKeyDistributionMessage && distribution.groupId === to) {
+            await contact.receiveSenderKey(to, sender.user, sender.device, distribution.axolotlSenderKeyDistributionMessage);
           }
-          network.request(this.sessionId, this.link, 'send', { waMessageId: node.attrs.id, to: contact.jid, content: { type: 'text', text }, quoted: null, mentions: [] });
-          recorded = true;
+          const text = textOf(message);
+          if (text) texts.push({ contact: contact.jid, text });
         }
+        const skmsg = bufferOf(children(node).find((c) => c.tag === 'enc' && c.attrs.type === 'skmsg'));
+        if (skmsg && isGroupJid(to)) {
+          const group = findGroup(this.deps.network, to);
+          for (const member of group?.participants ?? []) {
+            const contact = member === registration.credential.account.jid ? null : directory.contact(member, this.lidOf);
+            if (!contact?.hasSenderKeyOf(to, sender.user, sender.device)) continue;
+            const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(await contact.decryptGroup(to, sender.user, sender.device, skmsg)));
+            const text = textOf(message);
+            if (text) texts.push({ contact: member, text });
+          }
+        }
+        if (texts.length === 0) {
+          this.deps.logger?.debug({ sessionId: this.sessionId, to }, 'outbound kind not carried by the whatsapp web front door yet, or no member could read it');
+          return;
+        }
+        this.deps.logger?.debug({ sessionId: this.sessionId, to, readBy: texts.map((t) => t.contact) }, 'whatsapp web message decrypted by its recipients');
+        const recipient = isGroupJid(to) ? to : texts[0].contact;
+        this.deps.network.request(this.sessionId, this.link, 'send', { waMessageId: node.attrs.id, to: recipient, content: { type: 'text', text: texts[0].text }, quoted: null, mentions: [] });
       })
       .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'reading a device message failed'))
       .then(() => this.send({ tag: 'ack', attrs: { id: node.attrs.id, class: 'message', from: node.attrs.to, t: nowSeconds() } }));
@@ -420,6 +526,10 @@ export class WaWebConnection {
     this.send({ tag: 'ack', attrs: { id: receipt.attrs.id, class: 'receipt', from: receipt.attrs.to ?? SERVER_JID } });
     const ids = [receipt.attrs.id, ...children(child(receipt, 'list')).map((item) => item.attrs.id)];
     for (const id of ids) {
+      if (id && receipt.attrs.type !== 'retry') {
+        this.onTaken.get(id)?.();
+        this.onTaken.delete(id);
+      }
       const eventId = id ? this.awaitingAck.get(id) : undefined;
       if (!eventId) continue;
       this.awaitingAck.delete(id);
@@ -429,12 +539,21 @@ export class WaWebConnection {
 
   /** The device's ack of a receipt the network sent (a nack, `error=…`, is not one: the receipt stays pending). */
   private onAck(ack: BinaryNode): void {
+    if (ack.attrs.class === 'notification' && !ack.attrs.error) return this.onNotificationAck(ack.attrs.id);
     if (ack.attrs.class !== 'receipt' || ack.attrs.error) return;
-    const key = receiptKey(ack.attrs.id, ack.attrs.type);
+    const key = receiptKey(ack.attrs.id, ack.attrs.type, ack.attrs.participant);
     const eventId = this.awaitingReceiptAck.get(key);
     if (!eventId) return;
     this.awaitingReceiptAck.delete(key);
     this.deps.network.ack(this.sessionId, this.link, eventId);
+  }
+
+  private onNotificationAck(id: string | undefined): void {
+    const waiting = id ? this.awaitingNotificationAck.get(id) : undefined;
+    if (!id || !waiting) return;
+    this.awaitingNotificationAck.delete(id);
+    waiting.open.delete(id);
+    if (waiting.open.size === 0) this.deps.network.ack(this.sessionId, this.link, waiting.eventId);
   }
 
   private onLogout(iq: BinaryNode): void {
@@ -524,8 +643,8 @@ export class WaWebConnection {
   }
 }
 
-function receiptKey(id: string | undefined, type: string | undefined): string {
-  return `${id ?? ''} ${type ?? ''}`;
+function receiptKey(id: string | undefined, type: string | undefined, participant?: string): string {
+  return `${id ?? ''} ${type ?? ''} ${participant ?? ''}`;
 }
 
 function nowSeconds(): string {
@@ -536,6 +655,11 @@ function nowSeconds(): string {
 function withDevice(jid: string, device: number): string {
   const [user, server] = jid.split('@');
   return `${user}:${device}@${server}`;
+}
+
+/** The text of a message as a user reads it (a plain or extended text); null for other kinds. */
+function textOf(message: { conversation?: string | null; extendedTextMessage?: { text?: string | null } | null }): string | null {
+  return message.conversation || message.extendedTextMessage?.text || null;
 }
 
 function bufferOf(node: BinaryNode | undefined): Buffer | undefined {

@@ -7,6 +7,7 @@
  * issued, so a login is SimNetwork's resume.
  */
 import type { SimCredential } from '@app/contracts';
+import { GroupRoles } from './groups';
 import { DeviceKeyBundle, SignalContact } from './signal-party';
 import { Baileys, KeyPair, newKeyPair } from './wa-kit';
 
@@ -38,6 +39,8 @@ export class WaDirectory {
   /** by phone number, and by the user part of their lid */
   private readonly contacts = new Map<string, SignalContact>();
   private readonly contactsByLid = new Map<string, SignalContact>();
+  /** admin flags of the groups (SimNetwork keeps membership) */
+  readonly groupRoles = new GroupRoles();
 
   constructor(private readonly baileys: () => Baileys) {}
 

@@ -1,0 +1,193 @@
+import type { INestApplication } from '@nestjs/common';
+import { writeFileSync } from 'node:fs';
+import request from 'supertest';
+import { loadRunContext } from './support/run-context';
+
+// this file's own Redis namespace (per process: runs may overlap), so gateways of other e2e files never take its sessions
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:whatsapp-web-groups-${process.pid}`;
+process.env.COMMAND_TIMEOUT_MS = '8000';
+
+import { createApiApp } from '../apps/api/src/bootstrap';
+import { AppProcess, startSimGateway, waitFor } from './support/processes';
+import { simControl } from './support/sim-control';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
+import { sessionProbes, storedEvents } from './support/session-probes';
+
+/**
+ * The real engine (Baileys 7.0.0-rc14) in groups and beyond 1:1 texts, against the simulator's WhatsApp Web front door
+ * (issue 18): group IQs, sender-key messages both ways, `w:gp2` notifications, per-member receipts. One paired session
+ * for the whole file (its first login uploads 812 pre-keys); each case uses its own group and members.
+ */
+describe('Groups on the Baileys engine against the WhatsApp Web front door', () => {
+  let app: INestApplication;
+  let sim: AppProcess;
+  let gateway: AppProcess;
+  let simUrl: string;
+  let org: SeededOrg;
+  let sessionId: string;
+  const gatewayId = `gw-waweb-groups-${process.pid}`;
+  const debugLogs: Record<string, string> = process.env.WHATSAPP_WEB_E2E_LOG ? { LOG_LEVEL: 'debug' } : {};
+  const gatewayTuning = { RECONNECT_BASE_DELAY_MS: '100', GATEWAY_HEARTBEAT_MS: '1000', GATEWAY_TTL_MS: '10000', ...debugLogs };
+  const ACCOUNT = '15557771000';
+  const ACCOUNT_JID = `${ACCOUNT}@s.whatsapp.net`;
+
+  const api = () => request(app.getHttpServer());
+  const { get: simGet, post: simFetch } = simControl(() => simUrl);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
+  const simPost = async (path: string, body: object = {}, method = 'POST'): Promise<{ status: number; body: any }> => {
+    const res = method === 'POST' ? await simFetch(path, body) : await fetch(simUrl + path, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: await res.json() };
+  };
+  const { waitStatus } = sessionProbes(api, () => org.adminKey);
+  const eventsOf = storedEvents;
+  /** the payloads of the session's events of one type, waited for until `done` holds */
+  const eventsUntil = <T>(type: string, done: (payloads: T[]) => boolean, what: string, timeoutMs = 20000) =>
+    waitFor(async () => {
+      const payloads = (await eventsOf(sessionId, type)).map((e) => e.payload as T);
+      return done(payloads) ? payloads : null;
+    }, timeoutMs, what);
+  const sendOverApi = async (to: string, text: string) => {
+    const res = await api().post(`/api/v1/sessions/${sessionId}/messages`).set(bearer(org.adminKey)).send({ to, text });
+    expect(res.status).toBe(202);
+    return waitFor(async () => {
+      const m = (await api().get(`/api/v1/sessions/${sessionId}/messages/${res.body.id}`).set(bearer(org.adminKey))).body;
+      return m.status === 'sent' ? (m as { id: string; waMessageId: string; status: string }) : null;
+    }, 20000, `message ${res.body.id} to be sent`);
+  };
+  const createGroup = async (name: string, participants: string[]) => {
+    const res = await api().post(`/api/v1/sessions/${sessionId}/groups`).set(bearer(org.adminKey)).send({ name, participants });
+    expect(res.status).toBe(201);
+    return res.body as { groupJid: string; subject: string; ownerJid: string; participants: number };
+  };
+  type Received = { message: { waMessageId: string; chatJid: string; from: string; text: string } };
+
+  beforeAll(async () => {
+    ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, { engine: 'baileys', sim: { SIM_QR_INTERVAL_MS: '60000', LOG_LEVEL: 'info', ...debugLogs }, gateway: gatewayTuning }));
+    app = await createApiApp();
+    await app.init();
+    org = await seedOrganization('WhatsApp Web Groups Inc');
+    const s = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'Groups' });
+    expect(s.status).toBe(201);
+    sessionId = s.body.id;
+    await waitStatus(sessionId, 'scan_qr_code', 20000);
+    const qr = (await api().get(`/api/v1/sessions/${sessionId}/qr`).set(bearer(org.adminKey))).body.qr;
+    expect((await simPost(`/sim/sessions/${sessionId}/scan`, { phoneNumber: ACCOUNT, qr })).status).toBe(200);
+    await waitStatus(sessionId, 'working', 30000);
+  });
+
+  afterAll(async () => {
+    if (process.env.WHATSAPP_WEB_E2E_LOG) writeFileSync(process.env.WHATSAPP_WEB_E2E_LOG, `${gateway?.output()}\n---- simulator ----\n${sim?.output()}`);
+    await app?.close();
+    await gateway?.stop();
+    await sim?.stop();
+    await closeTestDataSource();
+  });
+
+  it('creates a group over the API (w:g2 create), sends to it with a sender key the members decrypt, and receives what a member sends', async () => {
+    const alice = '15557771001@s.whatsapp.net';
+    const bob = '15557771002@s.whatsapp.net';
+    const group = await createGroup('Emulated team', [alice, bob]);
+    expect(group).toMatchObject({ subject: 'Emulated team', ownerJid: ACCOUNT_JID, participants: 3 });
+    expect(group.groupJid).toMatch(/@g\.us$/);
+    const onNetwork = (await simGet(`/sim/groups?sessionId=${sessionId}`)).data;
+    expect(onNetwork).toEqual([expect.objectContaining({ groupJid: group.groupJid, subject: 'Emulated team', participants: [ACCOUNT_JID, alice, bob] })]);
+
+    // the first send distributes the device's sender key (pkmsg per member device), then one skmsg; the second is
+    // only the skmsg, which the members read with the key they took: the network records each once, as decrypted
+    const first = await sendOverApi(group.groupJid, 'hello team');
+    const second = await sendOverApi(group.groupJid, 'second, sender key only');
+    const recorded = (await simGet(`/sim/messages?sessionId=${sessionId}`)).data.filter((m: { to: string }) => m.to === group.groupJid);
+    expect(recorded.map((m: { id: string; text: string; sends: number }) => [m.id, m.text, m.sends])).toEqual([
+      [first.waMessageId, 'hello team', 1],
+      [second.waMessageId, 'second, sender key only', 1],
+    ]);
+
+    // a member writes to the group: its sender key (1:1 Signal) and its skmsg in one stanza, then the skmsg alone
+    const ids: string[] = [];
+    for (const text of ['hi from alice', 'alice again']) {
+      const res = await simPost(`/sim/sessions/${sessionId}/inbound`, { from: alice, chatJid: group.groupJid, text });
+      expect(res.status).toBe(200);
+      ids.push(res.body.id);
+    }
+    const received = await eventsUntil<Received>('message.received', (p) => ids.every((id) => p.some((e) => e.message.waMessageId === id)), 'the member\'s group texts');
+    const mine = received.filter((e) => ids.includes(e.message.waMessageId));
+    expect(mine.map((e) => [e.message.waMessageId, e.message.chatJid, e.message.from, e.message.text])).toEqual([
+      [ids[0], group.groupJid, alice, 'hi from alice'],
+      [ids[1], group.groupJid, alice, 'alice again'],
+    ]);
+    await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).pendingInbound === 0, 10000, 'the device to take both');
+  });
+
+  it('tells the device of group changes made on the network (w:gp2 notifications): stored group and events follow', async () => {
+    const carol = '15557771003@s.whatsapp.net';
+    const dave = '15557771004@s.whatsapp.net';
+    const erin = '15557771005@s.whatsapp.net';
+    const group = await createGroup('Changing team', [carol]);
+
+    // changes made elsewhere (another admin's phone): one notification per change, the stored group follows
+    const added = await simPost(`/sim/groups/${encodeURIComponent(group.groupJid)}/participants`, { action: 'add', participants: [dave, erin] });
+    expect(added.status).toBe(200);
+    const patched = await simPost(`/sim/groups/${encodeURIComponent(group.groupJid)}`, { subject: 'Renamed team', isLocked: true }, 'PATCH');
+    expect(patched.status).toBe(200);
+    const participantEvents = await eventsUntil<{ groupJid: string; action: string; participants: string[] }>(
+      'group.participants',
+      (p) => p.some((e) => e.groupJid === group.groupJid && e.action === 'add'),
+      'group.participants add',
+    );
+    expect(participantEvents.filter((e) => e.groupJid === group.groupJid)).toEqual([{ groupJid: group.groupJid, action: 'add', participants: [dave, erin] }]);
+    const updates = await eventsUntil<{ groupJid: string; changes: Record<string, unknown> }>(
+      'group.update',
+      (p) => p.filter((e) => e.groupJid === group.groupJid).length >= 2,
+      'group.update subject and locked',
+    );
+    expect(updates.filter((e) => e.groupJid === group.groupJid).map((e) => e.changes)).toEqual(expect.arrayContaining([{ subject: 'Renamed team' }, { isLocked: true }]));
+    await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).pendingInbound === 0, 10000, 'the device to ack the notifications');
+    const stored = (await api().get(`/api/v1/sessions/${sessionId}/groups`).set(bearer(org.adminKey))).body.data.find((g: { groupJid: string }) => g.groupJid === group.groupJid);
+    expect(stored).toMatchObject({ subject: 'Renamed team', isLocked: true, participants: 4 });
+
+    // the member count follows a removal too; the device still sends to who is left (dave, erin, carol)
+    const removed = await simPost(`/sim/groups/${encodeURIComponent(group.groupJid)}/participants`, { action: 'remove', participants: [carol] });
+    expect(removed.status).toBe(200);
+    await eventsUntil<{ groupJid: string; action: string }>('group.participants', (p) => p.some((e) => e.groupJid === group.groupJid && e.action === 'remove'), 'group.participants remove');
+    const afterRemoval = (await simGet('/sim/groups')).data.find((g: { groupJid: string }) => g.groupJid === group.groupJid);
+    expect(afterRemoval.participants).toEqual([ACCOUNT_JID, dave, erin]);
+  });
+
+  it('group receipts come per member (participant); the message is read once every member read it', async () => {
+    const frank = '15557771006@s.whatsapp.net';
+    const grace = '15557771007@s.whatsapp.net';
+    const group = await createGroup('Receipts team', [frank, grace]);
+    const sent = await sendOverApi(group.groupJid, 'who read this?');
+    type Ack = { waMessageId: string; status: string; participant?: string };
+    const acksOf = (p: Ack[]) => p.filter((e) => e.waMessageId === sent.waMessageId).map((e) => [e.status, e.participant ?? null]);
+
+    const receipt = async (from: string, status: string) => {
+      const res = await simPost(`/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.waMessageId, status, from });
+      expect(res.status).toBe(200);
+    };
+    await receipt(frank, 'delivered');
+    await receipt(grace, 'delivered');
+    await receipt(frank, 'read');
+    await eventsUntil<Ack>('message.ack', (p) => acksOf(p).some(([s, who]) => s === 'read' && who === frank), 'frank\'s read receipt');
+    // one member read: not yet read as a message
+    expect((await api().get(`/api/v1/sessions/${sessionId}/messages/${sent.id}`).set(bearer(org.adminKey))).body.status).not.toBe('read');
+    await receipt(grace, 'read');
+    const acks = await eventsUntil<Ack>('message.ack', (p) => acksOf(p).some(([s, who]) => s === 'read' && who === null), 'the message read by all');
+    expect(acksOf(acks)).toEqual(
+      expect.arrayContaining([
+        ['delivered', frank],
+        ['delivered', grace],
+        ['read', frank],
+        ['read', grace],
+        ['read', null],
+      ]),
+    );
+    expect((await api().get(`/api/v1/sessions/${sessionId}/messages/${sent.id}`).set(bearer(org.adminKey))).body.status).toBe('read');
+    await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).pendingInbound === 0, 10000, 'the device to ack the receipts');
+
+    // a receipt from someone outside the group is refused, naming the field
+    const stranger = await simPost(`/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.waMessageId, status: 'read', from: '15557771999' });
+    expect(stranger.status).toBe(422);
+    expect(stranger.body.error.details).toHaveProperty('from');
+  });
+});
