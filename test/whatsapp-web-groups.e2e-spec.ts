@@ -18,7 +18,7 @@ import { sessionProbes, storedEvents } from './support/session-probes';
  * (issue 18): group IQs, sender-key messages both ways, `w:gp2` notifications, per-member receipts. One paired session
  * for the whole file (its first login uploads 812 pre-keys); each case uses its own group and members.
  */
-describe('Groups on the Baileys engine against the WhatsApp Web front door', () => {
+describe('Groups, reactions, polls, presence and calls on the Baileys engine against the WhatsApp Web front door', () => {
   let app: INestApplication;
   let sim: AppProcess;
   let gateway: AppProcess;
@@ -46,8 +46,9 @@ describe('Groups on the Baileys engine against the WhatsApp Web front door', () 
       const payloads = (await eventsOf(sessionId, type)).map((e) => e.payload as T);
       return done(payloads) ? payloads : null;
     }, timeoutMs, what);
-  const sendOverApi = async (to: string, text: string) => {
-    const res = await api().post(`/api/v1/sessions/${sessionId}/messages`).set(bearer(org.adminKey)).send({ to, text });
+  const sendOverApi = async (to: string, text: string | object) => {
+    const body = typeof text === 'string' ? { to, text } : { to, ...text };
+    const res = await api().post(`/api/v1/sessions/${sessionId}/messages`).set(bearer(org.adminKey)).send(body);
     expect(res.status).toBe(202);
     return waitFor(async () => {
       const m = (await api().get(`/api/v1/sessions/${sessionId}/messages/${res.body.id}`).set(bearer(org.adminKey))).body;
@@ -189,5 +190,63 @@ describe('Groups on the Baileys engine against the WhatsApp Web front door', () 
     const stranger = await simPost(`/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.waMessageId, status: 'read', from: '15557771999' });
     expect(stranger.status).toBe(422);
     expect(stranger.body.error.details).toHaveProperty('from');
+  });
+
+  it('a contact\'s reactions reach message.reaction: on a message the device sent (1:1) and on a member\'s message in a group', async () => {
+    const henry = '15557771008@s.whatsapp.net';
+    const iris = '15557771009@s.whatsapp.net';
+    const mine = await sendOverApi(henry, 'react to this');
+    expect((await simPost(`/sim/sessions/${sessionId}/reaction`, { from: henry, waMessageId: mine.waMessageId, emoji: '👍' })).status).toBe(200);
+
+    const group = await createGroup('Reacting team', [henry, iris]);
+    const theirs = await simPost(`/sim/sessions/${sessionId}/inbound`, { from: iris, chatJid: group.groupJid, text: 'react to mine' });
+    await eventsUntil<Received>('message.received', (p) => p.some((e) => e.message.waMessageId === theirs.body.id), 'iris\'s group text');
+    expect((await simPost(`/sim/sessions/${sessionId}/reaction`, { from: iris, waMessageId: theirs.body.id, emoji: '🎉' })).status).toBe(200);
+
+    type Reaction = { messageId: string | null; waMessageId: string; chatJid: string; from: string; emoji: string };
+    const reactions = await eventsUntil<Reaction>('message.reaction', (p) => p.length >= 2, 'both reactions');
+    expect(reactions.map((r) => [r.waMessageId, r.chatJid, r.from, r.emoji])).toEqual([
+      [mine.waMessageId, henry, henry, '👍'],
+      [theirs.body.id, group.groupJid, iris, '🎉'],
+    ]);
+    expect(reactions[0].messageId).toBe(mine.id);
+    expect(reactions[1].messageId).not.toBeNull();
+    await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).pendingInbound === 0, 10000, 'the device to take both reactions');
+  });
+
+  it('a poll sent to a group is recorded with its options; a member\'s vote, sealed with the poll\'s secret, reaches poll.vote', async () => {
+    const jack = '15557771010@s.whatsapp.net';
+    const kate = '15557771011@s.whatsapp.net';
+    const group = await createGroup('Voting team', [jack, kate]);
+    const poll = await sendOverApi(group.groupJid, { type: 'poll', poll: { name: 'Lunch?', options: ['Pizza', 'Sushi', 'Salad'] } });
+    const recorded = (await simGet(`/sim/messages?sessionId=${sessionId}`)).data.find((m: { id: string }) => m.id === poll.waMessageId);
+    expect(recorded).toMatchObject({ to: group.groupJid, type: 'poll', poll: { name: 'Lunch?', options: ['Pizza', 'Sushi', 'Salad'], selectableCount: 1 } });
+
+    expect((await simPost(`/sim/sessions/${sessionId}/poll-vote`, { from: jack, pollWaMessageId: poll.waMessageId, options: ['Sushi'] })).status).toBe(200);
+    type Vote = { pollMessageId: string; chatJid: string; voter: string; selectedOptions: string[] };
+    const votes = await eventsUntil<Vote>('poll.vote', (p) => p.some((v) => v.pollMessageId === poll.id), 'jack\'s vote');
+    expect(votes.filter((v) => v.pollMessageId === poll.id)).toEqual([{ pollMessageId: poll.id, chatJid: group.groupJid, voter: jack, selectedOptions: ['Sushi'] }]);
+  });
+
+  it('a contact\'s presence and chat state reach presence.update; a call offer reaches call.incoming', async () => {
+    const liam = '15557771012@s.whatsapp.net';
+    for (const presence of ['available', 'composing', 'paused']) {
+      expect((await simPost(`/sim/sessions/${sessionId}/presence`, { jid: liam, presence })).status).toBe(200);
+    }
+    type PresenceUpdate = { chatJid: string; jid: string; presence: string };
+    const updates = await eventsUntil<PresenceUpdate>('presence.update', (p) => p.filter((u) => u.jid === liam).length >= 3, 'three presence updates');
+    // Baileys reports a paused chat state as `available` (chats.js handlePresenceUpdate)
+    expect(updates.filter((u) => u.jid === liam).map((u) => [u.chatJid, u.presence])).toEqual([
+      [liam, 'available'],
+      [liam, 'composing'],
+      [liam, 'available'],
+    ]);
+
+    const call = await simPost(`/sim/sessions/${sessionId}/call`, { from: liam, isVideo: true });
+    expect(call.status).toBe(200);
+    type Call = { callId: string; from: string; isVideo: boolean; isGroup: boolean };
+    const calls = await eventsUntil<Call>('call.incoming', (p) => p.some((c) => c.callId === call.body.callId), 'the call');
+    expect(calls.filter((c) => c.callId === call.body.callId)).toEqual([{ callId: call.body.callId, from: liam, isVideo: true, isGroup: false }]);
+    await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).pendingInbound === 0, 10000, 'the device to ack the call');
   });
 });

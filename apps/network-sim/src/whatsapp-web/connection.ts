@@ -4,7 +4,7 @@
  * login (`<success>`), then routine IQs. Toward SimNetwork it is a DeviceLink: the network's `qr`, `paired` and
  * `open` frames become WhatsApp stanzas here, and its closes become WhatsApp's stream errors and failures.
  */
-import { AckStatus, DomainError, SimCredential, SimFaultKind, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
+import { AckStatus, DomainError, MessageKeyRef, SimCredential, SimFaultKind, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
@@ -17,6 +17,7 @@ import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, veri
 import { answerIq, child, children, IqContext, IqError, iqKey, iqReply } from './stanzas';
 import { answerGroupIq, findGroup, groupNotifications, isGroupJid } from './groups';
 import { OfflineBatch } from './offline-delivery';
+import { callOffer, ContactEnvelope, devicePresence, newStanzaId, presenceStanza, sealPollVote, WaMessage } from './contact-messages';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
 
 /** WhatsApp sends six refs; Baileys shows the first for 60 s and each next one for 20 s. */
@@ -27,6 +28,8 @@ const NEXT_QR_MS = 20_000;
 const CLIENT_REPLY_MS = 10_000;
 /** After a stream error the client closes; a client that does not is closed by the server. */
 const CLOSE_GRACE_MS = 5_000;
+
+type DecodedMessage = ReturnType<Baileys['proto']['Message']['decode']>;
 
 type Phase = 'hello' | 'finish' | 'registering' | 'logging-in' | 'open' | 'closed';
 
@@ -66,6 +69,8 @@ export class WaWebConnection {
   private readonly awaitingNotificationAck = new Map<string, { eventId: string; open: Set<string> }>();
   /** waMessageId → what the device's receipt for it confirms besides the message (a sender key it took) */
   private readonly onTaken = new Map<string, () => void>();
+  /** `<call>` stanza id → the network's event id, until the device's `<ack class="call">` */
+  private readonly awaitingCallAck = new Map<string, string>();
   private readonly offline = new OfflineBatch();
   /** the `silent` fault: nothing is read or written on this socket any more, keepalive pings included */
   private silent = false;
@@ -220,6 +225,10 @@ export class WaWebConnection {
     if (frame.type === 'message') return this.deliverMessage(frame.eventId, frame.message);
     if (frame.type === 'receipt') return this.deliverReceipt(frame.eventId, frame.waMessageId, frame.chatJid, frame.status, frame.participant);
     if (frame.type === 'group-participants' || frame.type === 'group-update') return this.deliverGroupChange(frame.eventId, frame);
+    if (frame.type === 'reaction') return this.deliverReaction(frame.eventId, frame);
+    if (frame.type === 'poll-vote') return this.deliverPollVote(frame.eventId, frame);
+    if (frame.type === 'presence') return this.deliverPresence(frame.eventId, frame);
+    if (frame.type === 'call') return this.deliverCall(frame.eventId, frame);
     // reactions and the rest reach a WhatsApp Web device with the next slices
     this.deps.logger?.debug({ sessionId: this.sessionId, type: frame.type }, 'network event not carried by the whatsapp web front door yet');
   }
@@ -307,77 +316,114 @@ export class WaWebConnection {
    * stays pending on the network until the device's receipt. Kinds not carried yet stay pending and are logged.
    */
   private deliverMessage(eventId: string, message: SimInboundMessage): void {
+    if (message.type !== 'text' || !message.text || !message.from.endsWith('@s.whatsapp.net')) {
+      this.deps.logger?.debug({ sessionId: this.sessionId, type: message.type, chatJid: message.chatJid }, 'inbound kind not carried by the whatsapp web front door yet');
+      return;
+    }
+    const envelope = { id: message.id, from: message.from, chatJid: message.chatJid, type: 'text', t: Math.floor(message.timestamp / 1000) };
+    this.sendFromContact(eventId, envelope, { conversation: message.text });
+  }
+
+  /**
+   * What a contact's phone sends the device, in the network's order: in a 1:1 chat one Signal message (`pkmsg` until
+   * the device answered, then `msg`) `<message from=<contact>>`; in a group the message encrypted once with the
+   * member's sender key (`skmsg`), preceded, until the device has taken it, by that sender key in a 1:1 Signal message
+   * (`senderKeyDistributionMessage`): `<message from=<group> participant=<member>>`; Baileys decrypts both in order.
+   * It stays pending on the network until the device's receipt for `id`.
+   */
+  private sendFromContact(eventId: string, envelope: ContactEnvelope, content: WaMessage): void {
     const offline = this.offline.open;
     this.outbound = this.outbound
       .then(async () => {
         const registration = this.registration!;
-        if (message.type === 'text' && message.text && isGroupJid(message.chatJid) && message.from.endsWith('@s.whatsapp.net')) {
-          return this.deliverGroupMessage(eventId, message, offline);
-        }
-        if (message.type !== 'text' || message.chatJid !== message.from || !message.from.endsWith('@s.whatsapp.net') || !message.text) {
-          this.deps.logger?.debug({ sessionId: this.sessionId, type: message.type, chatJid: message.chatJid }, 'inbound kind not carried by the whatsapp web front door yet');
-          return;
-        }
         const { baileys, directory } = this.deps;
-        const plaintext = baileys.encodeWAMessage({ conversation: message.text });
         const phoneNumber = registration.credential!.account.phoneNumber;
-        const contact = directory.contact(message.from, this.lidOf);
-        if (!contact) throw new Error(`not a contact jid: ${message.from}`);
-        const enc = await contact.encryptFor(phoneNumber, registration.deviceIndex!, plaintext, () => registration.keyBundle);
-        if (!enc) {
-          this.deps.logger?.warn({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys: the message waits');
-          return;
+        const device = registration.deviceIndex!;
+        const contact = directory.contact(envelope.from, this.lidOf);
+        if (!contact) throw new Error(`not a contact jid: ${envelope.from}`);
+        const group = isGroupJid(envelope.chatJid) ? envelope.chatJid : null;
+        const encs: BinaryNode[] = [];
+        let pairwise: WaMessage | null = content;
+        let skmsg: Buffer | null = null;
+        if (group) {
+          const { ciphertext, distribution } = await contact.encryptGroup(group, baileys.encodeWAMessage(content));
+          skmsg = ciphertext;
+          pairwise = contact.gaveKeyTo(group, phoneNumber, device)
+            ? null
+            : { senderKeyDistributionMessage: { groupId: group, axolotlSenderKeyDistributionMessage: distribution } };
         }
-        this.awaitingAck.set(message.id, eventId);
+        if (pairwise) {
+          const enc = await contact.encryptFor(phoneNumber, device, baileys.encodeWAMessage(pairwise), () => registration.keyBundle);
+          if (!enc) {
+            this.deps.logger?.warn({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys: the message waits');
+            return;
+          }
+          encs.push({ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext });
+          if (group) this.onTaken.set(envelope.id, () => contact.keyTakenBy(group, phoneNumber, device));
+        }
+        if (skmsg) encs.push({ tag: 'enc', attrs: { v: '2', type: 'skmsg' }, content: skmsg });
+        this.awaitingAck.set(envelope.id, eventId);
+        const from: Record<string, string> = group ? { from: group, participant: contact.jid, participant_lid: contact.lid, addressing_mode: 'pn' } : { from: contact.jid };
         this.send({
           tag: 'message',
-          attrs: { from: message.from, type: 'text', id: message.id, t: String(Math.floor(message.timestamp / 1000)), ...this.offline.stamp(offline) },
-          content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext }],
+          attrs: { ...from, type: envelope.type, id: envelope.id, t: String(envelope.t), ...this.offline.stamp(offline) },
+          content: encs,
         });
       })
       .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'encrypting an inbound message failed'));
   }
 
   /**
-   * A member's text to a group, as its phone sends it: the group message encrypted once with the member's sender key
-   * (`skmsg`), preceded, until the device has taken it, by that sender key in a 1:1 Signal message (`pkmsg`/`msg`,
-   * `senderKeyDistributionMessage`). `<message from=<group> participant=<member>>`; Baileys decrypts both in order.
+   * A contact reacts (`""`: removes its reaction): a `reactionMessage` whose key names the message as the contact's
+   * phone sees it (fromMe: its own; otherwise the author), which Baileys turns to its own perspective.
    */
-  private async deliverGroupMessage(eventId: string, message: SimInboundMessage, offline: boolean): Promise<void> {
-    const registration = this.registration!;
-    const { baileys, directory } = this.deps;
-    const phoneNumber = registration.credential!.account.phoneNumber;
-    const device = registration.deviceIndex!;
-    const contact = directory.contact(message.from, this.lidOf);
-    if (!contact) throw new Error(`not a contact jid: ${message.from}`);
-    const group = message.chatJid;
-    const content: BinaryNode[] = [];
-    const { ciphertext, distribution } = await contact.encryptGroup(group, baileys.encodeWAMessage({ conversation: message.text }));
-    if (!contact.gaveKeyTo(group, phoneNumber, device)) {
-      const keyMessage = baileys.encodeWAMessage({ senderKeyDistributionMessage: { groupId: group, axolotlSenderKeyDistributionMessage: distribution } });
-      const enc = await contact.encryptFor(phoneNumber, device, keyMessage, () => registration.keyBundle);
-      if (!enc) {
-        this.deps.logger?.warn({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys: the message waits');
-        return;
-      }
-      content.push({ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext });
-      this.onTaken.set(message.id, () => contact.keyTakenBy(group, phoneNumber, device));
+  private deliverReaction(eventId: string, event: Extract<SimNetworkFrame, { type: 'reaction' }>): void {
+    const account = this.registration!.credential!.account;
+    const sentByDevice = this.deps.network.listMessages(this.sessionId).some((m) => m.id === event.waMessageId);
+    const group = isGroupJid(event.chatJid);
+    const key = {
+      id: event.waMessageId,
+      remoteJid: group ? event.chatJid : account.jid,
+      fromMe: !sentByDevice,
+      ...(group && sentByDevice ? { participant: account.jid } : {}),
+    };
+    const envelope = { id: newStanzaId(), from: event.from, chatJid: event.chatJid, type: 'reaction', t: Math.floor(Date.now() / 1000) };
+    this.sendFromContact(eventId, envelope, { reactionMessage: { key, text: event.emoji, senderTimestampMs: Date.now() } });
+  }
+
+  /** A contact votes: a `pollUpdateMessage` sealed with the poll's secret, as a phone seals it (contact-messages.ts). */
+  private deliverPollVote(eventId: string, event: Extract<SimNetworkFrame, { type: 'poll-vote' }>): void {
+    const account = this.registration!.credential!.account;
+    const poll = this.deps.directory.polls.get(`${this.sessionId} ${event.pollWaMessageId}`);
+    if (!poll) {
+      this.deps.logger?.warn({ sessionId: this.sessionId, poll: event.pollWaMessageId }, 'a vote on a poll the front door did not see sent: the vote waits');
+      return;
     }
-    content.push({ tag: 'enc', attrs: { v: '2', type: 'skmsg' }, content: ciphertext });
-    this.awaitingAck.set(message.id, eventId);
-    this.send({
-      tag: 'message',
-      attrs: {
-        from: group,
-        participant: contact.jid,
-        participant_lid: contact.lid,
-        addressing_mode: 'pn',
-        type: 'text',
-        id: message.id,
-        t: String(Math.floor(message.timestamp / 1000)),
-        ...this.offline.stamp(offline),
-      },
-      content,
+    const group = isGroupJid(event.chatJid);
+    const vote = sealPollVote(this.deps.baileys, { secret: poll.secret, pollId: event.pollWaMessageId, creatorJid: account.jid, voterJid: event.voter, options: event.selectedOptions });
+    const key = { id: event.pollWaMessageId, remoteJid: group ? event.chatJid : account.jid, fromMe: false, ...(group ? { participant: account.jid } : {}) };
+    const envelope = { id: newStanzaId(), from: event.voter, chatJid: event.chatJid, type: 'poll', t: Math.floor(Date.now() / 1000) };
+    this.sendFromContact(eventId, envelope, { pollUpdateMessage: { pollCreationMessageKey: key, vote, senderTimestampMs: Date.now() } });
+  }
+
+  /**
+   * A contact's presence: `<presence from type>` (available / unavailable) or `<chatstate from [participant]>`
+   * (composing, recording, paused). Neither is acknowledged by the client, so the network forgets it once sent.
+   */
+  private deliverPresence(eventId: string, event: Extract<SimNetworkFrame, { type: 'presence' }>): void {
+    this.outbound = this.outbound.then(() => {
+      this.send(presenceStanza(event));
+      this.deps.network.ack(this.sessionId, this.link, eventId);
+    });
+  }
+
+  /** A contact calls: `<call from><offer call-id call-creator>`; the device's `<ack class="call">` takes it. */
+  private deliverCall(eventId: string, event: Extract<SimNetworkFrame, { type: 'call' }>): void {
+    const offline = this.offline.open;
+    this.outbound = this.outbound.then(() => {
+      const stanza = callOffer(this.newId(), event);
+      this.awaitingCallAck.set(stanza.attrs.id, eventId);
+      this.send({ ...stanza, attrs: { ...stanza.attrs, ...this.offline.stamp(offline) } });
     });
   }
 
@@ -420,6 +466,7 @@ export class WaWebConnection {
     if (node.tag === 'receipt') return this.onReceipt(node);
     if (node.tag === 'message') return this.onDeviceMessage(node);
     if (node.tag === 'ack') return this.onAck(node);
+    if (node.tag === 'chatstate') return this.onChatState(node);
     if (node.tag !== 'iq') return; // presences, ib telemetry: nothing to answer yet
     const { type, id, xmlns } = node.attrs;
     if (type === 'result' || type === 'error') {
@@ -479,7 +526,7 @@ export class WaWebConnection {
         const copies = children(child(node, 'participants')).filter((c) => c.tag === 'to');
         const direct = children(node).filter((c) => c.tag === 'enc' && c.attrs.type !== 'skmsg');
         const pairwise = [...copies, ...direct.map((enc) => ({ tag: 'to', attrs: { jid: to }, content: [enc] }))];
-        const texts: Array<{ contact: string; text: string }> = [];
+        const texts: Array<{ contact: string; content: SentContent }> = [];
         for (const copy of pairwise) {
           const contact = directory.contact(copy.attrs.jid ?? '', this.lidOf);
           const enc = child(copy, 'enc');
@@ -492,8 +539,8 @@ export class WaWebConnection {
           if (distribution?.axolotlSenderKeyDistributionMessage && distribution.groupId === to) {
             await contact.receiveSenderKey(to, sender.user, sender.device, distribution.axolotlSenderKeyDistributionMessage);
           }
-          const text = textOf(message);
-          if (text) texts.push({ contact: contact.jid, text });
+          const content = sentContentOf(message, to);
+          if (content) texts.push({ contact: contact.jid, content });
         }
         const skmsg = bufferOf(children(node).find((c) => c.tag === 'enc' && c.attrs.type === 'skmsg'));
         if (skmsg && isGroupJid(to)) {
@@ -502,8 +549,8 @@ export class WaWebConnection {
             const contact = member === registration.credential.account.jid ? null : directory.contact(member, this.lidOf);
             if (!contact?.hasSenderKeyOf(to, sender.user, sender.device)) continue;
             const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(await contact.decryptGroup(to, sender.user, sender.device, skmsg)));
-            const text = textOf(message);
-            if (text) texts.push({ contact: member, text });
+            const content = sentContentOf(message, to);
+            if (content) texts.push({ contact: member, content });
           }
         }
         if (texts.length === 0) {
@@ -512,7 +559,11 @@ export class WaWebConnection {
         }
         this.deps.logger?.debug({ sessionId: this.sessionId, to, readBy: texts.map((t) => t.contact) }, 'whatsapp web message decrypted by its recipients');
         const recipient = isGroupJid(to) ? to : texts[0].contact;
-        this.deps.network.request(this.sessionId, this.link, 'send', { waMessageId: node.attrs.id, to: recipient, content: { type: 'text', text: texts[0].text }, quoted: null, mentions: [] });
+        const { content } = texts[0];
+        // a poll's secret stays with the network: its members' phones seal their votes with it
+        if (content.type === 'poll') this.deps.directory.polls.set(`${this.sessionId} ${node.attrs.id}`, { secret: content.secret });
+        const { secret: _secret, ...sent } = content.type === 'poll' ? content : { ...content, secret: undefined };
+        this.deps.network.request(this.sessionId, this.link, 'send', { waMessageId: node.attrs.id, to: recipient, content: sent, quoted: null, mentions: [] });
       })
       .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'reading a device message failed'))
       .then(() => this.send({ tag: 'ack', attrs: { id: node.attrs.id, class: 'message', from: node.attrs.to, t: nowSeconds() } }));
@@ -525,6 +576,15 @@ export class WaWebConnection {
   private onReceipt(receipt: BinaryNode): void {
     this.send({ tag: 'ack', attrs: { id: receipt.attrs.id, class: 'receipt', from: receipt.attrs.to ?? SERVER_JID } });
     const ids = [receipt.attrs.id, ...children(child(receipt, 'list')).map((item) => item.attrs.id)];
+    if (receipt.attrs.type === 'read' && receipt.attrs.to && this.phase === 'open') {
+      // the device read what a contact sent: the network's presence log (the blue ticks the contact's phone shows)
+      const keys = ids.filter(Boolean).map((waMessageId) => ({ chatJid: receipt.attrs.to, waMessageId, fromMe: false, participant: receipt.attrs.participant ?? null }));
+      try {
+        this.deps.network.request(this.sessionId, this.link, 'read', { keys });
+      } catch (err) {
+        this.deps.logger?.debug({ err, sessionId: this.sessionId }, 'a read receipt the network did not take');
+      }
+    }
     for (const id of ids) {
       if (id && receipt.attrs.type !== 'retry') {
         this.onTaken.get(id)?.();
@@ -540,12 +600,29 @@ export class WaWebConnection {
   /** The device's ack of a receipt the network sent (a nack, `error=…`, is not one: the receipt stays pending). */
   private onAck(ack: BinaryNode): void {
     if (ack.attrs.class === 'notification' && !ack.attrs.error) return this.onNotificationAck(ack.attrs.id);
+    if (ack.attrs.class === 'call' && !ack.attrs.error) {
+      const eventId = this.awaitingCallAck.get(ack.attrs.id);
+      this.awaitingCallAck.delete(ack.attrs.id);
+      if (eventId) this.deps.network.ack(this.sessionId, this.link, eventId);
+      return;
+    }
     if (ack.attrs.class !== 'receipt' || ack.attrs.error) return;
     const key = receiptKey(ack.attrs.id, ack.attrs.type, ack.attrs.participant);
     const eventId = this.awaitingReceiptAck.get(key);
     if (!eventId) return;
     this.awaitingReceiptAck.delete(key);
     this.deps.network.ack(this.sessionId, this.link, eventId);
+  }
+
+  /** The device shows it is typing (or stopped) in a chat: the network's presence log (what its contacts would see). */
+  private onChatState(node: BinaryNode): void {
+    const state = devicePresence(node);
+    if (!state || this.phase !== 'open') return;
+    try {
+      this.deps.network.request(this.sessionId, this.link, 'presence', state);
+    } catch (err) {
+      this.deps.logger?.debug({ err, sessionId: this.sessionId }, 'a chat state the network did not take');
+    }
   }
 
   private onNotificationAck(id: string | undefined): void {
@@ -657,9 +734,27 @@ function withDevice(jid: string, device: number): string {
   return `${user}:${device}@${server}`;
 }
 
-/** The text of a message as a user reads it (a plain or extended text); null for other kinds. */
-function textOf(message: { conversation?: string | null; extendedTextMessage?: { text?: string | null } | null }): string | null {
-  return message.conversation || message.extendedTextMessage?.text || null;
+type SentContent =
+  | { type: 'text'; text: string }
+  | { type: 'poll'; poll: { name: string; options: string[]; selectableCount: number }; secret: Buffer }
+  | { type: 'reaction'; target: MessageKeyRef; emoji: string };
+
+/** What the network records of a message the device sent (text, poll with its secret, reaction); null for other kinds. */
+function sentContentOf(message: DecodedMessage, chatJid: string): SentContent | null {
+  const text = message.conversation || message.extendedTextMessage?.text;
+  if (text) return { type: 'text', text };
+  const poll = message.pollCreationMessageV3 ?? message.pollCreationMessageV2 ?? message.pollCreationMessage;
+  const secret = message.messageContextInfo?.messageSecret;
+  if (poll?.name && poll.options && secret) {
+    const options = poll.options.map((o) => o.optionName ?? '');
+    return { type: 'poll', poll: { name: poll.name, options, selectableCount: poll.selectableOptionsCount || 1 }, secret: Buffer.from(secret) };
+  }
+  const reaction = message.reactionMessage;
+  if (reaction?.key?.id && typeof reaction.text === 'string') {
+    const target = { waMessageId: reaction.key.id, chatJid, fromMe: Boolean(reaction.key.fromMe), participant: reaction.key.participant ?? null };
+    return { type: 'reaction', target, emoji: reaction.text };
+  }
+  return null;
 }
 
 function bufferOf(node: BinaryNode | undefined): Buffer | undefined {

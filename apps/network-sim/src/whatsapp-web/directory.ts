@@ -41,6 +41,8 @@ export class WaDirectory {
   private readonly contactsByLid = new Map<string, SignalContact>();
   /** admin flags of the groups (SimNetwork keeps membership) */
   readonly groupRoles = new GroupRoles();
+  /** `<sessionId> <waMessageId>` of a poll a device sent → its secret (messageContextInfo.messageSecret), for votes */
+  readonly polls = new Map<string, { secret: Buffer }>();
 
   constructor(private readonly baileys: () => Baileys) {}
 
