@@ -158,7 +158,8 @@ export function answerIq(iq: BinaryNode, ctx: IqContext): BinaryNode {
 
 /** The result IQ with what `produce` returns as its content, or the error IQ of the IqError it throws. */
 export function iqReply(iq: BinaryNode, produce: () => BinaryNode[] | undefined): BinaryNode {
-  const attrs = { id: iq.attrs.id, from: iq.attrs.to ?? SERVER_JID };
+  // a group's IQ is answered by the group; the rest by the server
+  const attrs = { id: iq.attrs.id, from: iq.attrs.to?.endsWith('@g.us') ? iq.attrs.to : SERVER_JID };
   try {
     const content = produce();
     return { tag: 'iq', attrs: { ...attrs, type: 'result' }, ...(content ? { content } : {}) };
