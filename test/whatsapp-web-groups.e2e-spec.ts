@@ -130,24 +130,25 @@ describe('Groups, reactions, polls, presence and calls on the Baileys engine aga
     // changes made elsewhere (another admin's phone): one notification per change, the stored group follows
     const added = await simPost(`/sim/groups/${encodeURIComponent(group.groupJid)}/participants`, { action: 'add', participants: [dave, erin] });
     expect(added.status).toBe(200);
-    const patched = await simPost(`/sim/groups/${encodeURIComponent(group.groupJid)}`, { subject: 'Renamed team', isLocked: true }, 'PATCH');
-    expect(patched.status).toBe(200);
     const participantEvents = await eventsUntil<{ groupJid: string; action: string; participants: string[] }>(
       'group.participants',
       (p) => p.some((e) => e.groupJid === group.groupJid && e.action === 'add'),
       'group.participants add',
     );
     expect(participantEvents.filter((e) => e.groupJid === group.groupJid)).toEqual([{ groupJid: group.groupJid, action: 'add', participants: [dave, erin] }]);
-    // one notification per change; Baileys may merge the two into one groups.update when they arrive in one buffer
+    // one change at a time: Baileys rc14's event buffer keeps only the first groups.update of a group per flush
+    // (Utils/event-buffer.js), so two notifications processed in one buffer lose the second (docs/network-sim.md)
     type Update = { groupJid: string; changes: Record<string, unknown> };
-    const merged = (p: Update[]) => Object.assign({}, ...p.filter((e) => e.groupJid === group.groupJid).map((e) => e.changes));
-    const updates = await eventsUntil<Update>('group.update', (p) => Object.keys(merged(p)).length >= 2, 'group.update subject and locked');
-    expect(merged(updates)).toEqual({ subject: 'Renamed team', isLocked: true });
+    for (const change of [{ subject: 'Renamed team' }, { isLocked: true }]) {
+      const patched = await simPost(`/sim/groups/${encodeURIComponent(group.groupJid)}`, change, 'PATCH');
+      expect(patched.status).toBe(200);
+      await eventsUntil<Update>('group.update', (p) => p.some((e) => e.groupJid === group.groupJid && JSON.stringify(e.changes) === JSON.stringify(change)), `group.update ${JSON.stringify(change)}`);
+    }
     await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).pendingInbound === 0, 10000, 'the device to ack the notifications');
     const stored = (await api().get(`/api/v1/sessions/${sessionId}/groups`).set(bearer(org.adminKey))).body.data.find((g: { groupJid: string }) => g.groupJid === group.groupJid);
     expect(stored).toMatchObject({ subject: 'Renamed team', isLocked: true, participants: 4 });
 
-    // the member count follows a removal too; the device still sends to who is left (dave, erin, carol)
+    // a removal reaches the device the same way, and the network's group follows
     const removed = await simPost(`/sim/groups/${encodeURIComponent(group.groupJid)}/participants`, { action: 'remove', participants: [carol] });
     expect(removed.status).toBe(200);
     await eventsUntil<{ groupJid: string; action: string }>('group.participants', (p) => p.some((e) => e.groupJid === group.groupJid && e.action === 'remove'), 'group.participants remove');
