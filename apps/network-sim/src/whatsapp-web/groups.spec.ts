@@ -83,4 +83,23 @@ describe('group IQs on the WhatsApp Web front door', () => {
     const [added] = groupNotifications(() => 'p', { type: 'group-participants', groupJid: '1-2@g.us', action: 'add', participants: [ALICE] }, OWNER, () => '9@lid');
     expect(child(added, 'add')?.content).toEqual([{ tag: 'participant', attrs: { jid: ALICE, lid: '9@lid' } }]);
   });
+
+  it('takes a member\'s receipt for a group message (participant on the event); refuses `from` outside the group or on a 1:1 message', () => {
+    const jid = `${create().attrs.id}@g.us`;
+    network.request('s1', ctx.link, 'send', { waMessageId: 'G1', to: jid, content: { type: 'text', text: 'hi' }, quoted: null, mentions: [] });
+    network.request('s1', ctx.link, 'send', { waMessageId: 'D1', to: BOB, content: { type: 'text', text: 'hi' }, quoted: null, mentions: [] });
+    network.receipt('s1', { waMessageId: 'G1', status: 'read', from: '15551110001' });
+    expect(frames.filter((f) => f.type === 'receipt')).toEqual([expect.objectContaining({ waMessageId: 'G1', chatJid: jid, status: 'read', participant: ALICE })]);
+    const fieldOf = (body: Record<string, unknown>) => {
+      try {
+        network.receipt('s1', body);
+      } catch (err) {
+        return Object.keys((err as { details: Record<string, unknown> }).details);
+      }
+      return [];
+    };
+    expect(fieldOf({ waMessageId: 'G1', status: 'read', from: BOB })).toEqual(['from']);
+    expect(fieldOf({ waMessageId: 'D1', status: 'read', from: BOB })).toEqual(['from']);
+    expect(frames.filter((f) => f.type === 'receipt')).toHaveLength(1);
+  });
 });
