@@ -213,6 +213,9 @@ describe('Groups, reactions, polls, presence and calls on the Baileys engine aga
     ]);
     expect(reactions[0].messageId).toBe(mine.id);
     expect(reactions[1].messageId).not.toBeNull();
+    // the message log shows them on the messages (one per reactor)
+    const shown = (await api().get(`/api/v1/sessions/${sessionId}/messages/${mine.id}`).set(bearer(org.adminKey))).body;
+    expect(shown.reactions).toEqual([{ from: henry, emoji: '👍' }]);
     await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).pendingInbound === 0, 10000, 'the device to take both reactions');
   });
 
@@ -228,6 +231,8 @@ describe('Groups, reactions, polls, presence and calls on the Baileys engine aga
     type Vote = { pollMessageId: string; chatJid: string; voter: string; selectedOptions: string[] };
     const votes = await eventsUntil<Vote>('poll.vote', (p) => p.some((v) => v.pollMessageId === poll.id), 'jack\'s vote');
     expect(votes.filter((v) => v.pollMessageId === poll.id)).toEqual([{ pollMessageId: poll.id, chatJid: group.groupJid, voter: jack, selectedOptions: ['Sushi'] }]);
+    const shown = (await api().get(`/api/v1/sessions/${sessionId}/messages/${poll.id}`).set(bearer(org.adminKey))).body;
+    expect(shown.pollVotes).toEqual([{ voter: jack, options: ['Sushi'] }]);
   });
 
   it('a contact\'s presence and chat state reach presence.update; a call offer reaches call.incoming', async () => {
