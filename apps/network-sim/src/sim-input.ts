@@ -236,8 +236,9 @@ function generatedBytes(size: number): Buffer {
   return data;
 }
 
-export function parseReceipt(body: Body): { waMessageId: string; status: AckStatus } {
-  return { waMessageId: messageId('waMessageId', body.waMessageId), status: oneOf('status', body.status, ACK_STATUSES) };
+export function parseReceipt(body: Body): { waMessageId: string; status: AckStatus; from?: string } {
+  const from = body.from === undefined ? undefined : contactJid('from', body.from);
+  return { waMessageId: messageId('waMessageId', body.waMessageId), status: oneOf('status', body.status, ACK_STATUSES), ...(from ? { from } : {}) };
 }
 
 export function parseReaction(body: Body): { from: string; waMessageId: string; emoji: string } {

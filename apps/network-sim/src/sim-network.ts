@@ -304,9 +304,11 @@ export class SimNetwork {
   /** The recipient's phone reports a message the device sent as delivered, read or played. */
   receipt(sessionId: string, body: Record<string, unknown>): Delivery {
     const device = this.pairedDevice(sessionId);
-    const { waMessageId, status } = parseReceipt(body);
+    const { waMessageId, status, from } = parseReceipt(body);
     const sent = this.sentMessage(sessionId, waMessageId, 'waMessageId');
-    return this.deliver(device, { type: 'receipt', waMessageId, chatJid: sent.to, status });
+    // in a group each member's phone reports on its own (`from`, a member); 1:1 the contact is the chat
+    if (from !== undefined && !this.group(sent.to, 'from').participants.includes(from)) throw validation('from', 'must be a member of the group the message was sent to');
+    return this.deliver(device, { type: 'receipt', waMessageId, chatJid: sent.to, status, ...(from ? { participant: from } : {}) });
   }
 
   /** A contact reacts to a message of a chat with the device: one it sent or one it received. */
@@ -650,8 +652,9 @@ export class SimNetwork {
     };
   }
 
-  private group(groupJid: string): SimGroup {
+  private group(groupJid: string, field?: string): SimGroup {
     const group = this.groups.find((g) => g.groupJid === groupJid);
+    if (!group && field) throw validation(field, 'is only for a message sent to a group');
     if (!group) throw new DomainError('not_found', 'no group with this jid was created on the network', { groupJid });
     return group;
   }

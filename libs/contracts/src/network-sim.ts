@@ -204,7 +204,7 @@ export type SimDeviceFrame =
 export type SimNetworkEvent =
   | { type: 'message'; message: SimInboundMessage }
   /** the recipient's phone reports a message the device sent */
-  | { type: 'receipt'; waMessageId: string; chatJid: string; status: AckStatus }
+  | { type: 'receipt'; waMessageId: string; chatJid: string; status: AckStatus; /** in a group: the member whose phone reported it */ participant?: string }
   | { type: 'reaction'; waMessageId: string; chatJid: string; from: string; emoji: string }
   /** option names: the network knows the poll the device sent */
   | { type: 'poll-vote'; pollWaMessageId: string; chatJid: string; voter: string; selectedOptions: string[] }

@@ -4,7 +4,7 @@
  * login (`<success>`), then routine IQs. Toward SimNetwork it is a DeviceLink: the network's `qr`, `paired` and
  * `open` frames become WhatsApp stanzas here, and its closes become WhatsApp's stream errors and failures.
  */
-import { AckStatus, DomainError, SimCredential, SimFaultKind, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
+import { AckStatus, DomainError, MessageKeyRef, SimCredential, SimFaultKind, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
@@ -14,8 +14,10 @@ import { CompanionRegistration, WaDirectory } from './directory';
 import { closeStanza, WA_FAULTS } from './faults';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
 import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, verifyDeviceSignature } from './phone';
-import { answerIq, child, children, IqContext, iqKey } from './stanzas';
+import { answerIq, child, children, IqContext, IqError, iqKey, iqReply } from './stanzas';
+import { answerGroupIq, findGroup, groupNotifications, isGroupJid } from './groups';
 import { OfflineBatch } from './offline-delivery';
+import { callOffer, ContactEnvelope, devicePresence, newStanzaId, presenceStanza, sealPollVote, WaMessage } from './contact-messages';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
 
 /** WhatsApp sends six refs; Baileys shows the first for 60 s and each next one for 20 s. */
@@ -26,6 +28,8 @@ const NEXT_QR_MS = 20_000;
 const CLIENT_REPLY_MS = 10_000;
 /** After a stream error the client closes; a client that does not is closed by the server. */
 const CLOSE_GRACE_MS = 5_000;
+
+type DecodedMessage = ReturnType<Baileys['proto']['Message']['decode']>;
 
 type Phase = 'hello' | 'finish' | 'registering' | 'logging-in' | 'open' | 'closed';
 
@@ -61,6 +65,12 @@ export class WaWebConnection {
   private readonly awaitingAck = new Map<string, string>();
   /** `<receipt id> <type>` → the network's event id, until the device's `<ack class="receipt">` */
   private readonly awaitingReceiptAck = new Map<string, string>();
+  /** notification id → the network's event id and the notifications of that event not acked yet */
+  private readonly awaitingNotificationAck = new Map<string, { eventId: string; open: Set<string> }>();
+  /** waMessageId → what the device's receipt for it confirms besides the message (a sender key it took) */
+  private readonly onTaken = new Map<string, () => void>();
+  /** `<call>` stanza id → the network's event id, until the device's `<ack class="call">` */
+  private readonly awaitingCallAck = new Map<string, string>();
   private readonly offline = new OfflineBatch();
   /** the `silent` fault: nothing is read or written on this socket any more, keepalive pings included */
   private silent = false;
@@ -213,7 +223,12 @@ export class WaWebConnection {
     if (frame.type === 'paired') return void this.completePairing(frame.credential).catch((err) => this.fail(err));
     if (frame.type === 'open') return this.loggedIn();
     if (frame.type === 'message') return this.deliverMessage(frame.eventId, frame.message);
-    if (frame.type === 'receipt') return this.deliverReceipt(frame.eventId, frame.waMessageId, frame.chatJid, frame.status);
+    if (frame.type === 'receipt') return this.deliverReceipt(frame.eventId, frame.waMessageId, frame.chatJid, frame.status, frame.participant);
+    if (frame.type === 'group-participants' || frame.type === 'group-update') return this.deliverGroupChange(frame.eventId, frame);
+    if (frame.type === 'reaction') return this.deliverReaction(frame.eventId, frame);
+    if (frame.type === 'poll-vote') return this.deliverPollVote(frame.eventId, frame);
+    if (frame.type === 'presence') return this.deliverPresence(frame.eventId, frame);
+    if (frame.type === 'call') return this.deliverCall(frame.eventId, frame);
     // reactions and the rest reach a WhatsApp Web device with the next slices
     this.deps.logger?.debug({ sessionId: this.sessionId, type: frame.type }, 'network event not carried by the whatsapp web front door yet');
   }
@@ -301,32 +316,133 @@ export class WaWebConnection {
    * stays pending on the network until the device's receipt. Kinds not carried yet stay pending and are logged.
    */
   private deliverMessage(eventId: string, message: SimInboundMessage): void {
+    if (message.type !== 'text' || !message.text || !message.from.endsWith('@s.whatsapp.net')) {
+      this.deps.logger?.debug({ sessionId: this.sessionId, type: message.type, chatJid: message.chatJid }, 'inbound kind not carried by the whatsapp web front door yet');
+      return;
+    }
+    const envelope = { id: message.id, from: message.from, chatJid: message.chatJid, type: 'text', t: Math.floor(message.timestamp / 1000) };
+    this.sendFromContact(eventId, envelope, { conversation: message.text });
+  }
+
+  /**
+   * What a contact's phone sends the device, in the network's order: in a 1:1 chat one Signal message (`pkmsg` until
+   * the device answered, then `msg`) `<message from=<contact>>`; in a group the message encrypted once with the
+   * member's sender key (`skmsg`), preceded, until the device has taken it, by that sender key in a 1:1 Signal message
+   * (`senderKeyDistributionMessage`): `<message from=<group> participant=<member>>`; Baileys decrypts both in order.
+   * It stays pending on the network until the device's receipt for `id`.
+   */
+  private sendFromContact(eventId: string, envelope: ContactEnvelope, content: WaMessage): void {
     const offline = this.offline.open;
     this.outbound = this.outbound
       .then(async () => {
         const registration = this.registration!;
-        if (message.type !== 'text' || message.chatJid !== message.from || !message.from.endsWith('@s.whatsapp.net') || !message.text) {
-          this.deps.logger?.debug({ sessionId: this.sessionId, type: message.type, chatJid: message.chatJid }, 'inbound kind not carried by the whatsapp web front door yet');
-          return;
-        }
         const { baileys, directory } = this.deps;
-        const plaintext = baileys.encodeWAMessage({ conversation: message.text });
         const phoneNumber = registration.credential!.account.phoneNumber;
-        const contact = directory.contact(message.from, this.lidOf);
-        if (!contact) throw new Error(`not a contact jid: ${message.from}`);
-        const enc = await contact.encryptFor(phoneNumber, registration.deviceIndex!, plaintext, () => registration.keyBundle);
-        if (!enc) {
-          this.deps.logger?.warn({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys: the message waits');
-          return;
+        const device = registration.deviceIndex!;
+        const contact = directory.contact(envelope.from, this.lidOf);
+        if (!contact) throw new Error(`not a contact jid: ${envelope.from}`);
+        const group = isGroupJid(envelope.chatJid) ? envelope.chatJid : null;
+        const encs: BinaryNode[] = [];
+        let pairwise: WaMessage | null = content;
+        let skmsg: Buffer | null = null;
+        if (group) {
+          const { ciphertext, distribution } = await contact.encryptGroup(group, baileys.encodeWAMessage(content));
+          skmsg = ciphertext;
+          pairwise = contact.gaveKeyTo(group, phoneNumber, device)
+            ? null
+            : { senderKeyDistributionMessage: { groupId: group, axolotlSenderKeyDistributionMessage: distribution } };
         }
-        this.awaitingAck.set(message.id, eventId);
+        if (pairwise) {
+          const enc = await contact.encryptFor(phoneNumber, device, baileys.encodeWAMessage(pairwise), () => registration.keyBundle);
+          if (!enc) {
+            this.deps.logger?.warn({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys: the message waits');
+            return;
+          }
+          encs.push({ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext });
+          if (group) this.onTaken.set(envelope.id, () => contact.keyTakenBy(group, phoneNumber, device));
+        }
+        if (skmsg) encs.push({ tag: 'enc', attrs: { v: '2', type: 'skmsg' }, content: skmsg });
+        this.awaitingAck.set(envelope.id, eventId);
+        const from: Record<string, string> = group ? { from: group, participant: contact.jid, participant_lid: contact.lid, addressing_mode: 'pn' } : { from: contact.jid };
         this.send({
           tag: 'message',
-          attrs: { from: message.from, type: 'text', id: message.id, t: String(Math.floor(message.timestamp / 1000)), ...this.offline.stamp(offline) },
-          content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext }],
+          attrs: { ...from, type: envelope.type, id: envelope.id, t: String(envelope.t), ...this.offline.stamp(offline) },
+          content: encs,
         });
       })
       .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'encrypting an inbound message failed'));
+  }
+
+  /**
+   * A contact reacts (`""`: removes its reaction): a `reactionMessage` whose key names the message as the contact's
+   * phone sees it (fromMe: its own; otherwise the author), which Baileys turns to its own perspective.
+   */
+  private deliverReaction(eventId: string, event: Extract<SimNetworkFrame, { type: 'reaction' }>): void {
+    const account = this.registration!.credential!.account;
+    const sentByDevice = this.deps.network.listMessages(this.sessionId).some((m) => m.id === event.waMessageId);
+    const group = isGroupJid(event.chatJid);
+    const key = {
+      id: event.waMessageId,
+      remoteJid: group ? event.chatJid : account.jid,
+      fromMe: !sentByDevice,
+      ...(group && sentByDevice ? { participant: account.jid } : {}),
+    };
+    const envelope = { id: newStanzaId(), from: event.from, chatJid: event.chatJid, type: 'reaction', t: Math.floor(Date.now() / 1000) };
+    this.sendFromContact(eventId, envelope, { reactionMessage: { key, text: event.emoji, senderTimestampMs: Date.now() } });
+  }
+
+  /** A contact votes: a `pollUpdateMessage` sealed with the poll's secret, as a phone seals it (contact-messages.ts). */
+  private deliverPollVote(eventId: string, event: Extract<SimNetworkFrame, { type: 'poll-vote' }>): void {
+    const account = this.registration!.credential!.account;
+    const poll = this.deps.directory.polls.get(`${this.sessionId} ${event.pollWaMessageId}`);
+    if (!poll) {
+      this.deps.logger?.warn({ sessionId: this.sessionId, poll: event.pollWaMessageId }, 'a vote on a poll the front door did not see sent: the vote waits');
+      return;
+    }
+    const group = isGroupJid(event.chatJid);
+    const vote = sealPollVote(this.deps.baileys, { secret: poll.secret, pollId: event.pollWaMessageId, creatorJid: account.jid, voterJid: event.voter, options: event.selectedOptions });
+    const key = { id: event.pollWaMessageId, remoteJid: group ? event.chatJid : account.jid, fromMe: false, ...(group ? { participant: account.jid } : {}) };
+    const envelope = { id: newStanzaId(), from: event.voter, chatJid: event.chatJid, type: 'poll', t: Math.floor(Date.now() / 1000) };
+    this.sendFromContact(eventId, envelope, { pollUpdateMessage: { pollCreationMessageKey: key, vote, senderTimestampMs: Date.now() } });
+  }
+
+  /**
+   * A contact's presence: `<presence from type>` (available / unavailable) or `<chatstate from [participant]>`
+   * (composing, recording, paused). Neither is acknowledged by the client, so the network forgets it once sent.
+   */
+  private deliverPresence(eventId: string, event: Extract<SimNetworkFrame, { type: 'presence' }>): void {
+    this.outbound = this.outbound.then(() => {
+      this.send(presenceStanza(event));
+      this.deps.network.ack(this.sessionId, this.link, eventId);
+    });
+  }
+
+  /** A contact calls: `<call from><offer call-id call-creator>`; the device's `<ack class="call">` takes it. */
+  private deliverCall(eventId: string, event: Extract<SimNetworkFrame, { type: 'call' }>): void {
+    const offline = this.offline.open;
+    this.outbound = this.outbound.then(() => {
+      const stanza = callOffer(this.newId(), event);
+      this.awaitingCallAck.set(stanza.attrs.id, eventId);
+      this.send({ ...stanza, attrs: { ...stanza.attrs, ...this.offline.stamp(offline) } });
+    });
+  }
+
+  /**
+   * A group changed on the network (the control API, or a member's IQ): `<notification type="w:gp2">`, one per change.
+   * The network forgets the event once the device acked every one of them.
+   */
+  private deliverGroupChange(eventId: string, event: Extract<SimNetworkFrame, { type: 'group-participants' | 'group-update' }>): void {
+    const offline = this.offline.open;
+    this.outbound = this.outbound.then(() => {
+      const group = findGroup(this.deps.network, event.groupJid);
+      const author = group?.ownerJid ?? this.registration?.credential?.account.jid ?? SERVER_JID;
+      const notifications = groupNotifications(() => this.newId(), event, author, this.lidOf);
+      const open = new Set(notifications.map((n) => n.attrs.id));
+      for (const notification of notifications) {
+        this.awaitingNotificationAck.set(notification.attrs.id, { eventId, open });
+        this.send({ ...notification, attrs: { ...notification.attrs, ...this.offline.stamp(offline) } });
+      }
+    });
   }
 
   /**
@@ -334,12 +450,13 @@ export class WaWebConnection {
    * id=<waMessageId>>`, with no `recipient`, which Baileys reads as a receipt for its own message (`messages.update`).
    * It stays pending on the network until the device's `<ack class="receipt">`.
    */
-  private deliverReceipt(eventId: string, waMessageId: string, chatJid: string, status: AckStatus): void {
+  private deliverReceipt(eventId: string, waMessageId: string, chatJid: string, status: AckStatus, participant?: string): void {
     const offline = this.offline.open;
     const type = status === 'delivered' ? undefined : status;
     this.outbound = this.outbound.then(() => {
-      this.awaitingReceiptAck.set(receiptKey(waMessageId, type), eventId);
-      this.send({ tag: 'receipt', attrs: { from: chatJid, id: waMessageId, t: nowSeconds(), ...(type ? { type } : {}), ...this.offline.stamp(offline) } });
+      this.awaitingReceiptAck.set(receiptKey(waMessageId, type, participant), eventId);
+      const member: Record<string, string> = participant ? { participant } : {};
+      this.send({ tag: 'receipt', attrs: { from: chatJid, ...member, id: waMessageId, t: nowSeconds(), ...(type ? { type } : {}), ...this.offline.stamp(offline) } });
     });
   }
 
@@ -349,6 +466,7 @@ export class WaWebConnection {
     if (node.tag === 'receipt') return this.onReceipt(node);
     if (node.tag === 'message') return this.onDeviceMessage(node);
     if (node.tag === 'ack') return this.onAck(node);
+    if (node.tag === 'chatstate') return this.onChatState(node);
     if (node.tag !== 'iq') return; // presences, ib telemetry: nothing to answer yet
     const { type, id, xmlns } = node.attrs;
     if (type === 'result' || type === 'error') {
@@ -361,12 +479,25 @@ export class WaWebConnection {
     if (xmlns === 'md' && first?.tag === 'remove-companion-device') return this.onLogout(node);
     if (xmlns === 'md' && first?.tag === 'link_code_companion_reg') return this.onCodeStage(node, first);
     if (!this.registration) return;
+    if (xmlns === 'w:g2') return this.onGroupIq(node);
     const answer = answerIq(node, this.iqContext(this.registration));
     if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(node) }, 'whatsapp web iq answered with an error');
     this.send(answer);
   }
 
   private readonly lidOf = (phoneNumber: string) => this.deps.network.lidOf(phoneNumber);
+
+  /** A group IQ (groups.ts), answered once the device is logged in. */
+  private onGroupIq(iq: BinaryNode): void {
+    const account = this.registration?.credential?.account;
+    const reply = iqReply(iq, () => {
+      if (this.phase !== 'open' || !account) throw new IqError(401, 'not-authorized');
+      const { network, directory } = this.deps;
+      return answerGroupIq(iq, { network, sessionId: this.sessionId, link: this.link, account, roles: directory.groupRoles });
+    });
+    if (reply.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(iq), reply: child(reply, 'error')?.attrs }, 'whatsapp web group iq answered with an error');
+    this.send(reply);
+  }
 
   private iqContext(device: CompanionRegistration): IqContext {
     const account = device.credential?.account;
@@ -380,33 +511,59 @@ export class WaWebConnection {
   /**
    * A message the device sends: each contact it is encrypted for decrypts its copy (Signal, as the contact's phone
    * would), and the network records it once per waMessageId (SimNetwork's `send`, what `GET /sim/messages` lists).
-   * The server acks the stanza as WhatsApp does; a copy no contact can read is logged, never recorded.
+   * To a group: the per-device copies carry the device's sender key (each member takes it), and the one `skmsg` is
+   * decrypted by every member holding that key. The server acks the stanza as WhatsApp does; a copy no contact can
+   * read is logged, never recorded.
    */
   private onDeviceMessage(node: BinaryNode): void {
     this.outbound = this.outbound
       .then(async () => {
         const registration = this.registration;
         if (this.phase !== 'open' || !registration?.credential) return;
-        const { baileys, directory, network } = this.deps;
-        const copies = children(child(node, 'participants')).filter((to) => to.tag === 'to');
-        const direct = child(node, 'enc') ? [{ tag: 'to', attrs: { jid: node.attrs.to }, content: [child(node, 'enc')!] }] : [];
-        let recorded = false;
-        for (const copy of [...copies, ...direct]) {
+        const { baileys, directory } = this.deps;
+        const sender = { user: registration.credential.account.phoneNumber, device: registration.deviceIndex! };
+        const to = node.attrs.to ?? '';
+        const copies = children(child(node, 'participants')).filter((c) => c.tag === 'to');
+        const direct = children(node).filter((c) => c.tag === 'enc' && c.attrs.type !== 'skmsg');
+        const pairwise = [...copies, ...direct.map((enc) => ({ tag: 'to', attrs: { jid: to }, content: [enc] }))];
+        const texts: Array<{ contact: string; content: SentContent }> = [];
+        for (const copy of pairwise) {
           const contact = directory.contact(copy.attrs.jid ?? '', this.lidOf);
           const enc = child(copy, 'enc');
           const ciphertext = bufferOf(enc);
-          if (!contact || !enc || !ciphertext || recorded) continue;
+          if (!contact || !enc || !ciphertext) continue;
           const type = enc.attrs.type === 'pkmsg' ? 'pkmsg' : 'msg';
-          const plaintext = await contact.decryptFrom(registration.credential.account.phoneNumber, registration.deviceIndex!, type, ciphertext);
+          const plaintext = await contact.decryptFrom(sender.user, sender.device, type, ciphertext);
           const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(plaintext));
-          const text = message.conversation ?? message.extendedTextMessage?.text;
-          if (!text) {
-            this.deps.logger?.debug({ sessionId: this.sessionId, keys: Object.keys(message) }, 'outbound kind not carried by the whatsapp web front door yet');
-            continue;
+          const distribution = message.senderKeyDistributionMessage;
+          if (distribution?.axolotlSenderKeyDistributionMessage && distribution.groupId === to) {
+            await contact.receiveSenderKey(to, sender.user, sender.device, distribution.axolotlSenderKeyDistributionMessage);
           }
-          network.request(this.sessionId, this.link, 'send', { waMessageId: node.attrs.id, to: contact.jid, content: { type: 'text', text }, quoted: null, mentions: [] });
-          recorded = true;
+          const content = sentContentOf(message, to);
+          if (content) texts.push({ contact: contact.jid, content });
         }
+        const skmsg = bufferOf(children(node).find((c) => c.tag === 'enc' && c.attrs.type === 'skmsg'));
+        if (skmsg && isGroupJid(to)) {
+          const group = findGroup(this.deps.network, to);
+          for (const member of group?.participants ?? []) {
+            const contact = member === registration.credential.account.jid ? null : directory.contact(member, this.lidOf);
+            if (!contact?.hasSenderKeyOf(to, sender.user, sender.device)) continue;
+            const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(await contact.decryptGroup(to, sender.user, sender.device, skmsg)));
+            const content = sentContentOf(message, to);
+            if (content) texts.push({ contact: member, content });
+          }
+        }
+        if (texts.length === 0) {
+          this.deps.logger?.debug({ sessionId: this.sessionId, to }, 'outbound kind not carried by the whatsapp web front door yet, or no member could read it');
+          return;
+        }
+        this.deps.logger?.debug({ sessionId: this.sessionId, to, readBy: texts.map((t) => t.contact) }, 'whatsapp web message decrypted by its recipients');
+        const recipient = isGroupJid(to) ? to : texts[0].contact;
+        const { content } = texts[0];
+        // a poll's secret stays with the network: its members' phones seal their votes with it
+        if (content.type === 'poll') this.deps.directory.polls.set(`${this.sessionId} ${node.attrs.id}`, { secret: content.secret });
+        const { secret: _secret, ...sent } = content.type === 'poll' ? content : { ...content, secret: undefined };
+        this.deps.network.request(this.sessionId, this.link, 'send', { waMessageId: node.attrs.id, to: recipient, content: sent, quoted: null, mentions: [] });
       })
       .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'reading a device message failed'))
       .then(() => this.send({ tag: 'ack', attrs: { id: node.attrs.id, class: 'message', from: node.attrs.to, t: nowSeconds() } }));
@@ -419,7 +576,20 @@ export class WaWebConnection {
   private onReceipt(receipt: BinaryNode): void {
     this.send({ tag: 'ack', attrs: { id: receipt.attrs.id, class: 'receipt', from: receipt.attrs.to ?? SERVER_JID } });
     const ids = [receipt.attrs.id, ...children(child(receipt, 'list')).map((item) => item.attrs.id)];
+    if (receipt.attrs.type === 'read' && receipt.attrs.to && this.phase === 'open') {
+      // the device read what a contact sent: the network's presence log (the blue ticks the contact's phone shows)
+      const keys = ids.filter(Boolean).map((waMessageId) => ({ chatJid: receipt.attrs.to, waMessageId, fromMe: false, participant: receipt.attrs.participant ?? null }));
+      try {
+        this.deps.network.request(this.sessionId, this.link, 'read', { keys });
+      } catch (err) {
+        this.deps.logger?.debug({ err, sessionId: this.sessionId }, 'a read receipt the network did not take');
+      }
+    }
     for (const id of ids) {
+      if (id && receipt.attrs.type !== 'retry') {
+        this.onTaken.get(id)?.();
+        this.onTaken.delete(id);
+      }
       const eventId = id ? this.awaitingAck.get(id) : undefined;
       if (!eventId) continue;
       this.awaitingAck.delete(id);
@@ -429,12 +599,38 @@ export class WaWebConnection {
 
   /** The device's ack of a receipt the network sent (a nack, `error=…`, is not one: the receipt stays pending). */
   private onAck(ack: BinaryNode): void {
+    if (ack.attrs.class === 'notification' && !ack.attrs.error) return this.onNotificationAck(ack.attrs.id);
+    if (ack.attrs.class === 'call' && !ack.attrs.error) {
+      const eventId = this.awaitingCallAck.get(ack.attrs.id);
+      this.awaitingCallAck.delete(ack.attrs.id);
+      if (eventId) this.deps.network.ack(this.sessionId, this.link, eventId);
+      return;
+    }
     if (ack.attrs.class !== 'receipt' || ack.attrs.error) return;
-    const key = receiptKey(ack.attrs.id, ack.attrs.type);
+    const key = receiptKey(ack.attrs.id, ack.attrs.type, ack.attrs.participant);
     const eventId = this.awaitingReceiptAck.get(key);
     if (!eventId) return;
     this.awaitingReceiptAck.delete(key);
     this.deps.network.ack(this.sessionId, this.link, eventId);
+  }
+
+  /** The device shows it is typing (or stopped) in a chat: the network's presence log (what its contacts would see). */
+  private onChatState(node: BinaryNode): void {
+    const state = devicePresence(node);
+    if (!state || this.phase !== 'open') return;
+    try {
+      this.deps.network.request(this.sessionId, this.link, 'presence', state);
+    } catch (err) {
+      this.deps.logger?.debug({ err, sessionId: this.sessionId }, 'a chat state the network did not take');
+    }
+  }
+
+  private onNotificationAck(id: string | undefined): void {
+    const waiting = id ? this.awaitingNotificationAck.get(id) : undefined;
+    if (!id || !waiting) return;
+    this.awaitingNotificationAck.delete(id);
+    waiting.open.delete(id);
+    if (waiting.open.size === 0) this.deps.network.ack(this.sessionId, this.link, waiting.eventId);
   }
 
   private onLogout(iq: BinaryNode): void {
@@ -524,8 +720,8 @@ export class WaWebConnection {
   }
 }
 
-function receiptKey(id: string | undefined, type: string | undefined): string {
-  return `${id ?? ''} ${type ?? ''}`;
+function receiptKey(id: string | undefined, type: string | undefined, participant?: string): string {
+  return `${id ?? ''} ${type ?? ''} ${participant ?? ''}`;
 }
 
 function nowSeconds(): string {
@@ -536,6 +732,29 @@ function nowSeconds(): string {
 function withDevice(jid: string, device: number): string {
   const [user, server] = jid.split('@');
   return `${user}:${device}@${server}`;
+}
+
+type SentContent =
+  | { type: 'text'; text: string }
+  | { type: 'poll'; poll: { name: string; options: string[]; selectableCount: number }; secret: Buffer }
+  | { type: 'reaction'; target: MessageKeyRef; emoji: string };
+
+/** What the network records of a message the device sent (text, poll with its secret, reaction); null for other kinds. */
+function sentContentOf(message: DecodedMessage, chatJid: string): SentContent | null {
+  const text = message.conversation || message.extendedTextMessage?.text;
+  if (text) return { type: 'text', text };
+  const poll = message.pollCreationMessageV3 ?? message.pollCreationMessageV2 ?? message.pollCreationMessage;
+  const secret = message.messageContextInfo?.messageSecret;
+  if (poll?.name && poll.options && secret) {
+    const options = poll.options.map((o) => o.optionName ?? '');
+    return { type: 'poll', poll: { name: poll.name, options, selectableCount: poll.selectableOptionsCount || 1 }, secret: Buffer.from(secret) };
+  }
+  const reaction = message.reactionMessage;
+  if (reaction?.key?.id && typeof reaction.text === 'string') {
+    const target = { waMessageId: reaction.key.id, chatJid, fromMe: Boolean(reaction.key.fromMe), participant: reaction.key.participant ?? null };
+    return { type: 'reaction', target, emoji: reaction.text };
+  }
+  return null;
 }
 
 function bufferOf(node: BinaryNode | undefined): Buffer | undefined {

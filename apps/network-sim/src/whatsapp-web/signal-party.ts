@@ -42,6 +42,30 @@ interface LibSignal {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const libsignal = require('libsignal') as LibSignal;
 
+/** Baileys' sender-key implementation (Signal's group cipher, as WhatsApp uses it); ESM, so required on first use. */
+interface SenderKeyRecordLike {
+  isEmpty(): boolean;
+}
+interface SenderKeyNameLike {
+  toString(): string;
+}
+interface GroupSignal {
+  SenderKeyName: new (groupId: string, sender: { id: string; deviceId: number }) => SenderKeyNameLike;
+  SenderKeyRecord: new () => SenderKeyRecordLike;
+  SenderKeyDistributionMessage: new (id: null, iteration: null, chainKey: null, signatureKey: null, serialized: Uint8Array) => unknown;
+  GroupSessionBuilder: new (store: unknown) => {
+    process(name: SenderKeyNameLike, message: unknown): Promise<void>;
+    create(name: SenderKeyNameLike): Promise<{ serialize(): Uint8Array }>;
+  };
+  GroupCipher: new (store: unknown, name: SenderKeyNameLike) => { encrypt(data: Uint8Array): Promise<Uint8Array>; decrypt(data: Uint8Array): Promise<Uint8Array> };
+}
+let groupSignal: GroupSignal | null = null;
+function loadGroupSignal(): GroupSignal {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  groupSignal ??= require('@whiskeysockets/baileys/lib/Signal/Group/index.js') as GroupSignal;
+  return groupSignal;
+}
+
 const withVersion = (key: Buffer) => (key.length === 33 ? key : Buffer.concat([Buffer.from([5]), key]));
 const withoutVersion = (key: Buffer) => (key.length === 33 ? Buffer.from(key).subarray(1) : Buffer.from(key));
 /** One-time pre-keys a contact offers at once; it makes more when they run out. */
@@ -64,6 +88,14 @@ export class SignalContact {
     removePreKey: async (id: number | string) => void this.preKeys.delete(Number(id)),
     loadSignedPreKey: async () => this.signedPreKey.keyPair,
   };
+  /** sender keys: this contact's own per group, and those group members distributed to it */
+  private readonly senderKeys = new Map<string, SenderKeyRecordLike>();
+  private readonly senderKeyStore = {
+    loadSenderKey: async (name: SenderKeyNameLike) => this.senderKeys.get(name.toString()) ?? new (loadGroupSignal().SenderKeyRecord)(),
+    storeSenderKey: async (name: SenderKeyNameLike, record: SenderKeyRecordLike) => void this.senderKeys.set(name.toString(), record),
+  };
+  /** groups whose sender key this contact has given to a device (`<group> <user>:<device>`) */
+  private readonly distributed = new Set<string>();
 
   /** `jid` is the contact's own (`<digits>@s.whatsapp.net`), `lid` its lid on the network (`<digits>@lid`). */
   constructor(
@@ -118,5 +150,48 @@ export class SignalContact {
     }
     const { type, body } = await new libsignal.SessionCipher(this.store, address).encrypt(plaintext);
     return { type: type === 3 ? 'pkmsg' : 'msg', ciphertext: Buffer.from(body, 'binary') };
+  }
+
+  // ---- groups: Signal sender keys (what Baileys' Signal/Group implements, and WhatsApp's phones) -----------------
+
+  /** Takes a sender key a group member's device (`user`, `device`) distributed (`axolotlSenderKeyDistributionMessage`). */
+  async receiveSenderKey(groupJid: string, user: string, device: number, distribution: Uint8Array): Promise<void> {
+    const g = loadGroupSignal();
+    const message = new g.SenderKeyDistributionMessage(null, null, null, null, distribution);
+    await new g.GroupSessionBuilder(this.senderKeyStore).process(new g.SenderKeyName(groupJid, { id: user, deviceId: device }), message);
+  }
+
+  /** Whether this contact holds a sender key of that device for that group (it can read its `skmsg`). */
+  hasSenderKeyOf(groupJid: string, user: string, device: number): boolean {
+    const g = loadGroupSignal();
+    const record = this.senderKeys.get(new g.SenderKeyName(groupJid, { id: user, deviceId: device }).toString());
+    return Boolean(record && !record.isEmpty());
+  }
+
+  /** Decrypts a device's `skmsg` to the group with the sender key it distributed before. */
+  async decryptGroup(groupJid: string, user: string, device: number, ciphertext: Uint8Array): Promise<Buffer> {
+    const g = loadGroupSignal();
+    return Buffer.from(await new g.GroupCipher(this.senderKeyStore, new g.SenderKeyName(groupJid, { id: user, deviceId: device })).decrypt(ciphertext));
+  }
+
+  /**
+   * Encrypts `plaintext` for the group with this contact's own sender key (made on first use). `distribution` is its
+   * sender key distribution message, to be sent 1:1 to a device that has not got it yet (`needsKey`).
+   */
+  async encryptGroup(groupJid: string, plaintext: Uint8Array): Promise<{ ciphertext: Buffer; distribution: Buffer }> {
+    const g = loadGroupSignal();
+    const name = new g.SenderKeyName(groupJid, { id: this.jid.split('@')[0], deviceId: 0 });
+    const distribution = Buffer.from((await new g.GroupSessionBuilder(this.senderKeyStore).create(name)).serialize());
+    const ciphertext = Buffer.from(await new g.GroupCipher(this.senderKeyStore, name).encrypt(plaintext));
+    return { ciphertext, distribution };
+  }
+
+  /** Whether a device (`user`, `device`) has taken this contact's sender key for the group (it acknowledged a message carrying it). */
+  gaveKeyTo(groupJid: string, user: string, device: number): boolean {
+    return this.distributed.has(`${groupJid} ${user}:${device}`);
+  }
+
+  keyTakenBy(groupJid: string, user: string, device: number): void {
+    this.distributed.add(`${groupJid} ${user}:${device}`);
   }
 }

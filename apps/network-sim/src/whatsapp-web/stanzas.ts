@@ -149,11 +149,19 @@ export function iqKey(iq: BinaryNode): string {
 
 /** The result (or error) IQ for one of the client's routine IQs. */
 export function answerIq(iq: BinaryNode, ctx: IqContext): BinaryNode {
-  const attrs = { id: iq.attrs.id, from: SERVER_JID };
   const answer = IQ_ANSWERS[iqKey(iq)];
-  try {
+  return iqReply(iq, () => {
     if (!answer) throw new IqError(501, 'feature-not-implemented');
-    const content = answer(iq, ctx);
+    return answer(iq, ctx);
+  });
+}
+
+/** The result IQ with what `produce` returns as its content, or the error IQ of the IqError it throws. */
+export function iqReply(iq: BinaryNode, produce: () => BinaryNode[] | undefined): BinaryNode {
+  // a group's IQ is answered by the group; the rest by the server
+  const attrs = { id: iq.attrs.id, from: iq.attrs.to?.endsWith('@g.us') ? iq.attrs.to : SERVER_JID };
+  try {
+    const content = produce();
     return { tag: 'iq', attrs: { ...attrs, type: 'result' }, ...(content ? { content } : {}) };
   } catch (err) {
     const error = err instanceof IqError ? err : new IqError(500, 'internal-server-error');

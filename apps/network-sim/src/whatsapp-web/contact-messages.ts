@@ -1,0 +1,80 @@
+/**
+ * What a contact's phone sends a WhatsApp Web device besides texts, as WhatsApp writes it: the sealed vote of a poll
+ * (`pollUpdateMessage`, the key derivation of Baileys' `decryptPollVote` run forwards), presence and chat state
+ * stanzas, and the call offer. The Signal layer (1:1 or sender key) is connection.ts's; these are the contents.
+ */
+import type { Presence } from '@app/contracts';
+import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { Baileys, BinaryNode } from './wa-kit';
+
+/** A WAProto Message as Baileys' encodeWAMessage takes it. */
+export type WaMessage = Parameters<Baileys['encodeWAMessage']>[0];
+
+/** The outer stanza of what a contact sends: id, sender, chat (its own jid 1:1, or a group), stanza type, seconds. */
+export interface ContactEnvelope {
+  id: string;
+  from: string;
+  chatJid: string;
+  /** `text`, `reaction`, `poll`, `media` (the `<message type>` WhatsApp uses) */
+  type: string;
+  t: number;
+}
+
+/** A message id as a phone draws one. */
+export function newStanzaId(): string {
+  return `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
+}
+
+/**
+ * A vote as the voter's phone seals it: AES-256-GCM under HMAC(HMAC(0³², secret), pollId ‖ creator ‖ voter ‖ "Poll
+ * Vote" ‖ 0x01), additional data `pollId \0 voter`, the options as SHA-256 of their names.
+ */
+export function sealPollVote(
+  baileys: Baileys,
+  input: { secret: Uint8Array; pollId: string; creatorJid: string; voterJid: string; options: string[] },
+): { encPayload: Buffer; encIv: Buffer } {
+  const sign = Buffer.concat([Buffer.from(input.pollId), Buffer.from(input.creatorJid), Buffer.from(input.voterJid), Buffer.from('Poll Vote'), Buffer.from([1])]);
+  const key0 = createHmac('sha256', Buffer.alloc(32)).update(input.secret).digest();
+  const key = createHmac('sha256', key0).update(sign).digest();
+  const encIv = randomBytes(12);
+  const selectedOptions = input.options.map((name) => createHash('sha256').update(name).digest());
+  const plain = baileys.proto.Message.PollVoteMessage.encode({ selectedOptions }).finish();
+  const cipher = createCipheriv('aes-256-gcm', key, encIv);
+  cipher.setAAD(Buffer.from(`${input.pollId}\u0000${input.voterJid}`));
+  const encPayload = Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+  return { encPayload, encIv };
+}
+
+/** `<presence from type>` for available / unavailable; `<chatstate from [participant]><composing|paused/>` otherwise. */
+export function presenceStanza(event: { chatJid: string; jid: string; presence: Presence }): BinaryNode {
+  const inGroup = event.chatJid !== event.jid;
+  if (event.presence === 'available' || event.presence === 'unavailable') {
+    return { tag: 'presence', attrs: { from: event.jid, type: event.presence } };
+  }
+  const state: BinaryNode =
+    event.presence === 'paused' ? { tag: 'paused', attrs: {} } : { tag: 'composing', attrs: event.presence === 'recording' ? { media: 'audio' } : {} };
+  return { tag: 'chatstate', attrs: { from: event.chatJid, ...(inGroup ? { participant: event.jid } : {}) }, content: [state] };
+}
+
+/** `<call from id t><offer call-id call-creator>[<video/>]<audio/></offer></call>`: a contact rings the device. */
+export function callOffer(id: string, event: { callId: string; from: string; isVideo: boolean }): BinaryNode {
+  const media: BinaryNode[] = [{ tag: 'audio', attrs: { enc: 'opus', rate: '16000' } }];
+  if (event.isVideo) media.push({ tag: 'video', attrs: { enc: 'vp8', dec: 'vp8' } });
+  return {
+    tag: 'call',
+    attrs: { from: event.from, id, t: String(Math.floor(Date.now() / 1000)) },
+    content: [{ tag: 'offer', attrs: { 'call-id': event.callId, 'call-creator': event.from }, content: media }],
+  };
+}
+
+/**
+ * What the device says with `<presence>` / `<chatstate>`, as SimNetwork's device presence (`composing` / `paused` in
+ * a chat); null for what the network does not log (its own availability).
+ */
+export function devicePresence(node: BinaryNode): { chatJid: string; presence: 'composing' | 'paused' } | null {
+  if (node.tag !== 'chatstate' || !node.attrs.to) return null;
+  const state = Array.isArray(node.content) ? (node.content[0] as BinaryNode | undefined) : undefined;
+  if (state?.tag === 'composing') return { chatJid: node.attrs.to, presence: 'composing' };
+  if (state?.tag === 'paused') return { chatJid: node.attrs.to, presence: 'paused' };
+  return null;
+}
