@@ -4,6 +4,7 @@ import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, Grou
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageStore, MessagingSettings } from '../messages/message-store';
 import { OutboundSender } from '../messages/outbound-sender';
+import { BacklogPacer, sessionRatePerMin } from '../messages/send-pacing';
 import {
   AuthStateFactory,
   QrBoard,
@@ -181,6 +182,7 @@ export class SessionRunner {
       live: () => (this.status === 'working' ? this.connection : null),
       sleep: deps.sleep,
       afterNetworkAck: deps.afterNetworkAck,
+      pacing: new BacklogPacer({ ratePerMin: () => sessionRatePerMin(deps.records, sessionId) }),
     });
     this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender });
     this.lookups = {
