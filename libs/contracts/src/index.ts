@@ -14,3 +14,4 @@ export * from './message-actions';
 export * from './group-admin';
 export * from './account-extras';
 export * from './session-proxy';
+export * from './media-actions';

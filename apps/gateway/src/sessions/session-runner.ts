@@ -434,12 +434,16 @@ export class SessionRunner {
     }
     let conn: EngineConnection;
     try {
+      // the proxy is read at every connect (a PATCH applies from the next one); a row that cannot be read fails the
+      // connect rather than connecting without the proxy the owner asked for
+      const proxyUrl = (await this.deps.records.find(this.sessionId))?.proxyUrl ?? null;
       conn = await this.deps.engine.connect({
         sessionId: this.sessionId,
         auth: this.auth,
         logger: this.log,
         onEvent: (event) => this.onEngineEvent(gen, event),
         lookups: this.lookups,
+        ...(proxyUrl ? { proxyUrl } : {}),
       });
     } catch (err) {
       if (gen === this.generation) await this.connectFailed(gen, this.failureReason(err instanceof Error ? err.message : String(err)));

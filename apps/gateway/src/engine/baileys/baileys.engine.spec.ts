@@ -1406,3 +1406,27 @@ describe('BaileysEngine presence subscriptions (issue 19 item 10)', () => {
     expect(t.socket.sendPresenceUpdate.mock.calls).toEqual([['composing', ALICE]]);
   });
 });
+
+describe('BaileysEngine session proxy (issue 19 item 10)', () => {
+  it("hands the session's proxy to Baileys as agent (the socket) and fetchAgent (media uploads); none without one", async () => {
+    const sockets: FakeSocket[] = [];
+    const engine = new BaileysEngine({
+      runtime: { initAuthCreds: () => fakeCreds(), makeCacheableSignalKeyStore: (s: SignalKeyStore) => s } as unknown as BaileysRuntime,
+      makeSocket: (config) => {
+        const socket = new FakeSocket(config);
+        sockets.push(socket);
+        return socket as unknown as WASocket;
+      },
+    });
+    const connect = (proxyUrl?: string | null) =>
+      engine.connect({ sessionId: 's', auth: new MemoryAuthState(), logger: pino({ level: 'silent' }), onEvent: async () => undefined, proxyUrl });
+    await connect('socks5://user:pw@127.0.0.1:1080');
+    await connect('http://127.0.0.1:3128');
+    await connect(null);
+    expect(sockets[0].config.agent?.constructor.name).toBe('SocksProxyAgent');
+    expect(sockets[0].config.fetchAgent).toBe(sockets[0].config.agent);
+    expect(sockets[1].config.agent?.constructor.name).toBe('HttpsProxyAgent');
+    expect(sockets[2].config).not.toHaveProperty('agent');
+    expect(sockets[2].config).not.toHaveProperty('fetchAgent');
+  });
+});

@@ -53,6 +53,7 @@ import {
 } from './baileys-mapping';
 import { messageContentFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
 import { ChatAddressing, chatNamedIn, lidsNamedIn, numbersFor, withNumbers } from './baileys-identity';
+import { proxyAgentFor } from './proxy-agent';
 import { SignalKeyCache } from './signal-key-cache';
 import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
 import { runInSessionContext } from '../session-context';
@@ -127,7 +128,7 @@ export class BaileysEngine implements SessionEngine {
     return this.options.waWebVersion?.inUse() ?? null;
   }
 
-  async connect({ sessionId, auth, onEvent: deliver, logger, lookups }: ConnectOptions): Promise<EngineConnection> {
+  async connect({ sessionId, auth, onEvent: deliver, logger, lookups, proxyUrl }: ConnectOptions): Promise<EngineConnection> {
     const runtime = this.options.runtime ?? loadBaileysRuntime();
     const version = this.options.waWebVersion ? (await this.options.waWebVersion.current()).version : null;
     // a 405 (this version refused) makes the next connect of any session read the version again
@@ -151,6 +152,8 @@ export class BaileysEngine implements SessionEngine {
     let connection: BaileysConnection | null = null;
     const fetchGroup = (jid: string) => connection?.fetchGroupForSend(jid) ?? Promise.resolve(undefined);
     const waWebSocketUrl = this.options.socketUrlFor?.(sessionId) ?? this.options.waWebSocketUrl;
+    // the session's proxy carries the socket and the media uploads (proxy-agent.ts)
+    const proxy = proxyUrl ? proxyAgentFor(proxyUrl) : null;
     // everything the socket does from now on (frames, timers, promises) runs in the session's context: a stray
     // rejection from inside Baileys is traced to this session (main.ts)
     const sock = runInSessionContext(sessionId, () => makeSocket({
@@ -160,6 +163,7 @@ export class BaileysEngine implements SessionEngine {
       ...(version ? { version } : {}),
       ...(waWebSocketUrl ? { waWebSocketUrl } : {}),
       ...(this.options.browser ? { browser: this.options.browser } : {}),
+      ...(proxy ? { agent: proxy, fetchAgent: proxy } : {}),
       // the phone keeps its notifications; a gateway is not a person reading chats
       markOnlineOnConnect: false,
       syncFullHistory: false,
