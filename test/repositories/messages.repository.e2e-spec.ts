@@ -244,4 +244,20 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(await messages.applyMemberAck(sessionId, other.waMessageId, bob, 'read', [])).toMatchObject({ row: { status: 'sent' }, moved: false });
     expect(await messages.applyMemberAck(sessionId, 'NOT-STORED', bob, 'read', members)).toBeNull();
   });
+
+  it('updateMediaRef replaces an inbound media reference (a re-upload), and nothing else', async () => {
+    const old = { engine: 'baileys', mediaType: 'image', directPath: '/v/t62/old', mediaKey: 'a2V5', url: null } as const;
+    const fresh = { ...old, directPath: '/v/t62/new', url: 'https://mmg.whatsapp.net/v/t62/new' };
+    const media = { mimetype: 'image/jpeg', size: 3, filename: null, caption: null };
+    const image = (await messages.insert(outbound({ direction: 'in', status: 'received', type: 'image', text: null, media, mediaRef: old })))!;
+    expect(await messages.updateMediaRef(image.id, fresh)).toBe(true);
+    expect(await messages.findById(image.id)).toMatchObject({ id: image.id, mediaRef: fresh, media, status: 'received' });
+    // an outbound row, a row without media and an unknown id are left alone
+    const out = (await messages.insertOutbound(outbound({ type: 'image', text: null, media }), Buffer.from('png')))!;
+    expect(await messages.updateMediaRef(out.id, fresh)).toBe(false);
+    const text = (await messages.insert(outbound({ direction: 'in', status: 'received' })))!;
+    expect(await messages.updateMediaRef(text.id, fresh)).toBe(false);
+    expect((await messages.findById(text.id))?.mediaRef).toBeNull();
+    expect(await messages.updateMediaRef('msg_unknown', fresh)).toBe(false);
+  });
 });

@@ -105,7 +105,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
           {
             engine,
             authState: (sessionId) => createPgAuthStateStore(authKeys, box, sessionId),
-            records: new PgSessionRecords(c.GATEWAY_ID, sessions, groups),
+            records: new PgSessionRecords(c.GATEWAY_ID, sessions, groups, box),
             events,
             leases,
             qr,

@@ -980,6 +980,11 @@ export interface components {
             ratePerHour?: number;
             /** @description (on create, default false) */
             isAdminSession?: boolean;
+            /**
+             * @description the outbound proxy the session connects to WhatsApp through (http, https, socks4, socks4a, socks5, socks5h); stored encrypted, shown with its credentials masked; null removes it
+             * @example socks5://user:secret@proxy.example:1080
+             */
+            proxyUrl?: string | null;
             /** @example Support line */
             label: string;
         };
@@ -1016,6 +1021,11 @@ export interface components {
              * @description epoch ms
              */
             lastConnectedAt: number | null;
+            /**
+             * @description the outbound proxy with its credentials masked; null: direct
+             * @example socks5://***@proxy.example:1080
+             */
+            proxyUrl: string | null;
         };
         SessionPage: {
             data: components["schemas"]["SessionResponse"][];
@@ -1032,6 +1042,11 @@ export interface components {
             ratePerHour?: number;
             /** @description (on create, default false) */
             isAdminSession?: boolean;
+            /**
+             * @description the outbound proxy the session connects to WhatsApp through (http, https, socks4, socks4a, socks5, socks5h); stored encrypted, shown with its credentials masked; null removes it
+             * @example socks5://user:secret@proxy.example:1080
+             */
+            proxyUrl?: string | null;
             label?: string;
         };
         RequestCodeDto: {

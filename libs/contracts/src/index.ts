@@ -13,3 +13,5 @@ export * from './chats';
 export * from './message-actions';
 export * from './group-admin';
 export * from './account-extras';
+export * from './session-proxy';
+export * from './media-actions';

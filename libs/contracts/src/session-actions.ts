@@ -3,6 +3,7 @@ import type { ChatActionMap } from './chats';
 import type { ContactActionMap } from './contacts';
 import type { GroupActionMap } from './group-admin';
 import type { MessageActionMap } from './message-actions';
+import type { MediaActionMap } from './media-actions';
 
 /**
  * Every operation on a connected session that needs the network and answers at once (CONTRACT 12 and 13): look a
@@ -21,7 +22,7 @@ import type { MessageActionMap } from './message-actions';
  * Each entry: `{ args, result }`, both JSON-able (they cross Redis and the simulator's WebSocket). An engine refuses an
  * operation WhatsApp refuses with a DomainError (`conflict` for "not allowed now", `validation_error` for bad input).
  */
-export type SessionActionMap = ContactActionMap & ChatActionMap & MessageActionMap & GroupActionMap & AccountExtrasActionMap;
+export type SessionActionMap = ContactActionMap & ChatActionMap & MessageActionMap & GroupActionMap & AccountExtrasActionMap & MediaActionMap;
 
 export type SessionActionName = keyof SessionActionMap & string;
 export type SessionActionArgs<A extends SessionActionName> = SessionActionMap[A] extends { args: infer T } ? T : never;

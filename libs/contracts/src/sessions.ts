@@ -28,6 +28,8 @@ export interface SessionView {
   createdAt: number;
   updatedAt: number;
   lastConnectedAt: number | null;
+  /** the session's outbound proxy with its credentials masked (`socks5://***@proxy.example:1080`), null: direct */
+  proxyUrl: string | null;
 }
 
 /** Exactly the seed's 2.2 field list. */

@@ -8,12 +8,16 @@ import { MediaFetcher } from './media-fetcher';
 import { MEDIA_SOURCE, MediaSourceByEngine } from './media-source.provider';
 import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
+import { MediaReupload } from './media-reupload';
+import { SessionsModule } from '../sessions/sessions.module';
 
 /** Sending (rates, idempotency, media) and the message log. */
 @Module({
+  imports: [SessionsModule],
   controllers: [MessagesController],
   providers: [
     MessagesService,
+    MediaReupload,
     { provide: SendRateLimiter, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new SendRateLimiter(redis, keys) },
     { provide: SendSignal, inject: [RedisKeys], useFactory: (keys: RedisKeys) => new SendSignal(keys) },
     {

@@ -3,6 +3,8 @@ import { DomainError } from '@app/contracts';
 import type { MessageRow, MessagesRepository, SessionsRepository } from '@app/database';
 import { MediaUnavailableError, type MediaSource } from '@app/media';
 import { MessagesService } from './messages.service';
+import { MediaReupload } from './media-reupload';
+import type { SessionActions } from '../sessions/session-actions';
 
 /** GET …/media of an inbound message: what the network's answer becomes for the caller. */
 describe('MessagesService.media', () => {
@@ -22,6 +24,7 @@ describe('MessagesService.media', () => {
       { open },
       null as never,
       null as never,
+      new MediaReupload(null as never, null as never, { open }),
     );
   const codeOf = (err: unknown) => (err instanceof DomainError ? err.code : String(err));
 
@@ -43,5 +46,70 @@ describe('MessagesService.media', () => {
     }).media('org_1', 'ses_1', 'msg_1').catch((e: unknown) => e);
     expect(codeOf(err)).toBe('gateway_unavailable');
     expect((err as DomainError).details).toMatchObject({ messageId: 'msg_1', reason: 'connect ECONNREFUSED 127.0.0.1:4010' });
+  });
+});
+
+/** Issue 19 item 9: media the CDN dropped is asked of the sender's phone through the live session, then served. */
+describe('MessagesService.media re-upload', () => {
+  const expiredRef = { engine: 'baileys', mediaType: 'image', directPath: '/v/t62/old', mediaKey: 'a2V5', url: 'https://mmg.whatsapp.net/v/t62/old' } as const;
+  const inbound = {
+    id: 'msg_1',
+    sessionId: 'ses_1',
+    waMessageId: 'WA1',
+    chatJid: '120363000000000001@g.us',
+    from: '15550001111@s.whatsapp.net',
+    direction: 'in',
+    media: { mimetype: 'image/jpeg', size: 3, filename: null, caption: null },
+    mediaRef: expiredRef,
+  } as unknown as MessageRow;
+
+  function setup(answer: () => Promise<unknown>) {
+    const performed: unknown[][] = [];
+    const stored: unknown[][] = [];
+    const opened: unknown[] = [];
+    const open: MediaSource['open'] = async (ref) => {
+      opened.push(ref);
+      if (ref.engine === 'baileys' && ref.directPath === '/v/t62/old') throw new MediaUnavailableError('WhatsApp no longer has this image (HTTP 410)');
+      return Readable.from([Buffer.from('abc')]);
+    };
+    const actions = { perform: async (...args: unknown[]) => (performed.push(args), answer()) } as unknown as SessionActions;
+    const messages = { findInOrganization: async () => inbound, updateMediaRef: async (...args: unknown[]) => (stored.push(args), true) } as unknown as MessagesRepository;
+    const service = new MessagesService(
+      { findInOrganization: async () => ({ id: 'ses_1' }) } as unknown as SessionsRepository,
+      messages,
+      null as never,
+      null as never,
+      null as never,
+      { open },
+      null as never,
+      null as never,
+      new MediaReupload(actions, messages, { open }),
+    );
+    return { service, performed, stored, opened };
+  }
+  const codeOf = (err: unknown) => (err instanceof DomainError ? err.code : String(err));
+
+  it('asks the phone again, stores the new reference and streams from it', async () => {
+    const fresh = { ...expiredRef, directPath: '/v/t62/new', url: 'https://mmg.whatsapp.net/v/t62/new' };
+    const t = setup(async () => ({ ref: fresh }));
+    const got = await t.service.media('org_1', 'ses_1', 'msg_1');
+    expect(got).toMatchObject({ mimetype: 'image/jpeg', length: 3 });
+    expect(t.performed).toEqual([
+      ['org_1', 'ses_1', 'media.reupload', { waMessageId: 'WA1', chatJid: '120363000000000001@g.us', fromMe: false, participant: '15550001111@s.whatsapp.net', ref: expiredRef }],
+    ]);
+    expect(t.stored).toEqual([['msg_1', fresh]]);
+    expect(t.opened).toEqual([expiredRef, fresh]);
+  });
+
+  it('is 404 when the phone no longer has it; 409 / 503 from the session pass through', async () => {
+    const gone = setup(async () => Promise.reject(new DomainError('not_found', "the sender's phone could not upload the media again")));
+    const err = await gone.service.media('org_1', 'ses_1', 'msg_1').catch((e: unknown) => e);
+    expect(codeOf(err)).toBe('not_found');
+    expect((err as Error).message).toContain('HTTP 410');
+    expect(gone.stored).toEqual([]);
+    for (const code of ['conflict', 'gateway_unavailable'] as const) {
+      const t = setup(async () => Promise.reject(new DomainError(code, 'session not working')));
+      expect(codeOf(await t.service.media('org_1', 'ses_1', 'msg_1').catch((e: unknown) => e))).toBe(code);
+    }
   });
 });

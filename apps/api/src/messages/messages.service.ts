@@ -14,6 +14,7 @@ import type { MessageQueryDto } from './dto/message.dto';
 import { SendMediaDto, SendMessageDto } from './dto/send-message.dto';
 import { MediaFetcher, mediaTooLarge } from './media-fetcher';
 import { MEDIA_SOURCE } from './media-source.provider';
+import { MediaReupload } from './media-reupload';
 import { newWaMessageId } from './wa-message-id';
 
 /** A repeated Idempotency-Key returns the first message for this long; after it the key is free again. */
@@ -48,6 +49,7 @@ export class MessagesService {
     @Inject(MEDIA_SOURCE) private readonly mediaSource: MediaSource,
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
     private readonly config: ApiConfig,
+    private readonly reupload: MediaReupload,
   ) {}
 
   /**
@@ -164,14 +166,26 @@ export class MessagesService {
     }
     if (!message.mediaRef) throw gone('the network gave no reference to it');
     try {
-      return { body: await this.mediaSource.open(message.mediaRef), mimetype, length: message.media.size, filename };
+      return { body: await this.openInbound(organizationId, message), mimetype, length: message.media.size, filename };
     } catch (err) {
       if (err instanceof MediaUnavailableError) throw gone(err.message);
+      // the re-upload's answers: 409 (the session is not working), 503 (no live gateway)
+      if (err instanceof DomainError) throw err;
       // the network (WhatsApp's CDN, the simulator) did not answer: a retry may work, so not a 404 and not our bug
       throw new DomainError('gateway_unavailable', 'the network that holds this media cannot be reached right now; retry later', {
         messageId,
         reason: err instanceof Error ? err.message : String(err),
       });
+    }
+  }
+
+  /** From the network; media the CDN dropped is asked of the sender's phone again (media-reupload.ts). */
+  private async openInbound(organizationId: string, message: MessageRow): Promise<Readable> {
+    try {
+      return await this.mediaSource.open(message.mediaRef!);
+    } catch (err) {
+      if (err instanceof MediaUnavailableError) return this.reupload.open(organizationId, message, err);
+      throw err;
     }
   }
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { CommandMap, CommandName, DomainError, GroupView, SESSION_DEFAULTS, SessionQr, SessionView } from '@app/contracts';
+import { CommandMap, CommandName, DomainError, GroupView, maskProxyUrl, SESSION_DEFAULTS, SessionQr, SessionView } from '@app/contracts';
+import { SecretBox } from '@app/crypto';
 import { GroupsRepository, newId, Session, SessionSettingsPatch, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { CommandBus, GatewayDirectory, RedisQrBoard, SessionPlacement } from '@app/fleet';
@@ -28,7 +29,15 @@ export class SessionsService {
     private readonly events: EventPublisher,
     private readonly qrBoard: RedisQrBoard,
     private readonly quotas: OrganizationQuotas,
+    private readonly box: SecretBox,
   ) {}
+
+  /** The proxy URL as stored: sealed for the gateway, masked for the view; null (or absent) removes it. */
+  private proxyColumns(proxyUrl: string | null | undefined): Pick<SessionSettingsPatch, 'proxyUrlSealed' | 'proxyUrlShown'> {
+    if (proxyUrl === undefined) return {};
+    if (proxyUrl === null) return { proxyUrlSealed: null, proxyUrlShown: null };
+    return { proxyUrlSealed: this.box.encrypt(proxyUrl), proxyUrlShown: maskProxyUrl(proxyUrl) };
+  }
 
   /**
    * Within the organization's quota and fair share of the fleet (403), placed on the live gateway with the most room
@@ -62,6 +71,7 @@ export class SessionsService {
             createdAt: now,
             updatedAt: now,
             lastConnectedAt: null,
+            ...this.proxyColumns(body.proxyUrl),
           },
           tx,
         );
@@ -91,6 +101,7 @@ export class SessionsService {
     for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession'] as const) {
       if (body[key] !== undefined) (patch as Record<string, unknown>)[key] = body[key];
     }
+    Object.assign(patch, this.proxyColumns(body.proxyUrl));
     await this.sessions.patchSettings(session.id, patch);
     return this.view(organizationId, id);
   }

@@ -199,6 +199,8 @@ export interface ConnectOptions {
   logger: Logger;
   /** absent in older callers: the engine then answers retries and group sends without a store */
   lookups?: EngineLookups;
+  /** the session's outbound proxy (http, https, socks4/5 URL); absent or null: direct. The sim engine ignores it */
+  proxyUrl?: string | null;
 }
 
 export interface SessionEngine {

@@ -4,6 +4,7 @@ import { toMessageView } from '@app/database';
 import type { EngineConnection } from '../engine/engine.interface';
 import type { SessionEvent, SessionEventSink } from '../sessions/session-ports';
 import { isGroupJid, MessageRow, MessageStore, MessagingSettings } from './message-store';
+import type { SendPacing } from './send-pacing';
 
 /** Errors from the network that a resend cannot heal: the message fails at once instead of blocking the queue. */
 const PERMANENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['validation_error', 'not_found', 'payload_too_large', 'forbidden']);
@@ -28,6 +29,8 @@ export interface OutboundSenderDeps {
   sleep?: (ms: number) => Promise<void>;
   /** fault injection (GATEWAY_FAULT=crash-after-send): runs after the network took a send, before it is recorded */
   afterNetworkAck?: () => void;
+  /** spaces the sends of a backlog (send-pacing.ts); without one, rows are sent back to back */
+  pacing?: SendPacing;
 }
 
 /** A queued row that cannot become a network message (its media bytes or its reaction target are gone). */
@@ -144,6 +147,7 @@ export class OutboundSender {
         const conn = this.deps.live();
         // resumes when the session is `working` again
         if (!conn) return;
+        if (!(await this.pace(conn, row))) return;
         if (!(await this.sendOne(conn, row, presenceTyping))) return;
       }
       if (batch.length < DRAIN_BATCH) return;
@@ -181,6 +185,7 @@ export class OutboundSender {
       return false;
     }
     this.deps.afterNetworkAck?.();
+    this.deps.pacing?.sent(conn, this.clock());
     await this.exclusive(async () => {
       // one statement records the send and its message.sent: the Message is the queued row as the update leaves it
       // (nothing else changes a queued row's Message fields), with the updatedAt the statement writes
@@ -193,6 +198,14 @@ export class OutboundSender {
       if (recorded?.heldAck) await this.ack(row.waMessageId, recorded.heldAck);
     });
     return true;
+  }
+
+  /** Waits what the pacing policy asks before this row; false when the connection changed meanwhile. */
+  private async pace(conn: EngineConnection, row: MessageRow): Promise<boolean> {
+    const wait = this.deps.pacing ? await this.deps.pacing.delayBefore(row, conn, this.clock()) : 0;
+    if (wait <= 0) return true;
+    await this.sleep(wait);
+    return this.deps.live() === conn;
   }
 
   private async showTyping(conn: EngineConnection, chatJid: string, text: string): Promise<void> {

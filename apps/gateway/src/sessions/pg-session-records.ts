@@ -1,5 +1,6 @@
 import type { GroupChanges, GroupNetwork, GroupNetworkParticipant } from '@app/contracts';
 import type { GroupsRepository, SessionsRepository } from '@app/database';
+import type { SecretBox } from '@app/crypto';
 import type { GroupInfo } from '../engine/engine.interface';
 import type { SessionRecord, SessionRecordPatch, SessionRecords } from './session-ports';
 
@@ -9,10 +10,14 @@ export class PgSessionRecords implements SessionRecords {
     private readonly gatewayId: string,
     private readonly sessions: SessionsRepository,
     private readonly groups: GroupsRepository,
+    /** opens the sealed proxy URL; without it a session's proxy is not read */
+    private readonly box?: SecretBox,
   ) {}
 
-  find(sessionId: string): Promise<SessionRecord | null> {
-    return this.sessions.findRuntime(sessionId);
+  async find(sessionId: string): Promise<SessionRecord | null> {
+    const row = await this.sessions.findRuntime(sessionId);
+    if (!row) return null;
+    return { ...row, proxyUrl: row.proxyUrlSealed && this.box ? this.box.decrypt(row.proxyUrlSealed) : null };
   }
 
   update(sessionId: string, patch: SessionRecordPatch, leaseToken: number | null): Promise<boolean> {

@@ -8,7 +8,10 @@ import type { AuthStateStore, GroupInfo } from '../engine/engine.interface';
  */
 
 /** The fields of a session row a runner reads at start. */
-export type SessionRecord = SessionRuntimeRow;
+export type SessionRecord = SessionRuntimeRow & {
+  /** the session's proxy URL, opened (PgSessionRecords decrypts `proxyUrlSealed`); null or absent: direct */
+  proxyUrl?: string | null;
+};
 /** The fields a runner writes. */
 export type SessionRecordPatch = SessionRuntimePatch;
 

@@ -5,6 +5,7 @@ import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/i
 import type { MessageStore, MessagingSettings } from '../messages/message-store';
 import type { ContactBook } from '../contacts/contact-book';
 import { OutboundSender } from '../messages/outbound-sender';
+import { BacklogPacer, sessionRatePerMin } from '../messages/send-pacing';
 import {
   AuthStateFactory,
   QrBoard,
@@ -184,6 +185,7 @@ export class SessionRunner {
       live: () => (this.status === 'working' ? this.connection : null),
       sleep: deps.sleep,
       afterNetworkAck: deps.afterNetworkAck,
+      pacing: new BacklogPacer({ ratePerMin: () => sessionRatePerMin(deps.records, sessionId) }),
     });
     this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender, contacts: deps.contacts });
     this.lookups = {
@@ -435,12 +437,16 @@ export class SessionRunner {
     }
     let conn: EngineConnection;
     try {
+      // the proxy is read at every connect (a PATCH applies from the next one); a row that cannot be read fails the
+      // connect rather than connecting without the proxy the owner asked for
+      const proxyUrl = (await this.deps.records.find(this.sessionId))?.proxyUrl ?? null;
       conn = await this.deps.engine.connect({
         sessionId: this.sessionId,
         auth: this.auth,
         logger: this.log,
         onEvent: (event) => this.onEngineEvent(gen, event),
         lookups: this.lookups,
+        ...(proxyUrl ? { proxyUrl } : {}),
       });
     } catch (err) {
       if (gen === this.generation) await this.connectFailed(gen, this.failureReason(err instanceof Error ? err.message : String(err)));

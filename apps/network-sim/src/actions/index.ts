@@ -1,6 +1,7 @@
 import { DomainError, type SessionActionHandlers } from '@app/contracts';
 import { CONTACT_SIM_ACTIONS } from './contacts';
 import type { SimActionScope } from './scope';
+import { MEDIA_SIM_ACTIONS } from './media';
 
 /**
  * How the simulator plays each operation of SessionActionMap (libs/contracts/src/session-actions.ts) asked by a device
@@ -9,6 +10,7 @@ import type { SimActionScope } from './scope';
  */
 export const SIM_ACTIONS: SessionActionHandlers<SimActionScope> = {
   ...CONTACT_SIM_ACTIONS,
+  ...MEDIA_SIM_ACTIONS,
 };
 
 export function performSimAction(scope: SimActionScope, action: unknown, args: unknown): unknown {

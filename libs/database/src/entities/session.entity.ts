@@ -24,4 +24,8 @@ export class Session {
   @Column({ name: 'last_connected_at', type: 'timestamptz', nullable: true }) lastConnectedAt: Date | null;
   /** why the session is in its status (the last `session.status` reason); not part of the API's Session view */
   @Column({ name: 'last_reason', type: 'text', nullable: true }) lastReason?: string | null;
+  /** the session's proxy URL sealed with SecretBox (only the gateway opens it); null: direct */
+  @Column({ name: 'proxy_url', type: 'text', nullable: true }) proxyUrlSealed?: string | null;
+  /** the same URL with its credentials masked: what the API shows */
+  @Column({ name: 'proxy_url_shown', type: 'text', nullable: true }) proxyUrlShown?: string | null;
 }

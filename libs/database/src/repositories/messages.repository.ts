@@ -590,6 +590,18 @@ export class MessagesRepository {
     );
     return rows.map((r) => ({ waMessageId: r.wa_message_id, status: r.held_ack }));
   }
+
+  /**
+   * An inbound message's media reference after the sender's phone uploaded the media again (issue 19 item 9): the
+   * new CDN path replaces the expired one. Inbound rows only; false when there is no such row.
+   */
+  async updateMediaRef(id: string, ref: MediaRef): Promise<boolean> {
+    const [, affected]: [unknown, number] = await this.db.query(
+      `UPDATE messages SET media_ref = $2 WHERE id = $1 AND direction = 'in' AND media_ref IS NOT NULL`,
+      [id, json(ref)],
+    );
+    return affected === 1;
+  }
 }
 
 /** The row an `UPDATE … RETURNING` of at most one row changed. TypeORM answers an UPDATE with `[rows, affected]`. */

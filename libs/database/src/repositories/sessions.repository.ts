@@ -17,6 +17,10 @@ export interface SessionRuntimeRow {
   autoRead: boolean;
   /** show "typing…" before each text */
   presenceTyping: boolean;
+  /** sends per minute: also the pace of a backlog after an outage (always read; optional for callers that build rows) */
+  ratePerMin?: number;
+  /** the proxy URL sealed with SecretBox, or null (direct) */
+  proxyUrlSealed?: string | null;
 }
 
 /** What a gateway writes about the session it holds. */
@@ -40,7 +44,7 @@ export interface RuntimeFence {
 }
 
 /** What an owner may change through the API. */
-export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession'>>;
+export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession' | 'proxyUrlSealed' | 'proxyUrlShown'>>;
 
 interface SessionRuntimeColumns {
   id: string;
@@ -50,6 +54,8 @@ interface SessionRuntimeColumns {
   phone_number: string | null;
   auto_read: boolean;
   presence_typing: boolean;
+  rate_per_min: number;
+  proxy_url: string | null;
 }
 
 const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
@@ -79,6 +85,8 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
   phoneNumber: r.phone_number,
   autoRead: r.auto_read,
   presenceTyping: r.presence_typing,
+  ratePerMin: r.rate_per_min,
+  proxyUrlSealed: r.proxy_url,
 });
 
 /**
@@ -188,7 +196,7 @@ export class SessionsRepository {
 
   async findRuntime(id: string): Promise<SessionRuntimeRow | null> {
     const rows: SessionRuntimeColumns[] = await this.db.query(
-      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing FROM sessions WHERE id = $1',
+      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, rate_per_min, proxy_url FROM sessions WHERE id = $1',
       [id],
     );
     return rows[0] ? toRuntimeRow(rows[0]) : null;

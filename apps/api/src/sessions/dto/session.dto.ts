@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsInt, IsNotEmpty, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-import { SESSION_DEFAULTS, SESSION_STATUSES } from '@app/contracts';
+import { PROXY_URL_PATTERN, SESSION_DEFAULTS, SESSION_STATUSES } from '@app/contracts';
 
 const present = (_: object, v: unknown) => v !== undefined;
 
@@ -25,6 +25,17 @@ class SessionSettingsDto {
   @ApiPropertyOptional({ description: `(on create, default ${SESSION_DEFAULTS.isAdminSession})` })
   @ValidateIf(present) @IsBoolean()
   isAdminSession?: boolean;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 2048,
+    example: 'socks5://user:secret@proxy.example:1080',
+    description: 'the outbound proxy the session connects to WhatsApp through (http, https, socks4, socks4a, socks5, socks5h); stored encrypted, shown with its credentials masked; null removes it',
+  })
+  @ValidateIf((_: object, v: unknown) => v !== undefined && v !== null) @IsString() @MaxLength(2048)
+  @Matches(PROXY_URL_PATTERN, { message: 'proxyUrl must be an http, https, socks4, socks4a, socks5 or socks5h URL: scheme://[user[:password]@]host[:port]' })
+  proxyUrl?: string | null;
 }
 
 export class CreateSessionDto extends SessionSettingsDto {
@@ -63,6 +74,7 @@ export class SessionResponse {
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) createdAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) updatedAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms' }) lastConnectedAt: number | null;
+  @ApiProperty({ type: String, nullable: true, example: 'socks5://***@proxy.example:1080', description: 'the outbound proxy with its credentials masked; null: direct' }) proxyUrl: string | null;
 }
 
 export class SessionPage {

@@ -79,6 +79,9 @@ class FakeSocket {
     }),
   );
   sendPresenceUpdate = jest.fn(async (_type: WAPresence, _toJid?: string): Promise<void> => undefined);
+  presenceSubscribe = jest.fn(async (_toJid: string): Promise<void> => undefined);
+  /** Baileys' LID mapping store, when a test gives one (the engine resolves LIDs through it) */
+  signalRepository: { lidMapping: { getPNsForLIDs: (lids: string[]) => Promise<Array<{ lid: string; pn: string }> | null> } } | undefined = undefined;
   readMessages = jest.fn(async (_keys: WAMessageKey[]): Promise<void> => undefined);
   requestPairingCode = jest.fn(async (): Promise<string> => 'ABCD1234');
   logout = jest.fn(async () => {
@@ -684,6 +687,9 @@ describe('BaileysEngine send', () => {
       ['composing', ALICE],
       ['paused', ALICE],
     ]);
+    // subscribed to the chat's presence before "typing…", as WhatsApp Web does
+    expect(t.socket.presenceSubscribe.mock.calls).toEqual([[ALICE]]);
+    expect(t.socket.presenceSubscribe.mock.invocationCallOrder[0]).toBeLessThan(t.socket.sendPresenceUpdate.mock.invocationCallOrder[0]);
     expect(t.socket.readMessages.mock.calls).toEqual([
       [
         [
@@ -1226,5 +1232,201 @@ describe('BaileysEngine session context', () => {
     await ticked;
     expect(seen).toEqual(['ses_ctx', 'ses_ctx']);
     expect(currentSessionId()).toBeNull();
+  });
+});
+
+describe('BaileysEngine one identity per contact (issue 19 item 7)', () => {
+  const ALICE_LID = '77700011112222@lid';
+  const BOB_LID = '88800011112222@lid';
+  const STRANGER_LID = '99900011112222@lid';
+
+  /** Baileys' LID mapping store: pn carries the LID's device part, as `getPNsForLIDs` answers */
+  function lidStore(t: Harness, pairs: Record<string, string>, asked: string[][] = []) {
+    t.socket.signalRepository = {
+      lidMapping: {
+        getPNsForLIDs: async (lids: string[]) => {
+          asked.push(lids);
+          const found = lids.filter((lid) => pairs[lid]).map((lid) => ({ lid, pn: pairs[lid].replace('@', ':0@') }));
+          return found.length ? found : null;
+        },
+      },
+    };
+    return asked;
+  }
+
+  function text(key: WAMessageKey, body: string): WAMessage {
+    return { key, message: { conversation: body }, messageTimestamp: 1_700_000_000 };
+  }
+
+  const until = async (check: () => boolean) => {
+    for (let i = 0; i < 50 && !check(); i += 1) await flush();
+    expect(check()).toBe(true);
+  };
+
+  it('reports a LID sender without its number by the number the LID store holds, in 1:1 chats, groups, reactions, receipts and presence', async () => {
+    const t = await opened();
+    const asked = lidStore(t, { [ALICE_LID]: ALICE, [BOB_LID]: BOB });
+    t.socket.emit('messages.upsert', { type: 'notify', messages: [text({ remoteJid: ALICE_LID, id: 'M1', fromMe: false }, 'hi')] });
+    t.socket.emit('messages.upsert', {
+      type: 'notify',
+      messages: [{ ...text({ remoteJid: GROUP, participant: BOB_LID, id: 'M2', fromMe: false }, 'in the group'), message: { extendedTextMessage: { text: 'in the group', contextInfo: { mentionedJid: [ALICE_LID, STRANGER_LID] } } } }],
+    });
+    t.socket.emit('messages.reaction', [{ key: { remoteJid: ALICE_LID, id: 'OUT1', fromMe: true }, reaction: { key: { remoteJid: ALICE_LID, id: 'R1', fromMe: false }, text: '👍' } }]);
+    t.socket.emit('messages.update', [{ key: { remoteJid: ALICE_LID, id: 'OUT1', fromMe: true }, update: { status: 4 } }]);
+    t.socket.emit('presence.update', { id: ALICE_LID, presences: { [ALICE_LID]: { lastKnownPresence: 'composing' } } });
+    t.socket.emit('messages.upsert', { type: 'notify', messages: [text({ remoteJid: STRANGER_LID, id: 'M3', fromMe: false }, 'who am I')] });
+    await until(() => t.events.length === 6);
+    expect(t.events).toEqual([
+      { type: 'message', message: expect.objectContaining({ id: 'M1', from: ALICE, chatJid: ALICE }) },
+      { type: 'message', message: expect.objectContaining({ id: 'M2', from: BOB, chatJid: GROUP, mentions: [ALICE, STRANGER_LID] }) },
+      { type: 'reaction', waMessageId: 'OUT1', chatJid: ALICE, from: ALICE, emoji: '👍', fromMe: false },
+      { type: 'receipt', waMessageId: 'OUT1', chatJid: ALICE, status: 'read' },
+      { type: 'presence', chatJid: ALICE, jid: ALICE, presence: 'composing' },
+      // a LID the store does not know stays a LID: never guessed
+      { type: 'message', message: expect.objectContaining({ id: 'M3', from: STRANGER_LID, chatJid: STRANGER_LID }) },
+    ]);
+    expect(asked[0]).toEqual([ALICE_LID]);
+  });
+
+  it('keeps Baileys order while a LID is looked up, and hands the event over unresolved when the store fails', async () => {
+    const t = await opened();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let fail = false;
+    t.socket.signalRepository = {
+      lidMapping: {
+        getPNsForLIDs: async (lids: string[]) => {
+          await gate;
+          if (fail) throw new Error('key store down');
+          return lids.map((lid) => ({ lid, pn: ALICE }));
+        },
+      },
+    };
+    t.socket.emit('messages.upsert', { type: 'notify', messages: [text({ remoteJid: ALICE_LID, id: 'FIRST', fromMe: false }, 'one')] });
+    t.socket.emit('messages.upsert', { type: 'notify', messages: [text({ remoteJid: BOB, id: 'SECOND', fromMe: false }, 'two')] });
+    await flush();
+    expect(t.events).toEqual([]);
+    release();
+    await until(() => t.events.length === 2);
+    expect(t.events.map((e) => (e.type === 'message' ? [e.message.id, e.message.from] : null))).toEqual([
+      ['FIRST', ALICE],
+      ['SECOND', BOB],
+    ]);
+    fail = true;
+    t.socket.emit('messages.upsert', { type: 'notify', messages: [text({ remoteJid: ALICE_LID, id: 'THIRD', fromMe: false }, 'three')] });
+    await until(() => t.events.length === 3);
+    expect(t.events[2]).toEqual({ type: 'message', message: expect.objectContaining({ id: 'THIRD', from: ALICE_LID }) });
+  });
+
+  it('a number WhatsApp gives beside the LID needs no lookup', async () => {
+    const t = await opened();
+    const asked = lidStore(t, {});
+    t.socket.emit('messages.upsert', { type: 'notify', messages: [text({ remoteJid: ALICE_LID, remoteJidAlt: ALICE, id: 'M1', fromMe: false }, 'hi')] });
+    await until(() => t.events.length === 1);
+    expect(t.events[0]).toEqual({ type: 'message', message: expect.objectContaining({ from: ALICE, chatJid: ALICE }) });
+    expect(asked).toEqual([]);
+  });
+
+  it('replies, quotes, reactions, read receipts and typing go to a chat in the form WhatsApp addresses it by', async () => {
+    const t = await opened();
+    lidStore(t, { [BOB_LID]: BOB });
+    // Alice's chat comes as LID with her number beside it; Bob's as a bare LID the store resolves; a group member by LID
+    t.socket.emit('messages.upsert', {
+      type: 'notify',
+      messages: [
+        text({ remoteJid: ALICE_LID, remoteJidAlt: ALICE, id: 'A1', fromMe: false }, 'hi'),
+        text({ remoteJid: BOB_LID, id: 'B1', fromMe: false }, 'yo'),
+        text({ remoteJid: GROUP, participant: ALICE_LID, participantAlt: ALICE, id: 'G1', fromMe: false }, 'group'),
+      ],
+    });
+    await until(() => t.events.length === 3);
+    const raw = t.codec.encodeMessage({ conversation: 'hi' });
+    await t.conn.send(outbound({ type: 'text', text: 'reply' }, { to: ALICE, quoted: { waMessageId: 'A1', chatJid: ALICE, fromMe: false, participant: null, raw } }));
+    await t.conn.send(outbound({ type: 'reaction', emoji: '❤️', target: { waMessageId: 'B1', chatJid: BOB, fromMe: false, participant: null } }, { to: BOB }));
+    await t.conn.send(outbound({ type: 'text', text: 'to the group' }, { to: GROUP, quoted: { waMessageId: 'G1', chatJid: GROUP, fromMe: false, participant: ALICE, raw } }));
+    const [toAlice, toBob, toGroup] = t.socket.sendMessage.mock.calls;
+    expect(toAlice[0]).toBe(ALICE_LID);
+    expect(toAlice[2]?.quoted?.key).toEqual({ remoteJid: ALICE_LID, id: 'A1', fromMe: false });
+    expect(toBob[0]).toBe(BOB_LID);
+    expect(toBob[1]).toEqual({ react: { text: '❤️', key: { remoteJid: BOB_LID, id: 'B1', fromMe: false } } });
+    expect(toGroup[0]).toBe(GROUP);
+    expect(toGroup[2]?.quoted?.key).toEqual({ remoteJid: GROUP, id: 'G1', fromMe: false, participant: ALICE_LID });
+    await t.conn.markRead([
+      { waMessageId: 'A1', chatJid: ALICE, fromMe: false, participant: null },
+      { waMessageId: 'G1', chatJid: GROUP, fromMe: false, participant: ALICE },
+    ]);
+    expect(t.socket.readMessages.mock.calls[0][0]).toEqual([
+      { remoteJid: ALICE_LID, id: 'A1', fromMe: false },
+      { remoteJid: GROUP, id: 'G1', fromMe: false, participant: ALICE_LID },
+    ]);
+    await t.conn.sendPresence(BOB, 'composing');
+    expect(t.socket.sendPresenceUpdate.mock.calls).toEqual([['composing', BOB_LID]]);
+    // a chat that comes by number again is addressed by number
+    t.socket.emit('messages.upsert', { type: 'notify', messages: [text({ remoteJid: ALICE, remoteJidAlt: ALICE_LID, id: 'A2', fromMe: false }, 'by number')] });
+    await until(() => t.events.length === 4);
+    await t.conn.send(outbound({ type: 'text', text: 'again' }, { to: ALICE }));
+    expect(t.socket.sendMessage.mock.calls[3][0]).toBe(ALICE);
+  });
+});
+
+describe('BaileysEngine presence subscriptions (issue 19 item 10)', () => {
+  function text(key: WAMessageKey): WAMessage {
+    return { key, message: { conversation: 'hi' }, messageTimestamp: 1_700_000_000 };
+  }
+
+  it('subscribes once per chat per connection to the chats it talks to, and before showing typing', async () => {
+    const t = await opened();
+    t.socket.emit('messages.upsert', { type: 'notify', messages: [text({ remoteJid: ALICE, id: 'A1', fromMe: false }), text({ remoteJid: ALICE, id: 'A2', fromMe: false })] });
+    // groups, our own echoes and offline deliveries do not subscribe
+    t.socket.emit('messages.upsert', { type: 'notify', messages: [text({ remoteJid: GROUP, participant: BOB, id: 'G1', fromMe: false })] });
+    t.socket.emit('messages.upsert', { type: 'append', messages: [text({ remoteJid: '15550003333@s.whatsapp.net', id: 'OLD', fromMe: false })] });
+    await t.conn.send(outbound({ type: 'text', text: 'hello' }, { to: BOB }));
+    await t.conn.send(outbound({ type: 'text', text: 'hello again' }, { to: BOB, waMessageId: '3EB0FIXED000000000002' }));
+    await t.conn.sendPresence(BOB, 'composing');
+    await t.conn.sendPresence(BOB, 'paused');
+    await t.conn.sendPresence(BOB, 'composing');
+    await flush();
+    expect(t.socket.presenceSubscribe.mock.calls).toEqual([[ALICE], [BOB]]);
+    // presence.update for a subscribed chat is an event
+    t.socket.emit('presence.update', { id: ALICE, presences: { [ALICE]: { lastKnownPresence: 'available' } } });
+    expect(t.events).toContainEqual({ type: 'presence', chatJid: ALICE, jid: ALICE, presence: 'available' });
+
+    // a new connection subscribes again
+    const next = await opened();
+    await next.conn.sendPresence(BOB, 'composing');
+    expect(next.socket.presenceSubscribe.mock.calls).toEqual([[BOB]]);
+  });
+
+  it('a failed subscription is tried again at the next typing', async () => {
+    const t = await opened();
+    t.socket.presenceSubscribe.mockRejectedValueOnce(new Error('socket busy'));
+    await expect(t.conn.sendPresence(ALICE, 'composing')).rejects.toThrow('cannot subscribe to a presence: socket busy');
+    await t.conn.sendPresence(ALICE, 'composing');
+    expect(t.socket.presenceSubscribe.mock.calls).toEqual([[ALICE], [ALICE]]);
+    expect(t.socket.sendPresenceUpdate.mock.calls).toEqual([['composing', ALICE]]);
+  });
+});
+
+describe('BaileysEngine session proxy (issue 19 item 10)', () => {
+  it("hands the session's proxy to Baileys as agent (the socket) and fetchAgent (media uploads); none without one", async () => {
+    const sockets: FakeSocket[] = [];
+    const engine = new BaileysEngine({
+      runtime: { initAuthCreds: () => fakeCreds(), makeCacheableSignalKeyStore: (s: SignalKeyStore) => s } as unknown as BaileysRuntime,
+      makeSocket: (config) => {
+        const socket = new FakeSocket(config);
+        sockets.push(socket);
+        return socket as unknown as WASocket;
+      },
+    });
+    const connect = (proxyUrl?: string | null) =>
+      engine.connect({ sessionId: 's', auth: new MemoryAuthState(), logger: pino({ level: 'silent' }), onEvent: async () => undefined, proxyUrl });
+    await connect('socks5://user:pw@127.0.0.1:1080');
+    await connect('http://127.0.0.1:3128');
+    await connect(null);
+    expect(sockets[0].config.agent?.constructor.name).toBe('SocksProxyAgent');
+    expect(sockets[0].config.fetchAgent).toBe(sockets[0].config.agent);
+    expect(sockets[1].config.agent?.constructor.name).toBe('HttpsProxyAgent');
+    expect(sockets[2].config).not.toHaveProperty('agent');
+    expect(sockets[2].config).not.toHaveProperty('fetchAgent');
   });
 });

@@ -53,6 +53,8 @@ import {
   unwrapContent,
 } from './baileys-mapping';
 import { messageContentFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
+import { ChatAddressing, chatNamedIn, lidsNamedIn, numbersFor, withNumbers } from './baileys-identity';
+import { proxyAgentFor } from './proxy-agent';
 import { SignalKeyCache } from './signal-key-cache';
 import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
 import { runInSessionContext } from '../session-context';
@@ -127,7 +129,7 @@ export class BaileysEngine implements SessionEngine {
     return this.options.waWebVersion?.inUse() ?? null;
   }
 
-  async connect({ sessionId, auth, onEvent: deliver, logger, lookups }: ConnectOptions): Promise<EngineConnection> {
+  async connect({ sessionId, auth, onEvent: deliver, logger, lookups, proxyUrl }: ConnectOptions): Promise<EngineConnection> {
     const runtime = this.options.runtime ?? loadBaileysRuntime();
     const version = this.options.waWebVersion ? (await this.options.waWebVersion.current()).version : null;
     // a 405 (this version refused) makes the next connect of any session read the version again
@@ -151,6 +153,8 @@ export class BaileysEngine implements SessionEngine {
     let connection: BaileysConnection | null = null;
     const fetchGroup = (jid: string) => connection?.fetchGroupForSend(jid) ?? Promise.resolve(undefined);
     const waWebSocketUrl = this.options.socketUrlFor?.(sessionId) ?? this.options.waWebSocketUrl;
+    // the session's proxy carries the socket and the media uploads (proxy-agent.ts)
+    const proxy = proxyUrl ? proxyAgentFor(proxyUrl) : null;
     // everything the socket does from now on (frames, timers, promises) runs in the session's context: a stray
     // rejection from inside Baileys is traced to this session (main.ts)
     const sock = runInSessionContext(sessionId, () => makeSocket({
@@ -160,6 +164,7 @@ export class BaileysEngine implements SessionEngine {
       ...(version ? { version } : {}),
       ...(waWebSocketUrl ? { waWebSocketUrl } : {}),
       ...(this.options.browser ? { browser: this.options.browser } : {}),
+      ...(proxy ? { agent: proxy, fetchAgent: proxy } : {}),
       // the phone keeps its notifications; a gateway is not a person reading chats
       markOnlineOnConnect: false,
       syncFullHistory: false,
@@ -292,6 +297,10 @@ class BaileysConnection implements EngineConnection {
   /** events reach the gateway in the order Baileys emitted them: each waits for its spool write and the ones before */
   private handovers: Promise<void> = Promise.resolve();
   private handoversPending = 0;
+  /** how WhatsApp addresses each chat on this connection (LID or number): what we send back uses that form */
+  private readonly addressing = new ChatAddressing();
+  /** chats whose presence this connection subscribed to (once per chat per connection, as WhatsApp Web does) */
+  private readonly presenceSubscribed = new Set<string>();
 
   constructor(private readonly deps: ConnectionDeps) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
@@ -380,8 +389,11 @@ class BaileysConnection implements EngineConnection {
     }
   }
 
-  async send(message: OutboundMessage): Promise<SentMessage> {
+  async send(original: OutboundMessage): Promise<SentMessage> {
     this.assertOpen('send a message');
+    // recipient, quote and reaction target in the form the chat uses (its LID when WhatsApp addresses it by LID)
+    const message = this.addressing.outbound(original);
+    if (isPersonJid(message.to)) this.subscribeLater(message.to);
     const content = messageContentFor(message.content, message.mentions);
     const { options, quoteDropped } = sendOptionsFor(message, (bytes) => this.deps.runtime.decodeMessage(bytes));
     if (quoteDropped) {
@@ -398,13 +410,66 @@ class BaileysConnection implements EngineConnection {
 
   async sendPresence(chatJid: string, presence: 'composing' | 'paused'): Promise<void> {
     this.assertOpen('send a presence');
-    await this.call('send a presence', () => this.deps.sock.sendPresenceUpdate(presence, chatJid));
+    const to = this.addressing.chat(chatJid);
+    // WhatsApp Web subscribes to a chat's presence before it shows "typing…" there: once per chat per connection
+    if (presence === 'composing') await this.call('subscribe to a presence', () => this.subscribePresence(to));
+    await this.call('send a presence', () => this.deps.sock.sendPresenceUpdate(presence, to));
   }
 
   async markRead(keys: MessageKeyRef[]): Promise<void> {
     this.assertOpen('mark messages read');
     if (!keys.length) return;
-    await this.call('mark messages read', () => this.deps.sock.readMessages(keys.map(messageKeyFor)));
+    await this.call('mark messages read', () => this.deps.sock.readMessages(keys.map((key) => messageKeyFor(this.addressing.key(key)))));
+  }
+
+  /** `presenceSubscribe` once per chat on this connection; a failed one may be tried again. */
+  private async subscribePresence(jid: string): Promise<void> {
+    if (this.presenceSubscribed.has(jid)) return;
+    this.presenceSubscribed.add(jid);
+    try {
+      await this.deps.sock.presenceSubscribe(jid);
+    } catch (err) {
+      this.presenceSubscribed.delete(jid);
+      throw err;
+    }
+  }
+
+  private subscribeLater(jid: string): void {
+    if (this.presenceSubscribed.has(jid) || !this.isOpen()) return;
+    this.track(this.subscribePresence(jid), 'presence subscription');
+  }
+
+  /**
+   * The event with every LID it names as a person replaced by the number Baileys' LID mapping store holds for it
+   * (docs/baileys-engine.md, "One identity per contact"); what the store does not know stays a LID. A failing store
+   * leaves the event as it is: it is never held back for it.
+   */
+  private async withNumbers(event: EngineEvent): Promise<EngineEvent> {
+    const lookup = this.lidLookup();
+    const lids = lookup ? lidsNamedIn(event) : [];
+    if (!lookup || !lids.length) return event;
+    try {
+      const numbers = await numbersFor(lids, lookup);
+      if (!numbers.size) return event;
+      const chat = chatNamedIn(event);
+      for (const [lid, pn] of numbers) {
+        if (lid === chat) this.addressing.learnChat(lid, pn);
+        else this.addressing.learnPerson(lid, pn);
+      }
+      return withNumbers(event, numbers);
+    } catch (err) {
+      this.deps.logger.warn({ err: describe(err), event: event.type }, 'resolving LIDs to numbers failed; the event keeps them');
+      return event;
+    }
+  }
+
+  private lidLookup(): ((lids: string[]) => Promise<Array<{ lid: string; pn: string }> | null>) | null {
+    const store = this.deps.sock.signalRepository?.lidMapping;
+    return store ? (lids) => store.getPNsForLIDs(lids) : null;
+  }
+
+  private needsNumbers(event: EngineEvent): boolean {
+    return Boolean(this.lidLookup()) && lidsNamedIn(event).length > 0;
   }
 
   async logout(): Promise<void> {
@@ -488,6 +553,7 @@ class BaileysConnection implements EngineConnection {
     const ownJid = this.ownJid();
     const encode = (content: proto.IMessage) => this.deps.runtime.encodeMessage(content);
     for (const raw of messages) {
+      this.addressing.learnKey(raw.key);
       const vote = raw.message ? unwrapContent(raw.message).pollUpdateMessage : null;
       if (vote) {
         this.track(this.onEncryptedVote(raw, vote), 'poll vote');
@@ -500,6 +566,8 @@ class BaileysConnection implements EngineConnection {
       }
       const message = inboundMessageFrom(raw, ownJid, encode);
       if (message) this.emit({ type: 'message', message });
+      // presence.update (typing, online) arrives only for chats we subscribed to: the chats we talk to
+      if (message && !message.fromMe && type === 'notify' && raw.key.remoteJid && isPersonJid(raw.key.remoteJid)) this.subscribeLater(raw.key.remoteJid);
     }
   }
 
@@ -651,13 +719,15 @@ class BaileysConnection implements EngineConnection {
   private emit(event: EngineEvent): void {
     const spool = this.deps.spool;
     const entry = spool && !UNSPOOLED.has(event.type) ? spool.append(this.deps.sessionId, encodeSpooledEvent(this.origin, ++this.spooled, event)) : null;
-    if (!entry && !this.handoversPending) {
+    // a LID is resolved after the spool write (the spool keeps the event as the network gave it) and before hand-over
+    const resolve = this.needsNumbers(event);
+    if (!entry && !this.handoversPending && !resolve) {
       this.handOver(event, null);
       return;
     }
     this.enqueue(async () => {
       if (entry) await entry.durable;
-      this.handOver(event, entry);
+      this.handOver(resolve ? await this.withNumbers(event) : event, entry);
     });
   }
 
@@ -736,7 +806,7 @@ class BaileysConnection implements EngineConnection {
           continue;
         }
         if (spooled.origin === this.origin && spooled.seq > reached) continue;
-        this.handOver(spooled.event, entry);
+        this.handOver(this.needsNumbers(spooled.event) ? await this.withNumbers(spooled.event) : spooled.event, entry);
       }
     });
   }
@@ -749,6 +819,11 @@ class BaileysConnection implements EngineConnection {
       this.deps.logger.error({ err: describe(err), what }, 'handling a baileys event failed');
     }
   }
+}
+
+/** A person's chat (number or LID), not a group, broadcast or newsletter: the chats whose presence WhatsApp Web follows. */
+function isPersonJid(jid: string): boolean {
+  return Boolean(toUserJid(jid) ?? toLid(jid));
 }
 
 function describe(err: unknown): string {

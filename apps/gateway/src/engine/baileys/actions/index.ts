@@ -1,6 +1,7 @@
 import type { SessionActionHandlers } from '@app/contracts';
 import { CONTACT_BAILEYS_ACTIONS } from './contacts';
 import type { BaileysActionContext } from './context';
+import { MEDIA_BAILEYS_ACTIONS } from './media';
 
 /**
  * What the Baileys engine does for each operation of SessionActionMap (libs/contracts/src/session-actions.ts): one
@@ -9,6 +10,7 @@ import type { BaileysActionContext } from './context';
  */
 export const BAILEYS_ACTIONS: SessionActionHandlers<BaileysActionContext> = {
   ...CONTACT_BAILEYS_ACTIONS,
+  ...MEDIA_BAILEYS_ACTIONS,
 };
 
 export type { BaileysActionContext } from './context';
