@@ -179,6 +179,7 @@ export class MemoryMessageStore implements MessageStore {
       idempotencyKey: m.idempotencyKey ?? null,
       revokedAt: null,
       memberAcks: {},
+      fromHistory: m.fromHistory ?? false,
     };
   }
 }

@@ -10,6 +10,7 @@ import type {
   PresenceUpdatePayload,
 } from './messages';
 import type { GroupView, SessionStatus } from './sessions';
+import type { ChatUpdatePayload, HistorySyncedPayload } from './chats';
 import type { WebhookDisabledPayload } from './webhooks';
 
 /** The event envelope: identical on webhooks and on the realtime WebSocket. */
@@ -43,6 +44,8 @@ export const EVENT_TYPES = [
   'call.incoming',
   'webhook.test',
   'webhook.disabled',
+  'chat.update',
+  'history.synced',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -127,6 +130,8 @@ export interface EventPayloads {
   'webhook.disabled': WebhookDisabledPayload;
   'message.edited': MessageEditedPayload;
   'message.revoked': MessageRevokedPayload;
+  'chat.update': ChatUpdatePayload;
+  'history.synced': HistorySyncedPayload;
 }
 
 /** The map's keys are exactly EVENT_TYPES, both ways: a type added to one and not the other fails to compile here. */

@@ -80,6 +80,8 @@ export interface MessageView {
   createdAt: number;
   updatedAt: number;
   sentAt: number | null;
+  /** true for a message stored from a history sync on pairing (CONTRACT 12, `syncHistory`): no `message.received` was sent for it */
+  fromHistory: boolean;
 }
 
 // ------------------------------------------------------------------------------------------------

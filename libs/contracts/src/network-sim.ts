@@ -14,6 +14,7 @@ import type {
   Presence,
 } from './messages';
 import type { GroupInfo } from './sessions';
+import type { ChatState } from './chats';
 
 /**
  * Device protocol between the gateway's `sim` engine and the network simulator (apps/network-sim):
@@ -114,6 +115,21 @@ export type SimPresenceLogEntry =
   | { type: 'presence'; chatJid: string; presence: 'composing' | 'paused'; at: number }
   | { type: 'read'; chatJid: string; waMessageId: string; participant: string | null; at: number };
 
+/** A chat's state as the phone changed it (`chat-update`): `jid` and the fields that changed. */
+export type SimChatChange = { jid: string } & Partial<ChatState & { unreadCount: number }>;
+
+/** A chat of a history sync batch. */
+export interface SimHistoryChat extends ChatState {
+  jid: string;
+  name: string | null;
+  unreadCount: number;
+}
+
+/** A message of a history sync batch: received by the account, or sent from it (`fromMe`). */
+export interface SimHistoryMessage extends SimInboundMessage {
+  fromMe: boolean;
+}
+
 /** participants: member jids, the owner first (as WhatsApp lists the creator among the participants). */
 export interface SimGroup extends GroupInfo {
   sessionId: string;
@@ -181,7 +197,11 @@ export type SimNetworkEvent =
   | { type: 'presence'; chatJid: string; jid: string; presence: Presence }
   | { type: 'call'; callId: string; from: string; isVideo: boolean; isGroup: boolean }
   | { type: 'group-update'; groupJid: string; changes: GroupChanges }
-  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] };
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] }
+  /** the phone changed chats' state (archive, pin, mute, read): only the fields that changed */
+  | { type: 'chat-update'; chats: SimChatChange[] }
+  /** one batch of the history the phone sends a newly paired device (CONTRACT 12, `syncHistory`) */
+  | { type: 'history'; chats: SimHistoryChat[]; messages: SimHistoryMessage[] };
 export type SimNetworkEventType = SimNetworkEvent['type'];
 
 /** network → device */

@@ -1,3 +1,5 @@
+import type { SyncHistoryMode } from './chats';
+
 export const SESSION_STATUSES = [
   'stopped',
   'starting',
@@ -28,6 +30,8 @@ export interface SessionView {
   createdAt: number;
   updatedAt: number;
   lastConnectedAt: number | null;
+  /** what history to store from the phone on pairing (CONTRACT 12): `none`, `recent`, `full` */
+  syncHistory: SyncHistoryMode;
 }
 
 /** Exactly the seed's 2.2 field list. */
@@ -83,6 +87,7 @@ export const SESSION_DEFAULTS = {
   ratePerMin: 20,
   ratePerHour: 200,
   isAdminSession: false,
+  syncHistory: 'none',
 } as const;
 
 /** A personal WhatsApp JID as accepted in group participants. */

@@ -19,6 +19,9 @@ import type {
   SessionActionArgs,
   SessionActionName,
   SessionActionResult,
+  ChatChanges,
+  ChatState,
+  SyncHistoryMode,
 } from '@app/contracts';
 import type { Logger } from 'pino';
 
@@ -134,7 +137,27 @@ export type EngineEvent =
    * named them in the group (LIDs in a LID-addressed group), when the engine knows it: it keeps the stored network
    * form of the group (what a send needs) current
    */
-  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[]; network?: GroupNetworkParticipant[] };
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[]; network?: GroupNetworkParticipant[] }
+  /**
+   * the account changed chats on another device (archived, pinned, muted, read on the phone) or the network named
+   * chats: per chat, only the fields it told
+   */
+  | { type: 'chat-update'; chats: EngineChatUpdate[] }
+  /**
+   * one batch of the history the phone sends a newly paired device (session setting `syncHistory`): stored as chats and
+   * messages, announced once per batch (`history.synced`), never per message
+   */
+  | { type: 'history'; chats: HistoryChat[]; messages: InboundMessage[] };
+
+/** What an engine learnt of one chat's state: its jid and the fields it told. */
+export type EngineChatUpdate = { jid: string } & ChatChanges;
+
+/** A chat of a history batch, as the phone described it. */
+export interface HistoryChat extends ChatState {
+  jid: string;
+  name: string | null;
+  unreadCount: number;
+}
 
 export interface EngineConnection {
   /** Ask for a pairing code for this phone number instead of a QR (only before pairing). */
@@ -189,6 +212,8 @@ export interface ConnectOptions {
   logger: Logger;
   /** absent in older callers: the engine then answers retries and group sends without a store */
   lookups?: EngineLookups;
+  /** the session setting `syncHistory` (absent: `none`): what history the engine asks the phone for and passes on */
+  syncHistory?: SyncHistoryMode;
 }
 
 export interface SessionEngine {

@@ -4,4 +4,9 @@
  * labels, statuses, channels, calls). Both front doors and the control API reach it through `SimNetwork.world`.
  * In memory, like the rest of the simulator.
  */
-export class SimWorld {}
+import { SimChats } from './chats';
+
+export class SimWorld {
+  /** chat state per device (archived, pinned, muted, labels), history syncs in flight: actions/chats.ts */
+  readonly chats = new SimChats();
+}

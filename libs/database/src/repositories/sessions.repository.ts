@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { SessionStatus } from '@app/contracts';
+import type { SessionStatus, SyncHistoryMode } from '@app/contracts';
 import { Session } from '../entities/session.entity';
 import { EntityReader } from '../prepared';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
@@ -17,6 +17,8 @@ export interface SessionRuntimeRow {
   autoRead: boolean;
   /** show "typing…" before each text */
   presenceTyping: boolean;
+  /** what history to store from the phone on pairing (absent: `none`) */
+  syncHistory?: SyncHistoryMode;
 }
 
 /** What a gateway writes about the session it holds. */
@@ -40,7 +42,7 @@ export interface RuntimeFence {
 }
 
 /** What an owner may change through the API. */
-export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession'>>;
+export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession' | 'syncHistory'>>;
 
 interface SessionRuntimeColumns {
   id: string;
@@ -50,6 +52,7 @@ interface SessionRuntimeColumns {
   phone_number: string | null;
   auto_read: boolean;
   presence_typing: boolean;
+  sync_history: SyncHistoryMode;
 }
 
 const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
@@ -79,6 +82,7 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
   phoneNumber: r.phone_number,
   autoRead: r.auto_read,
   presenceTyping: r.presence_typing,
+  syncHistory: r.sync_history,
 });
 
 /**
@@ -102,6 +106,15 @@ export function takeMessageSeqSql(sessionParam: string): string {
  */
 export function presenceTypingSql(sessionParam: string): string {
   return `(SELECT presence_typing FROM sessions WHERE id = ${sessionParam})`;
+}
+
+/**
+ * The session's `autoRead` as a scalar subquery, for a statement that needs it with what it writes
+ * (`MessagesRepository.insert`: a received message counts as unread in its chat only when the session does not mark
+ * what it receives read). `sessionParam` is that statement's placeholder of the session id.
+ */
+export function autoReadSql(sessionParam: string): string {
+  return `(SELECT auto_read FROM sessions WHERE id = ${sessionParam})`;
 }
 
 /**
@@ -188,7 +201,7 @@ export class SessionsRepository {
 
   async findRuntime(id: string): Promise<SessionRuntimeRow | null> {
     const rows: SessionRuntimeColumns[] = await this.db.query(
-      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing FROM sessions WHERE id = $1',
+      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, sync_history FROM sessions WHERE id = $1',
       [id],
     );
     return rows[0] ? toRuntimeRow(rows[0]) : null;

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsInt, IsNotEmpty, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-import { SESSION_DEFAULTS, SESSION_STATUSES } from '@app/contracts';
+import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { SESSION_DEFAULTS, SESSION_STATUSES, SYNC_HISTORY_MODES, SyncHistoryMode } from '@app/contracts';
 
 const present = (_: object, v: unknown) => v !== undefined;
 
@@ -25,6 +25,13 @@ class SessionSettingsDto {
   @ApiPropertyOptional({ description: `(on create, default ${SESSION_DEFAULTS.isAdminSession})` })
   @ValidateIf(present) @IsBoolean()
   isAdminSession?: boolean;
+
+  @ApiPropertyOptional({
+    enum: SYNC_HISTORY_MODES,
+    description: `history to store from the phone on pairing: \`none\`, \`recent\` (what WhatsApp sends a new linked device), \`full\` (on create, default ${SESSION_DEFAULTS.syncHistory}); read at the next pairing`,
+  })
+  @ValidateIf(present) @IsIn(SYNC_HISTORY_MODES)
+  syncHistory?: SyncHistoryMode;
 }
 
 export class CreateSessionDto extends SessionSettingsDto {
@@ -63,6 +70,7 @@ export class SessionResponse {
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) createdAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) updatedAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms' }) lastConnectedAt: number | null;
+  @ApiProperty({ enum: SYNC_HISTORY_MODES }) syncHistory: string;
 }
 
 export class SessionPage {

@@ -218,7 +218,9 @@ export class SimConnection implements EngineConnection {
       case 'presence':
       case 'call':
       case 'group-update':
-      case 'group-participants': {
+      case 'group-participants':
+      case 'chat-update':
+      case 'history': {
         const { eventId, ...event } = frame;
         // acknowledged only once the gateway has made it durable; not taken = not acked, so the network delivers it again
         this.session.onEvent(toEngineEvent(event)).then(
@@ -383,6 +385,8 @@ export function toEngineEvent(event: SimNetworkEvent): EngineEvent {
     case 'reaction':
       // contacts react through the network; the device's own reactions are sends, never echoed back
       return { ...event, fromMe: false };
+    case 'history':
+      return { type: 'history', chats: event.chats, messages: event.messages.map((m) => ({ ...toInboundMessage(m), fromMe: m.fromMe })) };
     default:
       return event;
   }
