@@ -66,6 +66,7 @@ export class MessageResponse {
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) createdAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) updatedAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms; null until sent' }) sentAt: number | null;
+  @ApiProperty({ description: 'stored from the history the phone sent on pairing (setting `syncHistory`); no `message.received` was sent for it' }) fromHistory: boolean;
 }
 
 export class MessagePage {
