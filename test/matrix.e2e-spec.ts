@@ -55,6 +55,15 @@ const MATRIX: Record<string, Entry> = {
   Messages_list: { permission: 'sessions:read' },
   Messages_get: { permission: 'sessions:read' },
   Messages_media: { permission: 'sessions:read' },
+  Chats_list: { permission: 'sessions:read' },
+  Chats_messages: { permission: 'sessions:read' },
+  Chats_read: { permission: 'messages:send', body: {} },
+  Chats_archive: { permission: 'messages:send' },
+  Chats_unarchive: { permission: 'messages:send' },
+  Chats_pin: { permission: 'messages:send' },
+  Chats_unpin: { permission: 'messages:send' },
+  Chats_mute: { permission: 'messages:send', body: { until: Date.UTC(2100, 0, 1) } },
+  Chats_unmute: { permission: 'messages:send' },
 };
 
 interface Operation {

@@ -110,8 +110,8 @@ export function parseSimHistory(value: unknown): SimHistoryInput {
 }
 
 /** `POST /sim/sessions/{id}/chat {jid, archived?, pinned?, mutedUntil?, read?}`: what the phone changed. */
-export function parsePhoneChatChange(body: Body): SimChatChange & { read?: boolean } {
-  const change: SimChatChange & { read?: boolean } = { jid: chatJid('jid', body.jid) };
+export function parsePhoneChatChange(body: Body): SimChatChange {
+  const change: SimChatChange = { jid: chatJid('jid', body.jid) };
   const archived = optionalBoolean('archived', body.archived);
   const pinned = optionalBoolean('pinned', body.pinned);
   const mutedUntil = optionalTime('mutedUntil', body.mutedUntil);
@@ -254,8 +254,8 @@ export function phoneChatChange(
   sessionId: string,
   body: Body,
 ): { changes: SimChatChange } & Delivery {
-  const { read, ...change } = parsePhoneChatChange(body);
+  const change = parsePhoneChatChange(body);
   const applied = network.world.chats.change(sessionId, change.jid, change);
-  const changes: SimChatChange = { jid: change.jid, ...applied, ...(read ? { unreadCount: 0 } : {}) };
+  const changes: SimChatChange = { jid: change.jid, ...applied, ...(change.unreadCount === 0 ? { unreadCount: 0 } : {}) };
   return { changes, ...network.deliverTo(sessionId, { type: 'chat-update', chats: [changes] }) };
 }
