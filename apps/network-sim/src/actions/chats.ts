@@ -255,7 +255,14 @@ export function phoneChatChange(
   body: Body,
 ): { changes: SimChatChange } & Delivery {
   const change = parsePhoneChatChange(body);
-  const applied = network.world.chats.change(sessionId, change.jid, change);
+  const current = network.world.chats.state(sessionId, change.jid);
+  const applied: ChatChanges = {};
+  for (const field of ['archived', 'pinned', 'mutedUntil'] as const) {
+    if (change[field] !== undefined && change[field] !== current[field]) (applied as Record<string, unknown>)[field] = change[field];
+  }
   const changes: SimChatChange = { jid: change.jid, ...applied, ...(change.unreadCount === 0 ? { unreadCount: 0 } : {}) };
-  return { changes, ...network.deliverTo(sessionId, { type: 'chat-update', chats: [changes] }) };
+  // told first: a device that is not paired (404, 409) leaves the account's state as it was
+  const delivery = network.deliverTo(sessionId, { type: 'chat-update', chats: [changes] });
+  network.world.chats.change(sessionId, change.jid, change);
+  return { changes, ...delivery };
 }
