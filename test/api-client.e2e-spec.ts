@@ -148,6 +148,20 @@ describe('the generated API client, through every operation', () => {
     expect(media.response.headers.get('content-type')).toMatch(/^image\/jpeg/);
     expect(Buffer.from(media.data as unknown as ArrayBuffer)).toEqual(image);
 
+    // chats: the inbound image's chat (autoRead is off: unread), its messages, and every mark
+    const chatPath = { id, jid: '15550007777@s.whatsapp.net' };
+    const chatList = await client.GET('/api/v1/sessions/{id}/chats', { params: { path, query: { limit: 10 } } });
+    expect(chatList.data?.data.find((c) => c.jid === chatPath.jid)).toMatchObject({ unreadCount: 1, lastMessage: { id: inbound.id } });
+    expect((await client.GET('/api/v1/sessions/{id}/chats/{jid}/messages', { params: { path: chatPath, query: { limit: 5 } } })).data?.data.map((m) => m.id)).toEqual([inbound.id]);
+    expect((await client.POST('/api/v1/sessions/{id}/chats/{jid}:read', { params: { path: chatPath }, body: { messageId: inbound.id } })).data?.unreadCount).toBe(0);
+    expect((await client.POST('/api/v1/sessions/{id}/chats/{jid}:archive', { params: { path: chatPath } })).data?.archived).toBe(true);
+    expect((await client.POST('/api/v1/sessions/{id}/chats/{jid}:unarchive', { params: { path: chatPath } })).data?.archived).toBe(false);
+    expect((await client.POST('/api/v1/sessions/{id}/chats/{jid}:pin', { params: { path: chatPath } })).data?.pinned).toBe(true);
+    expect((await client.POST('/api/v1/sessions/{id}/chats/{jid}:unpin', { params: { path: chatPath } })).data?.pinned).toBe(false);
+    const until = Date.now() + 3600_000;
+    expect((await client.POST('/api/v1/sessions/{id}/chats/{jid}:mute', { params: { path: chatPath }, body: { until } })).data?.mutedUntil).toBe(until);
+    expect((await client.POST('/api/v1/sessions/{id}/chats/{jid}:unmute', { params: { path: chatPath } })).data?.mutedUntil).toBeNull();
+
     // webhooks: create, read, change, test-fire, the delivery log, replay, delete
     const hook = await client.POST('/api/v1/webhooks', { body: { url: `${receiver.url}/typed`, events: ['webhook.test'], retryPolicy: { attempts: 1 }, secret: 'typed-secret' } });
     expect(hook.response.status).toBe(201);

@@ -67,6 +67,15 @@ const MATRIX: Record<string, Entry> = {
   Profile_update: { permission: 'sessions:write', body: { name: 'matrix' } },
   Profile_setPicture: { permission: 'sessions:write', body: { media: { base64: 'AAAA', mimetype: 'image/png' } } },
   Profile_removePicture: { permission: 'sessions:write' },
+  Chats_list: { permission: 'sessions:read' },
+  Chats_messages: { permission: 'sessions:read' },
+  Chats_read: { permission: 'messages:send', body: {} },
+  Chats_archive: { permission: 'messages:send' },
+  Chats_unarchive: { permission: 'messages:send' },
+  Chats_pin: { permission: 'messages:send' },
+  Chats_unpin: { permission: 'messages:send' },
+  Chats_mute: { permission: 'messages:send', body: { until: Date.UTC(2100, 0, 1) } },
+  Chats_unmute: { permission: 'messages:send' },
 };
 
 interface Operation {

@@ -199,6 +199,7 @@ export class MemoryMessageStore implements MessageStore {
       editedAt: null,
       reactions: [],
       pollVotes: [],
+      fromHistory: m.fromHistory ?? false,
     };
   }
 }

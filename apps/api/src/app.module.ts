@@ -8,6 +8,7 @@ import { DeliveriesModule } from './deliveries/deliveries.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { MessagesModule } from './messages/messages.module';
+import { ChatsModule } from './chats/chats.module';
 import { RealtimeModule } from './realtime/realtime.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -25,6 +26,7 @@ function imports(overrides: ConfigOverrides) {
     SessionsModule,
     MessagesModule,
     ContactsModule,
+    ChatsModule,
     DashboardModule,
   ];
 }

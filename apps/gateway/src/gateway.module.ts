@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { ContactsRepository, GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
+import { ChatsRepository, ContactsRepository, GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
@@ -77,6 +77,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         GroupsRepository,
         MessagesRepository,
         EventPublisher,
+        ChatsRepository,
         RedisSessionLeases,
         RedisQrBoard,
         LeaseWatchdog,
@@ -93,6 +94,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         groups: GroupsRepository,
         messages: MessagesRepository,
         events: EventPublisher,
+        chats: ChatsRepository,
         leases: RedisSessionLeases,
         qr: RedisQrBoard,
         watchdog: LeaseWatchdog,
@@ -118,6 +120,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             },
             logger,
             messages,
+            chats,
             messaging: {
               ttlMs: c.MESSAGE_TTL_SECONDS * 1000,
               typingMsPerChar: c.TYPING_MS_PER_CHAR,

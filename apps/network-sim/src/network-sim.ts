@@ -14,6 +14,7 @@ import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import { applyFault } from './sim-faults';
+import { phoneChatChange } from './actions/chats';
 import { DeviceLink, SimNetwork } from './sim-network';
 import { WhatsAppWebFrontDoor } from './whatsapp-web/front-door';
 
@@ -102,6 +103,7 @@ const SESSION_ACTIONS: Record<string, (network: SimNetwork, sessionId: string, b
   drop: (n, id) => n.drop(id),
   unlink: (n, id) => n.unlink(id),
   fault: (n, id, body) => applyFault(n, id, body),
+  chat: (n, id, body) => phoneChatChange(n, id, body),
 };
 
 /** The control API of CONTRACT 9: what the phone, contacts and test observers do to the network. */
@@ -138,6 +140,7 @@ async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, r
     if (method === 'GET' && !action) return sendJson(res, 200, network.view(sessionId));
     if (method === 'GET' && action === 'presence-log') return sendJson(res, 200, { data: network.presenceLog(sessionId) });
     if (method === 'GET' && action === 'account') return sendJson(res, 200, network.world.contacts.accountView(network.view(sessionId).phoneNumber));
+    if (method === 'GET' && action === 'account') return sendJson(res, 200, { chats: network.world.chats.account(network.view(sessionId).sessionId) });
     // a WhatsApp Web device's phone needs what its screen shows (docs/network-sim.md, WhatsApp Web front door)
     const waWebAction = method === 'POST' && action ? waWeb.sessionAction(sessionId, action) : undefined;
     if (waWebAction) return sendJson(res, 200, await waWebAction(await readJsonObject(req)));

@@ -35,6 +35,7 @@ import {
   validation,
 } from './sim-input';
 import { performSimAction, SimWorld, type SimActionScope } from './actions';
+import { parseSimHistory } from './actions/chats';
 
 /** The network's end of one device connection; the transport (WebSocket) lives elsewhere. */
 export interface DeviceLink {
@@ -198,7 +199,10 @@ export class SimNetwork {
   ack(sessionId: string, link: DeviceLink, eventId: string): void {
     const device = this.devices.get(sessionId);
     if (!device || !device.sockets.has(link)) return;
+    const event = device.pending.get(eventId);
     device.pending.delete(eventId);
+    // a history sync sends its next batch once the device stored the one before (actions/chats.ts)
+    this.world.chats.acked(sessionId, event);
   }
 
   request<K extends SimDeviceOp>(sessionId: string, link: DeviceLink, op: K, args: SimDeviceOps[K]['args']): SimDeviceOps[K]['result'] {
@@ -255,14 +259,17 @@ export class SimNetwork {
   }
 
   /** The phone scans the QR the device shows (optionally checking it is the one the caller saw). */
-  scan(sessionId: string, body: { phoneNumber?: unknown; qr?: unknown }): DeviceView {
+  scan(sessionId: string, body: { phoneNumber?: unknown; qr?: unknown; history?: unknown }): DeviceView {
     const device = this.device(sessionId);
     if (!device.link || device.state !== 'unpaired' || !device.qr) {
       throw new DomainError('conflict', 'the device is not showing a QR code', { state: device.state, connected: device.link !== null });
     }
     if (body.qr !== undefined && body.qr !== device.qr) throw new DomainError('conflict', 'this QR code has expired', {});
     const phoneNumber = body.phoneNumber === undefined ? `1555${randomDigits(7)}` : normalizePhoneNumber(body.phoneNumber);
+    // checked before pairing, so a bad history pairs nothing
+    const history = body.history === undefined ? null : parseSimHistory(body.history);
     this.pair(device, phoneNumber);
+    if (history) this.world.chats.playHistory(device.account!, sessionId, history, (event) => this.deliver(device, event));
     return this.view(sessionId);
   }
 
@@ -369,6 +376,11 @@ export class SimNetwork {
   deliverTo(sessionId: string, event: SimNetworkEvent): Delivery | null {
     const device = this.devices.get(sessionId);
     return device && device.state === 'paired' ? this.deliver(device, event) : null;
+  }
+
+  /** A network event for a paired device from the control API (the phone changed something): held until it is acked. */
+  deliverToPaired(sessionId: string, event: SimNetworkEvent): Delivery {
+    return this.deliver(this.pairedDevice(sessionId), event);
   }
 
   presenceLog(sessionId: string): SimPresenceLogEntry[] {

@@ -11,6 +11,7 @@ import type {
 } from './messages';
 import type { ContactBlockPayload } from './contacts';
 import type { GroupView, SessionStatus } from './sessions';
+import type { ChatUpdatePayload, HistorySyncedPayload } from './chats';
 import type { WebhookDisabledPayload } from './webhooks';
 
 /** The event envelope: identical on webhooks and on the realtime WebSocket. */
@@ -46,6 +47,8 @@ export const EVENT_TYPES = [
   'webhook.disabled',
   'contact.blocked',
   'contact.unblocked',
+  'chat.update',
+  'history.synced',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -132,6 +135,8 @@ export interface EventPayloads {
   'message.revoked': MessageRevokedPayload;
   'contact.blocked': ContactBlockPayload;
   'contact.unblocked': ContactBlockPayload;
+  'chat.update': ChatUpdatePayload;
+  'history.synced': HistorySyncedPayload;
 }
 
 /** The map's keys are exactly EVENT_TYPES, both ways: a type added to one and not the other fails to compile here. */

@@ -88,6 +88,8 @@ export interface MessageView {
   reactions: MessageReaction[];
   /** on a poll: each voter's latest vote, by option name; empty for anything else */
   pollVotes: PollVoteRecord[];
+  /** true for a message stored from a history sync on pairing (CONTRACT 12, `syncHistory`): no `message.received` was sent for it */
+  fromHistory: boolean;
 }
 
 export interface MessageReaction {

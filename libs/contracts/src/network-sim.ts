@@ -15,6 +15,7 @@ import type {
 } from './messages';
 import type { GroupInfo } from './sessions';
 import type { AccountPresence, ChatPresence, ContactFacts } from './contacts';
+import type { ChatState } from './chats';
 
 /**
  * Device protocol between the gateway's `sim` engine and the network simulator (apps/network-sim):
@@ -144,6 +145,21 @@ export interface SimAccountView {
   chats: Record<string, unknown>;
 }
 
+/** A chat's state as the phone changed it (`chat-update`): `jid` and the fields that changed. */
+export type SimChatChange = { jid: string } & Partial<ChatState & { unreadCount: number }>;
+
+/** A chat of a history sync batch. */
+export interface SimHistoryChat extends ChatState {
+  jid: string;
+  name: string | null;
+  unreadCount: number;
+}
+
+/** A message of a history sync batch: received by the account, or sent from it (`fromMe`). */
+export interface SimHistoryMessage extends SimInboundMessage {
+  fromMe: boolean;
+}
+
 /** participants: member jids, the owner first (as WhatsApp lists the creator among the participants). */
 export interface SimGroup extends GroupInfo {
   sessionId: string;
@@ -213,7 +229,11 @@ export type SimNetworkEvent =
   | { type: 'group-update'; groupJid: string; changes: GroupChanges }
   | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] }
   /** an account the device knows changed its name or business flag (`POST /sim/contacts`) */
-  | { type: 'contact'; contact: ContactFacts };
+  | { type: 'contact'; contact: ContactFacts }
+  /** the phone changed chats' state (archive, pin, mute, read): only the fields that changed */
+  | { type: 'chat-update'; chats: SimChatChange[] }
+  /** one batch of the history the phone sends a newly paired device (CONTRACT 12, `syncHistory`) */
+  | { type: 'history'; chats: SimHistoryChat[]; messages: SimHistoryMessage[] };
 export type SimNetworkEventType = SimNetworkEvent['type'];
 
 /** network → device */

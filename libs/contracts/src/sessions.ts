@@ -1,3 +1,5 @@
+import type { SyncHistoryMode } from './chats';
+
 export const SESSION_STATUSES = [
   'stopped',
   'starting',
@@ -30,6 +32,8 @@ export interface SessionView {
   lastConnectedAt: number | null;
   /** the session's outbound proxy with its credentials masked (`socks5://***@proxy.example:1080`), null: direct */
   proxyUrl: string | null;
+  /** what history to store from the phone on pairing (CONTRACT 12): `none`, `recent`, `full` */
+  syncHistory: SyncHistoryMode;
 }
 
 /** Exactly the seed's 2.2 field list. */
@@ -85,6 +89,7 @@ export const SESSION_DEFAULTS = {
   ratePerMin: 20,
   ratePerHour: 200,
   isAdminSession: false,
+  syncHistory: 'none',
 } as const;
 
 /** A personal WhatsApp JID as accepted in group participants. */

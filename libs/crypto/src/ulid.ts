@@ -15,3 +15,6 @@ function pooledRandom(): number {
 
 /** A ULID (time-sortable, 80 random bits) from a pooled CSPRNG source; ids are made on hot paths. */
 export const randomUlid = (): string => ulid(undefined, pooledRandom);
+
+/** A ULID whose time part is `ms` (epoch ms): ids of records made now for something that happened then (history). */
+export const ulidAt = (ms: number): string => ulid(ms, pooledRandom);

@@ -1,4 +1,7 @@
-import { randomUlid } from '@app/crypto';
+import { randomUlid, ulidAt } from '@app/crypto';
 
 /** Prefixed, sortable ids: `ses_01J…`. */
 export const newId = (prefix: 'org' | 'usr' | 'key' | 'ses' | 'grp' | 'whk' | 'evt' | 'dlv' | 'att' | 'msg' | 'ctc') => `${prefix}_${randomUlid()}`;
+
+/** As newId, sorting at `ms` (epoch ms) rather than now: a message from a history sync sorts where it happened. */
+export const newIdAt = (prefix: 'msg', ms: number) => `${prefix}_${ulidAt(ms)}`;

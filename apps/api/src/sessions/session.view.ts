@@ -23,6 +23,7 @@ export function toSessionView(s: Session): SessionView {
     updatedAt: s.updatedAt.getTime(),
     lastConnectedAt: epochMs(s.lastConnectedAt),
     proxyUrl: s.proxyUrlShown ?? null,
+    syncHistory: s.syncHistory ?? 'none',
   };
 }
 

@@ -72,6 +72,7 @@ export class SessionsService {
             updatedAt: now,
             lastConnectedAt: null,
             ...this.proxyColumns(body.proxyUrl),
+            syncHistory: body.syncHistory ?? SESSION_DEFAULTS.syncHistory,
           },
           tx,
         );
@@ -98,7 +99,7 @@ export class SessionsService {
   async update(organizationId: string, id: string, body: UpdateSessionDto): Promise<SessionView> {
     const session = await this.find(organizationId, id);
     const patch: SessionSettingsPatch = {};
-    for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession'] as const) {
+    for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession', 'syncHistory'] as const) {
       if (body[key] !== undefined) (patch as Record<string, unknown>)[key] = body[key];
     }
     Object.assign(patch, this.proxyColumns(body.proxyUrl));

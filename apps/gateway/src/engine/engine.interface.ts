@@ -20,6 +20,9 @@ import type {
   SessionActionArgs,
   SessionActionName,
   SessionActionResult,
+  ChatChanges,
+  ChatState,
+  SyncHistoryMode,
 } from '@app/contracts';
 import type { Logger } from 'pino';
 
@@ -144,7 +147,27 @@ export type EngineEvent =
    * the account's blocklist changed on the network (on the phone, or by us): `set` is the whole list (stored, not
    * announced), `add`/`remove` a change (announced as contact.blocked / contact.unblocked)
    */
-  | { type: 'blocklist'; action: 'set' | 'add' | 'remove'; jids: string[] };
+  | { type: 'blocklist'; action: 'set' | 'add' | 'remove'; jids: string[] }
+  /**
+   * the account changed chats on another device (archived, pinned, muted, read on the phone) or the network named
+   * chats: per chat, only the fields it told
+   */
+  | { type: 'chat-update'; chats: EngineChatUpdate[] }
+  /**
+   * one batch of the history the phone sends a newly paired device (session setting `syncHistory`): stored as chats and
+   * messages, announced once per batch (`history.synced`), never per message
+   */
+  | { type: 'history'; chats: HistoryChat[]; messages: InboundMessage[] };
+
+/** What an engine learnt of one chat's state: its jid and the fields it told. */
+export type EngineChatUpdate = { jid: string } & ChatChanges;
+
+/** A chat of a history batch, as the phone described it. */
+export interface HistoryChat extends ChatState {
+  jid: string;
+  name: string | null;
+  unreadCount: number;
+}
 
 export interface EngineConnection {
   /** Ask for a pairing code for this phone number instead of a QR (only before pairing). */
@@ -201,6 +224,8 @@ export interface ConnectOptions {
   lookups?: EngineLookups;
   /** the session's outbound proxy (http, https, socks4/5 URL); absent or null: direct. The sim engine ignores it */
   proxyUrl?: string | null;
+  /** the session setting `syncHistory` (absent: `none`): what history the engine asks the phone for and passes on */
+  syncHistory?: SyncHistoryMode;
 }
 
 export interface SessionEngine {

@@ -1,9 +1,10 @@
 import pino from 'pino';
-import type { MessageKeyRef, OutboundMessage, SentMessage, SessionStatus } from '@app/contracts';
+import type { MessageKeyRef, OutboundMessage, SentMessage, SessionStatus, SyncHistoryMode } from '@app/contracts';
 import type { AuthStateStore, ConnectOptions, EngineConnection, EngineEvent, GroupInfo, InboundMessage, SessionEngine } from '../engine/engine.interface';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import type { QrBoard, SessionEventSink, SessionLeases, SessionRecordPatch, SessionRecords, Timers } from './session-ports';
-import { EventNotTakenError, INBOUND_RETRY_MAX_MS, SessionRunner } from './session-runner';
+import { EventNotTakenError, INBOUND_RETRY_MAX_MS, MAX_PENDING_HISTORY_BATCHES, SessionRunner } from './session-runner';
+import type { ChatStore } from '../messages/chat-events';
 
 class FakeConnection implements EngineConnection {
   closed = false;
@@ -110,6 +111,9 @@ function build(opts: {
   findFails?: boolean;
   /** PostgreSQL as the runner's stores see it: while `down`, every write through them fails as on a refused connection */
   db?: { down: boolean };
+  /** the session setting, and the chat store history and chat updates go to */
+  syncHistory?: SyncHistoryMode;
+  chats?: ChatStore;
 }) {
   const db = opts.db ?? { down: false };
   const unreachable = () => {
@@ -135,7 +139,7 @@ function build(opts: {
   const records: SessionRecords = {
     find: async () => {
       if (opts.findFails) throw new Error('Connection terminated unexpectedly');
-      return { id: 'ses_1', organizationId: 'org_1', status: opts.status, desiredState: 'running', phoneNumber: opts.phoneNumber ?? null, autoRead: opts.autoRead ?? true, presenceTyping: false };
+      return { id: 'ses_1', organizationId: 'org_1', status: opts.status, desiredState: 'running', phoneNumber: opts.phoneNumber ?? null, autoRead: opts.autoRead ?? true, presenceTyping: false, syncHistory: opts.syncHistory };
     },
     // the row's fencing: a write carrying an older token than the row's newest is refused
     update: async (_id, patch, leaseToken) => {
@@ -214,6 +218,7 @@ function build(opts: {
     leasesTrusted: opts.leasesTrusted,
     logger,
     messages,
+    chats: opts.chats,
     messaging: { ttlMs: 60_000, typingMsPerChar: 40, typingMinMs: 500, typingMaxMs: 3000 },
     settings: { qrMaxRetries: opts.qrMaxRetries ?? 3, qrTtlMs: 20_000, reconnectMaxAttempts: opts.reconnectMaxAttempts ?? 3, reconnectBaseDelayMs: 100, reconnectMaxDelayMs: 1000 },
   });
@@ -761,6 +766,73 @@ describe('SessionRunner', () => {
     expect(t.engine.last.createdGroups).toEqual(['Team', 'Other team']);
   });
 
+  describe('chats and history sync', () => {
+    const contact = '15559990000@s.whatsapp.net';
+    const message = (id: string, over: Partial<InboundMessage> = {}): InboundMessage => ({ id, from: contact, chatJid: contact, text: id, timestamp: 5, fromMe: false, ...over });
+    /** a chat store whose history writes wait until `release()` */
+    const gatedChats = () => {
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const applied: unknown[] = [];
+      const store: ChatStore = {
+        apply: async (_o, _s, facts) => {
+          applied.push(facts);
+          return { changes: facts.jid === contact ? { archived: true } : {} };
+        },
+        applyHistory: async (_o, _s, chats) => {
+          await gate;
+          return chats.length;
+        },
+      };
+      return { store, applied, release: () => open() };
+    };
+    const working = async (syncHistory: SyncHistoryMode, chats: ChatStore) => {
+      const t = build({ status: 'stopped', syncHistory, chats });
+      await t.runner.start();
+      expect(t.engine.last.options.syncHistory).toBe(syncHistory);
+      t.engine.last.emit({ type: 'open', account });
+      await flush();
+      t.events.length = 0;
+      return t;
+    };
+
+    it('stores a history batch beside the event queue: a live message is stored and announced while the batch waits', async () => {
+      const chats = gatedChats();
+      const t = await working('recent', chats.store);
+      const history = t.engine.last.emit({ type: 'history', chats: [{ jid: contact, name: 'C', unreadCount: 1, archived: false, pinned: false, mutedUntil: null }], messages: [message('H1'), message('H2', { fromMe: true, from: account.jid })] });
+      await flush();
+      await t.engine.last.emit({ type: 'message', message: message('LIVE') });
+      expect(t.events.map((e) => e.event)).toEqual(['message.received']);
+
+      chats.release();
+      await history;
+      expect(t.events.map((e) => e.event)).toEqual(['message.received', 'history.synced']);
+      expect(t.events[1].payload).toEqual({ chats: 1, messages: 2 });
+      const stored = t.messages.rows.filter((r) => r.fromHistory);
+      expect(stored.map((r) => [r.waMessageId, r.direction, r.status])).toEqual([['H1', 'in', 'received'], ['H2', 'out', 'sent']]);
+    });
+
+    it('holds at most a few batches in memory: one more is not taken, so the network keeps it', async () => {
+      const chats = gatedChats();
+      const t = await working('full', chats.store);
+      const taken = Array.from({ length: MAX_PENDING_HISTORY_BATCHES }, (_, i) => t.engine.last.emit({ type: 'history', chats: [], messages: [message(`B${i}`)] }));
+      await expect(t.engine.last.emit({ type: 'history', chats: [], messages: [message('OVER')] })).rejects.toBeInstanceOf(EventNotTakenError);
+      chats.release();
+      await Promise.all(taken);
+      expect(t.events.filter((e) => e.event === 'history.synced')).toHaveLength(MAX_PENDING_HISTORY_BATCHES);
+    });
+
+    it('with syncHistory none, a batch is taken and nothing stored; a chat update is stored and announced when it changed something', async () => {
+      const chats = gatedChats();
+      const t = await working('none', chats.store);
+      await t.engine.last.emit({ type: 'history', chats: [], messages: [message('H1')] });
+      expect(t.messages.rows).toEqual([]);
+      await t.engine.last.emit({ type: 'chat-update', chats: [{ jid: contact, archived: true }, { jid: '1@s.whatsapp.net', pinned: false }] });
+      expect(chats.applied).toHaveLength(2);
+      expect(t.events).toEqual([{ event: 'chat.update', payload: { jid: contact, changes: { archived: true } } }]);
+    });
+  });
+
   describe('inbound events', () => {
     const working = async (opts: { autoRead?: boolean } = {}) => {
       const t = build({ status: 'stopped', ...opts });
@@ -788,7 +860,7 @@ describe('SessionRunner', () => {
         message: {
           id: expect.stringMatching(/^msg_/), sessionId: 'ses_1', organizationId: 'org_1', waMessageId: 'IN1', direction: 'in', chatJid: contact,
           from: contact, type: 'text', text: 'hi', media: null, location: null, contact: null, poll: null, quotedMessageId: null,
-          status: 'received', error: null, createdAt: 1_000, updatedAt: 1_000, sentAt: null, editedAt: null, revokedAt: null, reactions: [], pollVotes: [],
+          status: 'received', error: null, createdAt: 1_000, updatedAt: 1_000, sentAt: null, editedAt: null, revokedAt: null, reactions: [], pollVotes: [], fromHistory: false,
         },
       });
       expect(t.messages.rows).toHaveLength(1);

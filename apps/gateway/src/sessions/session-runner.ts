@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
-import { CatalogEvent, DomainError, GroupView, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
+import { CatalogEvent, DomainError, GroupView, SyncHistoryMode, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo, SessionEngine } from '../engine/engine.interface';
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageStore, MessagingSettings } from '../messages/message-store';
 import type { ContactBook } from '../contacts/contact-book';
 import { OutboundSender } from '../messages/outbound-sender';
 import { BacklogPacer, sessionRatePerMin } from '../messages/send-pacing';
+import { ChatEvents, type ChatStore } from '../messages/chat-events';
 import {
   AuthStateFactory,
   QrBoard,
@@ -51,7 +52,15 @@ export interface SessionRunnerDeps {
   leasesTrusted?: () => boolean;
   /** the session's contacts kept current from the network (absent: none kept) */
   contacts?: ContactBook;
+  /** chats as the network reports them and history syncs (messages/chat-events.ts); absent: ignored */
+  chats?: ChatStore;
 }
+
+/**
+ * History batches waiting to be stored, at most: one more is not taken (EventNotTakenError) and stays with the network
+ * (the simulator sends the next batch only after an ack; Baileys' inbound spool keeps it and hands it over again).
+ */
+export const MAX_PENDING_HISTORY_BATCHES = 4;
 
 /** An engine event the runner did not take: the engine must leave it un-acknowledged. */
 export class EventNotTakenError extends Error {
@@ -166,6 +175,12 @@ export class SessionRunner {
   /** recent group creations by name and participants, so a retried creation returns the first group */
   private readonly groupCreations = new Map<string, { at: number; group: Promise<GroupView> }>();
   private readonly lookups: EngineLookups;
+  private readonly chatEvents: ChatEvents | null;
+  /** the session setting, read at each start: what history the engine asks for and the runner stores */
+  private syncHistory: SyncHistoryMode = 'none';
+  /** history batches are stored one after another beside the event queue, so live messages never wait behind them */
+  private historyTail: Promise<unknown> = Promise.resolve();
+  private historyPending = 0;
 
   constructor(
     readonly sessionId: string,
@@ -188,6 +203,8 @@ export class SessionRunner {
       pacing: new BacklogPacer({ ratePerMin: () => sessionRatePerMin(deps.records, sessionId) }),
     });
     this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender, contacts: deps.contacts });
+    this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender });
+    this.chatEvents = deps.chats ? new ChatEvents({ ...common, chats: deps.chats }) : null;
     this.lookups = {
       message: (_chatJid, waMessageId) => deps.messages.rawOf(sessionId, waMessageId),
       group: (groupJid) => deps.records.findGroup(sessionId, groupJid),
@@ -405,6 +422,7 @@ export class SessionRunner {
     // since giving up on a paired session costs its user more than retrying an unpaired one
     const record = await this.deps.records.find(this.sessionId).catch(() => undefined);
     this.pairedAtStart = record === undefined || (record !== null && record.phoneNumber !== null);
+    this.syncHistory = record?.syncHistory ?? 'none';
     await this.setStatus('starting', reason, { desiredState: 'running' });
     await this.openSocket();
   }
@@ -447,6 +465,7 @@ export class SessionRunner {
         onEvent: (event) => this.onEngineEvent(gen, event),
         lookups: this.lookups,
         ...(proxyUrl ? { proxyUrl } : {}),
+        syncHistory: this.syncHistory,
       });
     } catch (err) {
       if (gen === this.generation) await this.connectFailed(gen, this.failureReason(err instanceof Error ? err.message : String(err)));
@@ -466,6 +485,7 @@ export class SessionRunner {
   private onEngineEvent(gen: number, event: EngineEvent): Promise<void> {
     // a socket event that arrives after a pause must not act (reconnect, write) before the watchdog closes it
     if (!this.leasesTrusted()) return Promise.reject(new EventNotTakenError(event.type, 'lease renewals lapsed'));
+    if (event.type === 'history') return this.takeHistory(gen, event);
     return this.serial(async () => {
       if (gen !== this.generation) {
         // a socket we silenced: what it still hands over belongs to the next connection's redelivery
@@ -528,6 +548,9 @@ export class SessionRunner {
       case 'group-metadata':
         await this.deps.records.saveGroup(this.organizationId, this.sessionId, event.group);
         return;
+      case 'chat-update':
+        await this.chatEvents?.update(event);
+        return;
       default:
         if (!isInboundEvent(event)) return;
         await this.storeInbound(gen, event);
@@ -556,6 +579,30 @@ export class SessionRunner {
         }
       }
     }
+  }
+
+  /**
+   * A history batch, stored on its own queue beside the event queue: a sync of thousands of messages never delays a
+   * live message. At most MAX_PENDING_HISTORY_BATCHES wait; one more, or one from a socket no longer read, is not taken
+   * (the network keeps it). A batch that cannot be stored is not taken either (the network delivers it again).
+   */
+  private takeHistory(gen: number, event: Extract<EngineEvent, { type: 'history' }>): Promise<void> {
+    if (!this.chatEvents) return Promise.resolve();
+    if (this.historyPending >= MAX_PENDING_HISTORY_BATCHES) return Promise.reject(new EventNotTakenError(event.type, 'history batches are still being stored'));
+    const chatEvents = this.chatEvents;
+    this.historyPending += 1;
+    const stored = this.historyTail.then(async () => {
+      if (!this.reading(gen)) throw new EventNotTakenError(event.type, 'its socket was retired or the lease lost');
+      await chatEvents.history(event, this.syncHistory);
+    });
+    this.historyTail = stored.catch(() => undefined).finally(() => (this.historyPending -= 1));
+    return stored.then(
+      () => undefined,
+      (err) => {
+        if (!(err instanceof EventNotTakenError)) this.log.warn({ err: String(err) }, 'storing a history batch failed; left with the network');
+        throw err;
+      },
+    );
   }
 
   /** Whether the socket of `gen` is still the one this runner reads, with a lease it may trust. */

@@ -2,6 +2,7 @@ import { DomainError, type SessionActionHandlers } from '@app/contracts';
 import { CONTACT_SIM_ACTIONS } from './contacts';
 import type { SimActionScope } from './scope';
 import { MEDIA_SIM_ACTIONS } from './media';
+import { SIM_CHAT_ACTIONS } from './chats';
 
 /**
  * How the simulator plays each operation of SessionActionMap (libs/contracts/src/session-actions.ts) asked by a device
@@ -11,6 +12,7 @@ import { MEDIA_SIM_ACTIONS } from './media';
 export const SIM_ACTIONS: SessionActionHandlers<SimActionScope> = {
   ...CONTACT_SIM_ACTIONS,
   ...MEDIA_SIM_ACTIONS,
+  ...SIM_CHAT_ACTIONS,
 };
 
 export function performSimAction(scope: SimActionScope, action: unknown, args: unknown): unknown {

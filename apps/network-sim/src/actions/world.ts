@@ -1,3 +1,4 @@
+import { SimChats } from './chats';
 import { SimContacts } from './contacts';
 
 /**
@@ -9,4 +10,6 @@ import { SimContacts } from './contacts';
 export class SimWorld {
   /** accounts, profiles, blocklists, presence subscriptions (actions/contacts.ts) */
   readonly contacts = new SimContacts();
+  /** chat state per device (archived, pinned, muted, labels), history syncs in flight: actions/chats.ts */
+  readonly chats = new SimChats();
 }

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { SessionStatus } from '@app/contracts';
+import type { SessionStatus, SyncHistoryMode } from '@app/contracts';
 
 @Entity('sessions')
 export class Session {
@@ -22,6 +22,8 @@ export class Session {
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' }) createdAt: Date;
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' }) updatedAt: Date;
   @Column({ name: 'last_connected_at', type: 'timestamptz', nullable: true }) lastConnectedAt: Date | null;
+  /** what history to store from the phone on pairing (CONTRACT 12) */
+  @Column({ name: 'sync_history', type: 'text', default: 'none' }) syncHistory?: SyncHistoryMode;
   /** why the session is in its status (the last `session.status` reason); not part of the API's Session view */
   @Column({ name: 'last_reason', type: 'text', nullable: true }) lastReason?: string | null;
   /** the session's proxy URL sealed with SecretBox (only the gateway opens it); null: direct */

@@ -10,6 +10,7 @@ import { DeliveriesRepository } from './deliveries.repository';
 import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { EventsRepository } from './events.repository';
 import { ContactsRepository } from './contacts.repository';
+import { ChatsRepository } from './chats.repository';
 
 export * from './keyset-page';
 export * from './deliveries.repository';
@@ -24,6 +25,7 @@ export * from './sessions.repository';
 export * from './users.repository';
 export * from './webhooks.repository';
 export * from './contacts.repository';
+export * from './chats.repository';
 
 /** Every repository, for DatabaseModule to provide. */
 export const REPOSITORIES = [
@@ -39,4 +41,5 @@ export const REPOSITORIES = [
   DeliveryAttemptsRepository,
   EventsRepository,
   ContactsRepository,
+  ChatsRepository,
 ];

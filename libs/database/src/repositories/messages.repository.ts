@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { preparedStatement, runPrepared } from '../prepared';
 import { OutboxRows, outboxInsertSql } from './events.repository';
-import { presenceTypingSql, takeMessageSeqSql } from './sessions.repository';
+import { autoReadSql, presenceTypingSql, takeMessageSeqSql } from './sessions.repository';
+import { chatOfMessageSql } from './chats.repository';
 import type {
   AckStatus,
   ContactContent,
@@ -65,6 +66,8 @@ export interface NewMessage {
   /** epoch ms; default now */
   createdAt?: number;
   sentAt?: number | null;
+  /** stored from a history sync on pairing (no `message.received` for it, no unread count) */
+  fromHistory?: boolean;
 }
 
 /** The head of a session's send queue, and how the session sends (read in the same query). */
@@ -83,7 +86,7 @@ export interface MessageFilter {
 
 const COLUMNS = `id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media, media_ref,
   location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, error, idempotency_key,
-  created_at, updated_at, sent_at, revoked_at, member_acks, edited_at, reactions, poll_votes`;
+  created_at, updated_at, sent_at, revoked_at, member_acks, edited_at, reactions, poll_votes, from_history`;
 
 interface RawRow {
   id: string;
@@ -115,6 +118,7 @@ interface RawRow {
   edited_at: Date | null;
   reactions: MessageReaction[] | null;
   poll_votes: PollVoteRecord[] | null;
+  from_history: boolean;
 }
 
 function toRow(r: RawRow): MessageRow {
@@ -148,6 +152,7 @@ function toRow(r: RawRow): MessageRow {
     editedAt: r.edited_at ? r.edited_at.getTime() : null,
     reactions: r.reactions ?? [],
     pollVotes: r.poll_votes ?? [],
+    fromHistory: r.from_history,
   };
 }
 
@@ -177,6 +182,7 @@ export function toMessageView(row: MessageRow): MessageView {
     revokedAt: row.revokedAt,
     reactions: row.reactions,
     pollVotes: row.pollVotes,
+    fromHistory: row.fromHistory,
   };
 }
 
@@ -210,7 +216,8 @@ const INSERT_OUTBOUND = preparedStatement(
      ON CONFLICT DO NOTHING
      RETURNING ${COLUMNS}
    ),
-   media AS (INSERT INTO message_media (message_id, data) SELECT m.id, $20::bytea FROM m WHERE $20::bytea IS NOT NULL)
+   media AS (INSERT INTO message_media (message_id, data) SELECT m.id, $20::bytea FROM m WHERE $20::bytea IS NOT NULL),
+   chat AS (${chatOfMessageSql('m', 'false')})
    SELECT * FROM m`,
 );
 
@@ -311,19 +318,26 @@ export class MessagesRepository {
    * returns null, so the caller can tell a re-delivery or a repeat from a new message.
    */
   async insert(m: NewMessage, manager?: EntityManager): Promise<MessageRow | null> {
+    // the message's chat is kept current by the same statement (ChatsRepository's fragment): a received message counts
+    // as unread unless it came from a history sync or the session marks what it receives read (autoRead)
     const rows: RawRow[] = await this.q(manager).query(
-      `INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
-         media_ref, location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status,
-         idempotency_key, raw, created_at, updated_at, sent_at, seq)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-         COALESCE($22, now()), COALESCE($22, now()), $23, $24)
-       ON CONFLICT DO NOTHING
-       RETURNING ${COLUMNS}`,
+      `WITH m AS (
+         INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
+           media_ref, location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status,
+           idempotency_key, raw, created_at, updated_at, sent_at, seq, from_history)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+           COALESCE($22, now()), COALESCE($22, now()), $23, $24, $25)
+         ON CONFLICT DO NOTHING
+         RETURNING ${COLUMNS}
+       ),
+       chat AS (${chatOfMessageSql('m', `$26::boolean AND NOT COALESCE(${autoReadSql('$3')}, false)`)})
+       SELECT * FROM m`,
       [
         m.id, m.organizationId, m.sessionId, m.waMessageId, m.direction, m.chatJid, m.from, m.type, m.text ?? null,
         json(m.media), json(m.mediaRef), json(m.location), json(m.contact), json(m.poll), json(m.reaction),
         m.quotedMessageId ?? null, m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null,
-        m.raw ? Buffer.from(m.raw) : null, ts(m.createdAt), ts(m.sentAt), m.seq ?? null,
+        m.raw ? Buffer.from(m.raw) : null, ts(m.createdAt), ts(m.sentAt), m.seq ?? null, m.fromHistory ?? false,
+        m.direction === 'in' && !m.fromHistory,
       ],
     );
     return rows[0] ? toRow(rows[0]) : null;
@@ -409,6 +423,13 @@ export class MessagesRepository {
       `UPDATE messages SET idempotency_key = NULL WHERE session_id = $1 AND idempotency_key = $2 AND created_at <= now() - ($3 * interval '1 millisecond')`,
       [sessionId, key, windowMs],
     );
+  }
+
+  /** The messages of one session with these ids (a chat list's last messages), in no particular order. */
+  async findByIds(sessionId: string, ids: string[]): Promise<MessageRow[]> {
+    if (ids.length === 0) return [];
+    const rows: RawRow[] = await this.db.query(`SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND id = ANY($2)`, [sessionId, ids]);
+    return rows.map(toRow);
   }
 
   /** Newest first, keyset-paginated by id. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { SessionStatus } from '@app/contracts';
+import type { SessionStatus, SyncHistoryMode } from '@app/contracts';
 import { Session } from '../entities/session.entity';
 import { EntityReader } from '../prepared';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
@@ -21,6 +21,8 @@ export interface SessionRuntimeRow {
   ratePerMin?: number;
   /** the proxy URL sealed with SecretBox, or null (direct) */
   proxyUrlSealed?: string | null;
+  /** what history to store from the phone on pairing (absent: `none`) */
+  syncHistory?: SyncHistoryMode;
 }
 
 /** What a gateway writes about the session it holds. */
@@ -44,7 +46,7 @@ export interface RuntimeFence {
 }
 
 /** What an owner may change through the API. */
-export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession' | 'proxyUrlSealed' | 'proxyUrlShown'>>;
+export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession' | 'proxyUrlSealed' | 'proxyUrlShown' | 'syncHistory'>>;
 
 interface SessionRuntimeColumns {
   id: string;
@@ -56,6 +58,7 @@ interface SessionRuntimeColumns {
   presence_typing: boolean;
   rate_per_min: number;
   proxy_url: string | null;
+  sync_history: SyncHistoryMode;
 }
 
 const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
@@ -87,6 +90,7 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
   presenceTyping: r.presence_typing,
   ratePerMin: r.rate_per_min,
   proxyUrlSealed: r.proxy_url,
+  syncHistory: r.sync_history,
 });
 
 /**
@@ -110,6 +114,15 @@ export function takeMessageSeqSql(sessionParam: string): string {
  */
 export function presenceTypingSql(sessionParam: string): string {
   return `(SELECT presence_typing FROM sessions WHERE id = ${sessionParam})`;
+}
+
+/**
+ * The session's `autoRead` as a scalar subquery, for a statement that needs it with what it writes
+ * (`MessagesRepository.insert`: a received message counts as unread in its chat only when the session does not mark
+ * what it receives read). `sessionParam` is that statement's placeholder of the session id.
+ */
+export function autoReadSql(sessionParam: string): string {
+  return `(SELECT auto_read FROM sessions WHERE id = ${sessionParam})`;
 }
 
 /**
@@ -196,7 +209,7 @@ export class SessionsRepository {
 
   async findRuntime(id: string): Promise<SessionRuntimeRow | null> {
     const rows: SessionRuntimeColumns[] = await this.db.query(
-      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, rate_per_min, proxy_url FROM sessions WHERE id = $1',
+      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, rate_per_min, proxy_url, sync_history FROM sessions WHERE id = $1',
       [id],
     );
     return rows[0] ? toRuntimeRow(rows[0]) : null;

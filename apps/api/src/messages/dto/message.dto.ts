@@ -80,6 +80,7 @@ export class MessageResponse {
   @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms when deleted for everyone; the content is kept' }) revokedAt: number | null;
   @ApiProperty({ type: [ReactionResponse], description: 'the reactions it has now, one per reactor' }) reactions: ReactionResponse[];
   @ApiProperty({ type: [PollVoteResponse], description: "a poll's votes, each voter's latest; empty otherwise" }) pollVotes: PollVoteResponse[];
+  @ApiProperty({ description: 'stored from the history the phone sent on pairing (setting `syncHistory`); no `message.received` was sent for it' }) fromHistory: boolean;
 }
 
 export class MessagePage {

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsInt, IsNotEmpty, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-import { PROXY_URL_PATTERN, SESSION_DEFAULTS, SESSION_STATUSES } from '@app/contracts';
+import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { PROXY_URL_PATTERN, SESSION_DEFAULTS, SESSION_STATUSES, SYNC_HISTORY_MODES, SyncHistoryMode } from '@app/contracts';
 
 const present = (_: object, v: unknown) => v !== undefined;
 
@@ -36,6 +36,13 @@ class SessionSettingsDto {
   @ValidateIf((_: object, v: unknown) => v !== undefined && v !== null) @IsString() @MaxLength(2048)
   @Matches(PROXY_URL_PATTERN, { message: 'proxyUrl must be an http, https, socks4, socks4a, socks5 or socks5h URL: scheme://[user[:password]@]host[:port]' })
   proxyUrl?: string | null;
+
+  @ApiPropertyOptional({
+    enum: SYNC_HISTORY_MODES,
+    description: `history to store from the phone on pairing: \`none\`, \`recent\` (what WhatsApp sends a new linked device), \`full\` (on create, default ${SESSION_DEFAULTS.syncHistory}); read at the next pairing`,
+  })
+  @ValidateIf(present) @IsIn(SYNC_HISTORY_MODES)
+  syncHistory?: SyncHistoryMode;
 }
 
 export class CreateSessionDto extends SessionSettingsDto {
@@ -75,6 +82,7 @@ export class SessionResponse {
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) updatedAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms' }) lastConnectedAt: number | null;
   @ApiProperty({ type: String, nullable: true, example: 'socks5://***@proxy.example:1080', description: 'the outbound proxy with its credentials masked; null: direct' }) proxyUrl: string | null;
+  @ApiProperty({ enum: SYNC_HISTORY_MODES }) syncHistory: string;
 }
 
 export class SessionPage {

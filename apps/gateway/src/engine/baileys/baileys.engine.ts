@@ -14,7 +14,7 @@ import type {
   WASocket,
 } from '@whiskeysockets/baileys';
 import { randomUUID } from 'node:crypto';
-import { DomainError, type MessageKeyRef, type OutboundMessage, type SentMessage, type SessionActionArgs, type SessionActionName, type SessionActionResult } from '@app/contracts';
+import { DomainError, type SyncHistoryMode, type MessageKeyRef, type OutboundMessage, type SentMessage, type SessionActionArgs, type SessionActionName, type SessionActionResult } from '@app/contracts';
 import { BAILEYS_ACTIONS, type BaileysActionContext } from './actions';
 import { blocklistEventFrom, contactsEventFrom } from './actions/contacts';
 import type { EventSpool, SpoolEntry } from '@app/messaging';
@@ -55,6 +55,7 @@ import {
 import { messageContentFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
 import { ChatAddressing, chatNamedIn, lidsNamedIn, numbersFor, withNumbers } from './baileys-identity';
 import { proxyAgentFor } from './proxy-agent';
+import { chatUpdatesFrom, historyBatchesFrom } from './baileys-chats';
 import { SignalKeyCache } from './signal-key-cache';
 import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
 import { runInSessionContext } from '../session-context';
@@ -129,7 +130,7 @@ export class BaileysEngine implements SessionEngine {
     return this.options.waWebVersion?.inUse() ?? null;
   }
 
-  async connect({ sessionId, auth, onEvent: deliver, logger, lookups, proxyUrl }: ConnectOptions): Promise<EngineConnection> {
+  async connect({ sessionId, auth, onEvent: deliver, logger, lookups, proxyUrl, syncHistory = 'none' }: ConnectOptions): Promise<EngineConnection> {
     const runtime = this.options.runtime ?? loadBaileysRuntime();
     const version = this.options.waWebVersion ? (await this.options.waWebVersion.current()).version : null;
     // a 405 (this version refused) makes the next connect of any session read the version again
@@ -169,6 +170,8 @@ export class BaileysEngine implements SessionEngine {
       markOnlineOnConnect: false,
       syncFullHistory: false,
       generateHighQualityLinkPreview: false,
+      // the session setting syncHistory (baileys-chats.ts): `none` keeps Baileys' defaults and stores nothing of it
+      ...historySyncConfig(syncHistory),
       ...(lookups ? networkLookups(lookups, runtime, logger, fetchGroup) : {}),
     }));
     connection = new BaileysConnection({
@@ -185,9 +188,21 @@ export class BaileysEngine implements SessionEngine {
       spoolRetryMs: this.options.spoolRetryMs ?? DEFAULT_SPOOL_RETRY_MS,
       inFlight: this.inFlight,
       onClosed,
+      syncHistory,
     });
     return connection;
   }
+}
+
+/**
+ * Baileys' history options for the session setting (CONTRACT 12): `recent` takes what WhatsApp sends a new linked device
+ * (Baileys' default filter: everything but the full archive), `full` asks the phone for the full archive too. `none`
+ * leaves Baileys' defaults (it still reads the initial bootstrap for its LID mappings) and the connection drops the
+ * history it yields.
+ */
+export function historySyncConfig(mode: SyncHistoryMode): Pick<UserFacingSocketConfig, 'syncFullHistory' | 'shouldSyncHistoryMessage'> | Record<string, never> {
+  if (mode === 'full') return { syncFullHistory: true, shouldSyncHistoryMessage: () => true };
+  return {};
 }
 
 /** Baileys logs a lot at info; it speaks at warn or above, and never louder than the gateway's own level. */
@@ -276,6 +291,8 @@ interface ConnectionDeps {
   /** the engine's set of spool entries in the gateway's hands, shared by all its connections */
   inFlight: Set<string>;
   onClosed: (reason: CloseReason) => void;
+  /** the session setting: history batches are passed on unless `none` */
+  syncHistory?: SyncHistoryMode;
 }
 
 type Phase = 'connecting' | 'awaiting_pairing' | 'open' | 'closed';
@@ -326,6 +343,20 @@ class BaileysConnection implements EngineConnection {
     ev.on('contacts.update', (updates) => this.guard('contacts.update', () => this.emitIf(contactsEventFrom(updates))));
     ev.on('blocklist.set', (set) => this.guard('blocklist.set', () => this.emit(blocklistEventFrom(set))));
     ev.on('blocklist.update', (update) => this.guard('blocklist.update', () => this.emit(blocklistEventFrom(update))));
+    ev.on('chats.upsert', (chats) => this.guard('chats.upsert', () => this.emitChatUpdates(chatUpdatesFrom(chats))));
+    ev.on('chats.update', (updates) => this.guard('chats.update', () => this.emitChatUpdates(chatUpdatesFrom(updates))));
+    ev.on('messaging-history.set', (set) => this.guard('messaging-history.set', () => this.onHistory(set)));
+  }
+
+  private emitChatUpdates(chats: ReturnType<typeof chatUpdatesFrom>): void {
+    if (chats.length) this.emit({ type: 'chat-update', chats });
+  }
+
+  /** History WhatsApp sent on pairing, in bounded batches, each spooled and handed over like any inbound event. */
+  private onHistory(set: BaileysEventMap['messaging-history.set']): void {
+    if ((this.deps.syncHistory ?? 'none') === 'none') return;
+    const encode = (content: proto.IMessage) => this.deps.runtime.encodeMessage(content);
+    for (const batch of historyBatchesFrom(set, this.ownJid(), encode)) this.emit(batch);
   }
 
   async requestPairingCode(phoneNumber: string): Promise<string> {

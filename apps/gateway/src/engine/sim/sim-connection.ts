@@ -219,7 +219,9 @@ export class SimConnection implements EngineConnection {
       case 'call':
       case 'group-update':
       case 'group-participants':
-      case 'contact': {
+      case 'contact':
+      case 'chat-update':
+      case 'history': {
         const { eventId, ...event } = frame;
         // acknowledged only once the gateway has made it durable; not taken = not acked, so the network delivers it again
         this.session.onEvent(toEngineEvent(event)).then(
@@ -387,6 +389,8 @@ export function toEngineEvent(event: SimNetworkEvent): EngineEvent {
       return { ...event, fromMe: false };
     case 'contact':
       return { type: 'contacts', contacts: [event.contact] };
+    case 'history':
+      return { type: 'history', chats: event.chats, messages: event.messages.map((m) => ({ ...toInboundMessage(m), fromMe: m.fromMe })) };
     default:
       return event;
   }

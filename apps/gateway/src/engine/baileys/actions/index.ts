@@ -2,6 +2,7 @@ import type { SessionActionHandlers } from '@app/contracts';
 import { CONTACT_BAILEYS_ACTIONS } from './contacts';
 import type { BaileysActionContext } from './context';
 import { MEDIA_BAILEYS_ACTIONS } from './media';
+import { CHAT_ACTIONS } from './chats';
 
 /**
  * What the Baileys engine does for each operation of SessionActionMap (libs/contracts/src/session-actions.ts): one
@@ -11,6 +12,7 @@ import { MEDIA_BAILEYS_ACTIONS } from './media';
 export const BAILEYS_ACTIONS: SessionActionHandlers<BaileysActionContext> = {
   ...CONTACT_BAILEYS_ACTIONS,
   ...MEDIA_BAILEYS_ACTIONS,
+  ...CHAT_ACTIONS,
 };
 
 export type { BaileysActionContext } from './context';

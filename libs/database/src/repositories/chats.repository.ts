@@ -1,0 +1,209 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { ChatChanges, ChatState } from '@app/contracts';
+
+/** A row of `chats`: one conversation of a session (CONTRACT 12). */
+export interface ChatRow extends ChatState {
+  sessionId: string;
+  organizationId: string;
+  jid: string;
+  name: string | null;
+  isGroup: boolean;
+  unreadCount: number;
+  lastMessageId: string | null;
+  /** epoch ms of the newest message; null for a chat the network named without messages */
+  lastMessageAt: number | null;
+  updatedAt: number;
+}
+
+/** What a chat update or a history sync says about a chat: the fields it knows. */
+export type ChatFacts = { jid: string } & ChatChanges;
+
+/** A keyset page of chats, most recent first; `nextCursor` is opaque (base64url). */
+export interface ChatPage {
+  rows: ChatRow[];
+  nextCursor: string | null;
+}
+
+const COLUMNS = `session_id, organization_id, jid, name, is_group, unread_count, archived, pinned, muted_until,
+  last_message_id, last_message_at, updated_at`;
+
+interface RawRow {
+  session_id: string;
+  organization_id: string;
+  jid: string;
+  name: string | null;
+  is_group: boolean;
+  unread_count: number;
+  archived: boolean;
+  pinned: boolean;
+  muted_until: Date | null;
+  last_message_id: string | null;
+  last_message_at: Date | null;
+  updated_at: Date;
+}
+
+const toRow = (r: RawRow): ChatRow => ({
+  sessionId: r.session_id,
+  organizationId: r.organization_id,
+  jid: r.jid,
+  name: r.name,
+  isGroup: r.is_group,
+  unreadCount: r.unread_count,
+  archived: r.archived,
+  pinned: r.pinned,
+  mutedUntil: r.muted_until ? r.muted_until.getTime() : null,
+  lastMessageId: r.last_message_id,
+  lastMessageAt: r.last_message_at ? r.last_message_at.getTime() : null,
+  updatedAt: r.updated_at.getTime(),
+});
+
+/** The state fields a change may carry, with their columns. */
+const STATE_COLUMNS = {
+  archived: 'archived',
+  pinned: 'pinned',
+  mutedUntil: 'muted_until',
+  unreadCount: 'unread_count',
+  name: 'name',
+} as const satisfies Record<keyof ChatChanges, string>;
+
+/** PostgreSQL text cannot hold NUL, but a name on the network can. */
+const storable = (text: string | null | undefined) => (typeof text === 'string' ? text.replace(/\0/g, '') : (text ?? null));
+
+const isGroupJid = (jid: string) => jid.endsWith('@g.us');
+
+/**
+ * The chat of a message a statement has just inserted, kept current by that same statement (one statement per
+ * message, no round trip of its own): `MessagesRepository` composes it as a step of its insert's CTE. `messageCte` is
+ * the name of the step that returned the inserted message (columns organization_id, session_id, chat_jid, id,
+ * created_at); `unread` a boolean SQL expression: whether the message adds one to the chat's unread count. Inserting
+ * nothing (a re-delivery) changes nothing. The newest message (by created_at) stays the chat's last one, so a message
+ * of an older history batch does not replace a live one.
+ */
+export function chatOfMessageSql(messageCte: string, unread: string): string {
+  return `INSERT INTO chats AS c (session_id, organization_id, jid, is_group, unread_count, last_message_id, last_message_at)
+    SELECT session_id, organization_id, chat_jid, chat_jid LIKE '%@g.us', CASE WHEN ${unread} THEN 1 ELSE 0 END, id, created_at FROM ${messageCte}
+    ON CONFLICT (session_id, jid) DO UPDATE SET
+      unread_count = c.unread_count + EXCLUDED.unread_count,
+      last_message_id = CASE WHEN c.last_message_at IS NULL OR EXCLUDED.last_message_at >= c.last_message_at THEN EXCLUDED.last_message_id ELSE c.last_message_id END,
+      last_message_at = GREATEST(c.last_message_at, EXCLUDED.last_message_at),
+      updated_at = now()`;
+}
+
+function encodeCursor(row: ChatRow): string {
+  return Buffer.from(JSON.stringify([row.lastMessageAt, row.jid]), 'utf8').toString('base64url');
+}
+
+/** null for a cursor this repository did not make (the caller answers 422). */
+export function decodeChatCursor(cursor: string): { at: number | null; jid: string } | null {
+  try {
+    const [at, jid] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    if ((at !== null && typeof at !== 'number') || typeof jid !== 'string') return null;
+    return { at, jid };
+  } catch {
+    return null;
+  }
+}
+
+/** Every query of `chats` (the per-message upkeep is `chatOfMessageSql`, composed by MessagesRepository). */
+@Injectable()
+export class ChatsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  private q(manager?: EntityManager | unknown): Pick<DataSource, 'query'> {
+    return (manager as EntityManager | undefined) ?? this.db;
+  }
+
+  /** Most recent first (chats without messages last), keyset by (lastMessageAt, jid). */
+  async page(sessionId: string, limit: number, cursor?: { at: number | null; jid: string }): Promise<ChatPage> {
+    const params: unknown[] = [sessionId, limit + 1];
+    let after = '';
+    if (cursor) {
+      params.push(cursor.jid);
+      if (cursor.at === null) {
+        after = `AND last_message_at IS NULL AND jid < $3`;
+      } else {
+        params.push(new Date(cursor.at));
+        after = `AND (last_message_at < $4 OR (last_message_at = $4 AND jid < $3) OR last_message_at IS NULL)`;
+      }
+    }
+    const rows: RawRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM chats WHERE session_id = $1 ${after}
+        ORDER BY last_message_at DESC NULLS LAST, jid DESC LIMIT $2`,
+      params,
+    );
+    const more = rows.length > limit;
+    const slice = (more ? rows.slice(0, limit) : rows).map(toRow);
+    return { rows: slice, nextCursor: more ? encodeCursor(slice[slice.length - 1]) : null };
+  }
+
+  async find(sessionId: string, jid: string, manager?: unknown): Promise<ChatRow | null> {
+    const rows: RawRow[] = await this.q(manager).query(`SELECT ${COLUMNS} FROM chats WHERE session_id = $1 AND jid = $2`, [sessionId, jid]);
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /**
+   * Applies what is known of a chat (an API action's outcome, the phone's change, a chat the network named) and
+   * answers the fields that really changed (empty: nothing did) with the row after it. A chat not stored yet is
+   * created (a new chat's changes are the fields given that differ from a fresh chat's defaults). Run it in the
+   * transaction that writes the `chat.update` announcing it.
+   */
+  async apply(organizationId: string, sessionId: string, facts: ChatFacts, manager?: unknown): Promise<{ row: ChatRow; changes: ChatChanges }> {
+    const q = this.q(manager);
+    await q.query(
+      `INSERT INTO chats (session_id, organization_id, jid, is_group) VALUES ($1, $2, $3, $4) ON CONFLICT (session_id, jid) DO NOTHING`,
+      [sessionId, organizationId, facts.jid, isGroupJid(facts.jid)],
+    );
+    const before = (await q.query(`SELECT ${COLUMNS} FROM chats WHERE session_id = $1 AND jid = $2 FOR UPDATE`, [sessionId, facts.jid])) as RawRow[];
+    const old = toRow(before[0]);
+    const changes: ChatChanges = {};
+    const sets: string[] = [];
+    const params: unknown[] = [sessionId, facts.jid];
+    for (const [field, column] of Object.entries(STATE_COLUMNS) as Array<[keyof ChatChanges, string]>) {
+      if (!(field in facts) || facts[field] === undefined) continue;
+      const value = field === 'name' ? storable(facts.name) : facts[field];
+      if (value === old[field]) continue;
+      (changes as Record<string, unknown>)[field] = value;
+      params.push(field === 'mutedUntil' && value !== null ? new Date(value as number) : value);
+      sets.push(`${column} = $${params.length}`);
+    }
+    if (!sets.length) return { row: old, changes };
+    const rows: RawRow[] = await q.query(
+      `UPDATE chats SET ${sets.join(', ')}, updated_at = now() WHERE session_id = $1 AND jid = $2 RETURNING ${COLUMNS}`,
+      params,
+    ).then((r: [RawRow[], number]) => r[0]);
+    return { row: toRow(rows[0]), changes };
+  }
+
+  /**
+   * The chats of one history sync batch, in one statement: a chat's name, state and unread count as the phone sent
+   * them (the phone is the authority on a chat at pairing time); a name the phone did not send keeps the stored one.
+   */
+  async applyHistory(organizationId: string, sessionId: string, chats: Array<ChatState & { jid: string; name: string | null; unreadCount: number }>, manager?: unknown): Promise<number> {
+    // one row per chat: an upsert cannot touch a row twice
+    chats = [...new Map(chats.map((c) => [c.jid, c])).values()];
+    if (!chats.length) return 0;
+    const rows: Array<{ jid: string }> = await this.q(manager).query(
+      `INSERT INTO chats AS c (session_id, organization_id, jid, is_group, name, unread_count, archived, pinned, muted_until)
+       SELECT $1, $2, h.jid, h.jid LIKE '%@g.us', h.name, h.unread_count, h.archived, h.pinned, h.muted_until
+         FROM unnest($3::text[], $4::text[], $5::int[], $6::boolean[], $7::boolean[], $8::timestamptz[])
+           AS h(jid, name, unread_count, archived, pinned, muted_until)
+       ON CONFLICT (session_id, jid) DO UPDATE SET
+         name = COALESCE(EXCLUDED.name, c.name), unread_count = EXCLUDED.unread_count, archived = EXCLUDED.archived,
+         pinned = EXCLUDED.pinned, muted_until = EXCLUDED.muted_until, updated_at = now()
+       RETURNING c.jid`,
+      [
+        sessionId,
+        organizationId,
+        chats.map((c) => c.jid),
+        chats.map((c) => storable(c.name)),
+        chats.map((c) => Math.max(0, Math.trunc(c.unreadCount))),
+        chats.map((c) => c.archived),
+        chats.map((c) => c.pinned),
+        chats.map((c) => (c.mutedUntil === null ? null : new Date(c.mutedUntil))),
+      ],
+    );
+    return rows.length;
+  }
+}

@@ -1,0 +1,104 @@
+import type { DataSource } from 'typeorm';
+import { ChatsRepository, decodeChatCursor, MessagesRepository, newId, NewMessage } from '@app/database';
+import { closeTestDataSource, testDataSource } from '../support/seed';
+import { newOrganization, newSession } from './rows';
+
+const ALICE = '15550001111@s.whatsapp.net';
+const BOB = '15550002222@s.whatsapp.net';
+const GROUP = '120363000000000001@g.us';
+
+describe('ChatsRepository (PostgreSQL)', () => {
+  let db: DataSource;
+  let chats: ChatsRepository;
+  let messages: MessagesRepository;
+  let orgId: string;
+
+  const message = (sessionId: string, over: Partial<NewMessage> = {}): NewMessage => ({
+    id: newId('msg'),
+    organizationId: orgId,
+    sessionId,
+    waMessageId: `WA${newId('msg').slice(4)}`,
+    direction: 'in',
+    chatJid: ALICE,
+    from: ALICE,
+    type: 'text',
+    text: 'hi',
+    status: 'received',
+    ...over,
+  });
+
+  beforeAll(async () => {
+    db = await testDataSource();
+    chats = new ChatsRepository(db);
+    messages = new MessagesRepository(db);
+    orgId = await newOrganization(db);
+  });
+  afterAll(() => closeTestDataSource());
+
+  it('keeps a chat current from the statement that stores each message: last message, unread count (not with autoRead)', async () => {
+    const session = await newSession(db, orgId, { autoRead: false });
+    const first = await messages.insert(message(session.id, { createdAt: 1_700_000_000_000 }));
+    const second = await messages.insert(message(session.id, { createdAt: 1_700_000_001_000 }));
+    // a re-delivery stores nothing and counts nothing
+    expect(await messages.insert(message(session.id, { waMessageId: second!.waMessageId }))).toBeNull();
+    // our own message is the last one, but not unread
+    const mine = await messages.insert(message(session.id, { direction: 'out', status: 'sent', from: null, createdAt: 1_700_000_002_000 }));
+    // an older message from a history sync neither counts nor replaces the last one
+    await messages.insert(message(session.id, { fromHistory: true, createdAt: 1_600_000_000_000 }));
+    const chat = await chats.find(session.id, ALICE);
+    expect(chat).toMatchObject({ organizationId: orgId, isGroup: false, unreadCount: 2, lastMessageId: mine!.id, lastMessageAt: 1_700_000_002_000 });
+    expect(first).not.toBeNull();
+
+    const reading = await newSession(db, orgId, { autoRead: true });
+    await messages.insert(message(reading.id, { chatJid: GROUP, from: BOB }));
+    expect(await chats.find(reading.id, GROUP)).toMatchObject({ isGroup: true, unreadCount: 0 });
+  });
+
+  it('an accepted send updates its chat in the same statement', async () => {
+    const session = await newSession(db, orgId);
+    const row = await messages.insertOutbound(message(session.id, { direction: 'out', status: 'queued', chatJid: BOB, from: null }), null);
+    expect(await chats.find(session.id, BOB)).toMatchObject({ lastMessageId: row!.id, unreadCount: 0 });
+  });
+
+  it('applies state and answers only what changed', async () => {
+    const session = await newSession(db, orgId);
+    const created = await chats.apply(orgId, session.id, { jid: BOB, archived: true, mutedUntil: 1_900_000_000_000 });
+    expect(created.changes).toEqual({ archived: true, mutedUntil: 1_900_000_000_000 });
+    expect(created.row).toMatchObject({ jid: BOB, archived: true, pinned: false, mutedUntil: 1_900_000_000_000, lastMessageId: null });
+    const again = await chats.apply(orgId, session.id, { jid: BOB, archived: true, pinned: false, name: null });
+    expect(again.changes).toEqual({});
+    const named = await chats.apply(orgId, session.id, { jid: BOB, name: 'Bob\0', unreadCount: 0, mutedUntil: null });
+    expect(named.changes).toEqual({ name: 'Bob', mutedUntil: null });
+  });
+
+  it('stores a history batch of chats in one statement, the phone’s state winning, a name it did not send kept', async () => {
+    const session = await newSession(db, orgId);
+    await chats.apply(orgId, session.id, { jid: ALICE, name: 'Alice' });
+    const n = await chats.applyHistory(orgId, session.id, [
+      { jid: ALICE, name: null, unreadCount: 3, archived: true, pinned: true, mutedUntil: null },
+      { jid: GROUP, name: 'Team', unreadCount: 0, archived: false, pinned: false, mutedUntil: 1_900_000_000_000 },
+      { jid: GROUP, name: 'Team (again)', unreadCount: 1, archived: false, pinned: false, mutedUntil: null },
+    ]);
+    expect(n).toBe(2);
+    expect(await chats.find(session.id, ALICE)).toMatchObject({ name: 'Alice', unreadCount: 3, archived: true, pinned: true });
+    expect(await chats.find(session.id, GROUP)).toMatchObject({ name: 'Team (again)', isGroup: true, unreadCount: 1 });
+  });
+
+  it('pages most recent first, chats without messages last, with an opaque cursor', async () => {
+    const session = await newSession(db, orgId);
+    const jids = ['15550000001@s.whatsapp.net', '15550000002@s.whatsapp.net', '15550000003@s.whatsapp.net'];
+    for (const [i, jid] of jids.entries()) await messages.insert(message(session.id, { chatJid: jid, from: jid, createdAt: 1_700_000_000_000 + i }));
+    await chats.apply(orgId, session.id, { jid: '15550000009@s.whatsapp.net', pinned: true });
+    await chats.apply(orgId, session.id, { jid: '15550000008@s.whatsapp.net', pinned: true });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await chats.page(session.id, 2, cursor ? decodeChatCursor(cursor)! : undefined);
+      seen.push(...page.rows.map((r) => r.jid));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([jids[2], jids[1], jids[0], '15550000009@s.whatsapp.net', '15550000008@s.whatsapp.net']);
+    expect(decodeChatCursor('not-json')).toBeNull();
+    expect((await chats.page((await newSession(db, orgId)).id, 10)).rows).toEqual([]);
+  });
+});
