@@ -35,6 +35,7 @@ import {
   validation,
 } from './sim-input';
 import { performSimAction, SimWorld, type SimActionScope } from './actions';
+import { applyParticipantChange } from './actions/group-admin';
 
 /** The network's end of one device connection; the transport (WebSocket) lives elsewhere. */
 export interface DeviceLink {
@@ -346,8 +347,7 @@ export class SimNetwork {
     const group = this.group(groupJid);
     const { action, participants } = parseGroupParticipants(body);
     const before = group.participants;
-    if (action === 'add') group.participants = [...new Set([...before, ...participants])];
-    if (action === 'remove') group.participants = before.filter((p) => !participants.includes(p));
+    applyParticipantChange(group, action, participants);
     const delivered = this.deliverToGroup(group, [...before, ...group.participants], { type: 'group-participants', groupJid, action, participants });
     return { ...group, participants: [...group.participants], delivered };
   }
@@ -414,6 +414,21 @@ export class SimNetwork {
       this.lidByPhone.set(phoneNumber, lid);
     }
     return lid;
+  }
+
+  /**
+   * Whether an account with this number exists on the network: a paired device's, or one the network has given a LID
+   * (group administration answers `not_on_whatsapp` otherwise).
+   */
+  hasAccount(jid: string): boolean {
+    const phoneNumber = jid.split('@')[0];
+    if (this.lidByPhone.has(phoneNumber)) return true;
+    return [...this.devices.values()].some((d) => d.account?.phoneNumber === phoneNumber);
+  }
+
+  /** Keeps bytes the network serves at `GET /sim/media/{mediaId}` (a group's picture); answers the mediaId. */
+  holdMedia(data: Buffer, mimetype: string): string {
+    return this.keepMedia({ data, mimetype, filename: null, caption: null }).mediaId;
   }
 
   listGroups(sessionId?: string): SimGroup[] {
@@ -555,6 +570,8 @@ export class SimNetwork {
       participants: [...new Set([owner.jid, ...(members as string[])])],
       isAnnounce: false,
       isLocked: false,
+      admins: [owner.jid],
+      superAdmins: [owner.jid],
       sessionId: device.sessionId,
       createdAt: Date.now(),
     };
@@ -616,7 +633,7 @@ export class SimNetwork {
   }
 
   /** Group changes reach the paired devices among `members` and the device that created the group. */
-  private deliverToGroup(group: SimGroup, members: string[], event: SimNetworkEvent): string[] {
+  deliverToGroup(group: SimGroup, members: string[], event: SimNetworkEvent): string[] {
     const jids = new Set(members);
     const delivered: string[] = [];
     for (const device of this.devices.values()) {
@@ -641,7 +658,7 @@ export class SimNetwork {
     };
   }
 
-  private group(groupJid: string): SimGroup {
+  group(groupJid: string): SimGroup {
     const group = this.groups.find((g) => g.groupJid === groupJid);
     if (!group) throw new DomainError('not_found', 'no group with this jid was created on the network', { groupJid });
     return group;

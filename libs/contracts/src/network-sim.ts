@@ -180,8 +180,9 @@ export type SimNetworkEvent =
   | { type: 'poll-vote'; pollWaMessageId: string; chatJid: string; voter: string; selectedOptions: string[] }
   | { type: 'presence'; chatJid: string; jid: string; presence: Presence }
   | { type: 'call'; callId: string; from: string; isVideo: boolean; isGroup: boolean }
-  | { type: 'group-update'; groupJid: string; changes: GroupChanges }
-  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] };
+  /** `actor`: the member who made the change (absent when the control API played an unnamed admin) */
+  | { type: 'group-update'; groupJid: string; changes: GroupChanges; actor?: string }
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[]; actor?: string };
 export type SimNetworkEventType = SimNetworkEvent['type'];
 
 /** network → device */
