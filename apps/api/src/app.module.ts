@@ -4,6 +4,7 @@ import { InfraModule } from '@app/infra';
 import { AuthModule } from './auth/auth.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
+import { GroupsModule } from './groups/groups.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { MessagesModule } from './messages/messages.module';
@@ -24,6 +25,7 @@ function imports(overrides: ConfigOverrides) {
     SessionsModule,
     MessagesModule,
     DashboardModule,
+    GroupsModule,
   ];
 }
 

@@ -56,7 +56,10 @@ export function applyParticipantChange(group: SimGroup, action: GroupParticipant
   if (action === 'add') group.participants = [...new Set([...group.participants, ...jids])];
   if (action === 'remove') {
     group.participants = group.participants.filter((p) => !jids.includes(p));
-    for (const jid of jids) admins.delete(jid), superAdmins.delete(jid);
+    for (const jid of jids) {
+      admins.delete(jid);
+      superAdmins.delete(jid);
+    }
   }
   if (action === 'promote') for (const jid of jids) if (group.participants.includes(jid)) admins.add(jid);
   if (action === 'demote') for (const jid of jids) if (!superAdmins.has(jid)) admins.delete(jid);
