@@ -29,6 +29,9 @@ function groupJidOf(value: string): string {
   return value;
 }
 
+/** Read from the network less than GROUP_READ_TTL_MS ago. */
+const isFresh = (g: StoredGroup | null): g is StoredGroup => g?.refreshedAt != null && Date.now() - g.refreshedAt < GROUP_READ_TTL_MS;
+
 /** The stored group as the API shows it. */
 function detailsOf(g: StoredGroup): GroupDetails {
   const admins = new Set(g.admins);
@@ -80,7 +83,7 @@ export class GroupsService {
         groupJid: jid,
       });
     }
-    if (stored?.refreshedAt !== null && stored?.refreshedAt !== undefined && Date.now() - stored.refreshedAt < GROUP_READ_TTL_MS) return detailsOf(stored);
+    if (isFresh(stored)) return detailsOf(stored);
     return this.readFromNetwork(session, jid);
   }
 
@@ -153,12 +156,18 @@ export class GroupsService {
     await this.groups.expire(session.id, jid);
   }
 
-  /** One read of the group from the network at a time per session and group; what it says is stored. */
+  /**
+   * One read of the group from the network at a time per session and group; what it says is stored. A caller that
+   * found the row stale just before another read stored it finds it fresh here (the check runs inside the shared
+   * read, registered synchronously), so a burst costs one network read however its requests interleave.
+   */
   private readFromNetwork(session: Session, groupJid: string): Promise<GroupDetails> {
     const key = `${session.id} ${groupJid}`;
     let read = this.reading.get(key);
     if (!read) {
       read = (async () => {
+        const stored = await this.groups.storedOf(session.id, groupJid);
+        if (isFresh(stored)) return detailsOf(stored);
         const details = await this.perform(session, groupJid, () => this.actions.performOn(session, 'group.metadata', { groupJid }));
         await this.store(session, details);
         return details;
