@@ -115,7 +115,7 @@ describe('Baileys group administration (actions/group-admin.ts)', () => {
     for (const code of [401, 403]) {
       const { ctx, sock } = context();
       sock.groupSettingUpdate.mockRejectedValueOnce(refusedWith(code));
-      const err = await BAILEYS_GROUP_ACTIONS['group.update'](ctx, { groupJid: GROUP, isAnnounce: true, isLocked: true }).catch((e) => e);
+      const err = await Promise.resolve(BAILEYS_GROUP_ACTIONS['group.update'](ctx, { groupJid: GROUP, isAnnounce: true, isLocked: true })).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DomainError);
       expect(err).toMatchObject({ code: 'conflict', details: { reason: 'not_admin', whatsappCode: code } });
       expect(sock.groupSettingUpdate).toHaveBeenCalledTimes(1);
