@@ -125,6 +125,22 @@ describe('GroupsRepository (PostgreSQL)', () => {
       expect(await groups.storedOf(session.id, '77@g.us')).toBeNull();
     });
 
+    it('a whole-group refresh from the network (Baileys) says who the admins are, by number where it can', async () => {
+      const session = await newSession(db, orgId);
+      await groups.upsert(orgId, session.id, facts('79@g.us', { participants: [OWNER, A, B], admins: [OWNER], superAdmins: [OWNER] }));
+      await groups.applyChanges(session.id, '79@g.us', { subject: 'x' });
+      expect((await groups.storedOf(session.id, '79@g.us'))!.admins).toEqual([OWNER]);
+      await groups.applyChanges(session.id, '79@g.us', {}, {
+        addressingMode: 'lid',
+        participants: [
+          { id: '1@lid', phoneNumber: OWNER, admin: 'superadmin' },
+          { id: '2@lid', phoneNumber: A, admin: 'admin' },
+          { id: B, admin: null },
+        ],
+      });
+      expect(await groups.storedOf(session.id, '79@g.us')).toMatchObject({ admins: [OWNER, A], superAdmins: [OWNER] });
+    });
+
     it('a fresh read keeps the network form while the members are the same, and forgets it when they are not', async () => {
       const session = await newSession(db, orgId);
       const network = { addressingMode: 'pn' as const, participants: [{ id: OWNER }, { id: A }, { id: B }] };

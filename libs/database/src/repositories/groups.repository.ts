@@ -75,6 +75,14 @@ const uniqueById = (participants: GroupNetworkParticipant[]): GroupNetworkPartic
 const networkJson = (network: GroupNetwork | null | undefined): string | null =>
   network ? JSON.stringify({ ...network, participants: uniqueById(network.participants) }) : null;
 
+/**
+ * The members of a network form (`network`, a jsonb expression) whose `admin` is one of `ranks` (SQL literals), each
+ * by its phone-number JID when it has one (the form the member list uses), else by its id.
+ */
+const adminsOf = (network: string, ranks: string) =>
+  `ARRAY(SELECT CASE WHEN p->>'id' LIKE '%@s.whatsapp.net' THEN p->>'id' ELSE COALESCE(p->>'phoneNumber', p->>'id') END
+         FROM jsonb_array_elements(${network}->'participants') AS e(p) WHERE p->>'admin' IN (${ranks}))`;
+
 /** True when a stored network participant `p` goes by one of the forms in `$forms` (a text[] parameter). */
 const goesBy = (forms: string) => `ARRAY[p->>'id', p->>'phoneNumber', p->>'lid'] && ${forms}::text[]`;
 
@@ -176,7 +184,8 @@ export class GroupsRepository {
 
   /**
    * An admin changed the group on the network; only the named fields change. `network`, when the network described
-   * the whole group (a refresh), replaces the stored network form; the member list is left to the member events.
+   * the whole group (a refresh), replaces the stored network form and says who the admins are (by number when the
+   * network told it, as the member list names them); the member list is left to the member events.
    */
   async applyChanges(
     sessionId: string,
@@ -186,7 +195,10 @@ export class GroupsRepository {
   ): Promise<void> {
     await this.db.query(
       `UPDATE groups SET subject = COALESCE($3, subject), description = COALESCE($4, description),
-         is_announce = COALESCE($5, is_announce), is_locked = COALESCE($6, is_locked), network = COALESCE($7::jsonb, network), updated_at = now()
+         is_announce = COALESCE($5, is_announce), is_locked = COALESCE($6, is_locked), network = COALESCE($7::jsonb, network),
+         admins = CASE WHEN $7::jsonb IS NULL THEN admins ELSE ${adminsOf('$7::jsonb', "'admin', 'superadmin'")} END,
+         super_admins = CASE WHEN $7::jsonb IS NULL THEN super_admins ELSE ${adminsOf('$7::jsonb', "'superadmin'")} END,
+         updated_at = now()
        WHERE session_id = $1 AND group_jid = $2`,
       [
         sessionId, groupJid, storable(changes.subject) ?? null, storable(changes.description) ?? null, changes.isAnnounce ?? null, changes.isLocked ?? null,
