@@ -128,6 +128,24 @@ describe('the generated API client, through every operation', () => {
     expect(group.response.status).toBe(201);
     const groups = await client.GET('/api/v1/sessions/{id}/groups', { params: { path, query: { limit: 100 } } });
     expect(groups.data?.data.map((g) => g.groupJid)).toContain(group.data!.groupJid);
+    // group administration (docs/groups.md): the creator is the admin of its group
+    const gPath = { id, groupJid: group.data!.groupJid };
+    const fresh = await client.GET('/api/v1/sessions/{id}/groups/{groupJid}', { params: { path: gPath } });
+    expect(fresh.data?.participantList[0]).toEqual({ jid: '15550003333@s.whatsapp.net', isAdmin: true, isSuperAdmin: true });
+    expect((await client.PATCH('/api/v1/sessions/{id}/groups/{groupJid}', { params: { path: gPath }, body: { subject: 'Typed team (renamed)' } })).data?.subject).toBe('Typed team (renamed)');
+    const members = await client.POST('/api/v1/sessions/{id}/groups/{groupJid}/participants', { params: { path: gPath }, body: { action: 'add', participants: ['15550005555@s.whatsapp.net'] } });
+    expect(members.data?.data).toEqual([{ jid: '15550005555@s.whatsapp.net', status: 'already' }]);
+    const invite = await client.GET('/api/v1/sessions/{id}/groups/{groupJid}/invite', { params: { path: gPath } });
+    const renewed = await client.POST('/api/v1/sessions/{id}/groups/{groupJid}/invite:revoke', { params: { path: gPath } });
+    expect(renewed.data?.code).not.toBe(invite.data?.code);
+    const picture = await client.PUT('/api/v1/sessions/{id}/groups/{groupJid}/picture', {
+      params: { path: gPath },
+      body: { media: { base64: Buffer.from('a picture').toString('base64'), mimetype: 'image/png' } },
+    });
+    expect(picture.response.status).toBe(204);
+    // joining a group one is in changes nothing and answers the group
+    expect((await client.POST('/api/v1/sessions/{id}/groups:join', { params: { path }, body: { code: renewed.data!.code } })).data?.groupJid).toBe(gPath.groupJid);
+    expect((await client.POST('/api/v1/sessions/{id}/groups/{groupJid}:leave', { params: { path: gPath } })).response.status).toBe(204);
 
     // messages: a text sent, an image received, its media downloaded with the stored type
     const sent = await client.POST('/api/v1/sessions/{id}/messages', { params: { path, header: { 'Idempotency-Key': 'typed-1' } }, body: { to: '15550006666', text: 'hello' } });

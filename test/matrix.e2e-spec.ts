@@ -49,6 +49,15 @@ const MATRIX: Record<string, Entry> = {
   Sessions_qr: { permission: 'sessions:write' },
   Sessions_groups: { permission: 'sessions:read' },
   Sessions_createGroup: { permission: 'groups:write', body: { name: 'matrix group', participants: [] } },
+  Groups_get: { permission: 'sessions:read' },
+  Groups_update: { permission: 'groups:write', body: { subject: 'matrix' } },
+  Groups_participants: { permission: 'groups:write', body: { action: 'add', participants: ['15551234567@s.whatsapp.net'] } },
+  Groups_leave: { permission: 'groups:write' },
+  // an invite code lets anyone join: handing it out is a group write
+  Groups_invite: { permission: 'groups:write' },
+  Groups_revokeInvite: { permission: 'groups:write' },
+  Groups_join: { permission: 'groups:write', body: { code: 'AbC123' } },
+  Groups_setPicture: { permission: 'groups:write', body: { media: { base64: 'AAAA', mimetype: 'image/png' } } },
   // a tenant sees the gateways of its own sessions; the fleet-wide view needs platform:operate (test/gateways.e2e-spec.ts)
   Gateways_list: { permission: 'sessions:read' },
   Messages_send: { permission: 'messages:send', body: { to: '15551234567', text: 'hello' } },

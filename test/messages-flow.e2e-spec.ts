@@ -380,11 +380,12 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
 
       await simCall('PATCH', `/sim/groups/${groupJid}`, { subject: 'Team 2025', isLocked: true });
       const update = await seenByBoth('group.update', (p) => p.groupJid === groupJid);
-      expect(update.payload).toEqual({ groupJid, changes: { subject: 'Team 2025', isLocked: true } });
+      // the control API plays an admin it does not name: no actor
+      expect(update.payload).toEqual({ groupJid, changes: { subject: 'Team 2025', isLocked: true }, actor: null });
 
       await simCall('POST', `/sim/groups/${groupJid}/participants`, { action: 'add', participants: [FROM] });
       const added = await seenByBoth('group.participants', (p) => p.groupJid === groupJid && p.action === 'add');
-      expect(added.payload).toEqual({ groupJid, action: 'add', participants: [FROM] });
+      expect(added.payload).toEqual({ groupJid, action: 'add', participants: [FROM], actor: null });
       await simCall('POST', `/sim/groups/${groupJid}/participants`, { action: 'remove', participants: [GROUP_MEMBER] });
       await seenByBoth('group.participants', (p) => p.groupJid === groupJid && p.action === 'remove');
 

@@ -245,6 +245,9 @@ describe('groups and messages', () => {
       participants: [account.jid, '15559990001@s.whatsapp.net', '15559990002@s.whatsapp.net'],
       isAnnounce: false,
       isLocked: false,
+      // the creator is the group's super admin (docs/groups.md)
+      admins: [account.jid],
+      superAdmins: [account.jid],
     });
     const listed = await control('GET', `/sim/groups?sessionId=${d.sessionId}`, undefined, 200);
     expect(listed.data).toEqual([expect.objectContaining({ groupJid: group.groupJid, subject: 'Team', sessionId: d.sessionId })]);

@@ -94,6 +94,65 @@ describe('GroupsRepository (PostgreSQL)', () => {
     expect((await groups.metadataOf(session.id, '5@g.us'))?.participants).toHaveLength(3);
   });
 
+  describe('group administration: rights, picture, freshness (docs/groups.md)', () => {
+    const A = 'a@s.whatsapp.net';
+    const B = 'b@s.whatsapp.net';
+    const refreshFacts = { groupJid: '77@g.us', subject: 'Team', description: 'd', ownerJid: OWNER, participants: [OWNER, A, B], isAnnounce: false, isLocked: true };
+
+    it('a fresh read stores rights, picture and when; notifications keep the rights in step; forget and expire', async () => {
+      const session = await newSession(db, orgId);
+      expect(await groups.storedOf(session.id, '77@g.us')).toBeNull();
+      const before = Date.now();
+      await groups.refresh(orgId, session.id, { ...refreshFacts, admins: [OWNER, A], superAdmins: [OWNER], pictureUrl: 'https://pps.example/p.jpg' });
+      const stored = await groups.storedOf(session.id, '77@g.us');
+      expect(stored).toMatchObject({ ...refreshFacts, participantCount: 3, admins: [OWNER, A], superAdmins: [OWNER], pictureUrl: 'https://pps.example/p.jpg' });
+      expect(stored!.refreshedAt).toBeGreaterThanOrEqual(before - 1000);
+
+      await groups.setParticipantsAdmin(session.id, '77@g.us', [B], 'admin');
+      expect((await groups.storedOf(session.id, '77@g.us'))!.admins.sort()).toEqual([OWNER, A, B].sort());
+      // a demotion never takes a super admin's rights; a removal takes every right of the member
+      await groups.setParticipantsAdmin(session.id, '77@g.us', [A, OWNER], null);
+      expect((await groups.storedOf(session.id, '77@g.us'))!.admins.sort()).toEqual([OWNER, B].sort());
+      await groups.removeParticipants(session.id, '77@g.us', [B]);
+      expect(await groups.storedOf(session.id, '77@g.us')).toMatchObject({ participants: [OWNER, A], participantCount: 2, admins: [OWNER] });
+      // an upsert that does not say who the admins are keeps them
+      await groups.upsert(orgId, session.id, facts('77@g.us', { participants: [OWNER, A] }));
+      expect((await groups.storedOf(session.id, '77@g.us'))!.admins).toEqual([OWNER]);
+
+      await groups.expire(session.id, '77@g.us');
+      expect((await groups.storedOf(session.id, '77@g.us'))!.refreshedAt).toBeNull();
+      await groups.forget(session.id, '77@g.us');
+      expect(await groups.storedOf(session.id, '77@g.us')).toBeNull();
+    });
+
+    it('a whole-group refresh from the network (Baileys) says who the admins are, by number where it can', async () => {
+      const session = await newSession(db, orgId);
+      await groups.upsert(orgId, session.id, facts('79@g.us', { participants: [OWNER, A, B], admins: [OWNER], superAdmins: [OWNER] }));
+      await groups.applyChanges(session.id, '79@g.us', { subject: 'x' });
+      expect((await groups.storedOf(session.id, '79@g.us'))!.admins).toEqual([OWNER]);
+      await groups.applyChanges(session.id, '79@g.us', {}, {
+        addressingMode: 'lid',
+        participants: [
+          { id: '1@lid', phoneNumber: OWNER, admin: 'superadmin' },
+          { id: '2@lid', phoneNumber: A, admin: 'admin' },
+          { id: B, admin: null },
+        ],
+      });
+      expect(await groups.storedOf(session.id, '79@g.us')).toMatchObject({ admins: [OWNER, A], superAdmins: [OWNER] });
+    });
+
+    it('a fresh read keeps the network form while the members are the same, and forgets it when they are not', async () => {
+      const session = await newSession(db, orgId);
+      const network = { addressingMode: 'pn' as const, participants: [{ id: OWNER }, { id: A }, { id: B }] };
+      await groups.upsert(orgId, session.id, facts('78@g.us', { participants: [OWNER, A, B], network }));
+      const read = { ...refreshFacts, groupJid: '78@g.us', admins: [OWNER], superAdmins: [OWNER], pictureUrl: null };
+      await groups.refresh(orgId, session.id, { ...read, participants: [B, A, OWNER] });
+      expect((await groups.metadataOf(session.id, '78@g.us'))!.network).toEqual(network);
+      await groups.refresh(orgId, session.id, { ...read, participants: [OWNER, A] });
+      expect((await groups.metadataOf(session.id, '78@g.us'))!.network).toBeNull();
+    });
+  });
+
   describe('the network form of a group (what Baileys is answered for a group send)', () => {
     const GROUP = '120363000000000077@g.us';
     const OWN = '491701234567@s.whatsapp.net';

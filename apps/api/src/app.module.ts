@@ -5,6 +5,7 @@ import { AuthModule } from './auth/auth.module';
 import { ContactsModule } from './contacts/contacts.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
+import { GroupsModule } from './groups/groups.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { MessagesModule } from './messages/messages.module';
@@ -28,6 +29,7 @@ function imports(overrides: ConfigOverrides) {
     ContactsModule,
     ChatsModule,
     DashboardModule,
+    GroupsModule,
   ];
 }
 

@@ -131,6 +131,8 @@ async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, r
     const groupJid = decodeURIComponent(group[1]);
     if (method === 'POST' && group[2]) return sendJson(res, 200, network.groupParticipants(groupJid, await readJsonObject(req)));
     if (method === 'PATCH' && !group[2]) return sendJson(res, 200, network.patchGroup(groupJid, await readJsonObject(req)));
+    // the group as the network holds it: admins, invite code, picture, and how often devices read its metadata
+    if (method === 'GET' && !group[2]) return sendJson(res, 200, network.world.groupAdmin.state(network.group(groupJid)));
   }
 
   const match = /^\/sim\/sessions\/([^/]+)(?:\/([a-z-]+))?$/.exec(path);

@@ -36,6 +36,7 @@ import {
 } from './sim-input';
 import { performSimAction, SimWorld, type SimActionScope } from './actions';
 import { parseSimHistory } from './actions/chats';
+import { applyParticipantChange } from './actions/group-admin';
 
 /** The network's end of one device connection; the transport (WebSocket) lives elsewhere. */
 export interface DeviceLink {
@@ -357,8 +358,7 @@ export class SimNetwork {
     const group = this.group(groupJid);
     const { action, participants } = parseGroupParticipants(body);
     const before = group.participants;
-    if (action === 'add') group.participants = [...new Set([...before, ...participants])];
-    if (action === 'remove') group.participants = before.filter((p) => !participants.includes(p));
+    applyParticipantChange(group, action, participants);
     const delivered = this.deliverToGroup(group, [...before, ...group.participants], { type: 'group-participants', groupJid, action, participants });
     return { ...group, participants: [...group.participants], delivered };
   }
@@ -436,6 +436,21 @@ export class SimNetwork {
       this.lidByPhone.set(phoneNumber, lid);
     }
     return lid;
+  }
+
+  /**
+   * Whether an account with this number exists on the network: a paired device's, or one the network has given a LID
+   * (group administration answers `not_on_whatsapp` otherwise).
+   */
+  hasAccount(jid: string): boolean {
+    const phoneNumber = jid.split('@')[0];
+    if (this.lidByPhone.has(phoneNumber) || this.world.contacts.exists(phoneNumber)) return true;
+    return [...this.devices.values()].some((d) => d.account?.phoneNumber === phoneNumber);
+  }
+
+  /** Keeps bytes the network serves at `GET /sim/media/{mediaId}` (a group's picture); answers the mediaId. */
+  holdMedia(data: Buffer, mimetype: string): string {
+    return this.keepMedia({ data, mimetype, filename: null, caption: null }).mediaId;
   }
 
   listGroups(sessionId?: string): SimGroup[] {
@@ -578,6 +593,8 @@ export class SimNetwork {
       participants: [...new Set([owner.jid, ...(members as string[])])],
       isAnnounce: false,
       isLocked: false,
+      admins: [owner.jid],
+      superAdmins: [owner.jid],
       sessionId: device.sessionId,
       createdAt: Date.now(),
     };
@@ -639,7 +656,7 @@ export class SimNetwork {
   }
 
   /** Group changes reach the paired devices among `members` and the device that created the group. */
-  private deliverToGroup(group: SimGroup, members: string[], event: SimNetworkEvent): string[] {
+  deliverToGroup(group: SimGroup, members: string[], event: SimNetworkEvent): string[] {
     const jids = new Set(members);
     const delivered: string[] = [];
     for (const device of this.devices.values()) {
@@ -664,7 +681,7 @@ export class SimNetwork {
     };
   }
 
-  private group(groupJid: string, field?: string): SimGroup {
+  group(groupJid: string, field?: string): SimGroup {
     const group = this.groups.find((g) => g.groupJid === groupJid);
     if (!group && field) throw validation(field, 'is only for a message sent to a group');
     if (!group) throw new DomainError('not_found', 'no group with this jid was created on the network', { groupJid });

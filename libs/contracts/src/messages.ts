@@ -207,6 +207,8 @@ export interface GroupChanges {
 export interface GroupUpdatePayload {
   groupJid: string;
   changes: GroupChanges;
+  /** who made the change (a member's JID), when the network said; absent or null when it did not */
+  actor?: string | null;
 }
 
 export const GROUP_PARTICIPANT_ACTIONS = ['add', 'remove', 'promote', 'demote'] as const;
@@ -216,6 +218,8 @@ export interface GroupParticipantsPayload {
   groupJid: string;
   action: GroupParticipantAction;
   participants: string[];
+  /** who made the change (an admin; the member itself when it joined by invite or left), when the network said */
+  actor?: string | null;
 }
 
 /** `<digits>@s.whatsapp.net`, `<digits>@lid` or a group `<id>@g.us`. */

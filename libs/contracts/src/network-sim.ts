@@ -226,8 +226,9 @@ export type SimNetworkEvent =
   | { type: 'poll-vote'; pollWaMessageId: string; chatJid: string; voter: string; selectedOptions: string[] }
   | { type: 'presence'; chatJid: string; jid: string; presence: Presence }
   | { type: 'call'; callId: string; from: string; isVideo: boolean; isGroup: boolean }
-  | { type: 'group-update'; groupJid: string; changes: GroupChanges }
-  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] }
+  /** `actor`: the member who made the change (absent when the control API played an unnamed admin) */
+  | { type: 'group-update'; groupJid: string; changes: GroupChanges; actor?: string }
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[]; actor?: string }
   /** an account the device knows changed its name or business flag (`POST /sim/contacts`) */
   | { type: 'contact'; contact: ContactFacts }
   /** the phone changed chats' state (archive, pin, mute, read): only the fields that changed */

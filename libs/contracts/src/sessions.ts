@@ -63,6 +63,10 @@ export interface GroupInfo {
    * was kept): the engine then asks the network.
    */
   network?: GroupNetwork | null;
+  /** members who are admins (super admins included), in the form `participants` uses; absent when the source did not say */
+  admins?: string[];
+  /** members who are super admins (the creator); absent when the source did not say */
+  superAdmins?: string[];
 }
 
 /** A member as the network named it in the group (Baileys' GroupParticipant: `id` is a LID in a LID-addressed group). */

@@ -134,13 +134,13 @@ export type EngineEvent =
   | { type: 'presence'; chatJid: string; jid: string; presence: Presence }
   | ({ type: 'call' } & CallIncomingPayload)
   /** `network`: the whole group's network form, when the update is a whole group (a refresh); it replaces the stored one */
-  | { type: 'group-update'; groupJid: string; changes: GroupChanges; network?: GroupNetwork }
+  | { type: 'group-update'; groupJid: string; changes: GroupChanges; network?: GroupNetwork; actor?: string }
   /**
    * `participants` by number when known (what the API and webhooks show); `network` the same members as the network
    * named them in the group (LIDs in a LID-addressed group), when the engine knows it: it keeps the stored network
    * form of the group (what a send needs) current
    */
-  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[]; network?: GroupNetworkParticipant[] }
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[]; network?: GroupNetworkParticipant[]; actor?: string }
   /** what the network said about contacts (names, push names, LIDs, business flags): stored, not announced */
   | { type: 'contacts'; contacts: ContactFacts[] }
   /**

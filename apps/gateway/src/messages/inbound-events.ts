@@ -68,7 +68,7 @@ export class InboundEvents {
         await this.deps.records.updateGroup(sessionId, event.groupJid, event.changes, event.network);
         // a refresh that only brought the network form is no news to announce
         if (!Object.keys(event.changes).length) return;
-        return this.publish({ event: 'group.update', payload: { groupJid: event.groupJid, changes: event.changes } });
+        return this.publish({ event: 'group.update', payload: { groupJid: event.groupJid, changes: event.changes, actor: event.actor ?? null } });
       case 'group-participants': {
         const { records } = this.deps;
         if (event.action === 'add') await records.addGroupParticipants(sessionId, event.groupJid, event.participants, event.network);
@@ -76,7 +76,10 @@ export class InboundEvents {
         if (event.action === 'promote' || event.action === 'demote') {
           await records.setGroupAdmins(sessionId, event.groupJid, event.participants, event.action === 'promote' ? 'admin' : null, event.network);
         }
-        return this.publish({ event: 'group.participants', payload: { groupJid: event.groupJid, action: event.action, participants: event.participants } });
+        return this.publish({
+          event: 'group.participants',
+          payload: { groupJid: event.groupJid, action: event.action, participants: event.participants, actor: event.actor ?? null },
+        });
       }
       case 'contacts':
         return this.deps.contacts?.learn(this.deps.organizationId, sessionId, event.contacts);

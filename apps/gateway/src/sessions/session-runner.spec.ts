@@ -917,16 +917,17 @@ describe('SessionRunner', () => {
       await emit(t, { type: 'call', callId: 'C1', from: contact, isVideo: true, isGroup: false });
       await emit(t, { type: 'group-update', groupJid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } });
       await emit(t, { type: 'group-participants', groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'] });
-      await emit(t, { type: 'group-participants', groupJid: '1-2@g.us', action: 'promote', participants: [contact] });
+      await emit(t, { type: 'group-participants', groupJid: '1-2@g.us', action: 'promote', participants: [contact], actor: '15550009999@s.whatsapp.net' });
       expect(t.events).toEqual([
         { event: 'message.reaction', payload: { messageId: 'msg_01', waMessageId: 'POLL', chatJid: '1-2@g.us', from: contact, emoji: '👍' } },
         { event: 'message.reaction', payload: { messageId: null, waMessageId: 'NOT-OURS', chatJid: contact, from: contact, emoji: '' } },
         { event: 'poll.vote', payload: { pollMessageId: 'msg_01', chatJid: '1-2@g.us', voter: contact, selectedOptions: ['yes'] } },
         { event: 'presence.update', payload: { chatJid: contact, jid: contact, presence: 'composing' } },
         { event: 'call.incoming', payload: { callId: 'C1', from: contact, isVideo: true, isGroup: false } },
-        { event: 'group.update', payload: { groupJid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } } },
-        { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'] } },
-        { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'promote', participants: [contact] } },
+        // the actor when the network named one, null when it did not
+        { event: 'group.update', payload: { groupJid: '1-2@g.us', changes: { subject: 'New name', isLocked: true }, actor: null } },
+        { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'], actor: null } },
+        { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'promote', participants: [contact], actor: '15550009999@s.whatsapp.net' } },
       ]);
       expect(t.groupChanges).toEqual([
         { jid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } },
@@ -956,8 +957,8 @@ describe('SessionRunner', () => {
         { jid: '1-2@g.us', changes: {}, network: refreshed },
       ]);
       expect(t.events).toEqual([
-        ...(['add', 'promote', 'demote', 'remove'] as const).map((action) => ({ event: 'group.participants', payload: { groupJid: '1-2@g.us', action, participants: [contact] } })),
-        { event: 'group.update', payload: { groupJid: '1-2@g.us', changes: { subject: 'Team' } } },
+        ...(['add', 'promote', 'demote', 'remove'] as const).map((action) => ({ event: 'group.participants', payload: { groupJid: '1-2@g.us', action, participants: [contact], actor: null } })),
+        { event: 'group.update', payload: { groupJid: '1-2@g.us', changes: { subject: 'Team' }, actor: null } },
       ]);
     });
 

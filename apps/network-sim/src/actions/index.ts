@@ -3,6 +3,7 @@ import { CONTACT_SIM_ACTIONS } from './contacts';
 import type { SimActionScope } from './scope';
 import { MEDIA_SIM_ACTIONS } from './media';
 import { SIM_CHAT_ACTIONS } from './chats';
+import { SIM_GROUP_ACTIONS } from './group-admin';
 
 /**
  * How the simulator plays each operation of SessionActionMap (libs/contracts/src/session-actions.ts) asked by a device
@@ -13,6 +14,7 @@ export const SIM_ACTIONS: SessionActionHandlers<SimActionScope> = {
   ...CONTACT_SIM_ACTIONS,
   ...MEDIA_SIM_ACTIONS,
   ...SIM_CHAT_ACTIONS,
+  ...SIM_GROUP_ACTIONS,
 };
 
 export function performSimAction(scope: SimActionScope, action: unknown, args: unknown): unknown {

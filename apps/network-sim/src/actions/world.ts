@@ -1,5 +1,6 @@
 import { SimChats } from './chats';
 import { SimContacts } from './contacts';
+import { SimGroupAdmin } from './group-admin';
 
 /**
  * What the simulated network knows beyond devices, messages and groups (sim-network.ts): the state the operations of
@@ -12,4 +13,6 @@ export class SimWorld {
   readonly contacts = new SimContacts();
   /** chat state per device (archived, pinned, muted, labels), history syncs in flight: actions/chats.ts */
   readonly chats = new SimChats();
+  /** invite codes, pictures and metadata reads of groups (actions/group-admin.ts) */
+  readonly groupAdmin = new SimGroupAdmin();
 }

@@ -355,7 +355,7 @@ describe('presence, calls and groups', () => {
   it('groups.update → group-update with only what changed', () => {
     const subject: Partial<GroupMetadata> = { id: GROUP, subject: 'New name', author: BOB };
     const settings: Partial<GroupMetadata> = { id: GROUP, announce: true, restrict: false, desc: 'rules' };
-    expect(groupUpdateFrom(subject)).toEqual({ type: 'group-update', groupJid: GROUP, changes: { subject: 'New name' } });
+    expect(groupUpdateFrom(subject)).toEqual({ type: 'group-update', groupJid: GROUP, changes: { subject: 'New name' }, actor: BOB });
     expect(groupUpdateFrom(settings)).toEqual({ type: 'group-update', groupJid: GROUP, changes: { description: 'rules', isAnnounce: true, isLocked: false } });
     expect(groupUpdateFrom({ id: GROUP, ephemeralDuration: 86400 })).toBeNull();
   });
@@ -373,6 +373,7 @@ describe('presence, calls and groups', () => {
       action,
       participants: [ALICE, BOB],
       network: [{ id: '11111@lid', phoneNumber: ALICE, admin: null }, { id: BOB }],
+      actor: '98765@lid',
     });
   });
 

@@ -116,7 +116,7 @@ export function accountFrom(user: Contact | undefined): AccountIdentity | null {
 }
 
 /** Prefer the phone-number form of an address when WhatsApp sent the LID form with the number as its alternative. */
-function preferUserJid(jid: string | null | undefined, alt: string | null | undefined): string {
+export function preferUserJid(jid: string | null | undefined, alt: string | null | undefined): string {
   if (toUserJid(jid)) return jid!;
   if (toUserJid(alt)) return alt!;
   return jid ?? alt ?? '';
@@ -440,7 +440,8 @@ export function groupUpdateFrom(update: Partial<GroupMetadata>): EngineEvent | n
   if (typeof update.restrict === 'boolean') changes.isLocked = update.restrict;
   const network = isWholeGroup(update) ? groupNetworkFrom(update) : null;
   if (!Object.keys(changes).length && !network) return null;
-  return { type: 'group-update', groupJid: update.id, changes, ...(network ? { network } : {}) };
+  const actor = update.author || update.authorPn ? preferUserJid(update.author, update.authorPn) : null;
+  return { type: 'group-update', groupJid: update.id, changes, ...(network ? { network } : {}), ...(actor ? { actor } : {}) };
 }
 
 const PARTICIPANT_ACTIONS: ReadonlySet<string> = new Set<GroupParticipantAction>(['add', 'remove', 'promote', 'demote']);
@@ -482,6 +483,7 @@ export function groupParticipantsFrom(update: BaileysEventMap['group-participant
     action: update.action as GroupParticipantAction,
     participants: update.participants.map((p) => preferUserJid(p.id, p.phoneNumber)),
     network: update.participants.map(networkParticipantFrom),
+    ...(update.author || update.authorPn ? { actor: preferUserJid(update.author, update.authorPn) } : {}),
   };
 }
 
@@ -496,6 +498,17 @@ export function groupInfoFrom(meta: GroupMetadata, ownJid: string | null): Group
     isAnnounce: Boolean(meta.announce),
     isLocked: Boolean(meta.restrict),
     network: groupNetworkFrom(meta),
+    ...groupAdminsFrom(meta),
+  };
+}
+
+/** The members who are admins and super admins, in the form the member list uses (the number when known). */
+export function groupAdminsFrom(meta: Pick<GroupMetadata, 'participants'>): { admins: string[]; superAdmins: string[] } {
+  const participants = meta.participants ?? [];
+  const jidOf = (p: GroupParticipant) => preferUserJid(p.id, p.phoneNumber);
+  return {
+    admins: participants.filter((p) => p.admin === 'admin' || p.admin === 'superadmin' || p.isAdmin || p.isSuperAdmin).map(jidOf),
+    superAdmins: participants.filter((p) => p.admin === 'superadmin' || p.isSuperAdmin).map(jidOf),
   };
 }
 

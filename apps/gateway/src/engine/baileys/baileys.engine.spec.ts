@@ -492,6 +492,9 @@ describe('BaileysEngine', () => {
           { id: '11111@lid', phoneNumber: '15550002222@s.whatsapp.net', admin: null },
         ],
       },
+      // rights by number, as the member list names them
+      admins: ['491701234567@s.whatsapp.net'],
+      superAdmins: ['491701234567@s.whatsapp.net'],
     });
   });
 
@@ -749,6 +752,8 @@ describe('BaileysEngine lookups (getMessage, cachedGroupMetadata)', () => {
         group: {
           groupJid: GROUP, subject: 'Team', description: '', ownerJid: OWN, participants: [OWN, ALICE], isAnnounce: false, isLocked: false,
           network: { addressingMode: 'lid', participants: fromNetwork.participants },
+          admins: [OWN],
+          superAdmins: [OWN],
         },
       },
     ]);
@@ -829,7 +834,7 @@ describe('BaileysEngine inbound events', () => {
       { type: 'presence', chatJid: ALICE, jid: ALICE, presence: 'composing' },
       { type: 'call', callId: 'CALL1', from: ALICE, isVideo: false, isGroup: false },
       { type: 'group-update', groupJid: GROUP, changes: { subject: 'Renamed' } },
-      { type: 'group-participants', groupJid: GROUP, action: 'add', participants: [ALICE], network: [{ id: ALICE }] },
+      { type: 'group-participants', groupJid: GROUP, action: 'add', participants: [ALICE], network: [{ id: ALICE }], actor: BOB },
       {
         type: 'group',
         action: 'created',
@@ -837,6 +842,8 @@ describe('BaileysEngine inbound events', () => {
           groupJid: GROUP, subject: 'Joined', description: '', ownerJid: BOB, participants: [BOB, OWN], isAnnounce: false, isLocked: false,
           // no addressing mode named: none is stored
           network: { participants: [{ id: BOB }, { id: OWN }] },
+          admins: [],
+          superAdmins: [],
         },
       },
       {

@@ -3,6 +3,7 @@ import { CONTACT_BAILEYS_ACTIONS } from './contacts';
 import type { BaileysActionContext } from './context';
 import { MEDIA_BAILEYS_ACTIONS } from './media';
 import { CHAT_ACTIONS } from './chats';
+import { BAILEYS_GROUP_ACTIONS } from './group-admin';
 
 /**
  * What the Baileys engine does for each operation of SessionActionMap (libs/contracts/src/session-actions.ts): one
@@ -13,6 +14,7 @@ export const BAILEYS_ACTIONS: SessionActionHandlers<BaileysActionContext> = {
   ...CONTACT_BAILEYS_ACTIONS,
   ...MEDIA_BAILEYS_ACTIONS,
   ...CHAT_ACTIONS,
+  ...BAILEYS_GROUP_ACTIONS,
 };
 
 export type { BaileysActionContext } from './context';
