@@ -179,6 +179,7 @@ export class MemoryMessageStore implements MessageStore {
       idempotencyKey: m.idempotencyKey ?? null,
       revokedAt: null,
       memberAcks: {},
+      sendOptions: m.sendOptions ?? null,
     };
   }
 }

@@ -1,4 +1,4 @@
-import type { GroupView, SessionView } from '@app/contracts';
+import { SESSION_DEFAULTS, type GroupView, type SessionView } from '@app/contracts';
 import type { Group, Session } from '@app/database';
 import { epochMs } from '../common/time';
 
@@ -22,6 +22,7 @@ export function toSessionView(s: Session): SessionView {
     createdAt: s.createdAt.getTime(),
     updatedAt: s.updatedAt.getTime(),
     lastConnectedAt: epochMs(s.lastConnectedAt),
+    rejectCalls: s.rejectCalls ?? SESSION_DEFAULTS.rejectCalls,
   };
 }
 

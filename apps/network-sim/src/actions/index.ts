@@ -1,4 +1,5 @@
 import { DomainError, type SessionActionHandlers } from '@app/contracts';
+import { SIM_MESSAGE_ACTIONS } from './message-actions';
 import type { SimActionScope } from './scope';
 
 /**
@@ -6,7 +7,9 @@ import type { SimActionScope } from './scope';
  * over the device protocol (op `action`): one table per area, each in its own file beside this one. TypeScript
  * requires a handler for every action of the map, so the `sim` engine can do whatever the Baileys engine can.
  */
-export const SIM_ACTIONS: SessionActionHandlers<SimActionScope> = {};
+export const SIM_ACTIONS: SessionActionHandlers<SimActionScope> = {
+  ...SIM_MESSAGE_ACTIONS,
+};
 
 export function performSimAction(scope: SimActionScope, action: unknown, args: unknown): unknown {
   const handler = typeof action === 'string' ? (SIM_ACTIONS as Record<string, unknown>)[action] : undefined;

@@ -24,4 +24,6 @@ export class Session {
   @Column({ name: 'last_connected_at', type: 'timestamptz', nullable: true }) lastConnectedAt: Date | null;
   /** why the session is in its status (the last `session.status` reason); not part of the API's Session view */
   @Column({ name: 'last_reason', type: 'text', nullable: true }) lastReason?: string | null;
+  /** CONTRACT 12: reject incoming calls */
+  @Column({ name: 'reject_calls', type: 'boolean', default: false }) rejectCalls?: boolean;
 }

@@ -15,7 +15,7 @@ import type {
 } from '@whiskeysockets/baileys';
 import { randomUUID } from 'node:crypto';
 import { DomainError, type MessageKeyRef, type OutboundMessage, type SentMessage, type SessionActionArgs, type SessionActionName, type SessionActionResult } from '@app/contracts';
-import { BAILEYS_ACTIONS, type BaileysActionContext } from './actions';
+import { BAILEYS_ACTIONS, watchCalls, type BaileysActionContext } from './actions';
 import type { EventSpool, SpoolEntry } from '@app/messaging';
 import type {
   AuthStateStore,
@@ -51,7 +51,7 @@ import {
   toUserJid,
   unwrapContent,
 } from './baileys-mapping';
-import { messageContentFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
+import { outboundFor, storedOriginalFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
 import { SignalKeyCache } from './signal-key-cache';
 import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
 import { runInSessionContext } from '../session-context';
@@ -307,6 +307,7 @@ class BaileysConnection implements EngineConnection {
     );
     ev.on('presence.update', (update) => this.guard('presence.update', () => presencesFrom(update).forEach((e) => this.emit(e))));
     ev.on('call', (calls) => this.guard('call', () => calls.forEach((c) => this.emitIf(callFrom(c)))));
+    watchCalls(deps.sock);
     ev.on('groups.upsert', (groups) =>
       this.guard('groups.upsert', () => groups.forEach((g) => this.emit({ type: 'group', group: groupInfoFrom(g, this.ownJid()), action: 'created' }))),
     );
@@ -377,7 +378,14 @@ class BaileysConnection implements EngineConnection {
 
   async send(message: OutboundMessage): Promise<SentMessage> {
     this.assertOpen('send a message');
-    const content = messageContentFor(message.content, message.mentions);
+    const stored = await storedOriginalFor(message.content, this.deps.lookups);
+    const prepared = outboundFor(message, { ownJid: this.ownJid(), stored, decode: (bytes) => this.deps.runtime.decodeMessage(bytes) });
+    if ('relay' in prepared) {
+      // a poll vote is a message Baileys cannot build: relayed as we encrypted it, with the fixed id
+      await this.call('send a message', () => this.deps.sock.relayMessage(message.to, prepared.relay, { messageId: message.waMessageId }));
+      return { waMessageId: message.waMessageId, timestamp: Date.now(), raw: this.deps.runtime.encodeMessage(prepared.relay) };
+    }
+    const content = prepared.content;
     const { options, quoteDropped } = sendOptionsFor(message, (bytes) => this.deps.runtime.decodeMessage(bytes));
     if (quoteDropped) {
       this.deps.logger.warn({ waMessageId: message.waMessageId, quoted: message.quoted?.waMessageId }, 'quoted message has no stored content; sending it unquoted');
