@@ -55,6 +55,10 @@ const MATRIX: Record<string, Entry> = {
   Messages_list: { permission: 'sessions:read' },
   Messages_get: { permission: 'sessions:read' },
   Messages_media: { permission: 'sessions:read' },
+  MessageActions_edit: { permission: 'messages:send', body: { text: 'edited' } },
+  MessageActions_revoke: { permission: 'messages:send' },
+  MessageActions_forward: { permission: 'messages:send', body: { to: '15551234567' } },
+  Calls_reject: { permission: 'messages:send' },
 };
 
 interface Operation {

@@ -450,10 +450,18 @@ export interface paths {
         get: operations["Messages_get"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a sent message for everyone
+         * @description Deletes a message the session sent for everyone in the chat; the log keeps it, marked, and `message.revoked` follows. A message already deleted answers 204 again. 409 for a message received or not sent yet, and unless the session is working; 503 when its gateway is gone.
+         */
+        delete: operations["MessageActions_revoke"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Edit a sent message
+         * @description Replaces the text (or caption) of a message the session sent, on the network and in the log; `message.edited` follows. 409 for a message received, not sent yet, deleted, without text, or past WhatsApp's 15-minute edit window, and unless the session is working; 503 when its gateway is gone.
+         */
+        patch: operations["MessageActions_edit"];
         trace?: never;
     };
     "/api/v1/sessions/{id}/messages/{messageId}/media": {
@@ -470,6 +478,46 @@ export interface paths {
         get: operations["Messages_media"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/messages/{messageId}:forward": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forward a message
+         * @description A new outbound message with the original's content, marked forwarded on WhatsApp: accepted as a send is (202 `queued`, counted against the session's rates: 429), then `message.sent`. 409 for a deleted, unsent or unforwardable original (reactions, polls, votes) and unless the session is working or reconnecting.
+         */
+        post: operations["MessageActions_forward"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/calls/{callId}:reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a ringing call
+         * @description Rejects an incoming call that is ringing on the session (its id from `call.incoming`). 404 for a call the session does not know; 409 when it no longer rings or the session is not working; 503 when its gateway is gone.
+         */
+        post: operations["Calls_reject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -772,6 +820,8 @@ export interface components {
             ratePerHour?: number;
             /** @description (on create, default false) */
             isAdminSession?: boolean;
+            /** @description reject incoming calls; `call.incoming` still fires, with `rejected: true` (on create, default false) */
+            rejectCalls?: boolean;
             /** @example Support line */
             label: string;
         };
@@ -808,6 +858,8 @@ export interface components {
              * @description epoch ms
              */
             lastConnectedAt: number | null;
+            /** @description incoming calls are rejected */
+            rejectCalls: boolean;
         };
         SessionPage: {
             data: components["schemas"]["SessionResponse"][];
@@ -824,6 +876,8 @@ export interface components {
             ratePerHour?: number;
             /** @description (on create, default false) */
             isAdminSession?: boolean;
+            /** @description reject incoming calls; `call.incoming` still fires, with `rejected: true` (on create, default false) */
+            rejectCalls?: boolean;
             label?: string;
         };
         RequestCodeDto: {
@@ -905,6 +959,12 @@ export interface components {
             /** @description how many options a voter may pick, at most options.length (default 1) */
             selectableCount?: number;
         };
+        SendPollVoteDto: {
+            /** @description the id (msg_…) of a poll of this session */
+            pollMessageId: string;
+            /** @description option names of the poll (at most its selectableCount) */
+            options: string[];
+        };
         SendMessageDto: {
             /**
              * @description a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits
@@ -915,15 +975,19 @@ export interface components {
              * @description default `text`
              * @enum {string}
              */
-            type?: "text" | "image" | "video" | "audio" | "document" | "location" | "contact" | "reaction" | "poll";
+            type?: "text" | "image" | "video" | "audio" | "document" | "location" | "contact" | "reaction" | "poll" | "voice" | "sticker" | "pollVote";
             /** @description the text (type text, 1..4096) or a caption (image, video, document, 1..1024) */
             text?: string;
-            /** @description required for image, video, audio, document */
+            /** @description required for image, video, audio, document, voice (a voice note), sticker (image/webp) */
             media?: components["schemas"]["SendMediaDto"];
             location?: components["schemas"]["SendLocationDto"];
             contact?: components["schemas"]["SendContactDto"];
             reaction?: components["schemas"]["SendReactionDto"];
             poll?: components["schemas"]["SendPollDto"];
+            /** @description required for pollVote */
+            pollVote?: components["schemas"]["SendPollVoteDto"];
+            /** @description type text: `false` sends a text with a URL without its link preview (default true) */
+            linkPreview?: boolean;
             /** @description reply to this message (msg_…) of the session */
             quotedMessageId?: string;
             /** @description user JIDs (or bare digits) mentioned in the text */
@@ -968,7 +1032,7 @@ export interface components {
             /** @description sender JID (the session's own for `out`) */
             from: string | null;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "location" | "contact" | "reaction" | "poll" | "sticker" | "unknown";
+            type: "text" | "image" | "video" | "audio" | "document" | "location" | "contact" | "reaction" | "poll" | "voice" | "sticker" | "pollVote" | "unknown";
             text: string | null;
             media: components["schemas"]["MediaResponse"] | null;
             location: components["schemas"]["LocationResponse"] | null;
@@ -998,6 +1062,17 @@ export interface components {
         MessagePage: {
             data: components["schemas"]["MessageResponse"][];
             nextCursor: string | null;
+        };
+        EditMessageDto: {
+            /** @description the new text (a text message) or caption (image, video, document) */
+            text: string;
+        };
+        ForwardMessageDto: {
+            /**
+             * @description a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits
+             * @example 15551234567@s.whatsapp.net
+             */
+            to: string;
         };
         GatewayResponse: {
             id: string;
@@ -1155,6 +1230,27 @@ export interface components {
                  *         "code": "internal",
                  *         "message": "internal error",
                  *         "details": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+        RateLimited: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "rate_limited",
+                 *         "message": "too many requests (credential); retry in 12 s",
+                 *         "details": {
+                 *           "limit": "credential",
+                 *           "retryAfterSeconds": 12
+                 *         }
                  *       }
                  *     }
                  */
@@ -4657,6 +4753,289 @@ export interface operations {
             500: components["responses"]["Internal"];
         };
     };
+    MessageActions_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted for everyone */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    MessageActions_edit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditMessageDto"];
+            };
+        };
+        responses: {
+            /** @description the message after the edit */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     Messages_media: {
         parameters: {
             query?: never;
@@ -4768,6 +5147,314 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    MessageActions_forward: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForwardMessageDto"];
+            };
+        };
+        responses: {
+            /** @description queued; the session sends it */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Calls_reject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description rejected */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             /** @description no gateway can take the session, or the session's gateway did not answer in time */

@@ -43,8 +43,12 @@ export function messageContentFor(content: OutboundContent, mentions: string[]):
   const mentioned = mentions.length ? { mentions } : {};
   switch (content.type) {
     case 'text':
-      // always said: left undefined, Baileys would fetch a preview of its own, unbounded and unguarded
-      return { text: content.text, linkPreview: content.linkPreview ? urlInfoFor(content.linkPreview) : null, ...mentioned };
+      // said whenever the sender decided (null: none): left undefined, Baileys would try to fetch a preview of its own
+      return {
+        text: content.text,
+        ...(content.linkPreview !== undefined ? { linkPreview: content.linkPreview ? urlInfoFor(content.linkPreview) : null } : {}),
+        ...mentioned,
+      };
     case 'image':
       return { image: content.media.data, mimetype: content.media.mimetype, ...(content.caption ? { caption: content.caption } : {}), ...mentioned };
     case 'video':
