@@ -222,7 +222,7 @@ export class OutboundSender {
     if (options?.forwardOf) return { type: 'forward', original: options.forwardOf };
     switch (row.type) {
       case 'text':
-        return { type: 'text', text: row.text ?? '', linkPreview: options?.linkPreview ?? null };
+        return { type: 'text', text: row.text ?? '', ...(options?.linkPreview ? { linkPreview: options.linkPreview } : {}) };
       case 'image':
       case 'video':
       case 'document':

@@ -43,12 +43,8 @@ export function messageContentFor(content: OutboundContent, mentions: string[]):
   const mentioned = mentions.length ? { mentions } : {};
   switch (content.type) {
     case 'text':
-      // said whenever the sender decided (null: none): left undefined, Baileys would try to fetch a preview of its own
-      return {
-        text: content.text,
-        ...(content.linkPreview !== undefined ? { linkPreview: content.linkPreview ? urlInfoFor(content.linkPreview) : null } : {}),
-        ...mentioned,
-      };
+      // always said (null: none): left undefined, Baileys would fetch a preview of its own, past our SSRF guard
+      return { text: content.text, linkPreview: content.linkPreview ? urlInfoFor(content.linkPreview) : null, ...mentioned };
     case 'image':
       return { image: content.media.data, mimetype: content.media.mimetype, ...(content.caption ? { caption: content.caption } : {}), ...mentioned };
     case 'video':
