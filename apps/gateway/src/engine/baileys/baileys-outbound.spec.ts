@@ -78,7 +78,7 @@ describe('Baileys outbound content (CONTRACT 12 send types)', () => {
     const poll = { pollCreationMessageV3: { name: 'Lunch?' }, messageContextInfo: { messageSecret: SECRET.toString('base64') } };
     // JSON turns the secret into base64; the real codec gives bytes
     const decode = (b: Uint8Array) => {
-      const m = codec.decode(b) as { messageContextInfo: { messageSecret: string } };
+      const m = codec.decode(b) as unknown as { messageContextInfo: { messageSecret: string } };
       return { ...m, messageContextInfo: { messageSecret: Buffer.from(m.messageContextInfo.messageSecret, 'base64') } } as proto.IMessage;
     };
     const prepared = outboundFor(message({ type: 'pollVote', poll: POLL_KEY, options: ['sushi', 'salad'] }), { ownJid: OWN, stored: codec.encode(poll as proto.IMessage), decode, iv: IV, now: 1234 });
