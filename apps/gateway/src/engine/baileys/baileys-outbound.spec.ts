@@ -81,7 +81,7 @@ describe('Baileys outbound content (CONTRACT 12 send types)', () => {
       const m = codec.decode(b) as unknown as { messageContextInfo: { messageSecret: string } };
       return { ...m, messageContextInfo: { messageSecret: Buffer.from(m.messageContextInfo.messageSecret, 'base64') } } as proto.IMessage;
     };
-    const prepared = outboundFor(message({ type: 'pollVote', poll: POLL_KEY, options: ['sushi', 'salad'] }), { ownJid: OWN, stored: codec.encode(poll as proto.IMessage), decode, iv: IV, now: 1234 });
+    const prepared = outboundFor(message({ type: 'pollVote', poll: POLL_KEY, options: ['sushi', 'salad'] }), { ownJid: OWN, stored: codec.encode(poll as unknown as proto.IMessage), decode, iv: IV, now: 1234 });
     expect('relay' in prepared).toBe(true);
     const update = (prepared as { relay: proto.IMessage }).relay.pollUpdateMessage!;
     expect(update.pollCreationMessageKey).toEqual({ remoteJid: ALICE, id: '3EB0POLL', fromMe: true });
