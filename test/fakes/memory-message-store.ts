@@ -121,6 +121,7 @@ export class MemoryMessageStore implements MessageStore {
     if (row.media) row.media = { ...row.media, caption: text };
     else row.text = text;
     row.updatedAt = this.now();
+    row.editedAt = this.now();
     this.transitions.push(`edited ${row.id}`);
     return { row: { ...row }, previousText };
   }
@@ -130,6 +131,22 @@ export class MemoryMessageStore implements MessageStore {
     if (!row) return null;
     Object.assign(row, { revokedAt: this.now(), updatedAt: this.now() });
     this.transitions.push(`revoked ${row.id}`);
+    return { ...row };
+  }
+
+  async applyReaction(sessionId: string, waMessageId: string, from: string, emoji: string) {
+    const row = this.rows.find((r) => r.sessionId === sessionId && r.waMessageId === waMessageId);
+    if (!row || (row.reactions.find((r) => r.from === from)?.emoji ?? '') === emoji) return null;
+    row.reactions = [...row.reactions.filter((r) => r.from !== from), ...(emoji ? [{ from, emoji }] : [])];
+    row.updatedAt = this.now();
+    return { ...row };
+  }
+
+  async applyPollVote(sessionId: string, pollWaMessageId: string, voter: string, options: string[]) {
+    const row = this.rows.find((r) => r.sessionId === sessionId && r.waMessageId === pollWaMessageId && r.poll !== null);
+    if (!row || JSON.stringify(row.pollVotes.find((v) => v.voter === voter)?.options) === JSON.stringify(options)) return null;
+    row.pollVotes = [...row.pollVotes.filter((v) => v.voter !== voter), { voter, options }];
+    row.updatedAt = this.now();
     return { ...row };
   }
 
@@ -179,6 +196,9 @@ export class MemoryMessageStore implements MessageStore {
       idempotencyKey: m.idempotencyKey ?? null,
       revokedAt: null,
       memberAcks: {},
+      editedAt: null,
+      reactions: [],
+      pollVotes: [],
       sendOptions: m.sendOptions ?? null,
     };
   }

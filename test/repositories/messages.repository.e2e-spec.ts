@@ -192,7 +192,8 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const inbound = (over: Partial<NewMessage>) => outbound({ direction: 'in', status: 'received', ...over });
     const text = (await messages.insert(inbound({ text: 'helo' })))!;
     const edited = await messages.applyEdit(sessionId, text.waMessageId, 'hello');
-    expect(edited).toEqual({ row: expect.objectContaining({ id: text.id, text: 'hello', revokedAt: null }), previousText: 'helo' });
+    expect(edited).toEqual({ row: expect.objectContaining({ id: text.id, text: 'hello', revokedAt: null, editedAt: expect.any(Number) }), previousText: 'helo' });
+    expect(text.editedAt).toBeNull();
     expect((await messages.findById(text.id))?.text).toBe('hello');
     expect(await messages.applyEdit(sessionId, text.waMessageId, 'hello')).toBeNull();
     expect(await messages.applyEdit(sessionId, 'NOT-STORED', 'x')).toBeNull();
@@ -203,6 +204,31 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const revoked = await messages.markRevoked(sessionId, text.waMessageId);
     expect(revoked).toMatchObject({ id: text.id, revokedAt: expect.any(Number) });
     expect(await messages.applyEdit(sessionId, text.waMessageId, 'after delete')).toBeNull();
+  });
+
+  it('applyReaction keeps one reaction per reactor (the latest), removes it with "", and answers null when nothing changed', async () => {
+    const row = (await messages.insert(outbound({ direction: 'in', status: 'received' })))!;
+    expect(row.reactions).toEqual([]);
+    const a = '15550000001@s.whatsapp.net';
+    const b = '15550000002@s.whatsapp.net';
+    expect((await messages.applyReaction(sessionId, row.waMessageId, a, '👍'))?.reactions).toEqual([{ from: a, emoji: '👍' }]);
+    expect((await messages.applyReaction(sessionId, row.waMessageId, b, '❤️'))?.reactions).toEqual([{ from: a, emoji: '👍' }, { from: b, emoji: '❤️' }]);
+    expect(await messages.applyReaction(sessionId, row.waMessageId, b, '❤️')).toBeNull();
+    expect((await messages.applyReaction(sessionId, row.waMessageId, a, '😂'))?.reactions).toEqual([{ from: b, emoji: '❤️' }, { from: a, emoji: '😂' }]);
+    expect((await messages.applyReaction(sessionId, row.waMessageId, b, ''))?.reactions).toEqual([{ from: a, emoji: '😂' }]);
+    expect(await messages.applyReaction(sessionId, row.waMessageId, b, '')).toBeNull();
+    expect(await messages.applyReaction(sessionId, 'NOT-STORED', a, '👍')).toBeNull();
+    expect((await messages.findById(row.id))?.reactions).toEqual([{ from: a, emoji: '😂' }]);
+  });
+
+  it('applyPollVote keeps each voter\'s latest vote on a poll, and only on a poll', async () => {
+    const poll = (await messages.insert(outbound({ type: 'poll', text: null, poll: { name: 'Lunch?', options: ['Yes', 'No'], selectableCount: 1 } })))!;
+    const voter = '15550000001@s.whatsapp.net';
+    expect((await messages.applyPollVote(sessionId, poll.waMessageId, voter, ['Yes']))?.pollVotes).toEqual([{ voter, options: ['Yes'] }]);
+    expect(await messages.applyPollVote(sessionId, poll.waMessageId, voter, ['Yes'])).toBeNull();
+    expect((await messages.applyPollVote(sessionId, poll.waMessageId, voter, ['No']))?.pollVotes).toEqual([{ voter, options: ['No'] }]);
+    const text = (await messages.insert(outbound({})))!;
+    expect(await messages.applyPollVote(sessionId, text.waMessageId, voter, ['Yes'])).toBeNull();
   });
 
   it('markRevoked marks a stored message once (the revoked_at column) and ignores an unknown one', async () => {

@@ -1015,6 +1015,18 @@ export interface components {
             options: string[];
             selectableCount: number;
         };
+        ReactionResponse: {
+            /** @example 15557654321@s.whatsapp.net */
+            from: string;
+            /** @example 👍 */
+            emoji: string;
+        };
+        PollVoteResponse: {
+            /** @example 15557654321@s.whatsapp.net */
+            voter: string;
+            /** @description option names */
+            options: string[];
+        };
         MessageResponse: {
             /** @example msg_01J… */
             id: string;
@@ -1058,6 +1070,20 @@ export interface components {
              * @description epoch ms; null until sent
              */
             sentAt: number | null;
+            /**
+             * Format: int64
+             * @description epoch ms of the last edit; null when never edited
+             */
+            editedAt: number | null;
+            /**
+             * Format: int64
+             * @description epoch ms when deleted for everyone; the content is kept
+             */
+            revokedAt: number | null;
+            /** @description the reactions it has now, one per reactor */
+            reactions: components["schemas"]["ReactionResponse"][];
+            /** @description a poll's votes, each voter's latest; empty otherwise */
+            pollVotes: components["schemas"]["PollVoteResponse"][];
         };
         MessagePage: {
             data: components["schemas"]["MessageResponse"][];

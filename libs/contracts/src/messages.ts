@@ -80,6 +80,24 @@ export interface MessageView {
   createdAt: number;
   updatedAt: number;
   sentAt: number | null;
+  /** epoch ms of the last edit of its text or caption; null when never edited */
+  editedAt: number | null;
+  /** epoch ms when it was deleted for everyone (`message.revoked`); the content is kept; null while it stands */
+  revokedAt: number | null;
+  /** the reactions it has now: one per reactor, the latest (a removed one is gone) */
+  reactions: MessageReaction[];
+  /** on a poll: each voter's latest vote, by option name; empty for anything else */
+  pollVotes: PollVoteRecord[];
+}
+
+export interface MessageReaction {
+  from: string;
+  emoji: string;
+}
+
+export interface PollVoteRecord {
+  voter: string;
+  options: string[];
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -52,14 +52,10 @@ export class InboundEvents {
       case 'receipt':
         if (event.participant && isGroupJid(event.chatJid)) return this.memberReceipt(event, event.participant);
         return this.deps.sender.onReceipt(event.waMessageId, event.status);
-      case 'reaction': {
-        const messageId = (await this.deps.store.idsByWaIds(sessionId, [event.waMessageId])).get(event.waMessageId) ?? null;
-        return this.publish({ event: 'message.reaction', payload: { messageId, waMessageId: event.waMessageId, chatJid: event.chatJid, from: event.from, emoji: event.emoji } });
-      }
-      case 'poll-vote': {
-        const pollMessageId = (await this.deps.store.idsByWaIds(sessionId, [event.pollWaMessageId])).get(event.pollWaMessageId) ?? null;
-        return this.publish({ event: 'poll.vote', payload: { pollMessageId, chatJid: event.chatJid, voter: event.voter, selectedOptions: event.selectedOptions } });
-      }
+      case 'reaction':
+        return this.reaction(event);
+      case 'poll-vote':
+        return this.pollVote(event);
       case 'presence':
         return this.publish({ event: 'presence.update', payload: { chatJid: event.chatJid, jid: event.jid, presence: event.presence } });
       case 'call':
@@ -167,6 +163,29 @@ export class InboundEvents {
       return row;
     });
     if (!revoked) logger.debug({ waMessageId: e.waMessageId, chatJid: e.chatJid }, 'revoke of a message not in the log (or already revoked): ignored');
+  }
+
+  /**
+   * A reaction is kept on the message it reacts to (what a conversation shows) and announced in one transaction. A
+   * reaction to a message not in the log is still announced (`messageId` null), as before it was kept.
+   */
+  private async reaction(e: Extract<InboundEngineEvent, { type: 'reaction' }>): Promise<void> {
+    const { store, sessionId, organizationId } = this.deps;
+    await this.deps.events.transact(async (tx, publish) => {
+      const row = await store.applyReaction(sessionId, e.waMessageId, e.from, e.emoji, tx);
+      const messageId = row?.id ?? (await store.idsByWaIds(sessionId, [e.waMessageId])).get(e.waMessageId) ?? null;
+      publish({ event: 'message.reaction', organizationId, sessionId, payload: { messageId, waMessageId: e.waMessageId, chatJid: e.chatJid, from: e.from, emoji: e.emoji } });
+    });
+  }
+
+  /** A vote is kept on its poll (each voter's latest) and announced in one transaction. */
+  private async pollVote(e: Extract<InboundEngineEvent, { type: 'poll-vote' }>): Promise<void> {
+    const { store, sessionId, organizationId } = this.deps;
+    await this.deps.events.transact(async (tx, publish) => {
+      const row = await store.applyPollVote(sessionId, e.pollWaMessageId, e.voter, e.selectedOptions, tx);
+      const pollMessageId = row?.id ?? (await store.idsByWaIds(sessionId, [e.pollWaMessageId])).get(e.pollWaMessageId) ?? null;
+      publish({ event: 'poll.vote', organizationId, sessionId, payload: { pollMessageId, chatJid: e.chatJid, voter: e.voter, selectedOptions: e.selectedOptions } });
+    });
   }
 
   /**

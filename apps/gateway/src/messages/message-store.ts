@@ -35,6 +35,10 @@ export interface MessageStore {
   applyEdit(sessionId: string, waMessageId: string, text: string, tx?: StoreTx): Promise<EditedMessage | null>;
   /** a network delete for everyone: the row marked once; null for an unknown or already revoked message */
   markRevoked(sessionId: string, waMessageId: string, tx?: StoreTx): Promise<MessageRow | null>;
+  /** a reaction kept on the message (the reactor's latest; `""` removes it); null: unknown message or no change */
+  applyReaction(sessionId: string, waMessageId: string, from: string, emoji: string, tx?: StoreTx): Promise<MessageRow | null>;
+  /** a vote kept on the poll (the voter's latest); null: not a stored poll or the same vote again */
+  applyPollVote(sessionId: string, pollWaMessageId: string, voter: string, options: string[], tx?: StoreTx): Promise<MessageRow | null>;
   idsByWaIds(sessionId: string, waMessageIds: string[]): Promise<Map<string, string>>;
   findByWaId(sessionId: string, waMessageId: string): Promise<MessageRow | null>;
   rawOf(sessionId: string, waMessageId: string): Promise<Uint8Array | null>;

@@ -788,7 +788,7 @@ describe('SessionRunner', () => {
         message: {
           id: expect.stringMatching(/^msg_/), sessionId: 'ses_1', organizationId: 'org_1', waMessageId: 'IN1', direction: 'in', chatJid: contact,
           from: contact, type: 'text', text: 'hi', media: null, location: null, contact: null, poll: null, quotedMessageId: null,
-          status: 'received', error: null, createdAt: 1_000, updatedAt: 1_000, sentAt: null,
+          status: 'received', error: null, createdAt: 1_000, updatedAt: 1_000, sentAt: null, editedAt: null, revokedAt: null, reactions: [], pollVotes: [],
         },
       });
       expect(t.messages.rows).toHaveLength(1);
@@ -861,6 +861,8 @@ describe('SessionRunner', () => {
         { jid: '1-2@g.us', added: [contact, '15550007777@s.whatsapp.net'] },
         { jid: '1-2@g.us', admin: 'admin', members: [contact] },
       ]);
+      // what a conversation shows: the reaction and the vote kept on the poll's row
+      expect(t.messages.rows.find((r) => r.id === 'msg_01')).toMatchObject({ reactions: [{ from: contact, emoji: '👍' }], pollVotes: [{ voter: contact, options: ['yes'] }] });
     });
 
     it('member changes and whole-group refreshes hand the network form to the store; the events stay as they were', async () => {

@@ -13,9 +13,11 @@ import type {
   MessageDirection,
   MessageSendOptions,
   MessageStatus,
+  MessageReaction,
   MessageType,
   MessageView,
   PollContent,
+  PollVoteRecord,
 } from '@app/contracts';
 import { OUTBOUND_STATUS_RANK } from '@app/contracts';
 
@@ -26,8 +28,6 @@ export interface MessageRow extends MessageView {
   quotedWaMessageId: string | null;
   mentions: string[];
   idempotencyKey: string | null;
-  /** epoch ms when the network said the message was deleted for everyone; null while it stands */
-  revokedAt: number | null;
   /** a group message we sent: each member's furthest receipt */
   memberAcks: Record<string, AckStatus>;
   /** an outbound message's forward source, poll vote or link preview (MessageSendOptions); null for the others */
@@ -87,7 +87,7 @@ export interface MessageFilter {
 
 const COLUMNS = `id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media, media_ref,
   location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, error, idempotency_key,
-  created_at, updated_at, sent_at, revoked_at, member_acks, send_options`;
+  created_at, updated_at, sent_at, revoked_at, member_acks, edited_at, reactions, poll_votes, send_options`;
 
 interface RawRow {
   id: string;
@@ -116,6 +116,9 @@ interface RawRow {
   sent_at: Date | null;
   revoked_at: Date | null;
   member_acks: Record<string, AckStatus> | null;
+  edited_at: Date | null;
+  reactions: MessageReaction[] | null;
+  poll_votes: PollVoteRecord[] | null;
   send_options: MessageSendOptions | null;
 }
 
@@ -147,6 +150,9 @@ function toRow(r: RawRow): MessageRow {
     idempotencyKey: r.idempotency_key,
     revokedAt: r.revoked_at ? r.revoked_at.getTime() : null,
     memberAcks: r.member_acks ?? {},
+    editedAt: r.edited_at ? r.edited_at.getTime() : null,
+    reactions: r.reactions ?? [],
+    pollVotes: r.poll_votes ?? [],
     sendOptions: r.send_options ?? null,
   };
 }
@@ -173,6 +179,10 @@ export function toMessageView(row: MessageRow): MessageView {
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     sentAt: row.sentAt,
+    editedAt: row.editedAt,
+    revokedAt: row.revokedAt,
+    reactions: row.reactions,
+    pollVotes: row.pollVotes,
   };
 }
 
@@ -511,12 +521,47 @@ export class MessagesRepository {
        UPDATE messages SET
            text = CASE WHEN old.is_text THEN $3::text ELSE text END,
            media = CASE WHEN old.is_text THEN media ELSE jsonb_set(media, '{caption}', to_jsonb($3::text)) END,
-           updated_at = now()
+           edited_at = now(), updated_at = now()
          FROM old WHERE id = old.old_id AND old.previous_text IS DISTINCT FROM $3::text
        RETURNING ${COLUMNS}, old.previous_text`,
       [sessionId, waMessageId, text],
     );
     return rows[0] ? { row: toRow(rows[0]), previousText: rows[0].previous_text } : null;
+  }
+
+  /**
+   * A reaction to a message of the session: the reactor's earlier reaction replaced, or removed with `""`. null when
+   * nothing changed (an unknown message, or the same reaction again: a re-delivered one).
+   */
+  async applyReaction(sessionId: string, waMessageId: string, from: string, emoji: string, manager?: EntityManager): Promise<MessageRow | null> {
+    return updatedRow(
+      this.q(manager),
+      `UPDATE messages SET
+           reactions = NULLIF(
+             COALESCE((SELECT jsonb_agg(r) FROM jsonb_array_elements(COALESCE(reactions, '[]'::jsonb)) r WHERE r->>'from' <> $3), '[]'::jsonb)
+               || CASE WHEN $4 = '' THEN '[]'::jsonb ELSE jsonb_build_array(jsonb_build_object('from', $3::text, 'emoji', $4::text)) END,
+             '[]'::jsonb),
+           updated_at = now()
+         WHERE session_id = $1 AND wa_message_id = $2
+           AND COALESCE((SELECT r->>'emoji' FROM jsonb_array_elements(COALESCE(reactions, '[]'::jsonb)) r WHERE r->>'from' = $3 LIMIT 1), '') <> $4
+       RETURNING ${COLUMNS}`,
+      [sessionId, waMessageId, from, emoji],
+    );
+  }
+
+  /** A vote on a poll of the session: the voter's earlier vote replaced. null: not a stored poll, or the same vote again. */
+  async applyPollVote(sessionId: string, pollWaMessageId: string, voter: string, options: string[], manager?: EntityManager): Promise<MessageRow | null> {
+    return updatedRow(
+      this.q(manager),
+      `UPDATE messages SET
+           poll_votes = COALESCE((SELECT jsonb_agg(v) FROM jsonb_array_elements(COALESCE(poll_votes, '[]'::jsonb)) v WHERE v->>'voter' <> $3), '[]'::jsonb)
+             || jsonb_build_array(jsonb_build_object('voter', $3::text, 'options', $4::jsonb)),
+           updated_at = now()
+         WHERE session_id = $1 AND wa_message_id = $2 AND poll IS NOT NULL
+           AND (SELECT v->'options' FROM jsonb_array_elements(COALESCE(poll_votes, '[]'::jsonb)) v WHERE v->>'voter' = $3 LIMIT 1) IS DISTINCT FROM $4::jsonb
+       RETURNING ${COLUMNS}`,
+      [sessionId, pollWaMessageId, voter, JSON.stringify(options)],
+    );
   }
 
   /** A delete for everyone from the network: the row marked once (null: unknown, or already marked). */

@@ -45,6 +45,16 @@ class PollResponse {
   @ApiProperty({ type: 'integer' }) selectableCount: number;
 }
 
+class ReactionResponse {
+  @ApiProperty({ example: '15557654321@s.whatsapp.net' }) from: string;
+  @ApiProperty({ example: '👍' }) emoji: string;
+}
+
+class PollVoteResponse {
+  @ApiProperty({ example: '15557654321@s.whatsapp.net' }) voter: string;
+  @ApiProperty({ type: [String], description: 'option names' }) options: string[];
+}
+
 /** The Message resource (CONTRACT 10). */
 export class MessageResponse {
   @ApiProperty({ example: 'msg_01J…' }) id: string;
@@ -66,6 +76,10 @@ export class MessageResponse {
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) createdAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) updatedAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms; null until sent' }) sentAt: number | null;
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms of the last edit; null when never edited' }) editedAt: number | null;
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms when deleted for everyone; the content is kept' }) revokedAt: number | null;
+  @ApiProperty({ type: [ReactionResponse], description: 'the reactions it has now, one per reactor' }) reactions: ReactionResponse[];
+  @ApiProperty({ type: [PollVoteResponse], description: "a poll's votes, each voter's latest; empty otherwise" }) pollVotes: PollVoteResponse[];
 }
 
 export class MessagePage {
