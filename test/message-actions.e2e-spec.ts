@@ -117,7 +117,7 @@ describe('Message actions, new send types and calls (sim engine)', () => {
     const m = await sendAndWait({ to: TO, text: 'first words' });
     const res = await api().patch(path(`/messages/${m.id}`)).set(bearer(org.adminKey)).send({ text: 'better words' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: m.id, text: 'better words', status: 'sent' });
+    expect(res.body).toMatchObject({ id: m.id, text: 'better words', status: 'sent', editedAt: expect.any(Number) });
     expect((await onNetwork(m.waMessageId)).edits).toEqual([{ text: 'better words', at: expect.any(Number) }]);
     const event = await waitEvent('message.edited', (p) => p.message.id === m.id);
     expect(event.payload).toMatchObject({ previousText: 'first words', message: { text: 'better words' } });
@@ -127,6 +127,7 @@ describe('Message actions, new send types and calls (sim engine)', () => {
     const m = await sendAndWait({ to: TO, text: 'regrettable' });
     expect((await api().delete(path(`/messages/${m.id}`)).set(bearer(org.adminKey))).status).toBe(204);
     expect((await onNetwork(m.waMessageId)).revoked).toEqual(expect.any(Number));
+    expect((await api().get(path(`/messages/${m.id}`)).set(bearer(org.adminKey))).body.revokedAt).toEqual(expect.any(Number));
     const event = await waitEvent('message.revoked', (p) => p.messageId === m.id);
     expect(event.payload).toEqual({ messageId: m.id, waMessageId: m.waMessageId, chatJid: TO, by: `${OWN_PHONE}@s.whatsapp.net` });
     // again: nothing more happens
