@@ -851,7 +851,7 @@ describe('SessionRunner', () => {
         { event: 'message.reaction', payload: { messageId: null, waMessageId: 'NOT-OURS', chatJid: contact, from: contact, emoji: '' } },
         { event: 'poll.vote', payload: { pollMessageId: 'msg_01', chatJid: '1-2@g.us', voter: contact, selectedOptions: ['yes'] } },
         { event: 'presence.update', payload: { chatJid: contact, jid: contact, presence: 'composing' } },
-        { event: 'call.incoming', payload: { callId: 'C1', from: contact, isVideo: true, isGroup: false } },
+        { event: 'call.incoming', payload: { callId: 'C1', from: contact, isVideo: true, isGroup: false, rejected: false } },
         { event: 'group.update', payload: { groupJid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } } },
         { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'] } },
         { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'promote', participants: [contact] } },
