@@ -165,6 +165,14 @@ describe('the generated API client, through every operation', () => {
     const media = await client.GET('/api/v1/sessions/{id}/messages/{messageId}/media', { params: { path: { id, messageId: inbound.id } }, parseAs: 'arrayBuffer' });
     expect(media.response.headers.get('content-type')).toMatch(/^image\/jpeg/);
     expect(Buffer.from(media.data as unknown as ArrayBuffer)).toEqual(image);
+    // message actions (CONTRACT 12): the sent text edited, forwarded, then deleted for everyone; a ringing call rejected
+    const messagePath = { id, messageId };
+    expect((await client.PATCH('/api/v1/sessions/{id}/messages/{messageId}', { params: { path: messagePath }, body: { text: 'hello again' } })).data?.text).toBe('hello again');
+    const forwarded = await client.POST('/api/v1/sessions/{id}/messages/{messageId}:forward', { params: { path: messagePath }, body: { to: '15550008888' } });
+    expect(forwarded.response.status).toBe(202);
+    expect((await client.DELETE('/api/v1/sessions/{id}/messages/{messageId}', { params: { path: messagePath } })).response.status).toBe(204);
+    const { callId } = (await (await network().post(`/sim/sessions/${id}/call`, { from: '15550007777' })).json()) as { callId: string };
+    expect((await client.POST('/api/v1/sessions/{id}/calls/{callId}:reject', { params: { path: { id, callId } } })).response.status).toBe(204);
 
     // chats: the inbound image's chat (autoRead is off: unread), its messages, and every mark
     const chatPath = { id, jid: '15550007777@s.whatsapp.net' };

@@ -85,6 +85,10 @@ const MATRIX: Record<string, Entry> = {
   Chats_unpin: { permission: 'messages:send' },
   Chats_mute: { permission: 'messages:send', body: { until: Date.UTC(2100, 0, 1) } },
   Chats_unmute: { permission: 'messages:send' },
+  MessageActions_edit: { permission: 'messages:send', body: { text: 'edited' } },
+  MessageActions_revoke: { permission: 'messages:send' },
+  MessageActions_forward: { permission: 'messages:send', body: { to: '15551234567' } },
+  Calls_reject: { permission: 'messages:send' },
 };
 
 interface Operation {

@@ -239,7 +239,7 @@ describe('Send API and message log', () => {
     it.each<[string, object, string[]]>([
       ['no to', { text: 'hi' }, ['to']],
       ['a to that is no JID or number', { to: 'bob@example.com', text: 'hi' }, ['to']],
-      ['an unknown type', { to: TO, type: 'sticker', text: 'hi' }, ['type']],
+      ['an unknown type', { to: TO, type: 'hologram', text: 'hi' }, ['type']],
       ['a text without text', { to: TO }, ['text']],
       ['an empty text', { to: TO, text: '' }, ['text']],
       ['a text over 4096 characters', { to: TO, text: 'x'.repeat(4097) }, ['text']],

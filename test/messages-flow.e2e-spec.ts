@@ -370,7 +370,7 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
 
       const { callId } = await simCall('POST', `/sim/sessions/${sessionId}/call`, { from: FROM, isVideo: true });
       const call = await seenByBoth('call.incoming', (p) => p.callId === callId);
-      expect(call.payload).toEqual({ callId, from: FROM, isVideo: true, isGroup: false });
+      expect(call.payload).toEqual({ callId, from: FROM, isVideo: true, isGroup: false, rejected: false });
     });
 
     it('group changes and members, kept in PostgreSQL (member list for group sends)', async () => {

@@ -290,6 +290,12 @@ describe('groups and messages', () => {
         mentions: [],
         timestamp: sent.timestamp,
         sends: 1,
+        edits: [],
+        revoked: null,
+        forwarded: false,
+        ptt: false,
+        pollVote: null,
+        linkPreview: null,
       },
     ]);
     await expect(d.conn.send(outbound('not-a-jid', { type: 'text', text: 'x' }))).rejects.toMatchObject({

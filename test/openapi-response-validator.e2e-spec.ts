@@ -6,7 +6,7 @@ const committed = () => JSON.parse(readFileSync(join(__dirname, '..', 'docs', 'o
 const MESSAGE = {
   id: 'msg_01', sessionId: 'ses_01', organizationId: 'org_01', waMessageId: '3EB0A1B2C3D4E5F6A7B8C9', direction: 'out', chatJid: '15550001111@s.whatsapp.net',
   from: null, type: 'text', text: 'hi', media: null, location: null, contact: null, poll: null, quotedMessageId: null, status: 'queued', error: null,
-  createdAt: 1, updatedAt: 1, sentAt: null, fromHistory: false,
+  createdAt: 1, updatedAt: 1, sentAt: null, editedAt: null, revokedAt: null, reactions: [], pollVotes: [], fromHistory: false,
 };
 const GET_MESSAGE = ['GET', '/api/v1/sessions/ses_01/messages/msg_01'] as const;
 

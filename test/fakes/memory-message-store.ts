@@ -200,6 +200,7 @@ export class MemoryMessageStore implements MessageStore {
       reactions: [],
       pollVotes: [],
       fromHistory: m.fromHistory ?? false,
+      sendOptions: m.sendOptions ?? null,
     };
   }
 }

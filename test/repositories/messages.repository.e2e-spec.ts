@@ -32,6 +32,21 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
   });
   afterAll(() => closeTestDataSource());
 
+  it('keeps an outbound message\'s send options (forward source, poll vote, link preview) for the gateway, null otherwise', async () => {
+    const key = { waMessageId: '3EB0ORIGINAL', chatJid: '15550009999@s.whatsapp.net', fromMe: true, participant: null };
+    const forward = (await messages.insertOutbound(outbound({ sendOptions: { forwardOf: key } }), null))!;
+    expect(forward.sendOptions).toEqual({ forwardOf: key });
+    const vote = (await messages.insertOutbound(outbound({ type: 'pollVote', text: null, sendOptions: { pollVote: { poll: key, options: ['a'] } } }), null))!;
+    const plain = (await messages.insertOutbound(outbound(), null))!;
+    expect(plain.sendOptions).toBeNull();
+    const queued = (await messages.nextQueued(sessionId, 100)).messages;
+    expect(queued.find((m) => m.id === vote.id)?.sendOptions).toEqual({ pollVote: { poll: key, options: ['a'] } });
+    expect(queued.find((m) => m.id === forward.id)?.sendOptions).toEqual({ forwardOf: key });
+    // the Message resource does not show them
+    expect(toMessageView(forward)).not.toHaveProperty('sendOptions');
+    for (const m of [forward, vote, plain]) await messages.markFailed(m.id, 'done with it');
+  });
+
   it('markSent moves a queued row once and drops the media bytes of a media message', async () => {
     const text = (await messages.insertOutbound(outbound(), null))!;
     expect(await messages.markSent(text.id, 5_000, Buffer.from('raw'))).toEqual({ heldAck: null });

@@ -11,6 +11,7 @@ async function main(): Promise<void> {
     host: config.SIM_HOST,
     qrIntervalMs: config.SIM_QR_INTERVAL_MS,
     keepaliveMs: config.SIM_KEEPALIVE_MS || undefined,
+    editWindowMs: config.SIM_EDIT_WINDOW_MS,
     logger,
   });
   stopOnSignals(logger, 10000, () => sim.close());

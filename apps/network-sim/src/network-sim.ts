@@ -28,6 +28,8 @@ export interface NetworkSimOptions {
    * unresponsive client (a paused or partitioned gateway). Off when unset.
    */
   keepaliveMs?: number;
+  /** how long a device may edit a message after sending it; default WhatsApp's 15 minutes */
+  editWindowMs?: number;
   logger?: Logger;
 }
 
@@ -100,6 +102,8 @@ const SESSION_ACTIONS: Record<string, (network: SimNetwork, sessionId: string, b
   'poll-vote': (n, id, body) => n.pollVote(id, body),
   presence: (n, id, body) => n.presence(id, body),
   call: (n, id, body) => n.call(id, body),
+  edit: (n, id, body) => n.contactEdit(id, body),
+  revoke: (n, id, body) => n.contactRevoke(id, body),
   drop: (n, id) => n.drop(id),
   unlink: (n, id) => n.unlink(id),
   fault: (n, id, body) => applyFault(n, id, body),
@@ -116,6 +120,7 @@ async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, r
   if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { status: 'ok' });
   if (method === 'GET' && path === '/sim/groups') return sendJson(res, 200, { data: network.listGroups(sessionFilter) });
   if (method === 'GET' && path === '/sim/messages') return sendJson(res, 200, { data: network.listMessages(sessionFilter) });
+  if (method === 'GET' && path === '/sim/calls') return sendJson(res, 200, { data: network.world.messages.listCalls(sessionFilter) });
   if (method === 'GET' && path === SIM_WA_WEB_TRUST_PATH) return sendJson(res, 200, waWeb.trust());
 
   // accounts and profiles (docs/network-sim.md, "Contacts, profile and presence")
@@ -228,6 +233,7 @@ function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logg
 export async function startNetworkSim(options: NetworkSimOptions): Promise<RunningNetworkSim> {
   const logger = options.logger;
   const network = new SimNetwork({ qrIntervalMs: options.qrIntervalMs ?? 20000 });
+  if (options.editWindowMs !== undefined) network.world.messages.editWindowMs = options.editWindowMs;
   const wss = new WebSocketServer({ noServer: true, autoPong: false });
   const waWeb = new WhatsAppWebFrontDoor(network, logger);
 

@@ -7,6 +7,7 @@ import {
   GROUP_PARTICIPANT_ACTIONS,
   GroupChanges,
   GroupParticipantAction,
+  LinkPreview,
   LocationContent,
   OUTBOUND_MESSAGE_TYPES,
   PollContent,
@@ -264,6 +265,14 @@ export function parsePresence(body: Body): { jid: string; chatJid: string; prese
   return { jid, chatJid, presence: oneOf('presence', body.presence, PRESENCES) };
 }
 
+export function parseContactEdit(body: Body): { from: string; waMessageId: string; text: string } {
+  return { from: contactJid('from', body.from), waMessageId: messageId('waMessageId', body.waMessageId), text: requireText('text', body.text, MAX_TEXT_LENGTH) };
+}
+
+export function parseContactRevoke(body: Body): { from: string; waMessageId: string } {
+  return { from: contactJid('from', body.from), waMessageId: messageId('waMessageId', body.waMessageId) };
+}
+
 export function parseCall(body: Body): { from: string; isVideo: boolean } {
   return { from: contactJid('from', body.from), isVideo: optionalBoolean('isVideo', body.isVideo) ?? false };
 }
@@ -295,10 +304,28 @@ export function parseGroupPatch(body: Body): GroupChanges {
 // ---- device protocol -------------------------------------------------------------------------
 
 /** A device's message as the network will store it, before it has an identity there (media still bytes). */
-export type SendInput = Omit<SimSentMessage, 'id' | 'sessionId' | 'from' | 'timestamp' | 'sends' | 'media'> & {
+export type SendInput = Omit<SimSentMessage, 'id' | 'sessionId' | 'from' | 'timestamp' | 'sends' | 'media' | 'edits' | 'revoked' | 'forwarded' | 'type'> & {
   waMessageId: string;
+  /** `forward`: the network copies the original's content (and type) */
+  type: SimSentMessage['type'] | 'forward';
   media: MediaInput | null;
+  /** a forward: the waMessageId of the message copied (one the device sent or received) */
+  forwardOf: string | null;
 };
+
+const SEND_CONTENT_TYPES = [...OUTBOUND_MESSAGE_TYPES, 'forward'] as const;
+
+function linkPreview(field: string, value: unknown): LinkPreview | null {
+  if (value === undefined || value === null) return null;
+  const p = objectAt(field, value);
+  return {
+    url: requireText(`${field}.url`, p.url, 2048),
+    title: requireText(`${field}.title`, p.title, 1000),
+    description: optionalText(`${field}.description`, p.description, 4000),
+    imageUrl: optionalText(`${field}.imageUrl`, p.imageUrl, 2048),
+    thumbnailBase64: p.thumbnailBase64 === undefined || p.thumbnailBase64 === null ? null : base64Bytes(`${field}.thumbnailBase64`, p.thumbnailBase64).toString('base64'),
+  };
+}
 
 function chatJid(field: string, value: unknown): string {
   if (typeof value !== 'string' || !CHAT_JID_PATTERN.test(value)) throw validation(field, 'must be a jid <digits>@s.whatsapp.net, <digits>@lid or a group jid …@g.us');
@@ -308,7 +335,7 @@ function chatJid(field: string, value: unknown): string {
 /** The device's `send` request (SimSendArgs). */
 export function parseSend(args: Body): SendInput {
   const content = objectAt('content', args.content);
-  const type = oneOf('content.type', content.type, OUTBOUND_MESSAGE_TYPES);
+  const type = oneOf('content.type', content.type, SEND_CONTENT_TYPES);
   const quoted = args.quoted === undefined || args.quoted === null ? null : objectAt('quoted', args.quoted);
   const input: SendInput = {
     waMessageId: messageId('waMessageId', args.waMessageId),
@@ -322,11 +349,28 @@ export function parseSend(args: Body): SendInput {
     reaction: null,
     quotedWaMessageId: quoted ? messageId('quoted.waMessageId', quoted.waMessageId) : null,
     mentions: userJids('mentions', args.mentions),
+    ptt: type === 'voice',
+    pollVote: null,
+    linkPreview: null,
+    forwardOf: null,
   };
   switch (type) {
     case 'text':
       input.text = requireText('content.text', content.text, MAX_TEXT_LENGTH);
+      input.linkPreview = linkPreview('content.linkPreview', content.linkPreview);
       break;
+    case 'forward':
+      input.forwardOf = messageId('content.original.waMessageId', objectAt('content.original', content.original).waMessageId);
+      break;
+    case 'pollVote': {
+      const target = objectAt('content.poll', content.poll);
+      const options = content.options;
+      if (!Array.isArray(options) || options.length === 0 || options.some((o) => typeof o !== 'string')) {
+        throw validation('content.options', 'must be a non-empty array of option names');
+      }
+      input.pollVote = { pollWaMessageId: messageId('content.poll.waMessageId', target.waMessageId), options: [...new Set(options as string[])] };
+      break;
+    }
     case 'location':
       input.location = location('content.location', content.location);
       break;
@@ -344,7 +388,7 @@ export function parseSend(args: Body): SendInput {
     }
     default: {
       const m = objectAt('content.media', content.media);
-      const caption = type === 'audio' ? null : optionalText('content.caption', content.caption, MAX_TEXT_LENGTH);
+      const caption = CAPTIONLESS.has(type) || type === 'voice' ? null : optionalText('content.caption', content.caption, MAX_TEXT_LENGTH);
       input.text = caption;
       input.media = {
         data: base64Bytes('content.media.data', m.data),
@@ -352,6 +396,7 @@ export function parseSend(args: Body): SendInput {
         filename: optionalText('content.media.filename', m.filename, 255),
         caption,
       };
+      if (type === 'sticker' && !/^image\/webp\b/i.test(input.media.mimetype)) throw validation('content.media.mimetype', 'a sticker must be image/webp');
     }
   }
   return input;

@@ -21,6 +21,8 @@ import {
   MediaInput,
   normalizePhoneNumber,
   parseCall,
+  parseContactEdit,
+  parseContactRevoke,
   parseDevicePresence,
   parseGroupParticipants,
   parseGroupPatch,
@@ -149,6 +151,8 @@ export class SimNetwork {
   private readonly sentByKey = new Map<string, SimSentMessage>();
   /** chats of the messages delivered to each device, `${sessionId} ${waMessageId}` → chatJid, for reactions */
   private readonly deliveredChats = new Map<string, string>();
+  /** the messages delivered to each device, `${sessionId} ${waMessageId}`: what a forward copies, a contact edits */
+  private readonly delivered = new Map<string, SimInboundMessage>();
   private readonly media = new Map<string, StoredMedia>();
   private groupSeq = 0;
   /** the state of CONTRACT 12 and 13's operations (accounts, chat state, labels, statuses, channels, calls) */
@@ -306,7 +310,29 @@ export class SimNetwork {
       pushName: this.world.contacts.noteInbound(sessionId, input.from).pushName,
     };
     this.deliveredChats.set(messageKey(sessionId, message.id), message.chatJid);
+    this.delivered.set(messageKey(sessionId, message.id), message);
     return { id: message.id, ...this.deliver(device, { type: 'message', message }) };
+  }
+
+  /** A contact edits a message it sent the device (`POST /sim/sessions/{id}/edit {from, waMessageId, text}`). */
+  contactEdit(sessionId: string, body: Record<string, unknown>): Delivery {
+    const device = this.pairedDevice(sessionId);
+    const { from, waMessageId, text } = parseContactEdit(body);
+    const message = this.contactMessage(sessionId, from, waMessageId);
+    return this.deliver(device, { type: 'edit', waMessageId, chatJid: message.chatJid, from, text });
+  }
+
+  /** A contact deletes for everyone a message it sent the device (`POST /sim/sessions/{id}/revoke {from, waMessageId}`). */
+  contactRevoke(sessionId: string, body: Record<string, unknown>): Delivery {
+    const device = this.pairedDevice(sessionId);
+    const { from, waMessageId } = parseContactRevoke(body);
+    const message = this.contactMessage(sessionId, from, waMessageId);
+    return this.deliver(device, { type: 'revoke', waMessageId, chatJid: message.chatJid, by: from });
+  }
+
+  /** A message the device sent (what its message actions may change), or undefined. */
+  findSent(sessionId: string, waMessageId: unknown): SimSentMessage | undefined {
+    return typeof waMessageId === 'string' ? this.sentByKey.get(messageKey(sessionId, waMessageId)) : undefined;
   }
 
   /** The recipient's phone reports a message the device sent as delivered, read or played. */
@@ -349,7 +375,7 @@ export class SimNetwork {
   call(sessionId: string, body: Record<string, unknown>): { callId: string } & Delivery {
     const device = this.pairedDevice(sessionId);
     const { from, isVideo } = parseCall(body);
-    const callId = randomBytes(16).toString('hex').toUpperCase();
+    const { callId } = this.world.messages.placeCall(sessionId, from, isVideo);
     return { callId, ...this.deliver(device, { type: 'call', callId, from, isVideo, isGroup: false }) };
   }
 
@@ -612,12 +638,13 @@ export class SimNetwork {
       known.sends += 1;
       return { waMessageId: known.id, timestamp: known.timestamp, duplicate: true };
     }
+    if (input.pollVote) this.checkPollVote(device.sessionId, input.pollVote);
     const message: SimSentMessage = {
       id: input.waMessageId,
       sessionId: device.sessionId,
       from: account.jid,
       to: input.to,
-      type: input.type,
+      type: input.type === 'forward' ? 'text' : input.type,
       text: input.text,
       media: input.media ? this.keepMedia(input.media) : null,
       location: input.location,
@@ -628,10 +655,51 @@ export class SimNetwork {
       mentions: input.mentions,
       timestamp: Date.now(),
       sends: 1,
+      edits: [],
+      revoked: null,
+      forwarded: false,
+      ptt: input.ptt,
+      pollVote: input.pollVote,
+      linkPreview: input.linkPreview,
     };
+    if (input.forwardOf) Object.assign(message, this.forwardedContent(device.sessionId, input.forwardOf));
     this.sent.push(message);
     this.sentByKey.set(key, message);
     return { waMessageId: message.id, timestamp: message.timestamp, duplicate: false };
+  }
+
+  /** What a forward copies: the content of a message the device sent or received, marked forwarded. */
+  private forwardedContent(sessionId: string, waMessageId: string): Partial<SimSentMessage> {
+    const key = messageKey(sessionId, waMessageId);
+    const original: SimSentMessage | SimInboundMessage | undefined = this.sentByKey.get(key) ?? this.delivered.get(key);
+    if (!original) throw new DomainError('not_found', 'the device neither sent nor received the message it forwards', { waMessageId });
+    if (!['text', 'image', 'video', 'audio', 'voice', 'document', 'sticker', 'location', 'contact'].includes(original.type)) {
+      throw validation('content.original.waMessageId', `a ${original.type} message cannot be forwarded`);
+    }
+    return {
+      type: original.type as SimSentMessage['type'],
+      text: original.text,
+      media: original.media,
+      location: original.location,
+      contact: original.contact,
+      ptt: 'ptt' in original ? original.ptt : false,
+      forwarded: true,
+    };
+  }
+
+  /** A device votes on a poll it sent (contacts cannot send polls on this network yet), with that poll's options. */
+  private checkPollVote(sessionId: string, vote: { pollWaMessageId: string; options: string[] }): void {
+    const poll = this.sentByKey.get(messageKey(sessionId, vote.pollWaMessageId))?.poll;
+    if (!poll) throw new DomainError('not_found', 'the device did not send this poll', { pollWaMessageId: vote.pollWaMessageId });
+    const unknown = vote.options.filter((o) => !poll.options.includes(o));
+    if (unknown.length > 0) throw new DomainError('validation_error', 'options are not options of this poll', { options: unknown });
+    if (vote.options.length > poll.selectableCount) throw validation('content.options', `must pick at most ${poll.selectableCount}`);
+  }
+
+  private contactMessage(sessionId: string, from: string, waMessageId: string): SimInboundMessage {
+    const message = this.delivered.get(messageKey(sessionId, waMessageId));
+    if (!message || message.from !== from) throw new DomainError('not_found', 'this contact did not send the device this message', { waMessageId, from });
+    return message;
   }
 
   private keepMedia(input: MediaInput): SimMedia {

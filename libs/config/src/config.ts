@@ -478,6 +478,10 @@ export class SimConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(600000)
   SIM_KEEPALIVE_MS = 0;
 
+  /** How long after sending a device may edit its message (WhatsApp: 15 minutes). Tests set it short. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(86400000)
+  SIM_EDIT_WINDOW_MS = 15 * 60 * 1000;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 

@@ -4,14 +4,14 @@
  */
 
 /** Types a client can send. */
-export const OUTBOUND_MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'document', 'location', 'contact', 'reaction', 'poll'] as const;
+export const OUTBOUND_MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'document', 'location', 'contact', 'reaction', 'poll', 'voice', 'sticker', 'pollVote'] as const;
 export type OutboundMessageType = (typeof OUTBOUND_MESSAGE_TYPES)[number];
 
-/** Types a message in the log can have: what can be sent, plus what only arrives (stickers, anything unknown). */
-export const MESSAGE_TYPES = [...OUTBOUND_MESSAGE_TYPES, 'sticker', 'unknown'] as const;
+/** Types a message in the log can have: what can be sent, plus what only arrives (anything unknown). */
+export const MESSAGE_TYPES = [...OUTBOUND_MESSAGE_TYPES, 'unknown'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
-export const MEDIA_MESSAGE_TYPES = ['image', 'video', 'audio', 'document', 'sticker'] as const;
+export const MEDIA_MESSAGE_TYPES = ['image', 'video', 'audio', 'document', 'sticker', 'voice'] as const;
 export type MediaMessageType = (typeof MEDIA_MESSAGE_TYPES)[number];
 export const isMediaType = (type: string): type is MediaMessageType => (MEDIA_MESSAGE_TYPES as readonly string[]).includes(type);
 
@@ -112,14 +112,42 @@ export interface OutboundMedia {
 }
 
 export type OutboundContent =
-  | { type: 'text'; text: string }
+  /** `linkPreview`: the preview of the first URL of the text, made when the message was accepted (null: none) */
+  | { type: 'text'; text: string; linkPreview?: LinkPreview | null }
   | { type: 'image' | 'video' | 'document'; media: OutboundMedia; caption: string | null }
-  | { type: 'audio'; media: OutboundMedia }
+  /** `voice`: shown as a voice note (push to talk); `sticker`: a webp sticker */
+  | { type: 'audio' | 'voice' | 'sticker'; media: OutboundMedia }
   | { type: 'location'; location: LocationContent }
   | { type: 'contact'; contact: ContactContent }
   /** `emoji` "" removes the reaction */
   | { type: 'reaction'; target: MessageKeyRef; emoji: string }
-  | { type: 'poll'; poll: PollContent };
+  | { type: 'poll'; poll: PollContent }
+  /** a vote on a poll of the chat (option names; the engine encrypts them as WhatsApp does) */
+  | { type: 'pollVote'; poll: MessageKeyRef; options: string[] }
+  /** a message of this session forwarded: the engine sends the original's content marked as forwarded */
+  | { type: 'forward'; original: MessageKeyRef };
+
+/** A link preview (CONTRACT 12): read from the page's Open Graph tags when a text with a URL is accepted. */
+export interface LinkPreview {
+  /** the URL as it appears in the text */
+  url: string;
+  title: string;
+  description: string | null;
+  /** og:image, as the page named it */
+  imageUrl: string | null;
+  /** a small JPEG of og:image (base64), when it could be fetched within bounds */
+  thumbnailBase64: string | null;
+}
+
+/**
+ * What a queued outbound message needs besides its Message fields (stored with the row, read by the gateway): the
+ * message a forward copies, the poll a vote is for, the link preview of a text.
+ */
+export interface MessageSendOptions {
+  forwardOf?: MessageKeyRef;
+  pollVote?: { poll: MessageKeyRef; options: string[] };
+  linkPreview?: LinkPreview | null;
+}
 
 /** Enough of a stored message to address it on the network (quote it, react to it, mark it read). */
 export interface MessageKeyRef {
@@ -195,6 +223,8 @@ export interface CallIncomingPayload {
   from: string;
   isVideo: boolean;
   isGroup: boolean;
+  /** true when the session rejected the call on its own (its `rejectCalls` setting) */
+  rejected?: boolean;
 }
 
 export interface GroupChanges {

@@ -3,6 +3,7 @@ import type {
   ContactContent,
   GroupChanges,
   GroupParticipantAction,
+  LinkPreview,
   LocationContent,
   MessageKeyRef,
   MessageType,
@@ -111,6 +112,29 @@ export interface SimSentMessage {
   timestamp: number;
   /** how many times a device sent this id; only the first one reached the recipient */
   sends: number;
+  /** the device's edits of it, oldest first (CONTRACT 13) */
+  edits: Array<{ text: string; at: number }>;
+  /** epoch ms the device deleted it for everyone; null while it stands */
+  revoked: number | null;
+  /** sent as a forward of another message */
+  forwarded: boolean;
+  /** an audio sent as a voice note */
+  ptt: boolean;
+  /** a vote on a poll (`type` pollVote): the poll's waMessageId and the options picked */
+  pollVote: { pollWaMessageId: string; options: string[] } | null;
+  /** the link preview a text carried */
+  linkPreview: LinkPreview | null;
+}
+
+/** A call a contact placed to a device (`POST /sim/sessions/{id}/call`), as `GET /sim/calls` lists it. */
+export interface SimCall {
+  callId: string;
+  sessionId: string;
+  from: string;
+  isVideo: boolean;
+  at: number;
+  /** epoch ms the device rejected it; null while it rings (or was never answered) */
+  rejected: number | null;
 }
 
 /** What a device did that its contacts can see besides messages (GET /sim/sessions/{id}/presence-log). */
@@ -234,7 +258,11 @@ export type SimNetworkEvent =
   /** the phone changed chats' state (archive, pin, mute, read): only the fields that changed */
   | { type: 'chat-update'; chats: SimChatChange[] }
   /** one batch of the history the phone sends a newly paired device (CONTRACT 12, `syncHistory`) */
-  | { type: 'history'; chats: SimHistoryChat[]; messages: SimHistoryMessage[] };
+  | { type: 'history'; chats: SimHistoryChat[]; messages: SimHistoryMessage[] }
+  /** a contact edited a message it sent (`text`: the new text or caption) */
+  | { type: 'edit'; waMessageId: string; chatJid: string; from: string; text: string }
+  /** a contact deleted a message it sent, for everyone */
+  | { type: 'revoke'; waMessageId: string; chatJid: string; by: string };
 export type SimNetworkEventType = SimNetworkEvent['type'];
 
 /** network → device */

@@ -34,6 +34,8 @@ export interface SessionView {
   proxyUrl: string | null;
   /** what history to store from the phone on pairing (CONTRACT 12): `none`, `recent`, `full` */
   syncHistory: SyncHistoryMode;
+  /** CONTRACT 12: incoming calls are rejected (`call.incoming` still fires, with `rejected: true`) */
+  rejectCalls: boolean;
 }
 
 /** Exactly the seed's 2.2 field list. */
@@ -94,6 +96,7 @@ export const SESSION_DEFAULTS = {
   ratePerHour: 200,
   isAdminSession: false,
   syncHistory: 'none',
+  rejectCalls: false,
 } as const;
 
 /** A personal WhatsApp JID as accepted in group participants. */

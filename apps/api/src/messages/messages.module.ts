@@ -6,18 +6,24 @@ import { SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis, RedisKeys } from '@app/redis';
 import { MediaFetcher } from './media-fetcher';
 import { MEDIA_SOURCE, MediaSourceByEngine } from './media-source.provider';
+import { SessionsModule } from '../sessions/sessions.module';
+import { LinkPreviewer } from './link-preview';
+import { CallsController, MessageActionsController } from './message-actions.controller';
+import { MessageActionsService } from './message-actions.service';
 import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
 import { MediaReupload } from './media-reupload';
-import { SessionsModule } from '../sessions/sessions.module';
 
 /** Sending (rates, idempotency, media) and the message log. */
 @Module({
   imports: [SessionsModule],
-  controllers: [MessagesController],
+  controllers: [MessagesController, MessageActionsController, CallsController],
   providers: [
     MessagesService,
     MediaReupload,
+    MessageActionsService,
+    // link previews of texts, fetched through the same SSRF guard and test allowance as media URLs
+    { provide: LinkPreviewer, inject: [ApiConfig], useFactory: (c: ApiConfig) => new LinkPreviewer({ allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS }) },
     { provide: SendRateLimiter, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new SendRateLimiter(redis, keys) },
     { provide: SendSignal, inject: [RedisKeys], useFactory: (keys: RedisKeys) => new SendSignal(keys) },
     {
@@ -37,9 +43,12 @@ import { SessionsModule } from '../sessions/sessions.module';
   exports: [MediaFetcher],
 })
 export class MessagesModule implements OnApplicationShutdown {
-  constructor(@Inject(MediaFetcher) private readonly fetcher: MediaFetcher) {}
+  constructor(
+    @Inject(MediaFetcher) private readonly fetcher: MediaFetcher,
+    @Inject(LinkPreviewer) private readonly previews: LinkPreviewer,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await this.fetcher.close();
+    await Promise.all([this.fetcher.close(), this.previews.close()]);
   }
 }

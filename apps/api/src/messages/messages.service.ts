@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { ApiConfig } from '@app/config';
-import { DomainError, isMediaType, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
+import { DomainError, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
 import { MessageRow, MessagesRepository, NewMessage, newId, Session, SessionsRepository, toMessageView } from '@app/database';
 import { REDIS_CLIENT } from '@app/infra';
 import { MediaSource, MediaUnavailableError } from '@app/media';
@@ -12,7 +12,9 @@ import { Page, pageLimit } from '../common/pagination';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import type { MessageQueryDto } from './dto/message.dto';
 import { SendMediaDto, SendMessageDto } from './dto/send-message.dto';
+import { LinkPreviewer } from './link-preview';
 import { MediaFetcher, mediaTooLarge } from './media-fetcher';
+import { messageKeyOf, pollVoteProblem } from './message-keys';
 import { MEDIA_SOURCE } from './media-source.provider';
 import { MediaReupload } from './media-reupload';
 import { newWaMessageId } from './wa-message-id';
@@ -21,6 +23,7 @@ import { newWaMessageId } from './wa-message-id';
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 const SENDABLE: SessionStatus[] = ['working', 'reconnecting'];
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 
 export interface MediaDownload {
   body: Buffer | Readable;
@@ -50,6 +53,7 @@ export class MessagesService {
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
     private readonly config: ApiConfig,
     private readonly reupload: MediaReupload,
+    @Optional() private readonly previews?: LinkPreviewer,
   ) {}
 
   /**
@@ -63,6 +67,9 @@ export class MessagesService {
     const type: OutboundMessageType = body.type ?? 'text';
     const quoted = body.quotedMessageId ? await this.findTarget(session, body.quotedMessageId, 'quotedMessageId') : null;
     const reacted = body.reaction ? await this.findTarget(session, body.reaction.messageId, 'reaction.messageId') : null;
+    const polled = body.pollVote ? await this.findTarget(session, body.pollVote.pollMessageId, 'pollVote.pollMessageId') : null;
+    const voteProblem = polled ? pollVoteProblem(polled, body.to, body.pollVote!.options) : null;
+    if (voteProblem) throw new DomainError('validation_error', 'request is invalid', { fields: voteProblem });
     if (reacted && reacted.chatJid !== body.to) {
       throw new DomainError('validation_error', 'request is invalid', {
         fields: { 'reaction.messageId': [`the message is in chat ${reacted.chatJid}, not in ${body.to}`] },
@@ -92,6 +99,11 @@ export class MessagesService {
     let row: MessageRow | null;
     try {
       const bytes = body.media ? await this.mediaBytes(body.media) : null;
+      const sendOptions: MessageSendOptions | null = polled
+        ? { pollVote: { poll: messageKeyOf(polled), options: body.pollVote!.options } }
+        : type === 'text' && body.linkPreview !== false && this.previews
+          ? { linkPreview: await this.previews.previewOf(body.text!) }
+          : null;
       const message: NewMessage = {
         id,
         organizationId: session.organizationId,
@@ -103,7 +115,7 @@ export class MessagesService {
         type,
         text: type === 'text' ? body.text! : null,
         media: body.media && bytes
-          ? { mimetype: body.media.mimetype, size: bytes.length, filename: body.media.filename ?? null, caption: isMediaType(type) && type !== 'audio' ? (body.text ?? null) : null }
+          ? { mimetype: body.media.mimetype, size: bytes.length, filename: body.media.filename ?? null, caption: CAPTIONED.includes(type) ? (body.text ?? null) : null }
           : null,
         location: body.location
           ? { latitude: body.location.latitude, longitude: body.location.longitude, name: body.location.name ?? null, address: body.location.address ?? null }
@@ -116,6 +128,7 @@ export class MessagesService {
         mentions: body.mentions ?? [],
         status: 'queued',
         idempotencyKey: idempotencyKey ?? null,
+        sendOptions: sendOptions?.pollVote || sendOptions?.linkPreview ? sendOptions : null,
       };
       row = await this.messages.insertOutbound(message, bytes);
     } catch (err) {

@@ -1,4 +1,4 @@
-import type { GroupView, SessionView } from '@app/contracts';
+import { SESSION_DEFAULTS, type GroupView, type SessionView } from '@app/contracts';
 import type { Group, Session } from '@app/database';
 import { epochMs } from '../common/time';
 
@@ -24,6 +24,7 @@ export function toSessionView(s: Session): SessionView {
     lastConnectedAt: epochMs(s.lastConnectedAt),
     proxyUrl: s.proxyUrlShown ?? null,
     syncHistory: s.syncHistory ?? 'none',
+    rejectCalls: s.rejectCalls ?? SESSION_DEFAULTS.rejectCalls,
   };
 }
 

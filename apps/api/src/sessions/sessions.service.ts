@@ -68,6 +68,7 @@ export class SessionsService {
             presenceTyping: body.presenceTyping ?? SESSION_DEFAULTS.presenceTyping,
             ratePerMin: body.ratePerMin ?? SESSION_DEFAULTS.ratePerMin,
             ratePerHour: body.ratePerHour ?? SESSION_DEFAULTS.ratePerHour,
+            rejectCalls: body.rejectCalls ?? SESSION_DEFAULTS.rejectCalls,
             createdAt: now,
             updatedAt: now,
             lastConnectedAt: null,
@@ -99,7 +100,7 @@ export class SessionsService {
   async update(organizationId: string, id: string, body: UpdateSessionDto): Promise<SessionView> {
     const session = await this.find(organizationId, id);
     const patch: SessionSettingsPatch = {};
-    for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession', 'syncHistory'] as const) {
+    for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession', 'syncHistory', 'rejectCalls'] as const) {
       if (body[key] !== undefined) (patch as Record<string, unknown>)[key] = body[key];
     }
     Object.assign(patch, this.proxyColumns(body.proxyUrl));

@@ -63,7 +63,7 @@ export class InboundEvents {
       case 'presence':
         return this.publish({ event: 'presence.update', payload: { chatJid: event.chatJid, jid: event.jid, presence: event.presence } });
       case 'call':
-        return this.publish({ event: 'call.incoming', payload: { callId: event.callId, from: event.from, isVideo: event.isVideo, isGroup: event.isGroup } });
+        return this.call(event, conn);
       case 'group-update':
         await this.deps.records.updateGroup(sessionId, event.groupJid, event.changes, event.network);
         // a refresh that only brought the network form is no news to announce
@@ -199,6 +199,25 @@ export class InboundEvents {
       const pollMessageId = row?.id ?? (await store.idsByWaIds(sessionId, [e.pollWaMessageId])).get(e.pollWaMessageId) ?? null;
       publish({ event: 'poll.vote', organizationId, sessionId, payload: { pollMessageId, chatJid: e.chatJid, voter: e.voter, selectedOptions: e.selectedOptions } });
     });
+  }
+
+  /**
+   * With the session's `rejectCalls` on, the call is rejected on the connection it rang on, then announced with
+   * `rejected: true`. A rejection that fails (the call already ended, the socket closed) is logged and the call is
+   * announced as not rejected: the event tells what happened.
+   */
+  private async call(e: Extract<InboundEngineEvent, { type: 'call' }>, conn: EngineConnection | null): Promise<void> {
+    const { callId, from, isVideo, isGroup } = e;
+    let rejected = false;
+    if (conn && (await this.deps.records.find(this.deps.sessionId))?.rejectCalls) {
+      try {
+        await conn.perform('calls.reject', { callId, from });
+        rejected = true;
+      } catch (err) {
+        this.deps.logger.warn({ err: String(err), callId }, 'rejecting an incoming call failed');
+      }
+    }
+    return this.publish({ event: 'call.incoming', payload: { callId, from, isVideo, isGroup, rejected } });
   }
 
   private publish(named: CatalogEvent): Promise<void> {

@@ -230,18 +230,28 @@ export class OutboundSender {
   }
 
   private async contentOf(row: MessageRow): Promise<OutboundContent> {
+    const options = row.sendOptions;
+    // a forward is the original's content, whatever its type: the engine copies it from the network's own record
+    if (options?.forwardOf) return { type: 'forward', original: options.forwardOf };
     switch (row.type) {
       case 'text':
-        return { type: 'text', text: row.text ?? '' };
+        return { type: 'text', text: row.text ?? '', ...(options?.linkPreview ? { linkPreview: options.linkPreview } : {}) };
       case 'image':
       case 'video':
       case 'document':
-      case 'audio': {
+      case 'audio':
+      case 'voice':
+      case 'sticker': {
         const data = await this.deps.store.mediaOf(row.id);
         if (!data || !row.media) throw new UnsendableMessage('media bytes are missing');
         const media = { data, mimetype: row.media.mimetype, filename: row.media.filename };
-        return row.type === 'audio' ? { type: 'audio', media } : { type: row.type, media, caption: row.media.caption ?? row.text };
+        return row.type === 'image' || row.type === 'video' || row.type === 'document'
+          ? { type: row.type, media, caption: row.media.caption ?? row.text }
+          : { type: row.type, media };
       }
+      case 'pollVote':
+        if (!options?.pollVote) throw new UnsendableMessage('the poll vote is missing');
+        return { type: 'pollVote', poll: options.pollVote.poll, options: options.pollVote.options };
       case 'location':
         if (!row.location) throw new UnsendableMessage('location is missing');
         return { type: 'location', location: row.location };

@@ -928,6 +928,10 @@ describe('SessionRunner', () => {
         { event: 'group.update', payload: { groupJid: '1-2@g.us', changes: { subject: 'New name', isLocked: true }, actor: null } },
         { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'], actor: null } },
         { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'promote', participants: [contact], actor: '15550009999@s.whatsapp.net' } },
+        { event: 'call.incoming', payload: { callId: 'C1', from: contact, isVideo: true, isGroup: false, rejected: false } },
+        { event: 'group.update', payload: { groupJid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } } },
+        { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'] } },
+        { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'promote', participants: [contact] } },
       ]);
       expect(t.groupChanges).toEqual([
         { jid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } },

@@ -1,5 +1,6 @@
 import { DomainError, type SessionActionHandlers } from '@app/contracts';
 import { CONTACT_SIM_ACTIONS } from './contacts';
+import { SIM_MESSAGE_ACTIONS } from './message-actions';
 import type { SimActionScope } from './scope';
 import { MEDIA_SIM_ACTIONS } from './media';
 import { SIM_CHAT_ACTIONS } from './chats';
@@ -15,6 +16,7 @@ export const SIM_ACTIONS: SessionActionHandlers<SimActionScope> = {
   ...MEDIA_SIM_ACTIONS,
   ...SIM_CHAT_ACTIONS,
   ...SIM_GROUP_ACTIONS,
+  ...SIM_MESSAGE_ACTIONS,
 };
 
 export function performSimAction(scope: SimActionScope, action: unknown, args: unknown): unknown {

@@ -1,6 +1,7 @@
 import { SimChats } from './chats';
 import { SimContacts } from './contacts';
 import { SimGroupAdmin } from './group-admin';
+import { SimMessageActions } from './message-actions';
 
 /**
  * What the simulated network knows beyond devices, messages and groups (sim-network.ts): the state the operations of
@@ -15,4 +16,6 @@ export class SimWorld {
   readonly chats = new SimChats();
   /** invite codes, pictures and metadata reads of groups (actions/group-admin.ts) */
   readonly groupAdmin = new SimGroupAdmin();
+  /** message actions (edit window) and calls */
+  readonly messages = new SimMessageActions();
 }

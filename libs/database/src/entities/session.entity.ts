@@ -30,4 +30,6 @@ export class Session {
   @Column({ name: 'proxy_url', type: 'text', nullable: true }) proxyUrlSealed?: string | null;
   /** the same URL with its credentials masked: what the API shows */
   @Column({ name: 'proxy_url_shown', type: 'text', nullable: true }) proxyUrlShown?: string | null;
+  /** CONTRACT 12: reject incoming calls */
+  @Column({ name: 'reject_calls', type: 'boolean', default: false }) rejectCalls?: boolean;
 }

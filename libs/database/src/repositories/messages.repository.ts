@@ -12,6 +12,7 @@ import type {
   MediaRef,
   MediaView,
   MessageDirection,
+  MessageSendOptions,
   MessageStatus,
   MessageReaction,
   MessageType,
@@ -30,6 +31,8 @@ export interface MessageRow extends MessageView {
   idempotencyKey: string | null;
   /** a group message we sent: each member's furthest receipt */
   memberAcks: Record<string, AckStatus>;
+  /** an outbound message's forward source, poll vote or link preview (MessageSendOptions); null for the others */
+  sendOptions: MessageSendOptions | null;
 }
 
 /** What an edit changed: the row after it and the text (or caption) before it. */
@@ -60,6 +63,7 @@ export interface NewMessage {
   mentions?: string[];
   status: MessageStatus;
   idempotencyKey?: string | null;
+  sendOptions?: MessageSendOptions | null;
   raw?: Uint8Array | null;
   /** the session's acceptance order of an outbound message (taken by `insertOutbound`, see `takeMessageSeqSql`) */
   seq?: number | null;
@@ -86,7 +90,7 @@ export interface MessageFilter {
 
 const COLUMNS = `id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media, media_ref,
   location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, error, idempotency_key,
-  created_at, updated_at, sent_at, revoked_at, member_acks, edited_at, reactions, poll_votes, from_history`;
+  created_at, updated_at, sent_at, revoked_at, member_acks, edited_at, reactions, poll_votes, from_history, send_options`;
 
 interface RawRow {
   id: string;
@@ -119,6 +123,7 @@ interface RawRow {
   reactions: MessageReaction[] | null;
   poll_votes: PollVoteRecord[] | null;
   from_history: boolean;
+  send_options: MessageSendOptions | null;
 }
 
 function toRow(r: RawRow): MessageRow {
@@ -153,6 +158,7 @@ function toRow(r: RawRow): MessageRow {
     reactions: r.reactions ?? [],
     pollVotes: r.poll_votes ?? [],
     fromHistory: r.from_history,
+    sendOptions: r.send_options ?? null,
   };
 }
 
@@ -209,9 +215,10 @@ const INSERT_OUTBOUND = preparedStatement(
   `WITH s AS (${takeMessageSeqSql('$3::text')}),
    m AS (
      INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
-       location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, idempotency_key, seq)
+       location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, idempotency_key, seq, send_options)
      SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::jsonb,
-       $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15::text, $16::text, $17::text[], $18::text, $19::text, s.message_seq
+       $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15::text, $16::text, $17::text[], $18::text, $19::text, s.message_seq,
+       $21::jsonb
        FROM s
      ON CONFLICT DO NOTHING
      RETURNING ${COLUMNS}
@@ -358,7 +365,7 @@ export class MessagesRepository {
     const { rows } = await runPrepared<RawRow>(manager ?? this.db, INSERT_OUTBOUND, [
       m.id, m.organizationId, m.sessionId, m.waMessageId, m.direction, m.chatJid, m.from, m.type, m.text ?? null,
       json(m.media), json(m.location), json(m.contact), json(m.poll), json(m.reaction), m.quotedMessageId ?? null,
-      m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null, media,
+      m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null, media, json(m.sendOptions),
     ]);
     return rows[0] ? toRow(rows[0]) : null;
   }

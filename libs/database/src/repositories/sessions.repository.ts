@@ -23,6 +23,8 @@ export interface SessionRuntimeRow {
   proxyUrlSealed?: string | null;
   /** what history to store from the phone on pairing (absent: `none`) */
   syncHistory?: SyncHistoryMode;
+  /** reject incoming calls (absent: false) */
+  rejectCalls?: boolean;
 }
 
 /** What a gateway writes about the session it holds. */
@@ -46,7 +48,7 @@ export interface RuntimeFence {
 }
 
 /** What an owner may change through the API. */
-export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession' | 'proxyUrlSealed' | 'proxyUrlShown' | 'syncHistory'>>;
+export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession' | 'proxyUrlSealed' | 'proxyUrlShown' | 'syncHistory' | 'rejectCalls'>>;
 
 interface SessionRuntimeColumns {
   id: string;
@@ -59,6 +61,7 @@ interface SessionRuntimeColumns {
   rate_per_min: number;
   proxy_url: string | null;
   sync_history: SyncHistoryMode;
+  reject_calls: boolean;
 }
 
 const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
@@ -91,6 +94,7 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
   ratePerMin: r.rate_per_min,
   proxyUrlSealed: r.proxy_url,
   syncHistory: r.sync_history,
+  rejectCalls: r.reject_calls,
 });
 
 /**
@@ -209,7 +213,7 @@ export class SessionsRepository {
 
   async findRuntime(id: string): Promise<SessionRuntimeRow | null> {
     const rows: SessionRuntimeColumns[] = await this.db.query(
-      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, rate_per_min, proxy_url, sync_history FROM sessions WHERE id = $1',
+      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, rate_per_min, proxy_url, sync_history, reject_calls FROM sessions WHERE id = $1',
       [id],
     );
     return rows[0] ? toRuntimeRow(rows[0]) : null;

@@ -5,6 +5,7 @@ import {
   ArrayMinSize,
   ArrayUnique,
   IsArray,
+  IsBoolean,
   IsInt,
   IsNumber,
   IsObject,
@@ -24,7 +25,7 @@ export const TEXT_MAX = 4096;
 export const CAPTION_MAX = 1024;
 export const MENTIONS_MAX = 50;
 export const POLL_OPTIONS = { min: 2, max: 12 } as const;
-const MEDIA_TYPES: OutboundMessageType[] = ['image', 'video', 'audio', 'document'];
+const MEDIA_TYPES: OutboundMessageType[] = ['image', 'video', 'audio', 'document', 'voice', 'sticker'];
 const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 const USER_JID = /^\d{5,20}@(s\.whatsapp\.net|lid)$/;
 const MESSAGE_ID = /^[A-Za-z0-9_]{1,64}$/;
@@ -180,6 +181,18 @@ export class SendPollDto {
   selectableCount?: number;
 }
 
+/** A vote on a poll of the session (CONTRACT 12): option names of that poll. */
+export class SendPollVoteDto {
+  @ApiProperty({ description: 'the id (msg_…) of a poll of this session' })
+  @IsString() @Matches(MESSAGE_ID, { message: 'pollMessageId must be a message id' })
+  pollMessageId: string;
+
+  @ApiProperty({ type: [String], minItems: 1, maxItems: POLL_OPTIONS.max, description: 'option names of the poll (at most its selectableCount)' })
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(POLL_OPTIONS.max) @ArrayUnique({ message: 'options must be distinct' })
+  @IsString({ each: true }) @Length(1, 100, { each: true })
+  options: string[];
+}
+
 /** `POST /sessions/{id}/messages` (CONTRACT 10). Which content field is required follows `type`. */
 export class SendMessageDto {
   @ApiProperty({ example: '15551234567@s.whatsapp.net', description: 'a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits' })
@@ -203,9 +216,14 @@ export class SendMessageDto {
   })
   text?: string;
 
-  @ApiPropertyOptional({ type: SendMediaDto, description: 'required for image, video, audio, document' })
+  @ApiPropertyOptional({ type: SendMediaDto, description: 'required for image, video, audio, document, voice (a voice note), sticker (image/webp)' })
   @ContentOf(MEDIA_TYPES)
   @IsObject() @ValidateNested() @Type(() => SendMediaDto)
+  @Rule('stickerWebp', (v, o) =>
+    typeOf(o) === 'sticker' && typeof (v as SendMediaDto | undefined)?.mimetype === 'string' && !/^image\/webp\b/i.test((v as SendMediaDto).mimetype)
+      ? 'media.mimetype must be image/webp for a sticker'
+      : null,
+  )
   media?: SendMediaDto;
 
   @ApiPropertyOptional({ type: SendLocationDto })
@@ -227,6 +245,16 @@ export class SendMessageDto {
   @ContentOf(['poll'])
   @IsObject() @ValidateNested() @Type(() => SendPollDto)
   poll?: SendPollDto;
+
+  @ApiPropertyOptional({ type: SendPollVoteDto, description: 'required for pollVote' })
+  @ContentOf(['pollVote'])
+  @IsObject() @ValidateNested() @Type(() => SendPollVoteDto)
+  pollVote?: SendPollVoteDto;
+
+  @ApiPropertyOptional({ description: 'type text: `false` sends a text with a URL without its link preview (default true)' })
+  @ContentOf([], ['text'])
+  @IsBoolean()
+  linkPreview?: boolean;
 
   @ApiPropertyOptional({ description: 'reply to this message (msg_…) of the session' })
   @ContentOf([], ['text', ...MEDIA_TYPES, 'location', 'contact', 'poll'])

@@ -43,6 +43,9 @@ class SessionSettingsDto {
   })
   @ValidateIf(present) @IsIn(SYNC_HISTORY_MODES)
   syncHistory?: SyncHistoryMode;
+  @ApiPropertyOptional({ description: `reject incoming calls; \`call.incoming\` still fires, with \`rejected: true\` (on create, default ${SESSION_DEFAULTS.rejectCalls})` })
+  @ValidateIf(present) @IsBoolean()
+  rejectCalls?: boolean;
 }
 
 export class CreateSessionDto extends SessionSettingsDto {
@@ -83,6 +86,7 @@ export class SessionResponse {
   @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms' }) lastConnectedAt: number | null;
   @ApiProperty({ type: String, nullable: true, example: 'socks5://***@proxy.example:1080', description: 'the outbound proxy with its credentials masked; null: direct' }) proxyUrl: string | null;
   @ApiProperty({ enum: SYNC_HISTORY_MODES }) syncHistory: string;
+  @ApiProperty({ description: 'incoming calls are rejected' }) rejectCalls: boolean;
 }
 
 export class SessionPage {

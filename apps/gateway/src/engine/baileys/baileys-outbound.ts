@@ -1,5 +1,7 @@
-import type { AnyMessageContent, MiscMessageGenerationOptions, proto, WAMessage, WAMessageKey } from '@whiskeysockets/baileys';
-import type { ContactContent, MessageKeyRef, OutboundContent, OutboundMessage } from '@app/contracts';
+import type { AnyMessageContent, MiscMessageGenerationOptions, proto, WAMessage, WAMessageKey, WAUrlInfo } from '@whiskeysockets/baileys';
+import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { DomainError, type ContactContent, type LinkPreview, type MessageKeyRef, type OutboundContent, type OutboundMessage } from '@app/contracts';
+import type { EngineLookups } from '../engine.interface';
 
 /**
  * What we send → what Baileys' sendMessage takes. Pure: the engine hands the result to the socket, specs assert it.
@@ -41,7 +43,8 @@ export function messageContentFor(content: OutboundContent, mentions: string[]):
   const mentioned = mentions.length ? { mentions } : {};
   switch (content.type) {
     case 'text':
-      return { text: content.text, ...mentioned };
+      // always said (null: none): left undefined, Baileys would fetch a preview of its own, past our SSRF guard
+      return { text: content.text, linkPreview: content.linkPreview ? urlInfoFor(content.linkPreview) : null, ...mentioned };
     case 'image':
       return { image: content.media.data, mimetype: content.media.mimetype, ...(content.caption ? { caption: content.caption } : {}), ...mentioned };
     case 'video':
@@ -57,6 +60,11 @@ export function messageContentFor(content: OutboundContent, mentions: string[]):
       const ptt = isVoiceNote(content.media.mimetype);
       return { audio: content.media.data, mimetype: ptt ? VOICE_MIMETYPE : content.media.mimetype, ptt };
     }
+    case 'voice':
+      // Baileys computes the waveform from the audio when it can decode it (its optional audio-decode)
+      return { audio: content.media.data, mimetype: VOICE_MIMETYPE, ptt: true };
+    case 'sticker':
+      return { sticker: content.media.data };
     case 'location': {
       const { latitude, longitude, name, address } = content.location;
       return { location: { degreesLatitude: latitude, degreesLongitude: longitude, ...(name ? { name } : {}), ...(address ? { address } : {}) } };
@@ -67,7 +75,96 @@ export function messageContentFor(content: OutboundContent, mentions: string[]):
       return { react: { text: content.emoji, key: messageKeyFor(content.target) } };
     case 'poll':
       return { poll: { name: content.poll.name, values: content.poll.options, selectableCount: content.poll.selectableCount }, ...mentioned };
+    case 'pollVote':
+    case 'forward':
+      throw new Error(`a ${content.type} needs its stored original: build it with outboundFor`);
   }
+}
+
+/** Our link preview as Baileys' WAUrlInfo (it puts it on the extendedTextMessage as WhatsApp does). */
+export function urlInfoFor(preview: LinkPreview): WAUrlInfo {
+  return {
+    'canonical-url': preview.url,
+    'matched-text': preview.url,
+    title: preview.title,
+    ...(preview.description ? { description: preview.description } : {}),
+    ...(preview.thumbnailBase64 ? { jpegThumbnail: Buffer.from(preview.thumbnailBase64, 'base64') } : {}),
+    ...(preview.imageUrl ? { originalThumbnailUrl: preview.imageUrl } : {}),
+  };
+}
+
+/** The stored content a forward copies or a vote is for (the original's proto.Message bytes), read before the send. */
+export async function storedOriginalFor(content: OutboundContent, lookups: EngineLookups | null): Promise<Uint8Array | null> {
+  const key = content.type === 'forward' ? content.original : content.type === 'pollVote' ? content.poll : null;
+  if (!key || !lookups) return null;
+  return lookups.message(key.chatJid, key.waMessageId);
+}
+
+export interface OutboundContext {
+  /** `<digits>@s.whatsapp.net` of the account */
+  ownJid: string | null;
+  /** storedOriginalFor's answer */
+  stored: Uint8Array | null;
+  decode(bytes: Uint8Array): proto.IMessage;
+  /** for specs: the vote's IV and time */
+  iv?: Buffer;
+  now?: number;
+}
+
+/** What the engine sends: content for sendMessage, or a message Baileys cannot build, to relay as it is (a vote). */
+export type PreparedOutbound = { content: AnyMessageContent } | { relay: proto.IMessage };
+
+export function outboundFor(message: OutboundMessage, ctx: OutboundContext): PreparedOutbound {
+  const content = message.content;
+  if (content.type === 'forward') {
+    if (!ctx.stored) throw new DomainError('not_found', 'the forwarded message has no stored content to copy', { waMessageId: content.original.waMessageId });
+    // Baileys copies the content and marks it forwarded (contextInfo.isForwarded, forwardingScore)
+    return { content: { forward: { key: messageKeyFor(content.original), message: ctx.decode(ctx.stored) }, force: true } };
+  }
+  if (content.type === 'pollVote') return { relay: pollVoteMessage(content, ctx) };
+  return { content: messageContentFor(content, message.mentions) };
+}
+
+/**
+ * A vote as WhatsApp sends it: the SHA-256 of each option name in a PollVoteMessage, AES-256-GCM encrypted with a key
+ * derived from the poll's messageSecret, the poll's id, its creator and the voter — the inverse of Baileys'
+ * decryptPollVote (Utils/process-message.js), which is what every receiving phone runs.
+ */
+export function pollVoteMessage(vote: Extract<OutboundContent, { type: 'pollVote' }>, ctx: OutboundContext): proto.IMessage {
+  const pollMsgId = vote.poll.waMessageId;
+  if (!ctx.stored) throw new DomainError('not_found', 'the poll voted on has no stored content', { pollWaMessageId: pollMsgId });
+  const secret = ctx.decode(ctx.stored).messageContextInfo?.messageSecret;
+  if (!secret?.length) throw new DomainError('not_found', 'the poll voted on has no message secret', { pollWaMessageId: pollMsgId });
+  if (!ctx.ownJid) throw new Error('the account is not logged in');
+  const voterJid = ctx.ownJid;
+  const pollCreatorJid = vote.poll.fromMe ? voterJid : (vote.poll.participant ?? vote.poll.chatJid);
+  const iv = ctx.iv ?? randomBytes(12);
+  const encPayload = encryptPollVote(vote.options, { pollCreatorJid, pollMsgId, pollEncKey: secret, voterJid }, iv);
+  return {
+    pollUpdateMessage: {
+      pollCreationMessageKey: messageKeyFor(vote.poll),
+      vote: { encPayload, encIv: iv },
+      senderTimestampMs: ctx.now ?? Date.now(),
+    },
+  };
+}
+
+export interface PollVoteKeys {
+  pollCreatorJid: string;
+  pollMsgId: string;
+  pollEncKey: Uint8Array;
+  voterJid: string;
+}
+
+/** PollVoteMessage { repeated bytes selectedOptions = 1 }, each the SHA-256 of an option name, encrypted. */
+export function encryptPollVote(options: string[], keys: PollVoteKeys, iv: Buffer): Buffer {
+  const plain = Buffer.concat(options.map((o) => Buffer.concat([Buffer.from([0x0a, 32]), createHash('sha256').update(o).digest()])));
+  const sign = Buffer.concat([Buffer.from(keys.pollMsgId), Buffer.from(keys.pollCreatorJid), Buffer.from(keys.voterJid), Buffer.from('Poll Vote'), Buffer.from([1])]);
+  const key0 = createHmac('sha256', Buffer.alloc(32)).update(keys.pollEncKey).digest();
+  const key = createHmac('sha256', key0).update(sign).digest();
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(`${keys.pollMsgId}\u0000${keys.voterJid}`));
+  return Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
 }
 
 /**

@@ -595,7 +595,7 @@ describe('BaileysEngine send', () => {
   const media = (mimetype: string, filename: string | null = null) => ({ data: Buffer.from('bytes'), mimetype, filename });
 
   it.each<[string, OutboundMessage['content'], string[], AnyMessageContent]>([
-    ['text with mentions', { type: 'text', text: 'hi @15550002222' }, [BOB], { text: 'hi @15550002222', mentions: [BOB] }],
+    ['text with mentions', { type: 'text', text: 'hi @15550002222' }, [BOB], { text: 'hi @15550002222', linkPreview: null, mentions: [BOB] }],
     ['image with caption', { type: 'image', media: media('image/png'), caption: 'look' }, [], { image: Buffer.from('bytes'), mimetype: 'image/png', caption: 'look' }],
     ['video without caption', { type: 'video', media: media('video/mp4'), caption: null }, [], { video: Buffer.from('bytes'), mimetype: 'video/mp4' }],
     [
@@ -657,7 +657,7 @@ describe('BaileysEngine send', () => {
     const t = await opened();
     const raw = t.codec.encodeMessage({ conversation: 'the question' });
     await t.conn.send(outbound({ type: 'text', text: 'the answer' }, { to: GROUP, quoted: { waMessageId: 'Q1', chatJid: GROUP, fromMe: false, participant: BOB, raw } }));
-    expect(t.socket.sendMessage).toHaveBeenCalledWith(GROUP, { text: 'the answer' }, {
+    expect(t.socket.sendMessage).toHaveBeenCalledWith(GROUP, { text: 'the answer', linkPreview: null }, {
       messageId: '3EB0FIXED000000000001',
       quoted: { key: { remoteJid: GROUP, id: 'Q1', fromMe: false, participant: BOB }, message: { conversation: 'the question' }, participant: BOB },
     });
@@ -666,7 +666,7 @@ describe('BaileysEngine send', () => {
   it('sends unquoted when the quoted message has no stored content (Baileys copies the quoted content)', async () => {
     const t = await opened();
     await t.conn.send(outbound({ type: 'text', text: 're' }, { quoted: { waMessageId: 'Q2', chatJid: ALICE, fromMe: true, participant: null, raw: null } }));
-    expect(t.socket.sendMessage).toHaveBeenCalledWith(ALICE, { text: 're' }, { messageId: '3EB0FIXED000000000001' });
+    expect(t.socket.sendMessage).toHaveBeenCalledWith(ALICE, { text: 're', linkPreview: null }, { messageId: '3EB0FIXED000000000001' });
   });
 
   it('a Baileys failure rejects with a clear error; no returned message is an error too', async () => {

@@ -15,7 +15,7 @@ import type {
 } from '@whiskeysockets/baileys';
 import { randomUUID } from 'node:crypto';
 import { DomainError, type SyncHistoryMode, type MessageKeyRef, type OutboundMessage, type SentMessage, type SessionActionArgs, type SessionActionName, type SessionActionResult } from '@app/contracts';
-import { BAILEYS_ACTIONS, type BaileysActionContext } from './actions';
+import { BAILEYS_ACTIONS, watchCalls, type BaileysActionContext } from './actions';
 import { blocklistEventFrom, contactsEventFrom } from './actions/contacts';
 import type { EventSpool, SpoolEntry } from '@app/messaging';
 import type {
@@ -52,10 +52,10 @@ import {
   toUserJid,
   unwrapContent,
 } from './baileys-mapping';
-import { messageContentFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
 import { ChatAddressing, chatNamedIn, lidsNamedIn, numbersFor, withNumbers } from './baileys-identity';
 import { proxyAgentFor } from './proxy-agent';
 import { chatUpdatesFrom, historyBatchesFrom } from './baileys-chats';
+import { outboundFor, storedOriginalFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
 import { SignalKeyCache } from './signal-key-cache';
 import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
 import { runInSessionContext } from '../session-context';
@@ -334,6 +334,7 @@ class BaileysConnection implements EngineConnection {
     );
     ev.on('presence.update', (update) => this.guard('presence.update', () => presencesFrom(update).forEach((e) => this.emit(e))));
     ev.on('call', (calls) => this.guard('call', () => calls.forEach((c) => this.emitIf(callFrom(c)))));
+    watchCalls(deps.sock);
     ev.on('groups.upsert', (groups) =>
       this.guard('groups.upsert', () => groups.forEach((g) => this.emit({ type: 'group', group: groupInfoFrom(g, this.ownJid()), action: 'created' }))),
     );
@@ -425,7 +426,14 @@ class BaileysConnection implements EngineConnection {
     // recipient, quote and reaction target in the form the chat uses (its LID when WhatsApp addresses it by LID)
     const message = this.addressing.outbound(original);
     if (isPersonJid(message.to)) this.subscribeLater(message.to);
-    const content = messageContentFor(message.content, message.mentions);
+    const stored = await storedOriginalFor(message.content, this.deps.lookups);
+    const prepared = outboundFor(message, { ownJid: this.ownJid(), stored, decode: (bytes) => this.deps.runtime.decodeMessage(bytes) });
+    if ('relay' in prepared) {
+      // a poll vote is a message Baileys cannot build: relayed as we encrypted it, with the fixed id
+      await this.call('send a message', () => this.deps.sock.relayMessage(message.to, prepared.relay, { messageId: message.waMessageId }));
+      return { waMessageId: message.waMessageId, timestamp: Date.now(), raw: this.deps.runtime.encodeMessage(prepared.relay) };
+    }
+    const content = prepared.content;
     const { options, quoteDropped } = sendOptionsFor(message, (bytes) => this.deps.runtime.decodeMessage(bytes));
     if (quoteDropped) {
       this.deps.logger.warn({ waMessageId: message.waMessageId, quoted: message.quoted?.waMessageId }, 'quoted message has no stored content; sending it unquoted');

@@ -217,6 +217,8 @@ export class SimConnection implements EngineConnection {
       case 'poll-vote':
       case 'presence':
       case 'call':
+      case 'edit':
+      case 'revoke':
       case 'group-update':
       case 'group-participants':
       case 'contact':
@@ -336,9 +338,13 @@ function toWireContent(content: OutboundContent): SimOutboundContent {
     case 'image':
     case 'video':
     case 'document':
-    case 'audio': {
+    case 'audio':
+    case 'voice':
+    case 'sticker': {
       const media = { data: content.media.data.toString('base64'), mimetype: content.media.mimetype, filename: content.media.filename };
-      return content.type === 'audio' ? { type: 'audio', media } : { type: content.type, media, caption: content.caption };
+      return content.type === 'image' || content.type === 'video' || content.type === 'document'
+        ? { type: content.type, media, caption: content.caption }
+        : { type: content.type, media };
     }
     default:
       return content;

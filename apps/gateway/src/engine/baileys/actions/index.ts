@@ -4,6 +4,7 @@ import type { BaileysActionContext } from './context';
 import { MEDIA_BAILEYS_ACTIONS } from './media';
 import { CHAT_ACTIONS } from './chats';
 import { BAILEYS_GROUP_ACTIONS } from './group-admin';
+import { BAILEYS_MESSAGE_ACTIONS } from './message-actions';
 
 /**
  * What the Baileys engine does for each operation of SessionActionMap (libs/contracts/src/session-actions.ts): one
@@ -15,6 +16,8 @@ export const BAILEYS_ACTIONS: SessionActionHandlers<BaileysActionContext> = {
   ...MEDIA_BAILEYS_ACTIONS,
   ...CHAT_ACTIONS,
   ...BAILEYS_GROUP_ACTIONS,
+  ...BAILEYS_MESSAGE_ACTIONS,
 };
 
 export type { BaileysActionContext } from './context';
+export { watchCalls } from './message-actions';
