@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
+import { GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
@@ -80,6 +80,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         RedisQrBoard,
         LeaseWatchdog,
         GatewayMetrics,
+        StatusPostsRepository,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -95,6 +96,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         qr: RedisQrBoard,
         watchdog: LeaseWatchdog,
         metrics: GatewayMetrics,
+        statusPosts: StatusPostsRepository,
       ) => {
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
         return new SessionHost(
@@ -124,6 +126,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             afterNetworkAck: c.GATEWAY_FAULT === 'crash-after-send' ? crashNow : undefined,
             leasesTrusted: () => watchdog.trusted(),
             clientVersionRefused: (sessionId) => versionAlarm.refused(sessionId),
+            statusPosts,
           },
           logger,
           Date.now,

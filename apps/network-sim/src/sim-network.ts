@@ -255,14 +255,16 @@ export class SimNetwork {
   }
 
   /** The phone scans the QR the device shows (optionally checking it is the one the caller saw). */
-  scan(sessionId: string, body: { phoneNumber?: unknown; qr?: unknown }): DeviceView {
+  scan(sessionId: string, body: { phoneNumber?: unknown; qr?: unknown; isBusiness?: unknown }): DeviceView {
     const device = this.device(sessionId);
     if (!device.link || device.state !== 'unpaired' || !device.qr) {
       throw new DomainError('conflict', 'the device is not showing a QR code', { state: device.state, connected: device.link !== null });
     }
     if (body.qr !== undefined && body.qr !== device.qr) throw new DomainError('conflict', 'this QR code has expired', {});
     const phoneNumber = body.phoneNumber === undefined ? `1555${randomDigits(7)}` : normalizePhoneNumber(body.phoneNumber);
+    if (body.isBusiness !== undefined && typeof body.isBusiness !== 'boolean') throw validation('isBusiness', 'must be a boolean');
     this.pair(device, phoneNumber);
+    if (typeof body.isBusiness === 'boolean') this.world.accountExtras.setBusiness(`${phoneNumber}@s.whatsapp.net`, body.isBusiness);
     return this.view(sessionId);
   }
 
@@ -422,6 +424,28 @@ export class SimNetwork {
 
   listMessages(sessionId?: string): SimSentMessage[] {
     return sessionId ? this.sent.filter((m) => m.sessionId === sessionId) : [...this.sent];
+  }
+
+  // ---- for the state of CONTRACT 12/13 (actions/world.ts): reaching devices by account ----------
+
+  /** The session ids of the paired devices of an account. */
+  sessionsOfAccount(jid: string): string[] {
+    return [...this.devices.values()].filter((d) => d.state === 'paired' && d.account?.jid === jid).map((d) => d.sessionId);
+  }
+
+  /** Queues an event for a paired device (pushed now when it is connected). */
+  deliverTo(sessionId: string, event: SimNetworkEvent): Delivery {
+    return this.deliver(this.pairedDevice(sessionId), event);
+  }
+
+  /** The account of a paired device. */
+  accountOf(sessionId: string): SimAccount {
+    return this.requirePaired(this.device(sessionId));
+  }
+
+  /** Keeps media bytes on the network, served at `GET /sim/media/{mediaId}`. */
+  keepMediaBytes(input: MediaInput): SimMedia {
+    return this.keepMedia(input);
   }
 
   /** Ends every connection (the simulator is shutting down). */
@@ -588,9 +612,11 @@ export class SimNetwork {
       mentions: input.mentions,
       timestamp: Date.now(),
       sends: 1,
+      ...(input.status ? { status: input.status } : {}),
     };
     this.sent.push(message);
     this.sentByKey.set(key, message);
+    if (message.status) this.world.accountExtras.statusPosted(this, message);
     return { waMessageId: message.id, timestamp: message.timestamp, duplicate: false };
   }
 

@@ -11,6 +11,7 @@ import type {
 } from './messages';
 import type { GroupView, SessionStatus } from './sessions';
 import type { WebhookDisabledPayload } from './webhooks';
+import type { ChannelMessagePayload, LabelUpdatePayload, StatusReceivedPayload } from './account-extras';
 
 /** The event envelope: identical on webhooks and on the realtime WebSocket. */
 export interface EventEnvelope<P = Record<string, unknown>> {
@@ -43,6 +44,9 @@ export const EVENT_TYPES = [
   'call.incoming',
   'webhook.test',
   'webhook.disabled',
+  'label.update',
+  'status.received',
+  'channel.message',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -127,6 +131,9 @@ export interface EventPayloads {
   'webhook.disabled': WebhookDisabledPayload;
   'message.edited': MessageEditedPayload;
   'message.revoked': MessageRevokedPayload;
+  'label.update': LabelUpdatePayload;
+  'status.received': StatusReceivedPayload;
+  'channel.message': ChannelMessagePayload;
 }
 
 /** The map's keys are exactly EVENT_TYPES, both ways: a type added to one and not the other fails to compile here. */

@@ -14,6 +14,7 @@ import type {
   Presence,
 } from './messages';
 import type { GroupInfo } from './sessions';
+import type { ChannelMessageView, LabelUpdatePayload, StatusPostOptions } from './account-extras';
 
 /**
  * Device protocol between the gateway's `sim` engine and the network simulator (apps/network-sim):
@@ -107,6 +108,19 @@ export interface SimSentMessage {
   timestamp: number;
   /** how many times a device sent this id; only the first one reached the recipient */
   sends: number;
+  /** a status post (`to` status@broadcast): its audience and background, as the device sent them */
+  status?: StatusPostOptions | null;
+}
+
+/** A contact's status (story) as the network delivers it to the devices of its audience. `id` is its waMessageId. */
+export interface SimInboundStatus {
+  id: string;
+  from: string;
+  type: 'text' | 'image' | 'video';
+  text: string | null;
+  media: SimMedia | null;
+  backgroundColor: string | null;
+  timestamp: number;
 }
 
 /** What a device did that its contacts can see besides messages (GET /sim/sessions/{id}/presence-log). */
@@ -181,7 +195,13 @@ export type SimNetworkEvent =
   | { type: 'presence'; chatJid: string; jid: string; presence: Presence }
   | { type: 'call'; callId: string; from: string; isVideo: boolean; isGroup: boolean }
   | { type: 'group-update'; groupJid: string; changes: GroupChanges }
-  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] };
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] }
+  /** the account's business labels changed (the phone edited one, or a device assigned one) */
+  | { type: 'label'; change: LabelUpdatePayload }
+  /** a contact posted a status the account may see */
+  | { type: 'status'; status: SimInboundStatus }
+  /** a post in a channel the account follows */
+  | { type: 'channel-message'; post: ChannelMessageView };
 export type SimNetworkEventType = SimNetworkEvent['type'];
 
 /** network → device */

@@ -28,6 +28,8 @@ export interface SessionView {
   createdAt: number;
   updatedAt: number;
   lastConnectedAt: number | null;
+  /** contacts' statuses (stories) are announced as `status.received` (CONTRACT 13); off by default */
+  receiveStatus: boolean;
 }
 
 /** Exactly the seed's 2.2 field list. */
@@ -83,6 +85,7 @@ export const SESSION_DEFAULTS = {
   ratePerMin: 20,
   ratePerHour: 200,
   isAdminSession: false,
+  receiveStatus: false,
 } as const;
 
 /** A personal WhatsApp JID as accepted in group participants. */

@@ -22,6 +22,7 @@ export function toSessionView(s: Session): SessionView {
     createdAt: s.createdAt.getTime(),
     updatedAt: s.updatedAt.getTime(),
     lastConnectedAt: epochMs(s.lastConnectedAt),
+    receiveStatus: s.receiveStatus ?? false,
   };
 }
 

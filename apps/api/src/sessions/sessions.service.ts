@@ -62,6 +62,7 @@ export class SessionsService {
             createdAt: now,
             updatedAt: now,
             lastConnectedAt: null,
+            receiveStatus: body.receiveStatus ?? SESSION_DEFAULTS.receiveStatus,
           },
           tx,
         );
@@ -88,7 +89,7 @@ export class SessionsService {
   async update(organizationId: string, id: string, body: UpdateSessionDto): Promise<SessionView> {
     const session = await this.find(organizationId, id);
     const patch: SessionSettingsPatch = {};
-    for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession'] as const) {
+    for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession', 'receiveStatus'] as const) {
       if (body[key] !== undefined) (patch as Record<string, unknown>)[key] = body[key];
     }
     await this.sessions.patchSettings(session.id, patch);

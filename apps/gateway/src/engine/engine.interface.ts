@@ -21,6 +21,7 @@ import type {
   SessionActionResult,
 } from '@app/contracts';
 import type { Logger } from 'pino';
+import type { AccountExtrasEngineEvent } from './account-extras-events';
 
 /**
  * The one seam between a gateway node and the messaging network.
@@ -134,7 +135,9 @@ export type EngineEvent =
    * named them in the group (LIDs in a LID-addressed group), when the engine knows it: it keeps the stored network
    * form of the group (what a send needs) current
    */
-  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[]; network?: GroupNetworkParticipant[] };
+  | { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[]; network?: GroupNetworkParticipant[] }
+  /** labels, statuses and channel posts (CONTRACT 13): apps/gateway/src/messages/account-extras-events.ts takes them */
+  | AccountExtrasEngineEvent;
 
 export interface EngineConnection {
   /** Ask for a pairing code for this phone number instead of a QR (only before pairing). */

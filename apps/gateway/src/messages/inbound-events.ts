@@ -5,14 +5,17 @@ import type { EngineConnection, EngineEvent, InboundMessage } from '../engine/en
 import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
 import { isGroupJid, MessageStore } from './message-store';
 import type { OutboundSender } from './outbound-sender';
+import { ACCOUNT_EXTRAS_EVENT_TYPES, type AccountExtrasEngineEvent } from '../engine/account-extras-events';
+import { takeAccountExtrasEvent } from './account-extras-events';
 
 export type InboundEngineEvent = Extract<
   EngineEvent,
   { type: 'message' | 'edit' | 'revoke' | 'receipt' | 'reaction' | 'poll-vote' | 'presence' | 'call' | 'group-update' | 'group-participants' }
->;
+> | AccountExtrasEngineEvent;
 
 const INBOUND_TYPES: ReadonlySet<string> = new Set<InboundEngineEvent['type']>([
   'message', 'edit', 'revoke', 'receipt', 'reaction', 'poll-vote', 'presence', 'call', 'group-update', 'group-participants',
+  ...ACCOUNT_EXTRAS_EVENT_TYPES,
 ]);
 
 export const isInboundEvent = (e: EngineEvent): e is InboundEngineEvent => INBOUND_TYPES.has(e.type);
@@ -78,6 +81,10 @@ export class InboundEvents {
         }
         return this.publish({ event: 'group.participants', payload: { groupJid: event.groupJid, action: event.action, participants: event.participants } });
       }
+      case 'label':
+      case 'status':
+      case 'channel-message':
+        return takeAccountExtrasEvent(event, { sessionId, records: this.deps.records, publish: (named) => this.publish(named), logger: this.deps.logger });
     }
   }
 

@@ -3,6 +3,7 @@ import { CatalogEvent, DomainError, GroupView, SessionActionArgs, SessionActionN
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo, SessionEngine } from '../engine/engine.interface';
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageStore, MessagingSettings } from '../messages/message-store';
+import type { StatusPostLookup } from '../messages/outbound-sender';
 import { OutboundSender } from '../messages/outbound-sender';
 import {
   AuthStateFactory,
@@ -47,6 +48,8 @@ export interface SessionRunnerDeps {
    * holds even for the first callback that runs after the process was paused.
    */
   leasesTrusted?: () => boolean;
+  /** how a status post goes out (its audience): read when it is sent; absent, a status post fails */
+  statusPosts?: StatusPostLookup;
 }
 
 /** An engine event the runner did not take: the engine must leave it un-acknowledged. */
@@ -181,6 +184,7 @@ export class SessionRunner {
       live: () => (this.status === 'working' ? this.connection : null),
       sleep: deps.sleep,
       afterNetworkAck: deps.afterNetworkAck,
+      statusPosts: deps.statusPosts,
     });
     this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender });
     this.lookups = {

@@ -1,12 +1,15 @@
 import { DomainError, type SessionActionHandlers } from '@app/contracts';
 import type { SimActionScope } from './scope';
+import { ACCOUNT_EXTRAS_SIM_ACTIONS } from './account-extras';
 
 /**
  * How the simulator plays each operation of SessionActionMap (libs/contracts/src/session-actions.ts) asked by a device
  * over the device protocol (op `action`): one table per area, each in its own file beside this one. TypeScript
  * requires a handler for every action of the map, so the `sim` engine can do whatever the Baileys engine can.
  */
-export const SIM_ACTIONS: SessionActionHandlers<SimActionScope> = {};
+export const SIM_ACTIONS: SessionActionHandlers<SimActionScope> = {
+  ...ACCOUNT_EXTRAS_SIM_ACTIONS,
+};
 
 export function performSimAction(scope: SimActionScope, action: unknown, args: unknown): unknown {
   const handler = typeof action === 'string' ? (SIM_ACTIONS as Record<string, unknown>)[action] : undefined;

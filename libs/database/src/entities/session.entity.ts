@@ -24,4 +24,6 @@ export class Session {
   @Column({ name: 'last_connected_at', type: 'timestamptz', nullable: true }) lastConnectedAt: Date | null;
   /** why the session is in its status (the last `session.status` reason); not part of the API's Session view */
   @Column({ name: 'last_reason', type: 'text', nullable: true }) lastReason?: string | null;
+  /** contacts' statuses are announced as `status.received` (CONTRACT 13); absent in rows built before it existed */
+  @Column({ name: 'receive_status', type: 'boolean', default: false }) receiveStatus?: boolean;
 }

@@ -12,6 +12,7 @@ import { GroupNetwork1764200000000 } from './1764200000000-GroupNetwork';
 import { MessageHeldAck1764210000000 } from './1764210000000-MessageHeldAck';
 import { WebhookBreaker1764301551000 } from './1764301551000-WebhookBreaker';
 import { MessageRevoked1764400000000 } from './1764400000000-MessageRevoked';
+import { AccountExtras1795638109218 } from './1795638109218-AccountExtras';
 
 /** Every migration, in order. New ones are appended here. */
-export const MIGRATIONS = [Initial1763683200000, DeliveryLease1763740800000, LeanDeliveryIndexes1763827200000, OutboxCheckpoint1763913600000, Messages1764000000000, GroupMembers1764086400000, OrganizationQuotas1764090000000, MessageOrder1764100000000, SessionLeaseToken1764110000000, SessionLastReason1764120000000, GroupNetwork1764200000000, MessageHeldAck1764210000000, WebhookBreaker1764301551000, MessageRevoked1764400000000];
+export const MIGRATIONS = [Initial1763683200000, DeliveryLease1763740800000, LeanDeliveryIndexes1763827200000, OutboxCheckpoint1763913600000, Messages1764000000000, GroupMembers1764086400000, OrganizationQuotas1764090000000, MessageOrder1764100000000, SessionLeaseToken1764110000000, SessionLastReason1764120000000, GroupNetwork1764200000000, MessageHeldAck1764210000000, WebhookBreaker1764301551000, MessageRevoked1764400000000, AccountExtras1795638109218];

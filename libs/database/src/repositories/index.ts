@@ -9,6 +9,7 @@ import { MessagesRepository } from './messages.repository';
 import { DeliveriesRepository } from './deliveries.repository';
 import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { EventsRepository } from './events.repository';
+import { StatusPostsRepository } from './status-posts.repository';
 
 export * from './keyset-page';
 export * from './deliveries.repository';
@@ -22,6 +23,7 @@ export * from './session-auth-keys.repository';
 export * from './sessions.repository';
 export * from './users.repository';
 export * from './webhooks.repository';
+export * from './status-posts.repository';
 
 /** Every repository, for DatabaseModule to provide. */
 export const REPOSITORIES = [
@@ -36,4 +38,5 @@ export const REPOSITORIES = [
   DeliveriesRepository,
   DeliveryAttemptsRepository,
   EventsRepository,
+  StatusPostsRepository,
 ];

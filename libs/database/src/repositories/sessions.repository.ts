@@ -17,6 +17,8 @@ export interface SessionRuntimeRow {
   autoRead: boolean;
   /** show "typing…" before each text */
   presenceTyping: boolean;
+  /** announce contacts' statuses (`status.received`); absent = off */
+  receiveStatus?: boolean;
 }
 
 /** What a gateway writes about the session it holds. */
@@ -40,7 +42,7 @@ export interface RuntimeFence {
 }
 
 /** What an owner may change through the API. */
-export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession'>>;
+export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession' | 'receiveStatus'>>;
 
 interface SessionRuntimeColumns {
   id: string;
@@ -50,6 +52,7 @@ interface SessionRuntimeColumns {
   phone_number: string | null;
   auto_read: boolean;
   presence_typing: boolean;
+  receive_status: boolean;
 }
 
 const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
@@ -79,6 +82,7 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
   phoneNumber: r.phone_number,
   autoRead: r.auto_read,
   presenceTyping: r.presence_typing,
+  receiveStatus: r.receive_status,
 });
 
 /**
@@ -188,7 +192,7 @@ export class SessionsRepository {
 
   async findRuntime(id: string): Promise<SessionRuntimeRow | null> {
     const rows: SessionRuntimeColumns[] = await this.db.query(
-      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing FROM sessions WHERE id = $1',
+      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, receive_status FROM sessions WHERE id = $1',
       [id],
     );
     return rows[0] ? toRuntimeRow(rows[0]) : null;

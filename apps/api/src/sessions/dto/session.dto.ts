@@ -25,6 +25,10 @@ class SessionSettingsDto {
   @ApiPropertyOptional({ description: `(on create, default ${SESSION_DEFAULTS.isAdminSession})` })
   @ValidateIf(present) @IsBoolean()
   isAdminSession?: boolean;
+
+  @ApiPropertyOptional({ description: `announce contacts' statuses (stories) as status.received events (on create, default ${SESSION_DEFAULTS.receiveStatus})` })
+  @ValidateIf(present) @IsBoolean()
+  receiveStatus?: boolean;
 }
 
 export class CreateSessionDto extends SessionSettingsDto {
@@ -63,6 +67,7 @@ export class SessionResponse {
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) createdAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) updatedAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms' }) lastConnectedAt: number | null;
+  @ApiProperty({ description: "contacts' statuses are announced as status.received" }) receiveStatus: boolean;
 }
 
 export class SessionPage {

@@ -16,6 +16,7 @@ import type {
 import { randomUUID } from 'node:crypto';
 import { DomainError, type MessageKeyRef, type OutboundMessage, type SentMessage, type SessionActionArgs, type SessionActionName, type SessionActionResult } from '@app/contracts';
 import { BAILEYS_ACTIONS, type BaileysActionContext } from './actions';
+import { watchAccountExtras } from './account-extras-watch';
 import type { EventSpool, SpoolEntry } from '@app/messaging';
 import type {
   AuthStateStore,
@@ -312,6 +313,7 @@ class BaileysConnection implements EngineConnection {
     );
     ev.on('groups.update', (updates) => this.guard('groups.update', () => updates.forEach((u) => this.emitIf(groupUpdateFrom(u)))));
     ev.on('group-participants.update', (update) => this.guard('group-participants.update', () => this.emitIf(groupParticipantsFrom(update))));
+    watchAccountExtras(deps.sock, { emit: (e) => this.emit(e), guard: (what, run) => this.guard(what, run) });
   }
 
   async requestPairingCode(phoneNumber: string): Promise<string> {

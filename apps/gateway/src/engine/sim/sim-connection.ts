@@ -218,7 +218,10 @@ export class SimConnection implements EngineConnection {
       case 'presence':
       case 'call':
       case 'group-update':
-      case 'group-participants': {
+      case 'group-participants':
+      case 'label':
+      case 'status':
+      case 'channel-message': {
         const { eventId, ...event } = frame;
         // acknowledged only once the gateway has made it durable; not taken = not acked, so the network delivers it again
         this.session.onEvent(toEngineEvent(event)).then(
@@ -325,6 +328,7 @@ export function toSendArgs(message: OutboundMessage): SimSendArgs {
     content: toWireContent(message.content),
     quoted: message.quoted ? { ...message.quoted, raw: message.quoted.raw ? Buffer.from(message.quoted.raw).toString('base64') : null } : null,
     mentions: message.mentions,
+    ...(message.statusPost ? { statusPost: message.statusPost } : {}),
   };
 }
 
@@ -383,6 +387,11 @@ export function toEngineEvent(event: SimNetworkEvent): EngineEvent {
     case 'reaction':
       // contacts react through the network; the device's own reactions are sends, never echoed back
       return { ...event, fromMe: false };
+    case 'status': {
+      const { id, from, type, text, media, timestamp } = event.status;
+      const view = media ? { mimetype: media.mimetype, size: media.size, filename: media.filename, caption: media.caption } : null;
+      return { type: 'status', status: { waMessageId: id, from, type, text, media: view, timestamp } };
+    }
     default:
       return event;
   }
