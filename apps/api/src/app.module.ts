@@ -10,6 +10,7 @@ import { MessagesModule } from './messages/messages.module';
 import { RealtimeModule } from './realtime/realtime.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { AccountExtrasModule } from './account-extras/account-extras.module';
 
 /** `overrides`: configuration decided by the caller over the environment's (the CLI boots the API silent). */
 function imports(overrides: ConfigOverrides) {
@@ -24,6 +25,7 @@ function imports(overrides: ConfigOverrides) {
     SessionsModule,
     MessagesModule,
     DashboardModule,
+    AccountExtrasModule,
   ];
 }
 

@@ -29,6 +29,7 @@ import { MessagesService } from './messages.service';
       useFactory: (c: ApiConfig) => new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource() }),
     },
   ],
+  exports: [MessagesService],
 })
 export class MessagesModule implements OnApplicationShutdown {
   constructor(@Inject(MediaFetcher) private readonly fetcher: MediaFetcher) {}
