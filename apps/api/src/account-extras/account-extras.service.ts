@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
   CHANNEL_JID_PATTERN,
+  channelInviteCode,
   ChannelMessageView,
   ChannelView,
   ChatLabelsView,
@@ -82,7 +83,10 @@ export class AccountExtrasService {
   }
 
   async follow(organizationId: string, sessionId: string, invite: string): Promise<ChannelView> {
-    return this.actions.perform(organizationId, sessionId, 'channels.follow', { invite });
+    await this.actions.session(organizationId, sessionId);
+    const code = channelInviteCode(invite);
+    if (!code) throw invalid('invite', 'invite must be a channel invite code or a https://whatsapp.com/channel/… link');
+    return this.actions.perform(organizationId, sessionId, 'channels.follow', { invite: code });
   }
 
   async unfollow(organizationId: string, sessionId: string, jid: string): Promise<void> {

@@ -43,7 +43,7 @@ export class StatusPostDto {
   text?: string;
 
   @ApiPropertyOptional({ type: SendMediaDto, description: 'required for image and video, refused for text' })
-  @ValidateIf((o: StatusPostDto) => o.media !== undefined || typeOf(o) !== 'text')
+  @ValidateIf((o: StatusPostDto) => o.media !== undefined || typeOf(o) === 'image' || typeOf(o) === 'video')
   @IsObject({ message: 'media is required for image and video statuses' }) @ValidateNested() @Type(() => SendMediaDto)
   media?: SendMediaDto;
 
