@@ -85,6 +85,7 @@ describe('fuzzed write endpoints (issue 12 item 8)', () => {
           (SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY id), '')) FROM webhooks t WHERE organization_id = $1) AS webhooks,
           (SELECT count(*) FROM messages WHERE organization_id = $1) AS messages,
           (SELECT count(*) FROM groups WHERE organization_id = $1) AS groups,
+          (SELECT count(*) FROM status_posts p JOIN sessions s ON s.id = p.session_id WHERE s.organization_id = $1) AS status_posts,
           (SELECT count(*) FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = $1) AS deliveries`,
         [org.id],
       )

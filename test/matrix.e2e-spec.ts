@@ -55,6 +55,14 @@ const MATRIX: Record<string, Entry> = {
   Messages_list: { permission: 'sessions:read' },
   Messages_get: { permission: 'sessions:read' },
   Messages_media: { permission: 'sessions:read' },
+  AccountExtras_labels: { permission: 'sessions:read' },
+  AccountExtras_addLabel: { permission: 'messages:send', body: { labelId: '1' } },
+  AccountExtras_removeLabel: { permission: 'messages:send' },
+  AccountExtras_postStatus: { permission: 'messages:send', body: { text: 'matrix', audience: ['15551234567@s.whatsapp.net'] } },
+  AccountExtras_channels: { permission: 'sessions:read' },
+  AccountExtras_follow: { permission: 'messages:send', body: { invite: 'AAAAAAAAAAAAAAAAAAAAAA' } },
+  AccountExtras_unfollow: { permission: 'messages:send' },
+  AccountExtras_channelMessages: { permission: 'sessions:read' },
 };
 
 interface Operation {
