@@ -111,7 +111,7 @@ describe('the generated API client, through every operation', () => {
     const png = await client.GET('/api/v1/sessions/{id}/qr', { params: { path }, headers: { Accept: 'image/png' }, parseAs: 'arrayBuffer' });
     expect(png.response.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(png.data as unknown as ArrayBuffer).subarray(1, 4).toString()).toBe('PNG');
-    expect((await network().post(`/sim/sessions/${id}/scan`, { phoneNumber: '15550003333' })).status).toBe(200);
+    expect((await network().post(`/sim/sessions/${id}/scan`, { phoneNumber: '15550003333', isBusiness: true })).status).toBe(200);
     await waitFor(async () => ((await statusOf()) === 'working' ? true : null), 10000, 'working');
     // a second session, to be paired by code instead (it stays waiting; deleted at the end)
     const second = (await client.POST('/api/v1/sessions', { body: { label: 'By code' } })).data!;
@@ -146,6 +146,22 @@ describe('the generated API client, through every operation', () => {
     // joining a group one is in changes nothing and answers the group
     expect((await client.POST('/api/v1/sessions/{id}/groups:join', { params: { path }, body: { code: renewed.data!.code } })).data?.groupJid).toBe(gPath.groupJid);
     expect((await client.POST('/api/v1/sessions/{id}/groups/{groupJid}:leave', { params: { path: gPath } })).response.status).toBe(204);
+
+    // labels (a business account), a status post, channels (CONTRACT 13)
+    const labels = await client.GET('/api/v1/sessions/{id}/labels', { params: { path } });
+    expect(labels.data?.data[0]).toEqual({ id: '1', name: 'New customer', color: 0 });
+    const chatPath = { id, jid: '15550006666@s.whatsapp.net' };
+    expect((await client.POST('/api/v1/sessions/{id}/chats/{jid}/labels', { params: { path: chatPath }, body: { labelId: '1' } })).data?.labels.map((l) => l.id)).toEqual(['1']);
+    expect((await client.DELETE('/api/v1/sessions/{id}/chats/{jid}/labels/{labelId}', { params: { path: { ...chatPath, labelId: '1' } } })).data?.labels).toEqual([]);
+    const story = await client.POST('/api/v1/sessions/{id}/status', { params: { path }, body: { text: 'typed story', audience: ['15550006666'] } });
+    expect(story.data?.chatJid).toBe('status@broadcast');
+    const channel = (await (await network().post('/sim/channels', { name: 'Typed channel' })).json()) as { jid: string; invite: string };
+    expect((await client.POST('/api/v1/sessions/{id}/channels:follow', { params: { path }, body: { invite: channel.invite } })).data?.jid).toBe(channel.jid);
+    expect((await client.GET('/api/v1/sessions/{id}/channels', { params: { path } })).data?.data.map((c) => c.jid)).toEqual([channel.jid]);
+    await network().post(`/sim/channels/${channel.jid}/posts`, { text: 'typed post' });
+    const channelPath = { id, jid: channel.jid };
+    expect((await client.GET('/api/v1/sessions/{id}/channels/{jid}/messages', { params: { path: channelPath, query: { count: 5 } } })).data?.data.map((m) => m.text)).toEqual(['typed post']);
+    expect((await client.POST('/api/v1/sessions/{id}/channels/{jid}:unfollow', { params: { path: channelPath } })).response.status).toBe(204);
 
     // messages: a text sent, an image received, its media downloaded with the stored type
     const sent = await client.POST('/api/v1/sessions/{id}/messages', { params: { path, header: { 'Idempotency-Key': 'typed-1' } }, body: { to: '15550006666', text: 'hello' } });

@@ -87,6 +87,7 @@ describe('fuzzed write endpoints (issue 12 item 8)', () => {
           (SELECT count(*) FROM groups WHERE organization_id = $1) AS groups,
           (SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY id), '')) FROM contacts t WHERE organization_id = $1) AS contacts,
           (SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY jid), '')) FROM chats t WHERE organization_id = $1) AS chats,
+          (SELECT count(*) FROM status_posts p JOIN sessions s ON s.id = p.session_id WHERE s.organization_id = $1) AS status_posts,
           (SELECT count(*) FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = $1) AS deliveries`,
         [org.id],
       )

@@ -89,6 +89,14 @@ const MATRIX: Record<string, Entry> = {
   MessageActions_revoke: { permission: 'messages:send' },
   MessageActions_forward: { permission: 'messages:send', body: { to: '15551234567' } },
   Calls_reject: { permission: 'messages:send' },
+  AccountExtras_labels: { permission: 'sessions:read' },
+  AccountExtras_addLabel: { permission: 'messages:send', body: { labelId: '1' } },
+  AccountExtras_removeLabel: { permission: 'messages:send' },
+  AccountExtras_postStatus: { permission: 'messages:send', body: { text: 'matrix', audience: ['15551234567@s.whatsapp.net'] } },
+  AccountExtras_channels: { permission: 'sessions:read' },
+  AccountExtras_follow: { permission: 'messages:send', body: { invite: 'AAAAAAAAAAAAAAAAAAAAAA' } },
+  AccountExtras_unfollow: { permission: 'messages:send' },
+  AccountExtras_channelMessages: { permission: 'sessions:read' },
 };
 
 interface Operation {

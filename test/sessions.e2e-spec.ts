@@ -15,7 +15,7 @@ import { sessionProbes, storedEvents } from './support/session-probes';
 const SESSION_FIELDS = [
   'id', 'organizationId', 'createdByUserId', 'gatewayId', 'label', 'status', 'phoneNumber', 'waJid', 'waLid', 'isAdminSession',
   'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'createdAt', 'updatedAt', 'lastConnectedAt', 'proxyUrl',
-  'syncHistory', 'rejectCalls',
+  'syncHistory', 'rejectCalls', 'receiveStatus',
 ].sort();
 const GROUP_FIELDS = ['groupJid', 'subject', 'description', 'ownerJid', 'participants', 'isAnnounce', 'isLocked'].sort();
 

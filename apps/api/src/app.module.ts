@@ -13,6 +13,7 @@ import { ChatsModule } from './chats/chats.module';
 import { RealtimeModule } from './realtime/realtime.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { AccountExtrasModule } from './account-extras/account-extras.module';
 
 /** `overrides`: configuration decided by the caller over the environment's (the CLI boots the API silent). */
 function imports(overrides: ConfigOverrides) {
@@ -30,6 +31,7 @@ function imports(overrides: ConfigOverrides) {
     ChatsModule,
     DashboardModule,
     GroupsModule,
+    AccountExtrasModule,
   ];
 }
 

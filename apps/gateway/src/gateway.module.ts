@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { ChatsRepository, ContactsRepository, GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository } from '@app/database';
+import { ChatsRepository, ContactsRepository, GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
@@ -83,6 +83,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         LeaseWatchdog,
         GatewayMetrics,
         ContactsRepository,
+        StatusPostsRepository,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -100,6 +101,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         watchdog: LeaseWatchdog,
         metrics: GatewayMetrics,
         contacts: ContactsRepository,
+        statusPosts: StatusPostsRepository,
       ) => {
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
         return new SessionHost(
@@ -131,6 +133,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             leasesTrusted: () => watchdog.trusted(),
             clientVersionRefused: (sessionId) => versionAlarm.refused(sessionId),
             contacts: new PgContactBook(contacts),
+            statusPosts,
           },
           logger,
           Date.now,

@@ -108,6 +108,9 @@ const SESSION_ACTIONS: Record<string, (network: SimNetwork, sessionId: string, b
   unlink: (n, id) => n.unlink(id),
   fault: (n, id, body) => applyFault(n, id, body),
   chat: (n, id, body) => phoneChatChange(n, id, body),
+  // CONTRACT 13: a contact posts a status; the phone edits its business labels
+  status: (n, id, body) => n.world.accountExtras.contactStatus(n, id, body),
+  labels: (n, id, body) => n.world.accountExtras.editLabel(n, id, body),
 };
 
 /** The control API of CONTRACT 9: what the phone, contacts and test observers do to the network. */
@@ -127,6 +130,8 @@ async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, r
   if (method === 'POST' && path === '/sim/contacts') return sendJson(res, 200, network.world.contacts.put(network, await readJsonObject(req)));
   const picture = /^\/sim\/pictures\/([0-9a-f]{64})$/.exec(path);
   if (method === 'GET' && picture) return sendMedia(res, network.world.contacts.picture(picture[1]));
+  const extras = await handleAccountExtrasControl(network, method, path, sessionFilter, req);
+  if (extras !== undefined) return sendJson(res, 200, extras);
 
   const media = new RegExp(`^${SIM_MEDIA_PATH}/([^/]+)$`).exec(path);
   if (method === 'GET' && media) return sendMedia(res, network.mediaBytes(decodeURIComponent(media[1])));
@@ -155,6 +160,22 @@ async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, r
     if (method === 'POST' && handle) return sendJson(res, 200, handle(network, sessionId, await readJsonObject(req)));
   }
   throw new DomainError('not_found', 'no such route', { method, path });
+}
+
+/**
+ * CONTRACT 13's observers and actors beside the sessions' own calls: channels (created, posted to, listed), the
+ * statuses devices posted, and a device's labels as the network keeps them. undefined: not one of these routes.
+ */
+async function handleAccountExtrasControl(network: SimNetwork, method: string, path: string, sessionFilter: string | undefined, req: IncomingMessage): Promise<unknown> {
+  const extras = network.world.accountExtras;
+  if (path === '/sim/channels' && method === 'POST') return extras.createChannel(await readJsonObject(req));
+  if (path === '/sim/channels' && method === 'GET') return { data: extras.listChannels() };
+  const posts = /^\/sim\/channels\/([^/]+)\/posts$/.exec(path);
+  if (posts && method === 'POST') return extras.post(network, decodeURIComponent(posts[1]), await readJsonObject(req));
+  if (path === '/sim/statuses' && method === 'GET') return { data: extras.listStatuses(sessionFilter) };
+  const labels = /^\/sim\/sessions\/([^/]+)\/labels$/.exec(path);
+  if (labels && method === 'GET') return extras.view(network.accountOf(decodeURIComponent(labels[1])).jid);
+  return undefined;
 }
 
 /** One device connection: JSON frames over a WebSocket, mapped onto SimNetwork calls. */

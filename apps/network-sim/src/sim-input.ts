@@ -16,7 +16,9 @@ import {
   SimInboundMessage,
   SimSentMessage,
   USER_JID_PATTERN,
+  STATUS_BROADCAST_JID,
 } from '@app/contracts';
+import { parseStatusPost } from './actions/account-extras';
 
 /**
  * Validation of what the control API and the device protocol receive. Pure: every parser returns a typed value or
@@ -339,7 +341,9 @@ export function parseSend(args: Body): SendInput {
   const quoted = args.quoted === undefined || args.quoted === null ? null : objectAt('quoted', args.quoted);
   const input: SendInput = {
     waMessageId: messageId('waMessageId', args.waMessageId),
-    to: chatJid('to', args.to),
+    // a status post goes to status@broadcast, with its audience (CONTRACT 13)
+    to: args.to === STATUS_BROADCAST_JID ? STATUS_BROADCAST_JID : chatJid('to', args.to),
+    status: args.to === STATUS_BROADCAST_JID ? parseStatusPost(args.statusPost) : null,
     type,
     text: null,
     media: null,

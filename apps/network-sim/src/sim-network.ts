@@ -264,7 +264,7 @@ export class SimNetwork {
   }
 
   /** The phone scans the QR the device shows (optionally checking it is the one the caller saw). */
-  scan(sessionId: string, body: { phoneNumber?: unknown; qr?: unknown; history?: unknown }): DeviceView {
+  scan(sessionId: string, body: { phoneNumber?: unknown; qr?: unknown; history?: unknown; isBusiness?: unknown }): DeviceView {
     const device = this.device(sessionId);
     if (!device.link || device.state !== 'unpaired' || !device.qr) {
       throw new DomainError('conflict', 'the device is not showing a QR code', { state: device.state, connected: device.link !== null });
@@ -273,8 +273,10 @@ export class SimNetwork {
     const phoneNumber = body.phoneNumber === undefined ? `1555${randomDigits(7)}` : normalizePhoneNumber(body.phoneNumber);
     // checked before pairing, so a bad history pairs nothing
     const history = body.history === undefined ? null : parseSimHistory(body.history);
+    if (body.isBusiness !== undefined && typeof body.isBusiness !== 'boolean') throw validation('isBusiness', 'must be a boolean');
     this.pair(device, phoneNumber);
     if (history) this.world.chats.playHistory(device.account!, sessionId, history, (event) => this.deliver(device, event));
+    if (typeof body.isBusiness === 'boolean') this.world.accountExtras.setBusiness(`${phoneNumber}@s.whatsapp.net`, body.isBusiness);
     return this.view(sessionId);
   }
 
@@ -487,6 +489,23 @@ export class SimNetwork {
     return sessionId ? this.sent.filter((m) => m.sessionId === sessionId) : [...this.sent];
   }
 
+  // ---- for the state of CONTRACT 12/13 (actions/world.ts): reaching devices by account ----------
+
+  /** The session ids of the paired devices of an account. */
+  sessionsOfAccount(jid: string): string[] {
+    return [...this.devices.values()].filter((d) => d.state === 'paired' && d.account?.jid === jid).map((d) => d.sessionId);
+  }
+
+  /** The account of a paired device. */
+  accountOf(sessionId: string): SimAccount {
+    return this.requirePaired(this.device(sessionId));
+  }
+
+  /** Keeps media bytes on the network, served at `GET /sim/media/{mediaId}`. */
+  keepMediaBytes(input: MediaInput): SimMedia {
+    return this.keepMedia(input);
+  }
+
   /** Ends every connection (the simulator is shutting down). */
   closeAll(): void {
     for (const device of this.devices.values()) {
@@ -661,10 +680,12 @@ export class SimNetwork {
       ptt: input.ptt,
       pollVote: input.pollVote,
       linkPreview: input.linkPreview,
+      ...(input.status ? { status: input.status } : {}),
     };
     if (input.forwardOf) Object.assign(message, this.forwardedContent(device.sessionId, input.forwardOf));
     this.sent.push(message);
     this.sentByKey.set(key, message);
+    if (message.status) this.world.accountExtras.statusPosted(this, message);
     return { waMessageId: message.id, timestamp: message.timestamp, duplicate: false };
   }
 

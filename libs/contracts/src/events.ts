@@ -13,6 +13,7 @@ import type { ContactBlockPayload } from './contacts';
 import type { GroupView, SessionStatus } from './sessions';
 import type { ChatUpdatePayload, HistorySyncedPayload } from './chats';
 import type { WebhookDisabledPayload } from './webhooks';
+import type { ChannelMessagePayload, LabelUpdatePayload, StatusReceivedPayload } from './account-extras';
 
 /** The event envelope: identical on webhooks and on the realtime WebSocket. */
 export interface EventEnvelope<P = Record<string, unknown>> {
@@ -49,6 +50,9 @@ export const EVENT_TYPES = [
   'contact.unblocked',
   'chat.update',
   'history.synced',
+  'label.update',
+  'status.received',
+  'channel.message',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -137,6 +141,9 @@ export interface EventPayloads {
   'contact.unblocked': ContactBlockPayload;
   'chat.update': ChatUpdatePayload;
   'history.synced': HistorySyncedPayload;
+  'label.update': LabelUpdatePayload;
+  'status.received': StatusReceivedPayload;
+  'channel.message': ChannelMessagePayload;
 }
 
 /** The map's keys are exactly EVENT_TYPES, both ways: a type added to one and not the other fails to compile here. */

@@ -1,3 +1,5 @@
+import type { StatusPostOptions } from './account-extras';
+
 /**
  * Messages: the send API's body, the Message resource of the log, and the payloads of message events
  * (CONTRACT section 10). Shared by the API, the gateway, the engines and the simulator.
@@ -166,6 +168,8 @@ export interface OutboundMessage {
   /** the message replied to, with its stored network content when we have it (Baileys quotes the content) */
   quoted: (MessageKeyRef & { raw: Uint8Array | null }) | null;
   mentions: string[];
+  /** a status post (to status@broadcast): who may see it and its background (CONTRACT 13); absent otherwise */
+  statusPost?: StatusPostOptions | null;
 }
 
 export interface SentMessage {

@@ -17,6 +17,7 @@ import type {
 import type { GroupInfo } from './sessions';
 import type { AccountPresence, ChatPresence, ContactFacts } from './contacts';
 import type { ChatState } from './chats';
+import type { ChannelMessageView, LabelUpdatePayload, StatusPostOptions } from './account-extras';
 
 /**
  * Device protocol between the gateway's `sim` engine and the network simulator (apps/network-sim):
@@ -124,6 +125,8 @@ export interface SimSentMessage {
   pollVote: { pollWaMessageId: string; options: string[] } | null;
   /** the link preview a text carried */
   linkPreview: LinkPreview | null;
+  /** a status post (`to` status@broadcast): its audience and background, as the device sent them */
+  status?: StatusPostOptions | null;
 }
 
 /** A call a contact placed to a device (`POST /sim/sessions/{id}/call`), as `GET /sim/calls` lists it. */
@@ -135,6 +138,19 @@ export interface SimCall {
   at: number;
   /** epoch ms the device rejected it; null while it rings (or was never answered) */
   rejected: number | null;
+  /** a status post (`to` status@broadcast): its audience and background, as the device sent them */
+  status?: StatusPostOptions | null;
+}
+
+/** A contact's status (story) as the network delivers it to the devices of its audience. `id` is its waMessageId. */
+export interface SimInboundStatus {
+  id: string;
+  from: string;
+  type: 'text' | 'image' | 'video';
+  text: string | null;
+  media: SimMedia | null;
+  backgroundColor: string | null;
+  timestamp: number;
 }
 
 /** What a device did that its contacts can see besides messages (GET /sim/sessions/{id}/presence-log). */
@@ -262,7 +278,13 @@ export type SimNetworkEvent =
   /** a contact edited a message it sent (`text`: the new text or caption) */
   | { type: 'edit'; waMessageId: string; chatJid: string; from: string; text: string }
   /** a contact deleted a message it sent, for everyone */
-  | { type: 'revoke'; waMessageId: string; chatJid: string; by: string };
+  | { type: 'revoke'; waMessageId: string; chatJid: string; by: string }
+  /** the account's business labels changed (the phone edited one, or a device assigned one) */
+  | { type: 'label'; change: LabelUpdatePayload }
+  /** a contact posted a status the account may see */
+  | { type: 'status'; status: SimInboundStatus }
+  /** a post in a channel the account follows */
+  | { type: 'channel-message'; post: ChannelMessageView };
 export type SimNetworkEventType = SimNetworkEvent['type'];
 
 /** network → device */

@@ -36,6 +36,8 @@ export interface SessionView {
   syncHistory: SyncHistoryMode;
   /** CONTRACT 12: incoming calls are rejected (`call.incoming` still fires, with `rejected: true`) */
   rejectCalls: boolean;
+  /** contacts' statuses (stories) are announced as `status.received` (CONTRACT 13); off by default */
+  receiveStatus: boolean;
 }
 
 /** Exactly the seed's 2.2 field list. */
@@ -97,6 +99,7 @@ export const SESSION_DEFAULTS = {
   isAdminSession: false,
   syncHistory: 'none',
   rejectCalls: false,
+  receiveStatus: false,
 } as const;
 
 /** A personal WhatsApp JID as accepted in group participants. */

@@ -40,7 +40,7 @@ import { MediaReupload } from './media-reupload';
     },
   ],
   // the one fetcher of client media URLs (SSRF guard, bounds), for other media a client gives (profile pictures)
-  exports: [MediaFetcher],
+  exports: [MediaFetcher, MessagesService],
 })
 export class MessagesModule implements OnApplicationShutdown {
   constructor(

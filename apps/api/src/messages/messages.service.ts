@@ -19,6 +19,15 @@ import { MEDIA_SOURCE } from './media-source.provider';
 import { MediaReupload } from './media-reupload';
 import { newWaMessageId } from './wa-message-id';
 
+/**
+ * A send whose chat is not a `to` of the body: a status post (CONTRACT 13) goes to status@broadcast, and what it needs
+ * besides the message (its audience) is recorded, under the message's id, just before the message row.
+ */
+export interface BroadcastSend {
+  chatJid: string;
+  record(messageId: string): Promise<void>;
+}
+
 /** A repeated Idempotency-Key returns the first message for this long; after it the key is free again. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 const SENDABLE: SessionStatus[] = ['working', 'reconnecting'];
@@ -61,7 +70,7 @@ export class MessagesService {
    * this session (404) → session status (409) → idempotent repeat (the first message, nothing counted) → rates (429)
    * → media → insert → signal.
    */
-  async send(principal: Principal, sessionId: string, rawBody: unknown, idempotencyKey: string | undefined): Promise<MessageView> {
+  async send(principal: Principal, sessionId: string, rawBody: unknown, idempotencyKey: string | undefined, broadcast?: BroadcastSend): Promise<MessageView> {
     const session = await this.findSession(principal.organizationId, sessionId);
     const body = await this.validate(rawBody, idempotencyKey);
     const type: OutboundMessageType = body.type ?? 'text';
@@ -110,7 +119,7 @@ export class MessagesService {
         sessionId: session.id,
         waMessageId: newWaMessageId(),
         direction: 'out',
-        chatJid: body.to,
+        chatJid: broadcast?.chatJid ?? body.to,
         from: session.waJid,
         type,
         text: type === 'text' ? body.text! : null,
@@ -130,6 +139,7 @@ export class MessagesService {
         idempotencyKey: idempotencyKey ?? null,
         sendOptions: sendOptions?.pollVote || sendOptions?.linkPreview ? sendOptions : null,
       };
+      if (broadcast) await broadcast.record(id);
       row = await this.messages.insertOutbound(message, bytes);
     } catch (err) {
       // not accepted after all: the slot goes back, so a failed send never counts

@@ -25,6 +25,7 @@ export function toSessionView(s: Session): SessionView {
     proxyUrl: s.proxyUrlShown ?? null,
     syncHistory: s.syncHistory ?? 'none',
     rejectCalls: s.rejectCalls ?? SESSION_DEFAULTS.rejectCalls,
+    receiveStatus: s.receiveStatus ?? false,
   };
 }
 

@@ -74,6 +74,7 @@ export class SessionsService {
             lastConnectedAt: null,
             ...this.proxyColumns(body.proxyUrl),
             syncHistory: body.syncHistory ?? SESSION_DEFAULTS.syncHistory,
+            receiveStatus: body.receiveStatus ?? SESSION_DEFAULTS.receiveStatus,
           },
           tx,
         );
@@ -100,7 +101,7 @@ export class SessionsService {
   async update(organizationId: string, id: string, body: UpdateSessionDto): Promise<SessionView> {
     const session = await this.find(organizationId, id);
     const patch: SessionSettingsPatch = {};
-    for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession', 'syncHistory', 'rejectCalls'] as const) {
+    for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession', 'syncHistory', 'rejectCalls', 'receiveStatus'] as const) {
       if (body[key] !== undefined) (patch as Record<string, unknown>)[key] = body[key];
     }
     Object.assign(patch, this.proxyColumns(body.proxyUrl));

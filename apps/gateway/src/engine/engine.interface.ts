@@ -25,6 +25,7 @@ import type {
   SyncHistoryMode,
 } from '@app/contracts';
 import type { Logger } from 'pino';
+import type { AccountExtrasEngineEvent } from './account-extras-events';
 
 /**
  * The one seam between a gateway node and the messaging network.
@@ -157,7 +158,9 @@ export type EngineEvent =
    * one batch of the history the phone sends a newly paired device (session setting `syncHistory`): stored as chats and
    * messages, announced once per batch (`history.synced`), never per message
    */
-  | { type: 'history'; chats: HistoryChat[]; messages: InboundMessage[] };
+  | { type: 'history'; chats: HistoryChat[]; messages: InboundMessage[] }
+  /** labels, statuses and channel posts (CONTRACT 13): apps/gateway/src/messages/account-extras-events.ts takes them */
+  | AccountExtrasEngineEvent;
 
 /** What an engine learnt of one chat's state: its jid and the fields it told. */
 export type EngineChatUpdate = { jid: string } & ChatChanges;

@@ -6,15 +6,18 @@ import type { SessionEventSink, SessionRecords } from '../sessions/session-ports
 import { isGroupJid, MessageStore } from './message-store';
 import type { OutboundSender } from './outbound-sender';
 import type { ContactBook } from '../contacts/contact-book';
+import { ACCOUNT_EXTRAS_EVENT_TYPES, type AccountExtrasEngineEvent } from '../engine/account-extras-events';
+import { takeAccountExtrasEvent } from './account-extras-events';
 
 export type InboundEngineEvent = Extract<
   EngineEvent,
   { type: 'message' | 'edit' | 'revoke' | 'receipt' | 'reaction' | 'poll-vote' | 'presence' | 'call' | 'group-update' | 'group-participants' | 'contacts' | 'blocklist' }
->;
+> | AccountExtrasEngineEvent;
 
 const INBOUND_TYPES: ReadonlySet<string> = new Set<InboundEngineEvent['type']>([
   'message', 'edit', 'revoke', 'receipt', 'reaction', 'poll-vote', 'presence', 'call', 'group-update', 'group-participants',
   'contacts', 'blocklist',
+  ...ACCOUNT_EXTRAS_EVENT_TYPES,
 ]);
 
 export const isInboundEvent = (e: EngineEvent): e is InboundEngineEvent => INBOUND_TYPES.has(e.type);
@@ -85,6 +88,10 @@ export class InboundEvents {
         return this.deps.contacts?.learn(this.deps.organizationId, sessionId, event.contacts);
       case 'blocklist':
         return this.deps.contacts?.blocklist(this.deps.organizationId, sessionId, event.action, event.jids, this.deps.events);
+      case 'label':
+      case 'status':
+      case 'channel-message':
+        return takeAccountExtrasEvent(event, { sessionId, records: this.deps.records, publish: (named) => this.publish(named), logger: this.deps.logger });
     }
   }
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { AckStatus, CatalogEvent, DomainError, ErrorCode, MessageKeyRef, OutboundContent, OutboundMessage } from '@app/contracts';
+import { AckStatus, CatalogEvent, DomainError, ErrorCode, MessageKeyRef, OutboundContent, OutboundMessage, STATUS_BROADCAST_JID, StatusPostOptions } from '@app/contracts';
 import { toMessageView } from '@app/database';
 import type { EngineConnection } from '../engine/engine.interface';
 import type { SessionEvent, SessionEventSink } from '../sessions/session-ports';
@@ -31,6 +31,13 @@ export interface OutboundSenderDeps {
   afterNetworkAck?: () => void;
   /** spaces the sends of a backlog (send-pacing.ts); without one, rows are sent back to back */
   pacing?: SendPacing;
+  /** how a status post goes out (StatusPostsRepository); absent: a status post cannot be sent */
+  statusPosts?: StatusPostLookup;
+}
+
+/** The audience and background of a status post (a message to status@broadcast), by message id. */
+export interface StatusPostLookup {
+  optionsOf(messageId: string): Promise<StatusPostOptions | null>;
 }
 
 /** A queued row that cannot become a network message (its media bytes or its reaction target are gone). */
@@ -164,7 +171,7 @@ export class OutboundSender {
       await this.fail(row, err.message);
       return true;
     }
-    if (presenceTyping && message.content.type === 'text') await this.showTyping(conn, row.chatJid, message.content.text);
+    if (presenceTyping && message.content.type === 'text' && !message.statusPost) await this.showTyping(conn, row.chatJid, message.content.text);
     let sent;
     try {
       sent = await conn.send(message);
@@ -226,7 +233,15 @@ export class OutboundSender {
       const target = await store.findByWaId(sessionId, row.quotedWaMessageId);
       if (target) quoted = { ...keyOf(target), raw: await store.rawOf(sessionId, target.waMessageId) };
     }
-    return { waMessageId: row.waMessageId, to: row.chatJid, content: await this.contentOf(row), quoted, mentions: row.mentions };
+    const statusPost = row.chatJid === STATUS_BROADCAST_JID ? await this.statusPostOf(row) : null;
+    return { waMessageId: row.waMessageId, to: row.chatJid, content: await this.contentOf(row), quoted, mentions: row.mentions, ...(statusPost ? { statusPost } : {}) };
+  }
+
+  /** A status post goes to its audience only: without it (never recorded) it is not sent at all. */
+  private async statusPostOf(row: MessageRow): Promise<StatusPostOptions> {
+    const options = await this.deps.statusPosts?.optionsOf(row.id);
+    if (!options) throw new UnsendableMessage('the status post has no audience');
+    return options;
   }
 
   private async contentOf(row: MessageRow): Promise<OutboundContent> {

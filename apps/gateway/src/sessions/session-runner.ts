@@ -4,6 +4,7 @@ import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, Grou
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageStore, MessagingSettings } from '../messages/message-store';
 import type { ContactBook } from '../contacts/contact-book';
+import type { StatusPostLookup } from '../messages/outbound-sender';
 import { OutboundSender } from '../messages/outbound-sender';
 import { BacklogPacer, sessionRatePerMin } from '../messages/send-pacing';
 import { ChatEvents, type ChatStore } from '../messages/chat-events';
@@ -54,6 +55,8 @@ export interface SessionRunnerDeps {
   contacts?: ContactBook;
   /** chats as the network reports them and history syncs (messages/chat-events.ts); absent: ignored */
   chats?: ChatStore;
+  /** how a status post goes out (its audience): read when it is sent; absent, a status post fails */
+  statusPosts?: StatusPostLookup;
 }
 
 /**
@@ -201,6 +204,7 @@ export class SessionRunner {
       sleep: deps.sleep,
       afterNetworkAck: deps.afterNetworkAck,
       pacing: new BacklogPacer({ ratePerMin: () => sessionRatePerMin(deps.records, sessionId) }),
+      statusPosts: deps.statusPosts,
     });
     this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender, contacts: deps.contacts });
     this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender });

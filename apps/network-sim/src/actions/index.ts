@@ -5,6 +5,7 @@ import type { SimActionScope } from './scope';
 import { MEDIA_SIM_ACTIONS } from './media';
 import { SIM_CHAT_ACTIONS } from './chats';
 import { SIM_GROUP_ACTIONS } from './group-admin';
+import { ACCOUNT_EXTRAS_SIM_ACTIONS } from './account-extras';
 
 /**
  * How the simulator plays each operation of SessionActionMap (libs/contracts/src/session-actions.ts) asked by a device
@@ -17,6 +18,7 @@ export const SIM_ACTIONS: SessionActionHandlers<SimActionScope> = {
   ...SIM_CHAT_ACTIONS,
   ...SIM_GROUP_ACTIONS,
   ...SIM_MESSAGE_ACTIONS,
+  ...ACCOUNT_EXTRAS_SIM_ACTIONS,
 };
 
 export function performSimAction(scope: SimActionScope, action: unknown, args: unknown): unknown {

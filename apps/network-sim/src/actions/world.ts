@@ -2,6 +2,7 @@ import { SimChats } from './chats';
 import { SimContacts } from './contacts';
 import { SimGroupAdmin } from './group-admin';
 import { SimMessageActions } from './message-actions';
+import { SimAccountExtras } from './account-extras';
 
 /**
  * What the simulated network knows beyond devices, messages and groups (sim-network.ts): the state the operations of
@@ -18,4 +19,6 @@ export class SimWorld {
   readonly groupAdmin = new SimGroupAdmin();
   /** message actions (edit window) and calls */
   readonly messages = new SimMessageActions();
+  /** business labels, statuses, channels (CONTRACT 13) */
+  readonly accountExtras = new SimAccountExtras();
 }

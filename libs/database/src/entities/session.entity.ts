@@ -32,4 +32,6 @@ export class Session {
   @Column({ name: 'proxy_url_shown', type: 'text', nullable: true }) proxyUrlShown?: string | null;
   /** CONTRACT 12: reject incoming calls */
   @Column({ name: 'reject_calls', type: 'boolean', default: false }) rejectCalls?: boolean;
+  /** contacts' statuses are announced as `status.received` (CONTRACT 13); absent in rows built before it existed */
+  @Column({ name: 'receive_status', type: 'boolean', default: false }) receiveStatus?: boolean;
 }

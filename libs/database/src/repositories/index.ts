@@ -11,6 +11,7 @@ import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { EventsRepository } from './events.repository';
 import { ContactsRepository } from './contacts.repository';
 import { ChatsRepository } from './chats.repository';
+import { StatusPostsRepository } from './status-posts.repository';
 
 export * from './keyset-page';
 export * from './deliveries.repository';
@@ -26,6 +27,7 @@ export * from './users.repository';
 export * from './webhooks.repository';
 export * from './contacts.repository';
 export * from './chats.repository';
+export * from './status-posts.repository';
 
 /** Every repository, for DatabaseModule to provide. */
 export const REPOSITORIES = [
@@ -42,4 +44,5 @@ export const REPOSITORIES = [
   EventsRepository,
   ContactsRepository,
   ChatsRepository,
+  StatusPostsRepository,
 ];

@@ -630,6 +630,19 @@ export class MessagesRepository {
     );
     return affected === 1;
   }
+
+  /**
+   * The people the session has 1:1 chats with in its log (`…@s.whatsapp.net`), most recent first, at most `limit`:
+   * the default audience of a status post (CONTRACT 13, "all contacts").
+   */
+  async contactChatJids(sessionId: string, limit: number): Promise<string[]> {
+    const rows: Array<{ chat_jid: string }> = await this.db.query(
+      `SELECT chat_jid FROM messages WHERE session_id = $1 AND chat_jid LIKE '%@s.whatsapp.net'
+        GROUP BY chat_jid ORDER BY max(created_at) DESC LIMIT $2`,
+      [sessionId, limit],
+    );
+    return rows.map((r) => r.chat_jid);
+  }
 }
 
 /** The row an `UPDATE … RETURNING` of at most one row changed. TypeORM answers an UPDATE with `[rows, affected]`. */

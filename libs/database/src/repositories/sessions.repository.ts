@@ -25,6 +25,8 @@ export interface SessionRuntimeRow {
   syncHistory?: SyncHistoryMode;
   /** reject incoming calls (absent: false) */
   rejectCalls?: boolean;
+  /** announce contacts' statuses (`status.received`); absent = off */
+  receiveStatus?: boolean;
 }
 
 /** What a gateway writes about the session it holds. */
@@ -48,7 +50,7 @@ export interface RuntimeFence {
 }
 
 /** What an owner may change through the API. */
-export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession' | 'proxyUrlSealed' | 'proxyUrlShown' | 'syncHistory' | 'rejectCalls'>>;
+export type SessionSettingsPatch = Partial<Pick<Session, 'label' | 'autoRead' | 'presenceTyping' | 'ratePerMin' | 'ratePerHour' | 'isAdminSession' | 'proxyUrlSealed' | 'proxyUrlShown' | 'syncHistory' | 'rejectCalls' | 'receiveStatus'>>;
 
 interface SessionRuntimeColumns {
   id: string;
@@ -62,6 +64,7 @@ interface SessionRuntimeColumns {
   proxy_url: string | null;
   sync_history: SyncHistoryMode;
   reject_calls: boolean;
+  receive_status: boolean;
 }
 
 const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
@@ -95,6 +98,7 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
   proxyUrlSealed: r.proxy_url,
   syncHistory: r.sync_history,
   rejectCalls: r.reject_calls,
+  receiveStatus: r.receive_status,
 });
 
 /**
@@ -213,7 +217,7 @@ export class SessionsRepository {
 
   async findRuntime(id: string): Promise<SessionRuntimeRow | null> {
     const rows: SessionRuntimeColumns[] = await this.db.query(
-      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, rate_per_min, proxy_url, sync_history, reject_calls FROM sessions WHERE id = $1',
+      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, rate_per_min, proxy_url, sync_history, reject_calls, receive_status FROM sessions WHERE id = $1',
       [id],
     );
     return rows[0] ? toRuntimeRow(rows[0]) : null;

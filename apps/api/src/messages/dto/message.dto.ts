@@ -4,15 +4,18 @@ import { IsIn, IsString, Matches, ValidateIf } from 'class-validator';
 import { CHAT_JID_PATTERN, MESSAGE_STATUSES, MESSAGE_TYPES, MessageDirection, MessageStatus, normalizeChatJid } from '@app/contracts';
 import { PageQueryDto } from '../../common/pagination';
 
+/** A chat, or the status posts (CONTRACT 13: a status is a message to status@broadcast). */
+const CHAT_OR_STATUS_PATTERN = new RegExp(`^(?:${CHAT_JID_PATTERN.source.replace(/^\^|\$$/g, '')}|status@broadcast)$`);
+
 export class MessageQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ['out', 'in'] })
   @ValidateIf((o: MessageQueryDto) => o.direction !== undefined) @IsIn(['out', 'in'])
   direction?: MessageDirection;
 
-  @ApiPropertyOptional({ description: 'a chat JID, or bare digits' })
+  @ApiPropertyOptional({ description: 'a chat JID, or bare digits; `status@broadcast` for the status posts' })
   @ValidateIf((o: MessageQueryDto) => o.chatJid !== undefined)
   @Transform(({ value }) => (typeof value === 'string' ? (normalizeChatJid(value) ?? value) : value))
-  @IsString() @Matches(CHAT_JID_PATTERN, { message: 'chatJid must be a chat JID or a phone number' })
+  @IsString() @Matches(CHAT_OR_STATUS_PATTERN, { message: 'chatJid must be a chat JID or a phone number' })
   chatJid?: string;
 
   @ApiPropertyOptional({ enum: MESSAGE_STATUSES })

@@ -46,6 +46,9 @@ class SessionSettingsDto {
   @ApiPropertyOptional({ description: `reject incoming calls; \`call.incoming\` still fires, with \`rejected: true\` (on create, default ${SESSION_DEFAULTS.rejectCalls})` })
   @ValidateIf(present) @IsBoolean()
   rejectCalls?: boolean;
+  @ApiPropertyOptional({ description: `announce contacts' statuses (stories) as status.received events (on create, default ${SESSION_DEFAULTS.receiveStatus})` })
+  @ValidateIf(present) @IsBoolean()
+  receiveStatus?: boolean;
 }
 
 export class CreateSessionDto extends SessionSettingsDto {
@@ -87,6 +90,7 @@ export class SessionResponse {
   @ApiProperty({ type: String, nullable: true, example: 'socks5://***@proxy.example:1080', description: 'the outbound proxy with its credentials masked; null: direct' }) proxyUrl: string | null;
   @ApiProperty({ enum: SYNC_HISTORY_MODES }) syncHistory: string;
   @ApiProperty({ description: 'incoming calls are rejected' }) rejectCalls: boolean;
+  @ApiProperty({ description: "contacts' statuses are announced as status.received" }) receiveStatus: boolean;
 }
 
 export class SessionPage {

@@ -238,7 +238,7 @@ type ContentFields = Pick<InboundMessage, 'type' | 'text' | 'media' | 'location'
 const EMPTY: Omit<ContentFields, 'type'> = { text: null, media: null, location: null, contact: null, poll: null };
 
 /** Reads what the log shows of a content; `unknown` for kinds we do not model (buttons, events, payments…). */
-function fieldsOf(c: proto.IMessage): ContentFields {
+export function fieldsOf(c: proto.IMessage): ContentFields {
   if (c.conversation !== null && c.conversation !== undefined) return { ...EMPTY, type: 'text', text: c.conversation };
   if (c.extendedTextMessage) return { ...EMPTY, type: 'text', text: c.extendedTextMessage.text ?? '' };
   if (c.imageMessage) return { ...EMPTY, type: 'image', media: mediaFrom(c.imageMessage, 'image', { caption: c.imageMessage.caption, defaultMimetype: 'image/jpeg' }) };

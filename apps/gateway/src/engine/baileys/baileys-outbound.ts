@@ -176,10 +176,17 @@ export function sendOptionsFor(
   message: OutboundMessage,
   decode: (bytes: Uint8Array) => proto.IMessage,
 ): { options: MiscMessageGenerationOptions; quoteDropped: boolean } {
-  const options: MiscMessageGenerationOptions = { messageId: message.waMessageId };
+  const options: MiscMessageGenerationOptions = { messageId: message.waMessageId, ...statusOptionsFor(message) };
   const quoted = message.quoted;
   if (!quoted) return { options, quoteDropped: false };
   if (!quoted.raw) return { options, quoteDropped: true };
   const quotedMessage: WAMessage = { key: messageKeyFor(quoted), message: decode(quoted.raw), ...(quoted.participant ? { participant: quoted.participant } : {}) };
   return { options: { ...options, quoted: quotedMessage }, quoteDropped: false };
+}
+
+/** A status post (to status@broadcast): WhatsApp sends it to each JID of `statusJidList`; a text status has a background. */
+export function statusOptionsFor(message: OutboundMessage): Pick<MiscMessageGenerationOptions, 'statusJidList' | 'backgroundColor'> {
+  const post = message.statusPost;
+  if (!post) return {};
+  return { statusJidList: post.audience, ...(post.backgroundColor ? { backgroundColor: post.backgroundColor } : {}) };
 }

@@ -456,7 +456,11 @@ describe('BaileysEngine', () => {
     t.socket.emit('messages.upsert', { messages: [offline, messages[5], messages[6]] as WAMessage[], type: 'append' });
 
     const plain = { media: null, location: null, contact: null, poll: null, quotedWaMessageId: null, mentions: [], raw: expect.any(Uint8Array) };
-    expect(t.events).toEqual([
+    // statuses and channel posts are no chat messages: their own events (account-extras-watch.ts), each time they come
+    const status = { type: 'status', status: { waMessageId: 'S1', from: '15550002222@s.whatsapp.net', type: 'text', text: 'a status', media: null, timestamp: expect.any(Number) } };
+    const post = { type: 'channel-message', post: { channelJid: '120363999999999999@newsletter', serverId: 'NL1', type: 'text', text: 'a channel post', timestamp: expect.any(Number) } };
+    expect(t.events.filter((e) => e.type !== 'message')).toEqual([status, post, status, post]);
+    expect(t.events.filter((e) => e.type === 'message')).toEqual([
       { type: 'message', message: { ...plain, id: 'A1', from: '15550001111@s.whatsapp.net', chatJid: '15550001111@s.whatsapp.net', type: 'text', text: 'hello', timestamp: 1_700_000_000_000, fromMe: false } },
       { type: 'message', message: { ...plain, id: 'A2', from: '15550002222@s.whatsapp.net', chatJid: '1203630001@g.us', type: 'text', text: 'in a group', timestamp: 1_700_000_001_000, fromMe: false } },
       { type: 'message', message: { ...plain, id: 'A3', from: '15550003333@s.whatsapp.net', chatJid: '15550003333@s.whatsapp.net', type: 'text', text: 'disappearing', timestamp: 1_700_000_002_000, fromMe: false } },
@@ -465,7 +469,7 @@ describe('BaileysEngine', () => {
       { type: 'message', message: { ...plain, id: 'OFF1', from: '15550001111@s.whatsapp.net', chatJid: '15550001111@s.whatsapp.net', type: 'text', text: 'while you were away', timestamp: 1_700_000_005_000, fromMe: false } },
     ]);
     // raw is the unwrapped content, what a quote or a retry receipt needs
-    const third = t.events[2] as Extract<EngineEvent, { type: 'message' }>;
+    const third = t.events.filter((e) => e.type === 'message')[2] as Extract<EngineEvent, { type: 'message' }>;
     expect(t.codec.decodeMessage(third.message.raw!)).toEqual({ extendedTextMessage: { text: 'disappearing' } });
   });
 

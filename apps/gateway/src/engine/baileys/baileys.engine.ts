@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError, type SyncHistoryMode, type MessageKeyRef, type OutboundMessage, type SentMessage, type SessionActionArgs, type SessionActionName, type SessionActionResult } from '@app/contracts';
 import { BAILEYS_ACTIONS, watchCalls, type BaileysActionContext } from './actions';
 import { blocklistEventFrom, contactsEventFrom } from './actions/contacts';
+import { watchAccountExtras } from './account-extras-watch';
 import type { EventSpool, SpoolEntry } from '@app/messaging';
 import type {
   AuthStateStore,
@@ -347,6 +348,7 @@ class BaileysConnection implements EngineConnection {
     ev.on('chats.upsert', (chats) => this.guard('chats.upsert', () => this.emitChatUpdates(chatUpdatesFrom(chats))));
     ev.on('chats.update', (updates) => this.guard('chats.update', () => this.emitChatUpdates(chatUpdatesFrom(updates))));
     ev.on('messaging-history.set', (set) => this.guard('messaging-history.set', () => this.onHistory(set)));
+    watchAccountExtras(deps.sock, { emit: (e) => this.emit(e), guard: (what, run) => this.guard(what, run) });
   }
 
   private emitChatUpdates(chats: ReturnType<typeof chatUpdatesFrom>): void {

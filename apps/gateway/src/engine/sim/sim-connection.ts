@@ -223,7 +223,10 @@ export class SimConnection implements EngineConnection {
       case 'group-participants':
       case 'contact':
       case 'chat-update':
-      case 'history': {
+      case 'history':
+      case 'label':
+      case 'status':
+      case 'channel-message': {
         const { eventId, ...event } = frame;
         // acknowledged only once the gateway has made it durable; not taken = not acked, so the network delivers it again
         this.session.onEvent(toEngineEvent(event)).then(
@@ -330,6 +333,7 @@ export function toSendArgs(message: OutboundMessage): SimSendArgs {
     content: toWireContent(message.content),
     quoted: message.quoted ? { ...message.quoted, raw: message.quoted.raw ? Buffer.from(message.quoted.raw).toString('base64') : null } : null,
     mentions: message.mentions,
+    ...(message.statusPost ? { statusPost: message.statusPost } : {}),
   };
 }
 
@@ -397,6 +401,11 @@ export function toEngineEvent(event: SimNetworkEvent): EngineEvent {
       return { type: 'contacts', contacts: [event.contact] };
     case 'history':
       return { type: 'history', chats: event.chats, messages: event.messages.map((m) => ({ ...toInboundMessage(m), fromMe: m.fromMe })) };
+    case 'status': {
+      const { id, from, type, text, media, timestamp } = event.status;
+      const view = media ? { mimetype: media.mimetype, size: media.size, filename: media.filename, caption: media.caption } : null;
+      return { type: 'status', status: { waMessageId: id, from, type, text, media: view, timestamp } };
+    }
     default:
       return event;
   }

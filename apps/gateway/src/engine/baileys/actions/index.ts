@@ -5,6 +5,7 @@ import { MEDIA_BAILEYS_ACTIONS } from './media';
 import { CHAT_ACTIONS } from './chats';
 import { BAILEYS_GROUP_ACTIONS } from './group-admin';
 import { BAILEYS_MESSAGE_ACTIONS } from './message-actions';
+import { ACCOUNT_EXTRAS_BAILEYS_ACTIONS } from './account-extras';
 
 /**
  * What the Baileys engine does for each operation of SessionActionMap (libs/contracts/src/session-actions.ts): one
@@ -17,6 +18,7 @@ export const BAILEYS_ACTIONS: SessionActionHandlers<BaileysActionContext> = {
   ...CHAT_ACTIONS,
   ...BAILEYS_GROUP_ACTIONS,
   ...BAILEYS_MESSAGE_ACTIONS,
+  ...ACCOUNT_EXTRAS_BAILEYS_ACTIONS,
 };
 
 export type { BaileysActionContext } from './context';
