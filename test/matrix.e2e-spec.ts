@@ -55,6 +55,7 @@ const MATRIX: Record<string, Entry> = {
   Messages_list: { permission: 'sessions:read' },
   Messages_get: { permission: 'sessions:read' },
   Messages_media: { permission: 'sessions:read' },
+  Messages_sendBatch: { permission: 'messages:send', body: { messages: [{ to: '15551234567', text: 'hello' }] } },
 };
 
 interface Operation {

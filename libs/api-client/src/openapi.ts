@@ -476,6 +476,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sessions/{id}/messages:batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send messages in bulk
+         * @description 1..100 messages of one session, each as in `POST …/messages` plus its own optional `idempotencyKey`. Answers 202 with one result per message, in order: the queued Message, or that message's own error (422, 404, 413, 429) without failing the others. Every new message counts against the session's ratePerMin and ratePerHour: the longest prefix the rates allow is accepted and the rest are 429 (with `retryAfterSeconds`). Accepted messages are sent in the batch's order. The request itself is 422 when the body is not `{messages: [1..100]}`, 409 unless the session is working or reconnecting.
+         */
+        post: operations["Messages_sendBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/gateways": {
         parameters: {
             query?: never;
@@ -998,6 +1018,51 @@ export interface components {
         MessagePage: {
             data: components["schemas"]["MessageResponse"][];
             nextCursor: string | null;
+        };
+        SendBatchItemDto: {
+            /**
+             * @description a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits
+             * @example 15551234567@s.whatsapp.net
+             */
+            to: string;
+            /**
+             * @description default `text`
+             * @enum {string}
+             */
+            type?: "text" | "image" | "video" | "audio" | "document" | "location" | "contact" | "reaction" | "poll";
+            /** @description the text (type text, 1..4096) or a caption (image, video, document, 1..1024) */
+            text?: string;
+            /** @description required for image, video, audio, document */
+            media?: components["schemas"]["SendMediaDto"];
+            location?: components["schemas"]["SendLocationDto"];
+            contact?: components["schemas"]["SendContactDto"];
+            reaction?: components["schemas"]["SendReactionDto"];
+            poll?: components["schemas"]["SendPollDto"];
+            /** @description reply to this message (msg_…) of the session */
+            quotedMessageId?: string;
+            /** @description user JIDs (or bare digits) mentioned in the text */
+            mentions?: string[];
+            /** @description this message's Idempotency-Key: a repeat (in this batch or any send of the session) within 24 h returns the first message and counts and sends nothing */
+            idempotencyKey?: string;
+        };
+        SendBatchDto: {
+            /** @description 1..100 messages, accepted in this order */
+            messages: components["schemas"]["SendBatchItemDto"][];
+        };
+        SendBatchResult: {
+            /**
+             * @description what a send of this message alone would have answered: 202 (`message` set) or the item's error (`error` set)
+             * @enum {integer}
+             */
+            status: 202 | 404 | 413 | 422 | 429;
+            /** @description the queued Message (or, for a repeated idempotency key, the first one) */
+            message: components["schemas"]["MessageResponse"] | null;
+            /** @description the error envelope's `error` for this message (`rate_limited` carries `retryAfterSeconds`) */
+            error: components["schemas"]["ErrorDetail"] | null;
+        };
+        SendBatchResponse: {
+            /** @description one result per message, in the order sent */
+            results: components["schemas"]["SendBatchResult"][];
         };
         GatewayResponse: {
             id: string;
@@ -4788,6 +4853,163 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+        };
+    };
+    Messages_sendBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendBatchDto"];
+            };
+        };
+        responses: {
+            /** @description one result per message, in order */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendBatchResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
         };
     };
     Gateways_list: {

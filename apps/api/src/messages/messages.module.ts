@@ -6,12 +6,13 @@ import { SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis, RedisKeys } from '@app/redis';
 import { MediaFetcher } from './media-fetcher';
 import { MEDIA_SOURCE, MediaSourceByEngine } from './media-source.provider';
+import { MessagesBatchController } from './messages-batch.controller';
 import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
 
 /** Sending (rates, idempotency, media) and the message log. */
 @Module({
-  controllers: [MessagesController],
+  controllers: [MessagesController, MessagesBatchController],
   providers: [
     MessagesService,
     { provide: SendRateLimiter, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new SendRateLimiter(redis, keys) },
