@@ -221,15 +221,33 @@ async function main() {
 
     const roles = { [process.pid]: 'bench (client)', [api.pid]: 'api', [gateway.pid]: 'gateway', [sim.pid]: 'simulator' };
     /** Runs `send` (POSTs of `tag` texts), waits for every row `sent` (`sentOf`); throughput, latencies and CPU. */
+    /**
+     * Transactions committed in the run's database (pg_stat_database: every autocommit statement is one, so this counts
+     * the round trips that wrote or read PostgreSQL, minus the bench's own probes). Backends report their counts when
+     * idle (at most every second), hence the pause before reading.
+     */
+    let ownQueries = 0;
+    const pgTransactions = async () => {
+      await sleep(1500);
+      await db.query('SELECT pg_stat_clear_snapshot()');
+      const { rows } = await db.query(`SELECT (xact_commit + xact_rollback)::bigint AS n FROM pg_stat_database WHERE datname = current_database()`);
+      ownQueries += 2;
+      return Number(rows[0].n);
+    };
     const measure = async (tag, send, sentOf, procRoles = roles) => {
+      const xactsBefore = await pgTransactions();
+      const ownBefore = ownQueries;
       const cpuBefore = cpuSnapshot();
       const started = performance.now();
       const latencies = await send(tag, MESSAGES);
       const posted = performance.now();
-      await waitUntil(async () => (await sentOf(tag)) >= MESSAGES, 180000, `every ${tag} message to be sent`);
+      await waitUntil(async () => (ownQueries++, (await sentOf(tag)) >= MESSAGES), 180000, `every ${tag} message to be sent`);
       const seconds = (performance.now() - started) / 1000;
+      const cpu = cpuBreakdown(cpuBefore, cpuSnapshot(), procRoles, DATABASE_URL.split('/').pop());
+      const ownDuring = ownQueries - ownBefore;
+      const xacts = (await pgTransactions()) - xactsBefore - ownDuring;
       latencies.sort((a, b) => a - b);
-      return { rate: MESSAGES / seconds, seconds, postSeconds: (posted - started) / 1000, latencies, cpu: cpuBreakdown(cpuBefore, cpuSnapshot(), procRoles, DATABASE_URL.split('/').pop()) };
+      return { rate: MESSAGES / seconds, seconds, postSeconds: (posted - started) / 1000, latencies, cpu, pgPerMessage: xacts / MESSAGES };
     };
     const pipeline = await measure('bench', post, sentCount);
     const { rows: onNetwork } = await db.query(`SELECT count(*)::int AS n FROM messages WHERE text LIKE 'bench %' AND status = 'sent' AND sent_at IS NOT NULL`);
@@ -291,6 +309,7 @@ async function main() {
       console.log(`  floor:    ${cpuLine(floor.cpu, MESSAGES)}`);
       console.log(`  engine:   ${cpuLine(engineCpu, MESSAGES)}`);
     }
+    console.log(`PostgreSQL transactions (round trips) per message: pipeline ${pipeline.pgPerMessage.toFixed(2)}${bulk ? `, bulk ${bulk.pgPerMessage.toFixed(2)}` : ''}, floor ${floor.pgPerMessage.toFixed(2)}`);
     console.log(`vs engine: ${(pipeline.rate / engine).toFixed(2)}`);
     console.log(`vs floor: ${(pipeline.rate / floor.rate).toFixed(2)}`);
     if (bulk) console.log(`bulk vs engine: ${(bulk.rate / engine).toFixed(2)}`);
