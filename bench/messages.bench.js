@@ -59,7 +59,7 @@ async function startProcess(name, entry, env, healthUrl) {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   children.push(child);
-  await waitUntil(async () => (await fetch(healthUrl)).ok, 30000, `${name} to answer ${healthUrl}`);
+  await waitUntil(async () => (await fetch(healthUrl)).ok, 90000, `${name} to answer ${healthUrl}`);
   return child;
 }
 
