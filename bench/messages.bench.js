@@ -5,7 +5,7 @@
 // a loop, one connection per session, each one message at a time as a session sends (the limit).
 // Everything runs from dist/ on this machine with its own throwaway database and Redis prefix, removed at the end.
 'use strict';
-const { spawn } = require('node:child_process');
+const { fork, spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { join } = require('node:path');
 
@@ -15,6 +15,9 @@ const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 4);
 /** POSTs in flight at once, spread over the sessions */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const WARMUP = Math.min(300, MESSAGES);
+/** messages per POST …/messages:batch in the bulk measurement (0 skips it), and batches in flight */
+const BATCH = Number(process.env.BENCH_BATCH ?? 100);
+const BATCH_CONCURRENCY = Number(process.env.BENCH_BATCH_CONCURRENCY ?? 4);
 
 const { Pool } = require('undici');
 const IORedis = require('ioredis');
@@ -24,6 +27,7 @@ const { migrate, newId } = dist('libs/database/src');
 const { newApiKeyToken, sha256Hex } = dist('libs/crypto/src');
 const { SimEngine } = dist('apps/gateway/src/engine/sim/sim.engine');
 const { benchRun, cpuBreakdown, cpuSnapshot, freePort, percentile } = require('./support');
+const { FLOOR_TABLE_SQL } = require('./messages-floor');
 
 const { runId, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
 const TO = '15550009999@s.whatsapp.net';
@@ -55,7 +59,7 @@ async function startProcess(name, entry, env, healthUrl) {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   children.push(child);
-  await waitUntil(async () => (await fetch(healthUrl)).ok, 30000, `${name} to answer ${healthUrl}`);
+  await waitUntil(async () => (await fetch(healthUrl)).ok, 90000, `${name} to answer ${healthUrl}`);
   return child;
 }
 
@@ -92,7 +96,7 @@ async function engineBaseline(simUrl, total) {
       sessionId,
       auth: memoryAuth(sessionId),
       logger,
-      onEvent: (e) => {
+      onEvent: async (e) => {
         if (e.type === 'qr') void fetch(`${simUrl}/sim/sessions/${sessionId}/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phoneNumber: `1555200000${s}` }) });
         if (e.type === 'open') opened();
       },
@@ -130,7 +134,7 @@ async function main() {
     console.error('benchmark exceeded its time bound');
     for (const c of children) c.kill('SIGKILL');
     cleanup(redis).finally(() => process.exit(1));
-  }, 240_000);
+  }, 480_000);
   let db = null;
   let pool = null;
   try {
@@ -154,7 +158,7 @@ async function main() {
     }, `http://127.0.0.1:${gwPort}/healthz`);
     const apiPort = await freePort();
     const api = await startProcess('api', 'dist/apps/api/src/main.js', {
-      PORT: String(apiPort), JWT_SECRET: `bench-jwt-secret-${runId}-0123456789abcdef`, NETWORK_SIM_URL: simUrl,
+      PORT: String(apiPort), API_OPS_PORT: String(await freePort()), JWT_SECRET: `bench-jwt-secret-${runId}-0123456789abcdef`, NETWORK_SIM_URL: simUrl,
       // per-session rates are set high on the sessions; the API-wide limits must not refuse the bench either
       RATE_LIMIT_CREDENTIAL_PER_MIN: '10000000', RATE_LIMIT_IP_PER_MIN: '10000000',
     }, `http://127.0.0.1:${apiPort}/healthz`);
@@ -178,54 +182,137 @@ async function main() {
 
     const sentCount = async (tag) =>
       (await db.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'sent' AND text LIKE $1`, [`${tag} %`])).rows[0].n;
-    /** POSTs `n` texts, CONCURRENCY at a time round-robin over the sessions; returns each POST's latency (ms). */
-    const post = async (tag, n) => {
+    /** Runs `n` calls of `one(i)`, `concurrency` at a time; returns each call's latency (ms). */
+    const inFlight = async (n, concurrency, one) => {
       const latencies = [];
       let next = 0;
       await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
+        Array.from({ length: concurrency }, async () => {
           while (next < n) {
             const i = next++;
             const t = performance.now();
-            const res = await call('POST', `/api/v1/sessions/${sessions[i % SESSIONS]}/messages`, { to: TO, text: `${tag} ${i}` });
+            await one(i);
             latencies.push(performance.now() - t);
-            if (res.status !== 202) throw new Error(`send answered ${res.status}: ${JSON.stringify(res.body)}`);
           }
         }),
       );
       return latencies;
     };
+    /** POSTs `n` texts, CONCURRENCY at a time round-robin over the sessions; returns each POST's latency (ms). */
+    const post = (tag, n) =>
+      inFlight(n, CONCURRENCY, async (i) => {
+        const res = await call('POST', `/api/v1/sessions/${sessions[i % SESSIONS]}/messages`, { to: TO, text: `${tag} ${i}` });
+        if (res.status !== 202) throw new Error(`send answered ${res.status}: ${JSON.stringify(res.body)}`);
+      });
+    /** POSTs `n` texts in batches of BATCH (messages:batch), BATCH_CONCURRENCY batches in flight, round-robin over the sessions. */
+    const postBatches = (tag, n) =>
+      inFlight(Math.ceil(n / BATCH), BATCH_CONCURRENCY, async (b) => {
+        const items = [];
+        for (let i = b * BATCH; i < Math.min(n, (b + 1) * BATCH); i++) items.push({ to: TO, text: `${tag} ${i}` });
+        const res = await call('POST', `/api/v1/sessions/${sessions[b % SESSIONS]}/messages:batch`, { messages: items });
+        if (res.status !== 202) throw new Error(`batch send answered ${res.status}: ${JSON.stringify(res.body)}`);
+        const refused = res.body.results.filter((r) => r.status !== 202);
+        if (refused.length) throw new Error(`batch items refused: ${JSON.stringify(refused[0])}`);
+      });
 
+    const loadBefore = require('node:os').loadavg().map((l) => l.toFixed(2)).join(' ');
     await post('warmup', WARMUP);
     await waitUntil(async () => (await sentCount('warmup')) >= WARMUP, 60000, 'the warm-up to be sent');
 
     const roles = { [process.pid]: 'bench (client)', [api.pid]: 'api', [gateway.pid]: 'gateway', [sim.pid]: 'simulator' };
-    const cpuBefore = cpuSnapshot();
-    const started = performance.now();
-    const latencies = await post('bench', MESSAGES);
-    const posted = performance.now();
-    await waitUntil(async () => (await sentCount('bench')) >= MESSAGES, 180000, 'every message to be sent');
-    const seconds = (performance.now() - started) / 1000;
-    const pipeline = MESSAGES / seconds;
-    const pipelineCpu = cpuBreakdown(cpuBefore, cpuSnapshot(), roles);
-    latencies.sort((a, b) => a - b);
+    /** Runs `send` (POSTs of `tag` texts), waits for every row `sent` (`sentOf`); throughput, latencies and CPU. */
+    /**
+     * Transactions committed in the run's database (pg_stat_database: every autocommit statement is one, so this counts
+     * the round trips that wrote or read PostgreSQL, minus the bench's own probes). Backends report their counts when
+     * idle (at most every second), hence the pause before reading.
+     */
+    let ownQueries = 0;
+    const pgTransactions = async () => {
+      await sleep(1500);
+      await db.query('SELECT pg_stat_clear_snapshot()');
+      const { rows } = await db.query(`SELECT (xact_commit + xact_rollback)::bigint AS n FROM pg_stat_database WHERE datname = current_database()`);
+      ownQueries += 2;
+      return Number(rows[0].n);
+    };
+    const measure = async (tag, send, sentOf, procRoles = roles) => {
+      const xactsBefore = await pgTransactions();
+      const ownBefore = ownQueries;
+      const cpuBefore = cpuSnapshot();
+      const started = performance.now();
+      const latencies = await send(tag, MESSAGES);
+      const posted = performance.now();
+      await waitUntil(async () => (ownQueries++, (await sentOf(tag)) >= MESSAGES), 180000, `every ${tag} message to be sent`);
+      const seconds = (performance.now() - started) / 1000;
+      const cpu = cpuBreakdown(cpuBefore, cpuSnapshot(), procRoles, DATABASE_URL.split('/').pop());
+      const ownDuring = ownQueries - ownBefore;
+      const xacts = (await pgTransactions()) - xactsBefore - ownDuring;
+      latencies.sort((a, b) => a - b);
+      return { rate: MESSAGES / seconds, seconds, postSeconds: (posted - started) / 1000, latencies, cpu, pgPerMessage: xacts / MESSAGES };
+    };
+    const pipeline = await measure('bench', post, sentCount);
     const { rows: onNetwork } = await db.query(`SELECT count(*)::int AS n FROM messages WHERE text LIKE 'bench %' AND status = 'sent' AND sent_at IS NOT NULL`);
+
+    let bulk = null;
+    if (BATCH > 0) {
+      await postBatches('bulkwarm', WARMUP);
+      await waitUntil(async () => (await sentCount('bulkwarm')) >= WARMUP, 60000, 'the bulk warm-up to be sent');
+      bulk = await measure('bulk', postBatches, sentCount);
+    }
+
+    // the floor (issue 24 item 1): the same client, messages and concurrency against a bare Express + prepared INSERT +
+    // PUBLISH, and a consumer that drains, sends through SimEngine and records with one prepared UPDATE
+    await db.query(FLOOR_TABLE_SQL);
+    const floorEnv = { ...process.env, DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX };
+    const floorSessions = Array.from({ length: SESSIONS }, (_, s) => `floor-${runId}-${s}`);
+    const floorConsumer = fork(join(__dirname, 'messages-floor.js'), ['consumer'], { env: { ...floorEnv, FLOOR_SIM_URL: simUrl, FLOOR_SESSIONS: JSON.stringify(floorSessions) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.push(floorConsumer);
+    await new Promise((r, j) => { floorConsumer.once('message', r); floorConsumer.once('exit', () => j(new Error('the floor consumer exited'))); });
+    const floorApi = fork(join(__dirname, 'messages-floor.js'), ['api'], { env: floorEnv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.push(floorApi);
+    const { port: floorPort } = await new Promise((r, j) => { floorApi.once('message', r); floorApi.once('exit', () => j(new Error('the floor API exited'))); });
+    const floorPool = new Pool(`http://127.0.0.1:${floorPort}`, { connections: CONCURRENCY, keepAliveTimeout: 30000 });
+    const floorPost = (tag, n) =>
+      inFlight(n, CONCURRENCY, async (i) => {
+        const res = await floorPool.request({ method: 'POST', path: `/sessions/${floorSessions[i % SESSIONS]}/messages`, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ to: TO, text: `${tag} ${i}` }) });
+        const text = await res.body.text();
+        if (res.statusCode !== 202) throw new Error(`floor answered ${res.statusCode}: ${text}`);
+        JSON.parse(text);
+      });
+    const floorSent = async (tag) => (await db.query(`SELECT count(*)::int AS n FROM floor_messages WHERE status = 'sent' AND text LIKE $1`, [`${tag} %`])).rows[0].n;
+    await floorPost('warmup', WARMUP);
+    await waitUntil(async () => (await floorSent('warmup')) >= WARMUP, 60000, 'the floor warm-up to be sent');
+    const floorRoles = { [process.pid]: 'bench (client)', [floorApi.pid]: 'floor api', [floorConsumer.pid]: 'floor consumer', [sim.pid]: 'simulator' };
+    const floor = await measure('bench', floorPost, floorSent, floorRoles);
+    await floorPool.close();
+    floorApi.kill('SIGTERM');
+    floorConsumer.kill('SIGTERM');
 
     // the limit, on the same simulator, after the pipeline has finished (so the two never share the CPU)
     const baseCpuBefore = cpuSnapshot();
     const engine = await engineBaseline(simUrl, MESSAGES);
-    const engineCpu = cpuBreakdown(baseCpuBefore, cpuSnapshot(), roles);
+    const engineCpu = cpuBreakdown(baseCpuBefore, cpuSnapshot(), roles, DATABASE_URL.split('/').pop());
 
+    const cores = require('node:os').cpus().length;
     console.log('');
+    console.log(`load average before: ${loadBefore}; after: ${require('node:os').loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     console.log(`SimEngine send loop             ${fmt(engine)} msgs/s   (the limit: ${SESSIONS} connections, one send at a time each)`);
-    console.log(`API → gateway → simulator       ${fmt(pipeline)} msgs/s   (first POST to last row sent: ${seconds.toFixed(2)} s; POSTs took ${((posted - started) / 1000).toFixed(2)} s; ${onNetwork[0].n} rows sent)`);
-    console.log(`POST /messages latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms (${latencies.length} POSTs, ${CONCURRENCY} in flight)`);
-    if (pipelineCpu.length) {
-      console.log(`CPU per message (${require('node:os').cpus().length} cores; µs by process):`);
-      console.log(`  pipeline: ${cpuLine(pipelineCpu, MESSAGES)}`);
+    console.log(`floor (express+pg+redis+engine) ${fmt(floor.rate)} msgs/s   (first POST to last row sent: ${floor.seconds.toFixed(2)} s; POSTs took ${floor.postSeconds.toFixed(2)} s)`);
+    console.log(`API → gateway → simulator       ${fmt(pipeline.rate)} msgs/s   (first POST to last row sent: ${pipeline.seconds.toFixed(2)} s; POSTs took ${pipeline.postSeconds.toFixed(2)} s; ${onNetwork[0].n} rows sent)`);
+    if (bulk) console.log(`bulk (messages:batch × ${BATCH})    ${fmt(bulk.rate)} msgs/s   (first POST to last row sent: ${bulk.seconds.toFixed(2)} s; POSTs took ${bulk.postSeconds.toFixed(2)} s; ${BATCH_CONCURRENCY} batches in flight)`);
+    console.log(`POST /messages latency: p50 ${percentile(pipeline.latencies, 50).toFixed(1)} ms, p99 ${percentile(pipeline.latencies, 99).toFixed(1)} ms (${pipeline.latencies.length} POSTs, ${CONCURRENCY} in flight)`);
+    console.log(`floor POST latency:     p50 ${percentile(floor.latencies, 50).toFixed(1)} ms, p99 ${percentile(floor.latencies, 99).toFixed(1)} ms`);
+    if (bulk) console.log(`POST /messages:batch latency: p50 ${percentile(bulk.latencies, 50).toFixed(1)} ms, p99 ${percentile(bulk.latencies, 99).toFixed(1)} ms (${bulk.latencies.length} batches)`);
+    if (pipeline.cpu.length) {
+      console.log(`CPU per message (${cores} cores; µs by process):`);
+      console.log(`  pipeline: ${cpuLine(pipeline.cpu, MESSAGES)}`);
+      if (bulk) console.log(`  bulk:     ${cpuLine(bulk.cpu, MESSAGES)}`);
+      console.log(`  floor:    ${cpuLine(floor.cpu, MESSAGES)}`);
       console.log(`  engine:   ${cpuLine(engineCpu, MESSAGES)}`);
     }
-    console.log(`vs engine: ${(pipeline / engine).toFixed(2)}`);
+    console.log(`PostgreSQL transactions (round trips) per message: pipeline ${pipeline.pgPerMessage.toFixed(2)}${bulk ? `, bulk ${bulk.pgPerMessage.toFixed(2)}` : ''}, floor ${floor.pgPerMessage.toFixed(2)}`);
+    console.log(`vs engine: ${(pipeline.rate / engine).toFixed(2)}`);
+    console.log(`vs floor: ${(pipeline.rate / floor.rate).toFixed(2)}`);
+    if (bulk) console.log(`bulk vs engine: ${(bulk.rate / engine).toFixed(2)}`);
   } finally {
     clearTimeout(bound);
     await pool?.close();

@@ -31,13 +31,17 @@ function cpuSnapshot() {
   return snap;
 }
 
-/** Where the CPU went between two snapshots: the bench's own processes by role, everything else by name. */
-function cpuBreakdown(before, after, roles) {
+/**
+ * Where the CPU went between two snapshots: the bench's own processes by role, everything else by name. With
+ * `database`, only the PostgreSQL backends of that database count as `postgres` (others: `other (postgres)`).
+ */
+function cpuBreakdown(before, after, roles, database) {
   const out = {};
   for (const [pid, a] of Object.entries(after)) {
     const used = a.seconds - (before[pid]?.seconds ?? 0);
     if (used <= 0) continue;
-    const name = roles[pid] ?? (a.comm === 'postgres' || a.comm === 'redis-server' ? a.comm : `other (${a.comm})`);
+    const shared = a.comm === 'redis-server' || (a.comm === 'postgres' && (!database || a.cmdline.includes(` ${database} `)));
+    const name = roles[pid] ?? (shared ? a.comm : `other (${a.comm})`);
     out[name] = (out[name] ?? 0) + used;
   }
   return Object.entries(out).sort((x, y) => y[1] - x[1]);

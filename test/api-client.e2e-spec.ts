@@ -171,6 +171,14 @@ describe('the generated API client, through every operation', () => {
       const got = await client.GET('/api/v1/sessions/{id}/messages/{messageId}', { params: { path: { id, messageId } } });
       return got.data?.status === 'sent' ? true : null;
     }, 10000, 'sent');
+    // bulk send: one result per message, in order; a repeated key answers the first message
+    const bulk = await client.POST('/api/v1/sessions/{id}/messages:batch', {
+      params: { path },
+      body: { messages: [{ to: '15550006666', text: 'bulk 1', idempotencyKey: 'typed-1' }, { to: '15550006666', text: 'bulk 2' }] },
+    });
+    expect(bulk.response.status).toBe(202);
+    expect(bulk.data?.results.map((r) => r.status)).toEqual([202, 202]);
+    expect(bulk.data?.results[0].message?.id).toBe(messageId);
     const image = Buffer.from('not really a jpeg, but bytes with a type');
     await network().post(`/sim/sessions/${id}/inbound`, { from: '15550007777', type: 'image', text: 'look', media: { base64: image.toString('base64'), mimetype: 'image/jpeg' } });
     const inbound = await waitFor(async () => {

@@ -97,6 +97,7 @@ const MATRIX: Record<string, Entry> = {
   AccountExtras_follow: { permission: 'messages:send', body: { invite: 'AAAAAAAAAAAAAAAAAAAAAA' } },
   AccountExtras_unfollow: { permission: 'messages:send' },
   AccountExtras_channelMessages: { permission: 'sessions:read' },
+  Messages_sendBatch: { permission: 'messages:send', body: { messages: [{ to: '15551234567', text: 'hello' }] } },
 };
 
 interface Operation {

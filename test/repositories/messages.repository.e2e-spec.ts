@@ -188,6 +188,42 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(next.id);
   });
 
+  it('insertOutboundMany numbers a batch consecutively in its order, stores media of inserted rows only, skips conflicts', async () => {
+    const own = (await newSession(db, orgId)).id;
+    const one = (over: Partial<NewMessage> = {}) => outbound({ sessionId: own, ...over });
+    const before = (await messages.insertOutbound(one({ idempotencyKey: 'taken' }), null))!;
+    const batch = [
+      { message: one({ text: 'a', mentions: ['15550008888@s.whatsapp.net', 'quote"and\\slash'] }), media: null },
+      { message: one({ type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: 'c' } }), media: Buffer.from('png') },
+      // conflicts with the earlier row: nothing written, its media neither, its number skipped
+      { message: one({ idempotencyKey: 'taken', type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } }), media: Buffer.from('xyz') },
+      { message: one({ type: 'location', text: null, location: { latitude: 1, longitude: 2, name: null, address: null }, idempotencyKey: 'fresh' }), media: null },
+    ];
+    const rows = await messages.insertOutboundMany(orgId, own, batch);
+    expect([...rows.keys()]).toEqual([batch[0].message.id, batch[1].message.id, batch[3].message.id]);
+    expect(rows.get(batch[0].message.id)).toMatchObject({ status: 'queued', direction: 'out', text: 'a', mentions: ['15550008888@s.whatsapp.net', 'quote"and\\slash'] });
+    expect(rows.get(batch[1].message.id)?.media).toEqual({ mimetype: 'image/png', size: 3, filename: null, caption: 'c' });
+    expect(rows.get(batch[3].message.id)).toMatchObject({ location: { latitude: 1, longitude: 2, name: null, address: null }, idempotencyKey: 'fresh' });
+    expect(await messages.mediaOf(batch[1].message.id)).toEqual(Buffer.from('png'));
+    expect(await messages.mediaOf(batch[2].message.id)).toBeNull();
+    const seqs: Array<{ id: string; seq: number }> = await db.query('SELECT id, seq::int AS seq FROM messages WHERE session_id = $1 ORDER BY seq', [own]);
+    expect(seqs.map((r) => r.id)).toEqual([before.id, batch[0].message.id, batch[1].message.id, batch[3].message.id]);
+    expect(seqs.map((r) => r.seq - seqs[0].seq)).toEqual([0, 1, 2, 4]);
+    expect((await messages.nextQueued(own, 10)).messages.map((m) => m.id)).toEqual(seqs.map((r) => r.id));
+    const next = (await messages.insertOutbound(one(), null))!;
+    expect((await db.query('SELECT seq::int AS seq FROM messages WHERE id = $1', [next.id]))[0].seq).toBe(seqs[0].seq + 5);
+
+    // the batch's keys: found within the window, released after it
+    const found = await messages.findByIdempotencyKeys(own, ['taken', 'fresh', 'unknown'], 24 * 3600 * 1000);
+    expect([...found.keys()].sort()).toEqual(['fresh', 'taken']);
+    expect(found.get('taken')?.id).toBe(before.id);
+    await db.query(`UPDATE messages SET created_at = now() - interval '25 hours' WHERE id = $1`, [before.id]);
+    await messages.releaseIdempotencyKeys(own, ['taken', 'fresh'], 24 * 3600 * 1000);
+    expect([...(await messages.findByIdempotencyKeys(own, ['taken', 'fresh'], 24 * 3600 * 1000)).keys()]).toEqual(['fresh']);
+    expect((await messages.findById(before.id))?.idempotencyKey).toBeNull();
+    expect(await messages.insertOutboundMany(orgId, own, [])).toEqual(new Map());
+  });
+
   it('applyEdit replaces a text or a caption once, returning the previous one; unknown, unchanged or revoked: null', async () => {
     const inbound = (over: Partial<NewMessage>) => outbound({ direction: 'in', status: 'received', ...over });
     const text = (await messages.insert(inbound({ text: 'helo' })))!;

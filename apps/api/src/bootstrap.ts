@@ -50,6 +50,7 @@ export async function createApiApp(options: { quiet?: boolean; logLevel?: string
   // of base64 media, so its route parses first with its own limit (a parsed body is skipped by the next parser)
   const jsonTypes = ['application/json', 'application/*+json'];
   app.use(`/${API_PREFIX}/sessions/:id/messages`, json({ limit: config.sendBodyLimitBytes, strict: false, type: jsonTypes }));
+  app.use(`/${API_PREFIX}/sessions/:id/messages\\:batch`, json({ limit: config.sendBodyLimitBytes, strict: false, type: jsonTypes }));
   app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, strict: false, type: jsonTypes });
   // NUL bytes, prototype-named keys, deep nesting and over-long URLs are refused here, before any route or pipe
   app.use(inputHardening());

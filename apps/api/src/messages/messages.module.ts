@@ -10,6 +10,7 @@ import { SessionsModule } from '../sessions/sessions.module';
 import { LinkPreviewer } from './link-preview';
 import { CallsController, MessageActionsController } from './message-actions.controller';
 import { MessageActionsService } from './message-actions.service';
+import { MessagesBatchController } from './messages-batch.controller';
 import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
 import { MediaReupload } from './media-reupload';
@@ -17,7 +18,7 @@ import { MediaReupload } from './media-reupload';
 /** Sending (rates, idempotency, media) and the message log. */
 @Module({
   imports: [SessionsModule],
-  controllers: [MessagesController, MessageActionsController, CallsController],
+  controllers: [MessagesController, MessagesBatchController, MessageActionsController, CallsController],
   providers: [
     MessagesService,
     MediaReupload,

@@ -1,16 +1,17 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { ApiConfig } from '@app/config';
-import { DomainError, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
+import { DomainError, ERROR_STATUS, ErrorBody, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
 import { MessageRow, MessagesRepository, NewMessage, newId, Session, SessionsRepository, toMessageView } from '@app/database';
 import { REDIS_CLIENT } from '@app/infra';
 import { MediaSource, MediaUnavailableError } from '@app/media';
-import { SendRateLimiter, SendSignal } from '@app/messaging';
+import { RateLimitName, SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis } from '@app/redis';
 import type { Principal } from '../auth/principal';
 import { Page, pageLimit } from '../common/pagination';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import type { MessageQueryDto } from './dto/message.dto';
+import { BATCH_MAX, SendBatchItemDto } from './dto/send-batch.dto';
 import { SendMediaDto, SendMessageDto } from './dto/send-message.dto';
 import { LinkPreviewer } from './link-preview';
 import { MediaFetcher, mediaTooLarge } from './media-fetcher';
@@ -28,11 +29,54 @@ export interface BroadcastSend {
   record(messageId: string): Promise<void>;
 }
 
+/** One message's outcome in a bulk send: a Message (202) or its error. */
+export interface BatchResult {
+  status: number;
+  message: MessageView | null;
+  error: ErrorBody['error'] | null;
+}
+
+export interface BatchResults {
+  results: BatchResult[];
+}
+
+/** The 429 of a send refused by the session's rates. */
+function rateLimited(session: Session, retryAfterMs: number, limit: RateLimitName): DomainError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  const count = limit === 'ratePerMin' ? `${session.ratePerMin} per minute` : `${session.ratePerHour} per hour`;
+  return new DomainError('rate_limited', `the session's send rate (${count}) is reached; retry in ${retryAfterSeconds} s`, { retryAfterSeconds, limit });
+}
+
+/** The messages of a bulk send's body: `{messages: [1..BATCH_MAX]}` and nothing else, or the whole request is 422. */
+function batchItems(raw: unknown): unknown[] {
+  const invalid = (problem: string, field = 'messages') => new DomainError('validation_error', 'request is invalid', { fields: { [field]: [problem] } });
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new DomainError('validation_error', 'request body must be a JSON object', { fields: { body: ['must be a JSON object'] } });
+  }
+  const unknown = Object.keys(raw).filter((k) => k !== 'messages');
+  if (unknown.length > 0) throw invalid('property should not exist', unknown[0]);
+  const messages = (raw as { messages?: unknown }).messages;
+  if (!Array.isArray(messages)) throw invalid('messages must be an array of 1..' + BATCH_MAX + ' messages');
+  if (messages.length < 1 || messages.length > BATCH_MAX) throw invalid(`messages must hold 1..${BATCH_MAX} messages (it has ${messages.length})`);
+  return messages;
+}
+
+function unreachable(index: number): never {
+  throw new Error(`batch item ${index} has no outcome`);
+}
+
 /** A repeated Idempotency-Key returns the first message for this long; after it the key is free again. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 const SENDABLE: SessionStatus[] = ['working', 'reconnecting'];
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
+
+/** The messages a send names, found in this session. */
+interface SendTargets {
+  quoted: MessageRow | null;
+  reacted: MessageRow | null;
+  polled: MessageRow | null;
+}
 
 export interface MediaDownload {
   body: Buffer | Readable;
@@ -73,22 +117,8 @@ export class MessagesService {
   async send(principal: Principal, sessionId: string, rawBody: unknown, idempotencyKey: string | undefined, broadcast?: BroadcastSend): Promise<MessageView> {
     const session = await this.findSession(principal.organizationId, sessionId);
     const body = await this.validate(rawBody, idempotencyKey);
-    const type: OutboundMessageType = body.type ?? 'text';
-    const quoted = body.quotedMessageId ? await this.findTarget(session, body.quotedMessageId, 'quotedMessageId') : null;
-    const reacted = body.reaction ? await this.findTarget(session, body.reaction.messageId, 'reaction.messageId') : null;
-    const polled = body.pollVote ? await this.findTarget(session, body.pollVote.pollMessageId, 'pollVote.pollMessageId') : null;
-    const voteProblem = polled ? pollVoteProblem(polled, body.to, body.pollVote!.options) : null;
-    if (voteProblem) throw new DomainError('validation_error', 'request is invalid', { fields: voteProblem });
-    if (reacted && reacted.chatJid !== body.to) {
-      throw new DomainError('validation_error', 'request is invalid', {
-        fields: { 'reaction.messageId': [`the message is in chat ${reacted.chatJid}, not in ${body.to}`] },
-      });
-    }
-    if (!SENDABLE.includes(session.status)) {
-      throw new DomainError('conflict', `the session is ${session.status}: messages are accepted while it is working or reconnecting`, {
-        status: session.status,
-      });
-    }
+    const targets = await this.targets(session, body);
+    this.assertSendable(session);
     if (idempotencyKey !== undefined) {
       const first = await this.messages.findByIdempotencyKey(session.id, idempotencyKey, IDEMPOTENCY_WINDOW_MS);
       if (first) return toMessageView(first);
@@ -98,47 +128,13 @@ export class MessagesService {
     const id = newId('msg');
     // read from the row on every send, so a PATCH of the rates applies to the very next one
     const decision = await this.limiter.tryAccept(session.id, id, { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
-    if (!decision.accepted) {
-      const retryAfterSeconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-      const limit = decision.limit;
-      const count = limit === 'ratePerMin' ? `${session.ratePerMin} per minute` : `${session.ratePerHour} per hour`;
-      throw new DomainError('rate_limited', `the session's send rate (${count}) is reached; retry in ${retryAfterSeconds} s`, { retryAfterSeconds, limit });
-    }
+    if (!decision.accepted) throw rateLimited(session, decision.retryAfterMs, decision.limit);
 
     let row: MessageRow | null;
     try {
       const bytes = body.media ? await this.mediaBytes(body.media) : null;
-      const sendOptions: MessageSendOptions | null = polled
-        ? { pollVote: { poll: messageKeyOf(polled), options: body.pollVote!.options } }
-        : type === 'text' && body.linkPreview !== false && this.previews
-          ? { linkPreview: await this.previews.previewOf(body.text!) }
-          : null;
-      const message: NewMessage = {
-        id,
-        organizationId: session.organizationId,
-        sessionId: session.id,
-        waMessageId: newWaMessageId(),
-        direction: 'out',
-        chatJid: broadcast?.chatJid ?? body.to,
-        from: session.waJid,
-        type,
-        text: type === 'text' ? body.text! : null,
-        media: body.media && bytes
-          ? { mimetype: body.media.mimetype, size: bytes.length, filename: body.media.filename ?? null, caption: CAPTIONED.includes(type) ? (body.text ?? null) : null }
-          : null,
-        location: body.location
-          ? { latitude: body.location.latitude, longitude: body.location.longitude, name: body.location.name ?? null, address: body.location.address ?? null }
-          : null,
-        contact: body.contact ? { fullName: body.contact.fullName, phoneNumber: body.contact.phoneNumber } : null,
-        poll: body.poll ? { name: body.poll.name, options: body.poll.options, selectableCount: body.poll.selectableCount ?? 1 } : null,
-        reaction: reacted ? { waMessageId: reacted.waMessageId, emoji: body.reaction!.emoji } : null,
-        quotedMessageId: quoted?.id ?? null,
-        quotedWaMessageId: quoted?.waMessageId ?? null,
-        mentions: body.mentions ?? [],
-        status: 'queued',
-        idempotencyKey: idempotencyKey ?? null,
-        sendOptions: sendOptions?.pollVote || sendOptions?.linkPreview ? sendOptions : null,
-      };
+      const sendOptions = await this.sendOptionsOf(body, targets.polled);
+      const message = this.newMessage(session, id, body, targets, bytes, idempotencyKey ?? null, { chatJid: broadcast?.chatJid, sendOptions });
       if (broadcast) await broadcast.record(id);
       row = await this.messages.insertOutbound(message, bytes);
     } catch (err) {
@@ -158,6 +154,110 @@ export class MessagesService {
       await this.signal.notify(this.redis, session.gatewayId, session.id).catch((err) => this.logger.warn(`send signal lost for ${session.id}: ${String(err)}`));
     }
     return toMessageView(row);
+  }
+
+  /**
+   * A bulk send (`POST …/messages:batch`): 1..BATCH_MAX messages of one session, each checked as a send of its own and
+   * answered at its position (a Message, or that message's error: 422, 404, 413, 429), never failing the others.
+   * Session (404) → envelope (422) → session status (409) → each message (422, 404) → idempotent repeats (the first
+   * message; a key repeated inside the batch answers the first item's outcome) → rates (the longest prefix of the new
+   * messages both windows allow, each counted; the rest 429) → media → one insert of all, in order → one signal.
+   */
+  async sendBatch(principal: Principal, sessionId: string, rawBody: unknown): Promise<BatchResults> {
+    const session = await this.findSession(principal.organizationId, sessionId);
+    const items = batchItems(rawBody);
+    this.assertSendable(session);
+    const results: Array<BatchResult | undefined> = new Array(items.length);
+    const fail = (index: number, err: unknown) => {
+      if (!(err instanceof DomainError)) throw err;
+      results[index] = { status: ERROR_STATUS[err.code], message: null, error: err.toBody().error };
+    };
+
+    interface Item {
+      index: number;
+      body: SendBatchItemDto;
+      targets: SendTargets;
+    }
+    const valid: Item[] = [];
+    for (const [index, raw] of items.entries()) {
+      try {
+        if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+          throw new DomainError('validation_error', 'the message is invalid', { fields: { message: ['must be a JSON object'] } });
+        }
+        const body = (await this.validation.transform(raw, { type: 'body', metatype: SendBatchItemDto, data: '' })) as SendBatchItemDto;
+        valid.push({ index, body, targets: await this.targets(session, body) });
+      } catch (err) {
+        fail(index, err);
+      }
+    }
+
+    // repeats: of an earlier send (the first message, nothing counted), or of an earlier item of this batch
+    const keys = [...new Set(valid.flatMap((v) => (v.body.idempotencyKey === undefined ? [] : [v.body.idempotencyKey])))];
+    const firsts = await this.messages.findByIdempotencyKeys(session.id, keys, IDEMPOTENCY_WINDOW_MS);
+    await this.messages.releaseIdempotencyKeys(session.id, keys.filter((k) => !firsts.has(k)), IDEMPOTENCY_WINDOW_MS);
+    const firstItemOfKey = new Map<string, number>();
+    const repeats: Array<[index: number, of: number]> = [];
+    const fresh: Array<Item & { id: string }> = [];
+    for (const v of valid) {
+      const key = v.body.idempotencyKey;
+      const first = key === undefined ? undefined : firsts.get(key);
+      if (first) results[v.index] = { status: 202, message: toMessageView(first), error: null };
+      else if (key !== undefined && firstItemOfKey.has(key)) repeats.push([v.index, firstItemOfKey.get(key)!]);
+      else {
+        if (key !== undefined) firstItemOfKey.set(key, v.index);
+        fresh.push({ ...v, id: newId('msg') });
+      }
+    }
+
+    // the rates: read from the row on every send, so a PATCH applies to the very next batch
+    const decision = await this.limiter.tryAcceptMany(session.id, fresh.map((f) => f.id), { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
+    const counted = fresh.slice(0, decision.accepted);
+    for (const f of fresh.slice(decision.accepted)) fail(f.index, rateLimited(session, decision.retryAfterMs, decision.limit ?? 'ratePerMin'));
+
+    const uncount: string[] = [];
+    const batch: Array<{ index: number; message: NewMessage; media: Buffer | null }> = [];
+    try {
+      for (const c of counted) {
+        try {
+          const bytes = c.body.media ? await this.mediaBytes(c.body.media) : null;
+          const sendOptions = await this.sendOptionsOf(c.body, c.targets.polled);
+          batch.push({ index: c.index, message: this.newMessage(session, c.id, c.body, c.targets, bytes, c.body.idempotencyKey ?? null, { sendOptions }), media: bytes });
+        } catch (err) {
+          uncount.push(c.id);
+          fail(c.index, err);
+        }
+      }
+      const rows = await this.messages.insertOutboundMany(session.organizationId, session.id, batch);
+      const raced: Array<{ index: number; key: string }> = [];
+      for (const b of batch) {
+        const row = rows.get(b.message.id);
+        if (row) results[b.index] = { status: 202, message: toMessageView(row), error: null };
+        else {
+          // a concurrent repeat with the same key was stored first: answered with it, counted once
+          uncount.push(b.message.id);
+          if (b.message.idempotencyKey === null || b.message.idempotencyKey === undefined) throw new Error(`message ${b.message.id} conflicted with a stored one`);
+          raced.push({ index: b.index, key: b.message.idempotencyKey });
+        }
+      }
+      if (raced.length > 0) {
+        const stored = await this.messages.findByIdempotencyKeys(session.id, raced.map((r) => r.key), IDEMPOTENCY_WINDOW_MS);
+        for (const r of raced) {
+          const first = stored.get(r.key);
+          if (!first) throw new Error(`a message with idempotency key ${r.key} conflicted with a stored one that is gone`);
+          results[r.index] = { status: 202, message: toMessageView(first), error: null };
+        }
+      }
+      if (rows.size > 0 && session.gatewayId) {
+        await this.signal.notify(this.redis, session.gatewayId, session.id).catch((err) => this.logger.warn(`send signal lost for ${session.id}: ${String(err)}`));
+      }
+    } catch (err) {
+      // nothing of the batch was stored: every counted send goes back
+      await this.limiter.releaseMany(session.id, counted.map((c) => c.id)).catch(() => undefined);
+      throw err;
+    }
+    if (uncount.length > 0) await this.limiter.releaseMany(session.id, uncount).catch(() => undefined);
+    for (const [index, of] of repeats) results[index] = results[of];
+    return { results: results.map((r, i) => r ?? unreachable(i)) };
   }
 
   async list(organizationId: string, sessionId: string, query: MessageQueryDto): Promise<Page<MessageView>> {
@@ -213,6 +313,81 @@ export class MessagesService {
   }
 
   // ---------------------------------------------------------------------------------------------
+
+  private assertSendable(session: Session): void {
+    if (!SENDABLE.includes(session.status)) {
+      throw new DomainError('conflict', `the session is ${session.status}: messages are accepted while it is working or reconnecting`, {
+        status: session.status,
+      });
+    }
+  }
+
+  /**
+   * The messages a send names: quoted, reacted, voted (404 when not of this session; 422 when the reaction is in another
+   * chat or the vote does not fit its poll).
+   */
+  private async targets(session: Session, body: SendMessageDto): Promise<SendTargets> {
+    const quoted = body.quotedMessageId ? await this.findTarget(session, body.quotedMessageId, 'quotedMessageId') : null;
+    const reacted = body.reaction ? await this.findTarget(session, body.reaction.messageId, 'reaction.messageId') : null;
+    const polled = body.pollVote ? await this.findTarget(session, body.pollVote.pollMessageId, 'pollVote.pollMessageId') : null;
+    const voteProblem = polled ? pollVoteProblem(polled, body.to, body.pollVote!.options) : null;
+    if (voteProblem) throw new DomainError('validation_error', 'request is invalid', { fields: voteProblem });
+    if (reacted && reacted.chatJid !== body.to) {
+      throw new DomainError('validation_error', 'request is invalid', {
+        fields: { 'reaction.messageId': [`the message is in chat ${reacted.chatJid}, not in ${body.to}`] },
+      });
+    }
+    return { quoted, reacted, polled };
+  }
+
+  /** What the gateway needs besides the Message to send it: a poll vote's poll, a text's link preview (made here). */
+  private async sendOptionsOf(body: SendMessageDto, polled: MessageRow | null): Promise<MessageSendOptions | null> {
+    if (polled) return { pollVote: { poll: messageKeyOf(polled), options: body.pollVote!.options } };
+    const type: OutboundMessageType = body.type ?? 'text';
+    if (type !== 'text' || body.linkPreview === false || !this.previews) return null;
+    const linkPreview = await this.previews.previewOf(body.text!);
+    return linkPreview ? { linkPreview } : null;
+  }
+
+  /** The row of an accepted send; `chatJid` overrides `to` (a status post goes to status@broadcast). */
+  private newMessage(
+    session: Session,
+    id: string,
+    body: SendMessageDto,
+    { quoted, reacted }: SendTargets,
+    bytes: Buffer | null,
+    idempotencyKey: string | null,
+    extra: { chatJid?: string; sendOptions: MessageSendOptions | null },
+  ): NewMessage {
+    const type: OutboundMessageType = body.type ?? 'text';
+    return {
+      id,
+      organizationId: session.organizationId,
+      sessionId: session.id,
+      waMessageId: newWaMessageId(),
+      direction: 'out',
+      chatJid: extra.chatJid ?? body.to,
+      from: session.waJid,
+      type,
+      text: type === 'text' ? body.text! : null,
+      media: body.media && bytes
+        ? { mimetype: body.media.mimetype, size: bytes.length, filename: body.media.filename ?? null, caption: CAPTIONED.includes(type) ? (body.text ?? null) : null }
+        : null,
+      location: body.location
+        ? { latitude: body.location.latitude, longitude: body.location.longitude, name: body.location.name ?? null, address: body.location.address ?? null }
+        : null,
+      contact: body.contact ? { fullName: body.contact.fullName, phoneNumber: body.contact.phoneNumber } : null,
+      poll: body.poll ? { name: body.poll.name, options: body.poll.options, selectableCount: body.poll.selectableCount ?? 1 } : null,
+      reaction: reacted ? { waMessageId: reacted.waMessageId, emoji: body.reaction!.emoji } : null,
+      quotedMessageId: quoted?.id ?? null,
+      quotedWaMessageId: quoted?.waMessageId ?? null,
+      mentions: body.mentions ?? [],
+      status: 'queued',
+      idempotencyKey,
+      sendOptions: extra.sendOptions,
+    };
+  }
+
 
   /** The one read of `sessions` here. */
   private async findSession(organizationId: string, id: string): Promise<Session> {

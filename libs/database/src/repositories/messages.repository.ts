@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { pgArray } from '../pg-array';
 import { preparedStatement, runPrepared } from '../prepared';
 import { OutboxRows, outboxInsertSql } from './events.repository';
-import { autoReadSql, presenceTypingSql, takeMessageSeqSql } from './sessions.repository';
+import { autoReadSql, presenceTypingSql, takeMessageSeqSql, takeMessageSeqsSql } from './sessions.repository';
 import { chatOfMessageSql } from './chats.repository';
 import type {
   AckStatus,
@@ -229,6 +230,39 @@ const INSERT_OUTBOUND = preparedStatement(
 );
 
 /**
+ * A bulk accept (`insertOutboundMany`): the batch's numbers taken at once (`takeMessageSeqsSql`), then every message of
+ * the batch with its number (its position in the arrays), and the media bytes of the inserted ones, in one statement.
+ * Arrays, one per column, in the batch's order; json columns travel as text and are cast per element. A conflicting
+ * row (waMessageId, idempotency key) inserts nothing and leaves its number unused.
+ */
+const INSERT_OUTBOUND_MANY = preparedStatement(
+  'messages_insert_outbound_many',
+  `WITH s AS (${takeMessageSeqsSql('$3::text', 'cardinality($1::text[])')}),
+   b AS (
+     SELECT * FROM unnest($1::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+       $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bytea[],
+       $20::text[])
+       WITH ORDINALITY AS b(id, wa_message_id, chat_jid, type, text, media, location, contact, poll, reaction,
+         quoted_message_id, quoted_wa_message_id, mentions, idempotency_key, status, from_jid, data, send_options, n)
+   ),
+   m AS (
+     INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
+       location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, idempotency_key, seq, send_options)
+     SELECT b.id, $2::text, $3::text, b.wa_message_id, 'out', b.chat_jid, b.from_jid, b.type, b.text, b.media::jsonb,
+       b.location::jsonb, b.contact::jsonb, b.poll::jsonb, b.reaction::jsonb, b.quoted_message_id, b.quoted_wa_message_id,
+       b.mentions::text[], b.status, b.idempotency_key, s.message_seq - cardinality($1::text[]) + b.n, b.send_options::jsonb
+       FROM b, s ORDER BY b.n
+     ON CONFLICT DO NOTHING
+     RETURNING ${COLUMNS}
+   ),
+   media AS (INSERT INTO message_media (message_id, data) SELECT m.id, b.data FROM m JOIN b ON b.id = m.id WHERE b.data IS NOT NULL),
+   -- one chat row change per chat (a statement may not update a row twice): the batch's last message of each chat
+   last AS (SELECT DISTINCT ON (chat_jid) organization_id, session_id, chat_jid, id, created_at FROM m ORDER BY chat_jid, created_at DESC, id DESC),
+   chat AS (${chatOfMessageSql('last', 'false')})
+   SELECT * FROM m`,
+);
+
+/**
  * The head of a session's send queue (`nextQueued`), through the partial index `messages_queued (session_id, seq, id)`,
  * with the session's presenceTyping (its repository's fragment, evaluated once per query).
  */
@@ -368,6 +402,64 @@ export class MessagesRepository {
       m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null, media, json(m.sendOptions),
     ]);
     return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /**
+   * A bulk accept (a batch of one session, in its order) in one autocommit statement (INSERT_OUTBOUND_MANY): the
+   * session's next numbers for the whole batch, each message with its own in the batch's order, their media bytes.
+   * Returns the inserted rows by id; a message missing from it conflicted (idempotency key, waMessageId) and wrote
+   * nothing. Every message must be outbound `queued`, of `sessionId` and of `organizationId`.
+   */
+  async insertOutboundMany(
+    organizationId: string,
+    sessionId: string,
+    batch: ReadonlyArray<{ message: NewMessage; media: Buffer | null }>,
+  ): Promise<Map<string, MessageRow>> {
+    if (batch.length === 0) return new Map();
+    const col = <T>(f: (m: NewMessage, media: Buffer | null) => T) => batch.map((b) => f(b.message, b.media));
+    const { rows } = await runPrepared<RawRow>(this.db, INSERT_OUTBOUND_MANY, [
+      col((m) => m.id),
+      organizationId,
+      sessionId,
+      col((m) => m.waMessageId),
+      col((m) => m.chatJid),
+      col((m) => m.type),
+      col((m) => m.text ?? null),
+      col((m) => json(m.media)),
+      col((m) => json(m.location)),
+      col((m) => json(m.contact)),
+      col((m) => json(m.poll)),
+      col((m) => json(m.reaction)),
+      col((m) => m.quotedMessageId ?? null),
+      col((m) => m.quotedWaMessageId ?? null),
+      // a text[] per message travels as its array literal (a text[][] would have to be rectangular)
+      col((m) => pgArray(m.mentions ?? [])),
+      col((m) => m.idempotencyKey ?? null),
+      col((m) => m.status),
+      col((m) => m.from),
+      col((_m, media) => media),
+      col((m) => json(m.sendOptions)),
+    ]);
+    return new Map(rows.map((r) => [r.id, toRow(r)]));
+  }
+
+  /** The messages first accepted under these keys in the last `windowMs` (a batch's repeats), by key. */
+  async findByIdempotencyKeys(sessionId: string, keys: string[], windowMs: number): Promise<Map<string, MessageRow>> {
+    if (keys.length === 0) return new Map();
+    const rows: RawRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND idempotency_key = ANY($2::text[]) AND created_at > now() - ($3 * interval '1 millisecond')`,
+      [sessionId, keys, windowMs],
+    );
+    return new Map(rows.map((r) => [r.idempotency_key!, toRow(r)]));
+  }
+
+  /** `releaseIdempotencyKey` for several keys in one statement. */
+  async releaseIdempotencyKeys(sessionId: string, keys: string[], windowMs: number): Promise<void> {
+    if (keys.length === 0) return;
+    await this.db.query(
+      `UPDATE messages SET idempotency_key = NULL WHERE session_id = $1 AND idempotency_key = ANY($2::text[]) AND created_at <= now() - ($3 * interval '1 millisecond')`,
+      [sessionId, keys, windowMs],
+    );
   }
 
   async mediaOf(messageId: string): Promise<Buffer | null> {

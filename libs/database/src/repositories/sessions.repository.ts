@@ -115,6 +115,15 @@ export function takeMessageSeqSql(sessionParam: string): string {
 }
 
 /**
+ * `takeMessageSeqSql` for `countParam` messages at once (a bulk send): the session's number moves by that many and the
+ * statement returns the last one taken (`message_seq`), so the batch's numbers are `message_seq - count + 1 …
+ * message_seq`, in the order of the batch. The same lock, held the same way.
+ */
+export function takeMessageSeqsSql(sessionParam: string, countParam: string): string {
+  return `UPDATE sessions SET message_seq = message_seq + ${countParam} WHERE id = ${sessionParam} RETURNING message_seq`;
+}
+
+/**
  * The session's `presenceTyping` as a scalar subquery, for a statement that reads it together with what it reads
  * (`MessagesRepository.nextQueued`: the sender reads the setting with each batch of queued messages, so a PATCH
  * applies to the messages read after it, without a query of its own). `sessionParam` is that statement's placeholder
