@@ -138,11 +138,11 @@ describe('the generated API client, through every operation', () => {
     const invite = await client.GET('/api/v1/sessions/{id}/groups/{groupJid}/invite', { params: { path: gPath } });
     const renewed = await client.POST('/api/v1/sessions/{id}/groups/{groupJid}/invite:revoke', { params: { path: gPath } });
     expect(renewed.data?.code).not.toBe(invite.data?.code);
-    const picture = await client.PUT('/api/v1/sessions/{id}/groups/{groupJid}/picture', {
+    const groupPicture = await client.PUT('/api/v1/sessions/{id}/groups/{groupJid}/picture', {
       params: { path: gPath },
       body: { media: { base64: Buffer.from('a picture').toString('base64'), mimetype: 'image/png' } },
     });
-    expect(picture.response.status).toBe(204);
+    expect(groupPicture.response.status).toBe(204);
     // joining a group one is in changes nothing and answers the group
     expect((await client.POST('/api/v1/sessions/{id}/groups:join', { params: { path }, body: { code: renewed.data!.code } })).data?.groupJid).toBe(gPath.groupJid);
     expect((await client.POST('/api/v1/sessions/{id}/groups/{groupJid}:leave', { params: { path: gPath } })).response.status).toBe(204);
@@ -150,9 +150,9 @@ describe('the generated API client, through every operation', () => {
     // labels (a business account), a status post, channels (CONTRACT 13)
     const labels = await client.GET('/api/v1/sessions/{id}/labels', { params: { path } });
     expect(labels.data?.data[0]).toEqual({ id: '1', name: 'New customer', color: 0 });
-    const chatPath = { id, jid: '15550006666@s.whatsapp.net' };
-    expect((await client.POST('/api/v1/sessions/{id}/chats/{jid}/labels', { params: { path: chatPath }, body: { labelId: '1' } })).data?.labels.map((l) => l.id)).toEqual(['1']);
-    expect((await client.DELETE('/api/v1/sessions/{id}/chats/{jid}/labels/{labelId}', { params: { path: { ...chatPath, labelId: '1' } } })).data?.labels).toEqual([]);
+    const labelledChat = { id, jid: '15550006666@s.whatsapp.net' };
+    expect((await client.POST('/api/v1/sessions/{id}/chats/{jid}/labels', { params: { path: labelledChat }, body: { labelId: '1' } })).data?.labels.map((l) => l.id)).toEqual(['1']);
+    expect((await client.DELETE('/api/v1/sessions/{id}/chats/{jid}/labels/{labelId}', { params: { path: { ...labelledChat, labelId: '1' } } })).data?.labels).toEqual([]);
     const story = await client.POST('/api/v1/sessions/{id}/status', { params: { path }, body: { text: 'typed story', audience: ['15550006666'] } });
     expect(story.data?.chatJid).toBe('status@broadcast');
     const channel = (await (await network().post('/sim/channels', { name: 'Typed channel' })).json()) as { jid: string; invite: string };

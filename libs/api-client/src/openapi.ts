@@ -450,10 +450,18 @@ export interface paths {
         get: operations["Messages_get"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a sent message for everyone
+         * @description Deletes a message the session sent for everyone in the chat; the log keeps it, marked, and `message.revoked` follows. A message already deleted answers 204 again. 409 for a message received or not sent yet, and unless the session is working; 503 when its gateway is gone.
+         */
+        delete: operations["MessageActions_revoke"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Edit a sent message
+         * @description Replaces the text (or caption) of a message the session sent, on the network and in the log; `message.edited` follows. 409 for a message received, not sent yet, deleted, without text, or past WhatsApp's 15-minute edit window, and unless the session is working; 503 when its gateway is gone.
+         */
+        patch: operations["MessageActions_edit"];
         trace?: never;
     };
     "/api/v1/sessions/{id}/messages/{messageId}/media": {
@@ -470,6 +478,66 @@ export interface paths {
         get: operations["Messages_media"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/messages:batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send messages in bulk
+         * @description 1..100 messages of one session, each as in `POST …/messages` plus its own optional `idempotencyKey`. Answers 202 with one result per message, in order: the queued Message, or that message's own error (422, 404, 413, 429) without failing the others. Every new message counts against the session's ratePerMin and ratePerHour: the longest prefix the rates allow is accepted and the rest are 429 (with `retryAfterSeconds`). Accepted messages are sent in the batch's order. The request itself is 422 when the body is not `{messages: [1..100]}`, 409 unless the session is working or reconnecting.
+         */
+        post: operations["Messages_sendBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/messages/{messageId}:forward": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forward a message
+         * @description A new outbound message with the original's content, marked forwarded on WhatsApp: accepted as a send is (202 `queued`, counted against the session's rates: 429), then `message.sent`. 409 for a deleted, unsent or unforwardable original (reactions, polls, votes) and unless the session is working or reconnecting.
+         */
+        post: operations["MessageActions_forward"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/calls/{callId}:reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a ringing call
+         * @description Rejects an incoming call that is ringing on the session (its id from `call.incoming`). 404 for a call the session does not know; 409 when it no longer rings or the session is not working; 503 when its gateway is gone.
+         */
+        post: operations["Calls_reject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -684,6 +752,490 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sessions/{id}/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List chats
+         * @description The session's chats, most recent first: unread count, archived, pinned, muted and the last message.
+         */
+        get: operations["Chats_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/chats/{jid}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a chat's messages
+         * @description The chat's messages from the message log, newest first (as `GET …/messages?chatJid=`).
+         */
+        get: operations["Chats_messages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/chats/{jid}:read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a chat read
+         * @description Read receipts for its received messages up to `messageId` (default: the newest) and the account's read mark, as WhatsApp Web does; its unread count is then 0. Done on the network first (409 unless the session is `working`); the chat, and a `chat.update` when it changed.
+         */
+        post: operations["Chats_read"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/chats/{jid}:archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a chat
+         * @description Done on the network first (409 unless the session is `working`); the chat, and a `chat.update` when it changed.
+         */
+        post: operations["Chats_archive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/chats/{jid}:unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unarchive a chat
+         * @description Done on the network first (409 unless the session is `working`); the chat, and a `chat.update` when it changed.
+         */
+        post: operations["Chats_unarchive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/chats/{jid}:pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pin a chat
+         * @description Done on the network first (409 unless the session is `working`); the chat, and a `chat.update` when it changed.
+         */
+        post: operations["Chats_pin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/chats/{jid}:unpin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpin a chat
+         * @description Done on the network first (409 unless the session is `working`); the chat, and a `chat.update` when it changed.
+         */
+        post: operations["Chats_unpin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/chats/{jid}:mute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mute a chat
+         * @description Notifications muted until `until` (epoch ms, in the future). Done on the network first (409 unless the session is `working`); the chat, and a `chat.update` when it changed.
+         */
+        post: operations["Chats_mute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/chats/{jid}:unmute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unmute a chat
+         * @description Done on the network first (409 unless the session is `working`); the chat, and a `chat.update` when it changed.
+         */
+        post: operations["Chats_unmute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/groups/{groupJid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a group
+         * @description The group fresh from the network with its members and their rights (a read within 5 s of the last one answers what is stored, which notifications keep current). While the session is not connected: the stored group, or 409 when there is none.
+         */
+        get: operations["Groups_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update a group
+         * @description Subject, description and settings; an omitted field keeps its value. Members see `group.update`. 409 `conflict` when the session is not connected (`details.status`) or WhatsApp refuses it because the account is not an admin (`details.reason: "not_admin"`).
+         */
+        patch: operations["Groups_update"];
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/groups/{groupJid}/participants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change group participants
+         * @description Adds, removes, promotes or demotes members; answered per participant (`ok`, `not_on_whatsapp`, `not_admin`, `already`, `not_in_group`, `invite_required`, `recently_left`, `group_full`, `error`). Members see `group.participants`. 409 when the session is not connected.
+         */
+        post: operations["Groups_participants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/groups/{groupJid}:leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Leave a group
+         * @description The account leaves the group; the stored group is removed. 409 when the session is not connected.
+         */
+        post: operations["Groups_leave"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/groups/{groupJid}/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a group invite link
+         * @description The group's current invite code and link. 409 `conflict` when the session is not connected (`details.status`) or WhatsApp refuses it because the account is not an admin (`details.reason: "not_admin"`).
+         */
+        get: operations["Groups_invite"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/groups/{groupJid}/invite:revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a group invite link
+         * @description The old code stops working; answers the new one. 409 `conflict` when the session is not connected (`details.status`) or WhatsApp refuses it because the account is not an admin (`details.reason: "not_admin"`).
+         */
+        post: operations["Groups_revokeInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/groups:join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a group by invite
+         * @description The account joins the group the code (or link) points at; answers the group, now stored. 404 for a revoked or unknown code; 409 when the session is not connected.
+         */
+        post: operations["Groups_join"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/groups/{groupJid}/picture": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a group picture
+         * @description An image (image/jpeg, image/png or image/webp) given as in a send. Any member may unless the group is locked (`isLocked`). 409 `conflict` when the session is not connected (`details.status`) or WhatsApp refuses it because the account is not an admin (`details.reason: "not_admin"`).
+         */
+        put: operations["Groups_setPicture"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List labels
+         * @description The account's WhatsApp Business labels, fresh from the network. 409 for a non-business account, or unless the session is working.
+         */
+        get: operations["AccountExtras_labels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/chats/{jid}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a label to a chat
+         * @description The chat with its labels; `label.update` (`assigned`) follows from the network. 404 for an unknown label; 409 for a non-business account.
+         */
+        post: operations["AccountExtras_addLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/chats/{jid}/labels/{labelId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a label from a chat
+         * @description The chat with its labels; `label.update` (`unassigned`) follows when it carried the label. 409 for a non-business account.
+         */
+        delete: operations["AccountExtras_removeLabel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a status
+         * @description A status (story) to `audience` (default: all contacts, the people of the session’s 1:1 chats). A send: a Message with `chatJid: "status@broadcast"`, queued (202) and sent in order, counted against the session’s rates (429), with `message.sent` / `message.failed` as events.
+         */
+        post: operations["AccountExtras_postStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List followed channels
+         * @description The channels (newsletters) the account follows, from the network.
+         */
+        get: operations["AccountExtras_channels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/channels:follow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Follow a channel
+         * @description Follows the channel of an invite (code or link); its posts then arrive as `channel.message`. 404 for an unknown invite.
+         */
+        post: operations["AccountExtras_follow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/channels/{jid}:unfollow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unfollow a channel
+         * @description 404 when the account does not follow it.
+         */
+        post: operations["AccountExtras_unfollow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/channels/{jid}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a channel's posts
+         * @description The newest `count` posts of the channel, newest first, from the network.
+         */
+        get: operations["AccountExtras_channelMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/gateways": {
         parameters: {
             query?: never;
@@ -775,7 +1327,7 @@ export interface components {
              *       "session.status"
              *     ]
              */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
@@ -844,7 +1396,7 @@ export interface components {
              *       "session.status"
              *     ]
              */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
@@ -985,6 +1537,15 @@ export interface components {
              * @example socks5://user:secret@proxy.example:1080
              */
             proxyUrl?: string | null;
+            /**
+             * @description history to store from the phone on pairing: `none`, `recent` (what WhatsApp sends a new linked device), `full` (on create, default none); read at the next pairing
+             * @enum {string}
+             */
+            syncHistory?: "none" | "recent" | "full";
+            /** @description reject incoming calls; `call.incoming` still fires, with `rejected: true` (on create, default false) */
+            rejectCalls?: boolean;
+            /** @description announce contacts' statuses (stories) as status.received events (on create, default false) */
+            receiveStatus?: boolean;
             /** @example Support line */
             label: string;
         };
@@ -1026,6 +1587,12 @@ export interface components {
              * @example socks5://***@proxy.example:1080
              */
             proxyUrl: string | null;
+            /** @enum {string} */
+            syncHistory: "none" | "recent" | "full";
+            /** @description incoming calls are rejected */
+            rejectCalls: boolean;
+            /** @description contacts' statuses are announced as status.received */
+            receiveStatus: boolean;
         };
         SessionPage: {
             data: components["schemas"]["SessionResponse"][];
@@ -1047,6 +1614,15 @@ export interface components {
              * @example socks5://user:secret@proxy.example:1080
              */
             proxyUrl?: string | null;
+            /**
+             * @description history to store from the phone on pairing: `none`, `recent` (what WhatsApp sends a new linked device), `full` (on create, default none); read at the next pairing
+             * @enum {string}
+             */
+            syncHistory?: "none" | "recent" | "full";
+            /** @description reject incoming calls; `call.incoming` still fires, with `rejected: true` (on create, default false) */
+            rejectCalls?: boolean;
+            /** @description announce contacts' statuses (stories) as status.received events (on create, default false) */
+            receiveStatus?: boolean;
             label?: string;
         };
         RequestCodeDto: {
@@ -1128,6 +1704,12 @@ export interface components {
             /** @description how many options a voter may pick, at most options.length (default 1) */
             selectableCount?: number;
         };
+        SendPollVoteDto: {
+            /** @description the id (msg_…) of a poll of this session */
+            pollMessageId: string;
+            /** @description option names of the poll (at most its selectableCount) */
+            options: string[];
+        };
         SendMessageDto: {
             /**
              * @description a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits
@@ -1138,15 +1720,19 @@ export interface components {
              * @description default `text`
              * @enum {string}
              */
-            type?: "text" | "image" | "video" | "audio" | "document" | "location" | "contact" | "reaction" | "poll";
+            type?: "text" | "image" | "video" | "audio" | "document" | "location" | "contact" | "reaction" | "poll" | "voice" | "sticker" | "pollVote";
             /** @description the text (type text, 1..4096) or a caption (image, video, document, 1..1024) */
             text?: string;
-            /** @description required for image, video, audio, document */
+            /** @description required for image, video, audio, document, voice (a voice note), sticker (image/webp) */
             media?: components["schemas"]["SendMediaDto"];
             location?: components["schemas"]["SendLocationDto"];
             contact?: components["schemas"]["SendContactDto"];
             reaction?: components["schemas"]["SendReactionDto"];
             poll?: components["schemas"]["SendPollDto"];
+            /** @description required for pollVote */
+            pollVote?: components["schemas"]["SendPollVoteDto"];
+            /** @description type text: `false` sends a text with a URL without its link preview (default true) */
+            linkPreview?: boolean;
             /** @description reply to this message (msg_…) of the session */
             quotedMessageId?: string;
             /** @description user JIDs (or bare digits) mentioned in the text */
@@ -1203,7 +1789,7 @@ export interface components {
             /** @description sender JID (the session's own for `out`) */
             from: string | null;
             /** @enum {string} */
-            type: "text" | "image" | "video" | "audio" | "document" | "location" | "contact" | "reaction" | "poll" | "sticker" | "unknown";
+            type: "text" | "image" | "video" | "audio" | "document" | "location" | "contact" | "reaction" | "poll" | "voice" | "sticker" | "pollVote" | "unknown";
             text: string | null;
             media: components["schemas"]["MediaResponse"] | null;
             location: components["schemas"]["LocationResponse"] | null;
@@ -1243,10 +1829,72 @@ export interface components {
             reactions: components["schemas"]["ReactionResponse"][];
             /** @description a poll's votes, each voter's latest; empty otherwise */
             pollVotes: components["schemas"]["PollVoteResponse"][];
+            /** @description stored from the history the phone sent on pairing (setting `syncHistory`); no `message.received` was sent for it */
+            fromHistory: boolean;
         };
         MessagePage: {
             data: components["schemas"]["MessageResponse"][];
             nextCursor: string | null;
+        };
+        SendBatchItemDto: {
+            /**
+             * @description a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits
+             * @example 15551234567@s.whatsapp.net
+             */
+            to: string;
+            /**
+             * @description default `text`
+             * @enum {string}
+             */
+            type?: "text" | "image" | "video" | "audio" | "document" | "location" | "contact" | "reaction" | "poll" | "voice" | "sticker" | "pollVote";
+            /** @description the text (type text, 1..4096) or a caption (image, video, document, 1..1024) */
+            text?: string;
+            /** @description required for image, video, audio, document, voice (a voice note), sticker (image/webp) */
+            media?: components["schemas"]["SendMediaDto"];
+            location?: components["schemas"]["SendLocationDto"];
+            contact?: components["schemas"]["SendContactDto"];
+            reaction?: components["schemas"]["SendReactionDto"];
+            poll?: components["schemas"]["SendPollDto"];
+            /** @description required for pollVote */
+            pollVote?: components["schemas"]["SendPollVoteDto"];
+            /** @description type text: `false` sends a text with a URL without its link preview (default true) */
+            linkPreview?: boolean;
+            /** @description reply to this message (msg_…) of the session */
+            quotedMessageId?: string;
+            /** @description user JIDs (or bare digits) mentioned in the text */
+            mentions?: string[];
+            /** @description this message's Idempotency-Key: a repeat (in this batch or any send of the session) within 24 h returns the first message and counts and sends nothing */
+            idempotencyKey?: string;
+        };
+        SendBatchDto: {
+            /** @description 1..100 messages, accepted in this order */
+            messages: components["schemas"]["SendBatchItemDto"][];
+        };
+        SendBatchResult: {
+            /**
+             * @description what a send of this message alone would have answered: 202 (`message` set) or the item's error (`error` set)
+             * @enum {integer}
+             */
+            status: 202 | 404 | 413 | 422 | 429;
+            /** @description the queued Message (or, for a repeated idempotency key, the first one) */
+            message: components["schemas"]["MessageResponse"] | null;
+            /** @description the error envelope's `error` for this message (`rate_limited` carries `retryAfterSeconds`) */
+            error: components["schemas"]["ErrorDetail"] | null;
+        };
+        SendBatchResponse: {
+            /** @description one result per message, in the order sent */
+            results: components["schemas"]["SendBatchResult"][];
+        };
+        EditMessageDto: {
+            /** @description the new text (a text message) or caption (image, video, document) */
+            text: string;
+        };
+        ForwardMessageDto: {
+            /**
+             * @description a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits
+             * @example 15551234567@s.whatsapp.net
+             */
+            to: string;
         };
         CheckContactsDto: {
             /**
@@ -1345,6 +1993,197 @@ export interface components {
         ProfilePictureDto: {
             /** @description an image (image/jpeg, image/png or image/webp) by URL or base64, as a send’s media */
             media: components["schemas"]["SendMediaDto"];
+        };
+        ChatResponse: {
+            /** @example 15551234567@s.whatsapp.net */
+            jid: string;
+            /** @description the contact's or group's name as the network told it */
+            name: string | null;
+            isGroup: boolean;
+            /** @description received messages not read yet (0 with autoRead on) */
+            unreadCount: number;
+            archived: boolean;
+            pinned: boolean;
+            /**
+             * Format: int64
+             * @description epoch ms; null when not muted
+             */
+            mutedUntil: number | null;
+            /** @description the newest message of the chat in the log */
+            lastMessage: components["schemas"]["MessageResponse"] | null;
+        };
+        ChatPage: {
+            data: components["schemas"]["ChatResponse"][];
+            nextCursor: string | null;
+        };
+        ReadChatDto: {
+            /**
+             * @description a message of this chat: marked read up to it (default: the newest)
+             * @example msg_01J…
+             */
+            messageId?: string;
+        };
+        MuteChatDto: {
+            /**
+             * Format: int64
+             * @description epoch ms until which the chat is muted; a time in the future (for "always", a far one)
+             * @example 1767225600000
+             */
+            until: number;
+        };
+        GroupParticipantResponse: {
+            /** @example 15551234567@s.whatsapp.net */
+            jid: string;
+            isAdmin: boolean;
+            /** @description the creator; a super admin is an admin too */
+            isSuperAdmin: boolean;
+        };
+        GroupDetailsResponse: {
+            /** @example 120363000000000000@g.us */
+            groupJid: string;
+            subject: string;
+            description: string;
+            ownerJid: string;
+            /** @description number of participants */
+            participants: number;
+            isAnnounce: boolean;
+            isLocked: boolean;
+            participantList: components["schemas"]["GroupParticipantResponse"][];
+            /** @description the group picture, null when none */
+            pictureUrl: string | null;
+        };
+        UpdateGroupDto: {
+            /** @example Project team (EU) */
+            subject?: string;
+            /** @description `""` clears it */
+            description?: string;
+            /** @description only admins may send messages */
+            isAnnounce?: boolean;
+            /** @description only admins may edit the group info (subject, description, picture) */
+            isLocked?: boolean;
+        };
+        GroupParticipantsDto: {
+            /** @enum {string} */
+            action: "add" | "remove" | "promote" | "demote";
+            /**
+             * @example [
+             *       "15551234567@s.whatsapp.net"
+             *     ]
+             */
+            participants: string[];
+        };
+        GroupParticipantResultResponse: {
+            /** @example 15551234567@s.whatsapp.net */
+            jid: string;
+            /** @enum {string} */
+            status: "ok" | "not_on_whatsapp" | "not_admin" | "already" | "not_in_group" | "invite_required" | "recently_left" | "group_full" | "error";
+        };
+        GroupParticipantsResponse: {
+            data: components["schemas"]["GroupParticipantResultResponse"][];
+        };
+        GroupInviteResponse: {
+            /** @example F4k3InV1t3C0d3xxxxxxxx */
+            code: string;
+            /** @example https://chat.whatsapp.com/F4k3InV1t3C0d3xxxxxxxx */
+            url: string;
+        };
+        JoinGroupDto: {
+            /**
+             * @description the invite code, or the whole link `https://chat.whatsapp.com/<code>`
+             * @example F4k3InV1t3C0d3xxxxxxxx
+             */
+            code: string;
+        };
+        GroupPictureDto: {
+            /** @description as in a send: `{url}` or `{base64}`, with `mimetype` image/jpeg, image/png or image/webp */
+            media: components["schemas"]["SendMediaDto"];
+        };
+        LabelResponse: {
+            /** @example 1 */
+            id: string;
+            /** @example New customer */
+            name: string;
+            /** @description WhatsApp's label palette index */
+            color: number;
+        };
+        LabelList: {
+            data: components["schemas"]["LabelResponse"][];
+        };
+        AddChatLabelDto: {
+            /**
+             * @description the id of one of the account’s labels (GET …/labels)
+             * @example 1
+             */
+            labelId: string;
+        };
+        ChatLabelsResponse: {
+            /** @example 15551234567@s.whatsapp.net */
+            chatJid: string;
+            /** @description the labels the chat carries now */
+            labels: components["schemas"]["LabelResponse"][];
+        };
+        StatusPostDto: {
+            /**
+             * @description default `text`
+             * @enum {string}
+             */
+            type?: "text" | "image" | "video";
+            /** @description the text (type text, 1..700, required) or a caption (image, video) */
+            text?: string;
+            /** @description required for image and video, refused for text */
+            media?: components["schemas"]["SendMediaDto"];
+            /**
+             * @description a text status’s background
+             * @example #1f6feb
+             */
+            backgroundColor?: string;
+            /**
+             * @description who may see it: user JIDs or phone numbers; default all contacts (the people of the session’s 1:1 chats)
+             * @example [
+             *       "15551234567@s.whatsapp.net"
+             *     ]
+             */
+            audience?: string[];
+        };
+        ChannelResponse: {
+            /** @example 120363012345678901@newsletter */
+            jid: string;
+            name: string;
+            description: string | null;
+            /** @description invite code: https://whatsapp.com/channel/<invite> */
+            invite: string | null;
+            /** @description followers, when the network tells */
+            subscribers: number | null;
+        };
+        ChannelList: {
+            data: components["schemas"]["ChannelResponse"][];
+        };
+        FollowChannelDto: {
+            /**
+             * @description the invite code or its link
+             * @example https://whatsapp.com/channel/0029VaExampleInvite01
+             */
+            invite: string;
+        };
+        ChannelMessageResponse: {
+            /** @example 120363012345678901@newsletter */
+            channelJid: string;
+            /**
+             * @description the channel's own message number
+             * @example 101
+             */
+            serverId: string;
+            text: string | null;
+            /** @example text */
+            type: string;
+            /**
+             * Format: int64
+             * @description epoch ms
+             */
+            timestamp: number;
+        };
+        ChannelMessageList: {
+            data: components["schemas"]["ChannelMessageResponse"][];
         };
         GatewayResponse: {
             id: string;
@@ -1502,6 +2341,27 @@ export interface components {
                  *         "code": "internal",
                  *         "message": "internal error",
                  *         "details": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+        RateLimited: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "rate_limited",
+                 *         "message": "too many requests (credential); retry in 12 s",
+                 *         "details": {
+                 *           "limit": "credential",
+                 *           "retryAfterSeconds": 12
+                 *         }
                  *       }
                  *     }
                  */
@@ -4600,7 +5460,7 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 direction?: "out" | "in";
-                /** @description a chat JID, or bare digits */
+                /** @description a chat JID, or bare digits; `status@broadcast` for the status posts */
                 chatJid?: string;
                 status?: "queued" | "sent" | "delivered" | "read" | "played" | "failed" | "received";
             };
@@ -5004,6 +5864,289 @@ export interface operations {
             500: components["responses"]["Internal"];
         };
     };
+    MessageActions_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted for everyone */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    MessageActions_edit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditMessageDto"];
+            };
+        };
+        responses: {
+            /** @description the message after the edit */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     Messages_media: {
         parameters: {
             query?: never;
@@ -5115,6 +6258,471 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Messages_sendBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendBatchDto"];
+            };
+        };
+        responses: {
+            /** @description one result per message, in order */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendBatchResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    MessageActions_forward: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForwardMessageDto"];
+            };
+        };
+        responses: {
+            /** @description queued; the session sends it */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Calls_reject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description rejected */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             /** @description no gateway can take the session, or the session's gateway did not answer in time */
@@ -7074,6 +8682,4281 @@ export interface operations {
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationError"];
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Chats_list: {
+        parameters: {
+            query?: {
+                /** @description page size (default 20) */
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description most recent first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Chats_messages: {
+        parameters: {
+            query?: {
+                /** @description page size (default 20) */
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                direction?: "out" | "in";
+                status?: "queued" | "sent" | "delivered" | "read" | "played" | "failed" | "received";
+            };
+            header?: never;
+            path: {
+                id: string;
+                /** @description the chat: a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits */
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagePage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Chats_read: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description the chat: a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits */
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReadChatDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Chats_archive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description the chat: a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits */
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Chats_unarchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description the chat: a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits */
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Chats_pin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description the chat: a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits */
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Chats_unpin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description the chat: a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits */
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Chats_mute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description the chat: a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits */
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MuteChatDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Chats_unmute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description the chat: a JID (`…@s.whatsapp.net`, `…@lid`, `…@g.us`) or bare digits */
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Groups_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                groupJid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupDetailsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Groups_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                groupJid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateGroupDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupDetailsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Groups_participants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                groupJid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GroupParticipantsDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupParticipantsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Groups_leave: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                groupJid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description left */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Groups_invite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                groupJid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupInviteResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Groups_revokeInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                groupJid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupInviteResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Groups_join: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JoinGroupDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupDetailsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    Groups_setPicture: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                groupJid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GroupPictureDto"];
+            };
+        };
+        responses: {
+            /** @description set */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the body is larger than the route accepts (`BODY_LIMIT_BYTES`; a send: `MEDIA_MAX_BYTES` of media) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "request body is too large",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    AccountExtras_labels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LabelList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    AccountExtras_addLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddChatLabelDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatLabelsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    AccountExtras_removeLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                jid: string;
+                labelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatLabelsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    AccountExtras_postStatus: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1..255 printable ASCII; a repeat within 24 h returns the first message */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StatusPostDto"];
+            };
+        };
+        responses: {
+            /** @description queued; the session posts it */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    AccountExtras_channels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description the operation is not available in the current state of the session */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_implemented",
+                     *         "message": "groups can only be created while the session is connected",
+                     *         "details": {
+                     *           "status": "stopped"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    AccountExtras_follow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FollowChannelDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    AccountExtras_unfollow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description unfollowed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            /** @description no gateway can take the session, or the session's gateway did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "gateway_unavailable",
+                     *         "message": "no gateway is available to host the session",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    AccountExtras_channelMessages: {
+        parameters: {
+            query?: {
+                /** @description how many of the newest posts (default 20) */
+                count?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelMessageList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
             429: {
                 headers: {
