@@ -18,7 +18,7 @@ import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSourc
 
 const MESSAGE_FIELDS = [
   'id', 'sessionId', 'organizationId', 'waMessageId', 'direction', 'chatJid', 'from', 'type', 'text', 'media', 'location', 'contact',
-  'poll', 'quotedMessageId', 'status', 'error', 'createdAt', 'updatedAt', 'sentAt', 'fromHistory',
+  'poll', 'quotedMessageId', 'status', 'error', 'createdAt', 'updatedAt', 'sentAt', 'fromHistory', 'editedAt', 'revokedAt', 'reactions', 'pollVotes',
 ].sort();
 const WA_MESSAGE_ID = /^3EB0[0-9A-F]{18}$/;
 const TO = '15550009999@s.whatsapp.net';

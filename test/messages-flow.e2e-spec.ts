@@ -21,7 +21,7 @@ import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSourc
 
 const MESSAGE_FIELDS = [
   'id', 'sessionId', 'organizationId', 'waMessageId', 'direction', 'chatJid', 'from', 'type', 'text', 'media', 'location', 'contact',
-  'poll', 'quotedMessageId', 'status', 'error', 'createdAt', 'updatedAt', 'sentAt', 'fromHistory',
+  'poll', 'quotedMessageId', 'status', 'error', 'createdAt', 'updatedAt', 'sentAt', 'fromHistory', 'editedAt', 'revokedAt', 'reactions', 'pollVotes',
 ].sort();
 const OWN_PHONE = '15550001111';
 const OWN_JID = `${OWN_PHONE}@s.whatsapp.net`;

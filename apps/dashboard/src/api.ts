@@ -14,6 +14,9 @@ export type DeliveryDetailView = Schemas['DeliveryDetailResponse'];
 export type Me = Schemas['MeResponse'];
 export type Gateway = Schemas['GatewayResponse'];
 export type WebhookInput = Schemas['UpdateWebhookDto'];
+export type ChatView = Schemas['ChatResponse'];
+export type ContactDetail = Schemas['ContactDetailResponse'];
+export type SendInput = Schemas['SendMessageDto'];
 export type { EventEnvelope };
 
 export const API_BASE = '/api/v1';
@@ -96,6 +99,18 @@ export const api = {
   media: (id: string, messageId: string) =>
     ok(client.GET('/api/v1/sessions/{id}/messages/{messageId}/media', { params: { path: { id, messageId } }, parseAs: 'blob' })),
   sendText: (id: string, to: string, text: string) => ok(client.POST('/api/v1/sessions/{id}/messages', { ...session(id), body: { to, type: 'text', text } })),
+  send: (id: string, body: SendInput) => ok(client.POST('/api/v1/sessions/{id}/messages', { ...session(id), body })),
+
+  // the inbox (CONTRACT 12)
+  chats: (id: string) => ok(client.GET('/api/v1/sessions/{id}/chats', { params: { path: { id }, query: { limit: 100 } } })),
+  chatMessages: (id: string, jid: string) =>
+    ok(client.GET('/api/v1/sessions/{id}/chats/{jid}/messages', { params: { path: { id, jid }, query: { limit: 50 } } })),
+  readChat: (id: string, jid: string) => ok(client.POST('/api/v1/sessions/{id}/chats/{jid}:read', { params: { path: { id, jid } }, body: {} })),
+  chatPresence: (id: string, jid: string, presence: 'composing' | 'recording' | 'paused') =>
+    ok(client.POST('/api/v1/sessions/{id}/chats/{jid}/presence', { params: { path: { id, jid } }, body: { presence } })),
+  contact: (id: string, jid: string) => ok(client.GET('/api/v1/sessions/{id}/contacts/{jid}', { params: { path: { id, jid } } })),
+  block: (id: string, jid: string) => ok(client.POST('/api/v1/sessions/{id}/contacts/{jid}:block', { params: { path: { id, jid } } })),
+  unblock: (id: string, jid: string) => ok(client.POST('/api/v1/sessions/{id}/contacts/{jid}:unblock', { params: { path: { id, jid } } })),
 
   webhooks: () => ok(client.GET('/api/v1/webhooks', { params: { query: { limit: 100 } } })),
   webhook: (id: string) => ok(client.GET('/api/v1/webhooks/{id}', session(id))),

@@ -5,6 +5,7 @@ import { live, type LiveState } from './live';
 import { go, useRoute } from './router';
 import { EventMonitor } from './screens/events';
 import { GatewaysScreen } from './screens/gateways';
+import { InboxScreen } from './screens/inbox';
 import { Login } from './screens/login';
 import { SessionDetail, SessionsScreen } from './screens/sessions';
 import { WebhookDetail, WebhooksScreen } from './screens/webhooks';
@@ -45,7 +46,7 @@ function App() {
   if (!checked) return null;
   if (!me) return <Login onSignedIn={signIn} />;
 
-  const [screen = 'sessions', id] = route;
+  const [screen = 'sessions', id, sub, arg] = route;
   return (
     <div class="shell">
       <nav class="top">
@@ -60,7 +61,8 @@ function App() {
       </nav>
       <main>
         {screen === 'sessions' && !id && <SessionsScreen />}
-        {screen === 'sessions' && id && <SessionDetail id={id} key={id} />}
+        {screen === 'sessions' && id && !sub && <SessionDetail id={id} key={id} />}
+        {screen === 'sessions' && id && sub === 'inbox' && <InboxScreen sessionId={id} chatJid={arg ?? null} key={id} />}
         {screen === 'webhooks' && !id && <WebhooksScreen />}
         {screen === 'webhooks' && id && <WebhookDetail id={id} key={id} />}
         {screen === 'events' && <EventMonitor />}

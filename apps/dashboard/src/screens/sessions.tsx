@@ -122,7 +122,15 @@ export function SessionDetail({ id }: { id: string }) {
   return (
     <>
       <p><a href="#/sessions">← Sessions</a></p>
-      <Panel title={session.label} actions={<SessionActions session={session} onChange={setData} onDeleted={() => go('sessions')} />}>
+      <Panel
+        title={session.label}
+        actions={
+          <>
+            <a class="button" href={`#/sessions/${encodeURIComponent(session.id)}/inbox`} data-inbox-link>Inbox</a>
+            <SessionActions session={session} onChange={setData} onDeleted={() => go('sessions')} />
+          </>
+        }
+      >
         <dl class="facts">
           <dt>Status</dt><dd><Status value={session.status} /><Reason session={session} /></dd>
           <dt>Id</dt><dd class="mono">{session.id}</dd>
