@@ -92,6 +92,19 @@ async function readJsonObject(req: IncomingMessage): Promise<Record<string, unkn
 
 type ControlBody = Record<string, unknown>;
 
+/**
+ * `GET /sim/sessions/{id}/account`: what the device set on the network (CONTRACT 13's table): its profile and block
+ * list (actions/contacts.ts), its chats' state (actions/chats.ts) with each chat's business labels (actions/account-extras.ts).
+ */
+function accountView(network: SimNetwork, sessionId: string) {
+  const device = network.view(sessionId);
+  const chats = network.world.chats.account(sessionId);
+  for (const [jid, state] of Object.entries(chats)) {
+    chats[jid] = { ...state, labels: device.jid ? network.world.accountExtras.labelsOfChat(device.jid, jid) : state.labels };
+  }
+  return { ...network.world.contacts.accountView(device.phoneNumber), chats };
+}
+
 /** `POST /sim/sessions/{id}/<action>`: what the phone and the account's contacts do. */
 const SESSION_ACTIONS: Record<string, (network: SimNetwork, sessionId: string, body: ControlBody) => unknown> = {
   scan: (n, id, body) => n.scan(id, body),
@@ -151,8 +164,7 @@ async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, r
     const action = match[2];
     if (method === 'GET' && !action) return sendJson(res, 200, network.view(sessionId));
     if (method === 'GET' && action === 'presence-log') return sendJson(res, 200, { data: network.presenceLog(sessionId) });
-    if (method === 'GET' && action === 'account') return sendJson(res, 200, network.world.contacts.accountView(network.view(sessionId).phoneNumber));
-    if (method === 'GET' && action === 'account') return sendJson(res, 200, { chats: network.world.chats.account(network.view(sessionId).sessionId) });
+    if (method === 'GET' && action === 'account') return sendJson(res, 200, accountView(network, sessionId));
     // a WhatsApp Web device's phone needs what its screen shows (docs/network-sim.md, WhatsApp Web front door)
     const waWebAction = method === 'POST' && action ? waWeb.sessionAction(sessionId, action) : undefined;
     if (waWebAction) return sendJson(res, 200, await waWebAction(await readJsonObject(req)));
