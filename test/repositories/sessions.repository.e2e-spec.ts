@@ -106,7 +106,7 @@ describe('SessionsRepository (PostgreSQL)', () => {
 
   it('reads and patches the columns a gateway runner owns, leaving the rest alone', async () => {
     const s = await newSession(db, orgId, { label: 'runner', phoneNumber: '4917000' });
-    expect(await sessions.findRuntime(s.id)).toEqual({ id: s.id, organizationId: orgId, status: 'stopped', desiredState: 'running', phoneNumber: '4917000', autoRead: true, presenceTyping: false, rejectCalls: false });
+    expect(await sessions.findRuntime(s.id)).toEqual({ id: s.id, organizationId: orgId, status: 'stopped', desiredState: 'running', phoneNumber: '4917000', autoRead: true, presenceTyping: false, rejectCalls: false, receiveStatus: false, syncHistory: 'none', ratePerMin: 20, proxyUrlSealed: null });
     expect(await sessions.findRuntime(newId('ses'))).toBeNull();
 
     const connectedAt = new Date('2026-01-02T03:04:05Z');

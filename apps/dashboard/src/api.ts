@@ -17,6 +17,9 @@ export type WebhookInput = Schemas['UpdateWebhookDto'];
 export type ChatView = Schemas['ChatResponse'];
 export type ContactDetail = Schemas['ContactDetailResponse'];
 export type SendInput = Schemas['SendMessageDto'];
+export type GroupDetails = Schemas['GroupDetailsResponse'];
+export type GroupPatch = Schemas['UpdateGroupDto'];
+export type StatusInput = Schemas['StatusPostDto'];
 export type { EventEnvelope };
 
 export const API_BASE = '/api/v1';
@@ -111,6 +114,15 @@ export const api = {
   contact: (id: string, jid: string) => ok(client.GET('/api/v1/sessions/{id}/contacts/{jid}', { params: { path: { id, jid } } })),
   block: (id: string, jid: string) => ok(client.POST('/api/v1/sessions/{id}/contacts/{jid}:block', { params: { path: { id, jid } } })),
   unblock: (id: string, jid: string) => ok(client.POST('/api/v1/sessions/{id}/contacts/{jid}:unblock', { params: { path: { id, jid } } })),
+
+  // group administration and statuses (CONTRACT 13)
+  group: (id: string, groupJid: string) => ok(client.GET('/api/v1/sessions/{id}/groups/{groupJid}', { params: { path: { id, groupJid } } })),
+  updateGroup: (id: string, groupJid: string, body: GroupPatch) => ok(client.PATCH('/api/v1/sessions/{id}/groups/{groupJid}', { params: { path: { id, groupJid } }, body })),
+  groupParticipants: (id: string, groupJid: string, action: 'add' | 'remove' | 'promote' | 'demote', participants: string[]) =>
+    ok(client.POST('/api/v1/sessions/{id}/groups/{groupJid}/participants', { params: { path: { id, groupJid } }, body: { action, participants } })),
+  groupInvite: (id: string, groupJid: string) => ok(client.GET('/api/v1/sessions/{id}/groups/{groupJid}/invite', { params: { path: { id, groupJid } } })),
+  revokeGroupInvite: (id: string, groupJid: string) => ok(client.POST('/api/v1/sessions/{id}/groups/{groupJid}/invite:revoke', { params: { path: { id, groupJid } } })),
+  postStatus: (id: string, body: StatusInput) => ok(client.POST('/api/v1/sessions/{id}/status', { ...session(id), body })),
 
   webhooks: () => ok(client.GET('/api/v1/webhooks', { params: { query: { limit: 100 } } })),
   webhook: (id: string) => ok(client.GET('/api/v1/webhooks/{id}', session(id))),

@@ -5,6 +5,7 @@ import { live, type LiveState } from './live';
 import { go, useRoute } from './router';
 import { EventMonitor } from './screens/events';
 import { GatewaysScreen } from './screens/gateways';
+import { GroupScreen } from './screens/group';
 import { InboxScreen } from './screens/inbox';
 import { Login } from './screens/login';
 import { SessionDetail, SessionsScreen } from './screens/sessions';
@@ -63,6 +64,7 @@ function App() {
         {screen === 'sessions' && !id && <SessionsScreen />}
         {screen === 'sessions' && id && !sub && <SessionDetail id={id} key={id} />}
         {screen === 'sessions' && id && sub === 'inbox' && <InboxScreen sessionId={id} chatJid={arg ?? null} key={id} />}
+        {screen === 'sessions' && id && sub === 'groups' && arg && <GroupScreen sessionId={id} groupJid={arg} key={arg} />}
         {screen === 'webhooks' && !id && <WebhooksScreen />}
         {screen === 'webhooks' && id && <WebhookDetail id={id} key={id} />}
         {screen === 'events' && <EventMonitor />}

@@ -145,6 +145,7 @@ export function SessionDetail({ id }: { id: string }) {
       </Panel>
       {session.status === 'working' && <SendMessage sessionId={id} />}
       {session.status === 'working' && <Groups sessionId={id} />}
+      {session.status === 'working' && <StatusComposer sessionId={id} />}
     </>
   );
 }
@@ -258,7 +259,7 @@ function Groups({ sessionId }: { sessionId: string }) {
         <tbody>
           {(data ?? []).map((g) => (
             <tr key={g.groupJid}>
-              <td>{g.subject}</td>
+              <td><a href={`#/sessions/${encodeURIComponent(sessionId)}/groups/${encodeURIComponent(g.groupJid)}`}>{g.subject}</a></td>
               <td class="mono">{g.groupJid}</td>
               <td>{plural(g.participants, 'participant')}</td>
               <td>{[g.isAnnounce && 'announce', g.isLocked && 'locked'].filter(Boolean).join(', ') || '—'}</td>
@@ -267,6 +268,34 @@ function Groups({ sessionId }: { sessionId: string }) {
           {data && !data.length && <tr><td colSpan={4} class="muted">No groups yet: create one above.</td></tr>}
         </tbody>
       </table>
+    </Panel>
+  );
+}
+
+/** Posts a status (story) to an audience; without one, to every contact of the session (CONTRACT 13). */
+function StatusComposer({ sessionId }: { sessionId: string }) {
+  const [text, setText] = useState('');
+  const [color, setColor] = useState('#1f7a5a');
+  const [audience, setAudience] = useState('');
+  const [posted, setPosted] = useState<string | null>(null);
+  const post = useAction();
+  return (
+    <Panel title="Status">
+      <ActionForm
+        action={post}
+        submit={async () => {
+          const to = audience.split(/[\s,]+/).filter(Boolean);
+          const m = await api.postStatus(sessionId, { type: 'text', text, backgroundColor: color, ...(to.length ? { audience: to } : {}) });
+          setPosted(m.id);
+          setText('');
+        }}
+      >
+        <label class="grow">Text <input name="statusText" required maxLength={700} value={text} onInput={(e) => setText(e.currentTarget.value)} /></label>
+        <label>Background <input name="statusColor" type="color" value={color} onInput={(e) => setColor(e.currentTarget.value)} /></label>
+        <label class="grow">Audience <input name="audience" placeholder="all contacts, or 15551234567, …" value={audience} onInput={(e) => setAudience(e.currentTarget.value)} /></label>
+        <button type="submit" disabled={post.busy}>Post status</button>
+      </ActionForm>
+      {posted && <p class="ok" data-status-posted={posted}>Status accepted ({posted}): it goes out at the session's send rate.</p>}
     </Panel>
   );
 }
