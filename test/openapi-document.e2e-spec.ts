@@ -83,6 +83,8 @@ describe('the OpenAPI document a user tries calls from', () => {
       [
         'Auth_login', 'Messages_send', 'Sessions_create', 'Sessions_createGroup', 'Sessions_requestCode', 'Sessions_update', 'Webhooks_create', 'Webhooks_update',
         'Contacts_accountPresence', 'Contacts_chatPresence', 'Contacts_check', 'Profile_setPicture', 'Profile_update',
+        'AccountExtras_addLabel', 'AccountExtras_follow', 'AccountExtras_postStatus', 'Chats_mute', 'Chats_read', 'Groups_join',
+        'Groups_participants', 'Groups_setPicture', 'Groups_update', 'MessageActions_edit', 'MessageActions_forward', 'Messages_sendBatch',
       ].sort(),
     );
     for (const op of withExamples) {

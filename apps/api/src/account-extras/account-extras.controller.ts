@@ -91,7 +91,7 @@ export class AccountExtrasController {
   @RequirePermissions('messages:send')
   @HttpCode(200)
   @ApiEndpoint('Follow a channel', 'Follows the channel of an invite (code or link); its posts then arrive as `channel.message`. 404 for an unknown invite.', 'conflict', 'gateway_unavailable')
-  @ApiBody({ type: FollowChannelDto })
+  @ApiBody({ type: FollowChannelDto, examples: { link: { value: { invite: 'https://whatsapp.com/channel/0029VaF4k3Inv1t3' } } } })
   @ApiOkResponse({ type: ChannelResponse })
   follow(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: FollowChannelDto): Promise<ChannelView> {
     return this.extras.follow(p.organizationId, id, body.invite);

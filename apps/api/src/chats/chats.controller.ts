@@ -42,7 +42,7 @@ export class ChatsController {
   @HttpCode(200)
   @ApiParam(JID_PARAM)
   @ApiEndpoint('Mark a chat read', `Read receipts for its received messages up to \`messageId\` (default: the newest) and the account's read mark, as WhatsApp Web does; its unread count is then 0. ${NEEDS_NETWORK}`, 'conflict', 'gateway_unavailable')
-  @ApiBody({ type: ReadChatDto, required: false })
+  @ApiBody({ type: ReadChatDto, required: false, examples: { newest: { value: {} }, upTo: { value: { messageId: 'msg_01JD8Y4ZK3V9W6T2M0QX7R5B1C' } } } })
   @ApiOkResponse({ type: ChatResponse })
   read(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('jid') jid: string, @Body() body: ReadChatDto): Promise<ChatView> {
     return this.chats.read(p.organizationId, id, jid, body ?? {});

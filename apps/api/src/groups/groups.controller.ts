@@ -120,7 +120,7 @@ export class GroupsController {
     'payload_too_large',
     'gateway_unavailable',
   )
-  @ApiBody({ type: GroupPictureDto })
+  @ApiBody({ type: GroupPictureDto, examples: { url: { value: { media: { url: 'https://example.com/team.jpg', mimetype: 'image/jpeg' } } } } })
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'set' })
   setPicture(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('groupJid') groupJid: string, @Body() body: GroupPictureDto): Promise<void> {

@@ -25,7 +25,7 @@ export class MessageActionsController {
     'validation_error',
     'gateway_unavailable',
   )
-  @ApiBody({ type: EditMessageDto })
+  @ApiBody({ type: EditMessageDto, examples: { fix: { value: { text: 'See you at 5 pm (not 4)' } } } })
   @ApiOkResponse({ type: MessageResponse, description: 'the message after the edit' })
   edit(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Body() body: unknown): Promise<MessageView> {
     return this.actions.edit(p.organizationId, id, messageId, body);
@@ -53,7 +53,7 @@ export class MessageActionsController {
     'validation_error',
     'rate_limited',
   )
-  @ApiBody({ type: ForwardMessageDto })
+  @ApiBody({ type: ForwardMessageDto, examples: { contact: { value: { to: '15557654321' } } } })
   @ApiAcceptedResponse({ type: MessageResponse, description: 'queued; the session sends it' })
   forward(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string, @Body() body: unknown): Promise<MessageView> {
     return this.actions.forward(p.organizationId, id, messageId, body);
