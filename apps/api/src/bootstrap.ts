@@ -101,6 +101,10 @@ const TAGS: Array<[string, string]> = [
   ['gateways', 'The gateway nodes that hold the sessions.'],
   ['health', 'Liveness and readiness probes (no credentials).'],
   ['contacts', 'Contacts of a session (number checks, lookups, blocks), presence, and the account’s own profile.'],
+  ['chats', 'A session’s chats: unread counts, read marks, archive, pin, mute, and each chat’s messages.'],
+  ['groups', 'Administer a group the session is in: members and admins, subject and settings, invites, picture.'],
+  ['labels, status and channels', 'WhatsApp Business labels on chats, status posts (stories), and the channels the account follows.'],
+  ['calls', 'Calls ringing the session’s number.'],
 ];
 
 /** Where the server was reached, as the client addressed it (Host header; plain http unless a proxy says https). */

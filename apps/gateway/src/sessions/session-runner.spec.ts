@@ -923,15 +923,11 @@ describe('SessionRunner', () => {
         { event: 'message.reaction', payload: { messageId: null, waMessageId: 'NOT-OURS', chatJid: contact, from: contact, emoji: '' } },
         { event: 'poll.vote', payload: { pollMessageId: 'msg_01', chatJid: '1-2@g.us', voter: contact, selectedOptions: ['yes'] } },
         { event: 'presence.update', payload: { chatJid: contact, jid: contact, presence: 'composing' } },
-        { event: 'call.incoming', payload: { callId: 'C1', from: contact, isVideo: true, isGroup: false } },
+        { event: 'call.incoming', payload: { callId: 'C1', from: contact, isVideo: true, isGroup: false, rejected: false } },
         // the actor when the network named one, null when it did not
         { event: 'group.update', payload: { groupJid: '1-2@g.us', changes: { subject: 'New name', isLocked: true }, actor: null } },
         { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'], actor: null } },
         { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'promote', participants: [contact], actor: '15550009999@s.whatsapp.net' } },
-        { event: 'call.incoming', payload: { callId: 'C1', from: contact, isVideo: true, isGroup: false, rejected: false } },
-        { event: 'group.update', payload: { groupJid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } } },
-        { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'add', participants: [contact, '15550007777@s.whatsapp.net'] } },
-        { event: 'group.participants', payload: { groupJid: '1-2@g.us', action: 'promote', participants: [contact] } },
       ]);
       expect(t.groupChanges).toEqual([
         { jid: '1-2@g.us', changes: { subject: 'New name', isLocked: true } },
