@@ -2027,7 +2027,7 @@ export interface components {
             /**
              * Format: int64
              * @description epoch ms until which the chat is muted; a time in the future (for "always", a far one)
-             * @example 1767225600000
+             * @example 4102444800000
              */
             until: number;
         };

@@ -93,7 +93,7 @@ export class ChatsController {
   @HttpCode(200)
   @ApiParam(JID_PARAM)
   @ApiEndpoint('Mute a chat', `Notifications muted until \`until\` (epoch ms, in the future). ${NEEDS_NETWORK}`, 'conflict', 'gateway_unavailable')
-  @ApiBody({ type: MuteChatDto, examples: { week: { value: { until: 1767225600000 } } } })
+  @ApiBody({ type: MuteChatDto, examples: { week: { value: { until: 4102444800000 } } } })
   @ApiOkResponse({ type: ChatResponse })
   mute(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('jid') jid: string, @Body() body: MuteChatDto): Promise<ChatView> {
     return this.chats.mute(p.organizationId, id, jid, body);

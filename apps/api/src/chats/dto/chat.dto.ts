@@ -37,7 +37,7 @@ export class ReadChatDto {
 export const MAX_MUTE_UNTIL = Date.UTC(9999, 11, 31);
 
 export class MuteChatDto {
-  @ApiProperty({ type: 'integer', format: 'int64', example: 1767225600000, description: 'epoch ms until which the chat is muted; a time in the future (for "always", a far one)' })
+  @ApiProperty({ type: 'integer', format: 'int64', example: 4102444800000, description: 'epoch ms until which the chat is muted; a time in the future (for "always", a far one)' })
   @Type(() => Number) @IsInt() @Min(0) @Max(MAX_MUTE_UNTIL)
   until: number;
 }
