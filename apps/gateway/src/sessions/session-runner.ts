@@ -207,7 +207,6 @@ export class SessionRunner {
       statusPosts: deps.statusPosts,
     });
     this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender, contacts: deps.contacts });
-    this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender });
     this.chatEvents = deps.chats ? new ChatEvents({ ...common, chats: deps.chats }) : null;
     this.lookups = {
       message: (_chatJid, waMessageId) => deps.messages.rawOf(sessionId, waMessageId),
