@@ -40,6 +40,8 @@ describe('dashboard inbox in a headless browser', () => {
   const network = simControl(() => simUrl);
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   const textOf = (selector: string) => page.$eval(selector, (el) => el.textContent ?? '');
+  // screens load asynchronously: every click waits for its target to be shown
+  const click = async (selector: string) => (await page.waitForSelector(selector, { visible: true }))!.click();
   const authed = (path: string, init: RequestInit = {}) =>
     fetch(`${baseUrl}${path}`, { ...init, headers: { Authorization: `Bearer ${org.adminKey}`, 'content-type': 'application/json', ...(init.headers ?? {}) } });
   const sentToContact = async () =>
@@ -95,12 +97,12 @@ describe('dashboard inbox in a headless browser', () => {
     await inbound({ text: 'Hi! Is my order on its way?' });
     await inbound({ type: 'image', media: { base64: PNG, mimetype: 'image/png', filename: 'receipt.png' }, text: 'the receipt' });
     await page.goto(`${baseUrl}/dashboard/#/sessions/${sessionId}`);
-    await page.click('[data-inbox-link]');
+    await click('[data-inbox-link]');
     const chat = await page.waitForSelector(`button.chat[data-chat-jid="${CONTACT_JID}"] .unread[data-unread="2"]`);
     expect(await chat!.evaluate((el) => el.closest('button')!.textContent)).toContain('the receipt');
     await shot('inbox-chats');
 
-    await page.click(`button.chat[data-chat-jid="${CONTACT_JID}"]`);
+    await click(`button.chat[data-chat-jid="${CONTACT_JID}"]`);
     await page.waitForSelector('li.bubble.in ::-p-text("Is my order on its way?")');
     // the image is inline: its bytes fetched with the token and decoded by the browser
     const img = await page.waitForSelector('li.bubble[data-type="image"] img.inline-image');
@@ -111,10 +113,10 @@ describe('dashboard inbox in a headless browser', () => {
   });
 
   it('answers with text (typing shown to the contact while composing), a reply, a poll and a voice note', async () => {
-    await page.click('form.composer textarea[name=text]');
+    await click('form.composer textarea[name=text]');
     await page.type('form.composer textarea[name=text]', 'Yes, it ships today.');
     await waitFor(async () => ((await network.get(`/sim/sessions/${sessionId}/presence-log`)).data as Array<{ type: string; presence?: string }>).some((e) => e.type === 'presence' && e.presence === 'composing'), 10000, 'composing on the network');
-    await page.click('form.composer button[type=submit]');
+    await click('form.composer button[type=submit]');
     await page.waitForSelector('li.bubble.out ::-p-text("Yes, it ships today.")');
     await waitFor(async () => (await sentToContact()).some((m) => m.text === 'Yes, it ships today.'), 15000, 'the text on the network');
 
@@ -123,23 +125,23 @@ describe('dashboard inbox in a headless browser', () => {
     await first!.evaluate((el) => (el.closest('li')!.querySelector('button.link') as unknown as { click(): void }).click());
     await page.waitForSelector('form.composer .replying');
     await page.type('form.composer textarea[name=text]', 'Tracking follows.');
-    await page.click('form.composer button[type=submit]');
+    await click('form.composer button[type=submit]');
     await page.waitForSelector('li.bubble.out blockquote.quoted ::-p-text("Is my order on its way?")');
 
     // a poll
-    await page.click('form.composer .compose-modes button:nth-child(4)');
+    await click('form.composer .compose-modes button:nth-child(4)');
     await page.type('form.composer textarea[name=text]', 'Delivery time?');
     await page.type('form.composer textarea[name=options]', 'Morning\nAfternoon');
-    await page.click('form.composer button[type=submit]');
+    await click('form.composer button[type=submit]');
     await page.waitForSelector('li.bubble[data-type="poll"] [data-poll] ::-p-text("Delivery time?")');
 
     // a voice note from an uploaded file
     const voice = join(REPO_ROOT, 'tmp', `inbox-voice-${process.pid}.ogg`);
     writeFileSync(voice, Buffer.from('OggS fake opus voice note bytes'));
-    await page.click('form.composer .compose-modes button:nth-child(3)');
+    await click('form.composer .compose-modes button:nth-child(3)');
     const file = await page.waitForSelector('form.composer input[type=file]');
     await (file as unknown as { uploadFile(path: string): Promise<void> }).uploadFile(voice);
-    await page.click('form.composer button[type=submit]');
+    await click('form.composer button[type=submit]');
     await page.waitForSelector('li.bubble.out[data-type="voice"]');
     const onNetwork = await waitFor(async () => {
       const sent = await sentToContact();
@@ -177,9 +179,9 @@ describe('dashboard inbox in a headless browser', () => {
   });
 
   it("shows the contact's details and blocks the contact on the network", async () => {
-    await page.click('.thread-head button[aria-expanded]');
+    await click('.thread-head button[aria-expanded]');
     await page.waitForSelector(`[data-contact="${CONTACT_JID}"] ::-p-text("Busy building")`);
-    await page.click(`[data-contact="${CONTACT_JID}"] button.danger`);
+    await click(`[data-contact="${CONTACT_JID}"] button.danger`);
     await page.waitForSelector(`[data-contact="${CONTACT_JID}"] button::-p-text("Unblock")`);
     const account = await network.get(`/sim/sessions/${sessionId}/account`);
     expect(account.blocked).toContain(CONTACT_JID);
@@ -193,18 +195,19 @@ describe('dashboard inbox in a headless browser', () => {
     expect(created.status).toBe(201);
     const { groupJid } = (await created.json()) as { groupJid: string };
     await page.goto(`${baseUrl}/dashboard/#/sessions/${sessionId}`);
-    await page.click(`a[href$="/groups/${encodeURIComponent(groupJid)}"]`);
+    await click(`a[href$="/groups/${encodeURIComponent(groupJid)}"]`);
     const member = `tr[data-member="${CONTACT_JID}"]`;
     await page.waitForSelector(`${member} ::-p-text("member")`);
     await page.waitForSelector('table[data-testid=members] .badge::-p-text("owner")');
-    await page.click(`${member} button::-p-text("Make admin")`);
+    await click(`${member} button::-p-text("Make admin")`);
     await page.waitForSelector(`${member} .badge::-p-text("admin")`);
     expect(await textOf('[data-outcome]')).toContain(`${CONTACT}: ok`);
 
+    await page.waitForSelector('input[name=subject]', { visible: true });
     await page.$eval('input[name=subject]', (el) => ((el as unknown as { value: string }).value = ''));
     await page.type('input[name=subject]', 'Orders (EU)');
-    await page.click('button::-p-text("Save")');
-    await page.click('input[name=isLocked]');
+    await click('button::-p-text("Save")');
+    await click('input[name=isLocked]');
     await waitFor(async () => {
       const g = (await network.get('/sim/groups')).data.find((x: { groupJid: string }) => x.groupJid === groupJid);
       return g?.subject === 'Orders (EU)' && g?.isLocked === true;
@@ -212,16 +215,17 @@ describe('dashboard inbox in a headless browser', () => {
 
     const before = await textOf('[data-invite]');
     expect(before).toMatch(/^https:\/\/chat\.whatsapp\.com\//);
-    await page.click('button::-p-text("Revoke")');
+    await click('button::-p-text("Revoke")');
     await waitFor(async () => (await textOf('[data-invite]')) !== before, 10000, 'a new invite link');
     await shot('group');
   });
 
   it('posts a status to an audience from the session page', async () => {
     await page.goto(`${baseUrl}/dashboard/#/sessions/${sessionId}`);
+    await page.waitForSelector('input[name=statusText]', { visible: true });
     await page.type('input[name=statusText]', 'Closed for the holidays');
     await page.type('input[name=audience]', CONTACT);
-    await page.click('button::-p-text("Post status")');
+    await click('button::-p-text("Post status")');
     await page.waitForSelector('[data-status-posted]');
     const story = await waitFor(
       async () => ((await network.get(`/sim/messages?sessionId=${sessionId}`)).data as Array<Record<string, unknown>>).find((m) => m.text === 'Closed for the holidays'),
@@ -238,7 +242,7 @@ describe('dashboard inbox in a headless browser', () => {
     await page.goto(`${baseUrl}/dashboard/#/sessions/${sessionId}/inbox`);
     await page.waitForSelector(`button.chat[data-chat-jid="${CONTACT_JID}"]`, { visible: true });
     expect(await overflow()).toBe(0);
-    await page.click(`button.chat[data-chat-jid="${CONTACT_JID}"]`);
+    await click(`button.chat[data-chat-jid="${CONTACT_JID}"]`);
     await page.waitForSelector('form.composer', { visible: true });
     // the list gives way to the thread, which has a way back
     expect(await page.$eval('.chat-list', (el) => (globalThis as unknown as { getComputedStyle(e: unknown): { display: string } }).getComputedStyle(el).display)).toBe('none');
