@@ -83,6 +83,9 @@ describe('dashboard inbox in a headless browser', () => {
     // signed in with the API key, as a script user would paste it
     await page.goto(`${baseUrl}/dashboard/`);
     await page.evaluate(`sessionStorage.setItem('gw.token', ${JSON.stringify(org.adminKey)})`);
+    // the app read the (empty) token when it loaded: load it again so it signs in with the key
+    await page.reload();
+    await page.waitForSelector('table[data-testid=sessions]');
   }, 120000);
 
   afterAll(async () => {
