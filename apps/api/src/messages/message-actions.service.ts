@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DomainError, EDIT_WINDOW_MS, MessageView, SessionStatus } from '@app/contracts';
+import { DomainError, EDIT_WINDOW_MS, MessageView } from '@app/contracts';
 import { MessageRow, MessagesRepository, newId, NewMessage, Session, toMessageView } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { REDIS_CLIENT } from '@app/infra';
@@ -9,9 +9,9 @@ import { ApiValidationPipe } from '../common/validation.pipe';
 import { SessionActions } from '../sessions/session-actions';
 import { EditMessageDto, ForwardMessageDto } from './dto/message-actions.dto';
 import { messageKeyOf } from './message-keys';
+import { assertSendable, rateLimited } from './messages.service';
 import { newWaMessageId } from './wa-message-id';
 
-const SENDABLE: SessionStatus[] = ['working', 'reconnecting'];
 /** What WhatsApp lets one edit: a text, or the caption of a captioned medium. */
 const EDITABLE = new Set(['text', 'image', 'video', 'document']);
 /** What WhatsApp forwards (not reactions, polls or votes: those belong to their chat). */
@@ -94,16 +94,10 @@ export class MessageActionsService {
     if (original.revokedAt !== null) throw new DomainError('conflict', 'the message was deleted for everyone', { messageId });
     if (original.direction === 'out' && original.status === 'queued') throw new DomainError('conflict', 'the message is not sent yet', { status: original.status });
     if (original.status === 'failed') throw new DomainError('conflict', 'the message was never sent', { status: original.status });
-    if (!SENDABLE.includes(session.status)) {
-      throw new DomainError('conflict', `the session is ${session.status}: messages are accepted while it is working or reconnecting`, { status: session.status });
-    }
+    assertSendable(session);
     const id = newId('msg');
     const decision = await this.limiter.tryAccept(session.id, id, { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
-    if (!decision.accepted) {
-      const retryAfterSeconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-      const count = decision.limit === 'ratePerMin' ? `${session.ratePerMin} per minute` : `${session.ratePerHour} per hour`;
-      throw new DomainError('rate_limited', `the session's send rate (${count}) is reached; retry in ${retryAfterSeconds} s`, { retryAfterSeconds, limit: decision.limit });
-    }
+    if (!decision.accepted) throw rateLimited(session, decision.retryAfterMs, decision.limit);
     const message: NewMessage = {
       id,
       organizationId: session.organizationId,

@@ -41,7 +41,7 @@ export interface BatchResults {
 }
 
 /** The 429 of a send refused by the session's rates. */
-function rateLimited(session: Session, retryAfterMs: number, limit: RateLimitName): DomainError {
+export function rateLimited(session: Session, retryAfterMs: number, limit: RateLimitName): DomainError {
   const retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   const count = limit === 'ratePerMin' ? `${session.ratePerMin} per minute` : `${session.ratePerHour} per hour`;
   return new DomainError('rate_limited', `the session's send rate (${count}) is reached; retry in ${retryAfterSeconds} s`, { retryAfterSeconds, limit });
@@ -76,6 +76,15 @@ interface SendTargets {
   quoted: MessageRow | null;
   reacted: MessageRow | null;
   polled: MessageRow | null;
+}
+
+/** 409 unless the session accepts sends now (CONTRACT 10: `working` or `reconnecting`). */
+export function assertSendable(session: Session): void {
+  if (!SENDABLE.includes(session.status)) {
+    throw new DomainError('conflict', `the session is ${session.status}: messages are accepted while it is working or reconnecting`, {
+      status: session.status,
+    });
+  }
 }
 
 export interface MediaDownload {
@@ -118,7 +127,7 @@ export class MessagesService {
     const session = await this.findSession(principal.organizationId, sessionId);
     const body = await this.validate(rawBody, idempotencyKey);
     const targets = await this.targets(session, body);
-    this.assertSendable(session);
+    assertSendable(session);
     if (idempotencyKey !== undefined) {
       const first = await this.messages.findByIdempotencyKey(session.id, idempotencyKey, IDEMPOTENCY_WINDOW_MS);
       if (first) return toMessageView(first);
@@ -166,7 +175,7 @@ export class MessagesService {
   async sendBatch(principal: Principal, sessionId: string, rawBody: unknown): Promise<BatchResults> {
     const session = await this.findSession(principal.organizationId, sessionId);
     const items = batchItems(rawBody);
-    this.assertSendable(session);
+    assertSendable(session);
     const results: Array<BatchResult | undefined> = new Array(items.length);
     const fail = (index: number, err: unknown) => {
       if (!(err instanceof DomainError)) throw err;
@@ -314,13 +323,6 @@ export class MessagesService {
 
   // ---------------------------------------------------------------------------------------------
 
-  private assertSendable(session: Session): void {
-    if (!SENDABLE.includes(session.status)) {
-      throw new DomainError('conflict', `the session is ${session.status}: messages are accepted while it is working or reconnecting`, {
-        status: session.status,
-      });
-    }
-  }
 
   /**
    * The messages a send names: quoted, reacted, voted (404 when not of this session; 422 when the reaction is in another

@@ -20,6 +20,9 @@ const INBOUND_TYPES: ReadonlySet<string> = new Set<InboundEngineEvent['type']>([
   ...ACCOUNT_EXTRAS_EVENT_TYPES,
 ]);
 
+/** push names remembered per session (most recent senders), to skip writing an unchanged one */
+const PUSH_NAMES_KEPT = 1000;
+
 export const isInboundEvent = (e: EngineEvent): e is InboundEngineEvent => INBOUND_TYPES.has(e.type);
 
 export interface InboundEventsDeps {
@@ -40,6 +43,8 @@ export interface InboundEventsDeps {
  * stored once (unique session + waMessageId): a re-delivery stores nothing and publishes nothing.
  */
 export class InboundEvents {
+  /** sender → the push name last stored for it (insertion order = recency; bounded by PUSH_NAMES_KEPT) */
+  private readonly pushNames = new Map<string, string>();
   private readonly clock: () => number;
 
   constructor(private readonly deps: InboundEventsDeps) {
@@ -85,6 +90,8 @@ export class InboundEvents {
         });
       }
       case 'contacts':
+        // what the network now says of these contacts replaces the remembered push names
+        for (const c of event.contacts) this.pushNames.delete(c.jid);
         return this.deps.contacts?.learn(this.deps.organizationId, sessionId, event.contacts);
       case 'blocklist':
         return this.deps.contacts?.blocklist(this.deps.organizationId, sessionId, event.action, event.jids, this.deps.events);
@@ -136,8 +143,14 @@ export class InboundEvents {
       if (stored && !m.fromMe) publish({ event: 'message.received', organizationId, sessionId, payload: { message: toMessageView(stored) } });
       return stored;
     });
-    // the sender's push name keeps its contact current (a re-delivery writes the same name again)
-    if (!m.fromMe && m.pushName) await this.deps.contacts?.learn(organizationId, sessionId, [{ jid: m.from, pushName: m.pushName }]);
+    // the sender's push name keeps its contact current; written only when it differs from the last one this
+    // connection stored, so a chatty contact costs one write, not one per message
+    if (!m.fromMe && m.pushName && this.pushNames.get(m.from) !== m.pushName) {
+      await this.deps.contacts?.learn(organizationId, sessionId, [{ jid: m.from, pushName: m.pushName }]);
+      this.pushNames.delete(m.from);
+      this.pushNames.set(m.from, m.pushName);
+      if (this.pushNames.size > PUSH_NAMES_KEPT) this.pushNames.delete(this.pushNames.keys().next().value!);
+    }
     if (!row || m.fromMe) return;
     if (conn && (await this.deps.records.find(sessionId))?.autoRead) {
       const key = { waMessageId: m.id, chatJid: m.chatJid, fromMe: false, participant: isGroupJid(m.chatJid) ? m.from : null };
