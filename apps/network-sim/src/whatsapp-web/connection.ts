@@ -505,6 +505,9 @@ export class WaWebConnection {
       device,
       account: account ? { phoneNumber: account.phoneNumber, lidUser: account.lid.split('@')[0] } : null,
       contact: (jid) => this.deps.directory.contact(jid, this.lidOf),
+      network: this.deps.network,
+      sessionId: this.sessionId,
+      link: this.link,
     };
   }
 

@@ -7,9 +7,13 @@
  * To add a stanza: add an entry to IQ_ANSWERS keyed `<xmlns> <type> <first child tag>`; it gets the IQ and the
  * session's registration and returns the content of the result IQ (or throws an IqError).
  */
+import type { DeviceLink, SimNetwork } from '../sim-network';
 import type { CompanionRegistration } from './directory';
 import type { DeviceKeyBundle, SignalContact } from './signal-party';
 import { BinaryNode, SERVER_JID } from './wa-kit';
+import { ACCOUNT_IQ_ANSWERS } from './account-iqs';
+import { MEDIA_IQ_ANSWERS } from './media-host';
+import { APP_STATE_IQ_ANSWERS } from './app-state';
 
 export class IqError extends Error {
   constructor(
@@ -20,12 +24,19 @@ export class IqError extends Error {
   }
 }
 
-/** What an answer may read: the asking device, and the contacts (by `…@s.whatsapp.net` or `…@lid` jid). */
+/**
+ * What an answer may read: the asking device, and the contacts (by `…@s.whatsapp.net` or `…@lid` jid). Answers that
+ * read or change the network's model (an area's table) get it with the session and its link; unit tests may leave
+ * them out.
+ */
 export interface IqContext {
   device: CompanionRegistration;
   /** the device's account: phone number and lid user */
   account: { phoneNumber: string; lidUser: string } | null;
   contact(jid: string): SignalContact | null;
+  network?: SimNetwork;
+  sessionId?: string;
+  link?: DeviceLink;
 }
 
 export type IqAnswer = (iq: BinaryNode, ctx: IqContext) => BinaryNode[] | undefined;
@@ -38,7 +49,8 @@ export function child(node: BinaryNode | undefined, tag: string): BinaryNode | u
   return children(node).find((c) => c.tag === tag);
 }
 
-const IQ_ANSWERS: Record<string, IqAnswer> = {
+/** The routine IQs; each area of the account (contacts, media, app state) keeps its own table in its own room. */
+const ROUTINE_IQ_ANSWERS: Record<string, IqAnswer> = {
   'encrypt get count': (_iq, { device }) => [{ tag: 'count', attrs: { value: String(device.keyBundle?.preKeys.length ?? 0) } }],
   'encrypt set registration': (iq, { device }) => {
     device.keyBundle = keyBundleOf(iq, device.keyBundle);
@@ -53,7 +65,6 @@ const IQ_ANSWERS: Record<string, IqAnswer> = {
   'passive set passive': () => undefined,
   'w:p get ping': () => undefined,
   'abt get props': () => [{ tag: 'props', attrs: { protocol: '1' }, content: [] }],
-  'blocklist get': () => [{ tag: 'list', attrs: {}, content: [] }],
   'privacy get privacy': () => [{ tag: 'privacy', attrs: {}, content: [] }],
   'w:stats  add': () => undefined,
   'w:stats set add': () => undefined,
@@ -65,6 +76,8 @@ const IQ_ANSWERS: Record<string, IqAnswer> = {
     return [{ tag: 'usync', attrs: {}, content: [{ tag: 'list', attrs: {}, content: users.filter((u): u is BinaryNode => u !== null) }] }];
   },
 };
+
+const IQ_ANSWERS: Record<string, IqAnswer> = { ...ROUTINE_IQ_ANSWERS, ...ACCOUNT_IQ_ANSWERS, ...MEDIA_IQ_ANSWERS, ...APP_STATE_IQ_ANSWERS };
 
 function bytes(node: BinaryNode | undefined, tag: string): Buffer {
   const content = child(node, tag)?.content;
