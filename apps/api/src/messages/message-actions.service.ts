@@ -1,15 +1,12 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DomainError, EDIT_WINDOW_MS, MessageView } from '@app/contracts';
-import { MessageRow, MessagesRepository, newId, NewMessage, Session, toMessageView } from '@app/database';
+import { MessageRow, MessagesRepository, Session, toMessageView } from '@app/database';
 import { EventPublisher } from '@app/events';
-import { REDIS_CLIENT } from '@app/infra';
-import { SendRateLimiter, SendSignal } from '@app/messaging';
-import { Redis } from '@app/redis';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import { SessionActions } from '../sessions/session-actions';
 import { EditMessageDto, ForwardMessageDto } from './dto/message-actions.dto';
 import { messageKeyOf } from './message-keys';
-import { assertSendable, rateLimited } from './messages.service';
+import { assertSendable, MessagesService } from './messages.service';
 import { newWaMessageId } from './wa-message-id';
 
 /** What WhatsApp lets one edit: a text, or the caption of a captioned medium. */
@@ -25,16 +22,13 @@ const FORWARDABLE = new Set(['text', 'image', 'video', 'audio', 'voice', 'docume
  */
 @Injectable()
 export class MessageActionsService {
-  private readonly logger = new Logger('message-actions');
   private readonly validation = new ApiValidationPipe();
 
   constructor(
     private readonly actions: SessionActions,
     private readonly messages: MessagesRepository,
     private readonly events: EventPublisher,
-    private readonly limiter: SendRateLimiter,
-    private readonly signal: SendSignal,
-    @Inject(REDIS_CLIENT) private readonly redis: Redis,
+    private readonly sends: MessagesService,
   ) {}
 
   /** 404 → 409 (not own, not sent yet, deleted, not text, past the window, not connected) → the network → stored + `message.edited`. */
@@ -95,37 +89,25 @@ export class MessageActionsService {
     if (original.direction === 'out' && original.status === 'queued') throw new DomainError('conflict', 'the message is not sent yet', { status: original.status });
     if (original.status === 'failed') throw new DomainError('conflict', 'the message was never sent', { status: original.status });
     assertSendable(session);
-    const id = newId('msg');
-    const decision = await this.limiter.tryAccept(session.id, id, { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
-    if (!decision.accepted) throw rateLimited(session, decision.retryAfterMs, decision.limit);
-    const message: NewMessage = {
-      id,
-      organizationId: session.organizationId,
-      sessionId: session.id,
-      waMessageId: newWaMessageId(),
-      direction: 'out',
-      chatJid: to,
-      from: session.waJid,
-      type: original.type,
-      text: original.text,
-      media: original.media,
-      location: original.location,
-      contact: original.contact,
-      status: 'queued',
-      sendOptions: { forwardOf: messageKeyOf(original) },
-    };
-    let row: MessageRow | null;
-    try {
-      row = await this.messages.insertOutbound(message, null);
-    } catch (err) {
-      await this.limiter.release(session.id, id).catch(() => undefined);
-      throw err;
-    }
-    if (!row) throw new Error(`message ${id} conflicted with a stored one`);
-    if (session.gatewayId) {
-      await this.signal.notify(this.redis, session.gatewayId, session.id).catch((err) => this.logger.warn(`send signal lost for ${session.id}: ${String(err)}`));
-    }
-    return toMessageView(row);
+    return this.sends.accept(session, null, async (id) => ({
+      bytes: null,
+      message: {
+        id,
+        organizationId: session.organizationId,
+        sessionId: session.id,
+        waMessageId: newWaMessageId(),
+        direction: 'out',
+        chatJid: to,
+        from: session.waJid,
+        type: original.type,
+        text: original.text,
+        media: original.media,
+        location: original.location,
+        contact: original.contact,
+        status: 'queued',
+        sendOptions: { forwardOf: messageKeyOf(original) },
+      },
+    }));
   }
 
   /** CONTRACT 13: rejects a call ringing on the session (204); the engine knows the caller. */

@@ -134,6 +134,21 @@ export class MessagesService {
       await this.messages.releaseIdempotencyKey(session.id, idempotencyKey, IDEMPOTENCY_WINDOW_MS);
     }
 
+    return this.accept(session, idempotencyKey ?? null, async (id) => {
+      const bytes = body.media ? await this.mediaBytes(body.media) : null;
+      const sendOptions = await this.sendOptionsOf(body, targets.polled);
+      const message = this.newMessage(session, id, body, targets, bytes, idempotencyKey ?? null, { chatJid: broadcast?.chatJid, sendOptions });
+      if (broadcast) await broadcast.record(id);
+      return { message, bytes };
+    });
+  }
+
+  /**
+   * The tail every single send shares (a send, a forward, a status post): counted against the session's rates (429),
+   * built and stored `queued` (a failure gives the slot back, so a failed send never counts), then signalled to the
+   * session's gateway. A concurrent repeat with the same idempotency key stored first is answered with that message.
+   */
+  async accept(session: Session, idempotencyKey: string | null, build: (id: string) => Promise<{ message: NewMessage; bytes: Buffer | null }>): Promise<MessageView> {
     const id = newId('msg');
     // read from the row on every send, so a PATCH of the rates applies to the very next one
     const decision = await this.limiter.tryAccept(session.id, id, { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
@@ -141,20 +156,15 @@ export class MessagesService {
 
     let row: MessageRow | null;
     try {
-      const bytes = body.media ? await this.mediaBytes(body.media) : null;
-      const sendOptions = await this.sendOptionsOf(body, targets.polled);
-      const message = this.newMessage(session, id, body, targets, bytes, idempotencyKey ?? null, { chatJid: broadcast?.chatJid, sendOptions });
-      if (broadcast) await broadcast.record(id);
+      const { message, bytes } = await build(id);
       row = await this.messages.insertOutbound(message, bytes);
     } catch (err) {
-      // not accepted after all: the slot goes back, so a failed send never counts
       await this.limiter.release(session.id, id).catch(() => undefined);
       throw err;
     }
     if (!row) {
-      // a concurrent repeat with the same key was stored first: answer with it, counted once
       await this.limiter.release(session.id, id).catch(() => undefined);
-      const first = idempotencyKey === undefined ? null : await this.messages.findByIdempotencyKey(session.id, idempotencyKey, IDEMPOTENCY_WINDOW_MS);
+      const first = idempotencyKey === null ? null : await this.messages.findByIdempotencyKey(session.id, idempotencyKey, IDEMPOTENCY_WINDOW_MS);
       if (first) return toMessageView(first);
       throw new Error(`message ${id} conflicted with a stored one`);
     }
