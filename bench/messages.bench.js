@@ -234,7 +234,28 @@ async function main() {
       ownQueries += 2;
       return Number(rows[0].n);
     };
+    /**
+     * BENCH_ROUND_TRIPS=1 (bench/round-trips.js runs this on a private PostgreSQL with pg_stat_statements and a private
+     * Redis): every statement and Redis command of the measured phase, per message, by text / command name.
+     */
+    const ROUND_TRIPS = process.env.BENCH_ROUND_TRIPS === '1';
+    if (ROUND_TRIPS) await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    const OWN_PROBE = /pg_stat|count\(\*\)::int AS n FROM (floor_)?messages|xact_commit/;
+    const roundTripsStart = async () => {
+      if (!ROUND_TRIPS) return;
+      await db.query('SELECT pg_stat_statements_reset()');
+      await redis.config('RESETSTAT');
+    };
+    const roundTripsEnd = async () => {
+      if (!ROUND_TRIPS) return null;
+      const { rows } = await db.query(`SELECT calls::int, query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC`);
+      const statements = rows.filter((r) => !OWN_PROBE.test(r.query)).map((r) => ({ perMessage: r.calls / MESSAGES, query: r.query.replace(/\s+/g, ' ').slice(0, 140) }));
+      const info = await redis.info('commandstats');
+      const commands = [...info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)].map(([, name, calls]) => ({ name, perMessage: Number(calls) / MESSAGES })).filter((c) => !['info', 'config'].includes(c.name)).sort((a, b) => b.perMessage - a.perMessage);
+      return { statements, commands };
+    };
     const measure = async (tag, send, sentOf, procRoles = roles) => {
+      await roundTripsStart();
       const xactsBefore = await pgTransactions();
       const ownBefore = ownQueries;
       const cpuBefore = cpuSnapshot();
@@ -247,7 +268,8 @@ async function main() {
       const ownDuring = ownQueries - ownBefore;
       const xacts = (await pgTransactions()) - xactsBefore - ownDuring;
       latencies.sort((a, b) => a - b);
-      return { rate: MESSAGES / seconds, seconds, postSeconds: (posted - started) / 1000, latencies, cpu, pgPerMessage: xacts / MESSAGES };
+      const roundTrips = await roundTripsEnd();
+      return { rate: MESSAGES / seconds, seconds, postSeconds: (posted - started) / 1000, latencies, cpu, pgPerMessage: xacts / MESSAGES, roundTrips };
     };
     const pipeline = await measure('bench', post, sentCount);
     const { rows: onNetwork } = await db.query(`SELECT count(*)::int AS n FROM messages WHERE text LIKE 'bench %' AND status = 'sent' AND sent_at IS NOT NULL`);
@@ -310,6 +332,16 @@ async function main() {
       console.log(`  engine:   ${cpuLine(engineCpu, MESSAGES)}`);
     }
     console.log(`PostgreSQL transactions (round trips) per message: pipeline ${pipeline.pgPerMessage.toFixed(2)}${bulk ? `, bulk ${bulk.pgPerMessage.toFixed(2)}` : ''}, floor ${floor.pgPerMessage.toFixed(2)}`);
+    const roundTripLines = (name, r) => {
+      if (!r) return;
+      const total = (xs) => xs.reduce((n, x) => n + x.perMessage, 0).toFixed(2);
+      console.log(`${name}: PostgreSQL statements per message ${total(r.statements)}; Redis commands per message ${total(r.commands)}`);
+      for (const st of r.statements.filter((x) => x.perMessage >= 0.01)) console.log(`  pg    ${st.perMessage.toFixed(3)}  ${st.query}`);
+      for (const c of r.commands.filter((x) => x.perMessage >= 0.01)) console.log(`  redis ${c.perMessage.toFixed(3)}  ${c.name}`);
+    };
+    roundTripLines('pipeline', pipeline.roundTrips);
+    if (bulk) roundTripLines('bulk', bulk.roundTrips);
+    roundTripLines('floor', floor.roundTrips);
     console.log(`vs engine: ${(pipeline.rate / engine).toFixed(2)}`);
     console.log(`vs floor: ${(pipeline.rate / floor.rate).toFixed(2)}`);
     if (bulk) console.log(`bulk vs engine: ${(bulk.rate / engine).toFixed(2)}`);
