@@ -54,20 +54,23 @@ export class MediaBlobsRepository {
   }
 
   async deleteMessage(messageId: string): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(`DELETE FROM media_blobs WHERE message_id = $1 RETURNING message_id`, [messageId]);
-    return rows.length > 0;
+    return (await this.deleted(`DELETE FROM media_blobs WHERE message_id = $1`, messageId)) > 0;
   }
 
   /** Deletes a session's media; the number of rows deleted. */
   async deleteSession(sessionId: string): Promise<number> {
-    const rows: unknown[] = await this.db.query(`DELETE FROM media_blobs WHERE session_id = $1 RETURNING message_id`, [sessionId]);
-    return rows.length;
+    return this.deleted(`DELETE FROM media_blobs WHERE session_id = $1`, sessionId);
   }
 
   /** Deletes an organization's media; the number of rows deleted. */
   async deleteOrganization(organizationId: string): Promise<number> {
-    const rows: unknown[] = await this.db.query(`DELETE FROM media_blobs WHERE organization_id = $1 RETURNING message_id`, [organizationId]);
-    return rows.length;
+    return this.deleted(`DELETE FROM media_blobs WHERE organization_id = $1`, organizationId);
+  }
+
+  /** TypeORM answers a DELETE on PostgreSQL with [rows, affected count]. */
+  private async deleted(sql: string, id: string): Promise<number> {
+    const [, count] = (await this.db.query(sql, [id])) as [unknown[], number];
+    return count;
   }
 
   /** Media kept for a session: count and bytes. */
