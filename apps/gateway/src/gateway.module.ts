@@ -1,11 +1,12 @@
-import { Module } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Module, OnApplicationBootstrap } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { ChatsRepository, ContactsRepository, GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
+import { ChatsRepository, ContactsRepository, GroupsRepository, MediaBlobsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
+import { BaileysMediaSource, createMediaStore, MediaSourceByEngine, SimMediaSource } from '@app/media';
 import { InboundSpool, SendSignal } from '@app/messaging';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createPgAuthStateStore } from './auth-state';
@@ -20,11 +21,39 @@ import { PgSessionRecords } from './sessions/pg-session-records';
 import { SessionHost } from './sessions/session-host';
 import { SessionMover } from './fleet/session-mover';
 import { PgContactBook } from './contacts/contact-book';
+import { EagerMediaDownloads } from './media/eager-media-downloads';
+import { MediaDownloadQueue } from './media/media-download-queue';
 
 /** DI token of the WhatsApp engine this node runs (Baileys or the simulator's). */
 export const SESSION_ENGINE = Symbol('SESSION_ENGINE');
 /** DI token of the SendSignal subscription of this node. */
 export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
+/** DI token of this node's EagerMediaDownloads, or null when MEDIA_STORE=none. */
+export const EAGER_MEDIA_DOWNLOADS = Symbol('EAGER_MEDIA_DOWNLOADS');
+
+/** Starts the eager media download worker with the node and stops it (in-flight downloads finish) before Redis closes. */
+@Injectable()
+export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private connection: Redis | null = null;
+
+  constructor(
+    @Inject(EAGER_MEDIA_DOWNLOADS) private readonly downloads: EagerMediaDownloads | null,
+    private readonly config: GatewayConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.downloads) return;
+    // a BullMQ worker blocks its connection: one of its own
+    this.connection = createRedis(this.config.REDIS_URL);
+    this.connection.on('error', () => undefined);
+    this.downloads.start(this.connection);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.downloads?.stop();
+    await this.connection?.quit().catch(() => this.connection?.disconnect());
+  }
+}
 
 /**
  * One gateway node as a Nest application context: the shared infrastructure (config, PostgreSQL, Redis, events,
@@ -33,6 +62,19 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
 @Module({
   imports: [InfraModule.forRoot({ app: 'gateway', config: GatewayConfig })],
   providers: [
+    {
+      provide: EAGER_MEDIA_DOWNLOADS,
+      inject: [GatewayConfig, REDIS_CLIENT, RedisKeys, MessagesRepository, MediaBlobsRepository, LOGGER],
+      useFactory: (c: GatewayConfig, redis: Redis, keys: RedisKeys, messages: MessagesRepository, blobs: MediaBlobsRepository, logger: Logger) => {
+        const store = createMediaStore(c, blobs);
+        if (!store) return null;
+        // the same sources as the API's on-demand path: any gateway can download any engine's media
+        const source = new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource() });
+        const queue = new MediaDownloadQueue(redis, keys, { attempts: c.MEDIA_STORE_ATTEMPTS, backoffMs: c.MEDIA_STORE_BACKOFF_MS });
+        return new EagerMediaDownloads(queue, store, source, messages, { maxBytes: c.MEDIA_STORE_MAX_BYTES, concurrency: c.MEDIA_STORE_CONCURRENCY }, logger.child({ component: 'eager-media' }));
+      },
+    },
+    EagerMediaWorker,
     {
       provide: InboundSpool,
       inject: [REDIS_CLIENT, RedisKeys, GatewayMetrics, LOGGER],
@@ -84,6 +126,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         GatewayMetrics,
         ContactsRepository,
         StatusPostsRepository,
+        EAGER_MEDIA_DOWNLOADS,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -102,6 +145,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         metrics: GatewayMetrics,
         contacts: ContactsRepository,
         statusPosts: StatusPostsRepository,
+        eagerMedia: EagerMediaDownloads | null,
       ) => {
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
         return new SessionHost(
@@ -134,6 +178,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             clientVersionRefused: (sessionId) => versionAlarm.refused(sessionId),
             contacts: new PgContactBook(contacts),
             statusPosts,
+            inboundStored: eagerMedia ? (row) => eagerMedia.received(row) : undefined,
           },
           logger,
           Date.now,

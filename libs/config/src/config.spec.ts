@@ -27,6 +27,16 @@ describe('configuration', () => {
     expect(() => loadConfig(ApiConfig, { OPS_HOST: 'metrics.internal' })).toThrow(/OPS_HOST must be an IP address/);
   });
 
+  it('keeps no media by default; an S3 media store needs its bucket, and the kind is one of none, postgres, s3', () => {
+    expect(loadConfig(ApiConfig, {}).MEDIA_STORE).toBe('none');
+    expect(loadConfig(GatewayConfig, { MEDIA_STORE: 'postgres' }).MEDIA_STORE).toBe('postgres');
+    expect(() => loadConfig(GatewayConfig, { MEDIA_STORE: 's3' })).toThrow(/MEDIA_STORE_S3_BUCKET is required when MEDIA_STORE=s3/);
+    const s3 = loadConfig(ApiConfig, { MEDIA_STORE: 's3', MEDIA_STORE_S3_BUCKET: 'wa-media', MEDIA_STORE_S3_FORCE_PATH_STYLE: 'true' });
+    expect(s3).toMatchObject({ MEDIA_STORE_S3_BUCKET: 'wa-media', MEDIA_STORE_S3_FORCE_PATH_STYLE: true, MEDIA_STORE_S3_REGION: 'us-east-1', MEDIA_STORE_S3_PREFIX: 'media/' });
+    expect(() => loadConfig(ApiConfig, { MEDIA_STORE: 'disk' })).toThrow(ConfigError);
+    expect(() => loadConfig(ApiConfig, { MEDIA_STORE: 's3', MEDIA_STORE_S3_BUCKET: 'Not_A_Bucket' })).toThrow(/MEDIA_STORE_S3_BUCKET must be an S3 bucket name/);
+  });
+
   it('converts numbers and booleans', () => {
     const c = loadConfig(ApiConfig, { PORT: '8080', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     expect(c.PORT).toBe(8080);

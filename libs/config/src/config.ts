@@ -1,6 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsIP, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { hostname } from 'node:os';
+import { MEDIA_STORE_KINDS, type MediaStoreKind } from '@app/contracts';
 import { ConfigError } from './load-config';
 import { packageVersion } from './package-version';
 
@@ -93,6 +94,37 @@ export class BaseConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
   QUOTA_API_KEYS = 100;
 
+  /**
+   * Where inbound media is kept once the gateways downloaded it (docs/media-store.md): `none` (default) fetches it from
+   * the network on each GET; `postgres` keeps the bytes in the `media_blobs` table (small deployments); `s3` in an
+   * S3-compatible bucket (credentials from the standard AWS environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+   * AWS_PROFILE, web identity…). The API reads what the gateways write, so every process must say the same.
+   */
+  @IsIn(MEDIA_STORE_KINDS)
+  MEDIA_STORE: MediaStoreKind = 'none';
+
+  /** Larger inbound media is not kept (still served from the network on demand). */
+  @Transform(toInt) @IsInt() @Min(1024) @Max(512 * 1024 * 1024)
+  MEDIA_STORE_MAX_BYTES = 16 * 1024 * 1024;
+
+  @IsOptional() @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { message: 'must be an S3 bucket name (3-63 characters of a-z 0-9 . -)' })
+  MEDIA_STORE_S3_BUCKET?: string;
+
+  /** An S3-compatible server (MinIO, Ceph, R2, …); unset = AWS S3 of MEDIA_STORE_S3_REGION. */
+  @IsOptional() @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
+  MEDIA_STORE_S3_ENDPOINT?: string;
+
+  @Matches(/^[a-z0-9-]{1,32}$/, { message: 'must be a region name like eu-west-1' })
+  MEDIA_STORE_S3_REGION = 'us-east-1';
+
+  /** Path-style addressing (`<endpoint>/<bucket>/<key>`), which most S3-compatible servers need. */
+  @Transform(toBool) @IsBoolean()
+  MEDIA_STORE_S3_FORCE_PATH_STYLE = false;
+
+  /** Object keys are `<prefix><organizationId>/<sessionId>/<messageId>`. */
+  @Matches(/^[A-Za-z0-9_./-]{0,128}$/, { message: 'must be at most 128 characters of [A-Za-z0-9_./-]' })
+  MEDIA_STORE_S3_PREFIX = 'media/';
+
   get quotaDefaults(): { sessions: number; webhooks: number; apiKeys: number } {
     return { sessions: this.QUOTA_SESSIONS, webhooks: this.QUOTA_WEBHOOKS, apiKeys: this.QUOTA_API_KEYS };
   }
@@ -106,6 +138,7 @@ export class BaseConfig {
   warnings: string[] = [];
 
   finalize(): void {
+    if (this.MEDIA_STORE === 's3' && !this.MEDIA_STORE_S3_BUCKET) throw new ConfigError('MEDIA_STORE_S3_BUCKET', 'is required when MEDIA_STORE=s3');
     const current = this.SECRET_ENCRYPTION_KEY ?? (this.isProduction ? undefined : DEV_ENCRYPTION_KEY);
     if (!current) throw new ConfigError('SECRET_ENCRYPTION_KEY', 'is required when NODE_ENV=production');
     refusePlaceholder('SECRET_ENCRYPTION_KEY', this.SECRET_ENCRYPTION_KEY, this.isProduction);
@@ -362,6 +395,18 @@ export class GatewayConfig extends BaseConfig {
 
   @Transform(toInt) @IsInt() @Min(0) @Max(60000)
   TYPING_MAX_MS = 3000;
+
+  /** Eager media downloads (MEDIA_STORE not `none`) this node runs at once. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(256)
+  MEDIA_STORE_CONCURRENCY = 4;
+
+  /** Tries of one eager download before it is given up (logged; the on-demand path still serves the media). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(50)
+  MEDIA_STORE_ATTEMPTS = 6;
+
+  /** First retry delay of an eager download; doubles per try. */
+  @Transform(toInt) @IsInt() @Min(10) @Max(600000)
+  MEDIA_STORE_BACKOFF_MS = 1000;
 
   /**
    * Runs the fleet supervisor (failover and rebalance; one leader at a time). Off only where several fleets share

@@ -15,3 +15,4 @@ export * from './group-admin';
 export * from './account-extras';
 export * from './session-proxy';
 export * from './media-actions';
+export * from './media-store';

@@ -1,3 +1,4 @@
 export * from './media-source';
 export * from './sim-media-source';
 export * from './baileys-media-source';
+export * from './store';

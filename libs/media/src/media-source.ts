@@ -16,3 +16,14 @@ export class MediaUnavailableError extends Error {
     this.name = 'MediaUnavailableError';
   }
 }
+
+/** Picks the engine's own MediaSource by `ref.engine`; an engine without one has no media to give. */
+export class MediaSourceByEngine implements MediaSource {
+  constructor(private readonly sources: Partial<Record<MediaRef['engine'], MediaSource>>) {}
+
+  async open(ref: MediaRef): Promise<Readable> {
+    const source = this.sources[ref.engine];
+    if (!source) throw new MediaUnavailableError(`no media source for engine ${ref.engine}`);
+    return source.open(ref);
+  }
+}

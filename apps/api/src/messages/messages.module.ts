@@ -1,11 +1,12 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
 import { REDIS_CLIENT } from '@app/infra';
-import { BaileysMediaSource, SimMediaSource } from '@app/media';
+import { BaileysMediaSource, MediaSourceByEngine, SimMediaSource } from '@app/media';
 import { SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis, RedisKeys } from '@app/redis';
 import { MediaFetcher } from './media-fetcher';
-import { MEDIA_SOURCE, MediaSourceByEngine } from './media-source.provider';
+import { MEDIA_SOURCE } from './media-source.provider';
+import { MediaStoreModule } from './media-store.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { LinkPreviewer } from './link-preview';
 import { CallsController, MessageActionsController } from './message-actions.controller';
@@ -17,7 +18,7 @@ import { MediaReupload } from './media-reupload';
 
 /** Sending (rates, idempotency, media) and the message log. */
 @Module({
-  imports: [SessionsModule],
+  imports: [SessionsModule, MediaStoreModule],
   controllers: [MessagesController, MessagesBatchController, MessageActionsController, CallsController],
   providers: [
     MessagesService,

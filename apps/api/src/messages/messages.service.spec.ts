@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { DomainError } from '@app/contracts';
 import type { MessageRow, MessagesRepository, SessionsRepository } from '@app/database';
-import { MediaUnavailableError, type MediaSource } from '@app/media';
+import { MediaUnavailableError, type MediaSource, type MediaStore } from '@app/media';
 import { MessagesService } from './messages.service';
 import { MediaReupload } from './media-reupload';
 import type { SessionActions } from '../sessions/session-actions';
@@ -14,7 +14,7 @@ describe('MessagesService.media', () => {
     media: { mimetype: 'image/jpeg', size: 3, filename: null, caption: null },
     mediaRef: { engine: 'sim', mediaId: 'm1' },
   } as unknown as MessageRow;
-  const service = (open: MediaSource['open']) =>
+  const service = (open: MediaSource['open'], store?: Partial<MediaStore>) =>
     new MessagesService(
       { findInOrganization: async () => ({ id: 'ses_1' }) } as unknown as SessionsRepository,
       { findInOrganization: async () => inbound } as unknown as MessagesRepository,
@@ -25,12 +25,32 @@ describe('MessagesService.media', () => {
       null as never,
       null as never,
       new MediaReupload(null as never, null as never, { open }),
+      (store ?? null) as MediaStore | null,
     );
   const codeOf = (err: unknown) => (err instanceof DomainError ? err.code : String(err));
 
   it('streams the bytes the network holds', async () => {
     const got = await service(async () => Readable.from([Buffer.from('abc')])).media('org_1', 'ses_1', 'msg_1');
     expect(got).toMatchObject({ mimetype: 'image/jpeg', length: 3 });
+  });
+
+  it('serves the bytes a gateway kept in the media store without asking the network', async () => {
+    const asked: unknown[] = [];
+    const kept = Buffer.from('kept bytes');
+    const got = await service(async (ref) => (asked.push(ref), Readable.from([Buffer.from('abc')])), {
+      kind: 'postgres',
+      get: async (key) => (key.messageId === 'msg_1' ? { mimetype: 'image/jpeg', size: kept.length, sha256: '', bytes: kept } : null),
+    }).media('org_1', 'ses_1', 'msg_1');
+    expect(got).toEqual({ body: kept, mimetype: 'image/jpeg', length: kept.length, filename: null });
+    expect(asked).toEqual([]);
+  });
+
+  it('asks the network when the store has nothing or fails', async () => {
+    const network = async () => Readable.from([Buffer.from('abc')]);
+    const empty = await service(network, { kind: 's3', get: async () => null }).media('org_1', 'ses_1', 'msg_1');
+    expect(empty.body).toBeInstanceOf(Readable);
+    const broken = await service(network, { kind: 's3', get: async () => Promise.reject(new Error('bucket unreachable')) }).media('org_1', 'ses_1', 'msg_1');
+    expect(broken.body).toBeInstanceOf(Readable);
   });
 
   it('is 404 when the network no longer has the media', async () => {
@@ -84,6 +104,7 @@ describe('MessagesService.media re-upload', () => {
       null as never,
       null as never,
       new MediaReupload(actions, messages, { open }),
+      null,
     );
     return { service, performed, stored, opened };
   }

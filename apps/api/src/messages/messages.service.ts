@@ -4,7 +4,7 @@ import { ApiConfig } from '@app/config';
 import { DomainError, ERROR_STATUS, ErrorBody, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
 import { MessageRow, MessagesRepository, NewMessage, newId, Session, SessionsRepository, toMessageView } from '@app/database';
 import { REDIS_CLIENT } from '@app/infra';
-import { MediaSource, MediaUnavailableError } from '@app/media';
+import { MediaSource, type MediaStore, MediaUnavailableError } from '@app/media';
 import { RateLimitName, SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis } from '@app/redis';
 import type { Principal } from '../auth/principal';
@@ -16,7 +16,7 @@ import { SendMediaDto, SendMessageDto } from './dto/send-message.dto';
 import { LinkPreviewer } from './link-preview';
 import { MediaFetcher, mediaTooLarge } from './media-fetcher';
 import { messageKeyOf, pollVoteProblem } from './message-keys';
-import { MEDIA_SOURCE } from './media-source.provider';
+import { MEDIA_SOURCE, MEDIA_STORE } from './media-source.provider';
 import { MediaReupload } from './media-reupload';
 import { newWaMessageId } from './wa-message-id';
 
@@ -115,6 +115,7 @@ export class MessagesService {
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
     private readonly config: ApiConfig,
     private readonly reupload: MediaReupload,
+    @Inject(MEDIA_STORE) private readonly mediaStore: MediaStore | null,
     @Optional() private readonly previews?: LinkPreviewer,
   ) {}
 
@@ -293,8 +294,9 @@ export class MessagesService {
   }
 
   /**
-   * Outbound media is served from our copy until the message is sent (then deleted: 404); inbound media is streamed
-   * from the network, which may have dropped it (404 too).
+   * Outbound media is served from our copy until the message is sent (then deleted: 404); inbound media from the
+   * operator's store when a gateway kept it (MEDIA_STORE), otherwise streamed from the network, which may have dropped
+   * it (404 too).
    */
   async media(organizationId: string, sessionId: string, messageId: string): Promise<MediaDownload> {
     const message = await this.findMessage(organizationId, sessionId, messageId);
@@ -306,6 +308,8 @@ export class MessagesService {
       if (!bytes) throw gone('outbound media is deleted once the message is sent');
       return { body: bytes, mimetype, length: bytes.length, filename };
     }
+    const kept = await this.keptMedia(organizationId, message);
+    if (kept) return { body: kept, mimetype, length: kept.length, filename };
     if (!message.mediaRef) throw gone('the network gave no reference to it');
     try {
       return { body: await this.openInbound(organizationId, message), mimetype, length: message.media.size, filename };
@@ -318,6 +322,17 @@ export class MessagesService {
         messageId,
         reason: err instanceof Error ? err.message : String(err),
       });
+    }
+  }
+
+  /** The bytes a gateway kept in the operator's store (MEDIA_STORE), or null: not kept, or the store failed (logged). */
+  private async keptMedia(organizationId: string, message: MessageRow): Promise<Buffer | null> {
+    if (!this.mediaStore) return null;
+    try {
+      return (await this.mediaStore.get({ organizationId, sessionId: message.sessionId, messageId: message.id }))?.bytes ?? null;
+    } catch (err) {
+      this.logger.warn(`media store (${this.mediaStore.kind}) failed for ${message.id}, asking the network: ${err instanceof Error ? err.message : String(err)}`);
+      return null;
     }
   }
 

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { GatewaysModule } from '../gateways/gateways.module';
+import { MediaStoreModule } from '../messages/media-store.module';
 import { SessionsController } from './sessions.controller';
 import { SessionActions } from './session-actions';
 import { SessionsService } from './sessions.service';
@@ -9,7 +10,7 @@ import { SessionsService } from './sessions.service';
  * other modules (chats, contacts, groups, …) ask a connected session to do something on the network.
  */
 @Module({
-  imports: [GatewaysModule],
+  imports: [GatewaysModule, MediaStoreModule],
   controllers: [SessionsController],
   providers: [SessionsService, SessionActions],
   exports: [SessionsService, SessionActions],

@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { CommandMap, CommandName, DomainError, GroupView, maskProxyUrl, SESSION_DEFAULTS, SessionQr, SessionView } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
 import { GroupsRepository, newId, Session, SessionSettingsPatch, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
+import type { MediaStore } from '@app/media';
 import { CommandBus, GatewayDirectory, RedisQrBoard, SessionPlacement } from '@app/fleet';
 import type { Principal } from '../auth/principal';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
@@ -10,6 +11,7 @@ import { OrganizationQuotas } from '../limits/organization-quotas';
 import type { CreateGroupDto } from './dto/group.dto';
 import type { CreateSessionDto, UpdateSessionDto } from './dto/session.dto';
 import { toGroupView, toSessionView } from './session.view';
+import { MEDIA_STORE } from '../messages/media-source.provider';
 
 type SessionCommand = Extract<CommandName, 'session.start' | 'session.restart' | 'session.logout' | 'session.delete'>;
 
@@ -30,6 +32,7 @@ export class SessionsService {
     private readonly qrBoard: RedisQrBoard,
     private readonly quotas: OrganizationQuotas,
     private readonly box: SecretBox,
+    @Inject(MEDIA_STORE) private readonly mediaStore: MediaStore | null,
   ) {}
 
   /** The proxy URL as stored: sealed for the gateway, masked for the view; null (or absent) removes it. */
@@ -109,10 +112,14 @@ export class SessionsService {
     return this.view(organizationId, id);
   }
 
-  /** Stops the socket, unlinks the device, deletes the row (groups and auth state go with it). */
+  /**
+   * Stops the socket, unlinks the device, forgets the media kept for it (MEDIA_STORE; a store that fails keeps the row,
+   * so a retry deletes both), deletes the row (messages, groups, auth state and `media_blobs` go with it).
+   */
   async remove(organizationId: string, id: string): Promise<void> {
     const session = await this.find(organizationId, id);
     await this.command(session, 'session.delete');
+    await this.mediaStore?.forgetSession(organizationId, session.id);
     await this.sessions.deleteInOrganization(organizationId, session.id);
   }
 

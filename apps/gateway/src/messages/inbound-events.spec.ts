@@ -14,6 +14,7 @@ const CAROL = '15550003333@s.whatsapp.net';
 
 function setup(group: GroupInfo | null = null) {
   const store = new MemoryMessageStore();
+  const stored: string[] = [];
   const { sink, events } = recordingEventSink();
   const logger = pino({ level: 'silent' });
   const sender = new OutboundSender({
@@ -39,6 +40,7 @@ function setup(group: GroupInfo | null = null) {
     sender,
     logger: pino({ level: 'silent' }),
     clock: () => 1_000,
+    inboundStored: (row) => stored.push(row.waMessageId),
   });
   const receive = (id: string, waMessageId: string, m: { text?: string | null; caption?: string; chatJid?: string } = {}) =>
     inbound.handle(
@@ -59,8 +61,19 @@ function setup(group: GroupInfo | null = null) {
       },
       null,
     );
-  return { store, events, inbound, receive };
+  return { store, events, inbound, receive, stored };
 }
+
+describe('InboundEvents: eager media hook', () => {
+  it('tells of each inbound message once it is stored, and not of a re-delivery', async () => {
+    const { receive, stored, events } = setup();
+    await receive('m1', 'I1', { caption: 'a photo' });
+    expect(events.map((e) => e.event)).toEqual(['message.received']);
+    expect(stored).toEqual(['I1']);
+    await receive('m1', 'I1', { caption: 'a photo' });
+    expect(stored).toEqual(['I1']);
+  });
+});
 
 describe('InboundEvents: edits and deletes for everyone', () => {
   it('an edit updates the stored text and publishes message.edited with the previous text, not a new message', async () => {

@@ -3,7 +3,7 @@ import type { CatalogEvent } from '@app/contracts';
 import { newId, toMessageView } from '@app/database';
 import type { EngineConnection, EngineEvent, InboundMessage } from '../engine/engine.interface';
 import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
-import { isGroupJid, MessageStore } from './message-store';
+import { isGroupJid, MessageRow, MessageStore } from './message-store';
 import type { OutboundSender } from './outbound-sender';
 import type { ContactBook } from '../contacts/contact-book';
 import { ACCOUNT_EXTRAS_EVENT_TYPES, type AccountExtrasEngineEvent } from '../engine/account-extras-events';
@@ -36,6 +36,8 @@ export interface InboundEventsDeps {
   clock?: () => number;
   /** the session's contacts (push names, contact updates, blocklist); absent in callers that keep none */
   contacts?: ContactBook;
+  /** told of each inbound message once it is committed (eager media downloads); must not wait or throw */
+  inboundStored?: (row: MessageRow) => void;
 }
 
 /**
@@ -152,6 +154,7 @@ export class InboundEvents {
       if (this.pushNames.size > PUSH_NAMES_KEPT) this.pushNames.delete(this.pushNames.keys().next().value!);
     }
     if (!row || m.fromMe) return;
+    this.deps.inboundStored?.(row);
     if (conn && (await this.deps.records.find(sessionId))?.autoRead) {
       const key = { waMessageId: m.id, chatJid: m.chatJid, fromMe: false, participant: isGroupJid(m.chatJid) ? m.from : null };
       await conn.markRead([key]).catch((err) => this.deps.logger.warn({ err: String(err) }, 'marking a message read failed'));

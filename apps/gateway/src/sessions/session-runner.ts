@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { CatalogEvent, DomainError, GroupView, SyncHistoryMode, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo, SessionEngine } from '../engine/engine.interface';
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
-import type { MessageStore, MessagingSettings } from '../messages/message-store';
+import type { MessageRow, MessageStore, MessagingSettings } from '../messages/message-store';
 import type { ContactBook } from '../contacts/contact-book';
 import type { StatusPostLookup } from '../messages/outbound-sender';
 import { OutboundSender } from '../messages/outbound-sender';
@@ -57,6 +57,8 @@ export interface SessionRunnerDeps {
   chats?: ChatStore;
   /** how a status post goes out (its audience): read when it is sent; absent, a status post fails */
   statusPosts?: StatusPostLookup;
+  /** told of each inbound message once stored (eager media downloads, media/eager-media-downloads.ts); absent: none */
+  inboundStored?: (row: MessageRow) => void;
 }
 
 /**
@@ -206,7 +208,7 @@ export class SessionRunner {
       pacing: new BacklogPacer({ ratePerMin: () => sessionRatePerMin(deps.records, sessionId) }),
       statusPosts: deps.statusPosts,
     });
-    this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender, contacts: deps.contacts });
+    this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender, contacts: deps.contacts, inboundStored: deps.inboundStored });
     this.chatEvents = deps.chats ? new ChatEvents({ ...common, chats: deps.chats }) : null;
     this.lookups = {
       message: (_chatJid, waMessageId) => deps.messages.rawOf(sessionId, waMessageId),

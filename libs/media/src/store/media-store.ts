@@ -1,0 +1,34 @@
+import type { MediaStoreKind } from '@app/contracts';
+
+/** Where a kept medium belongs: its message, and that message's session and organization. */
+export interface MediaStoreKey {
+  organizationId: string;
+  sessionId: string;
+  messageId: string;
+}
+
+/** A medium as kept: the decrypted bytes with their mimetype, size and sha256 (hex). */
+export interface StoredMedia {
+  mimetype: string;
+  size: number;
+  sha256: string;
+  bytes: Buffer;
+}
+
+/**
+ * Inbound media kept once downloaded (MEDIA_STORE, docs/media-store.md): the gateways' eager downloads write, the API's
+ * `GET …/media` reads before it asks the network, and deleting a session (or an organization's data) forgets its media.
+ * One implementation per kind of storage: PostgreSQL (`media_blobs`) or an S3-compatible bucket.
+ */
+export interface MediaStore {
+  readonly kind: Exclude<MediaStoreKind, 'none'>;
+  /** Keeps the medium; a second put for the same message changes nothing. */
+  put(key: MediaStoreKey, media: StoredMedia): Promise<void>;
+  get(key: MediaStoreKey): Promise<StoredMedia | null>;
+  has(key: MediaStoreKey): Promise<boolean>;
+  /** One message's medium (a message deleted while its download ran). */
+  forget(key: MediaStoreKey): Promise<void>;
+  forgetSession(organizationId: string, sessionId: string): Promise<void>;
+  forgetOrganization(organizationId: string): Promise<void>;
+  close(): Promise<void>;
+}
