@@ -211,10 +211,10 @@ describe('Contacts, profile, presence and message actions on the Baileys engine 
     await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).pendingInbound === 0, 10000, 'the device to take both');
   });
 
-  it('reading a chat sends read receipts the network logs', async () => {
+  it('reads what contacts send (autoRead: Baileys\' readMessages, `read` under WhatsApp\'s default privacy): the network logs each read', async () => {
+    expect((await api().patch(`/api/v1/sessions/${sessionId}`).set(bearer(org.adminKey)).send({ autoRead: true })).status).toBe(200);
     const first = await inbound(BEN_JID, 'b1');
     const second = await inbound(BEN_JID, 'b2');
-    expect((await api().post(path(`/chats/${BEN}:read`)).set(bearer(org.adminKey)).send({})).status).toBe(200);
     const reads = await waitFor(async () => {
       const ids = (await presenceLog()).filter((e) => e.type === 'read' && e.chatJid === BEN_JID).map((e) => e.waMessageId);
       return ids.length >= 2 ? ids : null;

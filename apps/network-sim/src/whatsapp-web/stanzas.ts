@@ -49,6 +49,8 @@ export function child(node: BinaryNode | undefined, tag: string): BinaryNode | u
   return children(node).find((c) => c.tag === tag);
 }
 
+const DEFAULT_PRIVACY = { last: 'all', online: 'all', profile: 'all', status: 'contacts', groupadd: 'all', readreceipts: 'all', calladd: 'all', messages: 'all' };
+
 /** The routine IQs; each area of the account (contacts, media, app state) keeps its own table in its own room. */
 const ROUTINE_IQ_ANSWERS: Record<string, IqAnswer> = {
   'encrypt get count': (_iq, { device }) => [{ tag: 'count', attrs: { value: String(device.keyBundle?.preKeys.length ?? 0) } }],
@@ -65,7 +67,8 @@ const ROUTINE_IQ_ANSWERS: Record<string, IqAnswer> = {
   'passive set passive': () => undefined,
   'w:p get ping': () => undefined,
   'abt get props': () => [{ tag: 'props', attrs: { protocol: '1' }, content: [] }],
-  'privacy get privacy': () => [{ tag: 'privacy', attrs: {}, content: [] }],
+  // WhatsApp's defaults; Baileys sends `read` receipts only when `readreceipts` is `all` (`read-self` otherwise)
+  'privacy get privacy': () => [{ tag: 'privacy', attrs: {}, content: Object.entries(DEFAULT_PRIVACY).map(([name, value]) => ({ tag: 'category', attrs: { name, value } })) }],
   'w:stats  add': () => undefined,
   'w:stats set add': () => undefined,
   // device lists and lids: a contact has its phone (device 0); the account its own devices
