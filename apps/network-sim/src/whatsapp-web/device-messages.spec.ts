@@ -42,6 +42,11 @@ describe('what the device sends over WhatsApp Web, as the network records it', (
     expect(rest).toEqual([]);
     expect(original).toMatchObject({ id: 'M1', text: 'helo', edits: [{ text: 'hello', at: expect.any(Number) }], revoked: expect.any(Number), forwarded: false });
     expect(forwarded).toMatchObject({ id: 'F1', text: 'hello', forwarded: true, edits: [], revoked: null });
+    // a poll keeps its secret with the front door (for the votes), not on the network's entry
+    recordDeviceMessage(s, 'P1', ANA, { type: 'poll', poll: { name: 'Lunch?', options: ['a', 'b'], selectableCount: 1 }, secret: Buffer.alloc(32, 7) });
+    expect(s.directory.polls.get('s1 P1')?.secret).toEqual(Buffer.alloc(32, 7));
+    expect(s.network.findSent('s1', 'P1')).toMatchObject({ type: 'poll', poll: { name: 'Lunch?', options: ['a', 'b'], selectableCount: 1 } });
+    expect(s.network.findSent('s1', 'P1')).not.toHaveProperty('secret');
     // what the network refuses (a deleted message, one it never saw) is refused here too
     expect(() => recordDeviceMessage(s, 'E2', ANA, { type: 'edit', waMessageId: 'M1', text: 'again' })).toThrow(/deleted/);
     expect(() => recordDeviceMessage(s, 'E3', ANA, { type: 'edit', waMessageId: 'NOPE', text: 'x' })).toThrow(/did not send/);

@@ -113,12 +113,8 @@ export function recordDeviceMessage(scope: DeviceMessageScope, waMessageId: stri
   }
   // a poll's secret stays with the front door: its members' phones seal their votes with it
   if (content.type === 'poll') scope.directory.polls.set(`${sessionId} ${waMessageId}`, { secret: content.secret });
-  const sent =
-    content.type === 'poll'
-      ? { type: 'poll', poll: content.poll }
-      : content.type === 'text'
-        ? { type: 'text', text: content.text }
-        : { type: 'reaction', target: content.target, emoji: content.emoji };
+  // the poll's secret and the forward's flag are the front door's; the rest is what the network's `send` takes
+  const { secret: _secret, forwarded: _forwarded, ...sent } = content as Record<string, unknown>;
   network.request(sessionId, link, 'send', { waMessageId, to: recipient, content: sent, quoted: null, mentions: [] } as never);
   // the forwarded copy of a text: WhatsApp Web names no original, so the entry is marked as the copy it is
   const recorded = content.type === 'text' && content.forwarded ? network.findSent(sessionId, waMessageId) : undefined;
