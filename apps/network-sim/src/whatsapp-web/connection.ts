@@ -4,7 +4,7 @@
  * login (`<success>`), then routine IQs. Toward SimNetwork it is a DeviceLink: the network's `qr`, `paired` and
  * `open` frames become WhatsApp stanzas here, and its closes become WhatsApp's stream errors and failures.
  */
-import { AckStatus, DomainError, MessageKeyRef, SimCredential, SimFaultKind, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
+import { AckStatus, DomainError, SimCredential, SimFaultKind, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
@@ -17,7 +17,8 @@ import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, veri
 import { answerIq, child, children, IqContext, IqError, iqKey, iqReply } from './stanzas';
 import { answerGroupIq, findGroup, groupNotifications, isGroupJid } from './groups';
 import { OfflineBatch } from './offline-delivery';
-import { callOffer, ContactEnvelope, devicePresence, newStanzaId, presenceStanza, sealPollVote, WaMessage } from './contact-messages';
+import { callOffer, ContactEnvelope, contactEdit, contactRevoke, deviceChatState, devicePresenceRequest, newStanzaId, presenceStanza, sealPollVote, WaMessage } from './contact-messages';
+import { recordDeviceMessage, SentContent, sentContentOf } from './device-messages';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
 
 /** WhatsApp sends six refs; Baileys shows the first for 60 s and each next one for 20 s. */
@@ -28,8 +29,6 @@ const NEXT_QR_MS = 20_000;
 const CLIENT_REPLY_MS = 10_000;
 /** After a stream error the client closes; a client that does not is closed by the server. */
 const CLOSE_GRACE_MS = 5_000;
-
-type DecodedMessage = ReturnType<Baileys['proto']['Message']['decode']>;
 
 type Phase = 'hello' | 'finish' | 'registering' | 'logging-in' | 'open' | 'closed';
 
@@ -229,6 +228,7 @@ export class WaWebConnection {
     if (frame.type === 'poll-vote') return this.deliverPollVote(frame.eventId, frame);
     if (frame.type === 'presence') return this.deliverPresence(frame.eventId, frame);
     if (frame.type === 'call') return this.deliverCall(frame.eventId, frame);
+    if (frame.type === 'edit' || frame.type === 'revoke') return this.deliverContactChange(frame.eventId, frame);
     // reactions and the rest reach a WhatsApp Web device with the next slices
     this.deps.logger?.debug({ sessionId: this.sessionId, type: frame.type }, 'network event not carried by the whatsapp web front door yet');
   }
@@ -417,6 +417,17 @@ export class WaWebConnection {
     });
   }
 
+  /**
+   * A contact edits or deletes for everyone a message it sent the device: a protocolMessage (MESSAGE_EDIT inside
+   * `editedMessage`, REVOKE) from the contact, naming the message from its phone's side (contact-messages.ts).
+   */
+  private deliverContactChange(eventId: string, event: Extract<SimNetworkFrame, { type: 'edit' | 'revoke' }>): void {
+    const accountJid = this.registration!.credential!.account.jid;
+    const from = event.type === 'edit' ? event.from : event.by;
+    const envelope = { id: newStanzaId(), from, chatJid: event.chatJid, type: 'text', t: Math.floor(Date.now() / 1000) };
+    this.sendFromContact(eventId, envelope, event.type === 'edit' ? contactEdit(event, accountJid) : contactRevoke(event, accountJid));
+  }
+
   /** A contact calls: `<call from><offer call-id call-creator>`; the device's `<ack class="call">` takes it. */
   private deliverCall(eventId: string, event: Extract<SimNetworkFrame, { type: 'call' }>): void {
     const offline = this.offline.open;
@@ -467,7 +478,8 @@ export class WaWebConnection {
     if (node.tag === 'message') return this.onDeviceMessage(node);
     if (node.tag === 'ack') return this.onAck(node);
     if (node.tag === 'chatstate') return this.onChatState(node);
-    if (node.tag !== 'iq') return; // presences, ib telemetry: nothing to answer yet
+    if (node.tag === 'presence') return this.onPresence(node);
+    if (node.tag !== 'iq') return; // ib telemetry: nothing to answer
     const { type, id, xmlns } = node.attrs;
     if (type === 'result' || type === 'error') {
       const waiter = this.waiters.get(id);
@@ -562,11 +574,8 @@ export class WaWebConnection {
         }
         this.deps.logger?.debug({ sessionId: this.sessionId, to, readBy: texts.map((t) => t.contact) }, 'whatsapp web message decrypted by its recipients');
         const recipient = isGroupJid(to) ? to : texts[0].contact;
-        const { content } = texts[0];
-        // a poll's secret stays with the network: its members' phones seal their votes with it
-        if (content.type === 'poll') this.deps.directory.polls.set(`${this.sessionId} ${node.attrs.id}`, { secret: content.secret });
-        const { secret: _secret, ...sent } = content.type === 'poll' ? content : { ...content, secret: undefined };
-        this.deps.network.request(this.sessionId, this.link, 'send', { waMessageId: node.attrs.id, to: recipient, content: sent, quoted: null, mentions: [] });
+        const account = { jid: registration.credential.account.jid, lid: registration.credential.account.lid };
+        recordDeviceMessage({ baileys, network: this.deps.network, directory, sessionId: this.sessionId, link: this.link, account }, node.attrs.id, recipient, texts[0].content);
       })
       .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'reading a device message failed'))
       .then(() => this.send({ tag: 'ack', attrs: { id: node.attrs.id, class: 'message', from: node.attrs.to, t: nowSeconds() } }));
@@ -617,14 +626,29 @@ export class WaWebConnection {
     this.deps.network.ack(this.sessionId, this.link, eventId);
   }
 
-  /** The device shows it is typing (or stopped) in a chat: the network's presence log (what its contacts would see). */
+  /** The device shows it is typing, recording or stopped in a chat: the network's presence log (what its contacts would see). */
   private onChatState(node: BinaryNode): void {
-    const state = devicePresence(node);
-    if (!state || this.phase !== 'open') return;
+    const state = deviceChatState(node);
+    if (state) this.presenceAction('presence.chat', state);
+  }
+
+  /**
+   * The device's `<presence>`: the account online / offline (logged, told to whoever subscribed to it), or a
+   * subscription to a contact's presence (logged; the network answers with the contact's current presence).
+   */
+  private onPresence(node: BinaryNode): void {
+    const request = devicePresenceRequest(node);
+    if (request?.kind === 'account') this.presenceAction('presence.account', { presence: request.presence });
+    if (request?.kind === 'subscribe') this.presenceAction('presence.subscribe', { jid: request.jid });
+  }
+
+  /** One of the network's presence actions for this device; what it refuses (an unknown contact) is only logged, as WhatsApp answers nothing. */
+  private presenceAction(action: string, args: Record<string, unknown>): void {
+    if (this.phase !== 'open') return;
     try {
-      this.deps.network.request(this.sessionId, this.link, 'presence', state);
+      this.deps.network.request(this.sessionId, this.link, 'action', { action, args });
     } catch (err) {
-      this.deps.logger?.debug({ err, sessionId: this.sessionId }, 'a chat state the network did not take');
+      this.deps.logger?.debug({ err, sessionId: this.sessionId, action }, 'a presence the network did not take');
     }
   }
 
@@ -735,29 +759,6 @@ function nowSeconds(): string {
 function withDevice(jid: string, device: number): string {
   const [user, server] = jid.split('@');
   return `${user}:${device}@${server}`;
-}
-
-type SentContent =
-  | { type: 'text'; text: string }
-  | { type: 'poll'; poll: { name: string; options: string[]; selectableCount: number }; secret: Buffer }
-  | { type: 'reaction'; target: MessageKeyRef; emoji: string };
-
-/** What the network records of a message the device sent (text, poll with its secret, reaction); null for other kinds. */
-function sentContentOf(message: DecodedMessage, chatJid: string): SentContent | null {
-  const text = message.conversation || message.extendedTextMessage?.text;
-  if (text) return { type: 'text', text };
-  const poll = message.pollCreationMessageV3 ?? message.pollCreationMessageV2 ?? message.pollCreationMessage;
-  const secret = message.messageContextInfo?.messageSecret;
-  if (poll?.name && poll.options && secret) {
-    const options = poll.options.map((o) => o.optionName ?? '');
-    return { type: 'poll', poll: { name: poll.name, options, selectableCount: poll.selectableOptionsCount || 1 }, secret: Buffer.from(secret) };
-  }
-  const reaction = message.reactionMessage;
-  if (reaction?.key?.id && typeof reaction.text === 'string') {
-    const target = { waMessageId: reaction.key.id, chatJid, fromMe: Boolean(reaction.key.fromMe), participant: reaction.key.participant ?? null };
-    return { type: 'reaction', target, emoji: reaction.text };
-  }
-  return null;
 }
 
 function bufferOf(node: BinaryNode | undefined): Buffer | undefined {

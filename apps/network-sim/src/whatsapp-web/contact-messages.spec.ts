@@ -1,4 +1,4 @@
-import { callOffer, devicePresence, presenceStanza } from './contact-messages';
+import { callOffer, contactEdit, contactRevoke, deviceChatState, devicePresenceRequest, presenceStanza } from './contact-messages';
 
 const LIAM = '15551110003@s.whatsapp.net';
 
@@ -21,9 +21,24 @@ describe('what a contact\'s phone sends besides messages', () => {
     expect([inner.tag, inner.attrs, inner.content.map((c) => c.tag)]).toEqual(['offer', { 'call-id': 'CALL1', 'call-creator': LIAM }, ['audio', 'video']]);
   });
 
-  it('reads the device\'s chat states as the network logs them; its own availability is not logged', () => {
-    expect(devicePresence({ tag: 'chatstate', attrs: { to: LIAM }, content: [{ tag: 'composing', attrs: {} }] })).toEqual({ chatJid: LIAM, presence: 'composing' });
-    expect(devicePresence({ tag: 'chatstate', attrs: { to: LIAM }, content: [{ tag: 'paused', attrs: {} }] })).toEqual({ chatJid: LIAM, presence: 'paused' });
-    expect(devicePresence({ tag: 'presence', attrs: { type: 'available', name: 'x' } })).toBeNull();
+  it('reads the device\'s chat states as the network logs them (recording is composing audio)', () => {
+    expect(deviceChatState({ tag: 'chatstate', attrs: { to: LIAM }, content: [{ tag: 'composing', attrs: {} }] })).toEqual({ chatJid: LIAM, presence: 'composing' });
+    expect(deviceChatState({ tag: 'chatstate', attrs: { to: LIAM }, content: [{ tag: 'composing', attrs: { media: 'audio' } }] })).toEqual({ chatJid: LIAM, presence: 'recording' });
+    expect(deviceChatState({ tag: 'chatstate', attrs: { to: LIAM }, content: [{ tag: 'paused', attrs: {} }] })).toEqual({ chatJid: LIAM, presence: 'paused' });
+    expect(deviceChatState({ tag: 'presence', attrs: { type: 'available', name: 'x' } })).toBeNull();
+  });
+
+  it('reads the device\'s <presence>: its account online or offline, or a subscription to a contact', () => {
+    expect(devicePresenceRequest({ tag: 'presence', attrs: { type: 'available', name: 'Ann' } })).toEqual({ kind: 'account', presence: 'available' });
+    expect(devicePresenceRequest({ tag: 'presence', attrs: { type: 'unavailable', name: 'Ann' } })).toEqual({ kind: 'account', presence: 'unavailable' });
+    expect(devicePresenceRequest({ tag: 'presence', attrs: { type: 'subscribe', to: LIAM, id: '1' } })).toEqual({ kind: 'subscribe', jid: LIAM });
+    expect(devicePresenceRequest({ tag: 'presence', attrs: { type: 'subscribe' } })).toBeNull();
+  });
+
+  it('edits and deletes a contact\'s own message as its phone names it: fromMe, in the chat with the account or the group', () => {
+    const ACCOUNT = '15551110000@s.whatsapp.net';
+    const edit = contactEdit({ waMessageId: 'M1', chatJid: LIAM, text: 'fixed' }, ACCOUNT);
+    expect(edit.editedMessage?.message?.protocolMessage).toMatchObject({ key: { id: 'M1', remoteJid: ACCOUNT, fromMe: true }, type: 14, editedMessage: { conversation: 'fixed' } });
+    expect(contactRevoke({ waMessageId: 'M2', chatJid: '1-2@g.us' }, ACCOUNT).protocolMessage).toEqual({ key: { id: 'M2', remoteJid: '1-2@g.us', fromMe: true }, type: 0 });
   });
 });

@@ -67,14 +67,42 @@ export function callOffer(id: string, event: { callId: string; from: string; isV
   };
 }
 
-/**
- * What the device says with `<presence>` / `<chatstate>`, as SimNetwork's device presence (`composing` / `paused` in
- * a chat); null for what the network does not log (its own availability).
- */
-export function devicePresence(node: BinaryNode): { chatJid: string; presence: 'composing' | 'paused' } | null {
+/** The device's `<chatstate to><composing [media=audio]|paused/>` as the chat presence the network logs; null otherwise. */
+export function deviceChatState(node: BinaryNode): { chatJid: string; presence: 'composing' | 'recording' | 'paused' } | null {
   if (node.tag !== 'chatstate' || !node.attrs.to) return null;
   const state = Array.isArray(node.content) ? (node.content[0] as BinaryNode | undefined) : undefined;
-  if (state?.tag === 'composing') return { chatJid: node.attrs.to, presence: 'composing' };
+  if (state?.tag === 'composing') return { chatJid: node.attrs.to, presence: state.attrs.media === 'audio' ? 'recording' : 'composing' };
   if (state?.tag === 'paused') return { chatJid: node.attrs.to, presence: 'paused' };
   return null;
+}
+
+/**
+ * The device's `<presence>`: `type=available|unavailable` (with the account's `name`) is the account's presence;
+ * `type=subscribe to=<jid>` asks for a contact's. Null for anything else.
+ */
+export function devicePresenceRequest(node: BinaryNode): { kind: 'account'; presence: 'available' | 'unavailable' } | { kind: 'subscribe'; jid: string } | null {
+  if (node.tag !== 'presence') return null;
+  const { type, to } = node.attrs;
+  if (type === 'available' || type === 'unavailable') return { kind: 'account', presence: type };
+  if (type === 'subscribe' && to) return { kind: 'subscribe', jid: to.replace(/:\d+@/, '@') };
+  return null;
+}
+
+/**
+ * The key of a message a contact sent the device, as the contact's phone names it in a protocolMessage: its own
+ * (`fromMe`), in the chat with the account (1:1) or in the group.
+ */
+function ownKeyOfContact(event: { waMessageId: string; chatJid: string }, accountJid: string) {
+  return { id: event.waMessageId, remoteJid: event.chatJid.endsWith('@g.us') ? event.chatJid : accountJid, fromMe: true };
+}
+
+/** A contact's edit as WhatsApp carries it: protocolMessage MESSAGE_EDIT (14) inside `editedMessage`. */
+export function contactEdit(event: { waMessageId: string; chatJid: string; text: string }, accountJid: string): WaMessage {
+  const protocolMessage = { key: ownKeyOfContact(event, accountJid), type: 14, editedMessage: { conversation: event.text }, timestampMs: Date.now() };
+  return { editedMessage: { message: { protocolMessage } } };
+}
+
+/** A contact's delete for everyone: protocolMessage REVOKE (0). */
+export function contactRevoke(event: { waMessageId: string; chatJid: string }, accountJid: string): WaMessage {
+  return { protocolMessage: { key: ownKeyOfContact(event, accountJid), type: 0 } };
 }

@@ -121,6 +121,12 @@ describe('device lists, lids and key bundles (what Baileys asks before it sends)
     ]);
   });
 
+  it('answers privacy with WhatsApp\'s defaults (read receipts on: Baileys then sends `read`, not `read-self`)', () => {
+    const answer = answerIq(iq('privacy', 'get', [{ tag: 'privacy', attrs: {} }]), ctx());
+    const categories = Object.fromEntries(children(child(answer, 'privacy')).map((c) => [c.attrs.name, c.attrs.value]));
+    expect(categories).toMatchObject({ readreceipts: 'all', last: 'all', online: 'all' });
+  });
+
   it('hands out the contact key bundle for its lid, one pre-key each time it is asked', () => {
     const fetch = () => answerIq(iq('encrypt', 'get', [{ tag: 'key', attrs: {}, content: [{ tag: 'user', attrs: { jid: '4444@lid' } }] }]), withContact());
     const [user] = children(children(fetch())[0]);

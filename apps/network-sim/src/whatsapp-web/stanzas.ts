@@ -11,7 +11,7 @@ import type { DeviceLink, SimNetwork } from '../sim-network';
 import type { CompanionRegistration } from './directory';
 import type { DeviceKeyBundle, SignalContact } from './signal-party';
 import { BinaryNode, SERVER_JID } from './wa-kit';
-import { ACCOUNT_IQ_ANSWERS } from './account-iqs';
+import { ACCOUNT_IQ_ANSWERS, usyncByPhone, usyncContact, usyncStatus } from './account-iqs';
 import { MEDIA_IQ_ANSWERS } from './media-host';
 import { APP_STATE_IQ_ANSWERS } from './app-state';
 
@@ -49,6 +49,8 @@ export function child(node: BinaryNode | undefined, tag: string): BinaryNode | u
   return children(node).find((c) => c.tag === tag);
 }
 
+const DEFAULT_PRIVACY = { last: 'all', online: 'all', profile: 'all', status: 'contacts', groupadd: 'all', readreceipts: 'all', calladd: 'all', messages: 'all' };
+
 /** The routine IQs; each area of the account (contacts, media, app state) keeps its own table in its own room. */
 const ROUTINE_IQ_ANSWERS: Record<string, IqAnswer> = {
   'encrypt get count': (_iq, { device }) => [{ tag: 'count', attrs: { value: String(device.keyBundle?.preKeys.length ?? 0) } }],
@@ -65,19 +67,22 @@ const ROUTINE_IQ_ANSWERS: Record<string, IqAnswer> = {
   'passive set passive': () => undefined,
   'w:p get ping': () => undefined,
   'abt get props': () => [{ tag: 'props', attrs: { protocol: '1' }, content: [] }],
-  'privacy get privacy': () => [{ tag: 'privacy', attrs: {}, content: [] }],
+  // WhatsApp's defaults; Baileys sends `read` receipts only when `readreceipts` is `all` (`read-self` otherwise)
+  'privacy get privacy': () => [{ tag: 'privacy', attrs: {}, content: Object.entries(DEFAULT_PRIVACY).map(([name, value]) => ({ tag: 'category', attrs: { name, value } })) }],
   'w:stats  add': () => undefined,
   'w:stats set add': () => undefined,
   // device lists and lids: a contact has its phone (device 0); the account its own devices
   'usync get usync': (iq, ctx) => {
     const usync = child(iq, 'usync');
     const protocols = children(child(usync, 'query')).map((p) => p.tag);
-    const users = children(child(usync, 'list')).map((user) => usyncUser(user.attrs.jid, protocols, ctx));
+    const users = children(child(usync, 'list')).map((user) => usyncByPhone(user, protocols, ctx) ?? usyncUser(user.attrs.jid, protocols, ctx));
     return [{ tag: 'usync', attrs: {}, content: [{ tag: 'list', attrs: {}, content: users.filter((u): u is BinaryNode => u !== null) }] }];
   },
 };
 
-const IQ_ANSWERS: Record<string, IqAnswer> = { ...ROUTINE_IQ_ANSWERS, ...ACCOUNT_IQ_ANSWERS, ...MEDIA_IQ_ANSWERS, ...APP_STATE_IQ_ANSWERS };
+// built on first use: the area tables import this module's helpers, so they may not be loaded yet when it loads
+let iqAnswers: Record<string, IqAnswer> | null = null;
+const IQ_ANSWERS = () => (iqAnswers ??= { ...ROUTINE_IQ_ANSWERS, ...ACCOUNT_IQ_ANSWERS, ...MEDIA_IQ_ANSWERS, ...APP_STATE_IQ_ANSWERS });
 
 function bytes(node: BinaryNode | undefined, tag: string): Buffer {
   const content = child(node, tag)?.content;
@@ -111,7 +116,9 @@ function usyncUser(jid: string | undefined, protocols: string[], ctx: IqContext)
   const content: BinaryNode[] = [];
   if (protocols.includes('devices')) content.push({ tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: devices }] });
   if (protocols.includes('lid') && contact && jid.endsWith('@s.whatsapp.net')) content.push({ tag: 'lid', attrs: { val: contact.lid } });
-  if (protocols.includes('contact')) content.push({ tag: 'contact', attrs: { type: 'in' } });
+  // whether the number is on the network, and its about text: the account area's (account-iqs.ts)
+  if (protocols.includes('contact')) content.push(own ? { tag: 'contact', attrs: { type: 'in' } } : (usyncContact({ tag: 'user', attrs: { jid } }, ctx)?.contact ?? { tag: 'contact', attrs: { type: 'out' } }));
+  if (protocols.includes('status')) content.push(usyncStatus(jid, ctx));
   return { tag: 'user', attrs: { jid }, content };
 }
 
@@ -162,7 +169,7 @@ export function iqKey(iq: BinaryNode): string {
 
 /** The result (or error) IQ for one of the client's routine IQs. */
 export function answerIq(iq: BinaryNode, ctx: IqContext): BinaryNode {
-  const answer = IQ_ANSWERS[iqKey(iq)];
+  const answer = IQ_ANSWERS()[iqKey(iq)];
   return iqReply(iq, () => {
     if (!answer) throw new IqError(501, 'feature-not-implemented');
     return answer(iq, ctx);

@@ -1,0 +1,122 @@
+/**
+ * What a message the device sent over WhatsApp Web is, once its recipients decrypted it, and how the network records
+ * it: texts (a forward keeps `forwarded`), polls (their secret stays with the front door for the votes), reactions,
+ * votes on its own polls (opened with that secret), and its edits and deletes for everyone (protocolMessage
+ * MESSAGE_EDIT / REVOKE), which change the original's entry through the same handlers the device protocol uses
+ * (actions/message-actions.ts), so `GET /sim/messages` shows them the same whichever door was used.
+ */
+import type { MessageKeyRef } from '@app/contracts';
+import { createHash } from 'node:crypto';
+import type { DeviceLink, SimNetwork } from '../sim-network';
+import type { WaDirectory } from './directory';
+import type { Baileys } from './wa-kit';
+
+type DecodedMessage = ReturnType<Baileys['proto']['Message']['decode']>;
+
+/** proto.Message.ProtocolMessage.Type */
+const REVOKE = 0;
+const MESSAGE_EDIT = 14;
+
+export type SentContent =
+  | { type: 'text'; text: string; forwarded: boolean }
+  | { type: 'poll'; poll: { name: string; options: string[]; selectableCount: number }; secret: Buffer }
+  | { type: 'reaction'; target: MessageKeyRef; emoji: string }
+  | { type: 'pollVote'; pollWaMessageId: string; vote: { encPayload: Buffer; encIv: Buffer } }
+  | { type: 'edit'; waMessageId: string; text: string }
+  | { type: 'revoke'; waMessageId: string };
+
+/** What the network records of a message the device sent; null for kinds it does not carry. */
+export function sentContentOf(message: DecodedMessage, chatJid: string): SentContent | null {
+  // WhatsApp wraps an edit in `editedMessage`; Baileys sends the protocolMessage bare: both are read
+  const protocol = (message.editedMessage?.message ?? message).protocolMessage;
+  if (protocol?.key?.id) {
+    if (protocol.type === REVOKE) return { type: 'revoke', waMessageId: protocol.key.id };
+    const edited = protocol.editedMessage;
+    const text = edited?.conversation || edited?.extendedTextMessage?.text;
+    if (protocol.type === MESSAGE_EDIT && text) return { type: 'edit', waMessageId: protocol.key.id, text };
+    return null;
+  }
+  const text = message.conversation || message.extendedTextMessage?.text;
+  if (text) return { type: 'text', text, forwarded: Boolean(message.extendedTextMessage?.contextInfo?.isForwarded) };
+  const poll = message.pollCreationMessageV3 ?? message.pollCreationMessageV2 ?? message.pollCreationMessage;
+  const secret = message.messageContextInfo?.messageSecret;
+  if (poll?.name && poll.options && secret) {
+    const options = poll.options.map((o) => o.optionName ?? '');
+    return { type: 'poll', poll: { name: poll.name, options, selectableCount: poll.selectableOptionsCount || 1 }, secret: Buffer.from(secret) };
+  }
+  const reaction = message.reactionMessage;
+  if (reaction?.key?.id && typeof reaction.text === 'string') {
+    const target = { waMessageId: reaction.key.id, chatJid, fromMe: Boolean(reaction.key.fromMe), participant: reaction.key.participant ?? null };
+    return { type: 'reaction', target, emoji: reaction.text };
+  }
+  const update = message.pollUpdateMessage;
+  if (update?.pollCreationMessageKey?.id && update.vote?.encPayload && update.vote.encIv) {
+    return { type: 'pollVote', pollWaMessageId: update.pollCreationMessageKey.id, vote: { encPayload: Buffer.from(update.vote.encPayload), encIv: Buffer.from(update.vote.encIv) } };
+  }
+  return null;
+}
+
+/**
+ * The option names a vote picked: opened with the poll's secret (Baileys' decryptPollVote, as the recipients' phones
+ * run it), voter and creator being the account (its number's jid, or its lid), each SHA-256 matched to an option.
+ * Null when no key opens it.
+ */
+export function openPollVote(
+  baileys: Baileys,
+  vote: { encPayload: Buffer; encIv: Buffer },
+  poll: { waMessageId: string; secret: Buffer; options: string[] },
+  accountJids: string[],
+): string[] | null {
+  for (const jid of accountJids) {
+    try {
+      const opened = baileys.decryptPollVote(vote, { pollCreatorJid: jid, pollMsgId: poll.waMessageId, pollEncKey: poll.secret, voterJid: jid });
+      const byHash = new Map(poll.options.map((name) => [createHash('sha256').update(name).digest('hex'), name]));
+      return opened.selectedOptions.map((hash) => byHash.get(Buffer.from(hash).toString('hex'))).filter((name): name is string => name !== undefined);
+    } catch {
+      // not sealed for this jid: try the next
+    }
+  }
+  return null;
+}
+
+export interface DeviceMessageScope {
+  baileys: Baileys;
+  network: SimNetwork;
+  directory: WaDirectory;
+  sessionId: string;
+  link: DeviceLink;
+  /** the account's jid and lid */
+  account: { jid: string; lid: string };
+}
+
+/**
+ * Records what the device sent (`waMessageId` to `recipient`: the contact's jid, or the group) on the network. Edits
+ * and deletes change the original (SimNetwork's `action` op, messages.edit / messages.revoke); the rest is a send.
+ */
+export function recordDeviceMessage(scope: DeviceMessageScope, waMessageId: string, recipient: string, content: SentContent): void {
+  const { network, sessionId, link } = scope;
+  if (content.type === 'edit' || content.type === 'revoke') {
+    const key = { waMessageId: content.waMessageId, chatJid: recipient, fromMe: true, participant: null };
+    const action = content.type === 'edit' ? { action: 'messages.edit', args: { key, text: content.text } } : { action: 'messages.revoke', args: { key } };
+    network.request(sessionId, link, 'action', action);
+    return;
+  }
+  if (content.type === 'pollVote') {
+    const poll = network.findSent(sessionId, content.pollWaMessageId)?.poll;
+    const secret = scope.directory.polls.get(`${sessionId} ${content.pollWaMessageId}`)?.secret;
+    if (!poll || !secret) throw new Error(`a vote on a poll the front door did not see sent: ${content.pollWaMessageId}`);
+    const options = openPollVote(scope.baileys, content.vote, { waMessageId: content.pollWaMessageId, secret, options: poll.options }, [scope.account.jid, scope.account.lid]);
+    if (!options) throw new Error('a vote the poll\'s secret does not open');
+    const vote = { type: 'pollVote', poll: { waMessageId: content.pollWaMessageId }, options };
+    network.request(sessionId, link, 'send', { waMessageId, to: recipient, content: vote, quoted: null, mentions: [] } as never);
+    return;
+  }
+  // a poll's secret stays with the front door: its members' phones seal their votes with it
+  if (content.type === 'poll') scope.directory.polls.set(`${sessionId} ${waMessageId}`, { secret: content.secret });
+  // the poll's secret and the forward's flag are the front door's; the rest is what the network's `send` takes
+  const { secret: _secret, forwarded: _forwarded, ...sent } = content as Record<string, unknown>;
+  network.request(sessionId, link, 'send', { waMessageId, to: recipient, content: sent, quoted: null, mentions: [] } as never);
+  // the forwarded copy of a text: WhatsApp Web names no original, so the entry is marked as the copy it is
+  const recorded = content.type === 'text' && content.forwarded ? network.findSent(sessionId, waMessageId) : undefined;
+  if (recorded) recorded.forwarded = true;
+}
