@@ -154,7 +154,7 @@ export class AppStateServer {
   /** The answer to a `w:sync:app:state` IQ: each collection's patches since the device's version, or its upload taken. */
   answer(iq: BinaryNode, device: AppStateDevice): Promise<BinaryNode[]> {
     return this.serial(device.sessionId, async () => {
-      await this.prepare(device);
+      await this.seed(device);
       const asked = children(child(iq, 'sync')).filter((c) => c.tag === 'collection');
       if (!asked.length) throw new IqError(400, 'bad-request');
       const out: BinaryNode[] = [];
@@ -186,7 +186,11 @@ export class AppStateServer {
    * The first time a session syncs, the phone writes what the account already has: a business account's labels and
    * the labels its chats carry, the chats' archive, pin and mute marks, the push name.
    */
-  async prepare(device: AppStateDevice): Promise<void> {
+  prepare(device: AppStateDevice): Promise<void> {
+    return this.serial(device.sessionId, () => this.seed(device));
+  }
+
+  private async seed(device: AppStateDevice): Promise<void> {
     if (this.sessions.has(device.sessionId)) return;
     this.sessions.set(device.sessionId, new Map());
     const { network, sessionId, account } = device;
@@ -217,7 +221,7 @@ export class AppStateServer {
    */
   phoneChange(device: AppStateDevice, changes: Array<{ chat: SimChatChange } | { label: LabelUpdatePayload }>): Promise<AppStateCollectionName[]> {
     return this.serial(device.sessionId, async () => {
-      await this.prepare(device);
+      await this.seed(device);
       const creates: PatchCreate[] = [];
       const modify = (mod: Parameters<Baileys['chatModificationToAppPatch']>[0], jid: string) => creates.push(this.baileys.chatModificationToAppPatch(mod, jid));
       for (const change of changes) this.phoneMods(change, modify);

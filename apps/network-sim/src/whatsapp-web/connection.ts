@@ -343,13 +343,19 @@ export class WaWebConnection {
         const plaintext = baileys.encodeWAMessage(appState.keyShareMessage(device.account.phoneNumber, deviceIndex) as never);
         const enc = await phone.encryptFor(device.account.phoneNumber, deviceIndex, plaintext, () => registration.keyBundle);
         if (!enc) return;
+        await appState.prepare(device);
+        const id = newStanzaId();
+        // once the device took the key (its receipt), it can read the collections the server tells it to resync
+        this.onTaken.set(id, () => {
+          const collections = appState.filled(this.sessionId);
+          this.deps.logger?.debug({ sessionId: this.sessionId, collections }, 'app state key taken: server_sync');
+          this.outbound = this.outbound.then(() => this.tellServerSync(collections));
+        });
         this.send({
           tag: 'message',
-          attrs: { from: device.account.jid, type: 'text', id: newStanzaId(), t: nowSeconds(), category: 'peer' },
+          attrs: { from: device.account.jid, type: 'text', id, t: nowSeconds(), category: 'peer' },
           content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext }],
         });
-        await appState.prepare(device);
-        this.tellServerSync(appState.filled(this.sessionId));
       })
       .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'sharing the app state key failed'));
   }
@@ -381,7 +387,8 @@ export class WaWebConnection {
           )
       : Promise.resolve(iqReply(iq, () => { throw new IqError(401, 'not-authorized'); }));
     void answered.then((reply) => {
-      if (reply.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, reply: child(reply, 'error')?.attrs }, 'app state iq answered with an error');
+      const collections = children(child(iq, 'sync')).map((c) => `${c.attrs.name}@${c.attrs.version}${child(c, 'patch') ? '+patch' : ''}`);
+      this.deps.logger?.debug({ sessionId: this.sessionId, collections, error: child(reply, 'error')?.attrs }, 'app state iq answered');
       this.send(reply);
     });
   }
