@@ -148,6 +148,17 @@ describe('App state (chat marks, labels, push name) on the Baileys engine agains
     expect(removed.body).toEqual({ chatJid: ALICE, labels: [] });
     expect((await simGet(`/sim/sessions/${business}/labels`)).chats).toEqual({});
 
+    // the phone makes a label: a phone-written patch and server_sync; Baileys resyncs and the label is listed
+    const made = await simPost(`/sim/sessions/${business}/labels`, { name: 'VIP', color: 7 });
+    expect(made.status).toBe(200);
+    const vip = (await made.json()) as { id: string };
+    const listed = await waitFor(async () => {
+      const res = await api().get(`/api/v1/sessions/${business}/labels`).set(bearer(org.adminKey));
+      return res.body.data?.find((l: { id: string }) => l.id === vip.id) ?? null;
+    }, 20000, 'the phone\'s new label on the device');
+    expect(listed).toEqual({ id: vip.id, name: 'VIP', color: 7 });
+    await waitFor(async () => (await simGet(`/sim/sessions/${business}`)).pendingInbound === 0, 10000, 'the device to ack the label\'s server_sync');
+
     expect((await api().get(`/api/v1/sessions/${plain}/labels`).set(bearer(org.adminKey))).status).toBe(409);
     expect((await api().post(`${chats(plain, ALICE)}/labels`).set(bearer(org.adminKey)).send({ labelId: '1' })).status).toBe(409);
   });
