@@ -274,9 +274,10 @@ export class SimNetwork {
     // checked before pairing, so a bad history pairs nothing
     const history = body.history === undefined ? null : parseSimHistory(body.history);
     if (body.isBusiness !== undefined && typeof body.isBusiness !== 'boolean') throw validation('isBusiness', 'must be a boolean');
+    // the phone's app first: the pairing tells the device its platform (WhatsApp Business or not)
+    if (typeof body.isBusiness === 'boolean') this.world.accountExtras.setBusiness(`${phoneNumber}@s.whatsapp.net`, body.isBusiness);
     this.pair(device, phoneNumber);
     if (history) this.world.chats.playHistory(device.account!, sessionId, history, (event) => this.deliver(device, event));
-    if (typeof body.isBusiness === 'boolean') this.world.accountExtras.setBusiness(`${phoneNumber}@s.whatsapp.net`, body.isBusiness);
     return this.view(sessionId);
   }
 

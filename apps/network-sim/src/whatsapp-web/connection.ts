@@ -4,7 +4,7 @@
  * login (`<success>`), then routine IQs. Toward SimNetwork it is a DeviceLink: the network's `qr`, `paired` and
  * `open` frames become WhatsApp stanzas here, and its closes become WhatsApp's stream errors and failures.
  */
-import { AckStatus, DomainError, SimCredential, SimFaultKind, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
+import { AckStatus, DomainError, LabelUpdatePayload, SimChatChange, SimCredential, SimFaultKind, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
@@ -20,6 +20,7 @@ import { OfflineBatch } from './offline-delivery';
 import { callOffer, ContactEnvelope, contactEdit, contactRevoke, deviceChatState, devicePresenceRequest, newStanzaId, presenceStanza, sealPollVote, WaMessage } from './contact-messages';
 import { recordDeviceMessage, SentContent, sentContentOf } from './device-messages';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
+import { appStateOf, AppStateDevice, AppStateCollectionName } from './app-state';
 
 /** WhatsApp sends six refs; Baileys shows the first for 60 s and each next one for 20 s. */
 const PAIR_DEVICE_REFS = 6;
@@ -73,6 +74,8 @@ export class WaWebConnection {
   private readonly offline = new OfflineBatch();
   /** the `silent` fault: nothing is read or written on this socket any more, keepalive pings included */
   private silent = false;
+  /** the phone shared the account's app state sync key on this socket (once its pre-keys are there) */
+  private keyShared = false;
   readonly link: DeviceLink & { showQr: () => string | null };
 
   constructor(private readonly deps: WaConnectionDeps) {
@@ -229,6 +232,8 @@ export class WaWebConnection {
     if (frame.type === 'presence') return this.deliverPresence(frame.eventId, frame);
     if (frame.type === 'call') return this.deliverCall(frame.eventId, frame);
     if (frame.type === 'edit' || frame.type === 'revoke') return this.deliverContactChange(frame.eventId, frame);
+    if (frame.type === 'chat-update') return this.deliverAppStateChange(frame.eventId, frame.chats.map((chat) => ({ chat })));
+    if (frame.type === 'label') return this.deliverAppStateChange(frame.eventId, [{ label: frame.change }]);
     // reactions and the rest reach a WhatsApp Web device with the next slices
     this.deps.logger?.debug({ sessionId: this.sessionId, type: frame.type }, 'network event not carried by the whatsapp web front door yet');
   }
@@ -277,7 +282,8 @@ export class WaWebConnection {
           attrs: {},
           content: [
             { tag: 'device-identity', attrs: { 'key-index': String(deviceIndex) }, content: signDeviceIdentity(baileys, phone, registration.identityKey, advSecret, deviceIndex) },
-            { tag: 'platform', attrs: { name: 'android' } },
+            // WhatsApp Business's Android app (`smba`) for a business account: what Baileys reads as isBusiness
+            { tag: 'platform', attrs: { name: this.deps.network.world.accountExtras.isBusiness(credential.account.jid) ? 'smba' : 'android' } },
             { tag: 'device', attrs: { jid: `${phoneNumber}:${deviceIndex}@s.whatsapp.net`, lid: withDevice(lid, deviceIndex) } },
           ],
         },
@@ -306,7 +312,103 @@ export class WaWebConnection {
         this.send(marker);
         this.deps.logger?.info({ sessionId: this.sessionId, offline: Number(child(marker, 'offline')?.attrs.count) }, 'whatsapp web login: held stanzas delivered offline');
       });
+      this.shareAppStateKey();
     });
+  }
+
+  // ---- app state (app-state.ts) -----------------------------------------------------------------
+
+  private appStateDevice(): AppStateDevice | null {
+    const account = this.registration?.credential?.account;
+    if (this.phase !== 'open' || !account) return null;
+    return { network: this.deps.network, sessionId: this.sessionId, link: this.link, account };
+  }
+
+  /**
+   * After login the account's phone (device 0, a Signal party of the account's own number) shares the app state sync
+   * key with the device (`appStateSyncKeyShare`), once the device has uploaded pre-keys; then the server tells it of
+   * the collections that hold patches (`server_sync`), which the device resyncs.
+   */
+  private shareAppStateKey(): void {
+    const registration = this.registration;
+    const device = this.appStateDevice();
+    if (this.keyShared || !device || !registration?.keyBundle) return;
+    this.keyShared = true;
+    const appState = appStateOf(this.deps.network, this.deps.baileys);
+    const deviceIndex = registration.deviceIndex!;
+    this.outbound = this.outbound
+      .then(async () => {
+        const { baileys } = this.deps;
+        const phone = appState.phoneOf(device.account);
+        const plaintext = baileys.encodeWAMessage(appState.keyShareMessage(device.account.phoneNumber, deviceIndex) as never);
+        const enc = await phone.encryptFor(device.account.phoneNumber, deviceIndex, plaintext, () => registration.keyBundle);
+        if (!enc) return;
+        await appState.prepare(device);
+        const id = newStanzaId();
+        // once the device took the key (its receipt), it can read the collections the server tells it to resync
+        this.onTaken.set(id, () => {
+          const collections = appState.filled(this.sessionId);
+          this.deps.logger?.debug({ sessionId: this.sessionId, collections }, 'app state key taken: server_sync');
+          this.outbound = this.outbound.then(() => this.tellServerSync(collections));
+        });
+        this.send({
+          tag: 'message',
+          attrs: { from: device.account.jid, type: 'text', id, t: nowSeconds(), category: 'peer' },
+          content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext }],
+        });
+      })
+      .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'sharing the app state key failed'));
+  }
+
+  /** `<notification type="server_sync">`, one per collection (Baileys reads the first): the device resyncs it. */
+  private tellServerSync(collections: AppStateCollectionName[], eventId?: string): void {
+    const notifications = collections.map((name) => ({
+      tag: 'notification',
+      attrs: { from: SERVER_JID, type: 'server_sync', id: this.newId(), t: nowSeconds() },
+      content: [{ tag: 'collection', attrs: { name, version: '0' } }],
+    }));
+    const open = new Set(notifications.map((n) => n.attrs.id));
+    for (const notification of notifications) {
+      if (eventId) this.awaitingNotificationAck.set(notification.attrs.id, { eventId, open });
+      this.send(notification);
+    }
+    if (eventId && notifications.length === 0) this.deps.network.ack(this.sessionId, this.link, eventId);
+  }
+
+  /** A `w:sync:app:state` IQ: answered by the app state server once the patch is decoded and applied. */
+  private onAppStateIq(iq: BinaryNode): void {
+    const device = this.appStateDevice();
+    const answered = device
+      ? appStateOf(this.deps.network, this.deps.baileys)
+          .answer(iq, device)
+          .then(
+            (content) => iqReply(iq, () => content),
+            (err) => iqReply(iq, () => { throw err; }),
+          )
+      : Promise.resolve(iqReply(iq, () => { throw new IqError(401, 'not-authorized'); }));
+    void answered.then((reply) => {
+      const collections = children(child(iq, 'sync')).map((c) => `${c.attrs.name}@${c.attrs.version}${child(c, 'patch') ? '+patch' : ''}`);
+      this.deps.logger?.debug({ sessionId: this.sessionId, collections, error: child(reply, 'error')?.attrs }, 'app state iq answered');
+      this.send(reply);
+    });
+  }
+
+  /**
+   * The phone changed a chat (`POST /sim/sessions/{id}/chat`) or a label was changed elsewhere: the phone writes the
+   * patch and the device is told to resync; the network forgets the event once the device acked the notifications.
+   * The device's own upload coming back from the model is no news to it.
+   */
+  private deliverAppStateChange(eventId: string, changes: Array<{ chat: SimChatChange } | { label: LabelUpdatePayload }>): void {
+    const device = this.appStateDevice();
+    const appState = appStateOf(this.deps.network, this.deps.baileys);
+    if (!device || appState.isOwnUpload(this.sessionId)) {
+      if (device) this.deps.network.ack(this.sessionId, this.link, eventId);
+      return;
+    }
+    void appState
+      .phoneChange(device, changes)
+      .then((collections) => (this.outbound = this.outbound.then(() => this.tellServerSync(collections, eventId))))
+      .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'writing the phone\'s app state patch failed'));
   }
 
   // ---- what contacts send -----------------------------------------------------------------------
@@ -492,7 +594,10 @@ export class WaWebConnection {
     if (xmlns === 'md' && first?.tag === 'link_code_companion_reg') return this.onCodeStage(node, first);
     if (!this.registration) return;
     if (xmlns === 'w:g2') return this.onGroupIq(node);
+    if (xmlns === 'w:sync:app:state') return this.onAppStateIq(node);
     const answer = answerIq(node, this.iqContext(this.registration));
+    // the device's first pre-keys: the phone can now share the app state key with it
+    if (iqKey(node) === 'encrypt set registration') this.shareAppStateKey();
     if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(node) }, 'whatsapp web iq answered with an error');
     this.send(answer);
   }

@@ -73,7 +73,7 @@ export class WhatsAppWebFrontDoor {
     const scanned = parseQr(body.qr);
     if (!scanned) throw validation('qr', 'is not a WhatsApp Web QR code');
     connection.acceptScan(scanned);
-    return this.network.scan(connection.sessionId, { phoneNumber: body.phoneNumber });
+    return this.network.scan(connection.sessionId, { phoneNumber: body.phoneNumber, isBusiness: body.isBusiness });
   }
 
   private async enterCode(connection: WaWebConnection, body: ControlBody): Promise<DeviceView> {
