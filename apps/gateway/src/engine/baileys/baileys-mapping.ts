@@ -376,12 +376,22 @@ export function receiptFromUpdate({ key, update }: WAMessageUpdate): ReceiptEven
   return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status } : null;
 }
 
-/** message-receipt.update: one member's receipt (groups); the furthest step it reports, and the member (`userJid`). */
-export function receiptFromUserReceipt({ key, receipt }: MessageUserReceiptUpdate): ReceiptEvent | null {
-  if (!key.fromMe || !key.id || !key.remoteJid) return null;
-  const status: AckStatus | null = receipt.playedTimestamp ? 'played' : receipt.readTimestamp ? 'read' : receipt.receiptTimestamp ? 'delivered' : null;
+/**
+ * message-receipt.update: one member's receipts (groups), with the member (`userJid`): one event per step it reports,
+ * in order. Baileys' event buffer folds a member's receipts that arrive together into one entry (a delivery and a read
+ * in one `userReceipt`), so the furthest step alone would lose the member's earlier ones (issue 19 item 12).
+ */
+export function receiptsFromUserReceipt({ key, receipt }: MessageUserReceiptUpdate): ReceiptEvent[] {
+  if (!key.fromMe || !key.id || !key.remoteJid) return [];
+  const steps: Array<[AckStatus, unknown]> = [
+    ['delivered', receipt.receiptTimestamp],
+    ['read', receipt.readTimestamp],
+    ['played', receipt.playedTimestamp],
+  ];
   const participant = receipt.userJid ? (toUserJid(receipt.userJid) ?? toLid(receipt.userJid) ?? receipt.userJid) : null;
-  return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status, participant } : null;
+  const waMessageId = key.id;
+  const chatJid = chatOf(key);
+  return steps.filter(([, at]) => Boolean(at)).map(([status]) => ({ type: 'receipt', waMessageId, chatJid, status, participant }));
 }
 
 /**

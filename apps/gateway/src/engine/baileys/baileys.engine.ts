@@ -48,7 +48,7 @@ import {
   presencesFrom,
   reactionFrom,
   receiptFromUpdate,
-  receiptFromUserReceipt,
+  receiptsFromUserReceipt,
   toLid,
   toUserJid,
   unwrapContent,
@@ -328,7 +328,7 @@ class BaileysConnection implements EngineConnection {
     ev.on('messages.upsert', (upsert) => this.guard('messages.upsert', () => this.onMessagesUpsert(upsert)));
     ev.on('messages.update', (updates) => this.guard('messages.update', () => this.onMessagesUpdate(updates)));
     ev.on('message-receipt.update', (receipts) =>
-      this.guard('message-receipt.update', () => receipts.forEach((r) => this.emitIf(receiptFromUserReceipt(r)))),
+      this.guard('message-receipt.update', () => receipts.forEach((r) => receiptsFromUserReceipt(r).forEach((e) => this.emit(e)))),
     );
     ev.on('messages.reaction', (reactions) =>
       this.guard('messages.reaction', () => reactions.forEach((r) => this.emitIf(reactionFrom(r, this.ownJid())))),
