@@ -15,7 +15,7 @@ import { closeStanza, WA_FAULTS } from './faults';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
 import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, verifyDeviceSignature } from './phone';
 import { answerIq, child, children, IqContext, IqError, iqKey, iqReply } from './stanzas';
-import { answerGroupIq, findGroup, groupNotifications, isGroupJid } from './groups';
+import { answerGroupIq, answerGroupPictureIq, findGroup, GroupIqContext, groupNotifications, isGroupJid } from './groups';
 import { OfflineBatch } from './offline-delivery';
 import { callOffer, ContactEnvelope, devicePresence, newStanzaId, presenceStanza, sealPollVote, WaMessage } from './contact-messages';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
@@ -434,8 +434,8 @@ export class WaWebConnection {
   private deliverGroupChange(eventId: string, event: Extract<SimNetworkFrame, { type: 'group-participants' | 'group-update' }>): void {
     const offline = this.offline.open;
     this.outbound = this.outbound.then(() => {
-      const group = findGroup(this.deps.network, event.groupJid);
-      const author = group?.ownerJid ?? this.registration?.credential?.account.jid ?? SERVER_JID;
+      // the member who made the change; a change of the control API's unnamed admin is the owner's
+      const author = event.actor ?? findGroup(this.deps.network, event.groupJid)?.ownerJid ?? SERVER_JID;
       const notifications = groupNotifications(() => this.newId(), event, author, this.lidOf);
       const open = new Set(notifications.map((n) => n.attrs.id));
       for (const notification of notifications) {
@@ -479,7 +479,8 @@ export class WaWebConnection {
     if (xmlns === 'md' && first?.tag === 'remove-companion-device') return this.onLogout(node);
     if (xmlns === 'md' && first?.tag === 'link_code_companion_reg') return this.onCodeStage(node, first);
     if (!this.registration) return;
-    if (xmlns === 'w:g2') return this.onGroupIq(node);
+    if (xmlns === 'w:g2') return this.onGroupIq(node, answerGroupIq);
+    if (xmlns === 'w:profile:picture' && isGroupJid(node.attrs.target)) return this.onGroupIq(node, answerGroupPictureIq);
     const answer = answerIq(node, this.iqContext(this.registration));
     if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(node) }, 'whatsapp web iq answered with an error');
     this.send(answer);
@@ -488,12 +489,11 @@ export class WaWebConnection {
   private readonly lidOf = (phoneNumber: string) => this.deps.network.lidOf(phoneNumber);
 
   /** A group IQ (groups.ts), answered once the device is logged in. */
-  private onGroupIq(iq: BinaryNode): void {
+  private onGroupIq(iq: BinaryNode, answer: (iq: BinaryNode, ctx: GroupIqContext) => BinaryNode[] | undefined): void {
     const account = this.registration?.credential?.account;
     const reply = iqReply(iq, () => {
       if (this.phase !== 'open' || !account) throw new IqError(401, 'not-authorized');
-      const { network, directory } = this.deps;
-      return answerGroupIq(iq, { network, sessionId: this.sessionId, link: this.link, account, roles: directory.groupRoles });
+      return answer(iq, { network: this.deps.network, sessionId: this.sessionId, link: this.link, account });
     });
     if (reply.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(iq), reply: child(reply, 'error')?.attrs }, 'whatsapp web group iq answered with an error');
     this.send(reply);
