@@ -4,7 +4,7 @@
  * login (`<success>`), then routine IQs. Toward SimNetwork it is a DeviceLink: the network's `qr`, `paired` and
  * `open` frames become WhatsApp stanzas here, and its closes become WhatsApp's stream errors and failures.
  */
-import { AckStatus, DomainError, MessageKeyRef, SimCredential, SimFaultKind, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
+import { AckStatus, DomainError, MessageKeyRef, SimCredential, SimFaultKind, SimInboundMessage, SimInboundStatus, SimNetworkFrame, STATUS_BROADCAST_JID } from '@app/contracts';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
@@ -17,6 +17,7 @@ import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, veri
 import { answerIq, child, children, IqContext, IqError, iqKey, iqReply } from './stanzas';
 import { answerGroupIq, answerGroupPictureIq, findGroup, GroupIqContext, groupNotifications, isGroupJid } from './groups';
 import { OfflineBatch } from './offline-delivery';
+import { backgroundOf, isStatusJid, statusAudience, statusMessage } from './statuses';
 import { callOffer, ContactEnvelope, devicePresence, newStanzaId, presenceStanza, sealPollVote, WaMessage } from './contact-messages';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
 
@@ -229,6 +230,7 @@ export class WaWebConnection {
     if (frame.type === 'poll-vote') return this.deliverPollVote(frame.eventId, frame);
     if (frame.type === 'presence') return this.deliverPresence(frame.eventId, frame);
     if (frame.type === 'call') return this.deliverCall(frame.eventId, frame);
+    if (frame.type === 'status') return this.deliverStatus(frame.eventId, frame.status);
     // reactions and the rest reach a WhatsApp Web device with the next slices
     this.deps.logger?.debug({ sessionId: this.sessionId, type: frame.type }, 'network event not carried by the whatsapp web front door yet');
   }
@@ -341,7 +343,8 @@ export class WaWebConnection {
         const device = registration.deviceIndex!;
         const contact = directory.contact(envelope.from, this.lidOf);
         if (!contact) throw new Error(`not a contact jid: ${envelope.from}`);
-        const group = isGroupJid(envelope.chatJid) ? envelope.chatJid : null;
+        // a status goes out like a group message, with the contact's sender key for status@broadcast
+        const group = isGroupJid(envelope.chatJid) || isStatusJid(envelope.chatJid) ? envelope.chatJid : null;
         const encs: BinaryNode[] = [];
         let pairwise: WaMessage | null = content;
         let skmsg: Buffer | null = null;
@@ -415,6 +418,20 @@ export class WaWebConnection {
       this.send(presenceStanza(event));
       this.deps.network.ack(this.sessionId, this.link, eventId);
     });
+  }
+
+  /**
+   * A contact posted a status the account may see: `<message from="status@broadcast" participant=<contact>>`, sealed
+   * with the contact's sender key for status@broadcast (statuses.ts). Kinds without media only, as 1:1 texts.
+   */
+  private deliverStatus(eventId: string, status: SimInboundStatus): void {
+    const content = statusMessage(status);
+    if (!content) {
+      this.deps.logger?.debug({ sessionId: this.sessionId, type: status.type }, 'status kind not carried by the whatsapp web front door yet');
+      return;
+    }
+    const envelope = { id: status.id, from: status.from, chatJid: STATUS_BROADCAST_JID, type: 'text', t: Math.floor(status.timestamp / 1000) };
+    this.sendFromContact(eventId, envelope, content);
   }
 
   /** A contact calls: `<call from><offer call-id call-creator>`; the device's `<ack class="call">` takes it. */
@@ -546,10 +563,12 @@ export class WaWebConnection {
           if (content) texts.push({ contact: contact.jid, content });
         }
         const skmsg = bufferOf(children(node).find((c) => c.tag === 'enc' && c.attrs.type === 'skmsg'));
-        if (skmsg && isGroupJid(to)) {
-          const group = findGroup(this.deps.network, to);
-          for (const member of group?.participants ?? []) {
-            const contact = member === registration.credential.account.jid ? null : directory.contact(member, this.lidOf);
+        const own = registration.credential.account.jid;
+        // a group's members read the skmsg; a status's audience (statuses.ts) is the contacts it was sent to
+        const readers = isGroupJid(to) ? (findGroup(this.deps.network, to)?.participants ?? []) : isStatusJid(to) ? statusAudience(copies, (jid) => directory.contact(jid, this.lidOf)) : [];
+        if (skmsg && readers.length) {
+          for (const member of readers) {
+            const contact = member === own ? null : directory.contact(member, this.lidOf);
             if (!contact?.hasSenderKeyOf(to, sender.user, sender.device)) continue;
             const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(await contact.decryptGroup(to, sender.user, sender.device, skmsg)));
             const content = sentContentOf(message, to);
@@ -561,12 +580,15 @@ export class WaWebConnection {
           return;
         }
         this.deps.logger?.debug({ sessionId: this.sessionId, to, readBy: texts.map((t) => t.contact) }, 'whatsapp web message decrypted by its recipients');
-        const recipient = isGroupJid(to) ? to : texts[0].contact;
+        const recipient = isGroupJid(to) || isStatusJid(to) ? to : texts[0].contact;
         const { content } = texts[0];
         // a poll's secret stays with the network: its members' phones seal their votes with it
         if (content.type === 'poll') this.deps.directory.polls.set(`${this.sessionId} ${node.attrs.id}`, { secret: content.secret });
-        const { secret: _secret, ...sent } = content.type === 'poll' ? content : { ...content, secret: undefined };
-        this.deps.network.request(this.sessionId, this.link, 'send', { waMessageId: node.attrs.id, to: recipient, content: sent, quoted: null, mentions: [] });
+        const { secret: _secret, ...sent } = content.type === 'poll' ? content : { ...content, secret: undefined, backgroundColor: undefined };
+        // a status is recorded with the audience that read it and its background (the network's statusPosted)
+        const backgroundColor = content.type === 'text' ? (content.backgroundColor ?? null) : null;
+        const statusPost = isStatusJid(to) ? { statusPost: { audience: [...new Set(texts.map((t) => t.contact))], backgroundColor } } : {};
+        this.deps.network.request(this.sessionId, this.link, 'send', { waMessageId: node.attrs.id, to: recipient, content: sent, quoted: null, mentions: [], ...statusPost });
       })
       .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'reading a device message failed'))
       .then(() => this.send({ tag: 'ack', attrs: { id: node.attrs.id, class: 'message', from: node.attrs.to, t: nowSeconds() } }));
@@ -738,14 +760,14 @@ function withDevice(jid: string, device: number): string {
 }
 
 type SentContent =
-  | { type: 'text'; text: string }
+  | { type: 'text'; text: string; backgroundColor?: string | null }
   | { type: 'poll'; poll: { name: string; options: string[]; selectableCount: number }; secret: Buffer }
   | { type: 'reaction'; target: MessageKeyRef; emoji: string };
 
 /** What the network records of a message the device sent (text, poll with its secret, reaction); null for other kinds. */
 function sentContentOf(message: DecodedMessage, chatJid: string): SentContent | null {
   const text = message.conversation || message.extendedTextMessage?.text;
-  if (text) return { type: 'text', text };
+  if (text) return { type: 'text', text, backgroundColor: backgroundOf(message.extendedTextMessage?.backgroundArgb) };
   const poll = message.pollCreationMessageV3 ?? message.pollCreationMessageV2 ?? message.pollCreationMessage;
   const secret = message.messageContextInfo?.messageSecret;
   if (poll?.name && poll.options && secret) {
