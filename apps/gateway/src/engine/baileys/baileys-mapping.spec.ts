@@ -26,6 +26,7 @@ import {
   protocolEventFrom,
   reactionFrom,
   receiptFromUpdate,
+  receiptsFoldedInto,
   receiptsFromUserReceipt,
   WA_STATUS,
 } from './baileys-mapping';
@@ -263,6 +264,21 @@ describe('receipts', () => {
     expect(receiptsFromUserReceipt(folded)).toEqual([event('delivered'), event('read')]);
     expect(receiptsFromUserReceipt(played)).toEqual([event('played')]);
     expect(receiptsFromUserReceipt({ key: { ...key, fromMe: false }, receipt: { userJid: BOB, readTimestamp: 1 } })).toEqual([]);
+  });
+
+  it('receipts folded into the buffered echo of our own message (userReceipt in a group, status 1:1) are receipts too', () => {
+    const key = { id: '3EB0CC', remoteJid: GROUP, fromMe: true };
+    const echo = { key, status: WA_STATUS.SERVER_ACK, userReceipt: [{ userJid: BOB, receiptTimestamp: 1_700_000_001 }, { userJid: ALICE, receiptTimestamp: 1, readTimestamp: 2 }] };
+    expect(receiptsFoldedInto(echo).map((e) => [e.status, e.participant])).toEqual([
+      ['delivered', BOB],
+      ['delivered', ALICE],
+      ['read', ALICE],
+    ]);
+    const direct = { key: { id: '3EB0DD', remoteJid: ALICE, fromMe: true }, status: WA_STATUS.DELIVERY_ACK };
+    expect(receiptsFoldedInto(direct)).toEqual([{ type: 'receipt', waMessageId: '3EB0DD', chatJid: ALICE, status: 'delivered' }]);
+    // a fresh echo (pending, server ack) and a contact's message carry none
+    expect(receiptsFoldedInto({ key: direct.key, status: WA_STATUS.SERVER_ACK })).toEqual([]);
+    expect(receiptsFoldedInto({ key: { ...key, fromMe: false }, userReceipt: echo.userReceipt })).toEqual([]);
   });
 });
 

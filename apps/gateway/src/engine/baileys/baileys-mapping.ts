@@ -377,6 +377,19 @@ export function receiptFromUpdate({ key, update }: WAMessageUpdate): ReceiptEven
 }
 
 /**
+ * Receipts Baileys' event buffer folded into the echo of our own message: a receipt handled while that echo was still
+ * buffered (Baileys buffers from login until its initial sync ends, and flushes after each stanza) updates the
+ * buffered message (its `userReceipt` in a group, its `status` 1:1) and is never emitted on its own (issue 19 item 12).
+ */
+export function receiptsFoldedInto(msg: Pick<WAMessage, 'key' | 'userReceipt' | 'status'>): ReceiptEvent[] {
+  const key = msg.key;
+  if (!key?.fromMe) return [];
+  const members = (msg.userReceipt ?? []).flatMap((receipt) => receiptsFromUserReceipt({ key, receipt }));
+  const own = typeof msg.status === 'number' ? receiptFromUpdate({ key, update: { status: msg.status } }) : null;
+  return own ? [...members, own] : members;
+}
+
+/**
  * message-receipt.update: one member's receipts (groups), with the member (`userJid`): one event per step it reports,
  * in order. Baileys' event buffer folds a member's receipts that arrive together into one entry (a delivery and a read
  * in one `userReceipt`), so the furthest step alone would lose the member's earlier ones (issue 19 item 12).

@@ -48,6 +48,7 @@ import {
   presencesFrom,
   reactionFrom,
   receiptFromUpdate,
+  receiptsFoldedInto,
   receiptsFromUserReceipt,
   toLid,
   toUserJid,
@@ -607,6 +608,7 @@ class BaileysConnection implements EngineConnection {
       }
       const message = inboundMessageFrom(raw, ownJid, encode);
       if (message) this.emit({ type: 'message', message });
+      receiptsFoldedInto(raw).forEach((e) => this.emit(e));
       // presence.update (typing, online) arrives only for chats we subscribed to: the chats we talk to
       if (message && !message.fromMe && type === 'notify' && raw.key.remoteJid && isPersonJid(raw.key.remoteJid)) this.subscribeLater(raw.key.remoteJid);
     }
