@@ -4,7 +4,7 @@
  * login (`<success>`), then routine IQs. Toward SimNetwork it is a DeviceLink: the network's `qr`, `paired` and
  * `open` frames become WhatsApp stanzas here, and its closes become WhatsApp's stream errors and failures.
  */
-import { AckStatus, DomainError, LabelUpdatePayload, SimChatChange, SimCredential, SimFaultKind, SimInboundMessage, SimNetworkFrame } from '@app/contracts';
+import { AckStatus, DomainError, LabelUpdatePayload, SimChatChange, SimCredential, SimFaultKind, SimInboundMessage, SimInboundStatus, SimNetworkFrame, STATUS_BROADCAST_JID } from '@app/contracts';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
@@ -15,8 +15,9 @@ import { closeStanza, WA_FAULTS } from './faults';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
 import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, verifyDeviceSignature } from './phone';
 import { answerIq, child, children, IqContext, IqError, iqKey, iqReply } from './stanzas';
-import { answerGroupIq, findGroup, groupNotifications, isGroupJid } from './groups';
+import { answerGroupIq, answerGroupPictureIq, findGroup, GroupIqContext, groupNotifications, isGroupJid } from './groups';
 import { OfflineBatch } from './offline-delivery';
+import { isStatusJid, statusAudience, statusMessage } from './statuses';
 import { callOffer, ContactEnvelope, contactEdit, contactRevoke, deviceChatState, devicePresenceRequest, newStanzaId, presenceStanza, sealPollVote, WaMessage } from './contact-messages';
 import { recordDeviceMessage, SentContent, sentContentOf } from './device-messages';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
@@ -234,6 +235,7 @@ export class WaWebConnection {
     if (frame.type === 'edit' || frame.type === 'revoke') return this.deliverContactChange(frame.eventId, frame);
     if (frame.type === 'chat-update') return this.deliverAppStateChange(frame.eventId, frame.chats.map((chat) => ({ chat })));
     if (frame.type === 'label') return this.deliverAppStateChange(frame.eventId, [{ label: frame.change }]);
+    if (frame.type === 'status') return this.deliverStatus(frame.eventId, frame.status);
     // reactions and the rest reach a WhatsApp Web device with the next slices
     this.deps.logger?.debug({ sessionId: this.sessionId, type: frame.type }, 'network event not carried by the whatsapp web front door yet');
   }
@@ -443,7 +445,8 @@ export class WaWebConnection {
         const device = registration.deviceIndex!;
         const contact = directory.contact(envelope.from, this.lidOf);
         if (!contact) throw new Error(`not a contact jid: ${envelope.from}`);
-        const group = isGroupJid(envelope.chatJid) ? envelope.chatJid : null;
+        // a status goes out like a group message, with the contact's sender key for status@broadcast
+        const group = isGroupJid(envelope.chatJid) || isStatusJid(envelope.chatJid) ? envelope.chatJid : null;
         const encs: BinaryNode[] = [];
         let pairwise: WaMessage | null = content;
         let skmsg: Buffer | null = null;
@@ -530,6 +533,20 @@ export class WaWebConnection {
     this.sendFromContact(eventId, envelope, event.type === 'edit' ? contactEdit(event, accountJid) : contactRevoke(event, accountJid));
   }
 
+  /**
+   * A contact posted a status the account may see: `<message from="status@broadcast" participant=<contact>>`, sealed
+   * with the contact's sender key for status@broadcast (statuses.ts). Kinds without media only, as 1:1 texts.
+   */
+  private deliverStatus(eventId: string, status: SimInboundStatus): void {
+    const content = statusMessage(status);
+    if (!content) {
+      this.deps.logger?.debug({ sessionId: this.sessionId, type: status.type }, 'status kind not carried by the whatsapp web front door yet');
+      return;
+    }
+    const envelope = { id: status.id, from: status.from, chatJid: STATUS_BROADCAST_JID, type: 'text', t: Math.floor(status.timestamp / 1000) };
+    this.sendFromContact(eventId, envelope, content);
+  }
+
   /** A contact calls: `<call from><offer call-id call-creator>`; the device's `<ack class="call">` takes it. */
   private deliverCall(eventId: string, event: Extract<SimNetworkFrame, { type: 'call' }>): void {
     const offline = this.offline.open;
@@ -547,8 +564,8 @@ export class WaWebConnection {
   private deliverGroupChange(eventId: string, event: Extract<SimNetworkFrame, { type: 'group-participants' | 'group-update' }>): void {
     const offline = this.offline.open;
     this.outbound = this.outbound.then(() => {
-      const group = findGroup(this.deps.network, event.groupJid);
-      const author = group?.ownerJid ?? this.registration?.credential?.account.jid ?? SERVER_JID;
+      // the member who made the change; a change of the control API's unnamed admin is the owner's
+      const author = event.actor ?? findGroup(this.deps.network, event.groupJid)?.ownerJid ?? SERVER_JID;
       const notifications = groupNotifications(() => this.newId(), event, author, this.lidOf);
       const open = new Set(notifications.map((n) => n.attrs.id));
       for (const notification of notifications) {
@@ -593,7 +610,8 @@ export class WaWebConnection {
     if (xmlns === 'md' && first?.tag === 'remove-companion-device') return this.onLogout(node);
     if (xmlns === 'md' && first?.tag === 'link_code_companion_reg') return this.onCodeStage(node, first);
     if (!this.registration) return;
-    if (xmlns === 'w:g2') return this.onGroupIq(node);
+    if (xmlns === 'w:g2') return this.onGroupIq(node, answerGroupIq);
+    if (xmlns === 'w:profile:picture' && isGroupJid(node.attrs.target)) return this.onGroupIq(node, answerGroupPictureIq);
     if (xmlns === 'w:sync:app:state') return this.onAppStateIq(node);
     const answer = answerIq(node, this.iqContext(this.registration));
     // the device's first pre-keys: the phone can now share the app state key with it
@@ -605,12 +623,11 @@ export class WaWebConnection {
   private readonly lidOf = (phoneNumber: string) => this.deps.network.lidOf(phoneNumber);
 
   /** A group IQ (groups.ts), answered once the device is logged in. */
-  private onGroupIq(iq: BinaryNode): void {
+  private onGroupIq(iq: BinaryNode, answer: (iq: BinaryNode, ctx: GroupIqContext) => BinaryNode[] | undefined): void {
     const account = this.registration?.credential?.account;
     const reply = iqReply(iq, () => {
       if (this.phase !== 'open' || !account) throw new IqError(401, 'not-authorized');
-      const { network, directory } = this.deps;
-      return answerGroupIq(iq, { network, sessionId: this.sessionId, link: this.link, account, roles: directory.groupRoles });
+      return answer(iq, { network: this.deps.network, sessionId: this.sessionId, link: this.link, account });
     });
     if (reply.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(iq), reply: child(reply, 'error')?.attrs }, 'whatsapp web group iq answered with an error');
     this.send(reply);
@@ -663,10 +680,12 @@ export class WaWebConnection {
           if (content) texts.push({ contact: contact.jid, content });
         }
         const skmsg = bufferOf(children(node).find((c) => c.tag === 'enc' && c.attrs.type === 'skmsg'));
-        if (skmsg && isGroupJid(to)) {
-          const group = findGroup(this.deps.network, to);
-          for (const member of group?.participants ?? []) {
-            const contact = member === registration.credential.account.jid ? null : directory.contact(member, this.lidOf);
+        const own = registration.credential.account.jid;
+        // a group's members read the skmsg; a status's audience (statuses.ts) is the contacts it was sent to
+        const readers = isGroupJid(to) ? (findGroup(this.deps.network, to)?.participants ?? []) : isStatusJid(to) ? statusAudience(copies, (jid) => directory.contact(jid, this.lidOf)) : [];
+        if (skmsg && readers.length) {
+          for (const member of readers) {
+            const contact = member === own ? null : directory.contact(member, this.lidOf);
             if (!contact?.hasSenderKeyOf(to, sender.user, sender.device)) continue;
             const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(await contact.decryptGroup(to, sender.user, sender.device, skmsg)));
             const content = sentContentOf(message, to);
@@ -678,9 +697,11 @@ export class WaWebConnection {
           return;
         }
         this.deps.logger?.debug({ sessionId: this.sessionId, to, readBy: texts.map((t) => t.contact) }, 'whatsapp web message decrypted by its recipients');
-        const recipient = isGroupJid(to) ? to : texts[0].contact;
+        const recipient = isGroupJid(to) || isStatusJid(to) ? to : texts[0].contact;
         const account = { jid: registration.credential.account.jid, lid: registration.credential.account.lid };
-        recordDeviceMessage({ baileys, network: this.deps.network, directory, sessionId: this.sessionId, link: this.link, account }, node.attrs.id, recipient, texts[0].content);
+        // a status is recorded with the audience that read it (the network's statusPosted)
+        const audience = isStatusJid(to) ? [...new Set(texts.map((t) => t.contact))] : null;
+        recordDeviceMessage({ baileys, network: this.deps.network, directory, sessionId: this.sessionId, link: this.link, account }, node.attrs.id, recipient, texts[0].content, audience);
       })
       .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'reading a device message failed'))
       .then(() => this.send({ tag: 'ack', attrs: { id: node.attrs.id, class: 'message', from: node.attrs.to, t: nowSeconds() } }));

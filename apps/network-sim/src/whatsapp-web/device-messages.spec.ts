@@ -26,8 +26,8 @@ describe('what the device sends over WhatsApp Web, as the network records it', (
     // other protocol messages (history sync, key shares) are not messages of the chat
     expect(sentContentOf(decoded({ protocolMessage: { key: { id: 'M1' }, type: 5 } }), ANA)).toBeNull();
     const forward = { extendedTextMessage: { text: 'look', contextInfo: { isForwarded: true, forwardingScore: 1 } } };
-    expect(sentContentOf(decoded(forward), ANA)).toEqual({ type: 'text', text: 'look', forwarded: true });
-    expect(sentContentOf(decoded({ conversation: 'plain' }), ANA)).toEqual({ type: 'text', text: 'plain', forwarded: false });
+    expect(sentContentOf(decoded(forward), ANA)).toEqual({ type: 'text', text: 'look', forwarded: true, backgroundColor: null });
+    expect(sentContentOf(decoded({ conversation: 'plain' }), ANA)).toEqual({ type: 'text', text: 'plain', forwarded: false, backgroundColor: null });
     const vote = { pollUpdateMessage: { pollCreationMessageKey: { id: 'P1', fromMe: true }, vote: { encPayload: Buffer.from([1]), encIv: Buffer.from([2]) } } };
     expect(sentContentOf(decoded(vote), ANA)).toMatchObject({ type: 'pollVote', pollWaMessageId: 'P1' });
   });

@@ -9,6 +9,7 @@ import type { MessageKeyRef } from '@app/contracts';
 import { createHash } from 'node:crypto';
 import type { DeviceLink, SimNetwork } from '../sim-network';
 import type { WaDirectory } from './directory';
+import { backgroundOf } from './statuses';
 import type { Baileys } from './wa-kit';
 
 type DecodedMessage = ReturnType<Baileys['proto']['Message']['decode']>;
@@ -18,7 +19,7 @@ const REVOKE = 0;
 const MESSAGE_EDIT = 14;
 
 export type SentContent =
-  | { type: 'text'; text: string; forwarded: boolean }
+  | { type: 'text'; text: string; forwarded: boolean; backgroundColor?: string | null }
   | { type: 'poll'; poll: { name: string; options: string[]; selectableCount: number }; secret: Buffer }
   | { type: 'reaction'; target: MessageKeyRef; emoji: string }
   | { type: 'pollVote'; pollWaMessageId: string; vote: { encPayload: Buffer; encIv: Buffer } }
@@ -37,7 +38,7 @@ export function sentContentOf(message: DecodedMessage, chatJid: string): SentCon
     return null;
   }
   const text = message.conversation || message.extendedTextMessage?.text;
-  if (text) return { type: 'text', text, forwarded: Boolean(message.extendedTextMessage?.contextInfo?.isForwarded) };
+  if (text) return { type: 'text', text, forwarded: Boolean(message.extendedTextMessage?.contextInfo?.isForwarded), backgroundColor: backgroundOf(message.extendedTextMessage?.backgroundArgb) };
   const poll = message.pollCreationMessageV3 ?? message.pollCreationMessageV2 ?? message.pollCreationMessage;
   const secret = message.messageContextInfo?.messageSecret;
   if (poll?.name && poll.options && secret) {
@@ -93,7 +94,7 @@ export interface DeviceMessageScope {
  * Records what the device sent (`waMessageId` to `recipient`: the contact's jid, or the group) on the network. Edits
  * and deletes change the original (SimNetwork's `action` op, messages.edit / messages.revoke); the rest is a send.
  */
-export function recordDeviceMessage(scope: DeviceMessageScope, waMessageId: string, recipient: string, content: SentContent): void {
+export function recordDeviceMessage(scope: DeviceMessageScope, waMessageId: string, recipient: string, content: SentContent, statusAudience: string[] | null = null): void {
   const { network, sessionId, link } = scope;
   if (content.type === 'edit' || content.type === 'revoke') {
     const key = { waMessageId: content.waMessageId, chatJid: recipient, fromMe: true, participant: null };
@@ -113,9 +114,11 @@ export function recordDeviceMessage(scope: DeviceMessageScope, waMessageId: stri
   }
   // a poll's secret stays with the front door: its members' phones seal their votes with it
   if (content.type === 'poll') scope.directory.polls.set(`${sessionId} ${waMessageId}`, { secret: content.secret });
-  // the poll's secret and the forward's flag are the front door's; the rest is what the network's `send` takes
-  const { secret: _secret, forwarded: _forwarded, ...sent } = content as Record<string, unknown>;
-  network.request(sessionId, link, 'send', { waMessageId, to: recipient, content: sent, quoted: null, mentions: [] } as never);
+  // the poll's secret, the forward's flag and a status's background are the front door's; the rest is what the
+  // network's `send` takes (a status post with the audience that read it and its background: the network's statusPosted)
+  const { secret: _secret, forwarded: _forwarded, backgroundColor, ...sent } = content as Record<string, unknown>;
+  const statusPost = statusAudience ? { statusPost: { audience: statusAudience, backgroundColor: backgroundColor ?? null } } : {};
+  network.request(sessionId, link, 'send', { waMessageId, to: recipient, content: sent, quoted: null, mentions: [], ...statusPost } as never);
   // the forwarded copy of a text: WhatsApp Web names no original, so the entry is marked as the copy it is
   const recorded = content.type === 'text' && content.forwarded ? network.findSent(sessionId, waMessageId) : undefined;
   if (recorded) recorded.forwarded = true;

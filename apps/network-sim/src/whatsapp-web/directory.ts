@@ -7,7 +7,6 @@
  * issued, so a login is SimNetwork's resume.
  */
 import type { SimCredential } from '@app/contracts';
-import { GroupRoles } from './groups';
 import { DeviceKeyBundle, SignalContact } from './signal-party';
 import { Baileys, KeyPair, newKeyPair } from './wa-kit';
 
@@ -39,8 +38,6 @@ export class WaDirectory {
   /** by phone number, and by the user part of their lid */
   private readonly contacts = new Map<string, SignalContact>();
   private readonly contactsByLid = new Map<string, SignalContact>();
-  /** admin flags of the groups (SimNetwork keeps membership) */
-  readonly groupRoles = new GroupRoles();
   /** `<sessionId> <waMessageId>` of a poll a device sent → its secret (messageContextInfo.messageSecret), for votes */
   readonly polls = new Map<string, { secret: Buffer }>();
 

@@ -1,47 +1,47 @@
 /**
  * Groups on the WhatsApp Web front door: the `w:g2` IQs a device sends (create, metadata, participants add / remove /
- * promote / demote) answered from SimNetwork's groups, and the `<notification type="w:gp2">` a member device gets when
- * a group changes. Groups are PN-addressed here (`addressing_mode="pn"`, members by phone-number jid with their `lid`
- * beside it), a form WhatsApp still uses and Baileys rc14 sends to and reads (docs/decisions.md).
+ * promote / demote, subject, description, settings, invite code get / revoke, join by code, leave) and the group
+ * picture (`w:profile:picture` with a group `target`), answered as WhatsApp answers them; and the
+ * `<notification type="w:gp2">` a member device gets when a group changes. Groups are PN-addressed here
+ * (`addressing_mode="pn"`, members by phone-number jid with their `lid` beside it), a form WhatsApp still uses and
+ * Baileys rc14 sends to and reads (docs/decisions.md).
  *
- * Membership and the group's properties stay SimNetwork's; only the admin flags live here (SimNetwork's group model has
- * none): the creator is `superadmin`, promote / demote set `admin`.
+ * The door keeps no group state of its own: each IQ is played by the same operation the `sim` device protocol plays
+ * (actions/group-admin.ts, through SimNetwork's `action` request), over SimNetwork's groups (members, admin flags,
+ * settings) and SimWorld's group extras (invite codes, pictures). Only the wording is WhatsApp's: the operation's
+ * refusals become IQ errors, its per-participant statuses WhatsApp's per-participant codes.
  */
-import { DomainError, GroupChanges, GroupParticipantAction, SimAccount, SimGroup } from '@app/contracts';
+import {
+  DomainError,
+  type GroupActionMap,
+  GroupChanges,
+  GroupParticipantAction,
+  type GroupParticipantStatus,
+  SIM_MEDIA_PATH,
+  SimAccount,
+  SimGroup,
+  USER_JID_PATTERN,
+} from '@app/contracts';
 import type { DeviceLink, SimNetwork } from '../sim-network';
-import { children, IqError } from './stanzas';
+import { child, children, IqError } from './stanzas';
 import { BinaryNode } from './wa-kit';
 
 const GROUP_SERVER = 'g.us';
-
-/** Admin flags per group jid: member jid → `admin` | `superadmin` (members absent). */
-export class GroupRoles {
-  private readonly roles = new Map<string, Map<string, 'admin' | 'superadmin'>>();
-
-  of(group: SimGroup): Map<string, 'admin' | 'superadmin'> {
-    let roles = this.roles.get(group.groupJid);
-    if (!roles) {
-      roles = new Map([[group.ownerJid, 'superadmin']]);
-      this.roles.set(group.groupJid, roles);
-    }
-    return roles;
-  }
-}
 
 export interface GroupIqContext {
   network: SimNetwork;
   sessionId: string;
   link: DeviceLink;
   account: SimAccount;
-  roles: GroupRoles;
 }
 
-/** `<group>` as WhatsApp describes one (what Baileys' extractGroupMetadata reads). */
-export function groupNode(group: SimGroup, roles: GroupRoles, lidOf: (phoneNumber: string) => string): BinaryNode {
-  const admins = roles.of(group);
+/** `<group>` as WhatsApp describes one (what Baileys' extractGroupMetadata reads), admin flags from the SimGroup. */
+export function groupNode(group: SimGroup, lidOf: (phoneNumber: string) => string): BinaryNode {
+  const superAdmins = new Set(group.superAdmins ?? []);
+  const admins = new Set(group.admins ?? []);
   const created = String(Math.floor(group.createdAt / 1000));
   const content: BinaryNode[] = group.participants.map((jid) => {
-    const type = admins.get(jid);
+    const type = superAdmins.has(jid) ? 'superadmin' : admins.has(jid) ? 'admin' : undefined;
     return { tag: 'participant', attrs: { jid, lid: lidOf(jid.split('@')[0]), ...(type ? { type } : {}) } };
   });
   if (group.description) {
@@ -70,73 +70,158 @@ export function findGroup(network: SimNetwork, groupJid: string | undefined): Si
 }
 
 const PARTICIPANT_ACTIONS = new Set(['add', 'remove', 'promote', 'demote']);
+const SETTINGS: Record<string, GroupChanges> = {
+  announcement: { isAnnounce: true },
+  not_announcement: { isAnnounce: false },
+  locked: { isLocked: true },
+  unlocked: { isLocked: false },
+};
+
+/**
+ * The code WhatsApp answers a participant with, per status of the operation (Baileys surfaces it as `status`; the
+ * engine maps it back: apps/gateway/src/engine/baileys/actions/group-admin.ts). None for `ok`.
+ */
+const PARTICIPANT_CODES: Partial<Record<GroupParticipantStatus, string>> = {
+  not_admin: '401',
+  already: '409',
+  not_on_whatsapp: '404',
+  not_in_group: '404',
+};
+
+/** One of the network's group operations for the asking device; its refusals as WhatsApp's IQ errors. */
+function act<K extends keyof GroupActionMap>(ctx: GroupIqContext, action: K, args: GroupActionMap[K]['args']): GroupActionMap[K]['result'] {
+  try {
+    return ctx.network.request(ctx.sessionId, ctx.link, 'action', { action, args }) as GroupActionMap[K]['result'];
+  } catch (err) {
+    throw iqErrorOf(err);
+  }
+}
+
+function iqErrorOf(err: unknown): unknown {
+  if (!(err instanceof DomainError)) return err;
+  if (err.code === 'not_found') return new IqError(404, 'item-not-found');
+  if (err.code === 'conflict' && err.details.reason === 'not_admin') return new IqError(401, 'not-authorized');
+  if (err.code === 'conflict') return new IqError(409, 'conflict');
+  if (err.code === 'validation_error') return new IqError(400, 'bad-request');
+  return err;
+}
+
+const bareGroupJid = (id: string | undefined) => (id ? (id.includes('@') ? id : `${id}@${GROUP_SERVER}`) : '');
 
 /**
  * A `w:g2` IQ: the content of its result, or an IqError. Unknown ones are 501 (Baileys logs them).
- * `create` → a new group on the network with the device's account as owner; `query` → the group (404 unknown, 403
- * not a member); `add|remove|promote|demote` → per participant (`error="403"` unless the device is an admin, `409`
- * for a member added twice or a stranger removed, `404` for a jid that is no WhatsApp user).
+ * To `@g.us`: `create` (the device's account owns the new group), `leave`, `invite code=` (set: join; get: the
+ * group behind the code). To a group: `query` (404 unknown or not a member), participants changes (per participant:
+ * `401` for a non-admin, `409` already so, `404` no account / not a member), `subject`, `description`, the four
+ * settings (`401` for a non-admin, or on a locked group's info), `invite` (get: the code, set: revoke).
  */
 export function answerGroupIq(iq: BinaryNode, ctx: GroupIqContext): BinaryNode[] | undefined {
   const first = children(iq)[0];
   const lidOf = (n: string) => ctx.network.lidOf(n);
-  if (iq.attrs.type === 'set' && first?.tag === 'create') {
+  const { type, to } = iq.attrs;
+  if (!first) throw new IqError(400, 'bad-request');
+  if (to === `@${GROUP_SERVER}`) return answerServerIq(type, first, ctx, lidOf);
+  if (!isGroupJid(to)) throw new IqError(501, 'feature-not-implemented');
+  if (!findGroup(ctx.network, to)) throw new IqError(404, 'item-not-found');
+  const groupJid = to;
+  if (type === 'get' && first.tag === 'query') {
+    act(ctx, 'group.metadata', { groupJid });
+    return [groupNode(ctx.network.group(groupJid), lidOf)];
+  }
+  if (type === 'get' && first.tag === 'invite') return [{ tag: 'invite', attrs: { code: act(ctx, 'group.invite-code', { groupJid }).code } }];
+  if (type !== 'set') throw new IqError(501, 'feature-not-implemented');
+  if (PARTICIPANT_ACTIONS.has(first.tag)) {
+    const action = first.tag as GroupParticipantAction;
+    return [{ tag: action, attrs: {}, content: changeParticipants(ctx, groupJid, action, children(first).map((p) => p.attrs.jid ?? '')) }];
+  }
+  if (first.tag === 'invite') return [{ tag: 'invite', attrs: { code: act(ctx, 'group.invite-revoke', { groupJid }).code } }];
+  const changes = changesOf(first);
+  if (!changes) throw new IqError(501, 'feature-not-implemented');
+  act(ctx, 'group.update', { groupJid, ...changes });
+  return undefined;
+}
+
+/** The IQs to `@g.us` itself: create, leave, join by code, read the group behind a code. */
+function answerServerIq(type: string | undefined, first: BinaryNode, ctx: GroupIqContext, lidOf: (n: string) => string): BinaryNode[] {
+  if (type === 'set' && first.tag === 'create') {
     const participants = children(first).filter((p) => p.tag === 'participant').map((p) => p.attrs.jid ?? '');
-    let group: SimGroup;
     try {
-      group = ctx.network.request(ctx.sessionId, ctx.link, 'createGroup', { subject: first.attrs.subject, participants });
+      return [groupNode(ctx.network.request(ctx.sessionId, ctx.link, 'createGroup', { subject: first.attrs.subject, participants }), lidOf)];
     } catch (err) {
-      if (err instanceof DomainError) throw new IqError(400, 'bad-request');
-      throw err;
+      throw iqErrorOf(err);
     }
-    return [groupNode(group, ctx.roles, lidOf)];
   }
-  const group = findGroup(ctx.network, iq.attrs.to);
-  if (!first || !iq.attrs.to?.endsWith(`@${GROUP_SERVER}`)) throw new IqError(501, 'feature-not-implemented');
-  if (!group) throw new IqError(404, 'item-not-found');
-  const member = group.participants.includes(ctx.account.jid);
-  if (iq.attrs.type === 'get' && first.tag === 'query') {
-    if (!member) throw new IqError(403, 'forbidden');
-    return [groupNode(group, ctx.roles, lidOf)];
+  if (type === 'set' && first.tag === 'leave') {
+    const left = children(first)
+      .filter((g) => g.tag === 'group')
+      .map((g) => {
+        const groupJid = bareGroupJid(g.attrs.id);
+        act(ctx, 'group.leave', { groupJid });
+        return { tag: 'group', attrs: { id: groupJid } };
+      });
+    return [{ tag: 'leave', attrs: {}, content: left }];
   }
-  if (iq.attrs.type === 'set' && PARTICIPANT_ACTIONS.has(first.tag)) {
-    if (!member) throw new IqError(403, 'forbidden');
-    return [{ tag: first.tag, attrs: {}, content: changeParticipants(ctx, group, first.tag as GroupParticipantAction, children(first).map((p) => p.attrs.jid ?? '')) }];
+  if (first.tag === 'invite' && first.attrs.code) {
+    const code = first.attrs.code;
+    if (type === 'set') return [{ tag: 'group', attrs: { jid: act(ctx, 'group.join', { code }).groupJid } }];
+    const groupJid = ctx.network.world.groupAdmin.groupJidOfCode(code);
+    if (!groupJid) throw new IqError(404, 'item-not-found');
+    return [groupNode(ctx.network.group(groupJid), lidOf)];
   }
   throw new IqError(501, 'feature-not-implemented');
 }
 
-/** Answered per participant as WhatsApp does; those that changed are applied on the network (which notifies members). */
-function changeParticipants(ctx: GroupIqContext, group: SimGroup, action: GroupParticipantAction, jids: string[]): BinaryNode[] {
-  const roles = ctx.roles.of(group);
-  const isAdmin = roles.has(ctx.account.jid);
-  const changed: string[] = [];
-  const answers = jids.map((jid): BinaryNode => {
-    const error = participantError(group, action, jid, isAdmin);
-    if (!error) changed.push(jid);
-    return { tag: 'participant', attrs: { jid, ...(error ? { error } : {}) } };
-  });
-  if (changed.length === 0) return answers;
-  if (action === 'promote') changed.forEach((jid) => roles.set(jid, roles.get(jid) === 'superadmin' ? 'superadmin' : 'admin'));
-  if (action === 'demote') changed.forEach((jid) => roles.get(jid) === 'admin' && roles.delete(jid));
-  if (action === 'remove') changed.forEach((jid) => roles.delete(jid));
-  ctx.network.groupParticipants(group.groupJid, { action, participants: changed });
-  return answers;
+/** What a `subject`, `description` or settings IQ changes (null: not one of them). */
+function changesOf(node: BinaryNode): GroupChanges | null {
+  if (node.tag === 'subject') return { subject: textOf(node) };
+  if (node.tag === 'description') return { description: node.attrs.delete === 'true' ? '' : textOf(child(node, 'body')) };
+  return SETTINGS[node.tag] ?? null;
 }
 
-function participantError(group: SimGroup, action: GroupParticipantAction, jid: string, isAdmin: boolean): string | undefined {
-  if (!/^\d{6,15}@s\.whatsapp\.net$/.test(jid)) return '404';
-  if (!isAdmin) return '403';
-  const member = group.participants.includes(jid);
-  if (action === 'add') return member ? '409' : undefined;
-  if (!member) return '404';
-  if (jid === group.ownerJid && action !== 'promote') return '406';
-  return undefined;
+function textOf(node: BinaryNode | undefined): string {
+  const content = node?.content;
+  if (content instanceof Uint8Array) return Buffer.from(content).toString('utf8');
+  if (typeof content === 'string') return content;
+  throw new IqError(400, 'bad-request');
+}
+
+/**
+ * Answered per participant as WhatsApp does (the operation decides; a jid that is no user's is 404 without asking it).
+ * The network applies those that succeed and notifies the members.
+ */
+function changeParticipants(ctx: GroupIqContext, groupJid: string, action: GroupParticipantAction, jids: string[]): BinaryNode[] {
+  const users = [...new Set(jids.filter((jid) => USER_JID_PATTERN.test(jid)))];
+  const statuses = new Map<string, GroupParticipantStatus>(users.length ? act(ctx, 'group.participants', { groupJid, action, participants: users }).data.map((r) => [r.jid, r.status]) : []);
+  return jids.map((jid): BinaryNode => {
+    const status = statuses.get(jid) ?? 'not_in_group';
+    const error = status === 'ok' ? undefined : (PARTICIPANT_CODES[status] ?? '500');
+    return { tag: 'participant', attrs: { jid, ...(error ? { error } : {}) } };
+  });
+}
+
+/**
+ * A group's picture (`w:profile:picture` with `target=<group>`): `set` stores the JPEG Baileys made (the operation's
+ * rights: anyone's unless the group is locked), `get` answers where it is served (404 when it has none).
+ */
+export function answerGroupPictureIq(iq: BinaryNode, ctx: GroupIqContext): BinaryNode[] {
+  const groupJid = iq.attrs.target ?? '';
+  const picture = child(iq, 'picture');
+  if (iq.attrs.type === 'set') {
+    const bytes = picture?.content;
+    if (!(bytes instanceof Uint8Array)) throw new IqError(400, 'bad-request');
+    act(ctx, 'group.picture', { groupJid, media: { data: Buffer.from(bytes).toString('base64'), mimetype: 'image/jpeg' } });
+    const stored = ctx.network.world.groupAdmin.extrasOf(groupJid).picture;
+    return [{ tag: 'picture', attrs: { id: stored?.mediaId ?? '' } }];
+  }
+  if (!findGroup(ctx.network, groupJid)) throw new IqError(404, 'item-not-found');
+  const stored = ctx.network.world.groupAdmin.extrasOf(groupJid).picture;
+  if (!stored) throw new IqError(404, 'item-not-found');
+  return [{ tag: 'picture', attrs: { id: stored.mediaId, type: picture?.attrs.type ?? 'image', url: `${SIM_MEDIA_PATH}/${stored.mediaId}` } }];
 }
 
 /**
  * The `<notification type="w:gp2">`s for a change SimNetwork made to a group (the control API, or a member's IQ): one
- * per change, as Baileys reads one child per notification. `author` is the admin who made it.
+ * per change, as Baileys reads one child per notification. `author` is the member who made it.
  */
 export function groupNotifications(
   newId: () => string,

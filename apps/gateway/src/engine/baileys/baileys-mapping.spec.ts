@@ -26,7 +26,8 @@ import {
   protocolEventFrom,
   reactionFrom,
   receiptFromUpdate,
-  receiptFromUserReceipt,
+  receiptsFoldedInto,
+  receiptsFromUserReceipt,
   WA_STATUS,
 } from './baileys-mapping';
 import { FakeMessageCodec } from '../../../../../test/fakes/baileys-codec';
@@ -249,20 +250,35 @@ describe('receipts', () => {
     expect(receiptFromUpdate({ key: { ...ours, fromMe: false }, update: { status: WA_STATUS.READ } })).toBeNull();
   });
 
-  it("message-receipt.update (a group member's receipt) → the furthest status it reports, with the member", () => {
+  it("message-receipt.update (a group member's receipts) → one event per step it reports, in order, with the member", () => {
     const key = { id: '3EB0BB', remoteJid: GROUP, fromMe: true };
     const delivered: MessageUserReceiptUpdate = { key, receipt: { userJid: BOB, receiptTimestamp: 1_700_000_001 } };
-    const read: MessageUserReceiptUpdate = { key, receipt: { userJid: BOB, receiptTimestamp: 1_700_000_001, readTimestamp: 1_700_000_002 } };
     const played: MessageUserReceiptUpdate = { key, receipt: { userJid: BOB, playedTimestamp: 1_700_000_003 } };
+    // a delivery and a read that Baileys' event buffer folded into one entry: both steps, the delivery first
+    const folded: MessageUserReceiptUpdate = { key, receipt: { userJid: BOB, receiptTimestamp: 1_700_000_001, readTimestamp: 1_700_000_002 } };
     // a member named by LID, or by a device JID: the member's own JID
-    expect(receiptFromUserReceipt({ key, receipt: { userJid: '98765:12@lid', readTimestamp: 1 } })).toMatchObject({ participant: '98765@lid' });
-    expect(receiptFromUserReceipt({ key, receipt: { userJid: '15550002222:3@s.whatsapp.net', readTimestamp: 1 } })).toMatchObject({ participant: BOB });
-    expect([delivered, read, played].map(receiptFromUserReceipt)).toEqual([
-      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'delivered', participant: BOB },
-      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'read', participant: BOB },
-      { type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status: 'played', participant: BOB },
+    expect(receiptsFromUserReceipt({ key, receipt: { userJid: '98765:12@lid', readTimestamp: 1 } })).toMatchObject([{ participant: '98765@lid' }]);
+    expect(receiptsFromUserReceipt({ key, receipt: { userJid: '15550002222:3@s.whatsapp.net', readTimestamp: 1 } })).toMatchObject([{ participant: BOB }]);
+    const event = (status: string) => ({ type: 'receipt', waMessageId: '3EB0BB', chatJid: GROUP, status, participant: BOB });
+    expect(receiptsFromUserReceipt(delivered)).toEqual([event('delivered')]);
+    expect(receiptsFromUserReceipt(folded)).toEqual([event('delivered'), event('read')]);
+    expect(receiptsFromUserReceipt(played)).toEqual([event('played')]);
+    expect(receiptsFromUserReceipt({ key: { ...key, fromMe: false }, receipt: { userJid: BOB, readTimestamp: 1 } })).toEqual([]);
+  });
+
+  it('receipts folded into the buffered echo of our own message (userReceipt in a group, status 1:1) are receipts too', () => {
+    const key = { id: '3EB0CC', remoteJid: GROUP, fromMe: true };
+    const echo = { key, status: WA_STATUS.SERVER_ACK, userReceipt: [{ userJid: BOB, receiptTimestamp: 1_700_000_001 }, { userJid: ALICE, receiptTimestamp: 1, readTimestamp: 2 }] };
+    expect(receiptsFoldedInto(echo).map((e) => [e.status, e.participant])).toEqual([
+      ['delivered', BOB],
+      ['delivered', ALICE],
+      ['read', ALICE],
     ]);
-    expect(receiptFromUserReceipt({ key: { ...key, fromMe: false }, receipt: { userJid: BOB, readTimestamp: 1 } })).toBeNull();
+    const direct = { key: { id: '3EB0DD', remoteJid: ALICE, fromMe: true }, status: WA_STATUS.DELIVERY_ACK };
+    expect(receiptsFoldedInto(direct)).toEqual([{ type: 'receipt', waMessageId: '3EB0DD', chatJid: ALICE, status: 'delivered' }]);
+    // a fresh echo (pending, server ack) and a contact's message carry none
+    expect(receiptsFoldedInto({ key: direct.key, status: WA_STATUS.SERVER_ACK })).toEqual([]);
+    expect(receiptsFoldedInto({ key: { ...key, fromMe: false }, userReceipt: echo.userReceipt })).toEqual([]);
   });
 });
 

@@ -376,12 +376,35 @@ export function receiptFromUpdate({ key, update }: WAMessageUpdate): ReceiptEven
   return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status } : null;
 }
 
-/** message-receipt.update: one member's receipt (groups); the furthest step it reports, and the member (`userJid`). */
-export function receiptFromUserReceipt({ key, receipt }: MessageUserReceiptUpdate): ReceiptEvent | null {
-  if (!key.fromMe || !key.id || !key.remoteJid) return null;
-  const status: AckStatus | null = receipt.playedTimestamp ? 'played' : receipt.readTimestamp ? 'read' : receipt.receiptTimestamp ? 'delivered' : null;
+/**
+ * Receipts Baileys' event buffer folded into the echo of our own message: a receipt handled while that echo was still
+ * buffered (Baileys buffers from login until its initial sync ends, and flushes after each stanza) updates the
+ * buffered message (its `userReceipt` in a group, its `status` 1:1) and is never emitted on its own (issue 19 item 12).
+ */
+export function receiptsFoldedInto(msg: Pick<WAMessage, 'key' | 'userReceipt' | 'status'>): ReceiptEvent[] {
+  const key = msg.key;
+  if (!key?.fromMe) return [];
+  const members = (msg.userReceipt ?? []).flatMap((receipt) => receiptsFromUserReceipt({ key, receipt }));
+  const own = typeof msg.status === 'number' ? receiptFromUpdate({ key, update: { status: msg.status } }) : null;
+  return own ? [...members, own] : members;
+}
+
+/**
+ * message-receipt.update: one member's receipts (groups), with the member (`userJid`): one event per step it reports,
+ * in order. Baileys' event buffer folds a member's receipts that arrive together into one entry (a delivery and a read
+ * in one `userReceipt`), so the furthest step alone would lose the member's earlier ones (issue 19 item 12).
+ */
+export function receiptsFromUserReceipt({ key, receipt }: MessageUserReceiptUpdate): ReceiptEvent[] {
+  if (!key.fromMe || !key.id || !key.remoteJid) return [];
+  const steps: Array<[AckStatus, unknown]> = [
+    ['delivered', receipt.receiptTimestamp],
+    ['read', receipt.readTimestamp],
+    ['played', receipt.playedTimestamp],
+  ];
   const participant = receipt.userJid ? (toUserJid(receipt.userJid) ?? toLid(receipt.userJid) ?? receipt.userJid) : null;
-  return status ? { type: 'receipt', waMessageId: key.id, chatJid: chatOf(key), status, participant } : null;
+  const waMessageId = key.id;
+  const chatJid = chatOf(key);
+  return steps.filter(([, at]) => Boolean(at)).map(([status]) => ({ type: 'receipt', waMessageId, chatJid, status, participant }));
 }
 
 /**

@@ -428,6 +428,22 @@ describe('BaileysEngine', () => {
     expect(await keys.get('app-state-sync-key', ['k'])).toEqual({ k: { keyData: new Uint8Array([9]), rebuilt: true } });
   });
 
+  it('the echo of our own group message with receipts Baileys folded into it (still buffered when they came): the message, then each member\'s step', async () => {
+    const t = await harness();
+    t.socket.user = { id: '491701234567:2@s.whatsapp.net' };
+    const echo = {
+      key: { id: 'G1', remoteJid: GROUP, fromMe: true },
+      message: { conversation: 'to the team' },
+      messageTimestamp: 1_700_000_000,
+      userReceipt: [{ userJid: '15550001111@s.whatsapp.net', receiptTimestamp: 1_700_000_001 }],
+    };
+    t.socket.emit('messages.upsert', { messages: [echo] as WAMessage[], type: 'append' });
+    expect(t.events.map((e) => (e.type === 'receipt' ? [e.type, e.status, e.participant] : [e.type]))).toEqual([
+      ['message'],
+      ['receipt', 'delivered', '15550001111@s.whatsapp.net'],
+    ]);
+  });
+
   it('maps inbound notify and append (offline) messages to message events and leaves out status, newsletter and protocol stanzas', async () => {
     const t = await harness();
     t.socket.user = { id: '491701234567:2@s.whatsapp.net' };

@@ -48,7 +48,8 @@ import {
   presencesFrom,
   reactionFrom,
   receiptFromUpdate,
-  receiptFromUserReceipt,
+  receiptsFoldedInto,
+  receiptsFromUserReceipt,
   toLid,
   toUserJid,
   unwrapContent,
@@ -328,7 +329,7 @@ class BaileysConnection implements EngineConnection {
     ev.on('messages.upsert', (upsert) => this.guard('messages.upsert', () => this.onMessagesUpsert(upsert)));
     ev.on('messages.update', (updates) => this.guard('messages.update', () => this.onMessagesUpdate(updates)));
     ev.on('message-receipt.update', (receipts) =>
-      this.guard('message-receipt.update', () => receipts.forEach((r) => this.emitIf(receiptFromUserReceipt(r)))),
+      this.guard('message-receipt.update', () => receipts.forEach((r) => receiptsFromUserReceipt(r).forEach((e) => this.emit(e)))),
     );
     ev.on('messages.reaction', (reactions) =>
       this.guard('messages.reaction', () => reactions.forEach((r) => this.emitIf(reactionFrom(r, this.ownJid())))),
@@ -607,6 +608,7 @@ class BaileysConnection implements EngineConnection {
       }
       const message = inboundMessageFrom(raw, ownJid, encode);
       if (message) this.emit({ type: 'message', message });
+      receiptsFoldedInto(raw).forEach((e) => this.emit(e));
       // presence.update (typing, online) arrives only for chats we subscribed to: the chats we talk to
       if (message && !message.fromMe && type === 'notify' && raw.key.remoteJid && isPersonJid(raw.key.remoteJid)) this.subscribeLater(raw.key.remoteJid);
     }
