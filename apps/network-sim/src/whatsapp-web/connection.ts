@@ -78,6 +78,8 @@ export class WaWebConnection {
   /** the history batches played to this device so far, and the chats the first one named (history-sync.ts) */
   private historyChunks = 0;
   private readonly historyChats = new Map<string, SimHistoryChat>();
+  /** what contacts sent before the device uploaded its pre-keys (its first login): sent once it has */
+  private readonly waitingForKeys: Array<() => void> = [];
   /** the `silent` fault: nothing is read or written on this socket any more, keepalive pings included */
   private silent = false;
   readonly link: DeviceLink & { showQr: () => string | null };
@@ -386,7 +388,8 @@ export class WaWebConnection {
         if (pairwise) {
           const enc = await contact.encryptFor(phoneNumber, device, baileys.encodeWAMessage(pairwise), () => registration.keyBundle);
           if (!enc) {
-            this.deps.logger?.warn({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys: the message waits');
+            this.deps.logger?.info({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys yet: the message waits for them');
+            this.waitingForKeys.push(() => this.sendFromContact(eventId, envelope, content, attrs));
             return;
           }
           encs.push({ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext });
@@ -514,6 +517,7 @@ export class WaWebConnection {
     const answer = answerIq(node, this.iqContext(this.registration));
     if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(node) }, 'whatsapp web iq answered with an error');
     this.send(answer);
+    if (iqKey(node) === 'encrypt set registration' && this.registration.keyBundle) for (const retry of this.waitingForKeys.splice(0)) retry();
   }
 
   private readonly lidOf = (phoneNumber: string) => this.deps.network.lidOf(phoneNumber);
