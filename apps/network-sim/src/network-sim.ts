@@ -137,7 +137,7 @@ async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, r
   if (method === 'GET' && path === '/sim/groups') return sendJson(res, 200, { data: network.listGroups(sessionFilter) });
   if (method === 'GET' && path === '/sim/messages') return sendJson(res, 200, { data: network.listMessages(sessionFilter) });
   if (method === 'GET' && path === '/sim/calls') return sendJson(res, 200, { data: network.world.messages.listCalls(sessionFilter) });
-  if (method === 'GET' && path === SIM_WA_WEB_TRUST_PATH) return sendJson(res, 200, waWeb.trust());
+  if (method === 'GET' && path === SIM_WA_WEB_TRUST_PATH) return sendJson(res, 200, await waWeb.trust());
 
   // accounts and profiles (docs/network-sim.md, "Contacts, profile and presence")
   if (method === 'POST' && path === '/sim/contacts') return sendJson(res, 200, network.world.contacts.put(network, await readJsonObject(req)));

@@ -43,6 +43,8 @@ export interface SimWaWebTrust {
   rootPublicKey: string;
   /** the root's serial, which the intermediate certificate names as its issuer */
   serial: number;
+  /** the PEM certificate of the test CA that signs the media host's HTTPS certificate (per run; `media_conn` names the host) */
+  mediaCa?: string;
 }
 
 /** The account a paired device is attached to. */

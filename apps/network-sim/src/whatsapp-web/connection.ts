@@ -4,7 +4,7 @@
  * login (`<success>`), then routine IQs. Toward SimNetwork it is a DeviceLink: the network's `qr`, `paired` and
  * `open` frames become WhatsApp stanzas here, and its closes become WhatsApp's stream errors and failures.
  */
-import { AckStatus, DomainError, LabelUpdatePayload, SimChatChange, SimCredential, SimFaultKind, SimInboundMessage, SimInboundStatus, SimNetworkFrame, STATUS_BROADCAST_JID } from '@app/contracts';
+import { AckStatus, DomainError, LabelUpdatePayload, SimChatChange, SimCredential, SimFaultKind, SimHistoryChat, SimInboundMessage, SimInboundStatus, SimNetworkFrame, STATUS_BROADCAST_JID } from '@app/contracts';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
@@ -22,6 +22,9 @@ import { callOffer, ContactEnvelope, contactEdit, contactRevoke, deviceChatState
 import { recordDeviceMessage, SentContent, sentContentOf } from './device-messages';
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
 import { appStateOf, AppStateDevice, AppStateCollectionName } from './app-state';
+import { mediaHostOf } from './media-server';
+import { inboundMediaMessage, isInboundMedia, SentMedia, sentMediaOf } from './media-messages';
+import { historyNotification, historySyncOf } from './history-sync';
 
 /** WhatsApp sends six refs; Baileys shows the first for 60 s and each next one for 20 s. */
 const PAIR_DEVICE_REFS = 6;
@@ -73,6 +76,11 @@ export class WaWebConnection {
   /** `<call>` stanza id → the network's event id, until the device's `<ack class="call">` */
   private readonly awaitingCallAck = new Map<string, string>();
   private readonly offline = new OfflineBatch();
+  /** the history batches played to this device so far, and the chats the first one named (history-sync.ts) */
+  private historyChunks = 0;
+  private readonly historyChats = new Map<string, SimHistoryChat>();
+  /** what contacts sent before the device uploaded its pre-keys (its first login): sent once it has */
+  private readonly waitingForKeys: Array<() => void> = [];
   /** the `silent` fault: nothing is read or written on this socket any more, keepalive pings included */
   private silent = false;
   /** the phone shared the account's app state sync key on this socket (once its pre-keys are there) */
@@ -236,6 +244,7 @@ export class WaWebConnection {
     if (frame.type === 'chat-update') return this.deliverAppStateChange(frame.eventId, frame.chats.map((chat) => ({ chat })));
     if (frame.type === 'label') return this.deliverAppStateChange(frame.eventId, [{ label: frame.change }]);
     if (frame.type === 'status') return this.deliverStatus(frame.eventId, frame.status);
+    if (frame.type === 'history') return this.deliverHistory(frame.eventId, frame);
     // reactions and the rest reach a WhatsApp Web device with the next slices
     this.deps.logger?.debug({ sessionId: this.sessionId, type: frame.type }, 'network event not carried by the whatsapp web front door yet');
   }
@@ -420,12 +429,35 @@ export class WaWebConnection {
    * stays pending on the network until the device's receipt. Kinds not carried yet stay pending and are logged.
    */
   private deliverMessage(eventId: string, message: SimInboundMessage): void {
-    if (message.type !== 'text' || !message.text || !message.from.endsWith('@s.whatsapp.net')) {
+    const media = isInboundMedia(message);
+    if ((!media && (message.type !== 'text' || !message.text)) || !message.from.endsWith('@s.whatsapp.net')) {
       this.deps.logger?.debug({ sessionId: this.sessionId, type: message.type, chatJid: message.chatJid }, 'inbound kind not carried by the whatsapp web front door yet');
       return;
     }
-    const envelope = { id: message.id, from: message.from, chatJid: message.chatJid, type: 'text', t: Math.floor(message.timestamp / 1000) };
-    this.sendFromContact(eventId, envelope, { conversation: message.text });
+    const envelope = { id: message.id, from: message.from, chatJid: message.chatJid, type: media ? 'media' : 'text', t: Math.floor(message.timestamp / 1000) };
+    if (!media) return this.sendFromContact(eventId, envelope, { conversation: message.text! });
+    // the contact's phone uploads the file (encrypted) to the media host, then sends the message naming it
+    const { baileys, network } = this.deps;
+    const host = mediaHostOf(network);
+    if (!host) {
+      this.deps.logger?.warn({ sessionId: this.sessionId }, 'the media host is not up: the media message waits');
+      return;
+    }
+    this.sendFromContact(eventId, envelope, () => inboundMediaMessage(baileys, host, message, network.mediaBytes(message.media!.mediaId).data));
+  }
+
+  /**
+   * A batch of the history the phone sends a newly linked device (history-sync.ts), sent by the phone itself (the
+   * account's device 0, `category="peer"`) once the device is logged in; before that (the pairing socket) it waits on
+   * the network, which hands it over again on login. The device's receipt takes it, and the network sends the next.
+   */
+  private deliverHistory(eventId: string, frame: Extract<SimNetworkFrame, { type: 'history' }>): void {
+    const account = this.registration?.credential?.account;
+    if (this.phase !== 'open' || !account) return;
+    if (this.historyChunks === 0) for (const chat of frame.chats) this.historyChats.set(chat.jid, chat);
+    const sync = historySyncOf(this.deps.baileys, frame, this.historyChats, this.historyChunks++);
+    const envelope = { id: newStanzaId(), from: account.jid, chatJid: account.jid, type: 'text', t: Math.floor(Date.now() / 1000) };
+    this.sendFromContact(eventId, envelope, historyNotification(this.deps.baileys, sync), { category: 'peer' });
   }
 
   /**
@@ -435,10 +467,11 @@ export class WaWebConnection {
    * (`senderKeyDistributionMessage`): `<message from=<group> participant=<member>>`; Baileys decrypts both in order.
    * It stays pending on the network until the device's receipt for `id`.
    */
-  private sendFromContact(eventId: string, envelope: ContactEnvelope, content: WaMessage): void {
+  private sendFromContact(eventId: string, envelope: ContactEnvelope, message: WaMessage | (() => Promise<WaMessage>), attrs: Record<string, string> = {}): void {
     const offline = this.offline.open;
     this.outbound = this.outbound
       .then(async () => {
+        const content = typeof message === 'function' ? await message() : message;
         const registration = this.registration!;
         const { baileys, directory } = this.deps;
         const phoneNumber = registration.credential!.account.phoneNumber;
@@ -460,7 +493,8 @@ export class WaWebConnection {
         if (pairwise) {
           const enc = await contact.encryptFor(phoneNumber, device, baileys.encodeWAMessage(pairwise), () => registration.keyBundle);
           if (!enc) {
-            this.deps.logger?.warn({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys: the message waits');
+            this.deps.logger?.info({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys yet: the message waits for them');
+            this.waitingForKeys.push(() => this.sendFromContact(eventId, envelope, content, attrs));
             return;
           }
           encs.push({ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext });
@@ -471,7 +505,7 @@ export class WaWebConnection {
         const from: Record<string, string> = group ? { from: group, participant: contact.jid, participant_lid: contact.lid, addressing_mode: 'pn' } : { from: contact.jid };
         this.send({
           tag: 'message',
-          attrs: { ...from, type: envelope.type, id: envelope.id, t: String(envelope.t), ...this.offline.stamp(offline) },
+          attrs: { ...from, type: envelope.type, id: envelope.id, t: String(envelope.t), ...attrs, ...this.offline.stamp(offline) },
           content: encs,
         });
       })
@@ -618,6 +652,7 @@ export class WaWebConnection {
     if (iqKey(node) === 'encrypt set registration') this.shareAppStateKey();
     if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(node) }, 'whatsapp web iq answered with an error');
     this.send(answer);
+    if (iqKey(node) === 'encrypt set registration' && this.registration.keyBundle) for (const retry of this.waitingForKeys.splice(0)) retry();
   }
 
   private readonly lidOf = (phoneNumber: string) => this.deps.network.lidOf(phoneNumber);
@@ -676,7 +711,7 @@ export class WaWebConnection {
           if (distribution?.axolotlSenderKeyDistributionMessage && distribution.groupId === to) {
             await contact.receiveSenderKey(to, sender.user, sender.device, distribution.axolotlSenderKeyDistributionMessage);
           }
-          const content = sentContentOf(message, to);
+          const content = sentContentOf(message, to) ?? (await sentMediaOf(baileys, mediaHostOf(this.deps.network), message));
           if (content) texts.push({ contact: contact.jid, content });
         }
         const skmsg = bufferOf(children(node).find((c) => c.tag === 'enc' && c.attrs.type === 'skmsg'));
@@ -688,7 +723,7 @@ export class WaWebConnection {
             const contact = member === own ? null : directory.contact(member, this.lidOf);
             if (!contact?.hasSenderKeyOf(to, sender.user, sender.device)) continue;
             const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(await contact.decryptGroup(to, sender.user, sender.device, skmsg)));
-            const content = sentContentOf(message, to);
+            const content = sentContentOf(message, to) ?? (await sentMediaOf(baileys, mediaHostOf(this.deps.network), message));
             if (content) texts.push({ contact: member, content });
           }
         }

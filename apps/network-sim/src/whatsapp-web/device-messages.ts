@@ -9,6 +9,7 @@ import type { MessageKeyRef } from '@app/contracts';
 import { createHash } from 'node:crypto';
 import type { DeviceLink, SimNetwork } from '../sim-network';
 import type { WaDirectory } from './directory';
+import type { SentMedia } from './media-messages';
 import { backgroundOf } from './statuses';
 import type { Baileys } from './wa-kit';
 
@@ -19,6 +20,7 @@ const REVOKE = 0;
 const MESSAGE_EDIT = 14;
 
 export type SentContent =
+  | SentMedia
   | { type: 'text'; text: string; forwarded: boolean; backgroundColor?: string | null }
   | { type: 'poll'; poll: { name: string; options: string[]; selectableCount: number }; secret: Buffer }
   | { type: 'reaction'; target: MessageKeyRef; emoji: string }

@@ -19,6 +19,7 @@ import type { DeviceView, SimNetwork } from '../sim-network';
 import { CertifiedServer, certifyServer } from './certificates';
 import { WaWebConnection } from './connection';
 import { WaDirectory } from './directory';
+import { attachMediaHost, MediaHost } from './media-server';
 import { parseQr } from './phone';
 import { loadBaileys } from './wa-kit';
 
@@ -30,15 +31,24 @@ export class WhatsAppWebFrontDoor {
   /** the latest WhatsApp Web socket of each session */
   private readonly connections = new Map<string, WaWebConnection>();
   private certified: CertifiedServer | null = null;
+  /** the media host (media-server.ts), started with the door; `media_conn` names it once it listens */
+  private readonly mediaHost: Promise<MediaHost>;
 
   constructor(
     private readonly network: SimNetwork,
     private readonly logger?: Logger,
-  ) {}
+  ) {
+    this.mediaHost = MediaHost.start(logger).then((host) => {
+      attachMediaHost(network, host);
+      return host;
+    });
+    this.mediaHost.catch((err) => logger?.error({ err }, 'the whatsapp web media host did not start'));
+  }
 
-  /** The test root key and serial a client must trust (Baileys' WA_CERT_DETAILS). */
-  trust(): SimWaWebTrust {
-    return this.server().trust;
+  /** The test root key and serial a client must trust (Baileys' WA_CERT_DETAILS), and the media host's CA. */
+  async trust(): Promise<SimWaWebTrust> {
+    const host = await this.mediaHost;
+    return { ...this.server().trust, mediaCa: host.caPem };
   }
 
   handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer, sessionId: string): void {
@@ -64,6 +74,7 @@ export class WhatsAppWebFrontDoor {
   close(): void {
     for (const ws of this.wss.clients) ws.terminate();
     this.wss.close();
+    void this.mediaHost.then((host) => host.close()).catch(() => undefined);
   }
 
   private scan(connection: WaWebConnection, body: ControlBody): DeviceView {
@@ -73,7 +84,8 @@ export class WhatsAppWebFrontDoor {
     const scanned = parseQr(body.qr);
     if (!scanned) throw validation('qr', 'is not a WhatsApp Web QR code');
     connection.acceptScan(scanned);
-    return this.network.scan(connection.sessionId, { phoneNumber: body.phoneNumber, isBusiness: body.isBusiness });
+    // the history the phone plays on pairing (CONTRACT 12) reaches the device once it logged in (connection.ts)
+    return this.network.scan(connection.sessionId, { phoneNumber: body.phoneNumber, history: body.history, isBusiness: body.isBusiness });
   }
 
   private async enterCode(connection: WaWebConnection, body: ControlBody): Promise<DeviceView> {

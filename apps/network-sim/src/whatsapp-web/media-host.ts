@@ -1,4 +1,15 @@
-/** The media host: media_conn and the loopback HTTPS upload/download host Baileys reaches for media. */
-import type { IqAnswer } from './stanzas';
+/**
+ * The media host's IQ: `media_conn` answers where devices upload and download media (media-server.ts) and the auth an
+ * upload carries. Loaded only through stanzas.ts's table (this file imports stanzas.ts back).
+ */
+import { mediaHostOf } from './media-server';
+import { IqError, type IqAnswer } from './stanzas';
 
-export const MEDIA_IQ_ANSWERS: Record<string, IqAnswer> = {};
+export const MEDIA_IQ_ANSWERS: Record<string, IqAnswer> = {
+  // where to upload and download media, and the auth an upload carries
+  'w:m set media_conn': (_iq, { network }) => {
+    const host = mediaHostOf(network);
+    if (!host) throw new IqError(503, 'service-unavailable');
+    return [host.mediaConn()];
+  },
+};

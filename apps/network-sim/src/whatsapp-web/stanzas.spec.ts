@@ -77,11 +77,15 @@ describe('answers to the IQs Baileys sends by itself', () => {
   });
 
   it('answers anything else with a 501 error Baileys tolerates', () => {
-    expect(answerIq(iq('w:m', 'set', [{ tag: 'media_conn', attrs: {} }]), ctx())).toEqual({
+    expect(answerIq(iq('w:sim', 'set', [{ tag: 'unknown_feature', attrs: {} }]), ctx())).toEqual({
       tag: 'iq',
       attrs: { id: 'q1', from: 's.whatsapp.net', type: 'error' },
       content: [{ tag: 'error', attrs: { code: '501', text: 'feature-not-implemented' } }],
     });
+  });
+
+  it('answers media_conn with 503 while the network has no media host (media-server.ts)', () => {
+    expect(answerIq(iq('w:m', 'set', [{ tag: 'media_conn', attrs: {} }]), ctx()).content).toEqual([{ tag: 'error', attrs: { code: '503', text: 'service-unavailable' } }]);
   });
 });
 

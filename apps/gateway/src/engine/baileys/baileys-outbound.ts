@@ -2,6 +2,7 @@ import type { AnyMessageContent, MiscMessageGenerationOptions, proto, WAMessage,
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { DomainError, type ContactContent, type LinkPreview, type MessageKeyRef, type OutboundContent, type OutboundMessage } from '@app/contracts';
 import type { EngineLookups } from '../engine.interface';
+import { voiceShapeOf } from './voice-waveform';
 
 /**
  * What we send → what Baileys' sendMessage takes. Pure: the engine hands the result to the socket, specs assert it.
@@ -38,6 +39,15 @@ export function vcardFor(contact: ContactContent): string {
   ].join('\n');
 }
 
+/**
+ * A voice note's bars and length as WhatsApp shows them (voice-waveform.ts); none when the audio cannot be read, and
+ * Baileys then measures the length itself. `waveform` is AudioMessage's field, which Baileys' content type leaves out.
+ */
+function voiceShapeFor(audio: Buffer): { seconds: number; waveform: Uint8Array } | Record<string, never> {
+  const shape = voiceShapeOf(audio);
+  return shape ? { seconds: shape.seconds, waveform: shape.waveform } : {};
+}
+
 export function messageContentFor(content: OutboundContent, mentions: string[]): AnyMessageContent {
   // only text, image, video and poll carry mentions in Baileys' content types
   const mentioned = mentions.length ? { mentions } : {};
@@ -58,11 +68,10 @@ export function messageContentFor(content: OutboundContent, mentions: string[]):
       };
     case 'audio': {
       const ptt = isVoiceNote(content.media.mimetype);
-      return { audio: content.media.data, mimetype: ptt ? VOICE_MIMETYPE : content.media.mimetype, ptt };
+      return { audio: content.media.data, mimetype: ptt ? VOICE_MIMETYPE : content.media.mimetype, ptt, ...(ptt ? voiceShapeFor(content.media.data) : {}) };
     }
     case 'voice':
-      // Baileys computes the waveform from the audio when it can decode it (its optional audio-decode)
-      return { audio: content.media.data, mimetype: VOICE_MIMETYPE, ptt: true };
+      return { audio: content.media.data, mimetype: VOICE_MIMETYPE, ptt: true, ...voiceShapeFor(content.media.data) };
     case 'sticker':
       return { sticker: content.media.data };
     case 'location': {

@@ -1,5 +1,6 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { generate } from 'selfsigned';
 import { CertificateRoot, trustWhatsAppEmulator } from './whatsapp-emulator';
 
 describe('trustWhatsAppEmulator (the WHATSAPP_EMULATOR_URL test seam)', () => {
@@ -23,11 +24,31 @@ describe('trustWhatsAppEmulator (the WHATSAPP_EMULATOR_URL test seam)', () => {
     const key = Buffer.alloc(32, 9);
     answer = { status: 200, body: { rootPublicKey: key.toString('base64'), serial: 4242 } };
     const root = freshRoot();
-    const emulator = await trustWhatsAppEmulator(url, root);
+    const emulator = await trustWhatsAppEmulator(url, root, () => undefined);
     expect(root.PUBLIC_KEY.equals(key)).toBe(true);
     expect(root.SERIAL).toBe(4242);
     expect(emulator.socketUrl('sess_1')).toBe(`${url.replace('http:', 'ws:')}/ws/chat?sessionId=sess_1`);
     expect(emulator.socketUrl('a b&c')).toBe(`${url.replace('http:', 'ws:')}/ws/chat?sessionId=a+b%26c`);
+  });
+
+  it('trusts the media host CA the emulator hands out, and refuses one that is not a CA certificate', async () => {
+    const ca = await generate([{ name: 'commonName', value: 'Media CA' }], {
+      keyType: 'ec',
+      curve: 'P-256',
+      extensions: [{ name: 'basicConstraints', cA: true, critical: true }],
+    });
+    const key = Buffer.alloc(32, 3).toString('base64');
+    answer = { status: 200, body: { rootPublicKey: key, serial: 7, mediaCa: ca.cert } };
+    const trusted: string[] = [];
+    const emulator = await trustWhatsAppEmulator(url, freshRoot(), (pem) => trusted.push(pem));
+    expect(trusted).toEqual([ca.cert]);
+    expect(emulator.trust.mediaCa).toBe(ca.cert);
+
+    answer = { status: 200, body: { rootPublicKey: key, serial: 7, mediaCa: 'not a certificate' } };
+    const root = freshRoot();
+    await expect(trustWhatsAppEmulator(url, root, (pem) => trusted.push(pem))).rejects.toThrow(/mediaCa/);
+    expect(trusted).toHaveLength(1);
+    expect(root).toEqual(freshRoot());
   });
 
   it.each([

@@ -3,10 +3,17 @@
  * connects its Baileys sockets to the network simulator's WhatsApp Web front door instead of WhatsApp, and trusts the
  * test root key the simulator signs its Noise certificate chain with. The trust is fetched once, at boot, and written
  * into Baileys' WA_CERT_DETAILS (the object its noise handler verifies the server's chain against). The socket URL
- * names the session (`?sessionId=`), since Baileys never tells the network which session a socket is. Nothing else
+ * names the session (`?sessionId=`), since Baileys never tells the network which session a socket is. The trust also
+ * carries the CA of the emulator's media host (`mediaCa`, the HTTPS host `media_conn` names): the gateway process
+ * then trusts it beside the system roots, for Baileys' uploads (node:https' global agent, which Baileys uses when a
+ * session has no proxy) and every download (the global fetch dispatcher: media, eager or on demand). Nothing else
  * about the engine changes.
  */
 import { SIM_WA_WEB_PATH, SIM_WA_WEB_TRUST_PATH, SimWaWebTrust } from '@app/contracts';
+import { X509Certificate } from 'node:crypto';
+import https from 'node:https';
+import { rootCertificates } from 'node:tls';
+import { Agent, setGlobalDispatcher } from 'undici';
 
 /** Baileys' WA_CERT_DETAILS: the root a server's certificate chain must lead to. */
 export interface CertificateRoot {
@@ -32,14 +39,36 @@ function parseTrust(body: unknown): SimWaWebTrust {
   if (!key || key.length !== 32 || !Number.isInteger(trust?.serial)) {
     throw new Error('the emulator answered no usable trust anchor ({rootPublicKey: 32 bytes base64, serial: integer})');
   }
-  return { rootPublicKey: trust!.rootPublicKey!, serial: trust!.serial! };
+  if (trust!.mediaCa !== undefined && !isCaCertificate(trust!.mediaCa)) {
+    throw new Error('the emulator answered no usable trust anchor (mediaCa must be a PEM CA certificate)');
+  }
+  return { rootPublicKey: trust!.rootPublicKey!, serial: trust!.serial!, ...(trust!.mediaCa ? { mediaCa: trust!.mediaCa } : {}) };
+}
+
+function isCaCertificate(pem: unknown): pem is string {
+  try {
+    return typeof pem === 'string' && new X509Certificate(pem).ca;
+  } catch {
+    return false;
+  }
+}
+
+/** Process-wide, test only: TLS to the media host is verified against the system roots plus the emulator's CA. */
+export function trustMediaCa(caPem: string): void {
+  const ca = [...rootCertificates, caPem];
+  https.globalAgent = new https.Agent({ keepAlive: true, ca });
+  setGlobalDispatcher(new Agent({ connect: { ca } }));
 }
 
 /**
  * Fetches the emulator's test root and makes Baileys trust it. Rejects (the gateway does not start) when the emulator
  * cannot be reached or answers nonsense: a test run against the wrong server should fail at boot, not at every connect.
  */
-export async function trustWhatsAppEmulator(emulatorUrl: string, root: CertificateRoot = baileysCertificateRoot()): Promise<WhatsAppEmulator> {
+export async function trustWhatsAppEmulator(
+  emulatorUrl: string,
+  root: CertificateRoot = baileysCertificateRoot(),
+  trustMedia: (caPem: string) => void = trustMediaCa,
+): Promise<WhatsAppEmulator> {
   const base = new URL(emulatorUrl);
   let body: unknown;
   try {
@@ -52,6 +81,7 @@ export async function trustWhatsAppEmulator(emulatorUrl: string, root: Certifica
   const trust = parseTrust(body);
   root.PUBLIC_KEY = Buffer.from(trust.rootPublicKey, 'base64');
   root.SERIAL = trust.serial;
+  if (trust.mediaCa) trustMedia(trust.mediaCa);
   const socket = new URL(SIM_WA_WEB_PATH, base);
   socket.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
   return {

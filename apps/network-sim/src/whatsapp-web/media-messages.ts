@@ -1,0 +1,102 @@
+/**
+ * Media messages over the WhatsApp Web front door, both ways. From the device: the contact that decrypted the message
+ * fetches the encrypted file from the media host by its direct path and decrypts it with the message's media key, as
+ * its phone would; the network records the plain bytes as the sim door does. To the device: the contact's phone
+ * encrypts the network's bytes under a fresh media key, uploads them to the media host, and sends the message that
+ * names them (url, direct path, key, hashes), which the gateway downloads and decrypts.
+ */
+import type { SimInboundMessage, SimOutboundContent, SimOutboundMedia } from '@app/contracts';
+import type { WaMessage } from './contact-messages';
+import { decryptMedia, encryptMedia, WaMediaType } from './media-crypto';
+import type { MediaHost } from './media-server';
+import type { Baileys } from './wa-kit';
+
+type DecodedMessage = ReturnType<Baileys['proto']['Message']['decode']>;
+
+/** What the network records of a media message the device sent: the plain bytes, base64, and the caption. */
+export type SentMedia = Extract<SimOutboundContent, { media: SimOutboundMedia }>;
+
+interface MediaFields {
+  url?: string | null;
+  directPath?: string | null;
+  mediaKey?: Uint8Array | null;
+  mimetype?: string | null;
+  fileSha256?: Uint8Array | null;
+  fileEncSha256?: Uint8Array | null;
+}
+
+/** The media part of a message the device sent (wrappers such as documentWithCaption unwrapped), or null. */
+function mediaPartOf(baileys: Baileys, message: DecodedMessage): { type: SentMedia['type']; mediaType: WaMediaType; media: MediaFields; caption: string | null; filename: string | null } | null {
+  const m = baileys.normalizeMessageContent(message);
+  if (!m) return null;
+  if (m.imageMessage) return { type: 'image', mediaType: 'image', media: m.imageMessage, caption: m.imageMessage.caption || null, filename: null };
+  if (m.videoMessage) return { type: 'video', mediaType: 'video', media: m.videoMessage, caption: m.videoMessage.caption || null, filename: null };
+  if (m.documentMessage) return { type: 'document', mediaType: 'document', media: m.documentMessage, caption: m.documentMessage.caption || null, filename: m.documentMessage.fileName || null };
+  if (m.audioMessage) return { type: m.audioMessage.ptt ? 'voice' : 'audio', mediaType: 'audio', media: m.audioMessage, caption: null, filename: null };
+  if (m.stickerMessage) return { type: 'sticker', mediaType: 'sticker', media: m.stickerMessage, caption: null, filename: null };
+  return null;
+}
+
+/**
+ * A media message the device sent, as the contact reads it: downloaded from the media host and decrypted (hashes and
+ * mac checked). Null when the message carries no media; throws when the file is missing or does not decrypt.
+ */
+export async function sentMediaOf(baileys: Baileys, host: MediaHost | undefined, message: DecodedMessage): Promise<SentMedia | null> {
+  const part = mediaPartOf(baileys, message);
+  if (!part) return null;
+  const { media } = part;
+  const where = media.directPath || media.url;
+  if (!host || !where || !media.mediaKey?.length) throw new Error(`a ${part.type} without a direct path or media key`);
+  const file = host.get(where);
+  if (!file) throw new Error(`the media host has no file at ${where}`);
+  const plain = await decryptMedia(baileys, file, { mediaKey: media.mediaKey, mediaType: part.mediaType, fileSha256: media.fileSha256, fileEncSha256: media.fileEncSha256 });
+  const wire: SimOutboundMedia = { data: plain.toString('base64'), mimetype: media.mimetype || 'application/octet-stream', filename: part.filename };
+  if (part.type === 'image' || part.type === 'video' || part.type === 'document') return { type: part.type, media: wire, caption: part.caption };
+  return { type: part.type, media: wire };
+}
+
+/** Baileys' HKDF media type of each inbound kind that carries a file. */
+const INBOUND_MEDIA_TYPE: Partial<Record<SimInboundMessage['type'], WaMediaType>> = {
+  image: 'image',
+  video: 'video',
+  audio: 'audio',
+  voice: 'audio',
+  document: 'document',
+  sticker: 'sticker',
+};
+
+export function isInboundMedia(message: SimInboundMessage): boolean {
+  return message.media !== null && INBOUND_MEDIA_TYPE[message.type] !== undefined;
+}
+
+/** A contact's media message: the bytes encrypted and uploaded to the media host, the message naming them. */
+export async function inboundMediaMessage(baileys: Baileys, host: MediaHost, message: SimInboundMessage, bytes: Buffer): Promise<WaMessage> {
+  const mediaType = INBOUND_MEDIA_TYPE[message.type];
+  if (!mediaType || !message.media) throw new Error(`not a media message: ${message.type}`);
+  const encrypted = await encryptMedia(baileys, bytes, mediaType);
+  const stored = host.put(encrypted.file, mediaType);
+  const fields = {
+    url: stored.url,
+    directPath: stored.directPath,
+    mediaKey: encrypted.mediaKey,
+    mimetype: message.media.mimetype,
+    fileSha256: encrypted.fileSha256,
+    fileEncSha256: encrypted.fileEncSha256,
+    fileLength: encrypted.fileLength,
+    mediaKeyTimestamp: Math.floor(message.timestamp / 1000),
+  };
+  const caption = message.text ? { caption: message.text } : {};
+  switch (message.type) {
+    case 'image':
+      return { imageMessage: { ...fields, ...caption } };
+    case 'video':
+      return { videoMessage: { ...fields, ...caption } };
+    case 'document':
+      return { documentMessage: { ...fields, ...caption, fileName: message.media.filename ?? 'file' } };
+    case 'audio':
+    case 'voice':
+      return { audioMessage: { ...fields, ptt: message.type === 'voice' } };
+    default:
+      return { stickerMessage: fields };
+  }
+}
