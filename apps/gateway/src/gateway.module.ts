@@ -123,6 +123,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             logger,
             messages,
             chats,
+            chatLabels: chats,
             messaging: {
               ttlMs: c.MESSAGE_TTL_SECONDS * 1000,
               typingMsPerChar: c.TYPING_MS_PER_CHAR,

@@ -7,7 +7,7 @@ import { isGroupJid, MessageStore } from './message-store';
 import type { OutboundSender } from './outbound-sender';
 import type { ContactBook } from '../contacts/contact-book';
 import { ACCOUNT_EXTRAS_EVENT_TYPES, type AccountExtrasEngineEvent } from '../engine/account-extras-events';
-import { takeAccountExtrasEvent } from './account-extras-events';
+import { type AccountExtrasEventsDeps, type ChatLabelStore, takeAccountExtrasEvent } from './account-extras-events';
 
 export type InboundEngineEvent = Extract<
   EngineEvent,
@@ -36,6 +36,8 @@ export interface InboundEventsDeps {
   clock?: () => number;
   /** the session's contacts (push names, contact updates, blocklist); absent in callers that keep none */
   contacts?: ContactBook;
+  /** the labels each chat carries, kept from the network's label associations (absent: only announced) */
+  chatLabels?: ChatLabelStore;
 }
 
 /**
@@ -98,7 +100,13 @@ export class InboundEvents {
       case 'label':
       case 'status':
       case 'channel-message':
-        return takeAccountExtrasEvent(event, { sessionId, records: this.deps.records, publish: (named) => this.publish(named), logger: this.deps.logger });
+        return takeAccountExtrasEvent(event, {
+          sessionId,
+          records: this.deps.records,
+          publish: (named) => this.publish(named),
+          chatLabels: this.chatLabels(),
+          logger: this.deps.logger,
+        });
     }
   }
 
@@ -238,6 +246,12 @@ export class InboundEvents {
       }
     }
     return this.publish({ event: 'call.incoming', payload: { callId, from, isVideo, isGroup, rejected } });
+  }
+
+  private chatLabels(): AccountExtrasEventsDeps['chatLabels'] {
+    const { chatLabels: store, organizationId, sessionId, events } = this.deps;
+    if (!store) return undefined;
+    return { organizationId, store, transact: (work) => events.transact((tx, publish) => work(tx, (named) => publish({ ...named, organizationId, sessionId }))) };
   }
 
   private publish(named: CatalogEvent): Promise<void> {

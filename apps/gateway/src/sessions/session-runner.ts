@@ -8,6 +8,7 @@ import type { StatusPostLookup } from '../messages/outbound-sender';
 import { OutboundSender } from '../messages/outbound-sender';
 import { BacklogPacer, sessionRatePerMin } from '../messages/send-pacing';
 import { ChatEvents, type ChatStore } from '../messages/chat-events';
+import type { ChatLabelStore } from '../messages/account-extras-events';
 import {
   AuthStateFactory,
   QrBoard,
@@ -55,6 +56,8 @@ export interface SessionRunnerDeps {
   contacts?: ContactBook;
   /** chats as the network reports them and history syncs (messages/chat-events.ts); absent: ignored */
   chats?: ChatStore;
+  /** the labels each chat carries (messages/account-extras-events.ts); absent: label changes are only announced */
+  chatLabels?: ChatLabelStore;
   /** how a status post goes out (its audience): read when it is sent; absent, a status post fails */
   statusPosts?: StatusPostLookup;
 }
@@ -206,7 +209,7 @@ export class SessionRunner {
       pacing: new BacklogPacer({ ratePerMin: () => sessionRatePerMin(deps.records, sessionId) }),
       statusPosts: deps.statusPosts,
     });
-    this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender, contacts: deps.contacts });
+    this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender, contacts: deps.contacts, chatLabels: deps.chatLabels });
     this.chatEvents = deps.chats ? new ChatEvents({ ...common, chats: deps.chats }) : null;
     this.lookups = {
       message: (_chatJid, waMessageId) => deps.messages.rawOf(sessionId, waMessageId),
