@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { ChatsRepository, ContactsRepository, GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
+import { ChatsRepository, ContactsRepository, FollowedChannelsRepository, GroupsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
@@ -84,6 +84,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         GatewayMetrics,
         ContactsRepository,
         StatusPostsRepository,
+        FollowedChannelsRepository,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -102,6 +103,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
         metrics: GatewayMetrics,
         contacts: ContactsRepository,
         statusPosts: StatusPostsRepository,
+        followedChannels: FollowedChannelsRepository,
       ) => {
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
         return new SessionHost(
@@ -124,6 +126,7 @@ export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
             messages,
             chats,
             chatLabels: chats,
+            followedChannels,
             messaging: {
               ttlMs: c.MESSAGE_TTL_SECONDS * 1000,
               typingMsPerChar: c.TYPING_MS_PER_CHAR,

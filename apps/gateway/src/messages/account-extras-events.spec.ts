@@ -75,4 +75,17 @@ describe('takeAccountExtrasEvent', () => {
     expect(calls).toEqual([`set ${CHAT} 2 true tx1`, `set ${CHAT} 5 true tx1`, `set ${CHAT} 2 false tx1`, 'drop 5 tx1']);
     expect(committed.map((e) => (e.payload as { action: string }).action)).toEqual(['assigned', 'assigned', 'unassigned', 'edited', 'deleted']);
   });
+
+  it('remembers the channel of a post as one the account follows, before announcing the post', async () => {
+    const steps: string[] = [];
+    const post = { channelJid: '120363000000000012@newsletter', serverId: '3', text: 'hello', type: 'text', timestamp: 1 };
+    await takeAccountExtrasEvent({ type: 'channel-message', post }, {
+      sessionId: 'ses_1',
+      records: { find: async () => null },
+      publish: async (e) => void steps.push(`publish ${e.event}`),
+      channels: { remember: async (c) => void steps.push(`remember ${JSON.stringify(c)}`) },
+      logger: pino({ level: 'silent' }),
+    });
+    expect(steps).toEqual([`remember {"jid":"120363000000000012@newsletter"}`, 'publish channel.message']);
+  });
 });

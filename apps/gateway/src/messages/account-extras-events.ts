@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { CatalogEvent } from '@app/contracts';
 import type { AccountExtrasEngineEvent } from '../engine/account-extras-events';
+import type { FollowedChannelBook } from '../engine/engine.interface';
 import type { SessionRecords, StoreTx } from '../sessions/session-ports';
 
 type ExtrasEvent = CatalogEvent<'label.update' | 'status.received' | 'channel.message'>;
@@ -27,6 +28,8 @@ export interface AccountExtrasEventsDeps {
     store: ChatLabelStore;
     transact<T>(work: (tx: StoreTx, publish: (event: ExtrasEvent) => void) => Promise<T>): Promise<T>;
   };
+  /** the followed channels the gateway keeps: a channel that posts to the account is one it follows */
+  channels?: Pick<FollowedChannelBook, 'remember'>;
   logger: Logger;
 }
 
@@ -57,6 +60,7 @@ export async function takeAccountExtrasEvent(event: AccountExtrasEngineEvent, de
       return deps.publish({ event: 'status.received', payload: event.status });
     }
     case 'channel-message':
+      await deps.channels?.remember({ jid: event.post.channelJid });
       return deps.publish({ event: 'channel.message', payload: event.post });
   }
 }

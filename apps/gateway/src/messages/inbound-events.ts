@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { CatalogEvent } from '@app/contracts';
 import { newId, toMessageView } from '@app/database';
-import type { EngineConnection, EngineEvent, InboundMessage } from '../engine/engine.interface';
+import type { EngineConnection, EngineEvent, FollowedChannelBook, InboundMessage } from '../engine/engine.interface';
 import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
 import { isGroupJid, MessageStore } from './message-store';
 import type { OutboundSender } from './outbound-sender';
@@ -38,6 +38,8 @@ export interface InboundEventsDeps {
   contacts?: ContactBook;
   /** the labels each chat carries, kept from the network's label associations (absent: only announced) */
   chatLabels?: ChatLabelStore;
+  /** the followed channels the gateway keeps: a post's channel is remembered (absent: none kept) */
+  channels?: Pick<FollowedChannelBook, 'remember'>;
 }
 
 /**
@@ -105,6 +107,7 @@ export class InboundEvents {
           records: this.deps.records,
           publish: (named) => this.publish(named),
           chatLabels: this.chatLabels(),
+          channels: this.deps.channels,
           logger: this.deps.logger,
         });
     }

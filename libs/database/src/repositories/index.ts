@@ -12,6 +12,7 @@ import { EventsRepository } from './events.repository';
 import { ContactsRepository } from './contacts.repository';
 import { ChatsRepository } from './chats.repository';
 import { StatusPostsRepository } from './status-posts.repository';
+import { FollowedChannelsRepository } from './followed-channels.repository';
 
 export * from './keyset-page';
 export * from './deliveries.repository';
@@ -28,6 +29,7 @@ export * from './webhooks.repository';
 export * from './contacts.repository';
 export * from './chats.repository';
 export * from './status-posts.repository';
+export * from './followed-channels.repository';
 
 /** Every repository, for DatabaseModule to provide. */
 export const REPOSITORIES = [
@@ -45,4 +47,5 @@ export const REPOSITORIES = [
   ContactsRepository,
   ChatsRepository,
   StatusPostsRepository,
+  FollowedChannelsRepository,
 ];
