@@ -15,7 +15,7 @@ import { simControl } from './support/sim-control';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON of the API and the simulator, asserted field by field
 type Json = any;
 
-const CHAT_FIELDS = ['jid', 'name', 'isGroup', 'unreadCount', 'archived', 'pinned', 'mutedUntil', 'lastMessage'].sort();
+const CHAT_FIELDS = ['jid', 'name', 'isGroup', 'unreadCount', 'archived', 'pinned', 'mutedUntil', 'lastMessage', 'labels'].sort();
 const ALICE = '15550002001@s.whatsapp.net';
 const BOB = '15550002002@s.whatsapp.net';
 const CAROL = '15550002003@s.whatsapp.net';

@@ -182,7 +182,7 @@ describe('dashboard inbox in a headless browser', () => {
   });
 
   it("shows the contact's details and blocks the contact on the network", async () => {
-    await click('.thread-head button[aria-expanded]');
+    await click('.thread-head button[aria-expanded]::-p-text("Contact")');
     await page.waitForSelector(`[data-contact="${CONTACT_JID}"] ::-p-text("Busy building")`);
     await click(`[data-contact="${CONTACT_JID}"] button.danger`);
     await page.waitForSelector(`[data-contact="${CONTACT_JID}"] button::-p-text("Unblock")`);

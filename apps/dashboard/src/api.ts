@@ -20,6 +20,7 @@ export type SendInput = Schemas['SendMessageDto'];
 export type GroupDetails = Schemas['GroupDetailsResponse'];
 export type GroupPatch = Schemas['UpdateGroupDto'];
 export type StatusInput = Schemas['StatusPostDto'];
+export type LabelView = Schemas['LabelResponse'];
 export type { EventEnvelope };
 
 export const API_BASE = '/api/v1';
@@ -122,6 +123,10 @@ export const api = {
     ok(client.POST('/api/v1/sessions/{id}/groups/{groupJid}/participants', { params: { path: { id, groupJid } }, body: { action, participants } })),
   groupInvite: (id: string, groupJid: string) => ok(client.GET('/api/v1/sessions/{id}/groups/{groupJid}/invite', { params: { path: { id, groupJid } } })),
   revokeGroupInvite: (id: string, groupJid: string) => ok(client.POST('/api/v1/sessions/{id}/groups/{groupJid}/invite:revoke', { params: { path: { id, groupJid } } })),
+  labels: (id: string) => ok(client.GET('/api/v1/sessions/{id}/labels', session(id))),
+  addChatLabel: (id: string, jid: string, labelId: string) => ok(client.POST('/api/v1/sessions/{id}/chats/{jid}/labels', { params: { path: { id, jid } }, body: { labelId } })),
+  removeChatLabel: (id: string, jid: string, labelId: string) =>
+    ok(client.DELETE('/api/v1/sessions/{id}/chats/{jid}/labels/{labelId}', { params: { path: { id, jid, labelId } } })),
   postStatus: (id: string, body: StatusInput) => ok(client.POST('/api/v1/sessions/{id}/status', { ...session(id), body })),
 
   webhooks: () => ok(client.GET('/api/v1/webhooks', { params: { query: { limit: 100 } } })),

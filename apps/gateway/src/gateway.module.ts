@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Module, OnApplicationBoo
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { ChatsRepository, ContactsRepository, GroupsRepository, MediaBlobsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
+import { ChatsRepository, ContactsRepository, FollowedChannelsRepository, GroupsRepository, MediaBlobsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
@@ -127,6 +127,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         ContactsRepository,
         StatusPostsRepository,
         EAGER_MEDIA_DOWNLOADS,
+        FollowedChannelsRepository,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -146,6 +147,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         contacts: ContactsRepository,
         statusPosts: StatusPostsRepository,
         eagerMedia: EagerMediaDownloads | null,
+        followedChannels: FollowedChannelsRepository,
       ) => {
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
         return new SessionHost(
@@ -167,6 +169,8 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
             logger,
             messages,
             chats,
+            chatLabels: chats,
+            followedChannels,
             messaging: {
               ttlMs: c.MESSAGE_TTL_SECONDS * 1000,
               typingMsPerChar: c.TYPING_MS_PER_CHAR,

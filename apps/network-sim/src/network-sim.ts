@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import { applyFault } from './sim-faults';
-import { phoneChatChange } from './actions/chats';
+import { phoneChatChange, type SimChatState } from './actions/chats';
 import { DeviceLink, SimNetwork } from './sim-network';
 import { WhatsAppWebFrontDoor } from './whatsapp-web/front-door';
 
@@ -98,9 +98,9 @@ type ControlBody = Record<string, unknown>;
  */
 function accountView(network: SimNetwork, sessionId: string) {
   const device = network.view(sessionId);
-  const chats = network.world.chats.account(sessionId);
-  for (const [jid, state] of Object.entries(chats)) {
-    chats[jid] = { ...state, labels: device.jid ? network.world.accountExtras.labelsOfChat(device.jid, jid) : state.labels };
+  const chats: Record<string, SimChatState & { labels: string[] }> = {};
+  for (const [jid, state] of Object.entries(network.world.chats.account(sessionId))) {
+    chats[jid] = { ...state, labels: device.jid ? network.world.accountExtras.labelsOfChat(device.jid, jid) : [] };
   }
   return { ...network.world.contacts.accountView(device.phoneNumber), chats };
 }

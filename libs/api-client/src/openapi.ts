@@ -2011,6 +2011,13 @@ export interface components {
             mutedUntil: number | null;
             /** @description the newest message of the chat in the log */
             lastMessage: components["schemas"]["MessageResponse"] | null;
+            /**
+             * @description ids of the WhatsApp Business labels the chat carries (GET …/labels names them); [] on other accounts
+             * @example [
+             *       "2"
+             *     ]
+             */
+            labels: string[];
         };
         ChatPage: {
             data: components["schemas"]["ChatResponse"][];

@@ -23,6 +23,8 @@ export interface ChatView extends ChatState {
   unreadCount: number;
   /** the newest message of the chat in the log, as `GET …/messages/{id}` shows it */
   lastMessage: MessageView | null;
+  /** ids of the WhatsApp Business labels the chat carries (`GET …/labels` names them); [] on other accounts */
+  labels: string[];
 }
 
 /** What changed in a chat (`chat.update` payload's `changes`): only the fields that changed. */

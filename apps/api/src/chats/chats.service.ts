@@ -144,5 +144,6 @@ function toChatView(row: ChatRow, last: Map<string, MessageView>): ChatView {
     pinned: row.pinned,
     mutedUntil: row.mutedUntil,
     lastMessage: row.lastMessageId ? (last.get(row.lastMessageId) ?? null) : null,
+    labels: row.labels,
   };
 }

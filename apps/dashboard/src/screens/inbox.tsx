@@ -3,23 +3,30 @@ import { api, type ChatView, type MessageView } from '../api';
 import { live } from '../live';
 import { go } from '../router';
 import { ErrorLine, message, plural, useAction, useLoad, When } from '../ui';
+import { type AccountLabels, LabelChip, LabelsControl, useAccountLabels } from './labels';
 
 /**
  * A session's inbox (CONTRACT 12): its chats on the left, most recent first, with the last message, the unread count
  * and pinned/archived marks; the open chat's thread on the right, every message type shown as a person expects; a
- * composer for text, files, voice notes, polls and replies that shows "typing…" to the chat while composing; and the
- * contact's details (picture, about, block). Everything stays current from the live socket.
+ * composer for text, files, voice notes, polls and replies that shows "typing…" to the chat while composing; the
+ * contact's details (picture, about, block); and on a WhatsApp Business account the chats' labels, shown as chips and
+ * changed from the thread's header (labels.tsx). Everything stays current from the live socket.
  */
 export function InboxScreen({ sessionId, chatJid }: { sessionId: string; chatJid: string | null }) {
   const chats = useLoad(() => api.chats(sessionId).then((p) => p.data), [sessionId]);
+  const labels = useAccountLabels(sessionId);
   useEffect(
     () =>
       live.subscribe((e) => {
         if (e.sessionId !== sessionId) return;
-        if (e.event.startsWith('message.') || e.event === 'chat.update' || e.event === 'history.synced') chats.reload();
+        if (e.event.startsWith('message.') || e.event === 'chat.update' || e.event === 'history.synced' || e.event === 'label.update') chats.reload();
+        // a label created, renamed or deleted (on the phone, say) changes the names and colors shown
+        if (e.event === 'label.update' && (e.payload as { action?: string }).action !== 'assigned' && (e.payload as { action?: string }).action !== 'unassigned') labels.reload();
       }),
     [sessionId],
   );
+  // the account's answer to a label change shows at once; the stored chat follows with its label.update
+  const labelsChanged = (jid: string, ids: string[]) => chats.setData((chats.data ?? []).map((c) => (c.jid === jid ? { ...c, labels: ids } : c)));
   const open = (jid: string) => go(`sessions/${encodeURIComponent(sessionId)}/inbox/${encodeURIComponent(jid)}`);
   const current = chats.data?.find((c) => c.jid === chatJid) ?? null;
   return (
@@ -40,6 +47,13 @@ export function InboxScreen({ sessionId, chatJid }: { sessionId: string; chatJid
                     {c.archived && <span class="badge">archived</span>}
                   </span>
                   <span class="chat-preview muted">{c.lastMessage ? preview(c.lastMessage) : 'no messages'}</span>
+                  {c.labels.length > 0 && (
+                    <span class="chat-labels" data-chat-labels>
+                      {c.labels.map((id) => (
+                        <LabelChip key={id} id={id} labels={labels.data?.list ?? []} />
+                      ))}
+                    </span>
+                  )}
                   {c.unreadCount > 0 && (
                     <span class="unread" data-unread={c.unreadCount} title={plural(c.unreadCount, 'unread message')}>
                       {c.unreadCount}
@@ -53,7 +67,16 @@ export function InboxScreen({ sessionId, chatJid }: { sessionId: string; chatJid
         </aside>
         <section class="thread-pane">
           {chatJid ? (
-            <Thread key={chatJid} sessionId={sessionId} chatJid={chatJid} chat={current} onRead={chats.reload} />
+            <Thread
+              key={chatJid}
+              sessionId={sessionId}
+              chatJid={chatJid}
+              chat={current}
+              onRead={chats.reload}
+              labels={labels.data}
+              labelsError={labels.error}
+              onLabels={(ids) => labelsChanged(chatJid, ids)}
+            />
           ) : (
             <p class="muted">Pick a chat on the left.</p>
           )}
@@ -63,11 +86,20 @@ export function InboxScreen({ sessionId, chatJid }: { sessionId: string; chatJid
   );
 }
 
-function Thread({ sessionId, chatJid, chat, onRead }: { sessionId: string; chatJid: string; chat: ChatView | null; onRead: () => void }) {
+function Thread({ sessionId, chatJid, chat, onRead, labels, labelsError, onLabels }: {
+  sessionId: string;
+  chatJid: string;
+  chat: ChatView | null;
+  onRead: () => void;
+  labels: AccountLabels | null;
+  labelsError: string | null;
+  onLabels: (labelIds: string[]) => void;
+}) {
   const thread = useLoad(() => api.chatMessages(sessionId, chatJid).then((p) => p.data.slice().reverse()), [sessionId, chatJid]);
   const [typing, setTyping] = useState<string | null>(null);
   const [replyTo, setReplyTo] = useState<MessageView | null>(null);
   const [showContact, setShowContact] = useState(false);
+  const [showLabels, setShowLabels] = useState(false);
   const bottom = useRef<HTMLDivElement>(null);
   const isGroup = chatJid.endsWith('@g.us');
 
@@ -102,12 +134,21 @@ function Thread({ sessionId, chatJid, chat, onRead }: { sessionId: string; chatJ
           {typing && <div class="typing" data-typing>{typing}</div>}
         </div>
         <span class="spacer" />
+        <button type="button" data-labels-toggle onClick={() => setShowLabels((v) => !v)} aria-expanded={showLabels}>
+          Labels
+        </button>
         {!isGroup && (
           <button type="button" onClick={() => setShowContact((v) => !v)} aria-expanded={showContact}>
             Contact
           </button>
         )}
       </header>
+      {showLabels && (
+        <>
+          <ErrorLine error={labelsError} />
+          <LabelsControl sessionId={sessionId} chatJid={chatJid} carried={chat?.labels ?? []} labels={labels} onChanged={onLabels} />
+        </>
+      )}
       {showContact && !isGroup && <ContactCard sessionId={sessionId} jid={chatJid} />}
       <ErrorLine error={thread.error} />
       <ol class="bubbles">

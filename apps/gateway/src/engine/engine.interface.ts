@@ -1,6 +1,7 @@
 import type {
   AckStatus,
   CallIncomingPayload,
+  ChannelView,
   ContactContent,
   ContactFacts,
   GroupChanges,
@@ -201,6 +202,18 @@ export interface EngineConnection {
  * on a retry receipt, and decrypts poll votes against the poll's creation message) and a group's metadata
  * (Baileys needs it for every group send).
  */
+/**
+ * The channels (newsletters) the account follows, as the gateway keeps them (PostgreSQL `followed_channels`): the
+ * Baileys engine lists them from here, WhatsApp Web's query for them being one Baileys 7.0.0-rc14 does not offer.
+ */
+export interface FollowedChannelBook {
+  /** oldest followed first; `named` false while the network has not named the channel (`name` '') */
+  list(): Promise<Array<ChannelView & { named: boolean }>>;
+  /** the account follows it: what the network said of it replaces what was kept (null and absent keep it) */
+  remember(channel: { jid: string } & Partial<Omit<ChannelView, 'jid'>>): Promise<void>;
+  forget(jid: string): Promise<void>;
+}
+
 export interface EngineLookups {
   /** the stored `raw` content of a message of this session, or null */
   message(chatJid: string, waMessageId: string): Promise<Uint8Array | null>;
@@ -229,6 +242,8 @@ export interface ConnectOptions {
   proxyUrl?: string | null;
   /** the session setting `syncHistory` (absent: `none`): what history the engine asks the phone for and passes on */
   syncHistory?: SyncHistoryMode;
+  /** the followed channels the gateway keeps (absent: the Baileys engine cannot list them); the sim engine ignores it */
+  channels?: FollowedChannelBook;
 }
 
 export interface SessionEngine {

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import type { CatalogEvent } from '@app/contracts';
 import { newId, toMessageView } from '@app/database';
-import type { EngineConnection, EngineEvent, InboundMessage } from '../engine/engine.interface';
+import type { EngineConnection, EngineEvent, FollowedChannelBook, InboundMessage } from '../engine/engine.interface';
 import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
 import { isGroupJid, MessageRow, MessageStore } from './message-store';
 import type { OutboundSender } from './outbound-sender';
 import type { ContactBook } from '../contacts/contact-book';
 import { ACCOUNT_EXTRAS_EVENT_TYPES, type AccountExtrasEngineEvent } from '../engine/account-extras-events';
-import { takeAccountExtrasEvent } from './account-extras-events';
+import { type AccountExtrasEventsDeps, type ChatLabelStore, takeAccountExtrasEvent } from './account-extras-events';
 
 export type InboundEngineEvent = Extract<
   EngineEvent,
@@ -38,6 +38,10 @@ export interface InboundEventsDeps {
   contacts?: ContactBook;
   /** told of each inbound message once it is committed (eager media downloads); must not wait or throw */
   inboundStored?: (row: MessageRow) => void;
+  /** the labels each chat carries, kept from the network's label associations (absent: only announced) */
+  chatLabels?: ChatLabelStore;
+  /** the followed channels the gateway keeps: a post's channel is remembered (absent: none kept) */
+  channels?: Pick<FollowedChannelBook, 'remember'>;
 }
 
 /**
@@ -100,7 +104,14 @@ export class InboundEvents {
       case 'label':
       case 'status':
       case 'channel-message':
-        return takeAccountExtrasEvent(event, { sessionId, records: this.deps.records, publish: (named) => this.publish(named), logger: this.deps.logger });
+        return takeAccountExtrasEvent(event, {
+          sessionId,
+          records: this.deps.records,
+          publish: (named) => this.publish(named),
+          chatLabels: this.chatLabels(),
+          channels: this.deps.channels,
+          logger: this.deps.logger,
+        });
     }
   }
 
@@ -241,6 +252,12 @@ export class InboundEvents {
       }
     }
     return this.publish({ event: 'call.incoming', payload: { callId, from, isVideo, isGroup, rejected } });
+  }
+
+  private chatLabels(): AccountExtrasEventsDeps['chatLabels'] {
+    const { chatLabels: store, organizationId, sessionId, events } = this.deps;
+    if (!store) return undefined;
+    return { organizationId, store, transact: (work) => events.transact((tx, publish) => work(tx, (named) => publish({ ...named, organizationId, sessionId }))) };
   }
 
   private publish(named: CatalogEvent): Promise<void> {

@@ -1,4 +1,4 @@
-import type { CatalogEvent, EventType, GroupChanges, GroupNetwork, GroupNetworkParticipant, SessionQr } from '@app/contracts';
+import type { CatalogEvent, ChannelView, EventType, GroupChanges, GroupNetwork, GroupNetworkParticipant, SessionQr } from '@app/contracts';
 import type { SessionRuntimePatch, SessionRuntimeRow } from '@app/database';
 import type { AuthStateStore, GroupInfo } from '../engine/engine.interface';
 
@@ -47,6 +47,13 @@ export interface SessionRecords {
   resumable(gatewayId: string): Promise<string[]>;
   /** Of the sessions held here, those whose row places them elsewhere now (or that are gone): to hand off. */
   notPlacedOn(sessionIds: string[], gatewayId: string): Promise<string[]>;
+}
+
+/** The followed channels the gateway keeps (PostgreSQL `followed_channels`, FollowedChannelsRepository). */
+export interface FollowedChannelStore {
+  list(sessionId: string): Promise<Array<ChannelView & { named: boolean }>>;
+  remember(organizationId: string, sessionId: string, channel: { jid: string } & Partial<Omit<ChannelView, 'jid'>>): Promise<void>;
+  forget(sessionId: string, jid: string): Promise<void>;
 }
 
 /** An event of one of the gateway's sessions, its payload as the catalog describes its type. */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { CatalogEvent, DomainError, GroupView, SyncHistoryMode, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
-import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo, SessionEngine } from '../engine/engine.interface';
+import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, FollowedChannelBook, GroupInfo, SessionEngine } from '../engine/engine.interface';
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageRow, MessageStore, MessagingSettings } from '../messages/message-store';
 import type { ContactBook } from '../contacts/contact-book';
@@ -8,8 +8,10 @@ import type { StatusPostLookup } from '../messages/outbound-sender';
 import { OutboundSender } from '../messages/outbound-sender';
 import { BacklogPacer, sessionRatePerMin } from '../messages/send-pacing';
 import { ChatEvents, type ChatStore } from '../messages/chat-events';
+import type { ChatLabelStore } from '../messages/account-extras-events';
 import {
   AuthStateFactory,
+  FollowedChannelStore,
   QrBoard,
   realTimers,
   RunnerSettings,
@@ -55,6 +57,10 @@ export interface SessionRunnerDeps {
   contacts?: ContactBook;
   /** chats as the network reports them and history syncs (messages/chat-events.ts); absent: ignored */
   chats?: ChatStore;
+  /** the labels each chat carries (messages/account-extras-events.ts); absent: label changes are only announced */
+  chatLabels?: ChatLabelStore;
+  /** the followed channels kept for the Baileys engine's list (a post's channel is remembered); absent: none kept */
+  followedChannels?: FollowedChannelStore;
   /** how a status post goes out (its audience): read when it is sent; absent, a status post fails */
   statusPosts?: StatusPostLookup;
   /** told of each inbound message once stored (eager media downloads, media/eager-media-downloads.ts); absent: none */
@@ -180,6 +186,7 @@ export class SessionRunner {
   /** recent group creations by name and participants, so a retried creation returns the first group */
   private readonly groupCreations = new Map<string, { at: number; group: Promise<GroupView> }>();
   private readonly lookups: EngineLookups;
+  private readonly channels: FollowedChannelBook | undefined;
   private readonly chatEvents: ChatEvents | null;
   /** the session setting, read at each start: what history the engine asks for and the runner stores */
   private syncHistory: SyncHistoryMode = 'none';
@@ -208,7 +215,19 @@ export class SessionRunner {
       pacing: new BacklogPacer({ ratePerMin: () => sessionRatePerMin(deps.records, sessionId) }),
       statusPosts: deps.statusPosts,
     });
-    this.inbound = new InboundEvents({ ...common, records: deps.records, sender: this.sender, contacts: deps.contacts, inboundStored: deps.inboundStored });
+    const followed = deps.followedChannels;
+    this.channels = followed
+      ? { list: () => followed.list(sessionId), remember: (c) => followed.remember(organizationId, sessionId, c), forget: (jid) => followed.forget(sessionId, jid) }
+      : undefined;
+    this.inbound = new InboundEvents({
+      ...common,
+      records: deps.records,
+      sender: this.sender,
+      contacts: deps.contacts,
+      chatLabels: deps.chatLabels,
+      inboundStored: deps.inboundStored,
+      channels: this.channels,
+    });
     this.chatEvents = deps.chats ? new ChatEvents({ ...common, chats: deps.chats }) : null;
     this.lookups = {
       message: (_chatJid, waMessageId) => deps.messages.rawOf(sessionId, waMessageId),
@@ -469,6 +488,7 @@ export class SessionRunner {
         logger: this.log,
         onEvent: (event) => this.onEngineEvent(gen, event),
         lookups: this.lookups,
+        ...(this.channels ? { channels: this.channels } : {}),
         ...(proxyUrl ? { proxyUrl } : {}),
         syncHistory: this.syncHistory,
       });

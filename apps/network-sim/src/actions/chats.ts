@@ -18,7 +18,7 @@ import type { SimActionScope } from './scope';
 
 /**
  * Chats on the simulated network (CONTRACT 12/13): each device's chat state as the account has it (archived, pinned,
- * muted, labels — the labels helper fills `labels`), the read marks a device sends (into its presence log), the phone
+ * muted; a chat's business labels are the account's, kept in actions/account-extras.ts), the read marks a device sends (into its presence log), the phone
  * changing a chat (`POST /sim/sessions/{id}/chat`), and the history the phone sends a newly paired device
  * (`POST /sim/sessions/{id}/scan {history}`), played in batches, each after the device acknowledged the previous one.
  */
@@ -28,7 +28,6 @@ export interface SimChatState {
   archived: boolean;
   pinned: boolean;
   mutedUntil: number | null;
-  labels: string[];
 }
 
 /** How many messages one history event carries. */
@@ -140,7 +139,7 @@ export class SimChats {
   state(sessionId: string, jid: string): SimChatState {
     const chats = this.chatsOf(sessionId);
     let chat = chats.get(jid);
-    if (!chat) chats.set(jid, (chat = { archived: false, pinned: false, mutedUntil: null, labels: [] }));
+    if (!chat) chats.set(jid, (chat = { archived: false, pinned: false, mutedUntil: null }));
     return chat;
   }
 
@@ -157,7 +156,7 @@ export class SimChats {
   /** The `chats` part of `GET /sim/sessions/{id}/account`: every chat whose state the account set. */
   account(sessionId: string): Record<string, SimChatState> {
     const out: Record<string, SimChatState> = {};
-    for (const [jid, chat] of this.bySession.get(sessionId) ?? []) out[jid] = { ...chat, labels: [...chat.labels] };
+    for (const [jid, chat] of this.bySession.get(sessionId) ?? []) out[jid] = { ...chat };
     return out;
   }
 

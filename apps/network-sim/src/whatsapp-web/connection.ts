@@ -23,7 +23,7 @@ import { recordDeviceMessage, SentContent, sentContentOf } from './device-messag
 import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
 import { appStateOf, AppStateDevice, AppStateCollectionName } from './app-state';
 import { mediaHostOf } from './media-server';
-import { inboundMediaMessage, isInboundMedia, SentMedia, sentMediaOf } from './media-messages';
+import { inboundMediaMessage, isInboundMedia, sentMediaOf } from './media-messages';
 import { historyNotification, historySyncOf } from './history-sync';
 
 /** WhatsApp sends six refs; Baileys shows the first for 60 s and each next one for 20 s. */

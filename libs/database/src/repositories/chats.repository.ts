@@ -14,6 +14,8 @@ export interface ChatRow extends ChatState {
   lastMessageId: string | null;
   /** epoch ms of the newest message; null for a chat the network named without messages */
   lastMessageAt: number | null;
+  /** ids of the WhatsApp Business labels the chat carries, sorted (the network's label associations) */
+  labels: string[];
   updatedAt: number;
 }
 
@@ -27,7 +29,7 @@ export interface ChatPage {
 }
 
 const COLUMNS = `session_id, organization_id, jid, name, is_group, unread_count, archived, pinned, muted_until,
-  last_message_id, last_message_at, updated_at`;
+  last_message_id, last_message_at, labels, updated_at`;
 
 interface RawRow {
   session_id: string;
@@ -41,6 +43,7 @@ interface RawRow {
   muted_until: Date | null;
   last_message_id: string | null;
   last_message_at: Date | null;
+  labels: string[];
   updated_at: Date;
 }
 
@@ -56,6 +59,7 @@ const toRow = (r: RawRow): ChatRow => ({
   mutedUntil: r.muted_until ? r.muted_until.getTime() : null,
   lastMessageId: r.last_message_id,
   lastMessageAt: r.last_message_at ? r.last_message_at.getTime() : null,
+  labels: [...r.labels].sort(),
   updatedAt: r.updated_at.getTime(),
 });
 
@@ -174,6 +178,38 @@ export class ChatsRepository {
       params,
     ).then((r: [RawRow[], number]) => r[0]);
     return { row: toRow(rows[0]), changes };
+  }
+
+  /**
+   * The network added a label to a chat (`assigned` true) or took it off: the chat's label ids after it, or null when
+   * nothing changed (a label it already carried, or did not). A chat not stored yet is created.
+   */
+  async setLabel(organizationId: string, sessionId: string, jid: string, labelId: string, assigned: boolean, manager?: unknown): Promise<string[] | null> {
+    const q = this.q(manager);
+    const rows: Array<{ labels: string[] }> = assigned
+      ? await q.query(
+          `INSERT INTO chats AS c (session_id, organization_id, jid, is_group, labels) VALUES ($1, $2, $3, $4, ARRAY[$5::text])
+           ON CONFLICT (session_id, jid) DO UPDATE SET labels = array_append(c.labels, $5::text), updated_at = now()
+             WHERE NOT ($5::text = ANY (c.labels))
+           RETURNING c.labels`,
+          [sessionId, organizationId, jid, isGroupJid(jid), labelId],
+        )
+      : await q.query(
+          `UPDATE chats SET labels = array_remove(labels, $3::text), updated_at = now()
+            WHERE session_id = $1 AND jid = $2 AND $3::text = ANY (labels) RETURNING labels`,
+          [sessionId, jid, labelId],
+        ).then((r: [Array<{ labels: string[] }>, number]) => r[0]);
+    return rows[0] ? [...rows[0].labels].sort() : null;
+  }
+
+  /** A label was deleted on the account: no chat of the session carries it any more. Answers the chats it left. */
+  async dropLabel(sessionId: string, labelId: string, manager?: unknown): Promise<string[]> {
+    const [rows]: [Array<{ jid: string }>, number] = await this.q(manager).query(
+      `UPDATE chats SET labels = array_remove(labels, $2::text), updated_at = now()
+        WHERE session_id = $1 AND $2::text = ANY (labels) RETURNING jid`,
+      [sessionId, labelId],
+    );
+    return rows.map((r) => r.jid).sort();
   }
 
   /**

@@ -13,6 +13,7 @@ import { ContactsRepository } from './contacts.repository';
 import { ChatsRepository } from './chats.repository';
 import { StatusPostsRepository } from './status-posts.repository';
 import { MediaBlobsRepository } from './media-blobs.repository';
+import { FollowedChannelsRepository } from './followed-channels.repository';
 
 export * from './keyset-page';
 export * from './deliveries.repository';
@@ -30,6 +31,7 @@ export * from './contacts.repository';
 export * from './chats.repository';
 export * from './status-posts.repository';
 export * from './media-blobs.repository';
+export * from './followed-channels.repository';
 
 /** Every repository, for DatabaseModule to provide. */
 export const REPOSITORIES = [
@@ -48,4 +50,5 @@ export const REPOSITORIES = [
   ChatsRepository,
   StatusPostsRepository,
   MediaBlobsRepository,
+  FollowedChannelsRepository,
 ];

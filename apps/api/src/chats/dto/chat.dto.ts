@@ -52,6 +52,8 @@ export class ChatResponse {
   @ApiProperty() pinned: boolean;
   @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms; null when not muted' }) mutedUntil: number | null;
   @ApiProperty({ type: MessageResponse, nullable: true, description: 'the newest message of the chat in the log' }) lastMessage: MessageResponse | null;
+  @ApiProperty({ type: [String], example: ['2'], description: 'ids of the WhatsApp Business labels the chat carries (GET …/labels names them); [] on other accounts' })
+  labels: string[];
 }
 
 export class ChatPage {

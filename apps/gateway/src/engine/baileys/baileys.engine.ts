@@ -27,6 +27,7 @@ import type {
   EngineEvent,
   EngineEventSink,
   EngineLookups,
+  FollowedChannelBook,
   GroupInfo,
   SessionEngine,
 } from '../engine.interface';
@@ -132,7 +133,7 @@ export class BaileysEngine implements SessionEngine {
     return this.options.waWebVersion?.inUse() ?? null;
   }
 
-  async connect({ sessionId, auth, onEvent: deliver, logger, lookups, proxyUrl, syncHistory = 'none' }: ConnectOptions): Promise<EngineConnection> {
+  async connect({ sessionId, auth, onEvent: deliver, logger, lookups, proxyUrl, syncHistory = 'none', channels }: ConnectOptions): Promise<EngineConnection> {
     const runtime = this.options.runtime ?? loadBaileysRuntime();
     const version = this.options.waWebVersion ? (await this.options.waWebVersion.current()).version : null;
     // a 405 (this version refused) makes the next connect of any session read the version again
@@ -186,6 +187,7 @@ export class BaileysEngine implements SessionEngine {
       connectTimeoutMs,
       runtime,
       lookups: lookups ?? null,
+      channels: channels ?? null,
       spool: this.options.spool ?? null,
       spoolRetryMs: this.options.spoolRetryMs ?? DEFAULT_SPOOL_RETRY_MS,
       inFlight: this.inFlight,
@@ -288,6 +290,7 @@ interface ConnectionDeps {
   connectTimeoutMs: number;
   runtime: BaileysRuntime;
   lookups: EngineLookups | null;
+  channels: FollowedChannelBook | null;
   spool: EventSpool | null;
   spoolRetryMs: number;
   /** the engine's set of spool entries in the gateway's hands, shared by all its connections */
@@ -395,6 +398,7 @@ class BaileysConnection implements EngineConnection {
       ownJid: () => this.ownJid(),
       runtime: this.deps.runtime,
       lookups: this.deps.lookups,
+      channels: this.deps.channels,
       emit: (event) => this.emit(event),
       logger: this.deps.logger,
     };

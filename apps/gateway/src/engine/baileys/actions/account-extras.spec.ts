@@ -1,12 +1,12 @@
 import { EventEmitter } from 'node:events';
 import type { BinaryNode, WASocket } from '@whiskeysockets/baileys';
 import pino from 'pino';
-import { DomainError, type OutboundMessage } from '@app/contracts';
-import type { EngineEvent } from '../../engine.interface';
+import { type ChannelView, DomainError, type OutboundMessage } from '@app/contracts';
+import type { EngineEvent, FollowedChannelBook } from '../../engine.interface';
 import { channelMessagesFrom, labelBookOf, watchAccountExtras } from '../account-extras-watch';
 import { sendOptionsFor } from '../baileys-outbound';
 import type { BaileysRuntime } from '../baileys-runtime';
-import { ACCOUNT_EXTRAS_BAILEYS_ACTIONS as ACTIONS } from './account-extras';
+import { ACCOUNT_EXTRAS_BAILEYS_ACTIONS as ACTIONS, CHANNELS_NAMED_PER_LIST } from './account-extras';
 import type { BaileysActionContext } from './context';
 
 /** The parts of Baileys' socket these handlers call, recording what they were asked. */
@@ -17,9 +17,15 @@ function fakeSocket(platform: string | undefined) {
     authState: { creds: { platform } },
     addChatLabel: jest.fn(async () => undefined),
     removeChatLabel: jest.fn(async () => undefined),
-    newsletterMetadata: jest.fn(async (_type: string, key: string) =>
-      key === 'KnownInvite0000000001' ? { id: '120363000000000009@newsletter', name: 'News', description: 'notes', subscribers: 12 } : null,
-    ),
+    newsletterMetadata: jest.fn(async (_type: string, key: string): Promise<object | null> => {
+      if (key === 'KnownInvite0000000001') return { id: '120363000000000009@newsletter', name: 'News', description: 'notes', subscribers: 12 };
+      // WhatsApp's own shape, as Baileys passes it on for a lookup by jid
+      if (key === '120363000000000010@newsletter') {
+        return { id: key, thread_metadata: { name: { text: 'Weather' }, description: { text: 'daily' }, invite: 'WeatherInvite00000001', subscribers_count: '40' } };
+      }
+      if (key === '120363000000000011@newsletter') throw new Error('mex query timed out');
+      return null;
+    }),
     newsletterFollow: jest.fn(async () => undefined),
     newsletterUnfollow: jest.fn(async () => undefined),
     newsletterFetchMessages: jest.fn(async (): Promise<BinaryNode> => ({
@@ -148,7 +154,47 @@ describe('Baileys labels, statuses and channels (fake socket)', () => {
     expect(posts).toEqual({ data: [{ channelJid: '120363000000000009@newsletter', serverId: '102', text: 'second', type: 'text', timestamp: 1_700_000_100_000 }] });
   });
 
-  it('listing followed channels is not offered by Baileys rc14: not_implemented, said plainly', async () => {
+  it('lists the followed channels the gateway keeps (Baileys rc14 has no query): followed ones, ones seen posting named by the network, unfollowed ones gone', async () => {
+    const kept = new Map<string, ChannelView & { named: boolean }>();
+    const book: FollowedChannelBook = {
+      list: async () => [...kept.values()].map((c) => ({ ...c })),
+      remember: async ({ jid, ...facts }) => {
+        const before = kept.get(jid) ?? { jid, name: '', description: null, invite: null, subscribers: null, named: false };
+        const given = Object.fromEntries(Object.entries(facts).filter(([, v]) => v !== undefined && v !== null));
+        kept.set(jid, { ...before, ...given, named: before.named || typeof facts.name === 'string' });
+      },
+      forget: async (jid) => void kept.delete(jid),
+    };
+    const sock = fakeSocket(undefined);
+    const ctx = { ...context(sock), channels: book };
+    await ACTIONS['channels.follow'](ctx, { invite: 'KnownInvite0000000001' });
+    // channels seen only by their posts (the gateway remembers a post's channel): one the network names, one it does not answer for
+    await book.remember({ jid: '120363000000000010@newsletter' });
+    await book.remember({ jid: '120363000000000011@newsletter' });
+    const listed = await ACTIONS['channels.list'](ctx, {});
+    expect(listed.data).toEqual([
+      { jid: '120363000000000009@newsletter', name: 'News', description: 'notes', invite: 'KnownInvite0000000001', subscribers: 12 },
+      { jid: '120363000000000010@newsletter', name: 'Weather', description: 'daily', invite: 'WeatherInvite00000001', subscribers: 40 },
+      { jid: '120363000000000011@newsletter', name: '', description: null, invite: null, subscribers: null },
+    ]);
+    expect(sock.newsletterMetadata.mock.calls.filter(([type]) => type === 'jid').map(([, jid]) => jid)).toEqual(['120363000000000010@newsletter', '120363000000000011@newsletter']);
+    // a named channel is not asked again; the unanswered one is
+    await ACTIONS['channels.list'](ctx, {});
+    expect(sock.newsletterMetadata.mock.calls.filter(([type]) => type === 'jid').map(([, jid]) => jid).slice(2)).toEqual(['120363000000000011@newsletter']);
+
+    await ACTIONS['channels.unfollow'](ctx, { jid: '120363000000000009@newsletter' });
+    expect((await ACTIONS['channels.list'](ctx, {})).data.map((c) => c.jid)).toEqual(['120363000000000010@newsletter', '120363000000000011@newsletter']);
+  });
+
+  it('names at most CHANNELS_NAMED_PER_LIST unnamed channels per list, so a list stays quick', async () => {
+    const unnamed = Array.from({ length: CHANNELS_NAMED_PER_LIST + 3 }, (_, i) => ({ jid: `12036300000000${1000 + i}@newsletter`, name: '', description: null, invite: null, subscribers: null, named: false }));
+    const sock = fakeSocket(undefined);
+    const ctx = { ...context(sock), channels: { list: async () => unnamed, remember: async () => undefined, forget: async () => undefined } };
+    expect((await ACTIONS['channels.list'](ctx, {})).data).toHaveLength(unnamed.length);
+    expect(sock.newsletterMetadata).toHaveBeenCalledTimes(CHANNELS_NAMED_PER_LIST);
+  });
+
+  it('without the gateway’s store of followed channels, listing them is not_implemented, said plainly', async () => {
     expect((await refusal(() => ACTIONS['channels.list'](context(fakeSocket(undefined)), {}))).code).toBe('not_implemented');
   });
 
