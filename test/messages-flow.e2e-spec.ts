@@ -34,6 +34,9 @@ const b64 = (b: Buffer) => b.toString('base64');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON of the simulator and of event payloads
 type Json = any;
 
+// the failure cases restart the gateway (twice for the crash) and wait for the session to work again each time
+jest.setTimeout(90000);
+
 /**
  * Messaging end to end (CONTRACT 10): the API in-process, a gateway on the `sim` engine, the network simulator and a
  * webhook dispatcher as processes, a webhook receiver and a WebSocket client. One gateway id throughout: the crash and
@@ -89,6 +92,8 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
     await gateway.stop();
     gateway = await startGateway(env);
     await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).connected, 10000, 'the session to reconnect');
+    // connected on the network is not yet `working` for the API (the real engine logs in first): sends need working
+    await waitFor(async () => (await getSessionNow()).status === 'working', 20000, 'the session to work again');
   };
 
   const send = async (body: object, headers: Record<string, string> = {}): Promise<Json> => {
@@ -96,6 +101,7 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
     if (res.status !== 202) throw new Error(`send answered ${res.status}: ${JSON.stringify(res.body)}`);
     return res.body;
   };
+  const getSessionNow = async (): Promise<Json> => (await api().get(`/api/v1/sessions/${sessionId}`).set(bearer(org.adminKey))).body;
   const getMessage = async (id: string): Promise<Json> => (await api().get(`/api/v1/sessions/${sessionId}/messages/${id}`).set(bearer(org.adminKey))).body;
   const waitMessageStatus = (id: string, status: string, timeoutMs = 10000) =>
     waitFor(async () => {
@@ -189,25 +195,30 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
       }
     };
 
-    it('sends each non-media type once to the network (decrypted by the contact on baileys), publishing message.sent on the webhook and the WebSocket', async () => {
+    it('sends a text, a poll and a reaction once to the network (decrypted by the contact on baileys), publishing message.sent on the webhook and the WebSocket', async () => {
       sent.text = await send({ to: TO, text: 'hello there' });
-      sent.location = await send({ to: TO, type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin' } });
-      sent.contact = await send({ to: TO, type: 'contact', contact: { fullName: 'Ada Lovelace', phoneNumber: '+44 20 7946 0000' } });
       sent.poll = await send({ to: TO, type: 'poll', poll: { name: 'Lunch?', options: ['pizza', 'sushi'] } });
-      sent.reply = await send({ to: TO, text: 'as I said', quotedMessageId: sent.text.id });
-      sent.mentions = await send({ to: TO, text: 'hi @15550008888', mentions: ['15550008888@s.whatsapp.net'] });
       sent.reaction = await send({ to: TO, type: 'reaction', reaction: { messageId: sent.text.id, emoji: '👍' } });
-
       for (const m of Object.values(sent)) await waitMessageStatus(m.id, 'sent', 20000);
       expect(await onNetworkOnce(sent.text)).toMatchObject({ type: 'text', text: 'hello there', quotedWaMessageId: null, mentions: [] });
-      expect(await onNetworkOnce(sent.location)).toMatchObject({ type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin' } });
-      expect(await onNetworkOnce(sent.contact)).toMatchObject({ type: 'contact', contact: { fullName: 'Ada Lovelace', phoneNumber: expect.stringContaining('442079460000') } });
       expect(await onNetworkOnce(sent.poll)).toMatchObject({ type: 'poll', poll: { name: 'Lunch?', options: ['pizza', 'sushi'], selectableCount: 1 } });
-      expect(await onNetworkOnce(sent.reply)).toMatchObject({ type: 'text', text: 'as I said', quotedWaMessageId: sent.text.waMessageId });
-      expect(await onNetworkOnce(sent.mentions)).toMatchObject({ type: 'text', mentions: ['15550008888@s.whatsapp.net'] });
       expect(await onNetworkOnce(sent.reaction)).toMatchObject({ type: 'reaction', reaction: { waMessageId: sent.text.waMessageId, emoji: '👍' } });
-      await publishedAsSent(sent);
-      expect((await getMessage(sent.reply.id)).quotedMessageId).toBe(sent.text.id);
+      await publishedAsSent({ text: sent.text, poll: sent.poll, reaction: sent.reaction });
+    });
+
+    knownFailure('baileys', 'issue 18: the emulator records texts, polls and reactions only (no location, contact, quote or mentions)', 'sends a location, a contact, a reply and mentions once to the network, publishing message.sent', async () => {
+      const more: Record<string, Json> = {};
+      more.location = await send({ to: TO, type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin' } });
+      more.contact = await send({ to: TO, type: 'contact', contact: { fullName: 'Ada Lovelace', phoneNumber: '+44 20 7946 0000' } });
+      more.reply = await send({ to: TO, text: 'as I said', quotedMessageId: sent.text.id });
+      more.mentions = await send({ to: TO, text: 'hi @15550008888', mentions: ['15550008888@s.whatsapp.net'] });
+      for (const m of Object.values(more)) await waitMessageStatus(m.id, 'sent', 20000);
+      expect(await onNetworkOnce(more.location)).toMatchObject({ type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin' } });
+      expect(await onNetworkOnce(more.contact)).toMatchObject({ type: 'contact', contact: { fullName: 'Ada Lovelace', phoneNumber: expect.stringContaining('442079460000') } });
+      expect(await onNetworkOnce(more.reply)).toMatchObject({ type: 'text', text: 'as I said', quotedWaMessageId: sent.text.waMessageId });
+      expect(await onNetworkOnce(more.mentions)).toMatchObject({ type: 'text', mentions: ['15550008888@s.whatsapp.net'] });
+      await publishedAsSent(more);
+      expect((await getMessage(more.reply.id)).quotedMessageId).toBe(sent.text.id);
     });
 
     knownFailure('baileys', 'issue 18: media host (media_conn, upload) not in the emulator yet', 'sends each media type once to the network with its bytes, publishing message.sent', async () => {
@@ -229,6 +240,10 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
     });
 
     it('turns the recipient\'s receipts into message.ack after message.sent, and GET shows delivered then read', async () => {
+      // Baileys reports its own sends as an `append` upsert inside a buffered function, and a receipt arriving while
+      // that buffer is open is folded into it (event-buffer.js): a contact's text taken first shows it was flushed
+      const { id: flushed } = await simCall('POST', `/sim/sessions/${sessionId}/inbound`, { from: '15550002020@s.whatsapp.net', text: 'after your messages' });
+      await seenByBoth('message.received', (p) => p.message.waMessageId === flushed);
       await simCall('POST', `/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.text.waMessageId, status: 'delivered' });
       const delivered = await seenByBoth('message.ack', (p) => p.messageId === sent.text.id && p.status === 'delivered');
       expect(delivered.payload).toEqual({ messageId: sent.text.id, waMessageId: sent.text.waMessageId, chatJid: TO, status: 'delivered' });
@@ -323,7 +338,7 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
       return res.body as Buffer;
     };
 
-    it('a text, and autoRead marks it read on the network', async () => {
+    knownFailure('baileys', 'issue 18: the emulator does not record the device\'s read receipt (autoRead) yet', 'a text, and autoRead marks it read on the network', async () => {
       const m = await inbound({ from: FROM, text: 'hi from a contact' });
       expect(m).toMatchObject({ chatJid: FROM, from: FROM, type: 'text', text: 'hi from a contact', media: null, quotedMessageId: null });
       await waitFor(async () => (await presenceLog()).find((e) => e.type === 'read' && e.waMessageId === m.waMessageId), 10000, 'a read receipt');
@@ -345,7 +360,7 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
       expect(await inbound({ from: FROM, type: 'sticker', media: {} })).toMatchObject({ type: 'sticker', media: { mimetype: 'image/webp', size: 1024 } });
     });
 
-    it('a location and a contact', async () => {
+    knownFailure('baileys', 'issue 18: the emulator sends no location or contact messages to the device yet', 'a location and a contact', async () => {
       expect(await inbound({ from: FROM, type: 'location', location: { latitude: -33.86, longitude: 151.21, name: 'Sydney' } })).toMatchObject({
         type: 'location',
         location: { latitude: -33.86, longitude: 151.21, name: 'Sydney' },
@@ -356,7 +371,7 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
       });
     });
 
-    it('a reply, its quote resolved to our message id', async () => {
+    knownFailure('baileys', 'issue 18: the emulator sends no quote (contextInfo) with a contact\'s message yet', 'a reply, its quote resolved to our message id', async () => {
       expect(await inbound({ from: FROM, text: 'replying', quotedWaMessageId: ours.waMessageId })).toMatchObject({ quotedMessageId: ours.id, text: 'replying' });
     });
 
@@ -387,7 +402,7 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
       expect(call.payload).toEqual({ callId, from: FROM, isVideo: true, isGroup: false, rejected: false });
     });
 
-    it('group changes and members, kept in PostgreSQL (member list for group sends)', async () => {
+    knownFailure('baileys', 'issue 18: the emulator\'s group notifications name the device as actor and carry no lock change', 'group changes and members, kept in PostgreSQL (member list for group sends)', async () => {
       const created = await api().post(`/api/v1/sessions/${sessionId}/groups`).set(bearer(org.adminKey)).send({ name: 'Team', participants: [GROUP_MEMBER] });
       expect(created.status).toBe(201);
       const groupJid: string = created.body.groupJid;
@@ -423,7 +438,7 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
       expect((await getMessage(m.id)).status).toBe('queued');
 
       gateway = await startGateway();
-      await waitMessageStatus(m.id, 'sent', 15000);
+      await waitMessageStatus(m.id, 'sent', 30000);
       const after = (await simMessages()).filter((n) => n.text === 'sent across a crash');
       expect(after).toHaveLength(1);
       expect(after[0].id).toBe(m.waMessageId);

@@ -43,7 +43,8 @@ export async function startApp(
   app: keyof typeof APP_ENTRY,
   env: Record<string, string>,
   healthUrl: string,
-  timeoutMs = 20000,
+  // a gateway on the real engine starting beside others on a loaded 2-core CI machine has needed more than 20 s
+  timeoutMs = 40000,
 ): Promise<AppProcess> {
   const child = spawnRegistered(
     process.execPath,
