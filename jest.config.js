@@ -22,8 +22,12 @@ const e2e = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
 };
 
-/** The suites that run on both engines (each makes its pairing and gateways engine-neutral through test/support/engine.ts). */
-const ENGINE_MATRIX = ['sessions', 'messages-flow', 'fleet-failover', 'fleet-drain', 'fleet-rebalance'];
+/**
+ * The suites that run on both engines (each makes its pairing and gateways engine-neutral through test/support/engine.ts).
+ * fleet-rebalance is engine-neutral too and passes on baileys (`E2E_ENGINE=baileys npx jest test/fleet-rebalance… --selectProjects e2e`),
+ * but moves unpaired sessions only, which the real protocol adds nothing to: left out of CI's baileys pass for the time budget.
+ */
+const ENGINE_MATRIX = ['sessions', 'messages-flow', 'fleet-failover', 'fleet-drain'];
 
 module.exports = {
   testTimeout: 30000,
