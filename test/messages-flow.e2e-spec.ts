@@ -135,7 +135,11 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
     simUrl = `http://127.0.0.1:${simPort}`;
     gatewayHealthPort = await freePort();
     sim = await startApp('sim', { SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '60000' }, `${simUrl}/healthz`);
-    [gateway, dispatcher, receiver] = await Promise.all([startGateway(), startDispatcherProcess(), startReceiver()]);
+    // one by one: should one fail to start, those already started are assigned, so afterAll closes them (an open
+    // receiver kept jest from exiting after a gateway on the real engine timed out starting on a loaded machine)
+    receiver = await startReceiver();
+    dispatcher = await startDispatcherProcess();
+    gateway = await startGateway();
     // inbound media of `sim` sessions is streamed from the simulator
     process.env.NETWORK_SIM_URL = simUrl;
     app = await createApiApp({ quiet: true });
