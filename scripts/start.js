@@ -4,7 +4,9 @@
  * if asked, then run api + one gateway + webhook-dispatcher together with prefixed logs, and end with a banner (where
  * it listens, what to run next). Ctrl-C (or SIGTERM) stops them all cleanly; if one dies, the others are stopped.
  * `npm run demo` (--demo): the same with the network simulator engine, plus the simulator itself and a seeded demo
- * organization, printing an API key and example curl lines that work as printed.
+ * organization, printing an API key and example curl lines that work as printed. `npm run demo -- --engine baileys`:
+ * the gateway runs the real engine (Baileys) against the simulator's WhatsApp Web front door (WHATSAPP_EMULATOR_URL),
+ * offline; the phone scans the QR the API (and the dashboard) shows, through the simulator's control API.
  */
 const { spawn, spawnSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
@@ -78,12 +80,25 @@ function databaseLabel(url) {
   }
 }
 
-function bannerLines({ base, demo, apiKey, sim, org, login, database = null, hook = null }) {
+/**
+ * The engine `--engine <sim|baileys>` (or `--engine=…`) asks for, `sim` when none; only the demo takes one (the
+ * simulator is the WhatsApp it talks to). Returns { engine } or { error } (one line).
+ */
+function engineOption(argv, demo) {
+  const i = argv.findIndex((a) => a === '--engine' || a.startsWith('--engine='));
+  if (i < 0) return { engine: 'sim' };
+  const engine = argv[i].includes('=') ? argv[i].slice('--engine='.length) : argv[i + 1];
+  if (!demo) return { error: '--engine is for the demo only: npm run demo -- --engine baileys (npm start takes GATEWAY_ENGINE)' };
+  if (engine !== 'sim' && engine !== 'baileys') return { error: `--engine must be sim or baileys, not ${engine ?? '(nothing)'}` };
+  return { engine };
+}
+
+function bannerLines({ base, demo, apiKey, sim, org, login, database = null, hook = null, engine = 'sim' }) {
   const line = '─'.repeat(72);
   const out = [
     '',
     `${line}`,
-    `  ${demo ? 'demo' : 'gateway'} ready`,
+    `  ${demo ? 'demo' : 'gateway'} ready${demo && engine === 'baileys' ? '   (engine: baileys, the real WhatsApp Web protocol against the simulator)' : ''}`,
     `  API        ${base}/api/v1`,
     `  docs       ${base}/api/docs`,
     `  dashboard  ${base}/dashboard/`,
@@ -96,7 +111,13 @@ function bannerLines({ base, demo, apiKey, sim, org, login, database = null, hoo
     out.push(`  API key (shown once): ${apiKey}`, '', '  next:', `    export TOKEN=${apiKey}`);
     out.push(`    curl -s -X POST ${base}/api/v1/sessions -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"label":"my phone"}'`);
     out.push(`    curl -s ${base}/api/v1/sessions/<sessionId>/qr -H "Authorization: Bearer $TOKEN"`);
-    if (demo) {
+    if (demo && engine === 'baileys') {
+      // the phone needs the QR the screen shows (it carries Baileys' keys and the adv secret): the API's, as on the dashboard
+      out.push(
+        `    QR=$(curl -s ${base}/api/v1/sessions/<sessionId>/qr -H "Authorization: Bearer $TOKEN" | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).qr')`,
+        `    curl -s -X POST ${sim}/sim/sessions/<sessionId>/scan -H 'content-type: application/json' -d "{\\"phoneNumber\\":\\"15551234567\\",\\"qr\\":\\"$QR\\"}"   # the phone scans the QR`,
+      );
+    } else if (demo) {
       out.push(`    curl -s -X POST ${sim}/sim/sessions/<sessionId>/scan -H 'content-type: application/json' -d '{"phoneNumber":"15551234567"}'   # the phone scans`);
     }
     out.push(`    curl -s ${base}/api/v1/sessions/<sessionId> -H "Authorization: Bearer $TOKEN"   # working, once the phone scanned`);
@@ -137,6 +158,11 @@ async function main() {
   const node = process.execPath;
   const env = { ...process.env };
   const command = demo ? 'npm run demo' : 'npm start';
+  const { engine, error } = engineOption(process.argv.slice(2), demo);
+  if (error) {
+    process.stderr.write(`${error}\n`);
+    process.exit(1);
+  }
 
   // before anything else (a build, a migration): a taken port is one line, not a stack from the third child
   const taken = await takenPortLine(plannedPorts(env, demo), command);
@@ -160,11 +186,13 @@ async function main() {
   if (services.redisUrl) env.REDIS_URL = services.redisUrl;
 
   if (demo) {
-    env.GATEWAY_ENGINE = 'sim';
+    env.GATEWAY_ENGINE = engine;
     // the demo's own webhook curl line targets 127.0.0.1: private targets must be allowed, whatever the shell says
     env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
     for (const [k, v] of Object.entries(demoIsolation(root, services.pgBase ?? undefined))) env[k] = env[k] ?? v;
     env.NETWORK_SIM_URL = env.NETWORK_SIM_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? 4010}`;
+    // the real engine dials the simulator's WhatsApp Web front door instead of web.whatsapp.com (docs/baileys-engine.md)
+    if (engine === 'baileys') env.WHATSAPP_EMULATOR_URL = env.NETWORK_SIM_URL;
   }
   // short human lines in a terminal; the children write to our pipes, so they are told
   if (process.stdout.isTTY && !env.LOG_FORMAT) env.LOG_FORMAT = 'pretty';
@@ -268,7 +296,7 @@ async function main() {
     `http://127.0.0.1:${env.DISPATCHER_HEALTH_PORT ?? 3002}/readyz`,
   ];
   if (!(await allReady(ready, () => stopping))) return;
-  process.stdout.write(bannerLines({ base, demo, apiKey: seed.apiKey, sim: env.NETWORK_SIM_URL, org: seed.org, login, database, hook: hook?.url ?? null }).join('\n'));
+  process.stdout.write(bannerLines({ base, demo, apiKey: seed.apiKey, sim: env.NETWORK_SIM_URL, org: seed.org, login, database, hook: hook?.url ?? null, engine }).join('\n'));
 }
 
 /** A progress line of this script (not of a child), so the first start is never silent. */
@@ -346,7 +374,7 @@ async function allReady(urls, gaveUp) {
   return false;
 }
 
-module.exports = { demoIsolation, plannedPorts, takenPortLine, bannerLines, databaseLabel, stopBoundMs };
+module.exports = { demoIsolation, plannedPorts, takenPortLine, bannerLines, databaseLabel, stopBoundMs, engineOption };
 
 if (require.main === module) {
   main().catch(async (err) => {

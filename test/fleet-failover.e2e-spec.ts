@@ -2,6 +2,7 @@ import { bootWebhookedFleet, isolateFleet, SimFleet, WebhookedFleet } from './su
 
 const db = isolateFleet('failover');
 
+import { E2E_ENGINE } from './support/engine';
 import { waitFor } from './support/processes';
 import type { Receiver } from './support/receivers';
 import { bearer, SeededOrg, testDataSource } from './support/seed';
@@ -9,13 +10,16 @@ import { checkedRequest as request } from './support/api-app';
 
 jest.setTimeout(240_000);
 
-const SESSIONS = 100;
+// the real engine logs each device in with Signal sessions and 812 pre-keys: a tenth of the sessions on a 2-core CI
+// machine (docs/testing.md); what only the real protocol shows (offline delivery after the SIGKILL) holds for each
+const SESSIONS = E2E_ENGINE === 'baileys' ? 10 : 100;
+const SLOW = E2E_ENGINE === 'baileys' ? 2 : 1;
 
 /**
  * CONTRACT 11 failover at default settings (heartbeat 2 s, TTL 6 s): nobody calls the API after the crash.
  * The time printed runs from the SIGKILL to the last of the 100 sessions `working` on its new gateway.
  */
-describe('Fleet failover: a SIGKILLed gateway’s sessions resume on the others by themselves', () => {
+describe(`Fleet failover: a SIGKILLed gateway’s sessions resume on the others by themselves (${E2E_ENGINE} engine)`, () => {
   const fleet = new SimFleet({ REBALANCE_MOVES_PER_MIN: '0', GATEWAY_CAPACITY: '200' });
   let world: WebhookedFleet;
   let org: SeededOrg;
@@ -44,7 +48,7 @@ describe('Fleet failover: a SIGKILLed gateway’s sessions resume on the others 
         ids.push(res.body.id);
       }
     }
-    await fleet.pair(ids);
+    await fleet.pair(ids, { api, token: org.adminKey });
     const pg = await testDataSource();
     const working = async (gatewayFilter: string, since: Date) =>
       Number(
@@ -55,7 +59,7 @@ describe('Fleet failover: a SIGKILLed gateway’s sessions resume on the others 
           ])
         )[0].n,
       );
-    await waitFor(async () => (await working(`gateway_id = 'gw-doomed'`, new Date(0))) === SESSIONS, 30000, 'every session working on gw-doomed');
+    await waitFor(async () => (await working(`gateway_id = 'gw-doomed'`, new Date(0))) === SESSIONS, 30000 * SLOW, 'every session working on gw-doomed');
     await Promise.all([fleet.startGateway('gw-b'), fleet.startGateway('gw-c')]);
 
     const killedAt = new Date();
@@ -64,7 +68,7 @@ describe('Fleet failover: a SIGKILLed gateway’s sessions resume on the others 
     await waitFor(async () => (await fleet.simGet(`/sim/sessions/${ids[0]}`)).connected === false, 5000, 'the devices to drop');
     for (const id of ids) await fleet.simPost(`/sim/sessions/${id}/inbound`, { from: '15557770000@s.whatsapp.net', text: `during the outage ${id}` });
 
-    await waitFor(async () => (await working(`gateway_id IN ('gw-b', 'gw-c')`, killedAt)) === SESSIONS, 60000, `all ${SESSIONS} sessions working on gw-b and gw-c`);
+    await waitFor(async () => (await working(`gateway_id IN ('gw-b', 'gw-c')`, killedAt)) === SESSIONS, 60000 * SLOW, `all ${SESSIONS} sessions working on gw-b and gw-c`);
     const seconds = (Date.now() - killedAt.getTime()) / 1000;
     console.log(`failover of ${SESSIONS} sessions: all working on the other gateways ${seconds.toFixed(1)} s after the SIGKILL`);
 
@@ -73,7 +77,7 @@ describe('Fleet failover: a SIGKILLed gateway’s sessions resume on the others 
       [org.id],
     );
     // placed by free capacity: both survivors took a fair share
-    for (const r of rows) expect(Number(r.n)).toBeGreaterThanOrEqual(40);
+    for (const r of rows) expect(Number(r.n)).toBeGreaterThanOrEqual(SESSIONS * 0.4);
 
     // one move per session, announced with its reason, the status unchanged at that moment
     const moves: Array<{ session_id: string; p: { status: string; previousStatus: string; reason: string; fromGatewayId: string; toGatewayId: string } }> =
@@ -84,16 +88,21 @@ describe('Fleet failover: a SIGKILLed gateway’s sessions resume on the others 
     expect(moves).toHaveLength(SESSIONS);
     for (const m of moves) expect(m.p).toMatchObject({ status: 'working', previousStatus: 'working', fromGatewayId: 'gw-doomed' });
 
+    // each message once: one event id per text (a webhook may redeliver an event, never announce a message twice)
     const expected = new Set(ids.map((id) => `during the outage ${id}`));
-    const delivered = async () => {
-      const texts = new Set<string>();
+    const eventIdsByText = () => {
+      const byText = new Map<string, Set<string>>();
       for (const r of receiver.at('/hooks')) {
         const body = JSON.parse(r.rawBody.toString());
-        if (body.event === 'message.received' && expected.has(body.payload?.message?.text)) texts.add(body.payload.message.text);
+        const text = body.payload?.message?.text;
+        if (body.event === 'message.received' && expected.has(text)) byText.set(text, (byText.get(text) ?? new Set()).add(body.id));
       }
-      return texts.size === SESSIONS;
+      return byText;
     };
-    await waitFor(delivered, 60000, 'every message sent during the outage to reach the webhook');
+    await waitFor(() => eventIdsByText().size === SESSIONS, 60000 * SLOW, 'every message sent during the outage to reach the webhook');
+    const duplicated = [...eventIdsByText().values()].filter((events) => events.size > 1).length;
+    console.log(`failover (${E2E_ENGINE}): ${SESSIONS} messages sent during the outage, 0 lost, ${duplicated} duplicated (by event id)`);
+    expect(duplicated).toBe(0);
 
     // the leader recorded how long each session took, from the dead gateway's last heartbeat
     const metrics = (await fleet.metrics('gw-b')) + (await fleet.metrics('gw-c'));

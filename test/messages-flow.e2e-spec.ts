@@ -6,8 +6,9 @@ import { WebSocket } from 'ws';
 import { loadRunContext } from './support/run-context';
 
 // this file's own Redis namespace (runs may overlap), so the wipe below deletes only what this file's processes wrote
-process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:flow-${process.pid}`;
-process.env.COMMAND_TIMEOUT_MS = '4000';
+// (and per engine: `npm test` runs this file on both engines in one process, docs/testing.md)
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:flow-${process.env.E2E_ENGINE ?? 'sim'}-${process.pid}`;
+process.env.COMMAND_TIMEOUT_MS = process.env.E2E_ENGINE === 'baileys' ? '8000' : '4000';
 
 import type { EventEnvelope } from '@app/contracts';
 import { GroupsRepository } from '@app/database';
@@ -15,6 +16,7 @@ import { createRedis } from '@app/redis';
 import type { Redis } from 'ioredis';
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { checkedRequest as request } from './support/api-app';
+import { E2E_ENGINE, engineEnv, knownFailure, pairSession } from './support/engine';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { createWebhookRow, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
@@ -32,12 +34,15 @@ const b64 = (b: Buffer) => b.toString('base64');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON of the simulator and of event payloads
 type Json = any;
 
+// the failure cases restart the gateway (twice for the crash) and wait for the session to work again each time
+jest.setTimeout(90000);
+
 /**
  * Messaging end to end (CONTRACT 10): the API in-process, a gateway on the `sim` engine, the network simulator and a
  * webhook dispatcher as processes, a webhook receiver and a WebSocket client. One gateway id throughout: the crash and
  * wipe cases restart it (with a fault point or a short TTL) and the session resumes on it from PostgreSQL.
  */
-describe('Messaging end to end (API → gateway → simulator → webhooks and WebSocket)', () => {
+describe(`Messaging end to end (API → gateway → simulator → webhooks and WebSocket, ${E2E_ENGINE} engine)`, () => {
   let app: NestExpressApplication;
   let sim: AppProcess;
   let gateway: AppProcess;
@@ -50,7 +55,7 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
   let sessionId: string;
   let socket: WebSocket;
   const wsEnvelopes: EventEnvelope[] = [];
-  const gatewayId = `gw-flow-${process.pid}`;
+  const gatewayId = `gw-flow-${E2E_ENGINE}-${process.pid}`;
   const prefix = process.env.REDIS_KEY_PREFIX!;
 
   const api = () => request(app.getHttpServer());
@@ -69,16 +74,16 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
       'gateway',
       {
         GATEWAY_ID: gatewayId,
-        GATEWAY_ENGINE: 'sim',
-        NETWORK_SIM_URL: simUrl,
         GATEWAY_HEALTH_PORT: String(gatewayHealthPort),
-        GATEWAY_HEARTBEAT_MS: '300',
-        GATEWAY_TTL_MS: '2000',
-        RECONNECT_BASE_DELAY_MS: '100',
-        MESSAGE_SWEEP_MS: '300',
-        TYPING_MIN_MS: '150',
-        TYPING_MAX_MS: '300',
-        ...env,
+        ...engineEnv(simUrl, {
+          GATEWAY_HEARTBEAT_MS: '300',
+          GATEWAY_TTL_MS: '2000',
+          RECONNECT_BASE_DELAY_MS: '100',
+          MESSAGE_SWEEP_MS: '300',
+          TYPING_MIN_MS: '150',
+          TYPING_MAX_MS: '300',
+          ...env,
+        }),
       },
       `http://127.0.0.1:${gatewayHealthPort}/healthz`,
     );
@@ -87,6 +92,8 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
     await gateway.stop();
     gateway = await startGateway(env);
     await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).connected, 10000, 'the session to reconnect');
+    // connected on the network is not yet `working` for the API (the real engine logs in first): sends need working
+    await waitFor(async () => (await getSessionNow()).status === 'working', 20000, 'the session to work again');
   };
 
   const send = async (body: object, headers: Record<string, string> = {}): Promise<Json> => {
@@ -94,6 +101,7 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
     if (res.status !== 202) throw new Error(`send answered ${res.status}: ${JSON.stringify(res.body)}`);
     return res.body;
   };
+  const getSessionNow = async (): Promise<Json> => (await api().get(`/api/v1/sessions/${sessionId}`).set(bearer(org.adminKey))).body;
   const getMessage = async (id: string): Promise<Json> => (await api().get(`/api/v1/sessions/${sessionId}/messages/${id}`).set(bearer(org.adminKey))).body;
   const waitMessageStatus = (id: string, status: string, timeoutMs = 10000) =>
     waitFor(async () => {
@@ -127,7 +135,11 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
     simUrl = `http://127.0.0.1:${simPort}`;
     gatewayHealthPort = await freePort();
     sim = await startApp('sim', { SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '60000' }, `${simUrl}/healthz`);
-    [gateway, dispatcher, receiver] = await Promise.all([startGateway(), startDispatcherProcess(), startReceiver()]);
+    // one by one: should one fail to start, those already started are assigned, so afterAll closes them (an open
+    // receiver kept jest from exiting after a gateway on the real engine timed out starting on a loaded machine)
+    receiver = await startReceiver();
+    dispatcher = await startDispatcherProcess();
+    gateway = await startGateway();
     // inbound media of `sim` sessions is streamed from the simulator
     process.env.NETWORK_SIM_URL = simUrl;
     app = await createApiApp({ quiet: true });
@@ -150,10 +162,8 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
     const created = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'Flow', ratePerMin: 10000, ratePerHour: 1000000 });
     expect(created.status).toBe(201);
     sessionId = created.body.id;
-    await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).qr, 10000, 'a QR');
-    await simCall('POST', `/sim/sessions/${sessionId}/scan`, { phoneNumber: OWN_PHONE });
-    await waitFor(async () => (await api().get(`/api/v1/sessions/${sessionId}`).set(bearer(org.adminKey))).body.status === 'working', 10000, 'working');
-  }, 60000);
+    await pairSession({ api, token: org.adminKey, simUrl, sessionId, phoneNumber: OWN_PHONE });
+  }, 90000);
 
   afterAll(async () => {
     socket?.terminate();
@@ -172,60 +182,83 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
     const audio = Buffer.from('ogg-opus-bytes');
     const pdf = Buffer.from('%PDF-1.4 invoice');
 
-    it('sends each type once to the network, publishing message.sent with the Message on the webhook and the WebSocket', async () => {
-      sent.text = await send({ to: TO, text: 'hello there' });
-      sent.image = await send({ to: TO, type: 'image', text: 'a caption', media: { base64: b64(image), mimetype: 'image/png', filename: 'a.png' } });
-      sent.video = await send({ to: TO, type: 'video', media: { base64: b64(video), mimetype: 'video/mp4' } });
-      sent.audio = await send({ to: TO, type: 'audio', media: { base64: b64(audio), mimetype: 'audio/ogg; codecs=opus' } });
-      sent.document = await send({ to: TO, type: 'document', media: { base64: b64(pdf), mimetype: 'application/pdf', filename: 'invoice.pdf' } });
-      sent.location = await send({ to: TO, type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin' } });
-      sent.contact = await send({ to: TO, type: 'contact', contact: { fullName: 'Ada Lovelace', phoneNumber: '+44 20 7946 0000' } });
-      sent.poll = await send({ to: TO, type: 'poll', poll: { name: 'Lunch?', options: ['pizza', 'sushi'] } });
-      sent.reply = await send({ to: TO, text: 'as I said', quotedMessageId: sent.text.id });
-      sent.mentions = await send({ to: TO, text: 'hi @15550008888', mentions: ['15550008888@s.whatsapp.net'] });
-      sent.reaction = await send({ to: TO, type: 'reaction', reaction: { messageId: sent.text.id, emoji: '👍' } });
-
-      for (const m of Object.values(sent)) await waitMessageStatus(m.id, 'sent');
-      const onNetwork = await simMessages();
-      const of = (m: Json) => {
-        const listed = onNetwork.filter((n) => n.id === m.waMessageId);
-        expect(listed).toHaveLength(1);
-        expect(listed[0]).toMatchObject({ sessionId, from: OWN_JID, to: TO, sends: 1 });
-        return listed[0];
-      };
-      expect(of(sent.text)).toMatchObject({ type: 'text', text: 'hello there', quotedWaMessageId: null, mentions: [] });
-      expect(of(sent.image)).toMatchObject({ type: 'image', text: 'a caption', media: { mimetype: 'image/png', size: image.length, filename: 'a.png', caption: 'a caption', sha256: sha256(image) } });
-      expect(of(sent.video)).toMatchObject({ type: 'video', media: { mimetype: 'video/mp4', size: video.length, sha256: sha256(video) } });
-      expect(of(sent.audio)).toMatchObject({ type: 'audio', media: { mimetype: 'audio/ogg; codecs=opus', size: audio.length, sha256: sha256(audio) } });
-      expect(of(sent.document)).toMatchObject({ type: 'document', media: { mimetype: 'application/pdf', filename: 'invoice.pdf', sha256: sha256(pdf) } });
-      expect(of(sent.location)).toMatchObject({ type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin' } });
-      expect(of(sent.contact)).toMatchObject({ type: 'contact', contact: { fullName: 'Ada Lovelace', phoneNumber: expect.stringContaining('442079460000') } });
-      expect(of(sent.poll)).toMatchObject({ type: 'poll', poll: { name: 'Lunch?', options: ['pizza', 'sushi'], selectableCount: 1 } });
-      expect(of(sent.reply)).toMatchObject({ type: 'text', text: 'as I said', quotedWaMessageId: sent.text.waMessageId });
-      expect(of(sent.mentions)).toMatchObject({ type: 'text', mentions: ['15550008888@s.whatsapp.net'] });
-      expect(of(sent.reaction)).toMatchObject({ type: 'reaction', reaction: { waMessageId: sent.text.waMessageId, emoji: '👍' } });
-
-      for (const [name, m] of Object.entries(sent)) {
+    /** The network's one entry of a sent message, sent once from our account to TO. */
+    const onNetworkOnce = async (m: Json) => {
+      const listed = (await simMessages()).filter((n) => n.id === m.waMessageId);
+      expect(listed).toHaveLength(1);
+      expect(listed[0]).toMatchObject({ sessionId, from: OWN_JID, to: TO, sends: 1 });
+      return listed[0];
+    };
+    /** message.sent of each, the same envelope on the webhook and the WebSocket, carrying the Message as GET shows it. */
+    const publishedAsSent = async (messages: Record<string, Json>) => {
+      for (const [name, m] of Object.entries(messages)) {
         const envelope = await seenByBoth('message.sent', (p) => p.message.id === m.id, `message.sent of the ${name}`);
         expect(Object.keys(envelope.payload.message as object).sort()).toEqual(MESSAGE_FIELDS);
         expect(envelope.payload.message).toEqual({ ...(await getMessage(m.id)), updatedAt: expect.any(Number) });
         expect(envelope.payload.message).toMatchObject({ status: 'sent', direction: 'out', waMessageId: m.waMessageId, sentAt: expect.any(Number) });
       }
-      expect((await getMessage(sent.reply.id)).quotedMessageId).toBe(sent.text.id);
+    };
+
+    it('sends a text, a poll and a reaction once to the network (decrypted by the contact on baileys), publishing message.sent on the webhook and the WebSocket', async () => {
+      sent.text = await send({ to: TO, text: 'hello there' });
+      sent.poll = await send({ to: TO, type: 'poll', poll: { name: 'Lunch?', options: ['pizza', 'sushi'] } });
+      sent.reaction = await send({ to: TO, type: 'reaction', reaction: { messageId: sent.text.id, emoji: '👍' } });
+      for (const m of Object.values(sent)) await waitMessageStatus(m.id, 'sent', 20000);
+      expect(await onNetworkOnce(sent.text)).toMatchObject({ type: 'text', text: 'hello there', quotedWaMessageId: null, mentions: [] });
+      expect(await onNetworkOnce(sent.poll)).toMatchObject({ type: 'poll', poll: { name: 'Lunch?', options: ['pizza', 'sushi'], selectableCount: 1 } });
+      expect(await onNetworkOnce(sent.reaction)).toMatchObject({ type: 'reaction', reaction: { waMessageId: sent.text.waMessageId, emoji: '👍' } });
+      await publishedAsSent({ text: sent.text, poll: sent.poll, reaction: sent.reaction });
+    });
+
+    knownFailure('baileys', 'issue 18: the emulator records texts, polls and reactions only (no location, contact, quote or mentions)', 'sends a location, a contact, a reply and mentions once to the network, publishing message.sent', async () => {
+      const more: Record<string, Json> = {};
+      more.location = await send({ to: TO, type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin' } });
+      more.contact = await send({ to: TO, type: 'contact', contact: { fullName: 'Ada Lovelace', phoneNumber: '+44 20 7946 0000' } });
+      more.reply = await send({ to: TO, text: 'as I said', quotedMessageId: sent.text.id });
+      more.mentions = await send({ to: TO, text: 'hi @15550008888', mentions: ['15550008888@s.whatsapp.net'] });
+      for (const m of Object.values(more)) await waitMessageStatus(m.id, 'sent', 20000);
+      expect(await onNetworkOnce(more.location)).toMatchObject({ type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin' } });
+      expect(await onNetworkOnce(more.contact)).toMatchObject({ type: 'contact', contact: { fullName: 'Ada Lovelace', phoneNumber: expect.stringContaining('442079460000') } });
+      expect(await onNetworkOnce(more.reply)).toMatchObject({ type: 'text', text: 'as I said', quotedWaMessageId: sent.text.waMessageId });
+      expect(await onNetworkOnce(more.mentions)).toMatchObject({ type: 'text', mentions: ['15550008888@s.whatsapp.net'] });
+      await publishedAsSent(more);
+      expect((await getMessage(more.reply.id)).quotedMessageId).toBe(sent.text.id);
+    });
+
+    knownFailure('baileys', 'issue 18: media host (media_conn, upload) not in the emulator yet', 'sends each media type once to the network with its bytes, publishing message.sent', async () => {
+      const media: Record<string, Json> = {};
+      media.image = await send({ to: TO, type: 'image', text: 'a caption', media: { base64: b64(image), mimetype: 'image/png', filename: 'a.png' } });
+      media.video = await send({ to: TO, type: 'video', media: { base64: b64(video), mimetype: 'video/mp4' } });
+      media.audio = await send({ to: TO, type: 'audio', media: { base64: b64(audio), mimetype: 'audio/ogg; codecs=opus' } });
+      media.document = await send({ to: TO, type: 'document', media: { base64: b64(pdf), mimetype: 'application/pdf', filename: 'invoice.pdf' } });
+      for (const m of Object.values(media)) await waitMessageStatus(m.id, 'sent', 20000);
+      expect(await onNetworkOnce(media.image)).toMatchObject({
+        type: 'image',
+        text: 'a caption',
+        media: { mimetype: 'image/png', size: image.length, filename: 'a.png', caption: 'a caption', sha256: sha256(image) },
+      });
+      expect(await onNetworkOnce(media.video)).toMatchObject({ type: 'video', media: { mimetype: 'video/mp4', size: video.length, sha256: sha256(video) } });
+      expect(await onNetworkOnce(media.audio)).toMatchObject({ type: 'audio', media: { mimetype: 'audio/ogg; codecs=opus', size: audio.length, sha256: sha256(audio) } });
+      expect(await onNetworkOnce(media.document)).toMatchObject({ type: 'document', media: { mimetype: 'application/pdf', filename: 'invoice.pdf', sha256: sha256(pdf) } });
+      await publishedAsSent(media);
     });
 
     it('turns the recipient\'s receipts into message.ack after message.sent, and GET shows delivered then read', async () => {
-      await simCall('POST', `/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.image.waMessageId, status: 'delivered' });
-      const delivered = await seenByBoth('message.ack', (p) => p.messageId === sent.image.id && p.status === 'delivered');
-      expect(delivered.payload).toEqual({ messageId: sent.image.id, waMessageId: sent.image.waMessageId, chatJid: TO, status: 'delivered' });
-      const sentEnvelope = hooked('message.sent').find((e) => (e.payload.message as Json).id === sent.image.id)!;
+      // Baileys reports its own sends as an `append` upsert inside a buffered function, and a receipt arriving while
+      // that buffer is open is folded into it (event-buffer.js): a contact's text taken first shows it was flushed
+      const { id: flushed } = await simCall('POST', `/sim/sessions/${sessionId}/inbound`, { from: '15550002020@s.whatsapp.net', text: 'after your messages' });
+      await seenByBoth('message.received', (p) => p.message.waMessageId === flushed);
+      await simCall('POST', `/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.text.waMessageId, status: 'delivered' });
+      const delivered = await seenByBoth('message.ack', (p) => p.messageId === sent.text.id && p.status === 'delivered');
+      expect(delivered.payload).toEqual({ messageId: sent.text.id, waMessageId: sent.text.waMessageId, chatJid: TO, status: 'delivered' });
+      const sentEnvelope = hooked('message.sent').find((e) => (e.payload.message as Json).id === sent.text.id)!;
       // envelope ids are ULIDs: the order in which the gateway produced them
       expect(delivered.id > sentEnvelope.id).toBe(true);
-      expect((await getMessage(sent.image.id)).status).toBe('delivered');
+      expect((await getMessage(sent.text.id)).status).toBe('delivered');
 
-      await simCall('POST', `/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.image.waMessageId, status: 'read' });
-      await seenByBoth('message.ack', (p) => p.messageId === sent.image.id && p.status === 'read');
-      expect((await getMessage(sent.image.id)).status).toBe('read');
+      await simCall('POST', `/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.text.waMessageId, status: 'read' });
+      await seenByBoth('message.ack', (p) => p.messageId === sent.text.id && p.status === 'read');
+      expect((await getMessage(sent.text.id)).status).toBe('read');
     });
 
     it('sends an idempotent repeat once: the same Message, one entry on the network', async () => {
@@ -309,20 +342,20 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
       return res.body as Buffer;
     };
 
-    it('a text, and autoRead marks it read on the network', async () => {
+    knownFailure('baileys', 'issue 18: the emulator does not record the device\'s read receipt (autoRead) yet', 'a text, and autoRead marks it read on the network', async () => {
       const m = await inbound({ from: FROM, text: 'hi from a contact' });
       expect(m).toMatchObject({ chatJid: FROM, from: FROM, type: 'text', text: 'hi from a contact', media: null, quotedMessageId: null });
       await waitFor(async () => (await presenceLog()).find((e) => e.type === 'read' && e.waMessageId === m.waMessageId), 10000, 'a read receipt');
     });
 
-    it('an image whose bytes download through GET …/media unchanged', async () => {
+    knownFailure('baileys', 'issue 18: media host (media_conn, download) not in the emulator yet', 'an image whose bytes download through GET …/media unchanged', async () => {
       const bytes = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 7) % 251));
       const m = await inbound({ from: FROM, type: 'image', text: 'look', media: { base64: b64(bytes), mimetype: 'image/jpeg', filename: 'pic.jpg' } });
       expect(m).toMatchObject({ type: 'image', media: { mimetype: 'image/jpeg', size: bytes.length, filename: 'pic.jpg', caption: 'look' } });
       expect(sha256(await downloaded(m.id))).toBe(sha256(bytes));
     });
 
-    it('video, audio, document and sticker with their media metadata', async () => {
+    knownFailure('baileys', 'issue 18: media host (media_conn, download) not in the emulator yet', 'video, audio, document and sticker with their media metadata', async () => {
       expect(await inbound({ from: FROM, type: 'video', text: 'clip', media: { size: 2048 } })).toMatchObject({ type: 'video', media: { mimetype: 'video/mp4', size: 2048, caption: 'clip' } });
       const voice = await inbound({ from: FROM, type: 'audio', media: {} });
       expect(voice).toMatchObject({ type: 'audio', media: { mimetype: 'audio/ogg; codecs=opus', size: 1024 } });
@@ -331,7 +364,7 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
       expect(await inbound({ from: FROM, type: 'sticker', media: {} })).toMatchObject({ type: 'sticker', media: { mimetype: 'image/webp', size: 1024 } });
     });
 
-    it('a location and a contact', async () => {
+    knownFailure('baileys', 'issue 18: the emulator sends no location or contact messages to the device yet', 'a location and a contact', async () => {
       expect(await inbound({ from: FROM, type: 'location', location: { latitude: -33.86, longitude: 151.21, name: 'Sydney' } })).toMatchObject({
         type: 'location',
         location: { latitude: -33.86, longitude: 151.21, name: 'Sydney' },
@@ -342,7 +375,7 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
       });
     });
 
-    it('a reply, its quote resolved to our message id', async () => {
+    knownFailure('baileys', 'issue 18: the emulator sends no quote (contextInfo) with a contact\'s message yet', 'a reply, its quote resolved to our message id', async () => {
       expect(await inbound({ from: FROM, text: 'replying', quotedWaMessageId: ours.waMessageId })).toMatchObject({ quotedMessageId: ours.id, text: 'replying' });
     });
 
@@ -373,7 +406,7 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
       expect(call.payload).toEqual({ callId, from: FROM, isVideo: true, isGroup: false, rejected: false });
     });
 
-    it('group changes and members, kept in PostgreSQL (member list for group sends)', async () => {
+    knownFailure('baileys', 'issue 18: the emulator\'s group notifications name the device as actor and carry no lock change', 'group changes and members, kept in PostgreSQL (member list for group sends)', async () => {
       const created = await api().post(`/api/v1/sessions/${sessionId}/groups`).set(bearer(org.adminKey)).send({ name: 'Team', participants: [GROUP_MEMBER] });
       expect(created.status).toBe(201);
       const groupJid: string = created.body.groupJid;
@@ -409,7 +442,7 @@ describe('Messaging end to end (API → gateway → simulator → webhooks and W
       expect((await getMessage(m.id)).status).toBe('queued');
 
       gateway = await startGateway();
-      await waitMessageStatus(m.id, 'sent', 15000);
+      await waitMessageStatus(m.id, 'sent', 30000);
       const after = (await simMessages()).filter((n) => n.text === 'sent across a crash');
       expect(after).toHaveLength(1);
       expect(after[0].id).toBe(m.waMessageId);

@@ -2,15 +2,20 @@ import type { INestApplication } from '@nestjs/common';
 import { loadRunContext } from './support/run-context';
 
 // this file's own Redis namespace (per process: runs may overlap), so gateways of other e2e files never take its sessions
-process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:sessions-${process.pid}`;
-process.env.COMMAND_TIMEOUT_MS = '4000';
+// (and per engine: `npm test` runs this file on both engines in one process, docs/testing.md)
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:sessions-${process.env.E2E_ENGINE ?? 'sim'}-${process.pid}`;
+process.env.COMMAND_TIMEOUT_MS = process.env.E2E_ENGINE === 'baileys' ? '8000' : '4000';
 
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { checkedRequest as request } from './support/api-app';
+import { E2E_ENGINE, pairSession, PAIRING_TIMEOUT_MS } from './support/engine';
 import { AppProcess, startSimGateway, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 import { sessionProbes, storedEvents } from './support/session-probes';
+
+// the real engine's first login uploads its pre-keys: a pairing alone can take 15 s on a loaded machine
+if (E2E_ENGINE === 'baileys') jest.setTimeout(90000);
 
 const SESSION_FIELDS = [
   'id', 'organizationId', 'createdByUserId', 'gatewayId', 'label', 'status', 'phoneNumber', 'waJid', 'waLid', 'isAdminSession',
@@ -19,14 +24,15 @@ const SESSION_FIELDS = [
 ].sort();
 const GROUP_FIELDS = ['groupJid', 'subject', 'description', 'ownerJid', 'participants', 'isAnnounce', 'isLocked'].sort();
 
-describe('Sessions API against a gateway on the network simulator', () => {
+/** Runs on both engines of the matrix (E2E_ENGINE, docs/testing.md): pairing goes through support/engine.ts pairSession. */
+describe(`Sessions API against a gateway on the network simulator (${E2E_ENGINE} engine)`, () => {
   let app: INestApplication;
   let sim: AppProcess;
   let gateway: AppProcess;
   let simUrl: string;
   let org: SeededOrg;
   let other: SeededOrg;
-  const gatewayId = `gw-sessions-${process.pid}`;
+  const gatewayId = `gw-sessions-${E2E_ENGINE}-${process.pid}`;
 
   const api = () => request(app.getHttpServer());
   const { get: simGet } = simControl(() => simUrl);
@@ -35,19 +41,18 @@ describe('Sessions API against a gateway on the network simulator', () => {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's control API is untyped JSON
     return { status: res.status, body: (await res.json()) as any };
   };
-  const { getSession, waitStatus } = sessionProbes(api, () => org.adminKey);
+  const { getSession, waitStatus: waitStatusWithin } = sessionProbes(api, () => org.adminKey);
+  const waitStatus = (id: string, status: string) => waitStatusWithin(id, status, PAIRING_TIMEOUT_MS);
   const eventsOf = storedEvents;
   const createSession = async (label: string) => {
     const res = await api().post('/api/v1/sessions').set(bearer(org.users.member.token)).send({ label });
     expect(res.status).toBe(201);
     return res.body;
   };
-  /** A session paired to `phone` through the simulator's QR flow. */
+  /** A session paired to `phone` through the QR flow (the phone scans the QR the API shows). */
   const pairedSession = async (label: string, phone: string) => {
     const s = await createSession(label);
-    await waitStatus(s.id, 'scan_qr_code');
-    expect((await simPost(`/sim/sessions/${s.id}/scan`, { phoneNumber: phone })).status).toBe(200);
-    return waitStatus(s.id, 'working');
+    return pairSession({ api, token: org.adminKey, simUrl, sessionId: s.id, phoneNumber: phone });
   };
 
   beforeAll(async () => {
@@ -95,7 +100,10 @@ describe('Sessions API against a gateway on the network simulator', () => {
     // a viewer may not: reading the QR pairs the session (sessions:write, docs/auth.md)
     const qr = await api().get(`/api/v1/sessions/${created.id}/qr`).set(bearer(org.users.member.token));
     expect(qr.status).toBe(200);
-    expect(qr.body.qr).toBe((await simGet(`/sim/sessions/${created.id}`)).qr);
+    const shown = (await simGet(`/sim/sessions/${created.id}`)).qr;
+    // the sim engine shows the network's QR; Baileys draws its own from the network's ref and its keys
+    if (E2E_ENGINE === 'sim') expect(qr.body.qr).toBe(shown);
+    else expect(qr.body.qr.startsWith(`${shown},`)).toBe(true);
     expect(qr.body.expiresAt).toBeGreaterThan(Date.now());
     const png = await api().get(`/api/v1/sessions/${created.id}/qr`).set(bearer(org.adminKey)).set('Accept', 'image/png').buffer(true).parse((r, cb) => {
       const chunks: Buffer[] = [];
@@ -106,8 +114,7 @@ describe('Sessions API against a gateway on the network simulator', () => {
     expect(png.headers['content-type']).toBe('image/png');
     expect((png.body as Buffer).subarray(1, 4).toString()).toBe('PNG');
 
-    expect((await simPost(`/sim/sessions/${created.id}/scan`, { phoneNumber: '15550001111' })).status).toBe(200);
-    const working = await waitStatus(created.id, 'working');
+    const working = await pairSession({ api, token: org.adminKey, simUrl, sessionId: created.id, phoneNumber: '15550001111' });
     expect(working.phoneNumber).toBe('15550001111');
     expect(working.waJid).toBe('15550001111@s.whatsapp.net');
     expect(working.waLid).toMatch(/^\d+@lid$/);
@@ -233,8 +240,11 @@ describe('Sessions API against a gateway on the network simulator', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: s.id, status: 'logged_out', phoneNumber: null, waJid: null, waLid: null });
     expect((await api().get(`/api/v1/sessions/${s.id}`).set(bearer(org.adminKey))).status).toBe(200);
-    const device = await simGet(`/sim/sessions/${s.id}`);
-    expect(device.state).toBe('unlinked');
+    // the device tells the network on its way out (the real engine's remove-companion-device IQ lands just after)
+    const device = await waitFor(async () => {
+      const d = await simGet(`/sim/sessions/${s.id}`);
+      return d.state === 'unlinked' ? d : null;
+    }, 10000, 'the network to forget the device');
     expect(device.connected).toBe(false);
     expect(await eventsOf(s.id, 'session.logged_out')).toHaveLength(1);
 
@@ -249,6 +259,15 @@ describe('Sessions API against a gateway on the network simulator', () => {
     const started = await api().post(`/api/v1/sessions/${s.id}:start`).set(bearer(org.adminKey));
     expect(started.status).toBe(200);
     await waitStatus(s.id, 'scan_qr_code');
+  });
+
+  it('a device unlinked on the phone is logged out: number cleared, session.logged_out with its reason', async () => {
+    const s = await pairedSession('Unlinked on phone', '15550005556');
+    expect((await simPost(`/sim/sessions/${s.id}/unlink`)).status).toBe(200);
+    const out = await waitStatus(s.id, 'logged_out');
+    expect(out).toMatchObject({ phoneNumber: null, waJid: null, waLid: null });
+    expect((await eventsOf(s.id, 'session.logged_out')).map((e) => e.payload)).toEqual([{ reason: 'unlinked_on_phone' }]);
+    expect(await simGet(`/sim/sessions/${s.id}`)).toMatchObject({ state: 'unlinked', connected: false });
   });
 
   it('stop and start are idempotent lifecycle commands', async () => {
@@ -348,7 +367,10 @@ describe('Sessions API against a gateway on the network simulator', () => {
     const res = await api().delete(`/api/v1/sessions/${s.id}`).set(bearer(org.users.member.token));
     expect(res.status).toBe(204);
     expect((await api().get(`/api/v1/sessions/${s.id}`).set(bearer(org.adminKey))).status).toBe(404);
-    expect((await simGet(`/sim/sessions/${s.id}`)).state).toBe('unlinked');
+    let device: { state?: string } = {};
+    await waitFor(async () => (device = await simGet(`/sim/sessions/${s.id}`)).state === 'unlinked', 10000, 'the network to forget the device').catch((err: Error) => {
+      throw new Error(`${err.message}; it shows ${JSON.stringify(device)}`);
+    });
     const db = await testDataSource();
     expect(await db.query('SELECT 1 FROM session_auth_keys WHERE session_id = $1', [s.id])).toHaveLength(0);
   });

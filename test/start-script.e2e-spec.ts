@@ -16,6 +16,7 @@ const start = require('../scripts/start.js') as {
     login: { email: string; password: string };
     database?: string | null;
     hook?: string | null;
+    engine?: 'sim' | 'baileys';
   }): string[];
   stopBoundMs(env: Record<string, string | undefined>): number;
 };
@@ -108,8 +109,8 @@ describe('npm run demo, started and stopped with Ctrl-C', () => {
     for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
   });
 
-  /** `node scripts/start.js --demo` on free ports, this run's database and Redis; resolves once its banner is out. */
-  async function startDemo(tag: string) {
+  /** `node scripts/start.js --demo [args]` on free ports, this run's database and Redis; resolves once its banner is out. */
+  async function startDemo(tag: string, args: string[] = []) {
     const ports = { PORT: 0, API_OPS_PORT: 0, GATEWAY_HEALTH_PORT: 0, DISPATCHER_HEALTH_PORT: 0, SIM_PORT: 0, DEMO_WEBHOOK_PORT: 0 };
     for (const k of Object.keys(ports) as Array<keyof typeof ports>) ports[k] = await freePort();
     const env: Record<string, string> = {
@@ -125,7 +126,7 @@ describe('npm run demo, started and stopped with Ctrl-C', () => {
       // as a user sees it: the test run's quiet level would hide a framework warning at start
       LOG_LEVEL: 'info',
     };
-    const child = spawnRegistered(process.execPath, [join(REPO_ROOT, 'scripts/start.js'), '--demo'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }, 'demo');
+    const child = spawnRegistered(process.execPath, [join(REPO_ROOT, 'scripts/start.js'), '--demo', ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }, 'demo');
     let output = '';
     child.stdout!.on('data', (d) => (output += d.toString()));
     child.stderr!.on('data', (d) => (output += d.toString()));
@@ -202,6 +203,50 @@ describe('npm run demo, started and stopped with Ctrl-C', () => {
     // the drain would have waited for another gateway until its grace (less 3 s) ran out; the stop does not wait at all
     expect(took).toBeLessThan(DRAIN_GRACE_MS - 3000);
     expect(apps.filter(alive)).toEqual([]);
+  }, 240000);
+
+  it('with --engine baileys runs the real engine against the simulator: the phone scans the API\'s QR as the banner says, a text is recorded by the network once', async () => {
+    const { child, env, ports, exited, output: said } = await startDemo('baileys', ['--engine', 'baileys']);
+    const output = said();
+    expect(output).toContain('demo ready   (engine: baileys');
+    const token = output.match(/export TOKEN=(\S+)/)![1];
+    const base = `http://127.0.0.1:${ports.PORT}`;
+    const auth = { Authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const session = (await (await fetch(`${base}/api/v1/sessions`, { method: 'POST', headers: auth, body: JSON.stringify({ label: 'real engine' }) })).json()) as { id: string };
+    const qr = await waitFor(async () => {
+      const res = await fetch(`${base}/api/v1/sessions/${session.id}/qr`, { headers: auth });
+      return res.status === 200 ? ((await res.json()) as { qr: string }).qr : null;
+    }, 60000, 'the QR');
+    // Baileys' QR: the network's ref, then the device's own keys (the sim engine shows the ref alone)
+    const device = (await (await fetch(`${env.NETWORK_SIM_URL}/sim/sessions/${session.id}`)).json()) as { qr: string };
+    expect(qr.startsWith(`${device.qr},`)).toBe(true);
+    // the banner's scan line: the phone sends the QR it read
+    expect(output).toContain(`${env.NETWORK_SIM_URL}/sim/sessions/<sessionId>/scan`);
+    expect(output).toContain('\\"qr\\":\\"$QR\\"');
+    const scan = await fetch(`${env.NETWORK_SIM_URL}/sim/sessions/${session.id}/scan`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ phoneNumber: '15551234568', qr }),
+    });
+    expect(scan.status).toBe(200);
+    await waitFor(
+      async () => ((await (await fetch(`${base}/api/v1/sessions/${session.id}`, { headers: auth })).json()) as { status: string }).status === 'working',
+      60000,
+      'the session working',
+    );
+    const sent = (await (
+      await fetch(`${base}/api/v1/sessions/${session.id}/messages`, { method: 'POST', headers: auth, body: JSON.stringify({ to: '15550001111', type: 'text', text: 'hello over the real protocol' }) })
+    ).json()) as { id: string };
+    const waMessageId = await waitFor(async () => {
+      const m = (await (await fetch(`${base}/api/v1/sessions/${session.id}/messages/${sent.id}`, { headers: auth })).json()) as { status: string; waMessageId: string };
+      return m.status === 'sent' ? m.waMessageId : null;
+    }, 30000, 'the text sent');
+    // the contact decrypted it: the network recorded it once, as sent
+    const recorded = ((await (await fetch(`${env.NETWORK_SIM_URL}/sim/messages?sessionId=${session.id}`)).json()) as { data: Array<{ id: string; text: string; sends: number }> }).data;
+    expect(recorded.map((m) => [m.id, m.text, m.sends])).toEqual([[waMessageId, 'hello over the real protocol', 1]]);
+
+    child.kill('SIGINT');
+    expect((await exited).code).toBe(0);
   }, 240000);
 
   it('stops its apps by themselves when the script is killed outright (no Ctrl-C to order them)', async () => {

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import { migrate } from '../../libs/database/src/data-source';
+import { E2E_ENGINE, engineEnv, pairSession } from './engine';
 import { AppProcess, freePort, startApp, waitFor } from './processes';
 import { loadRunContext } from './run-context';
 
@@ -11,10 +12,11 @@ import { loadRunContext } from './run-context';
  */
 export function isolateFleet(name: string): { databaseUrl: string; create(): Promise<void>; drop(): Promise<void> } {
   const ctx = loadRunContext();
-  const database = `gw_test_${ctx.runId}_${name}_${process.pid}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  // per engine too: `npm test` runs a fleet file on both engines in one process (docs/testing.md)
+  const database = `gw_test_${ctx.runId}_${name}_${E2E_ENGINE}_${process.pid}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
   const databaseUrl = ctx.databaseUrl.replace(/\/[^/]+$/, `/${database}`);
   process.env.DATABASE_URL = databaseUrl;
-  process.env.REDIS_KEY_PREFIX = `${ctx.redisPrefix}:${name}-${process.pid}`;
+  process.env.REDIS_KEY_PREFIX = `${ctx.redisPrefix}:${name}-${E2E_ENGINE}-${process.pid}`;
   return {
     databaseUrl,
     create: async () => void (await migrate(databaseUrl)),
@@ -36,7 +38,7 @@ export interface FleetGateway {
   opsUrl: string;
 }
 
-/** Gateways running the sim engine against one simulator, with the supervisor on. */
+/** Gateways running the matrix pass's engine (E2E_ENGINE, support/engine.ts) against one simulator, with the supervisor on. */
 export class SimFleet {
   readonly gateways = new Map<string, FleetGateway>();
   sim!: AppProcess;
@@ -54,15 +56,7 @@ export class SimFleet {
     const port = await freePort();
     const proc = await startApp(
       'gateway',
-      {
-        GATEWAY_ID: id,
-        GATEWAY_ENGINE: 'sim',
-        NETWORK_SIM_URL: this.simUrl,
-        GATEWAY_HEALTH_PORT: String(port),
-        SUPERVISOR_ENABLED: 'true',
-        ...this.defaults,
-        ...env,
-      },
+      { GATEWAY_ID: id, GATEWAY_HEALTH_PORT: String(port), ...engineEnv(this.simUrl, { SUPERVISOR_ENABLED: 'true', ...this.defaults, ...env }) },
       `http://127.0.0.1:${port}/healthz`,
     );
     const gateway = { id, proc, opsUrl: `http://127.0.0.1:${port}` };
@@ -81,15 +75,17 @@ export class SimFleet {
     return res.json();
   }
 
-  /** Scans the QR of every session (they must be showing one), in small parallel batches. */
-  async pair(sessionIds: string[]): Promise<void> {
-    for (let i = 0; i < sessionIds.length; i += 20) {
-      await Promise.all(
-        sessionIds.slice(i, i + 20).map((id) =>
-          waitFor(async () => (await this.simGet(`/sim/sessions/${id}`)).qr, 15000, `a QR for ${id}`).then(() => this.simPost(`/sim/sessions/${id}/scan`)),
-        ),
-      );
-    }
+  /**
+   * Scans the QR of every session (they must be showing one), in small parallel batches. With `via` (the API and a
+   * token) the phone scans the QR the API shows (support/engine.ts pairSession), which both engines accept; without
+   * it, the simulator's own QR, which only the sim engine's devices show whole.
+   */
+  async pair(sessionIds: string[], via?: { api: Parameters<typeof pairSession>[0]['api']; token: string }): Promise<void> {
+    const one = (id: string) =>
+      via
+        ? pairSession({ ...via, simUrl: this.simUrl, sessionId: id, waitWorking: false })
+        : waitFor(async () => (await this.simGet(`/sim/sessions/${id}`)).qr, 15000, `a QR for ${id}`).then(() => this.simPost(`/sim/sessions/${id}/scan`));
+    for (let i = 0; i < sessionIds.length; i += 20) await Promise.all(sessionIds.slice(i, i + 20).map(one));
   }
 
   /** A gateway's /metrics text. */

@@ -16,7 +16,16 @@ const local = require('../../scripts/local-services') as LocalServices;
 /** What global-teardown stops (globalSetup and globalTeardown run in jest's own process). */
 export const LOCAL_SERVICES = Symbol.for('gw.e2e.localServices');
 
+/**
+ * How many e2e projects (e2e, e2e-baileys) set the run up in this jest process: each project runs this hook, the first
+ * creates the run and the others share it; global-teardown ends it with the last.
+ */
+export const RUN_USERS = Symbol.for('gw.e2e.runUsers');
+
 export default async function globalSetup(): Promise<void> {
+  const holder = globalThis as Record<symbol, unknown>;
+  holder[RUN_USERS] = ((holder[RUN_USERS] as number | undefined) ?? 0) + 1;
+  if ((holder[RUN_USERS] as number) > 1) return;
   // a fresh machine: with no TEST_PG_URL / TEST_REDIS_URL and nothing on 5432 / 6379, the run brings its own
   const services = await local
     .ensureLocalServices(process.env, { log: (line) => process.stderr.write(`${line}\n`), pgUrlVariable: 'TEST_PG_URL', redisUrlVariable: 'TEST_REDIS_URL' })

@@ -1,10 +1,14 @@
 import IORedis from 'ioredis';
 import { Client } from 'pg';
-import { LOCAL_SERVICES } from './global-setup';
+import { LOCAL_SERVICES, RUN_USERS } from './global-setup';
 import { killLeftovers } from './process-registry';
 import { loadRunContext } from './run-context';
 
 export default async function globalTeardown(): Promise<void> {
+  // the last e2e project of the run ends it (global-setup)
+  const holder = globalThis as Record<symbol, unknown>;
+  holder[RUN_USERS] = ((holder[RUN_USERS] as number | undefined) ?? 1) - 1;
+  if ((holder[RUN_USERS] as number) > 0) return;
   const ctx = loadRunContext();
   // a worker that died before its environment's teardown left its children's pid files behind
   const killed = killLeftovers(ctx.runId);

@@ -1,6 +1,7 @@
 import { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { Engine, engineEnv } from './engine';
 import { spawnRegistered } from './process-registry';
 import { REPO_ROOT } from './run-context';
 
@@ -42,7 +43,8 @@ export async function startApp(
   app: keyof typeof APP_ENTRY,
   env: Record<string, string>,
   healthUrl: string,
-  timeoutMs = 20000,
+  // a gateway on the real engine starting beside others on a loaded 2-core CI machine has needed more than 20 s
+  timeoutMs = 40000,
 ): Promise<AppProcess> {
   const child = spawnRegistered(
     process.execPath,
@@ -122,36 +124,29 @@ export function runToExit(script: string, args: string[], env: Record<string, st
 }
 
 /**
- * The network simulator and one gateway on it (fast heartbeats), both from dist/. `engine` `sim` (default) speaks the
+ * The network simulator and one gateway on it (fast heartbeats), both from dist/. `engine` `sim` speaks the
  * simulator's own device protocol; `baileys` runs the real engine against its WhatsApp Web front door
- * (WHATSAPP_EMULATOR_URL, docs/testing.md).
+ * (WHATSAPP_EMULATOR_URL, docs/testing.md). Omitted: the matrix pass's engine (E2E_ENGINE, support/engine.ts).
  */
 export async function startSimGateway(
   gatewayId: string,
-  env: { sim?: Record<string, string>; gateway?: Record<string, string>; engine?: 'sim' | 'baileys' } = {},
-): Promise<{ sim: AppProcess; simUrl: string; gateway: AppProcess; healthUrl: string }> {
+  env: { sim?: Record<string, string>; gateway?: Record<string, string>; engine?: Engine } = {},
+): Promise<{ sim: AppProcess; simUrl: string; gateway: AppProcess; healthUrl: string; gatewayEnv: Record<string, string> }> {
   const simPort = await freePort();
   const simUrl = `http://127.0.0.1:${simPort}`;
   const sim = await startApp('sim', { SIM_PORT: String(simPort), ...env.sim }, `${simUrl}/healthz`);
   const healthPort = await freePort();
+  // the same gateway again later (a restart under the same id) takes this environment with a new health port
+  const gatewayEnv = { GATEWAY_ID: gatewayId, ...engineEnv(simUrl, { GATEWAY_HEARTBEAT_MS: '300', GATEWAY_TTL_MS: '2000', ...env.gateway }, env.engine) };
   const gateway = await startApp(
     'gateway',
-    {
-      GATEWAY_ID: gatewayId,
-      GATEWAY_ENGINE: env.engine ?? 'sim',
-      NETWORK_SIM_URL: simUrl,
-      ...(env.engine === 'baileys' ? { WHATSAPP_EMULATOR_URL: simUrl } : {}),
-      GATEWAY_HEALTH_PORT: String(healthPort),
-      GATEWAY_HEARTBEAT_MS: '300',
-      GATEWAY_TTL_MS: '2000',
-      ...env.gateway,
-    },
+    { ...gatewayEnv, GATEWAY_HEALTH_PORT: String(healthPort) },
     `http://127.0.0.1:${healthPort}/healthz`,
   ).catch(async (err) => {
     await sim.stop();
     throw err;
   });
-  return { sim, simUrl, gateway, healthUrl: `http://127.0.0.1:${healthPort}` };
+  return { sim, simUrl, gateway, healthUrl: `http://127.0.0.1:${healthPort}`, gatewayEnv };
 }
 
 /** Throws, with the tail of its output, for the first of `procs` that has exited (a crash the test must name). */
