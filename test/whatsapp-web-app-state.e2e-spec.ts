@@ -106,7 +106,11 @@ describe('App state (chat marks, labels, push name) on the Baileys engine agains
     const res = await api().post(`${chats(plain, BOB)}:read`).set(bearer(org.adminKey)).send({});
     expect(res.body).toMatchObject({ jid: BOB, unreadCount: 0 });
     expect(res.status).toBe(200);
-    // (the read receipts themselves go as `read-self` while the privacy IQ tells no read-receipt setting: not app state)
+    // and the read receipt itself (`read` under WhatsApp's default privacy): the contact's phone shows blue ticks
+    await waitFor(async () => {
+      const log = (await simGet(`/sim/sessions/${plain}/presence-log`)).data as Array<{ type: string; waMessageId?: string }>;
+      return log.some((e) => e.type === 'read' && e.waMessageId === id);
+    }, 10000, 'the read receipt on the network');
   });
 
   it('a chat the phone archives reaches the device as a patch after server_sync: chat.update from Baileys', async () => {
