@@ -158,6 +158,24 @@ describe('DeathWatch', () => {
     expect(w.observe([entry], ['gw-b'], 8500)).toEqual([{ id: 'gw-b', diedAt: 0 }]);
   });
 
+  it('declares a gateway it watched stop beating dead as soon as its heartbeat is a TTL old (its leases expired with it)', () => {
+    const w = watch();
+    expect(w.observe([gateway('gw-b', true, 0)], ['gw-b'], 500)).toEqual([]);
+    const silent = gateway('gw-b', false, 0);
+    expect(w.observe([silent], ['gw-b'], 5999)).toEqual([]);
+    expect(w.observe([silent], ['gw-b'], 6000)).toEqual([{ id: 'gw-b', diedAt: 0 }]);
+  });
+
+  it('once its view was interrupted (a Redis restart), the leader confirms a silent gateway for a heartbeat again', () => {
+    const w = watch();
+    w.observe([gateway('gw-b', true, 0)], ['gw-b'], 500);
+    w.forget();
+    const silent = gateway('gw-b', false, 0);
+    expect(w.observe([silent], ['gw-b'], 6500)).toEqual([]);
+    expect(w.observe([silent], ['gw-b'], 8000)).toEqual([]);
+    expect(w.observe([silent], ['gw-b'], 8500)).toEqual([{ id: 'gw-b', diedAt: 0 }]);
+  });
+
   it('after Redis came back empty, gateways that re-register within a heartbeat are never dead', () => {
     const w = watch();
     // the registry is empty; sessions still name both gateways
