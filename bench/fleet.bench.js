@@ -6,7 +6,9 @@
 //   - the time to place and connect every session (rows placed directly in PostgreSQL round-robin, which is what
 //     placement by free capacity gives on equal empty gateways; the API path is a POST per session and only adds its
 //     own latency), and to pair them (working),
-//   - the failover time of one gateway's sessions after a SIGKILL (to all `working` on the others).
+//   - the failover time of one gateway's sessions after a SIGKILL (to all `working` on the others), killed just after
+//     one of its heartbeats (the worst case: its leases live a whole TTL after the kill), with where the time went:
+//     the moves, the targets' `starting` and `working` (first / p50 / last, from the outbox and the rows).
 // Asserts nothing. Uses its own database and Redis prefix and removes both at the end.
 'use strict';
 const { spawn } = require('node:child_process');
@@ -155,6 +157,12 @@ async function main() {
   // ---- failover: SIGKILL one gateway, time until its sessions are all working on the others
   const victim = gateways[0];
   const orphans = await count(`SELECT count(*) AS n FROM sessions WHERE gateway_id = $1`, [victim.id]);
+  const orphanIds = (await pg.query(`SELECT id FROM sessions WHERE gateway_id = $1`, [victim.id])).rows.map((r) => r.id);
+  const registry = new IORedis(REDIS_URL);
+  const lastBeat = async () => JSON.parse((await registry.hget(`${PREFIX}:gateways`, victim.id)) ?? '{}').lastHeartbeatAt;
+  // killed just after a heartbeat: the worst case (its leases live a whole TTL after the kill) and a repeatable one
+  const beatBefore = await lastBeat();
+  await waitUntil(async () => (await lastBeat()) !== beatBefore, 'a heartbeat of the victim', 10000);
   const killedAt = new Date();
   victim.child.kill('SIGKILL');
   await waitUntil(
@@ -162,6 +170,24 @@ async function main() {
     `the ${orphans} sessions of ${victim.id} working elsewhere`,
   );
   const failoverMs = Date.now() - killedAt.getTime();
+  const victimBeat = await lastBeat();
+  registry.disconnect();
+  // where the time went, from the rows and the outbox (epoch ms, relative to the kill)
+  const k = killedAt.getTime();
+  const phases = (await pg.query(
+    `WITH moved AS (SELECT (envelope->>'timestamp')::bigint AS t FROM events WHERE type = 'session.status' AND envelope->'payload'->>'reason' = 'failover'),
+          started AS (SELECT session_id, min((envelope->>'timestamp')::bigint) AS t FROM events
+                      WHERE type = 'session.status' AND session_id = ANY($1) AND (envelope->>'timestamp')::bigint >= $2
+                        AND envelope->'payload'->>'status' IN ('starting', 'reconnecting') GROUP BY session_id),
+          working AS (SELECT (extract(epoch FROM last_connected_at) * 1000)::bigint AS t FROM sessions WHERE id = ANY($1))
+     SELECT (SELECT min(t) FROM moved) - $2 AS moved_first, (SELECT max(t) FROM moved) - $2 AS moved_last,
+            (SELECT min(t) FROM started) - $2 AS start_first, (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY t) FROM started) - $2 AS start_p50,
+            (SELECT max(t) FROM started) - $2 AS start_last,
+            (SELECT min(t) FROM working) - $2 AS working_first, (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY t) FROM working) - $2 AS working_p50,
+            (SELECT percentile_disc(0.9) WITHIN GROUP (ORDER BY t) FROM working) - $2 AS working_p90, (SELECT max(t) FROM working) - $2 AS working_last`,
+    [orphanIds, k],
+  )).rows[0];
+  const s = (ms) => (ms === null ? '-' : `${(Number(ms) / 1000).toFixed(1)}`);
 
   console.log(`fleet bench: ${SESSIONS} sessions on ${GATEWAYS} gateway processes (sim engine), ${require('node:os').cpus().length} cores`);
   console.log(`  baseline  simulator, ${BASELINE_DEVICES} bare device sockets: ${simPerDeviceKb.toFixed(1)} KB RSS and ${simCpuPerDeviceMs.toFixed(2)} ms CPU per device (opened in ${bareMs} ms)`);
@@ -169,6 +195,12 @@ async function main() {
   console.log(`  gateway   empty ${emptyRss.toFixed(0)} MB RSS; holding ${SESSIONS / GATEWAYS} idle working sessions ${(rss.reduce((a, b) => a + b, 0) / rss.length).toFixed(0)} MB: ${perSessionKb.toFixed(1)} KB RSS per idle session`);
   console.log(`  place + connect all ${SESSIONS} (gateways started to every QR shown): ${(placeMs / 1000).toFixed(1)} s; pair all to working: ${(pairMs / 1000).toFixed(1)} s`);
   console.log(`  failover  SIGKILL of ${victim.id} holding ${orphans}: all working on the others ${(failoverMs / 1000).toFixed(1)} s after the kill`);
+  console.log(
+    `            s after the kill (last heartbeat ${s(victimBeat - k)}): moved ${s(phases.moved_first)}–${s(phases.moved_last)}; ` +
+      `starting first/p50/last ${s(phases.start_first)}/${s(phases.start_p50)}/${s(phases.start_last)}; ` +
+      `working first/p50/p90/last ${s(phases.working_first)}/${s(phases.working_p50)}/${s(phases.working_p90)}/${s(phases.working_last)}`,
+  );
+  console.log(`  load average ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   await pg.end();
 }
 

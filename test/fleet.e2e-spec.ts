@@ -1,5 +1,6 @@
 import { CommandMap, CommandName, CommandRequest, DomainError } from '@app/contracts';
 import {
+  AdoptSignal,
   CommandBus,
   CommandExecutor,
   CommandServer,
@@ -120,6 +121,32 @@ describe('Fleet protocols (libs/fleet) against Redis', () => {
       expect(await a.renew(['ses_kept', 'ses_stalled', 'ses_taken'])).toEqual(['ses_taken']);
       expect(await b.acquire('ses_stalled', tokens)).toBeNull();
       expect(await a.renew([])).toEqual([]);
+    });
+  });
+
+  describe('adopt signal', () => {
+    it('reaches the gateway it names, not another, and nothing after it stops listening', async () => {
+      const signal = new AdoptSignal(keys);
+      const subscribers = [createRedis(redisUrl), createRedis(redisUrl)];
+      closers.push(async () => void (await Promise.all(subscribers.map((s) => s.quit()))));
+      const heard: string[] = [];
+      const unlistenA = await signal.listen(subscribers[0], 'gw-a', () => heard.push('gw-a'));
+      await signal.listen(subscribers[1], 'gw-b', () => heard.push('gw-b'));
+
+      await signal.notify(redis, 'gw-a');
+      await waitFor(() => heard.length === 1, 10000, 'the signal to gw-a heard');
+      await signal.notify(redis, 'gw-b');
+      await waitFor(() => heard.length === 2, 10000, 'the signal to gw-b heard');
+      expect(heard).toEqual(['gw-a', 'gw-b']);
+
+      // gw-a stops listening (unsubscribed once this resolves): a signal sent now reaches nobody, and the next
+      // listener of gw-a hears only what is sent after it subscribed
+      await unlistenA();
+      await signal.notify(redis, 'gw-a');
+      await signal.listen(subscribers[0], 'gw-a', () => heard.push('gw-a again'));
+      await signal.notify(redis, 'gw-a');
+      await waitFor(() => heard.length === 3, 10000, 'the signal to the new listener heard');
+      expect(heard).toEqual(['gw-a', 'gw-b', 'gw-a again']);
     });
   });
 

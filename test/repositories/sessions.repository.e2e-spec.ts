@@ -81,6 +81,23 @@ describe('SessionsRepository (PostgreSQL)', () => {
     expect((await sessions.findInOrganization(orgId, unplaced.id))!.gatewayId).toBe('gw-new');
   });
 
+  it('moves many sessions in one statement, each to its own gateway and only those still where the caller saw them', async () => {
+    const a = await newSession(db, orgId, { gatewayId: 'gw-dead' });
+    const b = await newSession(db, orgId, { gatewayId: 'gw-dead' });
+    const taken = await newSession(db, orgId, { gatewayId: 'gw-other-mover' });
+    const moved = await sessions.moveManyToGateway('gw-dead', [
+      { id: a.id, to: 'gw-1' },
+      { id: b.id, to: 'gw-2' },
+      { id: taken.id, to: 'gw-1' },
+      { id: 'ses_gone', to: 'gw-2' },
+    ]);
+    expect(moved.sort()).toEqual([a.id, b.id].sort());
+    expect((await sessions.findInOrganization(orgId, a.id))!.gatewayId).toBe('gw-1');
+    expect((await sessions.findInOrganization(orgId, b.id))!.gatewayId).toBe('gw-2');
+    expect((await sessions.findInOrganization(orgId, taken.id))!.gatewayId).toBe('gw-other-mover');
+    expect(await sessions.moveManyToGateway('gw-dead', [])).toEqual([]);
+  });
+
   it('counts the sessions that should run on each of the given gateways', async () => {
     const [a, b, c] = ['a', 'b', 'c'].map((x) => `gw-count-${x}-${orgId}`);
     await newSession(db, orgId, { gatewayId: a });

@@ -70,6 +70,34 @@ describe('GatewayNode', () => {
     await node.stop();
   });
 
+  it('converges at once on an adopt signal, and once more after a pass that signals arrived during', async () => {
+    const { node, parts } = fakeNode();
+    const passes: Array<() => void> = [];
+    parts.host.converge = () => new Promise((resolve) => passes.push(() => resolve({ started: 0, handedOff: 0 })));
+    let signal: () => void = () => undefined;
+    parts.adoptSignals = { listen: async (onSignal) => ((signal = onSignal), async () => undefined) };
+    await node.start();
+    const settle = () => new Promise((r) => setImmediate(r));
+
+    signal();
+    expect(passes).toHaveLength(1);
+    // the table may have changed after the running pass read it: these make exactly one more pass, after it
+    signal();
+    signal();
+    expect(passes).toHaveLength(1);
+    passes[0]();
+    await settle();
+    expect(passes).toHaveLength(2);
+    passes[1]();
+    await settle();
+    expect(passes).toHaveLength(2);
+    // the next signal starts a pass of its own
+    signal();
+    expect(passes).toHaveLength(3);
+    passes[2]();
+    await node.stop();
+  });
+
   it('stops taking commands first, then closes sessions, leaves the registry and closes the ops server', async () => {
     const { node, calls } = fakeNode();
     await node.start();

@@ -21,6 +21,8 @@ export interface GatewayNodeParts {
   watchdog: Pick<LeaseWatchdog, 'onLapse' | 'start' | 'stop' | 'renewed' | 'trusted' | 'check'>;
   commands: Pick<CommandServer, 'start' | 'close'>;
   signals: SendSignalListener;
+  /** the fleet's "the table assigns you sessions" signal (AdoptSignal); absent, the node converges on its interval only */
+  adoptSignals?: AdoptSignalListener;
   opsServer: OpsServerStarter;
   /** moves a session held here to another gateway (drain) */
   mover: Pick<SessionMover, 'move'>;
@@ -37,6 +39,11 @@ export interface GatewayNodeParts {
 /** Subscribes to this node's send signals; the returned function unsubscribes and closes what it opened. */
 export interface SendSignalListener {
   listen(onSession: (sessionId: string) => void): Promise<() => Promise<void>>;
+}
+
+/** Subscribes to this node's adopt signals; the returned function unsubscribes and closes what it opened. */
+export interface AdoptSignalListener {
+  listen(onSignal: () => void): Promise<() => Promise<void>>;
 }
 
 /** Starts the health/readiness/metrics server; readiness also asks `accepting` (false while draining). */
@@ -72,6 +79,11 @@ export const DRAIN_CONCURRENCY = 8;
  */
 export class GatewayNode implements BeforeApplicationShutdown {
   private unlisten: (() => Promise<void>) | null = null;
+  private unlistenAdopt: (() => Promise<void>) | null = null;
+  /** the converge passes run by the interval and the adopt signal, one after another */
+  private converging: Promise<void> | null = null;
+  /** a signal came during a pass: the table may have changed after that pass read it, so one more follows */
+  private convergeAgain = false;
   private sweepTimer: unknown = null;
   private heartbeatTimer: unknown = null;
   private adoptTimer: unknown = null;
@@ -125,7 +137,10 @@ export class GatewayNode implements BeforeApplicationShutdown {
     }, this.settings.sweepMs);
 
     const resumed = await host.resume();
-    this.adoptTimer = this.intervals.setInterval(() => void this.converge(), this.settings.adoptMs);
+    this.adoptTimer = this.intervals.setInterval(() => {
+      if (this.converging === null) this.convergeSoon();
+    }, this.settings.adoptMs);
+    this.unlistenAdopt = (await this.parts.adoptSignals?.listen(() => this.convergeSoon())) ?? null;
     await this.beat();
     this.ops = await this.parts.opsServer(() => this.accepting);
     logger.info({ gatewayId: this.settings.gatewayId, engine: this.settings.engine, resumed, healthPort: this.ops.port }, 'gateway started');
@@ -151,6 +166,23 @@ export class GatewayNode implements BeforeApplicationShutdown {
     }
   }
 
+  /**
+   * A converge pass now, or, when one is running, one more right after it: a signal says the table changed, and the
+   * running pass may have read it before. Any number of signals during a pass make one more pass.
+   */
+  private convergeSoon(): void {
+    if (this.converging !== null) {
+      this.convergeAgain = true;
+      return;
+    }
+    this.converging = (async () => {
+      do {
+        this.convergeAgain = false;
+        await this.converge();
+      } while (this.convergeAgain && this.accepting);
+    })().finally(() => (this.converging = null));
+  }
+
   /** One adopt/hand-off pass; skipped while the leases are not trusted (the watchdog closed everything). */
   private async converge(): Promise<void> {
     if (!this.watchdog.trusted() || this.draining || this.stopping) return;
@@ -162,7 +194,7 @@ export class GatewayNode implements BeforeApplicationShutdown {
   }
 
   /**
-   * Hands every session held here to other gateways, DRAIN_CONCURRENCY at a time (placement + move + nudge + hand off),
+   * Hands every session held here to other gateways, DRAIN_CONCURRENCY at a time (placement + move + signal + hand off),
    * so the drain fits its grace period on a loaded machine and the network still sees a bounded number of reconnects at
    * once, never a storm. Each hand-off stops reading the old socket first, finishes or gives back (un-acked) what is in
    * flight, and only then releases the lease (SessionRunner.shutdown). Placement skips this node from the first step
@@ -232,6 +264,7 @@ export class GatewayNode implements BeforeApplicationShutdown {
       for (const timer of [this.heartbeatTimer, this.sweepTimer, this.adoptTimer]) if (timer !== null) this.intervals.clearInterval(timer);
       this.watchdog.stop();
       await this.unlisten?.();
+      await this.unlistenAdopt?.();
       await commands.close().catch((err) => logger.warn({ err: String(err) }, 'closing the command worker failed'));
       await host.shutdown();
       await registry.deregister().catch(() => undefined);

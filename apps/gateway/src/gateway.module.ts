@@ -4,7 +4,7 @@ import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
 import { ChatsRepository, ContactsRepository, FollowedChannelsRepository, GroupsRepository, MediaBlobsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
-import { CommandBus, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
+import { AdoptSignal, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
 import { BaileysMediaSource, createMediaStore, MediaSourceByEngine, SimMediaSource } from '@app/media';
 import { InboundSpool, SendSignal } from '@app/messaging';
@@ -14,7 +14,7 @@ import type { SessionEngine } from './engine/engine.interface';
 import { loadEngine } from './engine/load-engine';
 import { FleetSupervisor } from './fleet/fleet-supervisor';
 import { GatewayMetrics } from './gateway-metrics';
-import { GatewayNode, SendSignalListener } from './gateway-node';
+import { AdoptSignalListener, GatewayNode, SendSignalListener } from './gateway-node';
 import { LeaseWatchdog } from './lease-watchdog';
 import { ClientVersionAlarm } from './sessions/client-version-alarm';
 import { PgSessionRecords } from './sessions/pg-session-records';
@@ -54,6 +54,9 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
     await this.connection?.quit().catch(() => this.connection?.disconnect());
   }
 }
+
+/** DI token of the AdoptSignal subscription of this node. */
+export const ADOPT_SIGNALS = Symbol('ADOPT_SIGNALS');
 
 /**
  * One gateway node as a Nest application context: the shared infrastructure (config, PostgreSQL, Redis, events,
@@ -203,17 +206,12 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
       useFactory: (directory: GatewayDirectory, sessions: SessionsRepository) => new SessionPlacement(directory, sessions),
     },
     {
-      provide: CommandBus,
-      inject: [GatewayConfig, REDIS_CLIENT, RedisKeys, LOGGER],
-      useFactory: (c: GatewayConfig, redis: Redis, keys: RedisKeys, logger: Logger) =>
-        new CommandBus({ redisUrl: c.REDIS_URL, timeoutMs: c.GATEWAY_NUDGE_TIMEOUT_MS }, redis, keys, logger),
-    },
-    {
       provide: SessionMover,
-      inject: [SessionPlacement, SessionsRepository, CommandBus, EventPublisher, GatewayMetrics, LOGGER],
-      useFactory: (placement: SessionPlacement, sessions: SessionsRepository, commands: CommandBus, events: EventPublisher, metrics: GatewayMetrics, logger: Logger) =>
-        // nudges go through the node's one command bus (a second one would open its own reply streams)
-        new SessionMover({ placement, sessions, nudge: async (to, sessionId) => void (await commands.send(to, 'session.start', { sessionId })), events, metrics, logger }),
+      inject: [SessionPlacement, SessionsRepository, REDIS_CLIENT, RedisKeys, EventPublisher, GatewayMetrics, LOGGER],
+      useFactory: (placement: SessionPlacement, sessions: SessionsRepository, redis: Redis, keys: RedisKeys, events: EventPublisher, metrics: GatewayMetrics, logger: Logger) => {
+        const adopt = new AdoptSignal(keys);
+        return new SessionMover({ placement, sessions, signal: (to) => adopt.notify(redis, to), events, metrics, logger });
+      },
     },
     {
       provide: CommandServer,
@@ -237,6 +235,22 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
           // ioredis resubscribes after a Redis restart; the error is worth a line, not a crash
           subscriber.on('error', (err) => logger.warn({ reason: err.message }, 'send signal subscription: redis connection error'));
           const unlisten = await new SendSignal(keys).listen(subscriber, c.GATEWAY_ID, onSession);
+          return async () => {
+            await unlisten();
+            await subscriber.quit().catch(() => subscriber.disconnect());
+          };
+        },
+      }),
+    },
+    {
+      provide: ADOPT_SIGNALS,
+      inject: [GatewayConfig, RedisKeys, LOGGER],
+      useFactory: (c: GatewayConfig, keys: RedisKeys, logger: Logger): AdoptSignalListener => ({
+        async listen(onSignal) {
+          // a connection in subscriber mode cannot run other commands: this one is AdoptSignal's alone
+          const subscriber = createRedis(c.REDIS_URL);
+          subscriber.on('error', (err) => logger.warn({ reason: err.message }, 'adopt signal subscription: redis connection error'));
+          const unlisten = await new AdoptSignal(keys).listen(subscriber, c.GATEWAY_ID, onSignal);
           return async () => {
             await unlisten();
             await subscriber.quit().catch(() => subscriber.disconnect());
@@ -285,7 +299,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         OpsEndpoints,
         GatewayMetrics,
         SessionMover,
-        CommandBus,
+        ADOPT_SIGNALS,
         LeaseWatchdog,
         FleetSupervisor,
       ],
@@ -301,7 +315,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         ops: OpsEndpoints,
         metrics: GatewayMetrics,
         mover: SessionMover,
-        bus: CommandBus,
+        adoptSignals: AdoptSignalListener,
         watchdog: LeaseWatchdog,
         supervisor: FleetSupervisor,
       ) =>
@@ -319,9 +333,9 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
             registry,
             leases,
             watchdog,
-            // the nudge channels close with the command worker
-            commands: { start: () => commands.start(), close: async () => void (await Promise.all([commands.close(), bus.close()])) },
+            commands,
             signals,
+            adoptSignals,
             opsServer: (accepting) => ops.start(c.GATEWAY_HEALTH_PORT, c.OPS_HOST, accepting),
             mover,
             metrics,

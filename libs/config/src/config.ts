@@ -351,10 +351,6 @@ export class GatewayConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(1000) @Max(3600000)
   GATEWAY_DRAIN_GRACE_MS = 30000;
 
-  /** How long a draining node waits for a nudge (`session.start`) to the new holder; the move stands regardless. */
-  @Transform(toInt) @IsInt() @Min(100) @Max(60000)
-  GATEWAY_NUDGE_TIMEOUT_MS = 5000;
-
   /** QR codes shown without a scan before the session is marked failed. */
   @Transform(toInt) @IsInt() @Min(1) @Max(50)
   QR_MAX_RETRIES = 5;

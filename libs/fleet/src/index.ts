@@ -1,3 +1,4 @@
+export * from './adopt-signal';
 export * from './command-bus';
 export * from './fleet-logger';
 export * from './gateway-registry';

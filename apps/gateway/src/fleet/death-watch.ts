@@ -16,13 +16,16 @@ export interface DeathWatchSettings {
 
 /**
  * The leader's record of which gateways it has watched being missing, and since when. A gateway is dead only after
- * this leader has seen its alive key missing continuously: for `confirmMs` when its registry entry shows a heartbeat
- * older than the TTL (it stopped beating), for a whole TTL when the entry is gone too (deregistered, or Redis came back
- * empty — then every live gateway re-registers within a heartbeat, long before that). A new leader, or one whose view was
- * interrupted, starts watching afresh.
+ * this leader has seen its alive key missing continuously: at once when its registry entry shows a heartbeat older than
+ * the TTL and this leader saw it alive earlier in the same uninterrupted view (it watched it stop beating); for
+ * `confirmMs` when it shows such a heartbeat but this leader never saw it alive (a new leader, a view interrupted by a
+ * Redis restart: every live gateway re-registers within a heartbeat); for a whole TTL when the entry is gone too
+ * (deregistered, or Redis came back empty). A new leader, or one whose view was interrupted, starts watching afresh.
  */
 export class DeathWatch {
   private readonly missingSince = new Map<string, number>();
+  /** gateways this leader has seen alive since its view began: their death needs no further confirmation */
+  private readonly seenAlive = new Set<string>();
 
   constructor(private readonly settings: DeathWatchSettings) {}
 
@@ -34,18 +37,23 @@ export class DeathWatch {
     const entries = new Map(registry.map((g) => [g.id, g]));
     const watched = new Set([...entries.keys(), ...placedOn]);
     for (const id of [...this.missingSince.keys()]) if (!watched.has(id)) this.missingSince.delete(id);
+    for (const id of [...this.seenAlive]) if (!watched.has(id)) this.seenAlive.delete(id);
     const dead: DeadGateway[] = [];
     for (const id of watched) {
       const entry = entries.get(id);
       if (entry?.alive) {
         this.missingSince.delete(id);
+        this.seenAlive.add(id);
         continue;
       }
       const since = this.missingSince.get(id) ?? now;
       this.missingSince.set(id, since);
       const watchedFor = now - since;
       if (entry) {
-        if (watchedFor >= this.settings.confirmMs && now - entry.lastHeartbeatAt >= this.settings.ttlMs) dead.push({ id, diedAt: entry.lastHeartbeatAt });
+        // seen beating, then silent for a whole TTL under this leader's own eyes: its leases have expired with it, so
+        // nothing is gained by waiting longer (a Redis restart interrupts the view, and then the confirmation applies)
+        const confirmed = this.seenAlive.has(id) || watchedFor >= this.settings.confirmMs;
+        if (confirmed && now - entry.lastHeartbeatAt >= this.settings.ttlMs) dead.push({ id, diedAt: entry.lastHeartbeatAt });
       } else if (watchedFor >= this.settings.ttlMs) {
         dead.push({ id, diedAt: since });
       }
@@ -56,5 +64,6 @@ export class DeathWatch {
   /** The view was interrupted (leadership lost, Redis unreadable): nothing seen so far counts any more. */
   forget(): void {
     this.missingSince.clear();
+    this.seenAlive.clear();
   }
 }

@@ -14,7 +14,7 @@ interface Row {
   lastConnectedAt: Date | null;
 }
 
-type SessionTable = FleetSupervisorPorts['sessions'] & Pick<SessionMoverPorts['sessions'], 'moveToGateway'>;
+type SessionTable = FleetSupervisorPorts['sessions'] & Pick<SessionMoverPorts['sessions'], 'moveManyToGateway'>;
 
 const NOT_RESUMED: SessionStatus[] = ['stopped', 'failed', 'logged_out'];
 
@@ -58,6 +58,17 @@ class FakeSessions implements SessionTable {
     return true;
   }
 
+  /** one statement in PostgreSQL: each row moves only if it is still on `from` */
+  async moveManyToGateway(from: string, moves: ReadonlyArray<{ id: string; to: string }>): Promise<string[]> {
+    this.statements += 1;
+    const moved: string[] = [];
+    for (const { id, to } of moves) if (await this.moveToGateway(id, from, to)) moved.push(id);
+    return moved;
+  }
+
+  /** move statements run */
+  statements = 0;
+
   async placedCountsOn(gatewayIds: string[]): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
     for (const r of this.rows.values()) {
@@ -95,7 +106,7 @@ function fleet(settings: Partial<FleetSupervisorSettings> = {}) {
   let registry: GatewayEntry[] = [];
   let leader = true;
   const published: EventEnvelope<SessionMovedPayload>[] = [];
-  const nudged: Array<[string, string]> = [];
+  const signalled: string[] = [];
   const moves: Array<[string, string, string]> = [];
   const failovers: number[] = [];
   let released = 0;
@@ -111,8 +122,8 @@ function fleet(settings: Partial<FleetSupervisorSettings> = {}) {
       // the real mover over the same fakes: what a move does is part of what is checked here
       mover: new SessionMover({
         placement: { choose: async () => ({ gatewayId: 'unused', fleetCapacity: 0 }) },
-        sessions: { moveToGateway: (id, from, to) => sessions.moveToGateway(id, from, to), findRuntime: async () => null },
-        nudge: async (g, s) => void nudged.push([g, s]),
+        sessions: { moveManyToGateway: (from, moves) => sessions.moveManyToGateway(from, moves), findRuntime: async () => null },
+        signal: async (g) => void signalled.push(g),
         events: {
           build: <T extends EventType>(input: PublishInput<T>) => ({ id: `evt_${now}`, timestamp: now, ...input }) as EventEnvelope<EventPayloads[T]>,
           publishEnvelopes: async (envelopes: EventEnvelope<object>[]) => void published.push(...(envelopes as EventEnvelope<SessionMovedPayload>[])),
@@ -132,7 +143,7 @@ function fleet(settings: Partial<FleetSupervisorSettings> = {}) {
     supervisor,
     sessions,
     published,
-    nudged,
+    signalled,
     moves,
     failovers,
     get released() {
@@ -156,6 +167,24 @@ describe('DeathWatch', () => {
     expect(w.observe([entry], ['gw-b'], 6500)).toEqual([]);
     expect(w.observe([entry], ['gw-b'], 8000)).toEqual([]);
     expect(w.observe([entry], ['gw-b'], 8500)).toEqual([{ id: 'gw-b', diedAt: 0 }]);
+  });
+
+  it('declares a gateway it watched stop beating dead as soon as its heartbeat is a TTL old (its leases expired with it)', () => {
+    const w = watch();
+    expect(w.observe([gateway('gw-b', true, 0)], ['gw-b'], 500)).toEqual([]);
+    const silent = gateway('gw-b', false, 0);
+    expect(w.observe([silent], ['gw-b'], 5999)).toEqual([]);
+    expect(w.observe([silent], ['gw-b'], 6000)).toEqual([{ id: 'gw-b', diedAt: 0 }]);
+  });
+
+  it('once its view was interrupted (a Redis restart), the leader confirms a silent gateway for a heartbeat again', () => {
+    const w = watch();
+    w.observe([gateway('gw-b', true, 0)], ['gw-b'], 500);
+    w.forget();
+    const silent = gateway('gw-b', false, 0);
+    expect(w.observe([silent], ['gw-b'], 6500)).toEqual([]);
+    expect(w.observe([silent], ['gw-b'], 8000)).toEqual([]);
+    expect(w.observe([silent], ['gw-b'], 8500)).toEqual([{ id: 'gw-b', diedAt: 0 }]);
   });
 
   it('after Redis came back empty, gateways that re-register within a heartbeat are never dead', () => {
@@ -183,7 +212,7 @@ describe('DeathWatch', () => {
 });
 
 describe('FleetSupervisor', () => {
-  it('moves every running session of a dead gateway to the live ones by free capacity, announces and nudges each move', async () => {
+  it('moves every running session of a dead gateway to the live ones by free capacity, announces each move and signals each target once', async () => {
     const f = fleet();
     for (let i = 0; i < 6; i++) f.sessions.add(`s${i}`, 'gw-dead');
     f.sessions.add('s-stopped', 'gw-dead', 'stopped', 'stopped');
@@ -208,7 +237,9 @@ describe('FleetSupervisor', () => {
       expect(e.payload).toMatchObject({ status: 'working', previousStatus: 'working', fromGatewayId: 'gw-dead' });
       expect(f.sessions.rows.get(e.sessionId!)!.gatewayId).toBe(e.payload.toGatewayId);
     }
-    expect(f.nudged.sort()).toEqual(f.published.map((e) => [e.payload.toGatewayId, e.sessionId]).sort());
+    // one statement for the six moves, and one signal per gateway that got sessions, not one per session
+    expect(f.sessions.statements).toBe(1);
+    expect(f.signalled.sort()).toEqual(['gw-a', 'gw-b']);
     expect(f.moves.filter(([reason]) => reason === 'failover')).toHaveLength(6);
 
     // the failover time runs from the dead gateway's last heartbeat to `working` on the new one
@@ -217,7 +248,7 @@ describe('FleetSupervisor', () => {
     expect(f.failovers).toEqual(Array(5).fill(9));
   });
 
-  it('a move another mover won is neither announced nor nudged', async () => {
+  it('a move another mover won is neither announced nor signalled', async () => {
     const f = fleet();
     f.sessions.add('s1', 'gw-dead');
     f.sessions.add('s2', 'gw-dead');
@@ -227,7 +258,7 @@ describe('FleetSupervisor', () => {
     f.advance(2000);
     await f.supervisor.tick();
     expect(f.published.map((e) => e.sessionId)).toEqual(['s2']);
-    expect(f.nudged).toEqual([['gw-a', 's2']]);
+    expect(f.signalled).toEqual(['gw-a']);
   });
 
   it('moves nothing while another gateway leads', async () => {

@@ -26,7 +26,7 @@ export interface FleetSupervisorPorts {
   election: LeaderElection;
   directory: { list(): Promise<GatewayEntry[]> };
   sessions: Pick<SessionsRepository, 'resumableCountsByGateway' | 'movableOn' | 'placedCountsOn' | 'connectedSince'>;
-  /** every move is the mover's: the conditional update, the event, the count and the nudge */
+  /** every move is the mover's: the conditional update, the event, the count and the adopt signal */
   mover: Pick<SessionMover, 'moveAll'>;
   metrics: FleetSupervisorMetrics;
   logger: SupervisorLogger;
@@ -63,7 +63,7 @@ const isDraining = (g: GatewayEntry): boolean => g.draining === true;
  * restart elects nobody new) watches the registry, moves every session of a dead gateway onto live ones by free
  * capacity all at once (failover), and moves sessions one at a time from the fullest gateway to the emptiest while the
  * spread is above the threshold, no faster than REBALANCE_MOVES_PER_MIN (rebalance). Each move is the SessionMover's
- * (the conditional row update, the event with the reason, the nudge); the gateways converge on the table themselves.
+ * (the conditional row update, the event with the reason, the adopt signal); the gateways converge on the table themselves.
  */
 export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly deaths: DeathWatch;

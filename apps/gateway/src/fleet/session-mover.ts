@@ -29,30 +29,27 @@ export interface MoverLogger {
 
 export interface SessionMoverPorts {
   placement: Pick<SessionPlacement, 'choose'>;
-  sessions: Pick<SessionsRepository, 'moveToGateway' | 'findRuntime'>;
-  /** the fast path to a session's new holder (`session.start` on the command bus) */
-  nudge(gatewayId: string, sessionId: string): Promise<void>;
+  sessions: Pick<SessionsRepository, 'moveManyToGateway' | 'findRuntime'>;
+  /** the fast path to a new holder: one signal (AdoptSignal) and it converges on the table at once */
+  signal(gatewayId: string): Promise<void>;
   events: Pick<EventPublisher, 'build' | 'publishEnvelopes'>;
   /** moves in/out by reason (gateway metrics) */
   metrics: { recordMove(reason: MoveReason, from: string, to: string): void };
   logger: MoverLogger;
 }
 
-/** Conditional moves at once against PostgreSQL (the pool has 10 connections), and nudges in flight. */
-const MOVE_CONCURRENCY = 8;
-const NUDGE_CONCURRENCY = 64;
+/** Moves per conditional update statement, and events per outbox insert. */
+const MOVE_BATCH = 500;
 const EVENT_BATCH = 500;
 
 /**
  * What a move of a session between gateways is, for every mover (a drain, the leader's failover and rebalance): the
  * sessions table is the instruction. A conditional update of the row (racing movers: one wins), a `session.status`
  * event saying why (the status itself is unchanged at that moment; the new holder's runner reports what follows), the
- * move counted, and a nudge to the new holder — in the background and bounded, and harmless when it fails, since
- * every gateway adopts what the table assigns it with its next converge pass.
+ * move counted, and one signal per new holder however many sessions it got — in the background, and harmless when it
+ * fails, since every gateway adopts what the table assigns it with its next converge pass.
  */
 export class SessionMover implements BeforeApplicationShutdown {
-  private readonly nudges: Array<{ gatewayId: string; sessionId: string }> = [];
-  private nudging = 0;
   private stopped = false;
 
   constructor(private readonly ports: SessionMoverPorts) {}
@@ -67,9 +64,9 @@ export class SessionMover implements BeforeApplicationShutdown {
   }
 
   /**
-   * Moves many sessions off `from`, each to `target()`'s answer (asked once per session, a few at a time), and
-   * announces the moves it won in batches. `lost(to)` hears of each move another mover won first, so a placement that
-   * counted it can give the place back. Resolves with the moves won.
+   * Moves many sessions off `from`, each to `target()`'s answer (asked once per session, in order), MOVE_BATCH rows per
+   * conditional update, and announces the moves it won in batches. `lost(to)` hears of each move another mover won
+   * first, so a placement that counted it can give the place back. Resolves with the moves won.
    */
   async moveAll(
     from: string,
@@ -79,16 +76,16 @@ export class SessionMover implements BeforeApplicationShutdown {
     lost: (to: string) => void = () => undefined,
   ): Promise<Array<{ session: MovableSession; to: string }>> {
     const moved: Array<{ session: MovableSession; to: string }> = [];
-    const queue = [...sessions];
-    const worker = async () => {
-      for (let session = queue.shift(); session; session = queue.shift()) {
-        const to = await target();
-        if (await this.ports.sessions.moveToGateway(session.id, from, to)) moved.push({ session, to });
-        else lost(to);
-      }
-    };
     try {
-      await Promise.all(Array.from({ length: Math.min(MOVE_CONCURRENCY, queue.length) }, worker));
+      for (let i = 0; i < sessions.length; i += MOVE_BATCH) {
+        const batch: Array<{ session: MovableSession; to: string }> = [];
+        for (const session of sessions.slice(i, i + MOVE_BATCH)) batch.push({ session, to: await target() });
+        const won = new Set(await this.ports.sessions.moveManyToGateway(from, batch.map(({ session, to }) => ({ id: session.id, to }))));
+        for (const move of batch) {
+          if (won.has(move.session.id)) moved.push(move);
+          else lost(move.to);
+        }
+      }
     } finally {
       // what was won is announced even when a later move failed
       await this.announce(moved, from, reason);
@@ -98,7 +95,6 @@ export class SessionMover implements BeforeApplicationShutdown {
 
   beforeApplicationShutdown(): void {
     this.stopped = true;
-    this.nudges.length = 0;
   }
 
   private async announce(moved: Array<{ session: MovableSession; to: string }>, from: string, reason: MoveReason): Promise<void> {
@@ -108,25 +104,11 @@ export class SessionMover implements BeforeApplicationShutdown {
       return events.build({ event: 'session.status', organizationId: session.organizationId, sessionId: session.id, payload });
     });
     for (let i = 0; i < envelopes.length; i += EVENT_BATCH) await events.publishEnvelopes(envelopes.slice(i, i + EVENT_BATCH));
-    for (const { session, to } of moved) {
-      metrics.recordMove(reason, from, to);
-      if (!this.stopped) this.nudges.push({ gatewayId: to, sessionId: session.id });
-    }
+    for (const { to } of moved) metrics.recordMove(reason, from, to);
     if (moved.length === 1) logger.info({ sessionId: moved[0].session.id, from, to: moved[0].to, reason }, 'session moved');
-    this.drainNudges();
-  }
-
-  private drainNudges(): void {
-    while (this.nudging < NUDGE_CONCURRENCY && this.nudges.length > 0) {
-      const next = this.nudges.shift()!;
-      this.nudging += 1;
-      void this.ports
-        .nudge(next.gatewayId, next.sessionId)
-        .catch((err) => this.ports.logger.debug({ ...next, err: String(err) }, 'nudge failed'))
-        .finally(() => {
-          this.nudging -= 1;
-          if (!this.stopped) this.drainNudges();
-        });
+    if (this.stopped) return;
+    for (const gatewayId of new Set(moved.map(({ to }) => to))) {
+      void this.ports.signal(gatewayId).catch((err) => logger.debug({ gatewayId, err: String(err) }, 'adopt signal failed'));
     }
   }
 }

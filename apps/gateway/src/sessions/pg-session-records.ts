@@ -2,7 +2,7 @@ import type { GroupChanges, GroupNetwork, GroupNetworkParticipant } from '@app/c
 import type { GroupsRepository, SessionsRepository } from '@app/database';
 import type { SecretBox } from '@app/crypto';
 import type { GroupInfo } from '../engine/engine.interface';
-import type { SessionRecord, SessionRecordPatch, SessionRecords } from './session-ports';
+import type { PlacedSession, SessionRecord, SessionRecordPatch, SessionRecords } from './session-ports';
 
 /** The runner's SessionRecords port over the sessions and groups repositories, for the sessions of one gateway. */
 export class PgSessionRecords implements SessionRecords {
@@ -56,7 +56,8 @@ export class PgSessionRecords implements SessionRecords {
     return this.groups.metadataOf(sessionId, groupJid);
   }
 
-  resumable(gatewayId: string): Promise<string[]> {
-    return this.sessions.resumableOn(gatewayId);
+  resumable(gatewayId: string): Promise<PlacedSession[]> {
+    // the rows resumableOn lists, with the columns a runner is created from
+    return this.sessions.movableOn(gatewayId);
   }
 }

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import type { SessionStatus } from '@app/contracts';
 import type { ConnectOptions, EngineConnection, SessionEngine } from '../engine/engine.interface';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import { SessionHost } from './session-host';
@@ -34,11 +35,20 @@ function setup() {
     ['ses_2', me],
     ['ses_3', 'gw-b'],
   ]);
+  /** the rest of each row: what the runners write */
+  const rows = new Map<string, { status: SessionStatus; desiredState: 'running' | 'stopped' }>();
+  const row = (id: string) => rows.get(id) ?? { status: 'working' as const, desiredState: 'running' as const };
+  /** a test can hold the converge pass right after its read of the table */
+  let tableRead: { listed: () => void; release: Promise<void> } = { listed: () => undefined, release: Promise.resolve() };
   const engine = new FakeEngine();
   const leaseHolders = new Map<string, string>();
   const records: SessionRecords = {
-    find: async (id) => ({ id, organizationId: 'org_1', status: 'working', desiredState: 'running', phoneNumber: null, autoRead: false, presenceTyping: false }),
-    update: async () => true,
+    find: async (id) => ({ id, organizationId: 'org_1', ...row(id), phoneNumber: null, autoRead: false, presenceTyping: false }),
+    update: async (id, patch) => {
+      const { status, desiredState } = { ...row(id), ...patch };
+      rows.set(id, { status, desiredState });
+      return true;
+    },
     takeLeaseToken: async () => 1,
     saveGroup: async () => undefined,
     updateGroup: async () => undefined,
@@ -46,7 +56,14 @@ function setup() {
     removeGroupParticipants: async () => undefined,
     setGroupAdmins: async () => undefined,
     findGroup: async () => null,
-    resumable: async (gw) => [...placedOn].filter(([, g]) => g === gw).map(([id]) => id),
+    resumable: async (gw) => {
+      const listed = [...placedOn]
+        .filter(([id, g]) => g === gw && row(id).desiredState === 'running' && !['stopped', 'failed', 'logged_out'].includes(row(id).status))
+        .map(([id]) => ({ id, organizationId: 'org_1', status: row(id).status }));
+      tableRead.listed();
+      await tableRead.release;
+      return listed;
+    },
     notPlacedOn: async (ids, gw) => ids.filter((id) => placedOn.get(id) !== gw),
   };
   const leases: SessionLeases = {
@@ -75,7 +92,15 @@ function setup() {
     },
     logger,
   );
-  return { host, engine, placedOn, leaseHolders };
+  return { host, engine, placedOn, leaseHolders, rows, holdTableRead };
+
+  /** Holds the next pass once it has read the table: resolves when it has, with the function that lets it go on. */
+  function holdTableRead(): Promise<() => void> {
+    let release: () => void = () => undefined;
+    return new Promise((listed) => {
+      tableRead = { listed: () => listed(release), release: new Promise<void>((r) => (release = r)) };
+    });
+  }
 }
 
 describe('SessionHost converge (adopt + hand off)', () => {
@@ -110,6 +135,26 @@ describe('SessionHost converge (adopt + hand off)', () => {
     while (!t.engine.open.has('ses_3')) await new Promise((r) => setTimeout(r, 20));
     expect(t.leaseHolders.get('ses_3')).toBe('gw-a');
     await t.host.shutdown();
+  });
+
+  it('does not start a session whose stop completed after the pass listed it (issue 20)', async () => {
+    const t = setup();
+    const held = t.holdTableRead();
+    const pass = t.host.converge();
+    // the pass has listed ses_1 and ses_2 as placed here and wanted running…
+    const goOn = await held;
+    // …then the owner's stop is answered before the pass gets to ses_1
+    const stopped = await t.host.execute({ name: 'session.stop', args: { sessionId: 'ses_1' }, deadline: Date.now() + 10_000 });
+    expect(stopped).toEqual({ sessionId: 'ses_1', status: 'stopped' });
+    goOn();
+    expect(await pass).toEqual({ started: 1, handedOff: 0 });
+    // the stop stands: no socket, the row still stopped and wanted stopped, the runner stopped
+    expect([...t.engine.open]).toEqual(['ses_2']);
+    expect(t.rows.get('ses_1')).toEqual({ status: 'stopped', desiredState: 'stopped' });
+    expect(t.host.activeSessionIds()).toEqual(['ses_2']);
+    // and later passes leave it stopped too
+    expect(await t.host.converge()).toEqual({ started: 0, handedOff: 0 });
+    expect(t.engine.open.has('ses_1')).toBe(false);
   });
 
   it('closes every socket when the leases are no longer trusted, keeping them for a later pass', async () => {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { CommandMap, CommandName, CommandRequest, DomainError, SessionSnapshot } from '@app/contracts';
 import { SessionRunner, SessionRunnerDeps } from './session-runner';
+import type { PlacedSession } from './session-ports';
 
 export interface ConvergeResult {
   /** sessions placed here that this gateway started */
@@ -125,15 +126,18 @@ export class SessionHost {
   private async convergeOnce(): Promise<ConvergeResult> {
     const handedOff = await this.handOffMoved();
     const placed = await this.deps.records.resumable(this.gatewayId);
-    const queue = placed.filter((id) => !this.runners.get(id)?.isActive);
+    const queue = placed.filter((s) => !this.runners.get(s.id)?.isActive);
     let started = 0;
     const worker = async () => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+      for (let placedHere = queue.shift(); placedHere !== undefined; placedHere = queue.shift()) {
         try {
-          await (await this.runner(id)).start();
-          started += 1;
+          // adopt, not start: the runner reads the row again in its serial section, so a stop that completed since
+          // the list above was read is not undone (issue 20)
+          const runner = this.runnerFor(placedHere);
+          await runner.adopt();
+          if (runner.isActive) started += 1;
         } catch (err) {
-          this.logger.error({ sessionId: id, err: String(err) }, 'starting a session placed here failed');
+          this.logger.error({ sessionId: placedHere.id, err: String(err) }, 'starting a session placed here failed');
         }
       }
     };
@@ -200,6 +204,15 @@ export class SessionHost {
 
   private snapshot(runner: SessionRunner, status = runner.currentStatus): SessionSnapshot {
     return { sessionId: runner.sessionId, status };
+  }
+
+  /** The runner of a session the table places here, created from the listed row (no second read). */
+  private runnerFor(placed: PlacedSession): SessionRunner {
+    const existing = this.runners.get(placed.id);
+    if (existing) return existing;
+    const runner = new SessionRunner(placed.id, placed.organizationId, placed.status, this.deps);
+    this.runners.set(placed.id, runner);
+    return runner;
   }
 
   private async runner(sessionId: string): Promise<SessionRunner> {

@@ -1,4 +1,4 @@
-import type { CatalogEvent, ChannelView, EventType, GroupChanges, GroupNetwork, GroupNetworkParticipant, SessionQr } from '@app/contracts';
+import type { CatalogEvent, ChannelView, EventType, GroupChanges, GroupNetwork, GroupNetworkParticipant, SessionQr, SessionStatus } from '@app/contracts';
 import type { SessionRuntimePatch, SessionRuntimeRow } from '@app/database';
 import type { AuthStateStore, GroupInfo } from '../engine/engine.interface';
 
@@ -12,6 +12,12 @@ export type SessionRecord = SessionRuntimeRow & {
   /** the session's proxy URL, opened (PgSessionRecords decrypts `proxyUrlSealed`); null or absent: direct */
   proxyUrl?: string | null;
 };
+/** A session the table places on this gateway: enough to create its runner without reading the row again. */
+export interface PlacedSession {
+  id: string;
+  organizationId: string;
+  status: SessionStatus;
+}
 /** The fields a runner writes. */
 export type SessionRecordPatch = SessionRuntimePatch;
 
@@ -43,8 +49,8 @@ export interface SessionRecords {
   setGroupAdmins(sessionId: string, groupJid: string, jids: string[], admin: 'admin' | null, network?: GroupNetworkParticipant[]): Promise<void>;
   /** A stored group with its members (the engine's group metadata), or null when unknown here. */
   findGroup(sessionId: string, groupJid: string): Promise<GroupInfo | null>;
-  /** Sessions placed on this gateway that should run (it starts those it does not hold). */
-  resumable(gatewayId: string): Promise<string[]>;
+  /** Sessions placed on this gateway that should run (it starts those it does not hold), with what a runner starts from. */
+  resumable(gatewayId: string): Promise<PlacedSession[]>;
   /** Of the sessions held here, those whose row places them elsewhere now (or that are gone): to hand off. */
   notPlacedOn(sessionIds: string[], gatewayId: string): Promise<string[]>;
 }

@@ -17,6 +17,7 @@ import {
   RunnerSettings,
   SessionEventSink,
   SessionLeases,
+  SessionRecord,
   SessionRecordPatch,
   SessionRecords,
   Timers,
@@ -112,6 +113,9 @@ const ROW_RETRY_MAX_MS = 10_000;
 /** How long an identical group creation (same name and participants) returns the first one's group. */
 export const GROUP_CREATION_REPEAT_MS = 10 * 60_000;
 
+/** Row statuses that wait on the owner: the table places such a session here, but no gateway starts it by itself. */
+const NOT_RESUMED: readonly SessionStatus[] = ['stopped', 'failed', 'logged_out'];
+
 const CLEARED_ACCOUNT: SessionRecordPatch = { phoneNumber: null, waJid: null, waLid: null };
 
 /** How many restart requests (515) in a row, with no open between them, are answered by reconnecting at once. */
@@ -193,6 +197,8 @@ export class SessionRunner {
   /** history batches are stored one after another beside the event queue, so live messages never wait behind them */
   private historyTail: Promise<unknown> = Promise.resolve();
   private historyPending = 0;
+  /** the row `begin` read, used by the connect that follows it (then cleared: a reconnect reads the row again) */
+  private startRecord: SessionRecord | null = null;
 
   constructor(
     readonly sessionId: string,
@@ -256,6 +262,22 @@ export class SessionRunner {
     return this.serial(async () => {
       if (this.wanted) return this.status;
       await this.begin('start_requested');
+      return this.status;
+    });
+  }
+
+  /**
+   * Starts the session because the sessions table places it here (the converge pass), unless the row no longer asks
+   * for it: read again inside the serial section, so a stop (or a logout, a failure) that completed after the pass
+   * listed the table wins, instead of the session coming back to `starting` (issue 20). The row read here also serves
+   * the start itself (pairing, history setting, the first connect's proxy).
+   */
+  adopt(): Promise<SessionStatus> {
+    return this.serial(async () => {
+      if (this.wanted) return this.status;
+      const record = await this.deps.records.find(this.sessionId);
+      if (!record || record.desiredState !== 'running' || NOT_RESUMED.includes(record.status)) return this.status;
+      await this.begin('start_requested', record);
       return this.status;
     });
   }
@@ -435,7 +457,8 @@ export class SessionRunner {
 
   // --- the state machine -------------------------------------------------------------------------
 
-  private async begin(reason: string): Promise<void> {
+  /** `known`: the row as just read inside the serial section (adopt); otherwise it is read here. */
+  private async begin(reason: string, known?: SessionRecord): Promise<void> {
     this.wanted = true;
     this.qrShown = 0;
     this.failedConnects = 0;
@@ -444,7 +467,9 @@ export class SessionRunner {
     this.openedSinceStart = false;
     // the account on the row is what pairing left there (cleared by a logout); unknown (store down) counts as paired,
     // since giving up on a paired session costs its user more than retrying an unpaired one
-    const record = await this.deps.records.find(this.sessionId).catch(() => undefined);
+    const record = known ?? (await this.deps.records.find(this.sessionId).catch(() => undefined));
+    // the first connect reads its proxy from this same read rather than a second one
+    this.startRecord = record ?? null;
     this.pairedAtStart = record === undefined || (record !== null && record.phoneNumber !== null);
     this.syncHistory = record?.syncHistory ?? 'none';
     await this.setStatus('starting', reason, { desiredState: 'running' });
@@ -454,6 +479,9 @@ export class SessionRunner {
   /** Runs inside the serial queue. */
   private async openSocket(): Promise<void> {
     const gen = ++this.generation;
+    // only the attempt right after `begin` may use its read; any later one reads the row again
+    const fresh = this.startRecord;
+    this.startRecord = null;
     this.clearReconnect();
     if (!this.leasesTrusted()) {
       // the watchdog is about to close every socket of this gateway; the adopt loop restarts what is still ours
@@ -481,7 +509,7 @@ export class SessionRunner {
     try {
       // the proxy is read at every connect (a PATCH applies from the next one); a row that cannot be read fails the
       // connect rather than connecting without the proxy the owner asked for
-      const proxyUrl = (await this.deps.records.find(this.sessionId))?.proxyUrl ?? null;
+      const proxyUrl = (fresh ?? (await this.deps.records.find(this.sessionId)))?.proxyUrl ?? null;
       conn = await this.deps.engine.connect({
         sessionId: this.sessionId,
         auth: this.auth,

@@ -198,6 +198,23 @@ export class SessionsRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  /**
+   * Many moves off `from` in one statement, each only if its row is still there (racing movers: one wins per row).
+   * Answers the ids moved.
+   */
+  async moveManyToGateway(from: string, moves: ReadonlyArray<{ id: string; to: string }>): Promise<string[]> {
+    if (moves.length === 0) return [];
+    // an UPDATE answers [rows, rowCount]
+    const [rows]: [Array<{ id: string }>, number] = await this.db.query(
+      `UPDATE sessions s SET gateway_id = m.to_gateway, updated_at = now()
+       FROM unnest($1::text[], $2::text[]) AS m(id, to_gateway)
+       WHERE s.id = m.id AND s.gateway_id = $3
+       RETURNING s.id`,
+      [moves.map((m) => m.id), moves.map((m) => m.to), from],
+    );
+    return rows.map((r) => r.id);
+  }
+
   async delete(id: string): Promise<void> {
     await this.repo.delete({ id });
   }
