@@ -16,10 +16,6 @@ export function messageKeyFor(ref: MessageKeyRef): WAMessageKey {
  * WhatsApp plays a voice note only from Ogg/Opus; anything else goes as an audio file. Ogg on WhatsApp is always Opus,
  * and iOS refuses a voice note whose mimetype does not say so.
  */
-export function isVoiceNote(mimetype: string): boolean {
-  return /^audio\/ogg\b/i.test(mimetype.trim());
-}
-
 const VOICE_MIMETYPE = 'audio/ogg; codecs=opus';
 
 /** vCard 3.0 text values escape backslash, comma, semicolon and newlines. */
@@ -66,10 +62,9 @@ export function messageContentFor(content: OutboundContent, mentions: string[]):
         ...(content.media.filename ? { fileName: content.media.filename } : {}),
         ...(content.caption ? { caption: content.caption } : {}),
       };
-    case 'audio': {
-      const ptt = isVoiceNote(content.media.mimetype);
-      return { audio: content.media.data, mimetype: ptt ? VOICE_MIMETYPE : content.media.mimetype, ptt, ...(ptt ? voiceShapeFor(content.media.data) : {}) };
-    }
+    case 'audio':
+      // an audio file, whatever its format: a voice note is the `voice` type (CONTRACT 12), as on the sim engine
+      return { audio: content.media.data, mimetype: content.media.mimetype, ptt: false };
     case 'voice':
       return { audio: content.media.data, mimetype: VOICE_MIMETYPE, ptt: true, ...voiceShapeFor(content.media.data) };
     case 'sticker':

@@ -625,7 +625,7 @@ describe('BaileysEngine send', () => {
       { document: Buffer.from('bytes'), mimetype: 'application/pdf', fileName: 'invoice.pdf', caption: 'the invoice' },
     ],
     ['audio file (mp3)', { type: 'audio', media: media('audio/mpeg') }, [], { audio: Buffer.from('bytes'), mimetype: 'audio/mpeg', ptt: false }],
-    ['voice note (ogg/opus)', { type: 'audio', media: media('audio/ogg') }, [], { audio: Buffer.from('bytes'), mimetype: 'audio/ogg; codecs=opus', ptt: true }],
+    ['audio file (ogg): not a voice note, that is the voice type', { type: 'audio', media: media('audio/ogg') }, [], { audio: Buffer.from('bytes'), mimetype: 'audio/ogg', ptt: false }],
     [
       'location',
       { type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Tor', address: null } },

@@ -98,12 +98,13 @@ describe('voiceShapeOf (the bars and length WhatsApp shows for a voice note)', (
     expect(voiceShapeOf(Buffer.from('OggS'))).toBeNull();
   });
 
-  it('is what the engine sends with a voice note (and with an Ogg audio sent as one); other audio goes without', () => {
+  it('is what the engine sends with a voice note; an audio file (Ogg included) goes without', () => {
     const audio = wav(2, 8000, () => 1);
     const media = { data: audio, mimetype: 'audio/wav', filename: null };
     expect(messageContentFor({ type: 'voice', media }, [])).toMatchObject({ ptt: true, seconds: 2, waveform: expect.any(Uint8Array) });
     const ogg = oggOpus(Array(100).fill(40));
-    expect(messageContentFor({ type: 'audio', media: { ...media, data: ogg, mimetype: 'audio/ogg' } }, [])).toMatchObject({ ptt: true, seconds: 2 });
+    expect(messageContentFor({ type: 'voice', media: { ...media, data: ogg, mimetype: 'audio/ogg' } }, [])).toMatchObject({ ptt: true, seconds: 2 });
+    expect(messageContentFor({ type: 'audio', media: { ...media, data: ogg, mimetype: 'audio/ogg' } }, [])).toMatchObject({ ptt: false });
     expect(messageContentFor({ type: 'audio', media }, [])).not.toHaveProperty('waveform');
   });
 });
