@@ -126,7 +126,9 @@ describe('Baileys engine on a real socket (local WebSocket server)', () => {
       caption: 'the invoice',
       received: { type: 'document', media: { filename: 'invoice.pdf', caption: 'the invoice', mimetype: 'application/pdf' } },
     });
-    expect(outbound.audio).toMatchObject({ kind: 'audioMessage', ptt: true, mimetype: 'audio/ogg; codecs=opus', received: { type: 'audio' } });
+    // an audio file stays one (Ogg included); a voice note is the voice type, sent as WhatsApp plays them
+    expect(outbound.audio).toMatchObject({ kind: 'audioMessage', ptt: false, mimetype: 'audio/ogg', received: { type: 'audio' } });
+    expect(outbound.voice).toMatchObject({ kind: 'audioMessage', ptt: true, mimetype: 'audio/ogg; codecs=opus', received: { type: 'audio' } });
     expect(outbound.location).toMatchObject({ kind: 'locationMessage', received: { type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Tor', address: null } } });
     expect(outbound.contact).toMatchObject({ kind: 'contactMessage', vcard: expect.stringContaining('waid=15550003333'), received: { contact: { fullName: 'Jane Doe', phoneNumber: '15550003333' } } });
     // a reaction is its own event, never a message in the log

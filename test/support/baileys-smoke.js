@@ -272,6 +272,7 @@ async function realOutboundContent() {
     video: { type: 'video', media: media('video/mp4'), caption: null },
     document: { type: 'document', media: media('application/pdf', 'invoice.pdf'), caption: 'the invoice' },
     audio: { type: 'audio', media: media('audio/ogg') },
+    voice: { type: 'voice', media: media('audio/ogg') },
     location: { type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Tor', address: null } },
     contact: { type: 'contact', contact: { fullName: 'Jane Doe', phoneNumber: '+1 555 000 3333' } },
     reaction: { type: 'reaction', target: { waMessageId: 'IN1', chatJid: '120363000000000001@g.us', fromMe: false, participant: '15550002222@s.whatsapp.net' }, emoji: '👍' },
