@@ -1,3 +1,10 @@
+import { isolateFleet } from './support/fleet-harness';
+
+// a database and Redis namespace of this file's own: the reconciler fans out every outbox event no stream delivered,
+// and the run's shared outbox holds the other files' events for webhooks whose receivers are long gone; in a full run
+// that backlog, not the wipe, decided how long recovery took (a 60 s timeout in one clean-clone CI, 4 s alone)
+const isolated = isolateFleet('webhook-durability');
+
 import IORedis, { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { DISPATCHER_CONSUMER_GROUP, EVENT_STREAM, EventEnvelope, EventType } from '@app/contracts';
@@ -41,6 +48,7 @@ describe('webhook delivery durability', () => {
   };
 
   beforeAll(async () => {
+    await isolated.create();
     db = await testDataSource();
     redis = new IORedis(process.env.REDIS_URL!);
     publisher = new EventPublisher(db, redis, prefix);
@@ -65,6 +73,7 @@ describe('webhook delivery durability', () => {
     await receiver.close();
     await redis.quit();
     await closeTestDataSource();
+    await isolated.drop();
   });
 
   // every first POST to /wipe fails on purpose (200 in a row): the webhook's breaker would open and hand attempts
