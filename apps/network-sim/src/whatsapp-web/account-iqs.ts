@@ -6,7 +6,7 @@
  * shows the same whichever door was used. The push name is app state (`pushNameSetting`): app-state.ts.
  */
 import { DomainError } from '@app/contracts';
-import { child, IqAnswer, IqContext, IqError } from './stanzas';
+import { child, IqAnswer, IqContext, IqError } from './iq';
 import type { BinaryNode } from './wa-kit';
 
 const isGroup = (jid: string | undefined) => Boolean(jid?.endsWith('@g.us'));

@@ -18,7 +18,7 @@ import { DomainError, type LabelUpdatePayload, type SimChatChange } from '@app/c
 import { randomBytes, randomInt } from 'node:crypto';
 import type { DeviceLink, SimNetwork } from '../sim-network';
 import { SignalContact } from './signal-party';
-import { child, children, IqError, type IqAnswer } from './stanzas';
+import { child, children, IqError, type IqAnswer } from './iq';
 import type { Baileys, BinaryNode } from './wa-kit';
 
 /**

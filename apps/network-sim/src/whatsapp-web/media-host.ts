@@ -3,7 +3,7 @@
  * upload carries. Loaded only through stanzas.ts's table (this file imports stanzas.ts back).
  */
 import { mediaHostOf } from './media-server';
-import { IqError, type IqAnswer } from './stanzas';
+import { IqError, type IqAnswer } from './iq';
 
 export const MEDIA_IQ_ANSWERS: Record<string, IqAnswer> = {
   // where to upload and download media, and the auth an upload carries

@@ -7,47 +7,15 @@
  * To add a stanza: add an entry to IQ_ANSWERS keyed `<xmlns> <type> <first child tag>`; it gets the IQ and the
  * session's registration and returns the content of the result IQ (or throws an IqError).
  */
-import type { DeviceLink, SimNetwork } from '../sim-network';
-import type { CompanionRegistration } from './directory';
-import type { DeviceKeyBundle, SignalContact } from './signal-party';
+import type { DeviceKeyBundle } from './signal-party';
+import { child, children, IqAnswer, IqContext, IqError } from './iq';
 import { BinaryNode, SERVER_JID } from './wa-kit';
 import { ACCOUNT_IQ_ANSWERS, usyncByPhone, usyncContact, usyncStatus } from './account-iqs';
 import { MEDIA_IQ_ANSWERS } from './media-host';
 import { APP_STATE_IQ_ANSWERS } from './app-state';
 
-export class IqError extends Error {
-  constructor(
-    readonly code: number,
-    readonly text: string,
-  ) {
-    super(`${code} ${text}`);
-  }
-}
-
-/**
- * What an answer may read: the asking device, and the contacts (by `…@s.whatsapp.net` or `…@lid` jid). Answers that
- * read or change the network's model (an area's table) get it with the session and its link; unit tests may leave
- * them out.
- */
-export interface IqContext {
-  device: CompanionRegistration;
-  /** the device's account: phone number and lid user */
-  account: { phoneNumber: string; lidUser: string } | null;
-  contact(jid: string): SignalContact | null;
-  network?: SimNetwork;
-  sessionId?: string;
-  link?: DeviceLink;
-}
-
-export type IqAnswer = (iq: BinaryNode, ctx: IqContext) => BinaryNode[] | undefined;
-
-export function children(node: BinaryNode | undefined): BinaryNode[] {
-  return Array.isArray(node?.content) ? (node.content as BinaryNode[]) : [];
-}
-
-export function child(node: BinaryNode | undefined, tag: string): BinaryNode | undefined {
-  return children(node).find((c) => c.tag === tag);
-}
+export { child, children, IqError };
+export type { IqAnswer, IqContext };
 
 const DEFAULT_PRIVACY = { last: 'all', online: 'all', profile: 'all', status: 'contacts', groupadd: 'all', readreceipts: 'all', calladd: 'all', messages: 'all' };
 
