@@ -186,7 +186,6 @@ export class SessionsRepository {
     await this.repo.update({ id }, { desiredState: 'stopped', status: 'stopped', lastReason: 'stop_requested', updatedAt: new Date() });
   }
 
-  /** Moves the session only if it is still where the caller saw it, so two concurrent moves do not both win. */
   /** Moves a session only if it is still where the caller saw it; true when it moved (racing movers: one wins). */
   async moveToGateway(id: string, from: string | null, to: string): Promise<boolean> {
     const result = await this.repo
