@@ -1,4 +1,4 @@
-import { Job, Processor, Queue, Worker, WorkerOptions } from 'bullmq';
+import { Processor, Queue, Worker, WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { MEDIA_DOWNLOAD_JOB, MEDIA_DOWNLOAD_QUEUE, MediaDownloadJobData } from '@app/contracts';
 import type { RedisKeys } from '@app/redis';
@@ -40,11 +40,6 @@ export class MediaDownloadQueue {
     await this.queue.add(MEDIA_DOWNLOAD_JOB, { messageId }, { jobId: messageId });
   }
 
-  /** Jobs waiting, delayed and active (tests and metrics). */
-  counts(): Promise<Record<string, number>> {
-    return this.queue.getJobCounts('waiting', 'delayed', 'active', 'failed');
-  }
-
   worker(processor: Processor<MediaDownloadJobData>, options: Omit<WorkerOptions, 'prefix'>): Worker<MediaDownloadJobData> {
     return new Worker<MediaDownloadJobData>(MEDIA_DOWNLOAD_QUEUE, processor, { ...options, prefix: this.keys.bullPrefix });
   }
@@ -54,4 +49,3 @@ export class MediaDownloadQueue {
   }
 }
 
-export type MediaDownloadJob = Job<MediaDownloadJobData>;

@@ -23,6 +23,9 @@ import {
   Timers,
 } from './session-ports';
 
+/** channels a session's runner remembers having kept (a bound: a session follows few) */
+const KEPT_CHANNELS_MAX = 1000;
+
 export interface SessionRunnerDeps {
   engine: SessionEngine;
   authState: AuthStateFactory;
@@ -222,8 +225,22 @@ export class SessionRunner {
       statusPosts: deps.statusPosts,
     });
     const followed = deps.followedChannels;
+    // a post names only its channel: once kept, each further post of it would be one more write that changes nothing
+    const kept = new Set<string>();
     this.channels = followed
-      ? { list: () => followed.list(sessionId), remember: (c) => followed.remember(organizationId, sessionId, c), forget: (jid) => followed.forget(sessionId, jid) }
+      ? {
+          list: () => followed.list(sessionId),
+          remember: async (c) => {
+            if (Object.keys(c).length === 1 && kept.has(c.jid)) return;
+            await followed.remember(organizationId, sessionId, c);
+            if (kept.size >= KEPT_CHANNELS_MAX) kept.clear();
+            kept.add(c.jid);
+          },
+          forget: async (jid) => {
+            kept.delete(jid);
+            await followed.forget(sessionId, jid);
+          },
+        }
       : undefined;
     this.inbound = new InboundEvents({
       ...common,

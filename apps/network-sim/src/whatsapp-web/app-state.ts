@@ -18,14 +18,11 @@ import { DomainError, type LabelUpdatePayload, type SimChatChange } from '@app/c
 import { randomBytes, randomInt } from 'node:crypto';
 import type { DeviceLink, SimNetwork } from '../sim-network';
 import { SignalContact } from './signal-party';
-import { child, children, IqError, type IqAnswer } from './iq';
+import { child, children, IqError } from './iq';
 import type { Baileys, BinaryNode } from './wa-kit';
 
-/**
- * Empty on purpose: decoding a patch is asynchronous (Baileys' decodePatches) and the IQ table answers synchronously,
- * so connection.ts routes `w:sync:app:state` to AppStateServer.answer instead.
- */
-export const APP_STATE_IQ_ANSWERS: Record<string, IqAnswer> = {};
+// no entry in the IQ tables: decoding a patch is asynchronous (Baileys' decodePatches) and those answer synchronously,
+// so connection.ts routes `w:sync:app:state` to AppStateServer.answer
 
 type LTHashState = ReturnType<Baileys['newLTHashState']>;
 type PatchCreate = Parameters<Baileys['encodeSyncdPatch']>[0];

@@ -648,11 +648,12 @@ export class WaWebConnection {
     if (xmlns === 'w:profile:picture' && isGroupJid(node.attrs.target)) return this.onGroupIq(node, answerGroupPictureIq);
     if (xmlns === 'w:sync:app:state') return this.onAppStateIq(node);
     const answer = answerIq(node, this.iqContext(this.registration));
+    const key = iqKey(node);
     // the device's first pre-keys: the phone can now share the app state key with it
-    if (iqKey(node) === 'encrypt set registration') this.shareAppStateKey();
-    if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: iqKey(node) }, 'whatsapp web iq answered with an error');
+    if (key === 'encrypt set registration') this.shareAppStateKey();
+    if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: key }, 'whatsapp web iq answered with an error');
     this.send(answer);
-    if (iqKey(node) === 'encrypt set registration' && this.registration.keyBundle) for (const retry of this.waitingForKeys.splice(0)) retry();
+    if (key === 'encrypt set registration' && this.registration.keyBundle) for (const retry of this.waitingForKeys.splice(0)) retry();
   }
 
   private readonly lidOf = (phoneNumber: string) => this.deps.network.lidOf(phoneNumber);

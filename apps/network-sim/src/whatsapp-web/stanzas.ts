@@ -12,7 +12,6 @@ import { child, children, IqAnswer, IqContext, IqError } from './iq';
 import { BinaryNode, SERVER_JID } from './wa-kit';
 import { ACCOUNT_IQ_ANSWERS, usyncByPhone, usyncContact, usyncStatus } from './account-iqs';
 import { MEDIA_IQ_ANSWERS } from './media-host';
-import { APP_STATE_IQ_ANSWERS } from './app-state';
 
 export { child, children, IqError };
 export type { IqAnswer, IqContext };
@@ -50,7 +49,7 @@ const ROUTINE_IQ_ANSWERS: Record<string, IqAnswer> = {
 
 // built on first use: the area tables import this module's helpers, so they may not be loaded yet when it loads
 let iqAnswers: Record<string, IqAnswer> | null = null;
-const IQ_ANSWERS = () => (iqAnswers ??= { ...ROUTINE_IQ_ANSWERS, ...ACCOUNT_IQ_ANSWERS, ...MEDIA_IQ_ANSWERS, ...APP_STATE_IQ_ANSWERS });
+const IQ_ANSWERS = () => (iqAnswers ??= { ...ROUTINE_IQ_ANSWERS, ...ACCOUNT_IQ_ANSWERS, ...MEDIA_IQ_ANSWERS });
 
 function bytes(node: BinaryNode | undefined, tag: string): Buffer {
   const content = child(node, tag)?.content;

@@ -12,10 +12,7 @@ export function messageKeyFor(ref: MessageKeyRef): WAMessageKey {
   return { remoteJid: ref.chatJid, id: ref.waMessageId, fromMe: ref.fromMe, ...(ref.participant ? { participant: ref.participant } : {}) };
 }
 
-/**
- * WhatsApp plays a voice note only from Ogg/Opus; anything else goes as an audio file. Ogg on WhatsApp is always Opus,
- * and iOS refuses a voice note whose mimetype does not say so.
- */
+/** A voice note goes as Ogg/Opus (what WhatsApp plays as one), named so: iOS refuses one whose mimetype does not say so. */
 const VOICE_MIMETYPE = 'audio/ogg; codecs=opus';
 
 /** vCard 3.0 text values escape backslash, comma, semicolon and newlines. */
@@ -39,11 +36,6 @@ export function vcardFor(contact: ContactContent): string {
  * A voice note's bars and length as WhatsApp shows them (voice-waveform.ts); none when the audio cannot be read, and
  * Baileys then measures the length itself. `waveform` is AudioMessage's field, which Baileys' content type leaves out.
  */
-function voiceShapeFor(audio: Buffer): { seconds: number; waveform: Uint8Array } | Record<string, never> {
-  const shape = voiceShapeOf(audio);
-  return shape ? { seconds: shape.seconds, waveform: shape.waveform } : {};
-}
-
 export function messageContentFor(content: OutboundContent, mentions: string[]): AnyMessageContent {
   // only text, image, video and poll carry mentions in Baileys' content types
   const mentioned = mentions.length ? { mentions } : {};
@@ -66,7 +58,7 @@ export function messageContentFor(content: OutboundContent, mentions: string[]):
       // an audio file, whatever its format: a voice note is the `voice` type (CONTRACT 12), as on the sim engine
       return { audio: content.media.data, mimetype: content.media.mimetype, ptt: false };
     case 'voice':
-      return { audio: content.media.data, mimetype: VOICE_MIMETYPE, ptt: true, ...voiceShapeFor(content.media.data) };
+      return { audio: content.media.data, mimetype: VOICE_MIMETYPE, ptt: true, ...(voiceShapeOf(content.media.data) ?? {}) };
     case 'sticker':
       return { sticker: content.media.data };
     case 'location': {
