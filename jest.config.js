@@ -24,10 +24,9 @@ const e2e = {
 
 /**
  * The suites that run on both engines (each makes its pairing and gateways engine-neutral through test/support/engine.ts).
- * fleet-rebalance is engine-neutral too and passes on baileys (`E2E_ENGINE=baileys npx jest test/fleet-rebalance… --selectProjects e2e`),
- * but moves unpaired sessions only, which the real protocol adds nothing to: left out of CI's baileys pass for the time budget.
+ * fleet-rebalance moves paired devices on baileys (fewer of them), unpaired sessions on sim.
  */
-const ENGINE_MATRIX = ['sessions', 'messages-flow', 'fleet-failover', 'fleet-drain'];
+const ENGINE_MATRIX = ['sessions', 'messages-flow', 'fleet-failover', 'fleet-drain', 'fleet-rebalance'];
 
 module.exports = {
   testTimeout: 30000,
