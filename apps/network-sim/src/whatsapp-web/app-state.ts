@@ -14,11 +14,11 @@
  * marks, push name), and later what it changes itself (`POST /sim/sessions/{id}/chat`, label edits); the device learns
  * of those with a `server_sync` notification and resyncs, as WhatsApp tells linked devices.
  */
-import { DomainError, type LabelUpdatePayload, type SimChatChange } from '@app/contracts';
+import { type LabelUpdatePayload, type SimChatChange } from '@app/contracts';
 import { randomBytes, randomInt } from 'node:crypto';
 import type { DeviceLink, SimNetwork } from '../sim-network';
 import { SignalContact } from './signal-party';
-import { child, children, IqError } from './iq';
+import { act, child, children, IqError } from './iq';
 import type { Baileys, BinaryNode } from './wa-kit';
 
 // no entry in the IQ tables: decoding a patch is asynchronous (Baileys' decodePatches) and those answer synchronously,
@@ -82,17 +82,6 @@ function isCollection(name: string | undefined): name is AppStateCollectionName 
 
 function bytesOf(node: BinaryNode | undefined): Uint8Array | null {
   return node?.content instanceof Uint8Array ? node.content : null;
-}
-
-/** A DomainError of the model, as WhatsApp answers the IQ. */
-function iqErrorOf(err: unknown): IqError {
-  if (err instanceof IqError) return err;
-  if (err instanceof DomainError) {
-    if (err.code === 'conflict') return new IqError(409, 'conflict');
-    if (err.code === 'not_found') return new IqError(404, 'item-not-found');
-    return new IqError(400, 'bad-request');
-  }
-  return new IqError(500, 'internal-server-error');
 }
 
 export class AppStateServer {
@@ -306,8 +295,6 @@ export class AppStateServer {
     this.applying = device.sessionId;
     try {
       for (const mutation of mutations) this.apply(device, mutation);
-    } catch (err) {
-      throw iqErrorOf(err);
     } finally {
       this.applying = null;
     }
@@ -319,19 +306,18 @@ export class AppStateServer {
   private apply(device: AppStateDevice, mutation: ChatMutation): void {
     const value = mutation.syncAction.value ?? {};
     const [type, id] = mutation.index;
-    const act = (action: string, args: Record<string, unknown>) => device.network.request(device.sessionId, device.link, 'action', { action, args } as never);
-    if (value.archiveChatAction) return void act('chat.archive', { chatJid: id, archived: Boolean(value.archiveChatAction.archived) });
-    if (value.pinAction) return void act('chat.pin', { chatJid: id, pinned: Boolean(value.pinAction.pinned) });
+    if (value.archiveChatAction) return void act(device, 'chat.archive', { chatJid: id, archived: Boolean(value.archiveChatAction.archived), last: null });
+    if (value.pinAction) return void act(device, 'chat.pin', { chatJid: id, pinned: Boolean(value.pinAction.pinned) });
     if (value.muteAction) {
       const end = this.baileys.toNumber(value.muteAction.muteEndTimestamp as never);
-      return void act('chat.mute', { chatJid: id, until: value.muteAction.muted ? (end > 0 ? end : MUTED_FOR_EVER) : null });
+      return void act(device, 'chat.mute', { chatJid: id, until: value.muteAction.muted ? (end > 0 ? end : MUTED_FOR_EVER) : null });
     }
     if (value.labelAssociationAction && type === 'label_jid') {
       const labelId = mutation.index[1];
       const chatJid = mutation.index[2];
-      return void act(value.labelAssociationAction.labeled ? 'labels.addToChat' : 'labels.removeFromChat', { chatJid, labelId });
+      return void act(device, value.labelAssociationAction.labeled ? 'labels.addToChat' : 'labels.removeFromChat', { chatJid, labelId });
     }
-    if (value.pushNameSetting) return void act('profile.update', { name: value.pushNameSetting.name ?? '' });
+    if (value.pushNameSetting) return void act(device, 'profile.update', { name: value.pushNameSetting.name ?? '' });
     // read marks travel as receipts; the rest (stars, settings, contacts) the model does not keep: stored, not applied
   }
 }
