@@ -8,7 +8,6 @@
 import { act, child, IqAnswer, IqContext, IqError } from './iq';
 import type { BinaryNode } from './wa-kit';
 
-const isGroup = (jid: string | undefined) => Boolean(jid?.endsWith('@g.us'));
 const digitsOf = (jid: string) => jid.split('@')[0].split(':')[0];
 
 function text(node: BinaryNode | undefined): string | null {
@@ -61,26 +60,24 @@ export const ACCOUNT_IQ_ANSWERS: Record<string, IqAnswer> = {
     act(ctx, 'contacts.block', { jid: item.attrs.pn_jid ?? item.attrs.jid, block: action === 'block' });
     return undefined;
   },
-  // a picture's url, as WhatsApp hands out its CDN's; none (or hidden): 404
+  // a picture's url, as WhatsApp hands out its CDN's; none (or hidden): 404. A group's (`target=…@g.us`) is groups.ts's:
+  // connection.ts routes those IQs there, so these three answer for accounts only
   'w:profile:picture get picture': (iq, ctx) => {
     const target = iq.attrs.target;
-    if (!target || isGroup(target)) throw new IqError(501, 'feature-not-implemented');
+    if (!target) throw new IqError(501, 'feature-not-implemented');
     const { pictureUrl } = act(ctx, 'contacts.profile', { jid: target });
     if (!pictureUrl) throw new IqError(404, 'item-not-found');
     const id = pictureUrl.slice(pictureUrl.lastIndexOf('/') + 1, pictureUrl.lastIndexOf('/') + 17);
     return [{ tag: 'picture', attrs: { id, type: child(iq, 'picture')?.attrs.type ?? 'image', url: pictureUrl } }];
   },
-  // the account's own picture (a group's, `target=…@g.us`, is the group's member's to change)
+  // the account's own picture
   'w:profile:picture set picture': (iq, ctx) => {
     const img = child(iq, 'picture')?.content;
     if (!(img instanceof Uint8Array) || img.length === 0) throw new IqError(400, 'bad-request');
-    const base64 = Buffer.from(img).toString('base64');
-    if (isGroup(iq.attrs.target)) act(ctx, 'group.picture', { groupJid: iq.attrs.target, media: { data: base64, mimetype: 'image/jpeg' } });
-    else act(ctx, 'profile.picture.set', { base64, mimetype: 'image/jpeg' });
+    act(ctx, 'profile.picture.set', { base64: Buffer.from(img).toString('base64'), mimetype: 'image/jpeg' });
     return undefined;
   },
-  'w:profile:picture set': (iq, ctx) => {
-    if (iq.attrs.target && isGroup(iq.attrs.target)) throw new IqError(501, 'feature-not-implemented');
+  'w:profile:picture set': (_iq, ctx) => {
     act(ctx, 'profile.picture.remove', {});
     return undefined;
   },
