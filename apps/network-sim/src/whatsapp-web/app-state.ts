@@ -38,6 +38,9 @@ interface SyncActionValue {
   pushNameSetting?: { name?: string | null } | null;
 }
 
+/** What the phone writes a patch for: a chat's marks, a label (edited, deleted, put on or taken off a chat), the push name. */
+type PhoneChange = { chat: SimChatChange } | { label: LabelUpdatePayload } | { pushName: string };
+
 /** WhatsApp's app state collections (Baileys' ALL_WA_PATCH_NAMES). */
 export const APP_STATE_COLLECTIONS = ['critical_block', 'critical_unblock_low', 'regular_high', 'regular', 'regular_low'] as const;
 export type AppStateCollectionName = (typeof APP_STATE_COLLECTIONS)[number];
@@ -181,19 +184,17 @@ export class AppStateServer {
     this.sessions.set(device.sessionId, new Map());
     const { network, sessionId, account } = device;
     const world = network.world;
-    const creates: PatchCreate[] = [];
-    const modify = (mod: Parameters<Baileys['chatModificationToAppPatch']>[0], jid: string) => creates.push(this.baileys.chatModificationToAppPatch(mod, jid));
+    const changes: PhoneChange[] = [];
     const business = world.accountExtras.isBusiness(account.jid);
-    if (business) for (const label of world.accountExtras.labelList(account.jid)) modify({ addLabel: { id: label.id, name: label.name, color: label.color, deleted: false } }, '');
+    if (business) for (const label of world.accountExtras.labelList(account.jid)) changes.push({ label: { action: 'edited', labelId: label.id, label, chatJid: null } });
     for (const [jid, chat] of Object.entries(world.chats.account(sessionId))) {
-      if (chat.archived) modify({ archive: true, lastMessages: [] }, jid);
-      if (chat.pinned) modify({ pin: true }, jid);
-      if (chat.mutedUntil !== null) modify({ mute: chat.mutedUntil }, jid);
-      if (business) for (const labelId of world.accountExtras.labelsOfChat(account.jid, jid)) modify({ addChatLabel: { labelId } }, jid);
+      // only the marks it has: an unarchived, unpinned, unmuted chat is no news
+      changes.push({ chat: { jid, archived: chat.archived || undefined, pinned: chat.pinned || undefined, mutedUntil: chat.mutedUntil ?? undefined } });
+      if (business) for (const labelId of world.accountExtras.labelsOfChat(account.jid, jid)) changes.push({ label: { action: 'assigned', labelId, label: null, chatJid: jid } });
     }
     const name = world.contacts.register(account.phoneNumber).name;
-    if (name) modify({ pushNameSetting: name }, '');
-    for (const create of creates) await this.phonePatch(device, create);
+    if (name) changes.push({ pushName: name });
+    for (const create of this.patchesOf(changes)) await this.phonePatch(device, create);
   }
 
   /** The collections that hold patches for this session (what a device that just got the key should resync). */
@@ -205,19 +206,23 @@ export class AppStateServer {
    * What the phone (or the account's other device) changed, as the patch it writes: a chat's marks or a label.
    * Resolves with the collections that changed (the device is told with `server_sync`); [] when nothing is news.
    */
-  phoneChange(device: AppStateDevice, changes: Array<{ chat: SimChatChange } | { label: LabelUpdatePayload }>): Promise<AppStateCollectionName[]> {
+  phoneChange(device: AppStateDevice, changes: PhoneChange[]): Promise<AppStateCollectionName[]> {
     return this.serial(device.sessionId, async () => {
       await this.seed(device);
-      const creates: PatchCreate[] = [];
-      const modify = (mod: Parameters<Baileys['chatModificationToAppPatch']>[0], jid: string) => creates.push(this.baileys.chatModificationToAppPatch(mod, jid));
-      for (const change of changes) this.phoneMods(change, modify);
+      const creates = this.patchesOf(changes);
       for (const create of creates) await this.phonePatch(device, create);
       return [...new Set(creates.map((c) => c.type as AppStateCollectionName))];
     });
   }
 
-  private phoneMods(change: { chat: SimChatChange } | { label: LabelUpdatePayload }, modify: (mod: Parameters<Baileys['chatModificationToAppPatch']>[0], jid: string) => void): void {
-      if ('chat' in change) {
+  /** The patches the phone writes for these changes, in their order (Baileys' chatModificationToAppPatch). */
+  private patchesOf(changes: PhoneChange[]): PatchCreate[] {
+    const creates: PatchCreate[] = [];
+    const modify = (mod: Parameters<Baileys['chatModificationToAppPatch']>[0], jid: string) => creates.push(this.baileys.chatModificationToAppPatch(mod, jid));
+    for (const change of changes) {
+      if ('pushName' in change) {
+        modify({ pushNameSetting: change.pushName }, '');
+      } else if ('chat' in change) {
         const { jid, archived, pinned, mutedUntil, unreadCount } = change.chat;
         if (archived !== undefined) modify({ archive: archived, lastMessages: [] }, jid);
         if (pinned !== undefined) modify({ pin: pinned }, jid);
@@ -231,6 +236,8 @@ export class AppStateServer {
           modify(action === 'assigned' ? { addChatLabel: { labelId } } : { removeChatLabel: { labelId } }, chatJid);
         }
       }
+    }
+    return creates;
   }
 
   // ---- internals ---------------------------------------------------------------------------
