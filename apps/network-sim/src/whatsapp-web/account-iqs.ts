@@ -6,7 +6,7 @@
  * shows the same whichever door was used. The push name is app state (`pushNameSetting`): app-state.ts.
  */
 import { act, child, IqAnswer, IqContext, IqError } from './iq';
-import type { BinaryNode } from './wa-kit';
+import { type BinaryNode, nowSeconds } from './wa-kit';
 
 const digitsOf = (jid: string) => jid.split('@')[0].split(':')[0];
 
@@ -44,7 +44,7 @@ export function usyncStatus(jid: string, ctx: IqContext): BinaryNode {
   } catch (err) {
     if (!(err instanceof IqError) || err.code !== 400) throw err;
   }
-  return about ? { tag: 'status', attrs: { t: String(Math.floor(Date.now() / 1000)) }, content: Buffer.from(about, 'utf8') } : { tag: 'status', attrs: { t: '0' } };
+  return about ? { tag: 'status', attrs: { t: nowSeconds() }, content: Buffer.from(about, 'utf8') } : { tag: 'status', attrs: { t: '0' } };
 }
 
 export const ACCOUNT_IQ_ANSWERS: Record<string, IqAnswer> = {

@@ -22,7 +22,7 @@ import {
 } from '@app/contracts';
 import type { DeviceLink, SimNetwork } from '../sim-network';
 import { act, child, children, IqError, requestFor } from './iq';
-import { BinaryNode } from './wa-kit';
+import { BinaryNode, nowSeconds } from './wa-kit';
 
 const GROUP_SERVER = 'g.us';
 
@@ -224,8 +224,4 @@ export function groupNotifications(
 
 export function isGroupJid(jid: string | undefined): jid is string {
   return Boolean(jid?.endsWith(`@${GROUP_SERVER}`));
-}
-
-function nowSeconds(): string {
-  return String(Math.floor(Date.now() / 1000));
 }
