@@ -104,26 +104,35 @@ describe('ChatsRepository (PostgreSQL)', () => {
 
   it('keeps the labels a chat carries: added once, removed, and a deleted label leaves every chat', async () => {
     const session = await newSession(db, orgId);
+    const labelsOf = async (jid: string) => (await chats.find(session.id, jid))?.labels;
+    const updatedAt = async (jid: string) => (await chats.find(session.id, jid))?.updatedAt;
     // a chat not stored yet is created with its label
-    expect(await chats.setLabel(orgId, session.id, ALICE, '3', true)).toEqual(['3']);
-    expect(await chats.setLabel(orgId, session.id, ALICE, '1', true)).toEqual(['1', '3']);
-    // the same association again changes nothing
-    expect(await chats.setLabel(orgId, session.id, ALICE, '1', true)).toBeNull();
-    expect(await chats.setLabel(orgId, session.id, BOB, '1', true)).toEqual(['1']);
-    expect(await chats.setLabel(orgId, session.id, ALICE, '3', false)).toEqual(['1']);
-    expect(await chats.setLabel(orgId, session.id, ALICE, '3', false)).toBeNull();
-    expect(await chats.setLabel(orgId, session.id, GROUP, '2', false)).toBeNull();
+    await chats.setLabel(orgId, session.id, ALICE, '3', true);
+    expect(await labelsOf(ALICE)).toEqual(['3']);
+    await chats.setLabel(orgId, session.id, ALICE, '1', true);
+    expect(await labelsOf(ALICE)).toEqual(['1', '3']);
+    // the same association again changes nothing, not even the row's time
+    const before = await updatedAt(ALICE);
+    await chats.setLabel(orgId, session.id, ALICE, '1', true);
+    expect([await labelsOf(ALICE), await updatedAt(ALICE)]).toEqual([['1', '3'], before]);
+    await chats.setLabel(orgId, session.id, BOB, '1', true);
+    expect(await labelsOf(BOB)).toEqual(['1']);
+    await chats.setLabel(orgId, session.id, ALICE, '3', false);
+    expect(await labelsOf(ALICE)).toEqual(['1']);
+    const removed = await updatedAt(ALICE);
+    await chats.setLabel(orgId, session.id, ALICE, '3', false);
+    expect([await labelsOf(ALICE), await updatedAt(ALICE)]).toEqual([['1'], removed]);
+    await chats.setLabel(orgId, session.id, GROUP, '2', false);
     expect(await chats.find(session.id, GROUP)).toBeNull();
     expect((await chats.page(session.id, 10)).rows.map((r) => [r.jid, r.labels])).toEqual([
       [BOB, ['1']],
       [ALICE, ['1']],
     ]);
-    expect(await chats.dropLabel(session.id, '1')).toEqual([ALICE, BOB]);
-    expect(await chats.find(session.id, ALICE)).toMatchObject({ labels: [] });
     // another session's chats keep theirs
     const other = await newSession(db, orgId);
     await chats.setLabel(orgId, other.id, ALICE, '1', true);
-    expect(await chats.dropLabel(session.id, '1')).toEqual([]);
+    await chats.dropLabel(session.id, '1');
+    expect([await labelsOf(ALICE), await labelsOf(BOB)]).toEqual([[], []]);
     expect(await chats.find(other.id, ALICE)).toMatchObject({ labels: ['1'] });
   });
 });

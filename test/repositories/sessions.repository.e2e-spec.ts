@@ -118,7 +118,7 @@ describe('SessionsRepository (PostgreSQL)', () => {
     await newSession(db, orgId, { gatewayId: gw, status: 'working', desiredState: 'stopped' });
     await newSession(db, orgId, { gatewayId: `${gw}-other`, status: 'working' });
 
-    expect(await sessions.resumableOn(gw)).toEqual([working.id, qr.id].sort());
+    expect((await sessions.movableOn(gw)).map((s) => s.id)).toEqual([working.id, qr.id].sort());
   });
 
   it('reads and patches the columns a gateway runner owns, leaving the rest alone', async () => {

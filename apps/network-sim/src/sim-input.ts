@@ -17,8 +17,8 @@ import {
   SimSentMessage,
   USER_JID_PATTERN,
   STATUS_BROADCAST_JID,
+  StatusPostOptions,
 } from '@app/contracts';
-import { parseStatusPost } from './actions/account-extras';
 
 /**
  * Validation of what the control API and the device protocol receive. Pure: every parser returns a typed value or
@@ -27,6 +27,8 @@ import { parseStatusPost } from './actions/account-extras';
 
 export const GROUP_JID_PATTERN = /^(\d+-\d+|\d{5,})@g\.us$/;
 const LID_PATTERN = /^\d{5,20}@lid$/;
+/** A status's background as a device sends it: `#rrggbb`. */
+export const BACKGROUND_COLOR_PATTERN = /^#[0-9a-fA-F]{6}$/;
 /** waMessageIds are chosen by devices (the gateway); anything printable and short is one. */
 const MESSAGE_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 const BASE64_PATTERN = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -404,6 +406,18 @@ export function parseSend(args: Body): SendInput {
     }
   }
   return input;
+}
+
+/** The device's `statusPost` of a send to status@broadcast (SimSendArgs). */
+export function parseStatusPost(value: unknown): StatusPostOptions {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw validation('statusPost', 'must be an object with audience');
+  const post = value as Body;
+  if (!Array.isArray(post.audience) || post.audience.length === 0) throw validation('statusPost.audience', 'must be a non-empty array of jids');
+  const wrong = post.audience.filter((j) => typeof j !== 'string' || !USER_JID_PATTERN.test(j));
+  if (wrong.length) throw new DomainError('validation_error', 'statusPost.audience must be jids <digits>@s.whatsapp.net', { 'statusPost.audience': wrong });
+  const bg = post.backgroundColor ?? null;
+  if (bg !== null && (typeof bg !== 'string' || !BACKGROUND_COLOR_PATTERN.test(bg))) throw validation('statusPost.backgroundColor', 'must be #rrggbb');
+  return { audience: [...new Set(post.audience as string[])], backgroundColor: bg };
 }
 
 export function parseDevicePresence(args: Body): { chatJid: string; presence: 'composing' | 'paused' } {

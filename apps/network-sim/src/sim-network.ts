@@ -36,7 +36,7 @@ import {
   requireText,
   validation,
 } from './sim-input';
-import { performSimAction, SimWorld, type SimActionScope } from './actions';
+import { type Delivery, performSimAction, SimWorld, type SimActionScope } from './actions';
 import { parseSimHistory } from './actions/chats';
 import { applyParticipantChange } from './actions/group-admin';
 
@@ -87,11 +87,6 @@ export interface StoredMedia {
   data: Buffer;
   mimetype: string;
   filename: string | null;
-}
-
-/** What a control call that reaches a device answers: whether the device was offline (the event waits for it). */
-export interface Delivery {
-  queued: boolean;
 }
 
 interface Device {

@@ -65,14 +65,6 @@ export const STATUS_BROADCAST_JID = 'status@broadcast';
 export const STATUS_TYPES = ['text', 'image', 'video'] as const;
 export type StatusType = (typeof STATUS_TYPES)[number];
 
-/** How a status post goes out, beside its content (Baileys: sendMessage's `statusJidList` and `backgroundColor`). */
-export interface StatusPostOptions {
-  /** the user JIDs that may see the status (WhatsApp sends it to each of them) */
-  audience: string[];
-  /** a text status's background, `#rrggbb`; null: WhatsApp's default */
-  backgroundColor: string | null;
-}
-
 /** Session actions of CONTRACT 13 (labels, channels). */
 export interface AccountExtrasActionMap {
   /** the account's WhatsApp Business labels (`conflict` for a non-business account) */

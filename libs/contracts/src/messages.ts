@@ -1,5 +1,3 @@
-import type { StatusPostOptions } from './account-extras';
-
 /**
  * Messages: the send API's body, the Message resource of the log, and the payloads of message events
  * (CONTRACT section 10). Shared by the API, the gateway, the engines and the simulator.
@@ -40,6 +38,14 @@ export interface MediaView {
   size: number | null;
   filename: string | null;
   caption: string | null;
+}
+
+/** How a status post goes out, beside its content (Baileys: sendMessage's `statusJidList` and `backgroundColor`). */
+export interface StatusPostOptions {
+  /** the user JIDs that may see the status (WhatsApp sends it to each of them) */
+  audience: string[];
+  /** a text status's background, `#rrggbb`; null: WhatsApp's default */
+  backgroundColor: string | null;
 }
 
 export interface LocationContent {

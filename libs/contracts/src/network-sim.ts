@@ -13,11 +13,12 @@ import type {
   OutboundMessageType,
   PollContent,
   Presence,
+  StatusPostOptions,
 } from './messages';
 import type { GroupInfo } from './sessions';
 import type { AccountPresence, ChatPresence, ContactFacts } from './contacts';
 import type { ChatState } from './chats';
-import type { ChannelMessageView, LabelUpdatePayload, StatusPostOptions } from './account-extras';
+import type { ChannelMessageView, LabelUpdatePayload } from './account-extras';
 
 /**
  * Device protocol between the gateway's `sim` engine and the network simulator (apps/network-sim):

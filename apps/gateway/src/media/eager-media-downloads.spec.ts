@@ -89,6 +89,16 @@ describe('EagerMediaDownloads', () => {
     expect(meanwhile.store.kept.size).toBe(0);
   });
 
+  it('a refused write is gone when its message is (a foreign key), and retried when the message is still there', async () => {
+    const refusing = (rows: Array<MessageRow | null>) => {
+      const t = setup({ rows });
+      t.store.put = async () => Promise.reject(new Error('refused'));
+      return t;
+    };
+    expect(await refusing([row(), null]).downloads.download('msg_1')).toBe('gone');
+    await expect(refusing([row()]).downloads.download('msg_1')).rejects.toThrow('refused');
+  });
+
   it('a network that no longer has the media fails for good; any other failure is left to the retries', async () => {
     await expect(setup({ open: async () => Promise.reject(new MediaUnavailableError('expired')) }).downloads.download('msg_1')).rejects.toBeInstanceOf(MediaUnavailableError);
     await expect(setup({ open: async () => Promise.reject(new Error('ECONNREFUSED')) }).downloads.download('msg_1')).rejects.toThrow('ECONNREFUSED');

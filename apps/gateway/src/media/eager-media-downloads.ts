@@ -79,18 +79,17 @@ export class EagerMediaDownloads {
     if ((row.media.size ?? 0) > maxBytes) return 'too-large';
     const read = await readCapped(await this.source.open(row.mediaRef), maxBytes);
     if (!read) return 'too-large';
-    try {
-      await this.store.put(key, { mimetype: row.media.mimetype, size: read.bytes.length, sha256: read.sha256, bytes: read.bytes });
-    } catch (err) {
-      // PostgreSQL refuses a row whose message was deleted meanwhile (its foreign key): nothing to keep
-      if (!(await this.messages.findById(messageId))) return 'gone';
-      throw err;
-    }
-    // a bucket has no foreign key: a message (session) deleted while this ran leaves no object behind
+    const refused = await this.store.put(key, { mimetype: row.media.mimetype, size: read.bytes.length, sha256: read.sha256, bytes: read.bytes }).then(
+      () => null,
+      (err: unknown) => ({ err }),
+    );
+    // the message (its session) deleted while this ran: PostgreSQL refused the row (its foreign key), and a bucket,
+    // which has no foreign key, took an object no message points to: forgotten, so nothing is left behind
     if (!(await this.messages.findById(messageId))) {
-      await this.store.forget(key);
+      if (!refused) await this.store.forget(key);
       return 'gone';
     }
+    if (refused) throw refused.err;
     return 'stored';
   }
 

@@ -39,12 +39,10 @@ describe('takeAccountExtrasEvent', () => {
         if (assigned) ids.add(labelId);
         else ids.delete(labelId);
         chats.set(jid, ids);
-        return [...ids];
       },
       dropLabel: async (_ses: string, labelId: string, tx?: unknown) => {
         calls.push(`drop ${labelId} ${String(tx)}`);
         for (const ids of chats.values()) ids.delete(labelId);
-        return [];
       },
     };
     const take = (change: { action: 'assigned' | 'unassigned' | 'edited' | 'deleted'; labelId: string; chatJid: string | null }) =>

@@ -8,10 +8,10 @@ type ExtrasEvent = CatalogEvent<'label.update' | 'status.received' | 'channel.me
 
 /** The part of `chats` (ChatsRepository) that keeps the labels each chat carries. */
 export interface ChatLabelStore {
-  /** the chat's label ids after the change, or null when nothing changed */
-  setLabel(organizationId: string, sessionId: string, jid: string, labelId: string, assigned: boolean, tx?: StoreTx): Promise<string[] | null>;
-  /** a deleted label leaves every chat of the session; answers those chats */
-  dropLabel(sessionId: string, labelId: string, tx?: StoreTx): Promise<string[]>;
+  /** a label added to (`assigned`) or taken off a chat */
+  setLabel(organizationId: string, sessionId: string, jid: string, labelId: string, assigned: boolean, tx?: StoreTx): Promise<void>;
+  /** a deleted label leaves every chat of the session */
+  dropLabel(sessionId: string, labelId: string, tx?: StoreTx): Promise<void>;
 }
 
 export interface AccountExtrasEventsDeps {

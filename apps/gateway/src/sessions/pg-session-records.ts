@@ -57,7 +57,6 @@ export class PgSessionRecords implements SessionRecords {
   }
 
   resumable(gatewayId: string): Promise<PlacedSession[]> {
-    // the rows resumableOn lists, with the columns a runner is created from
     return this.sessions.movableOn(gatewayId);
   }
 }

@@ -206,7 +206,7 @@ export class SessionHost {
     return { sessionId: runner.sessionId, status };
   }
 
-  /** The runner of a session the table places here, created from the listed row (no second read). */
+  /** The session's runner, created from its row (listed or read) unless it has one. */
   private runnerFor(placed: PlacedSession): SessionRunner {
     const existing = this.runners.get(placed.id);
     if (existing) return existing;
@@ -220,11 +220,7 @@ export class SessionHost {
     if (existing) return existing;
     const record = await this.deps.records.find(sessionId);
     if (!record) throw new DomainError('not_found', 'session not found', { sessionId });
-    // two commands for a new session may race through the lookup above; the first runner wins
-    const raced = this.runners.get(sessionId);
-    if (raced) return raced;
-    const runner = new SessionRunner(record.id, record.organizationId, record.status, this.deps);
-    this.runners.set(sessionId, runner);
-    return runner;
+    // two commands for a new session may race through the lookup above; the first runner wins (runnerFor keeps it)
+    return this.runnerFor(record);
   }
 }

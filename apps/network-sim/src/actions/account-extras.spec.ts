@@ -1,5 +1,6 @@
 import { DomainError, type SimNetworkEvent, type SimSentMessage } from '@app/contracts';
-import { type AccountExtrasNetwork, parseStatusPost, SimAccountExtras } from './account-extras';
+import { parseStatusPost } from '../sim-input';
+import { type AccountExtrasNetwork, SimAccountExtras } from './account-extras';
 
 /** Two paired devices of two accounts, and what the network delivered to each. */
 function network(): AccountExtrasNetwork & { delivered: Array<[string, SimNetworkEvent]> } {

@@ -14,11 +14,11 @@ import {
   SimMedia,
   SimNetworkEvent,
   SimSentMessage,
-  StatusPostOptions,
   USER_JID_PATTERN,
 } from '@app/contracts';
 import { randomBytes, randomInt } from 'node:crypto';
 import type { AccountExtrasActionMap } from '@app/contracts';
+import { BACKGROUND_COLOR_PATTERN } from '../sim-input';
 import type { SimActionScope } from './scope';
 
 /**
@@ -105,21 +105,6 @@ function jidOf(field: string, value: unknown, pattern: RegExp, what: string): st
 function color(field: string, value: unknown): number {
   if (!Number.isInteger(value) || (value as number) < 0 || (value as number) >= LABEL_COLORS) throw invalid(field, `must be an integer 0..${LABEL_COLORS - 1}`);
   return value as number;
-}
-
-/** A status's background as a device sends it: `#rrggbb`. */
-export const BACKGROUND_COLOR_PATTERN = /^#[0-9a-fA-F]{6}$/;
-
-/** The device's `statusPost` of a send to status@broadcast (SimSendArgs). */
-export function parseStatusPost(value: unknown): StatusPostOptions {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('statusPost', 'must be an object with audience');
-  const post = value as Body;
-  if (!Array.isArray(post.audience) || post.audience.length === 0) throw invalid('statusPost.audience', 'must be a non-empty array of jids');
-  const wrong = post.audience.filter((j) => typeof j !== 'string' || !USER_JID_PATTERN.test(j));
-  if (wrong.length) throw new DomainError('validation_error', 'statusPost.audience must be jids <digits>@s.whatsapp.net', { 'statusPost.audience': wrong });
-  const bg = post.backgroundColor ?? null;
-  if (bg !== null && (typeof bg !== 'string' || !BACKGROUND_COLOR_PATTERN.test(bg))) throw invalid('statusPost.backgroundColor', 'must be #rrggbb');
-  return { audience: [...new Set(post.audience as string[])], backgroundColor: bg };
 }
 
 export class SimAccountExtras {

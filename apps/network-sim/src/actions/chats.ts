@@ -13,8 +13,7 @@ import {
   type SimHistoryMessage,
   type SimNetworkEvent,
 } from '@app/contracts';
-import type { Delivery } from '../sim-network';
-import type { SimActionScope } from './scope';
+import type { Delivery, SimActionScope } from './scope';
 
 /**
  * Chats on the simulated network (CONTRACT 12/13): each device's chat state as the account has it (archived, pinned,

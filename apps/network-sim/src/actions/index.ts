@@ -27,5 +27,5 @@ export function performSimAction(scope: SimActionScope, action: unknown, args: u
   return (handler as (scope: SimActionScope, args: unknown) => unknown)(scope, args ?? {});
 }
 
-export type { SimActionScope } from './scope';
+export type { Delivery, SimActionNetwork, SimActionScope } from './scope';
 export { SimWorld } from './world';

@@ -5,27 +5,10 @@
  * same handlers the device protocol uses (actions/contacts.ts, via SimNetwork's `action` op), so `GET /sim/sessions/{id}/account`
  * shows the same whichever door was used. The push name is app state (`pushNameSetting`): app-state.ts.
  */
-import { DomainError } from '@app/contracts';
-import { child, IqAnswer, IqContext, IqError } from './iq';
-import type { BinaryNode } from './wa-kit';
+import { act, child, IqAnswer, IqContext, IqError } from './iq';
+import { type BinaryNode, nowSeconds } from './wa-kit';
 
-const isGroup = (jid: string | undefined) => Boolean(jid?.endsWith('@g.us'));
 const digitsOf = (jid: string) => jid.split('@')[0].split(':')[0];
-
-/** One of SimNetwork's session actions for the asking device; its DomainErrors become WhatsApp's IQ errors. */
-function act<T>(ctx: IqContext, action: string, args: Record<string, unknown>): T {
-  const { network, sessionId, link } = ctx;
-  if (!network || !sessionId || !link) throw new IqError(401, 'not-authorized');
-  try {
-    return network.request(sessionId, link, 'action', { action, args } as never) as T;
-  } catch (err) {
-    if (!(err instanceof DomainError)) throw err;
-    if (err.code === 'not_found') throw new IqError(404, 'item-not-found');
-    if (err.code === 'validation_error') throw new IqError(400, 'bad-request');
-    if (err.code === 'conflict') throw new IqError(409, 'conflict');
-    throw new IqError(500, 'internal-server-error');
-  }
-}
 
 function text(node: BinaryNode | undefined): string | null {
   const content = node?.content;
@@ -43,7 +26,7 @@ export function usyncContact(user: BinaryNode, ctx: IqContext): { jid: string; c
   if (!jid) return null;
   let exists = false;
   try {
-    const { results } = act<{ results: Array<{ exists: boolean }> }>(ctx, 'contacts.check', { phoneNumbers: [digitsOf(jid)] });
+    const { results } = act(ctx, 'contacts.check', { phoneNumbers: [digitsOf(jid)] });
     exists = results[0]?.exists === true;
   } catch (err) {
     // a malformed number is simply not on WhatsApp; anything else (not logged in) is the IQ's error
@@ -57,16 +40,16 @@ export function usyncContact(user: BinaryNode, ctx: IqContext): { jid: string; c
 export function usyncStatus(jid: string, ctx: IqContext): BinaryNode {
   let about: string | null = null;
   try {
-    about = act<{ about: string | null }>(ctx, 'contacts.profile', { jid: jid.replace(/:\d+@/, '@') }).about;
+    about = act(ctx, 'contacts.profile', { jid: jid.replace(/:\d+@/, '@') }).about;
   } catch (err) {
     if (!(err instanceof IqError) || err.code !== 400) throw err;
   }
-  return about ? { tag: 'status', attrs: { t: String(Math.floor(Date.now() / 1000)) }, content: Buffer.from(about, 'utf8') } : { tag: 'status', attrs: { t: '0' } };
+  return about ? { tag: 'status', attrs: { t: nowSeconds() }, content: Buffer.from(about, 'utf8') } : { tag: 'status', attrs: { t: '0' } };
 }
 
 export const ACCOUNT_IQ_ANSWERS: Record<string, IqAnswer> = {
   'blocklist get': (_iq, ctx) => {
-    const { jids } = act<{ jids: string[] }>(ctx, 'contacts.blocklist', {});
+    const { jids } = act(ctx, 'contacts.blocklist', {});
     return [{ tag: 'list', attrs: {}, content: jids.map((jid) => ({ tag: 'item', attrs: { jid } })) }];
   },
   // rc14 names the contact by its lid, with its number (`pn_jid`) when blocking
@@ -77,26 +60,24 @@ export const ACCOUNT_IQ_ANSWERS: Record<string, IqAnswer> = {
     act(ctx, 'contacts.block', { jid: item.attrs.pn_jid ?? item.attrs.jid, block: action === 'block' });
     return undefined;
   },
-  // a picture's url, as WhatsApp hands out its CDN's; none (or hidden): 404
+  // a picture's url, as WhatsApp hands out its CDN's; none (or hidden): 404. A group's (`target=…@g.us`) is groups.ts's:
+  // connection.ts routes those IQs there, so these three answer for accounts only
   'w:profile:picture get picture': (iq, ctx) => {
     const target = iq.attrs.target;
-    if (!target || isGroup(target)) throw new IqError(501, 'feature-not-implemented');
-    const { pictureUrl } = act<{ pictureUrl: string | null }>(ctx, 'contacts.profile', { jid: target });
+    if (!target) throw new IqError(501, 'feature-not-implemented');
+    const { pictureUrl } = act(ctx, 'contacts.profile', { jid: target });
     if (!pictureUrl) throw new IqError(404, 'item-not-found');
     const id = pictureUrl.slice(pictureUrl.lastIndexOf('/') + 1, pictureUrl.lastIndexOf('/') + 17);
     return [{ tag: 'picture', attrs: { id, type: child(iq, 'picture')?.attrs.type ?? 'image', url: pictureUrl } }];
   },
-  // the account's own picture (a group's, `target=…@g.us`, is the group's member's to change)
+  // the account's own picture
   'w:profile:picture set picture': (iq, ctx) => {
     const img = child(iq, 'picture')?.content;
     if (!(img instanceof Uint8Array) || img.length === 0) throw new IqError(400, 'bad-request');
-    const base64 = Buffer.from(img).toString('base64');
-    if (isGroup(iq.attrs.target)) act(ctx, 'group.picture', { groupJid: iq.attrs.target, media: { data: base64, mimetype: 'image/jpeg' } });
-    else act(ctx, 'profile.picture.set', { base64, mimetype: 'image/jpeg' });
+    act(ctx, 'profile.picture.set', { base64: Buffer.from(img).toString('base64'), mimetype: 'image/jpeg' });
     return undefined;
   },
-  'w:profile:picture set': (iq, ctx) => {
-    if (iq.attrs.target && isGroup(iq.attrs.target)) throw new IqError(501, 'feature-not-implemented');
+  'w:profile:picture set': (_iq, ctx) => {
     act(ctx, 'profile.picture.remove', {});
     return undefined;
   },

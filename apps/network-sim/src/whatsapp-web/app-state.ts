@@ -14,11 +14,11 @@
  * marks, push name), and later what it changes itself (`POST /sim/sessions/{id}/chat`, label edits); the device learns
  * of those with a `server_sync` notification and resyncs, as WhatsApp tells linked devices.
  */
-import { DomainError, type LabelUpdatePayload, type SimChatChange } from '@app/contracts';
+import { type LabelUpdatePayload, type SimChatChange } from '@app/contracts';
 import { randomBytes, randomInt } from 'node:crypto';
 import type { DeviceLink, SimNetwork } from '../sim-network';
 import { SignalContact } from './signal-party';
-import { child, children, IqError } from './iq';
+import { act, child, children, IqError } from './iq';
 import type { Baileys, BinaryNode } from './wa-kit';
 
 // no entry in the IQ tables: decoding a patch is asynchronous (Baileys' decodePatches) and those answer synchronously,
@@ -37,6 +37,9 @@ interface SyncActionValue {
   labelEditAction?: { name?: string | null } | null;
   pushNameSetting?: { name?: string | null } | null;
 }
+
+/** What the phone writes a patch for: a chat's marks, a label (edited, deleted, put on or taken off a chat), the push name. */
+type PhoneChange = { chat: SimChatChange } | { label: LabelUpdatePayload } | { pushName: string };
 
 /** WhatsApp's app state collections (Baileys' ALL_WA_PATCH_NAMES). */
 export const APP_STATE_COLLECTIONS = ['critical_block', 'critical_unblock_low', 'regular_high', 'regular', 'regular_low'] as const;
@@ -82,17 +85,6 @@ function isCollection(name: string | undefined): name is AppStateCollectionName 
 
 function bytesOf(node: BinaryNode | undefined): Uint8Array | null {
   return node?.content instanceof Uint8Array ? node.content : null;
-}
-
-/** A DomainError of the model, as WhatsApp answers the IQ. */
-function iqErrorOf(err: unknown): IqError {
-  if (err instanceof IqError) return err;
-  if (err instanceof DomainError) {
-    if (err.code === 'conflict') return new IqError(409, 'conflict');
-    if (err.code === 'not_found') return new IqError(404, 'item-not-found');
-    return new IqError(400, 'bad-request');
-  }
-  return new IqError(500, 'internal-server-error');
 }
 
 export class AppStateServer {
@@ -192,19 +184,17 @@ export class AppStateServer {
     this.sessions.set(device.sessionId, new Map());
     const { network, sessionId, account } = device;
     const world = network.world;
-    const creates: PatchCreate[] = [];
-    const modify = (mod: Parameters<Baileys['chatModificationToAppPatch']>[0], jid: string) => creates.push(this.baileys.chatModificationToAppPatch(mod, jid));
+    const changes: PhoneChange[] = [];
     const business = world.accountExtras.isBusiness(account.jid);
-    if (business) for (const label of world.accountExtras.labelList(account.jid)) modify({ addLabel: { id: label.id, name: label.name, color: label.color, deleted: false } }, '');
+    if (business) for (const label of world.accountExtras.labelList(account.jid)) changes.push({ label: { action: 'edited', labelId: label.id, label, chatJid: null } });
     for (const [jid, chat] of Object.entries(world.chats.account(sessionId))) {
-      if (chat.archived) modify({ archive: true, lastMessages: [] }, jid);
-      if (chat.pinned) modify({ pin: true }, jid);
-      if (chat.mutedUntil !== null) modify({ mute: chat.mutedUntil }, jid);
-      if (business) for (const labelId of world.accountExtras.labelsOfChat(account.jid, jid)) modify({ addChatLabel: { labelId } }, jid);
+      // only the marks it has: an unarchived, unpinned, unmuted chat is no news
+      changes.push({ chat: { jid, archived: chat.archived || undefined, pinned: chat.pinned || undefined, mutedUntil: chat.mutedUntil ?? undefined } });
+      if (business) for (const labelId of world.accountExtras.labelsOfChat(account.jid, jid)) changes.push({ label: { action: 'assigned', labelId, label: null, chatJid: jid } });
     }
     const name = world.contacts.register(account.phoneNumber).name;
-    if (name) modify({ pushNameSetting: name }, '');
-    for (const create of creates) await this.phonePatch(device, create);
+    if (name) changes.push({ pushName: name });
+    for (const create of this.patchesOf(changes)) await this.phonePatch(device, create);
   }
 
   /** The collections that hold patches for this session (what a device that just got the key should resync). */
@@ -216,19 +206,23 @@ export class AppStateServer {
    * What the phone (or the account's other device) changed, as the patch it writes: a chat's marks or a label.
    * Resolves with the collections that changed (the device is told with `server_sync`); [] when nothing is news.
    */
-  phoneChange(device: AppStateDevice, changes: Array<{ chat: SimChatChange } | { label: LabelUpdatePayload }>): Promise<AppStateCollectionName[]> {
+  phoneChange(device: AppStateDevice, changes: PhoneChange[]): Promise<AppStateCollectionName[]> {
     return this.serial(device.sessionId, async () => {
       await this.seed(device);
-      const creates: PatchCreate[] = [];
-      const modify = (mod: Parameters<Baileys['chatModificationToAppPatch']>[0], jid: string) => creates.push(this.baileys.chatModificationToAppPatch(mod, jid));
-      for (const change of changes) this.phoneMods(change, modify);
+      const creates = this.patchesOf(changes);
       for (const create of creates) await this.phonePatch(device, create);
       return [...new Set(creates.map((c) => c.type as AppStateCollectionName))];
     });
   }
 
-  private phoneMods(change: { chat: SimChatChange } | { label: LabelUpdatePayload }, modify: (mod: Parameters<Baileys['chatModificationToAppPatch']>[0], jid: string) => void): void {
-      if ('chat' in change) {
+  /** The patches the phone writes for these changes, in their order (Baileys' chatModificationToAppPatch). */
+  private patchesOf(changes: PhoneChange[]): PatchCreate[] {
+    const creates: PatchCreate[] = [];
+    const modify = (mod: Parameters<Baileys['chatModificationToAppPatch']>[0], jid: string) => creates.push(this.baileys.chatModificationToAppPatch(mod, jid));
+    for (const change of changes) {
+      if ('pushName' in change) {
+        modify({ pushNameSetting: change.pushName }, '');
+      } else if ('chat' in change) {
         const { jid, archived, pinned, mutedUntil, unreadCount } = change.chat;
         if (archived !== undefined) modify({ archive: archived, lastMessages: [] }, jid);
         if (pinned !== undefined) modify({ pin: pinned }, jid);
@@ -242,6 +236,8 @@ export class AppStateServer {
           modify(action === 'assigned' ? { addChatLabel: { labelId } } : { removeChatLabel: { labelId } }, chatJid);
         }
       }
+    }
+    return creates;
   }
 
   // ---- internals ---------------------------------------------------------------------------
@@ -306,8 +302,6 @@ export class AppStateServer {
     this.applying = device.sessionId;
     try {
       for (const mutation of mutations) this.apply(device, mutation);
-    } catch (err) {
-      throw iqErrorOf(err);
     } finally {
       this.applying = null;
     }
@@ -319,19 +313,18 @@ export class AppStateServer {
   private apply(device: AppStateDevice, mutation: ChatMutation): void {
     const value = mutation.syncAction.value ?? {};
     const [type, id] = mutation.index;
-    const act = (action: string, args: Record<string, unknown>) => device.network.request(device.sessionId, device.link, 'action', { action, args } as never);
-    if (value.archiveChatAction) return void act('chat.archive', { chatJid: id, archived: Boolean(value.archiveChatAction.archived) });
-    if (value.pinAction) return void act('chat.pin', { chatJid: id, pinned: Boolean(value.pinAction.pinned) });
+    if (value.archiveChatAction) return void act(device, 'chat.archive', { chatJid: id, archived: Boolean(value.archiveChatAction.archived), last: null });
+    if (value.pinAction) return void act(device, 'chat.pin', { chatJid: id, pinned: Boolean(value.pinAction.pinned) });
     if (value.muteAction) {
       const end = this.baileys.toNumber(value.muteAction.muteEndTimestamp as never);
-      return void act('chat.mute', { chatJid: id, until: value.muteAction.muted ? (end > 0 ? end : MUTED_FOR_EVER) : null });
+      return void act(device, 'chat.mute', { chatJid: id, until: value.muteAction.muted ? (end > 0 ? end : MUTED_FOR_EVER) : null });
     }
     if (value.labelAssociationAction && type === 'label_jid') {
       const labelId = mutation.index[1];
       const chatJid = mutation.index[2];
-      return void act(value.labelAssociationAction.labeled ? 'labels.addToChat' : 'labels.removeFromChat', { chatJid, labelId });
+      return void act(device, value.labelAssociationAction.labeled ? 'labels.addToChat' : 'labels.removeFromChat', { chatJid, labelId });
     }
-    if (value.pushNameSetting) return void act('profile.update', { name: value.pushNameSetting.name ?? '' });
+    if (value.pushNameSetting) return void act(device, 'profile.update', { name: value.pushNameSetting.name ?? '' });
     // read marks travel as receipts; the rest (stars, settings, contacts) the model does not keep: stored, not applied
   }
 }

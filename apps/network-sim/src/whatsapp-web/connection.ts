@@ -20,7 +20,7 @@ import { OfflineBatch } from './offline-delivery';
 import { isStatusJid, statusAudience, statusMessage } from './statuses';
 import { callOffer, ContactEnvelope, contactEdit, contactRevoke, deviceChatState, devicePresenceRequest, newStanzaId, presenceStanza, sealPollVote, WaMessage } from './contact-messages';
 import { recordDeviceMessage, SentContent, sentContentOf } from './device-messages';
-import { Baileys, BinaryNode, SERVER_JID } from './wa-kit';
+import { Baileys, BinaryNode, nowSeconds, SERVER_JID } from './wa-kit';
 import { appStateOf, AppStateDevice, AppStateCollectionName } from './app-state';
 import { mediaHostOf } from './media-server';
 import { inboundMediaMessage, isInboundMedia, sentMediaOf } from './media-messages';
@@ -911,10 +911,6 @@ export class WaWebConnection {
 
 function receiptKey(id: string | undefined, type: string | undefined, participant?: string): string {
   return `${id ?? ''} ${type ?? ''} ${participant ?? ''}`;
-}
-
-function nowSeconds(): string {
-  return String(Math.floor(Date.now() / 1000));
 }
 
 /** `123@lid` → `123:4@lid` (the account's lid on one of its devices). */

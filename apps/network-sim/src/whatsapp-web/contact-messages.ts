@@ -5,7 +5,7 @@
  */
 import type { Presence } from '@app/contracts';
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
-import { Baileys, BinaryNode } from './wa-kit';
+import { Baileys, BinaryNode, nowSeconds } from './wa-kit';
 
 /** A WAProto Message as Baileys' encodeWAMessage takes it. */
 export type WaMessage = Parameters<Baileys['encodeWAMessage']>[0];
@@ -62,7 +62,7 @@ export function callOffer(id: string, event: { callId: string; from: string; isV
   if (event.isVideo) media.push({ tag: 'video', attrs: { enc: 'vp8', dec: 'vp8' } });
   return {
     tag: 'call',
-    attrs: { from: event.from, id, t: String(Math.floor(Date.now() / 1000)) },
+    attrs: { from: event.from, id, t: nowSeconds() },
     content: [{ tag: 'offer', attrs: { 'call-id': event.callId, 'call-creator': event.from }, content: media }],
   };
 }

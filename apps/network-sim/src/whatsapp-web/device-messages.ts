@@ -11,9 +11,7 @@ import type { DeviceLink, SimNetwork } from '../sim-network';
 import type { WaDirectory } from './directory';
 import type { SentMedia } from './media-messages';
 import { backgroundOf } from './statuses';
-import type { Baileys } from './wa-kit';
-
-type DecodedMessage = ReturnType<Baileys['proto']['Message']['decode']>;
+import type { Baileys, DecodedMessage } from './wa-kit';
 
 /** proto.Message.ProtocolMessage.Type */
 const REVOKE = 0;

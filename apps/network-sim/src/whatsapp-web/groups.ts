@@ -12,8 +12,6 @@
  * refusals become IQ errors, its per-participant statuses WhatsApp's per-participant codes.
  */
 import {
-  DomainError,
-  type GroupActionMap,
   GroupChanges,
   GroupParticipantAction,
   type GroupParticipantStatus,
@@ -23,8 +21,8 @@ import {
   USER_JID_PATTERN,
 } from '@app/contracts';
 import type { DeviceLink, SimNetwork } from '../sim-network';
-import { child, children, IqError } from './stanzas';
-import { BinaryNode } from './wa-kit';
+import { act, child, children, IqError, requestFor } from './iq';
+import { BinaryNode, nowSeconds } from './wa-kit';
 
 const GROUP_SERVER = 'g.us';
 
@@ -88,24 +86,6 @@ const PARTICIPANT_CODES: Partial<Record<GroupParticipantStatus, string>> = {
   not_in_group: '404',
 };
 
-/** One of the network's group operations for the asking device; its refusals as WhatsApp's IQ errors. */
-function act<K extends keyof GroupActionMap>(ctx: GroupIqContext, action: K, args: GroupActionMap[K]['args']): GroupActionMap[K]['result'] {
-  try {
-    return ctx.network.request(ctx.sessionId, ctx.link, 'action', { action, args }) as GroupActionMap[K]['result'];
-  } catch (err) {
-    throw iqErrorOf(err);
-  }
-}
-
-function iqErrorOf(err: unknown): unknown {
-  if (!(err instanceof DomainError)) return err;
-  if (err.code === 'not_found') return new IqError(404, 'item-not-found');
-  if (err.code === 'conflict' && err.details.reason === 'not_admin') return new IqError(401, 'not-authorized');
-  if (err.code === 'conflict') return new IqError(409, 'conflict');
-  if (err.code === 'validation_error') return new IqError(400, 'bad-request');
-  return err;
-}
-
 const bareGroupJid = (id: string | undefined) => (id ? (id.includes('@') ? id : `${id}@${GROUP_SERVER}`) : '');
 
 /**
@@ -145,11 +125,7 @@ export function answerGroupIq(iq: BinaryNode, ctx: GroupIqContext): BinaryNode[]
 function answerServerIq(type: string | undefined, first: BinaryNode, ctx: GroupIqContext, lidOf: (n: string) => string): BinaryNode[] {
   if (type === 'set' && first.tag === 'create') {
     const participants = children(first).filter((p) => p.tag === 'participant').map((p) => p.attrs.jid ?? '');
-    try {
-      return [groupNode(ctx.network.request(ctx.sessionId, ctx.link, 'createGroup', { subject: first.attrs.subject, participants }), lidOf)];
-    } catch (err) {
-      throw iqErrorOf(err);
-    }
+    return [groupNode(requestFor(ctx, 'createGroup', { subject: first.attrs.subject, participants }), lidOf)];
   }
   if (type === 'set' && first.tag === 'leave') {
     const left = children(first)
@@ -248,8 +224,4 @@ export function groupNotifications(
 
 export function isGroupJid(jid: string | undefined): jid is string {
   return Boolean(jid?.endsWith(`@${GROUP_SERVER}`));
-}
-
-function nowSeconds(): string {
-  return String(Math.floor(Date.now() / 1000));
 }

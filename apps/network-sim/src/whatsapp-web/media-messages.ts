@@ -9,9 +9,7 @@ import type { SimInboundMessage, SimOutboundContent, SimOutboundMedia } from '@a
 import type { WaMessage } from './contact-messages';
 import { decryptMedia, encryptMedia, WaMediaType } from './media-crypto';
 import type { MediaHost } from './media-server';
-import type { Baileys } from './wa-kit';
-
-type DecodedMessage = ReturnType<Baileys['proto']['Message']['decode']>;
+import type { Baileys, DecodedMessage } from './wa-kit';
 
 /** What the network records of a media message the device sent: the plain bytes, base64, and the caption. */
 export type SentMedia = Extract<SimOutboundContent, { media: SimOutboundMedia }>;

@@ -8,6 +8,8 @@ import type { BinaryNode } from '@whiskeysockets/baileys';
 
 export type Baileys = typeof import('@whiskeysockets/baileys');
 export type { BinaryNode };
+/** A WhatsApp message (proto.Message) as Baileys decodes one. */
+export type DecodedMessage = ReturnType<Baileys['proto']['Message']['decode']>;
 
 /** A Curve25519 key pair as Baileys holds one (32-byte public key, no version byte). */
 export interface KeyPair {
@@ -25,6 +27,11 @@ export function loadBaileys(): Baileys {
 
 /** The server's jid as WhatsApp writes it in `from` and `to` of its stanzas. */
 export const SERVER_JID = 's.whatsapp.net';
+
+/** Now as a stanza's `t` (and the other times WhatsApp writes): whole seconds since the epoch. */
+export function nowSeconds(): string {
+  return String(Math.floor(Date.now() / 1000));
+}
 
 /** A fresh Curve25519 key pair from libsignal's curve (through Baileys), as Buffers. */
 export function newKeyPair(baileys: Baileys): KeyPair {

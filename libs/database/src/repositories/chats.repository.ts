@@ -181,35 +181,34 @@ export class ChatsRepository {
   }
 
   /**
-   * The network added a label to a chat (`assigned` true) or took it off: the chat's label ids after it, or null when
-   * nothing changed (a label it already carried, or did not). A chat not stored yet is created.
+   * The network added a label to a chat (`assigned` true) or took it off. A chat not stored yet is created; a label it
+   * already carried (or did not) changes nothing, not even its `updated_at`.
    */
-  async setLabel(organizationId: string, sessionId: string, jid: string, labelId: string, assigned: boolean, manager?: unknown): Promise<string[] | null> {
+  async setLabel(organizationId: string, sessionId: string, jid: string, labelId: string, assigned: boolean, manager?: unknown): Promise<void> {
     const q = this.q(manager);
-    const rows: Array<{ labels: string[] }> = assigned
-      ? await q.query(
-          `INSERT INTO chats AS c (session_id, organization_id, jid, is_group, labels) VALUES ($1, $2, $3, $4, ARRAY[$5::text])
-           ON CONFLICT (session_id, jid) DO UPDATE SET labels = array_append(c.labels, $5::text), updated_at = now()
-             WHERE NOT ($5::text = ANY (c.labels))
-           RETURNING c.labels`,
-          [sessionId, organizationId, jid, isGroupJid(jid), labelId],
-        )
-      : await q.query(
-          `UPDATE chats SET labels = array_remove(labels, $3::text), updated_at = now()
-            WHERE session_id = $1 AND jid = $2 AND $3::text = ANY (labels) RETURNING labels`,
-          [sessionId, jid, labelId],
-        ).then((r: [Array<{ labels: string[] }>, number]) => r[0]);
-    return rows[0] ? [...rows[0].labels].sort() : null;
+    if (assigned) {
+      await q.query(
+        `INSERT INTO chats AS c (session_id, organization_id, jid, is_group, labels) VALUES ($1, $2, $3, $4, ARRAY[$5::text])
+         ON CONFLICT (session_id, jid) DO UPDATE SET labels = array_append(c.labels, $5::text), updated_at = now()
+           WHERE NOT ($5::text = ANY (c.labels))`,
+        [sessionId, organizationId, jid, isGroupJid(jid), labelId],
+      );
+    } else {
+      await q.query(
+        `UPDATE chats SET labels = array_remove(labels, $3::text), updated_at = now()
+          WHERE session_id = $1 AND jid = $2 AND $3::text = ANY (labels)`,
+        [sessionId, jid, labelId],
+      );
+    }
   }
 
-  /** A label was deleted on the account: no chat of the session carries it any more. Answers the chats it left. */
-  async dropLabel(sessionId: string, labelId: string, manager?: unknown): Promise<string[]> {
-    const [rows]: [Array<{ jid: string }>, number] = await this.q(manager).query(
+  /** A label was deleted on the account: no chat of the session carries it any more. */
+  async dropLabel(sessionId: string, labelId: string, manager?: unknown): Promise<void> {
+    await this.q(manager).query(
       `UPDATE chats SET labels = array_remove(labels, $2::text), updated_at = now()
-        WHERE session_id = $1 AND $2::text = ANY (labels) RETURNING jid`,
+        WHERE session_id = $1 AND $2::text = ANY (labels)`,
       [sessionId, labelId],
     );
-    return rows.map((r) => r.jid).sort();
   }
 
   /**

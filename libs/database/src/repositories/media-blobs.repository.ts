@@ -9,6 +9,7 @@ export interface MediaBlobKey {
   messageId: string;
 }
 
+/** A medium as kept: the decrypted bytes with their mimetype, size and sha256 (hex). libs/media's stores keep this too. */
 export interface MediaBlob {
   mimetype: string;
   size: number;

@@ -295,15 +295,6 @@ export class SessionsRepository {
     return rows.map((r) => r.id);
   }
 
-  /** Sessions a gateway should hold again after a restart: placed there, wanted running, not waiting on the owner. */
-  async resumableOn(gatewayId: string): Promise<string[]> {
-    const rows: Array<{ id: string }> = await this.db.query(
-      `SELECT id FROM sessions WHERE gateway_id = $1 AND desired_state = 'running' AND status <> ALL($2) ORDER BY id`,
-      [gatewayId, NOT_RESUMED],
-    );
-    return rows.map((r) => r.id);
-  }
-
   /** Gateways that sessions which should be running are placed on, with how many (the fleet supervisor's orphan search). */
   async resumableCountsByGateway(): Promise<Map<string, number>> {
     const rows: Array<{ gateway_id: string; n: string }> = await this.db.query(
@@ -313,7 +304,10 @@ export class SessionsRepository {
     return new Map(rows.map((r) => [r.gateway_id, Number(r.n)]));
   }
 
-  /** The sessions resumableOn(gatewayId) would start, with what a mover needs to announce the move. */
+  /**
+   * Sessions a gateway should hold again after a restart (or another takes over): placed there, wanted running, not
+   * waiting on the owner; by id, with what a mover needs to announce the move.
+   */
   async movableOn(gatewayId: string, limit = 100000): Promise<Array<{ id: string; organizationId: string; status: SessionStatus }>> {
     const rows: Array<{ id: string; organization_id: string; status: SessionStatus }> = await this.db.query(
       `SELECT id, organization_id, status FROM sessions WHERE gateway_id = $1 AND desired_state = 'running' AND status <> ALL($2) ORDER BY id LIMIT $3`,

@@ -1,19 +1,11 @@
 import type { MediaStoreKind } from '@app/contracts';
+import type { MediaBlob, MediaBlobKey } from '@app/database';
 
-/** Where a kept medium belongs: its message, and that message's session and organization. */
-export interface MediaStoreKey {
-  organizationId: string;
-  sessionId: string;
-  messageId: string;
-}
+/** Where a kept medium belongs: its message, and that message's session and organization (as `media_blobs` keys it). */
+export type MediaStoreKey = MediaBlobKey;
 
-/** A medium as kept: the decrypted bytes with their mimetype, size and sha256 (hex). */
-export interface StoredMedia {
-  mimetype: string;
-  size: number;
-  sha256: string;
-  bytes: Buffer;
-}
+/** A medium as kept: the decrypted bytes with their mimetype, size and sha256 (hex); a `media_blobs` row's, in any store. */
+export type StoredMedia = MediaBlob;
 
 /**
  * Inbound media kept once downloaded (MEDIA_STORE, docs/media-store.md): the gateways' eager downloads write, the API's
