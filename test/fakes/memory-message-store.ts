@@ -1,5 +1,5 @@
 import { AckStatus, OUTBOUND_STATUS_RANK } from '@app/contracts';
-import type { AckOutcome, EditedMessage, MemberAckOutcome, MessageRow, MessageStore, NewMessage } from '../../apps/gateway/src/messages/message-store';
+import type { AckOutcome, EditedMessage, MemberAckOutcome, MessageRow, MessageStore, NewMessage, SentRecord } from '../../apps/gateway/src/messages/message-store';
 
 /**
  * The gateway's MessageStore in memory, with the repository's rules: one row per (session, waMessageId), queued rows
@@ -56,6 +56,19 @@ export class MemoryMessageStore implements MessageStore {
     this.media.delete(id);
     this.transitions.push(`sent ${id}`);
     return { heldAck: this.heldAcks.get(id) ?? null };
+  }
+
+  /** the size of every batch recorded (`markSentMany`), in order */
+  readonly recordedBatches: number[] = [];
+
+  async markSentMany(sends: ReadonlyArray<SentRecord>) {
+    this.recordedBatches.push(sends.length);
+    const moved = new Map<string, { heldAck: AckStatus | null }>();
+    for (const s of sends) {
+      const done = await this.markSent(s.id, s.sentAt, s.raw, s.updatedAt ?? this.now());
+      if (done) moved.set(s.id, done);
+    }
+    return moved;
   }
 
   async markFailed(id: string, error: string) {

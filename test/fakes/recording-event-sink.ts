@@ -6,7 +6,7 @@ export type Payload = Record<string, any>;
 /**
  * A SessionEventSink that records what a session publishes, with the commit rules of the real one: the events of a
  * transaction are seen only when it returns (one that throws publishes nothing), and a `withOutbox` statement's
- * events only when it changed something.
+ * events only when it changed something (`withOutboxEach`: each event only when its row did).
  */
 export function recordingEventSink(): { sink: SessionEventSink; events: Array<{ event: string; payload: Payload }> } {
   const events: Array<{ event: string; payload: Payload }> = [];
@@ -22,6 +22,11 @@ export function recordingEventSink(): { sink: SessionEventSink; events: Array<{ 
       const changed = await write(undefined);
       if (changed) events.push(...named.map((e) => ({ event: e.event, payload: e.payload as Payload })));
       return changed;
+    },
+    withOutboxEach: async (named, write, wrote) => {
+      const result = await write(undefined);
+      events.push(...named.filter((_e, i) => wrote(result, i)).map((e) => ({ event: e.event, payload: e.payload as Payload })));
+      return result;
     },
   };
   return { sink, events };

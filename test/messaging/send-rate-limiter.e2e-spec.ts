@@ -50,4 +50,25 @@ describe('SendRateLimiter', () => {
     const decisions = await Promise.all(Array.from({ length: 40 }, (_, i) => limiter.tryAccept('ses_d', `r${i}`, rates)));
     expect(decisions.filter((d) => d.accepted)).toHaveLength(7);
   });
+
+  it('keeps the rates a send read (tryAcceptKept), for the organization only, and drops them on a change; a fill that read before the change keeps nothing', async () => {
+    const rates = { ratePerMin: 2, ratePerHour: 100 };
+    const miss = await limiter.tryAcceptKept('ses_k', 'org_1', 'k1');
+    expect(miss).toMatchObject({ unknown: true });
+    expect((await limiter.tryAcceptFilling('ses_k', 'org_1', 'k1', rates, (miss as { gen: string }).gen)).accepted).toBe(true);
+    // kept now: the next send is decided by the script alone, and the window is the same one
+    expect(await limiter.tryAcceptKept('ses_k', 'org_1', 'k2')).toMatchObject({ accepted: true });
+    expect(await limiter.tryAcceptKept('ses_k', 'org_1', 'k3')).toMatchObject({ accepted: false, limit: 'ratePerMin' });
+    // another organization's caller counts nothing against this session
+    expect(await limiter.tryAcceptKept('ses_k', 'org_2', 'k4')).toEqual({ stranger: true });
+
+    // a change of the rates: dropped, the next send reads the session again
+    await limiter.forgetRates('ses_k');
+    const after = await limiter.tryAcceptKept('ses_k', 'org_1', 'k5');
+    expect(after).toMatchObject({ unknown: true });
+    // a fill that read the session before a second change keeps nothing: still unknown afterwards
+    await limiter.forgetRates('ses_k');
+    expect((await limiter.tryAcceptFilling('ses_k', 'org_1', 'k5', { ratePerMin: 10, ratePerHour: 100 }, (after as { gen: string }).gen)).accepted).toBe(true);
+    expect(await limiter.tryAcceptKept('ses_k', 'org_1', 'k6')).toMatchObject({ unknown: true });
+  });
 });

@@ -81,6 +81,18 @@ export class EventPublisher {
     return changed;
   }
 
+  /**
+   * `withOutbox` for a change of several rows in one statement, an event each: `write` writes each event only when its
+   * row changed, and `wrote(result, i)` tells from its answer whether the i-th event was written; only those are
+   * appended to the stream, after it.
+   */
+  async withOutboxEach<T>(inputs: readonly PublishInput[], write: (outbox: OutboxRows) => Promise<T>, wrote: (result: T, index: number) => boolean): Promise<T> {
+    const rows = this.outboxRows(inputs.map((input) => this.build(input)));
+    const result = await write(rows);
+    await this.append(rows.texts.filter((_text, i) => wrote(result, i)));
+    return result;
+  }
+
   /** Writes many envelopes in one outbox insert and one scripted append. */
   async publishEnvelopes(envelopes: EventEnvelope<object>[]): Promise<void> {
     if (envelopes.length === 0) return;

@@ -9,6 +9,9 @@ export type RateLimitName = 'ratePerMin' | 'ratePerHour';
 
 export type RateDecision = { accepted: true; at: number } | { accepted: false; retryAfterMs: number; limit: RateLimitName };
 
+/** A send counted against the rates this limiter keeps (`tryAcceptKept`), or why it could not be decided here. */
+export type KeptRateDecision = RateDecision | { unknown: true; gen: string } | { stranger: true };
+
 export interface SendRates {
   ratePerMin: number;
   ratePerHour: number;
@@ -19,58 +22,97 @@ export interface SendRates {
  * members are counted, k being the most every window still allows (a prefix, so acceptance keeps the batch's order);
  * the rest count nothing. A refused member would be admitted once the window holding the oldest blocking hit lets it
  * go, the same wait for each of them (refusals are not counted): that wait and the window that frees last.
- * KEYS[1]: the session's key. ARGV: number of members, the members, then limit and window (ms) per window.
- * Returns {k, now, wait, window (1-based; 0 when all were accepted)}.
+ * `acceptMany(key, members, windows)`, windows a list of {limit, window (ms)}, returns {k, now, wait, window
+ * (1-based; 0 when all were accepted)}. A Lua function, for the scripts below to call (one copy of the Lua).
  */
-const TRY_ACCEPT_MANY = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local n = tonumber(ARGV[1])
-local first = n + 2
-local long = 0
-for i = first, #ARGV, 2 do
-  local w = tonumber(ARGV[i + 1])
-  if w > long then long = w end
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - long)
-local k = n
-local counts = {}
-for i = first, #ARGV, 2 do
-  local limit = tonumber(ARGV[i])
-  local w = tonumber(ARGV[i + 1])
-  local c = redis.call('ZCOUNT', KEYS[1], '(' .. (now - w), '+inf')
-  counts[i] = c
-  local room = limit - c
-  if room < 0 then room = 0 end
-  if room < k then k = room end
-end
-for j = 1, k do
-  redis.call('ZADD', KEYS[1], now, ARGV[1 + j])
-end
-if k > 0 then redis.call('PEXPIRE', KEYS[1], long) end
-local wait = 0
-local which = 0
-if k < n then
-  for i = first, #ARGV, 2 do
-    local limit = tonumber(ARGV[i])
-    local w = tonumber(ARGV[i + 1])
-    local c = counts[i]
-    if c + k >= limit then
-      local thisWait = w
-      if c + k - limit < c then
-        local e = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now - w), '+inf', 'WITHSCORES', 'LIMIT', c + k - limit, 1)
-        thisWait = tonumber(e[2]) + w - now
-      end
-      if thisWait < 1 then thisWait = 1 end
-      if thisWait > wait then
-        wait = thisWait
-        which = (i - first) / 2 + 1
+const ACCEPT_MANY_FN = `
+local function acceptMany(key, members, windows)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local n = #members
+  local long = 0
+  for _, w in ipairs(windows) do
+    if w[2] > long then long = w[2] end
+  end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - long)
+  local k = n
+  local counts = {}
+  for i, w in ipairs(windows) do
+    local c = redis.call('ZCOUNT', key, '(' .. (now - w[2]), '+inf')
+    counts[i] = c
+    local room = w[1] - c
+    if room < 0 then room = 0 end
+    if room < k then k = room end
+  end
+  for j = 1, k do
+    redis.call('ZADD', key, now, members[j])
+  end
+  if k > 0 then redis.call('PEXPIRE', key, long) end
+  local wait = 0
+  local which = 0
+  if k < n then
+    for i, w in ipairs(windows) do
+      local limit = w[1]
+      local c = counts[i]
+      if c + k >= limit then
+        local thisWait = w[2]
+        if c + k - limit < c then
+          local e = redis.call('ZRANGEBYSCORE', key, '(' .. (now - w[2]), '+inf', 'WITHSCORES', 'LIMIT', c + k - limit, 1)
+          thisWait = tonumber(e[2]) + w[2] - now
+        end
+        if thisWait < 1 then thisWait = 1 end
+        if thisWait > wait then
+          wait = thisWait
+          which = i
+        end
       end
     end
   end
+  return {k, now, wait, which}
 end
-return {k, now, wait, which}
 `;
+
+/** KEYS[1]: the session's key. ARGV: number of members, the members, then limit and window (ms) per window. */
+const TRY_ACCEPT_MANY = `${ACCEPT_MANY_FN}
+local n = tonumber(ARGV[1])
+local members = {}
+for j = 1, n do members[j] = ARGV[1 + j] end
+local windows = {}
+for i = n + 2, #ARGV, 2 do windows[#windows + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i + 1])} end
+return acceptMany(KEYS[1], members, windows)
+`;
+
+/**
+ * One send against the session's windows with the session's rates as this limiter keeps them (KEYS[2], a hash: the
+ * session's organization `org`, `min`, `hour`, and `gen`, which a change of the rates bumps), so a send needs no read
+ * of the session first. ARGV: member, organization id, mode, gen, ratePerMin, ratePerHour, the hash's lifetime (ms).
+ * Mode `read`: the kept rates; returns {-1, gen} when none are kept (the caller reads the session and calls again in
+ * mode `fill`), {-2} when the session is of another organization (nothing counted). Mode `fill`: the rates given,
+ * kept for the next sends unless `gen` moved since the `read` (a change of the rates came between: the rates read may
+ * be the old ones). Otherwise acceptMany's answer for the one member.
+ */
+const TRY_ACCEPT_KEPT = `${ACCEPT_MANY_FN}
+local perMin, perHour
+if ARGV[3] == 'fill' then
+  perMin = tonumber(ARGV[5])
+  perHour = tonumber(ARGV[6])
+  local gen = redis.call('HGET', KEYS[2], 'gen') or ''
+  if gen == ARGV[4] then
+    redis.call('HSET', KEYS[2], 'org', ARGV[2], 'min', ARGV[5], 'hour', ARGV[6])
+    redis.call('PEXPIRE', KEYS[2], ARGV[7])
+  end
+else
+  local kept = redis.call('HMGET', KEYS[2], 'org', 'min', 'hour', 'gen')
+  if not kept[2] then return {-1, kept[4] or ''} end
+  if kept[1] ~= ARGV[2] then return {-2} end
+  perMin = tonumber(kept[2])
+  perHour = tonumber(kept[3])
+end
+return acceptMany(KEYS[1], {ARGV[1]}, {{perMin, ${MINUTE_MS}}, {perHour, ${HOUR_MS}}})
+`;
+
+/** How long the kept rates of a session live without a send or a change (a bound on a lost `forgetRates`). */
+const KEPT_RATES_MS = 60_000;
 
 /** What a batch got: the first `accepted` members are counted; the rest wait `retryAfterMs` for the `limit` that frees last. */
 export type BatchRateDecision = { accepted: number; retryAfterMs: number; limit: RateLimitName | null };
@@ -82,6 +124,7 @@ export type BatchRateDecision = { accepted: number; retryAfterMs: number; limit:
 export class SendRateLimiter {
   private readonly windows: RateWindows;
   private readonly many: (numKeys: number, ...args: Array<string | number>) => Promise<[number, number, number, number]>;
+  private readonly kept: (numKeys: number, ...args: Array<string | number>) => Promise<number[] | [number, string]>;
 
   constructor(
     private readonly redis: Redis,
@@ -89,10 +132,47 @@ export class SendRateLimiter {
   ) {
     this.windows = new RateWindows(redis);
     this.many = scriptCommand(redis, 'gwSendRateTryAcceptMany', TRY_ACCEPT_MANY);
+    this.kept = scriptCommand(redis, 'gwSendRateTryAcceptKept', TRY_ACCEPT_KEPT);
   }
 
   private key(sessionId: string): string {
     return this.keys.key(`send-rate:${sessionId}`);
+  }
+
+  private ratesKey(sessionId: string): string {
+    return this.keys.key(`send-rates:${sessionId}`);
+  }
+
+  /**
+   * `tryAccept` with the session's rates as kept here, in one round trip and without reading the session: `unknown`
+   * when none are kept (read the session, then `tryAcceptFilling` with its rates and this `gen`), `stranger` when the
+   * session is not of `organizationId` (nothing counted).
+   */
+  async tryAcceptKept(sessionId: string, organizationId: string, sendId: string): Promise<KeptRateDecision> {
+    const answer = await this.kept(2, this.key(sessionId), this.ratesKey(sessionId), sendId, organizationId, 'read', '', 0, 0, KEPT_RATES_MS);
+    if (answer[0] === -1) return { unknown: true, gen: String(answer[1]) };
+    if (answer[0] === -2) return { stranger: true };
+    return this.decision(answer as number[]);
+  }
+
+  /** `tryAccept` with the rates read from the session after `tryAcceptKept` found none, keeping them for the next sends. */
+  async tryAcceptFilling(sessionId: string, organizationId: string, sendId: string, rates: SendRates, gen: string): Promise<RateDecision> {
+    const answer = await this.kept(2, this.key(sessionId), this.ratesKey(sessionId), sendId, organizationId, 'fill', gen, rates.ratePerMin, rates.ratePerHour, KEPT_RATES_MS);
+    return this.decision(answer as number[]);
+  }
+
+  /**
+   * The session's rates changed (or it is gone): the kept ones are dropped and `gen` moves, so a fill that read the
+   * session before the change keeps nothing. Call it after the change committed; the very next send reads the row.
+   */
+  async forgetRates(sessionId: string): Promise<void> {
+    const key = this.ratesKey(sessionId);
+    await this.redis.multi().hdel(key, 'org', 'min', 'hour').hincrby(key, 'gen', 1).pexpire(key, KEPT_RATES_MS).exec();
+  }
+
+  private decision([accepted, now, wait, which]: number[]): RateDecision {
+    if (accepted === 1) return { accepted: true, at: now };
+    return { accepted: false, retryAfterMs: wait, limit: which === 2 ? 'ratePerHour' : 'ratePerMin' };
   }
 
   /** Counts `sendId` against the session's windows if both allow it; a refusal counts nothing. */

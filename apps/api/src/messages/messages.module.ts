@@ -1,9 +1,8 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
-import { REDIS_CLIENT } from '@app/infra';
 import { BaileysMediaSource, MediaSourceByEngine, SimMediaSource } from '@app/media';
-import { SendRateLimiter, SendSignal } from '@app/messaging';
-import { Redis, RedisKeys } from '@app/redis';
+import { SendSignal } from '@app/messaging';
+import { RedisKeys } from '@app/redis';
 import { MediaFetcher } from './media-fetcher';
 import { MEDIA_SOURCE } from './media-source.provider';
 import { MediaStoreModule } from './media-store.module';
@@ -26,7 +25,6 @@ import { MediaReupload } from './media-reupload';
     MessageActionsService,
     // link previews of texts, fetched through the same SSRF guard and test allowance as media URLs
     { provide: LinkPreviewer, inject: [ApiConfig], useFactory: (c: ApiConfig) => new LinkPreviewer({ allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS }) },
-    { provide: SendRateLimiter, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new SendRateLimiter(redis, keys) },
     { provide: SendSignal, inject: [RedisKeys], useFactory: (keys: RedisKeys) => new SendSignal(keys) },
     {
       provide: MediaFetcher,

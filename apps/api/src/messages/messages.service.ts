@@ -5,7 +5,7 @@ import { DomainError, ERROR_STATUS, ErrorBody, MessageSendOptions, MessageView, 
 import { MessageRow, MessagesRepository, NewMessage, newId, Session, SessionsRepository, toMessageView } from '@app/database';
 import { REDIS_CLIENT } from '@app/infra';
 import { MediaSource, type MediaStore, MediaUnavailableError } from '@app/media';
-import { RateLimitName, SendRateLimiter, SendSignal } from '@app/messaging';
+import { RateDecision, RateLimitName, SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis } from '@app/redis';
 import type { Principal } from '../auth/principal';
 import { Page, pageLimit } from '../common/pagination';
@@ -71,12 +71,15 @@ const SENDABLE: SessionStatus[] = ['working', 'reconnecting'];
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 
+const notFound = (id: string) => new DomainError('not_found', 'session not found', { id });
+
 /** The messages a send names, found in this session. */
 interface SendTargets {
   quoted: MessageRow | null;
   reacted: MessageRow | null;
   polled: MessageRow | null;
 }
+const NO_TARGETS: SendTargets = { quoted: null, reacted: null, polled: null };
 
 /** 409 unless the session accepts sends now (CONTRACT 10: `working` or `reconnecting`). */
 export function assertSendable(session: Session): void {
@@ -125,8 +128,13 @@ export class MessagesService {
    * → media → insert → signal.
    */
   async send(principal: Principal, sessionId: string, rawBody: unknown, idempotencyKey: string | undefined, broadcast?: BroadcastSend): Promise<MessageView> {
+    if (idempotencyKey === undefined && !broadcast) return this.sendPlain(principal, sessionId, rawBody);
     const session = await this.findSession(principal.organizationId, sessionId);
-    const body = await this.validate(rawBody, idempotencyKey);
+    return this.sendRead(session, await this.validate(rawBody, idempotencyKey), idempotencyKey, broadcast);
+  }
+
+  /** `send` once the session is read and the body valid. */
+  private async sendRead(session: Session, body: SendMessageDto, idempotencyKey: string | undefined, broadcast?: BroadcastSend): Promise<MessageView> {
     const targets = await this.targets(session, body);
     assertSendable(session);
     if (idempotencyKey !== undefined) {
@@ -142,6 +150,68 @@ export class MessagesService {
       if (broadcast) await broadcast.record(id);
       return { message, bytes };
     });
+  }
+
+  /**
+   * A send without an Idempotency-Key that names no other message (the common one), accepted without reading the
+   * session first: one Redis round trip counts it against the session's rates as the limiter keeps them
+   * (`tryAcceptKept`: the organization and the rates, dropped by a change of the rates), one PostgreSQL statement
+   * stores it only if the session is the caller's and sendable now (`insertAccepted`), then the signal. The answers
+   * and their order are `send`'s: an error is explained by reading the session then (404 before 422 before 409 before
+   * 429), and a refused or failed accept gives its slot back. A send that names a message, or whose rates are not
+   * kept, reads the session first as before.
+   */
+  private async sendPlain(principal: Principal, sessionId: string, rawBody: unknown): Promise<MessageView> {
+    const organizationId = principal.organizationId;
+    let body: SendMessageDto;
+    try {
+      body = await this.validate(rawBody, undefined);
+    } catch (err) {
+      await this.findSession(organizationId, sessionId);
+      throw err;
+    }
+    if (body.quotedMessageId || body.reaction || body.pollVote) return this.sendRead(await this.findSession(organizationId, sessionId), body, undefined);
+
+    const id = newId('msg');
+    const kept = await this.limiter.tryAcceptKept(sessionId, organizationId, id);
+    if ('stranger' in kept) throw notFound(sessionId);
+    let decision: RateDecision;
+    if ('unknown' in kept) {
+      const session = await this.findSession(organizationId, sessionId);
+      assertSendable(session);
+      decision = await this.limiter.tryAcceptFilling(session.id, organizationId, id, { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour }, kept.gen);
+    } else decision = kept;
+    if (!decision.accepted) {
+      const session = await this.findSession(organizationId, sessionId);
+      assertSendable(session);
+      throw rateLimited(session, decision.retryAfterMs, decision.limit);
+    }
+
+    let accepted: { row: MessageRow; gatewayId: string | null } | null;
+    try {
+      const bytes = body.media ? await this.mediaBytes(body.media) : null;
+      const sendOptions = await this.sendOptionsOf(body, null);
+      // the sender is the session's own wa_jid, set by the statement
+      const sender = { id: sessionId, organizationId, waJid: null };
+      const message = this.newMessage(sender, id, body, NO_TARGETS, bytes, null, { sendOptions });
+      accepted = await this.messages.insertAccepted(message, bytes, SENDABLE);
+    } catch (err) {
+      await this.limiter.release(sessionId, id).catch(() => undefined);
+      throw err;
+    }
+    if (!accepted) {
+      await this.limiter.release(sessionId, id).catch(() => undefined);
+      // not stored: the session is gone or not the caller's (404), or not sendable (409)
+      assertSendable(await this.findSession(organizationId, sessionId));
+      throw new Error(`message ${id} conflicted with a stored one`);
+    }
+    if (accepted.gatewayId) await this.notify(accepted.gatewayId, sessionId);
+    return toMessageView(accepted.row);
+  }
+
+  /** Only a nudge: the gateway also sweeps for queued rows, so a lost signal delays the send, nothing more. */
+  private async notify(gatewayId: string, sessionId: string): Promise<void> {
+    await this.signal.notify(this.redis, gatewayId, sessionId).catch((err) => this.logger.warn(`send signal lost for ${sessionId}: ${String(err)}`));
   }
 
   /**
@@ -169,10 +239,7 @@ export class MessagesService {
       if (first) return toMessageView(first);
       throw new Error(`message ${id} conflicted with a stored one`);
     }
-    if (session.gatewayId) {
-      // only a nudge: the gateway also sweeps for queued rows, so a lost signal delays the send, nothing more
-      await this.signal.notify(this.redis, session.gatewayId, session.id).catch((err) => this.logger.warn(`send signal lost for ${session.id}: ${String(err)}`));
-    }
+    if (session.gatewayId) await this.notify(session.gatewayId, session.id);
     return toMessageView(row);
   }
 
@@ -267,9 +334,7 @@ export class MessagesService {
           results[r.index] = { status: 202, message: toMessageView(first), error: null };
         }
       }
-      if (rows.size > 0 && session.gatewayId) {
-        await this.signal.notify(this.redis, session.gatewayId, session.id).catch((err) => this.logger.warn(`send signal lost for ${session.id}: ${String(err)}`));
-      }
+      if (rows.size > 0 && session.gatewayId) await this.notify(session.gatewayId, session.id);
     } catch (err) {
       // nothing of the batch was stored: every counted send goes back
       await this.limiter.releaseMany(session.id, counted.map((c) => c.id)).catch(() => undefined);
@@ -378,7 +443,7 @@ export class MessagesService {
 
   /** The row of an accepted send; `chatJid` overrides `to` (a status post goes to status@broadcast). */
   private newMessage(
-    session: Session,
+    session: Pick<Session, 'id' | 'organizationId' | 'waJid'>,
     id: string,
     body: SendMessageDto,
     { quoted, reacted }: SendTargets,
@@ -419,7 +484,7 @@ export class MessagesService {
   /** The one read of `sessions` here. */
   private async findSession(organizationId: string, id: string): Promise<Session> {
     const session = await this.sessions.findInOrganization(organizationId, id);
-    if (!session) throw new DomainError('not_found', 'session not found', { id });
+    if (!session) throw notFound(id);
     return session;
   }
 

@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { REDIS_CLIENT } from '@app/infra';
+import { SendRateLimiter } from '@app/messaging';
+import { Redis, RedisKeys } from '@app/redis';
 import { GatewaysModule } from '../gateways/gateways.module';
 import { MediaStoreModule } from '../messages/media-store.module';
 import { SessionsController } from './sessions.controller';
@@ -12,7 +15,12 @@ import { SessionsService } from './sessions.service';
 @Module({
   imports: [GatewaysModule, MediaStoreModule],
   controllers: [SessionsController],
-  providers: [SessionsService, SessionActions],
-  exports: [SessionsService, SessionActions],
+  providers: [
+    SessionsService,
+    SessionActions,
+    // the session's send rates are counted (and kept for a send's one round trip) there; a PATCH of the rates drops them
+    { provide: SendRateLimiter, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new SendRateLimiter(redis, keys) },
+  ],
+  exports: [SessionsService, SessionActions, SendRateLimiter],
 })
 export class SessionsModule {}

@@ -5,6 +5,7 @@ import { GroupsRepository, newId, Session, SessionSettingsPatch, SessionsReposit
 import { EventPublisher } from '@app/events';
 import type { MediaStore } from '@app/media';
 import { CommandBus, GatewayDirectory, RedisQrBoard, SessionPlacement } from '@app/fleet';
+import { SendRateLimiter } from '@app/messaging';
 import type { Principal } from '../auth/principal';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { OrganizationQuotas } from '../limits/organization-quotas';
@@ -33,6 +34,7 @@ export class SessionsService {
     private readonly quotas: OrganizationQuotas,
     private readonly box: SecretBox,
     @Inject(MEDIA_STORE) private readonly mediaStore: MediaStore | null,
+    private readonly sendRates: SendRateLimiter,
   ) {}
 
   /** The proxy URL as stored: sealed for the gateway, masked for the view; null (or absent) removes it. */
@@ -109,6 +111,8 @@ export class SessionsService {
     }
     Object.assign(patch, this.proxyColumns(body.proxyUrl));
     await this.sessions.patchSettings(session.id, patch);
+    // the limiter keeps the rates for sends that do not read the session: the very next send reads the new ones
+    if (patch.ratePerMin !== undefined || patch.ratePerHour !== undefined) await this.sendRates.forgetRates(session.id);
     return this.view(organizationId, id);
   }
 

@@ -1,8 +1,8 @@
 import type { AckStatus } from '@app/contracts';
-import type { AckOutcome, EditedMessage, MemberAckOutcome, MessageRow, NewMessage, QueueHead } from '@app/database';
+import type { AckOutcome, EditedMessage, MemberAckOutcome, MessageRow, NewMessage, QueueHead, SentRecord } from '@app/database';
 import type { StoreOutbox, StoreTx } from '../sessions/session-ports';
 
-export type { AckOutcome, EditedMessage, MemberAckOutcome, MessageRow, NewMessage, QueueHead };
+export type { AckOutcome, EditedMessage, MemberAckOutcome, MessageRow, NewMessage, QueueHead, SentRecord };
 
 /**
  * The part of the message log (`MessagesRepository`, PostgreSQL) a gateway uses. PostgreSQL is the send queue:
@@ -13,11 +13,12 @@ export interface MessageStore {
   nextQueued(sessionId: string, limit: number): Promise<QueueHead>;
   sessionsWithQueued(sessionIds: string[]): Promise<string[]>;
   /**
-   * queued → sent, once (null when it was not queued any more), with `updatedAt` as the row's new updatedAt; the
-   * events of `outbox` (`SessionEventSink.withOutbox`) are written by the same statement, only when the row moved.
-   * `heldAck`: a receipt kept on the row while it was queued, to apply now.
+   * A drained batch's sends recorded in one statement: each row queued → sent once (`updatedAt` its new updatedAt), the
+   * i-th event of `outbox` (`SessionEventSink.withOutboxEach`) written by the same statement only when the i-th row
+   * moved. Answers the rows that moved, by id, each with `heldAck`: a receipt kept on the row while it was queued, to
+   * apply now. A row missing from the answer was not queued any more.
    */
-  markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number, outbox?: StoreOutbox): Promise<{ heldAck: AckStatus | null } | null>;
+  markSentMany(sends: ReadonlyArray<SentRecord>, outbox?: StoreOutbox): Promise<Map<string, { heldAck: AckStatus | null }>>;
   /** queued → failed, once */
   markFailed(id: string, error: string, tx?: StoreTx): Promise<MessageRow | null>;
   /** a sent message forward only (`moved`); on a queued one the ack is kept on the row (`held`); null: nothing to do */

@@ -101,6 +101,28 @@ describe('OutboundSender', () => {
     for (const e of sent) expect(e.payload.message).toEqual(toMessageView(t.store.byId(e.payload.message.id)!));
   });
 
+  it('records the sends the network took while a record was written in one statement (group commit), a lone one at once', async () => {
+    const t = setup();
+    for (let i = 1; i <= 5; i += 1) t.store.queue({ id: `msg_0${i}`, waMessageId: `W${i}`, text: `m${i}` });
+    // the first record is slow: the drain goes on sending meanwhile, and what it sent is recorded together after it
+    let release = () => undefined as void;
+    const slow = new Promise<void>((r) => (release = r));
+    let first = true;
+    t.store.beforeMarkSent = async () => {
+      if (!first) return;
+      first = false;
+      await slow;
+    };
+    t.hooks.afterNetworkAck = () => {
+      if (t.conn.attempts.length === 5) release();
+    };
+    await t.sender.trigger();
+    expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W1', 'W2', 'W3', 'W4', 'W5']);
+    expect(t.store.recordedBatches).toEqual([1, 4]);
+    expect(t.named('message.sent').map((e) => e.payload.message.id)).toEqual(['msg_01', 'msg_02', 'msg_03', 'msg_04', 'msg_05']);
+    expect(t.store.rows.every((r) => r.status === 'sent')).toBe(true);
+  });
+
   it(`reads the queue ${DRAIN_BATCH} rows at a time, reads again only after a full batch, and sends every row once in order`, async () => {
     const t = setup();
     const n = DRAIN_BATCH * 2 + 5;

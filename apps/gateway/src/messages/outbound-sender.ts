@@ -40,6 +40,13 @@ export interface StatusPostLookup {
   optionsOf(messageId: string): Promise<StatusPostOptions | null>;
 }
 
+/** A send the network took, not recorded yet. */
+interface PendingRecord {
+  row: MessageRow;
+  sentAt: number;
+  raw: Uint8Array | null;
+}
+
 /** A queued row that cannot become a network message (its media bytes or its reaction target are gone). */
 class UnsendableMessage extends Error {}
 
@@ -55,8 +62,8 @@ export function typingMs(text: string, s: Pick<MessagingSettings, 'typingMsPerCh
  * docs/messages.md).
  *
  * Exactly once on the network: the waMessageId was fixed when the API accepted the message, and every attempt sends
- * with it. A crash after the network took a send but before `markSent` leaves the row `queued`; the next drain sends
- * it again with the same id, which the network stores once. `markSent` is conditional (`WHERE status = 'queued'`),
+ * with it. A crash after the network took a send but before its record (`markSentMany`) leaves the row `queued`; the next drain sends
+ * it again with the same id, which the network stores once. The record is conditional (`WHERE status = 'queued'`),
  * so `message.sent` is published once whatever happens around it.
  */
 export class OutboundSender {
@@ -67,6 +74,10 @@ export class OutboundSender {
   /** receipts and the record of a send exclude each other, so an ack is either applied or held, never dropped */
   private recording: Promise<unknown> = Promise.resolve();
   private failedAttempts = { messageId: '', count: 0 };
+  /** sends the network took that wait for the record under way (`record`), in send order */
+  private readonly unrecorded: PendingRecord[] = [];
+  private recorder: Promise<void> | null = null;
+  private recordFailure: unknown = null;
   private readonly clock: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
 
@@ -135,6 +146,14 @@ export class OutboundSender {
    * once more) or after it (a lost signal: the sweep), exactly as for a message committed after an empty read.
    */
   private async drain(): Promise<void> {
+    try {
+      await this.drainQueue();
+    } finally {
+      await this.recorded();
+    }
+  }
+
+  private async drainQueue(): Promise<void> {
     const { store, sessionId, settings } = this.deps;
     if (!this.heldAcksApplied) {
       // a previous holder recorded sends but stopped before applying the acks kept on them
@@ -144,6 +163,8 @@ export class OutboundSender {
       this.heldAcksApplied = true;
     }
     for (;;) {
+      // a row sent but not recorded yet is still queued: read again only once every send so far is recorded
+      await this.recorded();
       // the session's presenceTyping comes with the batch, so a PATCH applies to the messages read after it
       const { messages: batch, presenceTyping } = await store.nextQueued(sessionId, DRAIN_BATCH);
       for (const row of batch) {
@@ -151,6 +172,8 @@ export class OutboundSender {
           await this.fail(row, `expired: waited more than ${Math.round(settings.ttlMs / 1000)} s for a connection`);
           continue;
         }
+        // a record failed: stop here, the rows stay queued for the next trigger
+        if (this.recordFailure) return;
         const conn = this.deps.live();
         // resumes when the session is `working` again
         if (!conn) return;
@@ -193,18 +216,69 @@ export class OutboundSender {
     }
     this.deps.afterNetworkAck?.();
     this.deps.pacing?.sent(conn, this.clock());
-    await this.exclusive(async () => {
-      // one statement records the send and its message.sent: the Message is the queued row as the update leaves it
-      // (nothing else changes a queued row's Message fields), with the updatedAt the statement writes
-      const updatedAt = Math.max(this.clock(), row.createdAt);
-      const message = toMessageView({ ...row, status: 'sent', error: null, sentAt: sent.timestamp, updatedAt });
-      const recorded = await this.deps.events.withOutbox([this.event({ event: 'message.sent', payload: { message } })], (outbox) =>
-        this.deps.store.markSent(row.id, sent.timestamp, sent.raw, updatedAt, outbox),
-      );
-      // a receipt that overtook the record: applied now, after message.sent
-      if (recorded?.heldAck) await this.ack(row.waMessageId, recorded.heldAck);
-    });
+    this.record({ row, sentAt: sent.timestamp, raw: sent.raw });
     return true;
+  }
+
+  /**
+   * Records a send the network took (group commit): at once when no record is under way, so a lone send waits for
+   * nothing; else with every send the network took while the one under way was written, all in one statement
+   * (`markSentMany`) when it is done. Meanwhile the drain goes on to the next row, so at most the sends of one record's
+   * round trip are unrecorded at a time: a crash then leaves them `queued`, and the next drain sends them again with
+   * their waMessageIds, which the network stores once (as for a crash between a send and its record before).
+   */
+  private record(send: PendingRecord): void {
+    this.unrecorded.push(send);
+    this.recorder ??= this.recordAll();
+  }
+
+  /** Records until nothing waits; `recorder` is cleared in the same step that finds nothing left (no send is missed). */
+  private async recordAll(): Promise<void> {
+    // after the caller has set `recorder`
+    await Promise.resolve();
+    try {
+      while (this.unrecorded.length > 0) {
+        const batch = this.unrecorded.splice(0);
+        try {
+          await this.exclusive(() => this.recordSent(batch));
+        } catch (err) {
+          // PostgreSQL failed: the rows stay queued and are sent again (same waMessageIds) by the next drain
+          this.recordFailure ??= err;
+          this.unrecorded.length = 0;
+        }
+      }
+    } finally {
+      this.recorder = null;
+    }
+  }
+
+  /**
+   * One statement records the batch's sends and their message.sent: each Message is its queued row as the update leaves
+   * it (nothing else changes a queued row's Message fields), with the updatedAt the statement writes; a receipt that
+   * overtook a record is applied right after it, after its message.sent.
+   */
+  private async recordSent(batch: PendingRecord[]): Promise<void> {
+    const records = batch.map(({ row, sentAt, raw }) => ({ id: row.id, sentAt, raw, updatedAt: Math.max(this.clock(), row.createdAt) }));
+    const events = batch.map(({ row }, i) =>
+      this.event({ event: 'message.sent', payload: { message: toMessageView({ ...row, status: 'sent', error: null, sentAt: records[i].sentAt, updatedAt: records[i].updatedAt }) } }),
+    );
+    const moved = await this.deps.events.withOutboxEach(
+      events,
+      (outbox) => this.deps.store.markSentMany(records, outbox),
+      (rows, i) => rows.has(records[i].id),
+    );
+    for (const { row } of batch) {
+      const heldAck = moved.get(row.id)?.heldAck;
+      if (heldAck) await this.ack(row.waMessageId, heldAck);
+    }
+  }
+
+  /** Resolves once every send the network took so far is recorded; throws when a record failed (the drain stops). */
+  private async recorded(): Promise<void> {
+    await this.recorder;
+    const failure = this.recordFailure;
+    this.recordFailure = null;
+    if (failure) throw failure;
   }
 
   /** Waits what the pacing policy asks before this row; false when the connection changed meanwhile. */
@@ -288,6 +362,8 @@ export class OutboundSender {
   }
 
   private async fail(row: MessageRow, error: string): Promise<void> {
+    // the sends before it are announced before it fails
+    await this.recorded();
     await this.deps.events.transact(async (tx, publish) => {
       const failed = await this.deps.store.markFailed(row.id, error, tx);
       if (failed) publish(this.event({ event: 'message.failed', payload: { message: toMessageView(failed) } }));

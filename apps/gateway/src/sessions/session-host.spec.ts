@@ -82,7 +82,7 @@ function setup() {
       engine,
       authState: (sessionId) => ({ sessionId, readCreds: async () => null, writeCreds: async () => undefined, readKeys: async () => ({}), writeKeys: async () => undefined, clear: async () => undefined }),
       records,
-      events: { publish: async () => undefined, transact: async (work) => work(undefined, () => undefined), withOutbox: async (_events, write) => write(undefined) },
+      events: { publish: async () => undefined, transact: async (work) => work(undefined, () => undefined), withOutbox: async (_events, write) => write(undefined), withOutboxEach: async (_events, write) => write(undefined) },
       leases,
       qr: { show: async () => undefined, clear: async () => undefined },
       settings: { qrMaxRetries: 3, qrTtlMs: 20_000, reconnectMaxAttempts: 3, reconnectBaseDelayMs: 100, reconnectMaxDelayMs: 1000 },

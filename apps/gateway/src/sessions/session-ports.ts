@@ -86,6 +86,12 @@ export interface SessionEventSink {
    * that it changed nothing (false, null); the events are published after it, and only then.
    */
   withOutbox<T>(events: SessionEvent[], write: (outbox: StoreOutbox) => Promise<T>): Promise<T>;
+  /**
+   * `withOutbox` for a change of several rows in one statement, an event each (the i-th event announces the i-th row's
+   * change and is written only when that row changed); `wrote(result, i)` tells from `write`'s answer whether it was,
+   * and only those events are published.
+   */
+  withOutboxEach<T>(events: SessionEvent[], write: (outbox: StoreOutbox) => Promise<T>, wrote: (result: T, index: number) => boolean): Promise<T>;
 }
 
 /** One gateway holds a session at a time; checked before every socket is opened. */

@@ -189,6 +189,11 @@ function build(opts: {
       if (changed) events.push(...named.map((e) => ({ event: e.event, payload: loose(e.payload) })));
       return changed;
     },
+    withOutboxEach: async (named, write, wrote) => {
+      const result = await write(undefined);
+      events.push(...named.filter((_e, i) => wrote(result, i)).map((e) => ({ event: e.event, payload: loose(e.payload) })));
+      return result;
+    },
   };
   const leaseLog: string[] = [];
   let leaseFree = opts.leaseFree ?? true;

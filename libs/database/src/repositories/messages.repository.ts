@@ -4,7 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { pgArray } from '../pg-array';
 import { preparedStatement, runPrepared } from '../prepared';
 import { OutboxRows, outboxInsertSql } from './events.repository';
-import { autoReadSql, presenceTypingSql, takeMessageSeqSql, takeMessageSeqsSql } from './sessions.repository';
+import { autoReadSql, presenceTypingSql, takeMessageSeqIfSendableSql, takeMessageSeqSql, takeMessageSeqsSql } from './sessions.repository';
 import { chatOfMessageSql } from './chats.repository';
 import type {
   AckStatus,
@@ -73,6 +73,14 @@ export interface NewMessage {
   sentAt?: number | null;
   /** stored from a history sync on pairing (no `message.received` for it, no unread count) */
   fromHistory?: boolean;
+}
+
+/** A send the network took, to record (`markSentMany`): `updatedAt` (epoch ms, default now) is the row's new updatedAt. */
+export interface SentRecord {
+  id: string;
+  sentAt: number;
+  raw: Uint8Array | null;
+  updatedAt?: number;
 }
 
 /** The head of a session's send queue, and how the session sends (read in the same query). */
@@ -211,13 +219,12 @@ const RANK_SQL = rankSql('status', -1);
  * only for a message that was inserted (nothing on a conflict). Every parameter is cast: in an INSERT … SELECT an
  * untyped parameter would be read as text.
  */
-const INSERT_OUTBOUND = preparedStatement(
-  'messages_insert_outbound',
-  `WITH s AS (${takeMessageSeqSql('$3::text')}),
+const insertOutboundSql = (takeSeq: string, from: string, answer: string) =>
+  `WITH s AS (${takeSeq}),
    m AS (
      INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
        location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, idempotency_key, seq, send_options)
-     SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::jsonb,
+     SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, ${from}, $8::text, $9::text, $10::jsonb,
        $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15::text, $16::text, $17::text[], $18::text, $19::text, s.message_seq,
        $21::jsonb
        FROM s
@@ -226,7 +233,22 @@ const INSERT_OUTBOUND = preparedStatement(
    ),
    media AS (INSERT INTO message_media (message_id, data) SELECT m.id, $20::bytea FROM m WHERE $20::bytea IS NOT NULL),
    chat AS (${chatOfMessageSql('m', 'false')})
-   SELECT * FROM m`,
+   ${answer}`;
+const INSERT_OUTBOUND = preparedStatement('messages_insert_outbound', insertOutboundSql(takeMessageSeqSql('$3::text'), '$7::text', 'SELECT * FROM m'));
+
+/**
+ * The accept of a send whose session was not read first (`insertAccepted`): INSERT_OUTBOUND whose number is taken only
+ * from a session of the organization ($2) in a sendable status ($22), with the sender (`from`) the session's own
+ * `wa_jid` and the session's gateway returned with the row, so the session's existence, organization and status, the
+ * number, the message, its media and its chat are one round trip.
+ */
+const INSERT_ACCEPTED = preparedStatement(
+  'messages_insert_accepted',
+  insertOutboundSql(
+    takeMessageSeqIfSendableSql('$3::text', '$2::text', '$22::text[]'),
+    'COALESCE(s.wa_jid, $7::text)',
+    'SELECT m.*, s.gateway_id AS session_gateway_id FROM m, s',
+  ),
 );
 
 /**
@@ -273,18 +295,24 @@ const NEXT_QUEUED = preparedStatement(
 );
 
 /**
- * A send recorded (`markSent`): the conditional update, the media bytes deleted (only for a media message: the
- * condition is decided once, before any scan) and the outbox rows of its events inserted only when the row moved.
+ * Sends recorded (`markSentMany`, a drained batch; `markSent`, one): the conditional update of every row of the batch,
+ * the media bytes of the media messages among those that moved deleted, and the outbox row announcing each send
+ * inserted only for a row that moved (each row names its event: `event_id`, the i-th outbox row's id), in one
+ * statement. The media delete's list is decided once, before any scan.
  */
-const MARK_SENT = preparedStatement(
-  'messages_mark_sent',
-  `WITH m AS (
-     UPDATE messages SET status = 'sent', sent_at = $2::timestamptz, raw = COALESCE($3::bytea, raw), updated_at = COALESCE($4::timestamptz, now())
-      WHERE id = $1::text AND status = 'queued'
-      RETURNING id, media IS NOT NULL AS has_media, held_ack
+const MARK_SENT_MANY = preparedStatement(
+  'messages_mark_sent_many',
+  `WITH b AS (
+     SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::bytea[], $4::timestamptz[], $5::text[]) AS b(id, sent_at, raw, updated_at, event_id)
    ),
-   media AS (DELETE FROM message_media WHERE message_id = $1::text AND EXISTS (SELECT 1 FROM m WHERE m.has_media)),
-   outbox AS (${outboxInsertSql(5, 'EXISTS (SELECT 1 FROM m)')})
+   m AS (
+     UPDATE messages SET status = 'sent', sent_at = b.sent_at, raw = COALESCE(b.raw, messages.raw), updated_at = COALESCE(b.updated_at, now())
+       FROM b
+      WHERE messages.id = b.id AND messages.status = 'queued'
+      RETURNING messages.id, messages.media IS NOT NULL AS has_media, messages.held_ack, b.event_id
+   ),
+   media AS (DELETE FROM message_media WHERE message_id = ANY(ARRAY(SELECT id FROM m WHERE has_media))),
+   outbox AS (${outboxInsertSql(6, 'u.id IN (SELECT event_id FROM m)')})
    SELECT id, held_ack FROM m`,
 );
 
@@ -345,6 +373,13 @@ export interface MemberAckOutcome {
 /** What a receipt did: moved a sent message (announce it), or was kept on a queued one until it is recorded sent. */
 export type AckOutcome = { moved: MessageRow } | { held: true };
 
+/** The parameters $1…$21 of INSERT_OUTBOUND and INSERT_ACCEPTED. */
+const outboundParams = (m: NewMessage, media: Buffer | null): unknown[] => [
+  m.id, m.organizationId, m.sessionId, m.waMessageId, m.direction, m.chatJid, m.from, m.type, m.text ?? null,
+  json(m.media), json(m.location), json(m.contact), json(m.poll), json(m.reaction), m.quotedMessageId ?? null,
+  m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null, media, json(m.sendOptions),
+];
+
 /** Every query of `messages` and `message_media`. */
 @Injectable()
 export class MessagesRepository {
@@ -396,12 +431,19 @@ export class MessagesRepository {
    * gateway drains by it. With `manager`, the statement runs in that transaction and the lock lasts until it commits.
    */
   async insertOutbound(m: NewMessage, media: Buffer | null, manager?: EntityManager): Promise<MessageRow | null> {
-    const { rows } = await runPrepared<RawRow>(manager ?? this.db, INSERT_OUTBOUND, [
-      m.id, m.organizationId, m.sessionId, m.waMessageId, m.direction, m.chatJid, m.from, m.type, m.text ?? null,
-      json(m.media), json(m.location), json(m.contact), json(m.poll), json(m.reaction), m.quotedMessageId ?? null,
-      m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null, media, json(m.sendOptions),
-    ]);
+    const { rows } = await runPrepared<RawRow>(manager ?? this.db, INSERT_OUTBOUND, outboundParams(m, media));
     return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /**
+   * `insertOutbound` for a send whose session was not read first (INSERT_ACCEPTED): written only when the session
+   * `m.sessionId` is of `m.organizationId` and its status is one of `statuses`, with the session's own `wa_jid` as the
+   * sender (`m.from` only when it has none). Null when nothing was written: no such session there, not in those
+   * statuses, or a conflict (the caller tells them apart); else the row and the session's gateway (where to signal it).
+   */
+  async insertAccepted(m: NewMessage, media: Buffer | null, statuses: readonly string[]): Promise<{ row: MessageRow; gatewayId: string | null } | null> {
+    const { rows } = await runPrepared<RawRow & { session_gateway_id: string | null }>(this.db, INSERT_ACCEPTED, [...outboundParams(m, media), statuses]);
+    return rows[0] ? { row: toRow(rows[0]), gatewayId: rows[0].session_gateway_id } : null;
   }
 
   /**
@@ -573,13 +615,13 @@ export class MessagesRepository {
 
   /**
    * queued → sent, once: null when it was not queued any more, else the ack a receipt left on the row while it was
-   * queued (`applyAck`), for the caller to apply now. One statement (MARK_SENT): the row's new status, its
+   * queued (`applyAck`), for the caller to apply now. One statement (MARK_SENT_MANY): the row's new status, its
    * media bytes dropped (they are no longer needed; only a media message has any), and `outbox`, the events announcing
    * the send, inserted only when the row moved — so the change and its events commit together, or neither.
    * `updatedAt` (epoch ms, default now) is the row's new `updatedAt`: a caller that built the event's Message before
    * the statement passes the value it put there. Such a Message can be built from the queued row it read: nothing but
    * this statement and markFailed (both only from `queued`) changes a queued row's Message fields. The row is not read
-   * back: the caller has it.
+   * back: the caller has it. A batch of one of `markSentMany` (the same statement).
    */
   async markSent(
     id: string,
@@ -588,14 +630,27 @@ export class MessagesRepository {
     updatedAt?: number,
     outbox: OutboxRows = OutboxRows.none,
   ): Promise<{ heldAck: AckStatus | null } | null> {
-    const { rows } = await runPrepared<{ id: string; held_ack: AckStatus | null }>(this.db, MARK_SENT, [
-      id,
-      new Date(sentAt),
-      raw ? Buffer.from(raw) : null,
-      ts(updatedAt),
+    return (await this.markSentMany([{ id, sentAt, raw, updatedAt }], outbox)).get(id) ?? null;
+  }
+
+  /**
+   * `markSent` for a drained batch, in one statement (MARK_SENT_MANY): each row queued → sent once, its media bytes
+   * dropped, and `outbox`'s i-th event (when there is one) written only when the i-th send's row moved. Answers the
+   * rows that moved, by id, each with the ack a receipt left on it while it was queued (null: none); a row missing
+   * from the answer was not queued any more and wrote nothing.
+   */
+  async markSentMany(sends: ReadonlyArray<SentRecord>, outbox: OutboxRows = OutboxRows.none): Promise<Map<string, { heldAck: AckStatus | null }>> {
+    if (sends.length === 0) return new Map();
+    const eventIds = sends.map((_s, i) => outbox.envelopes[i]?.id ?? null);
+    const { rows } = await runPrepared<{ id: string; held_ack: AckStatus | null }>(this.db, MARK_SENT_MANY, [
+      sends.map((s) => s.id),
+      sends.map((s) => new Date(s.sentAt)),
+      sends.map((s) => (s.raw ? Buffer.from(s.raw) : null)),
+      sends.map((s) => ts(s.updatedAt)),
+      eventIds,
       ...outbox.params,
     ]);
-    return rows[0] ? { heldAck: rows[0].held_ack } : null;
+    return new Map(rows.map((r) => [r.id, { heldAck: r.held_ack }]));
   }
 
   /** queued → failed, once. */
