@@ -65,6 +65,12 @@ describe('configuration', () => {
       { NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'), WHATSAPP_EMULATOR_URL: 'http://127.0.0.1:4010' },
       'WHATSAPP_EMULATOR_URL',
     ],
+    [ApiConfig, { WHATSAPP_EMULATOR_URL: 'ws://127.0.0.1:4010' }, 'WHATSAPP_EMULATOR_URL'],
+    [
+      ApiConfig,
+      { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'), WHATSAPP_EMULATOR_URL: 'http://127.0.0.1:4010' },
+      'WHATSAPP_EMULATOR_URL',
+    ],
     [DispatcherConfig, { DISPATCHER_CONCURRENCY: '0' }, 'DISPATCHER_CONCURRENCY'],
   ] as const)('%p refuses %j naming the variable', (cls, env, variable) => {
     let error: unknown;

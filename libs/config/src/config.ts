@@ -194,6 +194,14 @@ export class ApiConfig extends BaseConfig {
   @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
   NETWORK_SIM_URL = 'http://127.0.0.1:4010';
 
+  /**
+   * Test seam (CONTRACT 9), as the gateway's: the network simulator whose WhatsApp Web media host inbound media of
+   * `baileys` sessions is downloaded from; downloads trust its per-run media CA beside the system roots
+   * (@app/media emulatorMediaDispatcher). Refused when NODE_ENV=production.
+   */
+  @IsOptional() @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
+  WHATSAPP_EMULATOR_URL?: string;
+
   /** Largest media a send may carry, bytes (fetched from a URL or decoded from base64). */
   @Transform(toInt) @IsInt() @Min(1024) @Max(100 * 1024 * 1024)
   MEDIA_MAX_BYTES = 16 * 1024 * 1024;
@@ -255,6 +263,7 @@ export class ApiConfig extends BaseConfig {
 
   override finalize(): void {
     super.finalize();
+    if (this.WHATSAPP_EMULATOR_URL && this.isProduction) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'is refused when NODE_ENV=production');
     if (this.LOGIN_BACKOFF_BASE_MS > this.LOGIN_BACKOFF_MAX_MS) throw new ConfigError('LOGIN_BACKOFF_BASE_MS', 'must not exceed LOGIN_BACKOFF_MAX_MS');
     if (this.JWT_SECRET) {
       refusePlaceholder('JWT_SECRET', this.JWT_SECRET, this.isProduction);

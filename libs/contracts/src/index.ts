@@ -16,3 +16,4 @@ export * from './account-extras';
 export * from './session-proxy';
 export * from './media-actions';
 export * from './media-store';
+export * from './vcard';

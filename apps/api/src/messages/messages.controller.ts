@@ -15,6 +15,7 @@ import { ApiEndpoint, ApiErrors } from '../common/api-docs';
 import type { Page } from '../common/pagination';
 import { MessagePage, MessageQueryDto, MessageResponse } from './dto/message.dto';
 import { SendMessageDto } from './dto/send-message.dto';
+import { mediaFile } from './media-download';
 import { MessagesService } from './messages.service';
 
 @ApiTags('messages')
@@ -87,12 +88,6 @@ export class MessagesController {
     content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
   })
   async media(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string): Promise<StreamableFile> {
-    const media = await this.messages.media(p.organizationId, id, messageId);
-    const options = {
-      type: media.mimetype,
-      ...(media.length !== null ? { length: media.length } : {}),
-      ...(media.filename ? { disposition: `inline; filename*=UTF-8''${encodeURIComponent(media.filename)}` } : {}),
-    };
-    return Buffer.isBuffer(media.body) ? new StreamableFile(media.body, options) : new StreamableFile(media.body, options);
+    return mediaFile(await this.messages.media(p.organizationId, id, messageId), messageId);
   }
 }

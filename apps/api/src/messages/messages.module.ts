@@ -36,7 +36,8 @@ import { MediaReupload } from './media-reupload';
     {
       provide: MEDIA_SOURCE,
       inject: [ApiConfig],
-      useFactory: (c: ApiConfig) => new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource() }),
+      useFactory: (c: ApiConfig) =>
+        new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource(undefined, { emulatorUrl: c.WHATSAPP_EMULATOR_URL }) }),
     },
   ],
   // the one fetcher of client media URLs (SSRF guard, bounds), for other media a client gives (profile pictures)

@@ -18,8 +18,8 @@ import { answerIq, child, children, IqContext, IqError, iqKey, iqReply } from '.
 import { answerGroupIq, answerGroupPictureIq, findGroup, GroupIqContext, groupNotifications, isGroupJid } from './groups';
 import { OfflineBatch } from './offline-delivery';
 import { isStatusJid, statusAudience, statusMessage } from './statuses';
-import { callOffer, ContactEnvelope, contactEdit, contactRevoke, deviceChatState, devicePresenceRequest, newStanzaId, presenceStanza, sealPollVote, WaMessage } from './contact-messages';
-import { recordDeviceMessage, SentContent, sentContentOf } from './device-messages';
+import { callOffer, ContactEnvelope, contactContentOf, contactEdit, contactRevoke, contextInfoOf, deviceChatState, devicePresenceRequest, newStanzaId, presenceStanza, QuotedMessage, sealPollVote, stanzaTypeOf, WaMessage } from './contact-messages';
+import { recordDeviceMessage, SentContent, sentContentOf, SentContext, sentContextOf } from './device-messages';
 import { Baileys, BinaryNode, nowSeconds, SERVER_JID } from './wa-kit';
 import { appStateOf, AppStateDevice, AppStateCollectionName } from './app-state';
 import { mediaHostOf } from './media-server';
@@ -425,17 +425,20 @@ export class WaWebConnection {
   // ---- what contacts send -----------------------------------------------------------------------
 
   /**
-   * A contact's 1:1 text, Signal-encrypted by the contact for this device, in the order the network sent them. It
-   * stays pending on the network until the device's receipt. Kinds not carried yet stay pending and are logged.
+   * A contact's message (text, location, card or media, 1:1 or in a group), Signal-encrypted by the contact for this
+   * device, in the order the network sent them. It stays pending on the network until the device's receipt. Kinds not
+   * carried yet stay pending and are logged.
    */
   private deliverMessage(eventId: string, message: SimInboundMessage): void {
     const media = isInboundMedia(message);
-    if ((!media && (message.type !== 'text' || !message.text)) || !message.from.endsWith('@s.whatsapp.net')) {
+    const quoted = this.quotedBy(message);
+    const content = media ? null : contactContentOf(message, quoted);
+    if ((!media && !content) || !message.from.endsWith('@s.whatsapp.net')) {
       this.deps.logger?.debug({ sessionId: this.sessionId, type: message.type, chatJid: message.chatJid }, 'inbound kind not carried by the whatsapp web front door yet');
       return;
     }
-    const envelope = { id: message.id, from: message.from, chatJid: message.chatJid, type: media ? 'media' : 'text', t: Math.floor(message.timestamp / 1000) };
-    if (!media) return this.sendFromContact(eventId, envelope, { conversation: message.text! });
+    const envelope = { id: message.id, from: message.from, chatJid: message.chatJid, type: content ? stanzaTypeOf(content) : 'media', t: Math.floor(message.timestamp / 1000) };
+    if (content) return this.sendFromContact(eventId, envelope, content);
     // the contact's phone uploads the file (encrypted) to the media host, then sends the message naming it
     const { baileys, network } = this.deps;
     const host = mediaHostOf(network);
@@ -443,7 +446,19 @@ export class WaWebConnection {
       this.deps.logger?.warn({ sessionId: this.sessionId }, 'the media host is not up: the media message waits');
       return;
     }
-    this.sendFromContact(eventId, envelope, () => inboundMediaMessage(baileys, host, message, network.mediaBytes(message.media!.mediaId).data));
+    const contextInfo = contextInfoOf(quoted, message.mentions);
+    this.sendFromContact(eventId, envelope, () => inboundMediaMessage(baileys, host, message, network.mediaBytes(message.media!.mediaId).data, contextInfo));
+  }
+
+  /**
+   * The message a contact's message replies to, as its phone names it: one the device sent (its author the account,
+   * its text copied), or else one of the contact's own (the network keeps no copy of those to quote).
+   */
+  private quotedBy(message: SimInboundMessage): QuotedMessage | null {
+    if (!message.quotedWaMessageId) return null;
+    const sent = this.deps.network.findSent(this.sessionId, message.quotedWaMessageId);
+    if (sent) return { waMessageId: sent.id, author: sent.from, text: sent.text };
+    return { waMessageId: message.quotedWaMessageId, author: message.from, text: null };
   }
 
   /**
@@ -598,9 +613,8 @@ export class WaWebConnection {
   private deliverGroupChange(eventId: string, event: Extract<SimNetworkFrame, { type: 'group-participants' | 'group-update' }>): void {
     const offline = this.offline.open;
     this.outbound = this.outbound.then(() => {
-      // the member who made the change; a change of the control API's unnamed admin is the owner's
-      const author = event.actor ?? findGroup(this.deps.network, event.groupJid)?.ownerJid ?? SERVER_JID;
-      const notifications = groupNotifications(() => this.newId(), event, author, this.lidOf);
+      // the member who made the change; the control API's admin is named by no one (no author, as on the sim door)
+      const notifications = groupNotifications(() => this.newId(), event, event.actor ?? null, this.lidOf);
       const open = new Set(notifications.map((n) => n.attrs.id));
       for (const notification of notifications) {
         this.awaitingNotificationAck.set(notification.attrs.id, { eventId, open });
@@ -699,7 +713,7 @@ export class WaWebConnection {
         const copies = children(child(node, 'participants')).filter((c) => c.tag === 'to');
         const direct = children(node).filter((c) => c.tag === 'enc' && c.attrs.type !== 'skmsg');
         const pairwise = [...copies, ...direct.map((enc) => ({ tag: 'to', attrs: { jid: to }, content: [enc] }))];
-        const texts: Array<{ contact: string; content: SentContent }> = [];
+        const texts: Array<{ contact: string; content: SentContent; context: SentContext }> = [];
         for (const copy of pairwise) {
           const contact = directory.contact(copy.attrs.jid ?? '', this.lidOf);
           const enc = child(copy, 'enc');
@@ -713,7 +727,7 @@ export class WaWebConnection {
             await contact.receiveSenderKey(to, sender.user, sender.device, distribution.axolotlSenderKeyDistributionMessage);
           }
           const content = sentContentOf(message, to) ?? (await sentMediaOf(baileys, mediaHostOf(this.deps.network), message));
-          if (content) texts.push({ contact: contact.jid, content });
+          if (content) texts.push({ contact: contact.jid, content, context: sentContextOf(message) });
         }
         const skmsg = bufferOf(children(node).find((c) => c.tag === 'enc' && c.attrs.type === 'skmsg'));
         const own = registration.credential.account.jid;
@@ -725,7 +739,7 @@ export class WaWebConnection {
             if (!contact?.hasSenderKeyOf(to, sender.user, sender.device)) continue;
             const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(await contact.decryptGroup(to, sender.user, sender.device, skmsg)));
             const content = sentContentOf(message, to) ?? (await sentMediaOf(baileys, mediaHostOf(this.deps.network), message));
-            if (content) texts.push({ contact: member, content });
+            if (content) texts.push({ contact: member, content, context: sentContextOf(message) });
           }
         }
         if (texts.length === 0) {
@@ -737,7 +751,7 @@ export class WaWebConnection {
         const account = { jid: registration.credential.account.jid, lid: registration.credential.account.lid };
         // a status is recorded with the audience that read it (the network's statusPosted)
         const audience = isStatusJid(to) ? [...new Set(texts.map((t) => t.contact))] : null;
-        recordDeviceMessage({ baileys, network: this.deps.network, directory, sessionId: this.sessionId, link: this.link, account }, node.attrs.id, recipient, texts[0].content, audience);
+        recordDeviceMessage({ baileys, network: this.deps.network, directory, sessionId: this.sessionId, link: this.link, account }, node.attrs.id, recipient, texts[0].content, texts[0].context, audience);
       })
       .catch((err) => this.deps.logger?.warn({ err, sessionId: this.sessionId }, 'reading a device message failed'))
       .then(() => this.send({ tag: 'ack', attrs: { id: node.attrs.id, class: 'message', from: node.attrs.to, t: nowSeconds() } }));

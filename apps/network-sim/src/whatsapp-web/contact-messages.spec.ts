@@ -1,4 +1,5 @@
-import { callOffer, contactEdit, contactRevoke, deviceChatState, devicePresenceRequest, presenceStanza } from './contact-messages';
+import { contactFromVcard, type SimInboundMessage } from '@app/contracts';
+import { callOffer, contactContentOf, contactEdit, contactRevoke, deviceChatState, devicePresenceRequest, presenceStanza, stanzaTypeOf } from './contact-messages';
 
 const LIAM = '15551110003@s.whatsapp.net';
 
@@ -40,5 +41,33 @@ describe('what a contact\'s phone sends besides messages', () => {
     const edit = contactEdit({ waMessageId: 'M1', chatJid: LIAM, text: 'fixed' }, ACCOUNT);
     expect(edit.editedMessage?.message?.protocolMessage).toMatchObject({ key: { id: 'M1', remoteJid: ACCOUNT, fromMe: true }, type: 14, editedMessage: { conversation: 'fixed' } });
     expect(contactRevoke({ waMessageId: 'M2', chatJid: '1-2@g.us' }, ACCOUNT).protocolMessage).toEqual({ key: { id: 'M2', remoteJid: '1-2@g.us', fromMe: true }, type: 0 });
+  });
+
+  describe('a contact\'s text, location and card, as its phone writes them', () => {
+    const OWN = '15551110000@s.whatsapp.net';
+    const inbound = (m: Partial<SimInboundMessage>): SimInboundMessage => ({
+      id: 'I1', from: LIAM, chatJid: LIAM, type: 'text', text: null, media: null, location: null, contact: null, quotedWaMessageId: null, mentions: [], timestamp: 0, ...m,
+    });
+
+    it('a plain text is `conversation`; a reply or a mention makes it an extendedTextMessage with contextInfo', () => {
+      expect(contactContentOf(inbound({ text: 'hi' }), null)).toEqual({ conversation: 'hi' });
+      const reply = contactContentOf(inbound({ text: 'replying', quotedWaMessageId: 'M1' }), { waMessageId: 'M1', author: OWN, text: 'our text' });
+      expect(reply).toEqual({ extendedTextMessage: { text: 'replying', contextInfo: { stanzaId: 'M1', participant: OWN, quotedMessage: { conversation: 'our text' } } } });
+      const mention = contactContentOf(inbound({ text: 'hi @1555', mentions: ['15550001234@s.whatsapp.net'] }), null);
+      expect(mention).toEqual({ extendedTextMessage: { text: 'hi @1555', contextInfo: { mentionedJid: ['15550001234@s.whatsapp.net'] } } });
+      expect(stanzaTypeOf(reply!)).toBe('text');
+    });
+
+    it('a location is a locationMessage; a card a contactMessage (stanza type media) whose vCard reads back', () => {
+      const place = contactContentOf(inbound({ type: 'location', location: { latitude: -33.86, longitude: 151.21, name: 'Sydney', address: null } }), null);
+      expect(place).toEqual({ locationMessage: { degreesLatitude: -33.86, degreesLongitude: 151.21, name: 'Sydney' } });
+      expect(stanzaTypeOf(place!)).toBe('text');
+      const card = contactContentOf(inbound({ type: 'contact', contact: { fullName: 'Grace Hopper', phoneNumber: '15550003030' } }), null);
+      expect(card?.contactMessage?.displayName).toBe('Grace Hopper');
+      expect(contactFromVcard(card?.contactMessage?.vcard, null)).toEqual({ fullName: 'Grace Hopper', phoneNumber: '15550003030' });
+      expect(stanzaTypeOf(card!)).toBe('media');
+      // media is media-messages.ts'
+      expect(contactContentOf(inbound({ type: 'image', text: 'caption' }), null)).toBeNull();
+    });
   });
 });

@@ -1,9 +1,10 @@
 /**
- * What a contact's phone sends a WhatsApp Web device besides texts, as WhatsApp writes it: the sealed vote of a poll
+ * What a contact's phone sends a WhatsApp Web device, as WhatsApp writes it: texts, locations and contact cards with
+ * the reply and mentions they carry (contextInfo; media is media-messages.ts'), the sealed vote of a poll
  * (`pollUpdateMessage`, the key derivation of Baileys' `decryptPollVote` run forwards), presence and chat state
  * stanzas, and the call offer. The Signal layer (1:1 or sender key) is connection.ts's; these are the contents.
  */
-import type { Presence } from '@app/contracts';
+import { vcardFor, type Presence, type SimInboundMessage } from '@app/contracts';
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { Baileys, BinaryNode, nowSeconds } from './wa-kit';
 
@@ -23,6 +24,55 @@ export interface ContactEnvelope {
 /** A message id as a phone draws one. */
 export function newStanzaId(): string {
   return `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
+}
+
+/** The message a reply quotes, as the replying phone names it: its author, and its text when it has one. */
+export interface QuotedMessage {
+  waMessageId: string;
+  /** who wrote it: the account (a message the device sent) or a contact */
+  author: string;
+  text: string | null;
+}
+
+/**
+ * The contextInfo of a contact's message that replies or mentions (WhatsApp's own: `stanzaId` and `participant` name
+ * the quoted message and its author, `quotedMessage` is a copy of its content; `mentionedJid` the mentioned users),
+ * or null when it does neither.
+ */
+export function contextInfoOf(quoted: QuotedMessage | null, mentions: string[]): Record<string, unknown> | null {
+  if (!quoted && mentions.length === 0) return null;
+  return {
+    ...(quoted
+      ? { stanzaId: quoted.waMessageId, participant: quoted.author, ...(quoted.text !== null ? { quotedMessage: { conversation: quoted.text } } : {}) }
+      : {}),
+    ...(mentions.length ? { mentionedJid: mentions } : {}),
+  };
+}
+
+/**
+ * A contact's text, location or contact card as its phone writes it: a plain text is `conversation`, a reply or a
+ * mention makes it an `extendedTextMessage` (where contextInfo lives); a location is `locationMessage`, a card
+ * `contactMessage` with the vCard WhatsApp writes (`waid`). Null for media (media-messages.ts) and empty texts.
+ */
+export function contactContentOf(message: SimInboundMessage, quoted: QuotedMessage | null): WaMessage | null {
+  const contextInfo = contextInfoOf(quoted, message.mentions);
+  const context = contextInfo ? { contextInfo } : {};
+  if (message.type === 'text' && message.text) {
+    return contextInfo ? { extendedTextMessage: { text: message.text, ...context } } : { conversation: message.text };
+  }
+  if (message.type === 'location' && message.location) {
+    const { latitude, longitude, name, address } = message.location;
+    return { locationMessage: { degreesLatitude: latitude, degreesLongitude: longitude, ...(name ? { name } : {}), ...(address ? { address } : {}), ...context } };
+  }
+  if (message.type === 'contact' && message.contact) {
+    return { contactMessage: { displayName: message.contact.fullName, vcard: vcardFor(message.contact), ...context } };
+  }
+  return null;
+}
+
+/** The stanza type of a contact's text, location or card: a card is `media` (Baileys' getMediaType `vcard`), the rest `text`. */
+export function stanzaTypeOf(content: WaMessage): 'text' | 'media' {
+  return content.contactMessage ? 'media' : 'text';
 }
 
 /**

@@ -1,6 +1,7 @@
 import { DeviceLink, SimNetwork } from '../sim-network';
 import { WaDirectory } from './directory';
-import { DeviceMessageScope, recordDeviceMessage, sentContentOf } from './device-messages';
+import { vcardFor } from '@app/contracts';
+import { DeviceMessageScope, recordDeviceMessage, sentContentOf, sentContextOf } from './device-messages';
 import type { Baileys } from './wa-kit';
 
 const OWN = '15551110000@s.whatsapp.net';
@@ -50,5 +51,33 @@ describe('what the device sends over WhatsApp Web, as the network records it', (
     // what the network refuses (a deleted message, one it never saw) is refused here too
     expect(() => recordDeviceMessage(s, 'E2', ANA, { type: 'edit', waMessageId: 'M1', text: 'again' })).toThrow(/deleted/);
     expect(() => recordDeviceMessage(s, 'E3', ANA, { type: 'edit', waMessageId: 'NOPE', text: 'x' })).toThrow(/did not send/);
+  });
+
+  it('reads a location, a contact card (one, or the first of several) and the reply and mentions any content carries', () => {
+    const place = { locationMessage: { degreesLatitude: 52.52, degreesLongitude: 13.405, name: 'Berlin' } };
+    expect(sentContentOf(decoded(place), ANA)).toEqual({ type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Berlin', address: null } });
+    const vcard = vcardFor({ fullName: 'Ada Lovelace', phoneNumber: '+44 20 7946 0000' });
+    const card = { contactMessage: { displayName: 'Ada Lovelace', vcard } };
+    expect(sentContentOf(decoded(card), ANA)).toEqual({ type: 'contact', contact: { fullName: 'Ada Lovelace', phoneNumber: '442079460000' } });
+    const cards = { contactsArrayMessage: { displayName: '2 contacts', contacts: [{ displayName: 'Ada Lovelace', vcard }, { displayName: 'Other', vcard: 'BEGIN:VCARD\nFN:Other\nEND:VCARD' }] } };
+    expect(sentContentOf(decoded(cards), ANA)).toMatchObject({ type: 'contact', contact: { fullName: 'Ada Lovelace' } });
+
+    const reply = { extendedTextMessage: { text: 'as I said', contextInfo: { stanzaId: 'M1', participant: OWN, quotedMessage: { conversation: 'hello' } } } };
+    expect(sentContextOf(decoded(reply))).toEqual({ quotedWaMessageId: 'M1', mentions: [] });
+    const mention = { extendedTextMessage: { text: 'hi @15550008888', contextInfo: { mentionedJid: ['15550008888@s.whatsapp.net'] } } };
+    expect(sentContextOf(decoded(mention))).toEqual({ quotedWaMessageId: null, mentions: ['15550008888@s.whatsapp.net'] });
+    // a quote on a location too; messageContextInfo (the message secret) is not a reply's context
+    expect(sentContextOf(decoded({ ...place, locationMessage: { ...place.locationMessage, contextInfo: { stanzaId: 'M2' } } })).quotedWaMessageId).toBe('M2');
+    expect(sentContextOf(decoded({ conversation: 'plain', messageContextInfo: { messageSecret: Buffer.alloc(32) } }))).toEqual({ quotedWaMessageId: null, mentions: [] });
+  });
+
+  it('records the reply and mentions on the network entry, as the sim door does', () => {
+    const s = scope();
+    recordDeviceMessage(s, 'M1', ANA, { type: 'text', text: 'hello', forwarded: false });
+    recordDeviceMessage(s, 'M2', ANA, { type: 'text', text: 'as I said', forwarded: false }, { quotedWaMessageId: 'M1', mentions: ['15550008888@s.whatsapp.net'] });
+    recordDeviceMessage(s, 'L1', ANA, { type: 'location', location: { latitude: 1, longitude: 2, name: null, address: null } });
+    expect(s.network.findSent('s1', 'M1')).toMatchObject({ quotedWaMessageId: null, mentions: [] });
+    expect(s.network.findSent('s1', 'M2')).toMatchObject({ type: 'text', text: 'as I said', quotedWaMessageId: 'M1', mentions: ['15550008888@s.whatsapp.net'] });
+    expect(s.network.findSent('s1', 'L1')).toMatchObject({ type: 'location', location: { latitude: 1, longitude: 2 } });
   });
 });

@@ -1,11 +1,12 @@
 /**
  * What a message the device sent over WhatsApp Web is, once its recipients decrypted it, and how the network records
- * it: texts (a forward keeps `forwarded`), polls (their secret stays with the front door for the votes), reactions,
- * votes on its own polls (opened with that secret), and its edits and deletes for everyone (protocolMessage
+ * it: texts (a forward keeps `forwarded`), locations, contact cards, polls (their secret stays with the front door for
+ * the votes), reactions, votes on its own polls (opened with that secret), the reply and mentions any of them carries
+ * (its contextInfo: `stanzaId`, `mentionedJid`), and its edits and deletes for everyone (protocolMessage
  * MESSAGE_EDIT / REVOKE), which change the original's entry through the same handlers the device protocol uses
  * (actions/message-actions.ts), so `GET /sim/messages` shows them the same whichever door was used.
  */
-import type { MessageKeyRef } from '@app/contracts';
+import { contactFromVcard, type ContactContent, type LocationContent, type MessageKeyRef } from '@app/contracts';
 import { createHash } from 'node:crypto';
 import type { DeviceLink, SimNetwork } from '../sim-network';
 import type { WaDirectory } from './directory';
@@ -20,6 +21,8 @@ const MESSAGE_EDIT = 14;
 export type SentContent =
   | SentMedia
   | { type: 'text'; text: string; forwarded: boolean; backgroundColor?: string | null }
+  | { type: 'location'; location: LocationContent }
+  | { type: 'contact'; contact: ContactContent }
   | { type: 'poll'; poll: { name: string; options: string[]; selectableCount: number }; secret: Buffer }
   | { type: 'reaction'; target: MessageKeyRef; emoji: string }
   | { type: 'pollVote'; pollWaMessageId: string; vote: { encPayload: Buffer; encIv: Buffer } }
@@ -39,6 +42,14 @@ export function sentContentOf(message: DecodedMessage, chatJid: string): SentCon
   }
   const text = message.conversation || message.extendedTextMessage?.text;
   if (text) return { type: 'text', text, forwarded: Boolean(message.extendedTextMessage?.contextInfo?.isForwarded), backgroundColor: backgroundOf(message.extendedTextMessage?.backgroundArgb) };
+  const place = message.locationMessage;
+  if (place) {
+    const location = { latitude: place.degreesLatitude ?? 0, longitude: place.degreesLongitude ?? 0, name: place.name || null, address: place.address || null };
+    return { type: 'location', location };
+  }
+  // Baileys sends one card as contactMessage, several as contactsArrayMessage: the network keeps the first
+  const card = message.contactMessage ?? message.contactsArrayMessage?.contacts?.[0];
+  if (card) return { type: 'contact', contact: contactFromVcard(card.vcard, card.displayName) };
   const poll = message.pollCreationMessageV3 ?? message.pollCreationMessageV2 ?? message.pollCreationMessage;
   const secret = message.messageContextInfo?.messageSecret;
   if (poll?.name && poll.options && secret) {
@@ -55,6 +66,26 @@ export function sentContentOf(message: DecodedMessage, chatJid: string): SentCon
     return { type: 'pollVote', pollWaMessageId: update.pollCreationMessageKey.id, vote: { encPayload: Buffer.from(update.vote.encPayload), encIv: Buffer.from(update.vote.encIv) } };
   }
   return null;
+}
+
+/** What a sent message says about other messages: the one it replies to, and whom it mentions. */
+export interface SentContext {
+  quotedWaMessageId: string | null;
+  mentions: string[];
+}
+
+/**
+ * The reply and mentions of a message the device sent: WhatsApp carries both in the contextInfo of its content
+ * (extendedTextMessage, imageMessage, locationMessage…; never messageContextInfo): `stanzaId` names the quoted message,
+ * `mentionedJid` the mentioned users.
+ */
+export function sentContextOf(message: DecodedMessage): SentContext {
+  for (const [name, value] of Object.entries(message)) {
+    if (name === 'messageContextInfo' || !value || typeof value !== 'object') continue;
+    const info = (value as { contextInfo?: { stanzaId?: string | null; mentionedJid?: string[] | null } | null }).contextInfo;
+    if (info) return { quotedWaMessageId: info.stanzaId || null, mentions: [...(info.mentionedJid ?? [])] };
+  }
+  return { quotedWaMessageId: null, mentions: [] };
 }
 
 /**
@@ -94,7 +125,14 @@ export interface DeviceMessageScope {
  * Records what the device sent (`waMessageId` to `recipient`: the contact's jid, or the group) on the network. Edits
  * and deletes change the original (SimNetwork's `action` op, messages.edit / messages.revoke); the rest is a send.
  */
-export function recordDeviceMessage(scope: DeviceMessageScope, waMessageId: string, recipient: string, content: SentContent, statusAudience: string[] | null = null): void {
+export function recordDeviceMessage(
+  scope: DeviceMessageScope,
+  waMessageId: string,
+  recipient: string,
+  content: SentContent,
+  context: SentContext = { quotedWaMessageId: null, mentions: [] },
+  statusAudience: string[] | null = null,
+): void {
   const { network, sessionId, link } = scope;
   if (content.type === 'edit' || content.type === 'revoke') {
     const key = { waMessageId: content.waMessageId, chatJid: recipient, fromMe: true, participant: null };
@@ -118,7 +156,9 @@ export function recordDeviceMessage(scope: DeviceMessageScope, waMessageId: stri
   // network's `send` takes (a status post with the audience that read it and its background: the network's statusPosted)
   const { secret: _secret, forwarded: _forwarded, backgroundColor, ...sent } = content as Record<string, unknown>;
   const statusPost = statusAudience ? { statusPost: { audience: statusAudience, backgroundColor: backgroundColor ?? null } } : {};
-  network.request(sessionId, link, 'send', { waMessageId, to: recipient, content: sent, quoted: null, mentions: [], ...statusPost } as never);
+  // the network's `send` names the quoted message by its id (the sim door's `quoted.waMessageId`)
+  const quoted = context.quotedWaMessageId ? { waMessageId: context.quotedWaMessageId } : null;
+  network.request(sessionId, link, 'send', { waMessageId, to: recipient, content: sent, quoted, mentions: context.mentions, ...statusPost } as never);
   // the forwarded copy of a text: WhatsApp Web names no original, so the entry is marked as the copy it is
   const recorded = content.type === 'text' && content.forwarded ? network.findSent(sessionId, waMessageId) : undefined;
   if (recorded) recorded.forwarded = true;

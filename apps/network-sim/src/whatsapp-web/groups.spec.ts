@@ -157,6 +157,11 @@ describe('group IQs on the WhatsApp Web front door', () => {
     ]);
     const [added] = groupNotifications(() => 'p', { type: 'group-participants', groupJid: '1-2@g.us', action: 'add', participants: [ALICE] }, OWNER, () => '9@lid');
     expect(child(added, 'add')?.content).toEqual([{ tag: 'participant', attrs: { jid: ALICE, lid: '9@lid' } }]);
+    // the control API's unnamed admin: no participant (and no subject owner), so Baileys names no author
+    const [renamed, locked] = groupNotifications(() => 'a', { type: 'group-update', groupJid: '1-2@g.us', changes: { subject: 'Newer', isLocked: true } }, null, () => '9@lid');
+    expect(renamed.attrs).not.toHaveProperty('participant');
+    expect(child(renamed, 'subject')?.attrs).not.toHaveProperty('s_o');
+    expect([locked.attrs.participant, children(locked).map((c) => c.tag)]).toEqual([undefined, ['locked']]);
   });
 
   it('takes a member\'s receipt for a group message (participant on the event); refuses `from` outside the group or on a 1:1 message', () => {

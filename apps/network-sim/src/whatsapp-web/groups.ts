@@ -197,12 +197,14 @@ export function answerGroupPictureIq(iq: BinaryNode, ctx: GroupIqContext): Binar
 
 /**
  * The `<notification type="w:gp2">`s for a change SimNetwork made to a group (the control API, or a member's IQ): one
- * per change, as Baileys reads one child per notification. `author` is the member who made it.
+ * per change, as Baileys reads one child per notification. `author` is the member who made it (`participant`, and
+ * the subject's `s_o`); null for the control API's admin, whom the test does not name: no `participant`, so Baileys
+ * names no author (the sim door's `actor: null`).
  */
 export function groupNotifications(
   newId: () => string,
   event: { type: 'group-participants'; groupJid: string; action: GroupParticipantAction; participants: string[] } | { type: 'group-update'; groupJid: string; changes: GroupChanges },
-  author: string,
+  author: string | null,
   lidOf: (phoneNumber: string) => string,
 ): BinaryNode[] {
   const changes: BinaryNode[] = [];
@@ -211,7 +213,7 @@ export function groupNotifications(
     changes.push({ tag: event.action, attrs: {}, content: participants });
   } else {
     const { subject, description, isAnnounce, isLocked } = event.changes;
-    if (subject !== undefined) changes.push({ tag: 'subject', attrs: { subject, s_o: author, s_t: nowSeconds() } });
+    if (subject !== undefined) changes.push({ tag: 'subject', attrs: { subject, ...(author ? { s_o: author } : {}), s_t: nowSeconds() } });
     if (description !== undefined) {
       const body: BinaryNode = description ? { tag: 'body', attrs: {}, content: Buffer.from(description, 'utf8') } : { tag: 'delete', attrs: {} };
       changes.push({ tag: 'description', attrs: { id: nowSeconds() }, content: [body] });
@@ -219,7 +221,8 @@ export function groupNotifications(
     if (isAnnounce !== undefined) changes.push({ tag: isAnnounce ? 'announcement' : 'not_announcement', attrs: {} });
     if (isLocked !== undefined) changes.push({ tag: isLocked ? 'locked' : 'unlocked', attrs: {} });
   }
-  return changes.map((change) => ({ tag: 'notification', attrs: { from: event.groupJid, type: 'w:gp2', id: newId(), participant: author, t: nowSeconds() }, content: [change] }));
+  const by: Record<string, string> = author ? { participant: author } : {};
+  return changes.map((change) => ({ tag: 'notification', attrs: { from: event.groupJid, type: 'w:gp2', id: newId(), ...by, t: nowSeconds() }, content: [change] }));
 }
 
 export function isGroupJid(jid: string | undefined): jid is string {

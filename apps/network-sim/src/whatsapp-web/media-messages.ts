@@ -67,8 +67,17 @@ export function isInboundMedia(message: SimInboundMessage): boolean {
   return message.media !== null && INBOUND_MEDIA_TYPE[message.type] !== undefined;
 }
 
-/** A contact's media message: the bytes encrypted and uploaded to the media host, the message naming them. */
-export async function inboundMediaMessage(baileys: Baileys, host: MediaHost, message: SimInboundMessage, bytes: Buffer): Promise<WaMessage> {
+/**
+ * A contact's media message: the bytes encrypted and uploaded to the media host, the message naming them (with the
+ * reply and mentions it carries, `contextInfo`, contact-messages.ts).
+ */
+export async function inboundMediaMessage(
+  baileys: Baileys,
+  host: MediaHost,
+  message: SimInboundMessage,
+  bytes: Buffer,
+  contextInfo: Record<string, unknown> | null = null,
+): Promise<WaMessage> {
   const mediaType = INBOUND_MEDIA_TYPE[message.type];
   if (!mediaType || !message.media) throw new Error(`not a media message: ${message.type}`);
   const encrypted = await encryptMedia(baileys, bytes, mediaType);
@@ -82,6 +91,7 @@ export async function inboundMediaMessage(baileys: Baileys, host: MediaHost, mes
     fileEncSha256: encrypted.fileEncSha256,
     fileLength: encrypted.fileLength,
     mediaKeyTimestamp: Math.floor(message.timestamp / 1000),
+    ...(contextInfo ? { contextInfo } : {}),
   };
   const caption = message.text ? { caption: message.text } : {};
   switch (message.type) {

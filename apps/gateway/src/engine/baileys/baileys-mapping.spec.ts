@@ -10,10 +10,10 @@ import type {
   WAMessage,
   WAMessageUpdate,
 } from '@whiskeysockets/baileys';
+import { contactFromVcard } from '@app/contracts';
 import type { InboundMessage } from '../engine.interface';
 import {
   callFrom,
-  contactFromVcard,
   groupInfoFrom,
   groupMetadataFrom,
   groupParticipantsFrom,

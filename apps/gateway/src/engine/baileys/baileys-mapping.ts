@@ -10,7 +10,8 @@ import type {
   WAMessageKey,
   WAMessageUpdate,
 } from '@whiskeysockets/baileys';
-import type { AckStatus, ContactContent, GroupChanges, GroupNetwork, GroupNetworkParticipant, GroupParticipantAction, MediaRef, PollContent, Presence } from '@app/contracts';
+import { contactFromVcard } from '@app/contracts';
+import type { AckStatus, GroupChanges, GroupNetwork, GroupNetworkParticipant, GroupParticipantAction, MediaRef, PollContent, Presence } from '@app/contracts';
 import type { AccountIdentity, CloseReason, EngineEvent, GroupInfo, InboundMedia, InboundMessage } from '../engine.interface';
 import type { PollCrypto } from './baileys-runtime';
 
@@ -201,26 +202,6 @@ function mediaFrom(
       url: media.url ?? null,
     },
   };
-}
-
-/** vCard 3.0 unfolding and the two fields we show: the name (FN) and the number (TEL, its `waid` when present). */
-export function contactFromVcard(vcard: string | null | undefined, displayName: string | null | undefined): ContactContent {
-  const lines = (vcard ?? '').replace(/\r?\n[ \t]/g, '').split(/\r?\n/);
-  let fullName: string | null = null;
-  let phoneNumber: string | null = null;
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue;
-    const [name, ...params] = line.slice(0, colon).split(';');
-    const field = name.split('.').pop()!.toUpperCase();
-    const value = line.slice(colon + 1);
-    if (field === 'FN' && fullName === null) fullName = value.replace(/\\([,;\\])/g, '$1').replace(/\\n/gi, ' ').trim();
-    if (field === 'TEL' && phoneNumber === null) {
-      const waid = params.find((p) => p.toLowerCase().startsWith('waid='));
-      phoneNumber = (waid ? waid.slice(5) : value).replace(/\D/g, '');
-    }
-  }
-  return { fullName: displayName || fullName || '', phoneNumber: phoneNumber ?? '' };
 }
 
 function pollFrom(poll: proto.Message.IPollCreationMessage): PollContent {

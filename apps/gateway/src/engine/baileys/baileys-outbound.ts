@@ -1,6 +1,6 @@
 import type { AnyMessageContent, MiscMessageGenerationOptions, proto, WAMessage, WAMessageKey, WAUrlInfo } from '@whiskeysockets/baileys';
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
-import { DomainError, type ContactContent, type LinkPreview, type MessageKeyRef, type OutboundContent, type OutboundMessage } from '@app/contracts';
+import { DomainError, vcardFor, type LinkPreview, type MessageKeyRef, type OutboundContent, type OutboundMessage } from '@app/contracts';
 import type { EngineLookups } from '../engine.interface';
 import { voiceShapeOf } from './voice-waveform';
 
@@ -14,23 +14,6 @@ export function messageKeyFor(ref: MessageKeyRef): WAMessageKey {
 
 /** A voice note goes as Ogg/Opus (what WhatsApp plays as one), named so: iOS refuses one whose mimetype does not say so. */
 const VOICE_MIMETYPE = 'audio/ogg; codecs=opus';
-
-/** vCard 3.0 text values escape backslash, comma, semicolon and newlines. */
-function vcardText(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/([,;])/g, '\\$1').replace(/\r?\n/g, '\\n');
-}
-
-/** The vCard WhatsApp itself sends: `waid` makes the card open the chat with that number. */
-export function vcardFor(contact: ContactContent): string {
-  const digits = contact.phoneNumber.replace(/\D/g, '');
-  return [
-    'BEGIN:VCARD',
-    'VERSION:3.0',
-    `FN:${vcardText(contact.fullName)}`,
-    `TEL;type=CELL;type=VOICE;waid=${digits}:+${digits}`,
-    'END:VCARD',
-  ].join('\n');
-}
 
 /**
  * A voice note's bars and length as WhatsApp shows them (voice-waveform.ts); none when the audio cannot be read, and
