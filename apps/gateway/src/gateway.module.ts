@@ -17,6 +17,7 @@ import { GatewayMetrics } from './gateway-metrics';
 import { GatewayNode, NodeSignalListener } from './gateway-node';
 import { LeaseWatchdog } from './lease-watchdog';
 import { ClientVersionAlarm } from './sessions/client-version-alarm';
+import { GroupedEventSink } from './sessions/grouped-event-sink';
 import { PgSessionRecords } from './sessions/pg-session-records';
 import { SessionHost } from './sessions/session-host';
 import { SessionMover } from './fleet/session-mover';
@@ -156,7 +157,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
             engine,
             authState: (sessionId) => createPgAuthStateStore(authKeys, box, sessionId),
             records: new PgSessionRecords(c.GATEWAY_ID, sessions, groups, box),
-            events,
+            events: new GroupedEventSink(events),
             leases,
             qr,
             settings: {
