@@ -16,7 +16,8 @@ const { readFileSync } = require('node:fs');
 const { createServer } = require('node:net');
 const { join } = require('node:path');
 
-const ROOT = join(__dirname, '..');
+// BENCH_ROOT: another checkout's built dist/ (a "before" figure in the same session: BENCH_ROOT=/path/to/main)
+const ROOT = process.env.BENCH_ROOT ?? join(__dirname, '..');
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10000);
 const GATEWAYS = Number(process.env.BENCH_GATEWAYS ?? 5);
 const BASELINE_DEVICES = Number(process.env.BENCH_BASELINE_DEVICES ?? Math.min(SESSIONS, 2000));
@@ -56,6 +57,20 @@ async function waitUntil(probe, what, timeoutMs = STEP_TIMEOUT_MS) {
     if (await probe()) return;
     if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
     await sleep(200);
+  }
+}
+
+/**
+ * The phone scans a session's QR. A request on a kept-alive socket the simulator has just closed fails without an
+ * answer (undici: "other side closed"; seen on the loaded box): sent again, at most twice.
+ */
+async function scan(simUrl, id) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(`${simUrl}/sim/sessions/${id}/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
   }
 }
 
@@ -145,7 +160,7 @@ async function main() {
   const tPair = Date.now();
   const sessionIds = (await pg.query(`SELECT id FROM sessions ORDER BY id`)).rows.map((r) => r.id);
   for (let i = 0; i < sessionIds.length; i += 100) {
-    await Promise.all(sessionIds.slice(i, i + 100).map((id) => fetch(`${simUrl}/sim/sessions/${id}/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })));
+    await Promise.all(sessionIds.slice(i, i + 100).map((id) => scan(simUrl, id)));
   }
   await waitUntil(async () => (await count(`SELECT count(*) AS n FROM sessions WHERE status = 'working'`)) === SESSIONS, 'every session working');
   const pairMs = Date.now() - tPair;

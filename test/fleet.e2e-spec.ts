@@ -7,9 +7,11 @@ import {
   FleetLogger,
   GatewayDirectory,
   GatewayRegistry,
+  GatewaySignals,
   RedisQrBoard,
   RedisSessionLeases,
 } from '@app/fleet';
+import { SendSignal } from '@app/messaging';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { waitFor } from './support/processes';
 
@@ -129,9 +131,10 @@ describe('Fleet protocols (libs/fleet) against Redis', () => {
       const signal = new AdoptSignal(keys);
       const subscribers = [createRedis(redisUrl), createRedis(redisUrl)];
       closers.push(async () => void (await Promise.all(subscribers.map((s) => s.quit()))));
+      const [signalsA, signalsB] = subscribers.map((s) => new GatewaySignals(s));
       const heard: string[] = [];
-      const unlistenA = await signal.listen(subscribers[0], 'gw-a', () => heard.push('gw-a'));
-      await signal.listen(subscribers[1], 'gw-b', () => heard.push('gw-b'));
+      const unlistenA = await signal.listen(signalsA, 'gw-a', () => heard.push('gw-a'));
+      await signal.listen(signalsB, 'gw-b', () => heard.push('gw-b'));
 
       await signal.notify(redis, 'gw-a');
       await waitFor(() => heard.length === 1, 10000, 'the signal to gw-a heard');
@@ -143,10 +146,35 @@ describe('Fleet protocols (libs/fleet) against Redis', () => {
       // listener of gw-a hears only what is sent after it subscribed
       await unlistenA();
       await signal.notify(redis, 'gw-a');
-      await signal.listen(subscribers[0], 'gw-a', () => heard.push('gw-a again'));
+      await signal.listen(signalsA, 'gw-a', () => heard.push('gw-a again'));
       await signal.notify(redis, 'gw-a');
       await waitFor(() => heard.length === 3, 10000, 'the signal to the new listener heard');
       expect(heard).toEqual(['gw-a', 'gw-b', 'gw-a again']);
+    });
+
+    it('shares the gateway’s one subscriber connection with the send signal, each hearing only its own', async () => {
+      const subscriber = createRedis(redisUrl);
+      closers.push(async () => void (await subscriber.quit()));
+      const signals = new GatewaySignals(subscriber);
+      const adopt = new AdoptSignal(keys);
+      const send = new SendSignal(keys);
+      const heard: string[] = [];
+      const unlistenSend = await send.listen(subscriber, 'gw-both', (sessionId) => heard.push(`send ${sessionId}`));
+      const unlistenAdopt = await adopt.listen(signals, 'gw-both', () => heard.push('adopt'));
+
+      await send.notify(redis, 'gw-both', 'ses_1');
+      await adopt.notify(redis, 'gw-both');
+      await send.notify(redis, 'gw-both', 'ses_2');
+      await waitFor(() => heard.length === 3, 10000, 'both signals heard on one connection');
+      expect(heard).toEqual(['send ses_1', 'adopt', 'send ses_2']);
+
+      // one unsubscribed, the other still heard on the same connection
+      await unlistenAdopt();
+      await adopt.notify(redis, 'gw-both');
+      await send.notify(redis, 'gw-both', 'ses_3');
+      await waitFor(() => heard.length === 4, 10000, 'the send signal heard after the adopt signal left');
+      expect(heard).toEqual(['send ses_1', 'adopt', 'send ses_2', 'send ses_3']);
+      await unlistenSend();
     });
   });
 

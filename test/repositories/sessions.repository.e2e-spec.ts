@@ -157,4 +157,41 @@ describe('SessionsRepository (PostgreSQL)', () => {
     expect(await sessions.notPlacedOn([s.id, 'ses_gone'], 'gw-a')).toEqual([s.id, 'ses_gone']);
     expect(await sessions.notPlacedOn([s.id], 'gw-b')).toEqual([]);
   });
+  it('reads, takes tokens for and patches many sessions in one statement each, every row under its own fence', async () => {
+    const a = await newSession(db, orgId, { gatewayId: 'gw-a', status: 'stopped', phoneNumber: '4917001' });
+    const b = await newSession(db, orgId, { gatewayId: 'gw-a', status: 'stopped' });
+    const c = await newSession(db, orgId, { gatewayId: 'gw-b', status: 'working' });
+    const gone = newId('ses');
+
+    const rows = await sessions.findRuntimeMany([a.id, b.id, gone]);
+    expect([...rows.keys()].sort()).toEqual([a.id, b.id].sort());
+    expect(rows.get(a.id)).toEqual(await sessions.findRuntime(a.id));
+
+    const before = await sessions.takeLeaseToken(c.id);
+    const tokens = await sessions.takeLeaseTokens([a.id, c.id, gone]);
+    expect(tokens.get(c.id)).toBe(before + 1);
+    expect(tokens.get(a.id)).toBe(1);
+    expect(tokens.has(gone)).toBe(false);
+
+    const connectedAt = new Date('2026-01-02T03:04:05Z');
+    const patch = { status: 'working' as const, lastReason: 'connected', lastConnectedAt: connectedAt, phoneNumber: null };
+    const written = await sessions.patchRuntimeMany([
+      // the current token: written
+      { id: a.id, patch, fence: { leaseToken: tokens.get(a.id)!, gatewayId: 'gw-a' } },
+      // no token, placed on the writer's gateway: written
+      { id: b.id, patch, fence: { leaseToken: null, gatewayId: 'gw-a' } },
+      // a stale token: refused, the row untouched
+      { id: c.id, patch, fence: { leaseToken: before, gatewayId: 'gw-b' } },
+      { id: gone, patch, fence: { leaseToken: null, gatewayId: 'gw-a' } },
+    ]);
+    expect([...written].sort()).toEqual([a.id, b.id].sort());
+    expect(await sessions.findInOrganization(orgId, a.id)).toMatchObject({ status: 'working', lastReason: 'connected', lastConnectedAt: connectedAt, phoneNumber: null, label: 'spec' });
+    expect((await sessions.findRuntime(b.id))!.status).toBe('working');
+    expect((await sessions.findRuntime(c.id))!.status).toBe('working');
+    expect((await sessions.findInOrganization(orgId, c.id))!.lastReason).not.toBe('connected');
+
+    // without a token, a row placed elsewhere is refused
+    expect(await sessions.patchRuntimeMany([{ id: c.id, patch: { status: 'starting' }, fence: { leaseToken: null, gatewayId: 'gw-a' } }])).toEqual(new Set());
+    expect((await sessions.findRuntime(c.id))!.status).toBe('working');
+  });
 });

@@ -15,7 +15,7 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
       },
       leasedSessionIds: () => [...held],
       activeSessionIds: () => [...held],
-      converge: async () => ({ started: 0, handedOff: 0 }),
+      converge: async () => (calls.push('converge'), { started: 0, handedOff: 0 }),
       handOff: async (id) => void (calls.push(`hand off ${id}`), held.delete(id)),
       closeAllUnfenced: async () => void calls.push('close all unfenced'),
       leaseLost: async () => undefined,
@@ -46,9 +46,11 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
       close: async () => void calls.push('close commands'),
     },
     signals: {
-      listen: async (onSession) => {
+      listen: async (handlers) => {
         calls.push('listen');
-        onSession('ses_1');
+        handlers.send('ses_1');
+        // before the node has resumed, an adopt signal does nothing: the resume pass reads the table itself
+        handlers.adopt();
         return async () => void calls.push('unlisten');
       },
     },
@@ -75,7 +77,7 @@ describe('GatewayNode', () => {
     const passes: Array<() => void> = [];
     parts.host.converge = () => new Promise((resolve) => passes.push(() => resolve({ started: 0, handedOff: 0 })));
     let signal: () => void = () => undefined;
-    parts.adoptSignals = { listen: async (onSignal) => ((signal = onSignal), async () => undefined) };
+    parts.signals = { listen: async (handlers) => ((signal = handlers.adopt), async () => undefined) };
     await node.start();
     const settle = () => new Promise((r) => setImmediate(r));
 

@@ -20,9 +20,8 @@ export interface GatewayNodeParts {
   /** self-fencing: closes every socket once renewals lapse; the runners ask it before acting */
   watchdog: Pick<LeaseWatchdog, 'onLapse' | 'start' | 'stop' | 'renewed' | 'trusted' | 'check'>;
   commands: Pick<CommandServer, 'start' | 'close'>;
-  signals: SendSignalListener;
-  /** the fleet's "the table assigns you sessions" signal (AdoptSignal); absent, the node converges on its interval only */
-  adoptSignals?: AdoptSignalListener;
+  /** the send and adopt signals, heard on the node's one subscriber connection (GatewaySignals) */
+  signals: NodeSignalListener;
   opsServer: OpsServerStarter;
   /** moves a session held here to another gateway (drain) */
   mover: Pick<SessionMover, 'move'>;
@@ -36,14 +35,18 @@ export interface GatewayNodeParts {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** Subscribes to this node's send signals; the returned function unsubscribes and closes what it opened. */
-export interface SendSignalListener {
-  listen(onSession: (sessionId: string) => void): Promise<() => Promise<void>>;
+/** What a node hears: the API queued messages for a session (SendSignal), the table assigns it sessions (AdoptSignal). */
+export interface NodeSignalHandlers {
+  send(sessionId: string): void;
+  adopt(): void;
 }
 
-/** Subscribes to this node's adopt signals; the returned function unsubscribes and closes what it opened. */
-export interface AdoptSignalListener {
-  listen(onSignal: () => void): Promise<() => Promise<void>>;
+/**
+ * Subscribes to this node's signals, all on one subscriber connection; the returned function unsubscribes and closes
+ * what it opened.
+ */
+export interface NodeSignalListener {
+  listen(handlers: NodeSignalHandlers): Promise<() => Promise<void>>;
 }
 
 /** Starts the health/readiness/metrics server; readiness also asks `accepting` (false while draining). */
@@ -79,7 +82,8 @@ export const DRAIN_CONCURRENCY = 8;
  */
 export class GatewayNode implements BeforeApplicationShutdown {
   private unlisten: (() => Promise<void>) | null = null;
-  private unlistenAdopt: (() => Promise<void>) | null = null;
+  /** adopt signals act once the node has resumed what the table placed on it (that pass reads the table itself) */
+  private adopting = false;
   /** the converge passes run by the interval and the adopt signal, one after another */
   private converging: Promise<void> | null = null;
   /** a signal came during a pass: the table may have changed after that pass read it, so one more follows */
@@ -131,7 +135,12 @@ export class GatewayNode implements BeforeApplicationShutdown {
       void this.beat().then(() => metrics.sessions.set(host.sessionCount));
     }, this.settings.heartbeatMs);
 
-    this.unlisten = await this.parts.signals.listen((sessionId) => host.signal(sessionId));
+    this.unlisten = await this.parts.signals.listen({
+      send: (sessionId) => host.signal(sessionId),
+      adopt: () => {
+        if (this.adopting) this.convergeSoon();
+      },
+    });
     this.sweepTimer = this.intervals.setInterval(() => {
       host.sweepQueued().catch((err) => logger.warn({ err: String(err) }, 'sweeping queued messages failed'));
     }, this.settings.sweepMs);
@@ -140,7 +149,7 @@ export class GatewayNode implements BeforeApplicationShutdown {
     this.adoptTimer = this.intervals.setInterval(() => {
       if (this.converging === null) this.convergeSoon();
     }, this.settings.adoptMs);
-    this.unlistenAdopt = (await this.parts.adoptSignals?.listen(() => this.convergeSoon())) ?? null;
+    this.adopting = true;
     await this.beat();
     this.ops = await this.parts.opsServer(() => this.accepting);
     logger.info({ gatewayId: this.settings.gatewayId, engine: this.settings.engine, resumed, healthPort: this.ops.port }, 'gateway started');
@@ -263,8 +272,8 @@ export class GatewayNode implements BeforeApplicationShutdown {
     this.stopping ??= (async () => {
       for (const timer of [this.heartbeatTimer, this.sweepTimer, this.adoptTimer]) if (timer !== null) this.intervals.clearInterval(timer);
       this.watchdog.stop();
+      this.adopting = false;
       await this.unlisten?.();
-      await this.unlistenAdopt?.();
       await commands.close().catch((err) => logger.warn({ err: String(err) }, 'closing the command worker failed'));
       await host.shutdown();
       await registry.deregister().catch(() => undefined);

@@ -4,7 +4,7 @@ import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
 import { ChatsRepository, ContactsRepository, FollowedChannelsRepository, GroupsRepository, MediaBlobsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
-import { AdoptSignal, CommandServer, GatewayDirectory, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
+import { AdoptSignal, CommandServer, GatewayDirectory, GatewaySignals, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
 import { BaileysMediaSource, createMediaStore, MediaSourceByEngine, SimMediaSource } from '@app/media';
 import { InboundSpool, SendSignal } from '@app/messaging';
@@ -14,9 +14,10 @@ import type { SessionEngine } from './engine/engine.interface';
 import { loadEngine } from './engine/load-engine';
 import { FleetSupervisor } from './fleet/fleet-supervisor';
 import { GatewayMetrics } from './gateway-metrics';
-import { AdoptSignalListener, GatewayNode, SendSignalListener } from './gateway-node';
+import { GatewayNode, NodeSignalListener } from './gateway-node';
 import { LeaseWatchdog } from './lease-watchdog';
 import { ClientVersionAlarm } from './sessions/client-version-alarm';
+import { GroupedEventSink } from './sessions/grouped-event-sink';
 import { PgSessionRecords } from './sessions/pg-session-records';
 import { SessionHost } from './sessions/session-host';
 import { SessionMover } from './fleet/session-mover';
@@ -26,7 +27,7 @@ import { MediaDownloadQueue } from './media/media-download-queue';
 
 /** DI token of the WhatsApp engine this node runs (Baileys or the simulator's). */
 export const SESSION_ENGINE = Symbol('SESSION_ENGINE');
-/** DI token of the SendSignal subscription of this node. */
+/** DI token of this node's signal subscription (SendSignal and AdoptSignal, on one subscriber connection). */
 export const SEND_SIGNALS = Symbol('SEND_SIGNALS');
 /** DI token of this node's EagerMediaDownloads, or null when MEDIA_STORE=none. */
 export const EAGER_MEDIA_DOWNLOADS = Symbol('EAGER_MEDIA_DOWNLOADS');
@@ -54,9 +55,6 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
     await this.connection?.quit().catch(() => this.connection?.disconnect());
   }
 }
-
-/** DI token of the AdoptSignal subscription of this node. */
-export const ADOPT_SIGNALS = Symbol('ADOPT_SIGNALS');
 
 /**
  * One gateway node as a Nest application context: the shared infrastructure (config, PostgreSQL, Redis, events,
@@ -159,7 +157,7 @@ export const ADOPT_SIGNALS = Symbol('ADOPT_SIGNALS');
             engine,
             authState: (sessionId) => createPgAuthStateStore(authKeys, box, sessionId),
             records: new PgSessionRecords(c.GATEWAY_ID, sessions, groups, box),
-            events,
+            events: new GroupedEventSink(events),
             leases,
             qr,
             settings: {
@@ -228,31 +226,19 @@ export const ADOPT_SIGNALS = Symbol('ADOPT_SIGNALS');
     {
       provide: SEND_SIGNALS,
       inject: [GatewayConfig, RedisKeys, LOGGER],
-      useFactory: (c: GatewayConfig, keys: RedisKeys, logger: Logger): SendSignalListener => ({
-        async listen(onSession) {
-          // a connection in subscriber mode cannot run other commands: this one is SendSignal's alone
+      useFactory: (c: GatewayConfig, keys: RedisKeys, logger: Logger): NodeSignalListener => ({
+        async listen(handlers) {
+          // a connection in subscriber mode cannot run other commands: this one is the node's signals' alone, and
+          // both the send and the adopt signal are heard on it
           const subscriber = createRedis(c.REDIS_URL);
           // ioredis resubscribes after a Redis restart; the error is worth a line, not a crash
-          subscriber.on('error', (err) => logger.warn({ reason: err.message }, 'send signal subscription: redis connection error'));
-          const unlisten = await new SendSignal(keys).listen(subscriber, c.GATEWAY_ID, onSession);
+          subscriber.on('error', (err) => logger.warn({ reason: err.message }, 'signal subscription: redis connection error'));
+          const signals = new GatewaySignals(subscriber);
+          const unlistenSend = await new SendSignal(keys).listen(subscriber, c.GATEWAY_ID, handlers.send);
+          const unlistenAdopt = await new AdoptSignal(keys).listen(signals, c.GATEWAY_ID, handlers.adopt);
           return async () => {
-            await unlisten();
-            await subscriber.quit().catch(() => subscriber.disconnect());
-          };
-        },
-      }),
-    },
-    {
-      provide: ADOPT_SIGNALS,
-      inject: [GatewayConfig, RedisKeys, LOGGER],
-      useFactory: (c: GatewayConfig, keys: RedisKeys, logger: Logger): AdoptSignalListener => ({
-        async listen(onSignal) {
-          // a connection in subscriber mode cannot run other commands: this one is AdoptSignal's alone
-          const subscriber = createRedis(c.REDIS_URL);
-          subscriber.on('error', (err) => logger.warn({ reason: err.message }, 'adopt signal subscription: redis connection error'));
-          const unlisten = await new AdoptSignal(keys).listen(subscriber, c.GATEWAY_ID, onSignal);
-          return async () => {
-            await unlisten();
+            await unlistenSend();
+            await unlistenAdopt();
             await subscriber.quit().catch(() => subscriber.disconnect());
           };
         },
@@ -299,7 +285,6 @@ export const ADOPT_SIGNALS = Symbol('ADOPT_SIGNALS');
         OpsEndpoints,
         GatewayMetrics,
         SessionMover,
-        ADOPT_SIGNALS,
         LeaseWatchdog,
         FleetSupervisor,
       ],
@@ -311,11 +296,10 @@ export const ADOPT_SIGNALS = Symbol('ADOPT_SIGNALS');
         registry: GatewayRegistry,
         leases: RedisSessionLeases,
         commands: CommandServer,
-        signals: SendSignalListener,
+        signals: NodeSignalListener,
         ops: OpsEndpoints,
         metrics: GatewayMetrics,
         mover: SessionMover,
-        adoptSignals: AdoptSignalListener,
         watchdog: LeaseWatchdog,
         supervisor: FleetSupervisor,
       ) =>
@@ -335,7 +319,6 @@ export const ADOPT_SIGNALS = Symbol('ADOPT_SIGNALS');
             watchdog,
             commands,
             signals,
-            adoptSignals,
             opsServer: (accepting) => ops.start(c.GATEWAY_HEALTH_PORT, c.OPS_HOST, accepting),
             mover,
             metrics,

@@ -1,31 +1,74 @@
 import type { GroupChanges, GroupNetwork, GroupNetworkParticipant } from '@app/contracts';
-import type { GroupsRepository, SessionsRepository } from '@app/database';
+import type { GroupsRepository, RuntimeFence, SessionRuntimePatch, SessionRuntimeRow, SessionsRepository } from '@app/database';
 import type { SecretBox } from '@app/crypto';
 import type { GroupInfo } from '../engine/engine.interface';
 import type { PlacedSession, SessionRecord, SessionRecordPatch, SessionRecords } from './session-ports';
+import { TickBatch } from './tick-batch';
 
-/** The runner's SessionRecords port over the sessions and groups repositories, for the sessions of one gateway. */
+interface RowWrite {
+  id: string;
+  patch: SessionRuntimePatch;
+  fence: RuntimeFence;
+}
+
+/** The columns a patch writes: writes naming the same ones share a statement. */
+const shapeOf = (patch: SessionRuntimePatch): string =>
+  (Object.keys(patch) as Array<keyof SessionRuntimePatch>).filter((k) => patch[k] !== undefined).sort().join(',');
+
+/**
+ * The runner's SessionRecords port over the sessions and groups repositories, for the sessions of one gateway. The
+ * reads, status writes and lease tokens of a session's start are grouped across its runners (TickBatch): a failover
+ * that adopts hundreds of sessions at once costs one statement per turn for each, not one per session.
+ */
 export class PgSessionRecords implements SessionRecords {
+  private readonly reads: TickBatch<string, SessionRuntimeRow | null>;
+  private readonly writes: TickBatch<RowWrite, boolean>;
+  private readonly tokens: TickBatch<string, number | null>;
+
   constructor(
     private readonly gatewayId: string,
     private readonly sessions: SessionsRepository,
     private readonly groups: GroupsRepository,
     /** opens the sealed proxy URL; without it a session's proxy is not read */
     private readonly box?: SecretBox,
-  ) {}
+  ) {
+    const self = (id: string) => id;
+    this.reads = new TickBatch(async (ids) => {
+      const rows = await sessions.findRuntimeMany(ids);
+      return ids.map((id) => rows.get(id) ?? null);
+    }, self);
+    this.writes = new TickBatch((writes) => this.writeRows(writes), (w) => w.id);
+    this.tokens = new TickBatch(async (ids) => {
+      const taken = await sessions.takeLeaseTokens(ids);
+      return ids.map((id) => taken.get(id) ?? null);
+    }, self);
+  }
 
   async find(sessionId: string): Promise<SessionRecord | null> {
-    const row = await this.sessions.findRuntime(sessionId);
+    const row = await this.reads.call(sessionId);
     if (!row) return null;
     return { ...row, proxyUrl: row.proxyUrlSealed && this.box ? this.box.decrypt(row.proxyUrlSealed) : null };
   }
 
   update(sessionId: string, patch: SessionRecordPatch, leaseToken: number | null): Promise<boolean> {
-    return this.sessions.patchRuntime(sessionId, patch, { leaseToken, gatewayId: this.gatewayId });
+    return this.writes.call({ id: sessionId, patch, fence: { leaseToken, gatewayId: this.gatewayId } });
   }
 
-  takeLeaseToken(sessionId: string): Promise<number> {
-    return this.sessions.takeLeaseToken(sessionId);
+  async takeLeaseToken(sessionId: string): Promise<number> {
+    const token = await this.tokens.call(sessionId);
+    if (token === null) throw new Error(`session ${sessionId} not found`);
+    return token;
+  }
+
+  /** One statement per shape of patch among the writes of a turn. */
+  private async writeRows(writes: RowWrite[]): Promise<boolean[]> {
+    const byShape = new Map<string, RowWrite[]>();
+    for (const w of writes) {
+      const shape = shapeOf(w.patch);
+      byShape.set(shape, [...(byShape.get(shape) ?? []), w]);
+    }
+    const written = await Promise.all([...byShape.values()].map((group) => this.sessions.patchRuntimeMany(group)));
+    return writes.map((w) => written.some((ids) => ids.has(w.id)));
   }
 
   notPlacedOn(sessionIds: string[], gatewayId: string): Promise<string[]> {

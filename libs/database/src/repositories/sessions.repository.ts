@@ -260,6 +260,16 @@ export class SessionsRepository {
     return rows[0] ? toRuntimeRow(rows[0]) : null;
   }
 
+  /** `findRuntime` for many sessions in one statement (the adopting gateway's grouped reads); absent ids are left out. */
+  async findRuntimeMany(ids: readonly string[]): Promise<Map<string, SessionRuntimeRow>> {
+    if (ids.length === 0) return new Map();
+    const rows: SessionRuntimeColumns[] = await this.db.query(
+      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, rate_per_min, proxy_url, sync_history, reject_calls, receive_status FROM sessions WHERE id = ANY($1::text[])',
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, toRuntimeRow(r)]));
+  }
+
   /**
    * Takes the next fencing token of the session's lease. Called by a gateway right after it acquired the lease, so
    * the previous holder's writes (fenced on its own token) are refused from now on.
@@ -272,6 +282,19 @@ export class SessionsRepository {
     );
     if (!rows[0]) throw new Error(`session ${id} not found`);
     return Number(rows[0].lease_token);
+  }
+
+  /**
+   * `takeLeaseToken` for many distinct sessions in one statement (the adopting gateway's grouped lease takes): each
+   * row's counter moves by one, as with one statement per session. Absent ids are left out of the answer.
+   */
+  async takeLeaseTokens(ids: readonly string[]): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const [rows]: [Array<{ id: string; lease_token: string }>, number] = await this.db.query(
+      'UPDATE sessions SET lease_token = lease_token + 1 WHERE id = ANY($1::text[]) RETURNING id, lease_token',
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, Number(r.lease_token)]));
   }
 
   /**
@@ -294,6 +317,36 @@ export class SessionsRepository {
       values,
     );
     return updated[1] > 0;
+  }
+
+  /**
+   * `patchRuntime` for many distinct sessions whose patches name the same columns, in one statement (the runners'
+   * status writes grouped per tick): each row is written only under its own fence, exactly as `patchRuntime` would.
+   * Answers the ids written; the others were refused.
+   */
+  async patchRuntimeMany(writes: ReadonlyArray<{ id: string; patch: SessionRuntimePatch; fence: RuntimeFence }>): Promise<Set<string>> {
+    if (writes.length === 0) return new Set();
+    const keys = (Object.keys(RUNTIME_COLUMNS) as Array<keyof SessionRuntimePatch>).filter((k) => writes[0].patch[k] !== undefined);
+    const values: unknown[] = [
+      writes.map((w) => w.id),
+      writes.map((w) => (w.fence.leaseToken !== null ? String(w.fence.leaseToken) : null)),
+      writes.map((w) => w.fence.gatewayId),
+    ];
+    const sets = keys.map((key) => {
+      values.push(writes.map((w) => { const v = w.patch[key]; return v instanceof Date ? v.toISOString() : (v ?? null); }));
+      const column = RUNTIME_COLUMNS[key];
+      return `${column} = u.${column}${key === 'lastConnectedAt' ? '::timestamptz' : ''}`;
+    });
+    const columns = keys.map((key) => RUNTIME_COLUMNS[key]);
+    const arrays = values.map((_, i) => `$${i + 1}::text[]`).join(', ');
+    const [rows]: [Array<{ id: string }>, number] = await this.db.query(
+      `UPDATE sessions s SET ${sets.length > 0 ? `${sets.join(', ')}, ` : ''}updated_at = now()
+         FROM unnest(${arrays}) AS u(id, lease_token, gateway_id${columns.map((c) => `, ${c}`).join('')})
+        WHERE s.id = u.id AND (CASE WHEN u.lease_token IS NOT NULL THEN s.lease_token = u.lease_token::bigint ELSE s.gateway_id = u.gateway_id END)
+        RETURNING s.id`,
+      values,
+    );
+    return new Set(rows.map((r) => r.id));
   }
 
   /** Of the given sessions, those no longer placed on `gatewayId` (moved elsewhere, or deleted). */

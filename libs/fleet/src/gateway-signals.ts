@@ -1,0 +1,33 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * The one pub/sub subscriber of a gateway process. A connection in subscriber mode can run nothing else, so every
+ * signal a gateway listens to (its send signal, its adopt signal) shares this one: one `message` listener dispatches
+ * each message by channel to whoever subscribed to it. Each signal still owns its channel's name and what its message
+ * means (SendSignal, AdoptSignal); this class only owns the connection's subscriptions.
+ */
+export class GatewaySignals {
+  private readonly handlers = new Map<string, Set<(message: string) => void>>();
+
+  /** `subscriber` must be a connection of its own (it enters subscriber mode); its owner closes it. */
+  constructor(readonly subscriber: Redis) {
+    subscriber.on('message', (channel: string, message: string) => {
+      for (const handler of this.handlers.get(channel) ?? []) handler(message);
+    });
+  }
+
+  /** Hears every message on `channel` from the moment this resolves; the returned function stops hearing them. */
+  async subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>> {
+    let handlers = this.handlers.get(channel);
+    if (!handlers) this.handlers.set(channel, (handlers = new Set()));
+    handlers.add(onMessage);
+    await this.subscriber.subscribe(channel);
+    return async () => {
+      const current = this.handlers.get(channel);
+      current?.delete(onMessage);
+      if (current?.size !== 0) return;
+      this.handlers.delete(channel);
+      await this.subscriber.unsubscribe(channel).catch(() => undefined);
+    };
+  }
+}
