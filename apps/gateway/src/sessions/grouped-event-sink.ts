@@ -12,7 +12,7 @@ import { TickBatch } from './tick-batch';
 export class GroupedEventSink implements SessionEventSink {
   private readonly published: TickBatch<EventEnvelope<object>, EventEnvelope<object>>;
 
-  constructor(private readonly events: Pick<EventPublisher, 'build' | 'publishEnvelopes' | 'transact' | 'withOutbox'>) {
+  constructor(private readonly events: Pick<EventPublisher, 'build' | 'publishEnvelopes' | 'transact' | 'withOutbox' | 'withOutboxEach'>) {
     this.published = new TickBatch(
       async (envelopes) => {
         await events.publishEnvelopes(envelopes);
@@ -33,5 +33,9 @@ export class GroupedEventSink implements SessionEventSink {
 
   withOutbox<T>(events: SessionEvent[], write: (outbox: StoreOutbox) => Promise<T>): Promise<T> {
     return this.events.withOutbox(events, write);
+  }
+
+  withOutboxEach<T>(events: SessionEvent[], write: (outbox: StoreOutbox) => Promise<T>, wrote: (result: T, index: number) => boolean): Promise<T> {
+    return this.events.withOutboxEach(events, write, wrote);
   }
 }

@@ -63,6 +63,7 @@ describe('GroupedEventSink', () => {
       publishEnvelopes: async (envelopes) => void written.push(envelopes.map((e) => `${e.id} ${e.sessionId}`)),
       transact: (async () => undefined) as never,
       withOutbox: (async () => undefined) as never,
+      withOutboxEach: (async () => undefined) as never,
     });
     const event = (sessionId: string) => ({ event: 'session.connected', organizationId: 'org', sessionId, payload: {} }) as never;
     const published = await Promise.all([sink.publish(event('ses_a')), sink.publish(event('ses_b'))]);
