@@ -10,9 +10,14 @@ const digest = (subject: string) => createHash('sha256').update(subject).digest(
  * Request rate limits of the API, shared by every replica: one sliding window per (limit name, subject), e.g.
  * (`ip`, 203.0.113.7) or (`credential`, a key's token hash). Keys: `rate:<name>:<digest(subject)>`.
  */
+/** Subjects whose window key is remembered (an API's callers are few and come back); the oldest goes first. */
+const KEYS_REMEMBERED = 10_000;
+
 export class RequestRateLimits {
   private readonly windows: RateWindows;
   private seq = 0;
+  /** `<name> <subject>` → its window's key: one SHA-256 per subject, not one per limit per request. */
+  private readonly windowKeys = new Map<string, string>();
 
   constructor(
     redis: Redis,
@@ -34,10 +39,22 @@ export class RequestRateLimits {
   async hitAll(limits: ReadonlyArray<{ name: string; subject: string; window: RateWindow }>): Promise<RequestLimitDecision> {
     const member = `${process.pid}.${Date.now()}.${++this.seq}.${Math.random().toString(36).slice(2, 8)}`;
     const decision = await this.windows.tryAcceptAll(
-      limits.map((l) => ({ key: this.keys.key(`rate:${l.name}:${digest(l.subject)}`), windows: [l.window] })),
+      limits.map((l) => ({ key: this.windowKey(l.name, l.subject), windows: [l.window] })),
       member,
     );
     return decision.accepted ? { accepted: true } : { accepted: false, retryAfterMs: decision.retryAfterMs, name: limits[decision.key].name };
+  }
+
+  /** `rate:<name>:<digest(subject)>` under the prefix; subjects are IPs and credential ids, never secrets. */
+  private windowKey(name: string, subject: string): string {
+    const lookup = `${name} ${subject}`;
+    let key = this.windowKeys.get(lookup);
+    if (key === undefined) {
+      key = this.keys.key(`rate:${name}:${digest(subject)}`);
+      if (this.windowKeys.size >= KEYS_REMEMBERED) this.windowKeys.delete(this.windowKeys.keys().next().value!);
+      this.windowKeys.set(lookup, key);
+    }
+    return key;
   }
 }
 

@@ -1,5 +1,6 @@
 import jwt, { Secret } from 'jsonwebtoken';
 import { API_KEY_PREFIX, Role } from '@app/contracts';
+import { sha256Hex } from '@app/crypto';
 
 /** The token of an `Authorization: Bearer <token>` header, or null. */
 export function bearerToken(header: unknown): string | null {
@@ -22,6 +23,20 @@ export function requestToken(headers: { authorization?: unknown; 'x-api-key'?: u
   const key = apiKeyHeader(headers['x-api-key']);
   if (headers.authorization !== undefined && headers['x-api-key'] !== undefined && bearer !== key) return null;
   return bearer ?? key;
+}
+
+const tokenHashes = new WeakMap<object, { token: string; hash: string }>();
+
+/**
+ * The SHA-256 (hex) of a request's API key, computed once per request: the rate limiter names the credential by it
+ * and the auth guard looks the key up by it. Kept beside the request object only, so it goes with it.
+ */
+export function requestTokenHash(req: object, token: string): string {
+  const known = tokenHashes.get(req);
+  if (known?.token === token) return known.hash;
+  const hash = sha256Hex(token);
+  tokenHashes.set(req, { token, hash });
+  return hash;
 }
 
 export const JWT_ISSUER = 'messaging-gateway';

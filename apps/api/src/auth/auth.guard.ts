@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { DomainError, Permission } from '@app/contracts';
-import { requestToken } from './access-token';
+import { API_KEY_PREFIX, DomainError, Permission } from '@app/contracts';
+import { requestToken, requestTokenHash } from './access-token';
 import { PUBLIC_ROUTE, REQUIRED_PERMISSIONS } from './auth.decorators';
 import { AuthService } from './auth.service';
 
@@ -19,7 +19,7 @@ export class AuthGuard implements CanActivate {
     const req = ctx.switchToHttp().getRequest();
     const token = requestToken(req.headers ?? {});
     if (!token) throw new DomainError('unauthorized', 'missing or invalid credentials');
-    req.principal = await this.auth.authenticate(token);
+    req.principal = await this.auth.authenticate(token, token.startsWith(API_KEY_PREFIX) ? requestTokenHash(req, token) : undefined);
     const required = this.reflector.getAllAndOverride<Permission[]>(REQUIRED_PERMISSIONS, targets) ?? [];
     const missing = required.filter((p) => !req.principal.permissions.has(p));
     if (missing.length) throw new DomainError('forbidden', 'the caller lacks the needed capability', { required: missing });

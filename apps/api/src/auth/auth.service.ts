@@ -60,9 +60,12 @@ export class AuthService {
     };
   }
 
-  /** Resolves a bearer token to a Principal, or throws 401. Costs no query while the principal is cached. */
-  async authenticate(token: string): Promise<Principal> {
-    return token.startsWith(API_KEY_PREFIX) ? this.fromApiKey(token) : this.fromJwt(token);
+  /**
+   * Resolves a bearer token to a Principal, or throws 401. Costs no query while the principal is cached. `keyHash`:
+   * the API key's SHA-256 when the caller has it already (the rate limiter computed it for this request).
+   */
+  async authenticate(token: string, keyHash?: string): Promise<Principal> {
+    return token.startsWith(API_KEY_PREFIX) ? this.fromApiKey(keyHash ?? sha256Hex(token)) : this.fromJwt(token);
   }
 
   /** The principal as PostgreSQL has it now (bypassing the cache), or null when it was revoked or deleted. */
@@ -75,8 +78,7 @@ export class AuthService {
     return user ? userPrincipal(user) : null;
   }
 
-  private async fromApiKey(token: string): Promise<Principal> {
-    const tokenHash = sha256Hex(token);
+  private async fromApiKey(tokenHash: string): Promise<Principal> {
     const principal = await this.cache.get(`key:${tokenHash}`, async () => {
       const key = await this.apiKeys.findUsableByTokenHash(tokenHash);
       return key ? keyPrincipal(key) : null;

@@ -1,4 +1,4 @@
-import { jsonInputProblem, MAX_JSON_DEPTH, pathProblem } from './input-hardening';
+import { jsonInputProblem, MAX_JSON_DEPTH, pathProblem, requestInputProblem } from './input-hardening';
 
 describe('jsonInputProblem', () => {
   it('names the field holding a NUL, at any depth, in strings and keys', () => {
@@ -40,5 +40,34 @@ describe('pathProblem', () => {
     expect(pathProblem('/api/v1/sessions/%00')?.message).toMatch(/NUL/);
     expect(pathProblem('/api/v1/sessions/%FF')?.message).toMatch(/UTF-8/);
     expect(pathProblem('/api/v1/sessions/ses_01J%20x')).toBeNull();
+  });
+});
+
+describe('requestInputProblem', () => {
+  /** A request whose `query` counts its reads, as Express 5's getter parses the query string on each one. */
+  function request(originalUrl: string, query: Record<string, string>) {
+    const reads = { query: 0 };
+    const req = {
+      originalUrl,
+      body: undefined,
+      get query() {
+        reads.query++;
+        return query;
+      },
+    };
+    return { req, reads };
+  }
+
+  it('does not parse the query of a URL that has none', () => {
+    const { req, reads } = request('/api/v1/webhooks/whk_1', {});
+    expect(requestInputProblem(req)).toBeNull();
+    expect(reads.query).toBe(0);
+  });
+
+  it('still refuses a bad query string, and a bad path before its query', () => {
+    const { req, reads } = request('/api/v1/webhooks?x=1', { x: 'a\0b' });
+    expect(requestInputProblem(req)).toEqual({ field: 'x', message: expect.stringContaining('NUL') });
+    expect(reads.query).toBe(1);
+    expect(requestInputProblem(request('/api/v1/%00?x=1', {}).req)?.field).toBe('path');
   });
 });

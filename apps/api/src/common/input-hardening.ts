@@ -70,9 +70,14 @@ export function pathProblem(rawPath: string): InputProblem | null {
   return decoded.includes('\0') ? { field: 'path', message: NUL_MESSAGE } : null;
 }
 
-/** What of a request (path, query, parsed body) is refused before any route sees it. */
+/**
+ * What of a request (path, query, parsed body) is refused before any route sees it. Express 5 parses `req.query` anew
+ * on every read, so a URL without a query string (most requests) does not ask for it: it would be `{}`.
+ */
 export function requestInputProblem(req: Pick<Request, 'originalUrl' | 'query' | 'body'>): InputProblem | null {
-  return pathProblem(req.originalUrl.split('?')[0]) ?? jsonInputProblem(req.query) ?? (req.body === undefined ? null : jsonInputProblem(req.body));
+  const queryAt = req.originalUrl.indexOf('?');
+  const path = queryAt < 0 ? req.originalUrl : req.originalUrl.slice(0, queryAt);
+  return pathProblem(path) ?? (queryAt < 0 ? null : jsonInputProblem(req.query)) ?? (req.body === undefined ? null : jsonInputProblem(req.body));
 }
 
 /**

@@ -2,9 +2,8 @@ import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiConfig } from '@app/config';
 import { API_KEY_PREFIX } from '@app/contracts';
-import { sha256Hex } from '@app/crypto';
 import { RequestRateLimits } from '@app/redis';
-import { requestToken } from '../auth/access-token';
+import { requestToken, requestTokenHash } from '../auth/access-token';
 import { AuthService } from '../auth/auth.service';
 import { LimitMetrics, RateLimitName } from './limit-metrics';
 import { rateLimited } from './rate-limited';
@@ -30,7 +29,7 @@ export class RateLimitMiddleware implements NestMiddleware {
     const limits: Array<{ name: RateLimitName; subject: string; window: { limit: number; windowMs: number } }> = [
       { name: 'ip', subject: req.ip ?? 'unknown', window: { limit: this.config.RATE_LIMIT_IP_PER_MIN, windowMs: MINUTE_MS } },
     ];
-    const credential = this.credentialOf(req.headers);
+    const credential = this.credentialOf(req);
     if (credential) limits.push({ name: 'credential', subject: credential, window: { limit: this.config.RATE_LIMIT_CREDENTIAL_PER_MIN, windowMs: MINUTE_MS } });
     // one round trip for both; a refused request is counted against neither
     const decision = await this.limits.hitAll(limits);
@@ -40,10 +39,10 @@ export class RateLimitMiddleware implements NestMiddleware {
     next(rateLimited(name, decision.retryAfterMs));
   }
 
-  private credentialOf(headers: Request['headers']): string | null {
-    const token = requestToken(headers);
+  private credentialOf(req: Request): string | null {
+    const token = requestToken(req.headers);
     if (!token) return null;
-    if (token.startsWith(API_KEY_PREFIX)) return `key:${sha256Hex(token)}`;
+    if (token.startsWith(API_KEY_PREFIX)) return `key:${requestTokenHash(req, token)}`;
     // the guard's own verifier: one set of JWT rules, and its prepared key
     const claims = this.auth.jwtClaims(token);
     return claims ? `user:${claims.sub}` : null;
