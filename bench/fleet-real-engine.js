@@ -17,8 +17,11 @@
 //     `working` again from its creds in PostgreSQL, gateway and emulator CPU per resumed session,
 //   - failover: a second, empty gateway started, the first SIGKILLed just after a heartbeat holding all the sessions;
 //     time to all `working` on the second, per phase (as the sim part), and both processes' CPU per session.
-// Sizes: BENCH_REAL_SESSIONS (100), BENCH_REAL_CHECKPOINTS, BENCH_REAL_PAIR_CONCURRENCY (8),
+// Sizes: BENCH_REAL_SESSIONS (100), BENCH_REAL_CHECKPOINTS, BENCH_REAL_PAIR_CONCURRENCY (4),
 // BENCH_REAL_MESSAGES_PER_SESSION (3), BENCH_REAL_INJECT_CONCURRENCY (16), BENCH_STEP_TIMEOUT_MS (900000 per step).
+// BENCH_REAL_PAIR_BUDGET_S (none): pairing stops at the first checkpoint reached after that many seconds, and the rest
+// of the run (inbound, resume, failover) takes the sessions paired so far — the largest size this machine reaches.
+// BENCH_REAL_HEARTBEAT_MS / BENCH_REAL_TTL_MS (2000 / 20000): the gateways' heartbeat and lease TTL.
 // Every figure line ends with the load average at that moment. The gateways' and the emulator's stderr (Baileys warns
 // a lot) go to a log file named at the start (BENCH_REAL_LOG to choose it). Asserts nothing. Uses its own database and Redis prefix
 // and removes both at the end.
@@ -38,14 +41,16 @@ const CHECKPOINTS = (process.env.BENCH_REAL_CHECKPOINTS ?? String(SESSIONS))
   .filter((n) => n > 0 && n <= SESSIONS);
 if (!CHECKPOINTS.includes(SESSIONS)) CHECKPOINTS.push(SESSIONS);
 CHECKPOINTS.sort((a, b) => a - b);
-const PAIR_CONCURRENCY = Number(process.env.BENCH_REAL_PAIR_CONCURRENCY ?? 8);
+const PAIR_CONCURRENCY = Number(process.env.BENCH_REAL_PAIR_CONCURRENCY ?? 4);
 const MESSAGES_PER_SESSION = Math.max(1, Number(process.env.BENCH_REAL_MESSAGES_PER_SESSION ?? 3));
 const INJECT_CONCURRENCY = Number(process.env.BENCH_REAL_INJECT_CONCURRENCY ?? 16);
 const STEP_TIMEOUT_MS = Number(process.env.BENCH_STEP_TIMEOUT_MS ?? 900000);
-// the floors test/support/engine.ts engineEnv gives a Baileys gateway: a first login generates and stores 812
-// pre-keys, blocking the event loop for a second or more on a loaded machine, and a shorter TTL fences the node
-const HEARTBEAT_MS = '1000';
-const TTL_MS = '10000';
+const PAIR_BUDGET_MS = process.env.BENCH_REAL_PAIR_BUDGET_S ? Number(process.env.BENCH_REAL_PAIR_BUDGET_S) * 1000 : Infinity;
+// twice the floors test/support/engine.ts engineEnv gives a Baileys gateway (1 s / 10 s): a first login generates and
+// stores 812 pre-keys, blocking the event loop for a second or more, and on the shared 2-core box at load ~20 eight
+// pairings at a time stalled a gateway past a 10 s TTL (it fenced itself and closed every socket)
+const HEARTBEAT_MS = process.env.BENCH_REAL_HEARTBEAT_MS ?? '2000';
+const TTL_MS = process.env.BENCH_REAL_TTL_MS ?? '20000';
 
 const load = () => `[load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}]`;
 const kb = (mb) => (mb * 1024).toFixed(0);
@@ -59,6 +64,12 @@ async function run() {
   const children = [];
   const logPath = process.env.BENCH_REAL_LOG ?? join(os.tmpdir(), `fleet-real-engine-${runCtx.runId}.log`);
   const log = openSync(logPath, 'a');
+  // Ctrl-C: no gateway or emulator left behind (the run's database and Redis keys stay; dropRun in bench/support.js)
+  const interrupted = () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   const redis = new IORedis(REDIS_URL);
   const qrs = new RedisQrBoard(redis, new RedisKeys(PREFIX));
   let pg;
@@ -127,7 +138,7 @@ async function run() {
       return pids.map((pid, i) => (cpuSeconds(pid) - before[i]) / elapsed);
     };
 
-    console.log(`fleet bench, real engine: ${SESSIONS} Baileys sessions against the WhatsApp Web emulator, ${os.cpus().length} cores; processes' stderr in ${logPath} ${load()}`);
+    console.log(`fleet bench, real engine: ${SESSIONS} Baileys sessions (heartbeat ${HEARTBEAT_MS} ms, TTL ${TTL_MS} ms) against the WhatsApp Web emulator, ${os.cpus().length} cores; processes' stderr in ${logPath} ${load()}`);
 
     // ---- an empty Baileys gateway: the zero of the per-session figures
     const probe = await startGateway('gw-real-probe');
@@ -156,11 +167,13 @@ async function run() {
       await waitUntil(async () => (await pg.query(`SELECT status FROM sessions WHERE id = $1`, [id])).rows[0]?.status === 'working', `${id} working`, STEP_TIMEOUT_MS);
     };
     const checkpoints = [];
+    const pairStart = Date.now();
     let paired = 0;
     let pairWallMs = 0;
     let pairGwCpu = 0;
     let pairSimCpu = 0;
     for (const target of CHECKPOINTS) {
+      if (paired > 0 && Date.now() - pairStart > PAIR_BUDGET_MS) break;
       const gwCpu0 = cpuSeconds(gw.child.pid);
       const simCpu0 = cpuSeconds(sim.pid);
       const t0 = Date.now();
@@ -186,9 +199,13 @@ async function run() {
           `idle CPU gateway ${gwIdle.toFixed(2)} / emulator ${simIdle.toFixed(2)} CPU-s per minute ${load()}`,
       );
     }
+    // the size the rest of the run takes: every session, or what the pairing budget reached
+    const N = paired;
+    const sessionIds = ids.slice(0, N);
+    if (N < SESSIONS) console.log(`  pairing budget (${PAIR_BUDGET_MS / 1000} s) spent at ${N} of ${SESSIONS} sessions: the rest of the run takes ${N} ${load()}`);
     console.log(
-      `  pairing ${SESSIONS} (QR → scan → 515 restart → login → pre-key upload → working, ${PAIR_CONCURRENCY} at a time): ${(pairWallMs / 1000).toFixed(1)} s; ` +
-        `CPU per pairing gateway ${((pairGwCpu * 1000) / SESSIONS).toFixed(0)} ms, emulator ${((pairSimCpu * 1000) / SESSIONS).toFixed(0)} ms ${load()}`,
+      `  pairing ${N} (QR → scan → 515 restart → login → pre-key upload → working, ${PAIR_CONCURRENCY} at a time): ${(pairWallMs / 1000).toFixed(1)} s; ` +
+        `CPU per pairing gateway ${((pairGwCpu * 1000) / N).toFixed(0)} ms, emulator ${((pairSimCpu * 1000) / N).toFixed(0)} ms ${load()}`,
     );
 
     // ---- inbound: contacts write to every idle session; the gateway's CPU per message decrypted
@@ -197,7 +214,7 @@ async function run() {
     const received = () => count(`SELECT count(*) AS n FROM events WHERE type = 'message.received'`);
     const inject = async (rounds, label) => {
       const jobs = [];
-      for (let r = 0; r < rounds; r++) for (let i = 0; i < SESSIONS; i++) jobs.push(ids[i]);
+      for (let r = 0; r < rounds; r++) jobs.push(...sessionIds);
       const before = await received();
       const gwCpu0 = cpuSeconds(gw.child.pid);
       const simCpu0 = cpuSeconds(sim.pid);
@@ -233,8 +250,8 @@ async function run() {
     const resumedFrom = new Date();
     const again = await startGateway('gw-real-1');
     await waitUntil(
-      async () => (await count(`SELECT count(*) AS n FROM sessions WHERE status = 'working' AND last_connected_at >= $1`, [resumedFrom])) === SESSIONS,
-      `the ${SESSIONS} sessions resumed`,
+      async () => (await count(`SELECT count(*) AS n FROM sessions WHERE status = 'working' AND last_connected_at >= $1`, [resumedFrom])) === N,
+      `the ${N} sessions resumed`,
       STEP_TIMEOUT_MS,
     );
     const resumeMs = Date.now() - again.startedAt;
@@ -242,8 +259,8 @@ async function run() {
     const resumeSimCpu = cpuSeconds(sim.pid) - simCpuR0;
     const openedAgain = (await fetch(`${simUrl}/sim/sessions/${ids[0]}`).then((r) => r.json())).state;
     console.log(
-      `  resume ${SESSIONS} (gateway restarted under its id → every session working from its stored creds, no QR): ${(resumeMs / 1000).toFixed(1)} s (healthy after ${(again.healthyMs / 1000).toFixed(1)} s); ` +
-        `CPU per resumed session gateway ${((resumeGwCpu * 1000) / SESSIONS).toFixed(0)} ms (boot of an empty gateway subtracted), emulator ${((resumeSimCpu * 1000) / SESSIONS).toFixed(0)} ms; emulator sees ${ids[0]} ${openedAgain} ${load()}`,
+      `  resume ${N} (gateway restarted under its id → every session working from its stored creds, no QR): ${(resumeMs / 1000).toFixed(1)} s (healthy after ${(again.healthyMs / 1000).toFixed(1)} s); ` +
+        `CPU per resumed session gateway ${((resumeGwCpu * 1000) / N).toFixed(0)} ms (boot of an empty gateway subtracted), emulator ${((resumeSimCpu * 1000) / N).toFixed(0)} ms; emulator sees ${ids[0]} ${openedAgain} ${load()}`,
     );
     await quiet(again.child.pid);
 
@@ -278,6 +295,7 @@ async function run() {
     await runCtx.cleanup(redis).catch((err) => console.error('cleanup:', err));
     redis.disconnect();
     closeSync(log);
+    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
   }
 }
 
