@@ -18,7 +18,7 @@
 //   - failover: a second, empty gateway started, the first SIGKILLed just after a heartbeat holding all the sessions;
 //     time to all `working` on the second, per phase (as the sim part), and both processes' CPU per session.
 // Sizes: BENCH_REAL_SESSIONS (100), BENCH_REAL_CHECKPOINTS, BENCH_REAL_PAIR_CONCURRENCY (4),
-// BENCH_REAL_MESSAGES_PER_SESSION (3), BENCH_REAL_INJECT_CONCURRENCY (16), BENCH_STEP_TIMEOUT_MS (900000 per step).
+// BENCH_REAL_MESSAGES_PER_SESSION (3), BENCH_REAL_INJECT_CONCURRENCY (4), BENCH_STEP_TIMEOUT_MS (900000 per step).
 // BENCH_REAL_PAIR_BUDGET_S (none): pairing stops at the first checkpoint reached after that many seconds, and the rest
 // of the run (inbound, resume, failover) takes the sessions paired so far — the largest size this machine reaches.
 // BENCH_REAL_HEARTBEAT_MS / BENCH_REAL_TTL_MS (2000 / 20000): the gateways' heartbeat and lease TTL.
@@ -26,7 +26,7 @@
 // a lot) go to a log file named at the start (BENCH_REAL_LOG to choose it). Asserts nothing. Uses its own database and Redis prefix
 // and removes both at the end.
 'use strict';
-const { openSync, closeSync } = require('node:fs');
+const { openSync, closeSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const os = require('node:os');
 const { Pool } = require('pg');
@@ -43,7 +43,8 @@ if (!CHECKPOINTS.includes(SESSIONS)) CHECKPOINTS.push(SESSIONS);
 CHECKPOINTS.sort((a, b) => a - b);
 const PAIR_CONCURRENCY = Number(process.env.BENCH_REAL_PAIR_CONCURRENCY ?? 4);
 const MESSAGES_PER_SESSION = Math.max(1, Number(process.env.BENCH_REAL_MESSAGES_PER_SESSION ?? 3));
-const INJECT_CONCURRENCY = Number(process.env.BENCH_REAL_INJECT_CONCURRENCY ?? 16);
+// a burst of 16 at a time (200 first texts) starved a gateway past its 20 s lease TTL at load ~15 on 2 cores
+const INJECT_CONCURRENCY = Number(process.env.BENCH_REAL_INJECT_CONCURRENCY ?? 4);
 const STEP_TIMEOUT_MS = Number(process.env.BENCH_STEP_TIMEOUT_MS ?? 900000);
 const PAIR_BUDGET_MS = process.env.BENCH_REAL_PAIR_BUDGET_S ? Number(process.env.BENCH_REAL_PAIR_BUDGET_S) * 1000 : Infinity;
 // twice the floors test/support/engine.ts engineEnv gives a Baileys gateway (1 s / 10 s): a first login generates and
@@ -70,6 +71,15 @@ async function run() {
     process.exit(130);
   };
   process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
+  // a gateway starved of CPU past its lease TTL fences itself and closes every socket (docs/gateway.md, Leases and
+  // fencing): a phase in which that happened measured reconnects too, and its line says so
+  let fencesSeen = 0;
+  const fenced = () => {
+    const now = (readFileSync(logPath, 'utf8').match(/lease renewals lapsed: closing every socket/g) ?? []).length;
+    const since = now - fencesSeen;
+    fencesSeen = now;
+    return since ? ` !! a gateway fenced itself ${since}× in this phase (lease renewals lapsed): the figures include its reconnects` : '';
+  };
   const redis = new IORedis(REDIS_URL);
   const qrs = new RedisQrBoard(redis, new RedisKeys(PREFIX));
   let pg;
@@ -196,7 +206,7 @@ async function run() {
       console.log(
         `  ${target} connected idle sessions${settled ? '' : ' (gateway not quiet after 120 s)'}: gateway ${point.gwRss.toFixed(0)} MB RSS → ` +
           `${kb((point.gwRss - emptyRss) / target)} KB per session over the empty gateway; emulator ${kb((point.simRss - simRss0) / target)} KB per device${slope}; ` +
-          `idle CPU gateway ${gwIdle.toFixed(2)} / emulator ${simIdle.toFixed(2)} CPU-s per minute ${load()}`,
+          `idle CPU gateway ${gwIdle.toFixed(2)} / emulator ${simIdle.toFixed(2)} CPU-s per minute${fenced()} ${load()}`,
       );
     }
     // the size the rest of the run takes: every session, or what the pairing budget reached
@@ -238,7 +248,7 @@ async function run() {
       console.log(
         `  inbound ${n} ${label} (${rounds} per session, ${INJECT_CONCURRENCY} posts at a time): all received in ${seconds.toFixed(1)} s${extra ? ` (${extra} more message.received than sent!)` : ''}; ` +
           `gateway ${((gwCpu * 1000) / n).toFixed(2)} ms CPU per message decrypted (${(((gwCpu - gwIdleRate * seconds) * 1000) / n).toFixed(2)} net of idle), ` +
-          `emulator ${((simCpu * 1000) / n).toFixed(2)} ms per message encrypted (${(((simCpu - simIdleRate * seconds) * 1000) / n).toFixed(2)} net) ${load()}`,
+          `emulator ${((simCpu * 1000) / n).toFixed(2)} ms per message encrypted (${(((simCpu - simIdleRate * seconds) * 1000) / n).toFixed(2)} net)${fenced()} ${load()}`,
       );
     };
     await inject(1, 'first texts (pkmsg: the contact starts a Signal session)');
@@ -260,7 +270,7 @@ async function run() {
     const openedAgain = (await fetch(`${simUrl}/sim/sessions/${ids[0]}`).then((r) => r.json())).state;
     console.log(
       `  resume ${N} (gateway restarted under its id → every session working from its stored creds, no QR): ${(resumeMs / 1000).toFixed(1)} s (healthy after ${(again.healthyMs / 1000).toFixed(1)} s); ` +
-        `CPU per resumed session gateway ${((resumeGwCpu * 1000) / N).toFixed(0)} ms (boot of an empty gateway subtracted), emulator ${((resumeSimCpu * 1000) / N).toFixed(0)} ms; emulator sees ${ids[0]} ${openedAgain} ${load()}`,
+        `CPU per resumed session gateway ${((resumeGwCpu * 1000) / N).toFixed(0)} ms (boot of an empty gateway subtracted), emulator ${((resumeSimCpu * 1000) / N).toFixed(0)} ms; emulator sees ${ids[0]} ${openedAgain}${fenced()} ${load()}`,
     );
     await quiet(again.child.pid);
 
@@ -284,7 +294,7 @@ async function run() {
     const phases = await failoverPhases(pg, orphanIds, k);
     console.log(
       `  failover SIGKILL of ${again.id} holding ${orphanIds.length} → all working on ${target.id} (empty: ${targetEmptyRss.toFixed(0)} MB RSS) ${(failoverMs / 1000).toFixed(1)} s after the kill; ` +
-        `CPU per session taken over: gateway ${((failGwCpu * 1000) / orphanIds.length).toFixed(0)} ms, emulator ${((failSimCpu * 1000) / orphanIds.length).toFixed(0)} ms ${load()}`,
+        `CPU per session taken over: gateway ${((failGwCpu * 1000) / orphanIds.length).toFixed(0)} ms, emulator ${((failSimCpu * 1000) / orphanIds.length).toFixed(0)} ms${fenced()} ${load()}`,
     );
     console.log(`           ${formatPhases(phases, (await lastBeat()) - k)}`);
     await quiet(target.child.pid);
