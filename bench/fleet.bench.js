@@ -10,11 +10,11 @@
 //     one of its heartbeats (the worst case: its leases live a whole TTL after the kill), with where the time went:
 //     the moves, the targets' `starting` and `working` (first / p50 / last, from the outbox and the rows).
 // Asserts nothing. Uses its own database and Redis prefix and removes both at the end.
+// BENCH_ENGINES (sim,baileys): which engines run; baileys is bench/fleet-real-engine.js (its own sizes and header).
 'use strict';
-const { spawn } = require('node:child_process');
-const { readFileSync } = require('node:fs');
-const { createServer } = require('node:net');
 const { join } = require('node:path');
+const support = require('./support');
+const { rssMb, cpuSeconds, sleep, freePort, startApp, killChildren, killAfterHeartbeat, failoverPhases, formatPhases } = support;
 
 // BENCH_ROOT: another checkout's built dist/ (a "before" figure in the same session: BENCH_ROOT=/path/to/main)
 const ROOT = process.env.BENCH_ROOT ?? join(__dirname, '..');
@@ -34,31 +34,7 @@ const { WebSocket: WsClient } = require('ws');
 const { migrate } = require(join(ROOT, 'dist/libs/database/src/data-source.js'));
 
 const children = [];
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
-const cpuSeconds = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitUntil(probe, what, timeoutMs = STEP_TIMEOUT_MS) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await probe()) return;
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await sleep(200);
-  }
-}
+const waitUntil = (probe, what, timeoutMs = STEP_TIMEOUT_MS) => support.waitUntil(probe, what, timeoutMs);
 
 /**
  * The phone scans a session's QR. A request on a kept-alive socket the simulator has just closed fails without an
@@ -74,18 +50,9 @@ async function scan(simUrl, id) {
   }
 }
 
-async function startProcess(entry, env, healthUrl, timeoutMs = 30000) {
-  const child = spawn(process.execPath, [join(ROOT, entry)], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', NODE_ENV: 'test', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  await waitUntil(async () => {
-    if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode}`);
-    return fetch(healthUrl).then((r) => r.status === 200, () => false);
-  }, `${entry} healthy`, timeoutMs);
-  return child;
+function startProcess(entry, env, healthUrl, timeoutMs = 30000) {
+  const base = { DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', NODE_ENV: 'test', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123' };
+  return startApp(entry, { ...base, ...env }, healthUrl, timeoutMs, children, 'inherit', ROOT);
 }
 
 async function startGateway(id, simUrl, env = {}) {
@@ -174,12 +141,8 @@ async function main() {
   const orphans = await count(`SELECT count(*) AS n FROM sessions WHERE gateway_id = $1`, [victim.id]);
   const orphanIds = (await pg.query(`SELECT id FROM sessions WHERE gateway_id = $1`, [victim.id])).rows.map((r) => r.id);
   const registry = new IORedis(REDIS_URL);
-  const lastBeat = async () => JSON.parse((await registry.hget(`${PREFIX}:gateways`, victim.id)) ?? '{}').lastHeartbeatAt;
   // killed just after a heartbeat: the worst case (its leases live a whole TTL after the kill) and a repeatable one
-  const beatBefore = await lastBeat();
-  await waitUntil(async () => (await lastBeat()) !== beatBefore, 'a heartbeat of the victim', 10000);
-  const killedAt = new Date();
-  victim.child.kill('SIGKILL');
+  const { killedAt, lastBeat } = await killAfterHeartbeat(registry, PREFIX, victim.id, victim.child);
   await waitUntil(
     async () => (await count(`SELECT count(*) AS n FROM sessions WHERE gateway_id <> $1 AND status = 'working' AND last_connected_at >= $2`, [victim.id, killedAt])) === orphans,
     `the ${orphans} sessions of ${victim.id} working elsewhere`,
@@ -189,20 +152,7 @@ async function main() {
   registry.disconnect();
   // where the time went, from the rows and the outbox (epoch ms, relative to the kill)
   const k = killedAt.getTime();
-  const phases = (await pg.query(
-    `WITH moved AS (SELECT (envelope->>'timestamp')::bigint AS t FROM events WHERE type = 'session.status' AND envelope->'payload'->>'reason' = 'failover'),
-          started AS (SELECT session_id, min((envelope->>'timestamp')::bigint) AS t FROM events
-                      WHERE type = 'session.status' AND session_id = ANY($1) AND (envelope->>'timestamp')::bigint >= $2
-                        AND envelope->'payload'->>'status' IN ('starting', 'reconnecting') GROUP BY session_id),
-          working AS (SELECT (extract(epoch FROM last_connected_at) * 1000)::bigint AS t FROM sessions WHERE id = ANY($1))
-     SELECT (SELECT min(t) FROM moved) - $2 AS moved_first, (SELECT max(t) FROM moved) - $2 AS moved_last,
-            (SELECT min(t) FROM started) - $2 AS start_first, (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY t) FROM started) - $2 AS start_p50,
-            (SELECT max(t) FROM started) - $2 AS start_last,
-            (SELECT min(t) FROM working) - $2 AS working_first, (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY t) FROM working) - $2 AS working_p50,
-            (SELECT percentile_disc(0.9) WITHIN GROUP (ORDER BY t) FROM working) - $2 AS working_p90, (SELECT max(t) FROM working) - $2 AS working_last`,
-    [orphanIds, k],
-  )).rows[0];
-  const s = (ms) => (ms === null ? '-' : `${(Number(ms) / 1000).toFixed(1)}`);
+  const phases = await failoverPhases(pg, orphanIds, k);
 
   console.log(`fleet bench: ${SESSIONS} sessions on ${GATEWAYS} gateway processes (sim engine), ${require('node:os').cpus().length} cores`);
   console.log(`  baseline  simulator, ${BASELINE_DEVICES} bare device sockets: ${simPerDeviceKb.toFixed(1)} KB RSS and ${simCpuPerDeviceMs.toFixed(2)} ms CPU per device (opened in ${bareMs} ms)`);
@@ -210,18 +160,13 @@ async function main() {
   console.log(`  gateway   empty ${emptyRss.toFixed(0)} MB RSS; holding ${SESSIONS / GATEWAYS} idle working sessions ${(rss.reduce((a, b) => a + b, 0) / rss.length).toFixed(0)} MB: ${perSessionKb.toFixed(1)} KB RSS per idle session`);
   console.log(`  place + connect all ${SESSIONS} (gateways started to every QR shown): ${(placeMs / 1000).toFixed(1)} s; pair all to working: ${(pairMs / 1000).toFixed(1)} s`);
   console.log(`  failover  SIGKILL of ${victim.id} holding ${orphans}: all working on the others ${(failoverMs / 1000).toFixed(1)} s after the kill`);
-  console.log(
-    `            s after the kill (last heartbeat ${s(victimBeat - k)}): moved ${s(phases.moved_first)}–${s(phases.moved_last)}; ` +
-      `starting first/p50/last ${s(phases.start_first)}/${s(phases.start_p50)}/${s(phases.start_last)}; ` +
-      `working first/p50/p90/last ${s(phases.working_first)}/${s(phases.working_p50)}/${s(phases.working_p90)}/${s(phases.working_last)}`,
-  );
+  console.log(`            ${formatPhases(phases, victimBeat - k)}`);
   console.log(`  load average ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   await pg.end();
 }
 
 async function cleanup() {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+  await killChildren(children);
   const admin = new Client({ connectionString: `${PG_BASE}/postgres` });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS "gw_bench_fleet_${RUN}" WITH (FORCE)`).catch(() => undefined);
@@ -238,9 +183,10 @@ async function cleanup() {
   redis.disconnect();
 }
 
-main()
+const ENGINES = (process.env.BENCH_ENGINES ?? 'sim,baileys').split(',');
+(ENGINES.includes('sim') ? main().finally(cleanup) : Promise.resolve())
+  .then(() => (ENGINES.includes('baileys') ? require('./fleet-real-engine').run() : undefined))
   .catch((err) => {
     console.error(err);
     process.exitCode = 1;
-  })
-  .finally(cleanup);
+  });

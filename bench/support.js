@@ -1,7 +1,10 @@
-// Helpers the benchmarks share: CPU accounting per process (Linux /proc), percentiles, free ports, and removing a
-// run's throwaway database and Redis keys.
+// Helpers the benchmarks share: CPU accounting per process (Linux /proc), percentiles, free ports, spawning the apps
+// from dist/ and waiting for them, a failover's phases, and removing a run's throwaway database and Redis keys.
 'use strict';
+const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
 const { createServer } = require('node:http');
 const { Client } = require('pg');
 
@@ -45,6 +48,91 @@ function cpuBreakdown(before, after, roles, database) {
     out[name] = (out[name] ?? 0) + used;
   }
   return Object.entries(out).sort((x, y) => y[1] - x[1]);
+}
+
+/** A process's resident set (MB) and its CPU seconds so far (user + system), from /proc (Linux). */
+const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+const cpuSeconds = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` every 200 ms until it answers truthy; throws `timed out: <what>` after `timeoutMs`. */
+async function waitUntil(probe, what, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe()) return;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await sleep(200);
+  }
+}
+
+/**
+ * Spawns `entry` (a file under dist/, relative to the repository) with `env` over the bench's own environment, pushes
+ * it onto `children` (the caller kills what is left there at the end) and resolves once `healthUrl` answers 200. Its
+ * stderr goes to the bench's, or to `stderr` (a file descriptor).
+ */
+async function startApp(entry, env, healthUrl, timeoutMs, children, stderr = 'inherit', root = join(__dirname, '..')) {
+  const child = spawn(process.execPath, [join(root, entry)], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', stderr] });
+  children.push(child);
+  await waitUntil(async () => {
+    if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode}`);
+    return fetch(healthUrl).then((r) => r.status === 200, () => false);
+  }, `${entry} healthy`, timeoutMs);
+  return child;
+}
+
+/** SIGKILLs every child still running and waits for their exits. */
+async function killChildren(children) {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+}
+
+/**
+ * SIGKILLs a gateway just after one of its heartbeats (the registry hash `<prefix>:gateways`): the worst case, its
+ * leases live a whole TTL after the kill, and a repeatable one. Resolves with the kill's Date and a function reading
+ * the victim's last heartbeat (epoch ms) afterwards.
+ */
+async function killAfterHeartbeat(redis, prefix, gatewayId, child) {
+  const lastBeat = async () => JSON.parse((await redis.hget(`${prefix}:gateways`, gatewayId)) ?? '{}').lastHeartbeatAt;
+  const beatBefore = await lastBeat();
+  await waitUntil(async () => (await lastBeat()) !== beatBefore, `a heartbeat of ${gatewayId}`, 30000);
+  const killedAt = new Date();
+  child.kill('SIGKILL');
+  return { killedAt, lastBeat };
+}
+
+/**
+ * Where a failover's time went, from the rows and the outbox (ms after `killedAtMs`): the moves (`session.status`
+ * with reason `failover`), the moved sessions' first `starting`/`reconnecting` after the kill, and their
+ * `last_connected_at` (first / p50 / p90 / last). Formatted by `formatPhases`.
+ */
+async function failoverPhases(pg, orphanIds, killedAtMs) {
+  return (await pg.query(
+    `WITH moved AS (SELECT (envelope->>'timestamp')::bigint AS t FROM events WHERE type = 'session.status' AND envelope->'payload'->>'reason' = 'failover'),
+          started AS (SELECT session_id, min((envelope->>'timestamp')::bigint) AS t FROM events
+                      WHERE type = 'session.status' AND session_id = ANY($1) AND (envelope->>'timestamp')::bigint >= $2
+                        AND envelope->'payload'->>'status' IN ('starting', 'reconnecting') GROUP BY session_id),
+          working AS (SELECT (extract(epoch FROM last_connected_at) * 1000)::bigint AS t FROM sessions WHERE id = ANY($1))
+     SELECT (SELECT min(t) FROM moved) - $2 AS moved_first, (SELECT max(t) FROM moved) - $2 AS moved_last,
+            (SELECT min(t) FROM started) - $2 AS start_first, (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY t) FROM started) - $2 AS start_p50,
+            (SELECT max(t) FROM started) - $2 AS start_last,
+            (SELECT min(t) FROM working) - $2 AS working_first, (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY t) FROM working) - $2 AS working_p50,
+            (SELECT percentile_disc(0.9) WITHIN GROUP (ORDER BY t) FROM working) - $2 AS working_p90, (SELECT max(t) FROM working) - $2 AS working_last`,
+    [orphanIds, killedAtMs],
+  )).rows[0];
+}
+
+/** `failoverPhases` as one line, seconds after the kill. */
+function formatPhases(phases, lastBeatMs) {
+  const s = (ms) => (ms === null || ms === undefined || Number.isNaN(ms) ? '-' : `${(Number(ms) / 1000).toFixed(1)}`);
+  return (
+    `s after the kill (last heartbeat ${s(lastBeatMs)}): moved ${s(phases.moved_first)}–${s(phases.moved_last)}; ` +
+    `starting first/p50/last ${s(phases.start_first)}/${s(phases.start_p50)}/${s(phases.start_last)}; ` +
+    `working first/p50/p90/last ${s(phases.working_first)}/${s(phases.working_p50)}/${s(phases.working_p90)}/${s(phases.working_last)}`
+  );
 }
 
 function percentile(sorted, p) {
@@ -92,4 +180,20 @@ function benchRun() {
   };
 }
 
-module.exports = { benchRun, cpuSnapshot, cpuBreakdown, percentile, freePort, dropRun };
+module.exports = {
+  benchRun,
+  cpuSnapshot,
+  cpuBreakdown,
+  percentile,
+  freePort,
+  dropRun,
+  rssMb,
+  cpuSeconds,
+  sleep,
+  waitUntil,
+  startApp,
+  killChildren,
+  killAfterHeartbeat,
+  failoverPhases,
+  formatPhases,
+};

@@ -1,0 +1,319 @@
+#!/usr/bin/env node
+// Fleet benchmark on the real engine (issue 18 item 5): Baileys gateways against the simulator's WhatsApp Web front
+// door (docs/network-sim.md), every figure beside the emulator's own cost measured in the same run, so the reader can
+// subtract the stand-in. Run by `npm run bench:fleet` after the sim part (BENCH_ENGINES=baileys for this part alone),
+// or directly: `node bench/fleet-real-engine.js`. Prints
+//   - an empty Baileys gateway's RSS and boot CPU (the zero of the per-session figures),
+//   - pairing: every session paired through the QR flow (the emulator has no way to register a device with pre-made
+//     credentials), BENCH_REAL_PAIR_CONCURRENCY at a time; gateway and emulator CPU per pairing,
+//   - at each checkpoint (BENCH_REAL_CHECKPOINTS, default BENCH_REAL_SESSIONS), once the gateway is quiet: its RSS per
+//     connected idle session (minus the empty gateway's, and the slope between checkpoints), the emulator's RSS per
+//     device, and both processes' idle CPU,
+//   - inbound: one text per session from an emulated contact (a Signal `pkmsg`: the contact starts its session), then
+//     BENCH_REAL_MESSAGES_PER_SESSION - 1 more (`msg`), each counted once as `message.received` in the outbox; gateway
+//     CPU per message decrypted (the whole inbound path: decrypt, spool, event, receipt) raw and net of its idle rate,
+//     beside the emulator's per message encrypted,
+//   - resume: the gateway stopped (SIGINT, no drain) and started again under the same id: time to every session
+//     `working` again from its creds in PostgreSQL, gateway and emulator CPU per resumed session,
+//   - failover: a second, empty gateway started, the first SIGKILLed just after a heartbeat holding all the sessions;
+//     time to all `working` on the second, per phase (as the sim part), and both processes' CPU per session.
+// Sizes: BENCH_REAL_SESSIONS (100), BENCH_REAL_CHECKPOINTS, BENCH_REAL_PAIR_CONCURRENCY (4),
+// BENCH_REAL_MESSAGES_PER_SESSION (3), BENCH_REAL_INJECT_CONCURRENCY (4), BENCH_STEP_TIMEOUT_MS (900000 per step).
+// BENCH_REAL_PAIR_BUDGET_S (none): pairing stops at the first checkpoint reached after that many seconds, and the rest
+// of the run (inbound, resume, failover) takes the sessions paired so far — the largest size this machine reaches.
+// BENCH_REAL_HEARTBEAT_MS / BENCH_REAL_TTL_MS (2000 / 20000): the gateways' heartbeat and lease TTL.
+// Every figure line ends with the load average at that moment. The gateways' and the emulator's stderr (Baileys warns
+// a lot) go to a log file named at the start (BENCH_REAL_LOG to choose it). Asserts nothing. Uses its own database and Redis prefix
+// and removes both at the end.
+'use strict';
+const { openSync, closeSync, readFileSync } = require('node:fs');
+const { join } = require('node:path');
+const os = require('node:os');
+const { Pool } = require('pg');
+const IORedis = require('ioredis');
+const { benchRun, cpuSeconds, rssMb, sleep, waitUntil, freePort, startApp, killChildren, killAfterHeartbeat, failoverPhases, formatPhases } = require('./support');
+
+const ROOT = join(__dirname, '..');
+const SESSIONS = Number(process.env.BENCH_REAL_SESSIONS ?? 100);
+const CHECKPOINTS = (process.env.BENCH_REAL_CHECKPOINTS ?? String(SESSIONS))
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0 && n <= SESSIONS);
+if (!CHECKPOINTS.includes(SESSIONS)) CHECKPOINTS.push(SESSIONS);
+CHECKPOINTS.sort((a, b) => a - b);
+const PAIR_CONCURRENCY = Number(process.env.BENCH_REAL_PAIR_CONCURRENCY ?? 4);
+const MESSAGES_PER_SESSION = Math.max(1, Number(process.env.BENCH_REAL_MESSAGES_PER_SESSION ?? 3));
+// a burst of 16 at a time (200 first texts) starved a gateway past its 20 s lease TTL at load ~15 on 2 cores
+const INJECT_CONCURRENCY = Number(process.env.BENCH_REAL_INJECT_CONCURRENCY ?? 4);
+const STEP_TIMEOUT_MS = Number(process.env.BENCH_STEP_TIMEOUT_MS ?? 900000);
+const PAIR_BUDGET_MS = process.env.BENCH_REAL_PAIR_BUDGET_S ? Number(process.env.BENCH_REAL_PAIR_BUDGET_S) * 1000 : Infinity;
+// twice the floors test/support/engine.ts engineEnv gives a Baileys gateway (1 s / 10 s): a first login generates and
+// stores 812 pre-keys, blocking the event loop for a second or more, and on the shared 2-core box at load ~20 eight
+// pairings at a time stalled a gateway past a 10 s TTL (it fenced itself and closed every socket)
+const HEARTBEAT_MS = process.env.BENCH_REAL_HEARTBEAT_MS ?? '2000';
+const TTL_MS = process.env.BENCH_REAL_TTL_MS ?? '20000';
+
+const load = () => `[load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}]`;
+const kb = (mb) => (mb * 1024).toFixed(0);
+
+async function run() {
+  const runCtx = benchRun();
+  const { PREFIX, DATABASE_URL, REDIS_URL } = runCtx;
+  const { migrate } = require(join(ROOT, 'dist/libs/database/src/data-source.js'));
+  const { RedisQrBoard } = require(join(ROOT, 'dist/libs/fleet/src/qr-board.js'));
+  const { RedisKeys } = require(join(ROOT, 'dist/libs/redis/src/redis.js'));
+  const children = [];
+  const logPath = process.env.BENCH_REAL_LOG ?? join(os.tmpdir(), `fleet-real-engine-${runCtx.runId}.log`);
+  const log = openSync(logPath, 'a');
+  // Ctrl-C: no gateway or emulator left behind (the run's database and Redis keys stay; dropRun in bench/support.js)
+  const interrupted = () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
+  // a gateway starved of CPU past its lease TTL fences itself and closes every socket (docs/gateway.md, Leases and
+  // fencing): a phase in which that happened measured reconnects too, and its line says so
+  let fencesSeen = 0;
+  const fenced = () => {
+    const now = (readFileSync(logPath, 'utf8').match(/lease renewals lapsed: closing every socket/g) ?? []).length;
+    const since = now - fencesSeen;
+    fencesSeen = now;
+    return since ? ` !! a gateway fenced itself ${since}× in this phase (lease renewals lapsed): the figures include its reconnects` : '';
+  };
+  const redis = new IORedis(REDIS_URL);
+  const qrs = new RedisQrBoard(redis, new RedisKeys(PREFIX));
+  let pg;
+  try {
+    await migrate(DATABASE_URL);
+    // a pool: the pairing and injecting workers query at once
+    pg = new Pool({ connectionString: DATABASE_URL, max: 4 });
+    pg.on('error', () => undefined); // the database is dropped under it at the end
+    const count = async (sql, args = []) => Number((await pg.query(sql, args)).rows[0].n);
+    const baseEnv = { DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', NODE_ENV: 'test', SECRET_ENCRYPTION_KEY: runCtx.ENCRYPTION_KEY, JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123' };
+
+    const simPort = await freePort();
+    const simUrl = `http://127.0.0.1:${simPort}`;
+    const sim = await startApp('dist/apps/network-sim/src/main.js', { ...baseEnv, SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '600000' }, `${simUrl}/healthz`, 60000, children, log);
+    // the front door loads Baileys on its first trust request: the first gateway's boot asks it, so the zero is after it
+    await fetch(`${simUrl}/sim/whatsapp-web/trust`);
+    const simPost = async (path, body) => {
+      const res = await fetch(`${simUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: res.status, body: await res.json().catch(() => null) };
+    };
+
+    const startGateway = async (id) => {
+      const port = await freePort();
+      const env = {
+        ...baseEnv,
+        GATEWAY_ID: id,
+        GATEWAY_ENGINE: 'baileys',
+        NETWORK_SIM_URL: simUrl,
+        WHATSAPP_EMULATOR_URL: simUrl,
+        GATEWAY_HEARTBEAT_MS: HEARTBEAT_MS,
+        GATEWAY_TTL_MS: TTL_MS,
+        GATEWAY_HEALTH_PORT: String(port),
+        GATEWAY_CAPACITY: String(SESSIONS * 2),
+        SUPERVISOR_ENABLED: 'true',
+        REBALANCE_MOVES_PER_MIN: '0',
+      };
+      const startedAt = Date.now();
+      // a gateway serves health once it has resumed what is placed on it
+      const child = await startApp('dist/apps/gateway/src/main.js', env, `http://127.0.0.1:${port}/healthz`, STEP_TIMEOUT_MS, children, log);
+      return { id, child, startedAt, healthyMs: Date.now() - startedAt };
+    };
+    const stop = async (child, signal) => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill(signal);
+      await exited;
+    };
+    /** Until `pid` used < 0.1 CPU-s in each of 3 consecutive seconds (cap 120 s): the sessions' after-login work done. */
+    const quiet = async (pid) => {
+      let calm = 0;
+      let last = cpuSeconds(pid);
+      const deadline = Date.now() + 120000;
+      while (calm < 3 && Date.now() < deadline) {
+        await sleep(1000);
+        const now = cpuSeconds(pid);
+        calm = now - last < 0.1 ? calm + 1 : 0;
+        last = now;
+      }
+      return calm >= 3;
+    };
+    /** CPU-s per minute of `pids` over `ms` of idling. */
+    const idleRate = async (pids, ms = 10000) => {
+      const before = pids.map(cpuSeconds);
+      const t = Date.now();
+      await sleep(ms);
+      const elapsed = (Date.now() - t) / 60000;
+      return pids.map((pid, i) => (cpuSeconds(pid) - before[i]) / elapsed);
+    };
+
+    console.log(`fleet bench, real engine: ${SESSIONS} Baileys sessions (heartbeat ${HEARTBEAT_MS} ms, TTL ${TTL_MS} ms) against the WhatsApp Web emulator, ${os.cpus().length} cores; processes' stderr in ${logPath} ${load()}`);
+
+    // ---- an empty Baileys gateway: the zero of the per-session figures
+    const probe = await startGateway('gw-real-probe');
+    const probeBootCpu = cpuSeconds(probe.child.pid);
+    await quiet(probe.child.pid);
+    const emptyRss = rssMb(probe.child.pid);
+    await stop(probe.child, 'SIGINT');
+    const simRss0 = rssMb(sim.pid);
+    console.log(`  empty gateway: ${emptyRss.toFixed(0)} MB RSS, ${probeBootCpu.toFixed(2)} CPU-s to healthy (${probe.healthyMs} ms); emulator before any device ${simRss0.toFixed(0)} MB ${load()}`);
+
+    // ---- pair every session through the QR flow, PAIR_CONCURRENCY at a time, stopping at each checkpoint
+    await pg.query(`INSERT INTO organizations (id, name) VALUES ('org_real', 'bench')`);
+    const gw = await startGateway('gw-real-1');
+    const ids = Array.from({ length: SESSIONS }, (_, i) => `ses_r${String(i).padStart(6, '0')}`);
+    const pairOne = async (id) => {
+      await pg.query(`INSERT INTO sessions (id, organization_id, label, status, gateway_id) VALUES ($1, 'org_real', 'bench', 'starting', $2)`, [id, gw.id]);
+      // the scan answers 409 when the QR it names rotated meanwhile: read the current one and scan again
+      await waitUntil(async () => {
+        const shown = await qrs.read(id);
+        if (!shown) return false;
+        const res = await simPost(`/sim/sessions/${id}/scan`, { qr: shown.qr });
+        if (res.status === 200) return true;
+        if (res.status !== 409) throw new Error(`scan of ${id} answered ${res.status}: ${JSON.stringify(res.body)}`);
+        return false;
+      }, `a QR of ${id} scanned`, STEP_TIMEOUT_MS);
+      await waitUntil(async () => (await pg.query(`SELECT status FROM sessions WHERE id = $1`, [id])).rows[0]?.status === 'working', `${id} working`, STEP_TIMEOUT_MS);
+    };
+    const checkpoints = [];
+    const pairStart = Date.now();
+    let paired = 0;
+    let pairWallMs = 0;
+    let pairGwCpu = 0;
+    let pairSimCpu = 0;
+    for (const target of CHECKPOINTS) {
+      if (paired > 0 && Date.now() - pairStart > PAIR_BUDGET_MS) break;
+      const gwCpu0 = cpuSeconds(gw.child.pid);
+      const simCpu0 = cpuSeconds(sim.pid);
+      const t0 = Date.now();
+      let next = paired;
+      await Promise.all(
+        Array.from({ length: PAIR_CONCURRENCY }, async () => {
+          while (next < target) await pairOne(ids[next++]);
+        }),
+      );
+      pairWallMs += Date.now() - t0;
+      pairGwCpu += cpuSeconds(gw.child.pid) - gwCpu0;
+      pairSimCpu += cpuSeconds(sim.pid) - simCpu0;
+      paired = target;
+      const settled = await quiet(gw.child.pid);
+      const [gwIdle, simIdle] = await idleRate([gw.child.pid, sim.pid]);
+      const point = { sessions: target, gwRss: rssMb(gw.child.pid), simRss: rssMb(sim.pid), gwIdle, simIdle, settled };
+      checkpoints.push(point);
+      const prev = checkpoints[checkpoints.length - 2];
+      const slope = prev ? `; slope from ${prev.sessions}: ${kb((point.gwRss - prev.gwRss) / (target - prev.sessions))} KB gateway, ${kb((point.simRss - prev.simRss) / (target - prev.sessions))} KB emulator per session` : '';
+      console.log(
+        `  ${target} connected idle sessions${settled ? '' : ' (gateway not quiet after 120 s)'}: gateway ${point.gwRss.toFixed(0)} MB RSS → ` +
+          `${kb((point.gwRss - emptyRss) / target)} KB per session over the empty gateway; emulator ${kb((point.simRss - simRss0) / target)} KB per device${slope}; ` +
+          `idle CPU gateway ${gwIdle.toFixed(2)} / emulator ${simIdle.toFixed(2)} CPU-s per minute${fenced()} ${load()}`,
+      );
+    }
+    // the size the rest of the run takes: every session, or what the pairing budget reached
+    const N = paired;
+    const sessionIds = ids.slice(0, N);
+    if (N < SESSIONS) console.log(`  pairing budget (${PAIR_BUDGET_MS / 1000} s) spent at ${N} of ${SESSIONS} sessions: the rest of the run takes ${N} ${load()}`);
+    console.log(
+      `  pairing ${N} (QR → scan → 515 restart → login → pre-key upload → working, ${PAIR_CONCURRENCY} at a time): ${(pairWallMs / 1000).toFixed(1)} s; ` +
+        `CPU per pairing gateway ${((pairGwCpu * 1000) / N).toFixed(0)} ms, emulator ${((pairSimCpu * 1000) / N).toFixed(0)} ms ${load()}`,
+    );
+
+    // ---- inbound: contacts write to every idle session; the gateway's CPU per message decrypted
+    const gwIdleRate = checkpoints[checkpoints.length - 1].gwIdle / 60;
+    const simIdleRate = checkpoints[checkpoints.length - 1].simIdle / 60;
+    const received = () => count(`SELECT count(*) AS n FROM events WHERE type = 'message.received'`);
+    const inject = async (rounds, label) => {
+      const jobs = [];
+      for (let r = 0; r < rounds; r++) jobs.push(...sessionIds);
+      const before = await received();
+      const gwCpu0 = cpuSeconds(gw.child.pid);
+      const simCpu0 = cpuSeconds(sim.pid);
+      const t0 = Date.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: INJECT_CONCURRENCY }, async () => {
+          while (next < jobs.length) {
+            const id = jobs[next++];
+            const res = await simPost(`/sim/sessions/${id}/inbound`, { from: '15558880001', text: `bench ${label} ${next}` });
+            if (res.status !== 200) throw new Error(`inbound to ${id} answered ${res.status}: ${JSON.stringify(res.body)}`);
+          }
+        }),
+      );
+      await waitUntil(async () => (await received()) - before >= jobs.length, `${jobs.length} ${label} messages received`, STEP_TIMEOUT_MS);
+      const seconds = (Date.now() - t0) / 1000;
+      const gwCpu = cpuSeconds(gw.child.pid) - gwCpu0;
+      const simCpu = cpuSeconds(sim.pid) - simCpu0;
+      const n = jobs.length;
+      const extra = (await received()) - before - n;
+      console.log(
+        `  inbound ${n} ${label} (${rounds} per session, ${INJECT_CONCURRENCY} posts at a time): all received in ${seconds.toFixed(1)} s${extra ? ` (${extra} more message.received than sent!)` : ''}; ` +
+          `gateway ${((gwCpu * 1000) / n).toFixed(2)} ms CPU per message decrypted (${(((gwCpu - gwIdleRate * seconds) * 1000) / n).toFixed(2)} net of idle), ` +
+          `emulator ${((simCpu * 1000) / n).toFixed(2)} ms per message encrypted (${(((simCpu - simIdleRate * seconds) * 1000) / n).toFixed(2)} net)${fenced()} ${load()}`,
+      );
+    };
+    await inject(1, 'first texts (pkmsg: the contact starts a Signal session)');
+    if (MESSAGES_PER_SESSION > 1) await inject(MESSAGES_PER_SESSION - 1, 'further texts (msg)');
+
+    // ---- resume: the gateway stopped (SIGINT: no drain, no other gateway) and started again under the same id
+    await stop(gw.child, 'SIGINT');
+    const simCpuR0 = cpuSeconds(sim.pid);
+    const resumedFrom = new Date();
+    const again = await startGateway('gw-real-1');
+    await waitUntil(
+      async () => (await count(`SELECT count(*) AS n FROM sessions WHERE status = 'working' AND last_connected_at >= $1`, [resumedFrom])) === N,
+      `the ${N} sessions resumed`,
+      STEP_TIMEOUT_MS,
+    );
+    const resumeMs = Date.now() - again.startedAt;
+    const resumeGwCpu = cpuSeconds(again.child.pid) - probeBootCpu;
+    const resumeSimCpu = cpuSeconds(sim.pid) - simCpuR0;
+    const openedAgain = (await fetch(`${simUrl}/sim/sessions/${ids[0]}`).then((r) => r.json())).state;
+    console.log(
+      `  resume ${N} (gateway restarted under its id → every session working from its stored creds, no QR): ${(resumeMs / 1000).toFixed(1)} s (healthy after ${(again.healthyMs / 1000).toFixed(1)} s); ` +
+        `CPU per resumed session gateway ${((resumeGwCpu * 1000) / N).toFixed(0)} ms (boot of an empty gateway subtracted), emulator ${((resumeSimCpu * 1000) / N).toFixed(0)} ms; emulator sees ${ids[0]} ${openedAgain}${fenced()} ${load()}`,
+    );
+    await quiet(again.child.pid);
+
+    // ---- failover: an empty second gateway, the first SIGKILLed just after a heartbeat holding every session
+    const target = await startGateway('gw-real-2');
+    await quiet(target.child.pid);
+    const targetEmptyRss = rssMb(target.child.pid);
+    const orphanIds = (await pg.query(`SELECT id FROM sessions WHERE gateway_id = $1`, [again.id])).rows.map((r) => r.id);
+    const tgtCpu0 = cpuSeconds(target.child.pid);
+    const simCpuF0 = cpuSeconds(sim.pid);
+    const { killedAt, lastBeat } = await killAfterHeartbeat(redis, PREFIX, again.id, again.child);
+    await waitUntil(
+      async () => (await count(`SELECT count(*) AS n FROM sessions WHERE gateway_id = $1 AND status = 'working' AND last_connected_at >= $2`, [target.id, killedAt])) === orphanIds.length,
+      `the ${orphanIds.length} sessions of ${again.id} working on ${target.id}`,
+      STEP_TIMEOUT_MS,
+    );
+    const failoverMs = Date.now() - killedAt.getTime();
+    const failGwCpu = cpuSeconds(target.child.pid) - tgtCpu0;
+    const failSimCpu = cpuSeconds(sim.pid) - simCpuF0;
+    const k = killedAt.getTime();
+    const phases = await failoverPhases(pg, orphanIds, k);
+    console.log(
+      `  failover SIGKILL of ${again.id} holding ${orphanIds.length} → all working on ${target.id} (empty: ${targetEmptyRss.toFixed(0)} MB RSS) ${(failoverMs / 1000).toFixed(1)} s after the kill; ` +
+        `CPU per session taken over: gateway ${((failGwCpu * 1000) / orphanIds.length).toFixed(0)} ms, emulator ${((failSimCpu * 1000) / orphanIds.length).toFixed(0)} ms${fenced()} ${load()}`,
+    );
+    console.log(`           ${formatPhases(phases, (await lastBeat()) - k)}`);
+    await quiet(target.child.pid);
+    console.log(`  after the failover: ${target.id} ${rssMb(target.child.pid).toFixed(0)} MB RSS holding ${orphanIds.length} (${kb((rssMb(target.child.pid) - emptyRss) / orphanIds.length)} KB per session over the empty gateway) ${load()}`);
+  } finally {
+    await killChildren(children);
+    await pg?.end().catch(() => undefined);
+    await runCtx.cleanup(redis).catch((err) => console.error('cleanup:', err));
+    redis.disconnect();
+    closeSync(log);
+    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
+  }
+}
+
+module.exports = { run };
+
+if (require.main === module) {
+  run().catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}
