@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import { migrate } from '../../libs/database/src/data-source';
 import { E2E_ENGINE, engineEnv, pairSession } from './engine';
-import { AppProcess, freePort, startApp, waitFor } from './processes';
+import { AppProcess, startAppOnFreePort, waitFor } from './processes';
 import { loadRunContext } from './run-context';
 
 /**
@@ -47,17 +47,17 @@ export class SimFleet {
   constructor(private readonly defaults: Record<string, string> = {}) {}
 
   async startSim(env: Record<string, string> = {}): Promise<void> {
-    const port = await freePort();
-    this.simUrl = `http://127.0.0.1:${port}`;
-    this.sim = await startApp('sim', { SIM_PORT: String(port), SIM_QR_INTERVAL_MS: '60000', ...env }, `${this.simUrl}/healthz`);
+    const url = (port: number) => `http://127.0.0.1:${port}`;
+    const { proc, port } = await startAppOnFreePort('sim', (p) => ({ SIM_PORT: String(p), SIM_QR_INTERVAL_MS: '60000', ...env }), (p) => `${url(p)}/healthz`);
+    this.sim = proc;
+    this.simUrl = url(port);
   }
 
   async startGateway(id: string, env: Record<string, string> = {}): Promise<FleetGateway> {
-    const port = await freePort();
-    const proc = await startApp(
+    const { proc, port } = await startAppOnFreePort(
       'gateway',
-      { GATEWAY_ID: id, GATEWAY_HEALTH_PORT: String(port), ...engineEnv(this.simUrl, { SUPERVISOR_ENABLED: 'true', ...this.defaults, ...env }) },
-      `http://127.0.0.1:${port}/healthz`,
+      (p) => ({ GATEWAY_ID: id, GATEWAY_HEALTH_PORT: String(p), ...engineEnv(this.simUrl, { SUPERVISOR_ENABLED: 'true', ...this.defaults, ...env }) }),
+      (p) => `http://127.0.0.1:${p}/healthz`,
     );
     const gateway = { id, proc, opsUrl: `http://127.0.0.1:${port}` };
     this.gateways.set(id, gateway);

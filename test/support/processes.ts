@@ -88,6 +88,27 @@ export async function startApp(
   throw new Error(`${app} did not become healthy at ${healthUrl} within ${timeoutMs} ms:\n${out}`);
 }
 
+/**
+ * `startApp` on a port `freePort` found, found again when the app exits because something took that port in between:
+ * the operating system hands the same ports out as the local ends of outgoing connections (the suite's own clients,
+ * a gateway's sockets), so a port free when probed can be taken before the app binds it (seen once in a clean-clone CI).
+ */
+export async function startAppOnFreePort(
+  app: keyof typeof APP_ENTRY,
+  env: (port: number) => Record<string, string>,
+  healthUrl: (port: number) => string,
+  timeoutMs?: number,
+): Promise<{ proc: AppProcess; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return { proc: await startApp(app, env(port), healthUrl(port), timeoutMs), port };
+    } catch (err) {
+      if (attempt >= 3 || !/already in use/.test(String(err))) throw err;
+    }
+  }
+}
+
 /** Polls `probe` until it returns a truthy value or the time runs out. */
 export async function waitFor<T>(probe: () => Promise<T> | T, timeoutMs = 10000, what = 'condition'): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
