@@ -169,11 +169,12 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
       return view.status === 'working' && view.gatewayId === id(other) ? view : null;
     }, 15000, 'the session working on the other gateway');
     expect(resumed.waJid).toBe(working.waJid);
-    expect(await qrCount()).toBe(qrsBefore);
-    expect(String(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id))))).toMatch(new RegExp(`^${id(other)}\\|`));
     // a move changes the row's gateway, not its status: `working` on the other gateway can be read a moment before
-    // that gateway's socket is open (one clean-clone CI read `connected: false` here), so the socket is awaited
+    // that gateway has taken the lease and opened its socket (clean-clone CIs read `connected: false`, and once no
+    // lease yet, here), so both are awaited
+    await waitFor(async () => new RegExp(`^${id(other)}\\|`).test(String(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id))))) || null, 15000, 'the lease held by the other gateway');
     await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).connected === true || null, 15000, 'the device connected through the other gateway');
+    expect(await qrCount()).toBe(qrsBefore);
 
     // the stopped node comes back and takes new work again
     await startGateway(name, { GATEWAY_CAPACITY: '10' });
