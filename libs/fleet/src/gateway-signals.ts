@@ -21,6 +21,10 @@ export class GatewaySignals {
     let handlers = this.handlers.get(channel);
     if (!handlers) this.handlers.set(channel, (handlers = new Set()));
     handlers.add(onMessage);
+    // not before the connection is ready: a SUBSCRIBE queued while it connects puts it in subscriber mode before
+    // ioredis' ready check (INFO), which then fails and resets the connection, and the subscription is late or lost
+    // (seen in a clean-clone CI: "Connection in subscriber mode, only subscriber commands may be used")
+    if (this.subscriber.status !== 'ready') await new Promise<void>((resolve) => this.subscriber.once('ready', () => resolve()));
     await this.subscriber.subscribe(channel);
     return async () => {
       const current = this.handlers.get(channel);
