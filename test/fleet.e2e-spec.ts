@@ -159,7 +159,7 @@ describe('Fleet protocols (libs/fleet) against Redis', () => {
       const adopt = new AdoptSignal(keys);
       const send = new SendSignal(keys);
       const heard: string[] = [];
-      const unlistenSend = await send.listen(subscriber, 'gw-both', (sessionId) => heard.push(`send ${sessionId}`));
+      const unlistenSend = await send.listen(signals, 'gw-both', (sessionId) => heard.push(`send ${sessionId}`));
       const unlistenAdopt = await adopt.listen(signals, 'gw-both', () => heard.push('adopt'));
 
       await send.notify(redis, 'gw-both', 'ses_1');

@@ -8,6 +8,7 @@ process.env.MEDIA_FETCH_TIMEOUT_MS = '1000';
 process.env.COMMAND_TIMEOUT_MS = '4000';
 
 import { newId } from '@app/database';
+import { GatewaySignals } from '@app/fleet';
 import { SendSignal } from '@app/messaging';
 import { createRedis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
@@ -422,7 +423,7 @@ describe('Send API and message log', () => {
       const sessionId = await sessionRow(org.id);
       const subscriber = createRedis(process.env.REDIS_URL!);
       const seen: string[] = [];
-      const stop = await new SendSignal(new RedisKeys(process.env.REDIS_KEY_PREFIX!)).listen(subscriber, fakeGateway, (id) => seen.push(id));
+      const stop = await new SendSignal(new RedisKeys(process.env.REDIS_KEY_PREFIX!)).listen(new GatewaySignals(subscriber), fakeGateway, (id) => seen.push(id));
       try {
         const res = await send(sessionId, { to: TO, text: 'nudge' });
         expect(res.status).toBe(202);

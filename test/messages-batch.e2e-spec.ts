@@ -6,6 +6,7 @@ process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:messages-batch-$
 process.env.MEDIA_MAX_BYTES = '65536';
 
 import { newId } from '@app/database';
+import { GatewaySignals } from '@app/fleet';
 import { SendSignal } from '@app/messaging';
 import { createRedis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
@@ -61,7 +62,7 @@ describe('Bulk send (messages:batch)', () => {
     const sessionId = await sessionRow(org.id);
     const redis = createRedis(process.env.REDIS_URL!);
     const seen: string[] = [];
-    const stop = await new SendSignal(new RedisKeys(process.env.REDIS_KEY_PREFIX!)).listen(redis, fakeGateway, (id) => seen.push(id));
+    const stop = await new SendSignal(new RedisKeys(process.env.REDIS_KEY_PREFIX!)).listen(new GatewaySignals(redis), fakeGateway, (id) => seen.push(id));
     try {
       const items = [
         { to: '+1 555-000-9999', text: 'first' },

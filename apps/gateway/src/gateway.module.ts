@@ -234,7 +234,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
           // ioredis resubscribes after a Redis restart; the error is worth a line, not a crash
           subscriber.on('error', (err) => logger.warn({ reason: err.message }, 'signal subscription: redis connection error'));
           const signals = new GatewaySignals(subscriber);
-          const unlistenSend = await new SendSignal(keys).listen(subscriber, c.GATEWAY_ID, handlers.send);
+          const unlistenSend = await new SendSignal(keys).listen(signals, c.GATEWAY_ID, handlers.send);
           const unlistenAdopt = await new AdoptSignal(keys).listen(signals, c.GATEWAY_ID, handlers.adopt);
           return async () => {
             await unlistenSend();

@@ -1,6 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { RedisKeys } from '@app/redis';
 
+/** What hears a pub/sub channel (GatewaySignals in a gateway process): the returned function stops hearing it. */
+export interface ChannelSubscriber {
+  subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;
+}
+
 /**
  * Tells a gateway that a session it holds has new queued messages. Only a nudge: PostgreSQL is the queue, and a
  * gateway also sweeps its sessions for queued rows, so a signal lost with Redis only delays a send.
@@ -17,17 +22,11 @@ export class SendSignal {
     await redis.publish(this.channel(gatewayId), sessionId);
   }
 
-  /** `subscriber` must be a connection of its own (it enters subscriber mode). */
-  async listen(subscriber: Redis, gatewayId: string, onSession: (sessionId: string) => void): Promise<() => Promise<void>> {
-    const channel = this.channel(gatewayId);
-    const handler = (ch: string, message: string) => {
-      if (ch === channel) onSession(message);
-    };
-    subscriber.on('message', handler);
-    await subscriber.subscribe(channel);
-    return async () => {
-      subscriber.off('message', handler);
-      await subscriber.unsubscribe(channel).catch(() => undefined);
-    };
+  /**
+   * Hears this gateway's signals through the process's one subscriber connection (libs/fleet GatewaySignals, which
+   * also carries the adopt signal), which dispatches by channel and subscribes once the connection is ready.
+   */
+  listen(signals: ChannelSubscriber, gatewayId: string, onSession: (sessionId: string) => void): Promise<() => Promise<void>> {
+    return signals.subscribe(this.channel(gatewayId), onSession);
   }
 }
