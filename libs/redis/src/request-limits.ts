@@ -6,13 +6,13 @@ import { RedisKeys, scriptCommand } from './redis';
 /** Subjects (emails, IPs, token hashes) are hashed into keys: bounded length, no personal data in key names. */
 const digest = (subject: string) => createHash('sha256').update(subject).digest('base64url').slice(0, 22);
 
+/** Subjects whose window key is remembered (an API's callers are few and come back); the oldest goes first. */
+const KEYS_REMEMBERED = 10_000;
+
 /**
  * Request rate limits of the API, shared by every replica: one sliding window per (limit name, subject), e.g.
  * (`ip`, 203.0.113.7) or (`credential`, a key's token hash). Keys: `rate:<name>:<digest(subject)>`.
  */
-/** Subjects whose window key is remembered (an API's callers are few and come back); the oldest goes first. */
-const KEYS_REMEMBERED = 10_000;
-
 export class RequestRateLimits {
   private readonly windows: RateWindows;
   private seq = 0;

@@ -65,7 +65,9 @@ export class PgSessionRecords implements SessionRecords {
     const byShape = new Map<string, RowWrite[]>();
     for (const w of writes) {
       const shape = shapeOf(w.patch);
-      byShape.set(shape, [...(byShape.get(shape) ?? []), w]);
+      const group = byShape.get(shape);
+      if (group) group.push(w);
+      else byShape.set(shape, [w]);
     }
     const written = await Promise.all([...byShape.values()].map((group) => this.sessions.patchRuntimeMany(group)));
     return writes.map((w) => written.some((ids) => ids.has(w.id)));
