@@ -253,11 +253,7 @@ export class SessionsRepository {
   }
 
   async findRuntime(id: string): Promise<SessionRuntimeRow | null> {
-    const rows: SessionRuntimeColumns[] = await this.db.query(
-      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, rate_per_min, proxy_url, sync_history, reject_calls, receive_status FROM sessions WHERE id = $1',
-      [id],
-    );
-    return rows[0] ? toRuntimeRow(rows[0]) : null;
+    return (await this.findRuntimeMany([id])).get(id) ?? null;
   }
 
   /** `findRuntime` for many sessions in one statement (the adopting gateway's grouped reads); absent ids are left out. */
@@ -275,13 +271,9 @@ export class SessionsRepository {
    * the previous holder's writes (fenced on its own token) are refused from now on.
    */
   async takeLeaseToken(id: string): Promise<number> {
-    // an UPDATE answers [rows, rowCount]
-    const [rows]: [Array<{ lease_token: string }>, number] = await this.db.query(
-      'UPDATE sessions SET lease_token = lease_token + 1 WHERE id = $1 RETURNING lease_token',
-      [id],
-    );
-    if (!rows[0]) throw new Error(`session ${id} not found`);
-    return Number(rows[0].lease_token);
+    const token = (await this.takeLeaseTokens([id])).get(id);
+    if (token === undefined) throw new Error(`session ${id} not found`);
+    return token;
   }
 
   /**
@@ -303,20 +295,7 @@ export class SessionsRepository {
    * `gatewayId`. False when refused: the writer no longer holds the session.
    */
   async patchRuntime(id: string, patch: SessionRuntimePatch, fence: RuntimeFence): Promise<boolean> {
-    const sets: string[] = [];
-    const values: unknown[] = [id];
-    for (const [key, value] of Object.entries(patch) as [keyof SessionRuntimePatch, unknown][]) {
-      if (value === undefined) continue;
-      values.push(value);
-      sets.push(`${RUNTIME_COLUMNS[key]} = $${values.length}`);
-    }
-    values.push(fence.leaseToken ?? fence.gatewayId);
-    const condition = fence.leaseToken !== null ? `lease_token = $${values.length}` : `gateway_id = $${values.length}`;
-    const updated: [unknown[], number] = await this.db.query(
-      `UPDATE sessions SET ${sets.length > 0 ? `${sets.join(', ')}, ` : ''}updated_at = now() WHERE id = $1 AND ${condition}`,
-      values,
-    );
-    return updated[1] > 0;
+    return (await this.patchRuntimeMany([{ id, patch, fence }])).has(id);
   }
 
   /**
