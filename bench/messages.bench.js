@@ -248,8 +248,8 @@ async function main() {
     };
     const roundTripsEnd = async () => {
       if (!ROUND_TRIPS) return null;
-      const { rows } = await db.query(`SELECT calls::int, query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC`);
-      const statements = rows.filter((r) => !OWN_PROBE.test(r.query)).map((r) => ({ perMessage: r.calls / MESSAGES, query: r.query.replace(/\s+/g, ' ').slice(0, 140) }));
+      const { rows } = await db.query(`SELECT calls::int, total_exec_time::float8 AS ms, query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC`);
+      const statements = rows.filter((r) => !OWN_PROBE.test(r.query)).map((r) => ({ perMessage: r.calls / MESSAGES, execUs: (r.ms * 1000) / MESSAGES, query: r.query.replace(/\s+/g, ' ').slice(0, 140) }));
       const info = await redis.info('commandstats');
       const commands = [...info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)].map(([, name, calls]) => ({ name, perMessage: Number(calls) / MESSAGES })).filter((c) => !['info', 'config'].includes(c.name)).sort((a, b) => b.perMessage - a.perMessage);
       return { statements, commands };
@@ -336,7 +336,7 @@ async function main() {
       if (!r) return;
       const total = (xs) => xs.reduce((n, x) => n + x.perMessage, 0).toFixed(2);
       console.log(`${name}: PostgreSQL statements per message ${total(r.statements)}; Redis commands per message ${total(r.commands)}`);
-      for (const st of r.statements.filter((x) => x.perMessage >= 0.01)) console.log(`  pg    ${st.perMessage.toFixed(3)}  ${st.query}`);
+      for (const st of r.statements.filter((x) => x.perMessage >= 0.01 || x.execUs >= 1)) console.log(`  pg    ${st.perMessage.toFixed(3)}  ${st.execUs.toFixed(0).padStart(4)} µs  ${st.query}`);
       for (const c of r.commands.filter((x) => x.perMessage >= 0.01)) console.log(`  redis ${c.perMessage.toFixed(3)}  ${c.name}`);
     };
     roundTripLines('pipeline', pipeline.roundTrips);

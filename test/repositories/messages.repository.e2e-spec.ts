@@ -171,6 +171,21 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(a.id);
   });
 
+  it('an accept takes its number without writing the session row (no dead version of it per message)', async () => {
+    sessionId = (await newSession(db, orgId)).id;
+    const version = async () => (await db.query('SELECT xmin::text AS v FROM sessions WHERE id = $1', [sessionId]))[0].v as string;
+    const before = await version();
+    await messages.insertOutbound(outbound(), null);
+    await db.query(`UPDATE sessions SET status = 'working' WHERE id = $1`, [sessionId]);
+    const working = await version();
+    expect(working).not.toBe(before); // the probe sees a write of the row
+    expect(await messages.insertAccepted(outbound(), null, ['working'])).not.toBeNull();
+    await messages.insertOutboundMany(orgId, sessionId, [{ message: outbound(), media: null }, { message: outbound(), media: null }]);
+    expect(await version()).toBe(working);
+    const seqs: Array<{ seq: number }> = await db.query('SELECT seq::int AS seq FROM messages WHERE session_id = $1 ORDER BY seq', [sessionId]);
+    expect(seqs.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+  });
+
   it('an accept that conflicts (idempotency key, waMessageId) writes nothing, media included, and returns null', async () => {
     sessionId = (await newSession(db, orgId)).id;
     const first = (await messages.insertOutbound(outbound({ idempotencyKey: 'k-1' }), null))!;

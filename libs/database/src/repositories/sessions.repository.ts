@@ -102,16 +102,29 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
 });
 
 /**
- * The UPDATE that hands out a session's next message acceptance number (`message_seq`, returned as `message_seq`),
- * for a statement that composes it (`MessagesRepository.insertOutbound`, as the first step of its CTE):
- * `sessionParam` is that statement's placeholder of the session id. The row lock it takes is held until the
- * statement's transaction commits (an autocommit statement: until it ends), so a second accept of the session waits
- * for the first to commit and numbers are handed out in commit order: a visible number means every lower one has
- * committed. A statement that takes a number and then inserts nothing (a conflict) leaves a gap, which is harmless:
- * only the order of the numbers matters.
+ * The upsert that hands out a session's next `count` message acceptance numbers (`session_message_seqs`, a narrow row
+ * per session owned here: bumping a column of the wide, much-read `sessions` row left a dead version of it per message
+ * for every index read of the session to walk, migration SessionMessageSeqs), for a statement that composes it
+ * (`MessagesRepository.insertOutbound`, as the first step of its CTE): `sessionParam` is that statement's placeholder
+ * of the session id, `countParam` an integer expression. It returns the last number taken (`message_seq`), so the
+ * numbers are `message_seq - count + 1 … message_seq`. The counter row's lock is held until the statement's transaction
+ * commits (an autocommit statement: until it ends), so a second accept of the session waits for the first to commit
+ * and numbers are handed out in commit order: a visible number means every lower one has committed. The session row is
+ * read FOR KEY SHARE (the lock the message's foreign key takes anyway), so an accept racing the session's deletion
+ * takes nothing rather than failing; no session row (or none matching `where`), no number, and the composing
+ * statement inserts nothing. A statement that takes a number and then inserts nothing (a conflict) leaves a gap,
+ * which is harmless: only the order of the numbers matters.
  */
+function takeSeqsSql(sessionParam: string, countParam: string, where = '', returning = ''): string {
+  return `INSERT INTO session_message_seqs AS c (session_id, message_seq)
+       SELECT id, (${countParam})::bigint FROM sessions WHERE id = ${sessionParam}${where} FOR KEY SHARE
+     ON CONFLICT (session_id) DO UPDATE SET message_seq = c.message_seq + EXCLUDED.message_seq
+     RETURNING message_seq${returning}`;
+}
+
+/** `takeSeqsSql` for one message (`MessagesRepository.insertOutbound`). */
 export function takeMessageSeqSql(sessionParam: string): string {
-  return `UPDATE sessions SET message_seq = message_seq + 1 WHERE id = ${sessionParam} RETURNING message_seq`;
+  return takeSeqsSql(sessionParam, '1');
 }
 
 /**
@@ -121,18 +134,18 @@ export function takeMessageSeqSql(sessionParam: string): string {
  * `wa_jid` (the message's sender) and `gateway_id` (where to signal it) with the number. The same lock, held the same way.
  */
 export function takeMessageSeqIfSendableSql(sessionParam: string, organizationParam: string, statusesParam: string): string {
-  return `UPDATE sessions SET message_seq = message_seq + 1
-     WHERE id = ${sessionParam} AND organization_id = ${organizationParam} AND status = ANY(${statusesParam})
-     RETURNING message_seq, wa_jid, gateway_id`;
+  const session = (column: string) => `(SELECT ${column} FROM sessions WHERE id = c.session_id) AS ${column}`;
+  return takeSeqsSql(
+    sessionParam,
+    '1',
+    ` AND organization_id = ${organizationParam} AND status = ANY(${statusesParam})`,
+    `, ${session('wa_jid')}, ${session('gateway_id')}`,
+  );
 }
 
-/**
- * `takeMessageSeqSql` for `countParam` messages at once (a bulk send): the session's number moves by that many and the
- * statement returns the last one taken (`message_seq`), so the batch's numbers are `message_seq - count + 1 …
- * message_seq`, in the order of the batch. The same lock, held the same way.
- */
+/** `takeSeqsSql` for `countParam` messages at once (a bulk send, in the order of the batch). */
 export function takeMessageSeqsSql(sessionParam: string, countParam: string): string {
-  return `UPDATE sessions SET message_seq = message_seq + ${countParam} WHERE id = ${sessionParam} RETURNING message_seq`;
+  return takeSeqsSql(sessionParam, countParam);
 }
 
 /**
