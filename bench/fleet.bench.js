@@ -10,11 +10,16 @@
 //     one of its heartbeats (the worst case: its leases live a whole TTL after the kill), with where the time went:
 //     the moves, the targets' `starting` and `working` (first / p50 / last, from the outbox and the rows).
 // Asserts nothing. Uses its own database and Redis prefix and removes both at the end.
+// Over the failover it also prints the CPU each process spent per adopted session (/proc utime+stime, kill → last
+// `working`: the 4 targets together, the simulator, PostgreSQL's backends of the bench's database, Redis) and the
+// PostgreSQL transactions per adopted session (pg_stat_database, less the idle fleet's rate measured just before).
+// BENCH_PROFILE=<dir>: a CPU profile of one target gateway over the failover (its inspector), written to <dir> and
+// summarised (self time by function).
 // BENCH_ENGINES (sim,baileys): which engines run; baileys is bench/fleet-real-engine.js (its own sizes and header).
 'use strict';
 const { join } = require('node:path');
 const support = require('./support');
-const { rssMb, cpuSeconds, sleep, freePort, startApp, killChildren, killAfterHeartbeat, failoverPhases, formatPhases } = support;
+const { rssMb, cpuSeconds, cpuSnapshot, cpuBreakdown, sleep, freePort, startApp, killChildren, killAfterHeartbeat, failoverPhases, formatPhases } = support;
 
 // BENCH_ROOT: another checkout's built dist/ (a "before" figure in the same session: BENCH_ROOT=/path/to/main)
 const ROOT = process.env.BENCH_ROOT ?? join(__dirname, '..');
@@ -22,6 +27,9 @@ const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10000);
 const GATEWAYS = Number(process.env.BENCH_GATEWAYS ?? 5);
 const BASELINE_DEVICES = Number(process.env.BENCH_BASELINE_DEVICES ?? Math.min(SESSIONS, 2000));
 const STEP_TIMEOUT_MS = Number(process.env.BENCH_STEP_TIMEOUT_MS ?? 240000);
+const PROFILE_DIR = process.env.BENCH_PROFILE;
+// scans (pairings) in flight at once during the setup: fewer keep a loaded box's gateways within their lease TTL
+const PAIR_BATCH = Number(process.env.BENCH_PAIR_BATCH ?? 100);
 const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RUN = `${Date.now().toString(36)}${process.pid}`;
@@ -57,6 +65,8 @@ function startProcess(entry, env, healthUrl, timeoutMs = 30000) {
 
 async function startGateway(id, simUrl, env = {}) {
   const port = await freePort();
+  const inspectPort = PROFILE_DIR ? await freePort() : null;
+  if (inspectPort) env = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --inspect=127.0.0.1:${inspectPort}`, ...env };
   const child = await startProcess(
     'dist/apps/gateway/src/main.js',
     { GATEWAY_ID: id, GATEWAY_ENGINE: 'sim', NETWORK_SIM_URL: simUrl, GATEWAY_HEALTH_PORT: String(port), GATEWAY_CAPACITY: String(SESSIONS), SUPERVISOR_ENABLED: 'true', REBALANCE_MOVES_PER_MIN: '0', ...env },
@@ -64,7 +74,7 @@ async function startGateway(id, simUrl, env = {}) {
     // a gateway serves health once it has resumed what is placed on it
     STEP_TIMEOUT_MS,
   );
-  return { id, child };
+  return { id, child, inspectPort };
 }
 
 async function main() {
@@ -126,8 +136,8 @@ async function main() {
   // ---- pair every device (the phone scans): working
   const tPair = Date.now();
   const sessionIds = (await pg.query(`SELECT id FROM sessions ORDER BY id`)).rows.map((r) => r.id);
-  for (let i = 0; i < sessionIds.length; i += 100) {
-    await Promise.all(sessionIds.slice(i, i + 100).map((id) => scan(simUrl, id)));
+  for (let i = 0; i < sessionIds.length; i += PAIR_BATCH) {
+    await Promise.all(sessionIds.slice(i, i + PAIR_BATCH).map((id) => scan(simUrl, id)));
   }
   await waitUntil(async () => (await count(`SELECT count(*) AS n FROM sessions WHERE status = 'working'`)) === SESSIONS, 'every session working');
   const pairMs = Date.now() - tPair;
@@ -141,6 +151,17 @@ async function main() {
   const orphans = await count(`SELECT count(*) AS n FROM sessions WHERE gateway_id = $1`, [victim.id]);
   const orphanIds = (await pg.query(`SELECT id FROM sessions WHERE gateway_id = $1`, [victim.id])).rows.map((r) => r.id);
   const registry = new IORedis(REDIS_URL);
+  // PostgreSQL transactions of the bench's database (flushed by idle backends within ~10 s) and each process's CPU: the
+  // idle fleet's rates are measured after the failover and subtracted, so what is left is the adoptions' own cost
+  const xacts = async () => Number((await pg.query(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`)).rows[0].n);
+  const roles = { [sim.pid]: 'simulator', [process.pid]: 'bench (its probes)', [victim.child.pid]: 'victim' };
+  for (const g of gateways.slice(1)) roles[g.child.pid] = `gateways (${gateways.length - 1} targets)`;
+  const database = `gw_bench_fleet_${RUN}`;
+  await sleep(11000);
+  const x0 = await xacts();
+  const tx0 = Date.now();
+  const profiled = PROFILE_DIR ? await support.inspectorProfile(gateways[1].inspectPort) : null;
+  const cpu0 = cpuSnapshot();
   // killed just after a heartbeat: the worst case (its leases live a whole TTL after the kill) and a repeatable one
   const { killedAt, lastBeat } = await killAfterHeartbeat(registry, PREFIX, victim.id, victim.child);
   await waitUntil(
@@ -148,6 +169,19 @@ async function main() {
     `the ${orphans} sessions of ${victim.id} working elsewhere`,
   );
   const failoverMs = Date.now() - killedAt.getTime();
+  const cpu1 = cpuSnapshot();
+  const tCpu1 = Date.now();
+  const profile = profiled ? await profiled.stop() : null;
+  await sleep(11000);
+  const x1 = await xacts();
+  const tx1 = Date.now();
+  const cpuIdle0 = cpuSnapshot();
+  await sleep(11000);
+  const idleMs = Date.now() - tx1;
+  const idleX = (await xacts()) - x1;
+  const cpuIdle = new Map(cpuBreakdown(cpuIdle0, cpuSnapshot(), roles, database));
+  const xPerAdoption = (x1 - x0 - (idleX * (tx1 - tx0)) / idleMs) / orphans;
+  const cpu = cpuBreakdown(cpu0, cpu1, roles, database).map(([name, sec]) => [name, sec - ((cpuIdle.get(name) ?? 0) * (tCpu1 - tx0)) / idleMs]);
   const victimBeat = await lastBeat();
   registry.disconnect();
   // where the time went, from the rows and the outbox (epoch ms, relative to the kill)
@@ -161,6 +195,21 @@ async function main() {
   console.log(`  place + connect all ${SESSIONS} (gateways started to every QR shown): ${(placeMs / 1000).toFixed(1)} s; pair all to working: ${(pairMs / 1000).toFixed(1)} s`);
   console.log(`  failover  SIGKILL of ${victim.id} holding ${orphans}: all working on the others ${(failoverMs / 1000).toFixed(1)} s after the kill`);
   console.log(`            ${formatPhases(phases, victimBeat - k)}`);
+  const movedToLast = Number(phases.working_last) - Number(phases.moved_first);
+  console.log(`            ${orphans} adoptions in ${(movedToLast / 1000).toFixed(1)} s from the move to the last working: ${((1000 * orphans) / movedToLast).toFixed(0)} adoptions/s`);
+  const ours = cpu.filter(([name]) => !name.startsWith('other (') && name !== 'victim' && name !== 'bench (its probes)');
+  const others = cpu.filter(([name]) => name.startsWith('other (')).reduce((a, [, sec]) => a + sec, 0);
+  const perAdoption = (sec) => ((sec * 1e6) / orphans).toFixed(0);
+  console.log(`            CPU per adoption, less the idle fleet's (kill → last working, µs): ${ours.map(([name, sec]) => `${name} ${perAdoption(sec)}`).join(', ')} = ${perAdoption(ours.reduce((a, [, sec]) => a + sec, 0))} (other processes on the box: ${(others).toFixed(1)} s of CPU meanwhile)`);
+  console.log(`            PostgreSQL transactions per adoption: ${xPerAdoption.toFixed(2)} (less the idle fleet's ${((1000 * idleX) / idleMs).toFixed(1)}/s)`);
+  if (profile) {
+    const file = join(PROFILE_DIR, `fleet-failover-${gateways[1].id}-${RUN}.cpuprofile`);
+    require('node:fs').mkdirSync(PROFILE_DIR, { recursive: true });
+    require('node:fs').writeFileSync(file, JSON.stringify(profile));
+    const { totalMs, rows } = support.profileSummary(profile);
+    console.log(`  profile of ${gateways[1].id} over the failover (${totalMs.toFixed(0)} ms sampled, self time): ${file}`);
+    for (const row of rows) console.log(`    ${row}`);
+  }
   console.log(`  load average ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   await pg.end();
 }

@@ -135,6 +135,57 @@ function formatPhases(phases, lastBeatMs) {
   );
 }
 
+/**
+ * A CPU profile of a running node process over its inspector (started with `--inspect=127.0.0.1:<port>`), between
+ * `start()` and the `stop()` it resolves with: only the phase being measured, not the process's whole life.
+ */
+async function inspectorProfile(port) {
+  const { WebSocket } = require('ws');
+  const [target] = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  let nextId = 1;
+  const answers = new Map();
+  ws.on('message', (data) => {
+    const msg = JSON.parse(data.toString());
+    answers.get(msg.id)?.(msg);
+  });
+  const call = (method, params = {}) =>
+    new Promise((resolve) => {
+      const id = nextId++;
+      answers.set(id, resolve);
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  await call('Profiler.enable');
+  await call('Profiler.setSamplingInterval', { interval: 500 });
+  await call('Profiler.start');
+  return {
+    async stop() {
+      const { result } = await call('Profiler.stop');
+      ws.close();
+      return result.profile;
+    },
+  };
+}
+
+/** Self time of a V8 CPU profile by function (`name file:line`), the `top` heaviest with their share. */
+function profileSummary(profile, top = 40) {
+  const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  const dt = profile.timeDeltas;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const n = byNode.get(profile.samples[i]);
+    const f = n.callFrame;
+    const key = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*node_modules\//, '~/').replace(/^file:\/\/.*\/dist\//, '')}:${f.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0));
+  }
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  return { totalMs: total / 1000, rows: [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, us]) => `${((100 * us) / total).toFixed(1).padStart(5)}% ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`) };
+}
+
 function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -196,4 +247,6 @@ module.exports = {
   killAfterHeartbeat,
   failoverPhases,
   formatPhases,
+  inspectorProfile,
+  profileSummary,
 };

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { newId, Organization, Session, SessionAuthKey, SessionAuthKeysRepository } from '@app/database';
 import { SecretBox } from '@app/crypto';
-import { createPgAuthStateStore } from '../apps/gateway/src/auth-state';
+import { createPgAuthStateStore, PgAuthStates } from '../apps/gateway/src/auth-state';
 import { closeTestDataSource, testDataSource } from './support/seed';
 
 /** The encrypted auth-state store against the run's real PostgreSQL database. */
@@ -113,6 +113,26 @@ describe('PostgreSQL auth-state store', () => {
     sealed[4] = (sealed[4][0] === 'A' ? 'B' : 'A') + sealed[4].slice(1);
     await db.query(`UPDATE session_auth_keys SET value = $2 WHERE session_id = $1 AND category = 'creds'`, [sessionId, sealed.join('.')]);
     await expect(store.readCreds()).rejects.toThrow(/cannot be decrypted/);
+  });
+
+  it("a gateway's stores read the creds of many sessions in one statement, each session its own (a failover's connects)", async () => {
+    const ids = await Promise.all(Array.from({ length: 5 }, () => newSession()));
+    // the last session has never paired: no creds row
+    await Promise.all(ids.slice(0, 4).map((id, i) => createPgAuthStateStore(keys, box, id).writeCreds({ who: i })));
+    const statements: string[][] = [];
+    const counted = Object.assign(Object.create(keys) as SessionAuthKeysRepository, {
+      findOfSessions: (sessionIds: readonly string[], category: string, keyId: string) => {
+        statements.push([...sessionIds]);
+        return keys.findOfSessions(sessionIds, category, keyId);
+      },
+    });
+    const states = new PgAuthStates(counted, box);
+    const read = await Promise.all(ids.map((id) => states.forSession(id).readCreds()));
+    expect(read).toEqual([{ who: 0 }, { who: 1 }, { who: 2 }, { who: 3 }, null]);
+    expect(statements).toEqual([ids]);
+    // a write is read back by the next read (nothing is cached)
+    await states.forSession(ids[4]).writeCreds({ who: 4 });
+    expect(await states.forSession(ids[4]).readCreds()).toEqual({ who: 4 });
   });
 
   it('clear() wipes the session and nothing else; two sessions never see each other', async () => {

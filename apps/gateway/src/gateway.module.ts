@@ -9,7 +9,7 @@ import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from
 import { BaileysMediaSource, createMediaStore, MediaSourceByEngine, SimMediaSource } from '@app/media';
 import { InboundSpool, SendSignal } from '@app/messaging';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
-import { createPgAuthStateStore } from './auth-state';
+import { PgAuthStates } from './auth-state';
 import type { SessionEngine } from './engine/engine.interface';
 import { loadEngine } from './engine/load-engine';
 import { FleetSupervisor } from './fleet/fleet-supervisor';
@@ -151,11 +151,12 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         followedChannels: FollowedChannelsRepository,
       ) => {
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
+        const authStates = new PgAuthStates(authKeys, box);
         return new SessionHost(
           c.GATEWAY_ID,
           {
             engine,
-            authState: (sessionId) => createPgAuthStateStore(authKeys, box, sessionId),
+            authState: (sessionId) => authStates.forSession(sessionId),
             records: new PgSessionRecords(c.GATEWAY_ID, sessions, groups, box),
             events: new GroupedEventSink(events),
             leases,

@@ -1,6 +1,7 @@
 import { SessionAuthKey, SessionAuthKeysRepository } from '@app/database';
 import { SecretBox } from '@app/crypto';
 import type { AuthStateStore } from '../engine/engine.interface';
+import { TickBatch } from '../sessions/tick-batch';
 import { decodeAuthValue, encodeAuthValue } from './auth-state-json';
 
 /** Layout of the sealed JSON in `session_auth_keys.value`; bump it (and read the old one) when the encoding changes. */
@@ -11,22 +12,50 @@ const CREDS_CATEGORY = 'creds';
 const CREDS_KEY_ID = '';
 
 /**
+ * The auth state of this gateway's sessions in PostgreSQL (`forSession`). Every connect starts with the creds read, and
+ * a failover connects hundreds of sessions at once: their reads are grouped across sessions (TickBatch, one statement
+ * at a time), as the runners' row reads are.
+ */
+export class PgAuthStates {
+  private readonly creds: TickBatch<string, SessionAuthKey | null>;
+
+  constructor(
+    private readonly keys: SessionAuthKeysRepository,
+    private readonly box: SecretBox,
+  ) {
+    this.creds = new TickBatch(
+      async (sessionIds) => {
+        const found = await keys.findOfSessions(sessionIds, CREDS_CATEGORY, CREDS_KEY_ID);
+        return sessionIds.map((id) => found.get(id) ?? null);
+      },
+      (sessionId) => sessionId,
+    );
+  }
+
+  forSession(sessionId: string): AuthStateStore {
+    return new PgAuthStateStore(this.keys, this.box, sessionId, (id) => this.creds.call(id));
+  }
+}
+
+/** One session's auth state alone (no grouping): tools and tests. */
+export function createPgAuthStateStore(keys: SessionAuthKeysRepository, box: SecretBox, sessionId: string): AuthStateStore {
+  return new PgAuthStateStore(keys, box, sessionId, (id) => keys.find(id, CREDS_CATEGORY, CREDS_KEY_ID));
+}
+
+/**
  * A session's auth state in PostgreSQL, one row per item, every value sealed with the SecretBox.
  * Write-through: a write returns once it is committed, so any gateway can take the session over from the table.
  */
-export function createPgAuthStateStore(keys: SessionAuthKeysRepository, box: SecretBox, sessionId: string): AuthStateStore {
-  return new PgAuthStateStore(keys, box, sessionId);
-}
-
 class PgAuthStateStore implements AuthStateStore {
   constructor(
     private readonly rows: SessionAuthKeysRepository,
     private readonly box: SecretBox,
     readonly sessionId: string,
+    private readonly findCreds: (sessionId: string) => Promise<SessionAuthKey | null>,
   ) {}
 
   async readCreds<T = unknown>(): Promise<T | null> {
-    const row = await this.rows.find(this.sessionId, CREDS_CATEGORY, CREDS_KEY_ID);
+    const row = await this.findCreds(this.sessionId);
     if (!row) return null;
     return this.open<T>(row);
   }

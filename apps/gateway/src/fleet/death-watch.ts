@@ -7,6 +7,9 @@ export interface DeadGateway {
   diedAt: number;
 }
 
+/** Past a heartbeat's TTL, how long the leader waits for the alive key to have expired before it looks. */
+export const VERDICT_MARGIN_MS = 50;
+
 export interface DeathWatchSettings {
   /** GATEWAY_TTL_MS: a heartbeat older than this is expired */
   ttlMs: number;
@@ -59,6 +62,22 @@ export class DeathWatch {
       }
     }
     return dead;
+  }
+
+  /**
+   * The next moment a verdict may change for a gateway this leader watches beating: its last heartbeat plus the TTL
+   * (when its alive key expires, if no heartbeat comes), plus VERDICT_MARGIN_MS for the key's own expiry (set a moment
+   * after the heartbeat's stamp). Only moments after `now`; null when there is none. The leader looks again then
+   * rather than up to a whole interval later: a death is acted on at the TTL, not at the next tick after it.
+   */
+  nextVerdictAt(registry: GatewayEntry[], now: number): number | null {
+    let next: number | null = null;
+    for (const g of registry) {
+      if (!g.alive || !this.seenAlive.has(g.id)) continue;
+      const at = g.lastHeartbeatAt + this.settings.ttlMs + VERDICT_MARGIN_MS;
+      if (at > now && (next === null || at < next)) next = at;
+    }
+    return next;
   }
 
   /** The view was interrupted (leadership lost, Redis unreadable): nothing seen so far counts any more. */

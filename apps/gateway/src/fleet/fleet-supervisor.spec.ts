@@ -1,7 +1,7 @@
 import type { EventEnvelope, EventPayloads, EventType, SessionStatus } from '@app/contracts';
 import type { PublishInput } from '@app/events';
 import type { GatewayEntry } from '@app/fleet';
-import { DeathWatch } from './death-watch';
+import { DeathWatch, VERDICT_MARGIN_MS } from './death-watch';
 import { FleetSupervisor, FleetSupervisorPorts, FleetSupervisorSettings } from './fleet-supervisor';
 import { SessionMovedPayload, SessionMover, SessionMoverPorts } from './session-mover';
 
@@ -203,6 +203,18 @@ describe('DeathWatch', () => {
     expect(w.observe([], ['gw-gone'], 7000)).toEqual([{ id: 'gw-gone', diedAt: 1000 }]);
   });
 
+  it('names the next moment a watched heartbeat reaches its TTL, only ahead of now and only for gateways seen beating', () => {
+    const w = watch();
+    const fleetNow = [gateway('gw-b', true, 1000), gateway('gw-c', true, 2000), gateway('gw-d', false, 0)];
+    // nothing seen beating yet
+    expect(w.nextVerdictAt(fleetNow, 3000)).toBeNull();
+    w.observe(fleetNow, ['gw-b', 'gw-c', 'gw-d'], 3000);
+    expect(w.nextVerdictAt(fleetNow, 3000)).toBe(1000 + 6000 + VERDICT_MARGIN_MS);
+    // past gw-b's moment (its key not expired yet): gw-c's is next; past both, none
+    expect(w.nextVerdictAt(fleetNow, 7100)).toBe(2000 + 6000 + VERDICT_MARGIN_MS);
+    expect(w.nextVerdictAt(fleetNow, 9000)).toBeNull();
+  });
+
   it('an interrupted view starts over', () => {
     const w = watch();
     w.observe([], ['gw-gone'], 0);
@@ -212,6 +224,21 @@ describe('DeathWatch', () => {
 });
 
 describe('FleetSupervisor', () => {
+  it("looks again when a watched gateway's heartbeat reaches its TTL, not a whole interval later, and fails it over then", async () => {
+    const f = fleet();
+    f.sessions.add('ses_1', 'gw-b');
+    // gw-b beat 5.8 s ago: its alive key expires in 0.2 s
+    f.setRegistry([gateway('gw-a', true, f.now), gateway('gw-b', true, f.now - 5800)]);
+    await f.supervisor.tick();
+    expect(f.supervisor.nextLookInMs()).toBe(200 + VERDICT_MARGIN_MS);
+    f.advance(200 + VERDICT_MARGIN_MS);
+    f.setRegistry([gateway('gw-a', true, f.now), gateway('gw-b', false, f.now - 6000 - VERDICT_MARGIN_MS)]);
+    await f.supervisor.tick();
+    expect(f.sessions.on('gw-a')).toEqual(['ses_1']);
+    // nothing due sooner: the interval
+    expect(f.supervisor.nextLookInMs()).toBe(500);
+  });
+
   it('moves every running session of a dead gateway to the live ones by free capacity, announces each move and signals each target once', async () => {
     const f = fleet();
     for (let i = 0; i < 6; i++) f.sessions.add(`s${i}`, 'gw-dead');

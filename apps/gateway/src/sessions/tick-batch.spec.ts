@@ -55,3 +55,37 @@ describe('TickBatch', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'rejected']);
   });
 });
+
+describe('TickBatch under a burst', () => {
+  it('runs one statement at a time: the calls made while one runs go together in the next, however many turns they span', async () => {
+    const runs: string[][] = [];
+    const releases: Array<() => void> = [];
+    const batch = new TickBatch<string, string>(
+      (ids) => new Promise((resolve) => (runs.push(ids), releases.push(() => resolve(ids)))),
+      (id) => id,
+    );
+    const first = batch.call('a');
+    await turn();
+    expect(runs).toEqual([['a']]);
+    // three more callers, each in a turn of its own, while the first statement runs
+    const later: Array<Promise<string>> = [];
+    for (const id of ['b', 'c', 'd']) {
+      later.push(batch.call(id));
+      await turn();
+    }
+    expect(runs).toEqual([['a']]);
+    releases[0]();
+    expect(await first).toBe('a');
+    await turn();
+    await turn();
+    expect(runs).toEqual([['a'], ['b', 'c', 'd']]);
+    releases[1]();
+    expect(await Promise.all(later)).toEqual(['b', 'c', 'd']);
+    // idle again: a lone call goes at the end of its turn
+    const lone = batch.call('e');
+    await turn();
+    expect(runs).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
+    releases[2]();
+    expect(await lone).toBe('e');
+  });
+});

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { SessionStatus, SyncHistoryMode } from '@app/contracts';
 import { Session } from '../entities/session.entity';
-import { EntityReader } from '../prepared';
+import { EntityReader, PreparedStatement, preparedStatement, runPrepared } from '../prepared';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
 
 /** The fields of a session a gateway runner reads at start. */
@@ -82,6 +82,42 @@ const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
  * prepared statement mapped from the entity's metadata instead of TypeORM's query builder and entity transformer.
  */
 const FIND_IN_ORGANIZATION = new EntityReader(Session, 'sessions_find_in_organization', 'id = $1 AND organization_id = $2');
+
+/**
+ * The runners' grouped reads and lease tokens (a failover's adoptions: one statement per group), prepared: planned once
+ * per connection instead of on every group.
+ */
+const FIND_RUNTIME_MANY = preparedStatement(
+  'sessions_find_runtime_many',
+  'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, rate_per_min, proxy_url, sync_history, reject_calls, receive_status FROM sessions WHERE id = ANY($1::text[])',
+);
+const TAKE_LEASE_TOKENS = preparedStatement(
+  'sessions_take_lease_tokens',
+  'UPDATE sessions SET lease_token = lease_token + 1 WHERE id = ANY($1::text[]) RETURNING id, lease_token',
+);
+
+/** The runners' fenced writes, one prepared statement per set of columns written (a handful: status, +account, …). */
+const PATCH_RUNTIME = new Map<string, PreparedStatement>();
+function patchRuntimeStatement(keys: ReadonlyArray<keyof SessionRuntimePatch>): PreparedStatement {
+  const shape = keys.join(',');
+  let statement = PATCH_RUNTIME.get(shape);
+  if (!statement) {
+    const columns = keys.map((key) => RUNTIME_COLUMNS[key]);
+    const sets = keys.map((key) => `${RUNTIME_COLUMNS[key]} = u.${RUNTIME_COLUMNS[key]}${key === 'lastConnectedAt' ? '::timestamptz' : ''}`);
+    const arrays = Array.from({ length: 3 + keys.length }, (_, i) => `$${i + 1}::text[]`).join(', ');
+    // named by a bit per column (PostgreSQL cuts names at 63 characters, and the column list is longer)
+    const bits = (Object.keys(RUNTIME_COLUMNS) as Array<keyof SessionRuntimePatch>).reduce((n, key, i) => (keys.includes(key) ? n | (1 << i) : n), 0);
+    statement = preparedStatement(
+      `sessions_patch_runtime_${bits}`,
+      `UPDATE sessions s SET ${sets.length > 0 ? `${sets.join(', ')}, ` : ''}updated_at = now()
+         FROM unnest(${arrays}) AS u(id, lease_token, gateway_id${columns.map((c) => `, ${c}`).join('')})
+        WHERE s.id = u.id AND (CASE WHEN u.lease_token IS NOT NULL THEN s.lease_token = u.lease_token::bigint ELSE s.gateway_id = u.gateway_id END)
+        RETURNING s.id`,
+    );
+    PATCH_RUNTIME.set(shape, statement);
+  }
+  return statement;
+}
 
 /** Statuses a restarted gateway does not bring back by itself: the owner has to act first. */
 const NOT_RESUMED = ['stopped', 'failed', 'logged_out'];
@@ -272,10 +308,7 @@ export class SessionsRepository {
   /** `findRuntime` for many sessions in one statement (the adopting gateway's grouped reads); absent ids are left out. */
   async findRuntimeMany(ids: readonly string[]): Promise<Map<string, SessionRuntimeRow>> {
     if (ids.length === 0) return new Map();
-    const rows: SessionRuntimeColumns[] = await this.db.query(
-      'SELECT id, organization_id, status, desired_state, phone_number, auto_read, presence_typing, rate_per_min, proxy_url, sync_history, reject_calls, receive_status FROM sessions WHERE id = ANY($1::text[])',
-      [ids],
-    );
+    const { rows } = await runPrepared<SessionRuntimeColumns>(this.db, FIND_RUNTIME_MANY, [ids]);
     return new Map(rows.map((r) => [r.id, toRuntimeRow(r)]));
   }
 
@@ -295,10 +328,7 @@ export class SessionsRepository {
    */
   async takeLeaseTokens(ids: readonly string[]): Promise<Map<string, number>> {
     if (ids.length === 0) return new Map();
-    const [rows]: [Array<{ id: string; lease_token: string }>, number] = await this.db.query(
-      'UPDATE sessions SET lease_token = lease_token + 1 WHERE id = ANY($1::text[]) RETURNING id, lease_token',
-      [ids],
-    );
+    const { rows } = await runPrepared<{ id: string; lease_token: string }>(this.db, TAKE_LEASE_TOKENS, [ids]);
     return new Map(rows.map((r) => [r.id, Number(r.lease_token)]));
   }
 
@@ -324,20 +354,10 @@ export class SessionsRepository {
       writes.map((w) => (w.fence.leaseToken !== null ? String(w.fence.leaseToken) : null)),
       writes.map((w) => w.fence.gatewayId),
     ];
-    const sets = keys.map((key) => {
+    for (const key of keys) {
       values.push(writes.map((w) => { const v = w.patch[key]; return v instanceof Date ? v.toISOString() : (v ?? null); }));
-      const column = RUNTIME_COLUMNS[key];
-      return `${column} = u.${column}${key === 'lastConnectedAt' ? '::timestamptz' : ''}`;
-    });
-    const columns = keys.map((key) => RUNTIME_COLUMNS[key]);
-    const arrays = values.map((_, i) => `$${i + 1}::text[]`).join(', ');
-    const [rows]: [Array<{ id: string }>, number] = await this.db.query(
-      `UPDATE sessions s SET ${sets.length > 0 ? `${sets.join(', ')}, ` : ''}updated_at = now()
-         FROM unnest(${arrays}) AS u(id, lease_token, gateway_id${columns.map((c) => `, ${c}`).join('')})
-        WHERE s.id = u.id AND (CASE WHEN u.lease_token IS NOT NULL THEN s.lease_token = u.lease_token::bigint ELSE s.gateway_id = u.gateway_id END)
-        RETURNING s.id`,
-      values,
-    );
+    }
+    const { rows } = await runPrepared<{ id: string }>(this.db, patchRuntimeStatement(keys), values);
     return new Set(rows.map((r) => r.id));
   }
 

@@ -62,13 +62,20 @@ export function closeReasonFor(code: number): { reason: CloseReason; statusCode:
   }
 }
 
+/** The device endpoint of each simulator URL, parsed once: a failover connects hundreds of sessions at once. */
+const DEVICE_ENDPOINTS = new Map<string, string>();
+
 export function deviceSocketUrl(simUrl: string, sessionId: string): string {
-  const url = new URL(simUrl);
-  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}${SIM_DEVICE_PATH}`;
-  url.search = '';
-  url.searchParams.set('sessionId', sessionId);
-  return url.toString();
+  let endpoint = DEVICE_ENDPOINTS.get(simUrl);
+  if (endpoint === undefined) {
+    const url = new URL(simUrl);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}${SIM_DEVICE_PATH}`;
+    url.search = '';
+    endpoint = url.toString();
+    DEVICE_ENDPOINTS.set(simUrl, endpoint);
+  }
+  return `${endpoint}?${new URLSearchParams({ sessionId }).toString()}`;
 }
 
 /**
