@@ -9,10 +9,11 @@ import pino from 'pino';
 import { ApiConfig, ConfigOverrides } from '@app/config';
 import { EVENT_TYPES } from '@app/contracts';
 import { randomUlid } from '@app/crypto';
-import { createLogger, PinoNestLogger, requestLogger } from '@app/observability';
+import { createLogger, Logger, PinoNestLogger, requestLogger } from '@app/observability';
 import { AppModule } from './app.module';
 import { answerClientError } from './common/client-error';
 import { ErrorEnvelopeFilter } from './common/error.filter';
+import { ApiMetrics } from './health/http-metrics';
 import { inputHardening } from './common/input-hardening';
 import { completeOpenApiDocument } from './common/openapi-document';
 import { ApiValidationPipe } from './common/validation.pipe';
@@ -30,7 +31,13 @@ function requestId(req: IncomingMessage, res: ServerResponse): string {
 }
 
 /** The configured API application (filters, pipes, guards, docs), not yet listening. */
-export async function createApiApp(options: { quiet?: boolean; logLevel?: string; overrides?: ConfigOverrides } = {}): Promise<NestExpressApplication> {
+/**
+ * `logger`: the process's own (main.ts flushes it when it stops); otherwise one is made from the configuration. The
+ * app does not handle signals itself: the process that runs it does (main.ts).
+ */
+export async function createApiApp(
+  options: { quiet?: boolean; logLevel?: string; overrides?: ConfigOverrides; logger?: Logger } = {},
+): Promise<NestExpressApplication> {
   const overrides = { ...options.overrides, ...(options.logLevel ? { LOG_LEVEL: options.logLevel } : {}) };
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(overrides), {
     bufferLogs: true,
@@ -40,11 +47,12 @@ export async function createApiApp(options: { quiet?: boolean; logLevel?: string
   const config = app.get(ApiConfig);
   app.disable('x-powered-by');
   // the API's log (Nest's lines and one line per request) on stdout; a quiet app logs nothing but still answers ids
-  const logger = options.quiet ? pino({ level: 'silent' }) : createLogger('api', config.LOG_LEVEL, config.LOG_FORMAT, 1);
+  const logger = options.quiet ? pino({ level: 'silent' }) : (options.logger ?? createLogger('api', config.LOG_LEVEL, config.LOG_FORMAT, 1));
   if (!options.quiet) app.useLogger(new PinoNestLogger(logger));
   for (const warning of config.warnings) logger.warn(warning);
-  // first, so every request is logged and carries its id, the ones refused below included
-  app.use(requestLogger(logger, requestId));
+  // first, so every request is logged and carries its id, the ones refused below included; its one 'close' listener
+  // also ends the request's duration metric
+  app.use(requestLogger(logger, requestId, app.get(ApiMetrics).requestDone));
   app.set('trust proxy', false);
   // strict JSON bodies of bounded size; parse errors reach the filter as 422 / 413. A send may carry MEDIA_MAX_BYTES
   // of base64 media, so its route parses first with its own limit (a parsed body is skipped by the next parser)
@@ -64,7 +72,6 @@ export async function createApiApp(options: { quiet?: boolean; logLevel?: string
   });
   app.useGlobalPipes(new ApiValidationPipe());
   app.useGlobalFilters(new ErrorEnvelopeFilter());
-  app.enableShutdownHooks();
   // persistAuthorization: a reload of the docs page keeps the pasted key, as a user trying calls one by one expects
   // the served document names the origin it was fetched from, so Swagger UI's "Try it out" calls this very server
   SwaggerModule.setup('api/docs', app, () => buildOpenApiDocument(app), {

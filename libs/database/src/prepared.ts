@@ -73,7 +73,10 @@ export class EntityReader<T extends object> {
     const { rows } = await runPrepared<Record<string, unknown>>(db, statement, values);
     if (!rows[0]) return null;
     const row = rows[0];
-    return Object.assign(new this.entity(), Object.fromEntries(columns.map(([column, property]) => [property, row[column]])));
+    // a plain loop: this runs on every authenticated read, and the pairs array and object in between were garbage
+    const entity = new this.entity() as Record<string, unknown>;
+    for (const [column, property] of columns) entity[property] = row[column];
+    return entity as T;
   }
 
   private prepare(db: DataSource) {

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { EventEmitter } from 'node:events';
-import { loggerOptions, wantsPretty } from './logger';
+import { isoTime, loggerOptions, TurnBatchedDestination, wantsPretty } from './logger';
 import { PinoNestLogger, requestLogger } from './request-log';
 import { startupFailureLine } from './lifecycle';
 
@@ -40,6 +40,43 @@ describe('logger', () => {
     expect(JSON.stringify(line)).not.toContain('Bearer');
   });
 
+  it("writes the request line byte for byte as pino's own call would, bindings and level included", () => {
+    const raw: string[] = [];
+    const logger = pino(loggerOptions('api', 'info'), { write: (line: string) => void raw.push(line) }).child({ replica: 'r1' });
+    const now = jest.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 0, 2, 3, 4, 5, 67));
+    const clock = jest.spyOn(performance, 'now').mockReturnValueOnce(1000).mockReturnValueOnce(1012.4);
+    try {
+      for (const [statusCode, writableFinished] of [[200, true], [503, true], [200, false]] as const) {
+        const res = Object.assign(new EventEmitter(), { statusCode, writableFinished, setHeader: jest.fn() });
+        clock.mockReturnValueOnce(1000).mockReturnValueOnce(1012.4);
+        requestLogger(logger, () => 'req_"1"')({ method: 'GET', url: '/api/v1/x\\y"z?token=t', headers: {} } as never, res as never, () => undefined);
+        res.emit('close');
+        const level = statusCode >= 500 ? 'error' : writableFinished ? 'info' : 'warn';
+        const msg = writableFinished ? `GET /api/v1/x\\y"z ${statusCode} 12ms` : 'GET /api/v1/x\\y"z aborted after 12ms';
+        logger[level]({ req: { id: 'req_"1"', method: 'GET', url: '/api/v1/x\\y"z' }, res: { statusCode }, responseTime: 12 }, msg);
+        expect(raw).toHaveLength(2);
+        expect(raw[0]).toBe(raw[1]);
+        raw.length = 0;
+      }
+    } finally {
+      now.mockRestore();
+      clock.mockRestore();
+    }
+  });
+
+  it("tells `done` about every request with its duration, in the log's one listener, whatever the log level", () => {
+    const silent = capture('silent');
+    const done = jest.fn();
+    const res = Object.assign(new EventEmitter(), { statusCode: 204, writableFinished: true, setHeader: jest.fn() });
+    const req = { method: 'DELETE', url: '/x', headers: {} };
+    requestLogger(silent.logger, () => 'r', done)(req as never, res as never, () => undefined);
+    expect(res.listenerCount('close')).toBe(1);
+    res.emit('close');
+    expect(done).toHaveBeenCalledWith(req, res, expect.any(Number));
+    expect(done.mock.calls[0][2]).toBeGreaterThanOrEqual(0);
+    expect(silent.lines).toHaveLength(0);
+  });
+
   it('logs a 5xx at error and a request its client abandoned at warn', () => {
     const info = capture('info');
     const log = requestLogger(info.logger, () => 'r');
@@ -69,6 +106,19 @@ describe('logger', () => {
     ]);
   });
 
+  it("formats the time as pino's isoTime does, across seconds and for every width of milliseconds", () => {
+    const now = jest.spyOn(Date, 'now');
+    try {
+      const base = Date.UTC(2026, 11, 31, 23, 59, 58);
+      for (const t of [base, base + 5, base + 50, base + 999, base + 1000, base + 1007, base + 1999, base + 2000, base + 2001, base + 1000, base + 61_234]) {
+        now.mockReturnValue(t);
+        expect(isoTime()).toBe(pino.stdTimeFunctions.isoTime());
+      }
+    } finally {
+      now.mockRestore();
+    }
+  });
+
   it('is JSON unless asked for pretty or writing to a terminal', () => {
     expect(wantsPretty('json', 1)).toBe(false);
     expect(wantsPretty('pretty', 1)).toBe(true);
@@ -84,5 +134,39 @@ describe('startupFailureLine', () => {
     expect(startupFailureLine('gateway', new Error('connect ECONNREFUSED 127.0.0.1:6379'), 'GATEWAY_HEALTH_PORT')).toBe(
       'gateway failed to start: connect ECONNREFUSED 127.0.0.1:6379',
     );
+  });
+});
+
+describe('TurnBatchedDestination', () => {
+  function fakeOut() {
+    return { fd: 1, destroyed: false, write: jest.fn(), flush: jest.fn((cb?: () => void) => cb?.()), flushSync: jest.fn() };
+  }
+
+  it("hands the lines of one event-loop turn to the file as one write at the turn's end", async () => {
+    const out = fakeOut();
+    const dest = new TurnBatchedDestination(out as never);
+    dest.write('{"a":1}\n');
+    dest.write('{"b":2}\n');
+    expect(out.write).not.toHaveBeenCalled();
+    await new Promise((r) => setImmediate(r));
+    expect(out.write.mock.calls).toEqual([['{"a":1}\n{"b":2}\n']]);
+    dest.write('{"c":3}\n');
+    await new Promise((r) => setImmediate(r));
+    expect(out.write.mock.calls).toEqual([['{"a":1}\n{"b":2}\n'], ['{"c":3}\n']]);
+  });
+
+  it("writes the current turn at once when flushed (pino's flush and flushSync), before the file's own flush", () => {
+    const out = fakeOut();
+    const dest = new TurnBatchedDestination(out as never);
+    dest.write('x\n');
+    const done = jest.fn();
+    pino({}, dest).flush(done);
+    expect(out.write.mock.calls).toEqual([['x\n']]);
+    expect(out.flush).toHaveBeenCalled();
+    expect(done).toHaveBeenCalled();
+    dest.write('y\n');
+    dest.flushSync();
+    expect(out.write.mock.calls).toEqual([['x\n'], ['y\n']]);
+    expect(out.flushSync).toHaveBeenCalledTimes(1);
   });
 });

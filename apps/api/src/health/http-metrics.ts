@@ -1,13 +1,21 @@
 import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Histogram, Registry } from 'prom-client';
 import { metricName, MetricsRegistry } from '@app/infra';
+
+/** Set on a request by HttpMetricsMiddleware: only the requests it sees are timed (the series it always had). */
+const TIMED = Symbol('timed');
+
+type TimedRequest = IncomingMessage & { [TIMED]?: true; route?: { path?: string }; baseUrl?: string };
 
 /** The API's own series, on the process's shared registry. */
 @Injectable()
 export class ApiMetrics {
   readonly registry: Registry;
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  /** One resolved child per (method, route template, status): a bounded set, looked up once per request. */
+  private readonly durationByLabels = new Map<string, Histogram.Internal<'method' | 'route' | 'status'>>();
 
   constructor(shared: MetricsRegistry) {
     this.registry = shared.registry;
@@ -19,19 +27,34 @@ export class ApiMetrics {
       registers: [this.registry],
     });
   }
+
+  /**
+   * A request is done (the request log's one 'close' listener calls this): a timed request whose answer was sent
+   * is observed; the label is the matched route template (never the raw URL, to bound cardinality).
+   */
+  readonly requestDone = (req: TimedRequest, res: ServerResponse, seconds: number): void => {
+    if (!req[TIMED] || !res.writableFinished) return;
+    const route = req.route?.path ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
+    const method = req.method ?? '';
+    const status = String(res.statusCode);
+    const key = `${method} ${route} ${status}`;
+    let child = this.durationByLabels.get(key);
+    if (!child) {
+      child = this.httpDuration.labels(method, route, status);
+      this.durationByLabels.set(key, child);
+    }
+    child.observe(seconds);
+  };
 }
 
-/** Times every request; the label is the matched route template (never the raw URL, to bound cardinality). */
+/**
+ * Marks the requests the duration histogram counts (every route of ours, /healthz and /readyz): the timing itself is
+ * the request log's (`requestLogger(…, metrics.requestDone)`), which already holds the start and a 'close' listener.
+ */
 @Injectable()
 export class HttpMetricsMiddleware implements NestMiddleware {
-  constructor(private readonly metrics: ApiMetrics) {}
-
-  use(req: Request, res: Response, next: NextFunction): void {
-    const end = this.metrics.httpDuration.startTimer();
-    res.on('finish', () => {
-      const route = req.route?.path ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
-      end({ method: req.method, route, status: String(res.statusCode) });
-    });
+  use(req: Request, _res: Response, next: NextFunction): void {
+    (req as TimedRequest)[TIMED] = true;
     next();
   }
 }
