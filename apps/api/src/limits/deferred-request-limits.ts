@@ -11,7 +11,9 @@ const deferredOf = new WeakMap<object, DeferredRequestLimits>();
  * guard accepts from memory, whose limits are counted by the send's own Redis round trip (SendRateLimiter's script)
  * instead of one of their own. Whoever handles the request counts them exactly once: the send's script (`take`),
  * a path that does not reach it (`count`, before its work: a refusal is the middleware's 429), or, when the request
- * ended before any of them (refused by the guard, failed before its handler), the response's end (`settle`).
+ * failed before any of them (refused by the guard, failed before its handler), the error filter as it answers
+ * (`settle`). Every answer but an error goes through the send's handler, which takes or counts them; no listener
+ * per request (a `close` listener on every response cost a measurable share of the API's CPU per send).
  */
 export class DeferredRequestLimits {
   private pending = true;
@@ -22,11 +24,10 @@ export class DeferredRequestLimits {
     private readonly metrics: LimitMetrics,
   ) {}
 
-  /** Attaches the limits to the request; counted when the response ends unless its handler counted them first. */
-  static defer(req: object, res: { once(event: 'close', listener: () => void): unknown }, limits: readonly RequestLimit[], counter: RequestRateLimits, metrics: LimitMetrics): DeferredRequestLimits {
+  /** Attaches the limits to the request, for its handler (or the error filter) to count. */
+  static defer(req: object, limits: readonly RequestLimit[], counter: RequestRateLimits, metrics: LimitMetrics): DeferredRequestLimits {
     const deferred = new DeferredRequestLimits(limits, counter, metrics);
     deferredOf.set(req, deferred);
-    res.once('close', () => deferred.settle());
     return deferred;
   }
 
@@ -62,11 +63,11 @@ export class DeferredRequestLimits {
   }
 
   /**
-   * The request was answered and nothing counted its limits: counted now where they still have room. It cannot be
-   * refused any more; the paths that get here (a guard that changed its mind since the middleware looked, a request
-   * failed before its handler) are rare and cost no query.
+   * The request is answered with an error and nothing counted its limits: counted now where they still have room
+   * (the answer is given, it cannot be a 429 any more). The paths that get here (a guard that changed its mind since
+   * the middleware looked, a failure before the handler) are rare and cost no query.
    */
-  private settle(): void {
+  settle(): void {
     if (!this.pending) return;
     this.pending = false;
     this.counter.hitAll(this.limits).catch(() => undefined);

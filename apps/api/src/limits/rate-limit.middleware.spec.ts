@@ -1,10 +1,11 @@
-import { EventEmitter } from 'node:events';
+import type { ArgumentsHost } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { ApiConfig } from '@app/config';
 import { DomainError, type Permission } from '@app/contracts';
 import type { RequestLimit, RequestLimitDecision, RequestLimitsHit, RequestRateLimits } from '@app/redis';
 import type { AuthService } from '../auth/auth.service';
 import type { Principal } from '../auth/principal';
+import { ErrorEnvelopeFilter } from '../common/error.filter';
 import { DeferredRequestLimits } from './deferred-request-limits';
 import type { LimitMetrics } from './limit-metrics';
 import { RateLimitMiddleware } from './rate-limit.middleware';
@@ -49,29 +50,30 @@ describe('RateLimitMiddleware', () => {
     middleware = new RateLimitMiddleware(config, limits as unknown as RequestRateLimits, metrics, auth);
   });
 
-  /** Runs the middleware on one request; `res` ends the response when told. */
+  /** Runs the middleware on one request; `fail` answers it with an error through the global filter. */
   async function run(method: string, url: string, headers: Record<string, string>) {
     const req = { method, originalUrl: url, ip: '203.0.113.7', headers } as unknown as Request;
-    const res = new EventEmitter();
     const passed: unknown[] = [];
-    await middleware.use(req, res as unknown as Response, (err?: unknown) => passed.push(err));
-    return { req, passed, end: () => res.emit('close'), deferred: DeferredRequestLimits.of(req) };
+    await middleware.use(req, {} as Response, (err?: unknown) => passed.push(err));
+    const host = { switchToHttp: () => ({ getRequest: () => req, getResponse: () => ({ headersSent: true }) }) } as unknown as ArgumentsHost;
+    const fail = () => new ErrorEnvelopeFilter().catch(new DomainError('forbidden', 'no'), host);
+    return { req, passed, fail, deferred: DeferredRequestLimits.of(req) };
   }
 
-  it('leaves a plain send by a credential the guard knows to the send, and counts it at the end only if nobody did', async () => {
+  it('leaves a plain send by a credential the guard knows to the send, and counts it on an error only if nobody did', async () => {
     const taken = await run('POST', SEND_PATH, { authorization: `Bearer ${KNOWN_KEY}` });
     expect(taken.passed).toEqual([undefined]);
     expect(limits.hits).toHaveLength(0);
     expect(taken.deferred!.take()!.names).toEqual(['ip', 'credential']);
     expect(taken.deferred!.take()).toBeNull();
-    taken.end();
+    taken.fail();
     expect(limits.hits).toHaveLength(0);
 
-    // the guard refused it, or it failed before the send: counted once the response ends, and once only
+    // the guard refused it, or it failed before the send: counted as the error is answered, and once only
     const untaken = await run('POST', `${SEND_PATH}?x=1`, { 'x-api-key': KNOWN_KEY });
     expect(limits.hits).toHaveLength(0);
-    untaken.end();
-    untaken.end();
+    untaken.fail();
+    untaken.fail();
     expect(limits.hits).toHaveLength(1);
     expect(limits.hits[0].map((l) => l.name)).toEqual(['ip', 'credential']);
     await untaken.deferred!.count();
@@ -79,16 +81,16 @@ describe('RateLimitMiddleware', () => {
   });
 
   it('counts a deferred request on another path once, refusing it with the middleware’s own 429 and metric', async () => {
-    const { deferred, end } = await run('POST', SEND_PATH, { authorization: `Bearer ${KNOWN_KEY}` });
+    const { deferred, fail } = await run('POST', SEND_PATH, { authorization: `Bearer ${KNOWN_KEY}` });
     limits.refuse = { accepted: false, retryAfterMs: 1500, name: 'credential' };
     const refused = await deferred!.count().catch((err: unknown) => err);
     const direct = (await run('GET', '/api/v1/sessions', { authorization: `Bearer ${KNOWN_KEY}` })).passed[0];
     expect(refused).toBeInstanceOf(DomainError);
     expect((refused as DomainError).toBody()).toEqual((direct as DomainError).toBody());
     expect(refusals).toEqual(['credential', 'credential']);
-    // counted (refused) once: neither a second count nor the response's end counts it again
+    // counted (refused) once: neither a second count nor the error's answer counts it again
     await deferred!.count();
-    end();
+    fail();
     expect(limits.hits).toHaveLength(2);
     expect(limits.prepared).toHaveLength(0);
   });

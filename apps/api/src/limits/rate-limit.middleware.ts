@@ -34,7 +34,7 @@ export class RateLimitMiddleware implements NestMiddleware {
     private readonly auth: AuthService,
   ) {}
 
-  async use(req: Request, res: Response, next: NextFunction): Promise<void> {
+  async use(req: Request, _res: Response, next: NextFunction): Promise<void> {
     const limits: RequestLimit[] = [
       { name: 'ip', subject: req.ip ?? 'unknown', window: { limit: this.config.RATE_LIMIT_IP_PER_MIN, windowMs: MINUTE_MS } },
     ];
@@ -42,7 +42,7 @@ export class RateLimitMiddleware implements NestMiddleware {
     const credential = token ? this.credentialOf(req, token) : null;
     if (credential) limits.push({ name: 'credential', subject: credential, window: { limit: this.config.RATE_LIMIT_CREDENTIAL_PER_MIN, windowMs: MINUTE_MS } });
     if (credential && this.sendsAtOnce(req, token!)) {
-      DeferredRequestLimits.defer(req, res, limits, this.limits, this.metrics);
+      DeferredRequestLimits.defer(req, limits, this.limits, this.metrics);
       return next();
     }
     // one round trip for both; a refused request is counted against neither
@@ -62,8 +62,8 @@ export class RateLimitMiddleware implements NestMiddleware {
 
   /**
    * A plain send the guard will let through without I/O: its limits can wait for the send's round trip. The
-   * permission is the send route's; were it ever to differ, the guard's refusal is still counted (on the response's
-   * end), only no longer refusable.
+   * permission is the send route's; were it ever to differ, the guard's refusal is still counted (by the error
+   * filter), only no longer refusable.
    */
   private sendsAtOnce(req: Request, token: string): boolean {
     if (req.method !== 'POST' || req.headers['idempotency-key'] !== undefined || !SEND_PATH.test(req.originalUrl)) return false;
