@@ -55,6 +55,8 @@ describe('RateLimitMiddleware', () => {
     const req = { method, originalUrl: url, ip: '203.0.113.7', headers } as unknown as Request;
     const passed: unknown[] = [];
     await middleware.use(req, {} as Response, (err?: unknown) => passed.push(err));
+    // a deferred request goes on at the next turn of the event loop
+    await new Promise((resolve) => setImmediate(resolve));
     const host = { switchToHttp: () => ({ getRequest: () => req, getResponse: () => ({ headersSent: true }) }) } as unknown as ArgumentsHost;
     const fail = () => new ErrorEnvelopeFilter().catch(new DomainError('forbidden', 'no'), host);
     return { req, passed, fail, deferred: DeferredRequestLimits.of(req) };

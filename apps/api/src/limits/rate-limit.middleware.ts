@@ -43,7 +43,10 @@ export class RateLimitMiddleware implements NestMiddleware {
     if (credential) limits.push({ name: 'credential', subject: credential, window: { limit: this.config.RATE_LIMIT_CREDENTIAL_PER_MIN, windowMs: MINUTE_MS } });
     if (credential && this.sendsAtOnce(req, token!)) {
       DeferredRequestLimits.defer(req, limits, this.limits, this.metrics);
-      return next();
+      // the rest of the request on its own turn, as after the round trip it replaces: calling next() here ran the
+      // guard, the handler and validation inside this frame, and bench:messages measured ~150 µs more API CPU per send
+      setImmediate(next);
+      return;
     }
     // one round trip for both; a refused request is counted against neither
     const decision = await this.limits.hitAll(limits);
