@@ -1,10 +1,12 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
-import { newApiKeyToken } from '@app/crypto';
-import { OrganizationsRepository, Webhook } from '@app/database';
-import { createRedis, LoginBackoff, RedisKeys } from '@app/redis';
+import { newApiKeyToken, sha256Hex } from '@app/crypto';
+import { newId, OrganizationsRepository, Webhook } from '@app/database';
+import { createRedis, LoginBackoff, type Redis, RedisKeys, RequestRateLimits } from '@app/redis';
+import { PrincipalCache } from '../apps/api/src/auth/principal-cache';
 import { startApi } from './support/api-app';
+import { waitFor } from './support/processes';
 import { loadRunContext } from './support/run-context';
 import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
 
@@ -102,6 +104,139 @@ describe('rate limits (issue 12 item 4)', () => {
       const metrics = await api.ops().get('/metrics');
       expect(metrics.text).toMatch(/gw_api_rate_limited_total\{[^}]*limit="credential"[^}]*\} 2/);
     } finally {
+      await api.app.close();
+    }
+  });
+
+  /** A session row as a gateway leaves it once connected, held by a gateway id no process owns (nothing sends). */
+  const workingSession = async (organizationId: string, ratePerMin = 1000) => {
+    const id = newId('ses');
+    await (await testDataSource()).query(
+      `INSERT INTO sessions (id, organization_id, label, status, gateway_id, phone_number, wa_jid, rate_per_min, rate_per_hour)
+       VALUES ($1, $2, 'limits', 'working', 'gw-limits-nobody', '15550001234', '15550001234@s.whatsapp.net', $3, 10000)`,
+      [id, organizationId, ratePerMin],
+    );
+    return id;
+  };
+  const send = (api: Api, token: string, sessionId: string, body: object = { to: '15550009999', text: 'hi' }) =>
+    api.http().post(`/api/v1/sessions/${sessionId}/messages`).set(bearer(token)).send(body);
+  /** A credential's window under a strict API's prefix: the keys RequestRateLimits counts it in. */
+  const credentialWindow = (redis: Redis, name: string, token: string) =>
+    new RequestRateLimits(redis, new RedisKeys(`${ctx.redisPrefix}:${name}`)).prepare([{ name: 'credential', subject: `key:${sha256Hex(token)}`, window: { limit: 1, windowMs: 60_000 } }]).keys[0];
+  /** Requests the key until the API's principal cache serves it (the guard then accepts it from memory): how many it took. */
+  const untilKnown = async (api: Api, token: string) => {
+    const cache = api.app.get(PrincipalCache);
+    let requests = 0;
+    await waitFor(async () => {
+      if (cache.peek(`key:${sha256Hex(token)}`)) return true;
+      requests += 1;
+      expect((await api.http().get('/api/v1/sessions').set(bearer(token))).status).toBe(200);
+      return false;
+    }, 30_000, 'the key in the principal cache');
+    return requests;
+  };
+
+  it('refuses a plain send over the credential limit with the same 429 as a GET over it, counted in the send’s own round trip', async () => {
+    const api = await strictApi('credential-send', { RATE_LIMIT_CREDENTIAL_PER_MIN: '4' });
+    const redis = createRedis(ctx.redisUrl);
+    try {
+      const key = await org.apiKey(['messages:send', 'sessions:read']);
+      const sessionId = await workingSession(org.id);
+      const used = await untilKnown(api, key.token);
+      const limits = api.app.get(RequestRateLimits);
+      const prepare = jest.spyOn(limits, 'prepare');
+      const hitAll = jest.spyOn(limits, 'hitAll');
+      for (let i = used; i < 4; i++) expect((await send(api, key.token, sessionId)).status).toBe(202);
+      // the sends' limits went to the send's script: no round trip of their own
+      expect(prepare).toHaveBeenCalledTimes(4 - used);
+      expect(hitAll).not.toHaveBeenCalled();
+
+      const refusedSend = await send(api, key.token, sessionId);
+      const refusedGet = await api.http().get('/api/v1/sessions').set(bearer(key.token));
+      expect(refusedSend.status).toBe(429);
+      expect(refusedGet.status).toBe(429);
+      const sameWait = (body: { error: { message: string; details: Record<string, unknown> } }) => ({
+        ...body.error,
+        message: body.error.message.replace(/\d+ s$/, 'N s'),
+        details: { ...body.error.details, retryAfterSeconds: 'N' },
+      });
+      expect(sameWait(refusedSend.body)).toEqual(sameWait(refusedGet.body));
+      expect(refusedSend.body.error).toMatchObject({ code: 'rate_limited', details: { limit: 'credential' } });
+      expect(Number(refusedSend.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(Number(refusedSend.headers['retry-after'])).toBeLessThanOrEqual(60);
+      // a send that does not reach the script is refused before its own answer too, as by the middleware
+      const invalid = await send(api, key.token, sessionId, { to: '15550009999' });
+      const quoting = await send(api, key.token, sessionId, { to: '15550009999', text: 'quoting', quotedMessageId: newId('msg') });
+      expect([invalid.status, quoting.status]).toEqual([429, 429]);
+      expect(sameWait(invalid.body)).toEqual(sameWait(refusedGet.body));
+      // a refused send counted nothing: the window holds the 4 accepted requests, no row was stored for it
+      expect(await redis.zcard(credentialWindow(redis, 'credential-send', key.token))).toBe(4);
+      const rows = await (await testDataSource()).query('SELECT count(*)::int AS n FROM messages WHERE session_id = $1', [sessionId]);
+      expect(rows[0].n).toBe(4 - used);
+      expect((await api.ops().get('/metrics')).text).toMatch(/gw_api_rate_limited_total\{[^}]*limit="credential"[^}]*\} 4/);
+    } finally {
+      jest.restoreAllMocks();
+      await redis.quit();
+      await api.app.close();
+    }
+  });
+
+  it('counts a send exactly once whichever path answers it', async () => {
+    const name = 'once';
+    const api = await strictApi(name, {});
+    const redis = createRedis(ctx.redisUrl);
+    try {
+      const key = await org.apiKey(['messages:send', 'sessions:read']);
+      const stranger = await seedOrganization('Stranger');
+      const strangerKey = await stranger.apiKey(['messages:send', 'sessions:read']);
+      const sessionId = await workingSession(org.id, 2);
+      const window = credentialWindow(redis, name, key.token);
+      const ipWindows = async () => redis.keys(`${ctx.redisPrefix}:${name}:rate:ip:*`);
+      let expected = await untilKnown(api, key.token);
+      let requests = expected;
+      const counted = async (status: number, res: { status: number }) => {
+        expect(res.status).toBe(status);
+        expected += 1;
+        requests += 1;
+        expect(await redis.zcard(window)).toBe(expected);
+      };
+
+      await counted(202, await send(api, key.token, sessionId)); // the send's script
+      await counted(422, await send(api, key.token, sessionId, { to: '15550009999' })); // counted before the session is read
+      await counted(404, await send(api, key.token, newId('ses'))); // the script, then the session read
+      await counted(202, await api.http().post(`/api/v1/sessions/${sessionId}/messages`).set(bearer(key.token)).set('Idempotency-Key', 'once-1').send({ to: '15550009999', text: 'keyed' })); // at once, by the middleware
+      await counted(404, await send(api, key.token, sessionId, { to: '15550009999', text: 'quoting', quotedMessageId: newId('msg') })); // counted first, then the old path
+      await counted(429, await send(api, key.token, sessionId)); // the session's ratePerMin (2): the request was made
+
+      // another organization's key, once known: its send to this session is 404 and counted against it, not against the session
+      requests += await untilKnown(api, strangerKey.token);
+      const strangerWindow = credentialWindow(redis, name, strangerKey.token);
+      const before = await redis.zcard(strangerWindow);
+      expect((await send(api, strangerKey.token, sessionId)).status).toBe(404);
+      requests += 1;
+      expect(await redis.zcard(strangerWindow)).toBe(before + 1);
+
+      // a known key that may not send is counted at once too, then refused by the guard
+      const reader = await org.apiKey(['sessions:read']);
+      requests += await untilKnown(api, reader.token);
+      const readerWindow = credentialWindow(redis, name, reader.token);
+      const read = await redis.zcard(readerWindow);
+      expect((await send(api, reader.token, sessionId)).status).toBe(403);
+      requests += 1;
+      expect(await redis.zcard(readerWindow)).toBe(read + 1);
+
+      // an unknown key is never deferred: counted at once, then refused by the guard
+      const unknown = newApiKeyToken();
+      expect((await send(api, unknown, sessionId)).status).toBe(401);
+      requests += 1;
+      expect(await redis.zcard(credentialWindow(redis, name, unknown))).toBe(1);
+
+      // and the IP counted every request once
+      const [ip] = await ipWindows();
+      expect(await redis.zcard(ip)).toBe(requests);
+      expect(await redis.zcard(window)).toBe(expected);
+    } finally {
+      await redis.quit();
       await api.app.close();
     }
   });

@@ -1,12 +1,14 @@
 import { SendRateLimiter } from '@app/messaging';
-import { createRedis, RedisKeys } from '@app/redis';
+import { createRedis, RedisKeys, RequestRateLimits } from '@app/redis';
 import { loadRunContext } from '../support/run-context';
 
 /** The per-session send rate, against the real Redis: the script is the whole guarantee, so it is tested alone too. */
 describe('SendRateLimiter', () => {
   const ctx = loadRunContext();
   const redis = createRedis(ctx.redisUrl);
-  const limiter = new SendRateLimiter(redis, new RedisKeys(`${ctx.redisPrefix}:rate-spec`));
+  const keys = new RedisKeys(`${ctx.redisPrefix}:rate-spec`);
+  const limiter = new SendRateLimiter(redis, keys);
+  const requestLimits = new RequestRateLimits(redis, keys);
   afterAll(async () => {
     await redis.quit();
   });
@@ -70,5 +72,41 @@ describe('SendRateLimiter', () => {
     await limiter.forgetRates('ses_k');
     expect((await limiter.tryAcceptFilling('ses_k', 'org_1', 'k5', { ratePerMin: 10, ratePerHour: 100 }, (after as { gen: string }).gen)).accepted).toBe(true);
     expect(await limiter.tryAcceptKept('ses_k', 'org_1', 'k6')).toMatchObject({ unknown: true });
+  });
+
+  it('counts the request’s API-wide limits first in the same script: a refusal counts nothing anywhere, an accepted request stays counted whatever the send’s answer', async () => {
+    const limits = (credentialLimit: number) => [
+      { name: 'ip', subject: '198.51.100.9', window: { limit: 100, windowMs: 60_000 } },
+      { name: 'credential', subject: 'key:send-spec', window: { limit: credentialLimit, windowMs: 60_000 } },
+    ];
+    const [ipKey, credentialKey] = requestLimits.prepare(limits(3)).keys;
+    const counted = async () => [await redis.zcard(ipKey), await redis.zcard(credentialKey)];
+
+    // no rates kept: the request is counted, the send is left to the caller's fill
+    const miss = await limiter.tryAcceptKept('ses_r', 'org_1', 'r1', requestLimits.prepare(limits(3)));
+    expect(miss).toMatchObject({ unknown: true });
+    expect(await counted()).toEqual([1, 1]);
+    expect((await limiter.tryAcceptFilling('ses_r', 'org_1', 'r1', { ratePerMin: 1, ratePerHour: 100 }, (miss as { gen: string }).gen)).accepted).toBe(true);
+    expect(await counted()).toEqual([1, 1]);
+
+    // another organization's caller: counted as a request, nothing against the session
+    expect(await limiter.tryAcceptKept('ses_r', 'org_2', 'r2', requestLimits.prepare(limits(3)))).toEqual({ stranger: true });
+    expect(await counted()).toEqual([2, 2]);
+    // refused by the session's rate: the request was still made
+    expect(await limiter.tryAcceptKept('ses_r', 'org_1', 'r3', requestLimits.prepare(limits(3)))).toMatchObject({ accepted: false, limit: 'ratePerMin' });
+    expect(await counted()).toEqual([3, 3]);
+
+    // the credential is full: refused by name with its wait, counted nowhere (its IP neither, the session neither)
+    await limiter.forgetRates('ses_r');
+    const refused = await limiter.tryAcceptKept('ses_r', 'org_1', 'r4', requestLimits.prepare(limits(3)));
+    expect(refused).toMatchObject({ requestLimited: { name: 'credential' } });
+    expect((refused as { requestLimited: { retryAfterMs: number } }).requestLimited.retryAfterMs).toBeGreaterThan(50_000);
+    expect(await counted()).toEqual([3, 3]);
+    expect(await limiter.tryAcceptKept('ses_r', 'org_1', 'r5')).toMatchObject({ unknown: true });
+
+    // the same decision as the middleware's own hitAll over the same windows
+    expect(await requestLimits.hitAll(limits(3))).toMatchObject({ accepted: false, name: 'credential' });
+    expect(await requestLimits.hitAll(limits(4))).toEqual({ accepted: true });
+    expect(await counted()).toEqual([4, 4]);
   });
 });

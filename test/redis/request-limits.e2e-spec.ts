@@ -38,4 +38,18 @@ describe('RequestRateLimits', () => {
     expect(refused).toMatchObject({ accepted: false, name: 'credential' });
     expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(3_000_000);
   });
+
+  it('prepares for another script the very keys hitAll counts, with the names of its refusals', async () => {
+    const request = [
+      { name: 'ip', subject: '192.0.2.44', window: minute(5) },
+      { name: 'credential', subject: 'key:c', window: minute(5) },
+    ];
+    const prepared = limits.prepare(request);
+    expect(prepared.names).toEqual(['ip', 'credential']);
+    // member, then per key: one window of 5 per minute
+    expect(prepared.args.slice(1)).toEqual([1, 5, 60_000, 1, 5, 60_000]);
+    expect(limits.prepare(request).args[0]).not.toBe(prepared.args[0]);
+    await limits.hitAll(request);
+    expect(await Promise.all(prepared.keys.map((k) => redis.zcard(k)))).toEqual([1, 1]);
+  });
 });

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { RateWindows, scriptCommand, type RedisKeys } from '@app/redis';
+import { RateWindows, REDIS_NOW_FN, type RedisKeys, type RequestLimitsHit, scriptCommand, TRY_ACCEPT_ALL_FN } from '@app/redis';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -9,8 +9,15 @@ export type RateLimitName = 'ratePerMin' | 'ratePerHour';
 
 export type RateDecision = { accepted: true; at: number } | { accepted: false; retryAfterMs: number; limit: RateLimitName };
 
-/** A send counted against the rates this limiter keeps (`tryAcceptKept`), or why it could not be decided here. */
-export type KeptRateDecision = RateDecision | { unknown: true; gen: string } | { stranger: true };
+/**
+ * A send counted against the rates this limiter keeps (`tryAcceptKept`), or why it could not be decided here; with
+ * the request's limits, `requestLimited` when one of them refused the request (nothing counted).
+ */
+export type KeptRateDecision =
+  | RateDecision
+  | { unknown: true; gen: string }
+  | { stranger: true }
+  | { requestLimited: { name: string; retryAfterMs: number } };
 
 export interface SendRates {
   ratePerMin: number;
@@ -22,13 +29,12 @@ export interface SendRates {
  * members are counted, k being the most every window still allows (a prefix, so acceptance keeps the batch's order);
  * the rest count nothing. A refused member would be admitted once the window holding the oldest blocking hit lets it
  * go, the same wait for each of them (refusals are not counted): that wait and the window that frees last.
- * `acceptMany(key, members, windows)`, windows a list of {limit, window (ms)}, returns {k, now, wait, window
- * (1-based; 0 when all were accepted)}. A Lua function, for the scripts below to call (one copy of the Lua).
+ * `acceptMany(now, key, members, windows)`, now Redis' clock (ms), windows a list of {limit, window (ms)}, returns
+ * {k, now, wait, window (1-based; 0 when all were accepted)}. A Lua function, for the scripts below to call (one copy
+ * of the Lua).
  */
 const ACCEPT_MANY_FN = `
-local function acceptMany(key, members, windows)
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function acceptMany(now, key, members, windows)
   local n = #members
   local long = 0
   for _, w in ipairs(windows) do
@@ -73,13 +79,13 @@ end
 `;
 
 /** KEYS[1]: the session's key. ARGV: number of members, the members, then limit and window (ms) per window. */
-const TRY_ACCEPT_MANY = `${ACCEPT_MANY_FN}
+const TRY_ACCEPT_MANY = `${REDIS_NOW_FN}${ACCEPT_MANY_FN}
 local n = tonumber(ARGV[1])
 local members = {}
 for j = 1, n do members[j] = ARGV[1 + j] end
 local windows = {}
 for i = n + 2, #ARGV, 2 do windows[#windows + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i + 1])} end
-return acceptMany(KEYS[1], members, windows)
+return acceptMany(redisNow(), KEYS[1], members, windows)
 `;
 
 /**
@@ -90,8 +96,19 @@ return acceptMany(KEYS[1], members, windows)
  * mode `fill`), {-2} when the session is of another organization (nothing counted). Mode `fill`: the rates given,
  * kept for the next sends unless `gen` moved since the `read` (a change of the rates came between: the rates read may
  * be the old ones). Otherwise acceptMany's answer for the one member.
+ * The request's API-wide limits, when the API deferred them to this round trip (RequestRateLimits.prepare), are
+ * KEYS[3..] with ARGV[8..] (their member, then their windows), counted first by RateWindows' own tryAcceptAll: a
+ * refusal returns {-3, wait, key (1-based among them), window} and counts nothing anywhere; once counted they stay
+ * counted whatever the send's answer ({-1}, {-2}, a refused rate), as the middleware would have counted them.
  */
-const TRY_ACCEPT_KEPT = `${ACCEPT_MANY_FN}
+const TRY_ACCEPT_KEPT = `${REDIS_NOW_FN}${TRY_ACCEPT_ALL_FN}${ACCEPT_MANY_FN}
+local now = redisNow()
+if #KEYS > 2 then
+  local requestKeys = {}
+  for k = 3, #KEYS do requestKeys[k - 2] = KEYS[k] end
+  local request = tryAcceptAll(now, requestKeys, ARGV[8], readKeyWindows(9, #requestKeys))
+  if request[1] == 0 then return {-3, request[2], request[3], request[4]} end
+end
 local perMin, perHour
 if ARGV[3] == 'fill' then
   perMin = tonumber(ARGV[5])
@@ -108,7 +125,7 @@ else
   perMin = tonumber(kept[2])
   perHour = tonumber(kept[3])
 end
-return acceptMany(KEYS[1], {ARGV[1]}, {{perMin, ${MINUTE_MS}}, {perHour, ${HOUR_MS}}})
+return acceptMany(now, KEYS[1], {ARGV[1]}, {{perMin, ${MINUTE_MS}}, {perHour, ${HOUR_MS}}})
 `;
 
 /** How long the kept rates of a session live without a send or a change (a bound on a lost `forgetRates`). */
@@ -146,12 +163,21 @@ export class SendRateLimiter {
   /**
    * `tryAccept` with the session's rates as kept here, in one round trip and without reading the session: `unknown`
    * when none are kept (read the session, then `tryAcceptFilling` with its rates and this `gen`), `stranger` when the
-   * session is not of `organizationId` (nothing counted).
+   * session is not of `organizationId` (nothing counted). `request`: the API-wide limits of the request, counted in
+   * the same round trip before the send (`requestLimited`: refused, nothing counted anywhere; otherwise counted,
+   * whatever the send's answer).
    */
-  async tryAcceptKept(sessionId: string, organizationId: string, sendId: string): Promise<KeptRateDecision> {
-    const answer = await this.kept(2, this.key(sessionId), this.ratesKey(sessionId), sendId, organizationId, 'read', '', 0, 0, KEPT_RATES_MS);
+  async tryAcceptKept(sessionId: string, organizationId: string, sendId: string, request?: RequestLimitsHit): Promise<KeptRateDecision> {
+    const keys = [this.key(sessionId), this.ratesKey(sessionId)];
+    const args: Array<string | number> = [sendId, organizationId, 'read', '', 0, 0, KEPT_RATES_MS];
+    if (request) {
+      keys.push(...request.keys);
+      args.push(...request.args);
+    }
+    const answer = await this.kept(keys.length, ...keys, ...args);
     if (answer[0] === -1) return { unknown: true, gen: String(answer[1]) };
     if (answer[0] === -2) return { stranger: true };
+    if (answer[0] === -3) return { requestLimited: { name: request!.names[Number(answer[2]) - 1], retryAfterMs: Number(answer[1]) } };
     return this.decision(answer as number[]);
   }
 

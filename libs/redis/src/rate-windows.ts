@@ -9,55 +9,76 @@ export interface RateWindow {
 
 export type WindowDecision = { accepted: true; at: number } | { accepted: false; retryAfterMs: number; window: number };
 
+/** `redisNow()`: Redis' own clock in ms, so every replica counts against one time line. A Lua function for scripts to share. */
+export const REDIS_NOW_FN = `
+local function redisNow()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
 /**
- * A sliding-window log per key, in one sorted set: a member per accepted hit, scored by Redis' own clock (so every
- * replica counts against one time line). Accepting is atomic over every key of the call: the script counts the hits
- * inside each window of each key and adds the new one to all of them only when every window stays within its limit.
- * A refusal adds nothing anywhere and says when the oldest hit that blocks it leaves its window (the exact
- * Retry-After) and which key and window refused (the one that frees last).
- * ARGV: member, then per key: its number of windows, then limit and window (ms) per window.
+ * A sliding-window log per key, in one sorted set: a member per accepted hit, scored by Redis' clock. Accepting is
+ * atomic over every key of the call: `tryAcceptAll(now, keys, member, windows)` counts the hits inside each window of
+ * each key (windows[k]: a list of {limit, window (ms)} for keys[k]) and adds the member to all of them only when every
+ * window stays within its limit. A refusal adds nothing anywhere and says when the oldest hit that blocks it leaves
+ * its window (the exact Retry-After) and which key and window refused (the one that frees last, both 1-based):
+ * {1, now} or {0, wait, key, window}. `readKeyWindows(first, count)` reads `count` keys' windows from ARGV[first] on
+ * (per key: its number of windows, then limit and window (ms) per window). Lua functions, so that a script of another
+ * owner that must count a request's limits in its own round trip (SendRateLimiter's) runs this very code.
  */
-const TRY_ACCEPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local wait = 0
-local whichKey = 0
-local whichWindow = 0
-local longest = {}
-local a = 2
-for k = 1, #KEYS do
-  local n = tonumber(ARGV[a])
-  local first = a + 1
-  a = first + 2 * n
-  local long = 0
-  for i = first, a - 1, 2 do
-    local w = tonumber(ARGV[i + 1])
-    if w > long then long = w end
+export const TRY_ACCEPT_ALL_FN = `
+local function readKeyWindows(first, count)
+  local windows = {}
+  local a = first
+  for k = 1, count do
+    local n = tonumber(ARGV[a])
+    local list = {}
+    for i = a + 1, a + 2 * n, 2 do list[#list + 1] = {tonumber(ARGV[i]), tonumber(ARGV[i + 1])} end
+    windows[k] = list
+    a = a + 1 + 2 * n
   end
-  longest[k] = long
-  redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', now - long)
-  for i = first, a - 1, 2 do
-    local limit = tonumber(ARGV[i])
-    local w = tonumber(ARGV[i + 1])
-    local c = redis.call('ZCOUNT', KEYS[k], '(' .. (now - w), '+inf')
-    if c >= limit then
-      local e = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. (now - w), '+inf', 'WITHSCORES', 'LIMIT', c - limit, 1)
-      local thisWait = tonumber(e[2]) + w - now
-      if thisWait < 1 then thisWait = 1 end
-      if thisWait > wait then
-        wait = thisWait
-        whichKey = k
-        whichWindow = (i - first) / 2 + 1
+  return windows
+end
+
+local function tryAcceptAll(now, keys, member, windows)
+  local wait = 0
+  local whichKey = 0
+  local whichWindow = 0
+  local longest = {}
+  for k = 1, #keys do
+    local long = 0
+    for _, w in ipairs(windows[k]) do
+      if w[2] > long then long = w[2] end
+    end
+    longest[k] = long
+    redis.call('ZREMRANGEBYSCORE', keys[k], '-inf', now - long)
+    for i, w in ipairs(windows[k]) do
+      local c = redis.call('ZCOUNT', keys[k], '(' .. (now - w[2]), '+inf')
+      if c >= w[1] then
+        local e = redis.call('ZRANGEBYSCORE', keys[k], '(' .. (now - w[2]), '+inf', 'WITHSCORES', 'LIMIT', c - w[1], 1)
+        local thisWait = tonumber(e[2]) + w[2] - now
+        if thisWait < 1 then thisWait = 1 end
+        if thisWait > wait then
+          wait = thisWait
+          whichKey = k
+          whichWindow = i
+        end
       end
     end
   end
+  if wait > 0 then return {0, wait, whichKey, whichWindow} end
+  for k = 1, #keys do
+    redis.call('ZADD', keys[k], now, member)
+    redis.call('PEXPIRE', keys[k], longest[k])
+  end
+  return {1, now}
 end
-if wait > 0 then return {0, wait, whichKey, whichWindow} end
-for k = 1, #KEYS do
-  redis.call('ZADD', KEYS[k], now, ARGV[1])
-  redis.call('PEXPIRE', KEYS[k], longest[k])
-end
-return {1, now}
+`;
+
+/** KEYS: the keys. ARGV: member, then readKeyWindows' windows of every key. */
+const TRY_ACCEPT = `${REDIS_NOW_FN}${TRY_ACCEPT_ALL_FN}
+return tryAcceptAll(redisNow(), KEYS, ARGV[1], readKeyWindows(2, #KEYS))
 `;
 
 /** One key's windows in a call of `tryAcceptAll`. */
@@ -69,6 +90,16 @@ export interface KeyWindows {
 export type MultiWindowDecision =
   | { accepted: true; at: number }
   | { accepted: false; retryAfterMs: number; /** index of the refusing key in the call */ key: number; window: number };
+
+/** ARGV of TRY_ACCEPT_ALL_FN's `readKeyWindows` for these keys' windows (one encoding, whichever script reads it). */
+export function keyWindowsArgs(keys: readonly KeyWindows[]): Array<string | number> {
+  const args: Array<string | number> = [];
+  for (const k of keys) {
+    args.push(k.windows.length);
+    for (const w of k.windows) args.push(w.limit, w.windowMs);
+  }
+  return args;
+}
 
 type TryAcceptCommand = (numKeys: number, ...args: Array<string | number>) => Promise<[number, number, number?, number?]>;
 
@@ -96,11 +127,7 @@ export class RateWindows {
    */
   async tryAcceptAll(keys: readonly KeyWindows[], member: string): Promise<MultiWindowDecision> {
     const args: Array<string | number> = keys.map((k) => k.key);
-    args.push(member);
-    for (const k of keys) {
-      args.push(k.windows.length);
-      for (const w of k.windows) args.push(w.limit, w.windowMs);
-    }
+    args.push(member, ...keyWindowsArgs(keys));
     const [accepted, value, whichKey, whichWindow] = await this.command(keys.length, ...args);
     if (accepted === 1) return { accepted: true, at: value };
     return { accepted: false, retryAfterMs: value, key: (whichKey ?? 1) - 1, window: (whichWindow ?? 1) - 1 };

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
-import { RateWindows, RateWindow } from './rate-windows';
+import { keyWindowsArgs, RateWindows, RateWindow } from './rate-windows';
 import { RedisKeys, scriptCommand } from './redis';
 
 /** Subjects (emails, IPs, token hashes) are hashed into keys: bounded length, no personal data in key names. */
@@ -36,13 +36,27 @@ export class RequestRateLimits {
    * Counts one request against several limits at once (one round trip), or against none: when one refuses, the
    * others count nothing either. The refusal names the limit that frees last.
    */
-  async hitAll(limits: ReadonlyArray<{ name: string; subject: string; window: RateWindow }>): Promise<RequestLimitDecision> {
-    const member = `${process.pid}.${Date.now()}.${++this.seq}.${Math.random().toString(36).slice(2, 8)}`;
+  async hitAll(limits: ReadonlyArray<RequestLimit>): Promise<RequestLimitDecision> {
     const decision = await this.windows.tryAcceptAll(
       limits.map((l) => ({ key: this.windowKey(l.name, l.subject), windows: [l.window] })),
-      member,
+      this.member(),
     );
     return decision.accepted ? { accepted: true } : { accepted: false, retryAfterMs: decision.retryAfterMs, name: limits[decision.key].name };
+  }
+
+  /**
+   * `hitAll` as a part of another owner's script, for a request whose limits are counted in the same round trip as
+   * its own work (a plain send: SendRateLimiter's script). The keys are these limits' own; the script passes them
+   * and `args` to RateWindows' TRY_ACCEPT_ALL_FN, so the decision is `hitAll`'s, by the same code.
+   */
+  prepare(limits: ReadonlyArray<RequestLimit>): RequestLimitsHit {
+    const windows = limits.map((l) => ({ key: this.windowKey(l.name, l.subject), windows: [l.window] }));
+    return { keys: windows.map((w) => w.key), args: [this.member(), ...keyWindowsArgs(windows)], names: limits.map((l) => l.name) };
+  }
+
+  /** Unique per hit across replicas and restarts. */
+  private member(): string {
+    return `${process.pid}.${Date.now()}.${++this.seq}.${Math.random().toString(36).slice(2, 8)}`;
   }
 
   /** `rate:<name>:<digest(subject)>` under the prefix; subjects are IPs and credential ids, never secrets. */
@@ -56,6 +70,23 @@ export class RequestRateLimits {
     }
     return key;
   }
+}
+
+/** One limit of a request: (`ip`, 203.0.113.7) at 3000 per minute. */
+export interface RequestLimit {
+  name: string;
+  subject: string;
+  window: RateWindow;
+}
+
+/**
+ * A request's limits ready for a script: KEYS `keys`, then ARGV `args` (the hit's member, then TRY_ACCEPT_ALL_FN's
+ * `readKeyWindows` encoding); a refusal's key k (1-based) is the limit `names[k - 1]`.
+ */
+export interface RequestLimitsHit {
+  keys: string[];
+  args: Array<string | number>;
+  names: string[];
 }
 
 export type RequestLimitDecision = { accepted: true } | { accepted: false; retryAfterMs: number; name: string };

@@ -68,6 +68,19 @@ export class AuthService {
     return token.startsWith(API_KEY_PREFIX) ? this.fromApiKey(keyHash ?? sha256Hex(token)) : this.fromJwt(token);
   }
 
+  /**
+   * The principal `authenticate` resolves `token` to from memory alone (its cache entry is live), or null when it would
+   * need a query or refuse the token. The rate limiter asks it before the guard runs: a credential known here is a
+   * valid one, so its request limits may wait for the send's own round trip (docs/api.md, "Rate limits").
+   */
+  knownPrincipal(token: string, keyHash?: string): Principal | null {
+    if (token.startsWith(API_KEY_PREFIX)) return this.cache.peek(`key:${keyHash ?? sha256Hex(token)}`);
+    const claims = this.jwtClaims(token);
+    if (!claims) return null;
+    const principal = this.cache.peek(`user:${claims.sub}`);
+    return principal && principal.organizationId === claims.org ? principal : null;
+  }
+
   /** The principal as PostgreSQL has it now (bypassing the cache), or null when it was revoked or deleted. */
   async reload(principal: Principal): Promise<Principal | null> {
     if (principal.kind === 'apiKey') {

@@ -52,6 +52,24 @@ describe('PrincipalCache', () => {
     expect(db.reads).toBe(2);
   });
 
+  it('peek serves what get would serve from memory, and never loads', async () => {
+    expect(cache.peek('key:h1')).toBeNull();
+    expect(db.reads).toBe(0);
+    await cache.get('key:h1', db.load('key_1'));
+    expect(cache.peek('key:h1')?.id).toBe('key_1');
+    // an announced change, a gap or the TTL: what get would load again, peek does not know
+    cache.changed({ kind: 'apiKey', id: 'key_1' });
+    expect(cache.peek('key:h1')).toBeNull();
+    await cache.get('key:h1', db.load('key_1'));
+    cache.interrupted();
+    expect(cache.peek('key:h1')).toBeNull();
+    cache.missed();
+    await cache.get('key:h1', db.load('key_1'));
+    clock.ms += 60_000;
+    expect(cache.peek('key:h1')).toBeNull();
+    expect(db.reads).toBe(3);
+  });
+
   it('keeps nothing before the subscription is live, and drops everything at a gap', async () => {
     const cold = new PrincipalCache({ ttlMs: 60_000, maxEntries: 100 }, clock);
     await cold.get('key:h1', db.load('key_1'));

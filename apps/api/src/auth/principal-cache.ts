@@ -52,6 +52,15 @@ export class PrincipalCache implements PrincipalChangeListener {
     return principal;
   }
 
+  /**
+   * The principal `get` would serve at once, without loading (null when it would have to load): what lets the rate
+   * limiter know, before the guard runs, that the guard will accept a credential without I/O.
+   */
+  peek(lookup: string): Principal | null {
+    const hit = this.entries.get(lookup);
+    return hit && this.live && this.clock.now() - hit.loadedAt < this.options.ttlMs ? hit.principal : null;
+  }
+
   get size(): number {
     return this.entries.size;
   }

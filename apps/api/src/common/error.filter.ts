@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { Response } from 'express';
 import { DomainError, ERROR_STATUS, ErrorCode } from '@app/contracts';
 import { isStoreUnreachable } from '@app/infra';
+import { DeferredRequestLimits } from '../limits/deferred-request-limits';
 
 const STATUS_CODE: Record<number, ErrorCode> = {
   401: 'unauthorized',
@@ -86,6 +87,8 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
       // an outage, not a bug: its cause without a stack
       this.logger.warn({ msg: `store unreachable: ${exception instanceof Error ? exception.message : String(exception)}`, requestId: requestId() });
     }
+    // a request whose API-wide limits were left to its handler, failed before the handler counted them
+    DeferredRequestLimits.of(http.getRequest<object>())?.settle();
     const res = http.getResponse<Response>();
     if (res.headersSent) return;
     if ((error.code === 'rate_limited' || error.code === 'unavailable') && typeof error.details.retryAfterSeconds === 'number') {

@@ -12,6 +12,7 @@ import type { MessageView } from '@app/contracts';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
+import { DeferredLimits, type DeferredRequestLimits } from '../limits/deferred-request-limits';
 import type { Page } from '../common/pagination';
 import { MessagePage, MessageQueryDto, MessageResponse } from './dto/message.dto';
 import { SendMessageDto } from './dto/send-message.dto';
@@ -52,8 +53,9 @@ export class MessagesController {
     @Param('id') id: string,
     @Body() body: unknown,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @DeferredLimits() requestLimits: DeferredRequestLimits | null,
   ): Promise<MessageView> {
-    return this.messages.send(p, id, body, idempotencyKey);
+    return this.messages.send(p, id, body, idempotencyKey, undefined, requestLimits);
   }
 
   @Get()

@@ -8,6 +8,7 @@ import { MediaSource, type MediaStore, MediaUnavailableError } from '@app/media'
 import { RateDecision, RateLimitName, SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis } from '@app/redis';
 import type { Principal } from '../auth/principal';
+import type { DeferredRequestLimits } from '../limits/deferred-request-limits';
 import { Page, pageLimit } from '../common/pagination';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import type { MessageQueryDto } from './dto/message.dto';
@@ -125,10 +126,19 @@ export class MessagesService {
   /**
    * Order: session of the caller's organization (404) → body and Idempotency-Key (422) → quoted / reacted message of
    * this session (404) → session status (409) → idempotent repeat (the first message, nothing counted) → rates (429)
-   * → media → insert → signal.
+   * → media → insert → signal. `requestLimits`: the request's API-wide limits when the middleware left them to the
+   * send (counted by the plain send's script, or here first on any other path).
    */
-  async send(principal: Principal, sessionId: string, rawBody: unknown, idempotencyKey: string | undefined, broadcast?: BroadcastSend): Promise<MessageView> {
-    if (idempotencyKey === undefined && !broadcast) return this.sendPlain(principal, sessionId, rawBody);
+  async send(
+    principal: Principal,
+    sessionId: string,
+    rawBody: unknown,
+    idempotencyKey: string | undefined,
+    broadcast?: BroadcastSend,
+    requestLimits?: DeferredRequestLimits | null,
+  ): Promise<MessageView> {
+    if (idempotencyKey === undefined && !broadcast) return this.sendPlain(principal, sessionId, rawBody, requestLimits ?? null);
+    await requestLimits?.count();
     const session = await this.findSession(principal.organizationId, sessionId);
     return this.sendRead(session, await this.validate(rawBody, idempotencyKey), idempotencyKey, broadcast);
   }
@@ -159,21 +169,27 @@ export class MessagesService {
    * stores it only if the session is the caller's and sendable now (`insertAccepted`), then the signal. The answers
    * and their order are `send`'s: an error is explained by reading the session then (404 before 422 before 409 before
    * 429), and a refused or failed accept gives its slot back. A send that names a message, or whose rates are not
-   * kept, reads the session first as before.
+   * kept, reads the session first as before. The request's deferred API-wide limits are counted by the same script,
+   * before the send (refused: the middleware's 429); a path that does not reach it counts them first.
    */
-  private async sendPlain(principal: Principal, sessionId: string, rawBody: unknown): Promise<MessageView> {
+  private async sendPlain(principal: Principal, sessionId: string, rawBody: unknown, requestLimits: DeferredRequestLimits | null): Promise<MessageView> {
     const organizationId = principal.organizationId;
     let body: SendMessageDto;
     try {
       body = await this.validate(rawBody, undefined);
     } catch (err) {
+      await requestLimits?.count();
       await this.findSession(organizationId, sessionId);
       throw err;
     }
-    if (body.quotedMessageId || body.reaction || body.pollVote) return this.sendRead(await this.findSession(organizationId, sessionId), body, undefined);
+    if (body.quotedMessageId || body.reaction || body.pollVote) {
+      await requestLimits?.count();
+      return this.sendRead(await this.findSession(organizationId, sessionId), body, undefined);
+    }
 
     const id = newId('msg');
-    const kept = await this.limiter.tryAcceptKept(sessionId, organizationId, id);
+    const kept = await this.limiter.tryAcceptKept(sessionId, organizationId, id, requestLimits?.take() ?? undefined);
+    if ('requestLimited' in kept) throw requestLimits!.refused(kept.requestLimited);
     if ('stranger' in kept) throw notFound(sessionId);
     let decision: RateDecision;
     if ('unknown' in kept) {
