@@ -2,12 +2,13 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { ApiConfig } from '@app/config';
 import { DomainError, ERROR_STATUS, ErrorBody, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
-import { MessageRow, MessagesRepository, NewMessage, newId, Session, SessionsRepository, toMessageView } from '@app/database';
+import { MessageRow, MessagesRepository, NewMessage, NewOutbound, newId, Session, SessionsRepository, toMessageView } from '@app/database';
 import { REDIS_CLIENT } from '@app/infra';
 import { MediaSource, type MediaStore, MediaUnavailableError } from '@app/media';
 import { RateDecision, RateLimitName, SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis } from '@app/redis';
 import type { Principal } from '../auth/principal';
+import { AcceptGroup } from './accept-group';
 import { Page, pageLimit } from '../common/pagination';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import type { MessageQueryDto } from './dto/message.dto';
@@ -73,6 +74,9 @@ const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 
 const notFound = (id: string) => new DomainError('not_found', 'session not found', { id });
 
+/** The accept group's key of a plain send: the session and the caller's organization (one statement checks both). */
+export const plainAcceptKey = (organizationId: string, sessionId: string) => `${organizationId}/${sessionId}`;
+
 /** The messages a send names, found in this session. */
 interface SendTargets {
   quoted: MessageRow | null;
@@ -107,6 +111,8 @@ export interface MediaDownload {
 export class MessagesService {
   private readonly logger = new Logger('messages');
   private readonly validation = new ApiValidationPipe();
+  /** Concurrent plain sends of a session, stored by one statement per group (`acceptGroup`); see AcceptGroup. */
+  readonly plainAccepts = new AcceptGroup<NewOutbound, MessageRow | null>((group) => this.acceptGroup(group));
 
   constructor(
     private readonly sessions: SessionsRepository,
@@ -156,10 +162,11 @@ export class MessagesService {
    * A send without an Idempotency-Key that names no other message (the common one), accepted without reading the
    * session first: one Redis round trip counts it against the session's rates as the limiter keeps them
    * (`tryAcceptKept`: the organization and the rates, dropped by a change of the rates), one PostgreSQL statement
-   * stores it only if the session is the caller's and sendable now (`insertAccepted`), then the signal. The answers
-   * and their order are `send`'s: an error is explained by reading the session then (404 before 422 before 409 before
-   * 429), and a refused or failed accept gives its slot back. A send that names a message, or whose rates are not
-   * kept, reads the session first as before.
+   * stores it only if the session is the caller's and sendable now, with the session's other plain sends that arrived
+   * while its previous statement was in flight (`plainAccepts`, `insertAcceptedMany`), then one signal for the group.
+   * The answers and their order are `send`'s: an error is explained by reading the session then (404 before 422 before
+   * 409 before 429), and a refused or failed accept gives its slot back. A send that names a message, or whose rates
+   * are not kept, reads the session first as before.
    */
   private async sendPlain(principal: Principal, sessionId: string, rawBody: unknown): Promise<MessageView> {
     const organizationId = principal.organizationId;
@@ -187,14 +194,14 @@ export class MessagesService {
       throw rateLimited(session, decision.retryAfterMs, decision.limit);
     }
 
-    let accepted: { row: MessageRow; gatewayId: string | null } | null;
+    let accepted: MessageRow | null;
     try {
       const bytes = body.media ? await this.mediaBytes(body.media) : null;
       const sendOptions = await this.sendOptionsOf(body, null);
       // the sender is the session's own wa_jid, set by the statement
       const sender = { id: sessionId, organizationId, waJid: null };
       const message = this.newMessage(sender, id, body, NO_TARGETS, bytes, null, { sendOptions });
-      accepted = await this.messages.insertAccepted(message, bytes, SENDABLE);
+      accepted = await this.plainAccepts.submit(plainAcceptKey(organizationId, sessionId), { message, media: bytes });
     } catch (err) {
       await this.limiter.release(sessionId, id).catch(() => undefined);
       throw err;
@@ -205,8 +212,19 @@ export class MessagesService {
       assertSendable(await this.findSession(organizationId, sessionId));
       throw new Error(`message ${id} conflicted with a stored one`);
     }
-    if (accepted.gatewayId) await this.notify(accepted.gatewayId, sessionId);
-    return toMessageView(accepted.row);
+    return toMessageView(accepted);
+  }
+
+  /**
+   * One statement for a group of plain sends of one session (`plainAccepts`), then one signal for all it stored, after
+   * its commit. Each send's outcome is its own: its row, or null when it was not stored (the whole group, when the
+   * session is gone, not the caller's or not sendable; that send alone, on a conflict).
+   */
+  private async acceptGroup(group: NewOutbound[]): Promise<Array<MessageRow | null>> {
+    const { organizationId, sessionId } = group[0].message;
+    const { rows, gatewayId } = await this.messages.insertAcceptedMany(organizationId, sessionId, group, SENDABLE);
+    if (gatewayId) await this.notify(gatewayId, sessionId);
+    return group.map((a) => rows.get(a.message.id) ?? null);
   }
 
   /** Only a nudge: the gateway also sweeps for queued rows, so a lost signal delays the send, nothing more. */

@@ -115,24 +115,25 @@ export function takeMessageSeqSql(sessionParam: string): string {
 }
 
 /**
- * `takeMessageSeqSql` for the accept of a send that did not read the session first (`MessagesRepository
- * .insertAccepted`): the number is taken only when the session is of the organization and in one of the statuses
- * (the placeholder of a text[]), so the statement that composes it inserts nothing otherwise; it returns the session's
- * `wa_jid` (the message's sender) and `gateway_id` (where to signal it) with the number. The same lock, held the same way.
- */
-export function takeMessageSeqIfSendableSql(sessionParam: string, organizationParam: string, statusesParam: string): string {
-  return `UPDATE sessions SET message_seq = message_seq + 1
-     WHERE id = ${sessionParam} AND organization_id = ${organizationParam} AND status = ANY(${statusesParam})
-     RETURNING message_seq, wa_jid, gateway_id`;
-}
-
-/**
  * `takeMessageSeqSql` for `countParam` messages at once (a bulk send): the session's number moves by that many and the
  * statement returns the last one taken (`message_seq`), so the batch's numbers are `message_seq - count + 1 …
  * message_seq`, in the order of the batch. The same lock, held the same way.
  */
 export function takeMessageSeqsSql(sessionParam: string, countParam: string): string {
   return `UPDATE sessions SET message_seq = message_seq + ${countParam} WHERE id = ${sessionParam} RETURNING message_seq`;
+}
+
+/**
+ * `takeMessageSeqsSql` for the accepts of sends that did not read the session first (`MessagesRepository
+ * .insertAcceptedMany`, a group of concurrent plain sends): the numbers are taken only when the session is of the
+ * organization and in one of the statuses (the placeholder of a text[]), so the statement that composes it inserts
+ * nothing otherwise; it returns the session's `wa_jid` (the messages' sender) and `gateway_id` (where to signal them)
+ * with the last number. The same lock, held the same way.
+ */
+export function takeMessageSeqsIfSendableSql(sessionParam: string, organizationParam: string, statusesParam: string, countParam: string): string {
+  return `UPDATE sessions SET message_seq = message_seq + ${countParam}
+     WHERE id = ${sessionParam} AND organization_id = ${organizationParam} AND status = ANY(${statusesParam})
+     RETURNING message_seq, wa_jid, gateway_id`;
 }
 
 /**
