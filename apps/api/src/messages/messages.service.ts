@@ -74,6 +74,12 @@ const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 
 const notFound = (id: string) => new DomainError('not_found', 'session not found', { id });
 
+/** A plain send's accept: its row (null: not stored), and its group's signal, which never fails (see `notify`). */
+interface PlainAccepted {
+  row: MessageRow | null;
+  signalled: Promise<void>;
+}
+
 /** The accept group's key of a plain send: the session and the caller's organization (one statement checks both). */
 export const plainAcceptKey = (organizationId: string, sessionId: string) => `${organizationId}/${sessionId}`;
 
@@ -112,7 +118,7 @@ export class MessagesService {
   private readonly logger = new Logger('messages');
   private readonly validation = new ApiValidationPipe();
   /** Concurrent plain sends of a session, stored by one statement per group (`acceptGroup`); see AcceptGroup. */
-  readonly plainAccepts = new AcceptGroup<NewOutbound, MessageRow | null>((group) => this.acceptGroup(group));
+  readonly plainAccepts = new AcceptGroup<NewOutbound, PlainAccepted>((group) => this.acceptGroup(group));
 
   constructor(
     private readonly sessions: SessionsRepository,
@@ -194,7 +200,7 @@ export class MessagesService {
       throw rateLimited(session, decision.retryAfterMs, decision.limit);
     }
 
-    let accepted: MessageRow | null;
+    let accepted: PlainAccepted;
     try {
       const bytes = body.media ? await this.mediaBytes(body.media) : null;
       const sendOptions = await this.sendOptionsOf(body, null);
@@ -206,25 +212,27 @@ export class MessagesService {
       await this.limiter.release(sessionId, id).catch(() => undefined);
       throw err;
     }
-    if (!accepted) {
+    if (!accepted.row) {
       await this.limiter.release(sessionId, id).catch(() => undefined);
       // not stored: the session is gone or not the caller's (404), or not sendable (409)
       assertSendable(await this.findSession(organizationId, sessionId));
       throw new Error(`message ${id} conflicted with a stored one`);
     }
-    return toMessageView(accepted);
+    await accepted.signalled;
+    return toMessageView(accepted.row);
   }
 
   /**
    * One statement for a group of plain sends of one session (`plainAccepts`), then one signal for all it stored, after
    * its commit. Each send's outcome is its own: its row, or null when it was not stored (the whole group, when the
-   * session is gone, not the caller's or not sendable; that send alone, on a conflict).
+   * session is gone, not the caller's or not sendable; that send alone, on a conflict). The group is done at the
+   * commit: the next one's statement does not wait for this one's signal, which each send of it awaits (`signalled`).
    */
-  private async acceptGroup(group: NewOutbound[]): Promise<Array<MessageRow | null>> {
+  private async acceptGroup(group: NewOutbound[]): Promise<PlainAccepted[]> {
     const { organizationId, sessionId } = group[0].message;
     const { rows, gatewayId } = await this.messages.insertAcceptedMany(organizationId, sessionId, group, SENDABLE);
-    if (gatewayId) await this.notify(gatewayId, sessionId);
-    return group.map((a) => rows.get(a.message.id) ?? null);
+    const signalled = gatewayId ? this.notify(gatewayId, sessionId) : Promise.resolve();
+    return group.map((a) => ({ row: rows.get(a.message.id) ?? null, signalled }));
   }
 
   /** Only a nudge: the gateway also sweeps for queued rows, so a lost signal delays the send, nothing more. */
