@@ -61,7 +61,7 @@ describe('AcceptGroup', () => {
 
   it('caps a group; the rest follow in the next statements, in order', async () => {
     const { calls, write } = heldWrites();
-    const group = new AcceptGroup(write, 2);
+    const group = new AcceptGroup(write, { max: 2 });
     const all = ['a', 'b', 'c', 'd', 'e'].map((x) => group.submit('s1', x));
     for (let i = 0; i < 3; i++) {
       calls[i].answer();
@@ -69,6 +69,18 @@ describe('AcceptGroup', () => {
     }
     expect(calls.map((c) => c.group)).toEqual([['a'], ['b', 'c'], ['d', 'e']]);
     expect(await Promise.all(all)).toEqual(['row:a', 'row:b', 'row:c', 'row:d', 'row:e']);
+  });
+
+  it('bounds a group by weight (media bytes): one heavier than the bound goes alone, the others while the sum fits', async () => {
+    const { calls, write } = heldWrites();
+    const group = new AcceptGroup(write, { maxWeight: 10, weightOf: (item: string) => Number(item.split(':')[1]) });
+    const all = ['a:0', 'b:4', 'c:6', 'd:1', 'e:30', 'f:2'].map((x) => group.submit('s1', x));
+    for (let i = 0; i < 5; i++) {
+      calls[i].answer();
+      await settle();
+    }
+    expect(calls.map((c) => c.group)).toEqual([['a:0'], ['b:4', 'c:6'], ['d:1'], ['e:30'], ['f:2']]);
+    expect(await Promise.all(all)).toHaveLength(6);
   });
 
   it('a failed statement fails its group only: the accepts waiting behind it are written next', async () => {

@@ -1,6 +1,14 @@
 /** The most accepts one statement takes; more waiting go in the statements after it, in their order. */
 export const ACCEPT_GROUP_MAX = 100;
 
+/** How a group is bounded: by count, and by the sum of a weight (media bytes) that one statement should carry. */
+export interface AcceptGroupLimits<T> {
+  max: number;
+  /** a group's weight stops growing past this; an accept heavier on its own still goes, alone */
+  maxWeight: number;
+  weightOf(item: T): number;
+}
+
 interface Waiting<T, R> {
   item: T;
   resolve(result: R): void;
@@ -11,7 +19,7 @@ interface Waiting<T, R> {
  * The API's group commit of concurrent accepts (issue 24): the accepts of one key (a session of an organization) go
  * to PostgreSQL together, without a timer. When no statement of the key is in flight, an accept is written at once,
  * alone (a lone request waits for nothing); while one is, those that arrive wait and are written together, in their
- * arrival order, as the next statement when it returns (at most `max` per statement). The accepts of a key thus
+ * arrival order, as the next statement when it returns (bounded by `limits`). The accepts of a key thus
  * commit one statement after the other, never two at once, which is also what the session row's lock would impose.
  *
  * `write` gets a group in arrival order and answers one result per accept, at its position; when it throws, every
@@ -21,10 +29,14 @@ export class AcceptGroup<T, R> {
   /** per key with a statement in flight: the accepts waiting for it (a key is absent when none is in flight) */
   private readonly waiting = new Map<string, Array<Waiting<T, R>>>();
 
+  private readonly limits: AcceptGroupLimits<T>;
+
   constructor(
     private readonly write: (group: T[]) => Promise<R[]>,
-    private readonly max = ACCEPT_GROUP_MAX,
-  ) {}
+    limits: Partial<AcceptGroupLimits<T>> = {},
+  ) {
+    this.limits = { max: ACCEPT_GROUP_MAX, maxWeight: Infinity, weightOf: () => 0, ...limits };
+  }
 
   /** The result of `item`'s accept, once the statement that wrote it (with the others of its group) returned. */
   submit(key: string, item: T): Promise<R> {
@@ -55,8 +67,21 @@ export class AcceptGroup<T, R> {
       } catch (err) {
         for (const a of group) a.reject(err);
       }
-      group = queue.splice(0, this.max);
+      group = queue.splice(0, this.takes(queue));
     }
     this.waiting.delete(key);
+  }
+
+  /** How many of the first waiting accepts the next statement takes: at least one, then while the limits allow. */
+  private takes(queue: Array<Waiting<T, R>>): number {
+    const { max, maxWeight, weightOf } = this.limits;
+    let n = 0;
+    let weight = 0;
+    while (n < queue.length && n < max) {
+      weight += weightOf(queue[n].item);
+      if (n > 0 && weight > maxWeight) break;
+      n += 1;
+    }
+    return n;
   }
 }

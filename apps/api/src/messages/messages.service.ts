@@ -74,6 +74,9 @@ const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 
 const notFound = (id: string) => new DomainError('not_found', 'session not found', { id });
 
+/** The media bytes one accept statement carries at most (a media send larger than this goes alone). */
+const ACCEPT_GROUP_MEDIA_BYTES = 16 * 1024 * 1024;
+
 /** A plain send's accept: its row (null: not stored), and its group's signal, which never fails (see `notify`). */
 interface PlainAccepted {
   row: MessageRow | null;
@@ -118,7 +121,11 @@ export class MessagesService {
   private readonly logger = new Logger('messages');
   private readonly validation = new ApiValidationPipe();
   /** Concurrent plain sends of a session, stored by one statement per group (`acceptGroup`); see AcceptGroup. */
-  readonly plainAccepts = new AcceptGroup<NewOutbound, PlainAccepted>((group) => this.acceptGroup(group));
+  readonly plainAccepts = new AcceptGroup<NewOutbound, PlainAccepted>((group) => this.acceptGroup(group), {
+    // media travels as one bytea[] parameter: a group carries at most this much of it (PostgreSQL caps a value at 1 GB)
+    maxWeight: ACCEPT_GROUP_MEDIA_BYTES,
+    weightOf: (a) => a.media?.length ?? 0,
+  });
 
   constructor(
     private readonly sessions: SessionsRepository,
