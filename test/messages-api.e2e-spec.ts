@@ -12,6 +12,7 @@ import { GatewaySignals } from '@app/fleet';
 import { SendSignal } from '@app/messaging';
 import { createRedis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
+import { MessagesService, plainAcceptKey } from '../apps/api/src/messages/messages.service';
 import { checkedRequest as request } from './support/api-app';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { Receiver, startReceiver } from './support/receivers';
@@ -432,6 +433,81 @@ describe('Send API and message log', () => {
       } finally {
         await stop();
         await subscriber.quit();
+      }
+    });
+  });
+
+  describe('concurrent plain sends of one session (the accept group)', () => {
+    it('the first is stored alone, those arriving while its statement runs as one statement, with one signal per statement', async () => {
+      const sessionId = await sessionRow(org.id);
+      const marker = await sessionRow(org.id);
+      const subscriber = createRedis(process.env.REDIS_URL!);
+      const seen: string[] = [];
+      const stop = await new SendSignal(new RedisKeys(process.env.REDIS_KEY_PREFIX!)).listen(new GatewaySignals(subscriber), fakeGateway, (id) => seen.push(id));
+      const db = await testDataSource();
+      const holder = db.createQueryRunner();
+      const accepts = app.get(MessagesService).plainAccepts;
+      const count = 12;
+      try {
+        // the session row held: the first accept's statement waits for it, and the others wait for that statement
+        await holder.connect();
+        await holder.startTransaction();
+        await holder.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [sessionId]);
+        const posted = Promise.all(Array.from({ length: count }, (_, i) => send(sessionId, { to: TO, text: `together ${i}` })));
+        await waitFor(() => accepts.waitingFor(plainAcceptKey(org.id, sessionId)) === count - 1, 20000, 'the others to wait behind the first');
+        await holder.commitTransaction();
+        const answers = await posted;
+        expect(answers.map((a) => a.status)).toEqual(Array(count).fill(202));
+
+        const rows: Array<{ id: string; seq: number; created_at: Date }> = await db.query(
+          'SELECT id, seq::int AS seq, created_at FROM messages WHERE session_id = $1 ORDER BY seq',
+          [sessionId],
+        );
+        expect(rows.map((r) => r.id).sort()).toEqual(answers.map((a) => a.body.id).sort());
+        // consecutive numbers; two statements (a statement's rows share its transaction's now())
+        expect(rows.map((r) => r.seq - rows[0].seq)).toEqual(Array.from({ length: count }, (_, i) => i));
+        const statements = new Set(rows.map((r) => r.created_at.toISOString()));
+        expect(statements.size).toBe(2);
+        expect(rows.filter((r) => r.created_at.getTime() === rows[0].created_at.getTime())).toHaveLength(1);
+
+        // the API publishes on one connection, in order: once the marker's signal is heard, the group's were too
+        expect((await send(marker, { to: TO, text: 'marker' })).status).toBe(202);
+        await waitFor(() => seen.includes(marker), 5000, 'the marker signal');
+        expect(seen.filter((id) => id === sessionId)).toHaveLength(2);
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
+        await stop();
+        await subscriber.quit();
+      }
+    });
+
+    it('a group refused together (the session stopped meanwhile): each send answers its own 409, stores nothing, gives its slot back', async () => {
+      const sessionId = await sessionRow(org.id);
+      const db = await testDataSource();
+      const holder = db.createQueryRunner();
+      const accepts = app.get(MessagesService).plainAccepts;
+      const count = 5;
+      try {
+        // the rates are kept by the first send; then the session stops while the others are grouped behind a held row
+        expect((await send(sessionId, { to: TO, text: 'first' })).status).toBe(202);
+        await holder.connect();
+        await holder.startTransaction();
+        await holder.query(`UPDATE sessions SET status = 'stopped' WHERE id = $1`, [sessionId]);
+        const posted = Promise.all(Array.from({ length: count }, (_, i) => send(sessionId, { to: TO, text: `refused ${i}` })));
+        await waitFor(() => accepts.waitingFor(plainAcceptKey(org.id, sessionId)) === count - 1, 20000, 'the others to wait behind the first');
+        await holder.commitTransaction();
+        const answers = await posted;
+        expect(answers.map((a) => [a.status, a.body.error?.code, a.body.error?.details?.status])).toEqual(Array(count).fill([409, 'conflict', 'stopped']));
+        expect(await rowsOf(sessionId)).toHaveLength(1);
+        // each refused send gave its slot back: as many as the minute allows are accepted again once it works
+        await db.query(`UPDATE sessions SET status = 'working' WHERE id = $1`, [sessionId]);
+        expect((await api().patch(`/api/v1/sessions/${sessionId}`).set(bearer(org.adminKey)).send({ ratePerMin: count + 1 })).status).toBe(200);
+        const again = await Promise.all(Array.from({ length: count }, (_, i) => send(sessionId, { to: TO, text: `again ${i}` })));
+        expect(again.map((a) => a.status)).toEqual(Array(count).fill(202));
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
       }
     });
   });

@@ -307,6 +307,30 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
       expect(onNetwork.filter((n) => burst.includes(n.id)).map((n) => n.id)).toEqual(accepted.map((r) => r.wa_message_id));
     });
 
+    it('a burst of concurrent plain sends (grouped accepts): each answered 202 once, stored once, sent once, in acceptance order', async () => {
+      const count = 40;
+      const posted = await Promise.all(Array.from({ length: count }, (_, i) => send({ to: TO, text: `grouped ${i}` })));
+      const ids = posted.map((m) => m.id);
+      expect(new Set(ids).size).toBe(count);
+      const db = await testDataSource();
+      await waitFor(
+        async () => (await db.query(`SELECT count(*)::int AS n FROM messages WHERE id = ANY($1) AND status = 'queued'`, [ids]))[0].n === 0,
+        30000,
+        'the burst to be sent',
+      );
+      const stored: Array<{ id: string; wa_message_id: string; status: string }> = await db.query(
+        `SELECT id, wa_message_id, status FROM messages WHERE session_id = $1 AND text LIKE 'grouped %' ORDER BY seq`,
+        [sessionId],
+      );
+      // stored once each, as answered, none failed
+      expect(stored.map((r) => r.id).sort()).toEqual([...ids].sort());
+      expect(new Map(stored.map((r) => [r.id, r.wa_message_id]))).toEqual(new Map(posted.map((m) => [m.id, m.waMessageId])));
+      expect(stored.filter((r) => r.status === 'failed')).toEqual([]);
+      // on the network once each, in the order of the session's acceptance numbers
+      const burst = new Set(stored.map((r) => r.wa_message_id));
+      expect((await simMessages()).filter((n) => burst.has(n.id)).map((n) => n.id)).toEqual(stored.map((r) => r.wa_message_id));
+    });
+
     it('with presenceTyping on, shows composing before a text and paused before the next send', async () => {
       expect((await api().patch(`/api/v1/sessions/${sessionId}`).set(bearer(org.adminKey)).send({ presenceTyping: true })).status).toBe(200);
       try {

@@ -179,7 +179,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     await db.query(`UPDATE sessions SET status = 'working' WHERE id = $1`, [sessionId]);
     const working = await version();
     expect(working).not.toBe(before); // the probe sees a write of the row
-    expect(await messages.insertAccepted(outbound(), null, ['working'])).not.toBeNull();
+    expect((await messages.insertAcceptedMany(orgId, sessionId, [{ message: outbound(), media: null }], ['working'])).rows.size).toBe(1);
     await messages.insertOutboundMany(orgId, sessionId, [{ message: outbound(), media: null }, { message: outbound(), media: null }]);
     expect(await version()).toBe(working);
     const seqs: Array<{ seq: number }> = await db.query('SELECT seq::int AS seq FROM messages WHERE session_id = $1 ORDER BY seq', [sessionId]);
@@ -237,6 +237,60 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect([...(await messages.findByIdempotencyKeys(own, ['taken', 'fresh'], 24 * 3600 * 1000)).keys()]).toEqual(['fresh']);
     expect((await messages.findById(before.id))?.idempotencyKey).toBeNull();
     expect(await messages.insertOutboundMany(orgId, own, [])).toEqual(new Map());
+  });
+
+  it('insertAcceptedMany stores a group with consecutive numbers in its order, from the session\'s own jid, only from a sendable session of the organization', async () => {
+    const sendable = ['working', 'reconnecting'];
+    const own = await newSession(db, orgId, { status: 'working', waJid: '15550004444@s.whatsapp.net', gatewayId: 'gw-spec' });
+    const one = (over: Partial<NewMessage> = {}) => ({ message: outbound({ sessionId: own.id, from: null, ...over }), media: null as Buffer | null });
+    const seqOf = async (id: string) => ((await db.query('SELECT seq::int AS seq FROM messages WHERE id = $1', [id]))[0]?.seq as number | undefined) ?? null;
+    const before = (await messages.insertOutbound(one({ from: own.waJid }).message, null))!;
+
+    // the later of two messages to one chat has the lower id (ids minted in one millisecond are not ordered)
+    const [lowId, highId] = [newId('msg'), newId('msg')].sort();
+    const group = [
+      one({ id: highId, text: 'a' }),
+      one({ id: lowId, type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } }),
+      one({ text: 'c', chatJid: '15550007777@s.whatsapp.net' }),
+    ];
+    group[1].media = Buffer.from('png');
+    const accepted = await messages.insertAcceptedMany(orgId, own.id, group, sendable);
+    expect(accepted.gatewayId).toBe('gw-spec');
+    expect([...accepted.rows.keys()].sort()).toEqual(group.map((g) => g.message.id).sort());
+    for (const g of group) expect(accepted.rows.get(g.message.id)).toMatchObject({ status: 'queued', direction: 'out', from: own.waJid });
+    expect(await messages.mediaOf(group[1].message.id)).toEqual(Buffer.from('png'));
+    const base = (await seqOf(before.id))!;
+    expect(await Promise.all(group.map((g) => seqOf(g.message.id)))).toEqual([base + 1, base + 2, base + 3]);
+    // each chat kept current by the group's last message to it, by the group's order
+    const chats: Array<{ jid: string; last_message_id: string }> = await db.query('SELECT jid, last_message_id FROM chats WHERE session_id = $1 ORDER BY jid', [own.id]);
+    expect(chats).toEqual([
+      { jid: '15550007777@s.whatsapp.net', last_message_id: group[2].message.id },
+      { jid: '15550009999@s.whatsapp.net', last_message_id: group[1].message.id },
+    ]);
+
+    // a conflict of one row (its waMessageId is stored) leaves it out, keeps the others, its number unused
+    const mixed = [one({ text: 'x' }), one({ waMessageId: before.waMessageId }), one({ text: 'z' })];
+    const some = await messages.insertAcceptedMany(orgId, own.id, mixed, sendable);
+    expect([...some.rows.keys()].sort()).toEqual([mixed[0].message.id, mixed[2].message.id].sort());
+    expect(some.gatewayId).toBe('gw-spec');
+    expect(await Promise.all(mixed.map((g) => seqOf(g.message.id)))).toEqual([base + 4, null, base + 6]);
+    expect((await messages.nextQueued(own.id, 10)).messages.map((m) => m.id)).toEqual([before.id, ...group.map((g) => g.message.id), mixed[0].message.id, mixed[2].message.id]);
+
+    // another organization's, a stopped or a missing session: the whole group refused, nothing written, no number taken
+    const stranger = await newOrganization(db, 'Stranger');
+    const stopped = await newSession(db, orgId, { status: 'stopped', gatewayId: 'gw-spec' });
+    const refusedOf = (sessionId: string) => [one({ sessionId, text: 'r1' }), one({ sessionId, text: 'r2' })];
+    for (const [organizationId, sessionId] of [[stranger, own.id], [orgId, stopped.id], [orgId, newId('ses')]]) {
+      const refused = refusedOf(sessionId);
+      expect(await messages.insertAcceptedMany(organizationId, sessionId, refused, sendable)).toEqual({ rows: new Map(), gatewayId: null });
+      for (const r of refused) expect(await messages.findById(r.message.id)).toBeNull();
+    }
+    const seqs: Array<{ message_seq: number }> = await db.query('SELECT message_seq::int AS message_seq FROM sessions WHERE id = ANY($1) ORDER BY id = $2 DESC', [
+      [own.id, stopped.id],
+      own.id,
+    ]);
+    expect(seqs).toEqual([{ message_seq: base + 6 }, { message_seq: 0 }]);
+    expect(await messages.insertAcceptedMany(orgId, own.id, [], sendable)).toEqual({ rows: new Map(), gatewayId: null });
   });
 
   it('applyEdit replaces a text or a caption once, returning the previous one; unknown, unchanged or revoked: null', async () => {

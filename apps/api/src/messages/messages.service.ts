@@ -2,13 +2,14 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { ApiConfig } from '@app/config';
 import { DomainError, ERROR_STATUS, ErrorBody, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
-import { MessageRow, MessagesRepository, NewMessage, newId, Session, SessionsRepository, toMessageView } from '@app/database';
+import { MessageRow, MessagesRepository, NewMessage, NewOutbound, newId, Session, SessionsRepository, toMessageView } from '@app/database';
 import { REDIS_CLIENT } from '@app/infra';
 import { MediaSource, type MediaStore, MediaUnavailableError } from '@app/media';
 import { RateDecision, RateLimitName, SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis } from '@app/redis';
 import type { Principal } from '../auth/principal';
 import type { DeferredRequestLimits } from '../limits/deferred-request-limits';
+import { AcceptGroup } from './accept-group';
 import { Page, pageLimit } from '../common/pagination';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import type { MessageQueryDto } from './dto/message.dto';
@@ -74,6 +75,18 @@ const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 
 const notFound = (id: string) => new DomainError('not_found', 'session not found', { id });
 
+/** The media bytes one accept statement carries at most (a media send larger than this goes alone). */
+const ACCEPT_GROUP_MEDIA_BYTES = 16 * 1024 * 1024;
+
+/** A plain send's accept: its row (null: not stored), and its group's signal, which never fails (see `notify`). */
+interface PlainAccepted {
+  row: MessageRow | null;
+  signalled: Promise<void>;
+}
+
+/** The accept group's key of a plain send: the session and the caller's organization (one statement checks both). */
+export const plainAcceptKey = (organizationId: string, sessionId: string) => `${organizationId}/${sessionId}`;
+
 /** The messages a send names, found in this session. */
 interface SendTargets {
   quoted: MessageRow | null;
@@ -108,6 +121,12 @@ export interface MediaDownload {
 export class MessagesService {
   private readonly logger = new Logger('messages');
   private readonly validation = new ApiValidationPipe();
+  /** Concurrent plain sends of a session, stored by one statement per group (`acceptGroup`); see AcceptGroup. */
+  readonly plainAccepts = new AcceptGroup<NewOutbound, PlainAccepted>((group) => this.acceptGroup(group), {
+    // media travels as one bytea[] parameter: a group carries at most this much of it (PostgreSQL caps a value at 1 GB)
+    maxWeight: ACCEPT_GROUP_MEDIA_BYTES,
+    weightOf: (a) => a.media?.length ?? 0,
+  });
 
   constructor(
     private readonly sessions: SessionsRepository,
@@ -166,11 +185,12 @@ export class MessagesService {
    * A send without an Idempotency-Key that names no other message (the common one), accepted without reading the
    * session first: one Redis round trip counts it against the session's rates as the limiter keeps them
    * (`tryAcceptKept`: the organization and the rates, dropped by a change of the rates), one PostgreSQL statement
-   * stores it only if the session is the caller's and sendable now (`insertAccepted`), then the signal. The answers
-   * and their order are `send`'s: an error is explained by reading the session then (404 before 422 before 409 before
-   * 429), and a refused or failed accept gives its slot back. A send that names a message, or whose rates are not
-   * kept, reads the session first as before. The request's deferred API-wide limits are counted by the same script,
-   * before the send (refused: the middleware's 429); a path that does not reach it counts them first.
+   * stores it only if the session is the caller's and sendable now, with the session's other plain sends that arrived
+   * while its previous statement was in flight (`plainAccepts`, `insertAcceptedMany`), then one signal for the group.
+   * The answers and their order are `send`'s: an error is explained by reading the session then (404 before 422 before
+   * 409 before 429), and a refused or failed accept gives its slot back. A send that names a message, or whose rates
+   * are not kept, reads the session first as before. The request's deferred API-wide limits are counted by the same
+   * script, before the send (refused: the middleware's 429); a path that does not reach it counts them first.
    */
   private async sendPlain(principal: Principal, sessionId: string, rawBody: unknown, requestLimits: DeferredRequestLimits | null): Promise<MessageView> {
     const organizationId = principal.organizationId;
@@ -203,26 +223,39 @@ export class MessagesService {
       throw rateLimited(session, decision.retryAfterMs, decision.limit);
     }
 
-    let accepted: { row: MessageRow; gatewayId: string | null } | null;
+    let accepted: PlainAccepted;
     try {
       const bytes = body.media ? await this.mediaBytes(body.media) : null;
       const sendOptions = await this.sendOptionsOf(body, null);
       // the sender is the session's own wa_jid, set by the statement
       const sender = { id: sessionId, organizationId, waJid: null };
       const message = this.newMessage(sender, id, body, NO_TARGETS, bytes, null, { sendOptions });
-      accepted = await this.messages.insertAccepted(message, bytes, SENDABLE);
+      accepted = await this.plainAccepts.submit(plainAcceptKey(organizationId, sessionId), { message, media: bytes });
     } catch (err) {
       await this.limiter.release(sessionId, id).catch(() => undefined);
       throw err;
     }
-    if (!accepted) {
+    if (!accepted.row) {
       await this.limiter.release(sessionId, id).catch(() => undefined);
       // not stored: the session is gone or not the caller's (404), or not sendable (409)
       assertSendable(await this.findSession(organizationId, sessionId));
       throw new Error(`message ${id} conflicted with a stored one`);
     }
-    if (accepted.gatewayId) await this.notify(accepted.gatewayId, sessionId);
+    await accepted.signalled;
     return toMessageView(accepted.row);
+  }
+
+  /**
+   * One statement for a group of plain sends of one session (`plainAccepts`), then one signal for all it stored, after
+   * its commit. Each send's outcome is its own: its row, or null when it was not stored (the whole group, when the
+   * session is gone, not the caller's or not sendable; that send alone, on a conflict). The group is done at the
+   * commit: the next one's statement does not wait for this one's signal, which each send of it awaits (`signalled`).
+   */
+  private async acceptGroup(group: NewOutbound[]): Promise<PlainAccepted[]> {
+    const { organizationId, sessionId } = group[0].message;
+    const { rows, gatewayId } = await this.messages.insertAcceptedMany(organizationId, sessionId, group, SENDABLE);
+    const signalled = gatewayId ? this.notify(gatewayId, sessionId) : Promise.resolve();
+    return group.map((a) => ({ row: rows.get(a.message.id) ?? null, signalled }));
   }
 
   /** Only a nudge: the gateway also sweeps for queued rows, so a lost signal delays the send, nothing more. */

@@ -4,7 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { pgArray } from '../pg-array';
 import { preparedStatement, runPrepared } from '../prepared';
 import { OutboxRows, outboxInsertSql } from './events.repository';
-import { autoReadSql, presenceTypingSql, takeMessageSeqIfSendableSql, takeMessageSeqSql, takeMessageSeqsSql } from './sessions.repository';
+import { autoReadSql, presenceTypingSql, takeMessageSeqSql, takeMessageSeqsIfSendableSql, takeMessageSeqsSql } from './sessions.repository';
 import { chatOfMessageSql } from './chats.repository';
 import type {
   AckStatus,
@@ -237,29 +237,14 @@ const insertOutboundSql = (takeSeq: string, from: string, answer: string) =>
 const INSERT_OUTBOUND = preparedStatement('messages_insert_outbound', insertOutboundSql(takeMessageSeqSql('$3::text'), '$7::text', 'SELECT * FROM m'));
 
 /**
- * The accept of a send whose session was not read first (`insertAccepted`): INSERT_OUTBOUND whose number is taken only
- * from a session of the organization ($2) in a sendable status ($22), with the sender (`from`) the session's own
- * `wa_jid` and the session's gateway returned with the row, so the session's existence, organization and status, the
- * number, the message, its media and its chat are one round trip.
+ * A bulk accept: the batch's numbers taken at once (`takeSeqs`, a fragment of the sessions' repository returning the
+ * last number taken as `message_seq`), then every message of the batch with its number (its position in the arrays),
+ * and the media bytes of the inserted ones, in one statement. Arrays, one per column, in the batch's order; json
+ * columns travel as text and are cast per element. A conflicting row (waMessageId, idempotency key) inserts nothing
+ * and leaves its number unused; the others are inserted all the same. `from` is the sender's expression.
  */
-const INSERT_ACCEPTED = preparedStatement(
-  'messages_insert_accepted',
-  insertOutboundSql(
-    takeMessageSeqIfSendableSql('$3::text', '$2::text', '$22::text[]'),
-    'COALESCE(s.wa_jid, $7::text)',
-    'SELECT m.*, s.gateway_id AS session_gateway_id FROM m, s',
-  ),
-);
-
-/**
- * A bulk accept (`insertOutboundMany`): the batch's numbers taken at once (`takeMessageSeqsSql`), then every message of
- * the batch with its number (its position in the arrays), and the media bytes of the inserted ones, in one statement.
- * Arrays, one per column, in the batch's order; json columns travel as text and are cast per element. A conflicting
- * row (waMessageId, idempotency key) inserts nothing and leaves its number unused.
- */
-const INSERT_OUTBOUND_MANY = preparedStatement(
-  'messages_insert_outbound_many',
-  `WITH s AS (${takeMessageSeqsSql('$3::text', 'cardinality($1::text[])')}),
+const insertOutboundManySql = (takeSeqs: string, from: string, answer: string) =>
+  `WITH s AS (${takeSeqs}),
    b AS (
      SELECT * FROM unnest($1::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
        $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bytea[],
@@ -270,7 +255,7 @@ const INSERT_OUTBOUND_MANY = preparedStatement(
    m AS (
      INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
        location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, idempotency_key, seq, send_options)
-     SELECT b.id, $2::text, $3::text, b.wa_message_id, 'out', b.chat_jid, b.from_jid, b.type, b.text, b.media::jsonb,
+     SELECT b.id, $2::text, $3::text, b.wa_message_id, 'out', b.chat_jid, ${from}, b.type, b.text, b.media::jsonb,
        b.location::jsonb, b.contact::jsonb, b.poll::jsonb, b.reaction::jsonb, b.quoted_message_id, b.quoted_wa_message_id,
        b.mentions::text[], b.status, b.idempotency_key, s.message_seq - cardinality($1::text[]) + b.n, b.send_options::jsonb
        FROM b, s ORDER BY b.n
@@ -278,10 +263,35 @@ const INSERT_OUTBOUND_MANY = preparedStatement(
      RETURNING ${COLUMNS}
    ),
    media AS (INSERT INTO message_media (message_id, data) SELECT m.id, b.data FROM m JOIN b ON b.id = m.id WHERE b.data IS NOT NULL),
-   -- one chat row change per chat (a statement may not update a row twice): the batch's last message of each chat
-   last AS (SELECT DISTINCT ON (chat_jid) organization_id, session_id, chat_jid, id, created_at FROM m ORDER BY chat_jid, created_at DESC, id DESC),
+   -- one chat row change per chat (a statement may not update a row twice): the batch's last message of each chat, by
+   -- its order (the rows share created_at, and ids minted in one millisecond are not ordered)
+   last AS (
+     SELECT DISTINCT ON (m.chat_jid) m.organization_id, m.session_id, m.chat_jid, m.id, m.created_at
+       FROM m JOIN b ON b.id = m.id ORDER BY m.chat_jid, b.n DESC
+   ),
    chat AS (${chatOfMessageSql('last', 'false')})
-   SELECT * FROM m`,
+   ${answer}`;
+
+/** A bulk send of a session read first (`insertOutboundMany`): the numbers taken from the session row as it is. */
+const INSERT_OUTBOUND_MANY = preparedStatement(
+  'messages_insert_outbound_many',
+  insertOutboundManySql(takeMessageSeqsSql('$3::text', 'cardinality($1::text[])'), 'b.from_jid', 'SELECT * FROM m'),
+);
+
+/**
+ * The accepts of plain sends whose session was not read first (`insertAcceptedMany`, the API's group of concurrent
+ * accepts of one session, a lone send being a group of one): INSERT_OUTBOUND_MANY whose numbers are taken only from a
+ * session of the organization ($2) in a sendable status ($21), with the sender (`from`) the session's own `wa_jid` and
+ * the session's gateway returned with each row, so the session's existence, organization and status, the numbers, the
+ * messages, their media and their chats are one round trip for the whole group.
+ */
+const INSERT_ACCEPTED_MANY = preparedStatement(
+  'messages_insert_accepted_many',
+  insertOutboundManySql(
+    takeMessageSeqsIfSendableSql('$3::text', '$2::text', '$21::text[]', 'cardinality($1::text[])'),
+    'COALESCE(s.wa_jid, b.from_jid)',
+    'SELECT m.*, s.gateway_id AS session_gateway_id FROM m, s',
+  ),
 );
 
 /**
@@ -373,12 +383,46 @@ export interface MemberAckOutcome {
 /** What a receipt did: moved a sent message (announce it), or was kept on a queued one until it is recorded sent. */
 export type AckOutcome = { moved: MessageRow } | { held: true };
 
-/** The parameters $1…$21 of INSERT_OUTBOUND and INSERT_ACCEPTED. */
+/** The parameters $1…$21 of INSERT_OUTBOUND. */
 const outboundParams = (m: NewMessage, media: Buffer | null): unknown[] => [
   m.id, m.organizationId, m.sessionId, m.waMessageId, m.direction, m.chatJid, m.from, m.type, m.text ?? null,
   json(m.media), json(m.location), json(m.contact), json(m.poll), json(m.reaction), m.quotedMessageId ?? null,
   m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null, media, json(m.sendOptions),
 ];
+
+/** A message of a bulk accept and its media bytes. */
+export interface NewOutbound {
+  message: NewMessage;
+  media: Buffer | null;
+}
+
+/** The parameters $1…$20 of INSERT_OUTBOUND_MANY and INSERT_ACCEPTED_MANY: one array per column, in the batch's order. */
+const outboundManyParams = (organizationId: string, sessionId: string, batch: ReadonlyArray<NewOutbound>): unknown[] => {
+  const col = <T>(f: (m: NewMessage, media: Buffer | null) => T) => batch.map((b) => f(b.message, b.media));
+  return [
+    col((m) => m.id),
+    organizationId,
+    sessionId,
+    col((m) => m.waMessageId),
+    col((m) => m.chatJid),
+    col((m) => m.type),
+    col((m) => m.text ?? null),
+    col((m) => json(m.media)),
+    col((m) => json(m.location)),
+    col((m) => json(m.contact)),
+    col((m) => json(m.poll)),
+    col((m) => json(m.reaction)),
+    col((m) => m.quotedMessageId ?? null),
+    col((m) => m.quotedWaMessageId ?? null),
+    // a text[] per message travels as its array literal (a text[][] would have to be rectangular)
+    col((m) => pgArray(m.mentions ?? [])),
+    col((m) => m.idempotencyKey ?? null),
+    col((m) => m.status),
+    col((m) => m.from),
+    col((_m, media) => media),
+    col((m) => json(m.sendOptions)),
+  ];
+};
 
 /** Every query of `messages` and `message_media`. */
 @Injectable()
@@ -436,53 +480,38 @@ export class MessagesRepository {
   }
 
   /**
-   * `insertOutbound` for a send whose session was not read first (INSERT_ACCEPTED): written only when the session
-   * `m.sessionId` is of `m.organizationId` and its status is one of `statuses`, with the session's own `wa_jid` as the
-   * sender (`m.from` only when it has none). Null when nothing was written: no such session there, not in those
-   * statuses, or a conflict (the caller tells them apart); else the row and the session's gateway (where to signal it).
-   */
-  async insertAccepted(m: NewMessage, media: Buffer | null, statuses: readonly string[]): Promise<{ row: MessageRow; gatewayId: string | null } | null> {
-    const { rows } = await runPrepared<RawRow & { session_gateway_id: string | null }>(this.db, INSERT_ACCEPTED, [...outboundParams(m, media), statuses]);
-    return rows[0] ? { row: toRow(rows[0]), gatewayId: rows[0].session_gateway_id } : null;
-  }
-
-  /**
    * A bulk accept (a batch of one session, in its order) in one autocommit statement (INSERT_OUTBOUND_MANY): the
    * session's next numbers for the whole batch, each message with its own in the batch's order, their media bytes.
    * Returns the inserted rows by id; a message missing from it conflicted (idempotency key, waMessageId) and wrote
    * nothing. Every message must be outbound `queued`, of `sessionId` and of `organizationId`.
    */
-  async insertOutboundMany(
+  async insertOutboundMany(organizationId: string, sessionId: string, batch: ReadonlyArray<NewOutbound>): Promise<Map<string, MessageRow>> {
+    if (batch.length === 0) return new Map();
+    const { rows } = await runPrepared<RawRow>(this.db, INSERT_OUTBOUND_MANY, outboundManyParams(organizationId, sessionId, batch));
+    return new Map(rows.map((r) => [r.id, toRow(r)]));
+  }
+
+  /**
+   * `insertOutboundMany` for plain sends whose session was not read first (INSERT_ACCEPTED_MANY: the API's group of
+   * concurrent accepts of one session, in arrival order; a lone send is a group of one): written only when the session
+   * `sessionId` is of `organizationId` and its status is one of `statuses`, with the session's own `wa_jid` as the
+   * sender (a message's `from` only when it has none), numbered consecutively in the group's order under the session
+   * row's lock (`takeMessageSeqsIfSendableSql`, the invariant of `insertOutbound`). Returns the inserted rows by id and
+   * the session's gateway (where to signal them; null when nothing was inserted). Nothing inserted: no such session
+   * there, or not in those statuses (the whole group); a message missing while others are there conflicted alone.
+   */
+  async insertAcceptedMany(
     organizationId: string,
     sessionId: string,
-    batch: ReadonlyArray<{ message: NewMessage; media: Buffer | null }>,
-  ): Promise<Map<string, MessageRow>> {
-    if (batch.length === 0) return new Map();
-    const col = <T>(f: (m: NewMessage, media: Buffer | null) => T) => batch.map((b) => f(b.message, b.media));
-    const { rows } = await runPrepared<RawRow>(this.db, INSERT_OUTBOUND_MANY, [
-      col((m) => m.id),
-      organizationId,
-      sessionId,
-      col((m) => m.waMessageId),
-      col((m) => m.chatJid),
-      col((m) => m.type),
-      col((m) => m.text ?? null),
-      col((m) => json(m.media)),
-      col((m) => json(m.location)),
-      col((m) => json(m.contact)),
-      col((m) => json(m.poll)),
-      col((m) => json(m.reaction)),
-      col((m) => m.quotedMessageId ?? null),
-      col((m) => m.quotedWaMessageId ?? null),
-      // a text[] per message travels as its array literal (a text[][] would have to be rectangular)
-      col((m) => pgArray(m.mentions ?? [])),
-      col((m) => m.idempotencyKey ?? null),
-      col((m) => m.status),
-      col((m) => m.from),
-      col((_m, media) => media),
-      col((m) => json(m.sendOptions)),
+    group: ReadonlyArray<NewOutbound>,
+    statuses: readonly string[],
+  ): Promise<{ rows: Map<string, MessageRow>; gatewayId: string | null }> {
+    if (group.length === 0) return { rows: new Map(), gatewayId: null };
+    const { rows } = await runPrepared<RawRow & { session_gateway_id: string | null }>(this.db, INSERT_ACCEPTED_MANY, [
+      ...outboundManyParams(organizationId, sessionId, group),
+      statuses,
     ]);
-    return new Map(rows.map((r) => [r.id, toRow(r)]));
+    return { rows: new Map(rows.map((r) => [r.id, toRow(r)])), gatewayId: rows[0]?.session_gateway_id ?? null };
   }
 
   /** The messages first accepted under these keys in the last `windowMs` (a batch's repeats), by key. */

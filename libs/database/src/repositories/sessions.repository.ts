@@ -164,24 +164,27 @@ export function takeMessageSeqSql(sessionParam: string): string {
 }
 
 /**
- * `takeMessageSeqSql` for the accept of a send that did not read the session first (`MessagesRepository
- * .insertAccepted`): the number is taken only when the session is of the organization and in one of the statuses
- * (the placeholder of a text[]), so the statement that composes it inserts nothing otherwise; it returns the session's
- * `wa_jid` (the message's sender) and `gateway_id` (where to signal it) with the number. The same lock, held the same way.
+ * `takeSeqsSql` for `countParam` messages at once (a bulk send, in the order of the batch).
  */
-export function takeMessageSeqIfSendableSql(sessionParam: string, organizationParam: string, statusesParam: string): string {
+export function takeMessageSeqsSql(sessionParam: string, countParam: string): string {
+  return takeSeqsSql(sessionParam, countParam);
+}
+
+/**
+ * `takeMessageSeqsSql` for the accepts of sends that did not read the session first (`MessagesRepository
+ * .insertAcceptedMany`, a group of concurrent plain sends): the numbers are taken only when the session is of the
+ * organization and in one of the statuses (the placeholder of a text[]), so the statement that composes it inserts
+ * nothing otherwise; it returns the session's `wa_jid` (the messages' sender) and `gateway_id` (where to signal them)
+ * with the last number. The same lock, held the same way.
+ */
+export function takeMessageSeqsIfSendableSql(sessionParam: string, organizationParam: string, statusesParam: string, countParam: string): string {
   const session = (column: string) => `(SELECT ${column} FROM sessions WHERE id = c.session_id) AS ${column}`;
   return takeSeqsSql(
     sessionParam,
-    '1',
+    countParam,
     ` AND organization_id = ${organizationParam} AND status = ANY(${statusesParam})`,
     `, ${session('wa_jid')}, ${session('gateway_id')}`,
   );
-}
-
-/** `takeSeqsSql` for `countParam` messages at once (a bulk send, in the order of the batch). */
-export function takeMessageSeqsSql(sessionParam: string, countParam: string): string {
-  return takeSeqsSql(sessionParam, countParam);
 }
 
 /**
