@@ -106,12 +106,13 @@ async function killAfterHeartbeat(redis, prefix, gatewayId, child) {
 
 /**
  * Where a failover's time went, from the rows and the outbox (ms after `killedAtMs`): the moves (`session.status`
- * with reason `failover`), the moved sessions' first `starting`/`reconnecting` after the kill, and their
+ * with reason `failover` after the kill: a gateway the setup lost was failed over too), the moved sessions' first `starting`/`reconnecting` after the kill, and their
  * `last_connected_at` (first / p50 / p90 / last). Formatted by `formatPhases`.
  */
 async function failoverPhases(pg, orphanIds, killedAtMs) {
   return (await pg.query(
-    `WITH moved AS (SELECT (envelope->>'timestamp')::bigint AS t FROM events WHERE type = 'session.status' AND envelope->'payload'->>'reason' = 'failover'),
+    `WITH moved AS (SELECT (envelope->>'timestamp')::bigint AS t FROM events WHERE type = 'session.status' AND envelope->'payload'->>'reason' = 'failover'
+                   AND (envelope->>'timestamp')::bigint >= $2),
           started AS (SELECT session_id, min((envelope->>'timestamp')::bigint) AS t FROM events
                       WHERE type = 'session.status' AND session_id = ANY($1) AND (envelope->>'timestamp')::bigint >= $2
                         AND envelope->'payload'->>'status' IN ('starting', 'reconnecting') GROUP BY session_id),

@@ -57,12 +57,14 @@ describe('TickBatch', () => {
 });
 
 describe('TickBatch under a burst', () => {
-  it('runs one statement at a time: the calls made while one runs go together in the next, however many turns they span', async () => {
+  it('with every statement slot busy, the calls made meanwhile go together in the next, however many turns they span', async () => {
     const runs: string[][] = [];
     const releases: Array<() => void> = [];
     const batch = new TickBatch<string, string>(
       (ids) => new Promise((resolve) => (runs.push(ids), releases.push(() => resolve(ids)))),
       (id) => id,
+      500,
+      1,
     );
     const first = batch.call('a');
     await turn();
@@ -87,5 +89,34 @@ describe('TickBatch under a burst', () => {
     expect(runs).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
     releases[2]();
     expect(await lone).toBe('e');
+  });
+});
+
+describe('TickBatch with free statement slots', () => {
+  it('runs a second statement beside the first, but never a key that a statement under way holds', async () => {
+    const runs: string[][] = [];
+    const releases: Array<() => void> = [];
+    const batch = new TickBatch<{ key: string; n: number }, number>(
+      (inputs) => new Promise((resolve) => (runs.push(inputs.map((i) => `${i.key}${i.n}`)), releases.push(() => resolve(inputs.map((i) => i.n))))),
+      (input) => input.key,
+      500,
+      2,
+    );
+    const a1 = batch.call({ key: 'a', n: 1 });
+    await turn();
+    const b1 = batch.call({ key: 'b', n: 1 });
+    const a2 = batch.call({ key: 'a', n: 2 });
+    await turn();
+    await turn();
+    // b1 went beside a1; a2 waits for a1's statement
+    expect(runs).toEqual([['a1'], ['b1']]);
+    releases[0]();
+    expect(await a1).toBe(1);
+    await turn();
+    await turn();
+    expect(runs).toEqual([['a1'], ['b1'], ['a2']]);
+    releases[1]();
+    releases[2]();
+    expect(await Promise.all([b1, a2])).toEqual([1, 2]);
   });
 });
