@@ -285,11 +285,12 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
       expect(await messages.insertAcceptedMany(organizationId, sessionId, refused, sendable)).toEqual({ rows: new Map(), gatewayId: null });
       for (const r of refused) expect(await messages.findById(r.message.id)).toBeNull();
     }
-    const seqs: Array<{ message_seq: number }> = await db.query('SELECT message_seq::int AS message_seq FROM sessions WHERE id = ANY($1) ORDER BY id = $2 DESC', [
-      [own.id, stopped.id],
-      own.id,
-    ]);
-    expect(seqs).toEqual([{ message_seq: base + 6 }, { message_seq: 0 }]);
+    // the stopped session never took a number: it has no counter row
+    const seqs: Array<{ session_id: string; message_seq: number }> = await db.query(
+      'SELECT session_id, message_seq::int AS message_seq FROM session_message_seqs WHERE session_id = ANY($1)',
+      [[own.id, stopped.id]],
+    );
+    expect(seqs).toEqual([{ session_id: own.id, message_seq: base + 6 }]);
     expect(await messages.insertAcceptedMany(orgId, own.id, [], sendable)).toEqual({ rows: new Map(), gatewayId: null });
   });
 

@@ -146,14 +146,15 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
  * numbers are `message_seq - count + 1 … message_seq`. The counter row's lock is held until the statement's transaction
  * commits (an autocommit statement: until it ends), so a second accept of the session waits for the first to commit
  * and numbers are handed out in commit order: a visible number means every lower one has committed. The session row is
- * read FOR KEY SHARE (the lock the message's foreign key takes anyway), so an accept racing the session's deletion
- * takes nothing rather than failing; no session row (or none matching `where`), no number, and the composing
- * statement inserts nothing. A statement that takes a number and then inserts nothing (a conflict) leaves a gap,
+ * read FOR SHARE: a lock, not a new version of the row, that waits for a change of the session under way (a stop, a
+ * deletion) and then checks `where` again on what it committed, so an accept and a change of the session are one
+ * after the other exactly as when the accept updated the row; no session row (or none matching `where`), no number,
+ * and the composing statement inserts nothing. A statement that takes a number and then inserts nothing (a conflict) leaves a gap,
  * which is harmless: only the order of the numbers matters.
  */
 function takeSeqsSql(sessionParam: string, countParam: string, where = '', returning = ''): string {
   return `INSERT INTO session_message_seqs AS c (session_id, message_seq)
-       SELECT id, (${countParam})::bigint FROM sessions WHERE id = ${sessionParam}${where} FOR KEY SHARE
+       SELECT id, (${countParam})::bigint FROM sessions WHERE id = ${sessionParam}${where} FOR SHARE
      ON CONFLICT (session_id) DO UPDATE SET message_seq = c.message_seq + EXCLUDED.message_seq
      RETURNING message_seq${returning}`;
 }
