@@ -30,9 +30,8 @@ function requestId(req: IncomingMessage, res: ServerResponse): string {
   return id;
 }
 
-/** The configured API application (filters, pipes, guards, docs), not yet listening. */
 /**
- * `logger`: the process's own (main.ts flushes it when it stops); otherwise one is made from the configuration. The
+ * The configured API application (filters, pipes, guards, docs), not yet listening. `logger`: the process's own (main.ts flushes it when it stops); otherwise one is made from the configuration. The
  * app does not handle signals itself: the process that runs it does (main.ts).
  */
 export async function createApiApp(

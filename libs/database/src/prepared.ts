@@ -69,14 +69,19 @@ export class EntityReader<T extends object> {
   ) {}
 
   async findOne(db: DataSource, values: unknown[]): Promise<T | null> {
+    return (await this.findMany(db, values))[0] ?? null;
+  }
+
+  /** Every row the condition matches, each as an entity. */
+  async findMany(db: DataSource, values: unknown[]): Promise<T[]> {
     const { statement, columns } = (this.prepared ??= this.prepare(db));
     const { rows } = await runPrepared<Record<string, unknown>>(db, statement, values);
-    if (!rows[0]) return null;
-    const row = rows[0];
-    // a plain loop: this runs on every authenticated read, and the pairs array and object in between were garbage
-    const entity = new this.entity() as Record<string, unknown>;
-    for (const [column, property] of columns) entity[property] = row[column];
-    return entity as T;
+    return rows.map((row) => {
+      // a plain loop: this runs on every authenticated read, and the pairs array and object in between were garbage
+      const entity = new this.entity() as Record<string, unknown>;
+      for (const [column, property] of columns) entity[property] = row[column];
+      return entity as T;
+    });
   }
 
   private prepare(db: DataSource) {

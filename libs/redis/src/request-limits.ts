@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
-import { keyWindowsArgs, RateWindows, RateWindow } from './rate-windows';
+import { KeyWindows, keyWindowsArgs, RateWindows, RateWindow } from './rate-windows';
 import { RedisKeys, scriptCommand } from './redis';
 
 /** Subjects (emails, IPs, token hashes) are hashed into keys: bounded length, no personal data in key names. */
@@ -37,10 +37,7 @@ export class RequestRateLimits {
    * others count nothing either. The refusal names the limit that frees last.
    */
   async hitAll(limits: ReadonlyArray<RequestLimit>): Promise<RequestLimitDecision> {
-    const decision = await this.windows.tryAcceptAll(
-      limits.map((l) => ({ key: this.windowKey(l.name, l.subject), windows: [l.window] })),
-      this.member(),
-    );
+    const decision = await this.windows.tryAcceptAll(this.keyWindowsOf(limits), this.member());
     return decision.accepted ? { accepted: true } : { accepted: false, retryAfterMs: decision.retryAfterMs, name: limits[decision.key].name };
   }
 
@@ -50,8 +47,13 @@ export class RequestRateLimits {
    * and `args` to RateWindows' TRY_ACCEPT_ALL_FN, so the decision is `hitAll`'s, by the same code.
    */
   prepare(limits: ReadonlyArray<RequestLimit>): RequestLimitsHit {
-    const windows = limits.map((l) => ({ key: this.windowKey(l.name, l.subject), windows: [l.window] }));
+    const windows = this.keyWindowsOf(limits);
     return { keys: windows.map((w) => w.key), args: [this.member(), ...keyWindowsArgs(windows)], names: limits.map((l) => l.name) };
+  }
+
+  /** Each limit's window key and its one window. */
+  private keyWindowsOf(limits: ReadonlyArray<RequestLimit>): KeyWindows[] {
+    return limits.map((l) => ({ key: this.windowKey(l.name, l.subject), windows: [l.window] }));
   }
 
   /** Unique per hit across replicas and restarts. */

@@ -2,7 +2,6 @@ import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { DomainError } from '@app/contracts';
 import type { RequestLimit, RequestLimitsHit, RequestRateLimits } from '@app/redis';
 import type { LimitMetrics, RateLimitName } from './limit-metrics';
-import { rateLimited } from './rate-limited';
 
 const deferredOf = new WeakMap<object, DeferredRequestLimits>();
 
@@ -57,9 +56,7 @@ export class DeferredRequestLimits {
 
   /** The middleware's 429 for a refusal by one of the limits (same envelope, Retry-After and metric). */
   refused(refusal: { name: string; retryAfterMs: number }): DomainError {
-    const name = refusal.name as RateLimitName;
-    this.metrics.refusals.inc({ limit: name });
-    return rateLimited(name, refusal.retryAfterMs);
+    return this.metrics.refused(refusal.name as RateLimitName, refusal.retryAfterMs);
   }
 
   /**

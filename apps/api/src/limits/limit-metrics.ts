@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
+import type { DomainError } from '@app/contracts';
 import { metricName, MetricsRegistry } from '@app/infra';
+import { RateLimitName, rateLimited } from './rate-limited';
 
-/** Names of the API's rate limits, as they appear in `details.limit` and the metric's `limit` label. */
-export type RateLimitName = 'ip' | 'credential' | 'login_ip' | 'login_account' | 'login_account_ceiling';
+export type { RateLimitName } from './rate-limited';
 
 @Injectable()
 export class LimitMetrics {
@@ -16,5 +17,11 @@ export class LimitMetrics {
       labelNames: ['limit'] as const,
       registers: [shared.registry],
     });
+  }
+
+  /** The 429 of a request refused by `limit`, counted: every refusal of the API's limits goes through here. */
+  refused(limit: RateLimitName, retryAfterMs: number): DomainError {
+    this.refusals.inc({ limit });
+    return rateLimited(limit, retryAfterMs);
   }
 }

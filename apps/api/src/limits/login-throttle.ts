@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
 import { BackoffPolicy, LoginBackoff, RequestRateLimits } from '@app/redis';
 import { LimitMetrics, RateLimitName } from './limit-metrics';
-import { rateLimited } from './rate-limited';
 
 /**
  * The stricter limits of `POST /auth/login`: attempts per IP per minute, and exponential backoff after failures per
@@ -36,9 +35,9 @@ export class LoginThrottle {
     ];
     const waits = await Promise.all(subjects.map(async ([limit, subject]) => ({ limit, wait: await this.backoff.blockedFor(subject) })));
     const longest = waits.reduce((a, b) => (b.wait > a.wait ? b : a));
-    if (longest.wait > 0) throw this.refuse(longest.limit, longest.wait);
+    if (longest.wait > 0) throw this.metrics.refused(longest.limit, longest.wait);
     const hit = await this.limits.hit('login_ip', ip, { limit: this.config.LOGIN_RATE_IP_PER_MIN, windowMs: 60_000 });
-    if (!hit.accepted) throw this.refuse('login_ip', hit.retryAfterMs);
+    if (!hit.accepted) throw this.metrics.refused('login_ip', hit.retryAfterMs);
   }
 
   async failed(email: string, ip: string): Promise<void> {
@@ -52,11 +51,6 @@ export class LoginThrottle {
 
   async succeeded(email: string, ip: string): Promise<void> {
     await this.backoff.succeeded(accountFrom(email, ip));
-  }
-
-  private refuse(limit: RateLimitName, retryAfterMs: number) {
-    this.metrics.refusals.inc({ limit });
-    return rateLimited(limit, retryAfterMs);
   }
 }
 

@@ -7,7 +7,7 @@ import type { AuthService } from '../auth/auth.service';
 import type { Principal } from '../auth/principal';
 import { ErrorEnvelopeFilter } from '../common/error.filter';
 import { DeferredRequestLimits } from './deferred-request-limits';
-import type { LimitMetrics } from './limit-metrics';
+import { LimitMetrics } from './limit-metrics';
 import { RateLimitMiddleware } from './rate-limit.middleware';
 
 const KNOWN_KEY = 'gwk_known';
@@ -45,7 +45,8 @@ describe('RateLimitMiddleware', () => {
   beforeEach(() => {
     limits = new FakeLimits();
     refusals = [];
-    const metrics = { refusals: { inc: ({ limit }: { limit: string }) => refusals.push(limit) } } as unknown as LimitMetrics;
+    // the real refusal (429 and counter), over a counter that records
+    const metrics = Object.assign(Object.create(LimitMetrics.prototype) as LimitMetrics, { refusals: { inc: ({ limit }: { limit: string }) => refusals.push(limit) } });
     const config = { RATE_LIMIT_IP_PER_MIN: 100, RATE_LIMIT_CREDENTIAL_PER_MIN: 10 } as ApiConfig;
     middleware = new RateLimitMiddleware(config, limits as unknown as RequestRateLimits, metrics, auth);
   });

@@ -7,7 +7,6 @@ import { requestToken, requestTokenHash } from '../auth/access-token';
 import { AuthService } from '../auth/auth.service';
 import { DeferredRequestLimits } from './deferred-request-limits';
 import { LimitMetrics, RateLimitName } from './limit-metrics';
-import { rateLimited } from './rate-limited';
 
 const MINUTE_MS = 60_000;
 
@@ -51,9 +50,7 @@ export class RateLimitMiddleware implements NestMiddleware {
     // one round trip for both; a refused request is counted against neither
     const decision = await this.limits.hitAll(limits);
     if (decision.accepted) return next();
-    const name = decision.name as RateLimitName;
-    this.metrics.refusals.inc({ limit: name });
-    next(rateLimited(name, decision.retryAfterMs));
+    next(this.metrics.refused(decision.name as RateLimitName, decision.retryAfterMs));
   }
 
   private credentialOf(req: Request, token: string): string | null {

@@ -1,5 +1,7 @@
 import { DomainError } from '@app/contracts';
-import type { RateLimitName } from './limit-metrics';
+
+/** Names of the API's rate limits, as they appear in `details.limit` and the metric's `limit` label. */
+export type RateLimitName = 'ip' | 'credential' | 'login_ip' | 'login_account' | 'login_account_ceiling';
 
 /** 429 in the envelope; the error filter turns `retryAfterSeconds` into the Retry-After header. */
 export function rateLimited(limit: RateLimitName, retryAfterMs: number): DomainError {

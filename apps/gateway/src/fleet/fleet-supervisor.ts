@@ -112,7 +112,6 @@ export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicatio
    */
   nextLookInMs(): number {
     const at = this.nextVerdictAt;
-    this.nextVerdictAt = null;
     const wait = at === null ? this.settings.intervalMs : at - this.clock();
     return wait > 0 && wait < this.settings.intervalMs ? wait : this.settings.intervalMs;
   }

@@ -4,7 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { pgArray } from '../pg-array';
 import { preparedStatement, runPrepared } from '../prepared';
 import { OutboxRows, outboxInsertSql } from './events.repository';
-import { autoReadSql, presenceTypingSql, takeMessageSeqSql, takeMessageSeqsIfSendableSql, takeMessageSeqsSql } from './sessions.repository';
+import { autoReadSql, presenceTypingSql, takeMessageSeqsIfSendableSql, takeMessageSeqsSql } from './sessions.repository';
 import { chatOfMessageSql } from './chats.repository';
 import type {
   AckStatus,
@@ -66,7 +66,7 @@ export interface NewMessage {
   idempotencyKey?: string | null;
   sendOptions?: MessageSendOptions | null;
   raw?: Uint8Array | null;
-  /** the session's acceptance order of an outbound message (taken by `insertOutbound`, see `takeMessageSeqSql`) */
+  /** the session's acceptance order of an outbound message (taken by `insertOutbound`, see `takeMessageSeqsSql`) */
   seq?: number | null;
   /** epoch ms; default now */
   createdAt?: number;
@@ -214,8 +214,8 @@ const RANK_SQL = rankSql('status', -1);
 
 /**
  * The accept of a send (`insertOutbound`): number, message and media bytes in one statement. The number comes from
- * the sessions table through its repository's fragment (`takeMessageSeqSql`: the SQL of `sessions` stays there, this
- * statement only composes it); the message takes it only when the session row exists, and the media row is written
+ * the session's counter row through the sessions repository's fragment (`takeMessageSeqsSql`: its SQL stays there,
+ * this statement only composes it); the message takes it only when the session row exists, and the media row is written
  * only for a message that was inserted (nothing on a conflict). Every parameter is cast: in an INSERT … SELECT an
  * untyped parameter would be read as text.
  */
@@ -234,7 +234,7 @@ const insertOutboundSql = (takeSeq: string, from: string, answer: string) =>
    media AS (INSERT INTO message_media (message_id, data) SELECT m.id, $20::bytea FROM m WHERE $20::bytea IS NOT NULL),
    chat AS (${chatOfMessageSql('m', 'false')})
    ${answer}`;
-const INSERT_OUTBOUND = preparedStatement('messages_insert_outbound', insertOutboundSql(takeMessageSeqSql('$3::text'), '$7::text', 'SELECT * FROM m'));
+const INSERT_OUTBOUND = preparedStatement('messages_insert_outbound', insertOutboundSql(takeMessageSeqsSql('$3::text', '1'), '$7::text', 'SELECT * FROM m'));
 
 /**
  * A bulk accept: the batch's numbers taken at once (`takeSeqs`, a fragment of the sessions' repository returning the
@@ -470,7 +470,7 @@ export class MessagesRepository {
    * is skipped (a gap, which the drain order does not mind), and so it is when the session row is gone.
    *
    * Acceptance order is send order: the statement first locks the session row by taking its number
-   * (`takeMessageSeqSql`) and holds the lock until it commits, so a concurrent accept of the session waits for this
+   * (`takeMessageSeqsSql`) and holds the lock until it commits, so a concurrent accept of the session waits for this
    * one's commit before it takes the next number; a visible number means every lower one has committed, and the
    * gateway drains by it. With `manager`, the statement runs in that transaction and the lock lasts until it commits.
    */
@@ -495,8 +495,8 @@ export class MessagesRepository {
    * `insertOutboundMany` for plain sends whose session was not read first (INSERT_ACCEPTED_MANY: the API's group of
    * concurrent accepts of one session, in arrival order; a lone send is a group of one): written only when the session
    * `sessionId` is of `organizationId` and its status is one of `statuses`, with the session's own `wa_jid` as the
-   * sender (a message's `from` only when it has none), numbered consecutively in the group's order under the session
-   * row's lock (`takeMessageSeqsIfSendableSql`, the invariant of `insertOutbound`). Returns the inserted rows by id and
+   * sender (a message's `from` only when it has none), numbered consecutively in the group's order under the session's
+   * counter row's lock (`takeMessageSeqsIfSendableSql`, the invariant of `insertOutbound`). Returns the inserted rows by id and
    * the session's gateway (where to signal them; null when nothing was inserted). Nothing inserted: no such session
    * there, or not in those statuses (the whole group); a message missing while others are there conflicted alone.
    */

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { SessionAuthKey } from '../entities/session-auth-key.entity';
-import { preparedStatement, runPrepared } from '../prepared';
+import { EntityReader } from '../prepared';
 
 /** Baileys uploads hundreds of pre-keys at once; chunks keep each statement well under PostgreSQL's parameter limit. */
 const WRITE_CHUNK = 500;
@@ -11,10 +11,10 @@ const WRITE_CHUNK = 500;
  * One item (a category and key id) of many sessions: the adopting gateway reads the creds of the sessions it starts in
  * one statement per turn rather than one each (a failover starts hundreds at once).
  */
-const FIND_ITEM_OF_SESSIONS = preparedStatement(
+const FIND_ITEM_OF_SESSIONS = new EntityReader(
+  SessionAuthKey,
   'session_auth_keys_find_item_of_sessions',
-  `SELECT session_id, category, key_id, value, schema_version, updated_at FROM session_auth_keys
-    WHERE session_id = ANY($1::text[]) AND category = $2 AND key_id = $3`,
+  'session_id = ANY($1::text[]) AND category = $2 AND key_id = $3',
 );
 
 /** The auth-state rows of sessions; values arrive sealed and leave sealed (the caller holds the key). */
@@ -33,17 +33,8 @@ export class SessionAuthKeysRepository {
   /** `find` of one item for many sessions in one statement; sessions without it are left out. */
   async findOfSessions(sessionIds: readonly string[], category: string, keyId: string): Promise<Map<string, SessionAuthKey>> {
     if (sessionIds.length === 0) return new Map();
-    const { rows } = await runPrepared<{ session_id: string; category: string; key_id: string; value: string; schema_version: number; updated_at: Date }>(
-      this.db,
-      FIND_ITEM_OF_SESSIONS,
-      [sessionIds, category, keyId],
-    );
-    return new Map(
-      rows.map((r) => [
-        r.session_id,
-        Object.assign(new SessionAuthKey(), { sessionId: r.session_id, category: r.category, keyId: r.key_id, value: r.value, schemaVersion: r.schema_version, updatedAt: r.updated_at }),
-      ]),
-    );
+    const rows = await FIND_ITEM_OF_SESSIONS.findMany(this.db, [sessionIds, category, keyId]);
+    return new Map(rows.map((r) => [r.sessionId, r]));
   }
 
   async findMany(sessionId: string, category: string, keyIds: string[]): Promise<SessionAuthKey[]> {

@@ -141,34 +141,23 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
  * The upsert that hands out a session's next `count` message acceptance numbers (`session_message_seqs`, a narrow row
  * per session owned here: bumping a column of the wide, much-read `sessions` row left a dead version of it per message
  * for every index read of the session to walk, migration SessionMessageSeqs), for a statement that composes it
- * (`MessagesRepository.insertOutbound`, as the first step of its CTE): `sessionParam` is that statement's placeholder
- * of the session id, `countParam` an integer expression. It returns the last number taken (`message_seq`), so the
- * numbers are `message_seq - count + 1 … message_seq`. The counter row's lock is held until the statement's transaction
- * commits (an autocommit statement: until it ends), so a second accept of the session waits for the first to commit
- * and numbers are handed out in commit order: a visible number means every lower one has committed. The session row is
- * read FOR SHARE: a lock, not a new version of the row, that waits for a change of the session under way (a stop, a
- * deletion) and then checks `where` again on what it committed, so an accept and a change of the session are one
- * after the other exactly as when the accept updated the row; no session row (or none matching `where`), no number,
- * and the composing statement inserts nothing. A statement that takes a number and then inserts nothing (a conflict) leaves a gap,
- * which is harmless: only the order of the numbers matters.
+ * (`MessagesRepository.insertOutbound` and its bulk form, as the first step of its CTE): `sessionParam` is that
+ * statement's placeholder of the session id, `countParam` an integer expression (`'1'` for one message). It returns the
+ * last number taken (`message_seq`), so the numbers are `message_seq - count + 1 … message_seq`, in the order of the
+ * batch. The counter row's lock is held until the statement's transaction commits (an autocommit statement: until it
+ * ends), so a second accept of the session waits for the first to commit and numbers are handed out in commit order: a
+ * visible number means every lower one has committed. The session row is read FOR SHARE: a lock, not a new version of
+ * the row, that waits for a change of the session under way (a stop, a deletion) and then checks `where` again on what
+ * it committed, so an accept and a change of the session are one after the other exactly as when the accept updated
+ * the row; no session row (or none matching `where`), no number, and the composing statement inserts nothing. A
+ * statement that takes a number and then inserts nothing (a conflict) leaves a gap, which is harmless: only the order
+ * of the numbers matters.
  */
-function takeSeqsSql(sessionParam: string, countParam: string, where = '', returning = ''): string {
+export function takeMessageSeqsSql(sessionParam: string, countParam: string, where = '', returning = ''): string {
   return `INSERT INTO session_message_seqs AS c (session_id, message_seq)
        SELECT id, (${countParam})::bigint FROM sessions WHERE id = ${sessionParam}${where} FOR SHARE
      ON CONFLICT (session_id) DO UPDATE SET message_seq = c.message_seq + EXCLUDED.message_seq
      RETURNING message_seq${returning}`;
-}
-
-/** `takeSeqsSql` for one message (`MessagesRepository.insertOutbound`). */
-export function takeMessageSeqSql(sessionParam: string): string {
-  return takeSeqsSql(sessionParam, '1');
-}
-
-/**
- * `takeSeqsSql` for `countParam` messages at once (a bulk send, in the order of the batch).
- */
-export function takeMessageSeqsSql(sessionParam: string, countParam: string): string {
-  return takeSeqsSql(sessionParam, countParam);
 }
 
 /**
@@ -180,7 +169,7 @@ export function takeMessageSeqsSql(sessionParam: string, countParam: string): st
  */
 export function takeMessageSeqsIfSendableSql(sessionParam: string, organizationParam: string, statusesParam: string, countParam: string): string {
   const session = (column: string) => `(SELECT ${column} FROM sessions WHERE id = c.session_id) AS ${column}`;
-  return takeSeqsSql(
+  return takeMessageSeqsSql(
     sessionParam,
     countParam,
     ` AND organization_id = ${organizationParam} AND status = ANY(${statusesParam})`,
