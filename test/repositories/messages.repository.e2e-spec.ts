@@ -1,6 +1,6 @@
-import type { DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { EventEnvelope } from '@app/contracts';
-import { MessagesRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
+import { dataSourceOptions, MessagesRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
@@ -380,5 +380,40 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(await messages.updateMediaRef(text.id, fresh)).toBe(false);
     expect((await messages.findById(text.id))?.mediaRef).toBeNull();
     expect(await messages.updateMediaRef('msg_unknown', fresh)).toBe(false);
+  });
+});
+
+describe('MessagesRepository: a send is recorded by its key, whatever the queue (PostgreSQL)', () => {
+  // one connection, so the test can EXPLAIN the statement the repository prepared on it; generic plans, as a
+  // connection settles on after five executions, planned from statistics taken while the queue was empty
+  let db: DataSource;
+  let messages: MessagesRepository;
+  beforeAll(async () => {
+    db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, { extra: { max: 1, options: '-c plan_cache_mode=force_generic_plan' } })).initialize();
+    messages = new MessagesRepository(db);
+  });
+  afterAll(() => db.destroy());
+
+  it('the record of sends (markSentMany) reads the rows by primary key, not the partial index of the whole queue', async () => {
+    const orgId = await newOrganization(db);
+    const sessionId = (await newSession(db, orgId)).id;
+    const message = (over: Partial<NewMessage> = {}): NewMessage => ({
+      id: newId('msg'), organizationId: orgId, sessionId, waMessageId: `3EB0${newId('msg').slice(-18)}`, direction: 'out',
+      chatJid: '15550009999@s.whatsapp.net', from: null, type: 'text', text: 'hello', status: 'queued', ...over,
+    });
+    // a history, analyzed while nothing is queued: the queue's index looks empty to the planner
+    const history = Array.from({ length: 5000 }, () => ({ message: message({ status: 'read' }), media: null }));
+    for (let i = 0; i < history.length; i += 1000) await messages.insertOutboundMany(orgId, sessionId, history.slice(i, i + 1000));
+    await db.query('ANALYZE messages');
+    const queued = [...(await messages.insertOutboundMany(orgId, sessionId, Array.from({ length: 300 }, () => ({ message: message(), media: null })))).keys()];
+    const [first, second] = queued;
+    expect((await messages.markSentMany([{ id: first, sentAt: 1_000, raw: null }])).has(first)).toBe(true);
+    expect((await messages.markFailed(second, 'gone'))?.status).toBe('failed');
+    const plan = async (statement: string) => JSON.stringify(await db.query(`EXPLAIN (FORMAT JSON) ${statement}`));
+    const recordPlan = await plan(
+      `EXECUTE messages_mark_sent_many(ARRAY['${queued[2]}'], ARRAY[now()], ARRAY[NULL::bytea], ARRAY[NULL::timestamptz], ARRAY[NULL::text], '{}', '{}', '{}', '{}', '{}')`,
+    );
+    expect(recordPlan).toContain('messages_pkey');
+    expect(recordPlan).not.toContain('messages_queued');
   });
 });
