@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { EventEnvelope } from '@app/contracts';
-import { dataSourceOptions, MessagesRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
+import { dataSourceOptions, genericPlansPool, MessagesRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
@@ -384,12 +384,12 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
 });
 
 describe('MessagesRepository: a send is recorded by its key, whatever the queue (PostgreSQL)', () => {
-  // one connection, so the test can EXPLAIN the statement the repository prepared on it; generic plans, as a
-  // connection settles on after five executions, planned from statistics taken while the queue was empty
+  // one connection, so the test can EXPLAIN the statement the repository prepared on it, with the gateway's pool
+  // settings (genericPlansPool): generic plans, planned from statistics taken while the queue was empty
   let db: DataSource;
   let messages: MessagesRepository;
   beforeAll(async () => {
-    db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, { extra: { max: 1, options: '-c plan_cache_mode=force_generic_plan' } })).initialize();
+    db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, { extra: genericPlansPool(1) })).initialize();
     messages = new MessagesRepository(db);
   });
   afterAll(() => db.destroy());
@@ -415,5 +415,9 @@ describe('MessagesRepository: a send is recorded by its key, whatever the queue 
     );
     expect(recordPlan).toContain('messages_pkey');
     expect(recordPlan).not.toContain('messages_queued');
+    // and the gateway's pool never plans it again per execution (a custom plan for a batch of one, left to choose)
+    const [counts] = await db.query(`SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = 'messages_mark_sent_many'`);
+    expect(counts.custom).toBe(0);
+    expect(counts.generic).toBeGreaterThan(0);
   });
 });

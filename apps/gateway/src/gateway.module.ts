@@ -61,7 +61,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
  * metrics, logger) plus everything the node drives. main.ts starts the GatewayNode; closing the context stops it.
  */
 @Module({
-  imports: [InfraModule.forRoot({ app: 'gateway', config: GatewayConfig })],
+  imports: [InfraModule.forRoot({ app: 'gateway', config: GatewayConfig, genericPlans: true })],
   providers: [
     {
       provide: EAGER_MEDIA_DOWNLOADS,

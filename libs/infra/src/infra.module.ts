@@ -18,6 +18,8 @@ export interface InfraOptions<C extends BaseConfig> {
   config: new () => C;
   /** PostgreSQL pool size of this process */
   poolMax?: number;
+  /** every prepared statement of this process runs its generic plan (`genericPlansPool`): for a process of key lookups only */
+  genericPlans?: boolean;
   /** configuration values decided in code, over the environment's */
   overrides?: ConfigOverrides;
   /** labels added to every series of the metrics registry, beside `app` */
@@ -43,7 +45,7 @@ export class InfraModule implements OnApplicationShutdown {
     return {
       module: InfraModule,
       global: true,
-      imports: [DatabaseModule.forRoot(configClass, options.poolMax)],
+      imports: [DatabaseModule.forRoot(configClass, options.poolMax, options.genericPlans)],
       providers: [
         { provide: configClass, useFactory: () => loadConfigOrExit(configClass, undefined, options.overrides) },
         { provide: BaseConfig, useExisting: configClass },
