@@ -14,7 +14,8 @@ import { Page, pageLimit } from '../common/pagination';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import type { MessageQueryDto } from './dto/message.dto';
 import { BATCH_MAX, SendBatchItemDto } from './dto/send-batch.dto';
-import { SendMediaDto, SendMessageDto } from './dto/send-message.dto';
+import { plainTextBody, plainTextItem } from './dto/plain-text-body';
+import { IDEMPOTENCY_KEY, SendMediaDto, SendMessageDto } from './dto/send-message.dto';
 import { LinkPreviewer } from './link-preview';
 import { MediaFetcher, mediaTooLarge } from './media-fetcher';
 import { messageKeyOf, pollVoteProblem } from './message-keys';
@@ -70,7 +71,6 @@ function unreachable(index: number): never {
 /** A repeated Idempotency-Key returns the first message for this long; after it the key is free again. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 const SENDABLE: SessionStatus[] = ['working', 'reconnecting'];
-const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 
 const notFound = (id: string) => new DomainError('not_found', 'session not found', { id });
@@ -320,7 +320,7 @@ export class MessagesService {
         if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
           throw new DomainError('validation_error', 'the message is invalid', { fields: { message: ['must be a JSON object'] } });
         }
-        const body = (await this.validation.transform(raw, { type: 'body', metatype: SendBatchItemDto, data: '' })) as SendBatchItemDto;
+        const body = plainTextItem(raw) ?? ((await this.validation.transform(raw, { type: 'body', metatype: SendBatchItemDto, data: '' })) as SendBatchItemDto);
         valid.push({ index, body, targets: await this.targets(session, body) });
       } catch (err) {
         fail(index, err);
@@ -555,7 +555,7 @@ export class MessagesService {
     const keyProblem =
       idempotencyKey === undefined || IDEMPOTENCY_KEY.test(idempotencyKey) ? null : 'Idempotency-Key must be 1..255 printable ASCII characters';
     try {
-      const body = (await this.validation.transform(raw, { type: 'body', metatype: SendMessageDto, data: '' })) as SendMessageDto;
+      const body = plainTextBody(raw) ?? ((await this.validation.transform(raw, { type: 'body', metatype: SendMessageDto, data: '' })) as SendMessageDto);
       if (keyProblem) throw new DomainError('validation_error', 'request is invalid', { fields: { 'Idempotency-Key': [keyProblem] } });
       return body;
     } catch (err) {

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString, Matches, ValidateIf } from 'class-validator';
 import { ErrorDetail } from '../../common/api-docs';
 import { MessageResponse } from './message.dto';
-import { SendMessageDto } from './send-message.dto';
+import { IDEMPOTENCY_KEY, SendMessageDto } from './send-message.dto';
 
 /** Messages a bulk send takes at once. */
 export const BATCH_MAX = 100;
@@ -17,7 +17,7 @@ export class SendBatchItemDto extends SendMessageDto {
   })
   @ValidateIf((o: SendBatchItemDto) => o.idempotencyKey !== undefined)
   @IsString()
-  @Matches(/^[\x20-\x7e]{1,255}$/, { message: 'idempotencyKey must be 1..255 printable ASCII characters' })
+  @Matches(IDEMPOTENCY_KEY, { message: 'idempotencyKey must be 1..255 printable ASCII characters' })
   idempotencyKey?: string;
 }
 

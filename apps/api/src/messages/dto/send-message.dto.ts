@@ -25,6 +25,8 @@ export const TEXT_MAX = 4096;
 export const CAPTION_MAX = 1024;
 export const MENTIONS_MAX = 50;
 export const POLL_OPTIONS = { min: 2, max: 12 } as const;
+/** An Idempotency-Key (a send's header, a bulk item's `idempotencyKey`): 1..255 printable ASCII. */
+export const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 const MEDIA_TYPES: OutboundMessageType[] = ['image', 'video', 'audio', 'document', 'voice', 'sticker'];
 const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 const USER_JID = /^\d{5,20}@(s\.whatsapp\.net|lid)$/;
