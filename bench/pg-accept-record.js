@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+// PostgreSQL's CPU per message of the two statements every send runs, through the real repository on a throwaway
+// database: the accept (MessagesRepository.insertAcceptedMany, the API's group of plain sends of one session) and the
+// record (markSentMany with the message.sent outbox row, the gateway's). Four sessions in parallel, groups of
+// BENCH_GROUP messages (1: a lone send), after a history of BENCH_HISTORY analyzed rows. CPU is read from /proc for the
+// run's own backends, so a loaded machine inflates it less than it does wall time. Prints the figures of a pool left
+// to choose its plans (`auto`, the API's) and of the gateway's (genericPlansPool), alternated BENCH_ROUNDS times.
+// `node bench/pg-accept-record.js`
+'use strict';
+const { execFileSync } = require('node:child_process');
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
+require('reflect-metadata');
+const { DataSource } = require('typeorm');
+const { Client } = require('pg');
+
+const ROOT = join(__dirname, '..');
+const db = require(join(ROOT, 'dist/libs/database/src'));
+const { benchRun } = require('./support');
+
+const GROUP = Number(process.env.BENCH_GROUP ?? 1);
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 4000);
+const HISTORY = Number(process.env.BENCH_HISTORY ?? 20000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const SESSIONS = 4;
+const { pgBase, DATABASE_URL } = benchRun();
+const database = DATABASE_URL.split('/').pop();
+
+/** CPU µs of this run's backends (their process title names the database). */
+function backendsCpuUs() {
+  let pids = [];
+  try {
+    pids = execFileSync('pgrep', ['-f', ` ${database} `]).toString().trim().split('\n').map(Number);
+  } catch {
+    /* none */
+  }
+  let us = 0;
+  for (const pid of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      us += (Number(f[11]) + Number(f[12])) * 10_000;
+    } catch {
+      /* ended meanwhile */
+    }
+  }
+  return us;
+}
+
+async function measure(extra, orgId, sessions) {
+  const ds = await new DataSource(db.dataSourceOptions(DATABASE_URL, { extra })).initialize();
+  try {
+    const repo = new db.MessagesRepository(ds);
+    let n = 0;
+    const message = (sessionId) => ({
+      message: { id: db.newId('msg'), organizationId: orgId, sessionId, waMessageId: `3EB0${db.newId('msg').slice(-18)}`, direction: 'out', chatJid: `4915100000${n++ % 50}@s.whatsapp.net`, from: null, type: 'text', text: `hello ${n}`, status: 'queued' },
+      media: null,
+    });
+    const accepted = [];
+    const accept = async (count) => {
+      for (let i = 0; i < count; i += GROUP * SESSIONS) {
+        await Promise.all(sessions.map(async (s) => {
+          const { rows } = await repo.insertAcceptedMany(orgId, s, Array.from({ length: GROUP }, () => message(s)), ['working']);
+          accepted.push(...rows.keys());
+        }));
+      }
+    };
+    const record = async (ids) => {
+      for (let i = 0; i < ids.length; i += GROUP * SESSIONS) {
+        await Promise.all(Array.from({ length: SESSIONS }, async (_, k) => {
+          const part = ids.slice(i + k * GROUP, i + (k + 1) * GROUP);
+          if (part.length === 0) return;
+          const envelopes = part.map((id) => ({ id: db.newId('evt'), event: 'message.sent', organizationId: orgId, sessionId: sessions[k], timestamp: new Date().toISOString(), payload: { id, status: 'sent' } }));
+          await repo.markSentMany(part.map((id) => ({ id, sentAt: Date.now(), raw: Buffer.alloc(90, 1) })), new db.OutboxRows(envelopes, envelopes.map((e) => JSON.stringify(e))));
+        }));
+      }
+    };
+    // warm: every connection prepared and past its first five executions
+    await accept(400);
+    await record(accepted.splice(0));
+    let before = backendsCpuUs();
+    await accept(MESSAGES);
+    const acceptUs = (backendsCpuUs() - before) / MESSAGES;
+    const ids = accepted.splice(0);
+    before = backendsCpuUs();
+    await record(ids);
+    return { acceptUs, recordUs: (backendsCpuUs() - before) / ids.length };
+  } finally {
+    await ds.destroy();
+  }
+}
+
+async function main() {
+  await db.migrate(DATABASE_URL);
+  const setup = new Client({ connectionString: DATABASE_URL });
+  await setup.connect();
+  const orgId = db.newId('org');
+  const sessions = Array.from({ length: SESSIONS }, () => db.newId('ses'));
+  try {
+    await setup.query(`INSERT INTO organizations (id, name) VALUES ($1, 'bench')`, [orgId]);
+    for (const s of sessions) {
+      await setup.query(`INSERT INTO sessions (id, organization_id, label, status, desired_state, wa_jid) VALUES ($1, $2, 'bench', 'working', 'running', '15550001111@s.whatsapp.net')`, [s, orgId]);
+    }
+    await setup.query(
+      `INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, type, text, status)
+       SELECT 'msg_history_' || s.k || '_' || i, $1, s.id, 'HISTORY' || i, 'out', '15550009999@s.whatsapp.net', 'text', 'history', 'read'
+         FROM unnest($2::text[]) WITH ORDINALITY AS s(id, k), generate_series(1, $3::int) AS i`,
+      [orgId, sessions, Math.ceil(HISTORY / SESSIONS)],
+    );
+    await setup.query('ANALYZE');
+    console.log(`PostgreSQL CPU per message (µs, this run's backends): ${MESSAGES} messages over ${SESSIONS} sessions in groups of ${GROUP}, after ${HISTORY} analyzed rows`);
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const [name, extra] of [['auto (the API pool)', { max: SESSIONS }], ['generic (the gateway pool)', db.genericPlansPool(SESSIONS)]]) {
+        const { acceptUs, recordUs } = await measure(extra, orgId, sessions);
+        console.log(`  ${name.padEnd(28)} accept ${acceptUs.toFixed(0).padStart(5)}   record ${recordUs.toFixed(0).padStart(5)}`);
+      }
+    }
+  } finally {
+    await setup.end();
+    const admin = new Client({ connectionString: `${pgBase}/postgres` });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
