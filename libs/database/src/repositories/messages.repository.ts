@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { pgArray } from '../pg-array';
-import { preparedStatement, runPrepared } from '../prepared';
+import { PreparedStatement, preparedStatement, runPrepared } from '../prepared';
 import { OutboxRows, outboxInsertSql } from './events.repository';
 import { autoReadSql, presenceTypingSql, takeMessageSeqsIfSendableSql, takeMessageSeqsSql } from './sessions.repository';
 import { chatOfMessageSql } from './chats.repository';
@@ -241,9 +241,10 @@ const INSERT_OUTBOUND = preparedStatement('messages_insert_outbound', insertOutb
  * last number taken as `message_seq`), then every message of the batch with its number (its position in the arrays),
  * and the media bytes of the inserted ones, in one statement. Arrays, one per column, in the batch's order; json
  * columns travel as text and are cast per element. A conflicting row (waMessageId, idempotency key) inserts nothing
- * and leaves its number unused; the others are inserted all the same. `from` is the sender's expression.
+ * and leaves its number unused; the others are inserted all the same. `from` is the sender's expression. `media`:
+ * whether the statement stores media bytes at all (see `ByMedia`).
  */
-const insertOutboundManySql = (takeSeqs: string, from: string, answer: string) =>
+const insertOutboundManySql = (takeSeqs: string, from: string, answer: string, media: boolean) =>
   `WITH s AS (${takeSeqs}),
    b AS (
      SELECT * FROM unnest($1::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
@@ -262,7 +263,7 @@ const insertOutboundManySql = (takeSeqs: string, from: string, answer: string) =
      ON CONFLICT DO NOTHING
      RETURNING ${COLUMNS}
    ),
-   media AS (INSERT INTO message_media (message_id, data) SELECT m.id, b.data FROM m JOIN b ON b.id = m.id WHERE b.data IS NOT NULL),
+   ${media ? 'media AS (INSERT INTO message_media (message_id, data) SELECT m.id, b.data FROM m JOIN b ON b.id = m.id WHERE b.data IS NOT NULL),' : ''}
    -- one chat row change per chat (a statement may not update a row twice): the batch's last message of each chat, by
    -- its order (the rows share created_at, and ids minted in one millisecond are not ordered)
    last AS (
@@ -272,10 +273,29 @@ const insertOutboundManySql = (takeSeqs: string, from: string, answer: string) =
    chat AS (${chatOfMessageSql('last', 'false')})
    ${answer}`;
 
+/**
+ * An accept statement in two forms: with its media insert, and without it for a batch with no media bytes (texts, the
+ * common send), which then has one relation fewer to lock, open and plan for on every execution.
+ */
+interface ByMedia {
+  media: PreparedStatement;
+  none: PreparedStatement;
+}
+
+const byMedia = (name: string, takeSeqs: string, from: string, answer: string): ByMedia => ({
+  media: preparedStatement(name, insertOutboundManySql(takeSeqs, from, answer, true)),
+  none: preparedStatement(`${name}_no_media`, insertOutboundManySql(takeSeqs, from, answer, false)),
+});
+
+const forBatch = (statement: ByMedia, batch: ReadonlyArray<NewOutbound>): PreparedStatement =>
+  batch.some((b) => b.media !== null) ? statement.media : statement.none;
+
 /** A bulk send of a session read first (`insertOutboundMany`): the numbers taken from the session row as it is. */
-const INSERT_OUTBOUND_MANY = preparedStatement(
+const INSERT_OUTBOUND_MANY = byMedia(
   'messages_insert_outbound_many',
-  insertOutboundManySql(takeMessageSeqsSql('$3::text', 'cardinality($1::text[])'), 'b.from_jid', 'SELECT * FROM m'),
+  takeMessageSeqsSql('$3::text', 'cardinality($1::text[])'),
+  'b.from_jid',
+  'SELECT * FROM m',
 );
 
 /**
@@ -285,13 +305,11 @@ const INSERT_OUTBOUND_MANY = preparedStatement(
  * the session's gateway returned with each row, so the session's existence, organization and status, the numbers, the
  * messages, their media and their chats are one round trip for the whole group.
  */
-const INSERT_ACCEPTED_MANY = preparedStatement(
+const INSERT_ACCEPTED_MANY = byMedia(
   'messages_insert_accepted_many',
-  insertOutboundManySql(
-    takeMessageSeqsIfSendableSql('$3::text', '$2::text', '$21::text[]', 'cardinality($1::text[])'),
-    'COALESCE(s.wa_jid, b.from_jid)',
-    'SELECT m.*, s.gateway_id AS session_gateway_id FROM m, s',
-  ),
+  takeMessageSeqsIfSendableSql('$3::text', '$2::text', '$21::text[]', 'cardinality($1::text[])'),
+  'COALESCE(s.wa_jid, b.from_jid)',
+  'SELECT m.*, s.gateway_id AS session_gateway_id FROM m, s',
 );
 
 /**
@@ -496,7 +514,7 @@ export class MessagesRepository {
    */
   async insertOutboundMany(organizationId: string, sessionId: string, batch: ReadonlyArray<NewOutbound>): Promise<Map<string, MessageRow>> {
     if (batch.length === 0) return new Map();
-    const { rows } = await runPrepared<RawRow>(this.db, INSERT_OUTBOUND_MANY, outboundManyParams(organizationId, sessionId, batch));
+    const { rows } = await runPrepared<RawRow>(this.db, forBatch(INSERT_OUTBOUND_MANY, batch), outboundManyParams(organizationId, sessionId, batch));
     return new Map(rows.map((r) => [r.id, toRow(r)]));
   }
 
@@ -516,7 +534,7 @@ export class MessagesRepository {
     statuses: readonly string[],
   ): Promise<{ rows: Map<string, MessageRow>; gatewayId: string | null }> {
     if (group.length === 0) return { rows: new Map(), gatewayId: null };
-    const { rows } = await runPrepared<RawRow & { session_gateway_id: string | null }>(this.db, INSERT_ACCEPTED_MANY, [
+    const { rows } = await runPrepared<RawRow & { session_gateway_id: string | null }>(this.db, forBatch(INSERT_ACCEPTED_MANY, group), [
       ...outboundManyParams(organizationId, sessionId, group),
       statuses,
     ]);
