@@ -161,6 +161,9 @@ async function main() {
     const gwPort = await freePort();
     const gateway = await startProcess('gateway', 'dist/apps/gateway/src/main.js', {
       GATEWAY_ID: `bench-gw-${runId}`, GATEWAY_ENGINE: 'sim', NETWORK_SIM_URL: simUrl, GATEWAY_HEALTH_PORT: String(gwPort),
+      // profiled: the SIGTERM drain (no other gateway to take the sessions) must end before the bench's SIGKILL, or
+      // the gateway's profile is never written
+      ...(process.env.BENCH_CPU_PROF ? { GATEWAY_DRAIN_GRACE_MS: '1000' } : {}),
     }, `http://127.0.0.1:${gwPort}/healthz`);
     const apiPort = await freePort();
     const api = await startProcess('api', 'dist/apps/api/src/main.js', {

@@ -16,6 +16,7 @@ import { FleetSupervisor } from './fleet/fleet-supervisor';
 import { GatewayMetrics } from './gateway-metrics';
 import { GatewayNode, NodeSignalListener } from './gateway-node';
 import { LeaseWatchdog } from './lease-watchdog';
+import { SentRecords } from './messages/sent-records';
 import { ClientVersionAlarm } from './sessions/client-version-alarm';
 import { GroupedEventSink } from './sessions/grouped-event-sink';
 import { PgSessionRecords } from './sessions/pg-session-records';
@@ -152,13 +153,14 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
       ) => {
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
         const authStates = new PgAuthStates(authKeys, box);
+        const sessionEvents = new GroupedEventSink(events);
         return new SessionHost(
           c.GATEWAY_ID,
           {
             engine,
             authState: (sessionId) => authStates.forSession(sessionId),
             records: new PgSessionRecords(c.GATEWAY_ID, sessions, groups, box),
-            events: new GroupedEventSink(events),
+            events: sessionEvents,
             leases,
             qr,
             settings: {
@@ -170,6 +172,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
             },
             logger,
             messages,
+            sentRecords: new SentRecords(messages, sessionEvents),
             chats,
             chatLabels: chats,
             followedChannels,

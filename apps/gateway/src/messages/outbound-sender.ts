@@ -5,6 +5,7 @@ import type { EngineConnection } from '../engine/engine.interface';
 import type { SessionEvent, SessionEventSink } from '../sessions/session-ports';
 import { isGroupJid, MessageRow, MessageStore, MessagingSettings } from './message-store';
 import type { SendPacing } from './send-pacing';
+import { SentRecords } from './sent-records';
 
 /** Errors from the network that a resend cannot heal: the message fails at once instead of blocking the queue. */
 const PERMANENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['validation_error', 'not_found', 'payload_too_large', 'forbidden']);
@@ -33,6 +34,8 @@ export interface OutboundSenderDeps {
   pacing?: SendPacing;
   /** how a status post goes out (StatusPostsRepository); absent: a status post cannot be sent */
   statusPosts?: StatusPostLookup;
+  /** where the records of sends go (the gateway's, grouped across its sessions); absent: records of this sender's own */
+  sentRecords?: SentRecords;
 }
 
 /** The audience and background of a status post (a message to status@broadcast), by message id. */
@@ -80,10 +83,12 @@ export class OutboundSender {
   private recordFailure: unknown = null;
   private readonly clock: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly sentRecords: SentRecords;
 
   constructor(private readonly deps: OutboundSenderDeps) {
     this.clock = deps.clock ?? Date.now;
     this.sleep = deps.sleep ?? realSleep;
+    this.sentRecords = deps.sentRecords ?? new SentRecords(deps.store, deps.events);
   }
 
   /** Drains the queue now, or once more after the drain under way; resolves when no drain is running. */
@@ -223,7 +228,7 @@ export class OutboundSender {
   /**
    * Records a send the network took (group commit): at once when no record is under way, so a lone send waits for
    * nothing; else with every send the network took while the one under way was written, all in one statement
-   * (`markSentMany`) when it is done. Meanwhile the drain goes on to the next row, so at most the sends of one record's
+   * (`markSentMany`, with the sends other sessions of the gateway record meanwhile: SentRecords) when it is done. Meanwhile the drain goes on to the next row, so at most the sends of one record's
    * round trip are unrecorded at a time: a crash then leaves them `queued`, and the next drain sends them again with
    * their waMessageIds, which the network stores once (as for a crash between a send and its record before).
    */
@@ -262,11 +267,7 @@ export class OutboundSender {
     const events = batch.map(({ row }, i) =>
       this.event({ event: 'message.sent', payload: { message: toMessageView({ ...row, status: 'sent', error: null, sentAt: records[i].sentAt, updatedAt: records[i].updatedAt }) } }),
     );
-    const moved = await this.deps.events.withOutboxEach(
-      events,
-      (outbox) => this.deps.store.markSentMany(records, outbox),
-      (rows, i) => rows.has(records[i].id),
-    );
+    const moved = await this.sentRecords.record(this.deps.sessionId, records, events);
     for (const { row } of batch) {
       const heldAck = moved.get(row.id)?.heldAck;
       if (heldAck) await this.ack(row.waMessageId, heldAck);

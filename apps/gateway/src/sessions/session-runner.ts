@@ -7,6 +7,7 @@ import type { ContactBook } from '../contacts/contact-book';
 import type { StatusPostLookup } from '../messages/outbound-sender';
 import { OutboundSender } from '../messages/outbound-sender';
 import { BacklogPacer, sessionRatePerMin } from '../messages/send-pacing';
+import type { SentRecords } from '../messages/sent-records';
 import { ChatEvents, type ChatStore } from '../messages/chat-events';
 import type { ChatLabelStore } from '../messages/account-extras-events';
 import {
@@ -37,6 +38,8 @@ export interface SessionRunnerDeps {
   logger: Logger;
   /** the message log, which is also the send queue */
   messages: MessageStore;
+  /** the records of sends, grouped across the gateway's sessions (absent: each session records its own) */
+  sentRecords?: SentRecords;
   messaging: MessagingSettings;
   clock?: () => number;
   timers?: Timers;
@@ -223,6 +226,7 @@ export class SessionRunner {
       afterNetworkAck: deps.afterNetworkAck,
       pacing: new BacklogPacer({ ratePerMin: () => sessionRatePerMin(deps.records, sessionId) }),
       statusPosts: deps.statusPosts,
+      sentRecords: deps.sentRecords,
     });
     const followed = deps.followedChannels;
     // a post names only its channel: once kept, each further post of it would be one more write that changes nothing
