@@ -47,13 +47,14 @@ export class MemoryMessageStore implements MessageStore {
     return [...new Set(this.rows.filter((r) => r.status === 'queued' && sessionIds.includes(r.sessionId)).map((r) => r.sessionId))];
   }
 
-  async markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number) {
+  /** `dropMedia`: as the statement does, the bytes are dropped unless the record says the message has none */
+  async markSent(id: string, sentAt: number, raw: Uint8Array | null, updatedAt: number, dropMedia = true) {
     await this.beforeMarkSent?.();
     const row = this.byId(id);
     if (!row || row.status !== 'queued') return null;
     Object.assign(row, { status: 'sent', sentAt, updatedAt });
     if (raw) this.raws.set(`${row.sessionId}/${row.waMessageId}`, raw);
-    this.media.delete(id);
+    if (dropMedia) this.media.delete(id);
     this.transitions.push(`sent ${id}`);
     return { heldAck: this.heldAcks.get(id) ?? null };
   }
@@ -65,7 +66,7 @@ export class MemoryMessageStore implements MessageStore {
     this.recordedBatches.push(sends.length);
     const moved = new Map<string, { heldAck: AckStatus | null }>();
     for (const s of sends) {
-      const done = await this.markSent(s.id, s.sentAt, s.raw, s.updatedAt ?? this.now());
+      const done = await this.markSent(s.id, s.sentAt, s.raw, s.updatedAt ?? this.now(), s.media !== false);
       if (done) moved.set(s.id, done);
     }
     return moved;

@@ -47,6 +47,19 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     for (const m of [forward, vote, plain]) await messages.markFailed(m.id, 'done with it');
   });
 
+  it('markSentMany drops the media bytes of the media messages of a batch, whichever form of the statement it runs', async () => {
+    const image = { type: 'image' as const, text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } };
+    const [a, b] = [(await messages.insertOutbound(outbound(), null))!, (await messages.insertOutbound(outbound(), null))!];
+    // texts only: the form without the media delete
+    expect([...(await messages.markSentMany([{ id: a.id, sentAt: 1, raw: null, media: false }, { id: b.id, sentAt: 1, raw: null, media: false }])).keys()]).toEqual([a.id, b.id]);
+    const text = (await messages.insertOutbound(outbound(), null))!;
+    const photo = (await messages.insertOutbound(outbound(image), Buffer.from('png')))!;
+    const moved = await messages.markSentMany([{ id: text.id, sentAt: 2, raw: null, media: false }, { id: photo.id, sentAt: 2, raw: null, media: true }]);
+    expect([...moved.keys()].sort()).toEqual([text.id, photo.id].sort());
+    expect(await messages.mediaOf(photo.id)).toBeNull();
+    expect((await messages.findById(photo.id))?.status).toBe('sent');
+  });
+
   it('markSent moves a queued row once and drops the media bytes of a media message', async () => {
     const text = (await messages.insertOutbound(outbound(), null))!;
     expect(await messages.markSent(text.id, 5_000, Buffer.from('raw'))).toEqual({ heldAck: null });

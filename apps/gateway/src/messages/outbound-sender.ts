@@ -263,7 +263,7 @@ export class OutboundSender {
    * overtook a record is applied right after it, after its message.sent.
    */
   private async recordSent(batch: PendingRecord[]): Promise<void> {
-    const records = batch.map(({ row, sentAt, raw }) => ({ id: row.id, sentAt, raw, updatedAt: Math.max(this.clock(), row.createdAt) }));
+    const records = batch.map(({ row, sentAt, raw }) => ({ id: row.id, sentAt, raw, updatedAt: Math.max(this.clock(), row.createdAt), media: row.media !== null }));
     const events = batch.map(({ row }, i) =>
       this.event({ event: 'message.sent', payload: { message: toMessageView({ ...row, status: 'sent', error: null, sentAt: records[i].sentAt, updatedAt: records[i].updatedAt }) } }),
     );

@@ -81,6 +81,8 @@ export interface SentRecord {
   sentAt: number;
   raw: Uint8Array | null;
   updatedAt?: number;
+  /** whether the message is a media message (its row's `media`), whose bytes the record drops; absent: it may be */
+  media?: boolean;
 }
 
 /** The head of a session's send queue, and how the session sends (read in the same query). */
@@ -274,8 +276,9 @@ const insertOutboundManySql = (takeSeqs: string, from: string, answer: string, m
    ${answer}`;
 
 /**
- * An accept statement in two forms: with its media insert, and without it for a batch with no media bytes (texts, the
- * common send), which then has one relation fewer to lock, open and plan for on every execution.
+ * A statement in two forms: with its media step (the accept's insert of the bytes, the record's delete of them), and
+ * without it for a batch with no media (texts, the common send), which then has one relation fewer to lock, open and
+ * set up on every execution.
  */
 interface ByMedia {
   media: PreparedStatement;
@@ -337,8 +340,7 @@ const stillQueuedSql = (alias: string) => `${alias}.status IS NOT DISTINCT FROM 
  * inserted only for a row that moved (each row names its event: `event_id`, the i-th outbox row's id), in one
  * statement. The media delete's list is decided once, before any scan.
  */
-const MARK_SENT_MANY = preparedStatement(
-  'messages_mark_sent_many',
+const markSentManySql = (media: boolean) =>
   `WITH b AS (
      SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::bytea[], $4::timestamptz[], $5::text[]) AS b(id, sent_at, raw, updated_at, event_id)
    ),
@@ -348,10 +350,15 @@ const MARK_SENT_MANY = preparedStatement(
       WHERE messages.id = b.id AND ${stillQueuedSql('messages')}
       RETURNING messages.id, messages.media IS NOT NULL AS has_media, messages.held_ack, b.event_id
    ),
-   media AS (DELETE FROM message_media WHERE message_id = ANY(ARRAY(SELECT id FROM m WHERE has_media))),
+   ${media ? 'media AS (DELETE FROM message_media WHERE message_id = ANY(ARRAY(SELECT id FROM m WHERE has_media))),' : ''}
    outbox AS (${outboxInsertSql(6, 'u.id IN (SELECT event_id FROM m)')})
-   SELECT id, held_ack FROM m`,
-);
+   SELECT id, held_ack FROM m`;
+
+/** MARK_SENT_MANY, and its form for a batch of no media message (no media delete, as `ByMedia`'s accepts). */
+const MARK_SENT_MANY: ByMedia = {
+  media: preparedStatement('messages_mark_sent_many', markSentManySql(true)),
+  none: preparedStatement('messages_mark_sent_many_no_media', markSentManySql(false)),
+};
 
 /** Rank of a held ack (0: none). */
 const HELD_RANK_SQL = rankSql('held_ack', 0);
@@ -698,7 +705,7 @@ export class MessagesRepository {
   async markSentMany(sends: ReadonlyArray<SentRecord>, outbox: OutboxRows = OutboxRows.none): Promise<Map<string, { heldAck: AckStatus | null }>> {
     if (sends.length === 0) return new Map();
     const eventIds = sends.map((_s, i) => outbox.envelopes[i]?.id ?? null);
-    const { rows } = await runPrepared<{ id: string; held_ack: AckStatus | null }>(this.db, MARK_SENT_MANY, [
+    const { rows } = await runPrepared<{ id: string; held_ack: AckStatus | null }>(this.db, sends.some((s) => s.media !== false) ? MARK_SENT_MANY.media : MARK_SENT_MANY.none, [
       sends.map((s) => s.id),
       sends.map((s) => new Date(s.sentAt)),
       sends.map((s) => (s.raw ? Buffer.from(s.raw) : null)),
