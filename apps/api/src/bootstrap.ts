@@ -11,12 +11,13 @@ import { EVENT_TYPES } from '@app/contracts';
 import { randomUlid } from '@app/crypto';
 import { createLogger, Logger, PinoNestLogger, requestLogger } from '@app/observability';
 import { AppModule } from './app.module';
+import { apiPrelude } from './common/api-prelude';
 import { answerClientError } from './common/client-error';
 import { ErrorEnvelopeFilter } from './common/error.filter';
 import { ApiMetrics } from './health/http-metrics';
-import { inputHardening } from './common/input-hardening';
 import { completeOpenApiDocument } from './common/openapi-document';
 import { ApiValidationPipe } from './common/validation.pipe';
+import { RateLimitMiddleware } from './limits/rate-limit.middleware';
 
 export const API_PREFIX = 'api/v1';
 
@@ -59,8 +60,9 @@ export async function createApiApp(
   app.use(`/${API_PREFIX}/sessions/:id/messages`, json({ limit: config.sendBodyLimitBytes, strict: false, type: jsonTypes }));
   app.use(`/${API_PREFIX}/sessions/:id/messages\\:batch`, json({ limit: config.sendBodyLimitBytes, strict: false, type: jsonTypes }));
   app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, strict: false, type: jsonTypes });
-  // NUL bytes, prototype-named keys, deep nesting and over-long URLs are refused here, before any route or pipe
-  app.use(inputHardening());
+  // NUL bytes, prototype-named keys, deep nesting and over-long URLs are refused here, before any route or pipe; then
+  // our routes are timed and rate limited
+  app.use(apiPrelude(app.get(RateLimitMiddleware)));
   // what Node's HTTP parser refuses (bad bytes, huge headers) is answered in the envelope too
   app.getHttpServer().on('clientError', answerClientError);
   app.setGlobalPrefix(API_PREFIX, {
