@@ -3,7 +3,7 @@ import { INestApplication, RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { json } from 'express';
+import { json, Router } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { ApiConfig, ConfigOverrides } from '@app/config';
@@ -11,12 +11,13 @@ import { EVENT_TYPES } from '@app/contracts';
 import { randomUlid } from '@app/crypto';
 import { createLogger, Logger, PinoNestLogger, requestLogger } from '@app/observability';
 import { AppModule } from './app.module';
+import { apiPrelude } from './common/api-prelude';
 import { answerClientError } from './common/client-error';
 import { ErrorEnvelopeFilter } from './common/error.filter';
 import { ApiMetrics } from './health/http-metrics';
-import { inputHardening } from './common/input-hardening';
 import { completeOpenApiDocument } from './common/openapi-document';
 import { ApiValidationPipe } from './common/validation.pipe';
+import { RateLimitMiddleware } from './limits/rate-limit.middleware';
 
 export const API_PREFIX = 'api/v1';
 
@@ -59,8 +60,9 @@ export async function createApiApp(
   app.use(`/${API_PREFIX}/sessions/:id/messages`, json({ limit: config.sendBodyLimitBytes, strict: false, type: jsonTypes }));
   app.use(`/${API_PREFIX}/sessions/:id/messages\\:batch`, json({ limit: config.sendBodyLimitBytes, strict: false, type: jsonTypes }));
   app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, strict: false, type: jsonTypes });
-  // NUL bytes, prototype-named keys, deep nesting and over-long URLs are refused here, before any route or pipe
-  app.use(inputHardening());
+  // NUL bytes, prototype-named keys, deep nesting and over-long URLs are refused here, before any route or pipe; then
+  // our routes are timed and rate limited
+  app.use(apiPrelude(app.get(RateLimitMiddleware)));
   // what Node's HTTP parser refuses (bad bytes, huge headers) is answered in the envelope too
   app.getHttpServer().on('clientError', answerClientError);
   app.setGlobalPrefix(API_PREFIX, {
@@ -73,12 +75,30 @@ export async function createApiApp(
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   // persistAuthorization: a reload of the docs page keeps the pasted key, as a user trying calls one by one expects
   // the served document names the origin it was fetched from, so Swagger UI's "Try it out" calls this very server
-  SwaggerModule.setup('api/docs', app, () => buildOpenApiDocument(app), {
-    jsonDocumentUrl: 'api/docs-json',
-    swaggerOptions: { persistAuthorization: true },
-    patchDocumentOnRequest: (req, _res, document) => ({ ...document, servers: [{ url: requestOrigin(req as IncomingMessage), description: 'this server' }] }),
-  });
+  behindOneLayer(app, DOCS_PATH, () =>
+    SwaggerModule.setup('api/docs', app, () => buildOpenApiDocument(app), {
+      jsonDocumentUrl: 'api/docs-json',
+      swaggerOptions: { persistAuthorization: true },
+      patchDocumentOnRequest: (req, _res, document) => ({ ...document, servers: [{ url: requestOrigin(req as IncomingMessage), description: 'this server' }] }),
+    }),
+  );
   return app;
+}
+
+/** Every path the docs serve (the page, its assets, the JSON and YAML documents), in any case, as the router matches. */
+const DOCS_PATH = /^\/api\/docs/i;
+
+/**
+ * The Express layers `mount` adds (Swagger's are ten, before every route of ours) moved into one router behind one
+ * layer that only the requests of `path` enter: the others no longer try each layer's path on their way to the routes.
+ */
+function behindOneLayer(app: NestExpressApplication, path: RegExp, mount: () => void): void {
+  const stack = (app.getHttpAdapter().getInstance() as { router: ReturnType<typeof Router> }).router.stack;
+  const from = stack.length;
+  mount();
+  const router = Router();
+  router.stack.push(...stack.splice(from));
+  app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => (path.test(req.url ?? '') ? router(req as never, res as never, next) : next()));
 }
 
 /** What the operations alone cannot say: credentials, errors, and the two event channels (webhooks, WebSocket). */

@@ -25,8 +25,9 @@ describe('logger', () => {
 
   it('writes one request line with method, path, status, duration and request id, never headers or the query', () => {
     const info = capture('info');
-    const res = Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: true, setHeader: jest.fn() });
     const req = { method: 'GET', url: '/api/v1/sessions?token=gwk_secret', headers: { authorization: 'Bearer x' } };
+    // like Node's ServerResponse, it knows its request
+    const res = Object.assign(new EventEmitter(), { req, statusCode: 200, writableFinished: true, setHeader: jest.fn() });
     const next = jest.fn();
     requestLogger(info.logger, () => 'req_1')(req as never, res as never, next);
     expect(next).toHaveBeenCalledTimes(1);
@@ -47,9 +48,10 @@ describe('logger', () => {
     const clock = jest.spyOn(performance, 'now').mockReturnValueOnce(1000).mockReturnValueOnce(1012.4);
     try {
       for (const [statusCode, writableFinished] of [[200, true], [503, true], [200, false]] as const) {
-        const res = Object.assign(new EventEmitter(), { statusCode, writableFinished, setHeader: jest.fn() });
+        const req = { method: 'GET', url: '/api/v1/x\\y"z?token=t', headers: {} };
+        const res = Object.assign(new EventEmitter(), { req, statusCode, writableFinished, setHeader: jest.fn() });
         clock.mockReturnValueOnce(1000).mockReturnValueOnce(1012.4);
-        requestLogger(logger, () => 'req_"1"')({ method: 'GET', url: '/api/v1/x\\y"z?token=t', headers: {} } as never, res as never, () => undefined);
+        requestLogger(logger, () => 'req_"1"')(req as never, res as never, () => undefined);
         res.emit('close');
         const level = statusCode >= 500 ? 'error' : writableFinished ? 'info' : 'warn';
         const msg = writableFinished ? `GET /api/v1/x\\y"z ${statusCode} 12ms` : 'GET /api/v1/x\\y"z aborted after 12ms';
@@ -67,8 +69,8 @@ describe('logger', () => {
   it("tells `done` about every request with its duration, in the log's one listener, whatever the log level", () => {
     const silent = capture('silent');
     const done = jest.fn();
-    const res = Object.assign(new EventEmitter(), { statusCode: 204, writableFinished: true, setHeader: jest.fn() });
     const req = { method: 'DELETE', url: '/x', headers: {} };
+    const res = Object.assign(new EventEmitter(), { req, statusCode: 204, writableFinished: true, setHeader: jest.fn() });
     requestLogger(silent.logger, () => 'r', done)(req as never, res as never, () => undefined);
     expect(res.listenerCount('close')).toBe(1);
     res.emit('close');
@@ -80,11 +82,13 @@ describe('logger', () => {
   it('logs a 5xx at error and a request its client abandoned at warn', () => {
     const info = capture('info');
     const log = requestLogger(info.logger, () => 'r');
-    const failed = Object.assign(new EventEmitter(), { statusCode: 503, writableFinished: true });
-    log({ method: 'POST', url: '/x', headers: {} } as never, failed as never, () => undefined);
+    const post = { method: 'POST', url: '/x', headers: {} };
+    const failed = Object.assign(new EventEmitter(), { req: post, statusCode: 503, writableFinished: true });
+    log(post as never, failed as never, () => undefined);
     failed.emit('close');
-    const gone = Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: false });
-    log({ method: 'GET', url: '/y', headers: {} } as never, gone as never, () => undefined);
+    const get = { method: 'GET', url: '/y', headers: {} };
+    const gone = Object.assign(new EventEmitter(), { req: get, statusCode: 200, writableFinished: false });
+    log(get as never, gone as never, () => undefined);
     gone.emit('close');
     expect(info.lines.map((l) => [l.level, String(l.msg).split(' ').slice(0, 3).join(' ')])).toEqual([
       [50, 'POST /x 503'],

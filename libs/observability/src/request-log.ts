@@ -11,6 +11,11 @@ export type RequestIdSource = (req: IncomingMessage, res: ServerResponse) => str
 
 type LoggedRequest = IncomingMessage & { id?: string; originalUrl?: string };
 
+/** When a request began (`performance.now()`), kept on its response for the one listener all responses share. */
+const STARTED = Symbol('started');
+
+type LoggedResponse = ServerResponse & { req: LoggedRequest; [STARTED]?: number };
+
 /** What else wants to know when a request is done (its duration metric), told by the log's one listener. */
 export type RequestDone = (req: LoggedRequest, res: ServerResponse, seconds: number) => void;
 
@@ -36,24 +41,29 @@ function requestLine(logger: Logger, level: 'info' | 'warn' | 'error', id: strin
  * listener (one 'close' listener per request instead of one per concern).
  */
 export function requestLogger(logger: Logger, requestId: RequestIdSource, done?: RequestDone) {
+  const finished = (res: LoggedResponse): void => {
+    const req = res.req;
+    const elapsed = performance.now() - res[STARTED]!;
+    done?.(req, res, elapsed / 1000);
+    const ms = Math.round(elapsed);
+    const aborted = !res.writableFinished;
+    const level = res.statusCode >= 500 ? 'error' : aborted ? 'warn' : 'info';
+    if (!logger.isLevelEnabled(level)) return;
+    const method = req.method ?? '';
+    const path = pathOf(req.originalUrl ?? req.url) ?? '';
+    const msg = aborted ? `${method} ${path} aborted after ${ms}ms` : `${method} ${path} ${res.statusCode} ${ms}ms`;
+    (logger as unknown as Record<symbol, { write(line: string): void }>)[streamSym].write(
+      requestLine(logger, level, req.id!, method, path, res.statusCode, ms, msg),
+    );
+  };
+  // one 'close' listener function for every request, its response as `this`: no closure and no once-wrapper each
+  function onClose(this: LoggedResponse): void {
+    finished(this);
+  }
   return (req: LoggedRequest, res: ServerResponse, next: () => void): void => {
-    const started = performance.now();
-    const id = requestId(req, res);
-    req.id = id;
-    res.once('close', () => {
-      const elapsed = performance.now() - started;
-      done?.(req, res, elapsed / 1000);
-      const ms = Math.round(elapsed);
-      const aborted = !res.writableFinished;
-      const level = res.statusCode >= 500 ? 'error' : aborted ? 'warn' : 'info';
-      if (!logger.isLevelEnabled(level)) return;
-      const method = req.method ?? '';
-      const path = pathOf(req.originalUrl ?? req.url) ?? '';
-      const msg = aborted ? `${method} ${path} aborted after ${ms}ms` : `${method} ${path} ${res.statusCode} ${ms}ms`;
-      (logger as unknown as Record<symbol, { write(line: string): void }>)[streamSym].write(
-        requestLine(logger, level, id, method, path, res.statusCode, ms, msg),
-      );
-    });
+    (res as LoggedResponse)[STARTED] = performance.now();
+    req.id = requestId(req, res);
+    res.on('close', onClose);
     next();
   };
 }

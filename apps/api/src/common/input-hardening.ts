@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { Request } from 'express';
 import { DomainError } from '@app/contracts';
 import { MAX_URL_LENGTH } from './client-error';
 
@@ -81,13 +81,11 @@ export function requestInputProblem(req: Pick<Request, 'originalUrl' | 'query' |
 }
 
 /**
- * Express middleware, mounted after the body parsers and before every route: a refused request is a 422
- * `validation_error` naming the field (414 for an over-long URL), and nothing behind it runs.
+ * What the API's prelude (mounted after the body parsers, before every route) refuses: a 422 `validation_error`
+ * naming the field (414 for an over-long URL), or null. Nothing behind a refusal runs.
  */
-export function inputHardening() {
-  return (req: Request, _res: Response, next: NextFunction): void => {
-    if (req.originalUrl.length > MAX_URL_LENGTH) return next(new DomainError('uri_too_long', `request URL is longer than ${MAX_URL_LENGTH} bytes`));
-    const problem = requestInputProblem(req);
-    next(problem ? new DomainError('validation_error', 'request is invalid', { fields: { [problem.field]: [problem.message] } }) : undefined);
-  };
+export function inputRefusal(req: Request): DomainError | null {
+  if (req.originalUrl.length > MAX_URL_LENGTH) return new DomainError('uri_too_long', `request URL is longer than ${MAX_URL_LENGTH} bytes`);
+  const problem = requestInputProblem(req);
+  return problem ? new DomainError('validation_error', 'request is invalid', { fields: { [problem.field]: [problem.message] } }) : null;
 }

@@ -1,10 +1,9 @@
-import { Injectable, NestMiddleware } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import { Injectable } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Histogram, Registry } from 'prom-client';
 import { metricName, MetricsRegistry } from '@app/infra';
 
-/** Set on a request by HttpMetricsMiddleware: only the requests it sees are timed (the series it always had). */
+/** Set on a request by `timeRequest`: only the requests it marks are timed (the series it always had). */
 const TIMED = Symbol('timed');
 
 type TimedRequest = IncomingMessage & { [TIMED]?: true; route?: { path?: string }; baseUrl?: string };
@@ -48,13 +47,10 @@ export class ApiMetrics {
 }
 
 /**
- * Marks the requests the duration histogram counts (every route of ours, /healthz and /readyz): the timing itself is
- * the request log's (`requestLogger(…, metrics.requestDone)`), which already holds the start and a 'close' listener.
+ * Marks a request the duration histogram counts (every route of ours, /healthz and /readyz; the API's prelude calls
+ * it): the timing itself is the request log's (`requestLogger(…, metrics.requestDone)`), which already holds the
+ * start and a 'close' listener.
  */
-@Injectable()
-export class HttpMetricsMiddleware implements NestMiddleware {
-  use(req: Request, _res: Response, next: NextFunction): void {
-    (req as TimedRequest)[TIMED] = true;
-    next();
-  }
+export function timeRequest(req: IncomingMessage): void {
+  (req as TimedRequest)[TIMED] = true;
 }

@@ -1,4 +1,4 @@
-import { Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { REDIS_CLIENT } from '@app/infra';
 import { LoginBackoff, Redis, RedisKeys, RequestRateLimits } from '@app/redis';
 import { AuthModule } from '../auth/auth.module';
@@ -15,13 +15,11 @@ import { RateLimitMiddleware } from './rate-limit.middleware';
     LimitMetrics,
     OrganizationQuotas,
     LoginThrottle,
+    RateLimitMiddleware,
     { provide: RequestRateLimits, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new RequestRateLimits(redis, keys) },
     { provide: LoginBackoff, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new LoginBackoff(redis, keys) },
   ],
-  exports: [OrganizationQuotas, LoginThrottle],
+  // the middleware runs in the API's prelude (bootstrap), one Express layer with the rest of what precedes the routes
+  exports: [OrganizationQuotas, LoginThrottle, RateLimitMiddleware],
 })
-export class LimitsModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(RateLimitMiddleware).exclude('healthz', 'readyz').forRoutes('{*splat}');
-  }
-}
+export class LimitsModule {}
