@@ -32,7 +32,7 @@ const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { newApiKeyToken, sha256Hex } = dist('libs/crypto/src');
 const { SimEngine } = dist('apps/gateway/src/engine/sim/sim.engine');
-const { benchRun, cpuBreakdown, cpuSnapshot, freePort, percentile } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, percentile, seedMessageHistory } = require('./support');
 const { FLOOR_TABLE_SQL } = require('./messages-floor');
 
 const { runId, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
@@ -191,17 +191,11 @@ async function main() {
 
     await db.query(FLOOR_TABLE_SQL);
     await db.query(
-      `INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, type, text, status, created_at, updated_at, sent_at)
-       SELECT 'msg_history_' || s.k || '_' || i, $1, s.id, 'HISTORY' || i, 'out', $2, 'text', 'history ' || i, 'read', now() - interval '1 day', now() - interval '1 day', now() - interval '1 day'
-         FROM unnest($3::text[]) WITH ORDINALITY AS s(id, k), generate_series(1, $4::int) AS i`,
-      [orgId, TO, sessions, Math.ceil(HISTORY / SESSIONS)],
-    );
-    await db.query(
       `INSERT INTO floor_messages (id, session_id, wa_message_id, chat_jid, text, status, sent_at)
        SELECT 'history-' || i, 'floor-history', 'HISTORY' || i, $1, 'history ' || i, 'sent', now() - interval '1 day' FROM generate_series(1, $2::int) AS i`,
       [TO, HISTORY],
     );
-    await db.query('ANALYZE');
+    await seedMessageHistory(db, orgId, sessions, HISTORY, TO);
     const sentCount = async (tag) =>
       (await db.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'sent' AND text LIKE $1`, [`${tag} %`])).rows[0].n;
     /**

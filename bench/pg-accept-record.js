@@ -4,7 +4,7 @@
 // record (markSentMany with the message.sent outbox row, the gateway's). Four sessions in parallel, groups of
 // BENCH_GROUP messages (1: a lone send), after a history of BENCH_HISTORY analyzed rows. CPU is read from /proc for the
 // run's own backends, so a loaded machine inflates it less than it does wall time. Prints the figures of a pool left
-// to choose its plans (`auto`, the API's) and of the gateway's (genericPlansPool), alternated BENCH_ROUNDS times.
+// to choose its plans (`auto`, the API's) and of the gateway's (GENERIC_PLANS), alternated BENCH_ROUNDS times.
 // `node bench/pg-accept-record.js`
 'use strict';
 const { execFileSync } = require('node:child_process');
@@ -16,7 +16,7 @@ const { Client } = require('pg');
 
 const ROOT = join(__dirname, '..');
 const db = require(join(ROOT, 'dist/libs/database/src'));
-const { benchRun } = require('./support');
+const { benchRun, seedMessageHistory } = require('./support');
 
 const GROUP = Number(process.env.BENCH_GROUP ?? 1);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 4000);
@@ -100,16 +100,10 @@ async function main() {
     for (const s of sessions) {
       await setup.query(`INSERT INTO sessions (id, organization_id, label, status, desired_state, wa_jid) VALUES ($1, $2, 'bench', 'working', 'running', '15550001111@s.whatsapp.net')`, [s, orgId]);
     }
-    await setup.query(
-      `INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, type, text, status)
-       SELECT 'msg_history_' || s.k || '_' || i, $1, s.id, 'HISTORY' || i, 'out', '15550009999@s.whatsapp.net', 'text', 'history', 'read'
-         FROM unnest($2::text[]) WITH ORDINALITY AS s(id, k), generate_series(1, $3::int) AS i`,
-      [orgId, sessions, Math.ceil(HISTORY / SESSIONS)],
-    );
-    await setup.query('ANALYZE');
+    await seedMessageHistory(setup, orgId, sessions, HISTORY, '15550009999@s.whatsapp.net');
     console.log(`PostgreSQL CPU per message (µs, this run's backends): ${MESSAGES} messages over ${SESSIONS} sessions in groups of ${GROUP}, after ${HISTORY} analyzed rows`);
     for (let r = 0; r < ROUNDS; r++) {
-      for (const [name, extra] of [['auto (the API pool)', { max: SESSIONS }], ['generic (the gateway pool)', db.genericPlansPool(SESSIONS)]]) {
+      for (const [name, extra] of [['auto (the API pool)', { max: SESSIONS }], ['generic (the gateway pool)', { max: SESSIONS, ...db.GENERIC_PLANS }]]) {
         const { acceptUs, recordUs } = await measure(extra, orgId, sessions);
         console.log(`  ${name.padEnd(28)} accept ${acceptUs.toFixed(0).padStart(5)}   record ${recordUs.toFixed(0).padStart(5)}`);
       }

@@ -216,6 +216,21 @@ async function dropRun(redis, prefix, pgBase, database) {
 }
 
 /** A run's throwaway database and Redis prefix (BENCH_PG_URL, BENCH_REDIS_URL), and how to remove both. */
+/**
+ * A history in `messages` before a run: `count` outbound messages already read, spread over `sessions` (a gateway in
+ * service has one, and statistics of an empty table give the plans of a new install's first minute), then ANALYZE.
+ * `db`: a connected pg client on the run's database.
+ */
+async function seedMessageHistory(db, organizationId, sessions, count, chatJid) {
+  await db.query(
+    `INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, type, text, status, created_at, updated_at, sent_at)
+     SELECT 'msg_history_' || s.k || '_' || i, $1, s.id, 'HISTORY' || i, 'out', $2, 'text', 'history ' || i, 'read', now() - interval '1 day', now() - interval '1 day', now() - interval '1 day'
+       FROM unnest($3::text[]) WITH ORDINALITY AS s(id, k), generate_series(1, $4::int) AS i`,
+    [organizationId, chatJid, sessions, Math.ceil(count / sessions.length)],
+  );
+  await db.query('ANALYZE');
+}
+
 function benchRun() {
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const pgBase = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
@@ -234,6 +249,7 @@ function benchRun() {
 
 module.exports = {
   benchRun,
+  seedMessageHistory,
   cpuSnapshot,
   cpuBreakdown,
   percentile,

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { EventEnvelope } from '@app/contracts';
-import { dataSourceOptions, genericPlansPool, MessagesRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
+import { dataSourceOptions, GENERIC_PLANS, MessagesRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
@@ -398,11 +398,11 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
 
 describe('MessagesRepository: a send is recorded by its key, whatever the queue (PostgreSQL)', () => {
   // one connection, so the test can EXPLAIN the statement the repository prepared on it, with the gateway's pool
-  // settings (genericPlansPool): generic plans, planned from statistics taken while the queue was empty
+  // settings (GENERIC_PLANS): generic plans, planned from statistics taken while the queue was empty
   let db: DataSource;
   let messages: MessagesRepository;
   beforeAll(async () => {
-    db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, { extra: genericPlansPool(1) })).initialize();
+    db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, { extra: { max: 1, ...GENERIC_PLANS } })).initialize();
     messages = new MessagesRepository(db);
   });
   afterAll(() => db.destroy());

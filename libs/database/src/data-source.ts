@@ -3,7 +3,8 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 
-export function dataSourceOptions(databaseUrl: string, extra: Partial<DataSourceOptions> = {}): DataSourceOptions {
+/** `overrides.extra` (the pg pool's settings) is laid over the default pool (`max: 10`), not instead of it. */
+export function dataSourceOptions(databaseUrl: string, overrides: Partial<DataSourceOptions> = {}): DataSourceOptions {
   return {
     type: 'postgres',
     url: databaseUrl,
@@ -12,22 +13,20 @@ export function dataSourceOptions(databaseUrl: string, extra: Partial<DataSource
     synchronize: false,
     migrationsRun: false,
     logging: false,
-    extra: { max: 10 },
-    ...extra,
+    ...overrides,
+    extra: { max: 10, ...(overrides as { extra?: object }).extra },
   } as DataSourceOptions;
 }
 
 /**
- * The pool's `extra` of a process whose statements all find their rows by key (the gateway): every prepared statement
+ * A pool setting (`extra`) for a process whose statements all find their rows by key (the gateway): every prepared statement
  * runs its generic plan, planned once per connection. Left to choose (`auto`), PostgreSQL keeps planning again on every
  * execution a statement over parameter arrays (`unnest($1::text[])`: a custom plan knows the array's length, the
  * generic one assumes 10 elements, so it always looks dearer for a batch of one or two): the record of a one-message
  * send cost 580–670 µs of PostgreSQL CPU planned each time, 305–380 with its generic plan. Not for the API, whose list
  * queries have optional filters (`$2 IS NULL OR …`) that only a plan made for the values can serve by index.
  */
-export function genericPlansPool(max?: number): Record<string, unknown> {
-  return { ...(max ? { max } : { max: 10 }), options: '-c plan_cache_mode=force_generic_plan' };
-}
+export const GENERIC_PLANS = { options: '-c plan_cache_mode=force_generic_plan' };
 
 /** Creates the database named in the URL when it does not exist yet. */
 export async function ensureDatabase(databaseUrl: string): Promise<boolean> {

@@ -18,7 +18,7 @@ export interface InfraOptions<C extends BaseConfig> {
   config: new () => C;
   /** PostgreSQL pool size of this process */
   poolMax?: number;
-  /** every prepared statement of this process runs its generic plan (`genericPlansPool`): for a process of key lookups only */
+  /** every prepared statement of this process runs its generic plan (`GENERIC_PLANS`): for a process of key lookups only */
   genericPlans?: boolean;
   /** configuration values decided in code, over the environment's */
   overrides?: ConfigOverrides;

@@ -41,24 +41,21 @@ function requestLine(logger: Logger, level: 'info' | 'warn' | 'error', id: strin
  * listener (one 'close' listener per request instead of one per concern).
  */
 export function requestLogger(logger: Logger, requestId: RequestIdSource, done?: RequestDone) {
-  const finished = (res: LoggedResponse): void => {
-    const req = res.req;
-    const elapsed = performance.now() - res[STARTED]!;
-    done?.(req, res, elapsed / 1000);
+  // one 'close' listener function for every request, its response as `this`: no closure and no once-wrapper each
+  function onClose(this: LoggedResponse): void {
+    const { req } = this;
+    const elapsed = performance.now() - this[STARTED]!;
+    done?.(req, this, elapsed / 1000);
     const ms = Math.round(elapsed);
-    const aborted = !res.writableFinished;
-    const level = res.statusCode >= 500 ? 'error' : aborted ? 'warn' : 'info';
+    const aborted = !this.writableFinished;
+    const level = this.statusCode >= 500 ? 'error' : aborted ? 'warn' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     const method = req.method ?? '';
     const path = pathOf(req.originalUrl ?? req.url) ?? '';
-    const msg = aborted ? `${method} ${path} aborted after ${ms}ms` : `${method} ${path} ${res.statusCode} ${ms}ms`;
+    const msg = aborted ? `${method} ${path} aborted after ${ms}ms` : `${method} ${path} ${this.statusCode} ${ms}ms`;
     (logger as unknown as Record<symbol, { write(line: string): void }>)[streamSym].write(
-      requestLine(logger, level, req.id!, method, path, res.statusCode, ms, msg),
+      requestLine(logger, level, req.id!, method, path, this.statusCode, ms, msg),
     );
-  };
-  // one 'close' listener function for every request, its response as `this`: no closure and no once-wrapper each
-  function onClose(this: LoggedResponse): void {
-    finished(this);
   }
   return (req: LoggedRequest, res: ServerResponse, next: () => void): void => {
     (res as LoggedResponse)[STARTED] = performance.now();

@@ -228,8 +228,8 @@ export class OutboundSender {
   /**
    * Records a send the network took (group commit): at once when no record is under way, so a lone send waits for
    * nothing; else with every send the network took while the one under way was written, all in one statement
-   * (`markSentMany`, with the sends other sessions of the gateway record meanwhile: SentRecords) when it is done. Meanwhile the drain goes on to the next row, so at most the sends of one record's
-   * round trip are unrecorded at a time: a crash then leaves them `queued`, and the next drain sends them again with
+   * (`markSentMany`, with the sends other sessions of the gateway record meanwhile: SentRecords) when it is done.
+   * Meanwhile the drain goes on to the next row, so at most the sends of one record's round trip are unrecorded at a time: a crash then leaves them `queued`, and the next drain sends them again with
    * their waMessageIds, which the network stores once (as for a crash between a send and its record before).
    */
   private record(send: PendingRecord): void {

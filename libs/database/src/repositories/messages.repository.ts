@@ -290,8 +290,8 @@ const byMedia = (name: string, takeSeqs: string, from: string, answer: string): 
   none: preparedStatement(`${name}_no_media`, insertOutboundManySql(takeSeqs, from, answer, false)),
 });
 
-const forBatch = (statement: ByMedia, batch: ReadonlyArray<NewOutbound>): PreparedStatement =>
-  batch.some((b) => b.media !== null) ? statement.media : statement.none;
+/** The form for a batch: with the media step when any of it has media. */
+const formFor = (statement: ByMedia, media: boolean): PreparedStatement => (media ? statement.media : statement.none);
 
 /** A bulk send of a session read first (`insertOutboundMany`): the numbers taken from the session row as it is. */
 const INSERT_OUTBOUND_MANY = byMedia(
@@ -521,7 +521,7 @@ export class MessagesRepository {
    */
   async insertOutboundMany(organizationId: string, sessionId: string, batch: ReadonlyArray<NewOutbound>): Promise<Map<string, MessageRow>> {
     if (batch.length === 0) return new Map();
-    const { rows } = await runPrepared<RawRow>(this.db, forBatch(INSERT_OUTBOUND_MANY, batch), outboundManyParams(organizationId, sessionId, batch));
+    const { rows } = await runPrepared<RawRow>(this.db, formFor(INSERT_OUTBOUND_MANY, batch.some((b) => b.media !== null)), outboundManyParams(organizationId, sessionId, batch));
     return new Map(rows.map((r) => [r.id, toRow(r)]));
   }
 
@@ -541,7 +541,7 @@ export class MessagesRepository {
     statuses: readonly string[],
   ): Promise<{ rows: Map<string, MessageRow>; gatewayId: string | null }> {
     if (group.length === 0) return { rows: new Map(), gatewayId: null };
-    const { rows } = await runPrepared<RawRow & { session_gateway_id: string | null }>(this.db, forBatch(INSERT_ACCEPTED_MANY, group), [
+    const { rows } = await runPrepared<RawRow & { session_gateway_id: string | null }>(this.db, formFor(INSERT_ACCEPTED_MANY, group.some((b) => b.media !== null)), [
       ...outboundManyParams(organizationId, sessionId, group),
       statuses,
     ]);
@@ -705,7 +705,7 @@ export class MessagesRepository {
   async markSentMany(sends: ReadonlyArray<SentRecord>, outbox: OutboxRows = OutboxRows.none): Promise<Map<string, { heldAck: AckStatus | null }>> {
     if (sends.length === 0) return new Map();
     const eventIds = sends.map((_s, i) => outbox.envelopes[i]?.id ?? null);
-    const { rows } = await runPrepared<{ id: string; held_ack: AckStatus | null }>(this.db, sends.some((s) => s.media !== false) ? MARK_SENT_MANY.media : MARK_SENT_MANY.none, [
+    const { rows } = await runPrepared<{ id: string; held_ack: AckStatus | null }>(this.db, formFor(MARK_SENT_MANY, sends.some((s) => s.media !== false)), [
       sends.map((s) => s.id),
       sends.map((s) => new Date(s.sentAt)),
       sends.map((s) => (s.raw ? Buffer.from(s.raw) : null)),
