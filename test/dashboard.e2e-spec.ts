@@ -147,6 +147,8 @@ describe('dashboard in a headless browser', () => {
     expect(sessionId).toMatch(/^ses_/);
     const qrImage = `[data-pairing="${sessionId}"] img[data-qr-version]`;
     const img = await page.waitForSelector(qrImage);
+    // the element is there before its PNG is decoded: wait for the image, not only for the tag
+    await page.waitForFunction(`document.querySelector(${JSON.stringify(qrImage)})?.complete === true`);
     expect(await img!.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(100);
     // the PNG the user looks at, as base64
     const shownQr = () =>
