@@ -12,7 +12,8 @@ process.env.COMMAND_TIMEOUT_MS = process.env.E2E_ENGINE === 'baileys' ? '8000' :
 
 import type { EventEnvelope } from '@app/contracts';
 import { GroupsRepository } from '@app/database';
-import { createRedis } from '@app/redis';
+import { GatewayDirectory } from '@app/fleet';
+import { createRedis, RedisKeys } from '@app/redis';
 import type { Redis } from 'ioredis';
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { checkedRequest as request } from './support/api-app';
@@ -173,6 +174,10 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
       socket.once('error', reject);
     });
 
+    // the gateway takes sessions once its registry entry is alive (its health answers first, and with a 2 s TTL a
+    // heartbeat starved on a loaded machine lapses for a moment): a clean-clone CI once got 503 here
+    const directory = new GatewayDirectory(redis, new RedisKeys(process.env.REDIS_KEY_PREFIX!));
+    await waitFor(async () => (await directory.live()).some((g) => g.id === gatewayId), 15000, 'the gateway to take sessions');
     const created = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'Flow', ratePerMin: 10000, ratePerHour: 1000000 });
     expect(created.status).toBe(201);
     sessionId = created.body.id;
