@@ -11,7 +11,7 @@
 //                                          `sent` with one prepared UPDATE, one at a time (as a session sends)
 //
 // Both are child processes of bench/messages.bench.js (forked with IPC: they answer 'ready' with their port or
-// nothing), so their CPU is measured apart like the pipeline's. The table is created by the bench (FLOOR_TABLE_SQL).
+// nothing), so their CPU is measured apart like the pipeline's. The table is created by the bench (createFloorTable).
 'use strict';
 const { join } = require('node:path');
 
@@ -28,6 +28,19 @@ const FLOOR_TABLE_SQL = `CREATE TABLE IF NOT EXISTS floor_messages (
   sent_at timestamptz
 );
 CREATE INDEX IF NOT EXISTS floor_messages_queued ON floor_messages (session_id, seq) WHERE status = 'queued';`;
+
+/**
+ * The floor's table with `count` messages already sent (as many as the pipeline's history, both analyzed after):
+ * `db` a connected pg client on the run's database.
+ */
+async function createFloorTable(db, count, chatJid) {
+  await db.query(FLOOR_TABLE_SQL);
+  await db.query(
+    `INSERT INTO floor_messages (id, session_id, wa_message_id, chat_jid, text, status, sent_at)
+     SELECT 'history-' || i, 'floor-history', 'HISTORY' || i, $1, 'history ' || i, 'sent', now() - interval '1 day' FROM generate_series(1, $2::int) AS i`,
+    [chatJid, count],
+  );
+}
 
 const channel = () => `${process.env.REDIS_KEY_PREFIX}:floor-sends`;
 
@@ -146,4 +159,4 @@ if (require.main === module) {
   });
 }
 
-module.exports = { FLOOR_TABLE_SQL };
+module.exports = { createFloorTable };

@@ -40,7 +40,7 @@ const { migrate, newId } = dist('libs/database/src');
 const { newApiKeyToken, sha256Hex } = dist('libs/crypto/src');
 const { SimEngine } = dist('apps/gateway/src/engine/sim/sim.engine');
 const { benchRun, cpuBreakdown, cpuSnapshot, freePort, percentile, seedMessageHistory } = require('./support');
-const { FLOOR_TABLE_SQL } = require('./messages-floor');
+const { createFloorTable } = require('./messages-floor');
 
 const { runId, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
 const TO = '15550009999@s.whatsapp.net';
@@ -200,12 +200,7 @@ async function main() {
       sessions.push(id);
     }
 
-    await db.query(FLOOR_TABLE_SQL);
-    await db.query(
-      `INSERT INTO floor_messages (id, session_id, wa_message_id, chat_jid, text, status, sent_at)
-       SELECT 'history-' || i, 'floor-history', 'HISTORY' || i, $1, 'history ' || i, 'sent', now() - interval '1 day' FROM generate_series(1, $2::int) AS i`,
-      [TO, HISTORY],
-    );
+    await createFloorTable(db, HISTORY, TO);
     await seedMessageHistory(db, orgId, sessions, HISTORY, TO);
     const sentCount = async (tag) =>
       (await db.query(`SELECT count(*)::int AS n FROM messages WHERE status = 'sent' AND text LIKE $1`, [`${tag} %`])).rows[0].n;

@@ -7,8 +7,6 @@
 // to choose its plans (`auto`, the API's) and of the gateway's (GENERIC_PLANS), alternated BENCH_ROUNDS times.
 // `node bench/pg-accept-record.js`
 'use strict';
-const { execFileSync } = require('node:child_process');
-const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 require('reflect-metadata');
 const { DataSource } = require('typeorm');
@@ -16,7 +14,7 @@ const { Client } = require('pg');
 
 const ROOT = join(__dirname, '..');
 const db = require(join(ROOT, 'dist/libs/database/src'));
-const { benchRun, seedMessageHistory } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, seedMessageHistory } = require('./support');
 
 const GROUP = Number(process.env.BENCH_GROUP ?? 1);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 4000);
@@ -26,24 +24,10 @@ const SESSIONS = 4;
 const { pgBase, DATABASE_URL } = benchRun();
 const database = DATABASE_URL.split('/').pop();
 
-/** CPU µs of this run's backends (their process title names the database). */
-function backendsCpuUs() {
-  let pids = [];
-  try {
-    pids = execFileSync('pgrep', ['-f', ` ${database} `]).toString().trim().split('\n').map(Number);
-  } catch {
-    /* none */
-  }
-  let us = 0;
-  for (const pid of pids) {
-    try {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      us += (Number(f[11]) + Number(f[12])) * 10_000;
-    } catch {
-      /* ended meanwhile */
-    }
-  }
-  return us;
+/** CPU µs of this run's backends since `before` (a cpuSnapshot): support's breakdown, its `postgres` share. */
+function backendsCpuUs(before) {
+  const postgres = cpuBreakdown(before, cpuSnapshot(), {}, database).find(([name]) => name === 'postgres');
+  return (postgres?.[1] ?? 0) * 1e6;
 }
 
 async function measure(extra, orgId, sessions) {
@@ -77,13 +61,13 @@ async function measure(extra, orgId, sessions) {
     // warm: every connection prepared and past its first five executions
     await accept(400);
     await record(accepted.splice(0));
-    let before = backendsCpuUs();
+    let before = cpuSnapshot();
     await accept(MESSAGES);
-    const acceptUs = (backendsCpuUs() - before) / MESSAGES;
+    const acceptUs = backendsCpuUs(before) / MESSAGES;
     const ids = accepted.splice(0);
-    before = backendsCpuUs();
+    before = cpuSnapshot();
     await record(ids);
-    return { acceptUs, recordUs: (backendsCpuUs() - before) / ids.length };
+    return { acceptUs, recordUs: backendsCpuUs(before) / ids.length };
   } finally {
     await ds.destroy();
   }

@@ -215,7 +215,6 @@ async function dropRun(redis, prefix, pgBase, database) {
   await admin.end();
 }
 
-/** A run's throwaway database and Redis prefix (BENCH_PG_URL, BENCH_REDIS_URL), and how to remove both. */
 /**
  * A history in `messages` before a run: `count` outbound messages already read, spread over `sessions` (a gateway in
  * service has one, and statistics of an empty table give the plans of a new install's first minute), then ANALYZE.
@@ -231,6 +230,7 @@ async function seedMessageHistory(db, organizationId, sessions, count, chatJid) 
   await db.query('ANALYZE');
 }
 
+/** A run's throwaway database and Redis prefix (BENCH_PG_URL, BENCH_REDIS_URL), and how to remove both. */
 function benchRun() {
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const pgBase = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
