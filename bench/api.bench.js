@@ -2,6 +2,8 @@
 // API hot-path benchmark: authed GET /api/v1/webhooks/{id} (with an API key, then with a login JWT) against a bare
 // Express 5 hello, in the same run, through autocannon with the same connections and duration. Prints
 // `vs express: <ratio>` (the worse of key and JWT) on a line of its own, and where the CPU went (API, PostgreSQL).
+// Issue 24 item 5: `vs floor` against NestJS + one Redis call + the read (the floor of its own parts), measured in
+// turns, and the split of that distance: the floor's route inside the whole API app, then the GET against that route.
 // Uses its own throwaway database and Redis prefix and removes both at the end.
 'use strict';
 const { fork, spawn } = require('node:child_process');
@@ -69,6 +71,60 @@ if (process.argv[2] === '--nest') {
   return;
 }
 
+// ---------------------------------------------------------------- the floor's route inside the whole API app (child process)
+// The API process as main.js builds it (every module, middleware, guard, pipe and filter), plus one public route,
+// /floor, that does the floor's work: the one Redis call and the prepared read, through the app's own Redis client
+// and pool. It is public and outside the API prefix (no credential, no API-wide limits, no duration metric) and the
+// request line is off (LOG_LEVEL warn); what still runs is what runs before any route (the request id, input
+// hardening) and the global guard's public check. What it costs over the standalone floor is the app's weight.
+if (process.argv[2] === '--in-app') {
+  require('reflect-metadata');
+  process.once('SIGTERM', () => process.exit(0));
+  const { Controller, Get, RequestMethod } = require('@nestjs/common');
+  const { DataSource } = require('typeorm');
+  const api = (p) => require(join(ROOT, 'dist/apps/api/src', p));
+  const { AppModule } = api('app.module');
+  const { API_PREFIX, createApiApp } = api('bootstrap');
+  const { Public } = api('auth/auth.decorators');
+  const { REDIS_CLIENT } = require(join(ROOT, 'dist/libs/infra/src'));
+  const { RateWindows } = require(join(ROOT, 'dist/libs/redis/src'));
+  const { preparedStatement, runPrepared } = require(join(ROOT, 'dist/libs/database/src'));
+  const statement = preparedStatement('floor_webhook', 'SELECT * FROM webhooks WHERE id = $1 AND organization_id = $2');
+  const key = `${process.env.REDIS_KEY_PREFIX}:nest-floor`;
+  let db = null;
+  let windows = null;
+  let n = 0;
+  class FloorController {
+    async floor() {
+      await windows.tryAcceptAll([{ key, windows: [{ limit: 1e9, windowMs: 1000 }] }], `${process.pid}.${++n}`);
+      const { rows } = await runPrepared(db, statement, [process.env.FLOOR_WEBHOOK_ID, process.env.FLOOR_ORG_ID]);
+      return rows[0];
+    }
+  }
+  Get('floor')(FloorController.prototype, 'floor', Object.getOwnPropertyDescriptor(FloorController.prototype, 'floor'));
+  Public()(FloorController);
+  Controller()(FloorController);
+  const forRoot = AppModule.forRoot.bind(AppModule);
+  AppModule.forRoot = (overrides) => {
+    const module = forRoot(overrides);
+    return { ...module, controllers: [...(module.controllers ?? []), FloorController] };
+  };
+  createApiApp()
+    .then(async (app) => {
+      db = app.get(DataSource);
+      windows = new RateWindows(app.get(REDIS_CLIENT));
+      const probe = (path) => ({ path, method: RequestMethod.GET });
+      app.setGlobalPrefix(API_PREFIX, { exclude: [probe('healthz'), probe('readyz'), probe('floor')] });
+      await app.listen(0, '127.0.0.1');
+      process.send({ port: app.getHttpServer().address().port });
+    })
+    .catch((err) => {
+      console.error(err);
+      process.exit(1);
+    });
+  return;
+}
+
 const autocannon = require('autocannon');
 const { Client } = require('pg');
 const { benchRun, cpuSnapshot, dropRun, freePort } = require('./support');
@@ -123,26 +179,31 @@ async function measure(name, url, headers, roles) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** The API's environment, as the bench runs it (main.js, or the in-app floor's child). */
+function apiEnv(port, opsPort) {
+  return {
+    ...process.env,
+    NODE_ENV: 'test',
+    PORT: String(port),
+    // a free ops port: the default (3003) is taken by any other API on the machine
+    API_OPS_PORT: String(opsPort),
+    // the benchmark measures the hot path, not the per-credential / per-IP limits (they would refuse it at once)
+    RATE_LIMIT_CREDENTIAL_PER_MIN: '10000000',
+    RATE_LIMIT_IP_PER_MIN: '10000000',
+    DATABASE_URL,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: PREFIX,
+    SECRET_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    JWT_SECRET,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+  };
+}
+
 /** BENCH_API_NODE_ARGS: e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the API. */
 async function startApi(port, nodeArgs, opsPort) {
   const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/apps/api/src/main.js')], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      PORT: String(port),
-      // a free ops port: the default (3003) is taken by any other API on the machine
-      API_OPS_PORT: String(opsPort),
-      // the benchmark measures the hot path, not the per-credential / per-IP limits (they would refuse it at once)
-      RATE_LIMIT_CREDENTIAL_PER_MIN: '10000000',
-      RATE_LIMIT_IP_PER_MIN: '10000000',
-      DATABASE_URL,
-      REDIS_URL,
-      REDIS_KEY_PREFIX: PREFIX,
-      SECRET_ENCRYPTION_KEY: ENCRYPTION_KEY,
-      JWT_SECRET,
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-    },
+    env: apiEnv(port, opsPort),
     // the request log goes where a deployment's would: out of the process, here to /dev/null
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -168,6 +229,7 @@ async function cleanup() {
 async function main() {
   let api = null;
   let nestPg = null;
+  let inApp = null;
   const express = fork(__filename, ['--express'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const nest = fork(__filename, ['--nest'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const nestRedis = fork(__filename, ['--nest', 'redis'], { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: PREFIX }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -200,6 +262,12 @@ async function main() {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const { port: nestPgPort } = await new Promise((r) => nestPg.once('message', r));
+    inApp = fork(__filename, ['--in-app'], {
+      env: { ...apiEnv(0, await freePort()), LOG_LEVEL: 'warn', FLOOR_WEBHOOK_ID: webhookId, FLOOR_ORG_ID: orgId },
+      execArgv: (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    const { port: inAppPort } = await new Promise((r) => inApp.once('message', r));
 
     const { port: expressPort } = await new Promise((r) => express.once('message', r));
     const { port: nestPort } = await new Promise((r) => nest.once('message', r));
@@ -230,14 +298,23 @@ async function main() {
     const withJwt = (await measure('api (JWT)', url, { authorization: `Bearer ${jwt}` }, apiRoles)).rps;
     // issue 24 item 5 on a shared machine: the floor and the API key measured in turns, so a neighbour's burst hits
     // both sides of a round; the ratio is the median round's, in throughput and in server CPU per request
-    const rounds = [{ rps: withKey / nestPgHello, cpu: nestPgFirst.serverUs / keyFirst.serverUs }];
+    // and the floor's route inside the whole API app (no behaviour of ours per request): what the app's weight alone
+    // costs against the standalone floor, and what our per-request work costs against that
+    const inAppUrl = `http://127.0.0.1:${inAppPort}/floor`;
+    const inAppRoles = { ...bench, [inApp.pid]: 'api' };
+    const inAppOf = async (floor, key) => {
+      const m = await measure('floor in the API', inAppUrl, {}, inAppRoles);
+      return { weight: m.rps / floor.rps, ours: key.rps / m.rps, weightCpu: floor.serverUs / m.serverUs, oursCpu: m.serverUs / key.serverUs };
+    };
+    await load(inAppUrl, {}, WARMUP);
+    const rounds = [{ rps: withKey / nestPgHello, cpu: nestPgFirst.serverUs / keyFirst.serverUs, ...(await inAppOf(nestPgFirst, keyFirst)) }];
     for (let i = 1; i < FLOOR_ROUNDS; i++) {
       const floor = await measure('nest+redis+pg', floorUrl, {}, floorRoles);
       const key = await measure('api (API key)', url, keyHeaders, apiRoles);
-      rounds.push({ rps: key.rps / floor.rps, cpu: floor.serverUs / key.serverUs });
+      rounds.push({ rps: key.rps / floor.rps, cpu: floor.serverUs / key.serverUs, ...(await inAppOf(floor, key)) });
     }
     // stopped and gone before the database is dropped under its pool (and, under --cpu-prof, its profile written)
-    await new Promise((resolve) => nestPg.once('exit', resolve).kill('SIGTERM'));
+    await Promise.all([nestPg, inApp].map((child) => new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM'))));
     console.log(`ratios: API key ${(withKey / bare).toFixed(2)}, JWT ${(withJwt / bare).toFixed(2)}`);
     // where the floor of any API built as the design says lies: NestJS alone, then with the one Redis call per request
     console.log(
@@ -250,12 +327,19 @@ async function main() {
     console.log(`rounds vs floor: req/s ${show(rounds.map((r) => r.rps))}; CPU per request (floor ÷ API) ${show(rounds.map((r) => r.cpu))}`);
     console.log(`vs floor (CPU): ${median(rounds.map((r) => r.cpu)).toFixed(2)}`);
     console.log(`vs floor: ${median(rounds.map((r) => r.rps)).toFixed(2)}`);
+    // the split of that distance: the floor's own route inside the API app, against the standalone floor (the app's
+    // weight), and the API key GET against that route (what our per-request behaviour costs)
+    console.log(
+      `floor in the API app vs floor: ${median(rounds.map((r) => r.weight)).toFixed(2)} (CPU ${median(rounds.map((r) => r.weightCpu)).toFixed(2)}); ` +
+        `API key GET vs floor in the API app: ${median(rounds.map((r) => r.ours)).toFixed(2)} (CPU ${median(rounds.map((r) => r.oursCpu)).toFixed(2)})`,
+    );
   } finally {
     api?.kill('SIGTERM');
     express.kill('SIGTERM');
     nest.kill('SIGTERM');
     nestRedis.kill('SIGTERM');
     nestPg?.kill('SIGTERM');
+    inApp?.kill('SIGTERM');
     await cleanup();
   }
 }
