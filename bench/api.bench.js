@@ -17,6 +17,25 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 /** Rounds of floor-then-API-key measured in turns for `vs floor` (the first is the main run's pair). */
 const FLOOR_ROUNDS = Math.max(1, Number(process.env.BENCH_FLOOR_ROUNDS ?? 3));
 
+/** The floor's read: the webhook row, as the API reads it, one named prepared statement (both floors run it). */
+const FLOOR_READ = { name: 'floor_webhook', text: 'SELECT * FROM webhooks WHERE id = $1 AND organization_id = $2' };
+/** The floor's one Redis call: RateWindows' script on one key, with a window that never refuses. */
+const floorHit = (windows, n) =>
+  windows.tryAcceptAll([{ key: `${process.env.REDIS_KEY_PREFIX}:nest-floor`, windows: [{ limit: 1e9, windowMs: 1000 }] }], `${process.pid}.${n}`);
+
+/** A child's app listening on a free port, which it tells the parent; a failure to start ends the child. */
+function listenAndReport(ready) {
+  ready
+    .then(async (app) => {
+      await app.listen(0, '127.0.0.1');
+      process.send({ port: app.getHttpServer().address().port });
+    })
+    .catch((err) => {
+      console.error(err);
+      process.exit(1);
+    });
+}
+
 // ---------------------------------------------------------------- bare Express 5 (child process)
 if (process.argv[2] === '--express') {
   const express = require('express');
@@ -41,7 +60,7 @@ if (process.argv[2] === '--nest') {
     async hello() {
       if (!pool) return { hello: 'world' };
       // the webhook row, as the API reads it: one named prepared statement on a pg pool
-      const { rows } = await pool.query({ name: 'floor_webhook', text: 'SELECT * FROM webhooks WHERE id = $1 AND organization_id = $2', values: [process.env.FLOOR_WEBHOOK_ID, process.env.FLOOR_ORG_ID] });
+      const { rows } = await pool.query({ ...FLOOR_READ, values: [process.env.FLOOR_WEBHOOK_ID, process.env.FLOOR_ORG_ID] });
       return rows[0];
     }
   }
@@ -49,25 +68,20 @@ if (process.argv[2] === '--nest') {
   Controller()(HelloController);
   class HelloModule {}
   Module({ controllers: [HelloController] })(HelloModule);
-  NestFactory.create(HelloModule, { logger: false })
-    .then(async (app) => {
+  listenAndReport(
+    NestFactory.create(HelloModule, { logger: false }).then(async (app) => {
       if (withPg) pool = new (require('pg').Pool)({ connectionString: process.env.DATABASE_URL, max: 10 });
       if (withRedis) {
         const { createRedis, RateWindows } = require(join(ROOT, 'dist/libs/redis/src'));
         const windows = new RateWindows(createRedis(process.env.REDIS_URL));
-        const key = `${process.env.REDIS_KEY_PREFIX}:nest-floor`;
         let n = 0;
         app.use((req, res, next) => {
-          windows.tryAcceptAll([{ key, windows: [{ limit: 1e9, windowMs: 1000 }] }], `${process.pid}.${++n}`).then(() => next(), next);
+          floorHit(windows, ++n).then(() => next(), next);
         });
       }
-      await app.listen(0, '127.0.0.1');
-      process.send({ port: app.getHttpServer().address().port });
-    })
-    .catch((err) => {
-      console.error(err);
-      process.exit(1);
-    });
+      return app;
+    }),
+  );
   return;
 }
 
@@ -89,14 +103,13 @@ if (process.argv[2] === '--in-app') {
   const { REDIS_CLIENT } = require(join(ROOT, 'dist/libs/infra/src'));
   const { RateWindows } = require(join(ROOT, 'dist/libs/redis/src'));
   const { preparedStatement, runPrepared } = require(join(ROOT, 'dist/libs/database/src'));
-  const statement = preparedStatement('floor_webhook', 'SELECT * FROM webhooks WHERE id = $1 AND organization_id = $2');
-  const key = `${process.env.REDIS_KEY_PREFIX}:nest-floor`;
+  const statement = preparedStatement(FLOOR_READ.name, FLOOR_READ.text);
   let db = null;
   let windows = null;
   let n = 0;
   class FloorController {
     async floor() {
-      await windows.tryAcceptAll([{ key, windows: [{ limit: 1e9, windowMs: 1000 }] }], `${process.pid}.${++n}`);
+      await floorHit(windows, ++n);
       const { rows } = await runPrepared(db, statement, [process.env.FLOOR_WEBHOOK_ID, process.env.FLOOR_ORG_ID]);
       return rows[0];
     }
@@ -109,19 +122,15 @@ if (process.argv[2] === '--in-app') {
     const module = forRoot(overrides);
     return { ...module, controllers: [...(module.controllers ?? []), FloorController] };
   };
-  createApiApp()
-    .then(async (app) => {
+  listenAndReport(
+    createApiApp().then(async (app) => {
       db = app.get(DataSource);
       windows = new RateWindows(app.get(REDIS_CLIENT));
       const probe = (path) => ({ path, method: RequestMethod.GET });
       app.setGlobalPrefix(API_PREFIX, { exclude: [probe('healthz'), probe('readyz'), probe('floor')] });
-      await app.listen(0, '127.0.0.1');
-      process.send({ port: app.getHttpServer().address().port });
-    })
-    .catch((err) => {
-      console.error(err);
-      process.exit(1);
-    });
+      return app;
+    }),
+  );
   return;
 }
 
