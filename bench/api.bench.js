@@ -136,7 +136,7 @@ if (process.argv[2] === '--in-app') {
 
 const autocannon = require('autocannon');
 const { Client } = require('pg');
-const { benchRun, cpuSnapshot, dropRun, freePort } = require('./support');
+const { benchRun, cpuSnapshot, dropRun, freePort, median, nodeArgsFrom } = require('./support');
 const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { SecretBox } = dist('libs/crypto/src');
@@ -185,8 +185,6 @@ async function measure(name, url, headers, roles) {
   const server = Object.values(roles).find((k) => k !== 'autocannon');
   return { rps, serverUs: ((cpu[server] ?? 0) / r.requests.total) * 1e6 };
 }
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The API's environment, as the bench runs it (main.js, or the in-app floor's child). */
 function apiEnv(port, opsPort) {
@@ -273,7 +271,7 @@ async function main() {
     const { port: nestPgPort } = await new Promise((r) => nestPg.once('message', r));
     inApp = fork(__filename, ['--in-app'], {
       env: { ...apiEnv(0, await freePort()), LOG_LEVEL: 'warn', FLOOR_WEBHOOK_ID: webhookId, FLOOR_ORG_ID: orgId },
-      execArgv: (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      execArgv: nodeArgsFrom('BENCH_API_NODE_ARGS'),
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     const { port: inAppPort } = await new Promise((r) => inApp.once('message', r));
@@ -282,7 +280,7 @@ async function main() {
     const { port: nestPort } = await new Promise((r) => nest.once('message', r));
     const { port: nestRedisPort } = await new Promise((r) => nestRedis.once('message', r));
     const apiPort = await freePort();
-    api = await startApi(apiPort, (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean), await freePort());
+    api = await startApi(apiPort, nodeArgsFrom('BENCH_API_NODE_ARGS'), await freePort());
     const url = `http://127.0.0.1:${apiPort}/api/v1/webhooks/${webhookId}`;
     const check = await fetch(url, { headers: { authorization: `Bearer ${keyToken}` } });
     if (check.status !== 200) throw new Error(`GET ${url} answered ${check.status}: ${await check.text()}`);

@@ -39,7 +39,7 @@ const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { newApiKeyToken, sha256Hex } = dist('libs/crypto/src');
 const { SimEngine } = dist('apps/gateway/src/engine/sim/sim.engine');
-const { benchRun, cpuBreakdown, cpuSnapshot, freePort, percentile, seedMessageHistory } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nodeArgsFrom, percentile, seedMessageHistory } = require('./support');
 const { createFloorTable } = require('./messages-floor');
 
 const { runId, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
@@ -68,7 +68,7 @@ async function startProcess(name, entry, env, healthUrl) {
   // BENCH_NODE_ARGS: more flags for every process (e.g. "--perf-basic-prof" to read it with `perf`)
   const prof = [
     ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
-    ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ...nodeArgsFrom('BENCH_NODE_ARGS'),
   ];
   const child = spawn(process.execPath, [...prof, join(ROOT, entry)], {
     cwd: ROOT,
@@ -383,7 +383,7 @@ async function main() {
     roundTripLines('floor', floor.roundTrips);
     console.log(`vs engine: ${(pipeline.rate / engine).toFixed(2)}`);
     if (pairs.length > 1) console.log(`pairs vs floor (pipeline ÷ floor, in turns): ${pairs.map((x) => x.toFixed(2)).join(', ')}`);
-    console.log(`vs floor: ${[...pairs].sort((a, b) => a - b)[Math.floor(pairs.length / 2)].toFixed(2)}`);
+    console.log(`vs floor: ${median(pairs).toFixed(2)}`);
     if (bulk) console.log(`bulk vs engine: ${(bulk.rate / engine).toFixed(2)}`);
   } finally {
     clearTimeout(bound);

@@ -192,6 +192,12 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** The middle value of `xs` (unsorted; the upper one of the two middles for an even count). */
+const median = (xs) => percentile([...xs].sort((a, b) => a - b), 50);
+
+/** Extra Node flags for the processes a bench starts, from the environment variable `name` (space-separated). */
+const nodeArgsFrom = (name) => (process.env[name] ?? '').split(' ').filter(Boolean);
+
 async function freePort() {
   return new Promise((resolve) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
@@ -253,6 +259,8 @@ module.exports = {
   cpuSnapshot,
   cpuBreakdown,
   percentile,
+  median,
+  nodeArgsFrom,
   freePort,
   dropRun,
   rssMb,

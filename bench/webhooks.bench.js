@@ -61,7 +61,7 @@ const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { EventPublisher } = dist('libs/events/src');
 const { SecretBox } = dist('libs/crypto/src');
-const { benchRun, cpuBreakdown, cpuSnapshot, freePort, percentile } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nodeArgsFrom, percentile } = require('./support');
 
 const { runId, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
 
@@ -151,8 +151,7 @@ async function bullmqBaseline(port, child) {
 
 async function startDispatcher(opsPort) {
   // BENCH_DISPATCHER_NODE_ARGS: e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the dispatcher
-  const nodeArgs = (process.env.BENCH_DISPATCHER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/apps/webhook-dispatcher/src/main.js')], {
+  const child = spawn(process.execPath, [...nodeArgsFrom('BENCH_DISPATCHER_NODE_ARGS'), join(ROOT, 'dist/apps/webhook-dispatcher/src/main.js')], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -215,7 +214,7 @@ async function main() {
     let snap = cpuSnapshot();
     const rawRuns = [];
     for (let r = 0; r < (skip ? 0 : RAW_RUNS); r++) rawRuns.push(await rawBaseline(port, EVENTS));
-    const raw = skip ? NaN : [...rawRuns].sort((a, b) => a - b)[Math.floor(RAW_RUNS / 2)];
+    const raw = skip ? NaN : median(rawRuns);
     // CPU per delivery over all raw runs together
     const rawCpu = cpuBreakdown(snap, (snap = cpuSnapshot()), baseRoles).map(([k, v]) => [k, v / Math.max(1, RAW_RUNS)]);
     const bull = skip ? NaN : await bullmqBaseline(port, receiver);
