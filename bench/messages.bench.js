@@ -14,14 +14,20 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 3000);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 4);
 /** POSTs in flight at once, spread over the sessions */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
-/** POSTs before the measured ones, on each side (BENCH_WARMUP) */
-const WARMUP = Math.min(Number(process.env.BENCH_WARMUP ?? 300), MESSAGES);
 /**
- * Pairs of the pipeline and the floor measured in turns (BENCH_FLOOR_ROUNDS, 3): `vs floor` is the median pair's, as
- * one pair moved 0.63–0.75 between runs on an idle machine. The first pair is the one the detail lines describe.
- * bench:round-trips counts one pair.
+ * POSTs before the measured ones, on each side (BENCH_WARMUP): the sustained rate is a warm process's. The pipeline's
+ * processes hold far more code than the floor's and take longer to compile: API CPU per message fell 803 → 583 → 443
+ * over its first three 3 000-message runs and then held (443–513), the floor's API 613 → 423 → 373 (session 15).
  */
-const FLOOR_ROUNDS = process.env.BENCH_ROUND_TRIPS === '1' ? 1 : Math.max(1, Number(process.env.BENCH_FLOOR_ROUNDS ?? 3));
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 9000);
+/**
+ * Pairs of the pipeline and the floor measured in turns (BENCH_FLOOR_ROUNDS, 5): `vs floor` is the median pair's, as
+ * one pair moved 0.63–0.75 between runs on an idle machine, and warm pairs of one run 0.65–0.80 on a busy one. The first
+ * pair is the one the detail lines describe. bench:round-trips counts one pair.
+ */
+const FLOOR_ROUNDS = process.env.BENCH_ROUND_TRIPS === '1' ? 1 : Math.max(1, Number(process.env.BENCH_FLOOR_ROUNDS ?? 5));
+/** Runs of the engine loop (`SimEngine send loop` is their median). */
+const ENGINE_RUNS = 5;
 /** messages per POST …/messages:batch in the bulk measurement (0 skips it), and batches in flight */
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
 const BATCH_CONCURRENCY = Number(process.env.BENCH_BATCH_CONCURRENCY ?? 4);
@@ -100,8 +106,12 @@ function memoryAuth(sessionId) {
   };
 }
 
-/** The limit: SESSIONS SimEngine connections, each sending its share one message at a time in a loop. */
-async function engineBaseline(simUrl, total) {
+/**
+ * The limit: SESSIONS SimEngine connections, each sending its share one message at a time in a loop, after the same
+ * warm-up as every other side; the median of ENGINE_RUNS runs, as one run of a loop this short (~0.1 s) moved
+ * 27 000–41 000 msgs/s within a run.
+ */
+async function engineBaseline(simUrl, total, roles) {
   const engine = new SimEngine({ simUrl });
   const logger = require('pino')({ level: 'silent' });
   const conns = [];
@@ -124,18 +134,25 @@ async function engineBaseline(simUrl, total) {
   const send = (conn, i) => conn.send({ waMessageId: `3EB0${randomBytes(9).toString('hex').toUpperCase()}`, to: TO, content: { type: 'text', text: `raw ${i}` }, quoted: null, mentions: [] });
   // warm-up, as the pipeline gets one
   await Promise.all(conns.map(async (conn, s) => { for (let i = 0; i < WARMUP / SESSIONS; i++) await send(conn, `w${s}-${i}`); }));
-  const started = performance.now();
-  await Promise.all(conns.map(async (conn, s) => { for (let i = s; i < total; i += SESSIONS) await send(conn, i); }));
-  const seconds = (performance.now() - started) / 1000;
+  const rates = [];
+  const cpuBefore = cpuSnapshot();
+  for (let run = 0; run < ENGINE_RUNS; run++) {
+    const started = performance.now();
+    await Promise.all(conns.map(async (conn, s) => { for (let i = s; i < total; i += SESSIONS) await send(conn, `${run}-${i}`); }));
+    rates.push(total / ((performance.now() - started) / 1000));
+  }
+  // CPU per message over the measured runs only (not the warm-up)
+  const cpu = cpuBreakdown(cpuBefore, cpuSnapshot(), roles, DATABASE_URL.split('/').pop()).map(([k, v]) => [k, v / ENGINE_RUNS]);
   await Promise.all(conns.map((c) => c.close()));
-  return total / seconds;
+  return { rate: median(rates), cpu };
 }
 
-async function stopChildren() {
+/** Stops `which` of the children (all by default): SIGTERM, then SIGKILL after 10 s. */
+async function stopChildren(which = () => true) {
   // a child that already died never emits 'exit' again: only wait for live ones, and never longer than 10 s
   await Promise.all(
     children
-      .filter((c) => c.exitCode === null && c.signalCode === null)
+      .filter((c) => c.exitCode === null && c.signalCode === null && which(c))
       .map((c) => {
         const exited = new Promise((r) => c.once('exit', r));
         c.kill('SIGTERM');
@@ -145,7 +162,16 @@ async function stopChildren() {
   );
 }
 
+/** The most a session accepts in any 60 s (the API's maximum ratePerMin, set on the bench's sessions). */
+const RATE_PER_MIN = 10000;
+
 async function main() {
+  // every pipeline and bulk POST counts against its session's rate, and the run lasts about a minute: a configuration
+  // that could pass the sessions' rates is refused here, before a 429 ends the run halfway
+  const sends = WARMUP + MESSAGES * FLOOR_ROUNDS + (BATCH > 0 ? WARMUP + MESSAGES : 0);
+  if (sends > SESSIONS * RATE_PER_MIN) {
+    throw new Error(`${sends} sends over ${SESSIONS} sessions could pass their ${RATE_PER_MIN}/min rate: lower BENCH_WARMUP, BENCH_MESSAGES or BENCH_FLOOR_ROUNDS, or raise BENCH_SESSIONS`);
+  }
   const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
   const bound = setTimeout(() => {
     console.error('benchmark exceeded its time bound');
@@ -154,6 +180,7 @@ async function main() {
   }, 480_000);
   let db = null;
   let pool = null;
+  let sim = null;
   try {
     console.log(`messaging benchmark: ${MESSAGES} texts over ${SESSIONS} sessions, ${CONCURRENCY} POSTs in flight, sim engine, everything local`);
     await migrate(DATABASE_URL);
@@ -168,13 +195,13 @@ async function main() {
 
     const simPort = await freePort();
     const simUrl = `http://127.0.0.1:${simPort}`;
-    const sim = await startProcess('simulator', 'dist/apps/network-sim/src/main.js', { SIM_PORT: String(simPort), SIM_HOST: '127.0.0.1', SIM_QR_INTERVAL_MS: '60000' }, `${simUrl}/healthz`);
+    sim = await startProcess('simulator', 'dist/apps/network-sim/src/main.js', { SIM_PORT: String(simPort), SIM_HOST: '127.0.0.1', SIM_QR_INTERVAL_MS: '60000' }, `${simUrl}/healthz`);
     const gwPort = await freePort();
     const gateway = await startProcess('gateway', 'dist/apps/gateway/src/main.js', {
       GATEWAY_ID: `bench-gw-${runId}`, GATEWAY_ENGINE: 'sim', NETWORK_SIM_URL: simUrl, GATEWAY_HEALTH_PORT: String(gwPort),
-      // profiled: the SIGTERM drain (no other gateway to take the sessions) must end before the bench's SIGKILL, or
-      // the gateway's profile is never written
-      ...(process.env.BENCH_CPU_PROF ? { GATEWAY_DRAIN_GRACE_MS: '1000' } : {}),
+      // its SIGTERM drain (no other gateway to take the sessions) ends at once: the bench's SIGKILL after 10 s would
+      // lose a profile's write, and the gateway stops before the simulator, so it has no reconnects to log
+      GATEWAY_DRAIN_GRACE_MS: '1000',
     }, `http://127.0.0.1:${gwPort}/healthz`);
     const apiPort = await freePort();
     const api = await startProcess('api', 'dist/apps/api/src/main.js', {
@@ -191,7 +218,7 @@ async function main() {
     };
     const sessions = [];
     for (let s = 0; s < SESSIONS; s++) {
-      const created = await call('POST', '/api/v1/sessions', { label: `bench ${s}`, ratePerMin: 10000, ratePerHour: 1000000 });
+      const created = await call('POST', '/api/v1/sessions', { label: `bench ${s}`, ratePerMin: RATE_PER_MIN, ratePerHour: 1000000 });
       if (created.status !== 201) throw new Error(`creating a session: ${created.status} ${JSON.stringify(created.body)}`);
       const id = created.body.id;
       await waitUntil(async () => (await (await fetch(`${simUrl}/sim/sessions/${id}`)).json()).qr, 15000, 'a QR');
@@ -339,19 +366,19 @@ async function main() {
     const floor = await measure('bench', floorPost, drainedOf('floor_messages'), floorSent, floorRoles);
     // more pairs in turns, so that a neighbour's burst or the machine's drift hits both sides of a pair
     const pairs = [pipeline.rate / floor.rate];
+    const pairRates = [[pipeline.rate, floor.rate]];
     for (let r = 2; r <= FLOOR_ROUNDS; r++) {
       const again = await measure(`round${r}`, post, drainedOf('messages'), sentCount);
       const floorAgain = await measure(`floor${r}`, floorPost, drainedOf('floor_messages'), floorSent, floorRoles);
       pairs.push(again.rate / floorAgain.rate);
+      pairRates.push([again.rate, floorAgain.rate]);
     }
     await floorPool.close();
     floorApi.kill('SIGTERM');
     floorConsumer.kill('SIGTERM');
 
     // the limit, on the same simulator, after the pipeline has finished (so the two never share the CPU)
-    const baseCpuBefore = cpuSnapshot();
-    const engine = await engineBaseline(simUrl, MESSAGES);
-    const engineCpu = cpuBreakdown(baseCpuBefore, cpuSnapshot(), roles, DATABASE_URL.split('/').pop());
+    const { rate: engine, cpu: engineCpu } = await engineBaseline(simUrl, MESSAGES, roles);
 
     const cores = require('node:os').cpus().length;
     console.log('');
@@ -382,13 +409,18 @@ async function main() {
     if (bulk) roundTripLines('bulk', bulk.roundTrips);
     roundTripLines('floor', floor.roundTrips);
     console.log(`vs engine: ${(pipeline.rate / engine).toFixed(2)}`);
-    if (pairs.length > 1) console.log(`pairs vs floor (pipeline ÷ floor, in turns): ${pairs.map((x) => x.toFixed(2)).join(', ')}`);
+    if (pairs.length > 1) {
+      const rates = pairRates.map(([p, f]) => `${p.toFixed(0)}/${f.toFixed(0)}`).join(', ');
+      console.log(`pairs vs floor (pipeline ÷ floor, in turns): ${pairs.map((x) => x.toFixed(2)).join(', ')} (msgs/s: ${rates})`);
+    }
     console.log(`vs floor: ${median(pairs).toFixed(2)}`);
     if (bulk) console.log(`bulk vs engine: ${(bulk.rate / engine).toFixed(2)}`);
   } finally {
     clearTimeout(bound);
     await pool?.close();
     await db?.end().catch(() => undefined);
+    // the simulator last: a session whose network went first would retry (and log it) until its gateway stopped
+    await stopChildren((c) => c !== sim);
     await stopChildren();
     await cleanup(redis);
     redis.disconnect();
