@@ -136,13 +136,13 @@ if (process.argv[2] === '--in-app') {
 
 const autocannon = require('autocannon');
 const { Client } = require('pg');
-const { benchRun, cpuSnapshot, dropRun, freePort, median, nodeArgsFrom } = require('./support');
+const { benchRun, cpuSnapshot, freePort, median, nodeArgsFrom } = require('./support');
 const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { SecretBox } = dist('libs/crypto/src');
 const { signAccessToken } = dist('apps/api/src/auth/access-token');
 
-const { runId, pgBase, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY } = benchRun();
+const { database, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup: dropRun } = benchRun();
 const JWT_SECRET = randomBytes(32).toString('hex');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -155,7 +155,7 @@ function cpuSplit(before, after, roles) {
     if (used <= 0) continue;
     let name = roles[pid] ?? (a.comm === 'redis-server' ? a.comm : 'other');
     // a PostgreSQL backend's title names its database: only this run's count, not a neighbour's test run
-    if (a.comm === 'postgres') name = a.cmdline.includes(`gw_bench_${runId}`) ? 'postgres' : 'other';
+    if (a.comm === 'postgres') name = a.cmdline.includes(database) ? 'postgres' : 'other';
     out[name] = (out[name] ?? 0) + used;
   }
   return out;
@@ -229,7 +229,7 @@ async function startApi(port, nodeArgs, opsPort) {
 async function cleanup() {
   const IORedis = require('ioredis');
   const redis = new IORedis(REDIS_URL);
-  await dropRun(redis, PREFIX, pgBase, `gw_bench_${runId}`);
+  await dropRun(redis);
   redis.disconnect();
 }
 

@@ -21,8 +21,7 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 4000);
 const HISTORY = Number(process.env.BENCH_HISTORY ?? 20000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SESSIONS = 4;
-const { pgBase, DATABASE_URL } = benchRun();
-const database = DATABASE_URL.split('/').pop();
+const { pgBase, database, DATABASE_URL } = benchRun();
 
 /** CPU µs of this run's backends since `before` (a cpuSnapshot): support's breakdown, its `postgres` share. */
 function backendsCpuUs(before) {

@@ -245,6 +245,8 @@ function benchRun() {
   return {
     runId,
     pgBase,
+    /** the run's throwaway database (its name, as a PostgreSQL backend's title shows it) */
+    database,
     DATABASE_URL: `${pgBase}/${database}`,
     REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     PREFIX,
