@@ -414,6 +414,13 @@ async function main() {
     }
     console.log(`vs floor: ${median(ratios).toFixed(2)}`);
     if (bulk) console.log(`bulk vs engine: ${(bulk.rate / engine).toFixed(2)}`);
+    // issue 24 item 3's arithmetic, per run: the most the bulk path could reach on these cores at its measured CPU per
+    // message (every process of the path busy 100 % of the time, no wait anywhere), and what that would be of the engine
+    if (bulk?.cpu.length) {
+      const bulkCpu = bulk.cpu.filter(([k]) => !k.startsWith('other')).reduce((s, [, v]) => s + v, 0) / MESSAGES;
+      const ceiling = cores / bulkCpu;
+      console.log(`bulk ceiling (${cores} cores ÷ ${(bulkCpu * 1e6).toFixed(0)} µs per message): ${ceiling.toFixed(0)} msgs/s, ${(ceiling / engine).toFixed(2)} of the engine loop`);
+    }
   } finally {
     clearTimeout(bound);
     await pool?.close();
