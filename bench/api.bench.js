@@ -136,7 +136,7 @@ if (process.argv[2] === '--in-app') {
 
 const autocannon = require('autocannon');
 const { Client } = require('pg');
-const { benchRun, cpuSnapshot, freePort, median, nodeArgsFrom } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nodeArgsFrom } = require('./support');
 const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { SecretBox } = dist('libs/crypto/src');
@@ -147,15 +147,14 @@ const JWT_SECRET = randomBytes(32).toString('hex');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** CPU between two snapshots: the bench's own processes by role, PostgreSQL backends and Redis by name. */
+/**
+ * CPU between two snapshots: the bench's own processes by role, this run's PostgreSQL backends and Redis by name
+ * (support's cpuBreakdown), everything else together as `other`.
+ */
 function cpuSplit(before, after, roles) {
   const out = {};
-  for (const [pid, a] of Object.entries(after)) {
-    const used = a.seconds - (before[pid]?.seconds ?? 0);
-    if (used <= 0) continue;
-    let name = roles[pid] ?? (a.comm === 'redis-server' ? a.comm : 'other');
-    // a PostgreSQL backend's title names its database: only this run's count, not a neighbour's test run
-    if (a.comm === 'postgres') name = a.cmdline.includes(database) ? 'postgres' : 'other';
+  for (const [k, used] of cpuBreakdown(before, after, roles, database)) {
+    const name = k.startsWith('other') ? 'other' : k;
     out[name] = (out[name] ?? 0) + used;
   }
   return out;

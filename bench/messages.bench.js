@@ -86,11 +86,14 @@ async function startProcess(name, entry, env, healthUrl) {
   return child;
 }
 
+/** A breakdown's entries of the bench's own processes and servers (cpuBreakdown names everything else `other (…)`). */
+const ownCpu = (breakdown) => breakdown.filter(([k]) => !k.startsWith('other'));
+/** CPU seconds per message of a breakdown's own processes, all together. */
+const ownCpuPerMessage = (breakdown, n) => ownCpu(breakdown).reduce((s, [, v]) => s + v, 0) / n;
+
 function cpuLine(breakdown, n) {
-  const own = breakdown.filter(([k]) => !k.startsWith('other'));
-  const parts = own.filter(([, v]) => v >= 0.02).map(([k, v]) => `${k} ${((v / n) * 1e6).toFixed(0)}`);
-  const total = own.reduce((s, [, v]) => s + v, 0);
-  return `${parts.join(', ')}; total ${((total / n) * 1e6).toFixed(0)} µs per message (without "other")`;
+  const parts = ownCpu(breakdown).filter(([, v]) => v >= 0.02).map(([k, v]) => `${k} ${((v / n) * 1e6).toFixed(0)}`);
+  return `${parts.join(', ')}; total ${(ownCpuPerMessage(breakdown, n) * 1e6).toFixed(0)} µs per message (without "other")`;
 }
 
 /** An AuthStateStore in memory: the baseline's devices need their credential only while the bench runs. */
@@ -417,7 +420,7 @@ async function main() {
     // issue 24 item 3's arithmetic, per run: the most the bulk path could reach on these cores at its measured CPU per
     // message (every process of the path busy 100 % of the time, no wait anywhere), and what that would be of the engine
     if (bulk?.cpu.length) {
-      const bulkCpu = bulk.cpu.filter(([k]) => !k.startsWith('other')).reduce((s, [, v]) => s + v, 0) / MESSAGES;
+      const bulkCpu = ownCpuPerMessage(bulk.cpu, MESSAGES);
       const ceiling = cores / bulkCpu;
       console.log(`bulk ceiling (${cores} cores ÷ ${(bulkCpu * 1e6).toFixed(0)} µs per message): ${ceiling.toFixed(0)} msgs/s, ${(ceiling / engine).toFixed(2)} of the engine loop`);
     }
