@@ -136,7 +136,7 @@ if (process.argv[2] === '--in-app') {
 
 const autocannon = require('autocannon');
 const { Client } = require('pg');
-const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nodeArgsFrom } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, isOtherCpu, median, nodeArgsFrom } = require('./support');
 const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { SecretBox } = dist('libs/crypto/src');
@@ -154,7 +154,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function cpuSplit(before, after, roles) {
   const out = {};
   for (const [k, used] of cpuBreakdown(before, after, roles, database)) {
-    const name = k.startsWith('other') ? 'other' : k;
+    const name = isOtherCpu(k) ? 'other' : k;
     out[name] = (out[name] ?? 0) + used;
   }
   return out;

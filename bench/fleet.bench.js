@@ -19,7 +19,7 @@
 'use strict';
 const { join } = require('node:path');
 const support = require('./support');
-const { rssMb, cpuSeconds, cpuSnapshot, cpuBreakdown, sleep, freePort, startApp, killChildren, killAfterHeartbeat, failoverPhases, formatPhases } = support;
+const { rssMb, cpuSeconds, cpuSnapshot, cpuBreakdown, isOtherCpu, ownCpu, sleep, freePort, startApp, killChildren, killAfterHeartbeat, failoverPhases, formatPhases } = support;
 
 // BENCH_ROOT: another checkout's built dist/ (a "before" figure in the same session: BENCH_ROOT=/path/to/main)
 const ROOT = process.env.BENCH_ROOT ?? join(__dirname, '..');
@@ -197,8 +197,8 @@ async function main() {
   console.log(`            ${formatPhases(phases, victimBeat - k)}`);
   const movedToLast = Number(phases.working_last) - Number(phases.moved_first);
   console.log(`            ${orphans} adoptions in ${(movedToLast / 1000).toFixed(1)} s from the move to the last working: ${((1000 * orphans) / movedToLast).toFixed(0)} adoptions/s`);
-  const ours = cpu.filter(([name]) => !name.startsWith('other (') && name !== 'victim' && name !== 'bench (its probes)');
-  const others = cpu.filter(([name]) => name.startsWith('other (')).reduce((a, [, sec]) => a + sec, 0);
+  const ours = ownCpu(cpu).filter(([name]) => name !== 'victim' && name !== 'bench (its probes)');
+  const others = cpu.filter(([name]) => isOtherCpu(name)).reduce((a, [, sec]) => a + sec, 0);
   const perAdoption = (sec) => ((sec * 1e6) / orphans).toFixed(0);
   console.log(`            CPU per adoption, less the idle fleet's (kill → last working, µs): ${ours.map(([name, sec]) => `${name} ${perAdoption(sec)}`).join(', ')} = ${perAdoption(ours.reduce((a, [, sec]) => a + sec, 0))} (other processes on the box: ${(others).toFixed(1)} s of CPU meanwhile)`);
   console.log(`            PostgreSQL transactions per adoption: ${xPerAdoption.toFixed(2)} (less the idle fleet's ${((1000 * idleX) / idleMs).toFixed(1)}/s)`);

@@ -45,7 +45,7 @@ const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { newApiKeyToken, sha256Hex } = dist('libs/crypto/src');
 const { SimEngine } = dist('apps/gateway/src/engine/sim/sim.engine');
-const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nodeArgsFrom, percentile, seedMessageHistory } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nodeArgsFrom, ownCpu, percentile, seedMessageHistory } = require('./support');
 const { createFloorTable } = require('./messages-floor');
 
 const { runId, database, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
@@ -86,8 +86,6 @@ async function startProcess(name, entry, env, healthUrl) {
   return child;
 }
 
-/** A breakdown's entries of the bench's own processes and servers (cpuBreakdown names everything else `other (…)`). */
-const ownCpu = (breakdown) => breakdown.filter(([k]) => !k.startsWith('other'));
 /** CPU seconds per message of a breakdown's own processes, all together. */
 const ownCpuPerMessage = (breakdown, n) => ownCpu(breakdown).reduce((s, [, v]) => s + v, 0) / n;
 

@@ -50,6 +50,11 @@ function cpuBreakdown(before, after, roles, database) {
   return Object.entries(out).sort((x, y) => y[1] - x[1]);
 }
 
+/** Whether a cpuBreakdown name is a process outside the run (`other (…)`). */
+const isOtherCpu = (name) => name.startsWith('other (');
+/** A cpuBreakdown's entries of the run's own processes and servers, without `other (…)`. */
+const ownCpu = (breakdown) => breakdown.filter(([name]) => !isOtherCpu(name));
+
 /** A process's resident set (MB) and its CPU seconds so far (user + system), from /proc (Linux). */
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 const cpuSeconds = (pid) => {
@@ -260,6 +265,8 @@ module.exports = {
   seedMessageHistory,
   cpuSnapshot,
   cpuBreakdown,
+  isOtherCpu,
+  ownCpu,
   percentile,
   median,
   nodeArgsFrom,

@@ -61,7 +61,7 @@ const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { EventPublisher } = dist('libs/events/src');
 const { SecretBox } = dist('libs/crypto/src');
-const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nodeArgsFrom, percentile } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nodeArgsFrom, ownCpu, percentile } = require('./support');
 
 const { runId, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
 
@@ -181,7 +181,7 @@ async function startDispatcher(opsPort) {
 
 /** µs of CPU per delivery spent by the bench's own processes, PostgreSQL and Redis (not "other"). */
 function cpuPerDelivery(breakdown) {
-  return (breakdown.filter(([k]) => !k.startsWith('other')).reduce((n, [, v]) => n + v, 0) / EVENTS) * 1e6;
+  return (ownCpu(breakdown).reduce((n, [, v]) => n + v, 0) / EVENTS) * 1e6;
 }
 
 function cpuLine(breakdown) {
