@@ -12,6 +12,7 @@ import { DeliverySender } from './delivery/delivery-sender';
 import { DeliveryStore } from './delivery/delivery-store';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { LogHealth } from './delivery/log-health';
+import { ParkedResumer } from './delivery/resume-parked';
 import { WebhookClient } from './delivery/webhook-client';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
 import { EventConsumer, READ_COUNT } from './fanout/event-consumer';
@@ -167,9 +168,12 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
     },
     {
       provide: DeliveryWorker,
-      inject: [DeliveryStore, WebhookDirectory, DeliverySender, LEASE_MS, LOGGER],
-      useFactory: (store: DeliveryStore, directory: WebhookDirectory, sender: DeliverySender, lease: number, log: Logger) =>
-        new DeliveryWorker(store, directory, sender, lease, log),
+      inject: [DeliveryStore, WebhookDirectory, DeliverySender, LEASE_MS, LOGGER, DeliveriesRepository, DeliveryQueue],
+      useFactory: (store: DeliveryStore, directory: WebhookDirectory, sender: DeliverySender, lease: number, log: Logger, deliveries: DeliveriesRepository, queue: DeliveryQueue) => {
+        const resumer = new ParkedResumer(deliveries, queue, log);
+        directory.onReenabled((id) => resumer.resumeSoon(id));
+        return new DeliveryWorker(store, directory, sender, lease, log);
+      },
     },
     {
       provide: Reconciler,

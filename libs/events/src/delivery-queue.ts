@@ -39,6 +39,24 @@ export class DeliveryQueue {
     );
   }
 
+  /**
+   * Makes the jobs of these attempts run now: added when missing, a delayed one promoted (a webhook re-enabled: its
+   * handed-back attempts must not wait for their old due time). A job already waiting or running is left as is.
+   */
+  async runNow(jobs: readonly DeliveryJob[]): Promise<void> {
+    for (let i = 0; i < jobs.length; i += 200) {
+      const chunk = jobs.slice(i, i + 200);
+      await this.addMany(chunk);
+      await Promise.all(
+        chunk.map(async (j) => {
+          const job = await this.queue.getJob(deliveryJobId(j.deliveryId, j.attemptNo));
+          // promote throws when the job left the delayed set meanwhile (it runs anyway)
+          if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
+        }),
+      );
+    }
+  }
+
   /** The jobs BullMQ holds in no state at all (waiting, delayed, active): lost, or never added. */
   async withoutJob<J extends DeliveryJob>(jobs: readonly J[]): Promise<J[]> {
     // a job hash exists while BullMQ holds the job in any state

@@ -84,9 +84,10 @@ export class WebhooksService {
     if (body.secret !== undefined) webhook.secretEncrypted = body.secret === null ? null : this.box.encrypt(body.secret);
     webhook.updatedAt = new Date();
     const saved = await this.webhooks.save(webhook);
-    await this.announceChange(id);
-    // deliveries parked while the dispatchers had it disabled are due again; the reconciler enqueues them
+    // every delivery parked while it was switched off (or handed back by its breaker) is due now, before the
+    // dispatchers hear of the change: they then enqueue the due rows' jobs at once (the reconciler any they miss)
     if (reenabled) await this.deliveries.resumeParked(id);
+    await this.announceChange(id);
     return toWebhookView(saved);
   }
 

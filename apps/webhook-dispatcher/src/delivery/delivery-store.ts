@@ -88,6 +88,14 @@ export class DeliveryStore implements FirstRowWriter {
     };
   }
 
+  /**
+   * Inserts a fresh delivery's row parked (`pending`, no attempt, no due time): its webhook is switched off, and the
+   * row waits for it to be re-enabled. It counts as one of its event's rows. False when the pair had a row already.
+   */
+  async park(delivery: NewDelivery, event: EventRows): Promise<boolean> {
+    return settled(await this.log.submit({ kind: 'row', delivery, event, outcome: null, parked: true, flushing: true }));
+  }
+
   /** Marks an event that matched no webhook fanned out (with the next batch of rows). */
   async markFannedOut(event: EventRows): Promise<void> {
     settled(await this.log.submit({ kind: 'mark', event }));

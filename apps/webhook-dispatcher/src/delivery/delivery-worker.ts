@@ -20,7 +20,7 @@ export interface DeliveryWorkerOptions {
  * Retries (and replays, and attempts the reconciler put back) come as BullMQ jobs: one job = one
  * attempt. The job claims its delivery in PostgreSQL (a lease), then the sender POSTs and records it,
  * as for a first attempt made straight from the fan-out. An attempt the fair scheduler hands back is
- * `pending` again and its job delayed to the new due time; one of a webhook the dispatchers disabled is
+ * `pending` again and its job delayed to the new due time; one of a switched-off webhook (`active: false`) is
  * parked (no job) until the webhook is re-enabled.
  */
 export class DeliveryWorker {
@@ -65,13 +65,14 @@ export class DeliveryWorker {
       throw new DelayedError();
     }
     const webhook = await this.directory.get(claim.webhookId);
-    if (webhook && !webhook.active && webhook.disabledAt !== null) {
-      // disabled by the dispatchers after failing continuously: parked (pending, no due time) until re-enabled
+    if (webhook && !webhook.active) {
+      // switched off (by a user, or by the dispatchers after failing continuously): parked (pending, no due time)
+      // until re-enabled
       await this.store.postpone(deliveryId, attemptNo, null);
       return;
     }
-    if (!webhook || !webhook.active) {
-      await this.store.abandon(deliveryId, attemptNo, webhook ? 'webhook is inactive' : 'webhook was deleted');
+    if (!webhook) {
+      await this.store.abandon(deliveryId, attemptNo, 'webhook was deleted');
       return;
     }
     const sent = await this.sender.send({

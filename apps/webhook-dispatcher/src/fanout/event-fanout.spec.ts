@@ -70,6 +70,7 @@ describe('EventFanout.fanOutFresh', () => {
     const tracker = new EventTracker({ ack: async (ids) => void acked.push(...ids) }, pino({ level: 'silent' }));
     const fanout = new EventFanout(deliveries, directory, { sendAll: (a) => sent.push(...a) }, 5000, {
       markFannedOut: async (e) => void marked.push(e),
+      park: async () => true,
     });
     const entryIds = new Map([['evt_a', ['1-0']], ['evt_none', ['2-0']], ['evt_b', ['3-0']]]);
     await fanout.fanOutFresh([envelope('evt_a'), envelope('evt_none'), envelope('evt_b')], (rows) => tracker.track(entryIds, rows));
@@ -84,5 +85,50 @@ describe('EventFanout.fanOutFresh', () => {
     await tracker.drain();
     // the entries of evt_a and evt_none; evt_b's stays pending for a takeover
     expect(acked.sort()).toEqual(['1-0', '2-0']);
+  });
+});
+
+describe('EventFanout: a switched-off webhook', () => {
+  const off = { ...hook('whk_off'), active: false, disabledAt: 1700000000000 };
+  const paused = { ...hook('whk_paused'), active: false };
+
+  it('records a parked row for each of its events instead of an attempt; the event is acknowledged once its rows land', async () => {
+    const sent: HeldAttempt[] = [];
+    const parked: { deliveryId: string; webhookId: string; event: EventRows }[] = [];
+    const acked: string[] = [];
+    const directory = { match: () => [hook('whk_1'), off, paused], settled: async () => undefined };
+    const tracker = new EventTracker({ ack: async (ids) => void acked.push(...ids) }, pino({ level: 'silent' }));
+    const fanout = new EventFanout({ insertClaimed: jest.fn(async () => [] as string[]) }, directory, { sendAll: (a) => sent.push(...a) }, 5000, {
+      markFannedOut: async () => undefined,
+      park: async (d, event) => {
+        parked.push({ deliveryId: d.deliveryId, webhookId: d.webhookId, event });
+        return true;
+      },
+    });
+    await fanout.fanOutFresh([envelope('evt_a')], (rows) => tracker.track(new Map([['evt_a', ['1-0']]]), rows));
+    expect(sent.map((a) => a.webhook.id)).toEqual(['whk_1']);
+    expect(parked.map((p) => p.webhookId).sort()).toEqual(['whk_off', 'whk_paused']);
+    // three rows for the event: the POSTed one's and the two parked
+    sent[0].fresh!.event.written(1);
+    await new Promise((r) => setImmediate(r));
+    expect(acked).toEqual([]);
+    parked[0].event.written(2);
+    await tracker.drain();
+    expect(acked).toEqual(['1-0']);
+  });
+
+  it('inserts claimed rows and parked rows in one statement, and attempts only the claimed ones it created', async () => {
+    const sent: HeldAttempt[] = [];
+    const insertClaimed = jest.fn(async (rows: { deliveryId: string }[]) => rows.map((r) => r.deliveryId));
+    const directory = { match: () => [hook('whk_1'), off], settled: async () => undefined };
+    const fanout = new EventFanout({ insertClaimed }, directory, { sendAll: (a) => sent.push(...a) }, 5000, {
+      markFannedOut: async () => undefined,
+      park: async () => true,
+    });
+    expect(await fanout.fanOut([envelope('evt_a')])).toBe(2);
+    const [rows, , , parkedIds] = insertClaimed.mock.calls[0] as unknown as [{ deliveryId: string; webhookId: string }[], string[], number, Set<string>];
+    expect(rows.map((r) => r.webhookId)).toEqual(['whk_1', 'whk_off']);
+    expect([...parkedIds]).toEqual([rows[1].deliveryId]);
+    expect(sent.map((a) => a.webhook.id)).toEqual(['whk_1']);
   });
 });

@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '@app/contracts';
-import { DeliveriesRepository, newId } from '@app/database';
+import { DeliveriesRepository, NewDelivery, newId } from '@app/database';
 import { envelopeBody } from '../delivery/delivery-request';
 import type { HeldAttempt } from '../delivery/delivery-sender';
 import type { EventRows } from '../delivery/event-rows';
@@ -9,6 +9,8 @@ export interface PlannedDelivery {
   id: string;
   webhook: WebhookTarget;
   envelope: EventEnvelope;
+  /** its webhook is switched off: the row is recorded parked (no attempt) and sent once it is re-enabled */
+  parked: boolean;
 }
 
 export interface FanoutDeps {
@@ -25,6 +27,8 @@ export interface AttemptSink {
 export interface FanoutMarks {
   /** marks an event that matched no webhook fanned out */
   markFannedOut(event: EventRows): Promise<void>;
+  /** writes a parked row (its webhook is switched off), counted as one of its event's rows */
+  park(delivery: NewDelivery, event: EventRows): Promise<boolean>;
 }
 
 /** Starts tracking a fresh batch's events, given how many rows each waits for (the EventTracker). */
@@ -37,12 +41,16 @@ export type TrackEvents = (rowsPerEvent: ReadonlyMap<string, number>) => Readonl
 export function planDeliveries(envelopes: EventEnvelope[], directory: Pick<FanoutDeps, 'match'>): PlannedDelivery[] {
   const planned: PlannedDelivery[] = [];
   for (const envelope of envelopes) {
-    for (const webhook of directory.match(envelope)) planned.push({ id: newId('dlv'), webhook, envelope });
+    for (const webhook of directory.match(envelope)) planned.push({ id: newId('dlv'), webhook, envelope, parked: !webhook.active });
   }
   planned.sort((a, b) =>
     a.webhook.id === b.webhook.id ? (a.envelope.id < b.envelope.id ? -1 : a.envelope.id > b.envelope.id ? 1 : 0) : a.webhook.id < b.webhook.id ? -1 : 1,
   );
   return planned;
+}
+
+function newDelivery(p: PlannedDelivery): NewDelivery {
+  return { deliveryId: p.id, webhookId: p.webhook.id, eventId: p.envelope.id, organizationId: p.envelope.organizationId, eventType: p.envelope.event };
 }
 
 /**
@@ -59,7 +67,7 @@ export function firstAttempts(
   const bodies = new Map<string, Buffer>();
   const attempts: HeldAttempt[] = [];
   for (const p of planned) {
-    if (created && !created.has(p.id)) continue;
+    if (p.parked || (created && !created.has(p.id))) continue;
     let body = bodies.get(p.envelope.id);
     if (!body) bodies.set(p.envelope.id, (body = envelopeBody(p.envelope)));
     attempts.push({
@@ -113,6 +121,10 @@ export class EventFanout {
     for (const p of planned) perEvent.set(p.envelope.id, perEvent.get(p.envelope.id)! + 1);
     const events = track(perEvent);
     this.sender.sendAll(firstAttempts(planned, null, Number.POSITIVE_INFINITY, events));
+    for (const p of planned) {
+      // a failed write fails its event (not acknowledged, redone by a takeover): nothing more to do here
+      if (p.parked) void this.marks.park(newDelivery(p), events.get(p.envelope.id)!).catch(() => undefined);
+    }
     for (const [id, n] of perEvent) {
       if (n === 0) void this.marks.markFannedOut(events.get(id)!).catch(() => undefined);
     }
@@ -125,9 +137,10 @@ export class EventFanout {
     const planned = planDeliveries(envelopes, this.directory);
     const leaseFrom = this.clock();
     const created = await this.deliveries.insertClaimed(
-      planned.map((p) => ({ deliveryId: p.id, webhookId: p.webhook.id, eventId: p.envelope.id, organizationId: p.envelope.organizationId, eventType: p.envelope.event })),
+      planned.map(newDelivery),
       envelopes.map((e) => e.id),
       this.leaseMs,
+      new Set(planned.filter((p) => p.parked).map((p) => p.id)),
     );
     if (created.length) {
       this.sender.sendAll(firstAttempts(planned, created, leaseFrom + this.leaseMs));

@@ -50,7 +50,11 @@ export class WebhookDirectory {
     if (this.inflight.size) await Promise.allSettled([...this.inflight]);
   }
 
-  /** The webhooks an event goes to: active, selecting its type, and scoped to its session if scoped. */
+  /**
+   * The webhooks an event goes to: selecting its type and scoped to its session if scoped. Switched-off ones
+   * (`active: false`, by a user or by the dispatchers) are included: their deliveries are recorded parked and sent
+   * once the webhook is re-enabled. A test event goes to its (active) webhook only.
+   */
   match(envelope: EventEnvelope): WebhookTarget[] {
     const candidates = this.byOrg.get(envelope.organizationId) ?? [];
     if (envelope.event === 'webhook.test') {
@@ -58,20 +62,18 @@ export class WebhookDirectory {
       const target = (envelope.payload as { webhookId?: unknown })?.webhookId;
       return candidates.filter((w) => w.id === target && w.active);
     }
-    return candidates.filter(
-      (w) => w.active && eventSelected(w.events, envelope.event) && (w.sessionId === null || w.sessionId === envelope.sessionId),
-    );
+    return candidates.filter((w) => eventSelected(w.events, envelope.event) && (w.sessionId === null || w.sessionId === envelope.sessionId));
   }
 
-  /** Called with the id of a webhook the dispatchers had disabled and a user re-enabled (its breaker starts afresh). */
+  /** Called with the id of a webhook that was switched off and is active again (its breaker starts afresh, its parked deliveries go). */
   onReenabled(listener: (id: string) => void): void {
     this.reenabled.push(listener);
   }
 
-  /** Was the webhook switched off by the dispatchers (after failing continuously)? Its attempts are parked. */
+  /** Is the webhook switched off (by a user, or by the dispatchers after failing continuously)? Its attempts are parked. */
   isDisabled(id: string): boolean {
     const w = this.byId.get(id);
-    return !!w && !w.active && w.disabledAt !== null;
+    return !!w && !w.active;
   }
 
   /** The stored failing_since of a webhook as last loaded (null: not failing, or not known). */
@@ -104,7 +106,7 @@ export class WebhookDirectory {
   }
 
   private noticeReenabled(before: WebhookTarget | undefined, after: WebhookTarget | null): void {
-    if (before && before.disabledAt !== null && after && after.active) for (const listener of this.reenabled) listener(after.id);
+    if (before && !before.active && after && after.active) for (const listener of this.reenabled) listener(after.id);
   }
 
   private async reloadOne(id: string): Promise<WebhookTarget | null> {

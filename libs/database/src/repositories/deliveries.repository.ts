@@ -78,10 +78,33 @@ export interface NewDelivery {
   eventType: string;
 }
 
-/** A fresh row to insert: in its final state with its first attempt, or claimed (`delivering`) when `outcome` is null. */
+/**
+ * A fresh row to insert: in its final state with its first attempt, claimed (`delivering`) when `outcome` is null,
+ * or parked (`pending`, no attempt, no due time) when `parked` is set: its webhook is switched off.
+ */
 export interface FirstRow {
   delivery: NewDelivery;
   outcome: AttemptRecord | null;
+  parked?: boolean;
+}
+
+/** The `last_error` of a row parked while its webhook is switched off (the API shows it until an attempt is made). */
+export const PARKED_REASON = 'webhook is disabled: parked until it is re-enabled';
+
+/**
+ * How long a parked row waits for its webhook to be re-enabled: older ones are given up at re-enabling (`dead`, so a
+ * user can still replay them) rather than all sent at once. The same as the default WEBHOOK_DISABLE_AFTER_MS.
+ */
+export const MAX_PARKED_MS = 3 * 24 * 3600 * 1000;
+const expiredParkedReason = (ms: number) =>
+  `parked for more than ${ms % 86_400_000 === 0 ? `${ms / 86_400_000} days` : `${Math.round(ms / 1000)} s`} while the webhook was disabled: not sent on re-enabling; replay it to send it`;
+
+/** What re-enabling a webhook did to its open deliveries. */
+export interface ResumedDeliveries {
+  /** pending rows, due now (their next attempt is attempts + 1) */
+  due: DueDelivery[];
+  /** parked rows older than the parking bound, given up (`dead`, replayable) */
+  expired: number;
 }
 
 /** A claim leaves the row `delivering` with attempts = the attempt in flight, under a lease. */
@@ -144,10 +167,11 @@ const FIRST_ROW_COLUMNS: readonly (readonly [name: string, type: 'text' | 'int' 
   ['event_id', 'text', (r) => r.delivery.eventId],
   ['organization_id', 'text', (r) => r.delivery.organizationId],
   ['event_type', 'text', (r) => r.delivery.eventType],
-  ['status', 'text', (r) => (r.outcome ? r.outcome.status : 'delivering')],
+  ['status', 'text', (r) => (r.outcome ? r.outcome.status : r.parked ? 'pending' : 'delivering')],
+  ['attempts', 'int', (r) => (r.parked && !r.outcome ? 0 : 1)],
   ['next_ms', 'float8', (r) => r.outcome?.nextAttemptAt ?? null],
   ['status_code', 'int', (r) => r.outcome?.statusCode ?? null],
-  ['error', 'text', (r) => r.outcome?.error ?? null],
+  ['error', 'text', (r) => r.outcome?.error ?? (r.parked ? PARKED_REASON : null)],
   ['started_ms', 'float8', (r) => r.outcome?.startedAt ?? null],
   ['attempt_id', 'text', (r) => (r.outcome ? newId('att') : null)],
   ['duration_ms', 'int', (r) => r.outcome?.durationMs ?? null],
@@ -189,7 +213,8 @@ export class DeliveriesRepository {
     const guard = skipMissing
       ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = r.webhook_id)`
       : '';
-    // a null outcome (status 'delivering') is a claim: attempt 1 in flight under a lease, no attempt row yet
+    // a null outcome (status 'delivering') is a claim: attempt 1 in flight under a lease, no attempt row yet;
+    // a parked row (pending, attempts 0) has no due time and no attempt row
     // only the rows not created come back (normally none): reading back every id costs more than the check
     const found: { id: string }[] = await this.db.query(
       `WITH r AS (
@@ -197,7 +222,7 @@ export class DeliveriesRepository {
        ins AS (
          INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at,
                                  leased_until, last_status_code, last_error, delivered_at, created_at, updated_at)
-         SELECT r.id, r.webhook_id, r.event_id, r.organization_id, r.event_type, r.status, 1,
+         SELECT r.id, r.webhook_id, r.event_id, r.organization_id, r.event_type, r.status, r.attempts,
                 CASE WHEN r.status = 'delivering' THEN now() WHEN r.next_ms IS NOT NULL THEN to_timestamp(r.next_ms / 1000) END,
                 CASE WHEN r.status = 'delivering' THEN now() + make_interval(secs => $${LEASE_PARAM}::float8 / 1000) END,
                 r.status_code, r.error,
@@ -210,7 +235,7 @@ export class DeliveriesRepository {
          INSERT INTO delivery_attempts (id, delivery_id, attempt_no, status_code, duration_ms, error, response_snippet, started_at)
          SELECT r.attempt_id, r.id, 1, r.status_code, r.duration_ms, r.error, r.snippet, to_timestamp(r.started_ms / 1000)
            FROM r JOIN ins ON ins.id = r.id
-          WHERE r.status <> 'delivering'),
+          WHERE r.attempt_id IS NOT NULL),
        fanned AS (INSERT INTO event_fanouts (event_ids) SELECT $${FANNED_PARAM}::text[] WHERE cardinality($${FANNED_PARAM}::text[]) > 0)
        SELECT r.id FROM r WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = r.id)`,
       params,
@@ -219,10 +244,11 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Fresh rows claimed (`delivering`, attempts = 1, a lease) and one `event_fanouts` row naming
-   * `eventIds`; returns the ids of the rows created (a pair that had a row already is left alone).
+   * Fresh rows claimed (`delivering`, attempts = 1, a lease), or parked (`pending`, attempts 0, no due time) for the
+   * deliveries named in `parked` (their webhook is switched off), and one `event_fanouts` row naming `eventIds`;
+   * returns the ids of the rows created (a pair that had a row already is left alone).
    */
-  async insertClaimed(deliveries: NewDelivery[], eventIds: string[], leaseMs: number): Promise<string[]> {
+  async insertClaimed(deliveries: NewDelivery[], eventIds: string[], leaseMs: number, parked: ReadonlySet<string> = new Set()): Promise<string[]> {
     const params = [
       deliveries.map((d) => d.deliveryId),
       deliveries.map((d) => d.webhookId),
@@ -231,6 +257,8 @@ export class DeliveriesRepository {
       deliveries.map((d) => d.eventType),
       leaseMs,
       eventIds,
+      deliveries.map((d) => parked.has(d.deliveryId)),
+      PARKED_REASON,
     ];
     return insertSkippingMissing((skipMissing) => this.runInsertClaimed(skipMissing, params));
   }
@@ -241,10 +269,13 @@ export class DeliveriesRepository {
       : '';
     const rows: { id: string }[] = await this.db.query(
       `WITH ins AS (
-        INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at, leased_until)
-        SELECT u.id, u.webhook_id, u.event_id, u.organization_id, u.event_type, 'delivering', 1, now(),
-               now() + make_interval(secs => $6::float8 / 1000)
-          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, webhook_id, event_id, organization_id, event_type)
+        INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at, leased_until, last_error)
+        SELECT u.id, u.webhook_id, u.event_id, u.organization_id, u.event_type,
+               CASE WHEN u.parked THEN 'pending' ELSE 'delivering' END, CASE WHEN u.parked THEN 0 ELSE 1 END,
+               CASE WHEN u.parked THEN NULL ELSE now() END,
+               CASE WHEN u.parked THEN NULL ELSE now() + make_interval(secs => $6::float8 / 1000) END,
+               CASE WHEN u.parked THEN $9::text END
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $8::bool[]) AS u(id, webhook_id, event_id, organization_id, event_type, parked)
          ${guard}
         ON CONFLICT (webhook_id, event_id) DO NOTHING
         RETURNING id),
@@ -359,14 +390,31 @@ export class DeliveriesRepository {
     return affected > 0;
   }
 
-  /** A disabled webhook was re-enabled: its parked deliveries are due now (the reconciler enqueues them). */
-  async resumeParked(webhookId: string): Promise<number> {
-    const [, affected]: [unknown[], number] = await this.db.query(
-      `UPDATE deliveries SET next_attempt_at = now(), updated_at = now()
-        WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at IS NULL`,
-      [webhookId],
+  /**
+   * A switched-off webhook was re-enabled: every open delivery waiting for a time is due now, the parked ones (no due
+   * time) and the ones handed back or retried later alike. Parked rows created more than `maxParkedMs` ago are given
+   * up instead (`dead`, replayable through the API), so a webhook switched off for long does not flood its receiver
+   * with its whole backlog. The dispatchers enqueue the due rows' jobs (and the reconciler any they miss).
+   */
+  async resumeParked(webhookId: string, maxParkedMs = MAX_PARKED_MS): Promise<ResumedDeliveries> {
+    const rows: { id: string; attempts: number; expired: boolean }[] = await this.db.query(
+      `UPDATE deliveries
+          SET status = CASE WHEN expired THEN 'dead' ELSE 'pending' END,
+              next_attempt_at = CASE WHEN expired THEN NULL ELSE now() END,
+              last_error = CASE WHEN expired THEN $3 ELSE last_error END, updated_at = now()
+         FROM (SELECT id AS rid, next_attempt_at IS NULL AND created_at < now() - make_interval(secs => $2::float8 / 1000) AS expired
+                 FROM deliveries WHERE webhook_id = $1 AND status = 'pending') p
+        WHERE id = p.rid AND status = 'pending'
+       RETURNING id, attempts, expired`,
+      [webhookId, maxParkedMs, expiredParkedReason(maxParkedMs)],
     );
-    return affected;
+    const due = rows.filter((r) => !r.expired).map((r): DueDelivery => ({ id: r.id, status: 'pending', attempts: r.attempts }));
+    return { due, expired: rows.length - due.length };
+  }
+
+  /** A webhook's pending deliveries (parked, handed back or waiting for a retry), whatever their due time. */
+  async pendingOfWebhook(webhookId: string): Promise<DueDelivery[]> {
+    return this.db.query(`SELECT id, status, attempts FROM deliveries WHERE webhook_id = $1 AND status = 'pending' ORDER BY id`, [webhookId]);
   }
 
   /** A statement that reads nothing: does PostgreSQL answer? (the log's outage probe) */
