@@ -95,7 +95,7 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
             concurrency: c.DISPATCHER_CONCURRENCY,
             perWebhook: c.webhookConcurrency,
             parkAfterMs: PARK_AFTER_MS,
-            breaker: { failures: c.WEBHOOK_BREAKER_FAILURES, cooldownMs: c.WEBHOOK_BREAKER_COOLDOWN_MS, maxCooldownMs: 12 * c.WEBHOOK_BREAKER_COOLDOWN_MS },
+            breaker: { failures: c.WEBHOOK_BREAKER_FAILURES, cooldownMs: c.WEBHOOK_BREAKER_COOLDOWN_MS, maxCooldownMs: 2 * c.WEBHOOK_BREAKER_COOLDOWN_MS },
           },
           { writable: () => health.writable, disabled: (id) => directory.isDisabled(id) },
         );

@@ -496,13 +496,16 @@ export class DispatcherConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(1000)
   DISPATCHER_WEBHOOK_CONCURRENCY = 0;
 
-  /** Consecutive failed attempts that open a webhook's circuit breaker (no POST until a probe succeeds). */
+  /**
+   * The failures a webhook's circuit breaker must see within its 10 s window before it opens (no POST until a probe
+   * succeeds): it opens when none of the window's attempts succeeded, or when its failure ratio is above 50 %.
+   */
   @Transform(toInt) @IsInt() @Min(1) @Max(100000)
   WEBHOOK_BREAKER_FAILURES = 10;
 
-  /** How long an opened breaker waits before its probe; doubled after each failed probe, up to 12 times this. */
+  /** How long an opened breaker waits before its probe; doubled after a failed probe, up to twice this. */
   @Transform(toInt) @IsInt() @Min(100) @Max(3600000)
-  WEBHOOK_BREAKER_COOLDOWN_MS = 5000;
+  WEBHOOK_BREAKER_COOLDOWN_MS = 1000;
 
   /**
    * A webhook failing continuously (no 2xx) for this long is disabled (`active` false, `disabledAt` set) with a

@@ -61,12 +61,18 @@ export interface Poster {
   post(url: string, headers: Record<string, string>, body: Buffer): Promise<PostResult>;
 }
 
+/**
+ * How long a breaker's probe may take before the breaker opens again: a receiver that hangs costs each probe this, not
+ * the full request timeout, so one that answers again is found within about a probe and an open period.
+ */
+export const PROBE_TIMEOUT_MS = 2000;
+
 /** How a held attempt ended: POSTed and recorded, handed back (due at `until`; null: parked), or not made. */
 export type SendResult = { kind: 'sent' } | { kind: 'postponed'; until: number | null } | { kind: 'skipped' };
 
 /** Where the sender takes its slots (the fair scheduler) and reports outcomes (the webhooks' health). */
 export interface SenderScheduling {
-  scheduler: Pick<FairScheduler, 'admit' | 'done' | 'inFlight' | 'start' | 'stop'>;
+  scheduler: Pick<FairScheduler, 'admit' | 'done' | 'inFlight' | 'start' | 'stop' | 'pump' | 'breakerOf'>;
   health: Pick<WebhookHealth, 'observe'>;
   /** the stored failing_since of a webhook (the directory's copy) */
   failingSince(webhookId: string): number | null;
@@ -76,6 +82,8 @@ export interface DeliverySenderOptions {
   timeoutMs: number;
   /** length of a lease from the statement that sets it (timeout + margin) */
   leaseMs: number;
+  /** a breaker's probe without an answer this long counts as failed (default: PROBE_TIMEOUT_MS, at most timeoutMs) */
+  probeTimeoutMs?: number;
 }
 
 /**
@@ -173,9 +181,17 @@ export class DeliverySender {
         parkable: () => !first || first.state.kind === 'held',
       });
       if (admission.kind === 'park') return await this.handBack(attempt, admission.until);
+      // the attempt that just started past an open breaker is its probe (nothing else starts while it runs)
+      const probe = scheduler.breakerOf(attempt.webhook.id)?.probing ?? false;
       let result: PostResult;
       let startedAt: number;
       let ended: AttemptResult = 'none';
+      let released = false;
+      const release = (r: AttemptResult) => {
+        if (released) return;
+        released = true;
+        this.release(attempt.webhook.id, r);
+      };
       try {
         // its row belongs to someone else (or could not be claimed): that record decides
         if (first?.state.kind === 'lost') return { kind: 'skipped' };
@@ -189,10 +205,11 @@ export class DeliverySender {
           customHeaders: attempt.webhook.customHeaders,
           now: startedAt,
         });
-        result = await this.client.post(attempt.webhook.url, headers, attempt.body);
+        const post = this.client.post(attempt.webhook.url, headers, attempt.body);
+        result = probe ? await this.probeOutcome(attempt.webhook.id, post, release) : await post;
         ended = isDelivered(result) ? 'success' : 'failure';
       } finally {
-        this.release(attempt.webhook.id, ended);
+        release(ended);
       }
       this.scheduling.health.observe(attempt.webhook.id, this.scheduling.failingSince(attempt.webhook.id), ended === 'success', result.error);
       await this.finish(attempt, first, result, startedAt);
@@ -202,6 +219,27 @@ export class DeliverySender {
       this.held.delete(attempt);
       this.wakeWaiters();
     }
+  }
+
+  /**
+   * A probe's POST: without an answer within the probe timeout it counts as failed (the breaker opens again and the
+   * slot is freed), and the POST goes on up to the full timeout; an answer that comes then still closes the breaker,
+   * so a receiver that has become slow rather than dead is not kept out for ever by short probes.
+   */
+  private async probeOutcome(webhookId: string, post: Promise<PostResult>, release: (r: AttemptResult) => void): Promise<PostResult> {
+    const probeMs = Math.min(this.options.timeoutMs, this.options.probeTimeoutMs ?? PROBE_TIMEOUT_MS);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), probeMs)));
+    const first = await Promise.race([post, late]);
+    clearTimeout(timer);
+    if (first) return first;
+    release('failure');
+    const result = await post;
+    if (isDelivered(result)) {
+      this.scheduling.scheduler.breakerOf(webhookId)?.succeeded();
+      this.scheduling.scheduler.pump();
+    }
+    return result;
   }
 
   /**

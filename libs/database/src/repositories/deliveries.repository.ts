@@ -99,6 +99,13 @@ export const MAX_PARKED_MS = 3 * 24 * 3600 * 1000;
 const expiredParkedReason = (ms: number) =>
   `parked for more than ${ms % 86_400_000 === 0 ? `${ms / 86_400_000} days` : `${Math.round(ms / 1000)} s`} while the webhook was disabled: not sent on re-enabling; replay it to send it`;
 
+/**
+ * A row about to be parked whose webhook is active by the time the statement runs (re-enabled while the dispatcher's
+ * cache still said otherwise) is made due now instead: the reconciler enqueues it, so no row stays parked behind an
+ * active webhook.
+ */
+const ACTIVE_AGAIN = (webhookId: string) => `EXISTS (SELECT 1 FROM webhooks w WHERE w.id = ${webhookId} AND w.active)`;
+
 /** What re-enabling a webhook did to its open deliveries. */
 export interface ResumedDeliveries {
   /** pending rows, due now (their next attempt is attempts + 1) */
@@ -223,7 +230,8 @@ export class DeliveriesRepository {
          INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at,
                                  leased_until, last_status_code, last_error, delivered_at, created_at, updated_at)
          SELECT r.id, r.webhook_id, r.event_id, r.organization_id, r.event_type, r.status, r.attempts,
-                CASE WHEN r.status = 'delivering' THEN now() WHEN r.next_ms IS NOT NULL THEN to_timestamp(r.next_ms / 1000) END,
+                CASE WHEN r.status = 'delivering' THEN now() WHEN r.next_ms IS NOT NULL THEN to_timestamp(r.next_ms / 1000)
+                     WHEN r.attempts = 0 AND ${ACTIVE_AGAIN('r.webhook_id')} THEN now() END,
                 CASE WHEN r.status = 'delivering' THEN now() + make_interval(secs => $${LEASE_PARAM}::float8 / 1000) END,
                 r.status_code, r.error,
                 CASE WHEN r.status = 'delivered' THEN now() END,
@@ -272,7 +280,7 @@ export class DeliveriesRepository {
         INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at, leased_until, last_error)
         SELECT u.id, u.webhook_id, u.event_id, u.organization_id, u.event_type,
                CASE WHEN u.parked THEN 'pending' ELSE 'delivering' END, CASE WHEN u.parked THEN 0 ELSE 1 END,
-               CASE WHEN u.parked THEN NULL ELSE now() END,
+               CASE WHEN NOT u.parked OR ${ACTIVE_AGAIN('u.webhook_id')} THEN now() END,
                CASE WHEN u.parked THEN NULL ELSE now() + make_interval(secs => $6::float8 / 1000) END,
                CASE WHEN u.parked THEN $9::text END
           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $8::bool[]) AS u(id, webhook_id, event_id, organization_id, event_type, parked)
@@ -383,7 +391,8 @@ export class DeliveriesRepository {
     const [, affected]: [unknown[], number] = await this.db.query(
       `UPDATE deliveries
           SET status = 'pending', attempts = attempts - 1, leased_until = NULL,
-              next_attempt_at = CASE WHEN $3::float8 IS NULL THEN NULL ELSE to_timestamp($3::float8 / 1000) END, updated_at = now()
+              next_attempt_at = CASE WHEN $3::float8 IS NOT NULL THEN to_timestamp($3::float8 / 1000)
+                                     WHEN ${ACTIVE_AGAIN('deliveries.webhook_id')} THEN now() END, updated_at = now()
         WHERE id = $1 AND attempts = $2 AND status = 'delivering'`,
       [deliveryId, attemptNo, dueAt],
     );
