@@ -7,10 +7,11 @@
 // waited for its first delivery after it answered again, and the time to settle after the producer stops (every
 // event answered 2xx at both receivers and every delivery row `delivered`). Needs `npm run build` first; Linux, run as
 // root (initdb runs as `postgres`).
-//   CHAOS_EVENTS (4000), CHAOS_RATE per second (40), CHAOS_HANG_MS (60000), CHAOS_SETTLE_LIMIT_MS (300000)
+//   CHAOS_EVENTS (4000), CHAOS_RATE per second (40), CHAOS_HANG_MS (60000), CHAOS_SETTLE_LIMIT_MS (300000),
+//   CHAOS_DISPATCHER_LOG (the dispatchers' stderr; $TMPDIR/webhook-chaos-dispatchers.log)
 'use strict';
 const { execFileSync, spawn } = require('node:child_process');
-const { chownSync, mkdtempSync, rmSync } = require('node:fs');
+const { chownSync, mkdtempSync, openSync, rmSync } = require('node:fs');
 const { createServer } = require('node:http');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -26,6 +27,8 @@ const EVENTS = Number(process.env.CHAOS_EVENTS ?? 4000);
 const RATE = Number(process.env.CHAOS_RATE ?? 40);
 const HANG_MS = Number(process.env.CHAOS_HANG_MS ?? 60000);
 const SETTLE_LIMIT_MS = Number(process.env.CHAOS_SETTLE_LIMIT_MS ?? 300000);
+/** the dispatchers' stderr (their error lines during the faults) */
+const DISPATCHER_LOG = process.env.CHAOS_DISPATCHER_LOG ?? join(tmpdir(), 'webhook-chaos-dispatchers.log');
 const PREFIX = 'chaos';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const since = (t0) => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
@@ -188,8 +191,10 @@ async function main() {
     };
     const ports = [await freePort(), await freePort()];
     const dispatchers = [null, null];
+    const stderr = openSync(DISPATCHER_LOG, 'w');
     const startDispatcher = async (i) => {
-      dispatchers[i] = await startApp('dist/apps/webhook-dispatcher/src/main.js', { ...env, DISPATCHER_HEALTH_PORT: String(ports[i]) }, `http://127.0.0.1:${ports[i]}/healthz`, 120000, children);
+      const url = `http://127.0.0.1:${ports[i]}/healthz`;
+      dispatchers[i] = await startApp('dist/apps/webhook-dispatcher/src/main.js', { ...env, DISPATCHER_HEALTH_PORT: String(ports[i]) }, url, 120000, children, stderr);
     };
     await Promise.all([startDispatcher(0), startDispatcher(1)]);
     const killAndRestart = async (i) => {

@@ -344,6 +344,46 @@ describe('DeliverySender', () => {
     now += 1000;
   });
 
+  it('a probe without an answer within the probe timeout reopens the breaker and frees its slot; its late 2xx still closes the breaker', async () => {
+    const poster = new GatedPoster();
+    const { store, records } = fakeStore();
+    let now = 1_000_000;
+    const scheduler = new FairScheduler(
+      { concurrency: 4, perWebhook: 4, parkAfterMs: 2000, breaker: { failures: 1, cooldownMs: 1000, maxCooldownMs: 2000 } },
+      { writable: () => true, disabled: () => false },
+      () => now,
+      () => 0,
+    );
+    const sender = new DeliverySender({ timeoutMs: 15_000, leaseMs: 17_000, probeTimeoutMs: 20 }, store, fakeJobs().queue, poster, metrics, log, {
+      scheduler,
+      health: { observe: () => undefined },
+      failingSince: () => null,
+    }, () => now);
+    const first = sender.send(attempt(1));
+    await flush();
+    poster.calls[0].answer(failed);
+    await first;
+    expect(scheduler.breakerOf('whk_1')!.state).toMatchObject({ kind: 'open', until: now + 1000 });
+    now += 1000;
+    // the probe: POSTed, and no answer comes
+    const probe = sender.send(attempt(2, { attemptNo: 2, viaJob: true }));
+    await flush();
+    expect(poster.calls).toHaveLength(2);
+    expect(scheduler.breakerOf('whk_1')!.state.kind).toBe('probing');
+    while (scheduler.breakerOf('whk_1')!.state.kind === 'probing') await new Promise((r) => setTimeout(r, 5));
+    // counted failed at the probe timeout: open again for twice the cooldown, its slot free, its POST still going
+    expect(scheduler.breakerOf('whk_1')!.state).toEqual({ kind: 'open', until: now + 2000, cooldownMs: 2000 });
+    expect(scheduler.inFlight).toBe(0);
+    // the receiver answers after all: the breaker closes and the attempt is recorded delivered
+    poster.calls[1].answer(ok);
+    expect(await probe).toEqual({ kind: 'sent' });
+    expect(scheduler.breakerOf('whk_1')!.state).toEqual({ kind: 'closed', failures: 0 });
+    expect(records.map((r) => [r.deliveryId, r.status])).toEqual([
+      ['dlv_1', 'pending'],
+      ['dlv_2', 'delivered'],
+    ]);
+  });
+
   describe('first attempts of a fresh fan-out (no row yet)', () => {
     const fresh = (n: number, event = fakeEvent(`evt_${n}`).event): HeldAttempt =>
       attempt(n, { leaseUntil: Number.POSITIVE_INFINITY, fresh: { event, organizationId: 'org_1', eventType: 'message.received' } });
