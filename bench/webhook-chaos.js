@@ -220,7 +220,6 @@ async function main() {
     const at = (fraction) => producerStart + fraction * durationMs;
     const faults = [
       [at(0.08), () => killAndRestart(0)],
-      [at(0.15), () => (console.log(`${since(t0)}: /hung receiver hangs for ${HANG_MS / 1000} s`), receiver.hang())],
       [at(0.25), () => killAndRestart(1)],
       [at(0.4), async () => {
         console.log(`${since(t0)}: PostgreSQL restart`);
@@ -233,10 +232,13 @@ async function main() {
       }],
       [at(0.7), () => killAndRestart(0)],
     ];
-    const hangEnd = at(0.15) + HANG_MS;
     // one fault at a time: each starts at its time or once the one before is over (a restart can take a while here)
     const faultRuns = [faults.reduce((prev, [when, run]) => prev.then(() => sleep(Math.max(0, when - Date.now()))).then(run), Promise.resolve())];
-    const hangRun = sleep(Math.max(0, hangEnd - Date.now())).then(() => {
+    // the receiver's hang runs beside them, for HANG_MS from 15 % of the run
+    const hangRun = sleep(Math.max(0, at(0.15) - Date.now())).then(async () => {
+      console.log(`${since(t0)}: /hung receiver hangs for ${HANG_MS / 1000} s`);
+      receiver.hang();
+      await sleep(HANG_MS);
       console.log(`${since(t0)}: /hung receiver answers again`);
       receiver.answerAgain();
     });

@@ -27,7 +27,6 @@ function seeded(seed: number): () => number {
 
 describe('WebhookBreaker: when it opens', () => {
   const F = (n: number) => 'F'.repeat(n);
-  const S = (n: number) => 'S'.repeat(n);
   it.each([
     ['a receiver failing every time: at the 10th failure', F(12), 10, 9 * 10],
     ['nine failures are below the minimum volume', F(9), 10, null],
