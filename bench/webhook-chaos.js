@@ -7,7 +7,7 @@
 // waited for its first delivery after it answered again, and the time to settle after the producer stops (every
 // event answered 2xx at both receivers and every delivery row `delivered`). Needs `npm run build` first; Linux, run as
 // root (initdb runs as `postgres`).
-//   CHAOS_EVENTS (4000), CHAOS_RATE per second (40), CHAOS_HANG_MS (60000), CHAOS_SETTLE_LIMIT_MS (300000),
+//   CHAOS_EVENTS (6000), CHAOS_RATE per second (40), CHAOS_HANG_MS (60000), CHAOS_SETTLE_LIMIT_MS (300000),
 //   CHAOS_DISPATCHER_LOG (the dispatchers' stderr; $TMPDIR/webhook-chaos-dispatchers.log)
 'use strict';
 const { execFileSync, spawn } = require('node:child_process');
@@ -23,7 +23,7 @@ const { freePort, killChildren, percentile, startApp } = require('./support');
 const ROOT = join(__dirname, '..');
 const dist = (p) => require(join(ROOT, 'dist', p));
 const PG_BIN = process.env.TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
-const EVENTS = Number(process.env.CHAOS_EVENTS ?? 4000);
+const EVENTS = Number(process.env.CHAOS_EVENTS ?? 6000);
 const RATE = Number(process.env.CHAOS_RATE ?? 40);
 const HANG_MS = Number(process.env.CHAOS_HANG_MS ?? 60000);
 const SETTLE_LIMIT_MS = Number(process.env.CHAOS_SETTLE_LIMIT_MS ?? 300000);
@@ -232,8 +232,9 @@ async function main() {
       }],
       [at(0.7), () => killAndRestart(0)],
     ];
-    // one fault at a time: each starts at its time or once the one before is over (a restart can take a while here)
-    const faultRuns = [faults.reduce((prev, [when, run]) => prev.then(() => sleep(Math.max(0, when - Date.now()))).then(run), Promise.resolve())];
+    // one fault at a time: each starts at its time, and at least 10 s after the one before is over (a restart can take
+    // a while on a loaded machine; faults piled onto each other measure their pile-up, not the recovery from each)
+    const faultRuns = [faults.reduce((prev, [when, run]) => prev.then(() => sleep(Math.max(10000, when - Date.now()))).then(run), Promise.resolve())];
     // the receiver's hang runs beside them, for HANG_MS from 15 % of the run
     const hangRun = sleep(Math.max(0, at(0.15) - Date.now())).then(async () => {
       console.log(`${since(t0)}: /hung receiver hangs for ${HANG_MS / 1000} s`);
