@@ -142,18 +142,56 @@ describe('DeliveriesRepository', () => {
     await deliveries.insertFirstRows([{ delivery: later, outcome: null }, { delivery: parked, outcome: null }], [a.id, b.id], 5000);
     const due = Date.now() + 60_000;
     expect(await deliveries.postpone(later.deliveryId, 1, due)).toBe(true);
+    // parked (no due time) while its webhook is switched off
+    await db.query(`UPDATE webhooks SET active = false WHERE id = $1`, [webhookId]);
     expect(await deliveries.postpone(parked.deliveryId, 1, null)).toBe(true);
+    await db.query(`UPDATE webhooks SET active = true WHERE id = $1`, [webhookId]);
     // no longer held by attempt 1: a second hand-back finds nothing
     expect(await deliveries.postpone(later.deliveryId, 1, due)).toBe(false);
     const byId = new Map((await deliveries.listByWebhook(webhookId, {}, 10)).map((d) => [d.id, d]));
     expect(byId.get(later.deliveryId)).toMatchObject({ status: 'pending', attempts: 0 });
     expect(Math.abs(byId.get(later.deliveryId)!.nextAttemptAt!.getTime() - due)).toBeLessThan(2);
     expect(byId.get(parked.deliveryId)).toMatchObject({ status: 'pending', attempts: 0, nextAttemptAt: null });
-    // a parked row is due for nothing until resumed; then the job of its attempt 1 claims it
-    expect(await deliveries.resumeParked(webhookId)).toBe(1);
-    const [resumed] = await deliveries.claim([{ deliveryId: parked.deliveryId, attemptNo: 1 }], 5000);
-    expect(resumed).toMatchObject({ kind: 'claimed', deliveryId: parked.deliveryId });
+    // a parked row is due for nothing until resumed; resuming makes every pending row due now (the handed-back one
+    // too, whatever its due time), then the job of its attempt 1 claims it
+    const resumed = await deliveries.resumeParked(webhookId);
+    expect(resumed.expired).toBe(0);
+    expect(resumed.due.map((d) => d.id).sort()).toEqual([later.deliveryId, parked.deliveryId].sort());
+    const dueNow = new Map((await deliveries.listByWebhook(webhookId, {}, 10)).map((d) => [d.id, d.nextAttemptAt!.getTime()]));
+    expect(dueNow.get(later.deliveryId)!).toBeLessThan(due - 50_000);
+    expect(dueNow.get(parked.deliveryId)!).toBeLessThan(due - 50_000);
+    const [claimedAgain] = await deliveries.claim([{ deliveryId: parked.deliveryId, attemptNo: 1 }], 5000);
+    expect(claimedAgain).toMatchObject({ kind: 'claimed', deliveryId: parked.deliveryId });
     await deliveries.ping();
+  });
+
+  it('writes parked rows (switched-off webhook) fresh and claimed, due now once the webhook is active again, and gives old parked rows up on re-enabling', async () => {
+    const webhookId = await createWebhookRow(db, null, { organizationId: orgId, url: 'https://receiver.example/off', active: false });
+    const [a, b, c] = [envelope(), envelope(), envelope()];
+    await publish(a, b, c);
+    const fresh = newDelivery(webhookId, a);
+    const claimed = newDelivery(webhookId, b);
+    await deliveries.insertFirstRows([{ delivery: fresh, outcome: null, parked: true }], [a.id], 5000);
+    expect(await deliveries.insertClaimed([claimed], [b.id], 5000, new Set([claimed.deliveryId]))).toEqual([claimed.deliveryId]);
+    for (const d of await deliveries.listByWebhook(webhookId, {}, 10)) {
+      expect(d).toMatchObject({ status: 'pending', attempts: 0, nextAttemptAt: null, lastError: expect.stringContaining('parked') });
+    }
+    expect(await attempts.listOfDelivery(fresh.deliveryId)).toEqual([]);
+    // the fresh one is old by now (a 1 ms bound): given up, dead and replayable; the claimed one too
+    await db.query(`UPDATE webhooks SET active = true WHERE id = $1`, [webhookId]);
+    const resumed = await deliveries.resumeParked(webhookId, 1);
+    expect(resumed).toEqual({ due: [], expired: 2 });
+    const gone = await deliveries.listByWebhook(webhookId, {}, 10);
+    expect(gone.map((d) => [d.status, d.lastError])).toEqual([
+      ['dead', expect.stringContaining('parked for more than 0 s')],
+      ['dead', expect.stringContaining('parked for more than 0 s')],
+    ]);
+    // a row parked by a dispatcher whose cache still said "off" after the webhook was re-enabled is due now
+    const late = newDelivery(webhookId, c);
+    await deliveries.insertFirstRows([{ delivery: late, outcome: null, parked: true }], [c.id], 5000);
+    const [row] = (await deliveries.listByWebhook(webhookId, {}, 10)).filter((d) => d.id === late.deliveryId);
+    expect(row).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(row.nextAttemptAt).not.toBeNull();
   });
 
   it('writes an outcome rerun with the same attempt id once (a statement rerun after an outage whose first run committed)', async () => {

@@ -406,7 +406,8 @@ export class DeliveriesRepository {
    * with its whole backlog. The dispatchers enqueue the due rows' jobs (and the reconciler any they miss).
    */
   async resumeParked(webhookId: string, maxParkedMs = MAX_PARKED_MS): Promise<ResumedDeliveries> {
-    const rows: { id: string; attempts: number; expired: boolean }[] = await this.db.query(
+    // TypeORM answers an UPDATE with [rows, affected]
+    const [rows]: [{ id: string; attempts: number; expired: boolean }[], number] = await this.db.query(
       `UPDATE deliveries
           SET status = CASE WHEN expired THEN 'dead' ELSE 'pending' END,
               next_attempt_at = CASE WHEN expired THEN NULL ELSE now() END,
