@@ -7,7 +7,7 @@ describe('LeaderLeasesRepository (PostgreSQL)', () => {
   let db: DataSource;
   let leases: LeaderLeasesRepository;
   /** an election of its own per case: the run's database is shared */
-  const election = () => newId('election');
+  const election = () => `election-${newId('evt')}`;
   const written = async (marker: string) => Number((await db.query(`SELECT count(*) AS n FROM leader_leases WHERE name = $1`, [marker]))[0].n);
 
   beforeAll(async () => {
