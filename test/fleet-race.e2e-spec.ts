@@ -3,8 +3,11 @@ import { bootFleet, isolateFleet, SimFleet } from './support/fleet-harness';
 
 const db = isolateFleet('race');
 process.env.COMMAND_TIMEOUT_MS = '3000';
+// the sends through moves count statuses: only the sessions' own rates (raised there) may refuse, not the credential's
+process.env.RATE_LIMIT_CREDENTIAL_PER_MIN = '100000';
 
 import { REGISTRY_KEYS } from '@app/contracts';
+import { SessionsRepository } from '@app/database';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
@@ -92,5 +95,65 @@ describe('Fleet race: supervisors and API replicas racing for the same orphans',
       'each gateway to hold exactly the sessions its rows name',
     );
     expect(held.reduce((n, g) => n + g.sessionCount, 0)).toBe(SESSIONS);
+  });
+
+  // issue 37 item 7: a send refused while its session was `starting` on the new gateway, read `working` again, was a 500
+  it('sends racing repeated moves between gateways: each answered 202 or 409, never 500, and every 202 sent once', async () => {
+    const pg = await testDataSource();
+    const sessions = new SessionsRepository(pg);
+    const movers = ['gw-b', 'gw-c', 'gw-d'];
+    const moving: Array<{ id: string; gateway_id: string }> = await pg.query(`SELECT id, gateway_id FROM sessions WHERE organization_id = $1 ORDER BY id LIMIT 4`, [org.id]);
+    for (const s of moving) {
+      const patched = await request(app.getHttpServer()).patch(`/api/v1/sessions/${s.id}`).set(bearer(org.adminKey)).send({ ratePerMin: 10000, ratePerHour: 1000000 });
+      expect(patched.status).toBe(200);
+    }
+    const statuses = new Map<number, number>();
+    const accepted = new Map<string, string>();
+    let done = false;
+    let n = 0;
+    const sender = async () => {
+      while (!done) {
+        const session = moving[n % moving.length];
+        const text = `through the moves ${n++}`;
+        const res = await request(app.getHttpServer()).post(`/api/v1/sessions/${session.id}/messages`).set(bearer(org.adminKey)).send({ to: '15559990000', text });
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        if (res.status === 202) accepted.set(res.body.id, text);
+      }
+    };
+    const senders = Array.from({ length: 6 }, sender);
+    try {
+      // each session goes once round the three gateways, one move at a time, each landing `working` before the next
+      for (let round = 1; round <= 3; round++) {
+        for (const s of moving) {
+          const to = movers[(movers.indexOf(s.gateway_id) + 1) % movers.length];
+          const movedAt = new Date();
+          expect(await sessions.moveToGateway(s.id, s.gateway_id, to)).toBe(true);
+          s.gateway_id = to;
+          await waitFor(
+            async () => (await pg.query(`SELECT 1 FROM sessions WHERE id = $1 AND gateway_id = $2 AND status = 'working' AND last_connected_at >= $3`, [s.id, to, movedAt])).length === 1,
+            20000,
+            `${s.id} working on ${to}`,
+          );
+        }
+      }
+    } finally {
+      done = true;
+      await Promise.all(senders);
+    }
+    console.log(`sends through ${3 * moving.length} moves: ${JSON.stringify(Object.fromEntries(statuses))}`);
+    expect([...statuses.keys()].filter((status) => status !== 202 && status !== 409)).toEqual([]);
+    expect(statuses.get(202)).toBeGreaterThan(0);
+
+    const ids = [...accepted.keys()];
+    await waitFor(
+      async () => Number((await pg.query(`SELECT count(*) AS n FROM messages WHERE id = ANY($1) AND status = 'sent'`, [ids]))[0].n) === ids.length,
+      30000,
+      `all ${ids.length} accepted sends to be sent`,
+    );
+    const onNetwork: Array<{ text: string | null; sends: number }> = (await fleet.simGet('/sim/messages')).data;
+    const copies = new Map<string, number[]>();
+    for (const m of onNetwork) if (m.text?.startsWith('through the moves ')) copies.set(m.text, [...(copies.get(m.text) ?? []), m.sends]);
+    for (const text of accepted.values()) expect([text, copies.get(text)]).toEqual([text, [1]]);
+    expect(copies.size).toBe(accepted.size);
   });
 });

@@ -71,7 +71,7 @@ describe('Outages: PostgreSQL and Redis stopped and restarted under real process
     const apiPort = await freePort();
     apiUrl = `http://127.0.0.1:${apiPort}`;
     [gateway, dispatcher, api, receiver] = await Promise.all([
-      // the supervisor on, as in production: its leader lock is a PostgreSQL connection of its own that a restart cuts
+      // the supervisor on, as in production: its leader lease lives in PostgreSQL, whose restart interrupts its renewals
       startSimGateway(simUrl, `gw-outages-${process.pid}`, { GATEWAY_HEARTBEAT_MS: '500', GATEWAY_TTL_MS: '5000', SUPERVISOR_ENABLED: 'true' }),
       startDispatcherProcess(),
       startApp('api', { PORT: String(apiPort) }, `${apiUrl}/healthz`),

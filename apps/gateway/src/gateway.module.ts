@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Module, OnApplicationBoo
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { ChatsRepository, ContactsRepository, FollowedChannelsRepository, GroupsRepository, MediaBlobsRepository, MessagesRepository, PgLeaderLock, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
+import { ChatsRepository, ContactsRepository, FollowedChannelsRepository, GroupsRepository, LeaderLeasesRepository, MediaBlobsRepository, MessagesRepository, PgLeaderLease, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { AdoptSignal, CommandServer, GatewayDirectory, GatewaySignals, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
@@ -250,8 +250,17 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
     },
     {
       provide: FleetSupervisor,
-      inject: [GatewayConfig, LOGGER, REDIS_CLIENT, RedisKeys, SessionsRepository, SessionMover, GatewayMetrics],
-      useFactory: (c: GatewayConfig, logger: Logger, redis: Redis, keys: RedisKeys, sessions: SessionsRepository, mover: SessionMover, metrics: GatewayMetrics) => {
+      inject: [GatewayConfig, LOGGER, REDIS_CLIENT, RedisKeys, SessionsRepository, SessionMover, GatewayMetrics, LeaderLeasesRepository],
+      useFactory: (
+        c: GatewayConfig,
+        logger: Logger,
+        redis: Redis,
+        keys: RedisKeys,
+        sessions: SessionsRepository,
+        mover: SessionMover,
+        metrics: GatewayMetrics,
+        leases: LeaderLeasesRepository,
+      ) => {
         return new FleetSupervisor(
           {
             enabled: c.SUPERVISOR_ENABLED,
@@ -264,8 +273,9 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
             rebalanceThresholdPct: c.REBALANCE_THRESHOLD,
           },
           {
-            // one election per fleet: fleets sharing a database are told apart by their Redis namespace
-            election: new PgLeaderLock(c.DATABASE_URL, `fleet-supervisor:${c.REDIS_KEY_PREFIX}`),
+            // one election per fleet: fleets sharing a database are told apart by their Redis namespace. Half the
+            // gateway TTL: a new leader is elected while the stopped leader's own heartbeat is still counting down
+            election: new PgLeaderLease(leases, { name: `fleet-supervisor:${c.REDIS_KEY_PREFIX}`, holder: c.GATEWAY_ID, ttlMs: Math.floor(c.GATEWAY_TTL_MS / 2) }),
             directory: new GatewayDirectory(redis, keys),
             sessions,
             mover,

@@ -3,7 +3,7 @@ export * from './migrations';
 export * from './data-source';
 export * from './database.module';
 export * from './ids';
-export * from './leader-lock';
+export * from './leader-lease';
 export * from './pg-array';
 export * from './prepared';
 export * from './repositories';

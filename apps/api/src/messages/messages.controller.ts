@@ -33,7 +33,7 @@ export class MessagesController {
   @HttpCode(202)
   @ApiEndpoint(
     'Send a message',
-    'Queued (202) and sent by the session in order; `message.sent` (or `message.failed`) and then `message.ack` (`delivered`, `read`, `played`) follow as events. Text, media (by URL or base64), location, contact, reaction or poll; 409 unless the session is working or reconnecting; 429 when its ratePerMin or ratePerHour is reached.',
+    'Queued (202) and sent by the session in order; `message.sent` (or `message.failed`) and then `message.ack` (`delivered`, `read`, `played`) follow as events. Text, media (by URL or base64), location, contact, reaction or poll; 409 unless the session is working or reconnecting (also, `details.status` saying which, when it kept changing state while the send was accepted, as in a move between gateways: try again); 429 when its ratePerMin or ratePerHour is reached.',
     'conflict',
     'validation_error',
   )

@@ -134,3 +134,65 @@ describe('MessagesService.media re-upload', () => {
     }
   });
 });
+
+/**
+ * Issue 37 item 7: a plain send that races a session's move. The accept statement refuses it while the session is
+ * `starting` on its new gateway; the read that explains the refusal finds it `working` again. That answered 500.
+ */
+describe('MessagesService.send racing a move between gateways', () => {
+  const principal = { organizationId: 'org_1' } as unknown as Parameters<MessagesService['send']>[0];
+  function setup(refusals: number, statuses: SessionStatusOf[]) {
+    const released: string[] = [];
+    const inserts: string[][] = [];
+    const reads = [...statuses];
+    const messages = {
+      insertAcceptedMany: async (_org: string, _ses: string, group: Array<{ message: { id: string } }>) => {
+        inserts.push(group.map((g) => g.message.id));
+        if (inserts.length <= refusals) return { rows: new Map(), gatewayId: null };
+        const rows = new Map(group.map((g) => [g.message.id, { ...g.message, status: 'queued' } as unknown as MessageRow]));
+        return { rows, gatewayId: 'gw-new' };
+      },
+    } as unknown as MessagesRepository;
+    const sessions = {
+      findInOrganization: async () => ({ id: 'ses_1', organizationId: 'org_1', status: reads.shift() ?? 'working', ratePerMin: 60, ratePerHour: 1000 }),
+    } as unknown as SessionsRepository;
+    const limiter = {
+      tryAcceptKept: async () => ({ accepted: true, at: 0 }),
+      release: async (_s: string, id: string) => void released.push(id),
+    };
+    const signalled: string[] = [];
+    const signal = { notify: async (_r: unknown, gatewayId: string) => void signalled.push(gatewayId) };
+    const service = new MessagesService(sessions, messages, limiter as never, signal as never, null as never, null as never, null as never, null as never, null as never, null);
+    const send = () => service.send(principal, 'ses_1', { to: '15550001111', text: 'hi' }, undefined).catch((e: unknown) => e);
+    return { send, released, inserts, signalled };
+  }
+  type SessionStatusOf = 'working' | 'starting' | 'reconnecting' | 'stopped';
+
+  it('refused while the session was starting, read working: offered again and accepted (202) for the new holder, counted once', async () => {
+    const t = setup(1, ['working']);
+    const got = await t.send();
+    expect(got).toMatchObject({ sessionId: 'ses_1', status: 'queued', text: 'hi' });
+    expect(t.inserts).toHaveLength(2);
+    expect(t.inserts[0]).toEqual(t.inserts[1]);
+    expect(t.released).toEqual([]);
+    expect(t.signalled).toEqual(['gw-new']);
+  });
+
+  it('read not sendable: 409 with the status, its slot given back, nothing stored', async () => {
+    const t = setup(1, ['starting']);
+    const err = await t.send();
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ code: 'conflict', details: { status: 'starting' } });
+    expect(t.inserts).toHaveLength(1);
+    expect(t.released).toHaveLength(1);
+  });
+
+  it('still changing state after every try: 409, never a 500', async () => {
+    const t = setup(10, ['working', 'working', 'working']);
+    const err = await t.send();
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ code: 'conflict', details: { status: 'working' } });
+    expect(t.inserts).toHaveLength(3);
+    expect(t.released).toHaveLength(1);
+  });
+});

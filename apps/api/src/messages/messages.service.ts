@@ -75,6 +75,13 @@ const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 
 const notFound = (id: string) => new DomainError('not_found', 'session not found', { id });
 
+/**
+ * How many times a plain send is offered to the accept statement while the session reads sendable between tries: a
+ * session moving between gateways is `starting` for a moment on its new one, so a send can be refused by the statement
+ * and find the session `working` again when it is read to explain why.
+ */
+const PLAIN_ACCEPT_TRIES = 3;
+
 /** The media bytes one accept statement carries at most (a media send larger than this goes alone). */
 const ACCEPT_GROUP_MEDIA_BYTES = 16 * 1024 * 1024;
 
@@ -223,26 +230,41 @@ export class MessagesService {
       throw rateLimited(session, decision.retryAfterMs, decision.limit);
     }
 
-    let accepted: PlainAccepted;
+    let row: MessageRow;
+    let signalled: Promise<void>;
     try {
       const bytes = body.media ? await this.mediaBytes(body.media) : null;
       const sendOptions = await this.sendOptionsOf(body, null);
       // the sender is the session's own wa_jid, set by the statement
       const sender = { id: sessionId, organizationId, waJid: null };
       const message = this.newMessage(sender, id, body, NO_TARGETS, bytes, null, { sendOptions });
-      accepted = await this.plainAccepts.submit(plainAcceptKey(organizationId, sessionId), { message, media: bytes });
+      ({ row, signalled } = await this.acceptPlain(organizationId, sessionId, { message, media: bytes }));
     } catch (err) {
       await this.limiter.release(sessionId, id).catch(() => undefined);
       throw err;
     }
-    if (!accepted.row) {
-      await this.limiter.release(sessionId, id).catch(() => undefined);
-      // not stored: the session is gone or not the caller's (404), or not sendable (409)
-      assertSendable(await this.findSession(organizationId, sessionId));
-      throw new Error(`message ${id} conflicted with a stored one`);
+    await signalled;
+    return toMessageView(row);
+  }
+
+  /**
+   * A plain send through the accept statement. Refused (nothing stored), the session is read to say why: gone or not
+   * the caller's (404), not sendable (409). Sendable when read means its status changed between the statement and the
+   * read (a move between gateways: `starting` on the new one, then `working`), so the send is offered again, for the
+   * new holder; a session still changing state after PLAIN_ACCEPT_TRIES answers 409 with its status, never a 500.
+   */
+  private async acceptPlain(organizationId: string, sessionId: string, send: NewOutbound): Promise<PlainAccepted & { row: MessageRow }> {
+    for (let tries = 1; ; tries++) {
+      const accepted = await this.plainAccepts.submit(plainAcceptKey(organizationId, sessionId), send);
+      if (accepted.row) return { row: accepted.row, signalled: accepted.signalled };
+      const session = await this.findSession(organizationId, sessionId);
+      assertSendable(session);
+      if (tries >= PLAIN_ACCEPT_TRIES) {
+        throw new DomainError('conflict', 'the session changed state while the message was accepted (moving between gateways): try again', {
+          status: session.status,
+        });
+      }
     }
-    await accepted.signalled;
-    return toMessageView(accepted.row);
   }
 
   /**
@@ -286,6 +308,8 @@ export class MessagesService {
       await this.limiter.release(session.id, id).catch(() => undefined);
       const first = idempotencyKey === null ? null : await this.messages.findByIdempotencyKey(session.id, idempotencyKey, IDEMPOTENCY_WINDOW_MS);
       if (first) return toMessageView(first);
+      // no repeat stored first: the session was deleted meanwhile (404)
+      await this.findSession(session.organizationId, session.id);
       throw new Error(`message ${id} conflicted with a stored one`);
     }
     if (session.gatewayId) await this.notify(session.gatewayId, session.id);
@@ -371,7 +395,11 @@ export class MessagesService {
         else {
           // a concurrent repeat with the same key was stored first: answered with it, counted once
           uncount.push(b.message.id);
-          if (b.message.idempotencyKey === null || b.message.idempotencyKey === undefined) throw new Error(`message ${b.message.id} conflicted with a stored one`);
+          if (b.message.idempotencyKey === null || b.message.idempotencyKey === undefined) {
+            // nothing else refuses a row without a key: the session was deleted meanwhile (404)
+            await this.findSession(session.organizationId, session.id);
+            throw new Error(`message ${b.message.id} conflicted with a stored one`);
+          }
           raced.push({ index: b.index, key: b.message.idempotencyKey });
         }
       }

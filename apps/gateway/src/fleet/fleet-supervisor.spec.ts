@@ -1,5 +1,6 @@
 import type { EventEnvelope, EventPayloads, EventType, SessionStatus } from '@app/contracts';
 import type { PublishInput } from '@app/events';
+import { LeadershipLostError } from '@app/database';
 import type { GatewayEntry } from '@app/fleet';
 import { DeathWatch, VERDICT_MARGIN_MS } from './death-watch';
 import { FleetSupervisor, FleetSupervisorPorts, FleetSupervisorSettings } from './fleet-supervisor';
@@ -105,6 +106,9 @@ function fleet(settings: Partial<FleetSupervisorSettings> = {}) {
   const sessions = new FakeSessions();
   let registry: GatewayEntry[] = [];
   let leader = true;
+  /** the term `hold` answered for is still PostgreSQL's (false: it ended since, a pause or a takeover) */
+  let termHeld = true;
+  const gauge: boolean[] = [];
   const published: EventEnvelope<SessionMovedPayload>[] = [];
   const signalled: string[] = [];
   const moves: Array<[string, string, string]> = [];
@@ -116,6 +120,10 @@ function fleet(settings: Partial<FleetSupervisorSettings> = {}) {
       election: {
         hold: async () => leader,
         release: async () => void (released += 1),
+        fenced: async (move) => {
+          if (!termHeld) throw new LeadershipLostError('fleet', 1);
+          return move();
+        },
       },
       directory: { list: async () => registry },
       sessions,
@@ -133,7 +141,7 @@ function fleet(settings: Partial<FleetSupervisorSettings> = {}) {
       }),
       metrics: {
         observeFailover: (s) => void failovers.push(s),
-        setLeader: () => undefined,
+        setLeader: (v) => void gauge.push(v),
       },
       logger: { info: () => undefined, warn: () => undefined },
       clock: () => now,
@@ -151,6 +159,8 @@ function fleet(settings: Partial<FleetSupervisorSettings> = {}) {
     },
     setRegistry: (r: GatewayEntry[]) => void (registry = r),
     setLeader: (v: boolean) => void (leader = v),
+    endTerm: () => void (termHeld = false),
+    gauge,
     advance: (ms: number) => void (now += ms),
     get now() {
       return now;
@@ -286,6 +296,22 @@ describe('FleetSupervisor', () => {
     await f.supervisor.tick();
     expect(f.published.map((e) => e.sessionId)).toEqual(['s2']);
     expect(f.signalled).toEqual(['gw-a']);
+  });
+
+  it('a leader whose term ended after its look (a pause, a takeover) moves nothing and steps down: the gauge goes to 0', async () => {
+    const f = fleet();
+    f.sessions.add('s1', 'gw-dead');
+    f.setRegistry([gateway('gw-a', true, f.now), gateway('gw-dead', false, f.now - 7000)]);
+    await f.supervisor.tick();
+    expect(f.gauge).toEqual([true]);
+    f.advance(2000);
+    // `hold` still answers from before the pause; PostgreSQL refuses the move of the old term
+    f.endTerm();
+    await f.supervisor.tick();
+    expect(f.sessions.on('gw-dead')).toEqual(['s1']);
+    expect(f.published).toEqual([]);
+    expect(f.signalled).toEqual([]);
+    expect(f.gauge).toEqual([true, false]);
   });
 
   it('moves nothing while another gateway leads', async () => {

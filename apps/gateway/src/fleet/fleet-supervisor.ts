@@ -1,13 +1,17 @@
 import type { BeforeApplicationShutdown, OnApplicationBootstrap } from '@nestjs/common';
-import type { SessionsRepository } from '@app/database';
+import { LeadershipLostError, SessionsRepository } from '@app/database';
 import { GatewayEntry, SessionPlacement } from '@app/fleet';
 import { DeathWatch, DeadGateway } from './death-watch';
-import type { SessionMover } from './session-mover';
+import type { MoveFence, SessionMover } from './session-mover';
 
-/** The leader election (`PgLeaderLock`): `hold` keeps or takes the lock, `release` gives it up. */
+/**
+ * The leader election (`PgLeaderLease`): `hold` keeps or takes the lease, `release` gives it up, `fenced` runs a
+ * leader's write only while its term holds (LeadershipLostError otherwise, nothing written).
+ */
 export interface LeaderElection {
   hold(): Promise<boolean>;
   release(): Promise<void>;
+  fenced: MoveFence;
 }
 
 /** What the supervisor counts (GatewayMetrics); the moves themselves are counted by the mover. */
@@ -59,8 +63,8 @@ interface LandingWatch {
 const isDraining = (g: GatewayEntry): boolean => g.draining === true;
 
 /**
- * Heals the fleet from the sessions table: one leader among the gateways (a PostgreSQL advisory lock, so a Redis
- * restart elects nobody new) watches the registry, moves every session of a dead gateway onto live ones by free
+ * Heals the fleet from the sessions table: one leader among the gateways (a PostgreSQL lease with an expiry and a
+ * term, so a stopped or cut-off leader loses it and a Redis restart elects nobody new) watches the registry, moves every session of a dead gateway onto live ones by free
  * capacity all at once (failover), and moves sessions one at a time from the fullest gateway to the emptiest while the
  * spread is above the threshold, no faster than REBALANCE_MOVES_PER_MIN (rebalance). Each move is the SessionMover's
  * (the conditional row update, the event with the reason, the adopt signal); the gateways converge on the table themselves.
@@ -76,6 +80,8 @@ export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicatio
   private readonly landings: LandingWatch[] = [];
   /** when the last look says a watched gateway's heartbeat reaches its TTL (null: none sooner than an interval) */
   private nextVerdictAt: number | null = null;
+  /** every move of the leader's runs inside its term */
+  private readonly fence: MoveFence = (move) => this.ports.election.fenced(move);
 
   constructor(
     private readonly settings: FleetSupervisorSettings,
@@ -116,15 +122,26 @@ export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicatio
     return wait > 0 && wait < this.settings.intervalMs ? wait : this.settings.intervalMs;
   }
 
-  /** One look at the fleet; acts only while this gateway leads. Errors end the tick, never the loop. */
+  /**
+   * One look at the fleet; acts only while this gateway leads. Errors end the tick, never the loop; a move refused
+   * because the term ended (a leader resumed after a pause, a lease that lapsed) makes this gateway step down.
+   */
   async tick(): Promise<void> {
     this.nextVerdictAt = null;
     try {
       await this.lookAtFleet();
     } catch (err) {
+      if (err instanceof LeadershipLostError) return this.lost();
       this.deaths.forget();
       this.ports.logger.warn({ err: String(err) }, 'fleet supervisor tick failed');
     }
+  }
+
+  private lost(): void {
+    if (this.leading) this.ports.logger.warn({ gatewayId: this.settings.gatewayId }, 'fleet supervisor lost the leadership');
+    this.leading = false;
+    this.ports.metrics.setLeader(false);
+    this.deaths.forget();
   }
 
   private async lookAtFleet(): Promise<void> {
@@ -132,13 +149,7 @@ export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicatio
     const registry = await directory.list();
     // a draining gateway is on its way out: another one must lead meanwhile
     if (registry.some((g) => g.id === this.settings.gatewayId && isDraining(g))) return this.resign();
-    if (!(await this.ports.election.hold())) {
-      if (this.leading) logger.warn({ gatewayId: this.settings.gatewayId }, 'fleet supervisor lost the leadership');
-      this.leading = false;
-      this.ports.metrics.setLeader(false);
-      this.deaths.forget();
-      return;
-    }
+    if (!(await this.ports.election.hold())) return this.lost();
     if (!this.leading) {
       this.leading = true;
       this.ports.metrics.setLeader(true);
@@ -162,7 +173,7 @@ export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicatio
     const orphans = await this.ports.sessions.movableOn(gateway.id);
     const movedAt = this.clock();
     const placement = await PlacementSnapshot.of(targets, this.ports.sessions);
-    const moved = await this.ports.mover.moveAll(gateway.id, orphans, 'failover', () => placement.take(), (to) => placement.adjust(to, -1));
+    const moved = await this.ports.mover.moveAll(gateway.id, orphans, 'failover', () => placement.take(), (to) => placement.adjust(to, -1), this.fence);
     this.landings.push({ ids: new Set(moved.map((m) => m.session.id)), diedAt: gateway.diedAt, movedAt });
     this.ports.logger.info(
       { gatewayId: gateway.id, diedAt: gateway.diedAt, orphans: orphans.length, moved: moved.length, to: placement.summary() },
@@ -184,7 +195,7 @@ export class FleetSupervisor implements OnApplicationBootstrap, BeforeApplicatio
     if (fullest.pct - emptiest.pct <= rebalanceThresholdPct || fullest.placed - emptiest.placed < 2) return;
     const [session] = await this.ports.sessions.movableOn(fullest.id, 1);
     if (!session) return;
-    await this.ports.mover.moveAll(fullest.id, [session], 'rebalance', async () => emptiest.id);
+    await this.ports.mover.moveAll(fullest.id, [session], 'rebalance', async () => emptiest.id, undefined, this.fence);
     // spaced from the move itself (as its event is stamped), not from the start of the tick
     this.nextRebalanceAt = this.clock() + 60_000 / rebalancePerMin;
   }

@@ -1,5 +1,6 @@
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import type { SessionStatus, SessionStatusPayload } from '@app/contracts';
+import type { EntityManager } from 'typeorm';
 import type { SessionsRepository } from '@app/database';
 import type { EventPublisher } from '@app/events';
 import type { SessionPlacement } from '@app/fleet';
@@ -38,6 +39,14 @@ export interface SessionMoverPorts {
   logger: MoverLogger;
 }
 
+/**
+ * Runs one conditional move statement: at once (a drain), or inside the leader's fence (`PgLeaderLease.fenced`: only
+ * while its term holds, nothing written otherwise).
+ */
+export type MoveFence = (move: (manager?: EntityManager) => Promise<string[]>) => Promise<string[]>;
+
+const unfenced: MoveFence = (move) => move();
+
 /** Moves per conditional update statement, and events per outbox insert. */
 const MOVE_BATCH = 500;
 const EVENT_BATCH = 500;
@@ -66,7 +75,8 @@ export class SessionMover implements BeforeApplicationShutdown {
   /**
    * Moves many sessions off `from`, each to `target()`'s answer (asked once per session, in order), MOVE_BATCH rows per
    * conditional update, and announces the moves it won in batches. `lost(to)` hears of each move another mover won
-   * first, so a placement that counted it can give the place back. Resolves with the moves won.
+   * first, so a placement that counted it can give the place back. `fence` runs each statement (the leader's term).
+   * Resolves with the moves won.
    */
   async moveAll(
     from: string,
@@ -74,13 +84,15 @@ export class SessionMover implements BeforeApplicationShutdown {
     reason: MoveReason,
     target: () => Promise<string>,
     lost: (to: string) => void = () => undefined,
+    fence: MoveFence = unfenced,
   ): Promise<Array<{ session: MovableSession; to: string }>> {
     const moved: Array<{ session: MovableSession; to: string }> = [];
     try {
       for (let i = 0; i < sessions.length; i += MOVE_BATCH) {
         const batch: Array<{ session: MovableSession; to: string }> = [];
         for (const session of sessions.slice(i, i + MOVE_BATCH)) batch.push({ session, to: await target() });
-        const won = new Set(await this.ports.sessions.moveManyToGateway(from, batch.map(({ session, to }) => ({ id: session.id, to }))));
+        const pairs = batch.map(({ session, to }) => ({ id: session.id, to }));
+        const won = new Set(await fence((manager) => this.ports.sessions.moveManyToGateway(from, pairs, manager)));
         for (const move of batch) {
           if (won.has(move.session.id)) moved.push(move);
           else lost(move.to);

@@ -14,6 +14,7 @@ import { ChatsRepository } from './chats.repository';
 import { StatusPostsRepository } from './status-posts.repository';
 import { MediaBlobsRepository } from './media-blobs.repository';
 import { FollowedChannelsRepository } from './followed-channels.repository';
+import { LeaderLeasesRepository } from './leader-leases.repository';
 
 export * from './keyset-page';
 export * from './deliveries.repository';
@@ -32,6 +33,7 @@ export * from './chats.repository';
 export * from './status-posts.repository';
 export * from './media-blobs.repository';
 export * from './followed-channels.repository';
+export * from './leader-leases.repository';
 
 /** Every repository, for DatabaseModule to provide. */
 export const REPOSITORIES = [
@@ -51,4 +53,5 @@ export const REPOSITORIES = [
   StatusPostsRepository,
   MediaBlobsRepository,
   FollowedChannelsRepository,
+  LeaderLeasesRepository,
 ];

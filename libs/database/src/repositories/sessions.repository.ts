@@ -253,12 +253,12 @@ export class SessionsRepository {
 
   /**
    * Many moves off `from` in one statement, each only if its row is still there (racing movers: one wins per row).
-   * Answers the ids moved.
+   * Answers the ids moved. With `manager`, inside that transaction (the leader's fence).
    */
-  async moveManyToGateway(from: string, moves: ReadonlyArray<{ id: string; to: string }>): Promise<string[]> {
+  async moveManyToGateway(from: string, moves: ReadonlyArray<{ id: string; to: string }>, manager?: EntityManager): Promise<string[]> {
     if (moves.length === 0) return [];
     // an UPDATE answers [rows, rowCount]
-    const [rows]: [Array<{ id: string }>, number] = await this.db.query(
+    const [rows]: [Array<{ id: string }>, number] = await (manager ?? this.db).query(
       `UPDATE sessions s SET gateway_id = m.to_gateway, updated_at = now()
        FROM unnest($1::text[], $2::text[]) AS m(id, to_gateway)
        WHERE s.id = m.id AND s.gateway_id = $3
