@@ -1,10 +1,29 @@
 import pino from 'pino';
 import { DomainError } from '@app/contracts';
 import { DRAIN_CONCURRENCY, GatewayNode, GatewayNodeParts } from './gateway-node';
+import type { NodeKeeper } from './lease-keeper';
+import type { KeeperReport } from './lease-keeper-loop';
 import { LeaseWatchdog } from './lease-watchdog';
 
+/** A keeper whose epoch and reports the test sets by hand. */
+class FakeKeeper implements Pick<NodeKeeper, 'start' | 'stop' | 'unackedEpoch' | 'ack' | 'rotate' | 'sessionCount' | 'waWebVersion' | 'startDraining' | 'onReport'> {
+  epoch = 1;
+  acked = 1;
+  report: (report: KeeperReport) => void = () => undefined;
+  constructor(private readonly calls: string[]) {}
+  start = async () => void this.calls.push('start keeper');
+  stop = async () => void this.calls.push('stop keeper');
+  unackedEpoch = () => (this.epoch !== this.acked ? this.epoch : null);
+  ack = (epoch: number) => void (this.calls.push(`ack ${epoch}`), (this.acked = epoch));
+  rotate = () => void this.calls.push('rotate');
+  sessionCount = () => undefined;
+  waWebVersion = () => undefined;
+  startDraining = () => void this.calls.push('keeper draining');
+  onReport = (handler: (report: KeeperReport) => void) => void (this.report = handler);
+}
+
 /** Fakes of every part, recording the calls that matter to the lifecycle in one list. */
-function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveFails?: boolean | Error } = {}) {
+function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveFails?: boolean | Error; lost?: string[] } = {}) {
   const calls: string[] = [];
   const warnings: string[] = [];
   const held = new Set(over.held ?? []);
@@ -18,14 +37,13 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
       converge: async () => (calls.push('converge'), { started: 0, handedOff: 0 }),
       handOff: async (id) => void (calls.push(`hand off ${id}`), held.delete(id)),
       closeAllUnfenced: async () => void calls.push('close all unfenced'),
-      leaseLost: async () => undefined,
+      leaseLost: async (ids) => void calls.push(`lease lost ${ids.join(',')}`),
       signal: (id) => calls.push(`signal ${id}`),
       sweepQueued: async () => undefined,
       resume: over.resume ?? (async () => (calls.push('resume sessions'), 2)),
       shutdown: async () => void (calls.push('shut down sessions'), held.clear()),
     },
     registry: {
-      heartbeat: async (n) => (calls.push(`heartbeat ${n}`), { id: 'gw', capacity: 1, engine: 'sim', version: '1', sessionCount: n, startedAt: 0, lastHeartbeatAt: 0, draining: false }),
       deregister: async () => void calls.push('deregister'),
       startDraining: async () => void calls.push('announce draining'),
       drainRequested: async () => false,
@@ -40,7 +58,8 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
     },
     leader: { stepDown: async () => void calls.push('step down') },
     sleep: async () => undefined,
-    leases: { renew: async () => [] },
+    leases: { reclaim: async (ids, epoch) => (calls.push(`reclaim ${ids.join(',')} @${epoch}`), over.lost ?? []) },
+    keeper: new FakeKeeper(calls),
     commands: {
       start: async () => void calls.push('start commands'),
       close: async () => void calls.push('close commands'),
@@ -55,7 +74,7 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
       },
     },
     opsServer: async () => (calls.push('open ops'), { port: 1234, close: async () => void calls.push('close ops') }),
-    metrics: { sessions: { set: () => undefined } },
+    metrics: { sessions: { set: () => undefined }, leaseLapses: { inc: () => void calls.push('lapse counted') } },
     logger: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg) }),
   };
   let now = 0;
@@ -68,7 +87,7 @@ describe('GatewayNode', () => {
   it('takes commands and registers before resuming sessions, and serves health last', async () => {
     const { node, calls } = fakeNode();
     await node.start();
-    expect(calls).toEqual(['start commands', 'heartbeat 0', 'listen', 'signal ses_1', 'resume sessions', 'heartbeat 0', 'open ops']);
+    expect(calls).toEqual(['start commands', 'start keeper', 'listen', 'signal ses_1', 'resume sessions', 'open ops']);
     await node.stop();
   });
 
@@ -105,7 +124,7 @@ describe('GatewayNode', () => {
     await node.start();
     calls.length = 0;
     await node.beforeApplicationShutdown();
-    expect(calls).toEqual(['unlisten', 'close commands', 'shut down sessions', 'deregister', 'close ops']);
+    expect(calls).toEqual(['unlisten', 'close commands', 'shut down sessions', 'stop keeper', 'deregister', 'close ops']);
   });
 
   it('stops once however often it is asked (a signal during the context close)', async () => {
