@@ -332,8 +332,9 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         watchdog: LeaseWatchdog,
         supervisor: FleetSupervisor,
         keeper: LeaseKeeper,
-      ) =>
-        new GatewayNode(
+      ) => {
+        if (c.GATEWAY_FAULT === 'block-on-sigusr2') process.on('SIGUSR2', () => blockMainThread(3 * c.GATEWAY_TTL_MS));
+        return new GatewayNode(
           {
             gatewayId: c.GATEWAY_ID,
             engine: engine.name,
@@ -357,7 +358,8 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
             leader: supervisor,
             logger,
           },
-        ),
+        );
+      },
     },
   ],
 })
@@ -366,4 +368,12 @@ export class GatewayModule {}
 /** GATEWAY_FAULT=crash-after-send: die like a killed pod, with no chance to record what the network already took. */
 function crashNow(): void {
   process.kill(process.pid, 'SIGKILL');
+}
+
+/** GATEWAY_FAULT=block-on-sigusr2: the main thread does nothing else for `ms`, as under an engine that hogs it. */
+function blockMainThread(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // spinning on purpose
+  }
 }

@@ -461,10 +461,12 @@ export class GatewayConfig extends BaseConfig {
 
   /**
    * Test-only fault injection: `crash-after-send` kills the process (SIGKILL) right after the network acknowledged a
-   * send and before it is recorded, to prove a resend is not a duplicate. Refused when NODE_ENV=production.
+   * send and before it is recorded, to prove a resend is not a duplicate; `block-on-sigusr2` makes a SIGUSR2 block the
+   * main thread's event loop for 3 × GATEWAY_TTL_MS (an engine starving it), to prove the leases outlive it. Refused
+   * when NODE_ENV=production.
    */
-  @IsOptional() @IsIn(['', 'crash-after-send'])
-  GATEWAY_FAULT: '' | 'crash-after-send' = '';
+  @IsOptional() @IsIn(['', 'crash-after-send', 'block-on-sigusr2'])
+  GATEWAY_FAULT: '' | 'crash-after-send' | 'block-on-sigusr2' = '';
 
   override finalize(): void {
     super.finalize();
