@@ -23,7 +23,7 @@ class FakeKeeper implements Pick<NodeKeeper, 'start' | 'stop' | 'unackedEpoch' |
 }
 
 /** Fakes of every part, recording the calls that matter to the lifecycle in one list. */
-function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveFails?: boolean | Error; lost?: string[] } = {}) {
+function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveFails?: boolean | Error; lost?: string[]; watchdog?: LeaseWatchdog } = {}) {
   const calls: string[] = [];
   const warnings: string[] = [];
   const held = new Set(over.held ?? []);
@@ -48,7 +48,7 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
       startDraining: async () => void calls.push('announce draining'),
       drainRequested: async () => false,
     },
-    watchdog: new LeaseWatchdog({ budgetMs: 60_000, tickMs: 60_000 }),
+    watchdog: over.watchdog ?? new LeaseWatchdog({ budgetMs: 60_000, tickMs: 60_000 }),
     mover: {
       move: async (id) => {
         if (over.moveFails) throw over.moveFails instanceof Error ? over.moveFails : new Error('every gateway is at capacity');
@@ -84,6 +84,39 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
 }
 
 describe('GatewayNode', () => {
+  it('re-stamps the leases it holds with a new epoch, then acknowledges it; a lease lost meanwhile closes and is sought again', async () => {
+    const { node, calls, parts } = fakeNode({ held: ['ses_a', 'ses_b'], lost: ['ses_b'] });
+    await node.start();
+    calls.length = 0;
+    const keeper = parts.keeper as FakeKeeper;
+    keeper.epoch = 2;
+    keeper.report({ kind: 'epoch', epoch: 2 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual(['reclaim ses_a,ses_b @2', 'ack 2', 'lease lost ses_b', 'converge']);
+    await node.stop();
+  });
+
+  it('a lapse is counted, closes every socket, kills the epoch, and re-stamps nothing while the sockets close', async () => {
+    let now = 0;
+    const watchdog = new LeaseWatchdog({ budgetMs: 1000, tickMs: 60_000 }, () => now);
+    const { node, calls, parts } = fakeNode({ held: ['ses_a'], watchdog });
+    let closed: () => void = () => undefined;
+    parts.host.closeAllUnfenced = () => new Promise<void>((resolve) => (calls.push('close all unfenced'), (closed = resolve)));
+    await node.start();
+    calls.length = 0;
+    now = 5000;
+    const lapse = watchdog.check();
+    const keeper = parts.keeper as FakeKeeper;
+    keeper.epoch = 3;
+    keeper.report({ kind: 'epoch', epoch: 3 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual(['lapse counted', 'close all unfenced']);
+    closed();
+    await lapse;
+    expect(calls).toEqual(['lapse counted', 'close all unfenced', 'rotate']);
+    await node.stop();
+  });
+
   it('takes commands and registers before resuming sessions, and serves health last', async () => {
     const { node, calls } = fakeNode();
     await node.start();
@@ -144,7 +177,7 @@ describe('GatewayNode', () => {
     await expect(node.start()).rejects.toThrow('database gone');
     calls.length = 0;
     await node.stop();
-    expect(calls).toEqual(['unlisten', 'close commands', 'shut down sessions', 'deregister']);
+    expect(calls).toEqual(['unlisten', 'close commands', 'shut down sessions', 'stop keeper', 'deregister']);
   });
 
   it('drains by giving up leadership, leaving placement, then moving and handing off each session (move before its hand-off)', async () => {
@@ -154,7 +187,7 @@ describe('GatewayNode', () => {
     expect(node.accepting).toBe(true);
     await node.drain();
     expect(node.accepting).toBe(false);
-    expect(calls.slice(0, 2)).toEqual(['step down', 'announce draining']);
+    expect(calls.slice(0, 3)).toEqual(['step down', 'keeper draining', 'announce draining']);
     expect(calls[calls.length - 1]).toBe('shut down sessions');
     for (const id of ['ses_a', 'ses_b']) expect(calls.indexOf(`move ${id}`)).toBeLessThan(calls.indexOf(`hand off ${id}`));
     expect(calls.filter((c) => c.startsWith('hand off')).sort()).toEqual(['hand off ses_a', 'hand off ses_b']);

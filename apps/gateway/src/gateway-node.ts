@@ -212,7 +212,10 @@ export class GatewayNode implements BeforeApplicationShutdown {
       if (epoch === null || this.watchdog.closingNow) return;
       const lost = await leases.reclaim(host.leasedSessionIds(), epoch);
       keeper.ack(epoch);
-      if (lost.length > 0) await host.leaseLost(lost);
+      if (lost.length === 0) return;
+      await host.leaseLost(lost);
+      // a lease Redis lost with a restart is free: those still placed here are taken again now, not at the next sweep
+      if (this.adopting) this.convergeSoon();
     })().finally(() => (this.reclaiming = null));
     return this.reclaiming;
   }

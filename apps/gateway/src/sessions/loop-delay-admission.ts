@@ -42,7 +42,6 @@ export class LoopDelayAdmission {
       if (this.inFlight < this.limit) {
         if (this.delayMs() <= this.settings.maxDelayMs || this.inFlight === 0) break;
         // the loop is late: nothing more starts until it catches up (one at a time still goes, or nothing would)
-        this.limit = Math.max(1, Math.min(this.limit, Math.floor(this.inFlight / 2)));
         await this.sleep(this.settings.retryMs ?? 100);
         continue;
       }
