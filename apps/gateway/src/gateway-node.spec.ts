@@ -6,7 +6,7 @@ import type { KeeperReport } from './lease-keeper-loop';
 import { LeaseWatchdog } from './lease-watchdog';
 
 /** A keeper whose epoch and reports the test sets by hand. */
-class FakeKeeper implements Pick<NodeKeeper, 'start' | 'stop' | 'unackedEpoch' | 'ack' | 'rotate' | 'sessionCount' | 'waWebVersion' | 'startDraining' | 'onReport'> {
+class FakeKeeper implements Pick<NodeKeeper, 'start' | 'stop' | 'unackedEpoch' | 'ack' | 'epochStartedAt' | 'rotate' | 'sessionCount' | 'waWebVersion' | 'startDraining' | 'onReport'> {
   epoch = 1;
   acked = 1;
   report: (report: KeeperReport) => void = () => undefined;
@@ -15,6 +15,7 @@ class FakeKeeper implements Pick<NodeKeeper, 'start' | 'stop' | 'unackedEpoch' |
   stop = async () => void this.calls.push('stop keeper');
   unackedEpoch = () => (this.epoch !== this.acked ? this.epoch : null);
   ack = (epoch: number) => void (this.calls.push(`ack ${epoch}`), (this.acked = epoch));
+  epochStartedAt = () => 0;
   rotate = () => void this.calls.push('rotate');
   sessionCount = () => undefined;
   waWebVersion = () => undefined;

@@ -21,11 +21,11 @@ export interface GatewayNodeParts {
   /** re-stamps the leases held after the node's epoch changed (the keeper renews them all at once otherwise) */
   leases: Pick<RedisSessionLeases, 'reclaim'>;
   /** the lease keeper thread: renews the node's registry entry and lease epoch whatever the main thread is doing */
-  keeper: Pick<NodeKeeper, 'start' | 'stop' | 'unackedEpoch' | 'ack' | 'rotate' | 'sessionCount' | 'waWebVersion' | 'startDraining' | 'onReport'>;
+  keeper: Pick<NodeKeeper, 'start' | 'stop' | 'unackedEpoch' | 'ack' | 'epochStartedAt' | 'rotate' | 'sessionCount' | 'waWebVersion' | 'startDraining' | 'onReport'>;
   /** the engine's WhatsApp Web version, for the registry entry the keeper writes */
   waWebVersion?: () => string | null;
   /** self-fencing: closes every socket once renewals lapse; the runners ask it before acting */
-  watchdog: Pick<LeaseWatchdog, 'onLapse' | 'start' | 'stop' | 'trusted' | 'check' | 'closingNow'>;
+  watchdog: Pick<LeaseWatchdog, 'onLapse' | 'start' | 'stop' | 'renewed' | 'trusted' | 'check' | 'closingNow'>;
   commands: Pick<CommandServer, 'start' | 'close'>;
   /** the send and adopt signals, heard on the node's one subscriber connection (GatewaySignals) */
   signals: NodeSignalListener;
@@ -147,6 +147,8 @@ export class GatewayNode implements BeforeApplicationShutdown {
     const { host, commands, metrics, logger } = this.parts;
     await commands.start();
     await this.parts.keeper.start();
+    // the first epoch acknowledged before the first look at the watchdog: starting the thread is no lapse
+    await this.reclaim();
     await this.beat();
     this.watchdog.start();
     this.heartbeatTimer = this.intervals.setInterval(() => {
@@ -212,6 +214,8 @@ export class GatewayNode implements BeforeApplicationShutdown {
       if (epoch === null || this.watchdog.closingNow) return;
       const lost = await leases.reclaim(host.leasedSessionIds(), epoch);
       keeper.ack(epoch);
+      // what is held now carries the epoch, whose node key was written (with the whole TTL) when it started
+      this.watchdog.renewed(keeper.epochStartedAt());
       if (lost.length === 0) return;
       await host.leaseLost(lost);
       // a lease Redis lost with a restart is free: those still placed here are taken again now, not at the next sweep

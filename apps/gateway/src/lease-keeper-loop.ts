@@ -18,8 +18,10 @@ export const KEEPER_SLOTS = {
   sessionCount: 4,
   /** 1: the main thread asks for a new epoch (after a lapse, every lease of the old one must die) */
   rotate: 5,
+  /** when the renewal that wrote the live epoch started (ms): its node key lives at least until then + TTL */
+  epochStartedAt: 6,
 } as const;
-export const KEEPER_SLOT_COUNT = 6;
+export const KEEPER_SLOT_COUNT = 7;
 
 export interface KeeperState {
   load(slot: number): number;
@@ -82,6 +84,7 @@ export class LeaseKeeperLoop {
         return { kind: 'renewed' };
       }
       if (forced) await this.node.renew(next, next);
+      state.store(KEEPER_SLOTS.epochStartedAt, startedAt);
       state.store(KEEPER_SLOTS.epoch, next);
       state.store(KEEPER_SLOTS.rotate, 0);
       return { kind: 'epoch', epoch: next };

@@ -27,6 +27,8 @@ export interface NodeKeeper {
   ackedEpoch(): number;
   /** The leases held were re-stamped with `epoch`: its renewals count from now, and one comes at once. */
   ack(epoch: number): void;
+  /** When the renewal that wrote the live epoch started: the leases re-stamped with it are ours until then + TTL. */
+  epochStartedAt(): number;
   /** After a lapse: a new epoch, so every lease of the old one dies even if its node key had not expired. */
   rotate(): void;
   sessionCount(n: number): void;
@@ -75,6 +77,10 @@ export class LeaseKeeper implements NodeKeeper {
   unackedEpoch(): number | null {
     const epoch = this.state.load(KEEPER_SLOTS.epoch);
     return epoch !== 0 && epoch !== this.state.load(KEEPER_SLOTS.ackedEpoch) ? epoch : null;
+  }
+
+  epochStartedAt(): number {
+    return this.state.load(KEEPER_SLOTS.epochStartedAt);
   }
 
   ackedEpoch(): number {
