@@ -64,8 +64,8 @@ describe('Fleet fencing: a paused gateway that lost its lease never opens the de
     expect(await simGet(`/sim/sessions/${s.id}`)).toMatchObject({ connected: true, opens: 1, maxConcurrent: 1 });
 
     paused.child.kill('SIGSTOP');
-    // past the TTL: the paused gateway's lease is gone; the network has dropped its frozen socket
-    await waitFor(async () => (await redis.exists(keys.key(REGISTRY_KEYS.lease(s.id)))) === 0, 10_000, 'the lease to expire');
+    // past the TTL: the paused gateway's epoch, and with it its lease, is gone; the network has dropped its frozen socket
+    await waitFor(async () => (await redis.exists(keys.key(REGISTRY_KEYS.leaseNode(id('paused'))))) === 0, 10_000, 'the lease to expire');
     // the takeover: the taker's supervisor makes it on its own (it leads once the paused gateway's leader lease ran
     // out, issue 37), and here by hand too, whichever comes first: move the row (the taker adopts it)
     const sessionsRepo = new SessionsRepository(await testDataSource());

@@ -131,8 +131,9 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
   it('holds a lease per running session and frees it on stop', async () => {
     const s = await createSession('leased');
     await waitStatus(s.id, 'scan_qr_code');
-    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(`${s.gatewayId}|${await leaseTokenOf(s.id)}`);
-    expect(Number(await redis.pttl(keys.key(REGISTRY_KEYS.lease(s.id))))).toBeGreaterThan(0);
+    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toMatch(new RegExp(`^${s.gatewayId}\\|${await leaseTokenOf(s.id)}\\|\\d+$`));
+    // the lease lives by its holder's epoch, whose key the holder renews
+    expect(Number(await redis.pttl(keys.key(REGISTRY_KEYS.leaseNode(s.gatewayId))))).toBeGreaterThan(0);
     await api().post(`/api/v1/sessions/${s.id}:stop`).set(bearer(org.adminKey)).expect(200);
     expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBeNull();
   });
@@ -141,13 +142,14 @@ describe('Gateway nodes: registry, placement, leases, resume, dead gateways', ()
     const s = await createSession('contested');
     await waitStatus(s.id, 'scan_qr_code');
     await api().post(`/api/v1/sessions/${s.id}:stop`).set(bearer(org.adminKey)).expect(200);
-    // what a gateway that died a moment ago leaves behind: its lease, live for a few more heartbeats
-    await redis.set(keys.key(REGISTRY_KEYS.lease(s.id)), 'gw-dead-ghost', 'PX', 2500);
+    // what a gateway that died a moment ago leaves behind: its lease, live while its epoch lives (a few more heartbeats)
+    await redis.set(keys.key(REGISTRY_KEYS.leaseNode('gw-dead-ghost')), '7', 'PX', 2500);
+    await redis.set(keys.key(REGISTRY_KEYS.lease(s.id)), 'gw-dead-ghost|3|7');
     await api().post(`/api/v1/sessions/${s.id}:start`).set(bearer(org.adminKey)).expect(200);
     await waitStatus(s.id, 'reconnecting');
     // several heartbeats pass while it waits; none may count the ghost's lease as one this gateway lost
     await waitStatus(s.id, 'scan_qr_code');
-    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toBe(`${s.gatewayId}|${await leaseTokenOf(s.id)}`);
+    expect(await redis.get(keys.key(REGISTRY_KEYS.lease(s.id)))).toMatch(new RegExp(`^${s.gatewayId}\\|${await leaseTokenOf(s.id)}\\|`));
   });
 
   it('a stopped gateway hands its paired sessions over: they resume elsewhere from stored auth state, without a new QR', async () => {

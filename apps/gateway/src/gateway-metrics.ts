@@ -8,6 +8,8 @@ export type SessionMoveReason = 'failover' | 'drain' | 'rebalance';
 /** The gateway's own series, on the process's shared registry (served on GATEWAY_HEALTH_PORT /metrics). */
 export class GatewayMetrics {
   readonly sessions: Gauge;
+  /** lease lapses: the node closed every socket because its renewals lapsed (LeaseWatchdog); 0 on a healthy node */
+  readonly leaseLapses: Counter;
   readonly commands: Counter<'name' | 'outcome'>;
   /** moves this process made, counted on both ends: `gateway` is the source (out) or the target (in) */
   readonly movesOut: Counter<'gateway' | 'reason'>;
@@ -31,6 +33,7 @@ export class GatewayMetrics {
     const registers = [shared.registry];
     this.registers = registers;
     this.sessions = new Gauge({ name: metricName('gateway_sessions'), help: 'sessions holding or seeking a socket on this gateway', registers });
+    this.leaseLapses = new Counter({ name: metricName('gateway_lease_lapses_total'), help: 'times the lease renewals lapsed and the gateway closed every socket (self-fencing)', registers });
     this.commands = new Counter({ name: metricName('gateway_commands_total'), help: 'commands handled, by name and outcome', labelNames: ['name', 'outcome'], registers });
     this.movesOut = new Counter({
       name: metricName('gateway_session_moves_out_total'),
@@ -98,8 +101,8 @@ export class GatewayMetrics {
           this.set(pick(await measured()));
         },
       });
-    fromRedis('inbound_spool_entries', 'entries in the inbound spool in Redis, over the sessions this gateway spooled for', (m) => m.entries);
-    fromRedis('inbound_spool_bytes', 'bytes Redis uses for the inbound spool (MEMORY USAGE), over the same sessions', (m) => m.bytes);
+    fromRedis('inbound_spool_entries', 'entries in the inbound spool in Redis, as this gateway counted them (written or read, not yet removed)', (m) => m.entries);
+    fromRedis('inbound_spool_bytes', 'payload bytes of the inbound spool in Redis, over the same sessions', (m) => m.bytes);
     fromRedis('inbound_spool_sessions', 'sessions with entries in the inbound spool, of those this gateway spooled for', (m) => m.sessions);
     new Gauge({
       name: metricName('inbound_spool_memory_entries'),

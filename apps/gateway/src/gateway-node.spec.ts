@@ -1,10 +1,30 @@
 import pino from 'pino';
 import { DomainError } from '@app/contracts';
 import { DRAIN_CONCURRENCY, GatewayNode, GatewayNodeParts } from './gateway-node';
+import type { NodeKeeper } from './lease-keeper';
+import type { KeeperReport } from './lease-keeper-loop';
 import { LeaseWatchdog } from './lease-watchdog';
 
+/** A keeper whose epoch and reports the test sets by hand. */
+class FakeKeeper implements Pick<NodeKeeper, 'start' | 'stop' | 'unackedEpoch' | 'ack' | 'epochStartedAt' | 'rotate' | 'sessionCount' | 'waWebVersion' | 'startDraining' | 'onReport'> {
+  epoch = 1;
+  acked = 1;
+  report: (report: KeeperReport) => void = () => undefined;
+  constructor(private readonly calls: string[]) {}
+  start = async () => void this.calls.push('start keeper');
+  stop = async () => void this.calls.push('stop keeper');
+  unackedEpoch = () => (this.epoch !== this.acked ? this.epoch : null);
+  ack = (epoch: number) => void (this.calls.push(`ack ${epoch}`), (this.acked = epoch));
+  epochStartedAt = () => 0;
+  rotate = () => void this.calls.push('rotate');
+  sessionCount = () => undefined;
+  waWebVersion = () => undefined;
+  startDraining = () => void this.calls.push('keeper draining');
+  onReport = (handler: (report: KeeperReport) => void) => void (this.report = handler);
+}
+
 /** Fakes of every part, recording the calls that matter to the lifecycle in one list. */
-function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveFails?: boolean | Error } = {}) {
+function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveFails?: boolean | Error; lost?: string[]; watchdog?: LeaseWatchdog } = {}) {
   const calls: string[] = [];
   const warnings: string[] = [];
   const held = new Set(over.held ?? []);
@@ -18,19 +38,18 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
       converge: async () => (calls.push('converge'), { started: 0, handedOff: 0 }),
       handOff: async (id) => void (calls.push(`hand off ${id}`), held.delete(id)),
       closeAllUnfenced: async () => void calls.push('close all unfenced'),
-      leaseLost: async () => undefined,
+      leaseLost: async (ids) => void calls.push(`lease lost ${ids.join(',')}`),
       signal: (id) => calls.push(`signal ${id}`),
       sweepQueued: async () => undefined,
       resume: over.resume ?? (async () => (calls.push('resume sessions'), 2)),
       shutdown: async () => void (calls.push('shut down sessions'), held.clear()),
     },
     registry: {
-      heartbeat: async (n) => (calls.push(`heartbeat ${n}`), { id: 'gw', capacity: 1, engine: 'sim', version: '1', sessionCount: n, startedAt: 0, lastHeartbeatAt: 0, draining: false }),
       deregister: async () => void calls.push('deregister'),
       startDraining: async () => void calls.push('announce draining'),
       drainRequested: async () => false,
     },
-    watchdog: new LeaseWatchdog({ budgetMs: 60_000, tickMs: 60_000 }),
+    watchdog: over.watchdog ?? new LeaseWatchdog({ budgetMs: 60_000, tickMs: 60_000 }),
     mover: {
       move: async (id) => {
         if (over.moveFails) throw over.moveFails instanceof Error ? over.moveFails : new Error('every gateway is at capacity');
@@ -40,7 +59,8 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
     },
     leader: { stepDown: async () => void calls.push('step down') },
     sleep: async () => undefined,
-    leases: { renew: async () => [] },
+    leases: { reclaim: async (ids, epoch) => (calls.push(`reclaim ${ids.join(',')} @${epoch}`), over.lost ?? []) },
+    keeper: new FakeKeeper(calls),
     commands: {
       start: async () => void calls.push('start commands'),
       close: async () => void calls.push('close commands'),
@@ -55,7 +75,7 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
       },
     },
     opsServer: async () => (calls.push('open ops'), { port: 1234, close: async () => void calls.push('close ops') }),
-    metrics: { sessions: { set: () => undefined } },
+    metrics: { sessions: { set: () => undefined }, leaseLapses: { inc: () => void calls.push('lapse counted') } },
     logger: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg) }),
   };
   let now = 0;
@@ -65,10 +85,43 @@ function fakeNode(over: { resume?: () => Promise<number>; held?: string[]; moveF
 }
 
 describe('GatewayNode', () => {
+  it('re-stamps the leases it holds with a new epoch, then acknowledges it; a lease lost meanwhile closes and is sought again', async () => {
+    const { node, calls, parts } = fakeNode({ held: ['ses_a', 'ses_b'], lost: ['ses_b'] });
+    await node.start();
+    calls.length = 0;
+    const keeper = parts.keeper as FakeKeeper;
+    keeper.epoch = 2;
+    keeper.report({ kind: 'epoch', epoch: 2 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual(['reclaim ses_a,ses_b @2', 'ack 2', 'lease lost ses_b', 'converge']);
+    await node.stop();
+  });
+
+  it('a lapse is counted, closes every socket, kills the epoch, and re-stamps nothing while the sockets close', async () => {
+    let now = 0;
+    const watchdog = new LeaseWatchdog({ budgetMs: 1000, tickMs: 60_000 }, () => now);
+    const { node, calls, parts } = fakeNode({ held: ['ses_a'], watchdog });
+    let closed: () => void = () => undefined;
+    parts.host.closeAllUnfenced = () => new Promise<void>((resolve) => (calls.push('close all unfenced'), (closed = resolve)));
+    await node.start();
+    calls.length = 0;
+    now = 5000;
+    const lapse = watchdog.check();
+    const keeper = parts.keeper as FakeKeeper;
+    keeper.epoch = 3;
+    keeper.report({ kind: 'epoch', epoch: 3 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual(['lapse counted', 'close all unfenced']);
+    closed();
+    await lapse;
+    expect(calls).toEqual(['lapse counted', 'close all unfenced', 'rotate']);
+    await node.stop();
+  });
+
   it('takes commands and registers before resuming sessions, and serves health last', async () => {
     const { node, calls } = fakeNode();
     await node.start();
-    expect(calls).toEqual(['start commands', 'heartbeat 0', 'listen', 'signal ses_1', 'resume sessions', 'heartbeat 0', 'open ops']);
+    expect(calls).toEqual(['start commands', 'start keeper', 'listen', 'signal ses_1', 'resume sessions', 'open ops']);
     await node.stop();
   });
 
@@ -105,7 +158,7 @@ describe('GatewayNode', () => {
     await node.start();
     calls.length = 0;
     await node.beforeApplicationShutdown();
-    expect(calls).toEqual(['unlisten', 'close commands', 'shut down sessions', 'deregister', 'close ops']);
+    expect(calls).toEqual(['unlisten', 'close commands', 'shut down sessions', 'stop keeper', 'deregister', 'close ops']);
   });
 
   it('stops once however often it is asked (a signal during the context close)', async () => {
@@ -125,7 +178,7 @@ describe('GatewayNode', () => {
     await expect(node.start()).rejects.toThrow('database gone');
     calls.length = 0;
     await node.stop();
-    expect(calls).toEqual(['unlisten', 'close commands', 'shut down sessions', 'deregister']);
+    expect(calls).toEqual(['unlisten', 'close commands', 'shut down sessions', 'stop keeper', 'deregister']);
   });
 
   it('drains by giving up leadership, leaving placement, then moving and handing off each session (move before its hand-off)', async () => {
@@ -135,7 +188,7 @@ describe('GatewayNode', () => {
     expect(node.accepting).toBe(true);
     await node.drain();
     expect(node.accepting).toBe(false);
-    expect(calls.slice(0, 2)).toEqual(['step down', 'announce draining']);
+    expect(calls.slice(0, 3)).toEqual(['step down', 'keeper draining', 'announce draining']);
     expect(calls[calls.length - 1]).toBe('shut down sessions');
     for (const id of ['ses_a', 'ses_b']) expect(calls.indexOf(`move ${id}`)).toBeLessThan(calls.indexOf(`hand off ${id}`));
     expect(calls.filter((c) => c.startsWith('hand off')).sort()).toEqual(['hand off ses_a', 'hand off ses_b']);

@@ -2,6 +2,8 @@ import { BeforeApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { DomainError } from '@app/contracts';
 import type { CommandServer, GatewayRegistry, RedisSessionLeases } from '@app/fleet';
+import type { NodeKeeper } from './lease-keeper';
+import type { KeeperReport } from './lease-keeper-loop';
 import { IntervalTimers, LeaseWatchdog, realIntervals } from './lease-watchdog';
 import type { SessionHost } from './sessions/session-host';
 import type { SessionMover } from './fleet/session-mover';
@@ -15,10 +17,15 @@ export interface GatewayNodeParts {
     SessionHost,
     'sessionCount' | 'leasedSessionIds' | 'activeSessionIds' | 'leaseLost' | 'signal' | 'sweepQueued' | 'resume' | 'converge' | 'handOff' | 'closeAllUnfenced' | 'shutdown'
   >;
-  registry: Pick<GatewayRegistry, 'heartbeat' | 'deregister' | 'startDraining' | 'drainRequested'>;
-  leases: Pick<RedisSessionLeases, 'renew'>;
+  registry: Pick<GatewayRegistry, 'deregister' | 'startDraining' | 'drainRequested'>;
+  /** re-stamps the leases held after the node's epoch changed (the keeper renews them all at once otherwise) */
+  leases: Pick<RedisSessionLeases, 'reclaim'>;
+  /** the lease keeper thread: renews the node's registry entry and lease epoch whatever the main thread is doing */
+  keeper: Pick<NodeKeeper, 'start' | 'stop' | 'unackedEpoch' | 'ack' | 'epochStartedAt' | 'rotate' | 'sessionCount' | 'waWebVersion' | 'startDraining' | 'onReport'>;
+  /** the engine's WhatsApp Web version, for the registry entry the keeper writes */
+  waWebVersion?: () => string | null;
   /** self-fencing: closes every socket once renewals lapse; the runners ask it before acting */
-  watchdog: Pick<LeaseWatchdog, 'onLapse' | 'start' | 'stop' | 'renewed' | 'trusted' | 'check'>;
+  watchdog: Pick<LeaseWatchdog, 'onLapse' | 'start' | 'stop' | 'renewed' | 'trusted' | 'check' | 'closingNow'>;
   commands: Pick<CommandServer, 'start' | 'close'>;
   /** the send and adopt signals, heard on the node's one subscriber connection (GatewaySignals) */
   signals: NodeSignalListener;
@@ -27,8 +34,8 @@ export interface GatewayNodeParts {
   mover: Pick<SessionMover, 'move'>;
   /** the fleet supervisor, when this node runs one: a draining leader gives up leadership first */
   leader?: { stepDown(): Promise<void> };
-  /** the sessions gauge of GatewayMetrics */
-  metrics: { sessions: { set(value: number): void } };
+  /** the sessions gauge and the lease lapse counter of GatewayMetrics */
+  metrics: { sessions: { set(value: number): void }; leaseLapses: { inc(): void } };
   logger: Logger;
   clock?: () => number;
   intervals?: IntervalTimers;
@@ -57,7 +64,7 @@ export interface GatewayNodeSettings {
   engine: string;
   heartbeatMs: number;
   sweepMs: number;
-  /** how often the node converges on the sessions table (adopt + hand off) */
+  /** how often the node converges on the sessions table without a signal (the safety sweep behind the adopt signal) */
   adoptMs: number;
   /** longest a drain may take (k8s terminationGracePeriodSeconds); the rest is closed just before it ends */
   drainGraceMs: number;
@@ -95,6 +102,11 @@ export class GatewayNode implements BeforeApplicationShutdown {
   private stopping: Promise<void> | null = null;
   private draining: Promise<void> | null = null;
   private onDrainRequested: () => void = () => undefined;
+  /** re-stamping the leases held with a new epoch; one at a time */
+  private reclaiming: Promise<void> | null = null;
+  /** a lapse closed everything: once the leases are trusted again, a converge pass takes back what is placed here */
+  private convergeAfterLapse = false;
+  private lastWaWebVersion: string | null = null;
   private readonly clock: () => number;
   private readonly intervals: IntervalTimers;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -108,8 +120,13 @@ export class GatewayNode implements BeforeApplicationShutdown {
     this.sleep = parts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     parts.watchdog.onLapse(async () => {
       parts.logger.error({ gatewayId: settings.gatewayId }, 'lease renewals lapsed: closing every socket before the leases expire');
+      parts.metrics.leaseLapses.inc();
       await parts.host.closeAllUnfenced();
+      // the leases of the old epoch die now, even those whose node key had not expired: no lease outlives its runner
+      parts.keeper.rotate();
+      this.convergeAfterLapse = true;
     });
+    parts.keeper.onReport((report) => this.keeperSaid(report));
   }
 
   private get watchdog() {
@@ -129,6 +146,9 @@ export class GatewayNode implements BeforeApplicationShutdown {
   async start(): Promise<void> {
     const { host, commands, metrics, logger } = this.parts;
     await commands.start();
+    await this.parts.keeper.start();
+    // the first epoch acknowledged before the first look at the watchdog: starting the thread is no lapse
+    await this.reclaim();
     await this.beat();
     this.watchdog.start();
     this.heartbeatTimer = this.intervals.setInterval(() => {
@@ -155,17 +175,20 @@ export class GatewayNode implements BeforeApplicationShutdown {
     logger.info({ gatewayId: this.settings.gatewayId, engine: this.settings.engine, resumed, healthPort: this.ops.port }, 'gateway started');
   }
 
-  /** Heartbeat and lease renewal share one tick: a node that cannot renew must not keep sockets open. */
+  /**
+   * The main thread's share of the heartbeat (the keeper thread renews): what the keeper reports (sessions held, the
+   * WhatsApp Web version), re-stamping the leases after an epoch change, a drain request, and, after a lapse, the
+   * converge pass that takes back what is placed here.
+   */
   private async beat(): Promise<void> {
-    const { host, registry, leases, logger } = this.parts;
-    // after a pause, the lapse is acted on before this beat could take back leases that expired meanwhile
+    const { host, registry, keeper, logger } = this.parts;
+    // after a pause, the lapse is acted on before anything could re-stamp leases that expired meanwhile
     await this.watchdog.check();
-    const startedAt = this.clock();
+    keeper.sessionCount(host.sessionCount);
+    const version = this.parts.waWebVersion?.() ?? null;
+    if (version !== this.lastWaWebVersion) keeper.waWebVersion((this.lastWaWebVersion = version));
     try {
-      await registry.heartbeat(host.sessionCount);
-      const lost = await leases.renew(host.leasedSessionIds());
-      this.watchdog.renewed(startedAt);
-      if (lost.length > 0) await host.leaseLost(lost);
+      await this.reclaim();
       if (this.draining === null && this.stopping === null && (await registry.drainRequested())) {
         logger.info({ gatewayId: this.settings.gatewayId }, 'drain requested');
         this.onDrainRequested();
@@ -173,6 +196,39 @@ export class GatewayNode implements BeforeApplicationShutdown {
     } catch (err) {
       logger.warn({ err: String(err) }, 'heartbeat failed');
     }
+    if (this.convergeAfterLapse && this.adopting && this.watchdog.trusted()) {
+      this.convergeAfterLapse = false;
+      this.convergeSoon();
+    }
+  }
+
+  /**
+   * The keeper wrote a new epoch (the old one's node key had expired, Redis lost it, or a lapse asked for one): the
+   * leases still held are re-stamped with it, and the keeper's renewals count again once they are. Never while a lapse
+   * is closing the sockets: a lease re-stamped for a runner being closed would outlive it.
+   */
+  private reclaim(): Promise<void> {
+    this.reclaiming ??= (async () => {
+      const { host, keeper, leases } = this.parts;
+      const epoch = keeper.unackedEpoch();
+      if (epoch === null || this.watchdog.closingNow) return;
+      const lost = await leases.reclaim(host.leasedSessionIds(), epoch);
+      keeper.ack(epoch);
+      // what is held now carries the epoch, whose node key was written (with the whole TTL) when it started
+      this.watchdog.renewed(keeper.epochStartedAt());
+      if (lost.length === 0) return;
+      await host.leaseLost(lost);
+      // a lease Redis lost with a restart is free: those still placed here are taken again now, not at the next sweep
+      if (this.adopting) this.convergeSoon();
+    })().finally(() => (this.reclaiming = null));
+    return this.reclaiming;
+  }
+
+  private keeperSaid(report: KeeperReport): void {
+    const { logger } = this.parts;
+    if (report.kind === 'epoch') void this.reclaim().catch((err) => logger.warn({ err: String(err) }, 're-stamping the leases with a new epoch failed'));
+    else if (report.kind === 'main-stalled') logger.error({ silentMs: report.sinceMs }, 'lease keeper: the main thread stopped answering; renewals stopped');
+    else if (report.kind === 'failed') logger.warn({ err: report.err }, 'lease renewal failed');
   }
 
   /**
@@ -217,6 +273,7 @@ export class GatewayNode implements BeforeApplicationShutdown {
       logger.info({ gatewayId: this.settings.gatewayId, sessions: host.sessionCount }, 'draining');
       if (this.adoptTimer !== null) this.intervals.clearInterval(this.adoptTimer);
       await this.parts.leader?.stepDown().catch((err) => logger.warn({ err: String(err) }, 'stepping down as leader failed'));
+      this.parts.keeper.startDraining();
       await registry.startDraining(host.sessionCount).catch((err) => logger.warn({ err: String(err) }, 'announcing the drain failed'));
       let moved = 0;
       // with no other gateway up (a single node restarting, a rollout whose new pod is still starting) every pass
@@ -276,6 +333,8 @@ export class GatewayNode implements BeforeApplicationShutdown {
       await this.unlisten?.();
       await commands.close().catch((err) => logger.warn({ err: String(err) }, 'closing the command worker failed'));
       await host.shutdown();
+      // the keeper first: a renewal after the deregistration would list the node again
+      await this.parts.keeper.stop();
       await registry.deregister().catch(() => undefined);
       await this.ops?.close();
     })();

@@ -15,11 +15,13 @@ import { loadEngine } from './engine/load-engine';
 import { FleetSupervisor } from './fleet/fleet-supervisor';
 import { GatewayMetrics } from './gateway-metrics';
 import { GatewayNode, NodeSignalListener } from './gateway-node';
+import { LeaseKeeper } from './lease-keeper';
 import { LeaseWatchdog } from './lease-watchdog';
 import { SentRecords } from './messages/sent-records';
 import { ClientVersionAlarm } from './sessions/client-version-alarm';
 import { GroupedEventSink } from './sessions/grouped-event-sink';
 import { PgSessionRecords } from './sessions/pg-session-records';
+import { EventLoopDelay, LoopDelayAdmission } from './sessions/loop-delay-admission';
 import { SessionHost } from './sessions/session-host';
 import { SessionMover } from './fleet/session-mover';
 import { PgContactBook } from './contacts/contact-book';
@@ -93,9 +95,24 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
     },
     { provide: GatewayMetrics, inject: [MetricsRegistry], useFactory: (m: MetricsRegistry) => new GatewayMetrics(m) },
     {
+      provide: LeaseKeeper,
+      inject: [GatewayConfig, RedisKeys, SESSION_ENGINE],
+      useFactory: (c: GatewayConfig, keys: RedisKeys, engine: SessionEngine) =>
+        new LeaseKeeper({
+          redisUrl: c.REDIS_URL,
+          prefix: keys.prefix,
+          node: { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: c.APP_VERSION },
+          ttlMs: c.GATEWAY_TTL_MS,
+          heartbeatMs: c.GATEWAY_HEARTBEAT_MS,
+          mainStallMs: c.mainStallMs,
+          pingMs: Math.max(50, Math.floor(c.GATEWAY_HEARTBEAT_MS / 4)),
+        }),
+    },
+    {
       provide: RedisSessionLeases,
-      inject: [REDIS_CLIENT, RedisKeys, GatewayConfig],
-      useFactory: (redis: Redis, keys: RedisKeys, c: GatewayConfig) => new RedisSessionLeases(redis, keys, c.GATEWAY_ID, c.GATEWAY_TTL_MS),
+      inject: [REDIS_CLIENT, RedisKeys, GatewayConfig, LeaseKeeper],
+      useFactory: (redis: Redis, keys: RedisKeys, c: GatewayConfig, keeper: LeaseKeeper) =>
+        new RedisSessionLeases(redis, keys, c.GATEWAY_ID, c.GATEWAY_TTL_MS, () => keeper.ackedEpoch()),
     },
     { provide: RedisQrBoard, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new RedisQrBoard(redis, keys) },
     {
@@ -151,6 +168,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         eagerMedia: EagerMediaDownloads | null,
         followedChannels: FollowedChannelsRepository,
       ) => {
+        const loopDelay = new EventLoopDelay();
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
         const authStates = new PgAuthStates(authKeys, box);
         const sessionEvents = new GroupedEventSink(events);
@@ -192,14 +210,20 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
           logger,
           Date.now,
           c.GATEWAY_ADOPT_CONCURRENCY,
+          new LoopDelayAdmission({ maxConcurrent: c.GATEWAY_ADOPT_CONCURRENCY, maxDelayMs: c.GATEWAY_ADMIT_LOOP_DELAY_MS }, () => loopDelay.p99Ms()),
         );
       },
     },
     {
       provide: LeaseWatchdog,
-      inject: [GatewayConfig],
-      useFactory: (c: GatewayConfig) =>
-        new LeaseWatchdog({ budgetMs: c.GATEWAY_TTL_MS - c.fenceMarginMs, tickMs: Math.max(50, Math.min(250, Math.floor(c.fenceMarginMs / 4))) }),
+      inject: [GatewayConfig, LeaseKeeper],
+      useFactory: (c: GatewayConfig, keeper: LeaseKeeper) =>
+        new LeaseWatchdog(
+          { budgetMs: c.GATEWAY_TTL_MS - c.fenceMarginMs, tickMs: Math.max(50, Math.min(250, Math.floor(c.fenceMarginMs / 4))) },
+          Date.now,
+          undefined,
+          () => keeper.renewStartedAt(),
+        ),
     },
     { provide: GatewayDirectory, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new GatewayDirectory(redis, keys) },
     {
@@ -301,6 +325,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         SessionMover,
         LeaseWatchdog,
         FleetSupervisor,
+        LeaseKeeper,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -316,8 +341,10 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         mover: SessionMover,
         watchdog: LeaseWatchdog,
         supervisor: FleetSupervisor,
-      ) =>
-        new GatewayNode(
+        keeper: LeaseKeeper,
+      ) => {
+        if (c.GATEWAY_FAULT === 'block-on-sigusr2') process.on('SIGUSR2', () => blockMainThread(3 * c.GATEWAY_TTL_MS));
+        return new GatewayNode(
           {
             gatewayId: c.GATEWAY_ID,
             engine: engine.name,
@@ -330,6 +357,8 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
             host,
             registry,
             leases,
+            keeper,
+            waWebVersion: () => engine.waWebVersion?.() ?? null,
             watchdog,
             commands,
             signals,
@@ -339,7 +368,8 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
             leader: supervisor,
             logger,
           },
-        ),
+        );
+      },
     },
   ],
 })
@@ -348,4 +378,12 @@ export class GatewayModule {}
 /** GATEWAY_FAULT=crash-after-send: die like a killed pod, with no chance to record what the network already took. */
 function crashNow(): void {
   process.kill(process.pid, 'SIGKILL');
+}
+
+/** GATEWAY_FAULT=block-on-sigusr2: the main thread does nothing else for `ms`, as under an engine that hogs it. */
+function blockMainThread(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // spinning on purpose
+  }
 }

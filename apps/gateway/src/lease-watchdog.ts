@@ -31,10 +31,19 @@ export class LeaseWatchdog {
   private closing: Promise<void> | null = null;
   private closeEverything: () => Promise<void> = async () => undefined;
 
+  /** lapses detected since the start (the gateway's lapse metric) */
+  lapses = 0;
+
   constructor(
     private readonly settings: LeaseWatchdogSettings,
     private readonly clock: () => number = Date.now,
     private readonly timers: IntervalTimers = realIntervals,
+    /**
+     * Where renewals made on another thread are read (the LeaseKeeper's shared slot: when its last renewal started).
+     * Read at every question, so a main thread that was busy sees the keeper's renewals at once, without waiting for
+     * a message to be delivered.
+     */
+    private readonly renewals?: () => number,
   ) {
     this.lastRenewStartedAt = clock();
   }
@@ -62,7 +71,14 @@ export class LeaseWatchdog {
 
   /** False once the budget since the last successful renewal is spent, until a renewal after the lapse succeeds. */
   trusted(): boolean {
+    const fromKeeper = this.renewals?.() ?? 0;
+    if (fromKeeper > this.lastRenewStartedAt) this.renewed(fromKeeper);
     return this.lapsedAt === null && this.clock() - this.lastRenewStartedAt <= this.settings.budgetMs;
+  }
+
+  /** Whether a lapse is being acted on (the sockets are closing): nothing may re-stamp leases meanwhile. */
+  get closingNow(): boolean {
+    return this.closing !== null;
   }
 
   /** Closes every socket if the budget is spent; resolves when they are closed. */
@@ -70,6 +86,7 @@ export class LeaseWatchdog {
     if (this.closing) return this.closing;
     if (this.lapsedAt !== null || this.trusted()) return Promise.resolve();
     this.lapsedAt = this.clock();
+    this.lapses += 1;
     this.closing = this.closeEverything()
       .catch(() => undefined)
       .finally(() => {

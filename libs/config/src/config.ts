@@ -348,12 +348,34 @@ export class GatewayConfig extends BaseConfig {
   GATEWAY_FENCE_MARGIN_MS?: number;
   fenceMarginMs = 1500;
 
-  /** How often a node converges on the sessions table: starts what is placed on it, hands off what moved away. */
-  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
-  GATEWAY_ADOPT_INTERVAL_MS = 1000;
+  /**
+   * How often a node converges on the sessions table without being told: starts what is placed on it, hands off what
+   * moved away. The adopt signal (a move, a failover, a drain) and the end of a lapse converge at once; this is the
+   * safety sweep behind them (a lost signal, a start command that timed out), so it is slow.
+   */
+  @Transform(toInt) @IsInt() @Min(50) @Max(600000)
+  GATEWAY_ADOPT_INTERVAL_MS = 10000;
 
   /**
-   * Sessions a node starts at once when taking sessions over (adopt, failover), so the network sees no storm. Their
+   * The lease keeper thread renews the node's leases while the main thread shows a sign of life at least this often:
+   * a busy main thread keeps its leases, a deadlocked or spinning one loses them after this (the node then looks dead
+   * and failover moves its sessions). Must exceed GATEWAY_TTL_MS. Default: 60000, or 10 × GATEWAY_TTL_MS when that
+   * is more. Read `mainStallMs`.
+   */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(3600000)
+  GATEWAY_MAIN_STALL_MS?: number;
+  mainStallMs = 60000;
+
+  /**
+   * Logins and adoptions start only while the main thread's event loop delay (p99 over the last second) stays below
+   * this; above it, the next one waits. After a lapse the pace also ramps up from one at a time.
+   */
+  @Transform(toInt) @IsInt() @Min(5) @Max(10000)
+  GATEWAY_ADMIT_LOOP_DELAY_MS = 100;
+
+  /**
+   * Sessions a node starts at once at most when taking sessions over (adopt, failover), so the network sees no storm;
+   * fewer while the event loop is slow (GATEWAY_ADMIT_LOOP_DELAY_MS). Their
    * row reads, writes, tokens, creds reads and events go as one statement per group (TickBatch), so this is also the
    * group size: 64 adopted a failover's 400 sessions at 370/s on the loaded 2-core box against 281/s with 16
    * (docs/gateway.md, "Density and failover figures").
@@ -439,10 +461,12 @@ export class GatewayConfig extends BaseConfig {
 
   /**
    * Test-only fault injection: `crash-after-send` kills the process (SIGKILL) right after the network acknowledged a
-   * send and before it is recorded, to prove a resend is not a duplicate. Refused when NODE_ENV=production.
+   * send and before it is recorded, to prove a resend is not a duplicate; `block-on-sigusr2` makes a SIGUSR2 block the
+   * main thread's event loop for 3 × GATEWAY_TTL_MS (an engine starving it), to prove the leases outlive it. Refused
+   * when NODE_ENV=production.
    */
-  @IsOptional() @IsIn(['', 'crash-after-send'])
-  GATEWAY_FAULT: '' | 'crash-after-send' = '';
+  @IsOptional() @IsIn(['', 'crash-after-send', 'block-on-sigusr2'])
+  GATEWAY_FAULT: '' | 'crash-after-send' | 'block-on-sigusr2' = '';
 
   override finalize(): void {
     super.finalize();
@@ -452,6 +476,8 @@ export class GatewayConfig extends BaseConfig {
     if (this.fenceMarginMs + this.GATEWAY_HEARTBEAT_MS >= this.GATEWAY_TTL_MS) {
       throw new ConfigError('GATEWAY_FENCE_MARGIN_MS', 'plus GATEWAY_HEARTBEAT_MS must stay below GATEWAY_TTL_MS (the node would fence itself between two heartbeats)');
     }
+    this.mainStallMs = this.GATEWAY_MAIN_STALL_MS ?? Math.max(60000, 10 * this.GATEWAY_TTL_MS);
+    if (this.mainStallMs <= this.GATEWAY_TTL_MS) throw new ConfigError('GATEWAY_MAIN_STALL_MS', 'must exceed GATEWAY_TTL_MS');
     if (this.GATEWAY_FAULT && this.isProduction) throw new ConfigError('GATEWAY_FAULT', 'is refused when NODE_ENV=production');
     this.waWebVersion = this.WHATSAPP_WEB_VERSION ? (this.WHATSAPP_WEB_VERSION.split('.').map(Number) as [number, number, number]) : null;
     if (this.WHATSAPP_EMULATOR_URL && this.isProduction) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'is refused when NODE_ENV=production');

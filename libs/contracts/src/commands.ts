@@ -65,8 +65,10 @@ export const REGISTRY_KEYS = {
   gateways: 'gateways',
   /** string key with TTL: present while the gateway is alive */
   alive: (gatewayId: string) => `gateway-alive:${gatewayId}`,
-  /** session lease: value = `<holder gatewayId>|<fencing token>`, PX TTL renewed by the holder */
+  /** session lease: value = `<holder gatewayId>|<fencing token>|<holder's epoch>`, live while that epoch is (leaseNode) */
   lease: (sessionId: string) => `session-lease:${sessionId}`,
+  /** a gateway's lease epoch: value = the epoch, PX TTL renewed by the gateway; renews every lease it holds at once */
+  leaseNode: (gatewayId: string) => `lease-node:${gatewayId}`,
   /** string key: an operator asked this gateway to drain (`gateway:drain`); the gateway watches it with its heartbeat */
   drainRequest: (gatewayId: string) => `gateway-drain:${gatewayId}`,
 } as const;

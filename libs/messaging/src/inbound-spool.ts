@@ -108,8 +108,12 @@ export class InboundSpool implements EventSpool {
   private readonly timeoutMs: number;
   private readonly ttlMs: number;
   private readonly appendScript: (numKeys: number, ...args: string[]) => Promise<string | null>;
-  /** sessions this process spooled for or replayed: the ones `measure()` looks at */
-  private readonly touched = new Set<string>();
+  /**
+   * What this process knows to be in the Redis spool, per session: entries it wrote or read there and has not deleted.
+   * Kept on append, delete and read, so `measure()` costs no Redis command (a scrape used to cost two per session).
+   */
+  private readonly inRedis = new Map<string, { entries: number; bytes: number }>();
+  private readonly inRedisTotal = { entries: 0, bytes: 0 };
   /** the memory fallback: session → (memory id → payload), in insertion order */
   private readonly memory = new Map<string, Map<number, { entry: Entry; payload: string }>>();
   private memoryCount = 0;
@@ -144,30 +148,26 @@ export class InboundSpool implements EventSpool {
   }
 
   /**
-   * The spool in Redis of the sessions this process spooled for or replayed: entries (XLEN) and bytes Redis uses for
-   * them (MEMORY USAGE). For the metrics scrape; a session whose spool is empty is forgotten.
+   * The spool in Redis as this process counted it (what it wrote or read there and has not deleted): sessions with
+   * entries, entries, payload bytes. For the metrics scrape, in O(1): no Redis command. Entries another gateway
+   * removed after this one wrote them (a session that moved) are counted until this process reads the session again.
    */
   async measure(): Promise<{ sessions: number; entries: number; bytes: number }> {
-    const sessions = [...this.touched];
-    if (!sessions.length || this.redis.status !== 'ready') return { sessions: 0, entries: 0, bytes: 0 };
-    const batch = this.redis.pipeline();
-    for (const id of sessions) batch.xlen(this.key(id)).memory('USAGE', this.key(id));
-    const replies = (await batch.exec()) ?? [];
-    let entries = 0;
-    let bytes = 0;
-    let spooling = 0;
-    sessions.forEach((sessionId, i) => {
-      const length = Number(replies[2 * i]?.[1] ?? 0);
-      if (!length && !this.memory.has(sessionId)) this.touched.delete(sessionId);
-      if (length) spooling += 1;
-      entries += length;
-      bytes += Number(replies[2 * i + 1]?.[1] ?? 0);
-    });
-    return { sessions: spooling, entries, bytes };
+    return Promise.resolve({ sessions: this.inRedis.size, ...this.inRedisTotal });
+  }
+
+  /** `entries` and `bytes` more (or fewer) of the session's entries are in Redis. */
+  private countInRedis(sessionId: string, entries: number, bytes: number): void {
+    const counted = this.inRedis.get(sessionId) ?? { entries: 0, bytes: 0 };
+    // never below zero: an entry read twice (two replays) is deleted twice
+    const next = { entries: Math.max(0, counted.entries + entries), bytes: Math.max(0, counted.bytes + bytes) };
+    this.inRedisTotal.entries += next.entries - counted.entries;
+    this.inRedisTotal.bytes += next.bytes - counted.bytes;
+    if (next.entries > 0) this.inRedis.set(sessionId, next);
+    else this.inRedis.delete(sessionId);
   }
 
   append(sessionId: string, payload: string): SpoolEntry {
-    this.touched.add(sessionId);
     const entry = new Entry(sessionId, Buffer.byteLength(payload));
     entry.durable = this.write(entry, payload);
     return entry;
@@ -184,18 +184,21 @@ export class InboundSpool implements EventSpool {
   }
 
   async pending(sessionId: string): Promise<SpooledEvent[]> {
-    this.touched.add(sessionId);
     const found: SpooledEvent[] = [];
     // a client still connecting (a gateway starting) is asked too, bounded by the timeout; only a closed one is not
     if (this.redis.status !== 'end') {
       if (this.redis.status === 'ready') await this.moveToRedis(sessionId);
       const read = await this.withTimeout(this.redis.xrange(this.key(sessionId), '-', '+', 'COUNT', this.maxEntries));
       if (read.kind === 'ok') {
+        // what Redis holds for the session now replaces what this process had counted of it
+        const counted = this.inRedis.get(sessionId);
+        if (counted) this.countInRedis(sessionId, -counted.entries, -counted.bytes);
         for (const [id, fields] of read.value) {
           const payload = fields[fields.indexOf(FIELD) + 1];
           if (payload === undefined) continue;
           const entry = new Entry(sessionId, Buffer.byteLength(payload));
           entry.redisId = id;
+          this.countInRedis(sessionId, 1, entry.bytes);
           entry.durable = Promise.resolve(true);
           found.push({ entry, payload });
         }
@@ -215,6 +218,7 @@ export class InboundSpool implements EventSpool {
       if (outcome.kind !== 'written') return;
       this.dropFromMemory(entry);
       entry.redisId = outcome.id;
+      this.countInRedis(entry.sessionId, 1, entry.bytes);
       if (entry.removed) this.deleteFromRedis(entry);
     }
   }
@@ -225,6 +229,7 @@ export class InboundSpool implements EventSpool {
     switch (outcome.kind) {
       case 'written':
         entry.redisId = outcome.id;
+        this.countInRedis(entry.sessionId, 1, entry.bytes);
         this.fullWarned.delete(entry.sessionId);
         this.options.metrics?.appended('redis', entry.bytes);
         // the gateway may have taken it while the write was on its way
@@ -330,6 +335,7 @@ export class InboundSpool implements EventSpool {
 
   /** A failed delete leaves the entry to be handed over again (the gateway drops repeats); never lost. */
   private deleteFromRedis(entry: Entry): void {
+    this.countInRedis(entry.sessionId, -1, -entry.bytes);
     this.redis.xdel(this.key(entry.sessionId), entry.redisId!).catch((err) => {
       this.options.logger?.warn({ sessionId: entry.sessionId, err: String(err) }, 'removing a taken entry from the inbound spool failed; it will be handed over again');
     });

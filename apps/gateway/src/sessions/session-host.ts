@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { CommandMap, CommandName, CommandRequest, DomainError, SessionSnapshot } from '@app/contracts';
+import type { LoopDelayAdmission } from './loop-delay-admission';
 import { SessionRunner, SessionRunnerDeps } from './session-runner';
 import type { PlacedSession } from './session-ports';
 
@@ -28,8 +29,10 @@ export class SessionHost {
     private readonly deps: SessionRunnerDeps,
     private readonly logger: Logger,
     private readonly clock: () => number = Date.now,
-    /** sockets opened at once when taking sessions over: a burst must not hit the network in one instant */
+    /** sockets opened at once at most when taking sessions over: a burst must not hit the network in one instant */
     private readonly adoptConcurrency = 8,
+    /** admits logins and adoptions by the event loop's delay (none: only the bound above) */
+    private readonly admission?: Pick<LoopDelayAdmission, 'admit' | 'restart'>,
   ) {}
 
   /** Ids of the sessions holding (or trying to hold) a socket here. */
@@ -57,8 +60,14 @@ export class SessionHost {
       case 'session.restart': {
         const { sessionId } = req.args as CommandMap['session.start']['args'];
         const runner = await this.runner(sessionId);
-        if (req.name === 'session.start') await runner.start();
-        else await runner.restart();
+        // a login costs the engine's work on this thread: it waits while the loop is late, but not past half its deadline
+        const admitted = await this.admission?.admit(this.clock() + remaining() / 2);
+        try {
+          if (req.name === 'session.start') await runner.start();
+          else await runner.restart();
+        } finally {
+          admitted?.();
+        }
         return this.snapshot(runner, await runner.waitWhileStarting(Math.min(SETTLE_MAX_MS, remaining() / 2))) as never;
       }
       case 'session.stop': {
@@ -133,9 +142,14 @@ export class SessionHost {
         try {
           // adopt, not start: the runner reads the row again in its serial section, so a stop that completed since
           // the list above was read is not undone (issue 20)
-          const runner = this.runnerFor(placedHere);
-          await runner.adopt();
-          if (runner.isActive) started += 1;
+          const admitted = await this.admission?.admit();
+          try {
+            const runner = this.runnerFor(placedHere);
+            await runner.adopt();
+            if (runner.isActive) started += 1;
+          } finally {
+            admitted?.();
+          }
         } catch (err) {
           this.logger.error({ sessionId: placedHere.id, err: String(err) }, 'starting a session placed here failed');
         }
@@ -199,6 +213,8 @@ export class SessionHost {
    * (a new holder may own the rows already). Sessions still placed here come back with the next converge pass.
    */
   async closeAllUnfenced(): Promise<void> {
+    // what comes back after the lapse ramps up from one adoption at a time
+    this.admission?.restart();
     await this.leaseLost([...this.runners.keys()]);
   }
 
