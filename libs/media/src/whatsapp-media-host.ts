@@ -30,7 +30,8 @@ export class MediaReferenceRefusedError extends MediaUnavailableError {
  * would otherwise pick the host itself.
  */
 export function isMediaDirectPath(directPath: unknown): directPath is string {
-  return typeof directPath === 'string' && directPath.startsWith('/') && !/[\s\\\u0000-\u001f\u007f]/.test(directPath) && directPath.length <= 2048;
+  if (typeof directPath !== 'string' || !directPath.startsWith('/') || directPath.length > 2048) return false;
+  return ![...directPath].some((c) => c <= ' ' || c === '\x7f' || c === '\\' || /\s/.test(c));
 }
 
 /**
