@@ -11,6 +11,7 @@ process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'false';
 
 import { buildOpenApiDocument } from '../apps/api/src/bootstrap';
 import { startApi } from './support/api-app';
+import { FORBIDDEN_TARGET_HOSTS } from './support/forbidden-targets';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
@@ -314,25 +315,7 @@ describe('hostile input: every refusal a 4xx in the envelope, with no side effec
   });
 
   describe('SSRF: webhook targets refused at create and update', () => {
-    it.each([
-      'http://LOCALHOST./hook',
-      'http://localhost../hook',
-      'http://api.localhost/hook',
-      'http://metadata.google.internal/computeMetadata/v1/',
-      'http://METADATA.GOOGLE.INTERNAL./computeMetadata/v1/',
-      'http://metadata/computeMetadata/v1/',
-      'http://instance-data/latest/meta-data/',
-      'http://[::ffff:0:7f00:1]/hook',
-      'http://[::ffff:0:a9fe:a9fe]/latest',
-      'http://[::ffff:7f00:1]/hook',
-      'http://[::7f00:1]/hook',
-      'http://[64:ff9b::a9fe:a9fe]/latest',
-      'http://[2002:a00:1::]/hook',
-      'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook',
-      'http://0x7f.1/hook',
-      'http://2130706433/hook',
-      'http://100.100.100.200/latest/meta-data',
-    ])('%s is 422 naming WEBHOOK_ALLOW_PRIVATE_TARGETS', async (url) => {
+    it.each(FORBIDDEN_TARGET_HOSTS.map((host) => `http://${host}/hook`))('%s is 422 naming WEBHOOK_ALLOW_PRIVATE_TARGETS', async (url) => {
       const res = await send('post', '/api/v1/webhooks').send({ url });
       expect(res.status).toBe(422);
       expect(res.body.error.details.fields.url[0]).toMatch(/not allowed: .*WEBHOOK_ALLOW_PRIVATE_TARGETS/);

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import sharp from 'sharp';
 import request from 'supertest';
 import { loadRunContext } from './support/run-context';
@@ -48,8 +46,9 @@ function voiceWav(seconds: number, rate = 8000): Buffer {
  * with the test trust), and the contact downloads and decrypts it; a contact's media is uploaded encrypted for the
  * device and downloaded over the API byte for byte; the history the phone sends on pairing is stored.
  *
- * The API runs as its own process here (Baileys, which downloads inbound media, is ESM: jest cannot load it), trusting
- * the media host's CA the way any Node process can be told to: NODE_EXTRA_CA_CERTS, a test-only setting.
+ * The API runs as its own process here (Baileys, which downloads inbound media, is ESM: jest cannot load it), under the
+ * test seam (WHATSAPP_EMULATOR_URL): media is downloaded only from WhatsApp's CDN, or under the seam from the emulator's
+ * one media host, trusting its CA (issue 37).
  */
 describe('Media and history on the Baileys engine against the WhatsApp Web front door', () => {
   jest.setTimeout(60_000);
@@ -60,7 +59,6 @@ describe('Media and history on the Baileys engine against the WhatsApp Web front
   let simUrl: string;
   let org: SeededOrg;
   let sessionId: string;
-  let caDir: string;
   const gatewayId = `gw-waweb-media-${process.pid}`;
   const debugLogs: Record<string, string> = process.env.WHATSAPP_WEB_E2E_LOG ? { LOG_LEVEL: 'debug' } : {};
   const gatewayTuning = { RECONNECT_BASE_DELAY_MS: '100', GATEWAY_HEARTBEAT_MS: '1000', GATEWAY_TTL_MS: '10000', ...debugLogs };
@@ -88,13 +86,13 @@ describe('Media and history on the Baileys engine against the WhatsApp Web front
 
   beforeAll(async () => {
     ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, { engine: 'baileys', sim: { SIM_QR_INTERVAL_MS: '60000', LOG_LEVEL: 'info', ...debugLogs }, gateway: gatewayTuning }));
-    const trust = (await (await fetch(`${simUrl}/sim/whatsapp-web/trust`)).json()) as { mediaCa?: string };
+    const trust = (await (await fetch(`${simUrl}/sim/whatsapp-web/trust`)).json()) as { mediaCa?: string; mediaHost?: string };
     expect(trust.mediaCa).toMatch(/^-----BEGIN CERTIFICATE-----/);
-    caDir = mkdtempSync(join(tmpdir(), 'media-ca-'));
-    writeFileSync(join(caDir, 'ca.pem'), trust.mediaCa!);
+    expect(trust.mediaHost).toMatch(/^127\.0\.0\.1:\d+$/);
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
-    apiProcess = await startApp('api', { PORT: String(port), NETWORK_SIM_URL: simUrl, NODE_EXTRA_CA_CERTS: join(caDir, 'ca.pem') }, `${apiUrl}/healthz`);
+    // the emulator's media host is on loopback: the API downloads from it only under the test seam (issue 37)
+    apiProcess = await startApp('api', { PORT: String(port), NETWORK_SIM_URL: simUrl, WHATSAPP_EMULATOR_URL: simUrl }, `${apiUrl}/healthz`);
     org = await seedOrganization('WhatsApp Web Media Inc');
     const s = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'Media', syncHistory: 'recent' });
     expect(s.status).toBe(201);
@@ -118,7 +116,6 @@ describe('Media and history on the Baileys engine against the WhatsApp Web front
     await apiProcess?.stop();
     await gateway?.stop();
     await sim?.stop();
-    if (caDir) rmSync(caDir, { recursive: true, force: true });
     await closeTestDataSource();
   });
 

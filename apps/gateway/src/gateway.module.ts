@@ -73,7 +73,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         const store = createMediaStore(c, blobs);
         if (!store) return null;
         // the same sources as the API's on-demand path: any gateway can download any engine's media
-        const source = new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource() });
+        const source = new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource(undefined, { emulatorUrl: c.WHATSAPP_EMULATOR_URL }) });
         const queue = new MediaDownloadQueue(redis, keys, { attempts: c.MEDIA_STORE_ATTEMPTS, backoffMs: c.MEDIA_STORE_BACKOFF_MS });
         return new EagerMediaDownloads(queue, store, source, messages, { maxBytes: c.MEDIA_STORE_MAX_BYTES, concurrency: c.MEDIA_STORE_CONCURRENCY }, logger.child({ component: 'eager-media' }));
       },

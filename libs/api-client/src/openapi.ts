@@ -1533,7 +1533,7 @@ export interface components {
             /** @description (on create, default false) */
             isAdminSession?: boolean;
             /**
-             * @description the outbound proxy the session connects to WhatsApp through (http, https, socks4, socks4a, socks5, socks5h); stored encrypted, shown with its credentials masked; null removes it
+             * @description the outbound proxy the session connects to WhatsApp through (http, https, socks4, socks4a, socks5, socks5h); stored encrypted, shown with its credentials masked; null removes it. A loopback, private, link-local or metadata host is refused (422) unless the operator allows it (SESSION_PROXY_ALLOWED); a proxy that cannot be used shows as `proxy_unreachable`
              * @example socks5://user:secret@proxy.example:1080
              */
             proxyUrl?: string | null;
@@ -1610,7 +1610,7 @@ export interface components {
             /** @description (on create, default false) */
             isAdminSession?: boolean;
             /**
-             * @description the outbound proxy the session connects to WhatsApp through (http, https, socks4, socks4a, socks5, socks5h); stored encrypted, shown with its credentials masked; null removes it
+             * @description the outbound proxy the session connects to WhatsApp through (http, https, socks4, socks4a, socks5, socks5h); stored encrypted, shown with its credentials masked; null removes it. A loopback, private, link-local or metadata host is refused (422) unless the operator allows it (SESSION_PROXY_ALLOWED); a proxy that cannot be used shows as `proxy_unreachable`
              * @example socks5://user:secret@proxy.example:1080
              */
             proxyUrl?: string | null;

@@ -37,6 +37,12 @@ describe('configuration', () => {
     expect(() => loadConfig(ApiConfig, { MEDIA_STORE: 's3', MEDIA_STORE_S3_BUCKET: 'Not_A_Bucket' })).toThrow(/MEDIA_STORE_S3_BUCKET must be an S3 bucket name/);
   });
 
+  it('parses SESSION_PROXY_ALLOWED into the allow-list the API and the gateway check proxies against', () => {
+    expect(loadConfig(ApiConfig, {}).sessionProxyAllowList.isEmpty).toBe(true);
+    const list = loadConfig(GatewayConfig, { SESSION_PROXY_ALLOWED: 'proxy.internal,10.8.0.0/16' }).sessionProxyAllowList;
+    expect([list.allowsHost('proxy.internal'), list.allowsHost('10.8.1.1'), list.allowsHost('10.9.1.1')]).toEqual([true, true, false]);
+  });
+
   it('converts numbers and booleans', () => {
     const c = loadConfig(ApiConfig, { PORT: '8080', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     expect(c.PORT).toBe(8080);
@@ -49,6 +55,8 @@ describe('configuration', () => {
     [ApiConfig, { DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [ApiConfig, { REDIS_URL: 'http://x' }, 'REDIS_URL'],
     [ApiConfig, { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'maybe' }, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'],
+    [ApiConfig, { SESSION_PROXY_ALLOWED: '10.0.0.0/40' }, 'SESSION_PROXY_ALLOWED'],
+    [GatewayConfig, { SESSION_PROXY_ALLOWED: 'proxy.internal, not a host' }, 'SESSION_PROXY_ALLOWED'],
     [ApiConfig, { SECRET_ENCRYPTION_KEY: 'c2hvcnQ=' }, 'SECRET_ENCRYPTION_KEY'],
     [ApiConfig, { JWT_SECRET: 'short' }, 'JWT_SECRET'],
     [ApiConfig, { NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }, 'JWT_SECRET'],

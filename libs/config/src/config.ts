@@ -2,6 +2,7 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsIP, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { hostname } from 'node:os';
 import { MEDIA_STORE_KINDS, type MediaStoreKind } from '@app/contracts';
+import { TargetAllowList } from '@app/net-guard';
 import { ConfigError } from './load-config';
 import { packageVersion } from './package-version';
 
@@ -125,6 +126,17 @@ export class BaseConfig {
   @Matches(/^[A-Za-z0-9_./-]{0,128}$/, { message: 'must be at most 128 characters of [A-Za-z0-9_./-]' })
   MEDIA_STORE_S3_PREFIX = 'media/';
 
+  /**
+   * Private proxy targets the operator allows for sessions' `proxyUrl` (comma-separated host names, addresses and CIDR
+   * ranges: `proxy.internal,10.8.0.0/16`). Any other loopback, private, link-local or metadata proxy is refused when it
+   * is saved (API) and when it is dialled (gateway). Empty: none.
+   */
+  @IsOptional() @IsString()
+  SESSION_PROXY_ALLOWED = '';
+
+  /** SESSION_PROXY_ALLOWED, parsed (finalize). */
+  sessionProxyAllowList: TargetAllowList = TargetAllowList.EMPTY;
+
   get quotaDefaults(): { sessions: number; webhooks: number; apiKeys: number } {
     return { sessions: this.QUOTA_SESSIONS, webhooks: this.QUOTA_WEBHOOKS, apiKeys: this.QUOTA_API_KEYS };
   }
@@ -138,6 +150,11 @@ export class BaseConfig {
   warnings: string[] = [];
 
   finalize(): void {
+    try {
+      this.sessionProxyAllowList = TargetAllowList.parse(this.SESSION_PROXY_ALLOWED);
+    } catch (err) {
+      throw new ConfigError('SESSION_PROXY_ALLOWED', `must list host names, addresses or CIDR ranges: ${(err as Error).message}`);
+    }
     if (this.MEDIA_STORE === 's3' && !this.MEDIA_STORE_S3_BUCKET) throw new ConfigError('MEDIA_STORE_S3_BUCKET', 'is required when MEDIA_STORE=s3');
     const current = this.SECRET_ENCRYPTION_KEY ?? (this.isProduction ? undefined : DEV_ENCRYPTION_KEY);
     if (!current) throw new ConfigError('SECRET_ENCRYPTION_KEY', 'is required when NODE_ENV=production');

@@ -46,6 +46,8 @@ export interface SimWaWebTrust {
   serial: number;
   /** the PEM certificate of the test CA that signs the media host's HTTPS certificate (per run; `media_conn` names the host) */
   mediaCa?: string;
+  /** `host:port` of the media host (what `media_conn` names): the one host media is downloaded from under the test seam */
+  mediaHost?: string;
 }
 
 /** The account a paired device is attached to. */

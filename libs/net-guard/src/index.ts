@@ -1,3 +1,5 @@
 export * from './address-class';
 export * from './guarded-connector';
 export * from './target-host';
+export * from './allow-list';
+export * from './target-check';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { DomainError, type MediaRef } from '@app/contracts';
 import { MessageRow, MessagesRepository } from '@app/database';
-import { MediaSource, MediaUnavailableError } from '@app/media';
+import { MediaReferenceRefusedError, MediaSource, MediaUnavailableError } from '@app/media';
 import { SessionActions } from '../sessions/session-actions';
 import { MEDIA_SOURCE } from './media-source.provider';
 
@@ -24,6 +24,8 @@ export class MediaReupload {
   async open(organizationId: string, message: MessageRow, expired: MediaUnavailableError): Promise<Readable> {
     const ref = message.mediaRef;
     if (ref?.engine !== 'baileys' || message.direction !== 'in') throw expired;
+    // a reference refused for where it points is not expired: the answer is the refusal, not a round trip to the phone
+    if (expired instanceof MediaReferenceRefusedError) throw expired;
     let fresh: Extract<MediaRef, { engine: 'baileys' }>;
     try {
       ({ ref: fresh } = await this.actions.perform(organizationId, message.sessionId, 'media.reupload', {

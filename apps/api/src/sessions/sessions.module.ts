@@ -7,6 +7,7 @@ import { MediaStoreModule } from '../messages/media-store.module';
 import { SessionsController } from './sessions.controller';
 import { SessionActions } from './session-actions';
 import { SessionsService } from './sessions.service';
+import { SessionProxyPolicy } from './session-proxy.policy';
 
 /**
  * Sessions and their groups; gateways (registry, placement, command bus) come with it. SessionActions is the one way
@@ -17,6 +18,7 @@ import { SessionsService } from './sessions.service';
   controllers: [SessionsController],
   providers: [
     SessionsService,
+    SessionProxyPolicy,
     SessionActions,
     // the session's send rates are counted (and kept for a send's one round trip) there; a PATCH of the rates drops them
     { provide: SendRateLimiter, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new SendRateLimiter(redis, keys) },

@@ -11,6 +11,7 @@ import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { OrganizationQuotas } from '../limits/organization-quotas';
 import type { CreateGroupDto } from './dto/group.dto';
 import type { CreateSessionDto, UpdateSessionDto } from './dto/session.dto';
+import { SessionProxyPolicy } from './session-proxy.policy';
 import { toGroupView, toSessionView } from './session.view';
 import { MEDIA_STORE } from '../messages/media-source.provider';
 
@@ -35,6 +36,7 @@ export class SessionsService {
     private readonly box: SecretBox,
     @Inject(MEDIA_STORE) private readonly mediaStore: MediaStore | null,
     private readonly sendRates: SendRateLimiter,
+    private readonly proxyPolicy: SessionProxyPolicy,
   ) {}
 
   /** The proxy URL as stored: sealed for the gateway, masked for the view; null (or absent) removes it. */
@@ -50,6 +52,7 @@ export class SessionsService {
    */
   async create(principal: Principal, body: CreateSessionDto): Promise<SessionView> {
     const organizationId = principal.organizationId;
+    await this.proxyPolicy.assertAllowed(body.proxyUrl);
     const { session, gatewayId } = await this.quotas.admitSession(
       organizationId,
       (tx) => this.sessions.countInOrganization(organizationId, tx),
@@ -105,6 +108,7 @@ export class SessionsService {
 
   async update(organizationId: string, id: string, body: UpdateSessionDto): Promise<SessionView> {
     const session = await this.find(organizationId, id);
+    await this.proxyPolicy.assertAllowed(body.proxyUrl);
     const patch: SessionSettingsPatch = {};
     for (const key of ['label', 'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'isAdminSession', 'syncHistory', 'rejectCalls', 'receiveStatus'] as const) {
       if (body[key] !== undefined) (patch as Record<string, unknown>)[key] = body[key];

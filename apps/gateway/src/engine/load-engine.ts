@@ -1,3 +1,4 @@
+import type { TargetAllowList } from '@app/net-guard';
 import type { Logger } from 'pino';
 import type { EventSpool } from '@app/messaging';
 import type { SessionEngine } from './engine.interface';
@@ -12,6 +13,8 @@ export interface EngineChoice {
   waWebVersion: [number, number, number] | null;
   /** test seam: the simulator's WhatsApp Web front door (whatsapp-emulator.ts) */
   WHATSAPP_EMULATOR_URL?: string;
+  /** SESSION_PROXY_ALLOWED, parsed: the private proxies sessions may use */
+  sessionProxyAllowList?: TargetAllowList;
 }
 
 /**
@@ -47,7 +50,7 @@ export async function loadEngine(config: EngineChoice, logger: Logger, parts: { 
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
     const { trustWhatsAppEmulator } = require('./baileys/whatsapp-emulator') as typeof import('./baileys/whatsapp-emulator');
     const emulator = await trustWhatsAppEmulator(config.WHATSAPP_EMULATOR_URL);
-    return new BaileysEngine({ socketUrlFor: emulator.socketUrl, waWebVersion, spool: parts.spool });
+    return new BaileysEngine({ socketUrlFor: emulator.socketUrl, waWebVersion, spool: parts.spool, proxyAllowList: config.sessionProxyAllowList });
   }
-  return new BaileysEngine({ ...(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {}), waWebVersion, spool: parts.spool });
+  return new BaileysEngine({ ...(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {}), waWebVersion, spool: parts.spool, proxyAllowList: config.sessionProxyAllowList });
 }

@@ -45,10 +45,10 @@ export class WhatsAppWebFrontDoor {
     this.mediaHost.catch((err) => logger?.error({ err }, 'the whatsapp web media host did not start'));
   }
 
-  /** The test root key and serial a client must trust (Baileys' WA_CERT_DETAILS), and the media host's CA. */
+  /** The test root key and serial a client must trust (Baileys' WA_CERT_DETAILS), and the media host with its CA. */
   async trust(): Promise<SimWaWebTrust> {
     const host = await this.mediaHost;
-    return { ...this.server().trust, mediaCa: host.caPem };
+    return { ...this.server().trust, mediaCa: host.caPem, mediaHost: host.hostname };
   }
 
   handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer, sessionId: string): void {

@@ -31,7 +31,7 @@ class SessionSettingsDto {
     nullable: true,
     maxLength: 2048,
     example: 'socks5://user:secret@proxy.example:1080',
-    description: 'the outbound proxy the session connects to WhatsApp through (http, https, socks4, socks4a, socks5, socks5h); stored encrypted, shown with its credentials masked; null removes it',
+    description: 'the outbound proxy the session connects to WhatsApp through (http, https, socks4, socks4a, socks5, socks5h); stored encrypted, shown with its credentials masked; null removes it. A loopback, private, link-local or metadata host is refused (422) unless the operator allows it (SESSION_PROXY_ALLOWED); a proxy that cannot be used shows as `proxy_unreachable`',
   })
   @ValidateIf((_: object, v: unknown) => v !== undefined && v !== null) @IsString() @MaxLength(2048)
   @Matches(PROXY_URL_PATTERN, { message: 'proxyUrl must be an http, https, socks4, socks4a, socks5 or socks5h URL: scheme://[user[:password]@]host[:port]' })

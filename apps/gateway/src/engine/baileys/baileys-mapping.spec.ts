@@ -87,6 +87,16 @@ describe('inboundMessageFrom: every kind of message of messages.upsert', () => {
     });
   });
 
+  it("a media reference the sender aimed elsewhere: a url off WhatsApp's CDN is not kept, a direct path that is not a path is not offered (issue 37)", () => {
+    const image = (url: string, directPath = '/o1/v/t62/abc?ccb=11') => map(direct('I9', { imageMessage: { url, directPath, mediaKey: MEDIA_KEY, mimetype: 'image/jpeg' } })).message;
+    for (const url of ['https://127.0.0.1:6379/o1/v/t62/abc', 'https://mmg.whatsapp.net:6379/x', 'http://mmg.whatsapp.net/x', 'https://mmg.whatsapp.net.evil.example/x', 'https://u@mmg.whatsapp.net/x']) {
+      expect({ url, ref: image(url)?.media?.ref }).toEqual({ url, ref: expect.objectContaining({ directPath: '/o1/v/t62/abc?ccb=11', url: null }) });
+    }
+    expect(image('https://media-fra3-1.cdn.whatsapp.net/o1/v/t62/abc')?.media?.ref).toMatchObject({ url: 'https://media-fra3-1.cdn.whatsapp.net/o1/v/t62/abc' });
+    const crafted = image('https://mmg.whatsapp.net/x', '@127.0.0.1:6379/x');
+    expect(crafted).toMatchObject({ type: 'image', media: null });
+  });
+
   it('video, and a size given as a protobuf Long', () => {
     const { message } = map(direct('V1', { videoMessage: { directPath: '/v', mediaKey: MEDIA_KEY, mimetype: 'video/mp4', fileLength: Long.fromNumber(5_000_000), caption: null } }));
     expect(message).toMatchObject({ type: 'video', media: { mimetype: 'video/mp4', size: 5_000_000, caption: null, ref: { mediaType: 'video', url: null } } });

@@ -11,6 +11,7 @@ import type {
   WAMessageUpdate,
 } from '@whiskeysockets/baileys';
 import { contactFromVcard } from '@app/contracts';
+import { isMediaDirectPath, trustedMediaUrl } from '@app/media';
 import type { AckStatus, GroupChanges, GroupNetwork, GroupNetworkParticipant, GroupParticipantAction, MediaRef, PollContent, Presence } from '@app/contracts';
 import type { AccountIdentity, CloseReason, EngineEvent, GroupInfo, InboundMedia, InboundMessage } from '../engine.interface';
 import type { PollCrypto } from './baileys-runtime';
@@ -187,8 +188,10 @@ function mediaFrom(
   mediaType: Extract<MediaRef, { engine: 'baileys' }>['mediaType'],
   details: { filename?: string | null; caption?: string | null; defaultMimetype: string },
 ): InboundMedia | null {
-  // without both, the bytes can never be fetched: the message is kept, its media is not offered
-  if (!media.directPath || !media.mediaKey?.length) return null;
+  // without both, the bytes can never be fetched: the message is kept, its media is not offered. The sender writes the
+  // reference (issue 37): a direct path that is not a path could pick the download's host, so it is not offered either,
+  // and a `url` off WhatsApp's media CDN is not kept (the direct path on WhatsApp's host serves the media)
+  if (!media.directPath || !media.mediaKey?.length || !isMediaDirectPath(media.directPath)) return null;
   return {
     mimetype: media.mimetype || details.defaultMimetype,
     size: toNumber(media.fileLength),
@@ -199,7 +202,7 @@ function mediaFrom(
       mediaType,
       directPath: media.directPath,
       mediaKey: Buffer.from(media.mediaKey).toString('base64'),
-      url: media.url ?? null,
+      url: trustedMediaUrl(media.url),
     },
   };
 }

@@ -19,6 +19,7 @@ import { BAILEYS_ACTIONS, watchCalls, type BaileysActionContext } from './action
 import { blocklistEventFrom, contactsEventFrom } from './actions/contacts';
 import { watchAccountExtras } from './account-extras-watch';
 import type { EventSpool, SpoolEntry } from '@app/messaging';
+import type { TargetAllowList } from '@app/net-guard';
 import type {
   AuthStateStore,
   CloseReason,
@@ -56,7 +57,7 @@ import {
   unwrapContent,
 } from './baileys-mapping';
 import { ChatAddressing, chatNamedIn, lidsNamedIn, numbersFor, withNumbers } from './baileys-identity';
-import { proxyAgentFor } from './proxy-agent';
+import { proxyAgentFor, type ProxyUnreachableError } from './proxy-agent';
 import { chatUpdatesFrom, historyBatchesFrom } from './baileys-chats';
 import { outboundFor, storedOriginalFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
 import { SignalKeyCache } from './signal-key-cache';
@@ -91,6 +92,8 @@ export interface BaileysEngineOptions {
    * (docs/baileys-engine.md, "The inbound spool"). Without one, events are handed over unspooled.
    */
   spool?: EventSpool;
+  /** Private proxy hosts and ranges a session's `proxyUrl` may name (SESSION_PROXY_ALLOWED); default none. */
+  proxyAllowList?: TargetAllowList;
 }
 
 /** Events that are the connection's own state, not something the network told: never spooled. */
@@ -158,7 +161,9 @@ export class BaileysEngine implements SessionEngine {
     const fetchGroup = (jid: string) => connection?.fetchGroupForSend(jid) ?? Promise.resolve(undefined);
     const waWebSocketUrl = this.options.socketUrlFor?.(sessionId) ?? this.options.waWebSocketUrl;
     // the session's proxy carries the socket and the media uploads (proxy-agent.ts)
-    const proxy = proxyUrl ? proxyAgentFor(proxyUrl) : null;
+    // (refused and failed proxies are logged here with their cause; the session's status only says proxy_unreachable)
+    const onFailure = (err: ProxyUnreachableError) => logger.warn({ sessionId, cause: err.detail }, 'the session proxy is unreachable');
+    const proxy = proxyUrl ? proxyAgentFor(proxyUrl, { allow: this.options.proxyAllowList, onFailure }) : null;
     // everything the socket does from now on (frames, timers, promises) runs in the session's context: a stray
     // rejection from inside Baileys is traced to this session (main.ts)
     const sock = runInSessionContext(sessionId, () => makeSocket({

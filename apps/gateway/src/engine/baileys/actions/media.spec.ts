@@ -61,4 +61,22 @@ describe('media.reupload on Baileys (issue 19 item 9)', () => {
       jest.useRealTimers();
     }
   });
+
+  it("keeps nothing of the phone's answer that could aim the download elsewhere (issue 37)", async () => {
+    // a stored url off WhatsApp's CDN is not handed to Baileys (it would build the new url on that host)
+    const sent = mediaMessageFor({ ...args, ref: { ...args.ref, url: 'https://127.0.0.1:6379/v/t62/old' } });
+    expect(sent.message!.documentMessage!.url).toBeUndefined();
+    for (const directPath of ['@127.0.0.1:6379/v/t62/new', '.evil.example/v', 'v/t62/new']) {
+      const { ctx } = contextWith(async (m) => ((m.message!.documentMessage!.directPath = directPath), m));
+      const err = await Promise.resolve(BAILEYS_ACTIONS['media.reupload'](ctx, args)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DomainError);
+      expect((err as DomainError).message).toContain('direct path that is not a path');
+    }
+    const { ctx } = contextWith(async (m) => {
+      m.message!.documentMessage!.directPath = '/v/t62/new';
+      m.message!.documentMessage!.url = 'https://mmg.whatsapp.net@127.0.0.1:6379/v/t62/new';
+      return m;
+    });
+    expect(await BAILEYS_ACTIONS['media.reupload'](ctx, args)).toEqual({ ref: { ...args.ref, directPath: '/v/t62/new', url: null } });
+  });
 });

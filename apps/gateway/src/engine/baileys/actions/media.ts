@@ -1,5 +1,6 @@
 import type { proto, WAMessage } from '@whiskeysockets/baileys';
 import { DomainError, type MediaRef, type SessionActionArgs, type SessionActionHandlers, type MediaActionMap } from '@app/contracts';
+import { isMediaDirectPath, trustedMediaUrl } from '@app/media';
 import type { BaileysActionContext } from './context';
 
 type BaileysRef = Extract<MediaRef, { engine: 'baileys' }>;
@@ -16,10 +17,13 @@ const CONTENT_KEY: Record<BaileysRef['mediaType'], 'imageMessage' | 'videoMessag
   sticker: 'stickerMessage',
 };
 
-/** The stored message as Baileys' `updateMediaMessage` takes it: the key and a media content with key and path. */
+/**
+ * The stored message as Baileys' `updateMediaMessage` takes it: the key and a media content with key and path. No `url`:
+ * the sender wrote it, and Baileys builds the new one from the host WhatsApp's `media_conn` names.
+ */
 export function mediaMessageFor(args: SessionActionArgs<'media.reupload'>): WAMessage {
   const { ref } = args;
-  const media: proto.Message.IImageMessage = { mediaKey: Buffer.from(ref.mediaKey, 'base64'), directPath: ref.directPath, url: ref.url ?? undefined };
+  const media: proto.Message.IImageMessage = { mediaKey: Buffer.from(ref.mediaKey, 'base64'), directPath: ref.directPath };
   return {
     key: { remoteJid: args.chatJid, id: args.waMessageId, fromMe: args.fromMe, ...(args.participant ? { participant: args.participant } : {}) },
     message: { [CONTENT_KEY[ref.mediaType]]: media },
@@ -53,6 +57,10 @@ export const MEDIA_BAILEYS_ACTIONS: Pick<SessionActionHandlers<BaileysActionCont
     }
     const content = updated.message?.[CONTENT_KEY[args.ref.mediaType]];
     if (!content?.directPath) throw new Error('the re-uploaded media came back without a direct path');
-    return { ref: { ...args.ref, directPath: content.directPath, url: content.url ?? null } };
+    // the sender's phone writes the new path (issue 37): one that is not a path could pick the download's host
+    if (!isMediaDirectPath(content.directPath)) {
+      throw new DomainError('not_found', "the sender's phone answered the media re-upload with a direct path that is not a path; the media cannot be fetched", { waMessageId: args.waMessageId });
+    }
+    return { ref: { ...args.ref, directPath: content.directPath, url: trustedMediaUrl(content.url) } };
   },
 };
