@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnRegistered } from './support/process-registry';
+import { execFileRegistered, spawnRegistered } from './support/process-registry';
 import { freePort, runToExit } from './support/processes';
 import { REPO_ROOT } from './support/run-context';
 
@@ -30,6 +30,8 @@ async function freshMachineEnv(extra: Record<string, string>): Promise<NodeJS.Pr
 
 describe('a fresh machine: npm run demo with no PostgreSQL and no Redis listening', () => {
   const pgDir = mkdtempSync(join(tmpdir(), 'gw-embedded-pg-'));
+  // where the demo records its stores for the CLI (tmp/running-stack.json of the checkout otherwise)
+  const stackFile = `${pgDir}-stack.json`;
   let pgPort = 0;
   let redisPort = 0;
 
@@ -46,12 +48,13 @@ describe('a fresh machine: npm run demo with no PostgreSQL and no Redis listenin
       }));
     }
     rmSync(pgDir, { recursive: true, force: true });
+    rmSync(stackFile, { force: true });
   });
 
   it('starts an embedded PostgreSQL and the system redis-server, comes up, and stops them with itself', async () => {
     pgPort = await freePort();
     redisPort = await freePort();
-    const env = await freshMachineEnv({ LOCAL_PG_PORT: String(pgPort), LOCAL_REDIS_PORT: String(redisPort), EMBEDDED_PG_DIR: pgDir });
+    const env = await freshMachineEnv({ LOCAL_PG_PORT: String(pgPort), LOCAL_REDIS_PORT: String(redisPort), EMBEDDED_PG_DIR: pgDir, STACK_STATE_FILE: stackFile });
     expect(await refused(pgPort)).toBe(true);
     const demo = spawnRegistered(process.execPath, [join(REPO_ROOT, 'scripts/start.js'), '--demo'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }, 'demo');
     let output = '';
@@ -76,9 +79,18 @@ describe('a fresh machine: npm run demo with no PostgreSQL and no Redis listenin
       body: JSON.stringify({ email: 'demo@example.test', password: 'demo-password' }),
     });
     expect(login.status).toBe(200);
+    // the banner's next command, typed without a DATABASE_URL (issue 38 item 1): the CLI works on the demo's database,
+    // on the embedded server and its password, and finds the organization the banner names
+    const demoOrg = /\(organization (org_\w+)\)/.exec(output)![1];
+    const cliEnv = { ...env };
+    delete cliEnv.DATABASE_URL;
+    const listed = await execFileRegistered(process.execPath, [join(REPO_ROOT, 'dist/apps/cli/src/main.js'), 'org:list'], { env: cliEnv });
+    expect(JSON.parse(listed.stdout).organizations).toContainEqual(expect.objectContaining({ id: demoOrg, name: 'Demo' }));
+    expect(listed.stderr).toContain('using the database of the running npm run demo');
 
     demo.kill('SIGTERM');
     expect(await exited).toBe(0);
+    expect(existsSync(stackFile)).toBe(false);
     // stopped with the demo: nothing of ours listens any more
     expect(await refused(pgPort)).toBe(true);
     expect(await refused(redisPort)).toBe(true);
