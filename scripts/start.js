@@ -28,6 +28,8 @@ class StepFailed extends Error {
 
 /** Stops the PostgreSQL and Redis this run started (none until main has looked). */
 let stopServices = async () => undefined;
+/** Removes this run's record of its stores (tmp/running-stack.json), once it was written. */
+let forgetStack = () => undefined;
 
 /**
  * Two checkouts' demos must not share a database, a Redis namespace or a gateway id (one demo's gateway would take
@@ -207,6 +209,12 @@ async function main() {
   say('checking the build (a first start compiles everything: about 15 s)…');
   step([join(__dirname, 'ensure-build.js')]);
   const cli = join(root, 'dist/apps/cli/src/main.js');
+  // the CLI run beside this stack without a DATABASE_URL finds its stores here (the embedded server's password, the
+  // demo's own database); the CLI's module owns the file
+  const stackFile = require(join(root, 'dist/apps/cli/src/running-stack.js'));
+  const { DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX } = env;
+  stackFile.recordRunningStack({ pid: process.pid, demo, env: { DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX } }, stackFile.stackStateFile(env));
+  forgetStack = () => stackFile.forgetRunningStack(process.pid, stackFile.stackStateFile(env));
   const database = databaseLabel(env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gateway');
   say(`migrating the database ${database}…`);
   step([cli, 'migrate']);
@@ -256,6 +264,7 @@ async function main() {
     await new Promise((resolve) => (hook ? hook.close(resolve) : resolve()));
     // the PostgreSQL / Redis this script started, if any, go after everything that used them
     await stopServices();
+    forgetStack();
     say(`stopped in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     process.exit(code);
   };
@@ -380,6 +389,7 @@ if (require.main === module) {
   main().catch(async (err) => {
     if (!(err instanceof StepFailed)) process.stderr.write(`start failed: ${err instanceof Error ? err.message : String(err)}\n`);
     await stopServices();
+    forgetStack();
     process.exit(err instanceof StepFailed ? err.code : 1);
   });
 }

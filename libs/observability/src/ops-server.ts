@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 
 export interface OpsServerOptions {
   port: number;
+  /** the address to bind; this host only unless the caller names another (OPS_HOST) */
   host?: string;
   registry: Registry;
   /** true when every dependency (PostgreSQL, Redis, …) answers */
@@ -36,7 +37,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<{ serve
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
+    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
   });
   return {
     server,

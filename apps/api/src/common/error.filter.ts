@@ -31,6 +31,7 @@ function fromBodyParser(err: { type?: string; status?: number; code?: string; me
   if (err.type === 'entity.parse.failed') return invalidJson();
   if (err.type === 'entity.too.large') return new DomainError('payload_too_large', 'request body is too large');
   if (err.type === 'encoding.unsupported') return new DomainError('unsupported_media_type', 'unsupported Content-Encoding (identity, gzip, deflate or br)');
+  if (err.type === 'entity.encoding.invalid') return new DomainError('bad_request', 'request body is not well-formed UTF-8');
   if (err.type === 'charset.unsupported') return new DomainError('unsupported_media_type', 'unsupported charset (utf-8)');
   // zlib's verdict on a body that does not match its Content-Encoding (a gzip header on plain JSON)
   if (typeof err.code === 'string' && /^(Z_|ERR__ERROR)/.test(err.code) && err.status === 400) {
