@@ -16,6 +16,7 @@ import { WebhookClient } from './delivery/webhook-client';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
 import { EventConsumer, READ_COUNT } from './fanout/event-consumer';
 import { EventFanout } from './fanout/event-fanout';
+import { EventSpill } from './fanout/event-spill';
 import { EventTracker } from './fanout/event-tracker';
 import { DispatcherMetrics } from './metrics';
 import { Reconciler } from './reconciler';
@@ -145,8 +146,14 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
     // acknowledgements go out while the reading connection blocks
     { provide: EventTracker, inject: [REDIS_CLIENT, RedisKeys, LOGGER], useFactory: (redis: Redis, keys: RedisKeys, log: Logger) => new EventTracker(new EventStream(redis, keys), log) },
     {
+      provide: EventSpill,
+      inject: [DeliveriesRepository, WebhookDirectory, DeliveryQueue, LOGGER, DispatcherMetrics],
+      useFactory: (deliveries: DeliveriesRepository, directory: WebhookDirectory, queue: DeliveryQueue, log: Logger, metrics: DispatcherMetrics) =>
+        new EventSpill(deliveries, directory, queue, log, (n) => metrics.fannedOut.inc(n)),
+    },
+    {
       provide: EventConsumer,
-      inject: [DispatcherConfig, DispatcherConnections, RedisKeys, EventFanout, EventTracker, DeliverySender, LEASE_MS, LOGGER],
+      inject: [DispatcherConfig, DispatcherConnections, RedisKeys, EventFanout, EventTracker, DeliverySender, FairScheduler, EventSpill, LEASE_MS, LOGGER],
       useFactory: (
         c: DispatcherConfig,
         conns: DispatcherConnections,
@@ -154,6 +161,8 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
         fanout: EventFanout,
         tracker: EventTracker,
         sender: DeliverySender,
+        scheduler: FairScheduler,
+        spill: EventSpill,
         lease: number,
         log: Logger,
       ) => {
@@ -162,7 +171,22 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
         const readAhead = Math.max(8 * READ_COUNT, 16 * c.DISPATCHER_CONCURRENCY);
         // a pending entry is another consumer's for longer than its POSTs can take: a live one claims the
         // rows of attempts it keeps waiting (HOLD_AFTER_MS) and acknowledges the entries long before that
-        return new EventConsumer(new EventStream(conns.streamReader, keys), fanout, tracker, log, () => sender.whenBelow(readAhead), lease);
+        return new EventConsumer(
+          new EventStream(conns.streamReader, keys),
+          fanout,
+          tracker,
+          log,
+          {
+            room: () => sender.whenBelow(readAhead),
+            held: () => sender.backlog,
+            heldOf: (organizationId) => scheduler.heldOf(organizationId),
+            // while the read-ahead stays full, an organization keeps at most a quarter of it in memory
+            share: Math.floor(readAhead / 4),
+            max: 2 * readAhead,
+          },
+          spill,
+          lease,
+        );
       },
     },
     {

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { EventEnvelope } from '@app/contracts';
 import { EventStream, StreamEntry } from '@app/events';
 import type { EventFanout } from './event-fanout';
+import type { EventSpill } from './event-spill';
 import type { EventTracker } from './event-tracker';
 
 /** The stream side the consumer reads: the dispatchers' group (EventStream). */
@@ -18,6 +19,25 @@ const CLAIM_EVERY_MS = 5_000;
  * its event out from the outbox already (FANOUT_GRACE_MS), and only claimed rows keep the two from both POSTing.
  */
 export const FRESH_ENTRY_MS = 3000;
+/**
+ * The read-ahead full for this long (the attempts held are not moving: a slow or hung receiver's backlog) makes the
+ * consumer read on without waiting for room, spilling the events of organizations that hold their share of it.
+ */
+export const CONGESTED_AFTER_MS = 500;
+
+/** How far the consumer reads ahead of the POSTs, in attempts held in memory (the sender's and scheduler's view). */
+export interface ReadAhead {
+  /** resolves when the attempts held leave room for another batch */
+  room(): Promise<void>;
+  /** attempts held now */
+  held(): number;
+  /** attempts of one organization held now (waiting for a slot or POSTing) */
+  heldOf(organizationId: string): number;
+  /** while congested, an organization holding this many attempts has its further events spilled */
+  share: number;
+  /** while congested, past this many attempts held every event read is spilled */
+  max: number;
+}
 
 /**
  * Reads the event stream as one consumer of the dispatchers' group, so replicas share the work:
@@ -27,12 +47,20 @@ export const FRESH_ENTRY_MS = 3000;
  * Entries a dead consumer left pending are taken over with XAUTOCLAIM once idle longer than a lease
  * (a live consumer claims the rows of attempts it keeps waiting well before that). Unacknowledged
  * entries are never lost: they stay pending, and the outbox row stays un-fanned-out for the reconciler.
+ *
+ * One organization's backlog never holds the reader: when the read-ahead stays full (CONGESTED_AFTER_MS), the
+ * consumer reads on, and the events of organizations holding their share of the read-ahead are spilled
+ * (EventSpill: due rows and low-priority jobs, committed before the entries are acknowledged) while every other
+ * organization's events go the fresh way at once.
  */
 export class EventConsumer {
   private readonly consumer = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   private running = false;
   private loop: Promise<void> | null = null;
   private lastClaimAt = 0;
+  /** the read-ahead stayed full: read on, spilling the organizations that hold their share */
+  private congested = false;
+  private room: Promise<void> | null = null;
 
   constructor(
     /** on a dedicated connection: XREADGROUP BLOCK holds it */
@@ -41,8 +69,8 @@ export class EventConsumer {
     /** owns the fresh events' completion and acknowledgement */
     private readonly tracker: Pick<EventTracker, 'track'>,
     private readonly log: Logger,
-    /** resolves when the attempts of earlier batches leave room for another batch */
-    private readonly room: () => Promise<void> = () => Promise.resolve(),
+    private readonly readAhead: ReadAhead,
+    private readonly spill: Pick<EventSpill, 'spill' | 'drain'>,
     /** idle time after which another consumer's pending entry is taken over: longer than a lease */
     private readonly claimIdleMs = 15_000,
     private readonly clock: () => number = Date.now,
@@ -59,13 +87,14 @@ export class EventConsumer {
   async stop(): Promise<void> {
     this.running = false;
     await this.loop;
+    await this.spill.drain();
   }
 
   private async run(): Promise<void> {
     while (this.running) {
       try {
         // the previous batch's attempts are still in flight: read on while they leave room
-        await this.room();
+        await this.waitForRoom();
         if (!this.running) break;
         if (Date.now() - this.lastClaimAt > CLAIM_EVERY_MS) await this.claimAbandoned();
         await this.handle(await this.stream.readGroup(this.consumer, READ_COUNT, BLOCK_MS), false);
@@ -83,6 +112,24 @@ export class EventConsumer {
     }
   }
 
+  /**
+   * Waits for room in the read-ahead, at most CONGESTED_AFTER_MS; without room by then the consumer is congested and
+   * reads on at once, as long as there is still none.
+   */
+  private async waitForRoom(): Promise<void> {
+    this.room ??= this.readAhead.room().then(() => {
+      this.room = null;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const roomy = await Promise.race([
+      this.room.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.congested ? 0 : CONGESTED_AFTER_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!roomy && !this.congested) this.log.info({ held: this.readAhead.held() }, 'read-ahead full: reading on, spilling the events of organizations holding their share');
+    this.congested = !roomy;
+  }
+
   private async claimAbandoned(): Promise<void> {
     this.lastClaimAt = Date.now();
     let cursor = '0-0';
@@ -98,9 +145,11 @@ export class EventConsumer {
 
   private async handle(entries: StreamEntry[], takenOver: boolean): Promise<void> {
     if (entries.length === 0) return;
-    const { fresh, claimed, ackNow } = sortEntries(entries, takenOver, this.clock() - FRESH_ENTRY_MS, (id) =>
+    const sorted = sortEntries(entries, takenOver, this.clock() - FRESH_ENTRY_MS, (id) =>
       this.log.error({ entryId: id }, 'unreadable stream entry skipped (the outbox still has the event)'),
     );
+    const { fresh, claimed, ackNow } = sorted;
+    const spilled = this.congested ? spillOut([fresh, claimed], this.readAhead) : [];
     if (fresh.size) {
       const entryIds = new Map([...fresh].map(([id, f]) => [id, f.entryIds]));
       await this.fanout.fanOutFresh([...fresh.values()].map((f) => f.envelope), (rows) => this.tracker.track(entryIds, rows));
@@ -110,11 +159,21 @@ export class EventConsumer {
       await this.fanout.fanOut([...claimed.values()].map((c) => c.envelope));
       for (const c of claimed.values()) ackNow.push(...c.entryIds);
     }
+    if (spilled.length) {
+      try {
+        // acknowledged once their due rows are committed
+        await this.spill.spill(spilled.map((g) => g.envelope));
+        for (const g of spilled) ackNow.push(...g.entryIds);
+      } catch (err) {
+        // left pending: taken over later (or fanned out from the outbox by the reconciler)
+        this.log.error({ err, events: spilled.length }, 'spilled events not written; their entries stay pending');
+      }
+    }
     await this.stream.ack(ackNow);
   }
 }
 
-interface EntryGroup {
+export interface EntryGroup {
   envelope: EventEnvelope;
   entryIds: string[];
 }
@@ -154,4 +213,28 @@ export function sortEntries(
     target.set(envelope.id, { envelope, entryIds: [entryId] });
   }
   return { fresh, claimed, ackNow };
+}
+
+/**
+ * Takes out of `groups` (in stream order) the events to spill while the read-ahead is full: those of an organization
+ * holding `share` attempts (counting the events of this batch kept before them), and every one past `max` held.
+ */
+export function spillOut(groups: Map<string, EntryGroup>[], readAhead: Pick<ReadAhead, 'held' | 'heldOf' | 'share' | 'max'>): EntryGroup[] {
+  const kept = new Map<string, number>();
+  let held = readAhead.held();
+  const spilled: EntryGroup[] = [];
+  for (const group of groups) {
+    for (const [eventId, g] of group) {
+      const org = g.envelope.organizationId;
+      const before = kept.get(org) ?? 0;
+      if (held < readAhead.max && readAhead.heldOf(org) + before < readAhead.share) {
+        kept.set(org, before + 1);
+        held++;
+        continue;
+      }
+      group.delete(eventId);
+      spilled.push(g);
+    }
+  }
+  return spilled;
 }
