@@ -180,7 +180,8 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
             room: () => sender.whenBelow(readAhead),
             held: () => sender.backlog,
             heldOf: (organizationId) => scheduler.heldOf(organizationId),
-            // while the read-ahead stays full, an organization keeps at most a quarter of it in memory
+            stalled: (organizationId) => scheduler.stalled(organizationId),
+            // an organization whose backlog does not move keeps at most a quarter of the read-ahead in memory
             share: Math.floor(readAhead / 4),
             max: 2 * readAhead,
           },

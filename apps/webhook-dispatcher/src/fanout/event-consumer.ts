@@ -33,9 +33,11 @@ export interface ReadAhead {
   held(): number;
   /** attempts of one organization held now (waiting for a slot or POSTing) */
   heldOf(organizationId: string): number;
+  /** its attempts are not moving: a webhook of it hangs, its breaker is open, or it was disabled */
+  stalled(organizationId: string): boolean;
   /** while congested, an organization holding this many attempts has its further events spilled */
   share: number;
-  /** while congested, past this many attempts held every event read is spilled */
+  /** past this many attempts held every event read is spilled */
   max: number;
 }
 
@@ -48,10 +50,11 @@ export interface ReadAhead {
  * (a live consumer claims the rows of attempts it keeps waiting well before that). Unacknowledged
  * entries are never lost: they stay pending, and the outbox row stays un-fanned-out for the reconciler.
  *
- * One organization's backlog never holds the reader: when the read-ahead stays full (CONGESTED_AFTER_MS), the
- * consumer reads on, and the events of organizations holding their share of the read-ahead are spilled
- * (EventSpill: due rows and low-priority jobs, committed before the entries are acknowledged) while every other
- * organization's events go the fresh way at once.
+ * One organization's backlog never holds the reader: the events of an organization whose attempts do not move
+ * (stalled: a webhook that hangs, an open breaker, disabled), and, once the read-ahead stays full
+ * (CONGESTED_AFTER_MS), of every organization holding its share of it, are spilled (EventSpill: due rows and
+ * low-priority jobs, committed before the entries are acknowledged), while every other organization's events go
+ * the fresh way at once.
  */
 export class EventConsumer {
   private readonly consumer = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -61,6 +64,7 @@ export class EventConsumer {
   /** the read-ahead stayed full: read on, spilling the organizations that hold their share */
   private congested = false;
   private room: Promise<void> | null = null;
+  private readingPast = false;
 
   constructor(
     /** on a dedicated connection: XREADGROUP BLOCK holds it */
@@ -70,6 +74,7 @@ export class EventConsumer {
     private readonly tracker: Pick<EventTracker, 'track'>,
     private readonly log: Logger,
     private readonly readAhead: ReadAhead,
+    /** writes the events read past a backlog as due rows */
     private readonly spill: Pick<EventSpill, 'spill' | 'drain'>,
     /** idle time after which another consumer's pending entry is taken over: longer than a lease */
     private readonly claimIdleMs = 15_000,
@@ -97,7 +102,7 @@ export class EventConsumer {
         await this.waitForRoom();
         if (!this.running) break;
         if (Date.now() - this.lastClaimAt > CLAIM_EVERY_MS) await this.claimAbandoned();
-        await this.handle(await this.stream.readGroup(this.consumer, READ_COUNT, BLOCK_MS), false);
+        await this.handle(await this.stream.readGroup(this.consumer, this.readingPast ? 4 * READ_COUNT : READ_COUNT, BLOCK_MS), false);
       } catch (err) {
         if (EventStream.isMissingGroup(err)) {
           // the stream (or all of Redis) was lost: start over on whatever the stream holds now
@@ -149,7 +154,9 @@ export class EventConsumer {
       this.log.error({ entryId: id }, 'unreadable stream entry skipped (the outbox still has the event)'),
     );
     const { fresh, claimed, ackNow } = sorted;
-    const spilled = this.congested ? spillOut([fresh, claimed], this.readAhead) : [];
+    const spilled = spillOut([fresh, claimed], this.readAhead, this.congested);
+    // most of the batch was read past a backlog: read a bigger one next (one statement and one XACK for it)
+    this.readingPast = spilled.length * 2 >= entries.length;
     if (fresh.size) {
       const entryIds = new Map([...fresh].map(([id, f]) => [id, f.entryIds]));
       await this.fanout.fanOutFresh([...fresh.values()].map((f) => f.envelope), (rows) => this.tracker.track(entryIds, rows));
@@ -216,18 +223,27 @@ export function sortEntries(
 }
 
 /**
- * Takes out of `groups` (in stream order) the events to spill while the read-ahead is full: those of an organization
- * holding `share` attempts (counting the events of this batch kept before them), and every one past `max` held.
+ * Takes out of `groups` (in stream order) the events to spill: those of a stalled organization, those of an
+ * organization holding `share` attempts (counting the events of this batch kept before them) while the read-ahead is
+ * congested, and every one read past `max` attempts held.
  */
-export function spillOut(groups: Map<string, EntryGroup>[], readAhead: Pick<ReadAhead, 'held' | 'heldOf' | 'share' | 'max'>): EntryGroup[] {
+export function spillOut(groups: Map<string, EntryGroup>[], readAhead: Omit<ReadAhead, 'room'>, congested: boolean): EntryGroup[] {
   const kept = new Map<string, number>();
+  const stalled = new Map<string, boolean>();
+  const isStalled = (org: string) => {
+    let s = stalled.get(org);
+    if (s === undefined) stalled.set(org, (s = readAhead.stalled(org)));
+    return s;
+  };
   let held = readAhead.held();
   const spilled: EntryGroup[] = [];
   for (const group of groups) {
     for (const [eventId, g] of group) {
       const org = g.envelope.organizationId;
       const before = kept.get(org) ?? 0;
-      if (held < readAhead.max && readAhead.heldOf(org) + before < readAhead.share) {
+      // a stalled organization's events would only wait in memory, to be handed back one by one
+      const spill = held >= readAhead.max || (congested && readAhead.heldOf(org) + before >= readAhead.share) || isStalled(org);
+      if (!spill) {
         kept.set(org, before + 1);
         held++;
         continue;

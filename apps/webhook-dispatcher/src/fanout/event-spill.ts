@@ -31,6 +31,7 @@ export class EventSpill {
       planned.map((p) => ({ deliveryId: p.id, webhookId: p.webhook.id, eventId: p.envelope.id, organizationId: p.envelope.organizationId, eventType: p.envelope.event })),
       envelopes.map((e) => e.id),
     );
+    this.log.debug({ events: envelopes.length, rows: created.length }, 'events read past a backlog written due');
     if (created.length === 0) return;
     this.onCreated(created.length);
     const add = this.queue

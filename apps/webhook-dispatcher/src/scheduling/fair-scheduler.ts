@@ -155,6 +155,20 @@ export class FairScheduler {
     return this.orgHeld.get(organizationId) ?? 0;
   }
 
+  /**
+   * An organization whose attempts are not moving here: one of its webhooks hangs (its whole share busy, no POST
+   * ended for `parkAfterMs`), its breaker holds it back, or it was disabled. The consumer reads past its events.
+   */
+  stalled(organizationId: string): boolean {
+    const now = this.clock();
+    for (const lane of this.lanes.values()) {
+      if (lane.organizationId !== organizationId) continue;
+      if (this.blocked(lane, now) || this.signals.disabled(lane.webhookId)) return true;
+      if (lane.active >= this.options.perWebhook && now - lane.progressAt >= this.options.parkAfterMs) return true;
+    }
+    return false;
+  }
+
   private countHeld(organizationId: string, delta: number): void {
     const n = (this.orgHeld.get(organizationId) ?? 0) + delta;
     if (n > 0) this.orgHeld.set(organizationId, n);
