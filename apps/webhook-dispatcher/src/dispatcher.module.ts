@@ -14,9 +14,9 @@ import { DeliveryWorker } from './delivery/delivery-worker';
 import { LogHealth } from './delivery/log-health';
 import { WebhookClient } from './delivery/webhook-client';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
-import { EventConsumer, READ_COUNT } from './fanout/event-consumer';
+import { EventConsumer, READ_COUNT, ReadAhead } from './fanout/event-consumer';
 import { EventFanout } from './fanout/event-fanout';
-import { EventSpill } from './fanout/event-spill';
+import { EventSpill, fanOutOrSpill } from './fanout/event-spill';
 import { EventTracker } from './fanout/event-tracker';
 import { DispatcherMetrics } from './metrics';
 import { Reconciler } from './reconciler';
@@ -36,6 +36,23 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
  * The webhook dispatcher as a Nest application context: the shared infrastructure (config, PostgreSQL, Redis,
  * metrics, logger) and the dispatcher's parts, each built once here.
  */
+/**
+ * How far the consumer reads ahead of the POSTs: the next batch is read while fewer than max(8 × 500, 16 × concurrency)
+ * attempts are held, enough that every POST slot stays busy while the next batch is read (held attempts keep their
+ * leases renewed); an organization whose backlog does not move keeps at most a quarter of that in memory.
+ */
+function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: FairScheduler): ReadAhead {
+  const readAhead = Math.max(8 * READ_COUNT, 16 * c.DISPATCHER_CONCURRENCY);
+  return {
+    room: () => sender.whenBelow(readAhead),
+    held: () => sender.backlog,
+    heldOf: (organizationId) => scheduler.heldOf(organizationId),
+    stalled: (organizationId) => scheduler.stalled(organizationId),
+    share: Math.floor(readAhead / 4),
+    max: 2 * readAhead,
+  };
+}
+
 @Module({
   imports: [InfraModule.forRoot({ app: 'webhook-dispatcher', config: DispatcherConfig, poolMax: 12 })],
   providers: [
@@ -166,9 +183,6 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
         lease: number,
         log: Logger,
       ) => {
-        // read the next batch while fewer than this many attempts are held: enough that every POST slot
-        // stays busy while the next batch is read and inserted; held attempts keep their leases renewed
-        const readAhead = Math.max(8 * READ_COUNT, 16 * c.DISPATCHER_CONCURRENCY);
         // a pending entry is another consumer's for longer than its POSTs can take: a live one claims the
         // rows of attempts it keeps waiting (HOLD_AFTER_MS) and acknowledges the entries long before that
         return new EventConsumer(
@@ -176,15 +190,7 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
           fanout,
           tracker,
           log,
-          {
-            room: () => sender.whenBelow(readAhead),
-            held: () => sender.backlog,
-            heldOf: (organizationId) => scheduler.heldOf(organizationId),
-            stalled: (organizationId) => scheduler.stalled(organizationId),
-            // an organization whose backlog does not move keeps at most a quarter of the read-ahead in memory
-            share: Math.floor(readAhead / 4),
-            max: 2 * readAhead,
-          },
+          readAheadOf(c, sender, scheduler),
           spill,
           lease,
         );
@@ -198,7 +204,7 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
     },
     {
       provide: Reconciler,
-      inject: [DispatcherConfig, EventsRepository, DeliveriesRepository, REDIS_CLIENT, RedisKeys, DeliveryQueue, EventFanout, LOGGER],
+      inject: [DispatcherConfig, EventsRepository, DeliveriesRepository, REDIS_CLIENT, RedisKeys, DeliveryQueue, EventFanout, EventSpill, DeliverySender, FairScheduler, LOGGER],
       useFactory: (
         c: DispatcherConfig,
         events: EventsRepository,
@@ -207,8 +213,21 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
         keys: RedisKeys,
         queue: DeliveryQueue,
         fanout: EventFanout,
+        spill: EventSpill,
+        sender: DeliverySender,
+        scheduler: FairScheduler,
         log: Logger,
-      ) => new Reconciler(events, deliveries, new ReconcileLock(redis, keys), queue, fanout, log, c.RECONCILE_INTERVAL_MS),
+      ) =>
+        new Reconciler(
+          events,
+          deliveries,
+          new ReconcileLock(redis, keys),
+          queue,
+          // a stalled organization's stragglers are spilled as the consumer's are, not held in memory
+          fanOutOrSpill(fanout, spill, readAheadOf(c, sender, scheduler)),
+          log,
+          c.RECONCILE_INTERVAL_MS,
+        ),
     },
     {
       provide: Dispatcher,
