@@ -35,16 +35,18 @@ describe('spillOut', () => {
     ...over,
   });
 
-  it('keeps everything in memory while the read-ahead has room and no organization stalls', () => {
+  it('keeps everything in memory while the read-ahead has room and no organization stalls, and a stalled one below its share', () => {
     const fresh = group(['e1', 'org_a'], ['e2', 'org_a'], ['e3', 'org_a']);
     expect(spillOut([fresh], readAhead({ heldOf: () => 50 }), false)).toEqual([]);
     expect(fresh.size).toBe(3);
+    const small = group(['e4', 'org_a']);
+    expect(spillOut([small], readAhead({ stalled: () => true, heldOf: () => 1 }), false)).toEqual([]);
   });
 
-  it('reads past a stalled organization\'s events, keeping the others\' in stream order', () => {
+  it('reads past a stalled organization holding its share, keeping the others\' events in stream order', () => {
     const fresh = group(['e1', 'org_a'], ['e2', 'org_b'], ['e3', 'org_a']);
     const late = group(['e4', 'org_a']);
-    const spilled = spillOut([fresh, late], readAhead({ stalled: (org) => org === 'org_a' }), false);
+    const spilled = spillOut([fresh, late], readAhead({ stalled: (org) => org === 'org_a', heldOf: () => 2 }), false);
     expect(spilled.map((g) => g.envelope.id)).toEqual(['e1', 'e3', 'e4']);
     expect([...fresh.keys()]).toEqual(['e2']);
     expect(late.size).toBe(0);

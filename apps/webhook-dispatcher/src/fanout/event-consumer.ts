@@ -35,7 +35,7 @@ export interface ReadAhead {
   heldOf(organizationId: string): number;
   /** its attempts are not moving: a webhook of it hangs, its breaker is open, or it was disabled */
   stalled(organizationId: string): boolean;
-  /** while congested, an organization holding this many attempts has its further events spilled */
+  /** an organization holding this many attempts has its further events spilled while it is stalled or congested */
   share: number;
   /** past this many attempts held every event read is spilled */
   max: number;
@@ -50,9 +50,9 @@ export interface ReadAhead {
  * (a live consumer claims the rows of attempts it keeps waiting well before that). Unacknowledged
  * entries are never lost: they stay pending, and the outbox row stays un-fanned-out for the reconciler.
  *
- * One organization's backlog never holds the reader: the events of an organization whose attempts do not move
- * (stalled: a webhook that hangs, an open breaker, disabled), and, once the read-ahead stays full
- * (CONGESTED_AFTER_MS), of every organization holding its share of it, are spilled (EventSpill: due rows and
+ * One organization's backlog never holds the reader: the events of an organization holding its share of the
+ * read-ahead while its attempts do not move (stalled: its webhooks hang, their breakers are open, disabled) or once
+ * the read-ahead stays full (CONGESTED_AFTER_MS), are spilled (EventSpill: due rows and
  * low-priority jobs, committed before the entries are acknowledged), while every other organization's events go
  * the fresh way at once.
  */
@@ -223,9 +223,9 @@ export function sortEntries(
 }
 
 /**
- * Takes out of `groups` (in stream order) the events to spill: those of a stalled organization, those of an
- * organization holding `share` attempts (counting the events of this batch kept before them) while the read-ahead is
- * congested, and every one read past `max` attempts held.
+ * Takes out of `groups` (in stream order) the events to spill: those of an organization holding `share` attempts
+ * (counting the events of this batch kept before them) while it is stalled or the read-ahead is congested, and every
+ * one read past `max` attempts held.
  */
 export function spillOut(groups: Map<string, EntryGroup>[], readAhead: Omit<ReadAhead, 'room'>, congested: boolean): EntryGroup[] {
   const kept = new Map<string, number>();
@@ -241,8 +241,9 @@ export function spillOut(groups: Map<string, EntryGroup>[], readAhead: Omit<Read
     for (const [eventId, g] of group) {
       const org = g.envelope.organizationId;
       const before = kept.get(org) ?? 0;
-      // a stalled organization's events would only wait in memory, to be handed back one by one
-      const spill = held >= readAhead.max || (congested && readAhead.heldOf(org) + before >= readAhead.share) || isStalled(org);
+      // a stalled organization's events would only wait in memory, to be handed back one by one; below its share
+      // it keeps the fresh way (a small organization's other webhooks are not slowed by the job path)
+      const spill = held >= readAhead.max || (readAhead.heldOf(org) + before >= readAhead.share && (congested || isStalled(org)));
       if (!spill) {
         kept.set(org, before + 1);
         held++;

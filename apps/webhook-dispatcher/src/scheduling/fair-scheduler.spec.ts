@@ -259,4 +259,16 @@ describe('WebhookBreaker', () => {
     expect(h.parked).toHaveLength(1);
     expect(h.scheduler.heldOf('org_a')).toBe(0);
   });
+
+  it('does not count an organization stalled while one of its webhooks still moves', async () => {
+    const h = harness(options({ concurrency: 4, perWebhook: 2, parkAfterMs: 1000 }));
+    for (let i = 0; i < 3; i++) void h.admit(ticket('whk_hung', 'org_a', { parkable: () => false }));
+    void h.admit(ticket('whk_ok', 'org_a'));
+    await settle();
+    h.advance(1000);
+    expect(h.scheduler.stalled('org_a')).toBe(false);
+    h.scheduler.done('whk_ok', 'success');
+    // only the hung one has attempts here now
+    expect(h.scheduler.stalled('org_a')).toBe(true);
+  });
 });

@@ -156,17 +156,20 @@ export class FairScheduler {
   }
 
   /**
-   * An organization whose attempts are not moving here: one of its webhooks hangs (its whole share busy, no POST
-   * ended for `parkAfterMs`), its breaker holds it back, or it was disabled. The consumer reads past its events.
+   * An organization whose attempts are not moving here: each of its webhooks with attempts here hangs (its whole share
+   * busy, no POST ended for `parkAfterMs`), is held back by its breaker, or was disabled. The consumer reads past its
+   * events. One healthy webhook keeps it moving (its hung webhook's attempts are handed back as before).
    */
   stalled(organizationId: string): boolean {
     const now = this.clock();
+    let any = false;
     for (const lane of this.lanes.values()) {
       if (lane.organizationId !== organizationId) continue;
-      if (this.blocked(lane, now) || this.signals.disabled(lane.webhookId)) return true;
-      if (lane.active >= this.options.perWebhook && now - lane.progressAt >= this.options.parkAfterMs) return true;
+      const stuck = lane.active >= this.options.perWebhook && now - lane.progressAt >= this.options.parkAfterMs;
+      if (!stuck && !this.blocked(lane, now) && !this.signals.disabled(lane.webhookId)) return false;
+      any = true;
     }
-    return false;
+    return any;
   }
 
   private countHeld(organizationId: string, delta: number): void {
