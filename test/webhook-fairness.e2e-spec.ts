@@ -166,6 +166,56 @@ describe('webhook delivery fairness, breaker and disable', () => {
     expect(rows.filter((r) => r.status === 'dead')).toHaveLength(0);
   }, 180_000);
 
+  it('reads past one organization\'s backlog at slow and hung receivers: another organization\'s events all arrive while that backlog still waits', async () => {
+    // issue 37: the consumer read the one shared stream in order and stopped once its read-ahead was full, so a
+    // backlog that does not drain (a receiver taking 1 s per answer, another never answering) held every event
+    // behind it, whatever its organization
+    const busy = await seedOrganization('Backlog busy');
+    const quiet = await seedOrganization('Backlog quiet');
+    const slow = await receiver();
+    const hung = await receiver();
+    const fast = await receiver();
+    // answers take 0.3–1.3 s, so its POSTs end spread out: busy and answering (its attempts are kept, never handed
+    // back as a hung receiver's are)
+    slow.respondWith(async () => {
+      await new Promise((r) => setTimeout(r, 300 + Math.random() * 1000));
+      return { status: 200 };
+    });
+    hung.respondWith(() => new Promise(() => undefined));
+    const slowHook = await createWebhookRow(db, null, { organizationId: busy.id, url: `${slow.url}/slow`, events: ['message.ack'] });
+    const hungHook = await createWebhookRow(db, null, { organizationId: busy.id, url: `${hung.url}/hung`, events: ['message.ack'] });
+    const quietHook = await createWebhookRow(db, null, { organizationId: quiet.id, url: `${fast.url}/fast`, events: ['message.received'] });
+    // no hung POST times out during the test; the read-ahead is the default (8 × 500 attempts). The reconciler is
+    // off: it fans out from the outbox whatever the stream has not delivered within 10 s, which would carry the
+    // quiet organization's events past a stalled consumer (the path under test) as well
+    await dispatcher({ DISPATCHER_CONCURRENCY: '16', WEBHOOK_TIMEOUT_MS: '60000', RECONCILE_INTERVAL_MS: '600000' });
+
+    // the backlog, through the real path (outbox insert + XADD): two attempts per event, far past the read-ahead
+    const BACKLOG = 6000;
+    const backlog = Array.from({ length: BACKLOG }, (_, i) => buildOpaque(publisher, { event: 'message.ack', organizationId: busy.id, sessionId: null, payload: { i } }));
+    for (let i = 0; i < BACKLOG; i += 1000) await publisher.publishEnvelopes(backlog.slice(i, i + 1000));
+    await waitFor(() => slow.at('/slow').length > 0 && hung.at('/hung').length > 0, 30000, 'the backlog under way');
+
+    // the other organization publishes ~10 events a second
+    const fresh = await stream(quiet.id, 'message.received', 20, 100);
+    await waitFor(() => arrived(fast, '/fast', fresh), 40000, 'the quiet organization\'s events past the backlog');
+    // they did not wait for the backlog to drain: nearly all of it is still undelivered at the slow receiver
+    // (8 POST slots at ~0.8 s each)
+    const delivered = slow.distinctIds('/slow').size;
+    expect(BACKLOG - delivered).toBeGreaterThanOrEqual(BACKLOG - 1000);
+    expect(fast.distinctIds('/fast')).toEqual(new Set(fresh.map((e) => e.id)));
+    await waitFor(async () => (await deliveriesOf(db, quietHook)).filter((d) => d.status === 'delivered').length === fresh.length, 20000, 'quiet deliveries recorded');
+
+    // nothing of the backlog is lost: every event has its delivery row at both of its webhooks (the part read past
+    // is due in PostgreSQL, not held in memory), none of them dead
+    const rowsOf = async (hook: string) => {
+      const [row] = await db.query(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'dead')::int AS dead FROM deliveries WHERE webhook_id = $1`, [hook]);
+      return row as { n: number; dead: number };
+    };
+    await waitFor(async () => (await rowsOf(slowHook)).n === BACKLOG && (await rowsOf(hungHook)).n === BACKLOG, 30000, 'a delivery row for every backlog event');
+    expect((await rowsOf(slowHook)).dead + (await rowsOf(hungHook)).dead).toBe(0);
+  }, 150_000);
+
   it('opens the breaker of a failing webhook, disables it with a webhook.disabled event, and resumes its pending deliveries when re-enabled', async () => {
     api = await startApi();
     const org: SeededOrg = await seedOrganization('Breaker');

@@ -15,8 +15,9 @@ import { LogHealth } from './delivery/log-health';
 import { ParkedResumer } from './delivery/resume-parked';
 import { WebhookClient } from './delivery/webhook-client';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
-import { EventConsumer, READ_COUNT } from './fanout/event-consumer';
+import { EventConsumer, READ_COUNT, ReadAhead } from './fanout/event-consumer';
 import { EventFanout } from './fanout/event-fanout';
+import { EventSpill, fanOutOrSpill } from './fanout/event-spill';
 import { EventTracker } from './fanout/event-tracker';
 import { DispatcherMetrics } from './metrics';
 import { Reconciler } from './reconciler';
@@ -36,6 +37,23 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
  * The webhook dispatcher as a Nest application context: the shared infrastructure (config, PostgreSQL, Redis,
  * metrics, logger) and the dispatcher's parts, each built once here.
  */
+/**
+ * How far the consumer reads ahead of the POSTs: the next batch is read while fewer than max(8 × 500, 16 × concurrency)
+ * attempts are held, enough that every POST slot stays busy while the next batch is read (held attempts keep their
+ * leases renewed); an organization whose backlog does not move keeps at most a quarter of that in memory.
+ */
+function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: FairScheduler): ReadAhead {
+  const readAhead = Math.max(8 * READ_COUNT, 16 * c.DISPATCHER_CONCURRENCY);
+  return {
+    room: () => sender.whenBelow(readAhead),
+    held: () => sender.backlog,
+    heldOf: (organizationId) => scheduler.heldOf(organizationId),
+    stalled: (organizationId) => scheduler.stalled(organizationId),
+    share: Math.floor(readAhead / 4),
+    max: 2 * readAhead,
+  };
+}
+
 @Module({
   imports: [InfraModule.forRoot({ app: 'webhook-dispatcher', config: DispatcherConfig, poolMax: 12 })],
   providers: [
@@ -146,8 +164,14 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
     // acknowledgements go out while the reading connection blocks
     { provide: EventTracker, inject: [REDIS_CLIENT, RedisKeys, LOGGER], useFactory: (redis: Redis, keys: RedisKeys, log: Logger) => new EventTracker(new EventStream(redis, keys), log) },
     {
+      provide: EventSpill,
+      inject: [DeliveriesRepository, WebhookDirectory, DeliveryQueue, LOGGER, DispatcherMetrics],
+      useFactory: (deliveries: DeliveriesRepository, directory: WebhookDirectory, queue: DeliveryQueue, log: Logger, metrics: DispatcherMetrics) =>
+        new EventSpill(deliveries, directory, queue, log, (n) => metrics.fannedOut.inc(n)),
+    },
+    {
       provide: EventConsumer,
-      inject: [DispatcherConfig, DispatcherConnections, RedisKeys, EventFanout, EventTracker, DeliverySender, LEASE_MS, LOGGER],
+      inject: [DispatcherConfig, DispatcherConnections, RedisKeys, EventFanout, EventTracker, DeliverySender, FairScheduler, EventSpill, LEASE_MS, LOGGER],
       useFactory: (
         c: DispatcherConfig,
         conns: DispatcherConnections,
@@ -155,15 +179,22 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
         fanout: EventFanout,
         tracker: EventTracker,
         sender: DeliverySender,
+        scheduler: FairScheduler,
+        spill: EventSpill,
         lease: number,
         log: Logger,
       ) => {
-        // read the next batch while fewer than this many attempts are held: enough that every POST slot
-        // stays busy while the next batch is read and inserted; held attempts keep their leases renewed
-        const readAhead = Math.max(8 * READ_COUNT, 16 * c.DISPATCHER_CONCURRENCY);
         // a pending entry is another consumer's for longer than its POSTs can take: a live one claims the
         // rows of attempts it keeps waiting (HOLD_AFTER_MS) and acknowledges the entries long before that
-        return new EventConsumer(new EventStream(conns.streamReader, keys), fanout, tracker, log, () => sender.whenBelow(readAhead), lease);
+        return new EventConsumer(
+          new EventStream(conns.streamReader, keys),
+          fanout,
+          tracker,
+          log,
+          readAheadOf(c, sender, scheduler),
+          spill,
+          lease,
+        );
       },
     },
     {
@@ -177,7 +208,7 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
     },
     {
       provide: Reconciler,
-      inject: [DispatcherConfig, EventsRepository, DeliveriesRepository, REDIS_CLIENT, RedisKeys, DeliveryQueue, EventFanout, LOGGER],
+      inject: [DispatcherConfig, EventsRepository, DeliveriesRepository, REDIS_CLIENT, RedisKeys, DeliveryQueue, EventFanout, EventSpill, DeliverySender, FairScheduler, LOGGER],
       useFactory: (
         c: DispatcherConfig,
         events: EventsRepository,
@@ -186,8 +217,21 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
         keys: RedisKeys,
         queue: DeliveryQueue,
         fanout: EventFanout,
+        spill: EventSpill,
+        sender: DeliverySender,
+        scheduler: FairScheduler,
         log: Logger,
-      ) => new Reconciler(events, deliveries, new ReconcileLock(redis, keys), queue, fanout, log, c.RECONCILE_INTERVAL_MS),
+      ) =>
+        new Reconciler(
+          events,
+          deliveries,
+          new ReconcileLock(redis, keys),
+          queue,
+          // a stalled organization's stragglers are spilled as the consumer's are, not held in memory
+          fanOutOrSpill(fanout, spill, readAheadOf(c, sender, scheduler)),
+          log,
+          c.RECONCILE_INTERVAL_MS,
+        ),
     },
     {
       provide: Dispatcher,

@@ -3,6 +3,9 @@ import type { Redis } from 'ioredis';
 import { DELIVER_JOB, DELIVERY_JOB_OPTIONS, DELIVERY_QUEUE, DeliverJobData, deliveryJobId } from '@app/contracts';
 import type { RedisKeys } from '@app/redis';
 
+/** BullMQ priority of a backlog's first attempts (0 is none, which BullMQ serves first; higher numbers come later). */
+const BACKLOG_PRIORITY = 1;
+
 /** An attempt to trigger: the job carries ids only; the `deliveries` row is the record. */
 export interface DeliveryJob {
   deliveryId: string;
@@ -55,6 +58,20 @@ export class DeliveryQueue {
         }),
       );
     }
+  }
+
+  /**
+   * Adds the first attempts of a backlog read past (rows written `pending` by the fan-out) at a low priority: BullMQ
+   * hands out every job without a priority (retries, replays, test sends) before these, and these in the order added.
+   */
+  async addBacklog(jobs: readonly DeliveryJob[]): Promise<void> {
+    await this.queue.addBulk(
+      jobs.map((j) => ({
+        name: DELIVER_JOB,
+        data: { deliveryId: j.deliveryId, attemptNo: j.attemptNo },
+        opts: { jobId: deliveryJobId(j.deliveryId, j.attemptNo), priority: BACKLOG_PRIORITY },
+      })),
+    );
   }
 
   /** The jobs BullMQ holds in no state at all (waiting, delayed, active): lost, or never added. */

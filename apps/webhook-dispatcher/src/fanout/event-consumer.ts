@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { EventEnvelope } from '@app/contracts';
 import { EventStream, StreamEntry } from '@app/events';
 import type { EventFanout } from './event-fanout';
+import type { EventSpill } from './event-spill';
 import type { EventTracker } from './event-tracker';
 
 /** The stream side the consumer reads: the dispatchers' group (EventStream). */
@@ -18,6 +19,27 @@ const CLAIM_EVERY_MS = 5_000;
  * its event out from the outbox already (FANOUT_GRACE_MS), and only claimed rows keep the two from both POSTing.
  */
 export const FRESH_ENTRY_MS = 3000;
+/**
+ * The read-ahead full for this long (the attempts held are not moving: a slow or hung receiver's backlog) makes the
+ * consumer read on without waiting for room, spilling the events of organizations that hold their share of it.
+ */
+export const CONGESTED_AFTER_MS = 500;
+
+/** How far the consumer reads ahead of the POSTs, in attempts held in memory (the sender's and scheduler's view). */
+export interface ReadAhead {
+  /** resolves when the attempts held leave room for another batch */
+  room(): Promise<void>;
+  /** attempts held now */
+  held(): number;
+  /** attempts of one organization held now (waiting for a slot or POSTing) */
+  heldOf(organizationId: string): number;
+  /** its attempts are not moving: a webhook of it hangs, its breaker is open, or it was disabled */
+  stalled(organizationId: string): boolean;
+  /** an organization holding this many attempts has its further events spilled while it is stalled or congested */
+  share: number;
+  /** past this many attempts held every event read is spilled */
+  max: number;
+}
 
 /**
  * Reads the event stream as one consumer of the dispatchers' group, so replicas share the work:
@@ -27,12 +49,22 @@ export const FRESH_ENTRY_MS = 3000;
  * Entries a dead consumer left pending are taken over with XAUTOCLAIM once idle longer than a lease
  * (a live consumer claims the rows of attempts it keeps waiting well before that). Unacknowledged
  * entries are never lost: they stay pending, and the outbox row stays un-fanned-out for the reconciler.
+ *
+ * One organization's backlog never holds the reader: the events of an organization holding its share of the
+ * read-ahead while its attempts do not move (stalled: its webhooks hang, their breakers are open, disabled) or once
+ * the read-ahead stays full (CONGESTED_AFTER_MS), are spilled (EventSpill: due rows and
+ * low-priority jobs, committed before the entries are acknowledged), while every other organization's events go
+ * the fresh way at once.
  */
 export class EventConsumer {
   private readonly consumer = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   private running = false;
   private loop: Promise<void> | null = null;
   private lastClaimAt = 0;
+  /** the read-ahead stayed full: read on, spilling the organizations that hold their share */
+  private congested = false;
+  private room: Promise<void> | null = null;
+  private readingPast = false;
 
   constructor(
     /** on a dedicated connection: XREADGROUP BLOCK holds it */
@@ -41,8 +73,9 @@ export class EventConsumer {
     /** owns the fresh events' completion and acknowledgement */
     private readonly tracker: Pick<EventTracker, 'track'>,
     private readonly log: Logger,
-    /** resolves when the attempts of earlier batches leave room for another batch */
-    private readonly room: () => Promise<void> = () => Promise.resolve(),
+    private readonly readAhead: ReadAhead,
+    /** writes the events read past a backlog as due rows */
+    private readonly spill: Pick<EventSpill, 'spill' | 'drain'>,
     /** idle time after which another consumer's pending entry is taken over: longer than a lease */
     private readonly claimIdleMs = 15_000,
     private readonly clock: () => number = Date.now,
@@ -59,16 +92,17 @@ export class EventConsumer {
   async stop(): Promise<void> {
     this.running = false;
     await this.loop;
+    await this.spill.drain();
   }
 
   private async run(): Promise<void> {
     while (this.running) {
       try {
         // the previous batch's attempts are still in flight: read on while they leave room
-        await this.room();
+        await this.waitForRoom();
         if (!this.running) break;
         if (Date.now() - this.lastClaimAt > CLAIM_EVERY_MS) await this.claimAbandoned();
-        await this.handle(await this.stream.readGroup(this.consumer, READ_COUNT, BLOCK_MS), false);
+        await this.handle(await this.stream.readGroup(this.consumer, this.readingPast ? 4 * READ_COUNT : READ_COUNT, BLOCK_MS), false);
       } catch (err) {
         if (EventStream.isMissingGroup(err)) {
           // the stream (or all of Redis) was lost: start over on whatever the stream holds now
@@ -81,6 +115,24 @@ export class EventConsumer {
         await new Promise((r) => setTimeout(r, 1000));
       }
     }
+  }
+
+  /**
+   * Waits for room in the read-ahead, at most CONGESTED_AFTER_MS; without room by then the consumer is congested and
+   * reads on at once, as long as there is still none.
+   */
+  private async waitForRoom(): Promise<void> {
+    this.room ??= this.readAhead.room().then(() => {
+      this.room = null;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const roomy = await Promise.race([
+      this.room.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.congested ? 0 : CONGESTED_AFTER_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!roomy && !this.congested) this.log.info({ held: this.readAhead.held() }, 'read-ahead full: reading on, spilling the events of organizations holding their share');
+    this.congested = !roomy;
   }
 
   private async claimAbandoned(): Promise<void> {
@@ -98,9 +150,13 @@ export class EventConsumer {
 
   private async handle(entries: StreamEntry[], takenOver: boolean): Promise<void> {
     if (entries.length === 0) return;
-    const { fresh, claimed, ackNow } = sortEntries(entries, takenOver, this.clock() - FRESH_ENTRY_MS, (id) =>
+    const sorted = sortEntries(entries, takenOver, this.clock() - FRESH_ENTRY_MS, (id) =>
       this.log.error({ entryId: id }, 'unreadable stream entry skipped (the outbox still has the event)'),
     );
+    const { fresh, claimed, ackNow } = sorted;
+    const spilled = spillOut([fresh, claimed], this.readAhead, this.congested);
+    // most of the batch was read past a backlog: read a bigger one next (one statement and one XACK for it)
+    this.readingPast = spilled.length * 2 >= entries.length;
     if (fresh.size) {
       const entryIds = new Map([...fresh].map(([id, f]) => [id, f.entryIds]));
       await this.fanout.fanOutFresh([...fresh.values()].map((f) => f.envelope), (rows) => this.tracker.track(entryIds, rows));
@@ -110,11 +166,21 @@ export class EventConsumer {
       await this.fanout.fanOut([...claimed.values()].map((c) => c.envelope));
       for (const c of claimed.values()) ackNow.push(...c.entryIds);
     }
+    if (spilled.length) {
+      try {
+        // acknowledged once their due rows are committed
+        await this.spill.spill(spilled.map((g) => g.envelope));
+        for (const g of spilled) ackNow.push(...g.entryIds);
+      } catch (err) {
+        // left pending: taken over later (or fanned out from the outbox by the reconciler)
+        this.log.error({ err, events: spilled.length }, 'spilled events not written; their entries stay pending');
+      }
+    }
     await this.stream.ack(ackNow);
   }
 }
 
-interface EntryGroup {
+export interface EntryGroup {
   envelope: EventEnvelope;
   entryIds: string[];
 }
@@ -154,4 +220,38 @@ export function sortEntries(
     target.set(envelope.id, { envelope, entryIds: [entryId] });
   }
   return { fresh, claimed, ackNow };
+}
+
+/**
+ * Takes out of `groups` (in stream order) the events to spill: those of an organization holding `share` attempts
+ * (counting the events of this batch kept before them) while it is stalled or the read-ahead is congested, and every
+ * one read past `max` attempts held.
+ */
+export function spillOut(groups: Map<string, EntryGroup>[], readAhead: Omit<ReadAhead, 'room'>, congested: boolean): EntryGroup[] {
+  const kept = new Map<string, number>();
+  const stalled = new Map<string, boolean>();
+  const isStalled = (org: string) => {
+    let s = stalled.get(org);
+    if (s === undefined) stalled.set(org, (s = readAhead.stalled(org)));
+    return s;
+  };
+  let held = readAhead.held();
+  const spilled: EntryGroup[] = [];
+  for (const group of groups) {
+    for (const [eventId, g] of group) {
+      const org = g.envelope.organizationId;
+      const before = kept.get(org) ?? 0;
+      // a stalled organization's events would only wait in memory, to be handed back one by one; below its share
+      // it keeps the fresh way (a small organization's other webhooks are not slowed by the job path)
+      const spill = held >= readAhead.max || (readAhead.heldOf(org) + before >= readAhead.share && (congested || isStalled(org)));
+      if (!spill) {
+        kept.set(org, before + 1);
+        held++;
+        continue;
+      }
+      group.delete(eventId);
+      spilled.push(g);
+    }
+  }
+  return spilled;
 }

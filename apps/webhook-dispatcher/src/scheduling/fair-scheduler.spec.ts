@@ -224,4 +224,51 @@ describe('WebhookBreaker', () => {
     b.succeeded();
     expect(b.state).toEqual({ kind: 'closed', failures: 0 });
   });
+
+  it('counts each organization\'s attempts held (waiting or POSTing) and says when they stall', async () => {
+    const h = harness(options({ concurrency: 4, perWebhook: 2, parkAfterMs: 1000 }));
+    for (let i = 0; i < 5; i++) void h.admit(ticket('whk_a', 'org_a', { parkable: () => false }));
+    void h.admit(ticket('whk_b', 'org_b'));
+    await settle();
+    expect(h.scheduler.heldOf('org_a')).toBe(5);
+    expect(h.scheduler.heldOf('org_b')).toBe(1);
+    // its whole share busy, but only just: not stalled yet
+    expect(h.scheduler.stalled('org_a')).toBe(false);
+    h.scheduler.done('whk_b', 'success');
+    expect(h.scheduler.heldOf('org_b')).toBe(0);
+    // no POST of it ended for parkAfterMs with its share full: it hangs
+    h.advance(1000);
+    expect(h.scheduler.stalled('org_a')).toBe(true);
+    expect(h.scheduler.stalled('org_b')).toBe(false);
+    h.scheduler.done('whk_a', 'success');
+    await settle();
+    expect(h.scheduler.heldOf('org_a')).toBe(4);
+    expect(h.scheduler.stalled('org_a')).toBe(false);
+  });
+
+  it('counts an organization stalled while its webhook\'s breaker is open, and no longer holding what was handed back', async () => {
+    const h = harness(options({ concurrency: 4, perWebhook: 4 }));
+    for (let i = 0; i < 3; i++) void h.admit(ticket('whk_a', 'org_a'));
+    await settle();
+    for (let i = 0; i < 3; i++) h.scheduler.done('whk_a', 'failure');
+    expect(h.scheduler.heldOf('org_a')).toBe(0);
+    expect(h.scheduler.stalled('org_a')).toBe(true);
+    void h.admit(ticket('whk_a', 'org_a'));
+    await settle();
+    // handed back at once: not held
+    expect(h.parked).toHaveLength(1);
+    expect(h.scheduler.heldOf('org_a')).toBe(0);
+  });
+
+  it('does not count an organization stalled while one of its webhooks still moves', async () => {
+    const h = harness(options({ concurrency: 4, perWebhook: 2, parkAfterMs: 1000 }));
+    for (let i = 0; i < 3; i++) void h.admit(ticket('whk_hung', 'org_a', { parkable: () => false }));
+    void h.admit(ticket('whk_ok', 'org_a'));
+    await settle();
+    h.advance(1000);
+    expect(h.scheduler.stalled('org_a')).toBe(false);
+    h.scheduler.done('whk_ok', 'success');
+    // only the hung one has attempts here now
+    expect(h.scheduler.stalled('org_a')).toBe(true);
+  });
 });

@@ -112,6 +112,8 @@ export class FairScheduler {
   private readonly turns = new Map<string, OrgTurn>();
   /** when each organization was last served; kept while it has a lane */
   private readonly orgServedAt = new Map<string, number>();
+  /** attempts of each organization waiting or in flight here */
+  private readonly orgHeld = new Map<string, number>();
   private sequence = 0;
   private wakeAt = Infinity;
   private wakeTimer: NodeJS.Timeout | null = null;
@@ -148,6 +150,34 @@ export class FairScheduler {
     return n;
   }
 
+  /** Attempts of an organization waiting for a slot or POSTing: what the stream consumer reads ahead for it. */
+  heldOf(organizationId: string): number {
+    return this.orgHeld.get(organizationId) ?? 0;
+  }
+
+  /**
+   * An organization whose attempts are not moving here: each of its webhooks with attempts here hangs (its whole share
+   * busy, no POST ended for `parkAfterMs`), is held back by its breaker, or was disabled. The consumer reads past its
+   * events. One healthy webhook keeps it moving (its hung webhook's attempts are handed back as before).
+   */
+  stalled(organizationId: string): boolean {
+    const now = this.clock();
+    let any = false;
+    for (const lane of this.lanes.values()) {
+      if (lane.organizationId !== organizationId) continue;
+      const stuck = lane.active >= this.options.perWebhook && now - lane.progressAt >= this.options.parkAfterMs;
+      if (!stuck && !this.blocked(lane, now) && !this.signals.disabled(lane.webhookId)) return false;
+      any = true;
+    }
+    return any;
+  }
+
+  private countHeld(organizationId: string, delta: number): void {
+    const n = (this.orgHeld.get(organizationId) ?? 0) + delta;
+    if (n > 0) this.orgHeld.set(organizationId, n);
+    else this.orgHeld.delete(organizationId);
+  }
+
   /** The webhook was re-enabled after being disabled: its breaker starts closed, whatever it had counted. */
   reset(webhookId: string): void {
     this.lanes.get(webhookId)?.breaker.succeeded();
@@ -170,6 +200,7 @@ export class FairScheduler {
         if (this.blocked(lane, now)) return resolve({ kind: 'park', until: lane.breaker.comeBackAt(now, this.random()) });
       }
       lane.waiting.push({ ticket, since: now, resolve });
+      this.countHeld(lane.organizationId, 1);
       if (lane.waiting.length === 1) this.enterRing(lane);
       this.pump();
     });
@@ -181,6 +212,7 @@ export class FairScheduler {
     if (!lane) return;
     lane.active--;
     this.active--;
+    this.countHeld(lane.organizationId, -1);
     lane.progressAt = this.clock();
     if (result === 'success') lane.breaker.succeeded();
     else if (result === 'failure') {
@@ -242,6 +274,7 @@ export class FairScheduler {
         until = now + Math.round(this.options.parkAfterMs * (1 + this.random()));
       } else continue;
       lane.waiting.splice(lane.waiting.indexOf(waiter), 1);
+      this.countHeld(lane.organizationId, -1);
       waiter.resolve({ kind: 'park', until });
     }
     if (lane.waiting.length === 0) this.leaveRing(lane);

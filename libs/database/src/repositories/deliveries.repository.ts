@@ -294,6 +294,39 @@ export class DeliveriesRepository {
     return rows.map((r) => r.id);
   }
 
+  /**
+   * Rows of events read past an organization's backlog (the dispatcher's read-ahead is full): `pending`, attempt 1
+   * due now, no attempt made, and one `event_fanouts` row naming `eventIds`, in one statement. Returns the ids of
+   * the rows created (a pair that had a row already is left alone: that row is the record).
+   */
+  async insertDue(deliveries: NewDelivery[], eventIds: string[]): Promise<string[]> {
+    const sorted = [...deliveries].sort(compareDeliveries);
+    const params = [
+      pgArray(sorted.map((d) => d.deliveryId)),
+      pgArray(sorted.map((d) => d.webhookId)),
+      pgArray(sorted.map((d) => d.eventId)),
+      pgArray(sorted.map((d) => d.organizationId)),
+      pgArray(sorted.map((d) => d.eventType)),
+      pgArray([...eventIds].sort()),
+    ];
+    return insertSkippingMissing(async (skipMissing) => {
+      const guard = skipMissing ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = u.webhook_id)` : '';
+      const rows: { id: string }[] = await this.db.query(
+        `WITH ins AS (
+          INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at)
+          SELECT u.id, u.webhook_id, u.event_id, u.organization_id, u.event_type, 'pending', 0, now()
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, webhook_id, event_id, organization_id, event_type)
+           ${guard}
+          ON CONFLICT (webhook_id, event_id) DO NOTHING
+          RETURNING id),
+        fanned AS (INSERT INTO event_fanouts (event_ids) SELECT $6::text[] WHERE cardinality($6::text[]) > 0)
+        SELECT id FROM ins`,
+        params,
+      );
+      return rows.map((r) => r.id);
+    });
+  }
+
   /** Claims each attempt (in request order), from `pending` or from a holder whose lease ran out. */
   async claim(items: AttemptRef[], leaseMs: number): Promise<Claim[]> {
     // `delivering` with attempts = n means attempt n is in flight. A job claims its attempt from
