@@ -15,6 +15,8 @@ import { closeStanza, WA_FAULTS } from './faults';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
 import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, verifyDeviceSignature } from './phone';
 import { answerIq, child, children, IqContext, IqError, iqKey, iqReply } from './stanzas';
+import { act } from './iq';
+import { callStanzaAck, callTerminate, deviceCallReject } from './calls';
 import { answerGroupIq, answerGroupPictureIq, findGroup, GroupIqContext, groupNotifications, isGroupJid } from './groups';
 import { OfflineBatch } from './offline-delivery';
 import { isStatusJid, statusAudience, statusMessage } from './statuses';
@@ -105,6 +107,11 @@ export class WaWebConnection {
 
   get sessionId(): string {
     return this.deps.sessionId;
+  }
+
+  /** Under the `silent` fault: the network's keepalive leaves the socket alone (keepalive.ts). */
+  get silenced(): boolean {
+    return this.silent;
   }
 
   /** The control API's scan: the phone read this QR from the screen; the ref must be one this socket shows. */
@@ -646,6 +653,7 @@ export class WaWebConnection {
     if (node.tag === 'ack') return this.onAck(node);
     if (node.tag === 'chatstate') return this.onChatState(node);
     if (node.tag === 'presence') return this.onPresence(node);
+    if (node.tag === 'call') return this.onDeviceCall(node);
     if (node.tag !== 'iq') return; // ib telemetry: nothing to answer
     const { type, id, xmlns } = node.attrs;
     if (type === 'result' || type === 'error') {
@@ -800,6 +808,26 @@ export class WaWebConnection {
     if (!eventId) return;
     this.awaitingReceiptAck.delete(key);
     this.deps.network.ack(this.sessionId, this.link, eventId);
+  }
+
+  /**
+   * The device's own call stanza: a rejection (Baileys' `rejectCall`) is the network's `calls.reject` (a call not
+   * placed to it 404, no longer ringing 409); the server acks it, with the refusal as an error, and then ends the call
+   * (`terminate`). Other call stanzas (accepting, calling out) are not played: answered 501.
+   */
+  private onDeviceCall(node: BinaryNode): void {
+    const reject = deviceCallReject(node);
+    let error: IqError | null = reject ? null : new IqError(501, 'feature-not-implemented');
+    if (reject) {
+      try {
+        if (this.phase !== 'open') throw new IqError(401, 'not-authorized');
+        act({ network: this.deps.network, sessionId: this.sessionId, link: this.link }, 'calls.reject', { callId: reject.callId });
+      } catch (err) {
+        error = err instanceof IqError ? err : new IqError(500, 'internal-server-error');
+      }
+    }
+    this.send(callStanzaAck(node, error));
+    if (reject && !error) this.send(callTerminate(this.newId(), reject));
   }
 
   /** The device shows it is typing, recording or stopped in a chat: the network's presence log (what its contacts would see). */
