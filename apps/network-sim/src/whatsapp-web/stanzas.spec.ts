@@ -1,7 +1,7 @@
 import type { CompanionRegistration } from './directory';
 import { parseQr } from './phone';
 import { SignalContact } from './signal-party';
-import { answerIq, child, children, IqContext, iqKey } from './stanzas';
+import { answerIq, child, children, IqContext, iqKey, preKeyCountNotification, PRE_KEYS_LOW } from './stanzas';
 import type { BinaryNode } from './wa-kit';
 
 const device = (): CompanionRegistration => ({
@@ -140,6 +140,22 @@ describe('device lists, lids and key bundles (what Baileys asks before it sends)
     const ids = [user, ...Array.from({ length: 40 }, () => children(children(fetch())[0])[0])].map((u) => Buffer.from(child(child(u, 'key'), 'id')!.content as Buffer).toString('hex'));
     // forty more fetches: never the same key twice (the contact's phone uploads more as the server runs low)
     expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('the device\'s one-time pre-keys running low', () => {
+  it('tells the device how many are left once fewer than Baileys\' minimum remain (Baileys uploads more on it)', () => {
+    const bundle = (n: number) => ({
+      registrationId: 1,
+      identityKey: Buffer.alloc(32),
+      signedPreKey: { keyId: 1, publicKey: Buffer.alloc(32), signature: Buffer.alloc(64) },
+      preKeys: Array.from({ length: n }, (_, keyId) => ({ keyId, publicKey: Buffer.alloc(32) })),
+    });
+    expect(preKeyCountNotification('n1', bundle(PRE_KEYS_LOW))).toBeNull();
+    expect(preKeyCountNotification('n1', null)).toBeNull();
+    const low = preKeyCountNotification('n1', bundle(PRE_KEYS_LOW - 1))!;
+    expect(low).toMatchObject({ tag: 'notification', attrs: { from: 's.whatsapp.net', type: 'encrypt', id: 'n1' } });
+    expect(child(low, 'count')!.attrs.value).toBe(String(PRE_KEYS_LOW - 1));
   });
 });
 

@@ -128,6 +128,18 @@ function keyBundleNode(jid: string | undefined, ctx: IqContext): BinaryNode {
   return { tag: 'user', attrs: { jid }, content };
 }
 
+/** Below this many one-time pre-keys on the server, WhatsApp tells the device (Baileys' MIN_PREKEY_COUNT: it uploads more). */
+export const PRE_KEYS_LOW = 5;
+
+/**
+ * `<notification from="s.whatsapp.net" type="encrypt"><count value>`: the device's one-time pre-keys on the server
+ * (each served to one contact only) are running low; Baileys answers with an upload. Null while there are enough.
+ */
+export function preKeyCountNotification(id: string, bundle: DeviceKeyBundle | null): BinaryNode | null {
+  if (!bundle || bundle.preKeys.length >= PRE_KEYS_LOW) return null;
+  return { tag: 'notification', attrs: { from: SERVER_JID, type: 'encrypt', id, t: String(Math.floor(Date.now() / 1000)) }, content: [{ tag: 'count', attrs: { value: String(bundle.preKeys.length) } }] };
+}
+
 /** The IQ's answer key: `<xmlns> <type> <first child tag>` (missing parts empty). */
 export function iqKey(iq: BinaryNode): string {
   const first = children(iq)[0]?.tag ?? '';
