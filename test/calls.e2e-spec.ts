@@ -1,8 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import { loadRunContext } from './support/run-context';
 
-// this file's own Redis namespace (runs may overlap)
-process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:calls-${process.pid}`;
+// this file's own Redis namespace per engine pass (runs may overlap; both passes share one jest process)
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:calls-${process.env.E2E_ENGINE ?? 'sim'}-${process.pid}`;
 process.env.COMMAND_TIMEOUT_MS = '8000';
 
 import { createApiApp } from '../apps/api/src/bootstrap';
@@ -45,10 +45,10 @@ describe(`Calls: rejectCalls and calls:reject (${E2E_ENGINE} engine)`, () => {
   const onNetwork = async (callId: string): Promise<Json> => (await control.get(`/sim/calls?sessionId=${sessionId}`)).data.find((c: Json) => c.callId === callId);
 
   beforeAll(async () => {
-    ({ sim, simUrl, gateway } = await startSimGateway(`gw-calls-${process.pid}`, { sim: { SIM_QR_INTERVAL_MS: '60000' }, gateway: { RECONNECT_BASE_DELAY_MS: '100' } }));
+    ({ sim, simUrl, gateway } = await startSimGateway(`gw-calls-${E2E_ENGINE}-${process.pid}`, { sim: { SIM_QR_INTERVAL_MS: '60000' }, gateway: { RECONNECT_BASE_DELAY_MS: '100' } }));
     app = await createApiApp({ quiet: true });
     await app.init();
-    org = await seedOrganization('Calls Inc');
+    org = await seedOrganization(`Calls ${E2E_ENGINE} Inc`);
     const created = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'Calls', rejectCalls: true });
     expect(created.status).toBe(201);
     sessionId = created.body.id;

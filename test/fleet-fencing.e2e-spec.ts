@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { loadRunContext } from './support/run-context';
 
 // this file's own Redis namespace, so only its own gateways are live here
-process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:fleet-fencing-${process.pid}`;
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:fleet-fencing-${process.env.E2E_ENGINE ?? 'sim'}-${process.pid}`;
 
 import { REGISTRY_KEYS } from '@app/contracts';
 import { SessionsRepository } from '@app/database';
@@ -31,7 +31,7 @@ describe(`Fleet fencing: a paused gateway that lost its lease never opens the de
   let redis: Redis;
   const keys = new RedisKeys(process.env.REDIS_KEY_PREFIX!);
   const gateways = new Map<string, AppProcess>();
-  const id = (name: string) => `gw-${name}-${process.pid}`;
+  const id = (name: string) => `gw-${name}-${E2E_ENGINE}-${process.pid}`;
   const api = () => request(app.getHttpServer());
   const { get: simGet } = simControl(() => simUrl);
   const getSession = async (sid: string) => (await api().get(`/api/v1/sessions/${sid}`).set(bearer(org.adminKey))).body;
