@@ -13,6 +13,7 @@ import { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
+import { keepSocketAlive } from './keepalive';
 import { applyFault } from './sim-faults';
 import { phoneChatChange, type SimChatState } from './actions/chats';
 import { DeviceLink, SimNetwork } from './sim-network';
@@ -24,8 +25,8 @@ export interface NetworkSimOptions {
   /** QR rotation period; default 20 s like WhatsApp */
   qrIntervalMs?: number;
   /**
-   * Pings every device socket this often and drops one that missed the previous pong, as WhatsApp's servers drop an
-   * unresponsive client (a paused or partitioned gateway). Off when unset.
+   * Pings every device socket, on both doors, this often and drops one that sent nothing since the previous ping, as
+   * WhatsApp's servers drop an unresponsive client (a paused or partitioned gateway; keepalive.ts). Off when unset.
    */
   keepaliveMs?: number;
   /** how long a device may edit a message after sending it; default WhatsApp's 15 minutes */
@@ -241,19 +242,9 @@ function serveDevice(network: SimNetwork, ws: WebSocket, sessionId: string, logg
     }
     ws.close(SIM_CLOSE_CODES.protocolError, 'unknown frame type');
   });
-  let answered = true;
-  ws.on('pong', () => (answered = true));
-  const keepalive = keepaliveMs
-    ? setInterval(() => {
-        if (silent) return;
-        if (!answered) return void ws.terminate();
-        answered = false;
-        ws.ping();
-      }, keepaliveMs)
-    : null;
+  keepSocketAlive(ws, keepaliveMs, () => silent);
   ws.on('close', () => {
     clearTimeout(helloTimer);
-    if (keepalive) clearInterval(keepalive);
     network.detach(sessionId, link);
   });
   ws.on('error', (err) => logger?.debug({ err, sessionId }, 'device socket error'));
@@ -268,7 +259,7 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
   const network = new SimNetwork({ qrIntervalMs: options.qrIntervalMs ?? 20000 });
   if (options.editWindowMs !== undefined) network.world.messages.editWindowMs = options.editWindowMs;
   const wss = new WebSocketServer({ noServer: true, autoPong: false });
-  const waWeb = new WhatsAppWebFrontDoor(network, logger);
+  const waWeb = new WhatsAppWebFrontDoor(network, logger, { keepaliveMs: options.keepaliveMs });
 
   const server = createServer((req, res) => {
     handleControl(network, waWeb, req, res).catch((err) => {

@@ -14,7 +14,9 @@ import { CompanionRegistration, WaDirectory } from './directory';
 import { closeStanza, WA_FAULTS } from './faults';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
 import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, verifyDeviceSignature } from './phone';
-import { answerIq, child, children, IqContext, IqError, iqKey, iqReply } from './stanzas';
+import { answerIq, child, children, IqContext, IqError, iqKey, iqReply, preKeyCountNotification } from './stanzas';
+import { act } from './iq';
+import { callStanzaAck, callTerminate, deviceCallReject } from './calls';
 import { answerGroupIq, answerGroupPictureIq, findGroup, GroupIqContext, groupNotifications, isGroupJid } from './groups';
 import { OfflineBatch } from './offline-delivery';
 import { isStatusJid, statusAudience, statusMessage } from './statuses';
@@ -83,6 +85,8 @@ export class WaWebConnection {
   private readonly waitingForKeys: Array<() => void> = [];
   /** the `silent` fault: nothing is read or written on this socket any more, keepalive pings included */
   private silent = false;
+  /** the device was told its one-time pre-keys run low, and has not uploaded since */
+  private preKeysLowTold = false;
   /** the phone shared the account's app state sync key on this socket (once its pre-keys are there) */
   private keyShared = false;
   readonly link: DeviceLink & { showQr: () => string | null };
@@ -105,6 +109,11 @@ export class WaWebConnection {
 
   get sessionId(): string {
     return this.deps.sessionId;
+  }
+
+  /** Under the `silent` fault: the network's keepalive leaves the socket alone (keepalive.ts). */
+  get silenced(): boolean {
+    return this.silent;
   }
 
   /** The control API's scan: the phone read this QR from the screen; the ref must be one this socket shows. */
@@ -353,6 +362,7 @@ export class WaWebConnection {
         const phone = appState.phoneOf(device.account);
         const plaintext = baileys.encodeWAMessage(appState.keyShareMessage(device.account.phoneNumber, deviceIndex) as never);
         const enc = await phone.encryptFor(device.account.phoneNumber, deviceIndex, plaintext, () => registration.keyBundle);
+        this.tellPreKeysLow();
         if (!enc) return;
         await appState.prepare(device);
         const id = newStanzaId();
@@ -507,6 +517,7 @@ export class WaWebConnection {
         }
         if (pairwise) {
           const enc = await contact.encryptFor(phoneNumber, device, baileys.encodeWAMessage(pairwise), () => registration.keyBundle);
+          this.tellPreKeysLow();
           if (!enc) {
             this.deps.logger?.info({ sessionId: this.sessionId }, 'the device has uploaded no pre-keys yet: the message waits for them');
             this.waitingForKeys.push(() => this.sendFromContact(eventId, envelope, content, attrs));
@@ -646,6 +657,7 @@ export class WaWebConnection {
     if (node.tag === 'ack') return this.onAck(node);
     if (node.tag === 'chatstate') return this.onChatState(node);
     if (node.tag === 'presence') return this.onPresence(node);
+    if (node.tag === 'call') return this.onDeviceCall(node);
     if (node.tag !== 'iq') return; // ib telemetry: nothing to answer
     const { type, id, xmlns } = node.attrs;
     if (type === 'result' || type === 'error') {
@@ -664,10 +676,22 @@ export class WaWebConnection {
     const answer = answerIq(node, this.iqContext(this.registration));
     const key = iqKey(node);
     // the device's first pre-keys: the phone can now share the app state key with it
-    if (key === 'encrypt set registration') this.shareAppStateKey();
+    if (key === 'encrypt set registration') {
+      this.preKeysLowTold = false;
+      this.shareAppStateKey();
+    }
     if (answer.attrs.type === 'error') this.deps.logger?.debug({ sessionId: this.sessionId, iq: key }, 'whatsapp web iq answered with an error');
     this.send(answer);
     if (key === 'encrypt set registration' && this.registration.keyBundle) for (const retry of this.waitingForKeys.splice(0)) retry();
+  }
+
+  /** A contact took one of the device's one-time pre-keys: when few are left, the server says so once per upload. */
+  private tellPreKeysLow(): void {
+    if (this.preKeysLowTold) return;
+    const notification = preKeyCountNotification(this.newId(), this.registration?.keyBundle ?? null);
+    if (!notification) return;
+    this.preKeysLowTold = true;
+    this.send(notification);
   }
 
   private readonly lidOf = (phoneNumber: string) => this.deps.network.lidOf(phoneNumber);
@@ -800,6 +824,26 @@ export class WaWebConnection {
     if (!eventId) return;
     this.awaitingReceiptAck.delete(key);
     this.deps.network.ack(this.sessionId, this.link, eventId);
+  }
+
+  /**
+   * The device's own call stanza: a rejection (Baileys' `rejectCall`) is the network's `calls.reject` (a call not
+   * placed to it 404, no longer ringing 409); the server acks it, with the refusal as an error, and then ends the call
+   * (`terminate`). Other call stanzas (accepting, calling out) are not played: answered 501.
+   */
+  private onDeviceCall(node: BinaryNode): void {
+    const reject = deviceCallReject(node);
+    let error: IqError | null = reject ? null : new IqError(501, 'feature-not-implemented');
+    if (reject) {
+      try {
+        if (this.phase !== 'open') throw new IqError(401, 'not-authorized');
+        act({ network: this.deps.network, sessionId: this.sessionId, link: this.link }, 'calls.reject', { callId: reject.callId });
+      } catch (err) {
+        error = err instanceof IqError ? err : new IqError(500, 'internal-server-error');
+      }
+    }
+    this.send(callStanzaAck(node, error));
+    if (reject && !error) this.send(callTerminate(this.newId(), reject));
   }
 
   /** The device shows it is typing, recording or stopped in a chat: the network's presence log (what its contacts would see). */

@@ -14,6 +14,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
+import { keepSocketAlive } from '../keepalive';
 import { validation } from '../sim-input';
 import type { DeviceView, SimNetwork } from '../sim-network';
 import { CertifiedServer, certifyServer } from './certificates';
@@ -37,6 +38,8 @@ export class WhatsAppWebFrontDoor {
   constructor(
     private readonly network: SimNetwork,
     private readonly logger?: Logger,
+    /** the network's keepalive on every socket (keepalive.ts, `SIM_KEEPALIVE_MS`) */
+    private readonly options: { keepaliveMs?: number } = {},
   ) {
     this.mediaHost = MediaHost.start(logger).then((host) => {
       attachMediaHost(network, host);
@@ -56,6 +59,7 @@ export class WhatsAppWebFrontDoor {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const connection = new WaWebConnection({ baileys: loadBaileys(), server, network: this.network, directory: this.directory, sessionId, ws, logger: this.logger });
       this.connections.set(sessionId, connection);
+      keepSocketAlive(ws, this.options.keepaliveMs, () => connection.silenced);
       ws.on('close', () => {
         if (this.connections.get(sessionId) === connection) this.connections.delete(sessionId);
       });

@@ -53,6 +53,40 @@ describe('SignalContact (an emulated contact with real Signal sessions)', () => 
     expect(d.bundle.preKeys.map((k) => k.keyId)).toEqual([12]);
   });
 
+  it('serves each one-time pre-key of its bundle once: two devices starting sessions with it are both read', async () => {
+    const contact = new SignalContact('15550009999@s.whatsapp.net', '777@lid');
+    const sender = (user: string) => {
+      const identity = libsignal.keyhelper.generateIdentityKeyPair();
+      const sessions = new Map<string, unknown>();
+      const store = {
+        getOurIdentity: async () => identity,
+        getOurRegistrationId: async () => 77,
+        isTrustedIdentity: async () => true,
+        loadSession: async (a: string) => sessions.get(a),
+        storeSession: async (a: string, r: unknown) => void sessions.set(a, r),
+      };
+      const address = new libsignal.ProtocolAddress('15550009999', 0);
+      return async (text: string) => {
+        const keys = contact.bundle();
+        const v = (key: Buffer) => Buffer.concat([Buffer.from([5]), key]);
+        const [preKey] = keys.preKeys;
+        await new libsignal.SessionBuilder(store, address).initOutgoing({
+          registrationId: keys.registrationId,
+          identityKey: v(keys.identityKey),
+          signedPreKey: { ...keys.signedPreKey, publicKey: v(keys.signedPreKey.publicKey) },
+          preKey: { keyId: preKey.keyId, publicKey: v(preKey.publicKey) },
+        });
+        const { body } = await new libsignal.SessionCipher(store, address).encrypt(Buffer.from(text));
+        return { user, preKeyId: preKey.keyId, ciphertext: Buffer.from(body, 'binary') };
+      };
+    };
+    const a = await sender('15551110001')('from a');
+    const b = await sender('15551110002')('from b');
+    expect(a.preKeyId).not.toBe(b.preKeyId);
+    expect((await contact.decryptFrom(a.user, 1, 'pkmsg', a.ciphertext)).toString()).toBe('from a');
+    expect((await contact.decryptFrom(b.user, 1, 'pkmsg', b.ciphertext)).toString()).toBe('from b');
+  });
+
   it('has nothing to send before the device uploaded its keys', async () => {
     expect(await new SignalContact('15550009999@s.whatsapp.net', '777@lid').encryptFor('15551112222', 1, Buffer.from('x'), () => null)).toBeNull();
   });

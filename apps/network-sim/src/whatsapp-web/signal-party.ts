@@ -68,15 +68,20 @@ function loadGroupSignal(): GroupSignal {
 
 const withVersion = (key: Buffer) => (key.length === 33 ? key : Buffer.concat([Buffer.from([5]), key]));
 const withoutVersion = (key: Buffer) => (key.length === 33 ? Buffer.from(key).subarray(1) : Buffer.from(key));
-/** One-time pre-keys a contact offers at once; it makes more when they run out. */
+/** One-time pre-keys a contact's phone uploads at once. */
 const PRE_KEY_BATCH = 20;
+/** Below this many on the server, the phone uploads another batch (WhatsApp tells it; Baileys' MIN_PREKEY_COUNT). */
+const PRE_KEY_LOW = 5;
 
 export class SignalContact {
   private readonly identity = libsignal.keyhelper.generateIdentityKeyPair();
   private readonly registrationId = randomInt(1, 16380);
   private readonly sessions = new Map<string, unknown>();
   private readonly signedPreKey = libsignal.keyhelper.generateSignedPreKey(this.identity, 1);
+  /** every one-time pre-key the phone made and no session has used yet (a handed-out one waits for its pkmsg) */
   private readonly preKeys = new Map<number, SignalKeyPair>();
+  /** the ids the server still holds: each is handed to one device only, then gone from here */
+  private readonly onServer: number[] = [];
   private nextPreKeyId = 1;
   private readonly store = {
     getOurIdentity: async () => this.identity,
@@ -103,16 +108,16 @@ export class SignalContact {
     readonly lid: string,
   ) {}
 
-  /** The bundle a device fetches to start a session with this contact: one one-time pre-key is handed out. */
+  /**
+   * The bundle a device fetches to start a session with this contact. As WhatsApp's server does, each one-time pre-key
+   * is served once and removed (two devices never share one: the second's pkmsg would name a key already used); with
+   * none left the bundle has only the signed pre-key. The phone uploads another batch when the server runs low.
+   */
   bundle(): DeviceKeyBundle {
-    let preKey = [...this.preKeys][0];
-    if (!preKey) {
-      for (let i = 0; i < PRE_KEY_BATCH; i++) {
-        const id = this.nextPreKeyId++;
-        this.preKeys.set(id, libsignal.keyhelper.generatePreKey(id).keyPair);
-      }
-      preKey = [...this.preKeys][0];
-    }
+    if (this.nextPreKeyId === 1) this.uploadPreKeys();
+    const preKeyId = this.onServer.shift();
+    if (this.onServer.length < PRE_KEY_LOW) this.uploadPreKeys();
+    const preKey = preKeyId === undefined ? undefined : this.preKeys.get(preKeyId);
     return {
       registrationId: this.registrationId,
       identityKey: withoutVersion(this.identity.pubKey),
@@ -121,8 +126,22 @@ export class SignalContact {
         publicKey: withoutVersion(this.signedPreKey.keyPair.pubKey),
         signature: Buffer.from(this.signedPreKey.signature),
       },
-      preKeys: [{ keyId: preKey[0], publicKey: withoutVersion(preKey[1].pubKey) }],
+      preKeys: preKey ? [{ keyId: preKeyId!, publicKey: withoutVersion(preKey.pubKey) }] : [],
     };
+  }
+
+  /** How many one-time pre-keys the server still holds for this contact. */
+  get preKeysOnServer(): number {
+    return this.onServer.length;
+  }
+
+  /** The phone's upload: a batch of new one-time pre-keys (it keeps the private halves). */
+  private uploadPreKeys(): void {
+    for (let i = 0; i < PRE_KEY_BATCH; i++) {
+      const id = this.nextPreKeyId++;
+      this.preKeys.set(id, libsignal.keyhelper.generatePreKey(id).keyPair);
+      this.onServer.push(id);
+    }
   }
 
   /** Decrypts what a device (`user`, `device`) sent this contact. */

@@ -1,7 +1,7 @@
 import type { CompanionRegistration } from './directory';
 import { parseQr } from './phone';
 import { SignalContact } from './signal-party';
-import { answerIq, child, children, IqContext, iqKey } from './stanzas';
+import { answerIq, child, children, IqContext, iqKey, preKeyCountNotification, PRE_KEYS_LOW } from './stanzas';
 import type { BinaryNode } from './wa-kit';
 
 const device = (): CompanionRegistration => ({
@@ -131,14 +131,31 @@ describe('device lists, lids and key bundles (what Baileys asks before it sends)
     expect(categories).toMatchObject({ readreceipts: 'all', last: 'all', online: 'all' });
   });
 
-  it('hands out the contact key bundle for its lid, one pre-key each time it is asked', () => {
+  it('hands out the contact key bundle for its lid, each one-time pre-key once (WhatsApp serves each to one device)', () => {
     const fetch = () => answerIq(iq('encrypt', 'get', [{ tag: 'key', attrs: {}, content: [{ tag: 'user', attrs: { jid: '4444@lid' } }] }]), withContact());
     const [user] = children(children(fetch())[0]);
     expect(user.attrs.jid).toBe('4444@lid');
     expect(children(user).map((c) => c.tag)).toEqual(['registration', 'type', 'identity', 'skey', 'key']);
     expect((child(user, 'identity')!.content as Buffer).length).toBe(32);
-    const nextKey = child(children(children(fetch())[0])[0], 'key');
-    expect(child(nextKey, 'id')!.content).toEqual(child(child(user, 'key'), 'id')!.content); // not consumed until used
+    const ids = [user, ...Array.from({ length: 40 }, () => children(children(fetch())[0])[0])].map((u) => Buffer.from(child(child(u, 'key'), 'id')!.content as Buffer).toString('hex'));
+    // forty more fetches: never the same key twice (the contact's phone uploads more as the server runs low)
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('the device\'s one-time pre-keys running low', () => {
+  it('tells the device how many are left once fewer than Baileys\' minimum remain (Baileys uploads more on it)', () => {
+    const bundle = (n: number) => ({
+      registrationId: 1,
+      identityKey: Buffer.alloc(32),
+      signedPreKey: { keyId: 1, publicKey: Buffer.alloc(32), signature: Buffer.alloc(64) },
+      preKeys: Array.from({ length: n }, (_, keyId) => ({ keyId, publicKey: Buffer.alloc(32) })),
+    });
+    expect(preKeyCountNotification('n1', bundle(PRE_KEYS_LOW))).toBeNull();
+    expect(preKeyCountNotification('n1', null)).toBeNull();
+    const low = preKeyCountNotification('n1', bundle(PRE_KEYS_LOW - 1))!;
+    expect(low).toMatchObject({ tag: 'notification', attrs: { from: 's.whatsapp.net', type: 'encrypt', id: 'n1' } });
+    expect(child(low, 'count')!.attrs.value).toBe(String(PRE_KEYS_LOW - 1));
   });
 });
 

@@ -95,37 +95,49 @@ const int = (value: number, length: number) => {
   return buffer;
 };
 
+/** A contact's key bundle; each fetch takes one of its one-time pre-keys off the server, and none left means no `<key>`. */
 function keyBundleNode(jid: string | undefined, ctx: IqContext): BinaryNode {
   const contact = jid ? ctx.contact(jid) : null;
   if (!jid || !contact) return { tag: 'user', attrs: { jid: jid ?? '' }, content: [{ tag: 'error', attrs: { code: '404', text: 'item-not-found' } }] };
   const bundle = contact.bundle();
   const preKey = bundle.preKeys[0];
-  return {
-    tag: 'user',
-    attrs: { jid },
-    content: [
-      { tag: 'registration', attrs: {}, content: int(bundle.registrationId, 4) },
-      { tag: 'type', attrs: {}, content: Buffer.from([5]) },
-      { tag: 'identity', attrs: {}, content: bundle.identityKey },
-      {
-        tag: 'skey',
-        attrs: {},
-        content: [
-          { tag: 'id', attrs: {}, content: int(bundle.signedPreKey.keyId, 3) },
-          { tag: 'value', attrs: {}, content: bundle.signedPreKey.publicKey },
-          { tag: 'signature', attrs: {}, content: bundle.signedPreKey.signature },
-        ],
-      },
-      {
-        tag: 'key',
-        attrs: {},
-        content: [
-          { tag: 'id', attrs: {}, content: int(preKey.keyId, 3) },
-          { tag: 'value', attrs: {}, content: preKey.publicKey },
-        ],
-      },
-    ],
-  };
+  const content: BinaryNode[] = [
+    { tag: 'registration', attrs: {}, content: int(bundle.registrationId, 4) },
+    { tag: 'type', attrs: {}, content: Buffer.from([5]) },
+    { tag: 'identity', attrs: {}, content: bundle.identityKey },
+    {
+      tag: 'skey',
+      attrs: {},
+      content: [
+        { tag: 'id', attrs: {}, content: int(bundle.signedPreKey.keyId, 3) },
+        { tag: 'value', attrs: {}, content: bundle.signedPreKey.publicKey },
+        { tag: 'signature', attrs: {}, content: bundle.signedPreKey.signature },
+      ],
+    },
+  ];
+  if (preKey) {
+    content.push({
+      tag: 'key',
+      attrs: {},
+      content: [
+        { tag: 'id', attrs: {}, content: int(preKey.keyId, 3) },
+        { tag: 'value', attrs: {}, content: preKey.publicKey },
+      ],
+    });
+  }
+  return { tag: 'user', attrs: { jid }, content };
+}
+
+/** Below this many one-time pre-keys on the server, WhatsApp tells the device (Baileys' MIN_PREKEY_COUNT: it uploads more). */
+export const PRE_KEYS_LOW = 5;
+
+/**
+ * `<notification from="s.whatsapp.net" type="encrypt"><count value>`: the device's one-time pre-keys on the server
+ * (each served to one contact only) are running low; Baileys answers with an upload. Null while there are enough.
+ */
+export function preKeyCountNotification(id: string, bundle: DeviceKeyBundle | null): BinaryNode | null {
+  if (!bundle || bundle.preKeys.length >= PRE_KEYS_LOW) return null;
+  return { tag: 'notification', attrs: { from: SERVER_JID, type: 'encrypt', id, t: String(Math.floor(Date.now() / 1000)) }, content: [{ tag: 'count', attrs: { value: String(bundle.preKeys.length) } }] };
 }
 
 /** The IQ's answer key: `<xmlns> <type> <first child tag>` (missing parts empty). */

@@ -65,4 +65,20 @@ describe('Baileys message actions', () => {
     expect(await codeOf(BAILEYS_MESSAGE_ACTIONS['calls.reject'](contextOf(sock), { callId: 'UNKNOWN' }))).toBe('not_found');
     expect(sock.rejectCall).toHaveBeenCalledTimes(2);
   });
+
+  it('refuses a call no longer ringing (rejected here, or ended on the network) as conflict, and maps the server\'s 404/409', async () => {
+    const sock = fakeSocket();
+    watchCalls(sock as unknown as WASocket);
+    sock.emit('call', [{ id: 'CALL1', from: ALICE, status: 'offer' }, { id: 'CALL2', from: ALICE, status: 'offer' }, { id: 'CALL3', from: ALICE, status: 'offer' }]);
+    await BAILEYS_MESSAGE_ACTIONS['calls.reject'](contextOf(sock), { callId: 'CALL1' });
+    expect(await codeOf(BAILEYS_MESSAGE_ACTIONS['calls.reject'](contextOf(sock), { callId: 'CALL1' }))).toBe('conflict');
+    sock.emit('call', [{ id: 'CALL2', from: ALICE, status: 'terminate' }]);
+    expect(await codeOf(BAILEYS_MESSAGE_ACTIONS['calls.reject'](contextOf(sock), { callId: 'CALL2' }))).toBe('conflict');
+    expect(sock.rejectCall).toHaveBeenCalledTimes(1);
+    // WhatsApp's refusal comes back as Baileys' Boom, the code in `data`
+    sock.rejectCall.mockRejectedValueOnce(Object.assign(new Error('conflict'), { data: 409 }));
+    expect(await codeOf(BAILEYS_MESSAGE_ACTIONS['calls.reject'](contextOf(sock), { callId: 'CALL3' }))).toBe('conflict');
+    sock.rejectCall.mockRejectedValueOnce(Object.assign(new Error('item-not-found'), { data: 404 }));
+    expect(await codeOf(BAILEYS_MESSAGE_ACTIONS['calls.reject'](contextOf(sock), { callId: 'CALL9', from: ALICE }))).toBe('not_found');
+  });
 });

@@ -11,26 +11,39 @@ import type { BaileysActionContext } from './context';
 
 /** Calls remembered per socket, so many that a ringing one is never forgotten (a call rings for a minute at most). */
 const REMEMBERED_CALLS = 256;
-const ringing = new WeakMap<WASocket, Map<string, string>>();
+/** Per socket: callId → its caller, and whether it still rings (an end — reject, accept, timeout, terminate — stops it). */
+const ringing = new WeakMap<WASocket, Map<string, { from: string; ended: boolean }>>();
+const CALL_ENDS = new Set(['reject', 'accept', 'timeout', 'terminate']);
 
 /**
- * Remembers the caller of every call the socket reports (`call` events, status `offer`), for `calls.reject`. Called
- * once per socket by the engine, beside its own listeners.
+ * Remembers the caller of every call the socket reports (`call` events, status `offer`) and when it ends, for
+ * `calls.reject`. Called once per socket by the engine, beside its own listeners.
  */
 export function watchCalls(sock: WASocket): void {
-  const calls = new Map<string, string>();
+  const calls = new Map<string, { from: string; ended: boolean }>();
   ringing.set(sock, calls);
   sock.ev.on('call', (events) => {
     for (const call of events) {
-      if (call.status !== 'offer' || !call.id || !call.from) continue;
-      calls.set(call.id, call.from);
+      if (!call.id) continue;
+      const known = calls.get(call.id);
+      if (known && CALL_ENDS.has(call.status)) known.ended = true;
+      if (call.status !== 'offer' || !call.from) continue;
+      calls.set(call.id, { from: call.from, ended: false });
       if (calls.size > REMEMBERED_CALLS) calls.delete(calls.keys().next().value as string);
     }
   });
 }
 
 export function callerOf(sock: WASocket, callId: string): string | null {
-  return ringing.get(sock)?.get(callId) ?? null;
+  return ringing.get(sock)?.get(callId)?.from ?? null;
+}
+
+/** The server's refusal of a rejection (Baileys' Boom with WhatsApp's code in `data`) in the API's words; null otherwise. */
+function refusalOf(err: unknown, callId: string): DomainError | null {
+  const code = (err as { data?: unknown } | null)?.data;
+  if (code === 404) return new DomainError('not_found', 'no call with this id was placed to the session', { callId });
+  if (code === 409) return new DomainError('conflict', 'the call is no longer ringing', { callId });
+  return null;
 }
 
 type MessageActionHandlers = Pick<SessionActionHandlers<BaileysActionContext>, keyof MessageActionMap & string>;
@@ -55,9 +68,16 @@ export const BAILEYS_MESSAGE_ACTIONS: MessageActionHandlers = {
     return { revokedAt: Date.now() };
   },
   'calls.reject': async (ctx, { callId, from }) => {
-    const caller = from || callerOf(ctx.sock, callId);
+    const known = ringing.get(ctx.sock)?.get(callId);
+    const caller = from || known?.from;
     if (!caller) throw new DomainError('not_found', 'no ringing call with this id on this connection', { callId });
-    await ctx.sock.rejectCall(callId, caller);
+    if (known?.ended) throw new DomainError('conflict', 'the call is no longer ringing', { callId });
+    try {
+      await ctx.sock.rejectCall(callId, caller);
+    } catch (err) {
+      throw refusalOf(err, callId) ?? err;
+    }
+    if (known) known.ended = true;
     return { rejected: true };
   },
 };
