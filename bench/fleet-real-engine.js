@@ -13,6 +13,9 @@
 //     BENCH_REAL_MESSAGES_PER_SESSION - 1 more (`msg`), each counted once as `message.received` in the outbox; gateway
 //     CPU per message decrypted (the whole inbound path: decrypt, spool, event, receipt) raw and net of its idle rate,
 //     beside the emulator's per message encrypted,
+//   - reconnect rounds (BENCH_REAL_RECONNECT_ROUNDS, default 0): a `stream-error-515` on every session, all working
+//     again, that many times; then idle CPU and the further texts again, and `after reconnects: <CPU per msg after ÷
+//     before>` on its own line (each reconnect is a new Baileys socket: what a socket leaves behind shows here),
 //   - resume: the gateway stopped (SIGINT, no drain) and started again under the same id: time to every session
 //     `working` again from its creds in PostgreSQL, gateway and emulator CPU per resumed session,
 //   - failover: a second, empty gateway started, the first SIGKILLed just after a heartbeat holding all the sessions;
@@ -21,6 +24,7 @@
 // BENCH_REAL_MESSAGES_PER_SESSION (3), BENCH_REAL_INJECT_CONCURRENCY (4), BENCH_STEP_TIMEOUT_MS (900000 per step).
 // BENCH_REAL_PAIR_BUDGET_S (none): pairing stops at the first checkpoint reached after that many seconds, and the rest
 // of the run (inbound, resume, failover) takes the sessions paired so far — the largest size this machine reaches.
+// BENCH_REAL_RESUME_FAILOVER=0 ends the run after the inbound (and reconnect) phases.
 // BENCH_REAL_HEARTBEAT_MS / BENCH_REAL_TTL_MS (2000 / 20000): the gateways' heartbeat and lease TTL.
 // Every figure line ends with the load average at that moment. The gateways' and the emulator's stderr (Baileys warns
 // a lot) go to a log file named at the start (BENCH_REAL_LOG to choose it). Asserts nothing. Uses its own database and Redis prefix
@@ -46,6 +50,8 @@ const MESSAGES_PER_SESSION = Math.max(1, Number(process.env.BENCH_REAL_MESSAGES_
 // a burst of 16 at a time (200 first texts) starved a gateway past its 20 s lease TTL at load ~15 on 2 cores
 const INJECT_CONCURRENCY = Number(process.env.BENCH_REAL_INJECT_CONCURRENCY ?? 4);
 const STEP_TIMEOUT_MS = Number(process.env.BENCH_STEP_TIMEOUT_MS ?? 900000);
+const RECONNECT_ROUNDS = Number(process.env.BENCH_REAL_RECONNECT_ROUNDS ?? 0);
+const RESUME_FAILOVER = process.env.BENCH_REAL_RESUME_FAILOVER !== '0';
 const PAIR_BUDGET_MS = process.env.BENCH_REAL_PAIR_BUDGET_S ? Number(process.env.BENCH_REAL_PAIR_BUDGET_S) * 1000 : Infinity;
 // twice the floors test/support/engine.ts engineEnv gives a Baileys gateway (1 s / 10 s): a first login generates and
 // stores 812 pre-keys, blocking the event loop for a second or more, and on the shared 2-core box at load ~20 eight
@@ -250,9 +256,40 @@ async function run() {
           `gateway ${((gwCpu * 1000) / n).toFixed(2)} ms CPU per message decrypted (${(((gwCpu - gwIdleRate * seconds) * 1000) / n).toFixed(2)} net of idle), ` +
           `emulator ${((simCpu * 1000) / n).toFixed(2)} ms per message encrypted (${(((simCpu - simIdleRate * seconds) * 1000) / n).toFixed(2)} net)${fenced()} ${load()}`,
       );
+      return gwCpu / n;
     };
     await inject(1, 'first texts (pkmsg: the contact starts a Signal session)');
-    if (MESSAGES_PER_SESSION > 1) await inject(MESSAGES_PER_SESSION - 1, 'further texts (msg)');
+    const furtherRounds = Math.max(1, MESSAGES_PER_SESSION - 1);
+    const perMsgBefore = await inject(furtherRounds, 'further texts (msg)');
+
+    // ---- reconnect rounds: a transient fault on every session, every session working again, RECONNECT_ROUNDS times
+    for (let round = 1; round <= RECONNECT_ROUNDS; round++) {
+      const since = new Date();
+      const t0 = Date.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: INJECT_CONCURRENCY }, async () => {
+          while (next < sessionIds.length) {
+            const id = sessionIds[next++];
+            const res = await simPost(`/sim/sessions/${id}/fault`, { kind: 'stream-error-515' });
+            if (res.status !== 200) throw new Error(`fault on ${id} answered ${res.status}: ${JSON.stringify(res.body)}`);
+          }
+        }),
+      );
+      await waitUntil(
+        async () => (await count(`SELECT count(*) AS n FROM sessions WHERE status = 'working' AND last_connected_at >= $1`, [since])) === N,
+        `the ${N} sessions working again after reconnect round ${round}`,
+        STEP_TIMEOUT_MS,
+      );
+      await quiet(gw.child.pid);
+      const [idle] = await idleRate([gw.child.pid]);
+      console.log(`  reconnect round ${round} (stream-error-515 on every session → all working): ${((Date.now() - t0) / 1000).toFixed(1)} s; idle CPU gateway ${idle.toFixed(2)} CPU-s per minute${fenced()} ${load()}`);
+    }
+    if (RECONNECT_ROUNDS > 0) {
+      const perMsgAfter = await inject(furtherRounds, `further texts (msg) after ${RECONNECT_ROUNDS} reconnect rounds`);
+      console.log(`after reconnects: ${(perMsgAfter / perMsgBefore).toFixed(2)}`);
+    }
+    if (!RESUME_FAILOVER) return;
 
     // ---- resume: the gateway stopped (SIGINT: no drain, no other gateway) and started again under the same id
     await stop(gw.child, 'SIGINT');

@@ -251,6 +251,11 @@ export interface SessionEngine {
   connect(options: ConnectOptions): Promise<EngineConnection>;
   /** The WhatsApp Web version the engine announces (`2.3000.x`), null until known; absent: the engine has none (sim). */
   waWebVersion?(): string | null;
+  /**
+   * The session left this gateway (handed off, stopped, lease lost): drop what the engine keeps for it between
+   * sockets (Baileys: its signal-key, retry-counter and device-list caches), so a return later starts from the store.
+   */
+  forget(sessionId: string): void;
 }
 
 /** DI token for the SessionEngine chosen by GATEWAY_ENGINE. */

@@ -7,6 +7,7 @@ import type { SessionLeases, SessionRecords } from './session-ports';
 
 /** The network side: which sessions have an open socket from this gateway. */
 class FakeEngine implements SessionEngine {
+  forget(): void {}
   readonly name = 'sim' as const;
   readonly open = new Set<string>();
   async connect(options: ConnectOptions): Promise<EngineConnection> {

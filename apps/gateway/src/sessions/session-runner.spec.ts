@@ -56,6 +56,11 @@ class FakeEngine implements SessionEngine {
   readonly name = 'sim' as const;
   connections: FakeConnection[] = [];
   failNext = 0;
+  /** sessions whose engine state was dropped, in order */
+  forgotten: string[] = [];
+  forget(sessionId: string) {
+    this.forgotten.push(sessionId);
+  }
   async connect(options: ConnectOptions) {
     if (this.failNext > 0) {
       this.failNext -= 1;
@@ -270,6 +275,21 @@ describe('SessionRunner', () => {
     const status = t.events.find((e) => e.event === 'session.status' && e.payload.status === 'working')!;
     expect(status.payload).toEqual({ status: 'working', previousStatus: 'scan_qr_code', reason: 'connected' });
     expect(t.events.map((e) => e.event)).toContain('session.connected');
+  });
+
+  it('makes the engine forget the session whenever it leaves this gateway: stop, hand-off (shutdown), lease lost', async () => {
+    for (const leave of ['stop', 'shutdown', 'leaseLost'] as const) {
+      const t = setup('stopped');
+      await t.runner.start();
+      t.engine.last.emit({ type: 'open', account });
+      await flush();
+      // a reconnect keeps what the engine holds for the session
+      t.engine.last.emit({ type: 'close', reason: 'restart_required', statusCode: 515, message: 'restart' });
+      await flush();
+      expect(t.engine.forgotten).toEqual([]);
+      await t.runner[leave]();
+      expect(t.engine.forgotten).toEqual(['ses_1']);
+    }
   });
 
   it('fails after QR_MAX_RETRIES unscanned QRs and closes the socket', async () => {

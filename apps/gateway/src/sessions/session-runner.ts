@@ -393,6 +393,7 @@ export class SessionRunner {
       this.wanted = false;
       this.leaseHeld = false;
       await this.teardown();
+      this.deps.engine.forget(this.sessionId);
     });
   }
 
@@ -852,7 +853,9 @@ export class SessionRunner {
     if (conn && !options.keepSocket) await conn.close().catch((err) => this.log.warn({ err: String(err) }, 'close failed'));
   }
 
+  /** Every path that lets the session go from this gateway comes here: the engine forgets it too. */
   private async releaseLease(): Promise<void> {
+    this.deps.engine.forget(this.sessionId);
     this.leaseHeld = false;
     await this.deps.leases.release(this.sessionId);
   }

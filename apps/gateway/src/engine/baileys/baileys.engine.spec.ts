@@ -1237,6 +1237,47 @@ describe('BaileysEngine signal-key cache', () => {
   });
 });
 
+describe('BaileysEngine session caches (issue 36 item 4)', () => {
+  it("keeps the retry counters and device lists outside the socket, across every reconnect, until the session is forgotten", async () => {
+    const gateway = spoolingGateway(new MemorySpool());
+    const first = await gateway.connect(async () => undefined);
+    const { msgRetryCounterCache, userDevicesCache } = first.socket.config;
+    expect(msgRetryCounterCache).toBeDefined();
+    expect(userDevicesCache).toBeDefined();
+    await msgRetryCounterCache!.set('M1', 2);
+    // even our own close (a socket the runner replaces) keeps them
+    await first.conn.close();
+    const second = await gateway.connect(async () => undefined);
+    expect(second.socket.config.msgRetryCounterCache).toBe(msgRetryCounterCache);
+    expect(second.socket.config.userDevicesCache).toBe(userDevicesCache);
+    expect(await second.socket.config.msgRetryCounterCache!.get('M1')).toBe(2);
+    // the session left (hand-off, stop, lease lost): its return starts from the store
+    gateway.engine.forget('ses_test');
+    const third = await gateway.connect(async () => undefined);
+    expect(third.socket.config.msgRetryCounterCache).not.toBe(msgRetryCounterCache);
+    expect(await third.socket.config.msgRetryCounterCache!.get('M1')).toBeUndefined();
+    expect(gateway.caches[2]).not.toBe(gateway.caches[1]);
+  });
+
+  it("spools one entry per inbound message: Baileys' contacts.update echo of the push name it carried is dropped", async () => {
+    const spool = new MemorySpool();
+    const gateway = spoolingGateway(spool);
+    const events: EngineEvent[] = [];
+    const { socket } = await gateway.connect(async (event) => void events.push(event));
+    open(socket);
+    for (const [id, body] of [['M1', 'one'], ['M2', 'two']]) {
+      socket.emit('messages.upsert', { messages: [{ ...text(id, body), pushName: 'Alice' }], type: 'notify' });
+      socket.emit('contacts.update', [{ id: ALICE, notify: 'Alice', verifiedName: undefined }]);
+    }
+    // a new name is news
+    socket.emit('contacts.update', [{ id: ALICE, notify: 'Alice B.' }]);
+    await flush();
+    const appended = spool.log.filter((line) => line.startsWith('append'));
+    expect(events.map((e) => e.type)).toEqual(['open', 'message', 'message', 'contacts']);
+    expect(appended).toHaveLength(3);
+  });
+});
+
 describe('BaileysEngine session context', () => {
   it('makes the socket inside its session context, so what Baileys does later is traced to the session', async () => {
     const seen: Array<string | null> = [];

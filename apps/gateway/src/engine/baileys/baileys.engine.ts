@@ -60,8 +60,9 @@ import { ChatAddressing, chatNamedIn, lidsNamedIn, numbersFor, withNumbers } fro
 import { proxyAgentFor, type ProxyUnreachableError } from './proxy-agent';
 import { chatUpdatesFrom, historyBatchesFrom } from './baileys-chats';
 import { outboundFor, storedOriginalFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
-import { SignalKeyCache } from './signal-key-cache';
+import { BoundedCache, SignalKeyCache } from './signal-key-cache';
 import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
+import { PushNameEchoes } from './push-name-echoes';
 import { runInSessionContext } from '../session-context';
 import type { WaWebVersionSource } from './wa-web-version';
 
@@ -106,6 +107,23 @@ const UNSPOOLED: ReadonlySet<EngineEvent['type']> = new Set(['qr', 'open', 'clos
  */
 const KEEPS_KEY_CACHE: ReadonlySet<CloseReason> = new Set(['transient', 'restart_required']);
 
+/**
+ * What a session keeps on this gateway across its sockets, until the runner forgets it: the retry counters of
+ * messages it could not decrypt (Baileys asks the sender again at most a few times per message; a socket of its own
+ * would start counting from zero after every reconnect) and contacts' device lists (each one a USync query saved).
+ */
+interface SessionCaches {
+  /** reset after a close that may let another holder write the keys (see KEEPS_KEY_CACHE) */
+  keys: SignalKeyCache;
+  msgRetryCounters: BoundedCache;
+  userDevices: BoundedCache;
+}
+
+/** Baileys' own TTLs for these two caches (an hour, five minutes), with a bound ours adds. */
+const MSG_RETRY_TTL_MS = 60 * 60_000;
+const USER_DEVICES_TTL_MS = 5 * 60_000;
+const SESSION_CACHE_MAX_ITEMS = 5000;
+
 const DEFAULT_CONNECT_TIMEOUT_MS = 20_000;
 const DEFAULT_SPOOL_RETRY_MS = 1000;
 const MAX_SPOOL_RETRY_MS = 30_000;
@@ -125,8 +143,8 @@ export class EngineConnectionClosedError extends Error {
 export class BaileysEngine implements SessionEngine {
   readonly name = 'baileys' as const;
 
-  /** one signal-key cache per session on this gateway, reused by its reconnects (see KEEPS_KEY_CACHE) */
-  private readonly keyCaches = new Map<string, SignalKeyCache>();
+  /** each session's caches on this gateway, reused by its reconnects, dropped by forget() */
+  private readonly sessionCaches = new Map<string, SessionCaches>();
   /** spool entries handed to the gateway and not settled yet (`<sessionId> <entry id>`): a replay leaves them alone */
   private readonly inFlight = new Set<string>();
 
@@ -149,11 +167,11 @@ export class BaileysEngine implements SessionEngine {
     const baileysLogger = quietLogger(logger, sessionId);
 
     const creds = (await auth.readCreds<AuthenticationCreds>()) ?? runtime.initAuthCreds();
-    let keyCache = this.keyCaches.get(sessionId);
-    if (!keyCache) this.keyCaches.set(sessionId, (keyCache = new SignalKeyCache()));
+    const caches = this.cachesOf(sessionId);
+    const keyCache = caches.keys;
     const keys = runtime.makeCacheableSignalKeyStore(signalKeyStore(auth, runtime), baileysLogger, keyCache);
     const onClosed = (reason: CloseReason) => {
-      if (!KEEPS_KEY_CACHE.has(reason) && this.keyCaches.get(sessionId) === keyCache) this.keyCaches.delete(sessionId);
+      if (!KEEPS_KEY_CACHE.has(reason) && caches.keys === keyCache) caches.keys = new SignalKeyCache();
     };
 
     // the lookups are handed to the socket before the connection exists; Baileys asks them only once it is open
@@ -178,6 +196,8 @@ export class BaileysEngine implements SessionEngine {
       markOnlineOnConnect: false,
       syncFullHistory: false,
       generateHighQualityLinkPreview: false,
+      msgRetryCounterCache: caches.msgRetryCounters,
+      userDevicesCache: caches.userDevices,
       // the session setting syncHistory (baileys-chats.ts): `none` keeps Baileys' defaults and stores nothing of it
       ...historySyncConfig(syncHistory),
       ...(lookups ? networkLookups(lookups, runtime, logger, fetchGroup) : {}),
@@ -200,6 +220,24 @@ export class BaileysEngine implements SessionEngine {
       syncHistory,
     });
     return connection;
+  }
+
+  /** The session left this gateway (hand-off, stop, lost lease): what it cached here may be stale when it returns. */
+  forget(sessionId: string): void {
+    this.sessionCaches.delete(sessionId);
+  }
+
+  private cachesOf(sessionId: string): SessionCaches {
+    let caches = this.sessionCaches.get(sessionId);
+    if (!caches) {
+      caches = {
+        keys: new SignalKeyCache(),
+        msgRetryCounters: new BoundedCache(MSG_RETRY_TTL_MS, SESSION_CACHE_MAX_ITEMS),
+        userDevices: new BoundedCache(USER_DEVICES_TTL_MS, SESSION_CACHE_MAX_ITEMS),
+      };
+      this.sessionCaches.set(sessionId, caches);
+    }
+    return caches;
   }
 }
 
@@ -326,6 +364,8 @@ class BaileysConnection implements EngineConnection {
   private handoversPending = 0;
   /** how WhatsApp addresses each chat on this connection (LID or number): what we send back uses that form */
   private readonly addressing = new ChatAddressing();
+  /** push names the messages already told: Baileys' contacts.update echo of them is dropped */
+  private readonly pushNameEchoes = new PushNameEchoes();
   /** chats whose presence this connection subscribed to (once per chat per connection, as WhatsApp Web does) */
   private readonly presenceSubscribed = new Set<string>();
 
@@ -351,7 +391,7 @@ class BaileysConnection implements EngineConnection {
     ev.on('groups.update', (updates) => this.guard('groups.update', () => updates.forEach((u) => this.emitIf(groupUpdateFrom(u)))));
     ev.on('group-participants.update', (update) => this.guard('group-participants.update', () => this.emitIf(groupParticipantsFrom(update))));
     ev.on('contacts.upsert', (contacts) => this.guard('contacts.upsert', () => this.emitIf(contactsEventFrom(contacts))));
-    ev.on('contacts.update', (updates) => this.guard('contacts.update', () => this.emitIf(contactsEventFrom(updates))));
+    ev.on('contacts.update', (updates) => this.guard('contacts.update', () => this.emitIf(contactsEventFrom(this.pushNameEchoes.news(updates)))));
     ev.on('blocklist.set', (set) => this.guard('blocklist.set', () => this.emit(blocklistEventFrom(set))));
     ev.on('blocklist.update', (update) => this.guard('blocklist.update', () => this.emit(blocklistEventFrom(update))));
     ev.on('chats.upsert', (chats) => this.guard('chats.upsert', () => this.emitChatUpdates(chatUpdatesFrom(chats))));
@@ -605,6 +645,7 @@ class BaileysConnection implements EngineConnection {
     const encode = (content: proto.IMessage) => this.deps.runtime.encodeMessage(content);
     for (const raw of messages) {
       this.addressing.learnKey(raw.key);
+      this.pushNameEchoes.sawMessage(raw);
       const vote = raw.message ? unwrapContent(raw.message).pollUpdateMessage : null;
       if (vote) {
         this.track(this.onEncryptedVote(raw, vote), 'poll vote');

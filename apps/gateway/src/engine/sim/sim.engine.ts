@@ -43,4 +43,7 @@ export class SimEngine implements SessionEngine {
       credential,
     );
   }
+
+  /** The sim engine keeps nothing for a session between sockets. */
+  forget(): void {}
 }
