@@ -19,7 +19,7 @@
 'use strict';
 const { join } = require('node:path');
 const support = require('./support');
-const { rssMb, cpuSeconds, cpuSnapshot, cpuBreakdown, isOtherCpu, ownCpu, sleep, freePort, startApp, killChildren, killAfterHeartbeat, failoverPhases, formatPhases } = support;
+const { scan, rssMb, cpuSeconds, cpuSnapshot, cpuBreakdown, isOtherCpu, ownCpu, sleep, freePort, startApp, killChildren, killAfterHeartbeat, failoverPhases, formatPhases } = support;
 
 // BENCH_ROOT: another checkout's built dist/ (a "before" figure in the same session: BENCH_ROOT=/path/to/main)
 const ROOT = process.env.BENCH_ROOT ?? join(__dirname, '..');
@@ -43,20 +43,6 @@ const { migrate } = require(join(ROOT, 'dist/libs/database/src/data-source.js'))
 
 const children = [];
 const waitUntil = (probe, what, timeoutMs = STEP_TIMEOUT_MS) => support.waitUntil(probe, what, timeoutMs);
-
-/**
- * The phone scans a session's QR. A request on a kept-alive socket the simulator has just closed fails without an
- * answer (undici: "other side closed"; seen on the loaded box): sent again, at most twice.
- */
-async function scan(simUrl, id) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fetch(`${simUrl}/sim/sessions/${id}/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    } catch (err) {
-      if (attempt >= 3) throw err;
-    }
-  }
-}
 
 function startProcess(entry, env, healthUrl, timeoutMs = 30000) {
   const base = { DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, LOG_LEVEL: 'warn', NODE_ENV: 'test', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123' };

@@ -11,6 +11,7 @@
 const { spawn } = require('node:child_process');
 const { join } = require('node:path');
 const support = require('./support');
+const { scan } = support;
 const { sleep, freePort, startApp, killChildren } = support;
 
 const ROOT = process.env.BENCH_ROOT ?? join(__dirname, '..');
@@ -46,17 +47,6 @@ async function commandCalls(redis) {
   for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1], Number(m[2]));
   for (const own of ['info', 'config|resetstat', 'config']) calls.delete(own);
   return calls;
-}
-
-/** The phone scans a session's QR; a request on a kept-alive socket the simulator just closed is sent again. */
-async function scan(simUrl, id) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fetch(`${simUrl}/sim/sessions/${id}/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    } catch (err) {
-      if (attempt >= 3) throw err;
-    }
-  }
 }
 
 let privateClient = null;

@@ -89,6 +89,20 @@ async function startApp(entry, env, healthUrl, timeoutMs, children, stderr = 'in
   return child;
 }
 
+/**
+ * The phone scans a session's QR on the simulator. A request on a kept-alive socket the simulator has just closed fails
+ * without an answer (undici: "other side closed", seen on a loaded box): sent again, at most twice.
+ */
+async function scan(simUrl, id) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(`${simUrl}/sim/sessions/${id}/scan`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
 /** SIGKILLs every child still running and waits for their exits. */
 async function killChildren(children) {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -277,6 +291,7 @@ module.exports = {
   sleep,
   waitUntil,
   startApp,
+  scan,
   killChildren,
   killAfterHeartbeat,
   failoverPhases,

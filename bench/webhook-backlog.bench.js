@@ -56,7 +56,7 @@ const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId, dataSourceOptions } = dist('libs/database/src');
 const { EventPublisher } = dist('libs/events/src');
 const { SecretBox } = dist('libs/crypto/src');
-const { benchRun, freePort, percentile, sleep } = require('./support');
+const { benchRun, freePort, percentile, sleep, waitUntil } = require('./support');
 
 const { DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
 
@@ -83,16 +83,11 @@ async function startDispatcher(opsPort) {
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${opsPort}/readyz`)).ok) return child;
-    } catch {
-      /* not yet */
-    }
-    await sleep(100);
-  }
-  child.kill('SIGKILL');
-  throw new Error('dispatcher did not become ready');
+  await waitUntil(() => fetch(`http://127.0.0.1:${opsPort}/readyz`).then((r) => r.ok, () => false), 'the dispatcher ready', 20000).catch((err) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
+  return child;
 }
 
 async function main() {
