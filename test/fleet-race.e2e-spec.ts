@@ -8,6 +8,7 @@ process.env.RATE_LIMIT_CREDENTIAL_PER_MIN = '100000';
 
 import { REGISTRY_KEYS } from '@app/contracts';
 import { SessionsRepository } from '@app/database';
+import { AdoptSignal } from '@app/fleet';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
@@ -102,6 +103,7 @@ describe('Fleet race: supervisors and API replicas racing for the same orphans',
     const pg = await testDataSource();
     const sessions = new SessionsRepository(pg);
     const movers = ['gw-b', 'gw-c', 'gw-d'];
+    const adopt = new AdoptSignal(keys);
     const moving: Array<{ id: string; gateway_id: string }> = await pg.query(`SELECT id, gateway_id FROM sessions WHERE organization_id = $1 ORDER BY id LIMIT 4`, [org.id]);
     for (const s of moving) {
       const patched = await request(app.getHttpServer()).patch(`/api/v1/sessions/${s.id}`).set(bearer(org.adminKey)).send({ ratePerMin: 10000, ratePerHour: 1000000 });
@@ -128,6 +130,8 @@ describe('Fleet race: supervisors and API replicas racing for the same orphans',
           const to = movers[(movers.indexOf(s.gateway_id) + 1) % movers.length];
           const movedAt = new Date();
           expect(await sessions.moveToGateway(s.id, s.gateway_id, to)).toBe(true);
+          // as a rebalance does: both gateways converge on the signal (the source lets go, the target adopts)
+          await Promise.all([adopt.notify(redis, to), adopt.notify(redis, s.gateway_id)]);
           s.gateway_id = to;
           await waitFor(
             async () => (await pg.query(`SELECT 1 FROM sessions WHERE id = $1 AND gateway_id = $2 AND status = 'working' AND last_connected_at >= $3`, [s.id, to, movedAt])).length === 1,

@@ -81,6 +81,19 @@ describe('SessionMover', () => {
     expect(t.rows.get('ses_2')!.gatewayId).toBe('gw-b');
   });
 
+  it('a rebalance also signals the live gateway it took the sessions from, so it lets go at once; a failover does not', async () => {
+    const t = mover();
+    t.add('ses_1', 'gw-full');
+    t.add('ses_2', 'gw-full');
+    await t.m.moveAll('gw-full', [...t.rows.values()], 'rebalance', async () => 'gw-empty');
+    expect(t.signalled.sort()).toEqual(['gw-empty', 'gw-full']);
+
+    const f = mover();
+    f.add('ses_1', 'gw-dead');
+    await f.m.moveAll('gw-dead', [...f.rows.values()], 'failover', async () => 'gw-b');
+    expect(f.signalled).toEqual(['gw-b']);
+  });
+
   it('moves many in batched statements, each to its own target, telling the placement of each lost move; one signal per target; none after shutdown', async () => {
     const t = mover();
     for (let i = 0; i < 1200; i++) t.add(`ses_${i}`, 'gw-dead');

@@ -55,8 +55,8 @@ const EVENT_BATCH = 500;
  * What a move of a session between gateways is, for every mover (a drain, the leader's failover and rebalance): the
  * sessions table is the instruction. A conditional update of the row (racing movers: one wins), a `session.status`
  * event saying why (the status itself is unchanged at that moment; the new holder's runner reports what follows), the
- * move counted, and one signal per new holder however many sessions it got — in the background, and harmless when it
- * fails, since every gateway adopts what the table assigns it with its next converge pass.
+ * move counted, and one signal per new holder however many sessions it got (and to a rebalance's live source) — in the
+ * background, and harmless when it fails, since every gateway adopts what the table assigns it with its next converge pass.
  */
 export class SessionMover implements BeforeApplicationShutdown {
   private stopped = false;
@@ -119,7 +119,11 @@ export class SessionMover implements BeforeApplicationShutdown {
     for (const { to } of moved) metrics.recordMove(reason, from, to);
     if (moved.length === 1) logger.info({ sessionId: moved[0].session.id, from, to: moved[0].to, reason }, 'session moved');
     if (this.stopped) return;
-    for (const gatewayId of new Set(moved.map(({ to }) => to))) {
+    // a rebalance takes sessions off a live gateway, which must let go before the new holder can take the lease: it
+    // converges on the signal too, instead of at its next safety sweep (a failover's source is dead, a drain's is the mover)
+    const told = new Set(moved.map(({ to }) => to));
+    if (reason === 'rebalance' && moved.length > 0) told.add(from);
+    for (const gatewayId of told) {
       void this.ports.signal(gatewayId).catch((err) => logger.debug({ gatewayId, err: String(err) }, 'adopt signal failed'));
     }
   }
