@@ -93,9 +93,17 @@ describe('Baileys engine on a real socket (local WebSocket server)', () => {
     ]);
   });
 
-  it('streams inbound media decrypted, and names expired media (404/410) unavailable', () => {
+  it('streams inbound media decrypted from the media host, names expired media (404/410) unavailable, refuses a crafted host', () => {
     // 300 kB arrive in several chunks: the file is decrypted as it streams, never held whole
-    expect(report.media).toEqual({ sameBytes: true, chunks: expect.any(Number), missing: 'MediaUnavailableError', gone: 'MediaUnavailableError' });
+    expect(report.media).toEqual({
+      sameBytes: true,
+      chunks: expect.any(Number),
+      missing: 'MediaUnavailableError',
+      gone: 'MediaUnavailableError',
+      // a url naming another host than the media host is refused before any connection (issue 37)
+      crafted: 'MediaReferenceRefusedError',
+      strayConnections: 0,
+    });
     expect(report.media.chunks).toBeGreaterThan(1);
   });
 

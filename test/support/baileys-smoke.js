@@ -4,6 +4,7 @@
 // which proves no socket, timer or interval is left behind. Used by test/baileys-engine.e2e-spec.ts.
 const { createCipheriv, createHash, createHmac, randomBytes } = require('node:crypto');
 const { createServer } = require('node:http');
+const { createServer: createHttpsServer } = require('node:https');
 const { EventEmitter } = require('node:events');
 const { join } = require('node:path');
 const { WebSocketServer } = require('ws');
@@ -218,7 +219,30 @@ async function realPollVote() {
   return { events };
 }
 
-/** WhatsApp's media encryption (AES-256-CBC with HKDF keys, 10-byte MAC appended) served by a local HTTP server. */
+/** A CA made for this run and a certificate for 127.0.0.1 it signs, as the simulator's media host has. */
+async function loopbackTls() {
+  const { generate } = require('selfsigned');
+  const ec = { keyType: 'ec', curve: 'P-256', algorithm: 'sha256' };
+  const ca = await generate([{ name: 'commonName', value: 'baileys-smoke media CA (test only)' }], {
+    ...ec,
+    extensions: [{ name: 'basicConstraints', cA: true, critical: true }, { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true }],
+  });
+  const leaf = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+    ...ec,
+    ca: { key: ca.private, cert: ca.cert },
+    extensions: [{ name: 'extKeyUsage', serverAuth: true }, { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+  });
+  return { caPem: ca.cert, key: leaf.private, cert: leaf.cert };
+}
+
+const listen = (server) => new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
+const closeServer = (server) => new Promise((resolve) => server.close(resolve));
+
+/**
+ * WhatsApp's media encryption (AES-256-CBC with HKDF keys, 10-byte MAC appended) served over HTTPS by a local media
+ * host, reached through the test seam (a trust answer naming that host and its CA, as the simulator's is). A reference
+ * whose url names another host (a plain loopback listener here) is refused before any connection (issue 37).
+ */
 async function realMediaDownload() {
   const { getMediaKeys } = require('@whiskeysockets/baileys');
   const plain = randomBytes(300_000);
@@ -228,17 +252,21 @@ async function realMediaDownload() {
   const enc = Buffer.concat([cipher.update(plain), cipher.final()]);
   const mac = createHmac('sha256', macKey).update(Buffer.concat([iv, enc])).digest().subarray(0, 10);
   const body = Buffer.concat([enc, mac]);
-  const server = createServer((req, res) => {
+  const tls = await loopbackTls();
+  const media = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     if (req.url === '/media') return res.end(body);
     res.statusCode = req.url === '/gone' ? 410 : 404;
     res.end();
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${server.address().port}`;
-  // no directPath: Baileys would build an https URL on WhatsApp's CDN from it; the url is used instead
-  const ref = (path) => ({ engine: 'baileys', mediaType: 'document', directPath: '', mediaKey: mediaKey.toString('base64'), url: `${base}${path}` });
-  const source = new BaileysMediaSource();
-  const failure = (path) => source.open(ref(path)).then(() => 'opened', (err) => (err instanceof MediaUnavailableError ? 'MediaUnavailableError' : `${err.name}: ${err.message}`));
+  const mediaHost = `127.0.0.1:${await listen(media)}`;
+  const trust = createServer((req, res) => res.end(JSON.stringify({ mediaCa: tls.caPem, mediaHost })));
+  const emulatorUrl = `http://127.0.0.1:${await listen(trust)}`;
+  let strayConnections = 0;
+  const stray = createServer((req, res) => res.end(body)).on('connection', () => (strayConnections += 1));
+  const strayPort = await listen(stray);
+  const ref = (directPath, url = null) => ({ engine: 'baileys', mediaType: 'document', directPath, mediaKey: mediaKey.toString('base64'), url });
+  const source = new BaileysMediaSource(undefined, { emulatorUrl });
+  const failure = (r) => source.open(r).then(() => 'opened', (err) => (err instanceof MediaUnavailableError ? err.name : `${err.name}: ${err.message}`));
   try {
     const stream = await source.open(ref('/media'));
     const hash = createHash('sha256');
@@ -250,11 +278,13 @@ async function realMediaDownload() {
     return {
       sameBytes: hash.digest('hex') === createHash('sha256').update(plain).digest('hex'),
       chunks,
-      missing: await failure('/missing'),
-      gone: await failure('/gone'),
+      missing: await failure(ref('/missing')),
+      gone: await failure(ref('/gone')),
+      crafted: await failure(ref('/media', `https://127.0.0.1:${strayPort}/media`)),
+      strayConnections,
     };
   } finally {
-    await new Promise((resolve) => server.close(resolve));
+    await Promise.all([media, trust, stray].map(closeServer));
   }
 }
 
