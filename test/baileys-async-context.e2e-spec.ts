@@ -9,7 +9,8 @@ import { REPO_ROOT } from './support/run-context';
  * enabled store stamps every promise for the rest of the process's life. test/support/baileys-async-context-probe.js
  * opens 200 real sockets (makeWASocket, connected to a local WebSocket server, a transaction through each socket's
  * signal repository, closed) in one child and compares it with a baseline child that opened none. The await cost is
- * a ratio of CPU time, samples alternated between the two children so both see the same machine load.
+ * a ratio of the least CPU time of each child's samples, alternated between the two children so both see the same
+ * machine load.
  */
 interface ProbeCounts {
   sockets: number;
@@ -23,13 +24,19 @@ interface Probe {
 }
 
 const SOCKETS = 200;
-const SAMPLES = 9;
+const SAMPLES = 15;
+/**
+ * Each sample times 10 × 100,000 awaits: a sample of 100,000 lasts ~20 ms, where scheduling noise alone moved the
+ * ratio between two identical processes by ±0.2 (a clean-clone CI failed the 1.2 bound on it); ~200 ms samples hold
+ * it within a few percent. Unpatched Baileys makes each 100,000 cost seconds, far past any bound (and the timeout).
+ */
+const AWAITS_PER_SAMPLE = 1_000_000;
 
 function startProbe(sockets: number): Promise<Probe> {
   const child = spawnRegistered(
     process.execPath,
     ['--expose-gc', join(REPO_ROOT, 'test/support/baileys-async-context-probe.js')],
-    { cwd: REPO_ROOT, env: { ...process.env, SOCKETS: String(sockets) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+    { cwd: REPO_ROOT, env: { ...process.env, SOCKETS: String(sockets), AWAITS: String(AWAITS_PER_SAMPLE) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
     `baileys-async-context-probe (${sockets} sockets)`,
   );
   return new Promise((resolve, reject) => {
@@ -45,9 +52,6 @@ function sample(probe: Probe): Promise<number> {
   });
 }
 
-function median(values: number[]): number {
-  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-}
 
 describe('Baileys sockets leave no cost on later promises (one shared AsyncLocalStorage)', () => {
   let baseline: Probe;
@@ -72,14 +76,16 @@ describe('Baileys sockets leave no cost on later promises (one shared AsyncLocal
     expect(loaded.counts.asyncLocalStorages).toBeLessThanOrEqual(baseline.counts.asyncLocalStorages);
   });
 
-  it('100,000 awaits cost within 1.2× of that process (median CPU time, samples alternated)', async () => {
+  it('100,000 awaits cost within 1.2× of that process (least CPU time of samples of 10 × 100,000, alternated)', async () => {
     const costs = { baseline: [] as number[], loaded: [] as number[] };
     for (let i = 0; i < SAMPLES; i++) {
       costs.baseline.push(await sample(baseline));
       costs.loaded.push(await sample(loaded));
     }
-    const ratio = median(costs.loaded) / median(costs.baseline);
-    // on failure jest prints the ratio and every sample
-    expect({ withinBound: ratio <= 1.2, ratio, costs }).toMatchObject({ withinBound: true });
+    // the least disturbed sample of each: on 2 vCPUs a sample taken while the other one is busy (jest, the machine)
+    // costs up to twice the CPU time, and such samples come in runs, so a median can land on them for one side only
+    const ratio = Math.min(...costs.loaded) / Math.min(...costs.baseline);
+    if (ratio > 1.2) console.log(`awaits: ratio ${ratio.toFixed(2)}, CPU ms per sample ${JSON.stringify(costs)}`);
+    expect(ratio).toBeLessThanOrEqual(1.2);
   }, 120_000);
 });
