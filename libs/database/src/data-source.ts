@@ -23,7 +23,7 @@ export function dataSourceOptions(databaseUrl: string, overrides: Partial<DataSo
  * runs its generic plan, planned once per connection. Left to choose (`auto`), PostgreSQL keeps planning again on every
  * execution a statement over parameter arrays (`unnest($1::text[])`: a custom plan knows the array's length, the
  * generic one assumes 10 elements, so it always looks dearer for a batch of one or two): the record of a one-message
- * send cost 580–670 µs of PostgreSQL CPU planned each time, 305–380 with its generic plan. Not for the API, whose list
+ * send cost PostgreSQL nearly twice the CPU planned each time as with its generic plan. Not for the API, whose list
  * queries have optional filters (`$2 IS NULL OR …`) that only a plan made for the values can serve by index.
  */
 export const GENERIC_PLANS = { options: '-c plan_cache_mode=force_generic_plan' };

@@ -48,8 +48,8 @@ export class DeliveryStore implements FirstRowWriter {
     private readonly clock: () => number = Date.now,
   ) {
     this.claims = new WriteBatcher((items) => this.observed(() => this.deliveries.claim(items, this.leaseMs)), 200, 2);
-    // under load a batch fills for up to LOG_LINGER_MS: PostgreSQL spends ~115 µs per row in
-    // statements of ~60 rows and ~85 µs in statements of 500 (planning, triggers, commit)
+    // under load a batch fills for up to LOG_LINGER_MS: PostgreSQL's cost per row falls as statements grow (planning,
+    // triggers and the commit are paid once per statement; docs/webhook-delivery.md, Benchmark)
     this.log = new WriteBatcher((items) => this.writeLog(items), 1000, 1, LOG_LINGER_MS);
   }
 

@@ -2,8 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The outbox stops being updated per event. Before, every fanned-out event was marked with
- * `UPDATE events SET fanned_out_at` (a second, non-HOT write of every outbox row, ~8–10 µs of PostgreSQL
- * each) so the reconciler could find the unmarked ones through a partial index. Now:
+ * `UPDATE events SET fanned_out_at` (a second, non-HOT write of every outbox row) so the reconciler could find the unmarked ones through a partial index. Now:
  *
  * - `events.tx` is the id of the transaction that inserted the row (`pg_current_xact_id()`), indexed by
  *   BRIN (rows arrive in transaction order, so a few summary tuples cover the table);
@@ -13,7 +12,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   so an outbox insert that commits late is still ahead of the checkpoint, never skipped — and prunes the
  *   fan-out rows behind it.
  *
- * The delivery → event foreign key goes too (~4 µs per delivery): delivery rows are only written for
+ * The delivery → event foreign key goes too (a check per delivery row): delivery rows are only written for
  * events read from the stream or the outbox after their insert committed, and the delivery log must
  * outlive any outbox retention anyway.
  */

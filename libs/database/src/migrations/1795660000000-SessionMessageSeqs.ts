@@ -4,8 +4,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * A session's message acceptance number moves out of its `sessions` row into a narrow row of its own. Every accept
  * bumped `sessions.message_seq`: a new version of a wide, much-read row per message, whose dead versions every index
  * read of the session walked until they were pruned — the foreign-key check of each message insert, the drain's read
- * of presenceTyping, the API's session reads. Measured with `npm run bench:round-trips` (docs/messages.md): the
- * foreign-key check of a bulk insert cost ~200 µs per message against ~5 µs on a session row without that churn.
+ * of presenceTyping, the API's session reads. Measured with `npm run bench:round-trips` (docs/benchmarks/messages.md):
+ * the foreign-key check of a bulk insert cost tens of times more per message than on a session row without that churn.
  * The number keeps its rule (taken under the counter row's lock, held until the accept commits: a visible number
  * means every lower one has committed); the counter row is created by a session's first accept.
  */

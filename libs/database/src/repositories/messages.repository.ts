@@ -329,8 +329,8 @@ const NEXT_QUEUED = preparedStatement(
  * "Still queued", for a statement that finds its rows by primary key: a condition the planner cannot match to the
  * partial index `messages_queued` (`status = 'queued'`). Written as that equality, it let the plan scan the whole queue
  * of every session through that index and hash it (the index looks tiny to statistics taken while the queue was short),
- * so recording a send cost time in proportion to the backlog: 2 ms per one-row record with 1 000 queued, against 0.4 ms
- * by the key. `status` is never NULL, so this is the same test.
+ * so recording a send cost time in proportion to the backlog instead of a key lookup. `status` is never NULL, so
+ * this is the same test.
  */
 const stillQueuedSql = (alias: string) => `${alias}.status IS NOT DISTINCT FROM 'queued'`;
 

@@ -4,7 +4,8 @@ import { IDEMPOTENCY_KEY, SendMessageDto, TEXT_MAX } from './send-message.dto';
 
 /**
  * The common body, a text (`to` and `text`, with at most `type: "text"` and `linkPreview`; `idempotencyKey` too for
- * a bulk item), checked without class-transformer and class-validator, which cost ~60 µs a body: the instance the
+ * a bulk item), checked without class-transformer and class-validator, which are the dearest step of a send's API
+ * CPU for this shape (docs/benchmarks/messages.md): the instance the
  * global pipe makes of it, or null for any other body, which the pipe then checks (and words the errors of). Only
  * bodies the pipe accepts are taken here, and made as it makes them (`to` normalized, the class's other fields
  * undefined); the spec holds both to the same answer on every shape.
