@@ -25,6 +25,13 @@
 // BENCH_REAL_PAIR_BUDGET_S (none): pairing stops at the first checkpoint reached after that many seconds, and the rest
 // of the run (inbound, resume, failover) takes the sessions paired so far — the largest size this machine reaches.
 // BENCH_REAL_RESUME_FAILOVER=0 ends the run after the inbound (and reconnect) phases.
+// Density (issue 36 item 7): BENCH_REAL_PRELINK=1 links every session after the first BENCH_REAL_QR_PAIRINGS (10)
+// without the QR flow (the simulator runs with SIM_TEST_PRELINK; bench/prelinked-devices.js), so 1 000 sessions are
+// held in minutes; at every checkpoint BENCH_REAL_CHECKPOINT_TEXTS (200) first texts from a contact new to that
+// checkpoint (`pkmsg`) then as many second ones (`msg`), to sessions spread over those held, paced at
+// BENCH_REAL_INBOUND_RATE (20) per second; at the end `flatness msg:` / `flatness pkmsg:` (CPU per message net of idle
+// at the largest checkpoint ÷ at the first), `idle CPU per 1,000 sessions:`, and with BENCH_REAL_HOLD_S a hold of that
+// many seconds at the largest count counting the gateway's lease lapses (gw_gateway_lease_lapses_total).
 // BENCH_REAL_HEARTBEAT_MS / BENCH_REAL_TTL_MS (2000 / 20000): the gateways' heartbeat and lease TTL.
 // Every figure line ends with the load average at that moment. The gateways' and the emulator's stderr (Baileys warns
 // a lot) go to a log file named at the start (BENCH_REAL_LOG to choose it). Asserts nothing. Uses its own database and Redis prefix
@@ -35,6 +42,7 @@ const { join } = require('node:path');
 const os = require('node:os');
 const { Pool } = require('pg');
 const IORedis = require('ioredis');
+const { prelinker } = require('./prelinked-devices');
 const { benchRun, cpuSeconds, rssMb, sleep, waitUntil, freePort, startApp, killChildren, killAfterHeartbeat, failoverPhases, formatPhases } = require('./support');
 
 const ROOT = join(__dirname, '..');
@@ -56,6 +64,11 @@ const PAIR_BUDGET_MS = process.env.BENCH_REAL_PAIR_BUDGET_S ? Number(process.env
 // twice the floors test/support/engine.ts engineEnv gives a Baileys gateway (1 s / 10 s): a first login generates and
 // stores 812 pre-keys, blocking the event loop for a second or more, and on the shared 2-core box at load ~20 eight
 // pairings at a time stalled a gateway past a 10 s TTL (it fenced itself and closed every socket)
+const PRELINK = process.env.BENCH_REAL_PRELINK === '1';
+const QR_PAIRINGS = PRELINK ? Math.min(SESSIONS, Number(process.env.BENCH_REAL_QR_PAIRINGS ?? 10)) : SESSIONS;
+const CHECKPOINT_TEXTS = PRELINK ? Number(process.env.BENCH_REAL_CHECKPOINT_TEXTS ?? 200) : 0;
+const INBOUND_RATE = Number(process.env.BENCH_REAL_INBOUND_RATE ?? 20);
+const HOLD_S = Number(process.env.BENCH_REAL_HOLD_S ?? 0);
 const HEARTBEAT_MS = process.env.BENCH_REAL_HEARTBEAT_MS ?? '2000';
 const TTL_MS = process.env.BENCH_REAL_TTL_MS ?? '20000';
 
@@ -68,6 +81,7 @@ async function run() {
   const { migrate } = require(join(ROOT, 'dist/libs/database/src/data-source.js'));
   const { RedisQrBoard } = require(join(ROOT, 'dist/libs/fleet/src/qr-board.js'));
   const { RedisKeys } = require(join(ROOT, 'dist/libs/redis/src/redis.js'));
+  const { AdoptSignal } = require(join(ROOT, 'dist/libs/fleet/src/adopt-signal.js'));
   const children = [];
   const logPath = process.env.BENCH_REAL_LOG ?? join(os.tmpdir(), `fleet-real-engine-${runCtx.runId}.log`);
   const log = openSync(logPath, 'a');
@@ -99,7 +113,7 @@ async function run() {
 
     const simPort = await freePort();
     const simUrl = `http://127.0.0.1:${simPort}`;
-    const sim = await startApp('dist/apps/network-sim/src/main.js', { ...baseEnv, SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '600000' }, `${simUrl}/healthz`, 60000, children, log);
+    const sim = await startApp('dist/apps/network-sim/src/main.js', { ...baseEnv, SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '600000', SIM_TEST_PRELINK: PRELINK ? 'true' : 'false' }, `${simUrl}/healthz`, 60000, children, log);
     // the front door loads Baileys on its first trust request: the first gateway's boot asks it, so the zero is after it
     await fetch(`${simUrl}/sim/whatsapp-web/trust`);
     const simPost = async (path, body) => {
@@ -125,7 +139,7 @@ async function run() {
       const startedAt = Date.now();
       // a gateway serves health once it has resumed what is placed on it
       const child = await startApp('dist/apps/gateway/src/main.js', env, `http://127.0.0.1:${port}/healthz`, STEP_TIMEOUT_MS, children, log);
-      return { id, child, startedAt, healthyMs: Date.now() - startedAt };
+      return { id, child, startedAt, healthyMs: Date.now() - startedAt, metricsUrl: `http://127.0.0.1:${port}/metrics` };
     };
     const stop = async (child, signal) => {
       const exited = new Promise((r) => child.once('exit', r));
@@ -169,7 +183,23 @@ async function run() {
     await pg.query(`INSERT INTO organizations (id, name) VALUES ('org_real', 'bench')`);
     const gw = await startGateway('gw-real-1');
     const ids = Array.from({ length: SESSIONS }, (_, i) => `ses_r${String(i).padStart(6, '0')}`);
-    const pairOne = async (id) => {
+    const linker = PRELINK ? await prelinker({ simUrl, databaseUrl: DATABASE_URL, encryptionKey: runCtx.ENCRYPTION_KEY }) : null;
+    let linkedAt = 0;
+    const adoptSignal = new AdoptSignal(new RedisKeys(PREFIX));
+    /** a session linked without its screen: its row and creds in place, then the gateway told to adopt */
+    const prelinkOne = async (id, index) => {
+      // the row first (the auth state references it), stopped and unplaced until its creds are stored: a gateway that
+      // started it earlier would show a QR
+      await pg.query(`INSERT INTO sessions (id, organization_id, label, status, desired_state) VALUES ($1, 'org_real', 'bench', 'stopped', 'stopped')`, [id]);
+      await linker.link(id, `1555${String(2000000 + index).padStart(7, '0')}`);
+      await pg.query(`UPDATE sessions SET status = 'starting', desired_state = 'running', gateway_id = $2 WHERE id = $1`, [id, gw.id]);
+      if (Date.now() - linkedAt > 500) {
+        linkedAt = Date.now();
+        await adoptSignal.notify(redis, gw.id);
+      }
+    };
+    const pairOne = async (id, index) => {
+      if (index >= QR_PAIRINGS) return prelinkOne(id, index);
       await pg.query(`INSERT INTO sessions (id, organization_id, label, status, gateway_id) VALUES ($1, 'org_real', 'bench', 'starting', $2)`, [id, gw.id]);
       // the scan answers 409 when the QR it names rotated meanwhile: read the current one and scan again
       await waitUntil(async () => {
@@ -181,6 +211,43 @@ async function run() {
         return false;
       }, `a QR of ${id} scanned`, STEP_TIMEOUT_MS);
       await waitUntil(async () => (await pg.query(`SELECT status FROM sessions WHERE id = $1`, [id])).rows[0]?.status === 'working', `${id} working`, STEP_TIMEOUT_MS);
+    };
+    const working = () => count(`SELECT count(*) AS n FROM sessions WHERE status = 'working'`);
+    const receivedCount = () => count(`SELECT count(*) AS n FROM events WHERE type = 'message.received'`);
+    /**
+     * CHECKPOINT_TEXTS texts from a contact new to this checkpoint to sessions spread over the `held` ones, paced at
+     * INBOUND_RATE per second, then as many again from the same contact to the same sessions: per message, the
+     * gateway's CPU net of its idle rate for a `pkmsg` (the contact starts its Signal session) and for a `msg`.
+     */
+    const checkpointTexts = async (held, index, gwIdlePerS, simIdlePerS) => {
+      const n = Math.min(CHECKPOINT_TEXTS, held.length);
+      const targets = Array.from({ length: n }, (_, i) => held[Math.floor((i * held.length) / n)]);
+      const from = `1555777${String(index).padStart(4, '0')}`;
+      const paced = async (kind) => {
+        const before = await receivedCount();
+        const gwCpu0 = cpuSeconds(gw.child.pid);
+        const simCpu0 = cpuSeconds(sim.pid);
+        const t0 = Date.now();
+        const posts = [];
+        for (let i = 0; i < n; i++) {
+          const due = t0 + (i * 1000) / INBOUND_RATE;
+          if (due > Date.now()) await sleep(due - Date.now());
+          posts.push(simPost(`/sim/sessions/${targets[i]}/inbound`, { from, text: `checkpoint ${held.length} ${kind} ${i}` }));
+        }
+        for (const res of await Promise.all(posts)) if (res.status !== 200) throw new Error(`inbound answered ${res.status}: ${JSON.stringify(res.body)}`);
+        await waitUntil(async () => (await receivedCount()) - before >= n, `${n} ${kind} texts received at ${held.length}`, STEP_TIMEOUT_MS);
+        const seconds = (Date.now() - t0) / 1000;
+        const gwMs = ((cpuSeconds(gw.child.pid) - gwCpu0 - gwIdlePerS * seconds) * 1000) / n;
+        const em = ((cpuSeconds(sim.pid) - simCpu0 - simIdlePerS * seconds) * 1000) / n;
+        return { gw: gwMs, em, seconds };
+      };
+      const pk = await paced('pkmsg');
+      const msg = await paced('msg');
+      console.log(
+        `  ${held.length} sessions, ${n} texts at ${INBOUND_RATE}/s: pkmsg gateway ${pk.gw.toFixed(2)} ms CPU per message net of idle (emulator ${pk.em.toFixed(2)}), all in ${pk.seconds.toFixed(1)} s; ` +
+          `msg gateway ${msg.gw.toFixed(2)} ms (emulator ${msg.em.toFixed(2)}), ${msg.seconds.toFixed(1)} s${fenced()} ${load()}`,
+      );
+      return { pkmsgMs: pk.gw, msgMs: msg.gw, simPkmsgMs: pk.em, simMsgMs: msg.em };
     };
     const checkpoints = [];
     const pairStart = Date.now();
@@ -196,9 +263,16 @@ async function run() {
       let next = paired;
       await Promise.all(
         Array.from({ length: PAIR_CONCURRENCY }, async () => {
-          while (next < target) await pairOne(ids[next++]);
+          while (next < target) {
+            const index = next++;
+            await pairOne(ids[index], index);
+          }
         }),
       );
+      if (PRELINK) {
+        await adoptSignal.notify(redis, gw.id);
+        await waitUntil(async () => (await working()) >= target, `${target} sessions working`, STEP_TIMEOUT_MS);
+      }
       pairWallMs += Date.now() - t0;
       pairGwCpu += cpuSeconds(gw.child.pid) - gwCpu0;
       pairSimCpu += cpuSeconds(sim.pid) - simCpu0;
@@ -209,18 +283,47 @@ async function run() {
       checkpoints.push(point);
       const prev = checkpoints[checkpoints.length - 2];
       const slope = prev ? `; slope from ${prev.sessions}: ${kb((point.gwRss - prev.gwRss) / (target - prev.sessions))} KB gateway, ${kb((point.simRss - prev.simRss) / (target - prev.sessions))} KB emulator per session` : '';
+      if (CHECKPOINT_TEXTS > 0) Object.assign(point, await checkpointTexts(ids.slice(0, target), checkpoints.length, gwIdle / 60, simIdle / 60));
       console.log(
         `  ${target} connected idle sessions${settled ? '' : ' (gateway not quiet after 120 s)'}: gateway ${point.gwRss.toFixed(0)} MB RSS → ` +
           `${kb((point.gwRss - emptyRss) / target)} KB per session over the empty gateway; emulator ${kb((point.simRss - simRss0) / target)} KB per device${slope}; ` +
           `idle CPU gateway ${gwIdle.toFixed(2)} / emulator ${simIdle.toFixed(2)} CPU-s per minute${fenced()} ${load()}`,
       );
     }
+    if (CHECKPOINT_TEXTS > 0 && checkpoints.length > 1) {
+      const first = checkpoints[0];
+      const last = checkpoints[checkpoints.length - 1];
+      console.log(`  flatness: CPU per message net of idle at ${last.sessions} sessions ÷ at ${first.sessions} (goal ≤ 1.25 each; the emulator's own: msg ${(last.simMsgMs / first.simMsgMs).toFixed(2)}, pkmsg ${(last.simPkmsgMs / first.simPkmsgMs).toFixed(2)}) ${load()}`);
+      console.log(`flatness msg: ${(last.msgMs / first.msgMs).toFixed(2)}`);
+      console.log(`flatness pkmsg: ${(last.pkmsgMs / first.pkmsgMs).toFixed(2)}`);
+    }
+    {
+      const last = checkpoints[checkpoints.length - 1];
+      console.log(`idle CPU per 1,000 sessions: ${((last.gwIdle * 1000) / last.sessions).toFixed(2)} CPU-s per minute (goal ≤ 6; emulator ${((last.simIdle * 1000) / last.sessions).toFixed(2)})`);
+      console.log(`RSS per session at ${last.sessions}: ${((last.gwRss - emptyRss) / last.sessions).toFixed(2)} MB (goal ≤ 2.5)`);
+    }
+    if (HOLD_S > 0) {
+      const lapses = async () => {
+        const text = await fetch(gw.metricsUrl).then((r) => r.text());
+        const line = text.split('\n').find((l) => l.startsWith('gw_gateway_lease_lapses_total'));
+        return line ? Number(line.split(' ').pop()) : NaN;
+      };
+      const before = await lapses();
+      const cpu0 = cpuSeconds(gw.child.pid);
+      await sleep(HOLD_S * 1000);
+      const lapsed = (await lapses()) - before;
+      const held = await working();
+      console.log(`lease lapses during a ${HOLD_S} s hold at ${paired}: ${lapsed} (goal 0); ${held} working at its end; idle CPU ${((cpuSeconds(gw.child.pid) - cpu0) / (HOLD_S / 60)).toFixed(2)} CPU-s per minute${fenced()} ${load()}`);
+    }
+    await linker?.close();
     // the size the rest of the run takes: every session, or what the pairing budget reached
     const N = paired;
     const sessionIds = ids.slice(0, N);
     if (N < SESSIONS) console.log(`  pairing budget (${PAIR_BUDGET_MS / 1000} s) spent at ${N} of ${SESSIONS} sessions: the rest of the run takes ${N} ${load()}`);
     console.log(
-      `  pairing ${N} (QR → scan → 515 restart → login → pre-key upload → working, ${PAIR_CONCURRENCY} at a time): ${(pairWallMs / 1000).toFixed(1)} s; ` +
+      (PRELINK
+        ? `  linking ${N} (${QR_PAIRINGS} through the QR flow, the rest prelinked on the emulator then logged in; the CPU below mixes both): ${(pairWallMs / 1000).toFixed(1)} s; `
+        : `  pairing ${N} (QR → scan → 515 restart → login → pre-key upload → working, ${PAIR_CONCURRENCY} at a time): ${(pairWallMs / 1000).toFixed(1)} s; `) +
         `CPU per pairing gateway ${((pairGwCpu * 1000) / N).toFixed(0)} ms, emulator ${((pairSimCpu * 1000) / N).toFixed(0)} ms ${load()}`,
     );
 

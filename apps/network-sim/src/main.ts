@@ -12,6 +12,7 @@ async function main(): Promise<void> {
     qrIntervalMs: config.SIM_QR_INTERVAL_MS,
     keepaliveMs: config.SIM_KEEPALIVE_MS || undefined,
     editWindowMs: config.SIM_EDIT_WINDOW_MS,
+    prelink: config.SIM_TEST_PRELINK,
     logger,
   });
   stopOnSignals(logger, 10000, () => sim.close());

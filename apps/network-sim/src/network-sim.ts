@@ -4,6 +4,7 @@ import {
   SIM_DEVICE_PATH,
   SIM_MEDIA_PATH,
   SIM_WA_WEB_PATH,
+  SIM_WA_WEB_DEVICES_PATH,
   SIM_WA_WEB_TRUST_PATH,
   SimDeviceFrame,
   SimNetworkFrame,
@@ -31,6 +32,8 @@ export interface NetworkSimOptions {
   keepaliveMs?: number;
   /** how long a device may edit a message after sending it; default WhatsApp's 15 minutes */
   editWindowMs?: number;
+  /** benchmarks only: serve `POST /sim/whatsapp-web/devices` (SIM_TEST_PRELINK; prelink.ts) */
+  prelink?: boolean;
   logger?: Logger;
 }
 
@@ -128,7 +131,7 @@ const SESSION_ACTIONS: Record<string, (network: SimNetwork, sessionId: string, b
 };
 
 /** The control API of CONTRACT 9: what the phone, contacts and test observers do to the network. */
-async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, prelink: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim');
   const method = req.method ?? 'GET';
   const path = url.pathname;
@@ -139,6 +142,10 @@ async function handleControl(network: SimNetwork, waWeb: WhatsAppWebFrontDoor, r
   if (method === 'GET' && path === '/sim/messages') return sendJson(res, 200, { data: network.listMessages(sessionFilter) });
   if (method === 'GET' && path === '/sim/calls') return sendJson(res, 200, { data: network.world.messages.listCalls(sessionFilter) });
   if (method === 'GET' && path === SIM_WA_WEB_TRUST_PATH) return sendJson(res, 200, await waWeb.trust());
+  if (method === 'POST' && path === SIM_WA_WEB_DEVICES_PATH) {
+    if (!prelink) throw new DomainError('forbidden', 'linking a device without its screen is for benchmarks: start the simulator with SIM_TEST_PRELINK=true', {});
+    return sendJson(res, 200, waWeb.prelink(await readJsonObject(req)));
+  }
 
   // accounts and profiles (docs/network-sim.md, "Contacts, profile and presence")
   if (method === 'POST' && path === '/sim/contacts') return sendJson(res, 200, network.world.contacts.put(network, await readJsonObject(req)));
@@ -262,7 +269,7 @@ export async function startNetworkSim(options: NetworkSimOptions): Promise<Runni
   const waWeb = new WhatsAppWebFrontDoor(network, logger, { keepaliveMs: options.keepaliveMs });
 
   const server = createServer((req, res) => {
-    handleControl(network, waWeb, req, res).catch((err) => {
+    handleControl(network, waWeb, options.prelink === true, req, res).catch((err) => {
       if (!(err instanceof DomainError)) logger?.error({ err }, 'control request failed');
       if (!res.headersSent) sendError(res, err);
     });

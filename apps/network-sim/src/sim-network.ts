@@ -580,6 +580,23 @@ export class SimNetwork {
   }
 
   private pair(device: Device, phoneNumber: string): void {
+    const credential = this.issueCredential(device, phoneNumber);
+    // pairing brings the device online on this socket, as a resume with the credential does
+    device.opens += 1;
+    device.link!.send({ type: 'paired', credential });
+  }
+
+  /**
+   * Benchmarks only (SIM_TEST_PRELINK, whatsapp-web/prelink.ts): a device paired to `phoneNumber` without a socket or a
+   * QR, as if its phone had scanned one earlier; it logs in later with the credential like any paired device.
+   */
+  prelink(sessionId: string, phoneNumber: string): SimCredential {
+    const device = this.devices.get(sessionId) ?? this.newDevice(sessionId);
+    if (device.link) throw new DomainError('conflict', 'the device is connected: pair it through its screen', { sessionId });
+    return this.issueCredential(device, normalizePhoneNumber(phoneNumber));
+  }
+
+  private issueCredential(device: Device, phoneNumber: string): SimCredential {
     const lid = this.lidOf(phoneNumber);
     this.world.contacts.register(phoneNumber);
     const credential: SimCredential = {
@@ -593,9 +610,7 @@ export class SimNetwork {
     device.account = credential.account;
     device.pairingCode = null;
     device.pending = new Map();
-    // pairing brings the device online on this socket, as a resume with the credential does
-    device.opens += 1;
-    device.link!.send({ type: 'paired', credential });
+    return credential;
   }
 
   private requirePaired(device: Device): SimAccount {

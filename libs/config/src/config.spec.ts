@@ -1,4 +1,4 @@
-import { ApiConfig, CliConfig, DispatcherConfig, GatewayConfig, KNOWN_PLACEHOLDER_SECRETS } from './config';
+import { ApiConfig, CliConfig, DispatcherConfig, GatewayConfig, KNOWN_PLACEHOLDER_SECRETS, SimConfig } from './config';
 import { ConfigError, loadConfig } from './load-config';
 
 describe('configuration', () => {
@@ -80,6 +80,7 @@ describe('configuration', () => {
       'WHATSAPP_EMULATOR_URL',
     ],
     [DispatcherConfig, { DISPATCHER_CONCURRENCY: '0' }, 'DISPATCHER_CONCURRENCY'],
+    [SimConfig, { NODE_ENV: 'production', SIM_TEST_PRELINK: 'true' }, 'SIM_TEST_PRELINK'],
   ] as const)('%p refuses %j naming the variable', (cls, env, variable) => {
     let error: unknown;
     try {

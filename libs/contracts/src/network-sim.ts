@@ -37,6 +37,8 @@ export const SIM_MEDIA_PATH = '/sim/media';
 export const SIM_WA_WEB_PATH = '/ws/chat';
 /** `GET`: the test root its Noise certificate chain is signed with, {@link SimWaWebTrust}. */
 export const SIM_WA_WEB_TRUST_PATH = '/sim/whatsapp-web/trust';
+/** `POST`, benchmarks only (SIM_TEST_PRELINK): link a WhatsApp Web device made outside the QR flow (docs/network-sim.md). */
+export const SIM_WA_WEB_DEVICES_PATH = '/sim/whatsapp-web/devices';
 
 /** What a client must trust to accept the front door's certificate chain (Baileys' WA_CERT_DETAILS). */
 export interface SimWaWebTrust {

@@ -13,7 +13,7 @@ import { CertifiedServer } from './certificates';
 import { CompanionRegistration, WaDirectory } from './directory';
 import { closeStanza, WA_FAULTS } from './faults';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
-import { CompanionHello, enterCode, finishCodeExchange, signDeviceIdentity, verifyDeviceSignature } from './phone';
+import { CompanionHello, enterCode, finishCodeExchange, linkedDevice, verifyDeviceSignature, withDevice } from './phone';
 import { answerIq, child, children, IqContext, IqError, iqKey, iqReply, preKeyCountNotification } from './stanzas';
 import { act } from './iq';
 import { callStanzaAck, callTerminate, deviceCallReject } from './calls';
@@ -286,13 +286,14 @@ export class WaWebConnection {
     const advSecret = this.advSecret;
     if (!registration || !advSecret) throw new Error('paired without a scan or code exchange on this socket');
     const { baileys, directory } = this.deps;
-    const { phoneNumber, lid } = credential.account;
+    const { phoneNumber } = credential.account;
     const phone = directory.phone(phoneNumber);
     const deviceIndex = phone.nextDeviceIndex++;
     registration.credential = credential;
     registration.deviceIndex = deviceIndex;
     const id = this.newId();
     const reply = this.waitForReply(id);
+    const linked = linkedDevice(baileys, phone, registration.identityKey, advSecret, deviceIndex, credential.account, this.deps.network.world.accountExtras.isBusiness(credential.account.jid));
     this.send({
       tag: 'iq',
       attrs: { from: SERVER_JID, type: 'set', id, xmlns: 'md', t: nowSeconds() },
@@ -301,10 +302,9 @@ export class WaWebConnection {
           tag: 'pair-success',
           attrs: {},
           content: [
-            { tag: 'device-identity', attrs: { 'key-index': String(deviceIndex) }, content: signDeviceIdentity(baileys, phone, registration.identityKey, advSecret, deviceIndex) },
-            // WhatsApp Business's Android app (`smba`) for a business account: what Baileys reads as isBusiness
-            { tag: 'platform', attrs: { name: this.deps.network.world.accountExtras.isBusiness(credential.account.jid) ? 'smba' : 'android' } },
-            { tag: 'device', attrs: { jid: `${phoneNumber}:${deviceIndex}@s.whatsapp.net`, lid: withDevice(lid, deviceIndex) } },
+            { tag: 'device-identity', attrs: { 'key-index': String(deviceIndex) }, content: linked.deviceIdentity },
+            { tag: 'platform', attrs: { name: linked.platform } },
+            { tag: 'device', attrs: { jid: linked.jid, lid: linked.lid } },
           ],
         },
       ],
@@ -971,11 +971,6 @@ function receiptKey(id: string | undefined, type: string | undefined, participan
   return `${id ?? ''} ${type ?? ''} ${participant ?? ''}`;
 }
 
-/** `123@lid` → `123:4@lid` (the account's lid on one of its devices). */
-function withDevice(jid: string, device: number): string {
-  const [user, server] = jid.split('@');
-  return `${user}:${device}@${server}`;
-}
 
 function bufferOf(node: BinaryNode | undefined): Buffer | undefined {
   const content = node?.content;

@@ -22,6 +22,7 @@ import { WaWebConnection } from './connection';
 import { WaDirectory } from './directory';
 import { attachMediaHost, MediaHost } from './media-server';
 import { parseQr } from './phone';
+import { PrelinkedDevice, prelinkDevice } from './prelink';
 import { loadBaileys } from './wa-kit';
 
 type ControlBody = Record<string, unknown>;
@@ -64,6 +65,11 @@ export class WhatsAppWebFrontDoor {
         if (this.connections.get(sessionId) === connection) this.connections.delete(sessionId);
       });
     });
+  }
+
+  /** Benchmarks only: a device linked without its screen (prelink.ts); the caller checks SIM_TEST_PRELINK. */
+  prelink(body: ControlBody): PrelinkedDevice {
+    return prelinkDevice(this.network, this.directory, loadBaileys(), body);
   }
 
   /** The control action's handler when the session is a WhatsApp Web device and the action needs the phone here. */

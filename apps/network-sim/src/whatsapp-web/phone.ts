@@ -5,6 +5,7 @@
  * Baileys' Utils/validate-connection.js (configureSuccessfulPairing) and the `link_code_companion_reg` handling of
  * Socket/messages-recv.js.
  */
+import type { SimAccount } from '@app/contracts';
 import { randomBytes, randomInt } from 'node:crypto';
 import { EmulatedPhone } from './directory';
 import { Baileys, KeyPair, newKeyPair, verifySignature } from './wa-kit';
@@ -48,6 +49,31 @@ export function signDeviceIdentity(
     accountSignature: Buffer.from(accountSignature),
   }).finish();
   return proto.ADVSignedDeviceIdentityHMAC.encode({ details, hmac: hmacSign(Buffer.from(details), advSecret) }).finish();
+}
+
+/** `123@lid` → `123:4@lid` (the account's lid on one of its devices). */
+export function withDevice(jid: string, device: number): string {
+  const [user, server] = jid.split('@');
+  return `${user}:${device}@${server}`;
+}
+
+/** What `pair-success` tells a companion the phone just linked: its signed identity, the phone's platform, its jids. */
+export function linkedDevice(
+  baileys: Baileys,
+  phone: EmulatedPhone,
+  companionIdentityKey: Buffer,
+  advSecret: Buffer,
+  deviceIndex: number,
+  account: SimAccount,
+  business: boolean,
+): { deviceIdentity: Uint8Array; platform: 'smba' | 'android'; jid: string; lid: string } {
+  return {
+    deviceIdentity: signDeviceIdentity(baileys, phone, companionIdentityKey, advSecret, deviceIndex),
+    // WhatsApp Business's Android app (`smba`) for a business account: what Baileys reads as isBusiness
+    platform: business ? 'smba' : 'android',
+    jid: `${account.phoneNumber}:${deviceIndex}@s.whatsapp.net`,
+    lid: withDevice(account.lid, deviceIndex),
+  };
 }
 
 /** Checks the companion's `pair-device-sign`: its device signature over the details the phone signed. */
