@@ -22,3 +22,8 @@ process.env.LOGIN_FREE_FAILURES_PER_IP = process.env.LOGIN_FREE_FAILURES_PER_IP 
 process.env.SUPERVISOR_ENABLED = process.env.SUPERVISOR_ENABLED ?? 'false';
 // fleet suites fill their gateways with one organization's sessions; the fair share has its own checks
 process.env.QUOTA_FLEET_SHARE_PERCENT = process.env.QUOTA_FLEET_SHARE_PERCENT ?? '100';
+// a gateway stopped with no other gateway up drains until its grace period is nearly over (less 3 s), and the
+// harness's stop() SIGKILLs it at 10 s: 10 s for every afterAll and restart of a lone gateway holding a session (about
+// 40 of them per `npm test`). 4 s leaves a drain 1 s to begin handing over, so a SIGTERM beside another gateway still
+// drains; a lone one closes its sessions cleanly and exits 0 in about 1.5 s. Suites that show a drain set their own.
+process.env.GATEWAY_DRAIN_GRACE_MS = process.env.GATEWAY_DRAIN_GRACE_MS ?? '4000';

@@ -65,7 +65,11 @@ export async function startApp(
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 10000)))]);
       clearTimeout(timer);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) {
+        // 10 s of the run spent waiting: said, so a stop that lingers (a drain with nowhere to go) shows in the log
+        process.stderr.write(`e2e: ${app} (pid ${child.pid}) did not exit within 10 s of SIGTERM; SIGKILLed\n`);
+        child.kill('SIGKILL');
+      }
       await exited;
     },
     kill: async () => {
