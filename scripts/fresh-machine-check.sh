@@ -104,7 +104,7 @@ if [[ ${1:-} == --inside ]]; then
   grep -q 'redis-server' "$stack_log" || fail "npm start did not start redis-server"
 
   # the README's block, in its order, with the token and the organization it prints
-  mapfile -t readme < <(sed -n '/^Bootstrap an organization/,/^```$/p' README.md | sed -n '/^```bash$/,/^```$/p' | sed -e '1d' -e '$d' |
+  mapfile -t readme < <(sed -n '/then call the API:$/,/^```$/p' README.md | sed -n '/^```bash$/,/^```$/p' | sed -e '1d' -e '$d' |
     sed -e ':a' -e '/\\$/N; s/\\\n *//; ta' | grep -v '^#')
   [[ ${#readme[@]} -ge 5 ]] || fail "README: the Quick start's command block was not found"
   TOKEN='' ORG=''
