@@ -86,13 +86,14 @@ if [[ ${1:-} == --inside ]]; then
   run_line() {
     local line=$1 want=${2:-} tries=${3:-1} out=''
     for _ in $(seq 1 "$tries"); do
-      if out=$(eval "$line" 2>&1) && [[ -z $want || $out == *"$want"* ]]; then
+      # stdout is the answer (JSON); what the CLI says on stderr ("using the database of the running npm start") is not
+      if out=$(eval "$line" 2>"$log_dir/stderr") && [[ -z $want || $out == *"$want"* ]]; then
         last_output=$out
         return 0
       fi
       sleep 0.5
     done
-    fail "$(printf '%s\n→ %s' "$line" "$out")"
+    fail "$(printf '%s\n→ %s\n%s' "$line" "$out" "$(cat "$log_dir/stderr")")"
   }
 
   json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s);console.log(eval("v"+process.argv[1])??"")})' "$1"; }
