@@ -33,11 +33,13 @@ if [[ ${1:-} == --inside ]]; then
   stack_log="$log_dir/stack.log"
   started_at=$(date +%s)
 
+  # any exit (a failed step, set -e): the stack is stopped as Ctrl-C stops it, then whatever is left is killed
+  trap '[[ -n ${stack_pgid:-} ]] && { kill -INT -- "-$stack_pgid" 2>/dev/null; wait "$stack_pid" 2>/dev/null; }; kill -KILL -1 2>/dev/null; true' EXIT
+
   step() { printf '  %-8s %s\n' "$(($(date +%s) - started_at)) s" "$*"; }
   fail() {
     printf '\nFAILED: %s\n' "$*" >&2
     if [[ -f $stack_log ]]; then printf '%s\n' '--- the stack (last 60 lines):' >&2; tail -60 "$stack_log" >&2; fi
-    [[ -n ${stack_pgid:-} ]] && kill -INT -- "-$stack_pgid" 2>/dev/null
     exit 1
   }
 
@@ -199,7 +201,8 @@ for kind in ${dirs//,/ }; do
   echo "fresh machine check: $kind directory $base ($(stat -c %a "$base")), HEAD $(git -C "$clone" rev-parse --short HEAD)"
   code=0
   # a bare environment, as on a fresh machine: no DATABASE_URL, REDIS_URL or TEST_* from the caller
-  env -i PATH="$PATH" HOME="$HOME" LANG="${LANG:-C.UTF-8}" npm_config_update_notifier=false unshare -n bash "$here/scripts/fresh-machine-check.sh" --inside "$clone" "$base" || code=$?
+  # a network namespace (loopback only) and a PID namespace: whatever a failed step leaves running dies with the check
+  env -i PATH="$PATH" HOME="$HOME" LANG="${LANG:-C.UTF-8}" npm_config_update_notifier=false unshare --net --pid --fork --mount-proc bash "$here/scripts/fresh-machine-check.sh" --inside "$clone" "$base" || code=$?
   # the embedded PostgreSQL's data moved out of a private directory (scripts/local-services.js): this run's only
   staged=$(grep -ho 'keeps its data in [^ ]*' "$base/stack.log" 2>/dev/null | head -1 | sed 's/keeps its data in //') || true
   [[ -n $staged ]] && rm -rf "$(dirname "$staged")"

@@ -195,7 +195,8 @@ async function ensurePostgres(env, log) {
     initialiseCluster(binaries.initdb, dir, user);
   }
   log(`no PostgreSQL on 127.0.0.1:${port}: starting the embedded one (data in ${dir})`);
-  const stop = await startServer(binaries.postgres, ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'], port, user);
+  // TCP only (every client here connects over TCP): a Unix socket in /tmp would be shared by every network namespace
+  const stop = await startServer(binaries.postgres, ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], port, user);
   // SIGINT: fast shutdown (the apps are gone by then)
   return { base: `postgres://postgres:postgres@127.0.0.1:${port}`, embedded: true, stop: () => stop('SIGINT') };
 }
