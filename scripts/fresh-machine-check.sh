@@ -160,7 +160,7 @@ if [[ ${1:-} == --inside ]]; then
     # the demo's receiver got the inbound message the banner's line sent (created before: the webhook line is last,
     # so one more inbound shows the whole way to the receiver)
     run_line "curl -s -X POST http://localhost:4010/sim/sessions/$session/inbound -H 'content-type: application/json' -d '{\"from\":\"15550001111\",\"text\":\"once more\"}'"
-    run_line "grep -c 'hook *| message.received $session' '$stack_log'" '1' 60
+    run_line "grep -q 'hook *| message.received $session' '$stack_log'" '' 60
     step "demo ($engine): the webhook receiver got message.received"
     # the CLI beside the running demo finds the demo's database by itself (tmp/running-stack.json)
     run_line "npm run -s cli -- org:list" '"Demo"'
