@@ -39,8 +39,9 @@ describe('a session that cannot reach WhatsApp says why', () => {
         WHATSAPP_WEB_URL: `wss://127.0.0.1:${deadPort}/ws/chat`,
         WHATSAPP_WEB_VERSION: '2.3000.1012345678',
         GATEWAY_HEALTH_PORT: String(healthPort),
-        GATEWAY_HEARTBEAT_MS: '300',
-        GATEWAY_TTL_MS: '2000',
+        // a Baileys gateway on a loaded machine: a TTL its heartbeats keep (support/engine.ts's floors)
+        GATEWAY_HEARTBEAT_MS: '1000',
+        GATEWAY_TTL_MS: '10000',
         RECONNECT_BASE_DELAY_MS: '500',
         RECONNECT_MAX_DELAY_MS: '500',
         RECONNECT_MAX_ATTEMPTS: '4',
