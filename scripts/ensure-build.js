@@ -16,10 +16,27 @@ function newestSource(dir) {
   return newest;
 }
 
-const built = existsSync(marker) ? statSync(marker).mtimeMs : 0;
-const sources = Math.max(newestSource(join(root, 'apps')), newestSource(join(root, 'libs')));
-if (built < sources) {
-  process.stderr.write('building (dist/ is missing or older than the sources)…\n');
+/** 'missing' (no build yet: a first start), 'stale' (a source is newer than the build) or null (up to date). */
+function buildNeeded() {
+  if (!existsSync(marker)) return 'missing';
+  const sources = Math.max(newestSource(join(root, 'apps')), newestSource(join(root, 'libs')));
+  return statSync(marker).mtimeMs < sources ? 'stale' : null;
+}
+
+/** Runs scripts/build.js with its output on our stderr; resolves to { status, seconds }. */
+function build() {
+  const started = process.hrtime.bigint();
   const r = spawnSync(process.execPath, [join(__dirname, 'build.js')], { cwd: root, stdio: ['ignore', 2, 2] });
-  if (r.status !== 0) process.exit(r.status ?? 1);
+  return { status: r.status ?? 1, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+module.exports = { buildNeeded, build };
+
+if (require.main === module) {
+  const why = buildNeeded();
+  if (why) {
+    process.stderr.write(`building (dist/ is ${why === 'missing' ? 'missing' : 'older than the sources'})…\n`);
+    const { status } = build();
+    if (status !== 0) process.exit(status);
+  }
 }

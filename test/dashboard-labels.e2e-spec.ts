@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import puppeteer from 'puppeteer-core';
@@ -12,8 +12,8 @@ import { createApiApp } from '../apps/api/src/bootstrap';
 import { AppProcess, freePort, startSimGateway, waitFor } from './support/processes';
 import { closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
 import { simControl } from './support/sim-control';
+import { assertChromium, CHROMIUM } from './support/chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = process.env.DASHBOARD_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs', 'dashboard') : join(REPO_ROOT, 'tmp', 'dashboard');
 const CONTACT = '15550008101';
 const CONTACT_JID = `${CONTACT}@s.whatsapp.net`;
@@ -68,7 +68,7 @@ describe('dashboard inbox labels in a headless browser', () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium or set CHROMIUM_PATH`);
+    assertChromium();
     mkdirSync(SHOTS, { recursive: true });
     ({ sim, simUrl, gateway } = await startSimGateway(`gw-labels-ui-${process.pid}`));
     process.env.NETWORK_SIM_URL = simUrl;

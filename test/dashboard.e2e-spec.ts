@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import puppeteer from 'puppeteer-core';
@@ -12,8 +12,8 @@ import { createApiApp } from '../apps/api/src/bootstrap';
 import { AppProcess, freePort, startSimGateway, waitFor } from './support/processes';
 import { Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
+import { assertChromium, CHROMIUM } from './support/chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // DASHBOARD_SCREENSHOTS=1 refreshes the committed screenshots in docs/; otherwise they go to tmp/
 const SHOTS = process.env.DASHBOARD_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs', 'dashboard') : join(REPO_ROOT, 'tmp', 'dashboard');
 // the simulator rotates the QR this often, so the test sees the dashboard swap in a new one
@@ -50,9 +50,7 @@ describe('dashboard in a headless browser', () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH`);
-    }
+    assertChromium();
     mkdirSync(SHOTS, { recursive: true });
     ({ sim, simUrl, gateway } = await startSimGateway(gatewayId, {
       sim: { SIM_QR_INTERVAL_MS: String(QR_INTERVAL_MS) },

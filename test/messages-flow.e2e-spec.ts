@@ -215,7 +215,7 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
         const envelope = await seenByBoth('message.sent', (p) => p.message.id === m.id, `message.sent of the ${name}`);
         expect(Object.keys(envelope.payload.message as object).sort()).toEqual(MESSAGE_FIELDS);
         // the envelope is the message when it was recorded sent; what happens to it later (our own reaction to the text,
-        // which Baileys echoes back and the gateway stores on it, sometimes before and sometimes after that record) is
+        // which both engines echo back and the gateway stores on it, sometimes before and sometimes after that record) is
         // GET's, not the envelope's
         expect(envelope.payload.message).toEqual({ ...(await getMessage(m.id)), updatedAt: expect.any(Number), reactions: expect.any(Array) });
         expect(envelope.payload.message).toMatchObject({ status: 'sent', direction: 'out', waMessageId: m.waMessageId, sentAt: expect.any(Number) });
@@ -231,6 +231,13 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
       expect(await onNetworkOnce(sent.poll)).toMatchObject({ type: 'poll', poll: { name: 'Lunch?', options: ['pizza', 'sushi'], selectableCount: 1 } });
       expect(await onNetworkOnce(sent.reaction)).toMatchObject({ type: 'reaction', reaction: { waMessageId: sent.text.waMessageId, emoji: '👍' } });
       await publishedAsSent({ text: sent.text, poll: sent.poll, reaction: sent.reaction });
+    });
+
+    it('our own reaction is kept on its target and announced once as message.reaction, on either engine (issue 38)', async () => {
+      // Baileys echoes the account's own messages; the sim engine echoes its reactions the same way (sim-connection.ts)
+      const e = await seenByBoth('message.reaction', (p) => p.waMessageId === sent.text.waMessageId && p.from === OWN_JID, 'our own reaction');
+      expect(e.payload).toEqual({ messageId: sent.text.id, waMessageId: sent.text.waMessageId, chatJid: TO, from: OWN_JID, emoji: '👍' });
+      expect((await getMessage(sent.text.id)).reactions).toEqual([{ from: OWN_JID, emoji: '👍' }]);
     });
 
     it('sends a location, a contact, a reply and mentions once to the network, publishing message.sent', async () => {

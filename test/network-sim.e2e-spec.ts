@@ -3,6 +3,9 @@ import { MediaUnavailableError, SimMediaSource } from '@app/media';
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import pino from 'pino';
+import { WebSocket } from 'ws';
+import { CredentialsUnusableError } from '../apps/gateway/src/engine/credentials-unusable';
+import { closeReasonFor, deviceSocketUrl } from '../apps/gateway/src/engine/sim/sim-connection';
 import { SimEngine } from '../apps/gateway/src/engine/sim/sim.engine';
 import type { EngineConnection, EngineEvent } from '../apps/gateway/src/engine/engine.interface';
 import { RunningNetworkSim, startNetworkSim } from '../apps/network-sim/src/network-sim';
@@ -224,11 +227,15 @@ describe('connection loss', () => {
     expect(d.since(from)).toEqual(['close']);
   });
 
-  it('a credential that is not the simulator’s closes with bad_session', async () => {
+  it('a credential that is not the simulator’s: the engine refuses it before connecting, the network closes 4501 on it', async () => {
     const d = new Device();
     await d.auth.writeCreds({ noiseKey: 'something from another engine' });
-    const from = await d.connect();
-    expect(await d.next('close', from)).toMatchObject({ reason: 'bad_session' });
+    await expect(d.connect()).rejects.toBeInstanceOf(CredentialsUnusableError);
+    // a device that presents it anyway (an older gateway): the network refuses it as `bad_session`
+    const ws = new WebSocket(deviceSocketUrl(sim.url, 'ses_foreign_credential'));
+    ws.once('open', () => ws.send(JSON.stringify({ type: 'hello', credential: { noiseKey: 'something from another engine' } })));
+    const code = await new Promise<number>((resolve) => ws.once('close', resolve));
+    expect(closeReasonFor(code)).toEqual({ reason: 'bad_session', statusCode: null });
   });
 });
 

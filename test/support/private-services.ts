@@ -1,5 +1,5 @@
 import { ChildProcess, execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -15,7 +15,43 @@ import { spawnRegistered } from './process-registry';
  * synchronous SIGKILL on the worker's exit for a file that times out before its afterAll runs.
  */
 
-const PG_BIN = process.env.TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+/** scripts/local-services.js, shared with `npm start`: the embedded PostgreSQL's binaries, and running them as root. */
+interface LocalServices {
+  postgresBinaries(): PgBinaries | null;
+  reachableBinaries(binaries: PgBinaries, user: ServerUser, log: (line: string) => void): PgBinaries;
+  serverUser(): ServerUser;
+}
+interface PgBinaries {
+  initdb: string;
+  postgres: string;
+}
+/** as root, the `postgres` user (initdb refuses root); otherwise nothing: the server runs as ourselves */
+interface ServerUser {
+  uid?: number;
+  gid?: number;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the script is plain Node, shared with `npm start`
+const local = require('../../scripts/local-services') as LocalServices;
+
+/**
+ * The PostgreSQL binaries of the private servers: TEST_PG_BIN's folder when set (`embedded`: the embedded ones),
+ * otherwise the system's newest `/usr/lib/postgresql/<version>/bin`, otherwise the embedded PostgreSQL that npm installs
+ * for `npm start` (scripts/local-services.js): a machine with Node and redis-server alone runs these suites too. As root
+ * in a private directory, the embedded binaries are copied where the `postgres` user can run them, as `npm start` does.
+ */
+function pgBinaries(user: ServerUser): PgBinaries {
+  const chosen = process.env.TEST_PG_BIN;
+  if (chosen && chosen !== 'embedded') return { initdb: join(chosen, 'initdb'), postgres: join(chosen, 'postgres') };
+  if (!chosen) {
+    const root = '/usr/lib/postgresql';
+    const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))) : [];
+    const newest = versions.sort((a, b) => Number(a) - Number(b)).at(-1);
+    if (newest) return { initdb: join(root, newest, 'bin', 'initdb'), postgres: join(root, newest, 'bin', 'postgres') };
+  }
+  const embedded = local.postgresBinaries();
+  if (!embedded) throw new Error('no PostgreSQL binaries: neither /usr/lib/postgresql/<version>/bin nor the embedded PostgreSQL (npm ci installs it); set TEST_PG_BIN');
+  return local.reachableBinaries(embedded, user, (line) => process.stderr.write(`${line}\n`));
+}
 
 /** Every private child alive, so the worker's exit can kill what a failed teardown left behind. */
 const alive = new Set<ChildProcess>();
@@ -113,8 +149,8 @@ export class PrivatePostgres extends PrivateServer {
   private constructor(
     port: number,
     private readonly dataDir: string,
-    private readonly uid: number,
-    private readonly gid: number,
+    private readonly user: ServerUser,
+    private readonly bin: PgBinaries,
   ) {
     // fast shutdown (SIGINT): every client connection ends with 57P01, as in an operator's restart
     super(port, 'the private PostgreSQL', 'SIGINT');
@@ -122,13 +158,13 @@ export class PrivatePostgres extends PrivateServer {
 
   /** A fresh cluster (initdb, trust auth) in a temporary directory owned by `postgres`, started. */
   static async create(): Promise<PrivatePostgres> {
-    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    const user = local.serverUser();
+    const bin = pgBinaries(user);
     const dataDir = mkdtempSync(join(tmpdir(), 'gw-private-pg-'));
-    const pg = new PrivatePostgres(await freePort(), dataDir, uid, gid);
+    const pg = new PrivatePostgres(await freePort(), dataDir, user, bin);
     try {
-      chownSync(dataDir, uid, gid);
-      execFileSync(join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'], { uid, gid, cwd: dataDir, stdio: 'ignore' });
+      if (user.uid !== undefined && user.gid !== undefined) chownSync(dataDir, user.uid, user.gid);
+      execFileSync(bin.initdb, ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'], { ...user, cwd: dataDir, stdio: 'ignore' });
       await pg.start();
       return pg;
     } catch (err) {
@@ -145,9 +181,9 @@ export class PrivatePostgres extends PrivateServer {
   protected launch(): ChildProcess {
     const settings = ['listen_addresses=127.0.0.1', 'fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=200'];
     return spawnRegistered(
-      join(PG_BIN, 'postgres'),
+      this.bin.postgres,
       ['-D', this.dataDir, '-p', String(this.port), '-k', this.dataDir, ...settings.flatMap((s) => ['-c', s])],
-      { uid: this.uid, gid: this.gid, cwd: this.dataDir, stdio: ['ignore', 'pipe', 'pipe'] },
+      { ...this.user, cwd: this.dataDir, stdio: ['ignore', 'pipe', 'pipe'] },
       'private postgres',
     );
   }

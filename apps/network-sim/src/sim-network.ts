@@ -3,6 +3,7 @@ import {
   SIM_CLOSE_CODES,
   SimAccount,
   SimCredential,
+  isSimCredential,
   SimDeviceOp,
   SimDeviceOps,
   SimFaultKind,
@@ -803,9 +804,4 @@ export class SimNetwork {
 
 function messageKey(sessionId: string, waMessageId: string): string {
   return `${sessionId} ${waMessageId}`;
-}
-
-function isSimCredential(value: unknown): value is SimCredential {
-  const c = value as Partial<SimCredential> | null;
-  return typeof c === 'object' && c !== null && c.kind === 'sim-device' && typeof c.token === 'string' && typeof c.account === 'object';
 }

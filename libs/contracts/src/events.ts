@@ -98,7 +98,8 @@ export interface SessionDisconnectedPayload {
 }
 
 export interface SessionLoggedOutPayload {
-  reason: 'logout_requested' | 'unlinked_on_phone';
+  /** `credentials_unusable`: the stored credential was another engine's or could not be read; a new scan pairs again */
+  reason: 'logout_requested' | 'unlinked_on_phone' | 'credentials_unusable';
 }
 
 export interface AuthQrPayload {

@@ -69,6 +69,12 @@ export interface SimCredential {
   account: SimAccount;
 }
 
+/** Whether a stored credential is the simulator's (the network refuses anything else; the sim engine does first). */
+export function isSimCredential(value: unknown): value is SimCredential {
+  const c = value as Partial<SimCredential> | null;
+  return typeof c === 'object' && c !== null && c.kind === 'sim-device' && typeof c.token === 'string' && typeof c.account === 'object';
+}
+
 /** Media the network holds; its bytes are at `GET /sim/media/{mediaId}`. */
 export interface SimMedia {
   mediaId: string;

@@ -15,6 +15,7 @@ import { ApiEndpoint, ApiErrors } from '../common/api-docs';
 import { DeferredLimits, type DeferredRequestLimits } from '../limits/deferred-request-limits';
 import type { Page } from '../common/pagination';
 import { MessagePage, MessageQueryDto, MessageResponse } from './dto/message.dto';
+import { SEND_EXAMPLES } from './dto/send-examples';
 import { SendMessageDto } from './dto/send-message.dto';
 import { mediaFile } from './media-download';
 import { MessagesService } from './messages.service';
@@ -39,7 +40,7 @@ export class MessagesController {
   )
   @ApiBody({
     type: SendMessageDto,
-    examples: { text: { value: { to: '15551234567', text: 'Hello from the gateway' } } },
+    examples: SEND_EXAMPLES,
   })
   @ApiHeader({
     name: 'Idempotency-Key',

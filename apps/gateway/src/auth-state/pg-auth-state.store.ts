@@ -1,5 +1,6 @@
 import { SessionAuthKey, SessionAuthKeysRepository } from '@app/database';
 import { SecretBox } from '@app/crypto';
+import { CredentialsUnusableError } from '../engine/credentials-unusable';
 import type { AuthStateStore } from '../engine/engine.interface';
 import { TickBatch } from '../sessions/tick-batch';
 import { decodeAuthValue, encodeAuthValue } from './auth-state-json';
@@ -57,7 +58,7 @@ class PgAuthStateStore implements AuthStateStore {
   async readCreds<T = unknown>(): Promise<T | null> {
     const row = await this.findCreds(this.sessionId);
     if (!row) return null;
-    return this.open<T>(row);
+    return this.open<T>(row, (err) => new CredentialsUnusableError(`the stored credential does not decode (${err.message})`));
   }
 
   async writeCreds(creds: unknown): Promise<void> {
@@ -107,7 +108,12 @@ class PgAuthStateStore implements AuthStateStore {
     };
   }
 
-  private async open<T>(row: SessionAuthKey): Promise<T> {
+  /**
+   * A value the box cannot open (a key missing from SECRET_ENCRYPTION_KEY, a newer schema) is an operator's problem and
+   * throws as it is: logging sessions out for it would wipe every pairing over a configuration mistake. One that opens
+   * but is not JSON is garbage for good: `undecodable` says what it is instead.
+   */
+  private async open<T>(row: SessionAuthKey, undecodable?: (err: Error) => Error): Promise<T> {
     if (row.schemaVersion > AUTH_STATE_SCHEMA_VERSION) {
       throw new Error(
         `auth state of session ${this.sessionId} (${row.category}) has schema ${row.schemaVersion}, newer than this build reads`,
@@ -123,7 +129,11 @@ class PgAuthStateStore implements AuthStateStore {
       // best effort: the value read is valid either way, and the next read tries again
       await this.reseal(row, plaintext).catch(() => undefined);
     }
-    return decodeAuthValue<T>(plaintext);
+    try {
+      return decodeAuthValue<T>(plaintext);
+    } catch (err) {
+      throw undecodable && err instanceof SyntaxError ? undecodable(err) : err;
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import type { MessageKeyRef, OutboundMessage, SentMessage, SessionStatus, SyncHistoryMode } from '@app/contracts';
 import type { AuthStateStore, ConnectOptions, EngineConnection, EngineEvent, GroupInfo, InboundMessage, SessionEngine } from '../engine/engine.interface';
+import { CredentialsUnusableError } from '../engine/credentials-unusable';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import type { QrBoard, SessionEventSink, SessionLeases, SessionRecordPatch, SessionRecords, Timers } from './session-ports';
 import { EventNotTakenError, INBOUND_RETRY_MAX_MS, MAX_PENDING_HISTORY_BATCHES, SessionRunner } from './session-runner';
@@ -61,7 +62,12 @@ class FakeEngine implements SessionEngine {
   forget(sessionId: string) {
     this.forgotten.push(sessionId);
   }
+  /** set: every connect throws CredentialsUnusableError with this detail, as an engine that refuses the stored one */
+  refuseCredentials: string | null = null;
+  attempts = 0;
   async connect(options: ConnectOptions) {
+    this.attempts += 1;
+    if (this.refuseCredentials) throw new CredentialsUnusableError(this.refuseCredentials);
     if (this.failNext > 0) {
       this.failNext -= 1;
       throw new Error('connection refused');
@@ -626,7 +632,6 @@ describe('SessionRunner', () => {
         { reason: 'replaced', statusCode: 440, message: 'conflict' },
         { reason: 'forbidden', statusCode: 403, message: 'failure' },
         { reason: 'client_version_refused', statusCode: 405, message: 'failure' },
-        { reason: 'bad_session', statusCode: 500, message: 'not a simulator credential' },
       ] as const;
       for (const close of closes) {
         for (const pairedRow of [true, false]) {
@@ -643,16 +648,38 @@ describe('SessionRunner', () => {
       }
     });
 
-    it('bad_session (credentials another engine wrote) stops with the reason and keeps them', async () => {
-      const t = setup();
+    it("bad_session (the network refused another engine's credential) logs the session out: wiped, a reason to scan again, no retry", async () => {
+      const t = setup('stopped', { phoneNumber: account.phoneNumber });
       t.setCreds({ broken: true });
       await t.runner.start();
-      t.engine.last.emit({ type: 'close', reason: 'bad_session', statusCode: 500, message: 'bad' });
+      t.engine.last.emit({ type: 'close', reason: 'bad_session', statusCode: null, message: 'not a simulator credential' });
       await flush();
-      expect(t.getCreds()).toEqual({ broken: true });
-      expect(t.runner.currentStatus).toBe('failed');
-      expect(t.row.lastReason).toBe('bad_session');
+      t.timers.fireAll();
+      await flush();
+      expect(t.getCreds()).toBeNull();
+      expect(t.runner.currentStatus).toBe('logged_out');
+      expect(t.row.lastReason).toBe('credentials_unusable: not a simulator credential; start the session and scan a new QR');
+      expect(t.row).toMatchObject({ phoneNumber: null, desiredState: 'stopped' });
+      expect(t.events.filter((e) => e.event === 'session.logged_out').map((e) => e.payload)).toEqual([{ reason: 'credentials_unusable' }]);
       expect(t.engine.connections).toHaveLength(1);
+      expect(t.logs.filter((l) => (l.level as number) >= 40)).toEqual([expect.objectContaining({ msg: 'stored credentials unusable; logged out' })]);
+    });
+
+    it("a credential the engine refuses before connecting (another engine's, undecodable) logs out once, with no socket and no retry", async () => {
+      const t = setup('stopped', { phoneNumber: account.phoneNumber });
+      t.setCreds({ kind: 'sim-device' });
+      t.engine.refuseCredentials = 'the stored credential is the sim engine\'s, this gateway runs baileys';
+      await t.runner.start();
+      await flush();
+      t.timers.fireAll();
+      await flush();
+      expect(t.runner.currentStatus).toBe('logged_out');
+      expect(t.row.lastReason).toBe("credentials_unusable: the stored credential is the sim engine's, this gateway runs baileys; start the session and scan a new QR");
+      expect(t.getCreds()).toBeNull();
+      expect(t.engine.connections).toHaveLength(0);
+      expect(t.engine.attempts).toBe(1);
+      expect(t.timers.pending).toHaveLength(0);
+      expect(t.logs.filter((l) => (l.level as number) >= 40)).toHaveLength(1);
     });
 
     it('a pairing that never completed (401 before any open: a pairing code never entered) resets to a fresh pairing, reason pairing_expired', async () => {

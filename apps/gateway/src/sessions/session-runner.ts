@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { CatalogEvent, DomainError, GroupView, SyncHistoryMode, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
+import { CatalogEvent, DomainError, GroupView, SessionLoggedOutPayload, SyncHistoryMode, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
+import { CredentialsUnusableError, credentialsUnusableReason } from '../engine/credentials-unusable';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, FollowedChannelBook, GroupInfo, SessionEngine } from '../engine/engine.interface';
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageRow, MessageStore, MessagingSettings } from '../messages/message-store';
@@ -543,7 +544,9 @@ export class SessionRunner {
         syncHistory: this.syncHistory,
       });
     } catch (err) {
-      if (gen === this.generation) await this.connectFailed(gen, this.failureReason(err instanceof Error ? err.message : String(err)));
+      if (gen !== this.generation) return;
+      if (err instanceof CredentialsUnusableError) await this.loggedOut(credentialsUnusableReason(err.detail), 'credentials_unusable');
+      else await this.connectFailed(gen, this.failureReason(err instanceof Error ? err.message : String(err)));
       return;
     }
     if (gen !== this.generation) {
@@ -736,12 +739,7 @@ export class SessionRunner {
           await this.pairingExpired(gen);
           return;
         }
-        this.wanted = false;
-        await this.auth.clear();
-        await this.deps.qr.clear(this.sessionId);
-        await this.releaseLease();
-        await this.setStatus('logged_out', 'unlinked_on_phone', { ...CLEARED_ACCOUNT, desiredState: 'stopped' });
-        await this.publish({ event: 'session.logged_out', payload: { reason: 'unlinked_on_phone' } });
+        await this.loggedOut('unlinked_on_phone', 'unlinked_on_phone');
         return;
       case 'replaced': {
         // another socket holds the device: often our own previous one (a handover, a restart) that WhatsApp has not
@@ -763,10 +761,21 @@ export class SessionRunner {
         await this.connectFailed(gen, 'client_version_refused', undefined, CLIENT_VERSION_REFUSED_DELAYS * this.deps.settings.reconnectMaxDelayMs);
         return;
       case 'bad_session':
-        // credentials another engine wrote: kept (a logout wipes them and a start pairs afresh), never retried blindly
-        await this.stopFor('bad_session');
+        // the network refused the credential as another engine's (the engines refuse it first, CredentialsUnusableError)
+        await this.loggedOut(credentialsUnusableReason(closeCause(event)), 'credentials_unusable');
         return;
     }
+  }
+
+  /** The pairing is gone for good: credentials and account wiped, no reconnect, one warn line (issue 38). */
+  private async loggedOut(reason: string, eventReason: SessionLoggedOutPayload['reason']): Promise<void> {
+    if (eventReason === 'credentials_unusable') this.log.warn({ reason }, 'stored credentials unusable; logged out');
+    this.wanted = false;
+    await this.auth.clear();
+    await this.deps.qr.clear(this.sessionId);
+    await this.releaseLease();
+    await this.setStatus('logged_out', reason, { ...CLEARED_ACCOUNT, desiredState: 'stopped' });
+    await this.publish({ event: 'session.logged_out', payload: { reason: eventReason } });
   }
 
   /** Whether the device completed a pairing: a paired session never gives up reconnecting. */

@@ -25,6 +25,7 @@ import type { EventSpool, SpooledEvent, SpoolEntry } from '@app/messaging';
 import { currentSessionId } from '../session-context';
 import { BaileysEngine, EngineConnectionClosedError } from './baileys.engine';
 import { SignalKeyCache } from './signal-key-cache';
+import { CredentialsUnusableError } from '../credentials-unusable';
 import { decodeSpooledEvent } from './spooled-event';
 
 /** A Boom error as Baileys closes sockets with it: the status code sits in output.statusCode. */
@@ -108,8 +109,19 @@ class FakeSocket {
   }
 }
 
+/** The fields the engine checks a stored credential by (credentials-unusable.ts), as the auth-state JSON returns them. */
 function fakeCreds(overrides: Partial<AuthenticationCreds> = {}): AuthenticationCreds {
-  return { registered: false, advSecretKey: 'fresh', ...overrides } as AuthenticationCreds;
+  const pair = () => ({ public: Buffer.alloc(32, 1), private: Buffer.alloc(32, 2) });
+  return {
+    noiseKey: pair(),
+    pairingEphemeralKeyPair: pair(),
+    signedIdentityKey: pair(),
+    signedPreKey: { keyPair: pair(), signature: Buffer.alloc(64), keyId: 1 },
+    registrationId: 1234,
+    registered: false,
+    advSecretKey: 'fresh',
+    ...overrides,
+  } as AuthenticationCreds;
 }
 
 class MemoryAuthState implements AuthStateStore {
@@ -267,6 +279,26 @@ describe('BaileysEngine', () => {
     expect(fresh.socket.config.auth.creds).toMatchObject({ advSecretKey: 'fresh' });
     const resumed = await harness({ creds: fakeCreds({ advSecretKey: 'stored', registered: true }) });
     expect(resumed.socket.config.auth.creds).toMatchObject({ advSecretKey: 'stored', registered: true });
+  });
+
+  it("refuses another engine's credential (or one it cannot read) before opening any socket", async () => {
+    const sockets: FakeSocket[] = [];
+    const engine = new BaileysEngine({
+      runtime: { initAuthCreds: () => fakeCreds(), makeCacheableSignalKeyStore: (s: SignalKeyStore) => s } as unknown as BaileysRuntime,
+      makeSocket: (config) => {
+        sockets.push(new FakeSocket(config));
+        return sockets[0] as unknown as WASocket;
+      },
+    });
+    const connect = (creds: unknown) => {
+      const auth = new MemoryAuthState();
+      auth.creds = creds;
+      return engine.connect({ sessionId: 's', auth, logger: pino({ level: 'silent' }), onEvent: async () => undefined });
+    };
+    const sim = { kind: 'sim-device', token: 't', account: { jid: '1@s.whatsapp.net', lid: '1@lid', phoneNumber: '1' } };
+    await expect(connect(sim)).rejects.toThrow(new CredentialsUnusableError("the stored credential is the sim engine's, this gateway runs baileys"));
+    await expect(connect({ registered: true })).rejects.toThrow(new CredentialsUnusableError('the stored credential is not one the baileys engine can read'));
+    expect(sockets).toHaveLength(0);
   });
 
   it('passes its options to the socket and keeps the phone the one that is online', async () => {

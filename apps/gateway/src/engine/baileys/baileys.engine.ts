@@ -63,6 +63,7 @@ import { outboundFor, storedOriginalFor, messageKeyFor, sendOptionsFor } from '.
 import { BoundedCache, SignalKeyCache } from './signal-key-cache';
 import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
 import { PushNameEchoes } from './push-name-echoes';
+import { assertOwnCredential } from '../credentials-unusable';
 import { runInSessionContext } from '../session-context';
 import type { WaWebVersionSource } from './wa-web-version';
 
@@ -166,7 +167,10 @@ export class BaileysEngine implements SessionEngine {
     const connectTimeoutMs = this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     const baileysLogger = quietLogger(logger, sessionId);
 
-    const creds = (await auth.readCreds<AuthenticationCreds>()) ?? runtime.initAuthCreds();
+    // another engine's credential (or none this engine reads) is refused before any socket: the runner logs it out
+    const stored = await auth.readCreds<AuthenticationCreds>();
+    assertOwnCredential('baileys', stored);
+    const creds = stored ?? runtime.initAuthCreds();
     const caches = this.cachesOf(sessionId);
     const keyCache = caches.keys;
     const keys = runtime.makeCacheableSignalKeyStore(signalKeyStore(auth, runtime), baileysLogger, keyCache);

@@ -95,6 +95,8 @@ export class SimConnection implements EngineConnection {
   /** the transport error before an abrupt close (`connect ECONNREFUSED …`), which says more than `socket closed (1006)` */
   private transportError: string | null = null;
   private closeEmitted = false;
+  /** the account's jid once the network opened the device (a pairing or a resume) */
+  private ownJid: string | null = null;
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
 
@@ -149,6 +151,12 @@ export class SimConnection implements EngineConnection {
   /** The network stores a message once per waMessageId, so a re-send after a crash is acknowledged, not shown twice. */
   async send(message: OutboundMessage): Promise<SentMessage> {
     const { waMessageId, timestamp } = await this.request('send', toSendArgs(message));
+    const { content } = message;
+    if (content.type === 'reaction' && this.ownJid) {
+      // the account's own reaction comes back as Baileys' does (its own messages echoed): the target's reactions and a
+      // message.reaction, on either engine (issue 38)
+      this.emit({ type: 'reaction', waMessageId: content.target.waMessageId, chatJid: content.target.chatJid, from: this.ownJid, emoji: content.emoji, fromMe: true });
+    }
     return { waMessageId, timestamp, raw: encodeRaw(message.content) };
   }
 
@@ -215,8 +223,10 @@ export class SimConnection implements EngineConnection {
           this.ws.terminate();
           return;
         }
+        this.ownJid = frame.credential.account.jid;
         return this.emit({ type: 'open', account: toAccount(frame.credential.account) });
       case 'open':
+        this.ownJid = frame.account.jid;
         return this.emit({ type: 'open', account: toAccount(frame.account) });
       case 'message':
       case 'receipt':
@@ -402,7 +412,7 @@ export function toEngineEvent(event: SimNetworkEvent): EngineEvent {
     case 'message':
       return { type: 'message', message: toInboundMessage(event.message) };
     case 'reaction':
-      // contacts react through the network; the device's own reactions are sends, never echoed back
+      // contacts react through the network; the device's own reactions are echoed by send(), as Baileys echoes them
       return { ...event, fromMe: false };
     case 'contact':
       return { type: 'contacts', contacts: [event.contact] };

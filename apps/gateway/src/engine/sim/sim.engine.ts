@@ -1,4 +1,5 @@
 import type { ConnectOptions, EngineConnection, SessionEngine } from '../engine.interface';
+import { assertOwnCredential } from '../credentials-unusable';
 import { SimConnection } from './sim-connection';
 
 export interface SimEngineOptions {
@@ -32,6 +33,8 @@ export class SimEngine implements SessionEngine {
    */
   async connect(options: ConnectOptions): Promise<EngineConnection> {
     const credential = await options.auth.readCreds();
+    // Baileys' credentials are refused here, before the network would (its close 4501): the runner logs the session out
+    assertOwnCredential('sim', credential);
     return new SimConnection(
       {
         simUrl: this.options.simUrl,
