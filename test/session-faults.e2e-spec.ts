@@ -164,6 +164,7 @@ describe('session faults: WhatsApp closes as the gateway reads them (sim engine)
     await waitStatus(session.id, 'failed');
     // `replaced` alone: no "next attempt at" (none is scheduled), and the network saw no new connection
     expect(await reasonOf(session.id)).toEqual({ status: 'failed', reason: 'replaced' });
+    expect(await getSession(session.id)).toMatchObject({ status: 'failed', statusReason: 'replaced', nextAttemptAt: null });
     expect(await simGet(`/sim/sessions/${session.id}`)).toMatchObject({ state: 'paired', connected: false, opens });
   }, 60000);
 
@@ -256,11 +257,23 @@ describe('session faults: WhatsApp closes as the gateway reads them (sim engine)
       expect(waiting).toMatchObject({ status: 'reconnecting' });
       expect(waiting.reason).toMatch(/^connection_lost: connect ECONNREFUSED 127\.0\.0\.1:\d+; next attempt at \d{4}-\d\d-\d\dT[\d:.]+Z$/);
       expect(Date.parse(waiting.reason.split('next attempt at ')[1])).toBeGreaterThan(Date.now() - 5000);
+      // the Session view says the same in its own fields (CONTRACT 4): the reason alone, and the time as epoch ms
+      const view = await getSession(paired.id);
+      expect(view.statusReason).toMatch(/^connection_lost: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
+      expect(view.nextAttemptAt).toEqual(expect.any(Number));
+      expect(view.nextAttemptAt).toBeGreaterThan(Date.now() - 5000);
+      const page = (await api().get('/api/v1/sessions?limit=100').set(bearer(org.adminKey))).body.data as Array<{ id: string; statusReason: string; nextAttemptAt: number | null }>;
+      expect(page.find((x) => x.id === paired.id)).toMatchObject({ statusReason: expect.stringMatching(/^connection_lost: /), nextAttemptAt: expect.any(Number) });
+      expect(await getSession(unpaired.id)).toMatchObject({
+        status: 'failed',
+        statusReason: expect.stringMatching(/^reconnect_attempts_exhausted: connect_failed: connect ECONNREFUSED /),
+        nextAttemptAt: null,
+      });
     } finally {
       // the network comes back whatever happened, for this test's end and the tests that follow
       await relay.start();
     }
-    await waitStatus(paired.id, 'working');
+    expect(await waitStatus(paired.id, 'working')).toMatchObject({ statusReason: 'connected', nextAttemptAt: null });
     const after = await inbound(paired.id, 'after the outage');
     expect(await receivedOnce(paired.id, [before, during, after])).toEqual({ lost: 0, duplicated: 0, received: 3 });
     expect(await getSession(paired.id)).toMatchObject({ phoneNumber: paired.phoneNumber, waJid: paired.waJid });

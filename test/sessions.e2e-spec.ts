@@ -20,7 +20,7 @@ if (E2E_ENGINE === 'baileys') jest.setTimeout(90000);
 const SESSION_FIELDS = [
   'id', 'organizationId', 'createdByUserId', 'gatewayId', 'label', 'status', 'phoneNumber', 'waJid', 'waLid', 'isAdminSession',
   'autoRead', 'presenceTyping', 'ratePerMin', 'ratePerHour', 'createdAt', 'updatedAt', 'lastConnectedAt', 'proxyUrl',
-  'syncHistory', 'rejectCalls', 'receiveStatus',
+  'syncHistory', 'rejectCalls', 'receiveStatus', 'statusReason', 'nextAttemptAt',
 ].sort();
 const GROUP_FIELDS = ['groupJid', 'subject', 'description', 'ownerJid', 'participants', 'isAnnounce', 'isLocked'].sort();
 
@@ -96,7 +96,7 @@ describe(`Sessions API against a gateway on the network simulator (${E2E_ENGINE}
     expect(typeof created.createdAt).toBe('number');
 
     const waiting = await waitStatus(created.id, 'scan_qr_code');
-    expect(waiting.phoneNumber).toBeNull();
+    expect(waiting).toMatchObject({ phoneNumber: null, statusReason: 'qr_shown', nextAttemptAt: null });
     // a viewer may not: reading the QR pairs the session (sessions:write, docs/auth.md)
     const qr = await api().get(`/api/v1/sessions/${created.id}/qr`).set(bearer(org.users.member.token));
     expect(qr.status).toBe(200);
@@ -119,6 +119,7 @@ describe(`Sessions API against a gateway on the network simulator (${E2E_ENGINE}
     expect(working.waJid).toBe('15550001111@s.whatsapp.net');
     expect(working.waLid).toMatch(/^\d+@lid$/);
     expect(working.lastConnectedAt).toEqual(expect.any(Number));
+    expect(working).toMatchObject({ statusReason: 'connected', nextAttemptAt: null });
 
     const noQr = await api().get(`/api/v1/sessions/${created.id}/qr`).set(bearer(org.adminKey));
     expect(noQr.status).toBe(409);
@@ -312,6 +313,7 @@ describe(`Sessions API against a gateway on the network simulator (${E2E_ENGINE}
     const patched = await api().patch(`/api/v1/sessions/${id}`).set(bearer(org.adminKey)).send({ label: 'Renamed', autoRead: false, ratePerMin: 5 });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ label: 'Renamed', autoRead: false, ratePerMin: 5, ratePerHour: 200 });
+    expect(Object.keys(patched.body).sort()).toEqual(SESSION_FIELDS);
     for (const body of [{ label: '' }, { ratePerMin: 0 }, { autoRead: 'yes' }, { status: 'working' }]) {
       expect((await api().patch(`/api/v1/sessions/${id}`).set(bearer(org.adminKey)).send(body)).status).toBe(422);
     }

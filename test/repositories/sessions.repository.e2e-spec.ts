@@ -190,6 +190,15 @@ describe('SessionsRepository (PostgreSQL)', () => {
     expect((await sessions.findRuntime(c.id))!.status).toBe('working');
     expect((await sessions.findInOrganization(orgId, c.id))!.lastReason).not.toBe('connected');
 
+    // the next attempt's time is a timestamp column like lastConnectedAt; null clears it
+    const nextAttemptAt = new Date('2026-01-02T03:05:00.250Z');
+    const reconnecting = { status: 'reconnecting' as const, lastReason: 'connection_lost: lost', nextAttemptAt };
+    expect(await sessions.patchRuntimeMany([{ id: a.id, patch: reconnecting, fence: { leaseToken: tokens.get(a.id)!, gatewayId: 'gw-a' } }])).toEqual(new Set([a.id]));
+    expect(await sessions.findInOrganization(orgId, a.id)).toMatchObject(reconnecting);
+    const back = { status: 'working' as const, lastReason: 'connected', nextAttemptAt: null };
+    await sessions.patchRuntimeMany([{ id: a.id, patch: back, fence: { leaseToken: tokens.get(a.id)!, gatewayId: 'gw-a' } }]);
+    expect(await sessions.findInOrganization(orgId, a.id)).toMatchObject(back);
+
     // without a token, a row placed elsewhere is refused
     expect(await sessions.patchRuntimeMany([{ id: c.id, patch: { status: 'starting' }, fence: { leaseToken: null, gatewayId: 'gw-a' } }])).toEqual(new Set());
     expect((await sessions.findRuntime(c.id))!.status).toBe('working');

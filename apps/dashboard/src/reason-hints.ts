@@ -4,6 +4,10 @@ import type { SessionStatus } from '@app/contracts';
 /** The statuses whose reason a user needs to read to know what happens next (or what to do). */
 export const EXPLAINED_STATUSES: ReadonlyArray<SessionStatus> = ['starting', 'reconnecting', 'failed', 'logged_out'];
 
+/** Whether a status with this reason is explained: the statuses above, and a QR shown after a pairing code dropped. */
+export const isExplained = (status: SessionStatus, reason: string | null): boolean =>
+  EXPLAINED_STATUSES.includes(status) || (status === 'scan_qr_code' && reason !== null && reason.startsWith('pairing_code_dropped'));
+
 export interface Explained {
   /** the reason as the gateway wrote it, without the time of the next attempt */
   reason: string;
@@ -26,6 +30,9 @@ function hintFor(reason: string, status: string): string {
     const fix = TRANSPORT.test(cause) ? 'check the gateway’s network, DNS, proxy or firewall' : cause === 'pairing_expired' ? 'have the phone ready' : 'fix the cause';
     return `It stopped trying after repeated failures: ${fix}, then press Start.`;
   }
+  if (family === 'pairing_code_dropped') {
+    return 'The connection dropped while the pairing code was being typed, so that code no longer works: request a new code (or scan the QR).';
+  }
   if (TRANSPORT.test(cause)) {
     return 'The gateway cannot reach WhatsApp: check its network, DNS, proxy or firewall (and WHATSAPP_WEB_URL if set). It retries by itself.';
   }
@@ -46,6 +53,10 @@ function hintFor(reason: string, status: string): string {
       return 'WhatsApp refused this account (banned or restricted). Check WhatsApp on the phone before starting again.';
     case 'replaced':
       return 'Another client opened this account’s session (WhatsApp Web elsewhere?). Close it, then press Start.';
+    case 'qr_not_scanned':
+      return 'No one scanned the QR code (or typed a pairing code) in time. Press Start and have the phone ready.';
+    case 'pairing_code_requested':
+      return 'Type the pairing code on the phone: WhatsApp › Linked devices › Link with phone number.';
     case 'pairing_expired':
       return 'No one scanned the QR code in time. Press Start (or Restart) and scan the new one.';
     case 'lease_held_elsewhere':

@@ -1593,6 +1593,16 @@ export interface components {
             rejectCalls: boolean;
             /** @description contacts' statuses are announced as status.received */
             receiveStatus: boolean;
+            /**
+             * @description why the session is in its status, the same words as session.status's reason (qr_not_scanned, forbidden, connection_lost: <cause>, pairing_code_dropped, …; docs/sessions.md)
+             * @example connection_lost: Stream Errored (ack) (close code 500)
+             */
+            statusReason: string | null;
+            /**
+             * Format: int64
+             * @description epoch ms of the next connect attempt while a reconnect is scheduled, else null
+             */
+            nextAttemptAt: number | null;
         };
         SessionPage: {
             data: components["schemas"]["SessionResponse"][];

@@ -317,6 +317,14 @@ export class GatewayConfig extends BaseConfig {
   @IsOptional() @Matches(/^\d{1,3}\.\d{1,6}\.\d{1,12}$/, { message: 'must be a WhatsApp Web version like 2.3000.1023456789' })
   WHATSAPP_WEB_VERSION?: string;
 
+  /**
+   * How long the `baileys` engine shows each QR before the next of the network's refs (Baileys' `qrTimeout`); unset =
+   * Baileys' own 60 s for the first and 20 s for each next. A test knob (QR rotations in seconds, not minutes): refused
+   * when NODE_ENV=production.
+   */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(200) @Max(600000)
+  BAILEYS_QR_TIMEOUT_MS?: number;
+
   /** Ask web.whatsapp.com for the current version at start (and after a 405); off: no outbound call but WhatsApp's own. */
   @Transform(toBool) @IsBoolean()
   WHATSAPP_WEB_VERSION_FETCH = false;
@@ -499,6 +507,7 @@ export class GatewayConfig extends BaseConfig {
     this.waWebVersion = this.WHATSAPP_WEB_VERSION ? (this.WHATSAPP_WEB_VERSION.split('.').map(Number) as [number, number, number]) : null;
     if (this.WHATSAPP_EMULATOR_URL && this.isProduction) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'is refused when NODE_ENV=production');
     if (this.WHATSAPP_EMULATOR_URL && this.WHATSAPP_WEB_URL) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'cannot be combined with WHATSAPP_WEB_URL');
+    if (this.BAILEYS_QR_TIMEOUT_MS !== undefined && this.isProduction) throw new ConfigError('BAILEYS_QR_TIMEOUT_MS', 'is refused when NODE_ENV=production');
   }
 }
 

@@ -11,7 +11,7 @@ export const SESSION_STATUSES = [
 ] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
-/** Exactly the seed's 2.1 field list. */
+/** The seed's 2.1 field list, plus the settings of CONTRACT 10–13 and the two that say why (CONTRACT 4). */
 export interface SessionView {
   id: string;
   organizationId: string;
@@ -38,6 +38,13 @@ export interface SessionView {
   rejectCalls: boolean;
   /** contacts' statuses (stories) are announced as `status.received` (CONTRACT 13); off by default */
   receiveStatus: boolean;
+  /**
+   * why the session is in its status: the same words as `session.status`'s reason (`qr_not_scanned`, `forbidden`,
+   * `connection_lost: <cause>`, …; docs/sessions.md); null before the first status a gateway recorded
+   */
+  statusReason: string | null;
+  /** epoch ms of the next connect attempt while a reconnect is scheduled, else null */
+  nextAttemptAt: number | null;
 }
 
 /** Exactly the seed's 2.2 field list. */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DomainError, SessionActionArgs, SessionActionName, SessionActionResult } from '@app/contracts';
 import { Session, SessionsRepository } from '@app/database';
 import { CommandBus, GatewayDirectory } from '@app/fleet';
+import { conflictReason } from './session.view';
 
 /**
  * The API's side of the `session.action` seam (libs/contracts/src/session-actions.ts): every CONTRACT 12/13 operation
@@ -31,7 +32,7 @@ export class SessionActions {
     if (session.status !== 'working') {
       throw new DomainError('conflict', `the session must be connected for this (status ${session.status})`, {
         status: session.status,
-        reason: session.lastReason ?? null,
+        reason: conflictReason(session),
       });
     }
     return session;

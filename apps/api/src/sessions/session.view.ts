@@ -2,7 +2,7 @@ import { SESSION_DEFAULTS, type GroupView, type SessionView } from '@app/contrac
 import type { Group, Session } from '@app/database';
 import { epochMs } from '../common/time';
 
-/** Exactly the seed's 2.1 fields; values not known yet are null. */
+/** The seed's 2.1 fields plus the settings and the reason fields of CONTRACT 4; values not known yet are null. */
 export function toSessionView(s: Session): SessionView {
   return {
     id: s.id,
@@ -26,7 +26,19 @@ export function toSessionView(s: Session): SessionView {
     syncHistory: s.syncHistory ?? 'none',
     rejectCalls: s.rejectCalls ?? SESSION_DEFAULTS.rejectCalls,
     receiveStatus: s.receiveStatus ?? false,
+    statusReason: s.lastReason ?? null,
+    nextAttemptAt: epochMs(s.nextAttemptAt ?? null),
   };
+}
+
+/**
+ * The reason a 409 names (`details.reason` and the message): the status's reason, followed by the next attempt's time
+ * while a reconnect is scheduled (`connection_lost: …; next attempt at 2026-11-25T17:40:00.000Z`), as before the view
+ * had `statusReason` and `nextAttemptAt`.
+ */
+export function conflictReason(s: Pick<Session, 'lastReason' | 'nextAttemptAt'>): string | null {
+  if (!s.lastReason) return null;
+  return s.nextAttemptAt ? `${s.lastReason}; next attempt at ${s.nextAttemptAt.toISOString()}` : s.lastReason;
 }
 
 /** Exactly the seed's 2.2 fields. */

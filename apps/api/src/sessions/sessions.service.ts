@@ -12,7 +12,7 @@ import { OrganizationQuotas } from '../limits/organization-quotas';
 import type { CreateGroupDto } from './dto/group.dto';
 import type { CreateSessionDto, UpdateSessionDto } from './dto/session.dto';
 import { SessionProxyPolicy } from './session-proxy.policy';
-import { toGroupView, toSessionView } from './session.view';
+import { conflictReason, toGroupView, toSessionView } from './session.view';
 import { MEDIA_STORE } from '../messages/media-source.provider';
 
 type SessionCommand = Extract<CommandName, 'session.start' | 'session.restart' | 'session.logout' | 'session.delete'>;
@@ -165,10 +165,11 @@ export class SessionsService {
   async qr(organizationId: string, id: string): Promise<SessionQr> {
     const session = await this.find(organizationId, id);
     // the reason says what to do next: `connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com` is not "wait longer"
+    const reason = conflictReason(session);
     const notWaiting = () =>
-      new DomainError('conflict', `the session is not waiting for a QR scan (status ${session.status}${session.lastReason ? `: ${session.lastReason}` : ''})`, {
+      new DomainError('conflict', `the session is not waiting for a QR scan (status ${session.status}${reason ? `: ${reason}` : ''})`, {
         status: session.status,
-        reason: session.lastReason ?? null,
+        reason,
       });
     if (session.status !== 'scan_qr_code') throw notWaiting();
     const qr = await this.qrBoard.read(session.id);

@@ -8,6 +8,8 @@ export interface EngineChoice {
   NETWORK_SIM_URL: string;
   NETWORK_SIM_KEEPALIVE_MS: number;
   WHATSAPP_WEB_URL?: string;
+  /** test knob: how long Baileys shows each QR (absent: Baileys' own 60 s, then 20 s) */
+  BAILEYS_QR_TIMEOUT_MS?: number;
   WHATSAPP_WEB_VERSION_FETCH: boolean;
   WHATSAPP_WEB_VERSION_FETCH_TIMEOUT_MS: number;
   waWebVersion: [number, number, number] | null;
@@ -50,7 +52,13 @@ export async function loadEngine(config: EngineChoice, logger: Logger, parts: { 
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
     const { trustWhatsAppEmulator } = require('./baileys/whatsapp-emulator') as typeof import('./baileys/whatsapp-emulator');
     const emulator = await trustWhatsAppEmulator(config.WHATSAPP_EMULATOR_URL);
-    return new BaileysEngine({ socketUrlFor: emulator.socketUrl, waWebVersion, spool: parts.spool, proxyAllowList: config.sessionProxyAllowList });
+    return new BaileysEngine({ socketUrlFor: emulator.socketUrl, waWebVersion, spool: parts.spool, proxyAllowList: config.sessionProxyAllowList, qrTimeoutMs: config.BAILEYS_QR_TIMEOUT_MS });
   }
-  return new BaileysEngine({ ...(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {}), waWebVersion, spool: parts.spool, proxyAllowList: config.sessionProxyAllowList });
+  return new BaileysEngine({
+    ...(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {}),
+    waWebVersion,
+    spool: parts.spool,
+    proxyAllowList: config.sessionProxyAllowList,
+    qrTimeoutMs: config.BAILEYS_QR_TIMEOUT_MS,
+  });
 }

@@ -310,6 +310,81 @@ describe('SessionRunner', () => {
     expect(t.runner.isActive).toBe(false);
   });
 
+  it('fails with statusReason qr_not_scanned and no next attempt on the row', async () => {
+    const t = setup('stopped', { qrMaxRetries: 1 });
+    await t.runner.start();
+    for (const qr of ['a', 'b']) t.engine.last.emit({ type: 'qr', qr });
+    await flush();
+    expect(t.row).toMatchObject({ status: 'failed', lastReason: 'qr_not_scanned', nextAttemptAt: null });
+  });
+
+  describe('pairing by code', () => {
+    it('QR rotations stop counting once a code is requested: the code can be typed long after QR_MAX_RETRIES rotations', async () => {
+      const t = setup('stopped', { qrMaxRetries: 2 });
+      await t.runner.start();
+      t.engine.last.emit({ type: 'qr', qr: 'q1' });
+      await flush();
+      expect(await t.runner.requestPairingCode('15550001111')).toEqual({ code: 'ABCD1234' });
+      expect(t.row).toMatchObject({ status: 'scan_qr_code', lastReason: 'pairing_code_requested' });
+      for (let i = 2; i <= 10; i += 1) t.engine.last.emit({ type: 'qr', qr: `q${i}` });
+      await flush();
+      expect(t.runner.currentStatus).toBe('scan_qr_code');
+      expect(t.engine.last.closed).toBe(false);
+      // one status event for the request, none per rotation
+      const reasons = t.events.filter((e) => e.event === 'session.status').map((e) => e.payload.reason);
+      expect(reasons).toEqual(['start_requested', 'qr_shown', 'pairing_code_requested']);
+      t.engine.last.emit({ type: 'open', account });
+      await flush();
+      expect(t.row).toMatchObject({ status: 'working', lastReason: 'connected', phoneNumber: account.phoneNumber });
+    });
+
+    it('a drop while the code is typed says so (pairing_code_dropped) on the next QR, until a new code is requested; its QRs count again', async () => {
+      const t = setup('stopped', { qrMaxRetries: 2, reconnectMaxAttempts: 5 });
+      await t.runner.start();
+      t.engine.last.emit({ type: 'qr', qr: 'q1' });
+      await flush();
+      await t.runner.requestPairingCode('15550001111');
+      t.engine.last.emit({ type: 'close', reason: 'transient', statusCode: 428, message: 'Connection Terminated' });
+      await flush();
+      expect(t.row).toMatchObject({ status: 'starting', lastReason: 'pairing_code_dropped: Connection Terminated (close code 428)', nextAttemptAt: new Date(1100) });
+      t.timers.fireAll();
+      await flush();
+      t.engine.last.emit({ type: 'qr', qr: 'q2' });
+      await flush();
+      expect(t.row).toMatchObject({ status: 'scan_qr_code', lastReason: 'pairing_code_dropped: Connection Terminated (close code 428)', nextAttemptAt: null });
+      await t.runner.requestPairingCode('15550001111');
+      expect(t.row.lastReason).toBe('pairing_code_requested');
+      // a drop of a socket with no code requested on it is an ordinary connect failure, and its QRs count
+      t.engine.last.emit({ type: 'close', reason: 'transient', statusCode: 428, message: 'Connection Terminated' });
+      await flush();
+      t.timers.fireAll();
+      await flush();
+      t.engine.last.emit({ type: 'close', reason: 'transient', statusCode: 428, message: 'Connection Terminated' });
+      await flush();
+      expect(t.row.lastReason).toBe('connect_failed: Connection Terminated (close code 428)');
+      t.timers.fireAll();
+      await flush();
+      for (const qr of ['q3', 'q4', 'q5']) t.engine.last.emit({ type: 'qr', qr });
+      await flush();
+      expect(t.row).toMatchObject({ status: 'failed', lastReason: 'qr_not_scanned' });
+    });
+
+    it('a 515 after the code was entered is the pairing completing, not a drop', async () => {
+      const t = setup('stopped');
+      await t.runner.start();
+      t.engine.last.emit({ type: 'qr', qr: 'q1' });
+      await flush();
+      await t.runner.requestPairingCode('15550001111');
+      t.engine.last.emit({ type: 'close', reason: 'restart_required', statusCode: 515, message: 'restart' });
+      await flush();
+      t.engine.last.emit({ type: 'open', account });
+      await flush();
+      const reasons = t.events.filter((e) => e.event === 'session.status').map((e) => e.payload.reason);
+      expect(reasons).not.toContainEqual(expect.stringMatching(/^pairing_code_dropped/));
+      expect(t.runner.currentStatus).toBe('working');
+    });
+  });
+
   it('reconnects at once when the network asks for a restart', async () => {
     const t = setup();
     await t.runner.start();
@@ -354,7 +429,7 @@ describe('SessionRunner', () => {
       expect(t.runner.currentStatus).toBe('reconnecting');
       expect(t.runner.isActive).toBe(true);
       // the row says why and when the next attempt is (clock 1000 + 1000 ms); the event's reason stays the cause
-      expect(t.row.lastReason).toBe('connection_lost: connection refused; next attempt at 1970-01-01T00:00:02.000Z');
+      expect(t.row).toMatchObject({ lastReason: 'connection_lost: connection refused', nextAttemptAt: new Date(2000) });
       expect(t.statuses().filter((s) => s === 'failed')).toHaveLength(0);
       t.engine.failNext = 0;
       t.timers.fireAll();
@@ -423,7 +498,8 @@ describe('SessionRunner', () => {
     ]);
     expect(t.row).toMatchObject({
       status: 'starting',
-      lastReason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com; next attempt at 1970-01-01T00:00:01.100Z',
+      lastReason: 'connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com',
+      nextAttemptAt: new Date(1100),
     });
     expect(t.events.map((e) => e.event)).not.toContain('session.disconnected');
     expect(t.logs).toContainEqual(
@@ -434,7 +510,7 @@ describe('SessionRunner', () => {
     t.engine.last.emit(dns);
     await flush();
     expect(t.runner.currentStatus).toBe('failed');
-    expect(t.row.lastReason).toBe('reconnect_attempts_exhausted: connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com');
+    expect(t.row).toMatchObject({ lastReason: 'reconnect_attempts_exhausted: connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com', nextAttemptAt: null });
     expect(t.logs.filter((l) => l.level === 40 && String(l.reason).includes('ENOTFOUND'))).toHaveLength(2);
   });
 
@@ -443,12 +519,13 @@ describe('SessionRunner', () => {
     await t.runner.start();
     t.engine.last.emit({ type: 'close', reason: 'transient', statusCode: 503, message: 'Stream Errored (unavailable)' });
     await flush();
-    expect(t.row.lastReason).toMatch(/^connect_failed: Stream Errored \(unavailable\) \(close code 503\); next attempt at /);
+    expect(t.row.lastReason).toBe('connect_failed: Stream Errored (unavailable) (close code 503)');
+    expect(t.row.nextAttemptAt).toBeInstanceOf(Date);
     t.engine.failNext = 1;
     t.timers.fireAll();
     await flush();
     expect(t.runner.currentStatus).toBe('starting');
-    expect(t.row.lastReason).toMatch(/^connect_failed: connection refused; next attempt at /);
+    expect(t.row.lastReason).toBe('connect_failed: connection refused');
   });
 
   it('a session that was connected and lost its socket is reconnecting, with the cause', async () => {
@@ -574,7 +651,7 @@ describe('SessionRunner', () => {
       await flush();
       expect(t.runner.currentStatus).toBe('reconnecting');
       expect(t.events.filter((e) => e.event === 'session.status').at(-1)!.payload).toMatchObject({ reason: 'client_version_refused' });
-      expect(t.row.lastReason).toBe('client_version_refused; next attempt at 1970-01-01T00:00:11.000Z');
+      expect(t.row).toMatchObject({ lastReason: 'client_version_refused', nextAttemptAt: new Date(11_000) });
       expect(t.timers.pending.map((p) => p.ms)).toEqual([10_000]);
       t.timers.fireAll();
       await flush();
@@ -598,7 +675,7 @@ describe('SessionRunner', () => {
       await flush();
       expect(t.engine.connections).toHaveLength(4);
       expect(t.timers.pending.map((p) => p.ms)).toEqual([100]);
-      expect(t.row.lastReason).toMatch(/^connect_failed: restart requested 4 times in a row: Stream Errored \(restart required\) \(close code 515\); next/);
+      expect(t.row.lastReason).toMatch(/^connect_failed: restart requested 4 times in a row: Stream Errored \(restart required\) \(close code 515\)$/);
       t.timers.fireAll();
       await flush();
       t.engine.last.emit({ type: 'close', reason: 'restart_required', statusCode: 515, message: 'Stream Errored (restart required)' });

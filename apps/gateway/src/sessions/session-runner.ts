@@ -164,6 +164,10 @@ export class SessionRunner {
    */
   private leaseToken: number | null = null;
   private qrShown = 0;
+  /** the generation of the socket a pairing code was requested on: its QRs stop counting (the user types the code) */
+  private codeRequestedOn: number | null = null;
+  /** a socket with a pairing code being typed dropped: the reason the QRs of the next sockets show, until a new code or an open */
+  private codeDropped: string | null = null;
   private failedConnects = 0;
   /** the row named an account when the session was started: a paired session never gives up reconnecting */
   private pairedAtStart = false;
@@ -171,8 +175,8 @@ export class SessionRunner {
   private restartsInARow = 0;
   /** when the network last said another socket took the device (440) */
   private lastReplacedAt: number | null = null;
-  /** the row's lastReason: the status's reason, plus the next attempt's time while a retry is scheduled */
-  private rowReason: string | null = null;
+  /** the row's nextAttemptAt (epoch ms) while a retry is scheduled and recorded */
+  private nextAttemptAt: number | null = null;
   /** a socket opened since the last start: a close after that is `reconnecting`, before it still `starting` */
   private openedSinceStart = false;
   /** the reason of the current status, as last published and recorded */
@@ -446,12 +450,26 @@ export class SessionRunner {
     return conn.perform(action, args);
   }
 
+  /**
+   * A pairing code to type on the phone instead of scanning. From here the socket's QR rotations stop counting toward
+   * QR_MAX_RETRIES (the user is typing) and the status says `pairing_code_requested`; a drop of this socket before the
+   * pairing completes says `pairing_code_dropped: <cause>` until a new code is requested (docs/sessions.md).
+   */
   async requestPairingCode(phoneNumber: string): Promise<{ code: string }> {
     const conn = this.connection;
     if (!conn || (this.status !== 'scan_qr_code' && this.status !== 'starting')) {
       throw new DomainError('conflict', 'a pairing code can only be requested while the session waits for pairing', { status: this.status });
     }
-    return { code: await conn.requestPairingCode(phoneNumber) };
+    const gen = this.generation;
+    const code = await conn.requestPairingCode(phoneNumber);
+    await this.serial(async () => {
+      if (gen !== this.generation || this.connection !== conn) return;
+      this.codeRequestedOn = gen;
+      this.codeDropped = null;
+      this.qrShown = 0;
+      await this.setStatus(this.status, 'pairing_code_requested');
+    });
+    return { code };
   }
 
   /** Sends the session's queued messages (a signal from the API, the sweep); resolves when the drain is done. */
@@ -484,6 +502,8 @@ export class SessionRunner {
   private async begin(reason: string, known?: SessionRecord): Promise<void> {
     this.wanted = true;
     this.qrShown = 0;
+    this.codeRequestedOn = null;
+    this.codeDropped = null;
     this.failedConnects = 0;
     this.restartsInARow = 0;
     this.lastReplacedAt = null;
@@ -586,7 +606,8 @@ export class SessionRunner {
   private async handle(gen: number, event: EngineEvent): Promise<void> {
     switch (event.type) {
       case 'qr': {
-        this.qrShown += 1;
+        const typing = this.codeRequestedOn === gen;
+        if (!typing) this.qrShown += 1;
         if (this.qrShown > this.deps.settings.qrMaxRetries) {
           this.wanted = false;
           await this.teardown();
@@ -598,12 +619,14 @@ export class SessionRunner {
         const ttl = this.deps.settings.qrTtlMs;
         const shown = { qr: event.qr, expiresAt: this.clock() + ttl };
         await this.deps.qr.show(this.sessionId, shown, ttl);
-        await this.setStatus('scan_qr_code', 'qr_shown');
+        await this.setStatus('scan_qr_code', typing ? 'pairing_code_requested' : (this.codeDropped ?? 'qr_shown'));
         await this.publish({ event: 'auth.qr', payload: shown });
         return;
       }
       case 'open': {
         this.qrShown = 0;
+        this.codeRequestedOn = null;
+        this.codeDropped = null;
         this.failedConnects = 0;
         this.restartsInARow = 0;
         this.openedSinceStart = true;
@@ -718,6 +741,8 @@ export class SessionRunner {
    */
   private async onClose(gen: number, event: Extract<EngineEvent, { type: 'close' }>): Promise<void> {
     if (event.reason === 'closed_by_us') return;
+    const typing = this.codeRequestedOn === gen;
+    this.codeRequestedOn = null;
     if (this.status === 'working') {
       await this.publish({ event: 'session.disconnected', payload: { reason: event.reason, statusCode: event.statusCode, message: event.message } });
     }
@@ -732,6 +757,12 @@ export class SessionRunner {
         await this.connectFailed(gen, this.failureReason(`restart requested ${this.restartsInARow} times in a row: ${closeCause(event)}`));
         return;
       case 'transient':
+        if (typing) {
+          // the code being typed belongs to this socket: the next one needs a new code (the user is told to ask again)
+          this.codeDropped = `pairing_code_dropped: ${closeCause(event)}`;
+          await this.connectFailed(gen, this.codeDropped);
+          return;
+        }
         await this.connectFailed(gen, this.failureReason(closeCause(event)));
         return;
       case 'logged_out':
@@ -841,10 +872,10 @@ export class SessionRunner {
     const capped = Math.max(minDelayMs, Math.min(reconnectBaseDelayMs * 2 ** Math.min(this.failedConnects - 1, 30), reconnectMaxDelayMs));
     // (minDelayMs may exceed the cap: a 405's wait is longer on purpose)
     const delay = Math.round(capped * (1 - RECONNECT_JITTER * (this.deps.random ?? Math.random)()));
-    const nextAttemptAt = new Date(this.clock() + delay).toISOString();
-    if (reason !== 'lease_held_elsewhere') this.log.warn({ ...attempt, retryInMs: delay, nextAttemptAt }, 'connect failed; retrying');
+    const nextAttemptAt = this.clock() + delay;
+    if (reason !== 'lease_held_elsewhere') this.log.warn({ ...attempt, retryInMs: delay, nextAttemptAt: new Date(nextAttemptAt).toISOString() }, 'connect failed; retrying');
     // a wait for another gateway's lease is a handover, retried often: its row is not rewritten for every attempt
-    await this.setStatus(waiting, reason, {}, reason === 'lease_held_elsewhere' ? reason : `${reason}; next attempt at ${nextAttemptAt}`);
+    await this.setStatus(waiting, reason, {}, reason === 'lease_held_elsewhere' ? null : nextAttemptAt);
     this.reconnectTimer = this.timers.setTimeout(() => {
       this.reconnectTimer = null;
       void this.serial(async () => {
@@ -926,15 +957,15 @@ export class SessionRunner {
    * Records and announces a status. The same status with a new reason is announced too (`starting` →
    * `starting`, reason `connect_failed: …`): that is how a session that cannot connect yet says why.
    */
-  private async setStatus(next: SessionStatus, reason: string, patch: SessionRecordPatch = {}, rowReason = reason): Promise<void> {
+  private async setStatus(next: SessionStatus, reason: string, patch: SessionRecordPatch = {}, nextAttemptAt: number | null = null): Promise<void> {
     const previous = this.status;
     // a runner that has not set a status yet (a resumed session) has nothing to correct with a same-status event
     const reasonChanged = this.reason !== null && reason !== this.reason;
-    if (previous === next && !reasonChanged && rowReason === this.rowReason && Object.keys(patch).length === 0) return;
+    if (previous === next && !reasonChanged && nextAttemptAt === this.nextAttemptAt && Object.keys(patch).length === 0) return;
     this.status = next;
     this.reason = reason;
-    this.rowReason = rowReason;
-    await this.writeRow({ ...patch, status: next, lastReason: rowReason });
+    this.nextAttemptAt = nextAttemptAt;
+    await this.writeRow({ ...patch, status: next, lastReason: reason, nextAttemptAt: nextAttemptAt === null ? null : new Date(nextAttemptAt) });
     if (previous !== next || reasonChanged) {
       await this.publish({ event: 'session.status', payload: { status: next, previousStatus: previous, reason } });
       for (const waiter of [...this.statusWaiters]) waiter();

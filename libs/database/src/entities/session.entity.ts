@@ -24,8 +24,10 @@ export class Session {
   @Column({ name: 'last_connected_at', type: 'timestamptz', nullable: true }) lastConnectedAt: Date | null;
   /** what history to store from the phone on pairing (CONTRACT 12) */
   @Column({ name: 'sync_history', type: 'text', default: 'none' }) syncHistory?: SyncHistoryMode;
-  /** why the session is in its status (the last `session.status` reason); not part of the API's Session view */
+  /** why the session is in its status (the last `session.status` reason): the Session view's `statusReason` */
   @Column({ name: 'last_reason', type: 'text', nullable: true }) lastReason?: string | null;
+  /** when the holding gateway connects again, while a reconnect is scheduled: the Session view's `nextAttemptAt` */
+  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true }) nextAttemptAt?: Date | null;
   /** the session's proxy URL sealed with SecretBox (only the gateway opens it); null: direct */
   @Column({ name: 'proxy_url', type: 'text', nullable: true }) proxyUrlSealed?: string | null;
   /** the same URL with its credentials masked: what the API shows */

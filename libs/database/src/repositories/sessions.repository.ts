@@ -39,6 +39,8 @@ export interface SessionRuntimePatch {
   lastConnectedAt?: Date | null;
   /** the reason of the status, as published in `session.status` */
   lastReason?: string | null;
+  /** when the next connect attempt is, while one is scheduled; null otherwise */
+  nextAttemptAt?: Date | null;
 }
 
 /** What a runtime write is conditional on (see `SessionsRepository.patchRuntime`). */
@@ -75,7 +77,9 @@ const RUNTIME_COLUMNS: Record<keyof SessionRuntimePatch, string> = {
   waLid: 'wa_lid',
   lastConnectedAt: 'last_connected_at',
   lastReason: 'last_reason',
+  nextAttemptAt: 'next_attempt_at',
 };
+const TIMESTAMP_COLUMNS: ReadonlySet<keyof SessionRuntimePatch> = new Set(['lastConnectedAt', 'nextAttemptAt']);
 
 /**
  * A session of an organization by id: every API request on a session starts with it (a send above all), so it is a
@@ -103,7 +107,7 @@ function patchRuntimeStatement(keys: ReadonlyArray<keyof SessionRuntimePatch>): 
   let statement = PATCH_RUNTIME.get(shape);
   if (!statement) {
     const columns = keys.map((key) => RUNTIME_COLUMNS[key]);
-    const sets = keys.map((key) => `${RUNTIME_COLUMNS[key]} = u.${RUNTIME_COLUMNS[key]}${key === 'lastConnectedAt' ? '::timestamptz' : ''}`);
+    const sets = keys.map((key) => `${RUNTIME_COLUMNS[key]} = u.${RUNTIME_COLUMNS[key]}${TIMESTAMP_COLUMNS.has(key) ? '::timestamptz' : ''}`);
     const arrays = Array.from({ length: 3 + keys.length }, (_, i) => `$${i + 1}::text[]`).join(', ');
     // named by a bit per column (PostgreSQL cuts names at 63 characters, and the column list is longer)
     const bits = (Object.keys(RUNTIME_COLUMNS) as Array<keyof SessionRuntimePatch>).reduce((n, key, i) => (keys.includes(key) ? n | (1 << i) : n), 0);
@@ -237,7 +241,7 @@ export class SessionsRepository {
 
   /** Recorded by the API when the session's gateway is gone and so cannot record it itself. */
   async markStopped(id: string): Promise<void> {
-    await this.repo.update({ id }, { desiredState: 'stopped', status: 'stopped', lastReason: 'stop_requested', updatedAt: new Date() });
+    await this.repo.update({ id }, { desiredState: 'stopped', status: 'stopped', lastReason: 'stop_requested', nextAttemptAt: null, updatedAt: new Date() });
   }
 
   /** Moves a session only if it is still where the caller saw it; true when it moved (racing movers: one wins). */

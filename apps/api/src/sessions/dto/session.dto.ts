@@ -91,6 +91,15 @@ export class SessionResponse {
   @ApiProperty({ enum: SYNC_HISTORY_MODES }) syncHistory: string;
   @ApiProperty({ description: 'incoming calls are rejected' }) rejectCalls: boolean;
   @ApiProperty({ description: "contacts' statuses are announced as status.received" }) receiveStatus: boolean;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'connection_lost: Stream Errored (ack) (close code 500)',
+    description: "why the session is in its status, the same words as session.status's reason (qr_not_scanned, forbidden, connection_lost: <cause>, pairing_code_dropped, …; docs/sessions.md)",
+  })
+  statusReason: string | null;
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'epoch ms of the next connect attempt while a reconnect is scheduled, else null' })
+  nextAttemptAt: number | null;
 }
 
 export class SessionPage {

@@ -96,6 +96,8 @@ export interface BaileysEngineOptions {
   spool?: EventSpool;
   /** Private proxy hosts and ranges a session's `proxyUrl` may name (SESSION_PROXY_ALLOWED); default none. */
   proxyAllowList?: TargetAllowList;
+  /** How long each QR shows (Baileys' `qrTimeout`, BAILEYS_QR_TIMEOUT_MS); absent = Baileys' 60 s, then 20 s. */
+  qrTimeoutMs?: number;
 }
 
 /** Events that are the connection's own state, not something the network told: never spooled. */
@@ -192,6 +194,7 @@ export class BaileysEngine implements SessionEngine {
       auth: { creds, keys },
       logger: baileysLogger,
       connectTimeoutMs,
+      ...(this.options.qrTimeoutMs ? { qrTimeout: this.options.qrTimeoutMs } : {}),
       ...(version ? { version } : {}),
       ...(waWebSocketUrl ? { waWebSocketUrl } : {}),
       ...(this.options.browser ? { browser: this.options.browser } : {}),
