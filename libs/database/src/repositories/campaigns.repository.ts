@@ -154,6 +154,11 @@ const VIEW_STATUS_SQL = `CASE WHEN r.status <> 'queued' THEN r.status
    WHEN m.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END`;
 
 /** Every query of `campaigns`, `campaign_recipients` and `opt_outs`. */
+/** The rows of an UPDATE or DELETE … RETURNING through TypeORM's `query`, which answers those as `[rows, count]`. */
+function updated<T>(result: T[] | [T[], number]): T[] {
+  return result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? (result[0] as T[]) : (result as T[]);
+}
+
 @Injectable()
 export class CampaignsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -255,13 +260,13 @@ export class CampaignsRepository {
    * the campaign is not in one of `from`. A cancel also ends every pending recipient (`cancelled`).
    */
   async changeStatus(tx: EntityManager, id: string, from: CampaignStatus[], to: CampaignStatus): Promise<CampaignRow | null> {
-    const rows: RawCampaign[] = await tx.query(
+    const rows: RawCampaign[] = updated(await tx.query(
       `UPDATE campaigns SET status = $3, updated_at = now(),
               next_send_at = CASE WHEN $3 = 'running' THEN now() ELSE next_send_at END,
               completed_at = CASE WHEN $3 = 'cancelled' THEN now() ELSE completed_at END
         WHERE id = $1 AND status = ANY($2::text[]) RETURNING ${COLUMNS}`,
       [id, from, to],
-    );
+    ));
     if (rows[0] && to === 'cancelled') {
       await tx.query(`UPDATE campaign_recipients SET status = 'cancelled', updated_at = now() WHERE campaign_id = $1 AND status = 'pending'`, [id]);
     }
@@ -372,7 +377,7 @@ export class CampaignsRepository {
   }
 
   async removeOptOut(sessionId: string, jid: string): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(`DELETE FROM opt_outs WHERE session_id = $1 AND jid = $2 RETURNING jid`, [sessionId, jid]);
+    const rows: unknown[] = updated(await this.db.query(`DELETE FROM opt_outs WHERE session_id = $1 AND jid = $2 RETURNING jid`, [sessionId, jid]));
     return rows.length > 0;
   }
 }

@@ -486,6 +486,11 @@ const outboundManyParams = (organizationId: string, sessionId: string, batch: Re
 const sendAtsOf = (batch: ReadonlyArray<NewOutbound>) => batch.map((b) => ts(b.message.sendAt));
 
 /** Every query of `messages` and `message_media`. */
+/** The rows of an UPDATE or DELETE … RETURNING through TypeORM's `query`, which answers those as `[rows, count]`. */
+function updated<T>(result: T[] | [T[], number]): T[] {
+  return result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? (result[0] as T[]) : (result as T[]);
+}
+
 @Injectable()
 export class MessagesRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -740,7 +745,7 @@ export class MessagesRepository {
    * locked (SKIP LOCKED: a concurrent promotion or cancel takes others), numbered, moved. Returns the moved rows.
    */
   async promoteDue(sessionId: string, limit: number, ids: string[] | null = null): Promise<MessageRow[]> {
-    const rows: RawRow[] = await this.db.query(
+    const rows: RawRow[] = updated(await this.db.query(
       `WITH due AS (
          SELECT id, row_number() OVER (ORDER BY send_at NULLS FIRST, id) AS n FROM (
            SELECT id, send_at FROM messages
@@ -756,7 +761,7 @@ export class MessagesRepository {
         WHERE messages.id = due.id AND (SELECT count(*) FROM due) > 0
        RETURNING ${COLUMNS.split(',').map((c) => `messages.${c.trim()}`).join(', ')}`,
       [sessionId, limit, ids],
-    );
+    ));
     return rows.map(toRow);
   }
 
@@ -765,12 +770,12 @@ export class MessagesRepository {
    * it was not scheduled any more (already due and queued, or cancelled).
    */
   async cancelScheduled(organizationId: string, sessionId: string, id: string): Promise<MessageRow | null> {
-    const rows: RawRow[] = await this.db.query(
+    const rows: RawRow[] = updated(await this.db.query(
       `UPDATE messages SET status = 'cancelled', updated_at = now()
         WHERE id = $1 AND session_id = $2 AND organization_id = $3 AND status = 'scheduled'
        RETURNING ${COLUMNS}`,
       [id, sessionId, organizationId],
-    );
+    ));
     return rows[0] ? toRow(rows[0]) : null;
   }
 
@@ -780,11 +785,11 @@ export class MessagesRepository {
    * stays and a copy the network already took is stored once. A cancel ends it (`cancelled`).
    */
   async withdrawCampaignQueued(campaignId: string, to: 'scheduled' | 'cancelled', manager?: EntityManager): Promise<string[]> {
-    const rows: Array<{ id: string }> = await this.q(manager).query(
+    const rows: Array<{ id: string }> = updated(await this.q(manager).query(
       `UPDATE messages SET status = $2, send_at = NULL, updated_at = now()
         WHERE campaign_id = $1 AND status IN ('queued', 'scheduled') RETURNING id`,
       [campaignId, to],
-    );
+    ));
     return rows.map((r) => r.id);
   }
 
