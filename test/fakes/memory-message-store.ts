@@ -83,7 +83,7 @@ export class MemoryMessageStore implements MessageStore {
 
   async applyAck(sessionId: string, waMessageId: string, status: AckStatus): Promise<AckOutcome | null> {
     const row = this.rows.find((r) => r.sessionId === sessionId && r.waMessageId === waMessageId && r.direction === 'out');
-    if (!row || row.status === 'failed' || row.status === 'received') return null;
+    if (!row || row.status === 'failed' || row.status === 'received' || row.status === 'scheduled' || row.status === 'cancelled') return null;
     const held = this.heldAcks.get(row.id);
     if (row.status === 'queued') {
       if (held !== undefined && OUTBOUND_STATUS_RANK[held] >= OUTBOUND_STATUS_RANK[status]) return null;
@@ -198,6 +198,8 @@ export class MemoryMessageStore implements MessageStore {
       contact: m.contact ?? null,
       poll: m.poll ?? null,
       quotedMessageId: m.quotedMessageId ?? null,
+      sendAt: m.sendAt ?? null,
+      campaignId: m.campaignId ?? null,
       status: m.status,
       error: null,
       createdAt: at,

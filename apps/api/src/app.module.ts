@@ -9,6 +9,7 @@ import { GroupsModule } from './groups/groups.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { MessagesModule } from './messages/messages.module';
+import { CampaignsModule } from './campaigns/campaigns.module';
 import { ChatsModule } from './chats/chats.module';
 import { RealtimeModule } from './realtime/realtime.module';
 import { SessionsModule } from './sessions/sessions.module';
@@ -27,6 +28,7 @@ function imports(overrides: ConfigOverrides) {
     DeliveriesModule,
     SessionsModule,
     MessagesModule,
+    CampaignsModule,
     ContactsModule,
     ChatsModule,
     DashboardModule,

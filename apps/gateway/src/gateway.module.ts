@@ -2,12 +2,12 @@ import { BeforeApplicationShutdown, Inject, Injectable, Module, OnApplicationBoo
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { ChatsRepository, ContactsRepository, FollowedChannelsRepository, GroupsRepository, LeaderLeasesRepository, MediaBlobsRepository, MessagesRepository, PgLeaderLease, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
+import { CampaignsRepository, ChatsRepository, ContactsRepository, FollowedChannelsRepository, GroupsRepository, LeaderLeasesRepository, MediaBlobsRepository, MessagesRepository, PgLeaderLease, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { AdoptSignal, CommandServer, GatewayDirectory, GatewaySignals, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
 import { BaileysMediaSource, createMediaStore, MediaSourceByEngine, SimMediaSource } from '@app/media';
-import { InboundSpool, SendSignal } from '@app/messaging';
+import { CampaignSignal, InboundSpool, SendRateLimiter, SendSignal } from '@app/messaging';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { PgAuthStates } from './auth-state';
 import type { SessionEngine } from './engine/engine.interface';
@@ -18,6 +18,7 @@ import { GatewayNode, NodeSignalListener } from './gateway-node';
 import { LeaseKeeper } from './lease-keeper';
 import { LeaseWatchdog } from './lease-watchdog';
 import { SentRecords } from './messages/sent-records';
+import { CampaignScheduler } from './campaigns/campaign-scheduler';
 import { ClientVersionAlarm } from './sessions/client-version-alarm';
 import { GroupedEventSink } from './sessions/grouped-event-sink';
 import { PgSessionRecords } from './sessions/pg-session-records';
@@ -59,6 +60,20 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
   }
 }
 
+/** Runs the campaign scheduler (scheduled sends and campaigns, apps/gateway/src/campaigns) with the node. */
+@Injectable()
+export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  constructor(private readonly scheduler: CampaignScheduler) {}
+
+  onApplicationBootstrap(): void {
+    this.scheduler.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.scheduler.stop();
+  }
+}
+
 /**
  * One gateway node as a Nest application context: the shared infrastructure (config, PostgreSQL, Redis, events,
  * metrics, logger) plus everything the node drives. main.ts starts the GatewayNode; closing the context stops it.
@@ -66,6 +81,22 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
 @Module({
   imports: [InfraModule.forRoot({ app: 'gateway', config: GatewayConfig, genericPlans: true })],
   providers: [
+    {
+      provide: CampaignScheduler,
+      inject: [GatewayConfig, LOGGER, CampaignsRepository, MessagesRepository, SessionsRepository, EventPublisher, REDIS_CLIENT, RedisKeys],
+      useFactory: (c: GatewayConfig, logger: Logger, campaigns: CampaignsRepository, messages: MessagesRepository, sessions: SessionsRepository, events: EventPublisher, redis: Redis, keys: RedisKeys) =>
+        new CampaignScheduler({
+          campaigns,
+          messages,
+          sessions,
+          events,
+          limiter: new SendRateLimiter(redis, keys),
+          logger: logger.child({ component: 'campaign-scheduler' }),
+          optOutKeywords: c.OPT_OUT_KEYWORDS.split(','),
+          maxSleepMs: c.CAMPAIGN_SCHEDULER_MAX_SLEEP_MS,
+        }),
+    },
+    CampaignSchedulerWorker,
     {
       provide: EAGER_MEDIA_DOWNLOADS,
       inject: [GatewayConfig, REDIS_CLIENT, RedisKeys, MessagesRepository, MediaBlobsRepository, LOGGER],
@@ -147,6 +178,7 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         StatusPostsRepository,
         EAGER_MEDIA_DOWNLOADS,
         FollowedChannelsRepository,
+        CampaignScheduler,
       ],
       useFactory: (
         c: GatewayConfig,
@@ -167,12 +199,13 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
         statusPosts: StatusPostsRepository,
         eagerMedia: EagerMediaDownloads | null,
         followedChannels: FollowedChannelsRepository,
+        scheduler: CampaignScheduler,
       ) => {
         const loopDelay = new EventLoopDelay();
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
         const authStates = new PgAuthStates(authKeys, box);
         const sessionEvents = new GroupedEventSink(events);
-        return new SessionHost(
+        const host = new SessionHost(
           c.GATEWAY_ID,
           {
             engine,
@@ -205,13 +238,19 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
             clientVersionRefused: (sessionId) => versionAlarm.refused(sessionId),
             contacts: new PgContactBook(contacts),
             statusPosts,
-            inboundStored: eagerMedia ? (row) => eagerMedia.received(row) : undefined,
+            inboundStored: (row) => {
+              eagerMedia?.received(row);
+              scheduler.inbound(row).catch((err) => logger.warn({ err: String(err) }, 'recording an opt-out failed'));
+            },
+            campaigns: scheduler,
           },
           logger,
           Date.now,
           c.GATEWAY_ADOPT_CONCURRENCY,
           new LoopDelayAdmission({ maxConcurrent: c.GATEWAY_ADOPT_CONCURRENCY, maxDelayMs: c.GATEWAY_ADMIT_LOOP_DELAY_MS }, () => loopDelay.p99Ms()),
         );
+        scheduler.attach(host);
+        return host;
       },
     },
     {
@@ -253,8 +292,8 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
     },
     {
       provide: SEND_SIGNALS,
-      inject: [GatewayConfig, RedisKeys, LOGGER],
-      useFactory: (c: GatewayConfig, keys: RedisKeys, logger: Logger): NodeSignalListener => ({
+      inject: [GatewayConfig, RedisKeys, LOGGER, CampaignScheduler],
+      useFactory: (c: GatewayConfig, keys: RedisKeys, logger: Logger, scheduler: CampaignScheduler): NodeSignalListener => ({
         async listen(handlers) {
           // a connection in subscriber mode cannot run other commands: this one is the node's signals' alone, and
           // both the send and the adopt signal are heard on it
@@ -264,9 +303,13 @@ export class EagerMediaWorker implements OnApplicationBootstrap, BeforeApplicati
           const signals = new GatewaySignals(subscriber);
           const unlistenSend = await new SendSignal(keys).listen(signals, c.GATEWAY_ID, handlers.send);
           const unlistenAdopt = await new AdoptSignal(keys).listen(signals, c.GATEWAY_ID, handlers.adopt);
+          const unlistenCampaigns = await new CampaignSignal(keys).listen(signals, c.GATEWAY_ID, (_sessionId, campaignId) => {
+            scheduler.changed(campaignId).catch((err) => logger.warn({ campaignId, err: String(err) }, 'reading a changed campaign failed'));
+          });
           return async () => {
             await unlistenSend();
             await unlistenAdopt();
+            await unlistenCampaigns();
             await subscriber.quit().catch(() => subscriber.disconnect());
           };
         },

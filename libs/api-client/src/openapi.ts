@@ -544,6 +544,170 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sessions/{id}/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List campaigns
+         * @description The session's campaigns, newest first, with their counts.
+         */
+        get: operations["Campaigns_list"];
+        put?: never;
+        /**
+         * Create a campaign
+         * @description Up to 10,000 recipients (`recipients` or `recipientsCsv`) get the message, its `{{variables}}` filled per recipient, one at a time: a random delay in [minDelayMs, maxDelayMs] between two, "typing…" before each when asked, only inside the window, within the hourly and daily caps and the warm-up's growing daily cap, and within the session's own rates. Opted-out numbers are skipped, and numbers not on WhatsApp when skipNotOnWhatsApp (default true). 422 names the recipient and the variable when a recipient lacks one the template uses.
+         */
+        post: operations["Campaigns_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/campaigns/{campaignId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a campaign
+         * @description Its status, counts and when it sends next.
+         */
+        get: operations["Campaigns_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/campaigns/{campaignId}/recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a campaign's recipients
+         * @description Each recipient in order with its state, its message id and error; `cursor` is the last position of the previous page.
+         */
+        get: operations["Campaigns_recipients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/campaigns/{campaignId}:pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a campaign
+         * @description Nothing more is sent within 1 s, on whichever gateway holds the session; its message not yet sent goes back out of the queue (it goes back in, with the same network id, on resume). 409 unless scheduled or running.
+         */
+        post: operations["Campaigns_pause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/campaigns/{campaignId}:resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a campaign
+         * @description It runs again from its next pending recipient. 409 unless paused.
+         */
+        post: operations["Campaigns_resume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/campaigns/{campaignId}:cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a campaign
+         * @description Nothing more is sent within 1 s; pending recipients become cancelled. 409 when it already completed or was cancelled.
+         */
+        post: operations["Campaigns_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/opt-outs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List opt-outs
+         * @description Numbers that answered with an opt-out keyword (OPT_OUT_KEYWORDS, default STOP): every later campaign of the session skips them.
+         */
+        get: operations["Campaigns_optOuts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{id}/opt-outs/{jid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an opt-out
+         * @description The number can be sent campaigns again.
+         */
+        delete: operations["Campaigns_removeOptOut"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/sessions/{id}/contacts:check": {
         parameters: {
             query?: never;
@@ -1327,7 +1491,7 @@ export interface components {
              *       "session.status"
              *     ]
              */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message" | "campaign.progress" | "campaign.completed")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
@@ -1396,7 +1560,7 @@ export interface components {
              *       "session.status"
              *     ]
              */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message" | "campaign.progress" | "campaign.completed")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
@@ -1741,6 +1905,8 @@ export interface components {
             poll?: components["schemas"]["SendPollDto"];
             /** @description required for pollVote */
             pollVote?: components["schemas"]["SendPollVoteDto"];
+            /** @description epoch ms: the message is stored `scheduled` and queued when this time comes (CONTRACT 17), up to 366 days ahead; counted against the session's rates then, not now. A time already past is a send now. Cancel it with DELETE …/messages/{messageId} while it is scheduled. */
+            sendAt?: number;
             /** @description type text: `false` sends a text with a URL without its link preview (default true) */
             linkPreview?: boolean;
             /** @description reply to this message (msg_…) of the session */
@@ -1807,7 +1973,7 @@ export interface components {
             poll: components["schemas"]["PollResponse"] | null;
             quotedMessageId: string | null;
             /** @enum {string} */
-            status: "queued" | "sent" | "delivered" | "read" | "played" | "failed" | "received";
+            status: "scheduled" | "queued" | "sent" | "delivered" | "read" | "played" | "failed" | "cancelled" | "received";
             /** @description why it failed */
             error: string | null;
             /**
@@ -1867,6 +2033,8 @@ export interface components {
             poll?: components["schemas"]["SendPollDto"];
             /** @description required for pollVote */
             pollVote?: components["schemas"]["SendPollVoteDto"];
+            /** @description epoch ms: the message is stored `scheduled` and queued when this time comes (CONTRACT 17), up to 366 days ahead; counted against the session's rates then, not now. A time already past is a send now. Cancel it with DELETE …/messages/{messageId} while it is scheduled. */
+            sendAt?: number;
             /** @description type text: `false` sends a text with a URL without its link preview (default true) */
             linkPreview?: boolean;
             /** @description reply to this message (msg_…) of the session */
@@ -1905,6 +2073,149 @@ export interface components {
              * @example 15551234567@s.whatsapp.net
              */
             to: string;
+        };
+        CampaignMessageDto: {
+            /**
+             * @description default text
+             * @enum {string}
+             */
+            type?: "text" | "location" | "contact" | "poll";
+            /**
+             * @description the template: {{variable}} is replaced per recipient
+             * @example Hi {{name}}, your order {{order}} is ready
+             */
+            text?: string;
+            location?: Record<string, never>;
+            contact?: Record<string, never>;
+            poll?: Record<string, never>;
+        };
+        CampaignRecipientDto: {
+            /** @example 15551234567 */
+            to: string;
+            /**
+             * @example {
+             *       "name": "Ana",
+             *       "order": "A-17"
+             *     }
+             */
+            variables?: Record<string, never>;
+        };
+        SendWindowDto: {
+            /**
+             * @example [
+             *       "mon",
+             *       "tue",
+             *       "wed",
+             *       "thu",
+             *       "fri"
+             *     ]
+             */
+            days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+            /**
+             * @description HH:mm, local time in timeZone
+             * @example 09:00
+             */
+            from: string;
+            /**
+             * @description HH:mm, after from (a window does not cross midnight)
+             * @example 18:00
+             */
+            to: string;
+            /**
+             * @description IANA time zone; DST is followed
+             * @example Asia/Jakarta
+             */
+            timeZone: string;
+        };
+        CampaignPacingDto: {
+            /** @example 20000 */
+            minDelayMs: number;
+            /**
+             * @description at least minDelayMs; each gap is drawn uniformly in [minDelayMs, maxDelayMs]
+             * @example 60000
+             */
+            maxDelayMs: number;
+            /** @description "typing…" before each message (default true) */
+            typing?: boolean;
+            perHour?: number | null;
+            /** @description per calendar day in the window's time zone (UTC without a window) */
+            perDay?: number | null;
+        };
+        CampaignWarmupDto: {
+            /** @example 20 */
+            startPerDay: number;
+            /** @example 30 */
+            growthPercent: number;
+        };
+        CreateCampaignDto: {
+            name: string;
+            message: components["schemas"]["CampaignMessageDto"];
+            recipients?: components["schemas"]["CampaignRecipientDto"][];
+            /** @description instead of recipients: CSV with a header row; the column `to` (or `phone`) is the number, every other column a variable */
+            recipientsCsv?: string;
+            /** @description epoch ms; default now */
+            startAt?: number;
+            window?: components["schemas"]["SendWindowDto"];
+            pacing?: components["schemas"]["CampaignPacingDto"];
+            warmup?: components["schemas"]["CampaignWarmupDto"];
+            /** @description default true: numbers the network check says are not on WhatsApp are skipped */
+            skipNotOnWhatsApp?: boolean;
+        };
+        CampaignCountsDto: {
+            total: number;
+            pending: number;
+            sent: number;
+            delivered: number;
+            read: number;
+            failed: number;
+            skipped: number;
+            optedOut: number;
+            replied: number;
+        };
+        CampaignResponse: {
+            /** @example cmp_01J… */
+            id: string;
+            sessionId: string;
+            organizationId: string;
+            name: string;
+            /** @enum {string} */
+            status: "scheduled" | "running" | "paused" | "completed" | "cancelled";
+            counts: components["schemas"]["CampaignCountsDto"];
+            window: components["schemas"]["SendWindowDto"] | null;
+            pacing: components["schemas"]["CampaignPacingDto"];
+            warmup: components["schemas"]["CampaignWarmupDto"] | null;
+            skipNotOnWhatsApp: boolean;
+            startAt: number;
+            nextSendAt: number | null;
+            createdAt: number;
+            completedAt: number | null;
+        };
+        CampaignPage: {
+            data: components["schemas"]["CampaignResponse"][];
+            nextCursor: string | null;
+        };
+        CampaignRecipientResponse: {
+            position: number;
+            to: string;
+            /** @enum {string} */
+            status: "pending" | "queued" | "sent" | "delivered" | "read" | "failed" | "skipped" | "optedOut" | "cancelled";
+            messageId: string | null;
+            error: string | null;
+            updatedAt: number;
+        };
+        CampaignRecipientPage: {
+            data: components["schemas"]["CampaignRecipientResponse"][];
+            /** @description the last position of the page */
+            nextCursor: string | null;
+        };
+        OptOutResponse: {
+            jid: string;
+            keyword: string;
+            createdAt: number;
+        };
+        OptOutPage: {
+            data: components["schemas"]["OptOutResponse"][];
+            nextCursor: string | null;
         };
         CheckContactsDto: {
             /**
@@ -5479,7 +5790,7 @@ export interface operations {
                 direction?: "out" | "in";
                 /** @description a chat JID, or bare digits; `status@broadcast` for the status posts */
                 chatJid?: string;
-                status?: "queued" | "sent" | "delivered" | "read" | "played" | "failed" | "received";
+                status?: "scheduled" | "queued" | "sent" | "delivered" | "read" | "played" | "failed" | "cancelled" | "received";
             };
             header?: never;
             path: {
@@ -6760,6 +7071,978 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+        };
+    };
+    Campaigns_list: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Campaigns_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCampaignDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Campaigns_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                campaignId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Campaigns_recipients: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                status?: "pending" | "queued" | "sent" | "delivered" | "read" | "failed" | "skipped" | "optedOut" | "cancelled";
+            };
+            header?: never;
+            path: {
+                id: string;
+                campaignId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignRecipientPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Campaigns_pause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                campaignId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Campaigns_resume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                campaignId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Campaigns_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                campaignId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the resource is not in a state that allows this operation; `details` says which state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "the session is not waiting for a QR scan (status working)",
+                     *         "details": {
+                     *           "status": "working"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Campaigns_optOuts: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OptOutPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Campaigns_removeOptOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                jid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such resource in the caller's organization (another organization's ids are not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "session not found",
+                     *         "details": {
+                     *           "id": "ses_01JD3Z8Q5W7N2K4M6P8R0T2V4X"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
         };
     };
     Contacts_check: {
@@ -8888,7 +10171,7 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 direction?: "out" | "in";
-                status?: "queued" | "sent" | "delivered" | "read" | "played" | "failed" | "received";
+                status?: "scheduled" | "queued" | "sent" | "delivered" | "read" | "played" | "failed" | "cancelled" | "received";
             };
             header?: never;
             path: {

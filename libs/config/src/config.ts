@@ -443,6 +443,20 @@ export class GatewayConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(50) @Max(600000)
   MESSAGE_SWEEP_MS = 2000;
 
+  /**
+   * Inbound texts that opt a contact out of a session's campaigns (CONTRACT 17): comma-separated, matched against the
+   * whole message, trimmed, case-insensitive.
+   */
+  @IsString()
+  OPT_OUT_KEYWORDS = 'STOP';
+
+  /**
+   * The longest the gateway's campaign scheduler sleeps between looks at what is due (docs/campaigns.md): it wakes
+   * earlier for the next due send it knows of, and at once on a signal; this bounds the start of one whose signal was lost.
+   */
+  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  CAMPAIGN_SCHEDULER_MAX_SLEEP_MS = 1000;
+
   /** presenceTyping: "typing…" lasts text length × this, clamped to [TYPING_MIN_MS, TYPING_MAX_MS]. */
   @Transform(toInt) @IsInt() @Min(0) @Max(1000)
   TYPING_MS_PER_CHAR = 40;

@@ -10,6 +10,7 @@ import type {
   PresenceUpdatePayload,
 } from './messages';
 import type { ContactBlockPayload } from './contacts';
+import type { CampaignProgressPayload } from './campaigns';
 import type { GroupView, SessionStatus } from './sessions';
 import type { ChatUpdatePayload, HistorySyncedPayload } from './chats';
 import type { WebhookDisabledPayload } from './webhooks';
@@ -53,6 +54,8 @@ export const EVENT_TYPES = [
   'label.update',
   'status.received',
   'channel.message',
+  'campaign.progress',
+  'campaign.completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -145,6 +148,8 @@ export interface EventPayloads {
   'label.update': LabelUpdatePayload;
   'status.received': StatusReceivedPayload;
   'channel.message': ChannelMessagePayload;
+  'campaign.progress': CampaignProgressPayload;
+  'campaign.completed': CampaignProgressPayload;
 }
 
 /** The map's keys are exactly EVENT_TYPES, both ways: a type added to one and not the other fails to compile here. */

@@ -18,11 +18,12 @@ export const isMediaType = (type: string): type is MediaMessageType => (MEDIA_ME
 export const ACK_STATUSES = ['delivered', 'read', 'played'] as const;
 export type AckStatus = (typeof ACK_STATUSES)[number];
 
-export const MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'read', 'played', 'failed', 'received'] as const;
+/** `scheduled`: accepted with a `sendAt` still ahead (CONTRACT 17); `cancelled`: a scheduled send withdrawn. */
+export const MESSAGE_STATUSES = ['scheduled', 'queued', 'sent', 'delivered', 'read', 'played', 'failed', 'cancelled', 'received'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** Order of outbound statuses: an ack never moves a message backwards (a late `delivered` after `read`). */
-export const OUTBOUND_STATUS_RANK: Record<Exclude<MessageStatus, 'received' | 'failed'>, number> = {
+export const OUTBOUND_STATUS_RANK: Record<Exclude<MessageStatus, 'received' | 'failed' | 'scheduled' | 'cancelled'>, number> = {
   queued: 0,
   sent: 1,
   delivered: 2,
@@ -98,6 +99,10 @@ export interface MessageView {
   pollVotes: PollVoteRecord[];
   /** true for a message stored from a history sync on pairing (CONTRACT 12, `syncHistory`): no `message.received` was sent for it */
   fromHistory: boolean;
+  /** epoch ms it is due (CONTRACT 17, a send accepted with `sendAt`); null for a send queued at once */
+  sendAt: number | null;
+  /** the campaign it was sent for (CONTRACT 17); null otherwise */
+  campaignId: string | null;
 }
 
 export interface MessageReaction {
@@ -155,6 +160,8 @@ export interface MessageSendOptions {
   forwardOf?: MessageKeyRef;
   pollVote?: { poll: MessageKeyRef; options: string[] };
   linkPreview?: LinkPreview | null;
+  /** a campaign's message with `pacing.typing`: "typing…" before it whatever the session's presenceTyping */
+  typing?: boolean;
 }
 
 /** Enough of a stored message to address it on the network (quote it, react to it, mark it read). */

@@ -61,6 +61,12 @@ export class MessageActionsService {
     const session = await this.actions.session(organizationId, sessionId);
     const row = await this.find(session, messageId);
     if (row.revokedAt !== null && row.direction === 'out') return;
+    // a scheduled send (CONTRACT 17) is withdrawn, not deleted on the network: it was never sent; cancelled again is a no-op
+    if (row.status === 'cancelled') return;
+    if (row.status === 'scheduled' && row.campaignId === null) {
+      if (await this.messages.cancelScheduled(organizationId, session.id, row.id)) return;
+      throw new DomainError('conflict', 'the message is no longer scheduled: it became due and was queued', { status: 'queued' });
+    }
     this.requireOwnSent(row, 'deleted');
     await this.actions.perform(organizationId, sessionId, 'messages.revoke', { key: messageKeyOf(row) });
     await this.events.transact(async (tx, publish) => {

@@ -75,6 +75,9 @@ const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 
 const notFound = (id: string) => new DomainError('not_found', 'session not found', { id });
 
+/** A send with a `sendAt` still ahead (CONTRACT 17): stored `scheduled`; a time already past is a send now. */
+const isScheduled = (body: SendMessageDto): body is SendMessageDto & { sendAt: number } => body.sendAt !== undefined && body.sendAt > Date.now();
+
 /**
  * How many times a plain send is offered to the accept statement while the session reads sendable between tries: a
  * session moving between gateways is `starting` for a moment on its new one, so a send can be refused by the statement
@@ -179,13 +182,14 @@ export class MessagesService {
       await this.messages.releaseIdempotencyKey(session.id, idempotencyKey, IDEMPOTENCY_WINDOW_MS);
     }
 
+    const sendAt = isScheduled(body) ? body.sendAt : undefined;
     return this.accept(session, idempotencyKey ?? null, async (id) => {
       const bytes = body.media ? await this.mediaBytes(body.media) : null;
       const sendOptions = await this.sendOptionsOf(body, targets.polled);
-      const message = this.newMessage(session, id, body, targets, bytes, idempotencyKey ?? null, { chatJid: broadcast?.chatJid, sendOptions });
+      const message = this.newMessage(session, id, body, targets, bytes, idempotencyKey ?? null, { chatJid: broadcast?.chatJid, sendOptions, sendAt });
       if (broadcast) await broadcast.record(id);
       return { message, bytes };
-    });
+    }, sendAt !== undefined);
   }
 
   /**
@@ -209,7 +213,7 @@ export class MessagesService {
       await this.findSession(organizationId, sessionId);
       throw err;
     }
-    if (body.quotedMessageId || body.reaction || body.pollVote) {
+    if (body.quotedMessageId || body.reaction || body.pollVote || isScheduled(body)) {
       await requestLimits?.count();
       return this.sendRead(await this.findSession(organizationId, sessionId), body, undefined);
     }
@@ -290,11 +294,19 @@ export class MessagesService {
    * built and stored `queued` (a failure gives the slot back, so a failed send never counts), then signalled to the
    * session's gateway. A concurrent repeat with the same idempotency key stored first is answered with that message.
    */
-  async accept(session: Session, idempotencyKey: string | null, build: (id: string) => Promise<{ message: NewMessage; bytes: Buffer | null }>): Promise<MessageView> {
+  async accept(
+    session: Session,
+    idempotencyKey: string | null,
+    build: (id: string) => Promise<{ message: NewMessage; bytes: Buffer | null }>,
+    scheduled = false,
+  ): Promise<MessageView> {
     const id = newId('msg');
-    // read from the row on every send, so a PATCH of the rates applies to the very next one
-    const decision = await this.limiter.tryAccept(session.id, id, { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
-    if (!decision.accepted) throw rateLimited(session, decision.retryAfterMs, decision.limit);
+    // read from the row on every send, so a PATCH of the rates applies to the very next one; a scheduled send is
+    // counted when it is due (the gateway's CampaignScheduler), not now
+    if (!scheduled) {
+      const decision = await this.limiter.tryAccept(session.id, id, { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
+      if (!decision.accepted) throw rateLimited(session, decision.retryAfterMs, decision.limit);
+    }
 
     let row: MessageRow | null;
     try {
@@ -357,7 +369,7 @@ export class MessagesService {
     await this.messages.releaseIdempotencyKeys(session.id, keys.filter((k) => !firsts.has(k)), IDEMPOTENCY_WINDOW_MS);
     const firstItemOfKey = new Map<string, number>();
     const repeats: Array<[index: number, of: number]> = [];
-    const fresh: Array<Item & { id: string }> = [];
+    const fresh: Array<Item & { id: string; sendAt?: number }> = [];
     for (const v of valid) {
       const key = v.body.idempotencyKey;
       const first = key === undefined ? undefined : firsts.get(key);
@@ -365,14 +377,17 @@ export class MessagesService {
       else if (key !== undefined && firstItemOfKey.has(key)) repeats.push([v.index, firstItemOfKey.get(key)!]);
       else {
         if (key !== undefined) firstItemOfKey.set(key, v.index);
-        fresh.push({ ...v, id: newId('msg') });
+        fresh.push({ ...v, id: newId('msg'), sendAt: isScheduled(v.body) ? v.body.sendAt : undefined });
       }
     }
 
     // the rates: read from the row on every send, so a PATCH applies to the very next batch
-    const decision = await this.limiter.tryAcceptMany(session.id, fresh.map((f) => f.id), { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
-    const counted = fresh.slice(0, decision.accepted);
-    for (const f of fresh.slice(decision.accepted)) fail(f.index, rateLimited(session, decision.retryAfterMs, decision.limit ?? 'ratePerMin'));
+    // a scheduled item is counted when it is due, not now
+    const now = fresh.filter((f) => f.sendAt === undefined);
+    const decision = await this.limiter.tryAcceptMany(session.id, now.map((f) => f.id), { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
+    const refused = new Set(now.slice(decision.accepted).map((f) => f.id));
+    const counted = fresh.filter((f) => !refused.has(f.id));
+    for (const f of now.slice(decision.accepted)) fail(f.index, rateLimited(session, decision.retryAfterMs, decision.limit ?? 'ratePerMin'));
 
     const uncount: string[] = [];
     const batch: Array<{ index: number; message: NewMessage; media: Buffer | null }> = [];
@@ -381,7 +396,7 @@ export class MessagesService {
         try {
           const bytes = c.body.media ? await this.mediaBytes(c.body.media) : null;
           const sendOptions = await this.sendOptionsOf(c.body, c.targets.polled);
-          batch.push({ index: c.index, message: this.newMessage(session, c.id, c.body, c.targets, bytes, c.body.idempotencyKey ?? null, { sendOptions }), media: bytes });
+          batch.push({ index: c.index, message: this.newMessage(session, c.id, c.body, c.targets, bytes, c.body.idempotencyKey ?? null, { sendOptions, sendAt: c.sendAt }), media: bytes });
         } catch (err) {
           uncount.push(c.id);
           fail(c.index, err);
@@ -526,7 +541,7 @@ export class MessagesService {
     { quoted, reacted }: SendTargets,
     bytes: Buffer | null,
     idempotencyKey: string | null,
-    extra: { chatJid?: string; sendOptions: MessageSendOptions | null },
+    extra: { chatJid?: string; sendOptions: MessageSendOptions | null; sendAt?: number },
   ): NewMessage {
     const type: OutboundMessageType = body.type ?? 'text';
     return {
@@ -551,7 +566,8 @@ export class MessagesService {
       quotedMessageId: quoted?.id ?? null,
       quotedWaMessageId: quoted?.waMessageId ?? null,
       mentions: body.mentions ?? [],
-      status: 'queued',
+      status: extra.sendAt ? 'scheduled' : 'queued',
+      sendAt: extra.sendAt ?? null,
       idempotencyKey,
       sendOptions: extra.sendOptions,
     };

@@ -36,6 +36,16 @@ export interface OutboundSenderDeps {
   statusPosts?: StatusPostLookup;
   /** where the records of sends go (the gateway's, grouped across its sessions); absent: records of this sender's own */
   sentRecords?: SentRecords;
+  /** campaigns (CONTRACT 17) this gateway was told are paused or cancelled: their messages are not sent (absent: none) */
+  campaigns?: CampaignSendHooks;
+}
+
+/** How the sender meets the campaign scheduler (apps/gateway/src/campaigns) of its gateway. */
+export interface CampaignSendHooks {
+  /** true: the campaign was paused or cancelled (a signal): its message is left for the scheduler, not sent */
+  halted(campaignId: string): boolean;
+  /** a campaign's message was recorded sent or failed: its next step may be due (pacing counts from the send) */
+  settled(campaignId: string): void;
 }
 
 /** The audience and background of a status post (a message to status@broadcast), by message id. */
@@ -173,7 +183,8 @@ export class OutboundSender {
       // the session's presenceTyping comes with the batch, so a PATCH applies to the messages read after it
       const { messages: batch, presenceTyping } = await store.nextQueued(sessionId, DRAIN_BATCH);
       for (const row of batch) {
-        if (this.clock() - row.createdAt > settings.ttlMs) {
+        // a scheduled send waits for a connection from when it was due, not from when it was accepted
+        if (this.clock() - (row.sendAt ?? row.createdAt) > settings.ttlMs) {
           await this.fail(row, `expired: waited more than ${Math.round(settings.ttlMs / 1000)} s for a connection`);
           continue;
         }
@@ -199,7 +210,13 @@ export class OutboundSender {
       await this.fail(row, err.message);
       return true;
     }
-    if (presenceTyping && message.content.type === 'text' && !message.statusPost) await this.showTyping(conn, row.chatJid, message.content.text);
+    // a paused or cancelled campaign's message: the pause withdrew it from the queue (withdrawCampaignQueued), this
+    // sender read it before; skipped here, before "typing…" and again after it, so nothing is sent past the signal
+    const halted = () => row.campaignId !== null && this.deps.campaigns?.halted(row.campaignId) === true;
+    if (halted()) return true;
+    const typing = presenceTyping || row.sendOptions?.typing === true;
+    if (typing && message.content.type === 'text' && !message.statusPost) await this.showTyping(conn, row.chatJid, message.content.text);
+    if (halted()) return true;
     let sent;
     try {
       sent = await conn.send(message);
@@ -271,6 +288,7 @@ export class OutboundSender {
     for (const { row } of batch) {
       const heldAck = moved.get(row.id)?.heldAck;
       if (heldAck) await this.ack(row.waMessageId, heldAck);
+      if (row.campaignId) this.deps.campaigns?.settled(row.campaignId);
     }
   }
 
@@ -369,6 +387,7 @@ export class OutboundSender {
       const failed = await this.deps.store.markFailed(row.id, error, tx);
       if (failed) publish(this.event({ event: 'message.failed', payload: { message: toMessageView(failed) } }));
     });
+    if (row.campaignId) this.deps.campaigns?.settled(row.campaignId);
   }
 
   /** Moves a sent message forward and announces it in one transaction, or keeps the ack on a queued one. */

@@ -102,6 +102,12 @@ export class SessionHost {
     }
   }
 
+  /** The runner of a session held here (the campaign scheduler's way to its queue and its connection). */
+  runnerOf(sessionId: string): SessionRunner | undefined {
+    const runner = this.runners.get(sessionId);
+    return runner?.isActive ? runner : undefined;
+  }
+
   /** The API queued messages for a session (SendSignal); a session not held here is none of this gateway's business. */
   signal(sessionId: string): void {
     void this.runners.get(sessionId)?.drainQueued();

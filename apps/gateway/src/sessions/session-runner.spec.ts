@@ -990,6 +990,7 @@ describe('SessionRunner', () => {
           id: expect.stringMatching(/^msg_/), sessionId: 'ses_1', organizationId: 'org_1', waMessageId: 'IN1', direction: 'in', chatJid: contact,
           from: contact, type: 'text', text: 'hi', media: null, location: null, contact: null, poll: null, quotedMessageId: null,
           status: 'received', error: null, createdAt: 1_000, updatedAt: 1_000, sentAt: null, editedAt: null, revokedAt: null, reactions: [], pollVotes: [], fromHistory: false,
+          sendAt: null, campaignId: null,
         },
       });
       expect(t.messages.rows).toHaveLength(1);

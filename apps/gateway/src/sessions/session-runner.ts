@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { CatalogEvent, DomainError, GroupView, SessionLoggedOutPayload, SyncHistoryMode, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
 import { CredentialsUnusableError, credentialsUnusableReason } from '../engine/credentials-unusable';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, FollowedChannelBook, GroupInfo, SessionEngine } from '../engine/engine.interface';
+import type { CampaignSendHooks } from '../messages/outbound-sender';
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { MessageRow, MessageStore, MessagingSettings } from '../messages/message-store';
 import type { ContactBook } from '../contacts/contact-book';
@@ -73,6 +74,8 @@ export interface SessionRunnerDeps {
   statusPosts?: StatusPostLookup;
   /** told of each inbound message once stored (eager media downloads, media/eager-media-downloads.ts); absent: none */
   inboundStored?: (row: MessageRow) => void;
+  /** the campaign scheduler of this gateway, as the sender meets it (absent: no campaigns) */
+  campaigns?: CampaignSendHooks;
 }
 
 /**
@@ -232,6 +235,7 @@ export class SessionRunner {
       pacing: new BacklogPacer({ ratePerMin: () => sessionRatePerMin(deps.records, sessionId) }),
       statusPosts: deps.statusPosts,
       sentRecords: deps.sentRecords,
+      campaigns: deps.campaigns,
     });
     const followed = deps.followedChannels;
     // a post names only its channel: once kept, each further post of it would be one more write that changes nothing
@@ -470,6 +474,17 @@ export class SessionRunner {
       await this.setStatus(this.status, 'pairing_code_requested');
     });
     return { code };
+  }
+
+  /** Whether the session is connected and can send now (the campaign scheduler asks before a step). */
+  isWorking(): boolean {
+    return this.status === 'working' && this.connection !== null;
+  }
+
+  /** The number check of `contacts:check` for one number (a campaign's `skipNotOnWhatsApp`). */
+  async onWhatsApp(phoneNumber: string): Promise<boolean> {
+    const { results } = await this.perform('contacts.check', { phoneNumbers: [phoneNumber] });
+    return results[0]?.exists ?? false;
   }
 
   /** Sends the session's queued messages (a signal from the API, the sweep); resolves when the drain is done. */

@@ -15,6 +15,7 @@ import { StatusPostsRepository } from './status-posts.repository';
 import { MediaBlobsRepository } from './media-blobs.repository';
 import { FollowedChannelsRepository } from './followed-channels.repository';
 import { LeaderLeasesRepository } from './leader-leases.repository';
+import { CampaignsRepository } from './campaigns.repository';
 
 export * from './keyset-page';
 export * from './deliveries.repository';
@@ -34,9 +35,11 @@ export * from './status-posts.repository';
 export * from './media-blobs.repository';
 export * from './followed-channels.repository';
 export * from './leader-leases.repository';
+export * from './campaigns.repository';
 
 /** Every repository, for DatabaseModule to provide. */
 export const REPOSITORIES = [
+  CampaignsRepository,
   OrganizationsRepository,
   UsersRepository,
   ApiKeysRepository,

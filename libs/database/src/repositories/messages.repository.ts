@@ -73,6 +73,10 @@ export interface NewMessage {
   sentAt?: number | null;
   /** stored from a history sync on pairing (no `message.received` for it, no unread count) */
   fromHistory?: boolean;
+  /** epoch ms a `scheduled` send is due (CONTRACT 17) */
+  sendAt?: number | null;
+  /** the campaign it is sent for */
+  campaignId?: string | null;
 }
 
 /** A send the network took, to record (`markSentMany`): `updatedAt` (epoch ms, default now) is the row's new updatedAt. */
@@ -101,7 +105,8 @@ export interface MessageFilter {
 
 const COLUMNS = `id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media, media_ref,
   location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, error, idempotency_key,
-  created_at, updated_at, sent_at, revoked_at, member_acks, edited_at, reactions, poll_votes, from_history, send_options`;
+  created_at, updated_at, sent_at, revoked_at, member_acks, edited_at, reactions, poll_votes, from_history, send_options,
+  send_at, campaign_id`;
 
 interface RawRow {
   id: string;
@@ -135,6 +140,8 @@ interface RawRow {
   poll_votes: PollVoteRecord[] | null;
   from_history: boolean;
   send_options: MessageSendOptions | null;
+  send_at: Date | null;
+  campaign_id: string | null;
 }
 
 function toRow(r: RawRow): MessageRow {
@@ -170,6 +177,8 @@ function toRow(r: RawRow): MessageRow {
     pollVotes: r.poll_votes ?? [],
     fromHistory: r.from_history,
     sendOptions: r.send_options ?? null,
+    sendAt: r.send_at ? r.send_at.getTime() : null,
+    campaignId: r.campaign_id ?? null,
   };
 }
 
@@ -200,6 +209,8 @@ export function toMessageView(row: MessageRow): MessageView {
     reactions: row.reactions,
     pollVotes: row.pollVotes,
     fromHistory: row.fromHistory,
+    sendAt: row.sendAt,
+    campaignId: row.campaignId,
   };
 }
 
@@ -215,6 +226,13 @@ const rankSql = (column: string, otherwise: number) =>
 const RANK_SQL = rankSql('status', -1);
 
 /**
+ * A scheduled send (CONTRACT 17) is numbered when it becomes due (`promoteDue`), not when it is accepted: its number
+ * now would put it ahead of everything accepted before it is due. The accept still takes one (a harmless gap) so it
+ * stays the one statement, with the session's checks, that every send goes through.
+ */
+const SEQ_UNLESS_SCHEDULED = (status: string, seq: string) => `CASE WHEN ${status} = 'scheduled' THEN NULL ELSE ${seq} END`;
+
+/**
  * The accept of a send (`insertOutbound`): number, message and media bytes in one statement. The number comes from
  * the session's counter row through the sessions repository's fragment (`takeMessageSeqsSql`: its SQL stays there,
  * this statement only composes it); the message takes it only when the session row exists, and the media row is written
@@ -225,10 +243,11 @@ const insertOutboundSql = (takeSeq: string, from: string, answer: string) =>
   `WITH s AS (${takeSeq}),
    m AS (
      INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
-       location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, idempotency_key, seq, send_options)
+       location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, idempotency_key, seq, send_options,
+       send_at, campaign_id)
      SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, ${from}, $8::text, $9::text, $10::jsonb,
-       $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15::text, $16::text, $17::text[], $18::text, $19::text, s.message_seq,
-       $21::jsonb
+       $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15::text, $16::text, $17::text[], $18::text, $19::text,
+       ${SEQ_UNLESS_SCHEDULED('$18::text', 's.message_seq')}, $21::jsonb, $22::timestamptz, $23::text
        FROM s
      ON CONFLICT DO NOTHING
      RETURNING ${COLUMNS}
@@ -246,21 +265,23 @@ const INSERT_OUTBOUND = preparedStatement('messages_insert_outbound', insertOutb
  * and leaves its number unused; the others are inserted all the same. `from` is the sender's expression. `media`:
  * whether the statement stores media bytes at all (see `ByMedia`).
  */
-const insertOutboundManySql = (takeSeqs: string, from: string, answer: string, media: boolean) =>
+const insertOutboundManySql = (takeSeqs: string, from: string, answer: string, media: boolean, sendAtParam: string) =>
   `WITH s AS (${takeSeqs}),
    b AS (
      SELECT * FROM unnest($1::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
        $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bytea[],
-       $20::text[])
+       $20::text[], ${sendAtParam}::timestamptz[])
        WITH ORDINALITY AS b(id, wa_message_id, chat_jid, type, text, media, location, contact, poll, reaction,
-         quoted_message_id, quoted_wa_message_id, mentions, idempotency_key, status, from_jid, data, send_options, n)
+         quoted_message_id, quoted_wa_message_id, mentions, idempotency_key, status, from_jid, data, send_options, send_at, n)
    ),
    m AS (
      INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
-       location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, idempotency_key, seq, send_options)
+       location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status, idempotency_key, seq, send_options,
+       send_at)
      SELECT b.id, $2::text, $3::text, b.wa_message_id, 'out', b.chat_jid, ${from}, b.type, b.text, b.media::jsonb,
        b.location::jsonb, b.contact::jsonb, b.poll::jsonb, b.reaction::jsonb, b.quoted_message_id, b.quoted_wa_message_id,
-       b.mentions::text[], b.status, b.idempotency_key, s.message_seq - cardinality($1::text[]) + b.n, b.send_options::jsonb
+       b.mentions::text[], b.status, b.idempotency_key, ${SEQ_UNLESS_SCHEDULED('b.status', 's.message_seq - cardinality($1::text[]) + b.n')},
+       b.send_options::jsonb, b.send_at
        FROM b, s ORDER BY b.n
      ON CONFLICT DO NOTHING
      RETURNING ${COLUMNS}
@@ -285,9 +306,9 @@ interface ByMedia {
   none: PreparedStatement;
 }
 
-const byMedia = (name: string, takeSeqs: string, from: string, answer: string): ByMedia => ({
-  media: preparedStatement(name, insertOutboundManySql(takeSeqs, from, answer, true)),
-  none: preparedStatement(`${name}_no_media`, insertOutboundManySql(takeSeqs, from, answer, false)),
+const byMedia = (name: string, takeSeqs: string, from: string, answer: string, sendAtParam: string): ByMedia => ({
+  media: preparedStatement(name, insertOutboundManySql(takeSeqs, from, answer, true, sendAtParam)),
+  none: preparedStatement(`${name}_no_media`, insertOutboundManySql(takeSeqs, from, answer, false, sendAtParam)),
 });
 
 /** The form for a batch: with the media step when any of it has media. */
@@ -299,6 +320,7 @@ const INSERT_OUTBOUND_MANY = byMedia(
   takeMessageSeqsSql('$3::text', 'cardinality($1::text[])'),
   'b.from_jid',
   'SELECT * FROM m',
+  '$21',
 );
 
 /**
@@ -313,6 +335,7 @@ const INSERT_ACCEPTED_MANY = byMedia(
   takeMessageSeqsIfSendableSql('$3::text', '$2::text', '$21::text[]', 'cardinality($1::text[])'),
   'COALESCE(s.wa_jid, b.from_jid)',
   'SELECT m.*, s.gateway_id AS session_gateway_id FROM m, s',
+  '$22',
 );
 
 /**
@@ -422,6 +445,7 @@ const outboundParams = (m: NewMessage, media: Buffer | null): unknown[] => [
   m.id, m.organizationId, m.sessionId, m.waMessageId, m.direction, m.chatJid, m.from, m.type, m.text ?? null,
   json(m.media), json(m.location), json(m.contact), json(m.poll), json(m.reaction), m.quotedMessageId ?? null,
   m.quotedWaMessageId ?? null, m.mentions ?? [], m.status, m.idempotencyKey ?? null, media, json(m.sendOptions),
+  ts(m.sendAt), m.campaignId ?? null,
 ];
 
 /** A message of a bulk accept and its media bytes. */
@@ -458,7 +482,15 @@ const outboundManyParams = (organizationId: string, sessionId: string, batch: Re
   ];
 };
 
+/** The `send_at` array of a bulk accept, after its statement's other parameters. */
+const sendAtsOf = (batch: ReadonlyArray<NewOutbound>) => batch.map((b) => ts(b.message.sendAt));
+
 /** Every query of `messages` and `message_media`. */
+/** The rows of an UPDATE or DELETE … RETURNING through TypeORM's `query`, which answers those as `[rows, count]`. */
+function updated<T>(result: T[] | [T[], number]): T[] {
+  return result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? (result[0] as T[]) : (result as T[]);
+}
+
 @Injectable()
 export class MessagesRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -521,7 +553,10 @@ export class MessagesRepository {
    */
   async insertOutboundMany(organizationId: string, sessionId: string, batch: ReadonlyArray<NewOutbound>): Promise<Map<string, MessageRow>> {
     if (batch.length === 0) return new Map();
-    const { rows } = await runPrepared<RawRow>(this.db, formFor(INSERT_OUTBOUND_MANY, batch.some((b) => b.media !== null)), outboundManyParams(organizationId, sessionId, batch));
+    const { rows } = await runPrepared<RawRow>(this.db, formFor(INSERT_OUTBOUND_MANY, batch.some((b) => b.media !== null)), [
+      ...outboundManyParams(organizationId, sessionId, batch),
+      sendAtsOf(batch),
+    ]);
     return new Map(rows.map((r) => [r.id, toRow(r)]));
   }
 
@@ -544,6 +579,7 @@ export class MessagesRepository {
     const { rows } = await runPrepared<RawRow & { session_gateway_id: string | null }>(this.db, formFor(INSERT_ACCEPTED_MANY, group.some((b) => b.media !== null)), [
       ...outboundManyParams(organizationId, sessionId, group),
       statuses,
+      sendAtsOf(group),
     ]);
     return { rows: new Map(rows.map((r) => [r.id, toRow(r)])), gatewayId: rows[0]?.session_gateway_id ?? null };
   }
@@ -664,6 +700,107 @@ export class MessagesRepository {
   async nextQueued(sessionId: string, limit: number): Promise<QueueHead> {
     const { rows } = await runPrepared<RawRow & { session_presence_typing: boolean | null }>(this.db, NEXT_QUEUED, [sessionId, limit]);
     return { messages: rows.map(toRow), presenceTyping: rows[0]?.session_presence_typing ?? false };
+  }
+
+  /**
+   * Which of these sessions have a scheduled send due now (CONTRACT 17): a range read of the index
+   * `messages_scheduled_due (session_id, send_at, id)` per session, so it costs the due rows, never the future ones. A
+   * campaign's withdrawn message (`scheduled` without `send_at`, see `withdrawCampaignQueued`) is not in any range.
+   */
+  async sessionsWithDueScheduled(sessionIds: string[]): Promise<string[]> {
+    if (sessionIds.length === 0) return [];
+    const rows: Array<{ session_id: string }> = await this.db.query(
+      `SELECT s AS session_id FROM unnest($1::text[]) AS s
+        WHERE EXISTS (SELECT 1 FROM messages WHERE session_id = s AND status = 'scheduled' AND send_at <= now())`,
+      [sessionIds],
+    );
+    return rows.map((r) => r.session_id);
+  }
+
+  /** The due scheduled sends of a session, oldest `send_at` first, at most `limit` (the index's range). */
+  async dueScheduledIds(sessionId: string, limit: number): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.db.query(
+      `SELECT id FROM messages WHERE session_id = $1 AND status = 'scheduled' AND send_at <= now() ORDER BY send_at, id LIMIT $2`,
+      [sessionId, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** The earliest `send_at` of a scheduled send of these sessions (one index probe each), or null. */
+  async nextScheduledAt(sessionIds: string[]): Promise<number | null> {
+    if (sessionIds.length === 0) return null;
+    const rows: Array<{ at: Date | null }> = await this.db.query(
+      `SELECT min((SELECT send_at FROM messages WHERE session_id = s AND status = 'scheduled' AND send_at IS NOT NULL ORDER BY send_at LIMIT 1)) AS at
+         FROM unnest($1::text[]) AS s`,
+      [sessionIds],
+    );
+    return rows[0]?.at ? rows[0].at.getTime() : null;
+  }
+
+  /**
+   * scheduled → queued for the due sends of a session, at most `limit`, oldest `send_at` first (then id), each with the
+   * session's next acceptance number (`takeMessageSeqsSql`, the accept's own counter and lock), so a due send joins the
+   * queue behind everything accepted before it became due and the drain's order rule holds. `ids`, when given, limits
+   * it to those rows (a campaign's withdrawn message, re-queued by id whatever its `send_at`). One statement: rows
+   * locked (SKIP LOCKED: a concurrent promotion or cancel takes others), numbered, moved. Returns the moved rows.
+   */
+  async promoteDue(sessionId: string, limit: number, ids: string[] | null = null): Promise<MessageRow[]> {
+    const rows: RawRow[] = updated(await this.db.query(
+      `WITH due AS (
+         SELECT id, row_number() OVER (ORDER BY send_at NULLS FIRST, id) AS n FROM (
+           SELECT id, send_at FROM messages
+            WHERE session_id = $1 AND status = 'scheduled'
+              AND (CASE WHEN $3::text[] IS NULL THEN send_at <= now() ELSE id = ANY($3::text[]) END)
+            ORDER BY send_at NULLS FIRST, id LIMIT $2 FOR UPDATE SKIP LOCKED
+         ) d
+       ),
+       s AS (${takeMessageSeqsSql('$1::text', '(SELECT count(*) FROM due)')})
+       UPDATE messages SET status = 'queued', seq = s.message_seq - (SELECT count(*) FROM due) + due.n, updated_at = now(),
+              send_at = COALESCE(messages.send_at, now())
+         FROM due, s
+        WHERE messages.id = due.id AND (SELECT count(*) FROM due) > 0
+       RETURNING ${COLUMNS.split(',').map((c) => `messages.${c.trim()}`).join(', ')}`,
+      [sessionId, limit, ids],
+    ));
+    return rows.map(toRow);
+  }
+
+  /**
+   * A scheduled send withdrawn (`DELETE …/messages/{id}` while it is scheduled): scheduled → cancelled, once. Null when
+   * it was not scheduled any more (already due and queued, or cancelled).
+   */
+  async cancelScheduled(organizationId: string, sessionId: string, id: string): Promise<MessageRow | null> {
+    const rows: RawRow[] = updated(await this.db.query(
+      `UPDATE messages SET status = 'cancelled', updated_at = now()
+        WHERE id = $1 AND session_id = $2 AND organization_id = $3 AND status = 'scheduled'
+       RETURNING ${COLUMNS}`,
+      [id, sessionId, organizationId],
+    ));
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /**
+   * A paused campaign's message still in the queue goes back out of it (queued → scheduled without `send_at`, which no
+   * due scan reads): the sender skips it, and a resume re-queues the same row (`promoteDue` by id), so its waMessageId
+   * stays and a copy the network already took is stored once. A cancel ends it (`cancelled`).
+   */
+  async withdrawCampaignQueued(campaignId: string, to: 'scheduled' | 'cancelled', manager?: EntityManager): Promise<string[]> {
+    const rows: Array<{ id: string }> = updated(await this.q(manager).query(
+      `UPDATE messages SET status = $2, send_at = NULL, updated_at = now()
+        WHERE campaign_id = $1 AND status IN ('queued', 'scheduled') RETURNING id`,
+      [campaignId, to],
+    ));
+    return rows.map((r) => r.id);
+  }
+
+  /** The status and sentAt of a message (a campaign's pacing reads its last message). */
+  async stateOf(id: string, manager?: EntityManager): Promise<{ status: MessageStatus; sentAt: number | null; sendAt: number | null } | null> {
+    const rows: Array<{ status: MessageStatus; sent_at: Date | null; send_at: Date | null }> = await this.q(manager).query(
+      `SELECT status, sent_at, send_at FROM messages WHERE id = $1`,
+      [id],
+    );
+    const r = rows[0];
+    return r ? { status: r.status, sentAt: r.sent_at?.getTime() ?? null, sendAt: r.send_at?.getTime() ?? null } : null;
   }
 
   /** Which of these sessions have queued messages (the gateway's sweep after a lost signal). */

@@ -298,6 +298,16 @@ export class SessionsRepository {
     return new Map(rows.map((r) => [r.gateway_id, Number(r.n)]));
   }
 
+  /** What a send accepted outside the API (a campaign's message, a due scheduled send) needs of its session. */
+  async sendProfile(id: string): Promise<{ ratePerMin: number; ratePerHour: number; waJid: string | null; gatewayId: string | null } | null> {
+    const rows: Array<{ rate_per_min: number; rate_per_hour: number; wa_jid: string | null; gateway_id: string | null }> = await this.db.query(
+      `SELECT rate_per_min, rate_per_hour, wa_jid, gateway_id FROM sessions WHERE id = $1`,
+      [id],
+    );
+    const r = rows[0];
+    return r ? { ratePerMin: r.rate_per_min, ratePerHour: r.rate_per_hour, waJid: r.wa_jid, gatewayId: r.gateway_id } : null;
+  }
+
   async findRuntime(id: string): Promise<SessionRuntimeRow | null> {
     return (await this.findRuntimeMany([id])).get(id) ?? null;
   }

@@ -105,6 +105,8 @@ describe('plainTextBody / plainTextItem', () => {
       linkPreview: 'conditionalValidation contentOf isBoolean',
       quotedMessageId: 'conditionalValidation contentOf isString matches',
       mentions: 'arrayMaxSize conditionalValidation contentOf isArray matches',
+      // a scheduled send (CONTRACT 17) always takes the full validation: the fast path refuses any other key
+      sendAt: 'conditionalValidation isInt sendAtAhead',
     };
     expect(rulesOf(SendMessageDto)).toEqual(send);
     expect(rulesOf(SendBatchItemDto)).toEqual({ ...send, idempotencyKey: 'conditionalValidation isString matches' });

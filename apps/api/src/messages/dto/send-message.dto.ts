@@ -19,7 +19,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { CHAT_JID_PATTERN, normalizeChatJid, OUTBOUND_MESSAGE_TYPES, OutboundMessageType } from '@app/contracts';
+import { CHAT_JID_PATTERN, normalizeChatJid, OUTBOUND_MESSAGE_TYPES, OutboundMessageType, SEND_AT_MAX_AHEAD_MS } from '@app/contracts';
 
 export const TEXT_MAX = 4096;
 export const CAPTION_MAX = 1024;
@@ -252,6 +252,15 @@ export class SendMessageDto {
   @ContentOf(['pollVote'])
   @IsObject() @ValidateNested() @Type(() => SendPollVoteDto)
   pollVote?: SendPollVoteDto;
+
+  @ApiPropertyOptional({
+    description:
+      'epoch ms: the message is stored `scheduled` and queued when this time comes (CONTRACT 17), up to 366 days ahead; counted against the session\'s rates then, not now. A time already past is a send now. Cancel it with DELETE …/messages/{messageId} while it is scheduled.',
+  })
+  @ValidateIf((o: SendMessageDto) => o.sendAt !== undefined)
+  @IsInt()
+  @Rule('sendAtAhead', (v) => (typeof v === 'number' && v > Date.now() + SEND_AT_MAX_AHEAD_MS ? 'sendAt must be at most 366 days ahead' : null))
+  sendAt?: number;
 
   @ApiPropertyOptional({ description: 'type text: `false` sends a text with a URL without its link preview (default true)' })
   @ContentOf([], ['text'])

@@ -1,0 +1,149 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CampaignRecipientView, CampaignStatus, CampaignView, DomainError, normalizeChatJid, OptOutView, RECIPIENT_STATUSES, RecipientStatus } from '@app/contracts';
+import { CampaignsRepository, MessagesRepository, newId, Session, SessionsRepository, toCampaignView } from '@app/database';
+import { EventPublisher } from '@app/events';
+import { REDIS_CLIENT } from '@app/infra';
+import { CampaignSignal } from '@app/messaging';
+import { Redis } from '@app/redis';
+import { Page } from '../common/pagination';
+import { parseCampaignBody } from './campaign-body';
+
+/** The status changes of `:pause`, `:resume` and `:cancel`: from which statuses, to which. */
+const CHANGES: Record<'pause' | 'resume' | 'cancel', { from: CampaignStatus[]; to: CampaignStatus }> = {
+  pause: { from: ['scheduled', 'running'], to: 'paused' },
+  resume: { from: ['paused'], to: 'running' },
+  cancel: { from: ['scheduled', 'running', 'paused'], to: 'cancelled' },
+};
+
+const PAGE_MAX = 100;
+const limitOf = (raw: unknown) => {
+  const n = raw === undefined ? 20 : Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > PAGE_MAX) throw new DomainError('validation_error', 'request is invalid', { fields: { limit: [`limit must be 1..${PAGE_MAX}`] } });
+  return n;
+};
+
+/**
+ * Campaigns (CONTRACT 17). The API stores a campaign and its recipients, answers reads, and changes its status; the
+ * gateway that holds the session runs it (apps/gateway/src/campaigns). A change is committed first, then signalled to
+ * that gateway (CampaignSignal), which takes it at once; the signal is a nudge only (the row is the truth).
+ */
+@Injectable()
+export class CampaignsService {
+  private readonly logger = new Logger('campaigns');
+  private readonly signal: CampaignSignal;
+
+  constructor(
+    private readonly sessions: SessionsRepository,
+    private readonly campaigns: CampaignsRepository,
+    private readonly messages: MessagesRepository,
+    private readonly events: EventPublisher,
+    @Inject(REDIS_CLIENT) private readonly redis: Redis,
+    signal: CampaignSignal,
+  ) {
+    this.signal = signal;
+  }
+
+  async create(organizationId: string, sessionId: string, raw: unknown): Promise<CampaignView> {
+    const session = await this.session(organizationId, sessionId);
+    const body = parseCampaignBody(raw, Date.now());
+    const row = await this.campaigns.create(
+      {
+        id: newId('cmp'),
+        organizationId,
+        sessionId: session.id,
+        name: body.name,
+        message: body.message,
+        window: body.window,
+        pacing: body.pacing,
+        warmup: body.warmup,
+        skipNotOnWhatsApp: body.skipNotOnWhatsApp,
+        startAt: body.startAt,
+      },
+      body.recipients,
+    );
+    await this.notify(session, row.id);
+    return toCampaignView(row, await this.campaigns.counts(row.id));
+  }
+
+  async list(organizationId: string, sessionId: string, query: { limit?: unknown; cursor?: unknown }): Promise<Page<CampaignView>> {
+    const session = await this.session(organizationId, sessionId);
+    const limit = limitOf(query.limit);
+    const rows = await this.campaigns.listInSession(organizationId, session.id, limit + 1, typeof query.cursor === 'string' ? query.cursor : undefined);
+    const slice = rows.slice(0, limit);
+    const data = await Promise.all(slice.map(async (r) => toCampaignView(r, await this.campaigns.counts(r.id))));
+    return { data, nextCursor: rows.length > limit ? slice[slice.length - 1].id : null };
+  }
+
+  async get(organizationId: string, sessionId: string, campaignId: string): Promise<CampaignView> {
+    const row = await this.find(organizationId, sessionId, campaignId);
+    return toCampaignView(row, await this.campaigns.counts(row.id));
+  }
+
+  async recipients(organizationId: string, sessionId: string, campaignId: string, query: { status?: unknown; limit?: unknown; cursor?: unknown }): Promise<Page<CampaignRecipientView>> {
+    const row = await this.find(organizationId, sessionId, campaignId);
+    const limit = limitOf(query.limit);
+    const status = query.status as RecipientStatus | undefined;
+    if (status !== undefined && !(RECIPIENT_STATUSES as readonly unknown[]).includes(status)) {
+      throw new DomainError('validation_error', 'request is invalid', { fields: { status: [`status must be one of ${RECIPIENT_STATUSES.join(', ')}`] } });
+    }
+    const after = query.cursor === undefined ? undefined : Number(query.cursor);
+    if (after !== undefined && !Number.isInteger(after)) throw new DomainError('validation_error', 'request is invalid', { fields: { cursor: ['cursor must be a position'] } });
+    const data = await this.campaigns.recipients(row.id, status, limit + 1, after);
+    const slice = data.slice(0, limit);
+    return { data: slice, nextCursor: data.length > limit ? String(slice[slice.length - 1].position) : null };
+  }
+
+  /**
+   * Pause, resume or cancel: one transaction changes the status (the campaign row locked, so the gateway's step that
+   * enqueues is wholly before or after it) and takes the campaign's message still in the queue back out of it (pause:
+   * kept, to go back in on resume with its waMessageId; cancel: cancelled). Then the gateway is signalled, and its sender
+   * skips a message it had already read. 409 from a status the change does not apply to.
+   */
+  async change(organizationId: string, sessionId: string, campaignId: string, what: keyof typeof CHANGES): Promise<CampaignView> {
+    const session = await this.session(organizationId, sessionId);
+    await this.find(organizationId, session.id, campaignId);
+    const { from, to } = CHANGES[what];
+    const changed = await this.events.transact(async (tx) => {
+      const row = await this.campaigns.changeStatus(tx, campaignId, from, to);
+      if (row && to !== 'running') await this.messages.withdrawCampaignQueued(campaignId, to === 'cancelled' ? 'cancelled' : 'scheduled', tx);
+      return row;
+    });
+    if (!changed) {
+      const status = await this.campaigns.statusOf(campaignId);
+      throw new DomainError('conflict', `the campaign is ${status}: it cannot be ${what === 'pause' ? 'paused' : what === 'resume' ? 'resumed' : 'cancelled'}`, { status });
+    }
+    await this.notify(session, campaignId);
+    return toCampaignView(changed, await this.campaigns.counts(campaignId));
+  }
+
+  async optOuts(organizationId: string, sessionId: string, query: { limit?: unknown; cursor?: unknown }): Promise<Page<OptOutView>> {
+    const session = await this.session(organizationId, sessionId);
+    const limit = limitOf(query.limit);
+    const rows = await this.campaigns.optOuts(session.id, limit + 1, typeof query.cursor === 'string' ? query.cursor : undefined);
+    const slice = rows.slice(0, limit);
+    return { data: slice, nextCursor: rows.length > limit ? slice[slice.length - 1].jid : null };
+  }
+
+  async removeOptOut(organizationId: string, sessionId: string, jid: string): Promise<void> {
+    const session = await this.session(organizationId, sessionId);
+    const normalized = normalizeChatJid(jid) ?? jid;
+    if (!(await this.campaigns.removeOptOut(session.id, normalized))) throw new DomainError('not_found', 'no opt-out for this number', { jid: normalized });
+  }
+
+  private async notify(session: Session, campaignId: string): Promise<void> {
+    if (!session.gatewayId) return;
+    await this.signal.notify(this.redis, session.gatewayId, session.id, campaignId).catch((err) => this.logger.warn(`campaign signal lost for ${campaignId}: ${String(err)}`));
+  }
+
+  private async session(organizationId: string, sessionId: string): Promise<Session> {
+    const session = await this.sessions.findInOrganization(organizationId, sessionId);
+    if (!session) throw new DomainError('not_found', 'session not found', { id: sessionId });
+    return session;
+  }
+
+  private async find(organizationId: string, sessionId: string, campaignId: string) {
+    const row = await this.campaigns.findInSession(organizationId, sessionId, campaignId);
+    if (!row) throw new DomainError('not_found', 'campaign not found', { id: campaignId });
+    return row;
+  }
+}

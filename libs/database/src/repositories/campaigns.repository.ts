@@ -1,0 +1,383 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import type {
+  CampaignCounts,
+  CampaignPacing,
+  CampaignRecipientView,
+  CampaignStatus,
+  CampaignView,
+  CampaignWarmup,
+  OptOutView,
+  RecipientStatus,
+  CampaignMessage,
+  CapCounters,
+  SendWindow,
+} from '@app/contracts';
+
+/** A campaign's row as the apps see it. */
+export interface CampaignRow {
+  id: string;
+  organizationId: string;
+  sessionId: string;
+  name: string;
+  status: CampaignStatus;
+  /** the send body; its text (or caption) is the template */
+  message: CampaignMessage;
+  window: SendWindow | null;
+  pacing: CampaignPacing;
+  warmup: CampaignWarmup | null;
+  skipNotOnWhatsApp: boolean;
+  total: number;
+  startAt: number;
+  nextSendAt: number | null;
+  lastMessageId: string | null;
+  lastDelayMs: number;
+  caps: CapCounters;
+  progressAt: number | null;
+  createdAt: number;
+  completedAt: number | null;
+}
+
+export interface NewCampaign {
+  id: string;
+  organizationId: string;
+  sessionId: string;
+  name: string;
+  message: CampaignMessage;
+  window: SendWindow | null;
+  pacing: CampaignPacing;
+  warmup: CampaignWarmup | null;
+  skipNotOnWhatsApp: boolean;
+  startAt: number;
+}
+
+export interface NewRecipient {
+  to: string;
+  variables: Record<string, string> | null;
+}
+
+export interface RecipientRow {
+  campaignId: string;
+  position: number;
+  to: string;
+  variables: Record<string, string> | null;
+  status: RecipientStatus;
+  messageId: string | null;
+}
+
+const COLUMNS = `id, organization_id, session_id, name, status, message, time_window, pacing, warmup, skip_not_on_whatsapp, total,
+  start_at, next_send_at, last_message_id, last_delay_ms, day_key, day_count, days_sent, hour_key, hour_count, progress_at,
+  created_at, completed_at`;
+
+interface RawCampaign {
+  id: string;
+  organization_id: string;
+  session_id: string;
+  name: string;
+  status: CampaignStatus;
+  message: CampaignMessage;
+  time_window: SendWindow | null;
+  pacing: CampaignPacing;
+  warmup: CampaignWarmup | null;
+  skip_not_on_whatsapp: boolean;
+  total: number;
+  start_at: Date;
+  next_send_at: Date | null;
+  last_message_id: string | null;
+  last_delay_ms: number;
+  day_key: string | null;
+  day_count: number;
+  days_sent: number;
+  hour_key: string | null;
+  hour_count: number;
+  progress_at: Date | null;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+const ms = (d: Date | null) => (d ? d.getTime() : null);
+
+function toRow(r: RawCampaign): CampaignRow {
+  return {
+    id: r.id,
+    organizationId: r.organization_id,
+    sessionId: r.session_id,
+    name: r.name,
+    status: r.status,
+    message: r.message,
+    window: r.time_window,
+    pacing: r.pacing,
+    warmup: r.warmup,
+    skipNotOnWhatsApp: r.skip_not_on_whatsapp,
+    total: r.total,
+    startAt: r.start_at.getTime(),
+    nextSendAt: ms(r.next_send_at),
+    lastMessageId: r.last_message_id,
+    lastDelayMs: r.last_delay_ms,
+    caps: { dayKey: r.day_key, dayCount: r.day_count, daysSent: r.days_sent, hourKey: r.hour_key, hourCount: r.hour_count },
+    progressAt: ms(r.progress_at),
+    createdAt: r.created_at.getTime(),
+    completedAt: ms(r.completed_at),
+  };
+}
+
+/** The Campaign resource: the row and its counts. */
+export function toCampaignView(row: CampaignRow, counts: CampaignCounts): CampaignView {
+  return {
+    id: row.id,
+    sessionId: row.sessionId,
+    organizationId: row.organizationId,
+    name: row.name,
+    status: row.status,
+    counts,
+    window: row.window,
+    pacing: row.pacing,
+    warmup: row.warmup,
+    skipNotOnWhatsApp: row.skipNotOnWhatsApp,
+    startAt: row.startAt,
+    nextSendAt: row.status === 'running' || row.status === 'scheduled' ? row.nextSendAt : null,
+    createdAt: row.createdAt,
+    completedAt: row.completedAt,
+  };
+}
+
+/** A campaign that can still send: the due scan reads these only, through `campaigns_due`. */
+const LIVE = `status IN ('scheduled', 'running')`;
+
+/**
+ * The recipient's state as the API shows it: an enqueued recipient takes its message's status (sent, delivered, read —
+ * played counts as read — or failed; still queued or withdrawn: queued).
+ */
+const VIEW_STATUS_SQL = `CASE WHEN r.status <> 'queued' THEN r.status
+   WHEN m.status IN ('sent', 'delivered', 'read', 'failed') THEN m.status WHEN m.status = 'played' THEN 'read'
+   WHEN m.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END`;
+
+/** Every query of `campaigns`, `campaign_recipients` and `opt_outs`. */
+/** The rows of an UPDATE or DELETE … RETURNING through TypeORM's `query`, which answers those as `[rows, count]`. */
+function updated<T>(result: T[] | [T[], number]): T[] {
+  return result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? (result[0] as T[]) : (result as T[]);
+}
+
+@Injectable()
+export class CampaignsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  private q(manager?: EntityManager): Pick<DataSource, 'query'> {
+    return manager ?? this.db;
+  }
+
+  /** The campaign and every recipient, in one transaction (the recipients in 2,000-row statements). */
+  async create(c: NewCampaign, recipients: NewRecipient[]): Promise<CampaignRow> {
+    return this.db.transaction(async (tx) => {
+      const rows: RawCampaign[] = await tx.query(
+        `INSERT INTO campaigns (id, organization_id, session_id, name, status, message, time_window, pacing, warmup,
+           skip_not_on_whatsapp, total, start_at, next_send_at)
+         VALUES ($1, $2, $3, $4, 'scheduled', $5, $6, $7, $8, $9, $10, $11, $11) RETURNING ${COLUMNS}`,
+        [c.id, c.organizationId, c.sessionId, c.name, JSON.stringify(c.message), c.window ? JSON.stringify(c.window) : null,
+          JSON.stringify(c.pacing), c.warmup ? JSON.stringify(c.warmup) : null, c.skipNotOnWhatsApp, recipients.length, new Date(c.startAt)],
+      );
+      for (let from = 0; from < recipients.length; from += 2000) {
+        const chunk = recipients.slice(from, from + 2000);
+        await tx.query(
+          `INSERT INTO campaign_recipients (campaign_id, position, to_jid, variables, status)
+           SELECT $1, $2::int + n - 1, t, v::jsonb, 'pending' FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS x(t, v, n)`,
+          [c.id, from, chunk.map((r) => r.to), chunk.map((r) => (r.variables ? JSON.stringify(r.variables) : null))],
+        );
+      }
+      return toRow(rows[0]);
+    });
+  }
+
+  async findInSession(organizationId: string, sessionId: string, id: string, manager?: EntityManager): Promise<CampaignRow | null> {
+    const rows: RawCampaign[] = await this.q(manager).query(
+      `SELECT ${COLUMNS} FROM campaigns WHERE id = $1 AND session_id = $2 AND organization_id = $3`,
+      [id, sessionId, organizationId],
+    );
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  async listInSession(organizationId: string, sessionId: string, limit: number, cursor?: string): Promise<CampaignRow[]> {
+    const rows: RawCampaign[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM campaigns WHERE session_id = $1 AND organization_id = $2 AND ($3::text IS NULL OR id < $3)
+        ORDER BY id DESC LIMIT $4`,
+      [sessionId, organizationId, cursor ?? null, limit],
+    );
+    return rows.map(toRow);
+  }
+
+  /**
+   * The counts of a campaign (the API's GET; the progress events): one aggregate over its recipients and their
+   * messages. `replied`: an enqueued recipient whose chat has a message from them after theirs was sent.
+   */
+  async counts(campaignId: string, manager?: EntityManager): Promise<CampaignCounts> {
+    const rows: Array<Record<string, string>> = await this.q(manager).query(
+      `SELECT count(*) AS total,
+              count(*) FILTER (WHERE v.s = 'pending') AS pending,
+              count(*) FILTER (WHERE v.s IN ('sent', 'delivered', 'read')) AS sent,
+              count(*) FILTER (WHERE v.s IN ('delivered', 'read')) AS delivered,
+              count(*) FILTER (WHERE v.s = 'read') AS read,
+              count(*) FILTER (WHERE v.s = 'failed') AS failed,
+              count(*) FILTER (WHERE v.s = 'skipped') AS skipped,
+              count(*) FILTER (WHERE v.s = 'optedOut') AS opted_out,
+              count(*) FILTER (WHERE v.replied) AS replied
+         FROM (
+           SELECT ${VIEW_STATUS_SQL} AS s,
+                  (m.sent_at IS NOT NULL AND EXISTS (
+                     SELECT 1 FROM messages i WHERE i.session_id = m.session_id AND i.chat_jid = m.chat_jid
+                        AND i.direction = 'in' AND i.created_at > m.sent_at)) AS replied
+             FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
+            WHERE r.campaign_id = $1
+         ) v`,
+      [campaignId],
+    );
+    const r = rows[0];
+    const n = (k: string) => Number(r[k] ?? 0);
+    return {
+      total: n('total'), pending: n('pending'), sent: n('sent'), delivered: n('delivered'), read: n('read'), failed: n('failed'),
+      skipped: n('skipped'), optedOut: n('opted_out'), replied: n('replied'),
+    };
+  }
+
+  /** Recipients in order (keyset by position), with the state the API shows (`VIEW_STATUS_SQL`), optionally one state. */
+  async recipients(campaignId: string, status: RecipientStatus | undefined, limit: number, after?: number): Promise<CampaignRecipientView[]> {
+    const rows: Array<{ position: number; to_jid: string; s: RecipientStatus; message_id: string | null; error: string | null; updated_at: Date }> =
+      await this.db.query(
+        `SELECT * FROM (
+           SELECT r.position, r.to_jid, ${VIEW_STATUS_SQL} AS s, r.message_id, COALESCE(r.error, m.error) AS error,
+                  GREATEST(r.updated_at, m.updated_at) AS updated_at
+             FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
+            WHERE r.campaign_id = $1 AND r.position > $2
+         ) v WHERE ($3::text IS NULL OR v.s = $3) ORDER BY position LIMIT $4`,
+        [campaignId, after ?? -1, status ?? null, limit],
+      );
+    return rows.map((r) => ({ position: r.position, to: r.to_jid, status: r.s, messageId: r.message_id, error: r.error, updatedAt: r.updated_at.getTime() }));
+  }
+
+  /**
+   * A status change asked through the API (pause, resume, cancel), from one of `from`, in the caller's transaction:
+   * the row is locked, so a scheduler step enqueuing under the same lock is wholly before or wholly after it. Null when
+   * the campaign is not in one of `from`. A cancel also ends every pending recipient (`cancelled`).
+   */
+  async changeStatus(tx: EntityManager, id: string, from: CampaignStatus[], to: CampaignStatus): Promise<CampaignRow | null> {
+    const rows: RawCampaign[] = updated(await tx.query(
+      `UPDATE campaigns SET status = $3, updated_at = now(),
+              next_send_at = CASE WHEN $3 = 'running' THEN now() ELSE next_send_at END,
+              completed_at = CASE WHEN $3 = 'cancelled' THEN now() ELSE completed_at END
+        WHERE id = $1 AND status = ANY($2::text[]) RETURNING ${COLUMNS}`,
+      [id, from, to],
+    ));
+    if (rows[0] && to === 'cancelled') {
+      await tx.query(`UPDATE campaign_recipients SET status = 'cancelled', updated_at = now() WHERE campaign_id = $1 AND status = 'pending'`, [id]);
+    }
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /** The status of a campaign (404 vs 409 of a refused change). */
+  async statusOf(id: string): Promise<CampaignStatus | null> {
+    const rows: Array<{ status: CampaignStatus }> = await this.db.query(`SELECT status FROM campaigns WHERE id = $1`, [id]);
+    return rows[0]?.status ?? null;
+  }
+
+  /**
+   * The live campaigns of these sessions whose step is due (`next_send_at <= now()`), and the earliest `next_send_at`
+   * of the others (`alsoIds`: stepped whenever they are live, their last message just settled). Both read `campaigns_due (session_id, next_send_at) WHERE status IN ('scheduled','running')`: a
+   * paused, completed or cancelled campaign is not in it, and a live one costs one index entry, never its recipients.
+   */
+  async due(sessionIds: string[], alsoIds: string[] = []): Promise<{ due: CampaignRow[]; nextAt: number | null }> {
+    if (sessionIds.length === 0) return { due: [], nextAt: null };
+    const rows: Array<RawCampaign & { is_due: boolean }> = await this.db.query(
+      `SELECT ${COLUMNS}, (next_send_at <= now() OR id = ANY($2::text[])) AS is_due FROM campaigns
+        WHERE session_id = ANY($1::text[]) AND ${LIVE}`,
+      [sessionIds, alsoIds],
+    );
+    const due = rows.filter((r) => r.is_due).map(toRow);
+    const later = rows.filter((r) => !r.is_due && r.next_send_at).map((r) => r.next_send_at!.getTime());
+    return { due, nextAt: later.length ? Math.min(...later) : null };
+  }
+
+  /** The campaign locked for a step (the caller's transaction); null when it is no longer live. */
+  async lockLive(tx: EntityManager, id: string): Promise<CampaignRow | null> {
+    const rows: RawCampaign[] = await tx.query(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1 AND ${LIVE} FOR UPDATE`, [id]);
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /** The next pending recipient in order (`campaign_recipients_pending`), locked. */
+  async nextPending(tx: EntityManager, campaignId: string): Promise<RecipientRow | null> {
+    const rows: Array<{ position: number; to_jid: string; variables: Record<string, string> | null; status: RecipientStatus; message_id: string | null }> =
+      await tx.query(
+        `SELECT position, to_jid, variables, status, message_id FROM campaign_recipients
+          WHERE campaign_id = $1 AND status = 'pending' ORDER BY position LIMIT 1 FOR UPDATE`,
+        [campaignId],
+      );
+    const r = rows[0];
+    return r ? { campaignId, position: r.position, to: r.to_jid, variables: r.variables, status: r.status, messageId: r.message_id } : null;
+  }
+
+  async markRecipient(tx: EntityManager, campaignId: string, position: number, status: RecipientStatus, messageId: string | null, error: string | null): Promise<void> {
+    await tx.query(
+      `UPDATE campaign_recipients SET status = $3, message_id = $4, error = $5, updated_at = now() WHERE campaign_id = $1 AND position = $2`,
+      [campaignId, position, status, messageId, error],
+    );
+  }
+
+  /** Whether a campaign has a recipient whose message is still to be sent (queued, or withdrawn by a pause). */
+  async hasUnsent(tx: EntityManager, campaignId: string): Promise<boolean> {
+    const rows: unknown[] = await tx.query(
+      `SELECT 1 FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
+        WHERE r.campaign_id = $1 AND r.status = 'queued' AND m.status IN ('queued', 'scheduled') LIMIT 1`,
+      [campaignId],
+    );
+    return rows.length > 0;
+  }
+
+  /** What a step decided: the next step's time, the counters, the message it enqueued and its delay, the status. */
+  async afterStep(
+    tx: EntityManager,
+    id: string,
+    change: { nextSendAt: number | null; status?: CampaignStatus; caps?: CapCounters; lastMessageId?: string; lastDelayMs?: number; progressAt?: number },
+  ): Promise<void> {
+    const c = change.caps;
+    await tx.query(
+      `UPDATE campaigns SET next_send_at = $2, status = COALESCE($3, status), updated_at = now(),
+              completed_at = CASE WHEN $3 = 'completed' THEN now() ELSE completed_at END,
+              day_key = COALESCE($4, day_key), day_count = COALESCE($5, day_count), days_sent = COALESCE($6, days_sent),
+              hour_key = COALESCE($7, hour_key), hour_count = COALESCE($8, hour_count),
+              last_message_id = COALESCE($9, last_message_id), last_delay_ms = COALESCE($10, last_delay_ms),
+              progress_at = COALESCE($11, progress_at)
+        WHERE id = $1`,
+      [id, change.nextSendAt === null ? null : new Date(change.nextSendAt), change.status ?? null, c?.dayKey ?? null, c?.dayCount ?? null,
+        c?.daysSent ?? null, c?.hourKey ?? null, c?.hourCount ?? null, change.lastMessageId ?? null, change.lastDelayMs ?? null,
+        change.progressAt === undefined ? null : new Date(change.progressAt)],
+    );
+  }
+
+  // ----- opt-outs -----
+
+  /** Records an opt-out (an inbound message that was an opt-out keyword); true when it is new. */
+  async addOptOut(sessionId: string, jid: string, keyword: string): Promise<boolean> {
+    const rows: unknown[] = await this.db.query(
+      `INSERT INTO opt_outs (session_id, jid, keyword) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING jid`,
+      [sessionId, jid, keyword],
+    );
+    return rows.length > 0;
+  }
+
+  async isOptedOut(sessionId: string, jid: string, manager?: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await this.q(manager).query(`SELECT 1 FROM opt_outs WHERE session_id = $1 AND jid = $2`, [sessionId, jid]);
+    return rows.length > 0;
+  }
+
+  async optOuts(sessionId: string, limit: number, after?: string): Promise<OptOutView[]> {
+    const rows: Array<{ jid: string; keyword: string; created_at: Date }> = await this.db.query(
+      `SELECT jid, keyword, created_at FROM opt_outs WHERE session_id = $1 AND ($2::text IS NULL OR jid > $2) ORDER BY jid LIMIT $3`,
+      [sessionId, after ?? null, limit],
+    );
+    return rows.map((r) => ({ jid: r.jid, keyword: r.keyword, createdAt: r.created_at.getTime() }));
+  }
+
+  async removeOptOut(sessionId: string, jid: string): Promise<boolean> {
+    const rows: unknown[] = updated(await this.db.query(`DELETE FROM opt_outs WHERE session_id = $1 AND jid = $2 RETURNING jid`, [sessionId, jid]));
+    return rows.length > 0;
+  }
+}

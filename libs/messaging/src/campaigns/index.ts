@@ -1,0 +1,2 @@
+export * from './template';
+export * from './send-window';

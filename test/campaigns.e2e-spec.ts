@@ -1,0 +1,161 @@
+import type { INestApplication } from '@nestjs/common';
+import type { AddressInfo } from 'node:net';
+import { loadRunContext } from './support/run-context';
+
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:campaigns-${process.pid}`;
+
+import { GatewayDirectory } from '@app/fleet';
+import { createRedis, Redis, RedisKeys } from '@app/redis';
+import { createApiApp } from '../apps/api/src/bootstrap';
+import { checkedRequest as request } from './support/api-app';
+import { pairSession } from './support/engine';
+import { AppProcess, freePort, startApp, waitFor } from './support/processes';
+import { startSimGateway } from './support/fleet';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
+import { simControl } from './support/sim-control';
+
+jest.setTimeout(120_000);
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * Scheduled sends and campaigns (CONTRACT 17, issue 43) on the simulator with a real gateway process: a scheduled send
+ * goes out once when due, a cancelled one never; a campaign with a missing variable is 422 naming both; a campaign
+ * survives its gateway SIGKILLed mid-way, every recipient gets its message once (the simulator's received log), the
+ * counts match, the gaps between sends are at least minDelayMs, an opted-out number is skipped, and a pause stops it.
+ */
+describe('Campaigns and scheduled sends', () => {
+  let app: INestApplication;
+  let sim: AppProcess;
+  let simUrl: string;
+  let gateway: { proc: AppProcess; readyUrl: string };
+  let redis: Redis;
+  let org: SeededOrg;
+  let sessionId: string;
+  const gatewayId = `gw-campaigns-${process.pid}`;
+  const { get: simGet, post: simPost } = simControl(() => simUrl);
+  const api = () => request(app.getHttpServer());
+  const path = (p: string) => `/api/v1/sessions/${sessionId}${p}`;
+  const simMessages = async (): Promise<Json[]> => (await simGet(`/sim/messages?sessionId=${sessionId}`)).data;
+  const number = (i: number) => `1555${String(7000000 + i)}`;
+
+  beforeAll(async () => {
+    const simPort = await freePort();
+    simUrl = `http://127.0.0.1:${simPort}`;
+    sim = await startApp('sim', { SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '60000' }, `${simUrl}/healthz`);
+    gateway = await startSimGateway(simUrl, gatewayId, { GATEWAY_HEARTBEAT_MS: '300', GATEWAY_TTL_MS: '2000' });
+    process.env.NETWORK_SIM_URL = simUrl;
+    app = await createApiApp({ quiet: true });
+    await app.listen(0, '127.0.0.1');
+    void (app.getHttpServer().address() as AddressInfo).port;
+    redis = createRedis(process.env.REDIS_URL!);
+    org = await seedOrganization('Campaigns Inc');
+    const directory = new GatewayDirectory(redis, new RedisKeys(process.env.REDIS_KEY_PREFIX!));
+    await waitFor(async () => (await directory.live()).some((g) => g.id === gatewayId), 15000, 'the gateway to take sessions');
+    const created = await api().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'Campaigns', ratePerMin: 10000, ratePerHour: 1000000 });
+    expect(created.status).toBe(201);
+    sessionId = created.body.id;
+    await pairSession({ api, token: org.adminKey, simUrl, sessionId, phoneNumber: '15550004242' });
+  }, 90_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await gateway?.proc.stop();
+    await sim?.stop();
+    redis?.disconnect();
+    await closeTestDataSource();
+  });
+
+  it('a scheduled send is stored scheduled, goes out once when due; a cancelled one never', async () => {
+    const due = await api().post(path('/messages')).set(bearer(org.adminKey)).send({ to: number(900), text: 'due soon', sendAt: Date.now() + 1500 });
+    expect(due.status).toBe(202);
+    expect(due.body).toMatchObject({ status: 'scheduled', sendAt: expect.any(Number) });
+    const later = await api().post(path('/messages')).set(bearer(org.adminKey)).send({ to: number(901), text: 'never', sendAt: Date.now() + 3_600_000 });
+    expect(later.body.status).toBe('scheduled');
+    expect((await api().delete(path(`/messages/${later.body.id}`)).set(bearer(org.adminKey))).status).toBe(204);
+    expect((await api().get(path(`/messages/${later.body.id}`)).set(bearer(org.adminKey))).body.status).toBe('cancelled');
+    const ahead = await api().post(path('/messages')).set(bearer(org.adminKey)).send({ to: number(902), text: 'too far', sendAt: Date.now() + 400 * 86_400_000 });
+    expect(ahead.status).toBe(422);
+
+    await waitFor(async () => (await api().get(path(`/messages/${due.body.id}`)).set(bearer(org.adminKey))).body.status === 'sent', 20_000, 'the scheduled send sent');
+    const got = await simMessages();
+    expect(got.filter((m) => m.id === due.body.waMessageId)).toHaveLength(1);
+    expect(got.some((m) => m.text === 'never')).toBe(false);
+  });
+
+  it('a recipient without a variable the template uses is a 422 naming both, and nothing is stored', async () => {
+    const res = await api()
+      .post(path('/campaigns'))
+      .set(bearer(org.adminKey))
+      .send({ name: 'bad', message: { text: 'Hi {{name}} {{code}}' }, recipients: [{ to: number(1), variables: { name: 'A', code: '1' } }, { to: number(2), variables: { name: 'B' } }] });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toMatchObject({ recipient: { index: 1, to: `${number(2)}@s.whatsapp.net` }, variable: 'code' });
+    expect((await api().get(path('/campaigns')).set(bearer(org.adminKey))).body.data).toHaveLength(0);
+  });
+
+  it('survives its gateway SIGKILLed mid-way: every recipient gets the message exactly once, paced, and the campaign completes', async () => {
+    const n = 40;
+    const optedOut = number(5);
+    // the contact answers STOP before the campaign: it is skipped as opted out
+    expect((await simPost(`/sim/sessions/${sessionId}/inbound`, { from: `${optedOut}@s.whatsapp.net`, text: ' stop ' })).status).toBe(200);
+    await waitFor(async () => (await api().get(path('/opt-outs')).set(bearer(org.adminKey))).body.data.length === 1, 10_000, 'the opt-out recorded');
+
+    const csv = ['to,name', ...Array.from({ length: n }, (_, i) => `${number(i)},Name ${i}`)].join('\n');
+    const pacing = { minDelayMs: 150, maxDelayMs: 300, typing: false };
+    const created = await api().post(path('/campaigns')).set(bearer(org.adminKey)).send({ name: 'spring', message: { text: 'Hello {{name}}' }, recipientsCsv: csv, pacing, skipNotOnWhatsApp: false });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    expect(created.body.counts).toMatchObject({ total: n, pending: n });
+
+    const campaignTexts = async () => (await simMessages()).filter((m) => typeof m.text === 'string' && m.text.startsWith('Hello Name'));
+    await waitFor(async () => (await campaignTexts()).length >= 10, 30_000, 'ten campaign messages sent');
+    await gateway.proc.kill();
+    gateway = await startSimGateway(simUrl, gatewayId, { GATEWAY_HEARTBEAT_MS: '300', GATEWAY_TTL_MS: '2000' });
+    await waitFor(async () => (await api().get(path(`/campaigns/${id}`)).set(bearer(org.adminKey))).body.status === 'completed', 60_000, 'the campaign completed');
+
+    const got = await campaignTexts();
+    const byRecipient = new Map<string, number>();
+    for (const m of got) byRecipient.set(m.to, (byRecipient.get(m.to) ?? 0) + 1);
+    // n - 1 recipients (one opted out), each exactly once
+    expect(byRecipient.size).toBe(n - 1);
+    expect([...byRecipient.values()].every((c) => c === 1)).toBe(true);
+    expect(byRecipient.has(`${optedOut}@s.whatsapp.net`)).toBe(false);
+    expect(got.find((m) => m.to === `${number(7)}@s.whatsapp.net`)?.text).toBe('Hello Name 7');
+
+    const view = (await api().get(path(`/campaigns/${id}`)).set(bearer(org.adminKey))).body;
+    expect(view.counts).toMatchObject({ total: n, pending: 0, sent: n - 1, optedOut: 1, failed: 0, skipped: 0 });
+    const recipients: Json[] = (await api().get(path(`/campaigns/${id}/recipients?limit=100`)).set(bearer(org.adminKey))).body.data;
+    expect(recipients.filter((r) => r.status === 'sent')).toHaveLength(n - 1);
+
+    // pacing: each send at least minDelayMs after the one before (sentAt of the messages, in send order)
+    const sentAts: number[] = [];
+    for (const r of recipients.filter((x) => x.messageId)) sentAts.push((await api().get(path(`/messages/${r.messageId}`)).set(bearer(org.adminKey))).body.sentAt);
+    sentAts.sort((a, b) => a - b);
+    const gaps = sentAts.slice(1).map((t, i) => t - sentAts[i]);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(pacing.minDelayMs);
+  });
+
+  it('a pause stops it within a second; resume finishes it; each recipient still once', async () => {
+    const n = 15;
+    const recipients = Array.from({ length: n }, (_, i) => ({ to: number(100 + i), variables: { i: String(i) } }));
+    const created = await api().post(path('/campaigns')).set(bearer(org.adminKey)).send({ name: 'pausable', message: { text: 'Pause {{i}}' }, recipients, pacing: { minDelayMs: 100, maxDelayMs: 200, typing: true }, skipNotOnWhatsApp: false });
+    const id = created.body.id;
+    const texts = async () => (await simMessages()).filter((m) => typeof m.text === 'string' && m.text.startsWith('Pause '));
+    await waitFor(async () => (await texts()).length >= 3, 30_000, 'three sent');
+    const paused = await api().post(path(`/campaigns/${id}:pause`)).set(bearer(org.adminKey));
+    expect(paused.status).toBe(200);
+    expect(paused.body.status).toBe('paused');
+    // within a second of the pause nothing more goes out: the count a second later is the count for the next 2 s
+    await new Promise((r) => setTimeout(r, 1000));
+    const atPause = (await texts()).length;
+    await new Promise((r) => setTimeout(r, 2000));
+    expect((await texts()).length).toBe(atPause);
+    expect((await api().post(path(`/campaigns/${id}:pause`)).set(bearer(org.adminKey))).status).toBe(409);
+
+    expect((await api().post(path(`/campaigns/${id}:resume`)).set(bearer(org.adminKey))).status).toBe(200);
+    await waitFor(async () => (await api().get(path(`/campaigns/${id}`)).set(bearer(org.adminKey))).body.status === 'completed', 60_000, 'the campaign completed');
+    const got = await texts();
+    expect(new Set(got.map((m) => m.to)).size).toBe(n);
+    expect(got).toHaveLength(n);
+  });
+});
