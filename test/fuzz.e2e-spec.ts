@@ -68,6 +68,9 @@ describe('fuzzed write endpoints (issue 12 item 8)', () => {
     } as Partial<Session>);
     ids.session = session.id;
     ids.webhook = (await api.http().post('/api/v1/webhooks').set(bearer(org.adminKey)).send({ url: 'https://example.com/fuzz' }).expect(201)).body.id;
+    ids.sink = (
+      await api.http().post('/api/v1/event-sinks').set(bearer(org.adminKey)).send({ kind: 'amqp', url: 'amqp://fuzz:secret@rabbitmq.example.com/', exchange: 'fuzz' }).expect(201)
+    ).body.id;
     // a valid create would otherwise need a live gateway; at quota it is refused before placement (and changes nothing)
     await new OrganizationsRepository(db).setQuotas(org.id, { sessions: 1 });
   });
@@ -96,7 +99,7 @@ describe('fuzzed write endpoints (issue 12 item 8)', () => {
   const pathOf = (op: WriteOperation, param: string | null) =>
     op.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
       if (param !== null) return [...Buffer.from(param, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
-      if (name === 'id') return op.path.startsWith('/api/v1/webhooks') ? ids.webhook : ids.session;
+      if (name === 'id') return op.path.startsWith('/api/v1/webhooks') ? ids.webhook : op.path.startsWith('/api/v1/event-sinks') ? ids.sink : ids.session;
       return newId('dlv');
     });
 
@@ -134,5 +137,5 @@ describe('fuzzed write endpoints (issue 12 item 8)', () => {
     }
     expect(cases).toBeGreaterThanOrEqual(operations.length * CASES_PER_OPERATION);
     expect([...failures].map(([k, example]) => `${k}: ${example}`)).toEqual([]);
-  }, 240_000);
+  }, 400_000);
 });

@@ -78,6 +78,7 @@ describe('the OpenAPI document a user tries calls from', () => {
   it('has request examples that pass validation when tried, and the webhook ones succeed', async () => {
     const session = await seedStoppedSession(org.id, 'examples');
     const created = await api.http().post('/api/v1/webhooks').set(bearer(org.adminKey)).send({ url: 'https://example.com/examples' }).expect(201);
+    const sink = await api.http().post('/api/v1/event-sinks').set(bearer(org.adminKey)).send({ kind: 'nats', url: 'nats://nats.example.com:4222' }).expect(201);
     const withExamples = operations.filter((o) => o.requestBody);
     expect(withExamples.map((o) => o.id).sort()).toEqual(
       [
@@ -85,6 +86,7 @@ describe('the OpenAPI document a user tries calls from', () => {
         'Contacts_accountPresence', 'Contacts_chatPresence', 'Contacts_check', 'Profile_setPicture', 'Profile_update',
         'AccountExtras_addLabel', 'AccountExtras_follow', 'AccountExtras_postStatus', 'Chats_mute', 'Chats_read', 'Groups_join',
         'Groups_participants', 'Groups_setPicture', 'Groups_update', 'MessageActions_edit', 'MessageActions_forward', 'Messages_sendBatch',
+        'EventSinks_create', 'EventSinks_update',
       ].sort(),
     );
     for (const op of withExamples) {
@@ -92,7 +94,7 @@ describe('the OpenAPI document a user tries calls from', () => {
       expect(examples.length).toBeGreaterThan(0);
       // the other path parameters get well-formed values (the example is about the body: a 404 or 409 is fine)
       const path = op.path
-        .replace('{id}', op.path.startsWith('/api/v1/webhooks') ? created.body.id : session.id)
+        .replace('{id}', op.path.startsWith('/api/v1/webhooks') ? created.body.id : op.path.startsWith('/api/v1/event-sinks') ? sink.body.id : session.id)
         .replace('{jid}', '15551234567@s.whatsapp.net')
         .replace('{groupJid}', '120363000000000000@g.us')
         .replace('{messageId}', 'msg_01JD8Y4ZK3V9W6T2M0QX7R5B1C');
@@ -101,6 +103,7 @@ describe('the OpenAPI document a user tries calls from', () => {
         expect({ op: op.id, status: res.status, code: res.body?.error?.code }).not.toMatchObject({ code: 'validation_error' });
         if (op.id === 'Webhooks_create') expect(res.status).toBe(201);
         if (op.id === 'Webhooks_update') expect(res.status).toBe(200);
+        if (op.id === 'EventSinks_create' || op.id === 'EventSinks_update') expect({ op: op.id, status: res.status }).toEqual({ op: op.id, status: op.id === 'EventSinks_create' ? 201 : 200 });
         if (op.id === 'Sessions_update') expect(res.status).toBe(200);
       }
     }

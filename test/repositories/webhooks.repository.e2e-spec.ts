@@ -26,6 +26,8 @@ describe('WebhooksRepository (PostgreSQL)', () => {
       failingSince: null,
       disabledAt: null,
       disabledReason: null,
+      kind: 'http',
+      target: {},
       createdAt: now,
       updatedAt: now,
       ...over,

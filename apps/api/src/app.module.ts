@@ -5,6 +5,7 @@ import { AuthModule } from './auth/auth.module';
 import { ContactsModule } from './contacts/contacts.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DeliveriesModule } from './deliveries/deliveries.module';
+import { EventSinksModule } from './event-sinks/event-sinks.module';
 import { GroupsModule } from './groups/groups.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
@@ -26,6 +27,7 @@ function imports(overrides: ConfigOverrides) {
     WebhooksModule,
     RealtimeModule,
     DeliveriesModule,
+    EventSinksModule,
     SessionsModule,
     MessagesModule,
     CampaignsModule,

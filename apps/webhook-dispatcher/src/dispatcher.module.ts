@@ -13,7 +13,10 @@ import { DeliveryStore } from './delivery/delivery-store';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { LogHealth } from './delivery/log-health';
 import { ParkedResumer } from './delivery/resume-parked';
+import { closeDestinations, Destinations, HttpDestination } from './delivery/destinations';
 import { WebhookClient } from './delivery/webhook-client';
+import { AmqpDestination } from './sinks/amqp-destination';
+import { NatsDestination } from './sinks/nats-destination';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
 import { EventConsumer, READ_COUNT, ReadAhead } from './fanout/event-consumer';
 import { EventFanout } from './fanout/event-fanout';
@@ -30,6 +33,8 @@ const LEASE_MARGIN_MS = 2000;
 const DEAD_COUNT_CACHE_MS = 10_000;
 /** DI token of how long an attempt holds its delivery row. */
 const LEASE_MS = Symbol('LEASE_MS');
+/** DI token of the delivery step of each kind of destination (`Record<DestinationKind, Destination>`). */
+const DESTINATIONS = Symbol('DESTINATIONS');
 
 const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
 
@@ -97,6 +102,14 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
           connectionsPerOrigin: c.DISPATCHER_CONCURRENCY,
         }),
     },
+    {
+      provide: DESTINATIONS,
+      inject: [DispatcherConfig, WebhookClient],
+      useFactory: (c: DispatcherConfig, client: WebhookClient): Destinations => {
+        const broker = { timeoutMs: c.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS };
+        return { http: new HttpDestination(client), amqp: new AmqpDestination(broker), nats: new NatsDestination(broker) };
+      },
+    },
     // no send without a record: while the delivery log cannot be written, no attempt starts
     { provide: LogHealth, inject: [DeliveriesRepository], useFactory: (deliveries: DeliveriesRepository) => new LogHealth(() => deliveries.ping()) },
     {
@@ -130,20 +143,20 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
     },
     {
       provide: DeliverySender,
-      inject: [DispatcherConfig, LEASE_MS, DeliveryStore, DeliveryQueue, WebhookClient, DispatcherMetrics, LOGGER, FairScheduler, WebhookHealth, WebhookDirectory],
+      inject: [DispatcherConfig, LEASE_MS, DeliveryStore, DeliveryQueue, DESTINATIONS, DispatcherMetrics, LOGGER, FairScheduler, WebhookHealth, WebhookDirectory],
       useFactory: (
         c: DispatcherConfig,
         lease: number,
         store: DeliveryStore,
         queue: DeliveryQueue,
-        client: WebhookClient,
+        destinations: Destinations,
         metrics: DispatcherMetrics,
         log: Logger,
         scheduler: FairScheduler,
         health: WebhookHealth,
         directory: WebhookDirectory,
       ) =>
-        new DeliverySender({ timeoutMs: c.WEBHOOK_TIMEOUT_MS, leaseMs: lease }, store, queue, client, metrics, log, {
+        new DeliverySender({ timeoutMs: c.WEBHOOK_TIMEOUT_MS, leaseMs: lease }, store, queue, destinations, metrics, log, {
           scheduler,
           health,
           failingSince: (id) => directory.failingSince(id),
@@ -243,7 +256,7 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
         DeliveryWorker,
         EventTracker,
         Reconciler,
-        WebhookClient,
+        DESTINATIONS,
         DeliveryQueue,
         DispatcherConnections,
         OpsEndpoints,
@@ -257,7 +270,7 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
         worker: DeliveryWorker,
         tracker: EventTracker,
         reconciler: Reconciler,
-        client: WebhookClient,
+        destinations: Destinations,
         queue: DeliveryQueue,
         connections: DispatcherConnections,
         ops: OpsEndpoints,
@@ -272,7 +285,7 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
             worker,
             tracker,
             reconciler,
-            client,
+            destinations: { close: () => closeDestinations(destinations) },
             queue,
             connections,
             log,

@@ -4,7 +4,6 @@ import type { DeliveryQueue } from '@app/events';
 import { createRedis, Redis } from '@app/redis';
 import type { DeliverySender } from './delivery/delivery-sender';
 import type { DeliveryWorker } from './delivery/delivery-worker';
-import type { WebhookClient } from './delivery/webhook-client';
 import type { EventConsumer } from './fanout/event-consumer';
 import type { EventTracker } from './fanout/event-tracker';
 import type { Reconciler } from './reconciler';
@@ -52,7 +51,8 @@ export interface DispatcherParts {
   worker: Pick<DeliveryWorker, 'start' | 'stop'>;
   tracker: Pick<EventTracker, 'drain'>;
   reconciler: Pick<Reconciler, 'start' | 'stop'>;
-  client: Pick<WebhookClient, 'close'>;
+  /** every kind's delivery step (HTTP client, broker connections), closed last */
+  destinations: { close(): Promise<void> };
   queue: DeliveryQueue;
   connections: Pick<DispatcherConnections, 'worker' | 'ready' | 'close'>;
   /** starts the health/readiness/metrics server */
@@ -97,7 +97,7 @@ export class Dispatcher implements BeforeApplicationShutdown {
   }
 
   stop(): Promise<void> {
-    const { directory, sender, consumer, worker, tracker, reconciler, client, queue, connections } = this.parts;
+    const { directory, sender, consumer, worker, tracker, reconciler, destinations, queue, connections } = this.parts;
     this.stopping ??= (async () => {
       // stop taking work first, then let in-flight attempts finish; a lease covers any we abandon
       void reconciler.stop();
@@ -108,7 +108,7 @@ export class Dispatcher implements BeforeApplicationShutdown {
       await tracker.drain();
       await reconciler.stop();
       await this.ops?.close();
-      await client.close();
+      await destinations.close();
       await queue.close();
       await connections.close();
     })();

@@ -18,3 +18,4 @@ export * from './media-actions';
 export * from './media-store';
 export * from './vcard';
 export * from './campaigns';
+export * from './event-sinks';

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DeliveryDetailView, DeliveryView, DomainError } from '@app/contracts';
-import { DeliveriesRepository, DeliveryAttemptsRepository, DeliveryRecord, newId } from '@app/database';
+import { DeliveriesRepository, DeliveryAttemptsRepository, DeliveryRecord, DestinationFamily, newId, Webhook, WebhooksRepository } from '@app/database';
 import { DeliveryQueue, EventPublisher } from '@app/events';
 import { Page, pageLimit } from '../common/pagination';
 import { epochMs } from '../common/time';
-import { WebhooksService } from '../webhooks/webhooks.service';
 import { ListDeliveriesQueryDto } from './dto/delivery.dto';
 
 function toView({ eventType, createdAt, updatedAt, deliveredAt, nextAttemptAt, ...row }: DeliveryRecord): DeliveryView {
@@ -19,6 +18,7 @@ function toView({ eventType, createdAt, updatedAt, deliveredAt, nextAttemptAt, .
 }
 
 const deliveryNotFound = () => new DomainError('not_found', 'delivery not found');
+const DESTINATION_NAME: Record<DestinationFamily, string> = { webhook: 'webhook', sink: 'event sink' };
 
 /**
  * The delivery log of a webhook, replays and test sends. The dispatcher does the POSTs; this side only
@@ -30,13 +30,23 @@ export class DeliveriesService {
     private readonly deliveries: DeliveriesRepository,
     private readonly attempts: DeliveryAttemptsRepository,
     private readonly queue: DeliveryQueue,
-    private readonly webhooks: WebhooksService,
+    private readonly webhooks: WebhooksRepository,
     private readonly events: EventPublisher,
   ) {}
 
+  /**
+   * A destination of the caller's organization, of the family the route names (a webhook under `/webhooks`, a sink
+   * under `/event-sinks`); another organization's is reported exactly like a missing one.
+   */
+  private async find(organizationId: string, id: string, family: DestinationFamily): Promise<Webhook> {
+    const destination = await this.webhooks.findInOrganization(organizationId, id, family);
+    if (!destination) throw new DomainError('not_found', `${DESTINATION_NAME[family]} not found`);
+    return destination;
+  }
+
   /** Newest first (delivery ids are ULIDs); `cursor` is the last id of the previous page. */
-  async list(organizationId: string, webhookId: string, query: ListDeliveriesQueryDto): Promise<Page<DeliveryView>> {
-    await this.webhooks.find(organizationId, webhookId);
+  async list(organizationId: string, webhookId: string, query: ListDeliveriesQueryDto, family: DestinationFamily = 'webhook'): Promise<Page<DeliveryView>> {
+    await this.find(organizationId, webhookId, family);
     const limit = pageLimit(query);
     const rows = await this.deliveries.listByWebhook(webhookId, { status: query.status, cursor: query.cursor }, limit + 1);
     const more = rows.length > limit;
@@ -44,8 +54,8 @@ export class DeliveriesService {
     return { data: page.map(toView), nextCursor: more ? page[page.length - 1].id : null };
   }
 
-  async get(organizationId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetailView> {
-    await this.webhooks.find(organizationId, webhookId);
+  async get(organizationId: string, webhookId: string, deliveryId: string, family: DestinationFamily = 'webhook'): Promise<DeliveryDetailView> {
+    await this.find(organizationId, webhookId, family);
     const row = await this.deliveries.findOfWebhook(webhookId, deliveryId);
     if (!row) throw deliveryNotFound();
     const attempts = await this.attempts.listOfDelivery(deliveryId);
@@ -59,8 +69,8 @@ export class DeliveriesService {
    * Sends a finished (delivered or dead) delivery again: same event, so the same X-Webhook-Request-Id,
    * with a fresh timestamp and signature and a fresh retry budget. A delivery still in progress → 409.
    */
-  async replay(organizationId: string, webhookId: string, deliveryId: string): Promise<DeliveryView> {
-    await this.webhooks.find(organizationId, webhookId);
+  async replay(organizationId: string, webhookId: string, deliveryId: string, family: DestinationFamily = 'webhook'): Promise<DeliveryView> {
+    await this.find(organizationId, webhookId, family);
     const row = await this.deliveries.resetForReplay(webhookId, deliveryId);
     if (!row) {
       const exists = await this.deliveries.findOfWebhook(webhookId, deliveryId);
@@ -76,9 +86,9 @@ export class DeliveriesService {
    * Publishes a webhook.test event naming this webhook (the dispatcher delivers it to that webhook
    * only) and creates its delivery right away, so the caller gets the delivery id to follow.
    */
-  async sendTest(organizationId: string, webhookId: string): Promise<{ eventId: string; deliveryId?: string }> {
-    const webhook = await this.webhooks.find(organizationId, webhookId);
-    if (!webhook.active) throw new DomainError('conflict', 'webhook is inactive: it receives no deliveries');
+  async sendTest(organizationId: string, webhookId: string, family: DestinationFamily = 'webhook'): Promise<{ eventId: string; deliveryId?: string }> {
+    const webhook = await this.find(organizationId, webhookId, family);
+    if (!webhook.active) throw new DomainError('conflict', `${DESTINATION_NAME[family]} is inactive: it receives no deliveries`);
     const envelope = await this.events.publish({
       event: 'webhook.test',
       organizationId,

@@ -41,6 +41,8 @@ export class WebhooksService {
       disabledAt: null,
       disabledReason: null,
       secretEncrypted: body.secret ? this.box.encrypt(body.secret) : null,
+      kind: 'http',
+      target: {},
       createdAt: now,
       updatedAt: now,
     };
@@ -120,7 +122,7 @@ export class WebhooksService {
 }
 
 /** A partial retryPolicy is completed from `base` (the defaults on create, the stored policy on update). */
-function completePolicy(base: RetryPolicy, given: RetryPolicyDto | undefined): RetryPolicy {
+export function completePolicy(base: RetryPolicy, given: RetryPolicyDto | undefined): RetryPolicy {
   return {
     policy: given?.policy ?? base.policy,
     delaySeconds: given?.delaySeconds ?? base.delaySeconds,

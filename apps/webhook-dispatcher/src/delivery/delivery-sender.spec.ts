@@ -5,7 +5,8 @@ import { MetricsRegistry } from '@app/infra';
 import { DispatcherMetrics } from '../metrics';
 import { FairScheduler } from '../scheduling/fair-scheduler';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
-import { AttemptStore, DeliverySender, HeldAttempt, HOLD_AFTER_MS, Poster, RetryJobs } from './delivery-sender';
+import { AttemptStore, DeliverySender, HeldAttempt, HOLD_AFTER_MS, RetryJobs } from './delivery-sender';
+import { Destination, Destinations, HttpDestination, Poster } from './destinations';
 import { DeliveryLog, DeliveryStore } from './delivery-store';
 import { LogHealth } from './log-health';
 import type { EventRows } from './event-rows';
@@ -27,8 +28,16 @@ const webhook: WebhookTarget = {
   rateLimitPerSecond: null,
   failingSince: null,
   disabledAt: null,
+  kind: 'http',
+  target: {},
   secret: 's3cret',
 };
+
+/** The HTTP destination over a fake client; the broker kinds are not reached by these tests. */
+function viaHttp(poster: Poster): Destinations {
+  const unused: Destination = { deliver: () => Promise.reject(new Error('not an http destination')), close: async () => undefined };
+  return { http: new HttpDestination(poster), amqp: unused, nats: unused };
+}
 
 const ok: PostResult = { statusCode: 200, retryAfter: null, snippet: null, error: null, refused: false, durationMs: 1 };
 const failed: PostResult = { statusCode: 500, retryAfter: null, snippet: 'boom', error: 'receiver answered 500', refused: false, durationMs: 1 };
@@ -40,6 +49,8 @@ function attempt(n: number, over: Partial<HeldAttempt> = {}): HeldAttempt {
     attemptBase: 0,
     webhook,
     eventId: `evt_${n}`,
+    eventType: 'message.received',
+    sessionId: null,
     eventTimestamp: 0,
     body: Buffer.from(`{"n":${n}}`),
     leaseUntil: Date.now() + 60_000,
@@ -132,7 +143,7 @@ function newSender(
     clock,
   ),
 ) {
-  return new DeliverySender({ timeoutMs: 1000, leaseMs: 3000 }, store, queue, poster, metrics, log, { scheduler, health: { observe: () => undefined }, failingSince: () => null }, clock);
+  return new DeliverySender({ timeoutMs: 1000, leaseMs: 3000 }, store, queue, viaHttp(poster), metrics, log, { scheduler, health: { observe: () => undefined }, failingSince: () => null }, clock);
 }
 
 describe('DeliverySender', () => {
@@ -354,7 +365,7 @@ describe('DeliverySender', () => {
       () => now,
       () => 0,
     );
-    const sender = new DeliverySender({ timeoutMs: 15_000, leaseMs: 17_000, probeTimeoutMs: 20 }, store, fakeJobs().queue, poster, metrics, log, {
+    const sender = new DeliverySender({ timeoutMs: 15_000, leaseMs: 17_000, probeTimeoutMs: 20 }, store, fakeJobs().queue, viaHttp(poster), metrics, log, {
       scheduler,
       health: { observe: () => undefined },
       failingSince: () => null,

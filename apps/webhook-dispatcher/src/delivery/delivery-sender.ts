@@ -4,7 +4,7 @@ import type { DispatcherMetrics } from '../metrics';
 import type { AttemptResult, FairScheduler } from '../scheduling/fair-scheduler';
 import type { WebhookHealth } from '../scheduling/webhook-health';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
-import { deliveryHeaders } from './delivery-request';
+import type { Destinations } from './destinations';
 import type { EventRows } from './event-rows';
 import { FirstAttempt, FirstRowWriter } from './first-attempt';
 import { isDelivered, nextStep } from './retry-schedule';
@@ -31,6 +31,9 @@ export interface HeldAttempt {
   attemptBase: number;
   webhook: WebhookTarget;
   eventId: string;
+  /** the envelope's type and session: a sink's routing key or subject is made of them */
+  eventType: string;
+  sessionId: string | null;
   /** envelope timestamp, for the event-to-delivery latency */
   eventTimestamp: number;
   /** the envelope's bytes, shared by every webhook of the event; signed and sent as they are */
@@ -55,10 +58,6 @@ export interface AttemptStore extends FirstRowWriter {
 /** The delivery queue's side the sender uses: the job of a retry. */
 export interface RetryJobs {
   add(deliveryId: string, attemptNo: number, delayMs?: number): Promise<void>;
-}
-
-export interface Poster {
-  post(url: string, headers: Record<string, string>, body: Buffer): Promise<PostResult>;
 }
 
 /**
@@ -106,7 +105,8 @@ export class DeliverySender {
     private readonly options: DeliverySenderOptions,
     private readonly store: AttemptStore,
     private readonly queue: RetryJobs,
-    private readonly client: Poster,
+    /** the delivery step of each kind of destination: a POST, an AMQP publish, a JetStream publish */
+    private readonly destinations: Destinations,
     private readonly metrics: Pick<DispatcherMetrics, 'outcomes' | 'attemptSeconds' | 'eventToDeliverySeconds' | 'fannedOut'>,
     private readonly log: Logger,
     private readonly scheduling: SenderScheduling,
@@ -198,14 +198,14 @@ export class DeliverySender {
         startedAt = this.clock();
         // the lease ran out while the log was down (renewal failed): another dispatcher may be on it
         if (attempt.leaseUntil <= startedAt) return { kind: 'skipped' };
-        const headers = deliveryHeaders({
+        const post = this.destinations[attempt.webhook.kind].deliver(attempt.webhook, {
           eventId: attempt.eventId,
+          eventType: attempt.eventType,
+          organizationId: attempt.webhook.organizationId,
+          sessionId: attempt.sessionId,
           body: attempt.body,
-          secret: attempt.webhook.secret,
-          customHeaders: attempt.webhook.customHeaders,
           now: startedAt,
         });
-        const post = this.client.post(attempt.webhook.url, headers, attempt.body);
         result = probe ? await this.probeOutcome(attempt.webhook.id, post, release) : await post;
         ended = isDelivered(result) ? 'success' : 'failure';
       } finally {

@@ -81,6 +81,8 @@ export class DeliveryWorker {
       attemptBase: claim.attemptBase,
       webhook,
       eventId: claim.envelope.id,
+      eventType: claim.envelope.event,
+      sessionId: claim.envelope.sessionId,
       eventTimestamp: claim.envelope.timestamp,
       body: envelopeBody(claim.envelope),
       leaseUntil: claimedAt + this.leaseMs,

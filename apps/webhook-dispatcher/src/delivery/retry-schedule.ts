@@ -10,6 +10,8 @@ export interface AttemptResult {
   statusCode: number | null;
   /** Retry-After header of the answer, verbatim. */
   retryAfter?: string | null;
+  /** a broker confirmed the message (event sinks have no status code) */
+  confirmed?: boolean;
 }
 
 /** Retry-After as milliseconds from `now`: delta-seconds or an HTTP date; null when absent or unreadable. */
@@ -23,8 +25,9 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
   return Math.max(0, at - now);
 }
 
-/** 2xx only is success (CONTRACT 7); redirects are not followed. */
+/** 2xx only is success (CONTRACT 7); redirects are not followed. A sink's success is the broker's confirm (CONTRACT 15). */
 export function isDelivered(result: AttemptResult): boolean {
+  if (result.confirmed) return true;
   return result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
 }
 

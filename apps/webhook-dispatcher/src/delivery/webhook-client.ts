@@ -18,6 +18,8 @@ export interface PostResult {
   error: string | null;
   refused: boolean;
   durationMs: number;
+  /** a broker confirmed the message (AMQP publisher confirm, JetStream ack); HTTP success is a 2xx statusCode */
+  confirmed?: boolean;
 }
 
 const SNIPPET_BYTES = 4096;

@@ -19,6 +19,8 @@ const hook = (id: string): WebhookTarget => ({
   rateLimitPerSecond: null,
   failingSince: null,
   disabledAt: null,
+  kind: 'http',
+  target: {},
   secret: null,
 });
 

@@ -76,6 +76,8 @@ export function firstAttempts(
       attemptBase: 0,
       webhook: p.webhook,
       eventId: p.envelope.id,
+      eventType: p.envelope.event,
+      sessionId: p.envelope.sessionId,
       eventTimestamp: p.envelope.timestamp,
       body,
       leaseUntil,

@@ -1,11 +1,17 @@
 import type { Logger } from 'pino';
-import { EventEnvelope, eventSelected, RETRY_POLICY_DEFAULTS, WebhookView } from '@app/contracts';
+import { DestinationKind, EventEnvelope, eventSelected, RETRY_POLICY_DEFAULTS, SinkTarget, WebhookView } from '@app/contracts';
 import type { SecretBox } from '@app/crypto';
 import type { WebhookRoutingRow, WebhooksRepository } from '@app/database';
 import type { WebhookChanges } from '@app/events';
 
-/** What the dispatcher needs of a webhook; the secret is decrypted here and lives only in memory. */
+/**
+ * What the dispatcher needs of a destination (a webhook or an event sink); the secret is decrypted here and lives only
+ * in memory: a webhook's HMAC key in `secret`, a sink's password put back into its `url`.
+ */
 export interface WebhookTarget extends Omit<WebhookView, 'createdAt' | 'updatedAt' | 'disabledReason'> {
+  kind: DestinationKind;
+  /** a sink's exchange and routing key, or subject */
+  target: SinkTarget;
   secret: string | null;
   /** epoch ms of the first failure after the last success, as stored (any replica's) */
   failingSince: number | null;
@@ -140,10 +146,13 @@ export class WebhookDirectory {
         return null;
       }
     }
+    const credential = CREDENTIAL_OF[row.kind](row.url, secret);
     return {
       id: row.id,
+      kind: row.kind,
+      target: row.target,
       organizationId: row.organizationId,
-      url: row.url,
+      url: credential.url,
       events: row.events ?? [],
       sessionId: row.sessionId,
       active: row.active,
@@ -152,7 +161,21 @@ export class WebhookDirectory {
       rateLimitPerSecond: row.rateLimitPerSecond,
       failingSince: row.failingSince ? row.failingSince.getTime() : null,
       disabledAt: row.disabledAt ? row.disabledAt.getTime() : null,
-      secret,
+      secret: credential.secret,
     };
   }
+}
+
+/** Where each kind's stored secret goes: a webhook signs with it, a sink logs in with it (its URL's password). */
+const CREDENTIAL_OF: Record<DestinationKind, (url: string, secret: string | null) => { url: string; secret: string | null }> = {
+  http: (url, secret) => ({ url, secret }),
+  amqp: withPassword,
+  nats: withPassword,
+};
+
+function withPassword(url: string, password: string | null): { url: string; secret: null } {
+  if (password === null) return { url, secret: null };
+  const u = new URL(url);
+  u.password = encodeURIComponent(password);
+  return { url: u.toString(), secret: null };
 }

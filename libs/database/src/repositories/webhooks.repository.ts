@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import type { RetryPolicy } from '@app/contracts';
+import { DataSource, EntityManager, In } from 'typeorm';
+import type { DestinationKind, RetryPolicy, SinkTarget } from '@app/contracts';
 import { Webhook } from '../entities/webhook.entity';
 import { EntityReader } from '../prepared';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
@@ -28,10 +28,12 @@ interface WebhookRoutingColumns {
   rate_limit_per_second: number | null;
   failing_since: Date | null;
   disabled_at: Date | null;
+  kind: DestinationKind;
+  target: SinkTarget | null;
 }
 
 const SELECT_ROUTING = `SELECT id, organization_id, url, events, session_id, active, custom_headers, retry_policy, secret_encrypted,
-                              rate_limit_per_second, failing_since, disabled_at FROM webhooks`;
+                              rate_limit_per_second, failing_since, disabled_at, kind, target FROM webhooks`;
 
 /** A webhook the dispatchers just disabled: what its `webhook.disabled` event says. */
 export interface DisabledWebhook {
@@ -42,8 +44,18 @@ export interface DisabledWebhook {
   disabledAt: Date;
 }
 
+/**
+ * The two families the API manages apart over one table: `/webhooks` (kind `http`) and `/event-sinks` (the broker
+ * kinds). A row of the other family is not found through either.
+ */
+export type DestinationFamily = 'webhook' | 'sink';
+const FAMILY_KINDS: Record<DestinationFamily, DestinationKind[]> = { webhook: ['http'], sink: ['amqp', 'nats'] };
+
 /** The API's hot read of a webhook: a prepared statement mapped from the entity's metadata, no query builder. */
-const FIND_IN_ORGANIZATION = new EntityReader(Webhook, 'webhooks_find_in_organization', 'id = $1 AND organization_id = $2');
+const FIND_IN_ORGANIZATION: Record<DestinationFamily, EntityReader<Webhook>> = {
+  webhook: new EntityReader(Webhook, 'webhooks_find_in_organization', `id = $1 AND organization_id = $2 AND kind = 'http'`),
+  sink: new EntityReader(Webhook, 'event_sinks_find_in_organization', `id = $1 AND organization_id = $2 AND kind <> 'http'`),
+};
 
 const toRoutingRow = (r: WebhookRoutingColumns): WebhookRoutingRow => ({
   id: r.id,
@@ -58,6 +70,8 @@ const toRoutingRow = (r: WebhookRoutingColumns): WebhookRoutingRow => ({
   rateLimitPerSecond: r.rate_limit_per_second,
   failingSince: r.failing_since,
   disabledAt: r.disabled_at,
+  kind: r.kind,
+  target: r.target ?? {},
 });
 
 @Injectable()
@@ -78,18 +92,18 @@ export class WebhooksRepository {
     return manager.getRepository(Webhook).count({ where: { organizationId } });
   }
 
-  /** Another organization's webhook is not found. The API's hot read: one prepared statement, no query builder. */
-  async findInOrganization(organizationId: string, id: string): Promise<Webhook | null> {
-    return FIND_IN_ORGANIZATION.findOne(this.db, [id, organizationId]);
+  /** Another organization's webhook (or one of the other family) is not found. One prepared statement, no query builder. */
+  async findInOrganization(organizationId: string, id: string, family: DestinationFamily = 'webhook'): Promise<Webhook | null> {
+    return FIND_IN_ORGANIZATION[family].findOne(this.db, [id, organizationId]);
   }
 
-  async page(organizationId: string, page: PageRequest): Promise<RowPage<Webhook>> {
-    return keysetPage(this.repo, { organizationId }, page);
+  async page(organizationId: string, page: PageRequest, family: DestinationFamily = 'webhook'): Promise<RowPage<Webhook>> {
+    return keysetPage(this.repo, { organizationId, kind: In(FAMILY_KINDS[family]) }, page);
   }
 
-  /** False when the organization has no such webhook. */
-  async deleteInOrganization(organizationId: string, id: string): Promise<boolean> {
-    const result = await this.repo.delete({ id, organizationId });
+  /** False when the organization has no such webhook (of that family). */
+  async deleteInOrganization(organizationId: string, id: string, family: DestinationFamily = 'webhook'): Promise<boolean> {
+    const result = await this.repo.delete({ id, organizationId, kind: In(FAMILY_KINDS[family]) });
     return !!result.affected;
   }
 

@@ -1,0 +1,108 @@
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { renderSinkTemplate, SINK_DEFAULTS } from '@app/contracts';
+import { targetRefusalOf } from '@app/net-guard';
+import type { DeliveryMessage, Destination } from '../delivery/destinations';
+import type { PostResult } from '../delivery/webhook-client';
+import type { WebhookTarget } from '../webhooks/webhook-directory';
+import type { BrokerDestinationOptions } from './amqp-destination';
+import { BrokerAddressGuard } from './broker-address';
+import { BrokerLink, describeBrokerError, LinkPool, routeOf, withTimeout } from './link-pool';
+
+/**
+ * One NATS connection per sink, without the client's own reconnects (an attempt that finds its link dead opens a new
+ * one; the retry schedule and the breaker pace that) and without the cluster's gossiped addresses (only the address
+ * the guard checked is dialled).
+ */
+class NatsLink implements BrokerLink {
+  dead = false;
+  readonly js: JetStreamClient;
+
+  constructor(private readonly nc: NatsConnection) {
+    this.js = jetstream(nc);
+    void nc.closed().then(() => (this.dead = true), () => (this.dead = true));
+  }
+
+  async close(): Promise<void> {
+    this.dead = true;
+    await this.nc.close().catch(() => undefined);
+  }
+}
+
+/**
+ * NATS JetStream: publish to the sink's subject with `Nats-Msg-Id` = the event id (the stream's duplicate window drops
+ * a redelivery), delivered once the stream acknowledged it.
+ */
+export class NatsDestination implements Destination {
+  private readonly guard: BrokerAddressGuard;
+  private readonly links: LinkPool<NatsLink>;
+
+  constructor(private readonly options: BrokerDestinationOptions) {
+    this.guard = new BrokerAddressGuard(options.allowPrivateTargets);
+    this.links = new LinkPool((url) => this.open(url));
+  }
+
+  async deliver(target: WebhookTarget, message: DeliveryMessage): Promise<PostResult> {
+    const started = performance.now();
+    const subject = renderSinkTemplate(target.target.subject ?? SINK_DEFAULTS.subject, routeOf(message));
+    try {
+      const link = await this.links.get(target.id, target.url);
+      const h = natsHeaders();
+      h.set('Content-Type', 'application/json');
+      h.set('Wa-Event', message.eventType);
+      h.set('Wa-Organization-Id', message.organizationId);
+      if (message.sessionId) h.set('Wa-Session-Id', message.sessionId);
+      const ack = await withTimeout(link.js.publish(subject, message.body, { msgID: message.eventId, headers: h, timeout: this.options.timeoutMs }), this.options.timeoutMs + 500);
+      return {
+        statusCode: null,
+        retryAfter: null,
+        snippet: `stream ${ack.stream} seq ${ack.seq}${ack.duplicate ? ' (duplicate)' : ''}`,
+        error: null,
+        refused: false,
+        confirmed: true,
+        durationMs: Math.round(performance.now() - started),
+      };
+    } catch (err) {
+      const refusal = targetRefusalOf(err);
+      return {
+        statusCode: null,
+        retryAfter: null,
+        snippet: null,
+        error: refusal ? refusal.message : describeBrokerError(err, target.url),
+        refused: !!refusal,
+        durationMs: Math.round(performance.now() - started),
+      };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.links.close();
+  }
+
+  private async open(url: string): Promise<NatsLink> {
+    const u = new URL(url);
+    const tls = u.protocol === 'tls:';
+    const port = u.port || '4222';
+    // plain connections dial the checked address; TLS keeps the name (its certificate names it), checked just before
+    const address = await this.guard.resolve(u.hostname);
+    const host = tls ? u.hostname : address.includes(':') ? `[${address}]` : address;
+    const user = decodeURIComponent(u.username);
+    const pass = decodeURIComponent(u.password);
+    const connecting = connect({
+      servers: `${host}:${port}`,
+      name: 'webhook-dispatcher',
+      timeout: this.options.timeoutMs,
+      reconnect: false,
+      ignoreClusterUpdates: true,
+      ...(tls ? { tls: {} } : {}),
+      // a URL with a user and no password carries a token
+      ...(user && pass ? { user, pass } : user ? { token: user } : {}),
+    });
+    const nc = await withTimeout(connecting, this.options.timeoutMs + 500).catch((err) => {
+      connecting.then((late) => late.close().catch(() => undefined), () => undefined);
+      throw err;
+    });
+    return new NatsLink(nc);
+  }
+}

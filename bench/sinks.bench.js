@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+// Event sink benchmark (CONTRACT 15, run by `npm run bench:webhooks` after the webhook part): deliveries per second
+// through the dispatcher (outbox + stream → fan-out → publish with confirm → delivery log) to RabbitMQ and to NATS
+// JetStream, each beside the bare client publishing the same envelopes with confirms at the same concurrency in the
+// same run (`vs raw`). Own database, Redis prefix, exchange, queue and stream, all removed at the end.
+'use strict';
+const { spawn } = require('node:child_process');
+const { join } = require('node:path');
+const amqp = require('amqplib');
+const { connect: natsConnect } = require('@nats-io/transport-node');
+const { jetstream, jetstreamManager } = require('@nats-io/jetstream');
+
+const ROOT = join(__dirname, '..');
+const dist = (p) => require(join(ROOT, 'dist', p));
+const { migrate, newId } = dist('libs/database/src');
+const { EventPublisher } = dist('libs/events/src');
+const { SecretBox } = dist('libs/crypto/src');
+const { benchRun, freePort, sleep } = require('./support');
+
+const EVENTS = Number(process.env.BENCH_SINK_EVENTS ?? 10000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
+const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672/';
+const NATS_SERVER = process.env.BENCH_NATS_SERVER ?? '127.0.0.1:4222';
+const { runId, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
+const NAME = `bench-sinks-${runId}`.replace(/[^A-Za-z0-9-]/g, '-');
+const STREAM = NAME.replace(/-/g, '_').toUpperCase();
+const fmt = (n) => n.toFixed(0).padStart(7);
+
+/** `n` publishes, at most CONCURRENCY awaiting their confirm at once. */
+async function inFlight(n, publishOne) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < n) await publishOne(next++);
+    }),
+  );
+}
+
+async function rawAmqp(bodies, ids) {
+  const conn = await amqp.connect(AMQP_URL);
+  const ch = await conn.createConfirmChannel();
+  const started = performance.now();
+  await inFlight(bodies.length, (i) =>
+    new Promise((resolve, reject) =>
+      ch.publish(NAME, `raw.${i}`, bodies[i], { messageId: ids[i], contentType: 'application/json', persistent: true, mandatory: true }, (err) => (err ? reject(err) : resolve())),
+    ),
+  );
+  const rate = bodies.length / ((performance.now() - started) / 1000);
+  await conn.close();
+  return rate;
+}
+
+async function rawNats(bodies, ids) {
+  const nc = await natsConnect({ servers: NATS_SERVER });
+  const js = jetstream(nc);
+  const started = performance.now();
+  await inFlight(bodies.length, (i) => js.publish(`${NAME}.raw.${i % 16}`, bodies[i], { msgID: `raw-${ids[i]}` }));
+  const rate = bodies.length / ((performance.now() - started) / 1000);
+  await nc.close();
+  return rate;
+}
+
+async function main() {
+  const IORedis = require('ioredis');
+  const { Client } = require('pg');
+  const { DataSource } = require('typeorm');
+  const { dataSourceOptions } = dist('libs/database/src');
+  const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
+  let dispatcher = null;
+  // a queue that takes everything, purged between runs; a stream over the bench's subjects
+  const admin = await amqp.connect(AMQP_URL);
+  const ach = await admin.createChannel();
+  await ach.assertExchange(NAME, 'topic', { durable: true });
+  await ach.assertQueue(NAME, { durable: true });
+  await ach.bindQueue(NAME, NAME, '#');
+  const anc = await natsConnect({ servers: NATS_SERVER });
+  const jsm = await jetstreamManager(anc);
+  await jsm.streams.add({ name: STREAM, subjects: [`${NAME}.>`] });
+  try {
+    console.log(`event sink benchmark: ${EVENTS} events per run, concurrency ${CONCURRENCY}, RabbitMQ ${AMQP_URL.replace(/:[^:@/]*@/, ':***@')}, JetStream ${NATS_SERVER}`);
+    await migrate(DATABASE_URL);
+    const db = new Client({ connectionString: DATABASE_URL });
+    await db.connect();
+    // one organization per sink, so the other sink's events are not its deliveries (a switched-off sink's are recorded parked)
+    const orgs = { amqp: newId('org'), nats: newId('org') };
+    for (const id of Object.values(orgs)) await db.query(`INSERT INTO organizations (id, name) VALUES ($1, 'bench')`, [id]);
+    const box = new SecretBox([Buffer.from(ENCRYPTION_KEY, 'base64')]);
+    const sink = async (kind, url, target, orgId = orgs[kind]) => {
+      const id = newId('snk');
+      const u = new URL(url);
+      const password = decodeURIComponent(u.password);
+      u.password = '';
+      await db.query(
+        `INSERT INTO webhooks (id, organization_id, url, events, retry_policy, secret_encrypted, kind, target, active) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, true)`,
+        [id, orgId, u.toString(), ['message.received'], JSON.stringify({ policy: 'exponential', delaySeconds: 2, attempts: 15 }), password ? box.encrypt(password) : null, kind, JSON.stringify(target)],
+      );
+      return id;
+    };
+    const sinks = {
+      amqp: await sink('amqp', AMQP_URL, { exchange: NAME, routingKey: 'wa.{event}' }),
+      nats: await sink('nats', `nats://${NATS_SERVER}`, { subject: `${NAME}.{event}` }),
+    };
+    const port = await freePort();
+    dispatcher = spawn(process.execPath, [join(ROOT, 'dist/apps/webhook-dispatcher/src/main.js')], {
+      cwd: ROOT,
+      env: {
+        ...process.env, NODE_ENV: 'test', DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, SECRET_ENCRYPTION_KEY: ENCRYPTION_KEY,
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', DISPATCHER_CONCURRENCY: String(CONCURRENCY), DISPATCHER_WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+        DISPATCHER_HEALTH_PORT: String(port), LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    for (let i = 0; i < 300 && !(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)); i++) await sleep(100);
+    const ds = new DataSource(dataSourceOptions(DATABASE_URL, { extra: { max: 4 } }));
+    await ds.initialize();
+    const publisher = new EventPublisher(ds, redis, PREFIX);
+    const build = (orgId, i) => publisher.build({ event: 'message.received', organizationId: orgId, sessionId: null, payload: { text: `hello ${i}`, from: '4917600000000@s.whatsapp.net' } });
+    const delivered = async (id) => (await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'delivered'`, [id])).rows[0].n;
+
+    const results = {};
+    let offset = 0;
+    for (const kind of ['amqp', 'nats']) {
+      const envelopes = Array.from({ length: EVENTS }, (_, k) => build(orgs[kind], offset + k));
+      offset += EVENTS;
+      const bodies = envelopes.map((e) => Buffer.from(JSON.stringify(e)));
+      const ids = envelopes.map((e) => e.id);
+      // warm-up of the bare client, then its run
+      await (kind === 'amqp' ? rawAmqp : rawNats)(bodies.slice(0, Math.min(1000, EVENTS)), ids);
+      const raw = await (kind === 'amqp' ? rawAmqp : rawNats)(bodies, ids);
+      // the dispatcher, warmed up on a few hundred events first
+      const warm = Array.from({ length: 300 }, (_, k) => build(orgs[kind], -1 - k - offset));
+      await publisher.publishEnvelopes(warm);
+      while ((await delivered(sinks[kind])) < warm.length) await sleep(20);
+      const started = performance.now();
+      for (let i = 0; i < EVENTS; i += 500) await publisher.publishEnvelopes(envelopes.slice(i, i + 500));
+      const before = performance.now() + 300_000;
+      while ((await delivered(sinks[kind])) < EVENTS + warm.length) {
+        if (performance.now() > before) throw new Error(`${kind}: not every delivery confirmed`);
+        await sleep(20);
+      }
+      const full = EVENTS / ((performance.now() - started) / 1000);
+      results[kind] = { raw, full };
+      await ach.purgeQueue(NAME);
+    }
+    console.log('');
+    for (const [kind, label] of [['amqp', 'RabbitMQ, publisher confirms'], ['nats', 'JetStream, publish acks']]) {
+      const { raw, full } = results[kind];
+      console.log(`${label.padEnd(30)} raw client ${fmt(raw)}/s   dispatcher, full delivery log ${fmt(full)}/s   vs raw: ${(full / raw).toFixed(2)}`);
+    }
+    await ds.destroy();
+    await db.end();
+  } finally {
+    if (dispatcher && dispatcher.exitCode === null) {
+      const exited = new Promise((r) => dispatcher.once('exit', r));
+      dispatcher.kill('SIGTERM');
+      await exited;
+    }
+    await ach.deleteQueue(NAME).catch(() => undefined);
+    await ach.deleteExchange(NAME).catch(() => undefined);
+    await admin.close().catch(() => undefined);
+    await jsm.streams.delete(STREAM).catch(() => undefined);
+    await anc.close().catch(() => undefined);
+    await cleanup(redis);
+    redis.disconnect();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,305 @@
+import { isolateFleet } from './support/fleet-harness';
+
+// a database and Redis namespace of this file's own: the reconciler fans out every outbox event of its database, and
+// the run's shared outbox holds the other files' events
+const isolated = isolateFleet('event-sinks');
+
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import IORedis, { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
+import type { EventEnvelope } from '@app/contracts';
+import { EventPublisher } from '@app/events';
+import { startApi } from './support/api-app';
+import { jetStreamTap, natsServerBinary, PrivateNats, RABBITMQ, rabbitTap } from './support/brokers';
+import { pairSession } from './support/engine';
+import { AppProcess, assertRunning, startSimGateway, waitFor } from './support/processes';
+import { createWebhookRow, deliveriesOf, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { buildOpaque, opaqueEvent } from './support/opaque-event';
+import { TcpOutage } from './support/tcp-outage';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON of the API
+type Json = any;
+
+/**
+ * CONTRACT 15 against the real brokers: RabbitMQ (127.0.0.1:5672, reached through a TCP relay this file can cut, since
+ * the shared broker may not be stopped) and NATS JetStream (a private nats-server this file kills and restarts, when
+ * the binary is there; the shared 4222 otherwise). Exchange, queue and stream names are unique per run and deleted.
+ */
+describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
+  const run = `sinks-${process.pid}-${Date.now().toString(36)}`;
+  const streamName = run.replace(/[^A-Za-z0-9]/g, '_').toUpperCase();
+  let db: DataSource;
+  let redis: Redis;
+  let publisher: EventPublisher;
+  let app: NestExpressApplication;
+  let http: () => ReturnType<Awaited<ReturnType<typeof startApi>>['http']>;
+  let sim: AppProcess;
+  let simUrl: string;
+  let gateway: AppProcess;
+  let dispatcher: Awaited<ReturnType<typeof startDispatcherProcess>>;
+  let receiver: Receiver;
+  let relay: TcpOutage;
+  let nats: PrivateNats | null = null;
+  let natsUrl = '127.0.0.1:4222';
+  let rabbit: Awaited<ReturnType<typeof rabbitTap>>;
+  let js: Awaited<ReturnType<typeof jetStreamTap>>;
+  let org: SeededOrg;
+  let other: SeededOrg;
+  let sessionId: string;
+  const sink: Record<string, string> = {};
+  let hookId: string;
+  const api = (method: 'get' | 'post' | 'patch' | 'delete', path: string, token = org.adminKey) => http()[method](`/api/v1${path}`).set(bearer(token));
+
+  /** The envelopes a destination got, by event id (at-least-once: a redelivery carries the same id). */
+  const rabbitIds = () => new Set(rabbit.messages.map((m) => String(m.properties.messageId)));
+  const hookIds = () => new Set(receiver.at('/hook').map((r) => String(r.headers['x-webhook-request-id'])));
+
+  beforeAll(async () => {
+    await isolated.create();
+    db = await testDataSource();
+    redis = new IORedis(process.env.REDIS_URL!);
+    publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
+    relay = new TcpOutage(() => ({ host: RABBITMQ.host, port: RABBITMQ.port }));
+    await relay.start();
+    const binary = natsServerBinary();
+    if (binary) {
+      nats = new PrivateNats(binary);
+      await nats.start();
+      natsUrl = nats.url;
+    }
+    let api: Awaited<ReturnType<typeof startApi>>;
+    [api, rabbit, js, receiver, { sim, simUrl, gateway }] = await Promise.all([
+      startApi(),
+      rabbitTap(run),
+      jetStreamTap(natsUrl, streamName, run),
+      startReceiver(),
+      startSimGateway(`gw-${run}`, { engine: 'sim' }),
+    ]);
+    app = api.app;
+    http = api.http;
+    org = await seedOrganization('Sinks');
+    other = await seedOrganization('Sinks Other');
+    const quick = { policy: 'constant' as const, delaySeconds: 1, attempts: 30 };
+    hookId = await createWebhookRow(db, null, { organizationId: org.id, url: `${receiver.url}/hook`, retryPolicy: quick });
+    const amqp = await api.http().post('/api/v1/event-sinks').set(bearer(org.adminKey)).send({
+      kind: 'amqp', url: `amqp://guest:guest@127.0.0.1:${relay.port}/`, exchange: rabbit.exchange, routingKey: 'wa.{event}', retryPolicy: quick,
+    });
+    expect(amqp.status).toBe(201);
+    sink.amqp = amqp.body.id;
+    const jsSink = await api.http().post('/api/v1/event-sinks').set(bearer(org.adminKey)).send({
+      kind: 'nats', url: `nats://${natsUrl}`, subject: `${run}.{organizationId}.{event}`, retryPolicy: quick,
+    });
+    expect(jsSink.status).toBe(201);
+    sink.nats = jsSink.body.id;
+    // the breaker would hand attempts back while a broker is down; retries are what this file counts
+    dispatcher = await startDispatcherProcess({ WEBHOOK_BREAKER_FAILURES: '100000' });
+    const created = await api.http().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'sinks' });
+    expect(created.status).toBe(201);
+    sessionId = created.body.id;
+    await pairSession({ api: api.http, token: org.adminKey, simUrl, sessionId });
+  }, 120_000);
+
+  afterAll(async () => {
+    await dispatcher?.stop();
+    await Promise.all([gateway?.stop(), receiver?.close(), rabbit?.drop(), js?.drop()]);
+    await sim?.stop();
+    await relay?.cut();
+    await nats?.stop();
+    await app?.close();
+    await redis?.quit();
+    await closeTestDataSource();
+    await isolated.drop();
+  });
+
+  it('publishes an inbound message to both brokers with exactly the envelope the webhook receives', async () => {
+    const text = `hello ${run}`;
+    const res = await fetch(`${simUrl}/sim/sessions/${sessionId}/inbound`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from: '15557770001@s.whatsapp.net', text }),
+    });
+    expect(res.status).toBe(200);
+    const hooked = await waitFor(() => receiver.at('/hook').find((r) => r.rawBody.toString().includes(text)), 20000, 'the webhook delivery');
+    const eventId = String(hooked.headers['x-webhook-request-id']);
+    const fromRabbit = await waitFor(() => rabbit.messages.find((m) => m.properties.messageId === eventId), 20000, 'the RabbitMQ message');
+    expect(fromRabbit.content.equals(hooked.rawBody)).toBe(true);
+    expect(fromRabbit.properties.contentType).toBe('application/json');
+    expect(fromRabbit.properties.deliveryMode).toBe(2);
+    expect(fromRabbit.fields.routingKey).toBe('wa.message.received');
+    const envelope = JSON.parse(hooked.rawBody.toString()) as EventEnvelope;
+    expect(envelope).toMatchObject({ id: eventId, event: 'message.received', organizationId: org.id, sessionId });
+    const fromNats = await waitFor(async () => (await js.bodies()).find((b) => b.id === eventId), 20000, 'the JetStream message');
+    expect(fromNats.body).toBe(hooked.rawBody.toString());
+    expect(fromNats.subject).toBe(`${run}.${org.id}.message.received`);
+  }, 60_000);
+
+  it('keeps the URL password encrypted at rest and masked in every answer; the other tenant gets 404', async () => {
+    const [row] = await db.query(`SELECT url, secret_encrypted, kind, target FROM webhooks WHERE id = $1`, [sink.amqp]);
+    expect(row.url).toBe(`amqp://guest@127.0.0.1:${relay.port}/`);
+    expect(row.secret_encrypted).toBeTruthy();
+    expect(row.secret_encrypted).not.toContain('guest');
+    const got = await api('get', `/event-sinks/${sink.amqp}`);
+    expect(got.status).toBe(200);
+    expect(got.body.url).toBe(`amqp://guest:***@127.0.0.1:${relay.port}/`);
+    const listed = await api('get', '/event-sinks');
+    expect(listed.body.data.map((s: Json) => s.id).sort()).toEqual([sink.amqp, sink.nats].sort());
+    expect(JSON.stringify(listed.body)).not.toContain('guest:guest');
+    // sinks and webhooks are apart: neither list shows the other, nor does an id cross over
+    expect((await api('get', '/webhooks')).body.data.map((w: Json) => w.id)).toEqual([hookId]);
+    expect((await api('get', `/webhooks/${sink.amqp}`)).status).toBe(404);
+    expect((await api('get', `/event-sinks/${hookId}`)).status).toBe(404);
+    // the masked URL sent back keeps the password; the sink still publishes (below)
+    const patched = await api('patch', `/event-sinks/${sink.amqp}`).send({ url: got.body.url, routingKey: 'wa.{event}' });
+    expect(patched.status).toBe(200);
+    const [after] = await db.query(`SELECT secret_encrypted FROM webhooks WHERE id = $1`, [sink.amqp]);
+    expect(after.secret_encrypted).toBe(row.secret_encrypted);
+    for (const [method, path] of [
+      ['get', `/event-sinks/${sink.amqp}`],
+      ['patch', `/event-sinks/${sink.amqp}`],
+      ['post', `/event-sinks/${sink.amqp}:test`],
+      ['get', `/event-sinks/${sink.amqp}/deliveries`],
+      ['delete', `/event-sinks/${sink.nats}`],
+    ] as const) {
+      const res = await api(method, path, other.adminKey).send(method === 'patch' ? { active: false } : undefined);
+      expect([method, path, res.status]).toEqual([method, path, 404]);
+      expect(res.body.error.code).toBe('not_found');
+    }
+    // a field of the other kind is refused, and a wrong scheme
+    expect((await api('post', '/event-sinks').send({ kind: 'nats', url: 'nats://127.0.0.1:4222', exchange: 'x' })).status).toBe(422);
+    expect((await api('post', '/event-sinks').send({ kind: 'amqp', url: 'nats://127.0.0.1:4222', exchange: 'x' })).status).toBe(422);
+    expect((await api('post', '/event-sinks').send({ kind: 'amqp', url: 'amqp://127.0.0.1' })).status).toBe(422);
+  });
+
+  it('refuses a private broker address unless private targets are allowed', async () => {
+    const strict = await startApi({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
+    try {
+      for (const url of ['amqp://guest:guest@127.0.0.1:5672/', 'nats://10.0.0.5:4222', 'amqp://169.254.169.254/']) {
+        const res = await strict.http().post('/api/v1/event-sinks').set(bearer(org.adminKey)).send({ kind: url.startsWith('nats') ? 'nats' : 'amqp', url, exchange: url.startsWith('nats') ? undefined : 'x' });
+        expect([url, res.status]).toEqual([url, 422]);
+        expect(JSON.stringify(res.body)).not.toContain('guest:guest');
+      }
+    } finally {
+      await strict.app.close();
+    }
+  });
+
+  it('logs sink deliveries, replays one with the same message id, and test-publishes to one sink', async () => {
+    const page = await waitFor(async () => {
+      const res = await api('get', `/event-sinks/${sink.amqp}/deliveries?status=delivered`);
+      return res.body.data?.length ? res.body : null;
+    }, 10000, 'a delivered sink delivery');
+    const delivery = page.data[0];
+    const before = rabbit.messages.filter((m) => m.properties.messageId === delivery.eventId).length;
+    const replayed = await api('post', `/event-sinks/${sink.amqp}/deliveries/${delivery.id}:replay`);
+    expect(replayed.status).toBe(202);
+    await waitFor(() => rabbit.messages.filter((m) => m.properties.messageId === delivery.eventId).length > before, 15000, 'the replayed message');
+    const detail = await waitFor(async () => {
+      const res = await api('get', `/event-sinks/${sink.amqp}/deliveries/${delivery.id}`);
+      return res.body.status === 'delivered' && res.body.attemptList.length >= 2 ? res.body : null;
+    }, 10000, 'the replay recorded');
+    expect(detail.attemptList.every((a: Json) => a.error === null)).toBe(true);
+    const tested = await api('post', `/event-sinks/${sink.nats}:test`);
+    expect(tested.status).toBe(202);
+    const testBody = await waitFor(async () => (await js.bodies()).find((b) => b.id === tested.body.eventId), 15000, 'the test event on JetStream');
+    expect(JSON.parse(testBody.body)).toMatchObject({ event: 'webhook.test', payload: { webhookId: sink.nats } });
+    // to that sink only
+    expect(rabbitIds().has(tested.body.eventId)).toBe(false);
+    expect(hookIds().has(tested.body.eventId)).toBe(false);
+  }, 60_000);
+
+  it('loses nothing when the brokers go away during a burst and the dispatcher is SIGKILLed; the webhook keeps flowing', async () => {
+    // `npm run bench:sinks-chaos` runs this case at the issue's size (5,000 events, a 20 s outage)
+    const COUNT = Number(process.env.SINKS_CHAOS_EVENTS ?? 300);
+    const third = Math.floor(COUNT / 3);
+    const OUTAGE_MS = Number(process.env.SINKS_OUTAGE_MS ?? 0);
+    const envelopes = Array.from({ length: COUNT }, (_, i) => buildOpaque(publisher, { event: 'presence.update', organizationId: org.id, sessionId: null, payload: { i } }));
+    const ids = envelopes.map((e) => e.id);
+    const publish = async (from: number, to: number) => {
+      for (let i = from; i < to; i += 50) await publisher.publishEnvelopes(envelopes.slice(i, Math.min(to, i + 50)));
+    };
+    await publish(0, third);
+    await waitFor(() => ids.slice(0, third).some((id) => rabbitIds().has(id)), 20000, 'the burst under way');
+    // the outage: RabbitMQ's relay cut, the private nats-server killed
+    await relay.cut();
+    await nats?.kill();
+    const hookedBefore = [...hookIds()].filter((id) => ids.includes(id)).length;
+    const outageStarted = Date.now();
+    await publish(third, 2 * third);
+    // while both brokers are down the webhook of the same organization still gets the new events
+    await waitFor(() => ids.slice(third, 2 * third).every((id) => hookIds().has(id)), 60000, 'the webhook during the outage');
+    expect([...hookIds()].filter((id) => ids.includes(id)).length).toBeGreaterThan(hookedBefore);
+    // sink attempts are failing and being retried meanwhile
+    await waitFor(async () => {
+      const [r] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'pending' AND attempts >= 1 AND last_error IS NOT NULL`, [sink.amqp]);
+      return r.n > 0;
+    }, 15000, 'failed sink attempts waiting for a retry');
+    // a fault's length, not a wait for an event: the full-size run holds the brokers down this long
+    if (Date.now() - outageStarted < OUTAGE_MS) await new Promise((r) => setTimeout(r, OUTAGE_MS - (Date.now() - outageStarted)));
+    console.log(`event sinks outage: brokers down ${((Date.now() - outageStarted) / 1000).toFixed(1)} s`);
+    await relay.start();
+    await nats?.start();
+    // the rest of the burst, and the dispatcher killed mid-publish
+    const rest = publish(2 * third, COUNT);
+    await waitFor(() => ids.slice(third).filter((id) => rabbitIds().has(id)).length >= 10, 60000, 'publishes after the outage');
+    await dispatcher.kill();
+    await rest;
+    dispatcher = await startDispatcherProcess({ WEBHOOK_BREAKER_FAILURES: '100000' });
+
+    const settle = Math.max(90000, COUNT * 60);
+    await waitFor(() => ids.every((id) => rabbitIds().has(id)), settle, 'every event confirmed by RabbitMQ');
+    await waitFor(async () => {
+      const got = new Set(await js.ids());
+      return ids.every((id) => got.has(id));
+    }, settle, 'every event stored by JetStream');
+    await waitFor(() => ids.every((id) => hookIds().has(id)), settle, 'every event at the webhook');
+    // 0 lost; JetStream stored each id once (its duplicate window dropped redeliveries); RabbitMQ's duplicates, if any,
+    // carry the same message id
+    const stored = (await js.ids()).filter((id) => ids.includes(id));
+    expect(stored.length).toBe(COUNT);
+    expect(new Set(stored).size).toBe(COUNT);
+    const rabbitMine = rabbit.messages.filter((m) => ids.includes(String(m.properties.messageId)));
+    const duplicates = rabbitMine.length - new Set(rabbitMine.map((m) => m.properties.messageId)).size;
+    const [retries] = await db.query(`SELECT w.kind, sum(d.attempts - 1)::int AS retries FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.event_id = ANY($1) GROUP BY w.kind ORDER BY w.kind`, [ids]).then((r: Json[]) => [r]);
+    console.log(`event sinks outage: ${COUNT} events, lost 0, RabbitMQ duplicates ${duplicates} (same message id), JetStream stored ${stored.length} (once each); retries by kind ${JSON.stringify(retries)}`);
+    // retries are visible in the delivery log, and every sink delivery ends delivered
+    for (const id of [sink.amqp, ...(nats ? [sink.nats] : [])]) {
+      await waitFor(async () => {
+        const rows = (await deliveriesOf(db, id)).filter((d) => ids.includes(d.event_id));
+        return rows.length === COUNT && rows.every((d) => d.status === 'delivered');
+      }, settle, `every delivery of ${id} recorded delivered`);
+      const [retried] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND event_id = ANY($2) AND attempts >= 2`, [id, ids]);
+      expect(retried.n).toBeGreaterThan(0);
+    }
+  }, Math.max(240_000, Number(process.env.SINKS_CHAOS_EVENTS ?? 0) * 120 + Number(process.env.SINKS_OUTAGE_MS ?? 0)));
+
+  it('survives connection errors: bad credentials, a vhost that does not exist, TLS to a plain port', async () => {
+    const once = { policy: 'constant' as const, delaySeconds: 1, attempts: 1 };
+    const badPassword = `pw-${run}`;
+    const bad: Record<string, string> = {};
+    for (const [name, body] of Object.entries({
+      credentials: { kind: 'amqp', url: `amqp://guest:${badPassword}@127.0.0.1:${RABBITMQ.port}/`, exchange: rabbit.exchange },
+      vhost: { kind: 'amqp', url: `amqp://guest:guest@127.0.0.1:${RABBITMQ.port}/no-such-vhost-${run}`, exchange: rabbit.exchange },
+      tls: { kind: 'amqp', url: `amqps://guest:guest@127.0.0.1:${RABBITMQ.port}/`, exchange: rabbit.exchange },
+      exchange: { kind: 'amqp', url: `amqp://guest:guest@127.0.0.1:${RABBITMQ.port}/`, exchange: `${run}-missing` },
+      natsTls: { kind: 'nats', url: `tls://${natsUrl}`, subject: `${run}.x` },
+      noStream: { kind: 'nats', url: `nats://${natsUrl}`, subject: `${run}-nostream.x` },
+    })) {
+      const res = await api('post', '/event-sinks').send({ ...body, events: ['call.incoming'], retryPolicy: once });
+      expect(res.status).toBe(201);
+      bad[name] = res.body.id;
+    }
+    await publisher.publish(opaqueEvent({ event: 'call.incoming', organizationId: org.id, sessionId: null, payload: { bad: true } }));
+    for (const [name, id] of Object.entries(bad)) {
+      const [d] = await waitFor(async () => {
+        const rows = await deliveriesOf(db, id);
+        return rows[0]?.status === 'dead' ? rows : undefined;
+      }, 30000, `the ${name} delivery to fail`);
+      expect([name, typeof d.last_error]).toEqual([name, 'string']);
+      // the password is in no log line the delivery keeps
+      expect(d.last_error).not.toContain(badPassword);
+    }
+    assertRunning(dispatcher);
+    // and it still delivers
+    const ok = await publisher.publish(opaqueEvent({ event: 'presence.update', organizationId: org.id, sessionId: null, payload: { after: true } }));
+    await waitFor(() => rabbitIds().has(ok.id), 20000, 'a delivery after the errors');
+  }, 90_000);
+});
