@@ -66,6 +66,15 @@ describe('spillOut', () => {
     expect([...fresh.keys()]).toEqual(['e2']);
   });
 
+  it('reads past the late entries of a stalled organization below its share, not its fresh ones', () => {
+    const fresh = group(['e1', 'org_a']);
+    const late = group(['e2', 'org_a'], ['e3', 'org_b']);
+    const spilled = spillOut([fresh, late], readAhead({ stalled: (org) => org === 'org_a' }), false, undefined, late);
+    expect(spilled.map((g) => g.envelope.id)).toEqual(['e2']);
+    expect([...fresh.keys()]).toEqual(['e1']);
+    expect([...late.keys()]).toEqual(['e3']);
+  });
+
   it('spills everything past the hard cap of attempts held', () => {
     const fresh = group(['e1', 'org_a'], ['e2', 'org_b']);
     expect(spillOut([fresh], readAhead({ held: () => 99 }), false).map((g) => g.envelope.id)).toEqual(['e2']);

@@ -158,7 +158,7 @@ export class EventConsumer {
       this.log.error({ entryId: id }, 'unreadable stream entry skipped (the outbox still has the event)'),
     );
     const { fresh, claimed, ackNow } = sorted;
-    const spilled = spillOut([fresh, claimed], this.readAhead, this.congested, (org) => this.backlog.isParked(org));
+    const spilled = spillOut([fresh, claimed], this.readAhead, this.congested, (org) => this.backlog.isParked(org), claimed);
     // most of the batch was read past a backlog: read a bigger one next (one script and one XACK for it)
     this.readingPast = spilled.length * 2 >= entries.length;
     if (spilled.length) {
@@ -232,13 +232,16 @@ export function sortEntries(
 /**
  * Takes out of `groups` (in stream order) the events to read past: those of an organization holding `share` attempts
  * (counting the events of this batch kept before them) while it is stalled or the read-ahead is congested, those of an
- * organization whose backlog is parked (`parked`: they go behind it), and every one read past `max` attempts held.
+ * organization whose backlog is parked (`parked`: they go behind it), the late ones (`late`) of a stalled organization,
+ * and every one read past `max` attempts held.
  */
 export function spillOut(
   groups: Map<string, EntryGroup>[],
   readAhead: Omit<ReadAhead, 'room'>,
   congested: boolean,
   parked: (organizationId: string) => boolean = () => false,
+  /** the group fanned out with rows first (late entries): a stalled organization's are read past whatever it holds */
+  late?: Map<string, EntryGroup>,
 ): EntryGroup[] {
   const kept = new Map<string, number>();
   const stalled = new Map<string, boolean>();
@@ -255,7 +258,12 @@ export function spillOut(
       const before = kept.get(org) ?? 0;
       // a stalled organization's events would only wait in memory, to be handed back one by one; below its share
       // it keeps the fresh way (a small organization's other webhooks are not slowed by the job path)
-      const spill = held >= readAhead.max || parked(org) || (readAhead.heldOf(org) + before >= readAhead.share && (congested || isStalled(org)));
+      // a late entry costs the reader a statement before its POST, which a stalled organization would only hand back
+      const spill =
+        held >= readAhead.max ||
+        parked(org) ||
+        (group === late && isStalled(org)) ||
+        (readAhead.heldOf(org) + before >= readAhead.share && (congested || isStalled(org)));
       if (!spill) {
         kept.set(org, before + 1);
         held++;
