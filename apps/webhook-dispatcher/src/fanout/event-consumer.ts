@@ -52,9 +52,9 @@ export interface ReadAhead {
  *
  * One organization's backlog never holds the reader: the events of an organization holding its share of the
  * read-ahead while its attempts do not move (stalled: its webhooks hang, their breakers are open, disabled) or once
- * the read-ahead stays full (CONGESTED_AFTER_MS), are spilled (EventSpill: due rows and
- * low-priority jobs, committed before the entries are acknowledged), while every other organization's events go
- * the fresh way at once.
+ * the read-ahead stays full (CONGESTED_AFTER_MS), are parked in its backlog stream (BacklogDrain: one Redis script
+ * appends them there and acknowledges them here; no PostgreSQL on the reader's path), while every other
+ * organization's events go the fresh way at once.
  */
 export class EventConsumer {
   private readonly consumer = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
