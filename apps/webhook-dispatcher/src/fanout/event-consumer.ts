@@ -21,7 +21,7 @@ const CLAIM_EVERY_MS = 5_000;
 export const FRESH_ENTRY_MS = 3000;
 /**
  * The read-ahead full for this long (the attempts held are not moving: a slow or hung receiver's backlog) makes the
- * consumer read on without waiting for room, spilling the events of organizations that hold their share of it.
+ * consumer read on without waiting for room, parking the events of organizations that hold their share of it.
  */
 export const CONGESTED_AFTER_MS = 500;
 
@@ -35,9 +35,9 @@ export interface ReadAhead {
   heldOf(organizationId: string): number;
   /** its attempts are not moving: a webhook of it hangs, its breaker is open, or it was disabled */
   stalled(organizationId: string): boolean;
-  /** an organization holding this many attempts has its further events spilled while it is stalled or congested */
+  /** an organization holding this many attempts has its further events parked while it is stalled or congested */
   share: number;
-  /** past this many attempts held every event read is spilled */
+  /** past this many attempts held every event read is parked */
   max: number;
 }
 
@@ -61,7 +61,7 @@ export class EventConsumer {
   private running = false;
   private loop: Promise<void> | null = null;
   private lastClaimAt = 0;
-  /** the read-ahead stayed full: read on, spilling the organizations that hold their share */
+  /** the read-ahead stayed full: read on, parking the organizations that hold their share */
   private congested = false;
   private room: Promise<void> | null = null;
   private readingPast = false;
@@ -135,7 +135,7 @@ export class EventConsumer {
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.congested ? 0 : CONGESTED_AFTER_MS))),
     ]);
     clearTimeout(timer);
-    if (!roomy && !this.congested) this.log.info({ held: this.readAhead.held() }, 'read-ahead full: reading on, spilling the events of organizations holding their share');
+    if (!roomy && !this.congested) this.log.info({ held: this.readAhead.held() }, 'read-ahead full: reading on, parking the events of organizations holding their share');
     this.congested = !roomy;
   }
 
