@@ -17,3 +17,4 @@ export * from './session-proxy';
 export * from './media-actions';
 export * from './media-store';
 export * from './vcard';
+export * from './audit';

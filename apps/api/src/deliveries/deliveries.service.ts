@@ -4,7 +4,7 @@ import { DeliveriesRepository, DeliveryAttemptsRepository, DeliveryRecord, newId
 import { DeliveryQueue, EventPublisher } from '@app/events';
 import { Page, pageLimit } from '../common/pagination';
 import { epochMs } from '../common/time';
-import { WebhooksService } from '../webhooks/webhooks.service';
+import { WebhookCaller, WebhooksService } from '../webhooks/webhooks.service';
 import { ListDeliveriesQueryDto } from './dto/delivery.dto';
 
 function toView({ eventType, createdAt, updatedAt, deliveredAt, nextAttemptAt, ...row }: DeliveryRecord): DeliveryView {
@@ -35,8 +35,8 @@ export class DeliveriesService {
   ) {}
 
   /** Newest first (delivery ids are ULIDs); `cursor` is the last id of the previous page. */
-  async list(organizationId: string, webhookId: string, query: ListDeliveriesQueryDto): Promise<Page<DeliveryView>> {
-    await this.webhooks.find(organizationId, webhookId);
+  async list(caller: WebhookCaller, webhookId: string, query: ListDeliveriesQueryDto): Promise<Page<DeliveryView>> {
+    await this.webhooks.find(caller, webhookId);
     const limit = pageLimit(query);
     const rows = await this.deliveries.listByWebhook(webhookId, { status: query.status, cursor: query.cursor }, limit + 1);
     const more = rows.length > limit;
@@ -44,8 +44,8 @@ export class DeliveriesService {
     return { data: page.map(toView), nextCursor: more ? page[page.length - 1].id : null };
   }
 
-  async get(organizationId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetailView> {
-    await this.webhooks.find(organizationId, webhookId);
+  async get(caller: WebhookCaller, webhookId: string, deliveryId: string): Promise<DeliveryDetailView> {
+    await this.webhooks.find(caller, webhookId);
     const row = await this.deliveries.findOfWebhook(webhookId, deliveryId);
     if (!row) throw deliveryNotFound();
     const attempts = await this.attempts.listOfDelivery(deliveryId);
@@ -59,8 +59,8 @@ export class DeliveriesService {
    * Sends a finished (delivered or dead) delivery again: same event, so the same X-Webhook-Request-Id,
    * with a fresh timestamp and signature and a fresh retry budget. A delivery still in progress → 409.
    */
-  async replay(organizationId: string, webhookId: string, deliveryId: string): Promise<DeliveryView> {
-    await this.webhooks.find(organizationId, webhookId);
+  async replay(caller: WebhookCaller, webhookId: string, deliveryId: string): Promise<DeliveryView> {
+    await this.webhooks.find(caller, webhookId);
     const row = await this.deliveries.resetForReplay(webhookId, deliveryId);
     if (!row) {
       const exists = await this.deliveries.findOfWebhook(webhookId, deliveryId);
@@ -76,9 +76,10 @@ export class DeliveriesService {
    * Publishes a webhook.test event naming this webhook (the dispatcher delivers it to that webhook
    * only) and creates its delivery right away, so the caller gets the delivery id to follow.
    */
-  async sendTest(organizationId: string, webhookId: string): Promise<{ eventId: string; deliveryId?: string }> {
-    const webhook = await this.webhooks.find(organizationId, webhookId);
+  async sendTest(caller: WebhookCaller, webhookId: string): Promise<{ eventId: string; deliveryId?: string }> {
+    const webhook = await this.webhooks.find(caller, webhookId);
     if (!webhook.active) throw new DomainError('conflict', 'webhook is inactive: it receives no deliveries');
+    const organizationId = caller.organizationId;
     const envelope = await this.events.publish({
       event: 'webhook.test',
       organizationId,

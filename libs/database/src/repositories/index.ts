@@ -15,6 +15,9 @@ import { StatusPostsRepository } from './status-posts.repository';
 import { MediaBlobsRepository } from './media-blobs.repository';
 import { FollowedChannelsRepository } from './followed-channels.repository';
 import { LeaderLeasesRepository } from './leader-leases.repository';
+import { InvitationsRepository } from './invitations.repository';
+import { PasswordResetsRepository } from './password-resets.repository';
+import { AuditLogRepository } from './audit-log.repository';
 
 export * from './keyset-page';
 export * from './deliveries.repository';
@@ -34,6 +37,9 @@ export * from './status-posts.repository';
 export * from './media-blobs.repository';
 export * from './followed-channels.repository';
 export * from './leader-leases.repository';
+export * from './invitations.repository';
+export * from './password-resets.repository';
+export * from './audit-log.repository';
 
 /** Every repository, for DatabaseModule to provide. */
 export const REPOSITORIES = [
@@ -54,4 +60,7 @@ export const REPOSITORIES = [
   MediaBlobsRepository,
   FollowedChannelsRepository,
   LeaderLeasesRepository,
+  InvitationsRepository,
+  PasswordResetsRepository,
+  AuditLogRepository,
 ];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import type { RetryPolicy } from '@app/contracts';
 import { Webhook } from '../entities/webhook.entity';
 import { EntityReader } from '../prepared';
@@ -83,13 +83,14 @@ export class WebhooksRepository {
     return FIND_IN_ORGANIZATION.findOne(this.db, [id, organizationId]);
   }
 
-  async page(organizationId: string, page: PageRequest): Promise<RowPage<Webhook>> {
-    return keysetPage(this.repo, { organizationId }, page);
+  /** `sessionIds`: only the webhooks of these sessions (a session-scoped key's view); null: all. */
+  async page(organizationId: string, page: PageRequest, sessionIds: readonly string[] | null = null): Promise<RowPage<Webhook>> {
+    return keysetPage(this.repo, sessionIds ? { organizationId, sessionId: In([...sessionIds]) } : { organizationId }, page);
   }
 
   /** False when the organization has no such webhook. */
-  async deleteInOrganization(organizationId: string, id: string): Promise<boolean> {
-    const result = await this.repo.delete({ id, organizationId });
+  async deleteInOrganization(organizationId: string, id: string, manager?: EntityManager): Promise<boolean> {
+    const result = await (manager ?? this.db.manager).getRepository(Webhook).delete({ id, organizationId });
     return !!result.affected;
   }
 
