@@ -44,26 +44,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/audit-log": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read the audit log
-         * @description The organization's entries, newest first, paged by `cursor`: every change of the management surface and every refusal of one, with who, from where and which fields (never a value of a secret). Read-only: no API edits it.
-         */
-        get: operations["AuditLog_list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/auth/login": {
         parameters: {
             query?: never;
@@ -1256,6 +1236,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log
+         * @description The organization's entries, newest first, paged by `cursor`: every change of the management surface and every refusal of one, with who, from where and which fields (never a value of a secret). Read-only: no API edits it.
+         */
+        get: operations["AuditLog_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organization": {
         parameters: {
             query?: never;
@@ -1546,37 +1546,6 @@ export interface components {
         };
         ErrorEnvelope: {
             error: components["schemas"]["ErrorDetail"];
-        };
-        AuditActorResponse: {
-            /** @enum {string} */
-            type: "user" | "apiKey" | "cli" | "system";
-            id: string | null;
-            /** @description the user's email or the key's name when it acted */
-            name: string | null;
-        };
-        AuditTargetResponse: {
-            type: string | null;
-            id: string | null;
-        };
-        AuditEntryResponse: {
-            id: string;
-            /** Format: date-time */
-            at: string;
-            actor: components["schemas"]["AuditActorResponse"];
-            /** @example webhook.update */
-            action: string;
-            target: components["schemas"]["AuditTargetResponse"];
-            /** @enum {string} */
-            outcome: "success" | "denied" | "failed";
-            ip: string | null;
-            userAgent: string | null;
-            requestId: string | null;
-            /** @description names of the fields the change touched, never their values */
-            changes: string[];
-        };
-        AuditPage: {
-            data: components["schemas"]["AuditEntryResponse"][];
-            nextCursor: string | null;
         };
         LoginDto: {
             /** @example owner@acme.test */
@@ -2483,6 +2452,37 @@ export interface components {
         ChannelMessageList: {
             data: components["schemas"]["ChannelMessageResponse"][];
         };
+        AuditActorResponse: {
+            /** @enum {string} */
+            type: "user" | "apiKey" | "cli" | "system";
+            id: string | null;
+            /** @description the user's email or the key's name when it acted */
+            name: string | null;
+        };
+        AuditTargetResponse: {
+            type: string | null;
+            id: string | null;
+        };
+        AuditEntryResponse: {
+            id: string;
+            /** Format: date-time */
+            at: string;
+            actor: components["schemas"]["AuditActorResponse"];
+            /** @example webhook.update */
+            action: string;
+            target: components["schemas"]["AuditTargetResponse"];
+            /** @enum {string} */
+            outcome: "success" | "denied" | "failed";
+            ip: string | null;
+            userAgent: string | null;
+            requestId: string | null;
+            /** @description names of the fields the change touched, never their values */
+            changes: string[];
+        };
+        AuditPage: {
+            data: components["schemas"]["AuditEntryResponse"][];
+            nextCursor: string | null;
+        };
         OrganizationQuotaFigures: {
             sessions: number;
             webhooks: number;
@@ -2913,131 +2913,6 @@ export interface operations {
                     "application/json": components["schemas"]["ReadinessResponse"];
                 };
             };
-        };
-    };
-    AuditLog_list: {
-        parameters: {
-            query?: {
-                /** @description page size (default 20) */
-                limit?: number;
-                /** @description nextCursor of the previous page */
-                cursor?: string;
-                /** @description the actor id (a user id, an API key id, or `cli`) */
-                actor?: string;
-                action?: string;
-                targetType?: string;
-                targetId?: string;
-                outcome?: "success" | "denied" | "failed";
-                /** @description entries at or after */
-                from?: string;
-                /** @description entries before */
-                to?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditPage"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            /** @description no credential, or one that is unknown, revoked, expired or malformed */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials",
-                     *         "details": {}
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description the credential lacks the capability the operation needs */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "forbidden",
-                     *         "message": "the caller lacks the needed capability",
-                     *         "details": {
-                     *           "required": [
-                     *             "sessions:write"
-                     *           ]
-                     *         }
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            /** @description the body or query does not validate; `details.fields` names each field */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "validation_error",
-                     *         "message": "request is invalid",
-                     *         "details": {
-                     *           "fields": {
-                     *             "label": [
-                     *               "label must be shorter than or equal to 200 characters"
-                     *             ]
-                     *           }
-                     *         }
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": "rate_limited",
-                     *         "message": "too many requests (credential); retry in 12 s",
-                     *         "details": {
-                     *           "limit": "credential",
-                     *           "retryAfterSeconds": 12
-                     *         }
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["Internal"];
         };
     };
     Auth_login: {
@@ -13600,6 +13475,131 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+        };
+    };
+    AuditLog_list: {
+        parameters: {
+            query?: {
+                /** @description page size (default 20) */
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                /** @description the actor id (a user id, an API key id, or `cli`) */
+                actor?: string;
+                action?: string;
+                targetType?: string;
+                targetId?: string;
+                outcome?: "success" | "denied" | "failed";
+                /** @description entries at or after */
+                from?: string;
+                /** @description entries before */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the body or query does not validate; `details.fields` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_error",
+                     *         "message": "request is invalid",
+                     *         "details": {
+                     *           "fields": {
+                     *             "label": [
+                     *               "label must be shorter than or equal to 200 characters"
+                     *             ]
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
         };
     };
     Organization_get: {
