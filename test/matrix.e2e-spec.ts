@@ -274,11 +274,17 @@ describe('authorization matrix over the OpenAPI document (issue 12 item 8)', () 
   });
 
   it('lists only the caller’s own rows', async () => {
-    for (const path of ['/api/v1/sessions', '/api/v1/webhooks', '/api/v1/members', '/api/v1/invitations', '/api/v1/api-keys', '/api/v1/audit-log?limit=100', '/api/v1/organization']) {
+    for (const path of ['/api/v1/sessions', '/api/v1/webhooks', '/api/v1/members', '/api/v1/invitations', '/api/v1/api-keys', '/api/v1/organization']) {
       const res = await api.http().get(path).set(bearer(caller.adminKey)).expect(200);
       const text = JSON.stringify(res.body);
       for (const id of [victim.id, ...Object.values(victimIds)]) expect(text).not.toContain(id);
     }
+    // the caller's log names the victim's ids it tried (its own refused attempts), never an entry of the victim's
+    const log = await api.http().get('/api/v1/audit-log?limit=100').set(bearer(caller.adminKey)).expect(200);
+    const victimActors = [...Object.values(victim.users).map((u) => u.id), victimIds.apiKey];
+    expect(log.body.data.filter((e: { actor: { id: string } }) => victimActors.includes(e.actor.id))).toEqual([]);
+    const victimLog = await api.http().get('/api/v1/audit-log?limit=100').set(bearer(victim.adminKey)).expect(200);
+    expect(victimLog.body.data.map((e: { action: string; outcome: string }) => `${e.action}:${e.outcome}`)).toEqual(['invitation.create:success', 'webhook.create:success']);
   });
 });
 
