@@ -4,6 +4,9 @@
 // `vs express: <ratio>` (the worse of key and JWT) on a line of its own, and where the CPU went (API, PostgreSQL).
 // Issue 24 item 5: `vs floor` against NestJS + one Redis call + the read (the floor of its own parts), measured in
 // turns, and the split of that distance: the floor's route inside the whole API app, then the GET against that route.
+// Issue 40: an authed PATCH of a webhook with its audit entry (written in the change's transaction) against the same
+// PATCH on an API started with AUDIT_LOG_ENABLED=false, measured in turns: `audit cost on PATCH: <ratio>`.
+// BENCH_API_AUDIT_ONLY=1 runs that comparison alone.
 // Uses its own throwaway database and Redis prefix and removes both at the end.
 'use strict';
 const { fork, spawn } = require('node:child_process');
@@ -16,6 +19,9 @@ const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 /** Rounds of floor-then-API-key measured in turns for `vs floor` (the first is the main run's pair). */
 const FLOOR_ROUNDS = Math.max(1, Number(process.env.BENCH_FLOOR_ROUNDS ?? 3));
+/** Rounds of audited-then-unaudited PATCH measured in turns. */
+const AUDIT_ROUNDS = Math.max(1, Number(process.env.BENCH_AUDIT_ROUNDS ?? 3));
+const AUDIT_ONLY = process.env.BENCH_API_AUDIT_ONLY === '1';
 
 /** The floor's read: the webhook row, as the API reads it, one named prepared statement (both floors run it). */
 const FLOOR_READ = { name: 'floor_webhook', text: 'SELECT * FROM webhooks WHERE id = $1 AND organization_id = $2' };
@@ -160,17 +166,18 @@ function cpuSplit(before, after, roles) {
   return out;
 }
 
-function load(url, headers, duration) {
+/** `request`: method and body beside the GET default. */
+function load(url, headers, duration, request = {}) {
   return new Promise((resolve, reject) => {
-    autocannon({ url, headers, connections: CONNECTIONS, duration }, (err, result) => (err ? reject(err) : resolve(result)));
+    autocannon({ url, headers, connections: CONNECTIONS, duration, ...request }, (err, result) => (err ? reject(err) : resolve(result)));
   });
 }
 
 /** Warm-up, then the measured run; returns req/s, p99 latency and the CPU split of the measured run. */
-async function measure(name, url, headers, roles) {
-  await load(url, headers, WARMUP);
+async function measure(name, url, headers, roles, request = {}) {
+  await load(url, headers, WARMUP, request);
   const before = cpuSnapshot();
-  const r = await load(url, headers, DURATION);
+  const r = await load(url, headers, DURATION, request);
   const cpu = cpuSplit(before, cpuSnapshot(), roles);
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx responses, ${r.errors} errors`);
   const rps = r.requests.total / DURATION;
@@ -186,9 +193,10 @@ async function measure(name, url, headers, roles) {
 }
 
 /** The API's environment, as the bench runs it (main.js, or the in-app floor's child). */
-function apiEnv(port, opsPort) {
+function apiEnv(port, opsPort, extra = {}) {
   return {
     ...process.env,
+    ...extra,
     NODE_ENV: 'test',
     PORT: String(port),
     // a free ops port: the default (3003) is taken by any other API on the machine
@@ -206,10 +214,10 @@ function apiEnv(port, opsPort) {
 }
 
 /** BENCH_API_NODE_ARGS: e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the API. */
-async function startApi(port, nodeArgs, opsPort) {
+async function startApi(port, nodeArgs, opsPort, extraEnv = {}) {
   const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/apps/api/src/main.js')], {
     cwd: ROOT,
-    env: apiEnv(port, opsPort),
+    env: apiEnv(port, opsPort, extraEnv),
     // the request log goes where a deployment's would: out of the process, here to /dev/null
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -232,8 +240,32 @@ async function cleanup() {
   redis.disconnect();
 }
 
+/**
+ * Issue 40: PATCH /webhooks/{id} on `api` (audited, the entry in the change's transaction) and on `unaudited`
+ * (AUDIT_LOG_ENABLED=false), in turns; each PATCHes its own webhook. Prints each round and the median ratio.
+ */
+async function auditCost(apiPort, unauditedPort, webhooks, keyToken, roles) {
+  const headers = { authorization: `Bearer ${keyToken}`, 'content-type': 'application/json' };
+  const patch = { method: 'PATCH', body: JSON.stringify({ active: true, events: ['message.received'] }) };
+  const urls = [`http://127.0.0.1:${apiPort}/api/v1/webhooks/${webhooks[0]}`, `http://127.0.0.1:${unauditedPort}/api/v1/webhooks/${webhooks[1]}`];
+  for (const url of urls) {
+    const check = await fetch(url, { method: 'PATCH', headers, body: patch.body });
+    if (check.status !== 200) throw new Error(`PATCH ${url} answered ${check.status}: ${await check.text()}`);
+  }
+  const rounds = [];
+  for (let i = 0; i < AUDIT_ROUNDS; i++) {
+    const audited = await measure('PATCH audited', urls[0], headers, roles.audited, patch);
+    const bare = await measure('PATCH unaudited', urls[1], headers, roles.unaudited, patch);
+    rounds.push({ rps: audited.rps / bare.rps, cpu: bare.serverUs / audited.serverUs });
+  }
+  const show = (xs) => xs.map((x) => x.toFixed(2)).join(', ');
+  console.log(`audit rounds (audited ÷ unaudited): req/s ${show(rounds.map((r) => r.rps))}; CPU per request (unaudited ÷ audited) ${show(rounds.map((r) => r.cpu))}`);
+  console.log(`audit cost on PATCH: ${median(rounds.map((r) => r.rps)).toFixed(2)} (CPU ${median(rounds.map((r) => r.cpu)).toFixed(2)})`);
+}
+
 async function main() {
   let api = null;
+  let unaudited = null;
   let nestPg = null;
   let inApp = null;
   const express = fork(__filename, ['--express'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -248,6 +280,7 @@ async function main() {
     const userId = newId('usr');
     const keyToken = `gwk_${randomBytes(32).toString('base64url')}`;
     const webhookId = newId('whk');
+    const patchedWebhooks = [newId('whk'), newId('whk')];
     await db.query(`INSERT INTO organizations (id, name) VALUES ($1, 'bench')`, [orgId]);
     await db.query(`INSERT INTO users (id, organization_id, email, password_hash, role) VALUES ($1, $2, 'bench@example.test', 'x', 'admin')`, [userId, orgId]);
     await db.query(`INSERT INTO api_keys (id, organization_id, name, token_hash, token_hint, permissions) VALUES ($1, $2, 'bench', $3, $4, $5)`, [
@@ -261,7 +294,23 @@ async function main() {
       `INSERT INTO webhooks (id, organization_id, url, events, retry_policy, secret_encrypted) VALUES ($1, $2, 'https://example.com/hook', $3, $4::jsonb, $5)`,
       [webhookId, orgId, ['message.received'], JSON.stringify({ policy: 'exponential', delaySeconds: 2, attempts: 15 }), new SecretBox([Buffer.from(ENCRYPTION_KEY, 'base64')]).encrypt('bench-secret')],
     );
+    for (const id of patchedWebhooks) {
+      await db.query(`INSERT INTO webhooks (id, organization_id, url, events, retry_policy) VALUES ($1, $2, 'https://example.com/patched', $3, $4::jsonb)`, [
+        id,
+        orgId,
+        ['message.received'],
+        JSON.stringify({ policy: 'exponential', delaySeconds: 2, attempts: 15 }),
+      ]);
+    }
     await db.end();
+    if (AUDIT_ONLY) {
+      const [auditedPort, unauditedPort] = [await freePort(), await freePort()];
+      api = await startApi(auditedPort, [], await freePort());
+      unaudited = await startApi(unauditedPort, [], await freePort(), { AUDIT_LOG_ENABLED: 'false' });
+      const bench = { [process.pid]: 'autocannon' };
+      await auditCost(auditedPort, unauditedPort, patchedWebhooks, keyToken, { audited: { ...bench, [api.pid]: 'api' }, unaudited: { ...bench, [unaudited.pid]: 'api' } });
+      return;
+    }
     const jwt = signAccessToken({ sub: userId, org: orgId, role: 'admin' }, JWT_SECRET, 3600);
     nestPg = fork(__filename, ['--nest', 'redis', 'pg'], {
       env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, DATABASE_URL, FLOOR_WEBHOOK_ID: webhookId, FLOOR_ORG_ID: orgId },
@@ -321,6 +370,9 @@ async function main() {
     }
     // stopped and gone before the database is dropped under its pool (and, under --cpu-prof, its profile written)
     await Promise.all([nestPg, inApp].map((child) => new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM'))));
+    const unauditedPort = await freePort();
+    unaudited = await startApi(unauditedPort, [], await freePort(), { AUDIT_LOG_ENABLED: 'false' });
+    await auditCost(apiPort, unauditedPort, patchedWebhooks, keyToken, { audited: apiRoles, unaudited: { ...bench, [unaudited.pid]: 'api' } });
     console.log(`ratios: API key ${(withKey / bare).toFixed(2)}, JWT ${(withJwt / bare).toFixed(2)}`);
     // where the floor of any API built as the design says lies: NestJS alone, then with the one Redis call per request
     console.log(
@@ -341,6 +393,7 @@ async function main() {
     );
   } finally {
     api?.kill('SIGTERM');
+    unaudited?.kill('SIGTERM');
     express.kill('SIGTERM');
     nest.kill('SIGTERM');
     nestRedis.kill('SIGTERM');

@@ -67,6 +67,9 @@ describe('fuzzed write endpoints (issue 12 item 8)', () => {
       desiredState: 'stopped',
     } as Partial<Session>);
     ids.session = session.id;
+    ids.member = org.users.viewer.id;
+    // a key of its own to change and revoke, never the fuzzer's
+    ids.apiKey = (await org.apiKey(['sessions:read'])).id;
     ids.webhook = (await api.http().post('/api/v1/webhooks').set(bearer(org.adminKey)).send({ url: 'https://example.com/fuzz' }).expect(201)).body.id;
     ids.sink = (
       await api.http().post('/api/v1/event-sinks').set(bearer(org.adminKey)).send({ kind: 'amqp', url: 'amqp://fuzz:secret@rabbitmq.example.com/', exchange: 'fuzz' }).expect(201)
@@ -91,7 +94,12 @@ describe('fuzzed write endpoints (issue 12 item 8)', () => {
           (SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY id), '')) FROM contacts t WHERE organization_id = $1) AS contacts,
           (SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY jid), '')) FROM chats t WHERE organization_id = $1) AS chats,
           (SELECT count(*) FROM status_posts p JOIN sessions s ON s.id = p.session_id WHERE s.organization_id = $1) AS status_posts,
-          (SELECT count(*) FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = $1) AS deliveries`,
+          (SELECT count(*) FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = $1) AS deliveries,
+          (SELECT md5(coalesce(string_agg(concat_ws('|', id, name, permissions, session_ids, allowed_ips, expires_at, revoked_at), ',' ORDER BY id), '')) FROM api_keys WHERE organization_id = $1) AS api_keys,
+          (SELECT md5(coalesce(string_agg(concat_ws('|', id, email, role, name, password_hash, token_version, deleted_at), ',' ORDER BY id), '')) FROM users WHERE organization_id = $1) AS users,
+          (SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY id), '')) FROM invitations t WHERE organization_id = $1) AS invitations,
+          (SELECT count(*) FROM password_resets r JOIN users u ON u.id = r.user_id WHERE u.organization_id = $1) AS password_resets,
+          (SELECT name FROM organizations WHERE id = $1) AS organization`,
         [org.id],
       )
     )[0];
@@ -99,6 +107,8 @@ describe('fuzzed write endpoints (issue 12 item 8)', () => {
   const pathOf = (op: WriteOperation, param: string | null) =>
     op.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
       if (param !== null) return [...Buffer.from(param, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+      if (name === 'userId') return ids.member;
+      if (name === 'id' && op.path.startsWith('/api/v1/api-keys')) return ids.apiKey;
       if (name === 'id') return op.path.startsWith('/api/v1/webhooks') ? ids.webhook : op.path.startsWith('/api/v1/event-sinks') ? ids.sink : ids.session;
       return newId('dlv');
     });

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import type { Permission } from '@app/contracts';
-import { PERMISSIONS } from '@app/contracts';
+import type { Permission, Role } from '@app/contracts';
+import { PERMISSIONS, ROLE_PERMISSIONS, ROLES } from '@app/contracts';
 import { ApiKey, newId, Session, User, Webhook } from '@app/database';
 import { buildOpenApiDocument } from '../apps/api/src/bootstrap';
 import { signAccessToken } from '../apps/api/src/auth/access-token';
@@ -98,6 +98,24 @@ const MATRIX: Record<string, Entry> = {
   AccountExtras_unfollow: { permission: 'messages:send' },
   AccountExtras_channelMessages: { permission: 'sessions:read' },
   Messages_sendBatch: { permission: 'messages:send', body: { messages: [{ to: '15551234567', text: 'hello' }] } },
+  // CONTRACT 14: the organization, its members, invitations, keys and audit log
+  Organization_get: { permission: 'authenticated' },
+  Organization_update: { permission: 'members:manage', body: { name: 'Caller' } },
+  Organization_listMembers: { permission: 'members:manage' },
+  Organization_changeRole: { permission: 'members:manage', body: { role: 'viewer' } },
+  Organization_removeMember: { permission: 'members:manage' },
+  Organization_resetLink: { permission: 'members:manage' },
+  Organization_invite: { permission: 'members:manage', body: { email: 'matrix@example.test', role: 'viewer' } },
+  Organization_listInvitations: { permission: 'members:manage' },
+  Organization_withdraw: { permission: 'members:manage' },
+  Organization_listKeys: { permission: 'apikeys:manage' },
+  Organization_createKey: { permission: 'apikeys:manage', body: { name: 'matrix', permissions: ['sessions:read'] } },
+  Organization_updateKey: { permission: 'apikeys:manage', body: { name: 'matrix' } },
+  Organization_revokeKey: { permission: 'apikeys:manage' },
+  AuditLog_list: { permission: 'audit:read' },
+  Account_accept: { permission: 'public' },
+  Account_reset: { permission: 'public' },
+  Account_change: { permission: 'authenticated', body: { currentPassword: 'wrong-password', newPassword: 'a-new-password' } },
 };
 
 interface Operation {
@@ -129,6 +147,9 @@ describe('authorization matrix over the OpenAPI document (issue 12 item 8)', () 
     const webhook = await api.http().post('/api/v1/webhooks').set(bearer(victim.adminKey)).send({ url: 'https://example.com/victim' }).expect(201);
     victimIds.session = session.id;
     victimIds.webhook = webhook.body.id;
+    victimIds.apiKey = (await victim.apiKey(['sessions:read'])).id;
+    victimIds.invitation = (await api.http().post('/api/v1/invitations').set(bearer(victim.users.owner.token)).send({ email: 'invited@victim.test', role: 'viewer' }).expect(201)).body.id;
+    victimIds.member = victim.users.viewer.id;
 
     const revoked = await caller.apiKey(['*']);
     await db.getRepository(ApiKey).update({ id: revoked.id }, { revokedAt: new Date() });
@@ -149,14 +170,19 @@ describe('authorization matrix over the OpenAPI document (issue 12 item 8)', () 
     await closeTestDataSource();
   });
 
-  /** The path with every parameter filled: `{id}` is the victim's session or webhook, other ids are made up. */
-  const fill = (op: Operation) =>
+  /** The victim's resource an `{id}` names, by the collection it is in. */
+  const idOf = (path: string) =>
+    path.startsWith('/api/v1/webhooks') ? victimIds.webhook : path.startsWith('/api/v1/api-keys') ? victimIds.apiKey : path.startsWith('/api/v1/invitations') ? victimIds.invitation : victimIds.session;
+
+  /** The path with every parameter filled: `{id}` and `{userId}` are the victim's, other ids are made up. */
+  const fill = (op: Operation, sessionId?: string) =>
     op.path
-      .replace('{id}', op.path.startsWith('/api/v1/webhooks') ? victimIds.webhook : victimIds.session)
+      .replace('{id}', sessionId ?? idOf(op.path))
+      .replace('{userId}', victimIds.member)
       .replace(/\{(\w+)\}/g, (_m, name: string) => `${name}-${newId('msg')}`);
 
-  const call = (op: Operation, headers: Record<string, string>) => {
-    const req = api.http()[op.method](fill(op)).set(headers);
+  const call = (op: Operation, headers: Record<string, string>, sessionId?: string) => {
+    const req = api.http()[op.method](fill(op, sessionId)).set(headers);
     const body = MATRIX[op.id]?.body;
     return body ? req.send(body) : req;
   };
@@ -165,6 +191,9 @@ describe('authorization matrix over the OpenAPI document (issue 12 item 8)', () 
   const victimState = async () => ({
     sessions: await db.getRepository(Session).find({ where: { organizationId: victim.id }, order: { id: 'ASC' } }),
     webhooks: await db.getRepository(Webhook).find({ where: { organizationId: victim.id }, order: { id: 'ASC' } }),
+    keys: await db.getRepository(ApiKey).find({ where: { organizationId: victim.id }, order: { id: 'ASC' } }),
+    users: await db.getRepository(User).find({ where: { organizationId: victim.id }, order: { id: 'ASC' } }),
+    invitations: await db.query('SELECT * FROM invitations WHERE organization_id = $1 ORDER BY id', [victim.id]),
   });
 
   it('has an entry for every operation of the document, and no stale one', () => {
@@ -190,7 +219,7 @@ describe('authorization matrix over the OpenAPI document (issue 12 item 8)', () 
       const required = MATRIX[op.id].permission;
       if (required === 'public' || required === 'authenticated') continue;
       const key = await caller.apiKey(PERMISSIONS.filter((p) => p !== required));
-      const roles = (['viewer', 'member'] as const).filter((r) => !roleGrants(r, required));
+      const roles = ROLES.filter((r) => !roleGrants(r, required));
       for (const [who, token] of [['a key without it', key.token], ...roles.map((r) => [r, caller.users[r].token])]) {
         const res = await call(op, bearer(token));
         if (res.status !== 403 || res.body?.error?.code !== 'forbidden') failures.push(`${op.id} as ${who}: ${res.status}`);
@@ -202,7 +231,7 @@ describe('authorization matrix over the OpenAPI document (issue 12 item 8)', () 
   it('answers 404 to every operation on another organization’s ids, and changes nothing of theirs', async () => {
     const before = await victimState();
     const failures: string[] = [];
-    for (const op of operations.filter((o) => o.path.includes('{id}'))) {
+    for (const op of operations.filter((o) => o.path.includes('{id}') || o.path.includes('{userId}'))) {
       const res = await call(op, bearer(caller.adminKey));
       if (res.status !== 404 || res.body?.error?.code !== 'not_found') failures.push(`${op.id}: ${res.status} ${JSON.stringify(res.body)}`);
     }
@@ -210,16 +239,55 @@ describe('authorization matrix over the OpenAPI document (issue 12 item 8)', () 
     expect(await victimState()).toEqual(before);
   });
 
-  it('lists only the caller’s own rows', async () => {
-    for (const path of ['/api/v1/sessions', '/api/v1/webhooks']) {
-      const res = await api.http().get(path).set(bearer(caller.adminKey)).expect(200);
-      expect(JSON.stringify(res.body)).not.toContain(victim.id);
-      expect(JSON.stringify(res.body)).not.toContain(victimIds.session);
-      expect(JSON.stringify(res.body)).not.toContain(victimIds.webhook);
+  it('lets every role and an unscoped key past the permission check of what it holds (neither 401 nor 403)', async () => {
+    const failures: string[] = [];
+    const unscoped = await caller.apiKey(['*']);
+    for (const op of operations.filter((o) => o.path.includes('{id}') || o.path.includes('{userId}'))) {
+      const required = MATRIX[op.id].permission;
+      if (required === 'public') continue;
+      const holders: Array<[string, string]> = [
+        ...ROLES.filter((r) => required === 'authenticated' || roleGrants(r, required)).map((r): [string, string] => [r, caller.users[r].token]),
+        ['an unscoped key with *', unscoped.token],
+      ];
+      for (const [who, token] of holders) {
+        const res = await call(op, bearer(token));
+        if (res.status === 401 || res.status === 403) failures.push(`${op.id} as ${who}: ${res.status} ${JSON.stringify(res.body)}`);
+      }
     }
+    expect(failures).toEqual([]);
+  });
+
+  it('answers 404 to a session-scoped key on every operation of another session of its own organization, and 403 to creating one', async () => {
+    const mine = await seedStoppedSession(caller.id, 'scoped');
+    const elsewhere = await seedStoppedSession(caller.id, 'not in scope');
+    const scoped = await caller.apiKey(['*']);
+    await db.getRepository(ApiKey).update({ id: scoped.id }, { sessionIds: [mine.id] });
+    const failures: string[] = [];
+    for (const op of operations.filter((o) => o.path.startsWith('/api/v1/sessions/{id}'))) {
+      const res = await call(op, bearer(scoped.token), elsewhere.id);
+      if (res.status !== 404 || res.body?.error?.code !== 'not_found') failures.push(`${op.id}: ${res.status}`);
+    }
+    expect(failures).toEqual([]);
+    await api.http().post('/api/v1/sessions').set(bearer(scoped.token)).send({ label: 'more' }).expect(403);
+    const listed = await api.http().get('/api/v1/sessions').set(bearer(scoped.token)).expect(200);
+    expect(listed.body.data.map((s: { id: string }) => s.id)).toEqual([mine.id]);
+  });
+
+  it('lists only the caller’s own rows', async () => {
+    for (const path of ['/api/v1/sessions', '/api/v1/webhooks', '/api/v1/members', '/api/v1/invitations', '/api/v1/api-keys', '/api/v1/organization']) {
+      const res = await api.http().get(path).set(bearer(caller.adminKey)).expect(200);
+      const text = JSON.stringify(res.body);
+      for (const id of [victim.id, ...Object.values(victimIds)]) expect(text).not.toContain(id);
+    }
+    // the caller's log names the victim's ids it tried (its own refused attempts), never an entry of the victim's
+    const log = await api.http().get('/api/v1/audit-log?limit=100').set(bearer(caller.adminKey)).expect(200);
+    const victimActors = [...Object.values(victim.users).map((u) => u.id), victimIds.apiKey];
+    expect(log.body.data.filter((e: { actor: { id: string } }) => victimActors.includes(e.actor.id))).toEqual([]);
+    const victimLog = await api.http().get('/api/v1/audit-log?limit=100').set(bearer(victim.adminKey)).expect(200);
+    expect(victimLog.body.data.map((e: { action: string; outcome: string }) => `${e.action}:${e.outcome}`)).toEqual(['invitation.create:success', 'webhook.create:success']);
   });
 });
 
-function roleGrants(role: 'viewer' | 'member', permission: Permission): boolean {
-  return role === 'viewer' ? permission === 'sessions:read' : permission !== 'webhooks:manage';
+function roleGrants(role: Role, permission: Permission): boolean {
+  return ROLE_PERMISSIONS[role].includes(permission);
 }

@@ -50,12 +50,15 @@ describe('instant revocation on every API replica, and the principal cache', () 
   async function connect(i: number, token: string) {
     const ws = new WebSocket(`ws://${apis[i].base}/api/v1/ws?token=${token}`);
     sockets.push(ws);
-    const socket = { ws, received: [] as EventEnvelope[], closedWith: null as number | null };
+    const socket = { ws, received: [] as EventEnvelope[], closedWith: null as number | null, closedAt: 0n };
     ws.on('message', (data) => {
       const msg = JSON.parse(data.toString());
       if (msg.id) socket.received.push(msg);
     });
-    ws.on('close', (code) => (socket.closedWith = code));
+    ws.on('close', (code) => {
+      socket.closedWith = code;
+      socket.closedAt = process.hrtime.bigint();
+    });
     await new Promise<void>((resolve, reject) => {
       ws.once('message', () => resolve());
       ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
@@ -113,6 +116,40 @@ describe('instant revocation on every API replica, and the principal cache', () 
     await waitFor(() => open.every((s) => s.closedWith !== null), 1000, 'both sockets to close');
     expect(open.map((s) => s.closedWith)).toEqual([4401, 4401]);
     expect(await statuses('/sessions', member.token)).toEqual([401, 401]);
+  });
+
+  it('a key revoked and a member removed over REST on one replica: refused on both, their sockets closed (the time measured)', async () => {
+    const other = await seedOrganization('REST Revocation Co');
+    const send = (i: number, method: string, path: string, token: string) => fetch(`http://${apis[i].base}/api/v1${path}`, { method, headers: bearer(token) });
+    const key = await other.apiKey(['sessions:read', 'webhooks:manage']);
+    const member = other.users.member;
+    expect(await statuses('/sessions', key.token)).toEqual([200, 200]);
+    expect(await statuses('/sessions', member.token)).toEqual([200, 200]);
+    const keySockets = await Promise.all([connect(0, key.token), connect(1, key.token)]);
+    const memberSockets = await Promise.all([connect(0, member.token), connect(1, member.token)]);
+
+    const closedAt = async (socket: { closedWith: number | null; closedAt: bigint }, started: bigint) => {
+      await waitFor(() => socket.closedWith !== null, 5000, 'the socket to close');
+      return socket.closedAt - started;
+    };
+    let started = process.hrtime.bigint();
+    const keyClosed = keySockets.map((s) => closedAt(s, started));
+    expect((await send(0, 'DELETE', `/api-keys/${key.id}`, other.users.admin.token)).status).toBe(204);
+    const answered = process.hrtime.bigint() - started;
+    expect(await statuses('/sessions', key.token)).toEqual([401, 401]);
+    const keyTimes = await Promise.all(keyClosed);
+
+    started = process.hrtime.bigint();
+    const memberClosed = memberSockets.map((s) => closedAt(s, started));
+    expect((await send(1, 'DELETE', `/members/${member.id}`, other.users.owner.token)).status).toBe(204);
+    expect(await statuses('/sessions', member.token)).toEqual([401, 401]);
+    const memberTimes = await Promise.all(memberClosed);
+    expect([...keySockets, ...memberSockets].map((s) => s.closedWith)).toEqual([4401, 4401, 4401, 4401]);
+    const ms = (ns: bigint) => (Number(ns) / 1e6).toFixed(1);
+    // the figure docs/auth.md quotes: from the DELETE being sent to each socket's close frame arriving here
+    process.stderr.write(
+      `revocation over REST: DELETE answered in ${ms(answered)} ms; key sockets closed after ${keyTimes.map(ms).join(' / ')} ms, member sockets after ${memberTimes.map(ms).join(' / ')} ms (replica 0 / 1)\n`,
+    );
   });
 
   it('a lost subscription (CLIENT KILL) drops the cache: the next request reads PostgreSQL again', async () => {

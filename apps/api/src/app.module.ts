@@ -16,6 +16,8 @@ import { RealtimeModule } from './realtime/realtime.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { AccountExtrasModule } from './account-extras/account-extras.module';
+import { AuditModule } from './audit/audit.module';
+import { OrganizationModule } from './organization/organization.module';
 
 /** `overrides`: configuration decided by the caller over the environment's (the CLI boots the API silent). */
 function imports(overrides: ConfigOverrides) {
@@ -36,6 +38,8 @@ function imports(overrides: ConfigOverrides) {
     DashboardModule,
     GroupsModule,
     AccountExtrasModule,
+    AuditModule,
+    OrganizationModule,
   ];
 }
 

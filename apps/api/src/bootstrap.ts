@@ -56,7 +56,9 @@ export async function createApiApp(
   // first, so every request is logged and carries its id, the ones refused below included; its one 'close' listener
   // also ends the request's duration metric
   app.use(requestLogger(logger, requestId, app.get(ApiMetrics).requestDone));
-  app.set('trust proxy', false);
+  // the client is the socket's peer, or behind TRUSTED_PROXIES the right-most untrusted X-Forwarded-For hop (CONTRACT 14)
+  const trusted = config.trustedProxies;
+  app.set('trust proxy', (address: string) => trusted.contains(address));
   // strict JSON bodies of bounded size, in well-formed UTF-8; parse errors reach the filter as 422 / 413, bad bytes as
   // 400. A send may carry MEDIA_MAX_BYTES of base64 media, so its route parses first with its own limit (a parsed body
   // is skipped by the next parser). Only a request with a body enters them: a GET walked three parser layers that each

@@ -2,7 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { BaseConfig } from '@app/config';
 import { ALL_PERMISSIONS, PERMISSIONS, PLATFORM_OPERATE, PrincipalChange, QUOTA_RESOURCES, quotaExceeded, quotaLimit, QuotaOverrides, Role, ROLES } from '@app/contracts';
 import { hashPassword, newApiKeyToken, sha256Hex } from '@app/crypto';
-import { ApiKey, ApiKeysRepository, newId, OrganizationsRepository, User, UsersRepository } from '@app/database';
+import { ApiKey, ApiKeysRepository, AuditFact, AuditLogRepository, newAuditEntry, newId, OrganizationsRepository, User, UsersRepository } from '@app/database';
 import { Flags, UsageError } from './command-table';
 
 export { UsageError };
@@ -71,6 +71,7 @@ export class AdminCommands {
   private readonly organizations: OrganizationsRepository;
   private readonly users: UsersRepository;
   private readonly apiKeys: ApiKeysRepository;
+  private readonly auditLog: AuditLogRepository;
 
   constructor(
     private readonly db: DataSource,
@@ -80,6 +81,19 @@ export class AdminCommands {
     this.organizations = new OrganizationsRepository(db);
     this.users = new UsersRepository(db);
     this.apiKeys = new ApiKeysRepository(db);
+    this.auditLog = new AuditLogRepository(db);
+  }
+
+  /** The organization's audit entry of a CLI change (actor `cli`), in the change's transaction. */
+  private async audit(tx: EntityManager, organizationId: string, fact: AuditFact): Promise<void> {
+    await this.auditLog.append(organizationId, newAuditEntry({ actor: { type: 'cli', id: 'cli', name: 'admin CLI' }, ip: null, userAgent: null, requestId: null }, fact, 'success'), tx);
+  }
+
+  /** The organization a key or user belongs to, or a usage error. */
+  private async organizationOf(kind: 'apiKey' | 'user', id: string): Promise<string> {
+    const row = kind === 'apiKey' ? await this.apiKeys.findById(id) : await this.users.findById(id);
+    if (!row) throw new UsageError(`no ${kind === 'apiKey' ? 'API key' : 'user'} ${id}`);
+    return row.organizationId;
   }
 
   async orgCreate(flags: Flags) {
@@ -145,21 +159,22 @@ export class AdminCommands {
     await this.assertOrg(orgId);
     const address = email(need(flags, 'email'));
     await this.assertEmailFree(address);
-    const user = await this.users.create({
-      id: newId('usr'),
-      organizationId: orgId,
-      email: address,
-      passwordHash: await hashPassword(password(need(flags, 'password'))),
-      role,
-      createdAt: new Date(),
-      deletedAt: null,
+    const passwordHash = await hashPassword(password(need(flags, 'password')));
+    const user = await this.db.transaction(async (tx) => {
+      const created = await this.users.create({ id: newId('usr'), organizationId: orgId, email: address, passwordHash, role, createdAt: new Date(), deletedAt: null }, tx);
+      await this.audit(tx, orgId, { action: 'member.create', target: { type: 'member', id: created.id }, changes: ['email', 'role', 'password'] });
+      return created;
     });
     return { user: userView(user) };
   }
 
   async userDelete(flags: Flags) {
     const id = need(flags, 'id');
-    if (!(await this.users.softDelete(id))) throw new UsageError(`no live user ${id}`);
+    const orgId = await this.organizationOf('user', id);
+    await this.db.transaction(async (tx) => {
+      if (!(await this.users.softDelete(id, tx))) throw new UsageError(`no live user ${id}`);
+      await this.audit(tx, orgId, { action: 'member.remove', target: { type: 'member', id } });
+    });
     await this.principals.announce({ kind: 'user', id });
     return { user: { id, deleted: true } };
   }
@@ -168,7 +183,11 @@ export class AdminCommands {
     const id = need(flags, 'id');
     const role = need(flags, 'role') as Role;
     if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
-    if (!(await this.users.changeRole(id, role))) throw new UsageError(`no live user ${id}`);
+    const orgId = await this.organizationOf('user', id);
+    await this.db.transaction(async (tx) => {
+      if (!(await this.users.changeRole(id, role, tx))) throw new UsageError(`no live user ${id}`);
+      await this.audit(tx, orgId, { action: 'member.role', target: { type: 'member', id }, changes: ['role'] });
+    });
     await this.principals.announce({ kind: 'user', id });
     return { user: { id, role } };
   }
@@ -185,7 +204,9 @@ export class AdminCommands {
       const limit = quotaLimit(this.config.quotaDefaults, overrides, 'apiKeys');
       const used = await this.apiKeys.countUsableInOrganization(orgId, tx);
       if (used >= limit) throw quotaExceeded({ resource: 'apiKeys', limit, used, rule: 'quota' });
-      return this.issueKey(orgId, name, permissions, tx);
+      const issued = await this.issueKey(orgId, name, permissions, tx);
+      await this.audit(tx, orgId, { action: 'apikey.create', target: { type: 'apiKey', id: issued.id }, changes: ['name', 'permissions'] });
+      return issued;
     });
   }
 
@@ -201,6 +222,7 @@ export class AdminCommands {
         permissions,
         createdAt: new Date(),
         revokedAt: null,
+        createdBy: 'cli',
       },
       manager,
     );
@@ -209,8 +231,11 @@ export class AdminCommands {
 
   async apiKeyRevoke(flags: Flags) {
     const id = need(flags, 'id');
-    if (!(await this.apiKeys.findById(id))) throw new UsageError(`no API key ${id}`);
-    await this.apiKeys.revoke(id);
+    const orgId = await this.organizationOf('apiKey', id);
+    // idempotent: revoking a revoked key again announces again, and records nothing new
+    await this.db.transaction(async (tx) => {
+      if (await this.apiKeys.revoke(id, tx)) await this.audit(tx, orgId, { action: 'apikey.revoke', target: { type: 'apiKey', id } });
+    });
     await this.principals.announce({ kind: 'apiKey', id });
     return { id, revoked: true };
   }
@@ -220,7 +245,11 @@ export class AdminCommands {
     const id = need(flags, 'id');
     const permissions = permissionList(flags);
     if (flag(flags, 'platform-operator')) permissions.push(PLATFORM_OPERATE);
-    if (!(await this.apiKeys.changePermissions(id, permissions))) throw new UsageError(`no usable API key ${id}`);
+    const orgId = await this.organizationOf('apiKey', id);
+    await this.db.transaction(async (tx) => {
+      if (!(await this.apiKeys.changePermissions(id, permissions, tx))) throw new UsageError(`no usable API key ${id}`);
+      await this.audit(tx, orgId, { action: 'apikey.permissions', target: { type: 'apiKey', id }, changes: ['permissions'] });
+    });
     await this.principals.announce({ kind: 'apiKey', id });
     return { id, permissions };
   }

@@ -2,7 +2,7 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsIP, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { hostname } from 'node:os';
 import { MEDIA_STORE_KINDS, type MediaStoreKind } from '@app/contracts';
-import { TargetAllowList } from '@app/net-guard';
+import { AddressRanges, TargetAllowList } from '@app/net-guard';
 import { ConfigError } from './load-config';
 import { packageVersion } from './package-version';
 
@@ -269,6 +269,52 @@ export class ApiConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(86_400_000)
   LOGIN_BACKOFF_MAX_MS = 15 * 60_000;
 
+  /**
+   * Proxies whose `X-Forwarded-For` is believed (comma-separated IPv4/IPv6 CIDRs or addresses): when the socket's peer
+   * is one of them, the client is the right-most address of the header that is not a trusted proxy. Empty: the peer
+   * is the client and the header is ignored. Decides API keys' allow-lists, login backoff and the rate limits' IP.
+   */
+  @IsOptional() @IsString()
+  TRUSTED_PROXIES = '';
+
+  /** TRUSTED_PROXIES, parsed (finalize). */
+  trustedProxies: AddressRanges = AddressRanges.parse([]);
+
+  /** How long audit log entries are kept, days; a periodic sweep deletes older ones. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(36500)
+  AUDIT_RETENTION_DAYS = 365;
+
+  /**
+   * Whether changes write audit entries. Only `bench:api` turns it off, for the baseline of what an entry costs the
+   * write path; refused when NODE_ENV=production.
+   */
+  @Transform(toBool) @IsBoolean()
+  AUDIT_LOG_ENABLED = true;
+
+  /** How often each API replica runs the audit log's retention sweep, ms. */
+  @Transform(toInt) @IsInt() @Min(1000) @Max(86_400_000)
+  AUDIT_RETENTION_SWEEP_MS = 3_600_000;
+
+  /** Where invitation and password-reset mails are sent through (`smtp://user:pass@host:587`, `smtps://…`). Unset: no mail; the link is only returned to the caller. */
+  @IsOptional() @Matches(/^smtps?:\/\/.+/, { message: 'must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string;
+
+  /** The From of those mails. */
+  @Matches(/^[^\s@<>]+@[^\s@<>]+$/, { message: 'must be an email address' })
+  SMTP_FROM = 'gateway@localhost';
+
+  /** Where users reach this deployment (the dashboard): the base of invitation and password-reset links. */
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL' })
+  PUBLIC_URL = 'http://localhost:3000';
+
+  /** How long an invitation can be accepted, hours. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(24 * 90)
+  INVITATION_TTL_HOURS = 168;
+
+  /** How long a password-reset link works, minutes. */
+  @Transform(toInt) @IsInt() @Min(5) @Max(7 * 24 * 60)
+  PASSWORD_RESET_TTL_MINUTES = 60;
+
   jwtSecret = '';
 
   /**
@@ -283,6 +329,12 @@ export class ApiConfig extends BaseConfig {
     super.finalize();
     if (this.WHATSAPP_EMULATOR_URL && this.isProduction) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'is refused when NODE_ENV=production');
     if (this.LOGIN_BACKOFF_BASE_MS > this.LOGIN_BACKOFF_MAX_MS) throw new ConfigError('LOGIN_BACKOFF_BASE_MS', 'must not exceed LOGIN_BACKOFF_MAX_MS');
+    if (!this.AUDIT_LOG_ENABLED && this.isProduction) throw new ConfigError('AUDIT_LOG_ENABLED', 'is refused when NODE_ENV=production');
+    try {
+      this.trustedProxies = AddressRanges.parse(this.TRUSTED_PROXIES.split(',').map((e) => e.trim()).filter(Boolean));
+    } catch (err) {
+      throw new ConfigError('TRUSTED_PROXIES', `must list IPv4/IPv6 addresses or CIDR ranges: ${(err as Error).message}`);
+    }
     if (this.JWT_SECRET) {
       refusePlaceholder('JWT_SECRET', this.JWT_SECRET, this.isProduction);
       if (this.JWT_SECRET.length < 32) throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');

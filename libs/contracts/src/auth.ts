@@ -9,6 +9,9 @@ export const PERMISSIONS = [
   'groups:write',
   'messages:send',
   'webhooks:manage',
+  'members:manage',
+  'apikeys:manage',
+  'audit:read',
 ] as const;
 export type OrganizationPermission = (typeof PERMISSIONS)[number];
 export const ALL_PERMISSIONS = '*';

@@ -19,3 +19,4 @@ export * from './media-store';
 export * from './vcard';
 export * from './campaigns';
 export * from './event-sinks';
+export * from './audit';

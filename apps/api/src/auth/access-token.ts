@@ -46,6 +46,8 @@ export interface AccessTokenClaims {
   sub: string; // user id
   org: string; // organization id
   role: Role;
+  /** The user's token version when it was issued (absent in tokens from before versions: 0). */
+  ver?: number;
 }
 
 export interface AccessTokenRules {
@@ -58,7 +60,7 @@ export interface AccessTokenRules {
 }
 
 export function signAccessToken(claims: AccessTokenClaims, secret: string, ttlSeconds: number): string {
-  return jwt.sign({ org: claims.org, role: claims.role }, secret, {
+  return jwt.sign({ org: claims.org, role: claims.role, ver: claims.ver ?? 0 }, secret, {
     algorithm: 'HS256',
     subject: claims.sub,
     issuer: JWT_ISSUER,
@@ -75,6 +77,7 @@ export function signAccessToken(claims: AccessTokenClaims, secret: string, ttlSe
 /** Verified claims, with the expiry they were verified against. */
 export interface VerifiedClaims extends AccessTokenClaims {
   exp: number;
+  ver: number;
 }
 
 export function verifyAccessToken(token: string, secret: Secret, rules: AccessTokenRules): VerifiedClaims {
@@ -90,5 +93,5 @@ export function verifyAccessToken(token: string, secret: Secret, rules: AccessTo
   if (typeof decoded.exp !== 'number' || typeof decoded.iat !== 'number') throw new Error('exp and iat are required');
   if (decoded.iat > rules.nowSeconds + rules.skewSeconds) throw new Error('iat in the future');
   if (decoded.exp - decoded.iat > rules.maxTtlSeconds) throw new Error('lifetime longer than allowed');
-  return { sub: decoded.sub, org: decoded.org as string, role: decoded.role as Role, exp: decoded.exp };
+  return { sub: decoded.sub, org: decoded.org as string, role: decoded.role as Role, exp: decoded.exp, ver: typeof decoded.ver === 'number' ? decoded.ver : 0 };
 }

@@ -1,6 +1,9 @@
-import { Body, Controller, Get, HttpCode, Ip, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
 import { DomainError } from '@app/contracts';
+import { auditContextOf } from '../audit/audit-context';
+import { AuditTrail } from '../audit/audit-trail';
 import { ApiEndpoint, ApiErrors, ApiPublicEndpoint } from '../common/api-docs';
 import { LoginThrottle } from '../limits/login-throttle';
 import { CurrentPrincipal, Public } from './auth.decorators';
@@ -15,6 +18,7 @@ export class AuthController {
   constructor(
     private readonly auth: AuthService,
     private readonly throttle: LoginThrottle,
+    private readonly audit: AuditTrail,
   ) {}
 
   @Public()
@@ -27,16 +31,19 @@ export class AuthController {
   )
   @ApiBody({ type: LoginDto, examples: { owner: { value: { email: 'owner@acme.test', password: 'a-long-password' } } } })
   @ApiOkResponse({ type: TokenResponse })
-  async login(@Body() body: LoginDto, @Ip() ip: string): Promise<TokenResponse> {
+  async login(@Body() body: LoginDto, @Req() req: Request): Promise<TokenResponse> {
+    // the client address as TRUSTED_PROXIES defines it (Express' `trust proxy`, set in bootstrap)
+    const ip = req.ip ?? '';
     await this.throttle.admit(body.email, ip);
-    try {
-      const token = await this.auth.login(body.email, body.password);
-      await this.throttle.succeeded(body.email, ip);
-      return token;
-    } catch (err) {
-      if (err instanceof DomainError && err.code === 'unauthorized') await this.throttle.failed(body.email, ip);
-      throw err;
+    const { user, token } = await this.auth.login(body.email, body.password);
+    if (!token) {
+      await this.throttle.failed(body.email, ip);
+      // a known account's owners see the refused attempt (an unknown email names no organization)
+      if (user) await this.audit.refused(user.organizationId, auditContextOf(req, { type: 'user', id: user.id, name: user.email }), { action: 'auth.login', target: { type: 'member', id: user.id } });
+      throw new DomainError('unauthorized', 'missing or invalid credentials');
     }
+    await this.throttle.succeeded(body.email, ip);
+    return token;
   }
 
   @Get('me')

@@ -2,6 +2,9 @@ import type { Permission } from '@app/contracts';
 import type { Principal } from './principal';
 import { PrincipalCache } from './principal-cache';
 
+/** What a key without limits carries beside its permissions. */
+const KEY_DEFAULTS = { name: 'key', sessionIds: null, allowedIps: null, expiresAt: null, tokenVersion: 0 };
+
 class FakeClock {
   ms = 1_000_000;
   now(): number {
@@ -17,7 +20,7 @@ class FakeKeys {
     return async (): Promise<Principal | null> => {
       this.reads++;
       const permissions = this.permissions.get(id);
-      return permissions ? { kind: 'apiKey', id, organizationId: 'org_1', role: null, permissions: new Set(permissions) } : null;
+      return permissions ? { kind: 'apiKey', id, organizationId: 'org_1', role: null, permissions: new Set(permissions), ...KEY_DEFAULTS } : null;
     };
   }
 }
@@ -98,7 +101,7 @@ describe('PrincipalCache', () => {
     const pending = cache.get('key:h1', () => slow.promise);
     // the read saw the old row, then the change committed and was announced before the read returned
     cache.changed({ kind: 'apiKey', id: 'key_1' });
-    slow.resolve({ kind: 'apiKey', id: 'key_1', organizationId: 'org_1', role: null, permissions: new Set(['sessions:write']) });
+    slow.resolve({ kind: 'apiKey', id: 'key_1', organizationId: 'org_1', role: null, permissions: new Set(['sessions:write']), ...KEY_DEFAULTS });
     expect((await pending)!.permissions.has('sessions:write')).toBe(true);
 
     db.permissions.set('key_1', ['sessions:read']);
@@ -112,7 +115,7 @@ describe('PrincipalCache', () => {
     const pending = cache.get('key:h1', () => slow.promise);
     cache.interrupted();
     cache.missed();
-    slow.resolve({ kind: 'apiKey', id: 'key_1', organizationId: 'org_1', role: null, permissions: new Set(['sessions:write']) });
+    slow.resolve({ kind: 'apiKey', id: 'key_1', organizationId: 'org_1', role: null, permissions: new Set(['sessions:write']), ...KEY_DEFAULTS });
     await pending;
     expect(cache.size).toBe(0);
   });

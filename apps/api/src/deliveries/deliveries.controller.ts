@@ -21,14 +21,14 @@ export class DeliveriesController {
   @ApiEndpoint('List a webhook\'s deliveries', 'The delivery log, newest first, filterable by status; each with its status and attempt count.', 'validation_error')
   @ApiOkResponse({ type: DeliveryPage })
   list(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() query: ListDeliveriesQueryDto): Promise<Page<DeliveryView>> {
-    return this.deliveries.list(p.organizationId, id, query);
+    return this.deliveries.list(p, id, query);
   }
 
   @Get(':id/deliveries/:deliveryId')
   @ApiEndpoint('Get a delivery', 'One delivery with every attempt: status code, error, duration and the time of each.')
   @ApiOkResponse({ type: DeliveryDetailResponse })
   get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<DeliveryDetailView> {
-    return this.deliveries.get(p.organizationId, id, deliveryId);
+    return this.deliveries.get(p, id, deliveryId);
   }
 
   @Post(':id/deliveries/:deliveryId\\:replay')
@@ -40,7 +40,7 @@ export class DeliveriesController {
   )
   @ApiAcceptedResponse({ type: DeliveryResponse })
   replay(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<DeliveryView> {
-    return this.deliveries.replay(p.organizationId, id, deliveryId);
+    return this.deliveries.replay(p, id, deliveryId);
   }
 
   @Post(':id\\:test')
@@ -48,6 +48,6 @@ export class DeliveriesController {
   @ApiEndpoint('Test-fire a webhook', 'Sends a `webhook.test` event to this webhook only, to check the receiver and its signature verification. 409 when the webhook is inactive.', 'conflict')
   @ApiAcceptedResponse({ type: WebhookTestResponse })
   test(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<{ eventId: string; deliveryId?: string }> {
-    return this.deliveries.sendTest(p.organizationId, id);
+    return this.deliveries.sendTest(p, id);
   }
 }

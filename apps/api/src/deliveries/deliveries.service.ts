@@ -4,6 +4,8 @@ import { DeliveriesRepository, DeliveryAttemptsRepository, DeliveryRecord, Desti
 import { DeliveryQueue, EventPublisher } from '@app/events';
 import { Page, pageLimit } from '../common/pagination';
 import { epochMs } from '../common/time';
+import type { WebhookCaller } from '../webhooks/webhooks.service';
+import { reachesSession, type Principal } from '../auth/principal';
 import { ListDeliveriesQueryDto } from './dto/delivery.dto';
 
 function toView({ eventType, createdAt, updatedAt, deliveredAt, nextAttemptAt, ...row }: DeliveryRecord): DeliveryView {
@@ -35,18 +37,19 @@ export class DeliveriesService {
   ) {}
 
   /**
-   * A destination of the caller's organization, of the family the route names (a webhook under `/webhooks`, a sink
-   * under `/event-sinks`); another organization's is reported exactly like a missing one.
+   * A destination of the caller's organization and sessions, of the family the route names (a webhook under `/webhooks`,
+   * a sink under `/event-sinks`); another organization's is reported exactly like a missing one.
    */
-  private async find(organizationId: string, id: string, family: DestinationFamily): Promise<Webhook> {
-    const destination = await this.webhooks.findInOrganization(organizationId, id, family);
-    if (!destination) throw new DomainError('not_found', `${DESTINATION_NAME[family]} not found`);
+  private async find(caller: WebhookCaller, id: string, family: DestinationFamily): Promise<Webhook> {
+    const destination = await this.webhooks.findInOrganization(caller.organizationId, id, family);
+    // a session-scoped key's view: a destination of another session is reported exactly like a missing one
+    if (!destination || !reachesSession(caller as Principal, destination.sessionId)) throw new DomainError('not_found', `${DESTINATION_NAME[family]} not found`);
     return destination;
   }
 
   /** Newest first (delivery ids are ULIDs); `cursor` is the last id of the previous page. */
-  async list(organizationId: string, webhookId: string, query: ListDeliveriesQueryDto, family: DestinationFamily = 'webhook'): Promise<Page<DeliveryView>> {
-    await this.find(organizationId, webhookId, family);
+  async list(caller: WebhookCaller, webhookId: string, query: ListDeliveriesQueryDto, family: DestinationFamily = 'webhook'): Promise<Page<DeliveryView>> {
+    await this.find(caller, webhookId, family);
     const limit = pageLimit(query);
     const rows = await this.deliveries.listByWebhook(webhookId, { status: query.status, cursor: query.cursor }, limit + 1);
     const more = rows.length > limit;
@@ -54,8 +57,8 @@ export class DeliveriesService {
     return { data: page.map(toView), nextCursor: more ? page[page.length - 1].id : null };
   }
 
-  async get(organizationId: string, webhookId: string, deliveryId: string, family: DestinationFamily = 'webhook'): Promise<DeliveryDetailView> {
-    await this.find(organizationId, webhookId, family);
+  async get(caller: WebhookCaller, webhookId: string, deliveryId: string, family: DestinationFamily = 'webhook'): Promise<DeliveryDetailView> {
+    await this.find(caller, webhookId, family);
     const row = await this.deliveries.findOfWebhook(webhookId, deliveryId);
     if (!row) throw deliveryNotFound();
     const attempts = await this.attempts.listOfDelivery(deliveryId);
@@ -69,8 +72,8 @@ export class DeliveriesService {
    * Sends a finished (delivered or dead) delivery again: same event, so the same X-Webhook-Request-Id,
    * with a fresh timestamp and signature and a fresh retry budget. A delivery still in progress → 409.
    */
-  async replay(organizationId: string, webhookId: string, deliveryId: string, family: DestinationFamily = 'webhook'): Promise<DeliveryView> {
-    await this.find(organizationId, webhookId, family);
+  async replay(caller: WebhookCaller, webhookId: string, deliveryId: string, family: DestinationFamily = 'webhook'): Promise<DeliveryView> {
+    await this.find(caller, webhookId, family);
     const row = await this.deliveries.resetForReplay(webhookId, deliveryId);
     if (!row) {
       const exists = await this.deliveries.findOfWebhook(webhookId, deliveryId);
@@ -86,9 +89,10 @@ export class DeliveriesService {
    * Publishes a webhook.test event naming this webhook (the dispatcher delivers it to that webhook
    * only) and creates its delivery right away, so the caller gets the delivery id to follow.
    */
-  async sendTest(organizationId: string, webhookId: string, family: DestinationFamily = 'webhook'): Promise<{ eventId: string; deliveryId?: string }> {
-    const webhook = await this.find(organizationId, webhookId, family);
+  async sendTest(caller: WebhookCaller, webhookId: string, family: DestinationFamily = 'webhook'): Promise<{ eventId: string; deliveryId?: string }> {
+    const webhook = await this.find(caller, webhookId, family);
     if (!webhook.active) throw new DomainError('conflict', `${DESTINATION_NAME[family]} is inactive: it receives no deliveries`);
+    const organizationId = caller.organizationId;
     const envelope = await this.events.publish({
       event: 'webhook.test',
       organizationId,

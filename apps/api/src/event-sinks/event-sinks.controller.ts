@@ -38,21 +38,21 @@ export class EventSinksController {
   })
   @ApiCreatedResponse({ type: EventSinkResponse })
   create(@CurrentPrincipal() p: Principal, @Body() body: CreateEventSinkDto): Promise<EventSinkView> {
-    return this.sinks.create(p.organizationId, body);
+    return this.sinks.create(p, body);
   }
 
   @Get()
   @ApiEndpoint('List event sinks', 'The organization\'s sinks, paged by `cursor`; their URLs\' passwords masked.', 'validation_error')
   @ApiOkResponse({ type: EventSinkPage })
   list(@CurrentPrincipal() p: Principal, @Query() query: PageQueryDto): Promise<Page<EventSinkView>> {
-    return this.sinks.list(p.organizationId, query);
+    return this.sinks.list(p, query);
   }
 
   @Get(':id')
   @ApiEndpoint('Get an event sink', 'Its broker URL (password masked), target, filters and retry policy.', 'not_found')
   @ApiOkResponse({ type: EventSinkResponse })
   get(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<EventSinkView> {
-    return this.sinks.get(p.organizationId, id);
+    return this.sinks.get(p, id);
   }
 
   @Patch(':id')
@@ -65,7 +65,7 @@ export class EventSinksController {
   @ApiBody({ type: UpdateEventSinkDto, examples: { pause: { value: { active: false } } } })
   @ApiOkResponse({ type: EventSinkResponse })
   update(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: UpdateEventSinkDto): Promise<EventSinkView> {
-    return this.sinks.update(p.organizationId, id, body);
+    return this.sinks.update(p, id, body);
   }
 
   @Delete(':id')
@@ -73,21 +73,21 @@ export class EventSinksController {
   @ApiEndpoint('Delete an event sink', 'No further publishes are made to it; its delivery log goes with it.', 'not_found')
   @ApiNoContentResponse()
   remove(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
-    return this.sinks.remove(p.organizationId, id);
+    return this.sinks.remove(p, id);
   }
 
   @Get(':id/deliveries')
   @ApiEndpoint('List an event sink\'s deliveries', 'The delivery log, newest first, filterable by status: a delivery is `delivered` once the broker confirmed it.', 'not_found', 'validation_error')
   @ApiOkResponse({ type: DeliveryPage })
   listDeliveries(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() query: ListDeliveriesQueryDto): Promise<Page<DeliveryView>> {
-    return this.deliveries.list(p.organizationId, id, query, 'sink');
+    return this.deliveries.list(p, id, query, 'sink');
   }
 
   @Get(':id/deliveries/:deliveryId')
   @ApiEndpoint('Get an event sink delivery', 'One delivery with every attempt: the broker\'s error or acknowledgement, duration and time of each.', 'not_found')
   @ApiOkResponse({ type: DeliveryDetailResponse })
   getDelivery(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<DeliveryDetailView> {
-    return this.deliveries.get(p.organizationId, id, deliveryId, 'sink');
+    return this.deliveries.get(p, id, deliveryId, 'sink');
   }
 
   @Post(':id/deliveries/:deliveryId\\:replay')
@@ -100,7 +100,7 @@ export class EventSinksController {
   )
   @ApiAcceptedResponse({ type: DeliveryResponse })
   replay(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<DeliveryView> {
-    return this.deliveries.replay(p.organizationId, id, deliveryId, 'sink');
+    return this.deliveries.replay(p, id, deliveryId, 'sink');
   }
 
   @Post(':id\\:test')
@@ -108,6 +108,6 @@ export class EventSinksController {
   @ApiEndpoint('Test-publish to an event sink', 'Publishes a `webhook.test` event (its `payload.webhookId` is the sink\'s id) to this sink only. 409 when the sink is inactive.', 'not_found', 'conflict')
   @ApiAcceptedResponse({ type: WebhookTestResponse })
   test(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<{ eventId: string; deliveryId?: string }> {
-    return this.deliveries.sendTest(p.organizationId, id, 'sink');
+    return this.deliveries.sendTest(p, id, 'sink');
   }
 }

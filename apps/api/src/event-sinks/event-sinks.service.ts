@@ -5,7 +5,8 @@ import { DeliveriesRepository, newId, SessionsRepository, Webhook, WebhooksRepos
 import { WebhookChanges } from '@app/events';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { OrganizationQuotas } from '../limits/organization-quotas';
-import { completePolicy } from '../webhooks/webhooks.service';
+import { assertInScope, completePolicy, type WebhookCaller } from '../webhooks/webhooks.service';
+import { reachesSession, type Principal } from '../auth/principal';
 import { WebhookTargetPolicy } from '../webhooks/webhook-target.policy';
 import { CreateEventSinkDto, UpdateEventSinkDto } from './dto/event-sink.dto';
 import { toEventSinkView } from './event-sink.view';
@@ -57,7 +58,9 @@ export class EventSinksService {
     private readonly deliveries: DeliveriesRepository,
   ) {}
 
-  async create(organizationId: string, body: CreateEventSinkDto): Promise<EventSinkView> {
+  async create(caller: WebhookCaller, body: CreateEventSinkDto): Promise<EventSinkView> {
+    const organizationId = caller.organizationId;
+    assertInScope(caller, body.sessionId ?? null);
     const target = this.targetOf(body.kind, body, null);
     const url = this.splitUrl(body.kind, body.url, false);
     await this.targets.assertAllowed(body.url);
@@ -93,17 +96,21 @@ export class EventSinksService {
     return toEventSinkView(sink);
   }
 
-  async get(organizationId: string, id: string): Promise<EventSinkView> {
-    return toEventSinkView(await this.find(organizationId, id));
+  async get(caller: WebhookCaller, id: string): Promise<EventSinkView> {
+    return toEventSinkView(await this.find(caller, id));
   }
 
-  async list(organizationId: string, query: PageQueryDto): Promise<Page<EventSinkView>> {
-    return toPage(await this.webhooks.page(organizationId, pageRequest(query), 'sink'), toEventSinkView);
+  /** A session-scoped key sees the sinks of its sessions only. */
+  async list(caller: WebhookCaller, query: PageQueryDto): Promise<Page<EventSinkView>> {
+    const scope = caller.sessionIds ? [...caller.sessionIds] : null;
+    return toPage(await this.webhooks.page(caller.organizationId, pageRequest(query), 'sink', scope), toEventSinkView);
   }
 
   /** Everything is checked before anything is written: a failed PATCH changes nothing. */
-  async update(organizationId: string, id: string, body: UpdateEventSinkDto): Promise<EventSinkView> {
-    const sink = await this.find(organizationId, id);
+  async update(caller: WebhookCaller, id: string, body: UpdateEventSinkDto): Promise<EventSinkView> {
+    const organizationId = caller.organizationId;
+    const sink = await this.find(caller, id);
+    if (body.sessionId !== undefined) assertInScope(caller, body.sessionId);
     const kind = sink.kind as EventSinkKind;
     const target = this.targetOf(kind, body, sink.target);
     const url = body.url !== undefined ? this.splitUrl(kind, body.url, true) : null;
@@ -132,14 +139,17 @@ export class EventSinksService {
     return toEventSinkView(saved);
   }
 
-  async remove(organizationId: string, id: string): Promise<void> {
-    if (!(await this.webhooks.deleteInOrganization(organizationId, id, 'sink'))) throw notFound();
+  async remove(caller: WebhookCaller, id: string): Promise<void> {
+    await this.find(caller, id);
+    if (!(await this.webhooks.deleteInOrganization(caller.organizationId, id, 'sink'))) throw notFound();
     await this.announceChange(id);
   }
 
   /** Another organization's sink, or a webhook, is reported exactly like a missing one. */
-  async find(organizationId: string, id: string): Promise<Webhook> {
-    const sink = await this.webhooks.findInOrganization(organizationId, id, 'sink');
+  /** Another organization's sink, or one of a session outside a scoped key's sessions, is reported like a missing one. */
+  async find(caller: WebhookCaller, id: string): Promise<Webhook> {
+    const found = await this.webhooks.findInOrganization(caller.organizationId, id, 'sink');
+    const sink = found && reachesSession(caller as Principal, found.sessionId) ? found : null;
     if (!sink) throw notFound();
     return sink;
   }

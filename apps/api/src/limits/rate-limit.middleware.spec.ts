@@ -29,7 +29,7 @@ class FakeLimits {
   }
 }
 
-const principal = (permissions: Permission[]): Principal => ({ kind: 'apiKey', id: 'key_1', organizationId: 'org_1', role: null, permissions: new Set(permissions) });
+const principal = (permissions: Permission[]): Principal => ({ kind: 'apiKey', id: 'key_1', organizationId: 'org_1', role: null, permissions: new Set(permissions), name: 'key', sessionIds: null, allowedIps: null, expiresAt: null, tokenVersion: 0 });
 
 /** The guard's memory: a key that may send, one that may only read; everything else would need a query. */
 const auth = {

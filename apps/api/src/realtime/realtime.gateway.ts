@@ -3,10 +3,12 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import { DomainError, ERROR_STATUS, EventEnvelope, Permission, PrincipalChange } from '@app/contracts';
+import { ApiConfig } from '@app/config';
+import { API_KEY_PREFIX, DomainError, ERROR_STATUS, EventEnvelope, Permission, PrincipalChange } from '@app/contracts';
+import { clientAddress } from '@app/net-guard';
 import { requestToken } from '../auth/access-token';
-import { AuthService } from '../auth/auth.service';
-import type { Principal } from '../auth/principal';
+import { AuthService, isExpiredPrincipal } from '../auth/auth.service';
+import { reachesSession, type Principal } from '../auth/principal';
 import { PrincipalFeed } from '../auth/principal-feed';
 import { EventStreamReader } from './event-stream.reader';
 
@@ -22,7 +24,14 @@ interface Subscription {
   principal: Principal;
   sessionId: string | null;
   events: Set<string> | null;
+  /** a login JWT's token version: a password change moves the user's on, and the socket closes */
+  tokenVersion: number | null;
+  /** closes the socket when its key expires */
+  expiry: NodeJS.Timeout | null;
 }
+
+/** setTimeout's longest delay; a later expiry is re-armed when it fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * `GET /api/v1/ws` (CONTRACT 6): token in the Authorization or X-Api-Key header or `?token=`, optional `?sessionId=` and
@@ -46,6 +55,7 @@ export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShu
     private readonly auth: AuthService,
     private readonly stream: EventStreamReader,
     private readonly principals: PrincipalFeed,
+    private readonly config: ApiConfig,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -75,11 +85,19 @@ export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShu
       if (!token) throw new DomainError('unauthorized', 'missing or invalid credentials');
       const principal = await this.auth.authenticate(token);
       if (!principal.permissions.has('sessions:read')) throw new DomainError('forbidden', 'the caller lacks the needed capability', { required: ['sessions:read'] });
+      const ip = clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'], this.config.trustedProxies);
+      if (principal.allowedIps && !principal.allowedIps.contains(ip)) {
+        throw new DomainError('forbidden', 'this API key may not be used from this address', { reason: 'ip_not_allowed' });
+      }
+      const sessionId = url.searchParams.get('sessionId');
+      if (sessionId !== null && !reachesSession(principal, sessionId)) throw new DomainError('not_found', 'session not found', { id: sessionId });
       const events = url.searchParams.get('events');
       const sub: Subscription = {
         principal,
-        sessionId: url.searchParams.get('sessionId'),
+        sessionId,
         events: events ? new Set(events.split(',').map((e) => e.trim()).filter(Boolean)) : null,
+        tokenVersion: token.startsWith(API_KEY_PREFIX) ? null : this.auth.tokenVersionOf(token),
+        expiry: null,
       };
       this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, sub));
     } catch (err) {
@@ -93,8 +111,10 @@ export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShu
 
   private accept(ws: WebSocket, sub: Subscription): void {
     this.clients.set(ws, sub);
+    this.armExpiry(ws, sub);
     this.unsubscribe ??= this.stream.subscribe((e, text) => this.push(e, text));
     ws.on('close', () => {
+      if (sub.expiry) clearTimeout(sub.expiry);
       this.clients.delete(ws);
       if (this.clients.size === 0) {
         this.unsubscribe?.();
@@ -120,18 +140,43 @@ export class RealtimeGateway implements OnApplicationBootstrap, OnApplicationShu
         this.logger.warn(`re-reading ${id} failed (${(err as Error).message}): closing its socket`);
         principal = null;
       }
-      if (!principal || !principal.permissions.has('sessions:read')) {
-        ws.close(CLOSE_CREDENTIALS_REVOKED, 'credentials revoked');
-        this.clients.delete(ws);
-      } else sub.principal = principal;
+      const stale = sub.tokenVersion !== null && principal !== null && principal.tokenVersion !== sub.tokenVersion;
+      const subscribedElsewhere = principal !== null && sub.sessionId !== null && !reachesSession(principal, sub.sessionId);
+      if (!principal || stale || subscribedElsewhere || !principal.permissions.has('sessions:read')) this.revoke(ws, sub);
+      else {
+        sub.principal = principal;
+        this.armExpiry(ws, sub);
+      }
     }
     if (change && affected.length) this.logger.log(`applied a change of ${change.kind} ${change.id} to ${affected.length} socket(s)`);
+  }
+
+  private revoke(ws: WebSocket, sub: Subscription): void {
+    if (sub.expiry) clearTimeout(sub.expiry);
+    ws.close(CLOSE_CREDENTIALS_REVOKED, 'credentials revoked');
+    this.clients.delete(ws);
+  }
+
+  /** A key with an expiry: its socket closes (4401) when it expires, as its next request would be refused. */
+  private armExpiry(ws: WebSocket, sub: Subscription): void {
+    if (sub.expiry) clearTimeout(sub.expiry);
+    sub.expiry = null;
+    const at = sub.principal.expiresAt;
+    if (at === null) return;
+    const fire = () => {
+      if (isExpiredPrincipal(sub.principal)) this.revoke(ws, sub);
+      else sub.expiry = setTimeout(fire, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())));
+    };
+    sub.expiry = setTimeout(fire, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())));
+    sub.expiry.unref();
   }
 
   private push(envelope: EventEnvelope, text: string): void {
     const needed = EVENT_PERMISSION[envelope.event];
     for (const [ws, sub] of this.clients) {
       if (envelope.organizationId !== sub.principal.organizationId) continue;
+      // a session-scoped key hears its sessions only (organization-wide events carry no session: not for it)
+      if (!reachesSession(sub.principal, envelope.sessionId ?? null)) continue;
       if (needed && !sub.principal.permissions.has(needed)) continue;
       if (sub.sessionId && envelope.sessionId !== sub.sessionId) continue;
       if (sub.events && !sub.events.has('*') && !sub.events.has(envelope.event)) continue;

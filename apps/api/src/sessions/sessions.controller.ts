@@ -39,7 +39,7 @@ export class SessionsController {
   @ApiEndpoint('List sessions', 'The organization\'s sessions, paged by `cursor` (pages stay stable while sessions are added).', 'validation_error')
   @ApiOkResponse({ type: SessionPage })
   list(@CurrentPrincipal() p: Principal, @Query() query: PageQueryDto): Promise<Page<SessionView>> {
-    return this.sessions.list(p.organizationId, query);
+    return this.sessions.list(p.organizationId, query, p.sessionIds);
   }
 
   @Get(':id')

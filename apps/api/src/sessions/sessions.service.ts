@@ -98,8 +98,9 @@ export class SessionsService {
     return this.view(principal.organizationId, session.id);
   }
 
-  async list(organizationId: string, query: PageQueryDto): Promise<Page<SessionView>> {
-    return toPage(await this.sessions.page(organizationId, pageRequest(query)), toSessionView);
+  /** `scope`: a session-scoped key's sessions, the only ones it lists. */
+  async list(organizationId: string, query: PageQueryDto, scope: ReadonlySet<string> | null = null): Promise<Page<SessionView>> {
+    return toPage(await this.sessions.page(organizationId, pageRequest(query), scope ? [...scope] : null), toSessionView);
   }
 
   async get(organizationId: string, id: string): Promise<SessionView> {

@@ -1,8 +1,13 @@
 import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { DomainError, RETRY_POLICY_DEFAULTS, RetryPolicy, WebhookView } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
 import { DeliveriesRepository, newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
 import { WebhookChanges } from '@app/events';
+import type { AuditContext } from '../audit/audit-context';
+import { AuditTrail } from '../audit/audit-trail';
+import { reachesSession, type Principal } from '../auth/principal';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { OrganizationQuotas } from '../limits/organization-quotas';
 import { CreateWebhookDto, RetryPolicyDto, UpdateWebhookDto } from './dto/webhook.dto';
@@ -10,6 +15,12 @@ import { WebhookTargetPolicy } from './webhook-target.policy';
 import { toWebhookView } from './webhook.view';
 
 const notFound = () => new DomainError('not_found', 'webhook not found');
+
+/** Who acts on webhooks: its organization, and the sessions a scoped key is limited to. */
+export type WebhookCaller = Pick<Principal, 'organizationId' | 'sessionIds'>;
+
+/** The field names a body sets, for the audit entry (never their values). */
+const fieldsOf = (body: object) => Object.keys(body).filter((k) => (body as Record<string, unknown>)[k] !== undefined);
 
 @Injectable()
 export class WebhooksService {
@@ -21,9 +32,13 @@ export class WebhooksService {
     private readonly targets: WebhookTargetPolicy,
     private readonly quotas: OrganizationQuotas,
     private readonly deliveries: DeliveriesRepository,
+    private readonly audit: AuditTrail,
+    @InjectDataSource() private readonly db: DataSource,
   ) {}
 
-  async create(organizationId: string, body: CreateWebhookDto): Promise<WebhookView> {
+  async create(caller: WebhookCaller, ctx: AuditContext, body: CreateWebhookDto): Promise<WebhookView> {
+    const organizationId = caller.organizationId;
+    assertInScope(caller, body.sessionId ?? null);
     await this.targets.assertAllowed(body.url);
     await this.assertOwnSession(organizationId, body.sessionId ?? null);
     const now = new Date();
@@ -50,23 +65,31 @@ export class WebhooksService {
       organizationId,
       'webhooks',
       (tx) => this.webhooks.countInOrganization(organizationId, tx),
-      (tx) => this.webhooks.save(row, tx),
+      async (tx) => {
+        const saved = await this.webhooks.save(row, tx);
+        await this.audit.record(tx, organizationId, ctx, { action: 'webhook.create', target: { type: 'webhook', id: row.id }, changes: fieldsOf(body) });
+        return saved;
+      },
     );
     await this.announceChange(webhook.id);
     return toWebhookView(webhook);
   }
 
-  async get(organizationId: string, id: string): Promise<WebhookView> {
-    return toWebhookView(await this.find(organizationId, id));
+  async get(caller: WebhookCaller, id: string): Promise<WebhookView> {
+    return toWebhookView(await this.find(caller, id));
   }
 
-  async list(organizationId: string, query: PageQueryDto): Promise<Page<WebhookView>> {
-    return toPage(await this.webhooks.page(organizationId, pageRequest(query)), toWebhookView);
+  /** A session-scoped key sees the webhooks of its sessions only. */
+  async list(caller: WebhookCaller, query: PageQueryDto): Promise<Page<WebhookView>> {
+    const scope = caller.sessionIds ? [...caller.sessionIds] : null;
+    return toPage(await this.webhooks.page(caller.organizationId, pageRequest(query), 'webhook', scope), toWebhookView);
   }
 
   /** Everything is checked before anything is written: a failed PATCH changes nothing. */
-  async update(organizationId: string, id: string, body: UpdateWebhookDto): Promise<WebhookView> {
-    const webhook = await this.find(organizationId, id);
+  async update(caller: WebhookCaller, ctx: AuditContext, id: string, body: UpdateWebhookDto): Promise<WebhookView> {
+    const organizationId = caller.organizationId;
+    const webhook = await this.find(caller, id);
+    if (body.sessionId !== undefined) assertInScope(caller, body.sessionId);
     if (body.url !== undefined) await this.targets.assertAllowed(body.url);
     if (body.sessionId !== undefined) await this.assertOwnSession(organizationId, body.sessionId);
     if (body.url !== undefined) webhook.url = body.url;
@@ -85,7 +108,12 @@ export class WebhooksService {
     if (body.retryPolicy !== undefined) webhook.retryPolicy = completePolicy(webhook.retryPolicy, body.retryPolicy);
     if (body.secret !== undefined) webhook.secretEncrypted = body.secret === null ? null : this.box.encrypt(body.secret);
     webhook.updatedAt = new Date();
-    const saved = await this.webhooks.save(webhook);
+    // the change and its audit entry commit together, or neither does
+    const saved = await this.db.transaction(async (tx) => {
+      const row = await this.webhooks.save(webhook, tx);
+      await this.audit.record(tx, organizationId, ctx, { action: 'webhook.update', target: { type: 'webhook', id }, changes: fieldsOf(body) });
+      return row;
+    });
     // every delivery parked while it was switched off (or handed back by its breaker) is due now, before the
     // dispatchers hear of the change: they then enqueue the due rows' jobs at once (the reconciler any they miss)
     if (reenabled) await this.deliveries.resumeParked(id);
@@ -93,15 +121,19 @@ export class WebhooksService {
     return toWebhookView(saved);
   }
 
-  async remove(organizationId: string, id: string): Promise<void> {
-    if (!(await this.webhooks.deleteInOrganization(organizationId, id))) throw notFound();
+  async remove(caller: WebhookCaller, ctx: AuditContext, id: string): Promise<void> {
+    await this.find(caller, id);
+    await this.db.transaction(async (tx) => {
+      if (!(await this.webhooks.deleteInOrganization(caller.organizationId, id, 'webhook', tx))) throw notFound();
+      await this.audit.record(tx, caller.organizationId, ctx, { action: 'webhook.delete', target: { type: 'webhook', id } });
+    });
     await this.announceChange(id);
   }
 
-  /** Another organization's webhook is reported exactly like a missing one. */
-  async find(organizationId: string, id: string): Promise<Webhook> {
-    const webhook = await this.webhooks.findInOrganization(organizationId, id);
-    if (!webhook) throw notFound();
+  /** Another organization's webhook, or one of a session outside a scoped key's sessions, is reported exactly like a missing one. */
+  async find(caller: WebhookCaller, id: string): Promise<Webhook> {
+    const webhook = await this.webhooks.findInOrganization(caller.organizationId, id);
+    if (!webhook || !reachesSession(caller as Principal, webhook.sessionId)) throw notFound();
     return webhook;
   }
 
@@ -118,6 +150,13 @@ export class WebhooksService {
   /** Dispatchers cache webhooks; tell them this one changed (best effort: they also refresh on a timer). */
   private async announceChange(id: string): Promise<void> {
     await this.changes.announce(id).catch(() => undefined);
+  }
+}
+
+/** A session-scoped key's webhooks must name one of its sessions (403 otherwise: it cannot grant itself more). */
+export function assertInScope(caller: WebhookCaller, sessionId: string | null): void {
+  if (caller.sessionIds && (sessionId === null || !caller.sessionIds.has(sessionId))) {
+    throw new DomainError('forbidden', 'a session-scoped API key manages only webhooks and event sinks of its own sessions', { reason: 'session_scope' });
   }
 }
 

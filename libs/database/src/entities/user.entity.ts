@@ -12,4 +12,8 @@ export class User {
   @Column({ type: 'text' }) role: Role;
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' }) createdAt: Date;
   @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true }) deletedAt: Date | null;
+  @Column({ type: 'text', nullable: true }) name?: string | null;
+  @Column({ name: 'last_login_at', type: 'timestamptz', nullable: true }) lastLoginAt?: Date | null;
+  /** Carried by the user's login JWTs as `ver`; bumped by a password change, which ends every older token. */
+  @Column({ name: 'token_version', type: 'integer', default: 0 }) tokenVersion?: number;
 }

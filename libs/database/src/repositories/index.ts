@@ -16,6 +16,9 @@ import { MediaBlobsRepository } from './media-blobs.repository';
 import { FollowedChannelsRepository } from './followed-channels.repository';
 import { LeaderLeasesRepository } from './leader-leases.repository';
 import { CampaignsRepository } from './campaigns.repository';
+import { InvitationsRepository } from './invitations.repository';
+import { PasswordResetsRepository } from './password-resets.repository';
+import { AuditLogRepository } from './audit-log.repository';
 
 export * from './keyset-page';
 export * from './deliveries.repository';
@@ -36,6 +39,9 @@ export * from './media-blobs.repository';
 export * from './followed-channels.repository';
 export * from './leader-leases.repository';
 export * from './campaigns.repository';
+export * from './invitations.repository';
+export * from './password-resets.repository';
+export * from './audit-log.repository';
 
 /** Every repository, for DatabaseModule to provide. */
 export const REPOSITORIES = [
@@ -57,4 +63,7 @@ export const REPOSITORIES = [
   MediaBlobsRepository,
   FollowedChannelsRepository,
   LeaderLeasesRepository,
+  InvitationsRepository,
+  PasswordResetsRepository,
+  AuditLogRepository,
 ];

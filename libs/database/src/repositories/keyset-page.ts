@@ -1,4 +1,4 @@
-import { FindOptionsOrder, FindOptionsWhere, MoreThan, Repository } from 'typeorm';
+import { And, FindOperator, FindOptionsOrder, FindOptionsWhere, MoreThan, Repository } from 'typeorm';
 
 export interface PageRequest {
   limit: number;
@@ -13,8 +13,11 @@ export interface RowPage<R> {
 
 /** Keyset pagination over sortable (ULID) ids: fetch limit+1 rows with `id > cursor` ordered by id. */
 export async function keysetPage<R extends { id: string }>(repo: Repository<R>, where: FindOptionsWhere<R>, page: PageRequest): Promise<RowPage<R>> {
+  // a where that already narrows `id` (a scoped view) keeps its narrowing beside the cursor's
+  const own = (where as { id?: FindOperator<string> }).id;
+  const after = page.cursor ? (own ? And(own, MoreThan(page.cursor)) : MoreThan(page.cursor)) : undefined;
   const rows = await repo.find({
-    where: { ...where, ...(page.cursor ? { id: MoreThan(page.cursor) } : {}) } as FindOptionsWhere<R>,
+    where: { ...where, ...(after ? { id: after } : {}) } as FindOptionsWhere<R>,
     order: { id: 'ASC' } as FindOptionsOrder<R>,
     take: page.limit + 1,
   });

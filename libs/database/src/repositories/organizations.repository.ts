@@ -26,6 +26,14 @@ export class OrganizationsRepository {
     return this.repo(manager).save(org);
   }
 
+  async findById(id: string): Promise<Organization | null> {
+    return this.repo().findOne({ where: { id } });
+  }
+
+  async rename(id: string, name: string, manager?: EntityManager): Promise<void> {
+    await this.repo(manager).update({ id }, { name });
+  }
+
   async exists(id: string): Promise<boolean> {
     return this.repo().exists({ where: { id } });
   }

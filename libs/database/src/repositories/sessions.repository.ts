@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import type { SessionStatus, SyncHistoryMode } from '@app/contracts';
 import { Session } from '../entities/session.entity';
 import { EntityReader, PreparedStatement, preparedStatement, runPrepared } from '../prepared';
@@ -231,8 +231,9 @@ export class SessionsRepository {
     return this.repo.exists({ where: { id, organizationId } });
   }
 
-  async page(organizationId: string, page: PageRequest): Promise<RowPage<Session>> {
-    return keysetPage(this.repo, { organizationId }, page);
+  /** `ids`: only these sessions (a session-scoped key's view); null: all of the organization. */
+  async page(organizationId: string, page: PageRequest, ids: readonly string[] | null = null): Promise<RowPage<Session>> {
+    return keysetPage(this.repo, ids ? { organizationId, id: In([...ids]) } : { organizationId }, page);
   }
 
   async patchSettings(id: string, patch: SessionSettingsPatch): Promise<void> {

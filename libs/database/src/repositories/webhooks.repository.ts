@@ -97,13 +97,15 @@ export class WebhooksRepository {
     return FIND_IN_ORGANIZATION[family].findOne(this.db, [id, organizationId]);
   }
 
-  async page(organizationId: string, page: PageRequest, family: DestinationFamily = 'webhook'): Promise<RowPage<Webhook>> {
-    return keysetPage(this.repo, { organizationId, kind: In(FAMILY_KINDS[family]) }, page);
+  /** `sessionIds`: only the destinations of these sessions (a session-scoped key's view); null: all. */
+  async page(organizationId: string, page: PageRequest, family: DestinationFamily = 'webhook', sessionIds: readonly string[] | null = null): Promise<RowPage<Webhook>> {
+    const kind = In(FAMILY_KINDS[family]);
+    return keysetPage(this.repo, sessionIds ? { organizationId, kind, sessionId: In([...sessionIds]) } : { organizationId, kind }, page);
   }
 
   /** False when the organization has no such webhook (of that family). */
-  async deleteInOrganization(organizationId: string, id: string, family: DestinationFamily = 'webhook'): Promise<boolean> {
-    const result = await this.repo.delete({ id, organizationId, kind: In(FAMILY_KINDS[family]) });
+  async deleteInOrganization(organizationId: string, id: string, family: DestinationFamily = 'webhook', manager?: EntityManager): Promise<boolean> {
+    const result = await (manager ?? this.db.manager).getRepository(Webhook).delete({ id, organizationId, kind: In(FAMILY_KINDS[family]) });
     return !!result.affected;
   }
 

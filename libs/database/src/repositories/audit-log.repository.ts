@@ -1,0 +1,139 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { AuditActor, AuditEntry, AuditOutcome } from '@app/contracts';
+import { newId } from '../ids';
+
+/** Who acted and from where, as an entry records it. */
+export interface AuditSource {
+  actor: AuditActor;
+  ip: string | null;
+  userAgent: string | null;
+  requestId: string | null;
+}
+
+/** What one entry says beyond its source. */
+export interface AuditFact {
+  action: string;
+  target: { type: string | null; id: string | null };
+  /** the names of the fields a change touched, never their values */
+  changes?: string[];
+}
+
+/** A new entry, now; `changes` sorted and without repeats. */
+export function newAuditEntry(source: AuditSource, fact: AuditFact, outcome: AuditOutcome): AuditEntry {
+  return {
+    id: newId('aud'),
+    at: new Date().toISOString(),
+    actor: source.actor,
+    action: fact.action,
+    target: fact.target,
+    outcome,
+    ip: source.ip,
+    userAgent: source.userAgent,
+    requestId: source.requestId,
+    changes: [...new Set(fact.changes ?? [])].sort(),
+  };
+}
+
+/** What the audit log can be filtered by; every field optional. */
+export interface AuditFilter {
+  actor?: string;
+  action?: string;
+  targetType?: string;
+  targetId?: string;
+  outcome?: AuditOutcome;
+  from?: Date;
+  to?: Date;
+}
+
+interface AuditColumns {
+  id: string;
+  at: Date;
+  actor_type: AuditEntry['actor']['type'];
+  actor_id: string | null;
+  actor_name: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  outcome: AuditOutcome;
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  changes: string[];
+}
+
+const toEntry = (r: AuditColumns): AuditEntry => ({
+  id: r.id,
+  at: r.at.toISOString(),
+  actor: { type: r.actor_type, id: r.actor_id, name: r.actor_name },
+  action: r.action,
+  target: { type: r.target_type, id: r.target_id },
+  outcome: r.outcome,
+  ip: r.ip,
+  userAgent: r.user_agent,
+  requestId: r.request_id,
+  changes: r.changes,
+});
+
+/** The audit log: append-only (no update, no delete but the retention sweep), read newest first per organization. */
+@Injectable()
+export class AuditLogRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** `manager`: the change's own transaction, so the entry and the change commit or fail together. */
+  async append(organizationId: string, entry: AuditEntry, manager: EntityManager = this.db.manager): Promise<void> {
+    await manager.query(
+      `INSERT INTO audit_log (id, organization_id, at, actor_type, actor_id, actor_name, action, target_type, target_id, outcome, ip, user_agent, request_id, changes)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`,
+      [
+        entry.id,
+        organizationId,
+        entry.at,
+        entry.actor.type,
+        entry.actor.id,
+        entry.actor.name,
+        entry.action,
+        entry.target.type,
+        entry.target.id,
+        entry.outcome,
+        entry.ip,
+        entry.userAgent,
+        entry.requestId,
+        entry.changes,
+      ],
+    );
+  }
+
+  /** Newest first; `cursor`: the last id of the previous page. */
+  async page(organizationId: string, filter: AuditFilter, limit: number, cursor?: string): Promise<{ rows: AuditEntry[]; nextCursor: string | null }> {
+    const where = ['organization_id = $1'];
+    const values: unknown[] = [organizationId];
+    const add = (sql: string, value: unknown) => {
+      values.push(value);
+      where.push(sql.replace('?', `$${values.length}`));
+    };
+    if (filter.actor) add('actor_id = ?', filter.actor);
+    if (filter.action) add('action = ?', filter.action);
+    if (filter.targetType) add('target_type = ?', filter.targetType);
+    if (filter.targetId) add('target_id = ?', filter.targetId);
+    if (filter.outcome) add('outcome = ?', filter.outcome);
+    if (filter.from) add('at >= ?', filter.from);
+    if (filter.to) add('at < ?', filter.to);
+    if (cursor) add('id < ?', cursor);
+    values.push(limit + 1);
+    const rows: AuditColumns[] = await this.db.query(`SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${values.length}`, values);
+    const more = rows.length > limit;
+    const slice = (more ? rows.slice(0, limit) : rows).map(toEntry);
+    return { rows: slice, nextCursor: more ? slice[slice.length - 1].id : null };
+  }
+
+  /** Deletes entries older than `before`, at most `batch` at a time; returns how many went. */
+  async deleteOlderThan(before: Date, batch: number): Promise<number> {
+    const [, count]: [unknown, number] = await this.db.query(
+      `DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 ORDER BY at LIMIT $2)`,
+      [before, batch],
+    );
+    return count;
+  }
+}
