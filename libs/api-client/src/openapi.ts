@@ -2085,7 +2085,7 @@ export interface components {
              */
             subject?: string;
             /** @description `*` (every event) or names from the catalog (docs/events.md); `[]` none. On create, default `["*"]` */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message" | "campaign.progress" | "campaign.completed")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
@@ -2160,7 +2160,7 @@ export interface components {
              */
             subject?: string;
             /** @description `*` (every event) or names from the catalog (docs/events.md); `[]` none. On create, default `["*"]` */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message")[];
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message" | "campaign.progress" | "campaign.completed")[];
             /** @description scope deliveries to one session of the organization */
             sessionId?: string | null;
             /** @description on create, default true */
