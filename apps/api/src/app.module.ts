@@ -12,6 +12,7 @@ import { MessagesModule } from './messages/messages.module';
 import { ChatsModule } from './chats/chats.module';
 import { RealtimeModule } from './realtime/realtime.module';
 import { SessionsModule } from './sessions/sessions.module';
+import { StatsModule } from './stats/stats.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { AccountExtrasModule } from './account-extras/account-extras.module';
 
@@ -32,6 +33,7 @@ function imports(overrides: ConfigOverrides) {
     DashboardModule,
     GroupsModule,
     AccountExtrasModule,
+    StatsModule,
   ];
 }
 
