@@ -21,6 +21,7 @@ describe('explainReason', () => {
     ['forbidden', 'failed', /banned or restricted/],
     ['replaced', 'failed', /Another client/],
     ['pairing_expired', 'starting', /scanned the QR code in time/],
+    ['qr_not_scanned', 'failed', /^No one scanned the QR code.*Press Start/],
     ['reconnect_attempts_exhausted: pairing_expired', 'failed', /stopped trying.*phone ready.*Start/],
     ['reconnect_attempts_exhausted: connect_failed: getaddrinfo ENOTFOUND web.whatsapp.com', 'failed', /stopped trying.*network.*Start/],
     ['bad_session', 'failed', /Logout/],
@@ -29,5 +30,9 @@ describe('explainReason', () => {
     ['something_new', 'reconnecting', /retries by itself/],
   ])('%s (%s) says what to do', (reason, status, hint) => {
     expect(explainReason(reason, status).hint).toMatch(hint);
+  });
+
+  it('points at "the cause above" only when there is a cause to read', () => {
+    expect(explainReason('qr_not_scanned', 'failed').hint).not.toMatch(/cause above/);
   });
 });

@@ -46,6 +46,8 @@ function hintFor(reason: string, status: string): string {
       return 'WhatsApp refused this account (banned or restricted). Check WhatsApp on the phone before starting again.';
     case 'replaced':
       return 'Another client opened this account’s session (WhatsApp Web elsewhere?). Close it, then press Start.';
+    case 'qr_not_scanned':
+      return 'No one scanned the QR code before it expired (several times). Press Start and scan the new code.';
     case 'pairing_expired':
       return 'No one scanned the QR code in time. Press Start (or Restart) and scan the new one.';
     case 'lease_held_elsewhere':

@@ -1,18 +1,22 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { SESSION_STATUSES, type SessionStatus } from '@app/contracts';
+import type { SessionStatus } from '@app/contracts';
 
 const EPOCH_MS = { type: 'integer', format: 'int64' } as const;
 
+/** Every status, 0 when no session is in it. */
+export class SessionStatusCounts implements Record<SessionStatus, number> {
+  @ApiProperty({ type: 'integer' }) stopped: number;
+  @ApiProperty({ type: 'integer' }) starting: number;
+  @ApiProperty({ type: 'integer' }) scan_qr_code: number;
+  @ApiProperty({ type: 'integer' }) working: number;
+  @ApiProperty({ type: 'integer' }) reconnecting: number;
+  @ApiProperty({ type: 'integer' }) failed: number;
+  @ApiProperty({ type: 'integer' }) logged_out: number;
+}
+
 export class SessionCountsResponse {
   @ApiProperty({ type: 'integer', example: 3 }) total: number;
-  @ApiProperty({
-    type: 'object',
-    properties: Object.fromEntries(SESSION_STATUSES.map((s) => [s, { type: 'integer' }])),
-    required: [...SESSION_STATUSES],
-    example: { stopped: 0, starting: 0, scan_qr_code: 1, working: 2, reconnecting: 0, failed: 0, logged_out: 0 },
-    description: 'every status, 0 when no session is in it',
-  })
-  byStatus: Record<SessionStatus, number>;
+  @ApiProperty({ type: SessionStatusCounts, description: 'every status, 0 when no session is in it' }) byStatus: SessionStatusCounts;
 }
 
 export class MessageHourResponse {

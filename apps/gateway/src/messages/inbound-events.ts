@@ -51,7 +51,7 @@ export interface InboundEventsDeps {
  * stored once (unique session + waMessageId): a re-delivery stores nothing and publishes nothing.
  */
 export class InboundEvents {
-  /** sender → the push name last stored for it (insertion order = recency; bounded by PUSH_NAMES_KEPT) */
+  /** sender → the push name last stored for it, '' for none (insertion order = recency; bounded by PUSH_NAMES_KEPT) */
   private readonly pushNames = new Map<string, string>();
   private readonly clock: () => number;
 
@@ -162,7 +162,8 @@ export class InboundEvents {
     // contacts know), and its push name keeps that contact current; written only when it differs from what this
     // connection last stored, so a chatty contact costs one write, not one per message
     const said = m.pushName ?? '';
-    if (!m.fromMe && PERSON_JID.test(m.from) && this.pushNames.get(m.from) !== said) {
+    const stored = this.pushNames.get(m.from);
+    if (!m.fromMe && PERSON_JID.test(m.from) && (stored === undefined || (said !== '' && stored !== said))) {
       await this.deps.contacts?.learn(organizationId, sessionId, [{ jid: m.from, ...(said ? { pushName: said } : {}) }]);
       this.pushNames.delete(m.from);
       this.pushNames.set(m.from, said);
