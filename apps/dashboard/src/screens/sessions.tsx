@@ -347,8 +347,10 @@ function SessionSettings({ session, onSaved }: { session: SessionView; onSaved: 
         onSaved(await api.updateSession(session.id, patch));
         setSaved(true);
       } catch (err) {
-        if (err instanceof ApiError) setFieldErrors(err.fields());
-        throw err;
+        const fields = err instanceof ApiError ? err.fields() : {};
+        setFieldErrors(fields);
+        // the fields' own messages are under them; the line says only that nothing was saved
+        throw Object.keys(fields).length ? new Error(`${(err as ApiError).message}: nothing was saved (see the fields marked).`) : err;
       }
     });
   };
