@@ -416,7 +416,7 @@ describe('dashboard in a headless browser', () => {
       await page.goto(`${baseUrl}/dashboard/#/${screen}`);
       await page.waitForSelector('main .panel');
       // each screen's data on it before measuring (the webhook page polls its log, so the network is never idle for long)
-      const loaded: Record<string, string> = { overview: '[data-testid=overview]', sessions: 'tr[data-session-id]', webhooks: 'tr[data-webhook-id]', gateways: 'tr[data-gateway-id]' };
+      const loaded: Record<string, string> = { overview: '[data-testid=overview]', sessions: 'tr[data-session-id]', webhooks: 'tr[data-webhook-id]', gateways: 'table[data-testid=gateways] tbody tr' };
       const marker = loaded[screen] ?? (screen.startsWith('sessions/') ? 'form[data-settings]' : screen.startsWith('webhooks/') ? 'tr[data-delivery-id]' : 'main .panel');
       await page.waitForSelector(marker);
       await page.waitForNetworkIdle({ idleTime: 300, timeout: 5000 }).catch(() => undefined);
