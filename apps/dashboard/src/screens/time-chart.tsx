@@ -32,7 +32,8 @@ export function HourlyChart({ hours, series }: { hours: number[]; series: Hourly
       width: Math.max(200, el.clientWidth),
       height: HEIGHT,
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, ms: { auto: true } },
+      // half an hour of room at each end, so the first and the last hour's side-by-side bars are not cut off
+      scales: { x: { time: true, range: (_u, min, max) => [min - 1800, max + 1800] }, ms: { auto: true } },
       axes: [
         {},
         { label: 'count', size: 44 },
