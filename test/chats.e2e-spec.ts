@@ -201,6 +201,37 @@ describe('Chats, unread counts and history sync (sim engine)', () => {
       expect(await chatsOf(sessionId)).toEqual(before);
     });
 
+    it("names a person's chat by the contact's saved name, else its push name, and a sender without a push name is a contact at once", async () => {
+      const dan = '15550002004@s.whatsapp.net';
+      const erin = '15550002005@s.whatsapp.net';
+      await simPost('/sim/contacts', { phoneNumber: '15550002004', name: 'Dan' });
+      await simPost(`/sim/sessions/${sessionId}/inbound`, { from: dan, text: 'hi from dan' });
+      await simPost(`/sim/sessions/${sessionId}/inbound`, { from: erin, text: 'hi from erin' });
+      const named = await waitFor(async () => {
+        const chat = await chatOf(sessionId, dan);
+        return chat?.name === 'Dan' ? chat : null;
+      }, 10000, "Dan's chat named by his push name");
+      expect(named.lastMessage).toMatchObject({ text: 'hi from dan' });
+      // Erin set no name: her chat has none, but she is a contact from her first message (no contacts:check needed)
+      await waitFor(async () => (await chatOf(sessionId, erin))?.lastMessage?.text === 'hi from erin', 10000, "Erin's chat");
+      expect((await chatOf(sessionId, erin)).name).toBeNull();
+      const contacts: Json[] = await waitFor(async () => {
+        const res = await api().get(`/api/v1/sessions/${sessionId}/contacts?limit=100`).set(bearer(org.adminKey));
+        return res.body.data.some((c: Json) => c.jid === erin) ? res.body.data : null;
+      }, 10000, 'Erin among the contacts');
+      expect(contacts.find((c) => c.jid === erin)).toMatchObject({ phoneNumber: '15550002005', pushName: null });
+      expect(contacts.find((c) => c.jid === dan)).toMatchObject({ pushName: 'Dan' });
+
+      // the address book's name (Baileys' contacts.upsert `name`; the simulator's phone has no address book) comes first
+      const db = await testDataSource();
+      await db.query(`UPDATE contacts SET name = 'Dan (plumber)' WHERE session_id = $1 AND jid = $2`, [sessionId, dan]);
+      expect((await chatOf(sessionId, dan)).name).toBe('Dan (plumber)');
+      // an action's answer names the chat the same way
+      const pinned = await chatAction(sessionId, dan, 'pin');
+      expect(pinned.body).toMatchObject({ jid: dan, name: 'Dan (plumber)', pinned: true });
+      expect((await chatAction(sessionId, dan, 'unpin')).status).toBe(200);
+    });
+
     it('pages the chat list most recent first', async () => {
       const all = await chatsOf(sessionId);
       expect(all.length).toBeGreaterThanOrEqual(4);

@@ -81,7 +81,7 @@ describe('dashboard inbox in a headless browser', () => {
     page.on('pageerror', (err) => pageErrors.push(String(err)));
     page.setDefaultTimeout(30000);
     // signed in with the API key, as a script user would paste it
-    await page.goto(`${baseUrl}/dashboard/`);
+    await page.goto(`${baseUrl}/dashboard/#/sessions`);
     await page.evaluate(`sessionStorage.setItem('gw.token', ${JSON.stringify(org.adminKey)})`);
     // the app read the (empty) token when it loaded: load it again so it signs in with the key
     await page.reload();

@@ -83,7 +83,7 @@ describe('dashboard inbox labels in a headless browser', () => {
     await page.setViewport({ width: 1280, height: 760 });
     page.on('pageerror', (err) => pageErrors.push(String(err)));
     page.setDefaultTimeout(30000);
-    await page.goto(`${baseUrl}/dashboard/`);
+    await page.goto(`${baseUrl}/dashboard/#/sessions`);
     await page.evaluate(`sessionStorage.setItem('gw.token', ${JSON.stringify(org.adminKey)})`);
     await page.reload();
     await page.waitForSelector('table[data-testid=sessions]');

@@ -18,7 +18,9 @@ import { assertChromium, CHROMIUM } from './support/chromium';
 const SHOTS = process.env.DASHBOARD_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs', 'dashboard') : join(REPO_ROOT, 'tmp', 'dashboard');
 // the simulator rotates the QR this often, so the test sees the dashboard swap in a new one
 const QR_INTERVAL_MS = 2500;
-jest.setTimeout(90000);
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the API's JSON, asserted field by field
+type Json = any;
+jest.setTimeout(150000);
 
 /**
  * The dashboard in a real headless Chromium against the real API (listening on a port), a gateway on the network
@@ -38,12 +40,34 @@ describe('dashboard in a headless browser', () => {
   const pageErrors: string[] = [];
   const gatewayId = `gw-dashboard-${process.pid}`;
   let sessionId: string;
+  let secondSessionId: string;
+  let webhookId: string;
 
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   const textOf = (selector: string) => page.$eval(selector, (el) => el.textContent ?? '');
   // at phone width nothing may make the page scroll sideways: a wide table scrolls inside its card
   const PHONE = { width: 390, height: 844 };
   const pageWidth = () => page.evaluate('document.scrollingElement.scrollWidth') as Promise<number>;
+  const apiCall = async (method: string, path: string, body?: object) => {
+    const res = await fetch(`${baseUrl}/api/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${org.adminKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: (res.status === 204 ? null : await res.json()) as Json };
+  };
+  // as a person edits a field: select what is there, delete it, type (each step an input event the app sees)
+  const setField = async (selector: string, value: string) => {
+    await page.click(selector, { count: 3 });
+    await page.keyboard.press('Backspace');
+    if (value) await page.type(selector, value);
+  };
+  // every button and button-like link on screen lies inside the viewport: reachable without sideways scrolling
+  const offscreenActions = () =>
+    page.evaluate(`[...document.querySelectorAll('main button, main a.button')]
+      .filter((el) => el.offsetParent !== null)
+      .filter((el) => { const r = el.getBoundingClientRect(); return r.left < 0 || r.right > innerWidth + 0.5; })
+      .map((el) => el.textContent)`) as Promise<string[]>;
   const clickButton = async (label: string, scope = 'body') => {
     const handle = await page.waitForSelector(`${scope} button::-p-text("${label}")`, { visible: true });
     await handle!.click();
@@ -126,6 +150,10 @@ describe('dashboard in a headless browser', () => {
     await page.$eval('input[name=password]', (el) => ((el as unknown as { value: string }).value = ''));
     await page.type('input[name=password]', org.users.owner.password);
     await page.click('button[type=submit]');
+    // signed in, the Overview comes first: nothing yet
+    await page.waitForSelector('[data-testid=overview] [data-count-status=working][data-count="0"]');
+    await page.waitForSelector('[data-testid=failing-webhooks] ::-p-text("No webhook is failing")');
+    await page.click('nav.top a[href="#/sessions"]');
     await page.waitForSelector('table[data-testid=sessions]');
     expect(await textOf('nav.top')).toContain(`owner · ${org.id}`);
     await page.waitForSelector('[data-live=open]');
@@ -228,7 +256,7 @@ describe('dashboard in a headless browser', () => {
     await page.type('input[name=events]', 'message.received');
     await clickButton('Create webhook');
     await page.waitForFunction('/^#\\/webhooks\\/whk_/.test(location.hash)');
-    const webhookId = decodeURIComponent(String(await page.evaluate('location.hash')).split('/')[2]);
+    webhookId = decodeURIComponent(String(await page.evaluate('location.hash')).split('/')[2]);
 
     await page.waitForSelector('table[data-testid=deliveries] ::-p-text("No deliveries yet")');
     await clickButton('Send test event');
@@ -275,6 +303,97 @@ describe('dashboard in a headless browser', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it("edits the session's settings: the API's refusal shows under each field and changes nothing; a valid change is saved", async () => {
+    const form = `form[data-settings="${sessionId}"]`;
+    await page.goto(`${baseUrl}/dashboard/#/sessions/${sessionId}`);
+    await page.waitForSelector(form);
+    await setField(`${form} input[name=ratePerMin]`, '0');
+    await setField(`${form} input[name=proxyUrl]`, 'ftp://proxy.example:21');
+    await clickButton('Save settings', form);
+    // the API's 422, field by field (the form checks nothing itself: one validation, the API's)
+    await page.waitForSelector(`${form} [data-field-error=ratePerMin]`);
+    expect(await textOf(`${form} [data-field-error=ratePerMin]`)).toMatch(/ratePerMin/);
+    expect(await textOf(`${form} [data-field-error=proxyUrl]`)).toMatch(/proxyUrl must be an http, https, socks/);
+    expect((await apiCall('GET', `/sessions/${sessionId}`)).body).toMatchObject({ ratePerMin: 20, proxyUrl: null });
+    await shot('session-settings-refused');
+
+    await setField(`${form} input[name=ratePerMin]`, '30');
+    await setField(`${form} input[name=proxyUrl]`, '');
+    await page.click(`${form} input[name=autoRead]`);
+    await page.click(`${form} input[name=rejectCalls]`);
+    await page.select(`${form} select[name=syncHistory]`, 'recent');
+    await clickButton('Save settings', form);
+    await page.waitForSelector(`${form} [data-settings-saved]`);
+    expect(await page.$$(`${form} [data-field-error]`)).toHaveLength(0);
+    expect((await apiCall('GET', `/sessions/${sessionId}`)).body).toMatchObject({
+      ratePerMin: 30,
+      ratePerHour: 200,
+      autoRead: false,
+      rejectCalls: true,
+      presenceTyping: false,
+      syncHistory: 'recent',
+      proxyUrl: null,
+    });
+    // what the form shows after a page load is what the API stored
+    await page.reload();
+    await page.waitForSelector(`${form} input[name=ratePerMin]`);
+    expect(await page.$eval(`${form} input[name=ratePerMin]`, (el) => (el as unknown as { value: string }).value)).toBe('30');
+    expect(await page.$eval(`${form} input[name=autoRead]`, (el) => (el as unknown as { checked: boolean }).checked)).toBe(false);
+  });
+
+  it('keeps one order for the session list: a new session stays where a reload puts it', async () => {
+    await page.click('nav.top a[href="#/sessions"]');
+    await page.waitForSelector(`tr[data-session-id="${sessionId}"]`);
+    await page.type('input[name=label]', 'Second line');
+    await clickButton('Create session');
+    const order = () => page.$$eval('tr[data-session-id]', (rows) => rows.map((r) => r.getAttribute('data-session-id')));
+    await page.waitForFunction('document.querySelectorAll("tr[data-session-id]").length === 2');
+    const before = await order();
+    secondSessionId = before.find((id) => id !== sessionId)!;
+    expect(before).toEqual([sessionId, secondSessionId]);
+    await page.reload();
+    await page.waitForFunction('document.querySelectorAll("tr[data-session-id]").length === 2');
+    expect(await order()).toEqual(before);
+    // stopped, so the counts below do not depend on how long its QR waits
+    await page.waitForSelector(`tr[data-session-id="${secondSessionId}"] button::-p-text("Stop")`);
+    await clickButton('Stop', `tr[data-session-id="${secondSessionId}"]`);
+    await page.waitForSelector(`tr[data-session-id="${secondSessionId}"] [data-status=stopped]`);
+  });
+
+  it('shows the organization at a glance on the Overview, live', async () => {
+    // a webhook whose receiver is down: it fails now, with its error
+    const closedPort = await freePort();
+    const broken = await apiCall('POST', '/webhooks', { url: `http://127.0.0.1:${closedPort}/down`, retryPolicy: { policy: 'constant', delaySeconds: 60, attempts: 2 } });
+    expect(broken.status).toBe(201);
+    expect((await apiCall('POST', `/webhooks/${broken.body.id}:test`)).status).toBe(202);
+    await waitFor(async () => ((await apiCall('GET', '/stats/overview')).body.failingWebhooks.length ? true : null), 20000, 'the webhook failing');
+
+    await page.click('nav.top a[href="#/overview"]');
+    const overview = '[data-testid=overview]';
+    await page.waitForSelector(`${overview} [data-count-status=working][data-count="1"]`);
+    await page.waitForSelector(`${overview} [data-count-status=stopped][data-count="1"]`);
+    // what this test made: one text sent, one document received; the test event delivered (its replay is the same delivery)
+    await page.waitForSelector(`${overview} [data-messages-received="1"][data-messages-sent="1"]`);
+    await page.waitForSelector(`${overview} [data-deliveries-delivered="1"]`);
+    const failing = await page.waitForSelector(`${overview} tr[data-failing-webhook="${broken.body.id}"]`);
+    expect(await failing!.evaluate((el) => el.textContent)).toMatch(/ECONNREFUSED|connect/i);
+    // drawn by the chart library (canvas), one per chart
+    expect(await page.$$eval(`${overview} .hourly-chart canvas`, (els) => els.length)).toBe(2);
+
+    // live: a contact writes while the Overview is open; the count follows without a page load
+    await page.evaluate('window.notReloaded = true');
+    const inbound = await fetch(`${simUrl}/sim/sessions/${sessionId}/inbound`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ from: '15550007777', text: 'still there?' }),
+    });
+    expect(inbound.status).toBe(200);
+    await page.waitForSelector(`${overview} [data-messages-received="2"]`);
+    expect(await page.evaluate('window.notReloaded')).toBe(true);
+    expect((await apiCall('DELETE', `/webhooks/${broken.body.id}`)).status).toBe(204);
+    await shot('overview');
+  });
+
   it('says why a session is not working, and what to do, on the list and on its page', async () => {
     await page.click('nav.top a[href="#/sessions"]');
     await page.waitForSelector(`tr[data-session-id="${sessionId}"] [data-status=working]`);
@@ -291,11 +410,22 @@ describe('dashboard in a headless browser', () => {
 
   it('fits a phone: no screen scrolls sideways at 390 px, the header wraps', async () => {
     await page.setViewport(PHONE);
-    for (const screen of ['sessions', `sessions/${sessionId}`, 'webhooks', 'events', 'gateways']) {
+    for (const screen of ['overview', 'sessions', `sessions/${sessionId}`, 'webhooks', `webhooks/${webhookId}`, 'events', 'gateways']) {
       await page.goto(`${baseUrl}/dashboard/#/${screen}`);
       await page.waitForSelector('main .panel');
-      await page.waitForNetworkIdle({ idleTime: 300 });
-      expect({ screen, overflow: Math.max(0, (await pageWidth()) - PHONE.width) }).toEqual({ screen, overflow: 0 });
+      // each screen's data on it before measuring (the webhook page polls its log, so the network is never idle for long)
+      const loaded: Record<string, string> = { overview: '[data-testid=overview]', sessions: 'tr[data-session-id]', webhooks: 'tr[data-webhook-id]', gateways: 'table[data-testid=gateways] tbody tr' };
+      const marker = loaded[screen] ?? (screen.startsWith('sessions/') ? 'form[data-settings]' : screen.startsWith('webhooks/') ? 'tr[data-delivery-id]' : 'main .panel');
+      await page.waitForSelector(marker);
+      await page.waitForNetworkIdle({ idleTime: 300, timeout: 5000 }).catch(() => undefined);
+      expect({ screen, overflow: Math.max(0, (await pageWidth()) - PHONE.width), offscreen: await offscreenActions() }).toEqual({ screen, overflow: 0, offscreen: [] });
+      if (screen === 'overview') await shot('overview-390');
+      if (screen === `webhooks/${webhookId}`) {
+        // the delivery's actions sit on its card, on screen
+        await page.waitForSelector('tr[data-delivery-id] button::-p-text("Replay")', { visible: true });
+        expect(await offscreenActions()).toEqual([]);
+        await shot('webhook-390');
+      }
     }
     await page.goto(`${baseUrl}/dashboard/#/sessions`);
     await page.waitForSelector(`tr[data-session-id="${sessionId}"] [data-reason]`);

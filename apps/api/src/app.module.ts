@@ -14,6 +14,7 @@ import { CampaignsModule } from './campaigns/campaigns.module';
 import { ChatsModule } from './chats/chats.module';
 import { RealtimeModule } from './realtime/realtime.module';
 import { SessionsModule } from './sessions/sessions.module';
+import { StatsModule } from './stats/stats.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { AccountExtrasModule } from './account-extras/account-extras.module';
 import { AuditModule } from './audit/audit.module';
@@ -40,6 +41,7 @@ function imports(overrides: ConfigOverrides) {
     AccountExtrasModule,
     AuditModule,
     OrganizationModule,
+    StatsModule,
   ];
 }
 

@@ -21,6 +21,8 @@ export type GroupDetails = Schemas['GroupDetailsResponse'];
 export type GroupPatch = Schemas['UpdateGroupDto'];
 export type StatusInput = Schemas['StatusPostDto'];
 export type LabelView = Schemas['LabelResponse'];
+export type SessionPatch = Schemas['UpdateSessionDto'];
+export type Overview = Schemas['OverviewResponse'];
 export type { EventEnvelope };
 
 export const API_BASE = '/api/v1';
@@ -42,6 +44,11 @@ export class ApiError extends Error {
     readonly details: Record<string, unknown> = {},
   ) {
     super(message);
+  }
+
+  /** The API's per-field validation messages (`details.fields`, a 422), empty for other errors. */
+  fields(): Record<string, string[]> {
+    return (this.details.fields as Record<string, string[]> | undefined) ?? {};
   }
 
   /** One readable line, per-field validation messages included. */
@@ -94,7 +101,9 @@ export const api = {
   session: (id: string) => ok(client.GET('/api/v1/sessions/{id}', session(id))),
   createSession: (label: string) => ok(client.POST('/api/v1/sessions', { body: { label } })),
   sessionAction: (id: string, action: 'start' | 'stop' | 'restart' | 'logout') => ok(client.POST(`/api/v1/sessions/{id}:${action}`, session(id))),
+  updateSession: (id: string, body: SessionPatch) => ok(client.PATCH('/api/v1/sessions/{id}', { ...session(id), body })),
   deleteSession: (id: string) => ok(client.DELETE('/api/v1/sessions/{id}', session(id))),
+  qr: (id: string) => ok(client.GET('/api/v1/sessions/{id}/qr', session(id))),
   qrImage: (id: string) => ok(client.GET('/api/v1/sessions/{id}/qr', { ...session(id), headers: { Accept: 'image/png' }, parseAs: 'blob' })),
   requestCode: (id: string, phoneNumber: string) => ok(client.POST('/api/v1/sessions/{id}:request-code', { ...session(id), body: { phoneNumber } })),
   groups: (id: string) => ok(client.GET('/api/v1/sessions/{id}/groups', { params: { path: { id }, query: { limit: 100 } } })),
@@ -140,4 +149,5 @@ export const api = {
   replay: (id: string, deliveryId: string) => ok(client.POST('/api/v1/webhooks/{id}/deliveries/{deliveryId}:replay', { params: { path: { id, deliveryId } } })),
 
   gateways: () => ok(client.GET('/api/v1/gateways')),
+  overview: () => ok(client.GET('/api/v1/stats/overview')),
 };

@@ -8,11 +8,13 @@ import { GatewaysScreen } from './screens/gateways';
 import { GroupScreen } from './screens/group';
 import { InboxScreen } from './screens/inbox';
 import { Login } from './screens/login';
+import { OverviewScreen } from './screens/overview';
 import { SessionDetail, SessionsScreen } from './screens/sessions';
 import { WebhookDetail, WebhooksScreen } from './screens/webhooks';
 import './styles.css';
 
 const NAV = [
+  ['overview', 'Overview'],
   ['sessions', 'Sessions'],
   ['webhooks', 'Webhooks'],
   ['events', 'Events'],
@@ -28,7 +30,7 @@ function App() {
   const signIn = async () => {
     setMe(await api.me());
     live.start();
-    if (!location.hash || location.hash === '#/') go('sessions');
+    if (!location.hash || location.hash === '#/') go('overview');
   };
   const signOut = () => {
     credentials.clear();
@@ -47,7 +49,7 @@ function App() {
   if (!checked) return null;
   if (!me) return <Login onSignedIn={signIn} />;
 
-  const [screen = 'sessions', id, sub, arg] = route;
+  const [screen = 'overview', id, sub, arg] = route;
   return (
     <div class="shell">
       <nav class="top">
@@ -61,6 +63,7 @@ function App() {
         <button type="button" onClick={signOut}>Sign out</button>
       </nav>
       <main>
+        {screen === 'overview' && <OverviewScreen />}
         {screen === 'sessions' && !id && <SessionsScreen />}
         {screen === 'sessions' && id && !sub && <SessionDetail id={id} key={id} />}
         {screen === 'sessions' && id && sub === 'inbox' && <InboxScreen sessionId={id} chatJid={arg ?? null} key={id} />}

@@ -33,4 +33,8 @@ describe('explainReason', () => {
   ])('%s (%s) says what to do', (reason, status, hint) => {
     expect(explainReason(reason, status).hint).toMatch(hint);
   });
+
+  it('points at "the cause above" only when there is a cause to read', () => {
+    expect(explainReason('qr_not_scanned', 'failed').hint).not.toMatch(/cause above/);
+  });
 });

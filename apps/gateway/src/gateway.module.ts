@@ -132,7 +132,7 @@ export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeAp
         new LeaseKeeper({
           redisUrl: c.REDIS_URL,
           prefix: keys.prefix,
-          node: { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: c.APP_VERSION },
+          node: { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: c.APP_VERSION, simulated: simulatedNetwork(c, engine) },
           ttlMs: c.GATEWAY_TTL_MS,
           heartbeatMs: c.GATEWAY_HEARTBEAT_MS,
           mainStallMs: c.mainStallMs,
@@ -153,7 +153,7 @@ export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeAp
         new GatewayRegistry(
           redis,
           keys,
-          { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: c.APP_VERSION, waWebVersion: () => engine.waWebVersion?.() ?? null },
+          { id: c.GATEWAY_ID, capacity: c.GATEWAY_CAPACITY, engine: engine.name, version: c.APP_VERSION, simulated: simulatedNetwork(c, engine), waWebVersion: () => engine.waWebVersion?.() ?? null },
           c.GATEWAY_TTL_MS,
         ),
     },
@@ -429,4 +429,9 @@ function blockMainThread(ms: number): void {
   while (Date.now() < until) {
     // spinning on purpose
   }
+}
+
+/** Whether this node's WhatsApp is the network simulator (its registry entry says so: the dashboard's pairing hint). */
+function simulatedNetwork(c: GatewayConfig, engine: SessionEngine): boolean {
+  return engine.name === 'sim' || Boolean(c.WHATSAPP_EMULATOR_URL);
 }

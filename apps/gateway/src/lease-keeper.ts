@@ -7,7 +7,7 @@ export interface KeeperWorkerData {
   buffer: SharedArrayBuffer;
   redisUrl: string;
   prefix: string;
-  node: Pick<GatewayInfo, 'id' | 'capacity' | 'engine' | 'version'>;
+  node: Pick<GatewayInfo, 'id' | 'capacity' | 'engine' | 'version' | 'simulated'>;
   ttlMs: number;
   heartbeatMs: number;
   mainStallMs: number;

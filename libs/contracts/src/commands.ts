@@ -56,6 +56,11 @@ export interface GatewayInfo {
    * Baileys' bundled one); null for the `sim` engine and until read. Absent in entries of older gateways.
    */
   waWebVersion?: string | null;
+  /**
+   * The node's WhatsApp is the network simulator (the `sim` engine, or Baileys against WHATSAPP_EMULATOR_URL): a demo
+   * or a test, where no phone can scan a QR and the simulator's control API plays the phone. Absent in older entries.
+   */
+  simulated?: boolean;
   /** the gateway is handing its sessions to others and takes no new ones (placement skips it) */
   draining: boolean;
 }

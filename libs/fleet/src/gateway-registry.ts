@@ -34,7 +34,7 @@ export class GatewayRegistry {
   constructor(
     private readonly redis: Redis,
     keys: RedisKeys,
-    private readonly node: Pick<GatewayInfo, 'id' | 'capacity' | 'engine' | 'version'> & {
+    private readonly node: Pick<GatewayInfo, 'id' | 'capacity' | 'engine' | 'version' | 'simulated'> & {
       /** read at every heartbeat: the engine learns it at start (a bounded fetch) and again after a 405 */
       waWebVersion?: () => string | null;
     },

@@ -137,7 +137,7 @@ function markOf(m: MessageRow): ChatMessageMark {
 function toChatView(row: ChatRow, last: Map<string, MessageView>): ChatView {
   return {
     jid: row.jid,
-    name: row.name,
+    name: row.displayName,
     isGroup: row.isGroup,
     unreadCount: row.unreadCount,
     archived: row.archived,

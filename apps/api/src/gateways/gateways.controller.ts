@@ -21,6 +21,11 @@ export class GatewayResponse {
     description: 'the WhatsApp Web version its engine announces to WhatsApp (`2.3000.x`); null for the sim engine, or until known',
   })
   waWebVersion: string | null;
+  @ApiProperty({
+    description:
+      "the node's WhatsApp is the network simulator (the `sim` engine, or Baileys against WHATSAPP_EMULATOR_URL): a demo or a test, where the simulator's control API plays the phone that scans",
+  })
+  simulated: boolean;
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) startedAt: number;
   @ApiProperty({ type: 'integer', format: 'int64', description: 'epoch ms' }) lastHeartbeatAt: number;
 }
@@ -67,6 +72,7 @@ export class GatewaysController {
         engine: g.engine,
         version: g.version,
         waWebVersion: g.waWebVersion ?? null,
+        simulated: g.simulated ?? g.engine === 'sim',
         startedAt: g.startedAt,
         lastHeartbeatAt: g.lastHeartbeatAt,
       })),

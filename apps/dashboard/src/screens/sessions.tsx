@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type MessageView, type SessionView } from '../api';
+import { SYNC_HISTORY_MODES } from '@app/contracts';
+import { ApiError, api, type MessageView, type SessionPatch, type SessionView } from '../api';
 import { live } from '../live';
 import { go } from '../router';
 import { ActionForm, ErrorLine, Panel, plural, Status, useAction, useLoad, When } from '../ui';
@@ -69,7 +70,8 @@ export function SessionsScreen() {
           action={create}
           submit={async () => {
             const s = await api.createSession(label.trim());
-            setData((list) => [s, ...(list ?? []).filter((x) => x.id !== s.id)]);
+            // where the API lists it (oldest first), so a reload does not move it
+            setData((list) => [...(list ?? []).filter((x) => x.id !== s.id), s]);
             setPairingId(s.id);
             setLabel('');
           }}
@@ -137,12 +139,12 @@ export function SessionDetail({ id }: { id: string }) {
           <dt>Phone</dt><dd>{session.phoneNumber ? `+${session.phoneNumber}` : '—'}</dd>
           <dt>JID</dt><dd class="mono">{session.waJid ?? '—'}</dd>
           <dt>Gateway</dt><dd class="mono">{session.gatewayId ?? '—'}</dd>
-          <dt>Rates</dt><dd>{session.ratePerMin}/min, {session.ratePerHour}/hour</dd>
           <dt>Created</dt><dd><When at={session.createdAt} /></dd>
           <dt>Last connected</dt><dd><When at={session.lastConnectedAt} /></dd>
         </dl>
         {session.status !== 'working' && <Pairing session={session} />}
       </Panel>
+      <SessionSettings session={session} onSaved={setData} />
       {session.status === 'working' && <SendMessage sessionId={id} />}
       {session.status === 'working' && <Groups sessionId={id} />}
       {session.status === 'working' && <StatusComposer sessionId={id} />}
@@ -296,6 +298,93 @@ function StatusComposer({ sessionId }: { sessionId: string }) {
         <button type="submit" disabled={post.busy}>Post status</button>
       </ActionForm>
       {posted && <p class="ok" data-status-posted={posted}>Status accepted ({posted}): it goes out at the session's send rate.</p>}
+    </Panel>
+  );
+}
+
+type SyncHistory = (typeof SYNC_HISTORY_MODES)[number];
+
+/**
+ * The session's settings (`PATCH /sessions/{id}`). The form checks nothing itself: the API validates, and its 422
+ * names each refused field, shown under that field. Only changed fields are sent; the proxy is shown masked, so it
+ * is sent only when typed anew (empty: connect directly).
+ */
+function SessionSettings({ session, onSaved }: { session: SessionView; onSaved: (s: SessionView) => void }) {
+  const initial = () => ({
+    autoRead: session.autoRead,
+    rejectCalls: session.rejectCalls,
+    presenceTyping: session.presenceTyping,
+    receiveStatus: session.receiveStatus,
+    syncHistory: session.syncHistory as SyncHistory,
+    ratePerMin: String(session.ratePerMin),
+    ratePerHour: String(session.ratePerHour),
+    proxyUrl: session.proxyUrl ?? '',
+  });
+  const [form, setForm] = useState(initial);
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({});
+  const [saved, setSaved] = useState(false);
+  const save = useAction();
+  useEffect(() => setForm(initial()), [session.updatedAt]);
+  const set = <K extends keyof ReturnType<typeof initial>>(key: K, value: ReturnType<typeof initial>[K]) => {
+    setForm((f) => ({ ...f, [key]: value }));
+    setSaved(false);
+  };
+  const number = (text: string) => (text.trim() === '' ? (text as unknown as number) : Number(text));
+
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const was = initial();
+    const patch: SessionPatch = {};
+    for (const key of ['autoRead', 'rejectCalls', 'presenceTyping', 'receiveStatus', 'syncHistory'] as const) {
+      if (form[key] !== was[key]) (patch as Record<string, unknown>)[key] = form[key];
+    }
+    if (form.ratePerMin !== was.ratePerMin) patch.ratePerMin = number(form.ratePerMin);
+    if (form.ratePerHour !== was.ratePerHour) patch.ratePerHour = number(form.ratePerHour);
+    if (form.proxyUrl !== was.proxyUrl) patch.proxyUrl = form.proxyUrl.trim() || null;
+    setFieldErrors({});
+    save.run(async () => {
+      try {
+        onSaved(await api.updateSession(session.id, patch));
+        setSaved(true);
+      } catch (err) {
+        const fields = err instanceof ApiError ? err.fields() : {};
+        setFieldErrors(fields);
+        // the fields' own messages are under them; the line says only that nothing was saved
+        throw Object.keys(fields).length ? new Error(`${(err as ApiError).message}: nothing was saved (see the fields marked).`) : err;
+      }
+    });
+  };
+  const errorOf = (field: string) =>
+    fieldErrors[field] ? <span class="field-error" role="alert" data-field-error={field}>{fieldErrors[field].join(', ')}</span> : null;
+  const check = (key: 'autoRead' | 'rejectCalls' | 'presenceTyping' | 'receiveStatus', label: string, hint: string) => (
+    <label class="check" title={hint}>
+      <input type="checkbox" name={key} checked={form[key]} onChange={(e) => set(key, e.currentTarget.checked)} /> {label}
+      {errorOf(key)}
+    </label>
+  );
+
+  return (
+    <Panel title="Settings">
+      <form class="grid-form settings" onSubmit={submit} noValidate aria-label="Session settings" data-settings={session.id}>
+        {check('autoRead', 'Mark received messages read', 'read receipts go to the contact as soon as a message arrives')}
+        {check('rejectCalls', 'Reject incoming calls', 'call.incoming still fires, with rejected: true')}
+        {check('presenceTyping', 'Show “typing…” before each text', 'the contact sees typing for a moment before the message')}
+        {check('receiveStatus', 'Receive contacts’ statuses', 'as status.received events')}
+        <label>History on pairing
+          <select name="syncHistory" value={form.syncHistory} onChange={(e) => set('syncHistory', e.currentTarget.value as SyncHistory)}>
+            {SYNC_HISTORY_MODES.map((m) => <option value={m}>{m}</option>)}
+          </select>
+          {errorOf('syncHistory')}
+        </label>
+        <label>Sends per minute <input name="ratePerMin" inputMode="numeric" value={form.ratePerMin} onInput={(e) => set('ratePerMin', e.currentTarget.value)} />{errorOf('ratePerMin')}</label>
+        <label>Sends per hour <input name="ratePerHour" inputMode="numeric" value={form.ratePerHour} onInput={(e) => set('ratePerHour', e.currentTarget.value)} />{errorOf('ratePerHour')}</label>
+        <label class="wide">Proxy <input name="proxyUrl" value={form.proxyUrl} onInput={(e) => set('proxyUrl', e.currentTarget.value)} placeholder="none: direct; socks5://user:password@host:1080 or http://host:3128" />{errorOf('proxyUrl')}</label>
+        <div class="wide">
+          <ErrorLine error={save.error} />
+          <button type="submit" class="primary" disabled={save.busy}>Save settings</button>
+          {saved && <span class="ok" data-settings-saved> Saved.</span>}
+        </div>
+      </form>
     </Panel>
   );
 }

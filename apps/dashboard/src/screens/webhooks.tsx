@@ -81,7 +81,7 @@ export function WebhooksScreen() {
   return (
     <>
       <Panel title="New webhook">
-        <WebhookForm key={data?.length ?? 0} onSaved={(w) => (setData((l) => [w, ...(l ?? [])]), go(`webhooks/${w.id}`))} />
+        <WebhookForm key={data?.length ?? 0} onSaved={(w) => (setData((l) => [...(l ?? []), w]), go(`webhooks/${w.id}`))} />
       </Panel>
       <Panel title="Webhooks" actions={<button onClick={reload}>Refresh</button>}>
         <ErrorLine error={error} />

@@ -43,6 +43,14 @@ describe('the gateway keeps contacts current from engine events', () => {
     expect(learned).toEqual([[{ jid: ALICE, pushName: 'Alice' }]]);
   });
 
+  it('a sender without a push name becomes a contact at its first message, and its name is learnt when it comes', async () => {
+    const { learned, message } = setup();
+    await message('B1');
+    await message('B2');
+    await message('B3', { pushName: 'Alice' });
+    expect(learned).toEqual([[{ jid: ALICE }], [{ jid: ALICE, pushName: 'Alice' }]]);
+  });
+
   it('contact updates are learnt as they come; blocklist events go to the book with their action', async () => {
     const { inbound, learned, blocklists } = setup();
     await inbound.handle({ type: 'contacts', contacts: [{ jid: ALICE, name: 'Alice (book)' }] }, null);

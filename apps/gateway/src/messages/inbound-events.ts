@@ -22,6 +22,8 @@ const INBOUND_TYPES: ReadonlySet<string> = new Set<InboundEngineEvent['type']>([
 
 /** push names remembered per session (most recent senders), to skip writing an unchanged one */
 const PUSH_NAMES_KEPT = 1000;
+/** a person's account (a number's or a LID's jid): what becomes a contact (not a group, a channel or a broadcast) */
+const PERSON_JID = /^\d+@(s\.whatsapp\.net|lid)$/;
 
 export const isInboundEvent = (e: EngineEvent): e is InboundEngineEvent => INBOUND_TYPES.has(e.type);
 
@@ -49,7 +51,7 @@ export interface InboundEventsDeps {
  * stored once (unique session + waMessageId): a re-delivery stores nothing and publishes nothing.
  */
 export class InboundEvents {
-  /** sender → the push name last stored for it (insertion order = recency; bounded by PUSH_NAMES_KEPT) */
+  /** sender → the push name last stored for it, '' for none (insertion order = recency; bounded by PUSH_NAMES_KEPT) */
   private readonly pushNames = new Map<string, string>();
   private readonly clock: () => number;
 
@@ -156,12 +158,15 @@ export class InboundEvents {
       if (stored && !m.fromMe) publish({ event: 'message.received', organizationId, sessionId, payload: { message: toMessageView(stored) } });
       return stored;
     });
-    // the sender's push name keeps its contact current; written only when it differs from the last one this
-    // connection stored, so a chatty contact costs one write, not one per message
-    if (!m.fromMe && m.pushName && this.pushNames.get(m.from) !== m.pushName) {
-      await this.deps.contacts?.learn(organizationId, sessionId, [{ jid: m.from, pushName: m.pushName }]);
+    // a sender is a contact from its first message (with or without a push name: the inbox names it by what the
+    // contacts know), and its push name keeps that contact current; written only when it differs from what this
+    // connection last stored, so a chatty contact costs one write, not one per message
+    const said = m.pushName ?? '';
+    const stored = this.pushNames.get(m.from);
+    if (!m.fromMe && PERSON_JID.test(m.from) && (stored === undefined || (said !== '' && stored !== said))) {
+      await this.deps.contacts?.learn(organizationId, sessionId, [{ jid: m.from, ...(said ? { pushName: said } : {}) }]);
       this.pushNames.delete(m.from);
-      this.pushNames.set(m.from, m.pushName);
+      this.pushNames.set(m.from, said);
       if (this.pushNames.size > PUSH_NAMES_KEPT) this.pushNames.delete(this.pushNames.keys().next().value!);
     }
     if (!row || m.fromMe) return;

@@ -8,7 +8,13 @@ export interface ChatRow extends ChatState {
   sessionId: string;
   organizationId: string;
   jid: string;
+  /** the name stored on the chat itself (the phone's chat name, a group's subject): what chat updates compare */
   name: string | null;
+  /**
+   * The name a person reads (the API's `name`): a group's stored name or subject; a person's chat, the name the
+   * account's address book gives the contact, else the phone's chat name, else the contact's push name.
+   */
+  displayName: string | null;
   isGroup: boolean;
   unreadCount: number;
   lastMessageId: string | null;
@@ -45,6 +51,8 @@ interface RawRow {
   last_message_at: Date | null;
   labels: string[];
   updated_at: Date;
+  /** only from VIEW_FROM's select */
+  display_name?: string | null;
 }
 
 const toRow = (r: RawRow): ChatRow => ({
@@ -52,6 +60,7 @@ const toRow = (r: RawRow): ChatRow => ({
   organizationId: r.organization_id,
   jid: r.jid,
   name: r.name,
+  displayName: r.display_name === undefined ? r.name : r.display_name,
   isGroup: r.is_group,
   unreadCount: r.unread_count,
   archived: r.archived,
@@ -62,6 +71,21 @@ const toRow = (r: RawRow): ChatRow => ({
   labels: [...r.labels].sort(),
   updatedAt: r.updated_at.getTime(),
 });
+
+/**
+ * `chats` as the API shows them (alias `c`): each row with the name a person reads. A person's chat takes its contact's
+ * saved name, the phone's chat name, then the push name (the contact row by its number's jid first, else by its LID);
+ * a group its stored name, else the subject of the stored group. Both lookups are unique-index probes.
+ */
+const VIEW_COLUMNS = `${COLUMNS.split(',').map((col) => `c.${col.trim()}`).join(', ')},
+  CASE WHEN c.is_group THEN COALESCE(c.name, g.subject) ELSE COALESCE(ct.name, c.name, ct.push_name) END AS display_name`;
+const VIEW_FROM = `chats c
+  LEFT JOIN LATERAL (
+    SELECT k.name, k.push_name FROM contacts k
+     WHERE NOT c.is_group AND k.session_id = c.session_id AND (k.jid = c.jid OR k.lid = c.jid)
+     ORDER BY k.jid = c.jid DESC LIMIT 1
+  ) ct ON true
+  LEFT JOIN groups g ON c.is_group AND g.session_id = c.session_id AND g.group_jid = c.jid`;
 
 /** The state fields a change may carry, with their columns. */
 const STATE_COLUMNS = {
@@ -126,15 +150,15 @@ export class ChatsRepository {
     if (cursor) {
       params.push(cursor.jid);
       if (cursor.at === null) {
-        after = `AND last_message_at IS NULL AND jid < $3`;
+        after = `AND c.last_message_at IS NULL AND c.jid < $3`;
       } else {
         params.push(new Date(cursor.at));
-        after = `AND (last_message_at < $4 OR (last_message_at = $4 AND jid < $3) OR last_message_at IS NULL)`;
+        after = `AND (c.last_message_at < $4 OR (c.last_message_at = $4 AND c.jid < $3) OR c.last_message_at IS NULL)`;
       }
     }
     const rows: RawRow[] = await this.db.query(
-      `SELECT ${COLUMNS} FROM chats WHERE session_id = $1 ${after}
-        ORDER BY last_message_at DESC NULLS LAST, jid DESC LIMIT $2`,
+      `SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE c.session_id = $1 ${after}
+        ORDER BY c.last_message_at DESC NULLS LAST, c.jid DESC LIMIT $2`,
       params,
     );
     const more = rows.length > limit;
@@ -143,7 +167,7 @@ export class ChatsRepository {
   }
 
   async find(sessionId: string, jid: string, manager?: unknown): Promise<ChatRow | null> {
-    const rows: RawRow[] = await this.q(manager).query(`SELECT ${COLUMNS} FROM chats WHERE session_id = $1 AND jid = $2`, [sessionId, jid]);
+    const rows: RawRow[] = await this.q(manager).query(`SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE c.session_id = $1 AND c.jid = $2`, [sessionId, jid]);
     return rows[0] ? toRow(rows[0]) : null;
   }
 
@@ -172,12 +196,8 @@ export class ChatsRepository {
       params.push(field === 'mutedUntil' && value !== null ? new Date(value as number) : value);
       sets.push(`${column} = $${params.length}`);
     }
-    if (!sets.length) return { row: old, changes };
-    const rows: RawRow[] = await q.query(
-      `UPDATE chats SET ${sets.join(', ')}, updated_at = now() WHERE session_id = $1 AND jid = $2 RETURNING ${COLUMNS}`,
-      params,
-    ).then((r: [RawRow[], number]) => r[0]);
-    return { row: toRow(rows[0]), changes };
+    if (sets.length) await q.query(`UPDATE chats SET ${sets.join(', ')}, updated_at = now() WHERE session_id = $1 AND jid = $2`, params);
+    return { row: (await this.find(sessionId, facts.jid, manager))!, changes };
   }
 
   /**

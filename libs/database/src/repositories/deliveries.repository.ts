@@ -194,9 +194,53 @@ const FIRST_ROWS_UNNEST = `unnest(${FIRST_ROW_COLUMNS.map(([, type], i) => `$${i
  * same statement). The dispatcher's statements are batched and benchmarked: one round trip per batch,
  * arrays bound as literals (pgArray) rather than one parameter per value.
  */
+/** How many of a webhook's newest deliveries `lastFailures` looks through for the newest failure. */
+const RECENT_FOR_LAST_FAILURE = 50;
+
 @Injectable()
 export class DeliveriesRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * The organization's webhook deliveries per hour of their creation since `since` (epoch ms, an hour's start):
+   * delivered; failed (`dead`, or waiting for a retry after a failed attempt); the 95th percentile of the delivered
+   * ones' latency (event stored → receiver's 2xx), null without any. Hours without any are absent. One range scan of
+   * `deliveries_org_created` (organization_id, created_at).
+   */
+  async hourlyOutcomes(organizationId: string, since: number): Promise<Array<{ hour: number; delivered: number; failed: number; p95LatencyMs: number | null }>> {
+    const rows: Array<{ hour: Date; delivered: number; failed: number; p95: number | null }> = await this.db.query(
+      `SELECT date_trunc('hour', created_at) AS hour,
+              count(*) FILTER (WHERE status = 'delivered')::int AS delivered,
+              count(*) FILTER (WHERE status = 'dead' OR (status IN ('pending', 'delivering') AND last_error IS NOT NULL))::int AS failed,
+              percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - created_at) * 1000)
+                FILTER (WHERE status = 'delivered' AND delivered_at IS NOT NULL) AS p95
+         FROM deliveries
+        WHERE organization_id = $1 AND created_at >= $2
+        GROUP BY 1`,
+      [organizationId, new Date(since)],
+    );
+    return rows.map((r) => ({ hour: r.hour.getTime(), delivered: r.delivered, failed: r.failed, p95LatencyMs: r.p95 === null ? null : Math.round(Number(r.p95)) }));
+  }
+
+  /**
+   * The newest failure among each webhook's latest deliveries (at most `RECENT_FOR_LAST_FAILURE` looked at per
+   * webhook, newest first through `deliveries_webhook`): its error, HTTP status and when it was last tried.
+   */
+  async lastFailures(webhookIds: string[]): Promise<Map<string, { lastError: string; lastStatusCode: number | null; at: number }>> {
+    if (!webhookIds.length) return new Map();
+    const rows: Array<{ webhook_id: string; last_error: string; last_status_code: number | null; updated_at: Date }> = await this.db.query(
+      `SELECT w.id AS webhook_id, f.last_error, f.last_status_code, f.updated_at
+         FROM unnest($1::text[]) AS w(id)
+         JOIN LATERAL (
+           SELECT r.last_error, r.last_status_code, r.updated_at
+             FROM (SELECT last_error, last_status_code, updated_at, created_at FROM deliveries
+                    WHERE webhook_id = w.id ORDER BY created_at DESC LIMIT ${RECENT_FOR_LAST_FAILURE}) r
+            WHERE r.last_error IS NOT NULL ORDER BY r.created_at DESC LIMIT 1
+         ) f ON true`,
+      [webhookIds],
+    );
+    return new Map(rows.map((r) => [r.webhook_id, { lastError: r.last_error, lastStatusCode: r.last_status_code, at: r.updated_at.getTime() }]));
+  }
 
   /**
    * Fresh rows, sorted by (webhook, event) so two replicas writing the same pairs lock them in the same

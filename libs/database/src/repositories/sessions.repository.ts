@@ -208,6 +208,15 @@ export function autoReadSql(sessionParam: string): string {
 export class SessionsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /** How many of the organization's sessions are in each status (statuses with none are absent): the Overview. */
+  async countByStatus(organizationId: string): Promise<Map<string, number>> {
+    const rows: Array<{ status: string; n: number }> = await this.db.query(
+      `SELECT status, count(*)::int AS n FROM sessions WHERE organization_id = $1 GROUP BY status`,
+      [organizationId],
+    );
+    return new Map(rows.map((r) => [r.status, r.n]));
+  }
+
   private get repo() {
     return this.db.getRepository(Session);
   }

@@ -78,6 +78,20 @@ const toRoutingRow = (r: WebhookRoutingColumns): WebhookRoutingRow => ({
 export class WebhooksRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /**
+   * The organization's webhooks failing now: their receiver has failed since its last success (`failing_since`, set by
+   * the dispatchers) or the breaker switched them off (`disabled_at`); longest failing first.
+   */
+  async failingOf(organizationId: string): Promise<Array<{ id: string; url: string; failingSince: number | null; disabledAt: number | null; disabledReason: string | null }>> {
+    const rows: Array<{ id: string; url: string; failing_since: Date | null; disabled_at: Date | null; disabled_reason: string | null }> = await this.db.query(
+      `SELECT id, url, failing_since, disabled_at, disabled_reason FROM webhooks
+        WHERE organization_id = $1 AND (failing_since IS NOT NULL OR disabled_at IS NOT NULL)
+        ORDER BY COALESCE(failing_since, disabled_at), id`,
+      [organizationId],
+    );
+    return rows.map((r) => ({ id: r.id, url: r.url, failingSince: r.failing_since?.getTime() ?? null, disabledAt: r.disabled_at?.getTime() ?? null, disabledReason: r.disabled_reason }));
+  }
+
   private get repo() {
     return this.db.getRepository(Webhook);
   }

@@ -45,7 +45,7 @@ export class MuteChatDto {
 /** A chat (CONTRACT 12). */
 export class ChatResponse {
   @ApiProperty({ example: '15551234567@s.whatsapp.net' }) jid: string;
-  @ApiProperty({ type: String, nullable: true, description: "the contact's or group's name as the network told it" }) name: string | null;
+  @ApiProperty({ type: String, nullable: true, description: "the name a person reads: a group's subject; a contact's saved name (the account's address book or the phone's chat name), else its push name; null when none is known" }) name: string | null;
   @ApiProperty() isGroup: boolean;
   @ApiProperty({ type: 'integer', minimum: 0, description: 'received messages not read yet (0 with autoRead on)' }) unreadCount: number;
   @ApiProperty() archived: boolean;

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { DeliveriesRepository, MessagesRepository, SessionsRepository, WebhooksRepository } from '@app/database';
+import { StatsController } from './stats.controller';
+import { StatsService } from './stats.service';
+
+/** `GET /stats/overview`: the dashboard's Overview figures, read from the repositories of each table. */
+@Module({
+  controllers: [StatsController],
+  providers: [
+    {
+      provide: StatsService,
+      inject: [SessionsRepository, MessagesRepository, DeliveriesRepository, WebhooksRepository],
+      useFactory: (s: SessionsRepository, m: MessagesRepository, d: DeliveriesRepository, w: WebhooksRepository) => new StatsService(s, m, d, w),
+    },
+  ],
+})
+export class StatsModule {}
