@@ -1792,6 +1792,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stats/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization at a glance
+         * @description Sessions by status; messages received and sent per hour over the last 24 hours; webhook deliveries per hour (delivered, failed, p95 latency) and the webhooks failing now with their last error (these two need `webhooks:manage`, else null).
+         */
+        get: operations["Stats_overview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/gateways": {
         parameters: {
             query?: never;
@@ -2813,7 +2833,7 @@ export interface components {
         ChatResponse: {
             /** @example 15551234567@s.whatsapp.net */
             jid: string;
-            /** @description the contact's or group's name as the network told it */
+            /** @description the name a person reads: a group's subject; a contact's saved name (the account's address book or the phone's chat name), else its push name; null when none is known */
             name: string | null;
             isGroup: boolean;
             /** @description received messages not read yet (0 with autoRead on) */
@@ -3218,6 +3238,87 @@ export interface components {
             currentPassword: string;
             newPassword: string;
         };
+        SessionStatusCounts: {
+            stopped: number;
+            starting: number;
+            scan_qr_code: number;
+            working: number;
+            reconnecting: number;
+            failed: number;
+            logged_out: number;
+        };
+        SessionCountsResponse: {
+            /** @example 3 */
+            total: number;
+            /** @description every status, 0 when no session is in it */
+            byStatus: components["schemas"]["SessionStatusCounts"];
+        };
+        MessageHourResponse: {
+            /**
+             * Format: int64
+             * @description the hour's start (epoch ms)
+             */
+            hour: number;
+            /** @description inbound messages stored in that hour (history syncs left out) */
+            received: number;
+            /** @description outbound messages accepted in that hour */
+            sent: number;
+        };
+        DeliveryHourResponse: {
+            /**
+             * Format: int64
+             * @description the hour's start (epoch ms)
+             */
+            hour: number;
+            /** @description deliveries created in that hour and delivered */
+            delivered: number;
+            /** @description deliveries created in that hour that are `dead`, or waiting for a retry after a failed attempt */
+            failed: number;
+            /** @description 95th percentile of the delivered ones' latency (event stored → the receiver's 2xx), ms; null without any */
+            p95LatencyMs: number | null;
+        };
+        FailingWebhookResponse: {
+            /** @example whk_01JD3Z8Q5W7N2K4M6P8R0T2V4X */
+            id: string;
+            /** @example https://example.com/hooks/whatsapp */
+            url: string;
+            /**
+             * Format: int64
+             * @description its receiver has failed since then (epoch ms); null once the breaker disabled it and a success cleared it
+             */
+            failingSince: number | null;
+            /**
+             * Format: int64
+             * @description the breaker switched it off then (epoch ms): re-enable it to resume
+             */
+            disabledAt: number | null;
+            /**
+             * @description the newest failed delivery’s error; null when none of its recent deliveries failed
+             * @example HTTP 503
+             */
+            lastError: string | null;
+            /** @example 503 */
+            lastStatusCode: number | null;
+            /**
+             * Format: int64
+             * @description when that delivery was last tried (epoch ms)
+             */
+            lastFailedAt: number | null;
+        };
+        OverviewResponse: {
+            /**
+             * Format: int64
+             * @description when these figures were read (epoch ms)
+             */
+            generatedAt: number;
+            sessions: components["schemas"]["SessionCountsResponse"];
+            /** @description the last 24 hours, oldest first, one entry per hour (the last one is the current, partial hour) */
+            messages: components["schemas"]["MessageHourResponse"][];
+            /** @description webhook deliveries over the same 24 hours; null for a caller without `webhooks:manage` */
+            deliveries: components["schemas"]["DeliveryHourResponse"][] | null;
+            /** @description the webhooks failing now, longest failing first; null for a caller without `webhooks:manage` */
+            failingWebhooks: components["schemas"]["FailingWebhookResponse"][] | null;
+        };
         GatewayResponse: {
             id: string;
             /** @description heartbeat not expired */
@@ -3232,6 +3333,8 @@ export interface components {
             version: string;
             /** @description the WhatsApp Web version its engine announces to WhatsApp (`2.3000.x`); null for the sim engine, or until known */
             waWebVersion: string | null;
+            /** @description the node's WhatsApp is the network simulator (the `sim` engine, or Baileys against WHATSAPP_EMULATOR_URL): a demo or a test, where the simulator's control API plays the phone that scans */
+            simulated: boolean;
             /**
              * Format: int64
              * @description epoch ms
@@ -17961,6 +18064,93 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests (credential); retry in 12 s",
+                     *         "details": {
+                     *           "limit": "credential",
+                     *           "retryAfterSeconds": 12
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    Stats_overview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OverviewResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description no credential, or one that is unknown, revoked, expired or malformed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials",
+                     *         "details": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the credential lacks the capability the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "the caller lacks the needed capability",
+                     *         "details": {
+                     *           "required": [
+                     *             "sessions:write"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
             /** @description a request, login or quota limit is reached; `Retry-After` says when to try again (seconds) */
             429: {
                 headers: {
