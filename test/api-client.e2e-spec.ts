@@ -255,6 +255,67 @@ describe('the generated API client, through every operation', () => {
     // the fleet as a tenant sees it
     expect((await client.GET('/api/v1/gateways')).data?.data.map((g) => g.id)).toEqual([`gw-client-${process.pid}`]);
 
+    // CONTRACT 15: an event sink beside the webhooks (its broker is never reached here: a name that does not resolve)
+    const sink = await client.POST('/api/v1/event-sinks', { body: { kind: 'amqp', url: 'amqp://typed:secret@rabbitmq.example.com/', exchange: 'typed' } });
+    expect(sink.response.status).toBe(201);
+    const sinkPath = { id: sink.data!.id };
+    expect((await client.GET('/api/v1/event-sinks')).data?.data.map((x) => x.id)).toContain(sinkPath.id);
+    expect((await client.GET('/api/v1/event-sinks/{id}', { params: { path: sinkPath } })).data?.id).toBe(sinkPath.id);
+    expect((await client.PATCH('/api/v1/event-sinks/{id}', { params: { path: sinkPath }, body: { events: ['message.received'] } })).data?.events).toEqual(['message.received']);
+    const sinkTest = await client.POST('/api/v1/event-sinks/{id}:test', { params: { path: sinkPath } });
+    expect(sinkTest.response.status).toBe(202);
+    const sinkDeliveryId = sinkTest.data!.deliveryId!;
+    expect((await client.GET('/api/v1/event-sinks/{id}/deliveries', { params: { path: sinkPath } })).data?.data.map((d) => d.id)).toContain(sinkDeliveryId);
+    expect((await client.GET('/api/v1/event-sinks/{id}/deliveries/{deliveryId}', { params: { path: { ...sinkPath, deliveryId: sinkDeliveryId } } })).data?.id).toBe(sinkDeliveryId);
+    // still being tried (202) or already given up on (409 only while in progress): both are in the document
+    expect([202, 409]).toContain((await client.POST('/api/v1/event-sinks/{id}/deliveries/{deliveryId}:replay', { params: { path: { ...sinkPath, deliveryId: sinkDeliveryId } } })).response.status);
+    expect((await client.DELETE('/api/v1/event-sinks/{id}', { params: { path: sinkPath } })).response.status).toBe(204);
+
+    // CONTRACT 17: a paced campaign, paused, resumed and cancelled; the opt-out list
+    const campaign = await client.POST('/api/v1/sessions/{id}/campaigns', {
+      params: { path },
+      body: { name: 'typed', message: { text: 'Hi {{name}}' }, recipients: [{ to: '15550008888', variables: { name: 'Typed' } }, { to: '15550008889', variables: { name: 'Other' } }], pacing: { minDelayMs: 60000, maxDelayMs: 60000, typing: false }, skipNotOnWhatsApp: false },
+    });
+    expect(campaign.response.status).toBe(201);
+    const campaignPath = { id, campaignId: campaign.data!.id };
+    expect((await client.GET('/api/v1/sessions/{id}/campaigns', { params: { path } })).data?.data.map((c) => c.id)).toContain(campaignPath.campaignId);
+    expect((await client.GET('/api/v1/sessions/{id}/campaigns/{campaignId}', { params: { path: campaignPath } })).data?.counts.total).toBe(2);
+    expect((await client.GET('/api/v1/sessions/{id}/campaigns/{campaignId}/recipients', { params: { path: campaignPath } })).data?.data).toHaveLength(2);
+    expect((await client.POST('/api/v1/sessions/{id}/campaigns/{campaignId}:pause', { params: { path: campaignPath } })).data?.status).toBe('paused');
+    expect((await client.POST('/api/v1/sessions/{id}/campaigns/{campaignId}:resume', { params: { path: campaignPath } })).response.status).toBe(200);
+    expect((await client.POST('/api/v1/sessions/{id}/campaigns/{campaignId}:cancel', { params: { path: campaignPath } })).data?.status).toBe('cancelled');
+    expect((await client.GET('/api/v1/sessions/{id}/opt-outs', { params: { path } })).data?.data).toEqual([]);
+    expect((await client.DELETE('/api/v1/sessions/{id}/opt-outs/{jid}', { params: { path: { id, jid: '15550008888@s.whatsapp.net' } } })).response.status).toBe(404);
+
+    // CONTRACT 14: the organization runs itself (the owner's own password is left alone: changing it ends this login)
+    expect((await client.GET('/api/v1/organization')).data?.id).toBe(org.id);
+    expect((await client.PATCH('/api/v1/organization', { body: { name: 'Client Co' } })).data?.name).toBe('Client Co');
+    expect((await client.GET('/api/v1/members')).data?.data.map((m) => m.id)).toContain(owner.id);
+    const invitation = await client.POST('/api/v1/invitations', { body: { email: 'typed-invitee@example.test', role: 'viewer' } });
+    expect(invitation.response.status).toBe(201);
+    expect((await client.GET('/api/v1/invitations')).data?.data.map((i) => i.id)).toContain(invitation.data!.id);
+    const withdrawn = await client.POST('/api/v1/invitations', { body: { email: 'typed-withdrawn@example.test', role: 'viewer' } });
+    expect((await client.DELETE('/api/v1/invitations/{id}', { params: { path: { id: withdrawn.data!.id } } })).response.status).toBe(204);
+    const joined = await anonymous.POST('/api/v1/auth/invitations:accept', { body: { token: invitation.data!.token, password: 'a typed passphrase', name: 'Typed Invitee' } });
+    expect(joined.response.status).toBe(200);
+    const invitee = createApiClient(baseUrl, { fetch: checkedFetch, headers: { Authorization: `Bearer ${joined.data!.accessToken}` } });
+    const memberId = (await invitee.GET('/api/v1/auth/me')).data!.id;
+    expect((await client.PATCH('/api/v1/members/{userId}', { params: { path: { userId: memberId } }, body: { role: 'member' } })).data?.role).toBe('member');
+    const reset = await client.POST('/api/v1/members/{userId}:reset-password', { params: { path: { userId: memberId } } });
+    expect(reset.response.status).toBe(201);
+    expect((await anonymous.POST('/api/v1/auth/password:reset', { body: { token: reset.data!.token, newPassword: 'a second typed passphrase' } })).response.status).toBe(204);
+    const relogin = await anonymous.POST('/api/v1/auth/login', { body: { email: 'typed-invitee@example.test', password: 'a second typed passphrase' } });
+    const reloggedIn = createApiClient(baseUrl, { fetch: checkedFetch, headers: { Authorization: `Bearer ${relogin.data!.accessToken}` } });
+    expect((await reloggedIn.POST('/api/v1/auth/password', { body: { currentPassword: 'a second typed passphrase', newPassword: 'a third typed passphrase' } })).response.status).toBe(200);
+    expect((await client.DELETE('/api/v1/members/{userId}', { params: { path: { userId: memberId } } })).response.status).toBe(204);
+    const key = await client.POST('/api/v1/api-keys', { body: { name: 'typed key', permissions: ['sessions:read'], sessionIds: [id] } });
+    expect(key.response.status).toBe(201);
+    expect((await client.GET('/api/v1/api-keys')).data?.data.map((k) => k.id)).toContain(key.data!.id);
+    expect((await client.PATCH('/api/v1/api-keys/{id}', { params: { path: { id: key.data!.id } }, body: { name: 'typed key (renamed)' } })).data?.name).toBe('typed key (renamed)');
+    expect((await client.DELETE('/api/v1/api-keys/{id}', { params: { path: { id: key.data!.id } } })).response.status).toBe(204);
+    expect((await client.GET('/api/v1/audit-log')).data?.data.length).toBeGreaterThan(0);
+    expect((await client.GET('/api/v1/stats/overview')).data?.sessions).toBeDefined();
+
     // the session's life to its end
     expect((await client.POST('/api/v1/sessions/{id}:stop', { params: { path } })).data?.status).toBeDefined();
     expect((await client.POST('/api/v1/sessions/{id}:start', { params: { path } })).response.status).toBe(200);

@@ -116,6 +116,28 @@ const MATRIX: Record<string, Entry> = {
   Account_accept: { permission: 'public' },
   Account_reset: { permission: 'public' },
   Account_change: { permission: 'authenticated', body: { currentPassword: 'wrong-password', newPassword: 'a-new-password' } },
+  // CONTRACT 15: event sinks are destinations beside webhooks, under the same right
+  EventSinks_create: { permission: 'webhooks:manage', body: { kind: 'amqp', url: 'amqp://matrix:secret@rabbitmq.example.com/', exchange: 'matrix' } },
+  EventSinks_list: { permission: 'webhooks:manage' },
+  EventSinks_get: { permission: 'webhooks:manage' },
+  EventSinks_update: { permission: 'webhooks:manage', body: { active: false } },
+  EventSinks_remove: { permission: 'webhooks:manage' },
+  EventSinks_listDeliveries: { permission: 'webhooks:manage' },
+  EventSinks_getDelivery: { permission: 'webhooks:manage' },
+  EventSinks_replay: { permission: 'webhooks:manage' },
+  EventSinks_test: { permission: 'webhooks:manage' },
+  // CONTRACT 17: a campaign sends messages; reading one is reading the session
+  Campaigns_create: { permission: 'messages:send', body: { name: 'matrix', message: { text: 'hello' }, recipients: [{ to: '15551234567' }] } },
+  Campaigns_list: { permission: 'sessions:read' },
+  Campaigns_get: { permission: 'sessions:read' },
+  Campaigns_recipients: { permission: 'sessions:read' },
+  Campaigns_pause: { permission: 'messages:send' },
+  Campaigns_resume: { permission: 'messages:send' },
+  Campaigns_cancel: { permission: 'messages:send' },
+  Campaigns_optOuts: { permission: 'sessions:read' },
+  Campaigns_removeOptOut: { permission: 'messages:send' },
+  // the dashboard's Overview: its delivery parts are null without webhooks:manage
+  Stats_overview: { permission: 'sessions:read' },
 };
 
 interface Operation {
@@ -147,6 +169,9 @@ describe('authorization matrix over the OpenAPI document (issue 12 item 8)', () 
     const webhook = await api.http().post('/api/v1/webhooks').set(bearer(victim.adminKey)).send({ url: 'https://example.com/victim' }).expect(201);
     victimIds.session = session.id;
     victimIds.webhook = webhook.body.id;
+    victimIds.sink = (
+      await api.http().post('/api/v1/event-sinks').set(bearer(victim.adminKey)).send({ kind: 'amqp', url: 'amqp://victim:secret@rabbitmq.example.com/', exchange: 'victim' }).expect(201)
+    ).body.id;
     victimIds.apiKey = (await victim.apiKey(['sessions:read'])).id;
     victimIds.invitation = (await api.http().post('/api/v1/invitations').set(bearer(victim.users.owner.token)).send({ email: 'invited@victim.test', role: 'viewer' }).expect(201)).body.id;
     victimIds.member = victim.users.viewer.id;
@@ -172,7 +197,7 @@ describe('authorization matrix over the OpenAPI document (issue 12 item 8)', () 
 
   /** The victim's resource an `{id}` names, by the collection it is in. */
   const idOf = (path: string) =>
-    path.startsWith('/api/v1/webhooks') ? victimIds.webhook : path.startsWith('/api/v1/api-keys') ? victimIds.apiKey : path.startsWith('/api/v1/invitations') ? victimIds.invitation : victimIds.session;
+    path.startsWith('/api/v1/webhooks') ? victimIds.webhook : path.startsWith('/api/v1/event-sinks') ? victimIds.sink : path.startsWith('/api/v1/api-keys') ? victimIds.apiKey : path.startsWith('/api/v1/invitations') ? victimIds.invitation : victimIds.session;
 
   /** The path with every parameter filled: `{id}` and `{userId}` are the victim's, other ids are made up. */
   const fill = (op: Operation, sessionId?: string) =>

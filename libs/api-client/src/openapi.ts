@@ -2613,7 +2613,9 @@ export interface components {
              *       "order": "A-17"
              *     }
              */
-            variables?: Record<string, never>;
+            variables?: {
+                [key: string]: string;
+            };
         };
         SendWindowDto: {
             /**

@@ -27,7 +27,21 @@ export class CampaignsController {
     'Up to 10,000 recipients (`recipients` or `recipientsCsv`) get the message, its `{{variables}}` filled per recipient, one at a time: a random delay in [minDelayMs, maxDelayMs] between two, "typing…" before each when asked, only inside the window, within the hourly and daily caps and the warm-up\'s growing daily cap, and within the session\'s own rates. Opted-out numbers are skipped, and numbers not on WhatsApp when skipNotOnWhatsApp (default true). 422 names the recipient and the variable when a recipient lacks one the template uses.',
     'validation_error',
   )
-  @ApiBody({ type: CreateCampaignDto })
+  @ApiBody({
+    type: CreateCampaignDto,
+    examples: {
+      paced: {
+        value: {
+          name: 'order ready',
+          message: { text: 'Hi {{name}}, your order {{order}} is ready' },
+          recipients: [{ to: '15551234567', variables: { name: 'Ana', order: 'A-17' } }],
+          window: { days: ['mon', 'tue', 'wed', 'thu', 'fri'], from: '09:00', to: '18:00', timeZone: 'America/New_York' },
+          pacing: { minDelayMs: 20000, maxDelayMs: 60000, typing: true, perHour: 60, perDay: 300 },
+          skipNotOnWhatsApp: true,
+        },
+      },
+    },
+  })
   @ApiCreatedResponse({ type: CampaignResponse })
   create(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown): Promise<CampaignView> {
     return this.campaigns.create(p.organizationId, id, body);

@@ -26,7 +26,7 @@ export class AccountController {
     'validation_error',
     'conflict',
   )
-  @ApiBody({ type: AcceptInvitationDto })
+  @ApiBody({ type: AcceptInvitationDto, examples: { accept: { value: { token: 'the token of the invitation link', password: 'a long passphrase', name: 'Dana Reyes' } } } })
   @ApiOkResponse({ type: TokenResponse })
   accept(@Req() req: Request, @Body() body: AcceptInvitationDto): Promise<LoginToken> {
     return this.members.acceptInvitation(body.token, body.password, body.name, auditContextOf(req));
@@ -36,7 +36,7 @@ export class AccountController {
   @Post('password\\:reset')
   @HttpCode(204)
   @ApiPublicEndpoint('Reset a password', 'Sets a new password with a reset link\'s token (once); every login token of that person ends. An expired or used token is 401.', 'validation_error')
-  @ApiBody({ type: ResetPasswordDto })
+  @ApiBody({ type: ResetPasswordDto, examples: { reset: { value: { token: 'the token of the reset link', newPassword: 'a new long passphrase' } } } })
   @ApiNoContentResponse()
   reset(@Req() req: Request, @Body() body: ResetPasswordDto): Promise<void> {
     return this.members.resetPassword(body.token, body.newPassword, auditContextOf(req));
@@ -53,7 +53,7 @@ export class AccountController {
     'forbidden',
     'validation_error',
   )
-  @ApiBody({ type: ChangePasswordDto })
+  @ApiBody({ type: ChangePasswordDto, examples: { change: { value: { currentPassword: 'the current passphrase', newPassword: 'a new long passphrase' } } } })
   @ApiOkResponse({ type: TokenResponse })
   change(@CurrentPrincipal() p: Principal, @Audit() ctx: AuditContext, @Body() body: ChangePasswordDto): Promise<LoginToken> {
     return this.members.changeOwnPassword(p, ctx, body.currentPassword, body.newPassword);

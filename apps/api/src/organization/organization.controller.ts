@@ -47,7 +47,7 @@ export class OrganizationController {
   @RequirePermissions('members:manage')
   @Audited('organization.update', 'organization')
   @ApiEndpoint('Rename the organization', 'Owners and admins.', 'validation_error')
-  @ApiBody({ type: UpdateOrganizationDto })
+  @ApiBody({ type: UpdateOrganizationDto, examples: { rename: { value: { name: 'Acme Support' } } } })
   @ApiOkResponse({ type: OrganizationResponse })
   update(@CurrentPrincipal() p: Principal, @Audit() ctx: AuditContext, @Body() body: UpdateOrganizationDto): Promise<OrganizationResponse> {
     return this.organization.rename(p.organizationId, ctx, body.name);
@@ -71,7 +71,7 @@ export class OrganizationController {
     'conflict',
     'validation_error',
   )
-  @ApiBody({ type: ChangeRoleDto })
+  @ApiBody({ type: ChangeRoleDto, examples: { demote: { value: { role: 'member' } } } })
   @ApiOkResponse({ type: MemberResponse })
   changeRole(@CurrentPrincipal() p: Principal, @Audit() ctx: AuditContext, @Param('userId') userId: string, @Body() body: ChangeRoleDto): Promise<MemberResponse> {
     return this.members.changeRole(p, ctx, userId, body.role);
@@ -110,7 +110,7 @@ export class OrganizationController {
     'conflict',
     'validation_error',
   )
-  @ApiBody({ type: CreateInvitationDto })
+  @ApiBody({ type: CreateInvitationDto, examples: { colleague: { value: { email: 'dana@example.com', role: 'member' } } } })
   @ApiCreatedResponse({ type: CreatedInvitationResponse })
   invite(@CurrentPrincipal() p: Principal, @Audit() ctx: AuditContext, @Body() body: CreateInvitationDto): Promise<CreatedInvitationResponse> {
     return this.members.invite(p, ctx, body.email, body.role);
@@ -160,7 +160,7 @@ export class OrganizationController {
   @RequirePermissions('apikeys:manage')
   @Audited('apikey.update', 'apiKey')
   @ApiEndpoint('Change an API key', 'Name, sessions, addresses and expiry (`null` lifts a limit); applies at once on every replica. Its permissions are fixed: create another key.', 'not_found', 'validation_error')
-  @ApiBody({ type: UpdateApiKeyDto })
+  @ApiBody({ type: UpdateApiKeyDto, examples: { narrow: { value: { name: 'support bot (office only)', allowedIps: ['203.0.113.0/24', '2001:db8::/32'] } } } })
   @ApiOkResponse({ type: ApiKeyResponse })
   updateKey(@CurrentPrincipal() p: Principal, @Audit() ctx: AuditContext, @Param('id') id: string, @Body() body: UpdateApiKeyDto): Promise<ApiKeyResponse> {
     return this.keys.update(p, ctx, id, body);

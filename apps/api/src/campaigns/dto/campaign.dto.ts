@@ -32,7 +32,7 @@ export class CampaignMessageDto {
 
 export class CampaignRecipientDto {
   @ApiProperty({ example: '15551234567' }) to: string;
-  @ApiPropertyOptional({ example: { name: 'Ana', order: 'A-17' } }) variables?: Record<string, string>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { name: 'Ana', order: 'A-17' } }) variables?: Record<string, string>;
 }
 
 export class CreateCampaignDto {
