@@ -1,11 +1,10 @@
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import { renderSinkTemplate, SINK_DEFAULTS } from '@app/contracts';
-import { targetRefusalOf } from '@app/net-guard';
 import type { DeliveryMessage, Destination } from '../delivery/destinations';
 import type { PostResult } from '../delivery/webhook-client';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { BrokerAddressGuard } from './broker-address';
-import { BrokerLink, describeBrokerError, LinkPool, routeOf, withTimeout } from './link-pool';
+import { BrokerLink, brokerOutcome, LinkPool, routeOf, withTimeout } from './link-pool';
 
 export interface BrokerDestinationOptions {
   /** bounds the connect and each publish's confirm */
@@ -104,24 +103,13 @@ export class AmqpDestination implements Destination {
   }
 
   async deliver(target: WebhookTarget, message: DeliveryMessage): Promise<PostResult> {
-    const started = performance.now();
     const exchange = target.target.exchange ?? '';
     const routingKey = renderSinkTemplate(target.target.routingKey ?? SINK_DEFAULTS.routingKey, routeOf(message));
-    try {
+    return brokerOutcome(target.url, async () => {
       const link = await this.links.get(target.id, target.url);
       await withTimeout(link.publish(exchange, routingKey, message), this.options.timeoutMs);
-      return { statusCode: null, retryAfter: null, snippet: null, error: null, refused: false, confirmed: true, durationMs: Math.round(performance.now() - started) };
-    } catch (err) {
-      const refusal = targetRefusalOf(err);
-      return {
-        statusCode: null,
-        retryAfter: null,
-        snippet: null,
-        error: refusal ? refusal.message : describeBrokerError(err, target.url),
-        refused: !!refusal,
-        durationMs: Math.round(performance.now() - started),
-      };
-    }
+      return null;
+    });
   }
 
   close(): Promise<void> {

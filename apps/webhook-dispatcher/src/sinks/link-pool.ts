@@ -5,7 +5,9 @@
  * seam of `delivery/destinations.ts`.
  */
 
+import { targetRefusalOf } from '@app/net-guard';
 import type { DeliveryMessage } from '../delivery/destinations';
+import type { PostResult } from '../delivery/webhook-client';
 
 /** A live connection to one sink's broker; `dead` once it closed or failed, so the next attempt opens a new one. */
 export interface BrokerLink {
@@ -91,4 +93,20 @@ export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(Object.assign(new Error('timed out'), { name: 'TimeoutError' })), ms);
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * One publish as the delivery log records it: confirmed by the broker (`snippet` says how, e.g. the stream and
+ * sequence), or failed with the broker's error (password cut out), or refused by the address guard.
+ */
+export async function brokerOutcome(url: string, publish: () => Promise<string | null>): Promise<PostResult> {
+  const started = performance.now();
+  const durationMs = () => Math.round(performance.now() - started);
+  try {
+    const snippet = await publish();
+    return { statusCode: null, retryAfter: null, snippet, error: null, refused: false, confirmed: true, durationMs: durationMs() };
+  } catch (err) {
+    const refusal = targetRefusalOf(err);
+    return { statusCode: null, retryAfter: null, snippet: null, error: refusal ? refusal.message : describeBrokerError(err, url), refused: !!refusal, durationMs: durationMs() };
+  }
 }

@@ -2,13 +2,12 @@ import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core'
 import { connect } from '@nats-io/transport-node';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { renderSinkTemplate, SINK_DEFAULTS } from '@app/contracts';
-import { targetRefusalOf } from '@app/net-guard';
 import type { DeliveryMessage, Destination } from '../delivery/destinations';
 import type { PostResult } from '../delivery/webhook-client';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import type { BrokerDestinationOptions } from './amqp-destination';
 import { BrokerAddressGuard } from './broker-address';
-import { BrokerLink, describeBrokerError, LinkPool, routeOf, withTimeout } from './link-pool';
+import { BrokerLink, brokerOutcome, LinkPool, routeOf, withTimeout } from './link-pool';
 
 /**
  * One NATS connection per sink, without the client's own reconnects (an attempt that finds its link dead opens a new
@@ -44,9 +43,8 @@ export class NatsDestination implements Destination {
   }
 
   async deliver(target: WebhookTarget, message: DeliveryMessage): Promise<PostResult> {
-    const started = performance.now();
     const subject = renderSinkTemplate(target.target.subject ?? SINK_DEFAULTS.subject, routeOf(message));
-    try {
+    return brokerOutcome(target.url, async () => {
       const link = await this.links.get(target.id, target.url);
       const h = natsHeaders();
       h.set('Content-Type', 'application/json');
@@ -54,26 +52,8 @@ export class NatsDestination implements Destination {
       h.set('Wa-Organization-Id', message.organizationId);
       if (message.sessionId) h.set('Wa-Session-Id', message.sessionId);
       const ack = await withTimeout(link.js.publish(subject, message.body, { msgID: message.eventId, headers: h, timeout: this.options.timeoutMs }), this.options.timeoutMs + 500);
-      return {
-        statusCode: null,
-        retryAfter: null,
-        snippet: `stream ${ack.stream} seq ${ack.seq}${ack.duplicate ? ' (duplicate)' : ''}`,
-        error: null,
-        refused: false,
-        confirmed: true,
-        durationMs: Math.round(performance.now() - started),
-      };
-    } catch (err) {
-      const refusal = targetRefusalOf(err);
-      return {
-        statusCode: null,
-        retryAfter: null,
-        snippet: null,
-        error: refusal ? refusal.message : describeBrokerError(err, target.url),
-        refused: !!refusal,
-        durationMs: Math.round(performance.now() - started),
-      };
-    }
+      return `stream ${ack.stream} seq ${ack.seq}${ack.duplicate ? ' (duplicate)' : ''}`;
+    });
   }
 
   close(): Promise<void> {
