@@ -17,11 +17,8 @@ import { checkedRequest as request } from './support/api-app';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { Receiver, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { MESSAGE_FIELDS } from './support/message-fields';
 
-const MESSAGE_FIELDS = [
-  'id', 'sessionId', 'organizationId', 'waMessageId', 'direction', 'chatJid', 'from', 'type', 'text', 'media', 'location', 'contact',
-  'poll', 'quotedMessageId', 'status', 'error', 'createdAt', 'updatedAt', 'sentAt', 'fromHistory', 'editedAt', 'revokedAt', 'reactions', 'pollVotes',
-].sort();
 const WA_MESSAGE_ID = /^3EB0[0-9A-F]{18}$/;
 const TO = '15550009999@s.whatsapp.net';
 const b64 = (text: string) => Buffer.from(text).toString('base64');

@@ -21,14 +21,11 @@ import { E2E_ENGINE, engineEnv, pairSession } from './support/engine';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { createWebhookRow, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { MESSAGE_FIELDS } from './support/message-fields';
 
 /** WhatsApp carries a file name on documents only: on the real protocol an image's name does not travel. */
 const IMAGE_FILENAME = (name: string) => (E2E_ENGINE === 'baileys' ? null : name);
 
-const MESSAGE_FIELDS = [
-  'id', 'sessionId', 'organizationId', 'waMessageId', 'direction', 'chatJid', 'from', 'type', 'text', 'media', 'location', 'contact',
-  'poll', 'quotedMessageId', 'status', 'error', 'createdAt', 'updatedAt', 'sentAt', 'fromHistory', 'editedAt', 'revokedAt', 'reactions', 'pollVotes',
-].sort();
 const OWN_PHONE = '15550001111';
 const OWN_JID = `${OWN_PHONE}@s.whatsapp.net`;
 const TO = '15550009999@s.whatsapp.net';
