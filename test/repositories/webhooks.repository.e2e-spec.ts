@@ -94,8 +94,11 @@ describe('WebhooksRepository (PostgreSQL)', () => {
       rateLimitPerSecond: null,
       failingSince: null,
       disabledAt: null,
+      // an HTTP webhook: the broker kinds' target (exchange, routing key, subject) is empty
+      kind: 'http',
+      target: {},
     });
-    expect(await webhooks.routingById(bare)).toMatchObject({ customHeaders: null, retryPolicy: { attempts: 2 }, secretEncrypted: null, active: true });
+    expect(await webhooks.routingById(bare)).toMatchObject({ customHeaders: null, retryPolicy: { attempts: 2 }, secretEncrypted: null, active: true, kind: 'http', target: {} });
     expect(await webhooks.routingById(newId('whk'))).toBeNull();
     expect((await webhooks.allRouting()).map((r) => r.id)).toEqual(expect.arrayContaining([w.id, bare]));
   });
