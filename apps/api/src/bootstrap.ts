@@ -150,6 +150,11 @@ const TAGS: Array<[string, string]> = [
   ['groups', 'Administer a group the session is in: members and admins, subject and settings, invites, picture.'],
   ['labels, status and channels', 'WhatsApp Business labels on chats, status posts (stories), and the channels the account follows.'],
   ['calls', 'Calls ringing the session’s number.'],
+  ['event-sinks', 'Events published to your RabbitMQ exchange or NATS JetStream subject, with the same delivery log, replay and test as webhooks.'],
+  ['campaigns', 'Paced bulk sends of a session in a send window, with caps, warm-up and opt-outs; pause, resume, cancel.'],
+  ['organization', 'The organization itself: its members and invitations, its API keys (scoped to sessions and addresses).'],
+  ['audit-log', 'Who did what in the organization, refusals included.'],
+  ['stats', 'The organization at a glance: sessions by status, messages and deliveries per hour, failing webhooks.'],
 ];
 
 /** Where the server was reached, as the client addressed it (Host header; plain http unless a proxy says https). */
