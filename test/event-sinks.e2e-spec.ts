@@ -17,6 +17,8 @@ import { createWebhookRow, deliveriesOf, Receiver, startDispatcherProcess, start
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 import { buildOpaque, opaqueEvent } from './support/opaque-event';
 import { TcpOutage } from './support/tcp-outage';
+import { createServer, type AddressInfo } from 'node:net';
+import { newId } from '@app/database';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON of the API
 type Json = any;
@@ -301,5 +303,42 @@ describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
     // and it still delivers
     const ok = await publisher.publish(opaqueEvent({ event: 'presence.update', organizationId: org.id, sessionId: null, payload: { after: true } }));
     await waitFor(() => rabbitIds().has(ok.id), 20000, 'a delivery after the errors');
+  }, 90_000);
+
+  it('checks the broker address again when it connects: a sink aimed at loopback behind the API opens no connection', async () => {
+    let connections = 0;
+    const listener = createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as AddressInfo).port;
+    // as if saved when its name resolved elsewhere, or written past the API: only the dispatcher's own check is left
+    const once = JSON.stringify({ policy: 'constant', delaySeconds: 1, attempts: 1 });
+    const rows: Record<string, string> = { amqp: newId('snk'), nats: newId('snk') };
+    for (const [kind, target] of [['amqp', { exchange: 'x' }], ['nats', { subject: 'x.y' }]] as const) {
+      await db.query(
+        `INSERT INTO webhooks (id, organization_id, url, events, active, custom_headers, retry_policy, kind, target)
+         VALUES ($1, $2, $3, '{call.incoming}', true, '{}'::jsonb, $4::jsonb, $5, $6::jsonb)`,
+        [rows[kind], org.id, `${kind}://127.0.0.1:${port}`, once, kind, JSON.stringify(target)],
+      );
+    }
+    await dispatcher.kill();
+    const strict = await startDispatcherProcess({ WEBHOOK_BREAKER_FAILURES: '100000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
+    try {
+      await publisher.publish(opaqueEvent({ event: 'call.incoming', organizationId: org.id, sessionId: null, payload: { inward: true } }));
+      for (const [kind, id] of Object.entries(rows)) {
+        const [d] = await waitFor(async () => {
+          const found = await deliveriesOf(db, id);
+          return found[0]?.status === 'dead' ? found : undefined;
+        }, 30000, `the ${kind} delivery to loopback refused`);
+        expect([kind, d.status]).toEqual([kind, 'dead']);
+      }
+      expect(connections).toBe(0);
+    } finally {
+      await strict.kill();
+      dispatcher = await startDispatcherProcess({ WEBHOOK_BREAKER_FAILURES: '100000' });
+      await new Promise((resolve) => listener.close(resolve));
+    }
   }, 90_000);
 });
