@@ -5,7 +5,7 @@ import { DeliveriesRepository, newId, SessionsRepository, Webhook, WebhooksRepos
 import { WebhookChanges } from '@app/events';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { OrganizationQuotas } from '../limits/organization-quotas';
-import { assertInScope, completePolicy, type WebhookCaller } from '../webhooks/webhooks.service';
+import { applyDestinationSettings, assertInScope, completePolicy, type WebhookCaller } from '../webhooks/webhooks.service';
 import { reachesSession, type Principal } from '../auth/principal';
 import { WebhookTargetPolicy } from '../webhooks/webhook-target.policy';
 import { CreateEventSinkDto, UpdateEventSinkDto } from './dto/event-sink.dto';
@@ -121,18 +121,7 @@ export class EventSinksService {
       if (url.password !== MASK) sink.secretEncrypted = url.password ? this.box.encrypt(url.password) : null;
     }
     sink.target = target;
-    if (body.events !== undefined) sink.events = body.events;
-    if (body.sessionId !== undefined) sink.sessionId = body.sessionId;
-    const reenabled = body.active === true && !sink.active;
-    if (body.active !== undefined) sink.active = body.active;
-    if (reenabled) {
-      sink.disabledAt = null;
-      sink.disabledReason = null;
-      sink.failingSince = null;
-    }
-    if (body.rateLimitPerSecond !== undefined) sink.rateLimitPerSecond = body.rateLimitPerSecond;
-    if (body.retryPolicy !== undefined) sink.retryPolicy = completePolicy(sink.retryPolicy, body.retryPolicy);
-    sink.updatedAt = new Date();
+    const { reenabled } = applyDestinationSettings(sink, body);
     const saved = await this.webhooks.save(sink);
     if (reenabled) await this.deliveries.resumeParked(id);
     await this.announceChange(id);

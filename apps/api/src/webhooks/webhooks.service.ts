@@ -93,21 +93,9 @@ export class WebhooksService {
     if (body.url !== undefined) await this.targets.assertAllowed(body.url);
     if (body.sessionId !== undefined) await this.assertOwnSession(organizationId, body.sessionId);
     if (body.url !== undefined) webhook.url = body.url;
-    if (body.events !== undefined) webhook.events = body.events;
-    if (body.sessionId !== undefined) webhook.sessionId = body.sessionId;
-    const reenabled = body.active === true && !webhook.active;
-    if (body.active !== undefined) webhook.active = body.active;
-    if (reenabled) {
-      // a fresh start: the breaker's record of failure goes with the disabled state
-      webhook.disabledAt = null;
-      webhook.disabledReason = null;
-      webhook.failingSince = null;
-    }
-    if (body.rateLimitPerSecond !== undefined) webhook.rateLimitPerSecond = body.rateLimitPerSecond;
+    const { reenabled } = applyDestinationSettings(webhook, body);
     if (body.customHeaders !== undefined) webhook.customHeaders = body.customHeaders;
-    if (body.retryPolicy !== undefined) webhook.retryPolicy = completePolicy(webhook.retryPolicy, body.retryPolicy);
     if (body.secret !== undefined) webhook.secretEncrypted = body.secret === null ? null : this.box.encrypt(body.secret);
-    webhook.updatedAt = new Date();
     // the change and its audit entry commit together, or neither does
     const saved = await this.db.transaction(async (tx) => {
       const row = await this.webhooks.save(webhook, tx);
@@ -158,6 +146,35 @@ export function assertInScope(caller: WebhookCaller, sessionId: string | null): 
   if (caller.sessionIds && (sessionId === null || !caller.sessionIds.has(sessionId))) {
     throw new DomainError('forbidden', 'a session-scoped API key manages only webhooks and event sinks of its own sessions', { reason: 'session_scope' });
   }
+}
+
+/** What a PATCH may change on every kind of destination (a webhook or an event sink). */
+export interface DestinationSettings {
+  events?: string[];
+  sessionId?: string | null;
+  active?: boolean;
+  rateLimitPerSecond?: number | null;
+  retryPolicy?: Partial<RetryPolicy>;
+}
+
+/**
+ * Applies the settings every destination shares to its loaded row; `reenabled` when it was switched back on, which
+ * also clears the breaker's record of failure (a fresh start). The caller resumes its parked deliveries after saving.
+ */
+export function applyDestinationSettings(row: Webhook, body: DestinationSettings): { reenabled: boolean } {
+  if (body.events !== undefined) row.events = body.events;
+  if (body.sessionId !== undefined) row.sessionId = body.sessionId;
+  const reenabled = body.active === true && !row.active;
+  if (body.active !== undefined) row.active = body.active;
+  if (reenabled) {
+    row.disabledAt = null;
+    row.disabledReason = null;
+    row.failingSince = null;
+  }
+  if (body.rateLimitPerSecond !== undefined) row.rateLimitPerSecond = body.rateLimitPerSecond;
+  if (body.retryPolicy !== undefined) row.retryPolicy = completePolicy(row.retryPolicy, body.retryPolicy);
+  row.updatedAt = new Date();
+  return { reenabled };
 }
 
 /** A partial retryPolicy is completed from `base` (the defaults on create, the stored policy on update). */
