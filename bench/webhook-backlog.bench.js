@@ -16,12 +16,15 @@ const A_MODE = process.env.BENCH_A_MODE ?? 'hung';
 const B_RATE = Number(process.env.BENCH_B_RATE ?? 10);
 const B_SECONDS = Number(process.env.BENCH_B_SECONDS ?? 30);
 const WAIT_SECONDS = Number(process.env.BENCH_WAIT_SECONDS ?? 90);
+/** BENCH_TRACE=1: every 250 ms, how far the dispatchers' group has read the event stream; B's latency by second */
+const TRACE = process.env.BENCH_TRACE === '1';
 
 // ---------------------------------------------------------------- receiver (child process)
 if (process.argv[2] === '--receiver') {
   const mode = process.argv[3];
   const seen = new Map(); // path -> Set of request ids
   const latencies = [];
+  const arrivals = []; // [publish timestamp, latency] of B's events, for BENCH_TRACE
   const server = createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
@@ -33,7 +36,11 @@ if (process.argv[2] === '--receiver') {
       if (!set) seen.set(path, (set = new Set()));
       if (!set.has(id)) {
         set.add(id);
-        if (path === '/b') latencies.push(now - JSON.parse(Buffer.concat(chunks).toString()).timestamp);
+        if (path === '/b') {
+          const ts = JSON.parse(Buffer.concat(chunks).toString()).timestamp;
+          latencies.push(now - ts);
+          arrivals.push([ts, now - ts]);
+        }
       }
       if (path !== '/a') return void res.writeHead(200).end();
       if (mode === 'slow') setTimeout(() => res.writeHead(200).end(), 1000);
@@ -44,7 +51,7 @@ if (process.argv[2] === '--receiver') {
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
   process.on('message', (m) => {
     if (m.cmd === 'count') process.send({ count: seen.get(m.path)?.size ?? 0 });
-    if (m.cmd === 'latencies') process.send({ latencies });
+    if (m.cmd === 'latencies') process.send({ latencies, arrivals });
   });
   return;
 }
@@ -90,6 +97,36 @@ async function startDispatcher(opsPort) {
   return child;
 }
 
+/** Samples the dispatchers' group on the stream every 250 ms: how far behind the newest entry it reads. */
+function traceStream(redis, key, epoch0, out) {
+  let on = true;
+  void (async () => {
+    while (on) {
+      const at = Date.now();
+      const [groups, last] = await Promise.all([redis.xinfo('GROUPS', key).catch(() => []), redis.xrevrange(key, '+', '-', 'COUNT', 1).catch(() => [])]);
+      const g = groups.map((fields) => Object.fromEntries(fields.reduce((acc, v, i, a) => (i % 2 ? acc : [...acc, [v, a[i + 1]]]), []))).find((x) => x.name === 'webhook-dispatcher');
+      if (g) {
+        const delivered = Number(String(g['last-delivered-id']).split('-')[0]);
+        const newest = last[0] ? Number(last[0][0].split('-')[0]) : delivered;
+        out.push({ t: at - epoch0, behindMs: Math.max(0, newest - delivered), lag: g.lag, pending: g.pending });
+      }
+      await sleep(250);
+    }
+  })();
+  return { stop: () => (on = false) };
+}
+
+function printTrace(trace, arrivals, epoch0) {
+  console.log('trace: t (s since the backlog started) | group read position behind the newest entry (ms) | lag (entries) | pending');
+  for (const x of trace.filter((_, i) => i % 2 === 0).slice(0, 80)) console.log(`  ${(x.t / 1000).toFixed(2)} | ${x.behindMs} | ${x.lag} | ${x.pending}`);
+  const bySecond = new Map();
+  for (const [ts, lat] of arrivals) {
+    const s = Math.floor((ts - epoch0) / 1000);
+    bySecond.set(s, Math.max(bySecond.get(s) ?? 0, lat));
+  }
+  console.log('B latency by publish second (s since the backlog started: max ms):', [...bySecond].sort((a, b) => a[0] - b[0]).map(([s, l]) => `${s}:${l}`).join(' '));
+}
+
 async function main() {
   const receiver = fork(__filename, ['--receiver', A_MODE], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const { port } = await new Promise((r) => receiver.once('message', r));
@@ -130,6 +167,9 @@ async function main() {
     const build = (organizationId, event, i) => publisher.build({ event, organizationId, sessionId: null, payload: { i } });
 
     const t0 = performance.now();
+    const epoch0 = Date.now();
+    const trace = [];
+    const tracer = TRACE ? traceStream(redis, `${PREFIX}:events`, epoch0, trace) : null;
     for (let i = 0; i < BACKLOG; i += 1000) {
       await publisher.publishEnvelopes(Array.from({ length: Math.min(1000, BACKLOG - i) }, (_, k) => build(orgA, 'message.ack', i + k)));
     }
@@ -146,7 +186,11 @@ async function main() {
     const deadline = Date.now() + WAIT_SECONDS * 1000;
     let arrived = 0;
     while ((arrived = (await receiverCall(receiver, { cmd: 'count', path: '/b' })).count) < total && Date.now() < deadline) await sleep(200);
-    const { latencies } = await receiverCall(receiver, { cmd: 'latencies' });
+    const { latencies, arrivals } = await receiverCall(receiver, { cmd: 'latencies' });
+    if (tracer) {
+      tracer.stop();
+      printTrace(trace, arrivals, epoch0);
+    }
     latencies.sort((a, b) => a - b);
     // events that never arrived are later than any that did: the figure is then a lower bound
     const missing = total - latencies.length;

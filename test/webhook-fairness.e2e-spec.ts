@@ -216,6 +216,69 @@ describe('webhook delivery fairness, breaker and disable', () => {
     expect((await rowsOf(slowHook)).dead + (await rowsOf(hungHook)).dead).toBe(0);
   }, 150_000);
 
+  it('delivers another organization\'s events before one organization\'s backlog has a single row: the reader parks that backlog in Redis, not PostgreSQL', async () => {
+    // issue 37: the reader wrote the rows of every entry it read past (a PostgreSQL statement per batch on its path)
+    // before it could reach the next organization's entries, so another organization waited for the whole backlog's
+    // rows. Here no delivery row can be written at all while the backlog and the other organization's events are read
+    // (a table lock): the other organization's events must still all arrive, before any of the backlog's rows exist.
+    const busy = await seedOrganization('Parked busy');
+    const quiet = await seedOrganization('Parked quiet');
+    const hung = await receiver();
+    const fast = await receiver();
+    hung.respondWith(() => new Promise(() => undefined));
+    const hungHook = await createWebhookRow(db, null, { organizationId: busy.id, url: `${hung.url}/hung`, events: ['message.ack'] });
+    const quietHook = await createWebhookRow(db, null, { organizationId: quiet.id, url: `${fast.url}/fast`, events: ['message.received'] });
+    // the reconciler is off: it would fan out from the outbox what the stream has not delivered within 10 s
+    await dispatcher({ DISPATCHER_CONCURRENCY: '16', WEBHOOK_TIMEOUT_MS: '60000', RECONCILE_INTERVAL_MS: '600000' });
+    const build = (organizationId: string, event: EventType, i: number) => buildOpaque(publisher, { event, organizationId, sessionId: null, payload: { i } });
+
+    // the busy organization stalls first: its receiver holds every POST, and its waiting attempts are handed back
+    const first = Array.from({ length: 100 }, (_, i) => build(busy.id, 'message.ack', i));
+    await publisher.publishEnvelopes(first);
+    await waitFor(async () => (await deliveriesOf(db, hungHook)).some((d) => d.status === 'pending'), 30000, 'the busy organization\'s attempts handed back');
+
+    // from here no delivery row can be written until the lock is released
+    const lock = db.createQueryRunner();
+    await lock.connect();
+    await lock.startTransaction();
+    await lock.query('LOCK TABLE deliveries IN SHARE MODE');
+    let backlog: EventEnvelope[] = [];
+    let fresh: EventEnvelope[] = [];
+    try {
+      const BACKLOG = 3000;
+      backlog = Array.from({ length: BACKLOG }, (_, i) => build(busy.id, 'message.ack', 100 + i));
+      for (let i = 0; i < BACKLOG; i += 1000) await publisher.publishEnvelopes(backlog.slice(i, i + 1000));
+      // the reader gets past the whole backlog (the old reader waited for the rows of the part it read past)
+      const key = `${process.env.REDIS_KEY_PREFIX}:events`;
+      const lag = async () => {
+        const groups = (await redis.xinfo('GROUPS', key)) as unknown[][];
+        const g = groups.map((f) => Object.fromEntries(f.flatMap((v, i) => (i % 2 ? [] : [[v, f[i + 1]]])))).find((x) => x.name === 'webhook-dispatcher');
+        return Number(g?.lag ?? -1);
+      };
+      await waitFor(async () => (await lag()) === 0, 60000, 'the reader past the backlog while no row can be written');
+      fresh = await stream(quiet.id, 'message.received', 20, 50);
+      await waitFor(() => arrived(fast, '/fast', fresh), 60000, 'the quiet organization\'s events while no row can be written');
+      // ordering: all of them arrived while not one row of the backlog existed
+      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1`, [hungHook]);
+      expect(n).toBeLessThanOrEqual(first.length);
+    } finally {
+      await lock.commitTransaction();
+      await lock.release();
+    }
+
+    // counting: nothing lost once PostgreSQL writes again, nothing duplicated at the quiet receiver
+    const rowsOf = async (hook: string) => {
+      const [row] = await db.query(`SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS events FROM deliveries WHERE webhook_id = $1`, [hook]);
+      return row as { n: number; events: number };
+    };
+    await waitFor(async () => (await rowsOf(hungHook)).events === first.length + backlog.length, 60000, 'a delivery row for every backlog event');
+    expect((await rowsOf(hungHook)).n).toBe(first.length + backlog.length);
+    await waitFor(async () => (await deliveriesOf(db, quietHook)).filter((d) => d.status === 'delivered').length === fresh.length, 30000, 'quiet deliveries recorded');
+    expect(fast.at('/fast').map((r) => String(r.headers['x-webhook-request-id'])).sort()).toEqual(fresh.map((e) => e.id).sort());
+    // the backlog streams are gone once drained
+    await waitFor(async () => (await redis.keys(`${process.env.REDIS_KEY_PREFIX}:events:backlog*`)).length === 0, 30000, 'the backlog streams removed once drained');
+  }, 180_000);
+
   it('opens the breaker of a failing webhook, disables it with a webhook.disabled event, and resumes its pending deliveries when re-enabled', async () => {
     api = await startApi();
     const org: SeededOrg = await seedOrganization('Breaker');

@@ -18,6 +18,7 @@ import { WebhookClient } from './delivery/webhook-client';
 import { AmqpDestination } from './sinks/amqp-destination';
 import { NatsDestination } from './sinks/nats-destination';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
+import { BacklogDrain } from './fanout/backlog-drain';
 import { EventConsumer, READ_COUNT, ReadAhead } from './fanout/event-consumer';
 import { EventFanout } from './fanout/event-fanout';
 import { EventSpill, fanOutOrSpill } from './fanout/event-spill';
@@ -184,7 +185,7 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
     },
     {
       provide: EventConsumer,
-      inject: [DispatcherConfig, DispatcherConnections, RedisKeys, EventFanout, EventTracker, DeliverySender, FairScheduler, EventSpill, LEASE_MS, LOGGER],
+      inject: [DispatcherConfig, DispatcherConnections, RedisKeys, EventFanout, EventTracker, DeliverySender, FairScheduler, EventSpill, LEASE_MS, LOGGER, REDIS_CLIENT],
       useFactory: (
         c: DispatcherConfig,
         conns: DispatcherConnections,
@@ -196,6 +197,7 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
         spill: EventSpill,
         lease: number,
         log: Logger,
+        redis: Redis,
       ) => {
         // a pending entry is another consumer's for longer than its POSTs can take: a live one claims the
         // rows of attempts it keeps waiting (HOLD_AFTER_MS) and acknowledges the entries long before that
@@ -205,6 +207,8 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
           tracker,
           log,
           readAheadOf(c, sender, scheduler),
+          // the backlog streams are read without blocking, on the shared connection
+          new BacklogDrain(new EventStream(redis, keys), fanout, spill, readAheadOf(c, sender, scheduler), log, lease),
           spill,
           lease,
         );

@@ -25,7 +25,7 @@ describe('sortEntries', () => {
 
 describe('spillOut', () => {
   const group = (...ids: [string, string][]) =>
-    new Map<string, EntryGroup>(ids.map(([id, org]) => [id, { envelope: { ...evt(id), organizationId: org } as never, entryIds: [`${id}-e`] }]));
+    new Map<string, EntryGroup>(ids.map(([id, org]) => [id, { envelope: { ...evt(id), organizationId: org } as never, entryIds: [`${id}-e`], text: '' }]));
   const readAhead = (over: Partial<Omit<ReadAhead, 'room'>> = {}): Omit<ReadAhead, 'room'> => ({
     held: () => 0,
     heldOf: () => 0,
@@ -57,6 +57,22 @@ describe('spillOut', () => {
     const spilled = spillOut([fresh], readAhead({ heldOf: (org) => (org === 'org_a' ? 2 : 0) }), true);
     expect(spilled.map((g) => g.envelope.id)).toEqual(['e1', 'e2', 'e5']);
     expect([...fresh.keys()]).toEqual(['e3', 'e4']);
+  });
+
+  it('sends every event of an organization whose backlog is parked behind that backlog, whatever it holds', () => {
+    const fresh = group(['e1', 'org_a'], ['e2', 'org_b'], ['e3', 'org_a']);
+    const spilled = spillOut([fresh], readAhead(), false, (org) => org === 'org_a');
+    expect(spilled.map((g) => g.envelope.id)).toEqual(['e1', 'e3']);
+    expect([...fresh.keys()]).toEqual(['e2']);
+  });
+
+  it('reads past the late entries of a stalled organization below its share, not its fresh ones', () => {
+    const fresh = group(['e1', 'org_a']);
+    const late = group(['e2', 'org_a'], ['e3', 'org_b']);
+    const spilled = spillOut([fresh, late], readAhead({ stalled: (org) => org === 'org_a' }), false, undefined, late);
+    expect(spilled.map((g) => g.envelope.id)).toEqual(['e2']);
+    expect([...fresh.keys()]).toEqual(['e1']);
+    expect([...late.keys()]).toEqual(['e3']);
   });
 
   it('spills everything past the hard cap of attempts held', () => {

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EventEnvelope } from '@app/contracts';
 import { EventStream, StreamEntry } from '@app/events';
+import type { BacklogDrain } from './backlog-drain';
 import type { EventFanout } from './event-fanout';
-import type { EventSpill } from './event-spill';
 import type { EventTracker } from './event-tracker';
 
 /** The stream side the consumer reads: the dispatchers' group (EventStream). */
@@ -21,7 +21,7 @@ const CLAIM_EVERY_MS = 5_000;
 export const FRESH_ENTRY_MS = 3000;
 /**
  * The read-ahead full for this long (the attempts held are not moving: a slow or hung receiver's backlog) makes the
- * consumer read on without waiting for room, spilling the events of organizations that hold their share of it.
+ * consumer read on without waiting for room, parking the events of organizations that hold their share of it.
  */
 export const CONGESTED_AFTER_MS = 500;
 
@@ -35,9 +35,9 @@ export interface ReadAhead {
   heldOf(organizationId: string): number;
   /** its attempts are not moving: a webhook of it hangs, its breaker is open, or it was disabled */
   stalled(organizationId: string): boolean;
-  /** an organization holding this many attempts has its further events spilled while it is stalled or congested */
+  /** an organization holding this many attempts has its further events parked while it is stalled or congested */
   share: number;
-  /** past this many attempts held every event read is spilled */
+  /** past this many attempts held every event read is parked */
   max: number;
 }
 
@@ -52,16 +52,16 @@ export interface ReadAhead {
  *
  * One organization's backlog never holds the reader: the events of an organization holding its share of the
  * read-ahead while its attempts do not move (stalled: its webhooks hang, their breakers are open, disabled) or once
- * the read-ahead stays full (CONGESTED_AFTER_MS), are spilled (EventSpill: due rows and
- * low-priority jobs, committed before the entries are acknowledged), while every other organization's events go
- * the fresh way at once.
+ * the read-ahead stays full (CONGESTED_AFTER_MS), are parked in its backlog stream (BacklogDrain: one Redis script
+ * appends them there and acknowledges them here; no PostgreSQL on the reader's path), while every other
+ * organization's events go the fresh way at once.
  */
 export class EventConsumer {
   private readonly consumer = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   private running = false;
   private loop: Promise<void> | null = null;
   private lastClaimAt = 0;
-  /** the read-ahead stayed full: read on, spilling the organizations that hold their share */
+  /** the read-ahead stayed full: read on, parking the organizations that hold their share */
   private congested = false;
   private room: Promise<void> | null = null;
   private readingPast = false;
@@ -74,8 +74,10 @@ export class EventConsumer {
     private readonly tracker: Pick<EventTracker, 'track'>,
     private readonly log: Logger,
     private readonly readAhead: ReadAhead,
-    /** writes the events read past a backlog as due rows */
-    private readonly spill: Pick<EventSpill, 'spill' | 'drain'>,
+    /** parks the events read past a backlog in their organizations' backlog streams, and drains those */
+    private readonly backlog: Pick<BacklogDrain, 'park' | 'isParked' | 'start' | 'stop'>,
+    /** waits for the spilled rows' job adds (at shutdown) */
+    private readonly spill: { drain(): Promise<void> },
     /** idle time after which another consumer's pending entry is taken over: longer than a lease */
     private readonly claimIdleMs = 15_000,
     private readonly clock: () => number = Date.now,
@@ -87,11 +89,13 @@ export class EventConsumer {
     await this.stream.ensureGroup('$');
     this.running = true;
     this.loop = this.run();
+    this.backlog.start();
   }
 
   async stop(): Promise<void> {
     this.running = false;
     await this.loop;
+    await this.backlog.stop();
     await this.spill.drain();
   }
 
@@ -131,7 +135,7 @@ export class EventConsumer {
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.congested ? 0 : CONGESTED_AFTER_MS))),
     ]);
     clearTimeout(timer);
-    if (!roomy && !this.congested) this.log.info({ held: this.readAhead.held() }, 'read-ahead full: reading on, spilling the events of organizations holding their share');
+    if (!roomy && !this.congested) this.log.info({ held: this.readAhead.held() }, 'read-ahead full: reading on, parking the events of organizations holding their share');
     this.congested = !roomy;
   }
 
@@ -154,9 +158,18 @@ export class EventConsumer {
       this.log.error({ entryId: id }, 'unreadable stream entry skipped (the outbox still has the event)'),
     );
     const { fresh, claimed, ackNow } = sorted;
-    const spilled = spillOut([fresh, claimed], this.readAhead, this.congested);
-    // most of the batch was read past a backlog: read a bigger one next (one statement and one XACK for it)
+    const spilled = spillOut([fresh, claimed], this.readAhead, this.congested, (org) => this.backlog.isParked(org), claimed);
+    // most of the batch was read past a backlog: read a bigger one next (one script and one XACK for it)
     this.readingPast = spilled.length * 2 >= entries.length;
+    if (spilled.length) {
+      try {
+        // first, so the reader is past them at once: moved to their backlog streams and acknowledged in one script
+        await this.backlog.park(spilled);
+      } catch (err) {
+        // left pending: taken over later (or fanned out from the outbox by the reconciler)
+        this.log.error({ err, events: spilled.length }, 'events read past a backlog not parked; their entries stay pending');
+      }
+    }
     if (fresh.size) {
       const entryIds = new Map([...fresh].map(([id, f]) => [id, f.entryIds]));
       await this.fanout.fanOutFresh([...fresh.values()].map((f) => f.envelope), (rows) => this.tracker.track(entryIds, rows));
@@ -166,16 +179,6 @@ export class EventConsumer {
       await this.fanout.fanOut([...claimed.values()].map((c) => c.envelope));
       for (const c of claimed.values()) ackNow.push(...c.entryIds);
     }
-    if (spilled.length) {
-      try {
-        // acknowledged once their due rows are committed
-        await this.spill.spill(spilled.map((g) => g.envelope));
-        for (const g of spilled) ackNow.push(...g.entryIds);
-      } catch (err) {
-        // left pending: taken over later (or fanned out from the outbox by the reconciler)
-        this.log.error({ err, events: spilled.length }, 'spilled events not written; their entries stay pending');
-      }
-    }
     await this.stream.ack(ackNow);
   }
 }
@@ -183,6 +186,8 @@ export class EventConsumer {
 export interface EntryGroup {
   envelope: EventEnvelope;
   entryIds: string[];
+  /** the envelope as published */
+  text: string;
 }
 
 /**
@@ -202,8 +207,10 @@ export function sortEntries(
   const ackNow: string[] = [];
   for (const [entryId, fields] of entries) {
     let envelope: EventEnvelope;
+    let text: string;
     try {
-      envelope = JSON.parse(EventStream.envelopeOf(fields)!) as EventEnvelope;
+      text = EventStream.envelopeOf(fields)!;
+      envelope = JSON.parse(text) as EventEnvelope;
       if (!envelope || typeof envelope.id !== 'string') throw new Error('no event id');
     } catch {
       onUnreadable(entryId);
@@ -217,17 +224,25 @@ export function sortEntries(
     }
     const late = Number(entryId.slice(0, entryId.indexOf('-'))) < freshAfter;
     const target = takenOver || late || envelope.event === 'webhook.test' ? claimed : fresh;
-    target.set(envelope.id, { envelope, entryIds: [entryId] });
+    target.set(envelope.id, { envelope, entryIds: [entryId], text });
   }
   return { fresh, claimed, ackNow };
 }
 
 /**
- * Takes out of `groups` (in stream order) the events to spill: those of an organization holding `share` attempts
- * (counting the events of this batch kept before them) while it is stalled or the read-ahead is congested, and every
- * one read past `max` attempts held.
+ * Takes out of `groups` (in stream order) the events to read past: those of an organization holding `share` attempts
+ * (counting the events of this batch kept before them) while it is stalled or the read-ahead is congested, those of an
+ * organization whose backlog is parked (`parked`: they go behind it), the late ones (`late`) of a stalled organization,
+ * and every one read past `max` attempts held.
  */
-export function spillOut(groups: Map<string, EntryGroup>[], readAhead: Omit<ReadAhead, 'room'>, congested: boolean): EntryGroup[] {
+export function spillOut(
+  groups: Map<string, EntryGroup>[],
+  readAhead: Omit<ReadAhead, 'room'>,
+  congested: boolean,
+  parked: (organizationId: string) => boolean = () => false,
+  /** the group fanned out with rows first (late entries): a stalled organization's are read past whatever it holds */
+  late?: Map<string, EntryGroup>,
+): EntryGroup[] {
   const kept = new Map<string, number>();
   const stalled = new Map<string, boolean>();
   const isStalled = (org: string) => {
@@ -243,7 +258,12 @@ export function spillOut(groups: Map<string, EntryGroup>[], readAhead: Omit<Read
       const before = kept.get(org) ?? 0;
       // a stalled organization's events would only wait in memory, to be handed back one by one; below its share
       // it keeps the fresh way (a small organization's other webhooks are not slowed by the job path)
-      const spill = held >= readAhead.max || (readAhead.heldOf(org) + before >= readAhead.share && (congested || isStalled(org)));
+      // a late entry costs the reader a statement before its POST, which a stalled organization would only hand back
+      const spill =
+        held >= readAhead.max ||
+        parked(org) ||
+        (group === late && isStalled(org)) ||
+        (readAhead.heldOf(org) + before >= readAhead.share && (congested || isStalled(org)));
       if (!spill) {
         kept.set(org, before + 1);
         held++;

@@ -75,7 +75,7 @@ export function fanOutOrSpill(
 ): Pick<EventFanout, 'fanOut'> {
   return {
     fanOut: async (envelopes: EventEnvelope[]) => {
-      const rest = new Map(envelopes.map((envelope) => [envelope.id, { envelope, entryIds: [] as string[] }]));
+      const rest = new Map(envelopes.map((envelope) => [envelope.id, { envelope, entryIds: [] as string[], text: '' }]));
       const spilled = spillOut([rest], readAhead, false);
       await spill.spill(spilled.map((g) => g.envelope));
       return fanout.fanOut([...rest.values()].map((g) => g.envelope));

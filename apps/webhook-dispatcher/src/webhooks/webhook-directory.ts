@@ -42,7 +42,9 @@ export class WebhookDirectory {
       missed: () => this.track(this.reloadAll()),
     });
     await this.reloadAll();
-    this.timer = setInterval(() => this.track(this.reloadAll()), this.refreshMs);
+    // the periodic reload is a safety net for a missed announcement, not a change to wait for: fan-out does not wait
+    // for it (under a loaded PostgreSQL a full reload held the stream reader)
+    this.timer = setInterval(() => void this.reloadAll().catch((err) => this.log.error({ err }, 'webhook cache reload failed')), this.refreshMs);
     this.timer.unref();
   }
 
