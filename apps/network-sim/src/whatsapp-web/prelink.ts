@@ -35,8 +35,8 @@ function key32(field: string, value: unknown): Buffer {
   return bytes;
 }
 
-function keyId(field: string, value: unknown): number {
-  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 0xffffff) throw validation(field, 'must be an integer 1..16777215');
+function keyId(field: string, value: unknown, min = 1): number {
+  if (!Number.isInteger(value) || (value as number) < min || (value as number) > 0xffffff) throw validation(field, `must be an integer ${min}..16777215`);
   return value as number;
 }
 
@@ -47,7 +47,7 @@ export function prelinkDevice(network: SimNetwork, directory: WaDirectory, baile
   const noiseKey = key32('noiseKey', body.noiseKey);
   const identityKey = key32('identityKey', body.identityKey);
   const advSecret = key32('advSecret', body.advSecret);
-  const registrationId = keyId('registrationId', body.registrationId);
+  const registrationId = keyId('registrationId', body.registrationId, 0);
   const signed = (body.signedPreKey ?? {}) as Record<string, unknown>;
   const signature = typeof signed.signature === 'string' ? Buffer.from(signed.signature, 'base64') : Buffer.alloc(0);
   if (signature.length !== 64) throw validation('signedPreKey.signature', 'must be 64 bytes in base64');
