@@ -37,7 +37,7 @@ import {
   requireText,
   validation,
 } from './sim-input';
-import { type Delivery, performSimAction, SimWorld, type SimActionScope } from './actions';
+import { type Delivery, performSimAction, SimWorld, type SimWorldScope } from './actions';
 import { parseSimHistory } from './actions/chats';
 import { applyParticipantChange } from './actions/group-admin';
 
@@ -770,7 +770,7 @@ export class SimNetwork {
   }
 
   /** What an action handler (actions/) may do for the paired device that asked. */
-  private actionScope(device: Device): SimActionScope {
+  private actionScope(device: Device): SimWorldScope {
     const account = this.requirePaired(device);
     return {
       network: this,
