@@ -344,8 +344,11 @@ export class SimAccountExtras {
   }
 }
 
+/** The handlers' scope: the device, and the area's state in SimWorld. */
+type AccountExtrasScope = SimActionScope<{ readonly accountExtras: SimAccountExtras }>;
+
 /** How the simulator plays the labels and channels actions a device asks for (SIM_ACTIONS). */
-export const ACCOUNT_EXTRAS_SIM_ACTIONS: Pick<SessionActionHandlers<SimActionScope>, keyof AccountExtrasActionMap> = {
+export const ACCOUNT_EXTRAS_SIM_ACTIONS: Pick<SessionActionHandlers<AccountExtrasScope>, keyof AccountExtrasActionMap> = {
   'labels.list': ({ world, account }) => {
     const extras = world.accountExtras;
     if (!extras.isBusiness(account.jid)) throw new DomainError('conflict', 'labels are a WhatsApp Business feature: this account is not a business account', {});

@@ -216,7 +216,10 @@ function chatArg(args: { chatJid?: unknown }): string {
   return chatJid('chatJid', args.chatJid);
 }
 
-type ChatHandlers = SessionActionHandlers<SimActionScope> extends infer H ? Pick<H, keyof ChatActionMap & keyof H> : never;
+/** The handlers' scope: the device, and the area's state in SimWorld. */
+type ChatsScope = SimActionScope<{ readonly chats: SimChats }>;
+
+type ChatHandlers = SessionActionHandlers<ChatsScope> extends infer H ? Pick<H, keyof ChatActionMap & keyof H> : never;
 
 /** The device's chat marks: the account's state changes, read receipts go to the presence log. */
 export const SIM_CHAT_ACTIONS: ChatHandlers = {

@@ -301,8 +301,11 @@ function oneOf<T extends string>(field: string, value: unknown, allowed: readonl
   return value as T;
 }
 
+/** The handlers' scope: the device, and the area's state in SimWorld. */
+type ContactsScope = SimActionScope<{ readonly contacts: SimContacts }>;
+
 /** How the simulator plays each operation of ContactActionMap. */
-export const CONTACT_SIM_ACTIONS: Pick<SessionActionHandlers<SimActionScope>, keyof ContactActionMap> = {
+export const CONTACT_SIM_ACTIONS: Pick<SessionActionHandlers<ContactsScope>, keyof ContactActionMap> = {
   'contacts.check': (s, a) => s.world.contacts.check(s, a.phoneNumbers),
   'contacts.profile': (s, a) => s.world.contacts.profileOf(s, a.jid),
   'contacts.block': (s, a) => s.world.contacts.block(s, a.jid, a.block),

@@ -187,7 +187,10 @@ function pictureArg(args: { media?: unknown }): { data: Buffer; mimetype: string
   return { data, mimetype: media.mimetype };
 }
 
-export const SIM_GROUP_ACTIONS: Pick<SessionActionHandlers<SimActionScope>, keyof GroupActionMap> = {
+/** The handlers' scope: the device, and the area's state in SimWorld. */
+type GroupAdminScope = SimActionScope<{ readonly groupAdmin: SimGroupAdmin }>;
+
+export const SIM_GROUP_ACTIONS: Pick<SessionActionHandlers<GroupAdminScope>, keyof GroupActionMap> = {
   'group.metadata': (scope, args) => {
     const group = memberGroup(scope, args);
     scope.world.groupAdmin.extrasOf(group.groupJid).metadataReads += 1;

@@ -34,7 +34,10 @@ export class SimMessageActions {
   }
 }
 
-type MessageActionHandlers = Pick<SessionActionHandlers<SimActionScope>, keyof MessageActionMap & string>;
+/** The handlers' scope: the device, and the area's state in SimWorld. */
+type MessagesScope = SimActionScope<{ readonly messages: SimMessageActions }>;
+
+type MessageActionHandlers = Pick<SessionActionHandlers<MessagesScope>, keyof MessageActionMap & string>;
 
 /** The network refuses what WhatsApp refuses: someone else's message, a deleted one, an edit past the window. */
 function ownSent(scope: SimActionScope, waMessageId: string, chatJid: string) {

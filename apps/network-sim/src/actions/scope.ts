@@ -1,6 +1,5 @@
 import type { SimAccount, SimGroup, SimMedia, SimNetworkEvent, SimPresenceLogEntry, SimSentMessage } from '@app/contracts';
 import type { MediaInput } from '../sim-input';
-import type { SimWorld } from './world';
 
 /** What a control call that reaches a device answers: whether the device was offline (the event waits for it). */
 export interface Delivery {
@@ -30,10 +29,14 @@ export interface SimActionNetwork {
   holdMedia(data: Buffer, mimetype: string): string;
 }
 
-/** What a simulator action handler (actions/<area>.ts) is given: the paired device that asked, and the network. */
-export interface SimActionScope {
+/**
+ * What a simulator action handler (actions/<area>.ts) is given: the paired device that asked, the network, and the
+ * part of SimWorld its area reads (`World`: each area names its own, so this file and the areas never import world.ts,
+ * which gathers them; index.ts hands every handler the whole SimWorld).
+ */
+export interface SimActionScope<World = object> {
   readonly network: SimActionNetwork;
-  readonly world: SimWorld;
+  readonly world: World;
   readonly sessionId: string;
   /** the device's account on the network (the device is paired: unpaired devices are refused before) */
   readonly account: SimAccount;

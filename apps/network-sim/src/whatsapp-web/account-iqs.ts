@@ -61,7 +61,7 @@ export const ACCOUNT_IQ_ANSWERS: Record<string, IqAnswer> = {
     return undefined;
   },
   // a picture's url, as WhatsApp hands out its CDN's; none (or hidden): 404. A group's (`target=…@g.us`) is groups.ts's:
-  // connection.ts routes those IQs there, so these three answer for accounts only
+  // iq-router.ts routes those IQs there, so these three answer for accounts only
   'w:profile:picture get picture': (iq, ctx) => {
     const target = iq.attrs.target;
     if (!target) throw new IqError(501, 'feature-not-implemented');

@@ -1,7 +1,7 @@
 /**
  * App state sync (`w:sync:app:state`) as WhatsApp's server plays it for a WhatsApp Web device: the account's state a
  * device changes with syncd patches (archive, pin, mute, read, labels, push name), each encrypted and MACed with an
- * app state sync key the account's phone shares with its devices (`appStateSyncKeyShare`, connection.ts).
+ * app state sync key the account's phone shares with its devices (`appStateSyncKeyShare`, app-state-door.ts).
  *
  * The server keeps, per session and collection, the version, the LTHash state and every patch. A resync (`<collection
  * name version>`) gets the patches after the device's version (never a snapshot: that is an external blob); an upload
@@ -22,7 +22,7 @@ import { act, child, children, IqError } from './iq';
 import type { Baileys, BinaryNode } from './wa-kit';
 
 // no entry in the IQ tables: decoding a patch is asynchronous (Baileys' decodePatches) and those answer synchronously,
-// so connection.ts routes `w:sync:app:state` to AppStateServer.answer
+// so iq-router.ts routes `w:sync:app:state` to AppStateServer.answer (app-state-door.ts)
 
 type LTHashState = ReturnType<Baileys['newLTHashState']>;
 type PatchCreate = Parameters<Baileys['encodeSyncdPatch']>[0];

@@ -2,7 +2,7 @@
  * What a contact's phone sends a WhatsApp Web device, as WhatsApp writes it: texts, locations and contact cards with
  * the reply and mentions they carry (contextInfo; media is media-messages.ts'), the sealed vote of a poll
  * (`pollUpdateMessage`, the key derivation of Baileys' `decryptPollVote` run forwards), presence and chat state
- * stanzas, and the call offer. The Signal layer (1:1 or sender key) is connection.ts's; these are the contents.
+ * stanzas, and the call offer. The Signal layer (1:1 or sender key) is contact-delivery.ts's; these are the contents.
  */
 import { vcardFor, type Presence, type SimInboundMessage } from '@app/contracts';
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';

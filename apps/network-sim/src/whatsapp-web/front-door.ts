@@ -94,7 +94,7 @@ export class WhatsAppWebFrontDoor {
     const scanned = parseQr(body.qr);
     if (!scanned) throw validation('qr', 'is not a WhatsApp Web QR code');
     connection.acceptScan(scanned);
-    // the history the phone plays on pairing (CONTRACT 12) reaches the device once it logged in (connection.ts)
+    // the history the phone plays on pairing (CONTRACT 12) reaches the device once it logged in (network-frames.ts)
     return this.network.scan(connection.sessionId, { phoneNumber: body.phoneNumber, history: body.history, isBusiness: body.isBusiness });
   }
 

@@ -44,6 +44,14 @@ export function child(node: BinaryNode | undefined, tag: string): BinaryNode | u
   return children(node).find((c) => c.tag === tag);
 }
 
+/** A node's bytes (a string content as UTF-8), or undefined when it holds none. */
+export function bufferOf(node: BinaryNode | undefined): Buffer | undefined {
+  const content = node?.content;
+  if (content instanceof Uint8Array) return Buffer.from(content);
+  if (typeof content === 'string') return Buffer.from(content, 'utf8');
+  return undefined;
+}
+
 /** The asking device as the network knows it: what an answer needs to play one of the model's operations. */
 export interface IqDevice {
   network?: SimNetwork;

@@ -1,6 +1,6 @@
 /**
  * The media host's IQ: `media_conn` answers where devices upload and download media (media-server.ts) and the auth an
- * upload carries. Loaded only through stanzas.ts's table (this file imports stanzas.ts back).
+ * upload carries. stanzas.ts gathers it with the other answer tables.
  */
 import { mediaHostOf } from './media-server';
 import { IqError, type IqAnswer } from './iq';

@@ -4,8 +4,9 @@
  * signed pre-key rotation, passive/active, keepalive pings, props, blocklist, privacy, stats and usync. Each is
  * answered as WhatsApp answers it, or (anything not listed) with a 501 error, which Baileys logs and tolerates.
  *
- * To add a stanza: add an entry to IQ_ANSWERS keyed `<xmlns> <type> <first child tag>`; it gets the IQ and the
- * session's registration and returns the content of the result IQ (or throws an IqError).
+ * To add a stanza: add an entry to the routine table below, or to the area's table (account-iqs.ts, media-host.ts),
+ * keyed `<xmlns> <type> <first child tag>`; it gets the IQ and the session's registration and returns the content of
+ * the result IQ (or throws an IqError). A namespace with a room of its own is routed there by iq-router.ts.
  */
 import type { DeviceKeyBundle } from './signal-party';
 import { child, children, IqAnswer, IqContext, IqError } from './iq';
@@ -47,9 +48,8 @@ const ROUTINE_IQ_ANSWERS: Record<string, IqAnswer> = {
   },
 };
 
-// built on first use: the area tables import this module's helpers, so they may not be loaded yet when it loads
-let iqAnswers: Record<string, IqAnswer> | null = null;
-const IQ_ANSWERS = () => (iqAnswers ??= { ...ROUTINE_IQ_ANSWERS, ...ACCOUNT_IQ_ANSWERS, ...MEDIA_IQ_ANSWERS });
+/** Every answer table, keyed `<xmlns> <type> <first child>`: what iq-router.ts answers a namespace without a room of its own from. */
+const IQ_ANSWERS: Record<string, IqAnswer> = { ...ROUTINE_IQ_ANSWERS, ...ACCOUNT_IQ_ANSWERS, ...MEDIA_IQ_ANSWERS };
 
 function bytes(node: BinaryNode | undefined, tag: string): Buffer {
   const content = child(node, tag)?.content;
@@ -146,13 +146,16 @@ export function iqKey(iq: BinaryNode): string {
   return `${iq.attrs.xmlns ?? ''} ${iq.attrs.type ?? ''} ${first}`.trimEnd();
 }
 
-/** The result (or error) IQ for one of the client's routine IQs. */
+/** The content of the result for one of the client's IQs from the tables; an IqError (501 when no table knows it). */
+export function tableAnswer(iq: BinaryNode, ctx: IqContext): BinaryNode[] | undefined {
+  const answer = IQ_ANSWERS[iqKey(iq)];
+  if (!answer) throw new IqError(501, 'feature-not-implemented');
+  return answer(iq, ctx);
+}
+
+/** The result (or error) IQ for one of the client's IQs, from the tables. */
 export function answerIq(iq: BinaryNode, ctx: IqContext): BinaryNode {
-  const answer = IQ_ANSWERS()[iqKey(iq)];
-  return iqReply(iq, () => {
-    if (!answer) throw new IqError(501, 'feature-not-implemented');
-    return answer(iq, ctx);
-  });
+  return iqReply(iq, () => tableAnswer(iq, ctx));
 }
 
 /** The result IQ with what `produce` returns as its content, or the error IQ of the IqError it throws. */
