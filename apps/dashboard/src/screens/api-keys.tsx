@@ -83,7 +83,7 @@ export function ApiKeysScreen() {
           <tbody>
             {(keys.data ?? []).map((k) => (
               <tr key={k.id} data-key-id={k.id}>
-                <td>{k.name}<div class="muted mono">{k.tokenHint}… · {k.id}</div><div class="muted">created <WhenIso at={k.createdAt} />{k.createdBy ? ` by ${k.createdBy}` : ''}</div></td>
+                <td>{k.name}<div class="muted mono">{k.tokenHint} · {k.id}</div><div class="muted">created <WhenIso at={k.createdAt} />{k.createdBy ? ` by ${k.createdBy}` : ''}</div></td>
                 <td class="mono">{[...k.permissions].sort().join(', ')}</td>
                 <td class="mono">{k.sessionIds?.join(', ') ?? 'all'}</td>
                 <td class="mono">{k.allowedIps?.join(', ') ?? 'anywhere'}</td>

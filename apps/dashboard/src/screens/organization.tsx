@@ -28,7 +28,7 @@ export function OrganizationScreen({ tab }: { tab?: string }) {
   const current: Tab | undefined = offered.find((t) => t.path === tab)?.path ?? offered[0]?.path;
   return (
     <>
-      <OrganizationFacts />
+      <OrganizationFacts key={current} />
       <nav class="subnav" aria-label="Organization">
         {offered.map((t) => <a href={`#/organization/${t.path}`} class={t.path === current ? 'current' : ''}>{t.label}</a>)}
       </nav>
