@@ -186,6 +186,10 @@ describe('dashboard administration screens in a headless browser', () => {
       // and no campaign form would be refused: a member may send
       await p.goto(`${baseUrl}/dashboard/#/campaigns/${sessionId}`);
       await p.waitForSelector('form[aria-label="New campaign"]');
+      // nor webhook or sink forms the API would refuse
+      await p.goto(`${baseUrl}/dashboard/#/webhooks`);
+      await p.waitForSelector('[data-testid=webhooks-not-managed]');
+      expect(await p.$('form[aria-label="New webhook"]')).toBeNull();
     } finally {
       await invitee.close();
     }
@@ -255,6 +259,7 @@ describe('dashboard administration screens in a headless browser', () => {
     // two of the three are on WhatsApp; the third is skipped (skipNotOnWhatsApp, the default)
     for (const n of numbers.slice(0, 2)) expect((await network.post('/sim/contacts', { phoneNumber: n, name: `C${n}` })).status).toBe(200);
     await open(`campaigns/${sessionId}`, 'table[data-testid=campaigns] ::-p-text("No campaigns on this session yet")');
+    await fitsPhone('campaigns');
     await page.type('input[name=campaignName]', 'Restock');
     await page.type('textarea[name=campaignText]', 'Hi {{name}}, order {{order}} is ready');
     const csv = join(tmpdir(), `dashboard-recipients-${tag}.csv`);

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type WebhookInput, type WebhookView } from '../api';
+import { useCan } from '../me';
 import { go } from '../router';
 import { ErrorLine, Panel, useAction, useLoad, When } from '../ui';
 import { ActiveCell, DeliveryLog, DestinationFacts, useDeliveryLog, useDestinationFields, type DeliverySource } from './destinations';
@@ -48,6 +49,18 @@ function WebhookForm({ webhook, onSaved, onCancel }: { webhook?: WebhookView; on
 }
 
 export function WebhooksScreen() {
+  // every call of this screen needs webhooks:manage: without it, say so instead of forms the API would refuse
+  if (!useCan()('webhooks:manage')) {
+    return (
+      <Panel title="Webhooks and event sinks">
+        <p class="muted" data-testid="webhooks-not-managed">Webhooks and event sinks are managed by the organization's owners and admins (or an API key with <span class="mono">webhooks:manage</span>).</p>
+      </Panel>
+    );
+  }
+  return <ManagedWebhooks />;
+}
+
+function ManagedWebhooks() {
   const { data, setData, error, reload } = useLoad(() => api.webhooks().then((p) => p.data));
   return (
     <>
