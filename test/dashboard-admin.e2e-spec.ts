@@ -207,6 +207,10 @@ describe('dashboard administration screens in a headless browser', () => {
     await page.select(`${ownerRow} select[name=role]`, 'admin');
     await page.waitForSelector('p.error::-p-text("the last owner cannot be demoted")');
     expect(await valueOf(`${ownerRow} select[name=role]`)).toBe('owner');
+    // removed (after the confirm): gone from the list and the API
+    await clickButton('Remove', memberRow);
+    await waitFor(async () => (await page.$(memberRow)) === null, 10000, 'the row gone');
+    expect((await apiCall('GET', '/members')).body.data.map((m: Json) => m.email)).not.toContain(email);
     expect(pageErrors).toEqual([]);
   });
 
@@ -313,8 +317,11 @@ describe('dashboard administration screens in a headless browser', () => {
       await p.goto(`${baseUrl}/dashboard/`);
       await (await p.waitForSelector('a::-p-text("Forgot your password?")'))!.click();
       await p.waitForSelector('section[aria-label="Forgot password"] ::-p-text("Reset password")');
-      const { body: reset } = await apiCall('POST', `/members/${org.users.member.id}:reset-password`);
-      const link = new URL(reset.url);
+      // the owner makes the link on the member's row; it is shown once
+      await open('organization/members', `tr[data-member-id="${org.users.member.id}"]`);
+      await clickButton('Reset password', `tr[data-member-id="${org.users.member.id}"]`);
+      const link = new URL(await (await page.waitForSelector('[data-shown-once="Password reset link for ' + org.users.member.email + '"] input'))!.evaluate((el) => (el as unknown as { value: string }).value));
+      expect(link.pathname).toBe('/dashboard/reset-password');
       await p.goto(`${baseUrl}${link.pathname}${link.search}`);
       await p.type('input[name=newPassword]', 'another passphrase');
       await p.type('input[name=newPasswordAgain]', 'another passphrase!');
