@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '@app/contracts';
-import { createApiClient, type Schemas } from '@app/api-client';
+import { createApiClient, type paths, type Schemas } from '@app/api-client';
 
 /**
  * The dashboard's calls, through the client generated from docs/openapi.json (libs/api-client): paths, bodies and
@@ -23,6 +23,19 @@ export type StatusInput = Schemas['StatusPostDto'];
 export type LabelView = Schemas['LabelResponse'];
 export type SessionPatch = Schemas['UpdateSessionDto'];
 export type Overview = Schemas['OverviewResponse'];
+export type EventSinkView = Schemas['EventSinkResponse'];
+export type EventSinkCreate = Schemas['CreateEventSinkDto'];
+export type EventSinkPatch = Schemas['UpdateEventSinkDto'];
+export type Organization = Schemas['OrganizationResponse'];
+export type MemberView = Schemas['MemberResponse'];
+export type InvitationView = Schemas['InvitationResponse'];
+export type ApiKeyView = Schemas['ApiKeyResponse'];
+export type ApiKeyCreate = Schemas['CreateApiKeyDto'];
+export type AuditEntry = Schemas['AuditEntryResponse'];
+export type AuditQuery = NonNullable<paths['/api/v1/audit-log']['get']['parameters']['query']>;
+export type CampaignView = Schemas['CampaignResponse'];
+export type CampaignCreate = Schemas['CreateCampaignDto'];
+export type CampaignRecipientView = Schemas['CampaignRecipientResponse'];
 export type { EventEnvelope };
 
 export const API_BASE = '/api/v1';
@@ -147,6 +160,46 @@ export const api = {
   deliveries: (id: string) => ok(client.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 100 } } })),
   delivery: (id: string, deliveryId: string) => ok(client.GET('/api/v1/webhooks/{id}/deliveries/{deliveryId}', { params: { path: { id, deliveryId } } })),
   replay: (id: string, deliveryId: string) => ok(client.POST('/api/v1/webhooks/{id}/deliveries/{deliveryId}:replay', { params: { path: { id, deliveryId } } })),
+
+  // event sinks (CONTRACT 15): RabbitMQ and NATS JetStream, the same delivery log as webhooks
+  eventSinks: () => ok(client.GET('/api/v1/event-sinks', { params: { query: { limit: 100 } } })),
+  eventSink: (id: string) => ok(client.GET('/api/v1/event-sinks/{id}', session(id))),
+  createEventSink: (body: EventSinkCreate) => ok(client.POST('/api/v1/event-sinks', { body })),
+  updateEventSink: (id: string, body: EventSinkPatch) => ok(client.PATCH('/api/v1/event-sinks/{id}', { ...session(id), body })),
+  deleteEventSink: (id: string) => ok(client.DELETE('/api/v1/event-sinks/{id}', session(id))),
+  testEventSink: (id: string) => ok(client.POST('/api/v1/event-sinks/{id}:test', session(id))),
+  sinkDeliveries: (id: string) => ok(client.GET('/api/v1/event-sinks/{id}/deliveries', { params: { path: { id }, query: { limit: 100 } } })),
+  sinkDelivery: (id: string, deliveryId: string) => ok(client.GET('/api/v1/event-sinks/{id}/deliveries/{deliveryId}', { params: { path: { id, deliveryId } } })),
+  replaySinkDelivery: (id: string, deliveryId: string) =>
+    ok(client.POST('/api/v1/event-sinks/{id}/deliveries/{deliveryId}:replay', { params: { path: { id, deliveryId } } })),
+
+  // the organization (CONTRACT 14)
+  organization: () => ok(client.GET('/api/v1/organization')),
+  renameOrganization: (name: string) => ok(client.PATCH('/api/v1/organization', { body: { name } })),
+  members: () => ok(client.GET('/api/v1/members')),
+  changeRole: (userId: string, role: MemberView['role']) => ok(client.PATCH('/api/v1/members/{userId}', { params: { path: { userId } }, body: { role } })),
+  removeMember: (userId: string) => ok(client.DELETE('/api/v1/members/{userId}', { params: { path: { userId } } })),
+  resetLink: (userId: string) => ok(client.POST('/api/v1/members/{userId}:reset-password', { params: { path: { userId } } })),
+  invitations: () => ok(client.GET('/api/v1/invitations')),
+  invite: (email: string, role: MemberView['role']) => ok(client.POST('/api/v1/invitations', { body: { email, role } })),
+  withdrawInvitation: (id: string) => ok(client.DELETE('/api/v1/invitations/{id}', session(id))),
+  acceptInvitation: (token: string, password: string, name?: string) =>
+    ok(client.POST('/api/v1/auth/invitations:accept', { body: { token, password, ...(name ? { name } : {}) } })),
+  changePassword: (currentPassword: string, newPassword: string) => ok(client.POST('/api/v1/auth/password', { body: { currentPassword, newPassword } })),
+  resetPassword: (token: string, newPassword: string) => ok(client.POST('/api/v1/auth/password:reset', { body: { token, newPassword } })),
+  apiKeys: () => ok(client.GET('/api/v1/api-keys')),
+  createApiKey: (body: ApiKeyCreate) => ok(client.POST('/api/v1/api-keys', { body })),
+  revokeApiKey: (id: string) => ok(client.DELETE('/api/v1/api-keys/{id}', session(id))),
+  auditLog: (query: AuditQuery) => ok(client.GET('/api/v1/audit-log', { params: { query } })),
+
+  // campaigns (CONTRACT 17)
+  campaigns: (sessionId: string) => ok(client.GET('/api/v1/sessions/{id}/campaigns', { params: { path: { id: sessionId }, query: { limit: 100 } } })),
+  campaign: (sessionId: string, campaignId: string) => ok(client.GET('/api/v1/sessions/{id}/campaigns/{campaignId}', { params: { path: { id: sessionId, campaignId } } })),
+  createCampaign: (sessionId: string, body: CampaignCreate) => ok(client.POST('/api/v1/sessions/{id}/campaigns', { ...session(sessionId), body })),
+  campaignAction: (sessionId: string, campaignId: string, action: 'pause' | 'resume' | 'cancel') =>
+    ok(client.POST(`/api/v1/sessions/{id}/campaigns/{campaignId}:${action}`, { params: { path: { id: sessionId, campaignId } } })),
+  campaignRecipients: (sessionId: string, campaignId: string, status?: CampaignRecipientView['status']) =>
+    ok(client.GET('/api/v1/sessions/{id}/campaigns/{campaignId}/recipients', { params: { path: { id: sessionId, campaignId }, query: { limit: 100, ...(status ? { status } : {}) } } })),
 
   gateways: () => ok(client.GET('/api/v1/gateways')),
   overview: () => ok(client.GET('/api/v1/stats/overview')),

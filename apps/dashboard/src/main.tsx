@@ -2,12 +2,17 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, credentials, whenUnauthorized, type Me } from './api';
 import { live, type LiveState } from './live';
+import { MeContext } from './me';
 import { go, useRoute } from './router';
+import { AcceptInvitationPage, ResetPasswordPage } from './screens/account';
+import { CampaignsScreen } from './screens/campaigns';
+import { EventSinkDetail } from './screens/event-sinks';
 import { EventMonitor } from './screens/events';
 import { GatewaysScreen } from './screens/gateways';
 import { GroupScreen } from './screens/group';
 import { InboxScreen } from './screens/inbox';
 import { Login } from './screens/login';
+import { OrganizationScreen } from './screens/organization';
 import { OverviewScreen } from './screens/overview';
 import { SessionDetail, SessionsScreen } from './screens/sessions';
 import { WebhookDetail, WebhooksScreen } from './screens/webhooks';
@@ -16,9 +21,11 @@ import './styles.css';
 const NAV = [
   ['overview', 'Overview'],
   ['sessions', 'Sessions'],
+  ['campaigns', 'Campaigns'],
   ['webhooks', 'Webhooks'],
   ['events', 'Events'],
   ['gateways', 'Gateways'],
+  ['organization', 'Organization'],
 ] as const;
 
 function App() {
@@ -46,11 +53,15 @@ function App() {
     return off;
   }, []);
 
+  // the links the API mails (an invitation, a password reset) open these without a sign-in
+  const publicPage = location.pathname.replace(/^\/dashboard\/?/, '');
+  if (publicPage === 'accept-invitation') return <AcceptInvitationPage onSignedIn={signIn} />;
+  if (publicPage === 'reset-password') return <ResetPasswordPage />;
   if (!checked) return null;
   if (!me) return <Login onSignedIn={signIn} />;
 
   const [screen = 'overview', id, sub, arg] = route;
-  return (
+  const shell = (
     <div class="shell">
       <nav class="top">
         <strong class="brand">Messaging Gateway</strong>
@@ -72,9 +83,13 @@ function App() {
         {screen === 'webhooks' && id && <WebhookDetail id={id} key={id} />}
         {screen === 'events' && <EventMonitor />}
         {screen === 'gateways' && <GatewaysScreen />}
+        {screen === 'event-sinks' && id && <EventSinkDetail id={id} key={id} />}
+        {screen === 'campaigns' && <CampaignsScreen sessionId={id} campaignId={sub} />}
+        {screen === 'organization' && <OrganizationScreen tab={id} />}
       </main>
     </div>
   );
+  return <MeContext.Provider value={me}>{shell}</MeContext.Provider>;
 }
 
 render(<App />, document.getElementById('app')!);

@@ -75,3 +75,21 @@ export function ActionForm({ action, submit, children }: { action: ReturnType<ty
     </form>
   );
 }
+
+/** A secret the API answers once (an API key, an invitation or reset link): shown with Copy until dismissed. */
+export function ShownOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div class="shown-once" role="status" data-shown-once={label}>
+      <p><strong>{label}</strong> — shown only now: copy it before closing.</p>
+      <input class="mono" readOnly value={value} onFocus={(e) => e.currentTarget.select()} aria-label={label} />
+      <div class="actions">
+        <button type="button" onClick={() => navigator.clipboard?.writeText(value).then(() => setCopied(true), () => undefined)}>{copied ? 'Copied' : 'Copy'}</button>
+        <button type="button" onClick={onDone}>Done</button>
+      </div>
+    </div>
+  );
+}
+
+/** `2026-01-05T10:00:00.000Z` as the reader's local time (the organization endpoints answer ISO strings). */
+export const WhenIso = ({ at }: { at: string | null | undefined }) => <When at={at ? Date.parse(at) : null} />;

@@ -42,6 +42,7 @@ export function Login({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
         )}
         <ErrorLine error={error} />
         <button type="submit" class="primary" disabled={busy}>Sign in</button>
+        {mode === 'password' && <a href="/dashboard/reset-password">Forgot your password?</a>}
       </form>
     </div>
   );
