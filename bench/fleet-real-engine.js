@@ -182,6 +182,12 @@ async function run() {
     // ---- pair every session through the QR flow, PAIR_CONCURRENCY at a time, stopping at each checkpoint
     await pg.query(`INSERT INTO organizations (id, name) VALUES ('org_real', 'bench')`);
     const gw = await startGateway('gw-real-1');
+    /** the gateway's V8 heap in use (its own metrics), MB: what reconnected sockets leave behind shows here */
+    const heapMb = async () => {
+      const text = await fetch(gw.metricsUrl).then((r) => r.text());
+      const line = text.split('\n').find((l) => l.startsWith('gw_nodejs_heap_size_used_bytes'));
+      return line ? (Number(line.split(' ').pop()) / 1e6).toFixed(0) : '?';
+    };
     const ids = Array.from({ length: SESSIONS }, (_, i) => `ses_r${String(i).padStart(6, '0')}`);
     const linker = PRELINK ? await prelinker({ simUrl, databaseUrl: DATABASE_URL, encryptionKey: runCtx.ENCRYPTION_KEY }) : null;
     let linkedAt = 0;
@@ -364,6 +370,7 @@ async function run() {
     await inject(1, 'first texts (pkmsg: the contact starts a Signal session)');
     const furtherRounds = Math.max(1, MESSAGES_PER_SESSION - 1);
     const perMsgBefore = await inject(furtherRounds, 'further texts (msg)');
+    if (RECONNECT_ROUNDS > 0) console.log(`  before the reconnect rounds: gateway heap ${await heapMb()} MB ${load()}`);
 
     // ---- reconnect rounds: a transient fault on every session, every session working again, RECONNECT_ROUNDS times
     for (let round = 1; round <= RECONNECT_ROUNDS; round++) {
@@ -386,7 +393,7 @@ async function run() {
       );
       await quiet(gw.child.pid);
       const [idle] = await idleRate([gw.child.pid]);
-      console.log(`  reconnect round ${round} (stream-error-515 on every session → all working): ${((Date.now() - t0) / 1000).toFixed(1)} s; idle CPU gateway ${idle.toFixed(2)} CPU-s per minute${fenced()} ${load()}`);
+      console.log(`  reconnect round ${round} (stream-error-515 on every session → all working): ${((Date.now() - t0) / 1000).toFixed(1)} s; idle CPU gateway ${idle.toFixed(2)} CPU-s per minute; heap ${await heapMb()} MB${fenced()} ${load()}`);
     }
     if (RECONNECT_ROUNDS > 0) {
       const perMsgAfter = await inject(furtherRounds, `further texts (msg) after ${RECONNECT_ROUNDS} reconnect rounds`);
