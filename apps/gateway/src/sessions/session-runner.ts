@@ -2,47 +2,19 @@ import type { Logger } from 'pino';
 import { CatalogEvent, DomainError, GroupView, SessionLoggedOutPayload, SyncHistoryMode, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
 import { CredentialsUnusableError, credentialsUnusableReason } from '../engine/credentials-unusable';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, FollowedChannelBook, GroupInfo, SessionEngine } from '../engine/engine.interface';
-import type { CampaignSendHooks } from '../messages/outbound-sender';
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
-import type { MessageRow, MessageStore, MessagingSettings } from '../messages/message-store';
-import type { ContactBook } from '../contacts/contact-book';
-import type { StatusPostLookup } from '../messages/outbound-sender';
-import { OutboundSender } from '../messages/outbound-sender';
-import { BacklogPacer, sessionRatePerMin } from '../messages/send-pacing';
-import type { SentRecords } from '../messages/sent-records';
-import { ChatEvents, type ChatStore } from '../messages/chat-events';
-import type { ChatLabelStore } from '../messages/account-extras-events';
-import {
-  AuthStateFactory,
-  FollowedChannelStore,
-  QrBoard,
-  realTimers,
-  RunnerSettings,
-  SessionEventSink,
-  SessionLeases,
-  SessionRecord,
-  SessionRecordPatch,
-  SessionRecords,
-  Timers,
-} from './session-ports';
+import type { OutboundSender } from '../messages/outbound-sender';
+import type { ChatEvents } from '../messages/chat-events';
+import { AuthStateFactory, QrBoard, realTimers, RunnerSettings, SessionLeases, SessionRecord, SessionRecordPatch, Timers } from './session-ports';
+import { buildSessionHandlers, SessionHandlerDeps } from './session-handlers';
 
-/** channels a session's runner remembers having kept (a bound: a session follows few) */
-const KEPT_CHANNELS_MAX = 1000;
-
-export interface SessionRunnerDeps {
+export interface SessionRunnerDeps extends SessionHandlerDeps {
   engine: SessionEngine;
   authState: AuthStateFactory;
-  records: SessionRecords;
-  events: SessionEventSink;
   leases: SessionLeases;
   qr: QrBoard;
   settings: RunnerSettings;
   logger: Logger;
-  /** the message log, which is also the send queue */
-  messages: MessageStore;
-  /** the records of sends, grouped across the gateway's sessions (absent: each session records its own) */
-  sentRecords?: SentRecords;
-  messaging: MessagingSettings;
   clock?: () => number;
   timers?: Timers;
   /** [0, 1): spreads reconnect delays (jitter); Math.random unless a test fixes it */
@@ -52,30 +24,12 @@ export interface SessionRunnerDeps {
    * the operator must update WHATSAPP_WEB_VERSION or allow the version fetch (ClientVersionAlarm).
    */
   clientVersionRefused?: (sessionId: string) => void;
-  /** how the sender waits while showing "typing…" */
-  sleep?: (ms: number) => Promise<void>;
-  /** fault injection between the network's ack of a send and its record (tests only) */
-  afterNetworkAck?: () => void;
   /**
    * False while this gateway's lease renewals have lapsed (LeaseWatchdog): its leases may have expired, so nothing may
    * open a socket or act on a socket's event until the watchdog has closed everything. Checked synchronously, so it
    * holds even for the first callback that runs after the process was paused.
    */
   leasesTrusted?: () => boolean;
-  /** the session's contacts kept current from the network (absent: none kept) */
-  contacts?: ContactBook;
-  /** chats as the network reports them and history syncs (messages/chat-events.ts); absent: ignored */
-  chats?: ChatStore;
-  /** the labels each chat carries (messages/account-extras-events.ts); absent: label changes are only announced */
-  chatLabels?: ChatLabelStore;
-  /** the followed channels kept for the Baileys engine's list (a post's channel is remembered); absent: none kept */
-  followedChannels?: FollowedChannelStore;
-  /** how a status post goes out (its audience): read when it is sent; absent, a status post fails */
-  statusPosts?: StatusPostLookup;
-  /** told of each inbound message once stored (eager media downloads, media/eager-media-downloads.ts); absent: none */
-  inboundStored?: (row: MessageRow) => void;
-  /** the campaign scheduler of this gateway, as the sender meets it (absent: no campaigns) */
-  campaigns?: CampaignSendHooks;
 }
 
 /**
@@ -225,50 +179,10 @@ export class SessionRunner {
     this.clock = deps.clock ?? Date.now;
     this.timers = deps.timers ?? realTimers;
     this.log = deps.logger.child({ sessionId });
-    const common = { sessionId, organizationId, store: deps.messages, events: deps.events, clock: this.clock, logger: this.log };
-    this.sender = new OutboundSender({
-      ...common,
-      settings: deps.messaging,
-      live: () => (this.status === 'working' ? this.connection : null),
-      sleep: deps.sleep,
-      afterNetworkAck: deps.afterNetworkAck,
-      pacing: new BacklogPacer({ ratePerMin: () => sessionRatePerMin(deps.records, sessionId) }),
-      statusPosts: deps.statusPosts,
-      sentRecords: deps.sentRecords,
-      campaigns: deps.campaigns,
-    });
-    const followed = deps.followedChannels;
-    // a post names only its channel: once kept, each further post of it would be one more write that changes nothing
-    const kept = new Set<string>();
-    this.channels = followed
-      ? {
-          list: () => followed.list(sessionId),
-          remember: async (c) => {
-            if (Object.keys(c).length === 1 && kept.has(c.jid)) return;
-            await followed.remember(organizationId, sessionId, c);
-            if (kept.size >= KEPT_CHANNELS_MAX) kept.clear();
-            kept.add(c.jid);
-          },
-          forget: async (jid) => {
-            kept.delete(jid);
-            await followed.forget(sessionId, jid);
-          },
-        }
-      : undefined;
-    this.inbound = new InboundEvents({
-      ...common,
-      records: deps.records,
-      sender: this.sender,
-      contacts: deps.contacts,
-      chatLabels: deps.chatLabels,
-      inboundStored: deps.inboundStored,
-      channels: this.channels,
-    });
-    this.chatEvents = deps.chats ? new ChatEvents({ ...common, chats: deps.chats }) : null;
-    this.lookups = {
-      message: (_chatJid, waMessageId) => deps.messages.rawOf(sessionId, waMessageId),
-      group: (groupJid) => deps.records.findGroup(sessionId, groupJid),
-    };
+    ({ sender: this.sender, inbound: this.inbound, chatEvents: this.chatEvents, lookups: this.lookups, channels: this.channels } = buildSessionHandlers(
+      { sessionId, organizationId, clock: this.clock, logger: this.log, live: () => (this.status === 'working' ? this.connection : null) },
+      deps,
+    ));
   }
 
   get currentStatus(): SessionStatus {
