@@ -101,7 +101,9 @@ function runEffect<K extends SessionEffect['kind']>(table: EffectTable, kind: K,
 }
 
 /**
- * Owns one session on this gateway: its socket, its status machine, its retries and its events.
+ * Owns one session on this gateway: its socket, its lease, its row, its retries and its events. What happens to its
+ * status is decided by the status machine (session-state.ts, `transition`); the runner turns commands, socket outcomes
+ * and engine events into its inputs and carries out its effects (`apply`).
  *
  * Every state change runs through one serial queue, so commands and engine events never interleave
  * (a close arriving during a restart cannot resurrect the old socket). Each socket gets a generation
