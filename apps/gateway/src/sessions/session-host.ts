@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { CommandMap, CommandName, CommandRequest, DomainError, SessionSnapshot } from '@app/contracts';
+import { CommandMap, CommandName, CommandRequest, DomainError, SessionActionArgs, SessionActionName, SessionSnapshot } from '@app/contracts';
 import type { LoopDelayAdmission } from './loop-delay-admission';
 import { SessionRunner, SessionRunnerDeps } from './session-runner';
 import type { PlacedSession } from './session-ports';
@@ -10,6 +10,9 @@ export interface ConvergeResult {
   /** sessions placed elsewhere now that it let go of */
   handedOff: number;
 }
+
+/** `remaining`: ms left before the command's deadline, less the margin its reply needs. */
+type CommandTable = { [N in CommandName]: (args: CommandMap[N]['args'], remaining: () => number) => Promise<CommandMap[N]['result']> };
 
 /** Longest a start/restart waits for the first QR or the connection before answering with `starting`. */
 const SETTLE_MAX_MS = 2000;
@@ -53,53 +56,49 @@ export class SessionHost {
   }
 
   async execute<N extends CommandName>(request: CommandRequest<N>): Promise<CommandMap[N]['result']> {
-    const remaining = () => request.deadline - this.clock() - REPLY_MARGIN_MS;
-    const req = request as CommandRequest;
-    switch (req.name) {
-      case 'session.start':
-      case 'session.restart': {
-        const { sessionId } = req.args as CommandMap['session.start']['args'];
-        const runner = await this.runner(sessionId);
-        // a login costs the engine's work on this thread: it waits while the loop is late, but not past half its deadline
-        const admitted = await this.admission?.admit(this.clock() + remaining() / 2);
-        try {
-          if (req.name === 'session.start') await runner.start();
-          else await runner.restart();
-        } finally {
-          admitted?.();
-        }
-        return this.snapshot(runner, await runner.waitWhileStarting(Math.min(SETTLE_MAX_MS, remaining() / 2))) as never;
-      }
-      case 'session.stop': {
-        const runner = await this.runner((req.args as CommandMap['session.stop']['args']).sessionId);
-        return this.snapshot(runner, await runner.stop()) as never;
-      }
-      case 'session.logout': {
-        const runner = await this.runner((req.args as CommandMap['session.logout']['args']).sessionId);
-        return this.snapshot(runner, await runner.logout(remaining() / 2)) as never;
-      }
-      case 'session.delete': {
-        const { sessionId } = req.args as CommandMap['session.delete']['args'];
-        const runner = await this.runner(sessionId);
-        await runner.logout(remaining() / 2);
-        this.runners.delete(sessionId);
-        return { deleted: true } as never;
-      }
-      case 'session.request-code': {
-        const { sessionId, phoneNumber } = req.args as CommandMap['session.request-code']['args'];
-        return (await (await this.runner(sessionId)).requestPairingCode(phoneNumber)) as never;
-      }
-      case 'group.create': {
-        const { sessionId, name, participants } = req.args as CommandMap['group.create']['args'];
-        return (await (await this.runner(sessionId)).createGroup(name, participants)) as never;
-      }
-      case 'session.action': {
-        const { sessionId, action, args } = req.args as CommandMap['session.action']['args'];
-        return (await (await this.runner(sessionId)).perform(action, args as never)) as never;
-      }
-      default:
-        throw new DomainError('validation_error', `unknown command ${String((req as { name: unknown }).name)}`);
+    // the name comes off the wire: one the table does not hold is refused, not looked up on its prototype
+    if (!Object.hasOwn(this.commands, request.name)) {
+      throw new DomainError('validation_error', `unknown command ${String((request as { name: unknown }).name)}`);
     }
+    const handler: CommandTable[N] = this.commands[request.name];
+    return handler(request.args, () => request.deadline - this.clock() - REPLY_MARGIN_MS);
+  }
+
+  /** One handler per command name, each typed by its CommandMap entry: a new command fails to compile until it has one. */
+  private readonly commands: CommandTable = {
+    'session.start': ({ sessionId }, remaining) => this.startOrRestart(sessionId, 'start', remaining),
+    'session.restart': ({ sessionId }, remaining) => this.startOrRestart(sessionId, 'restart', remaining),
+    'session.stop': async ({ sessionId }) => {
+      const runner = await this.runner(sessionId);
+      return this.snapshot(runner, await runner.stop());
+    },
+    'session.logout': async ({ sessionId }, remaining) => {
+      const runner = await this.runner(sessionId);
+      return this.snapshot(runner, await runner.logout(remaining() / 2));
+    },
+    'session.delete': async ({ sessionId }, remaining) => {
+      const runner = await this.runner(sessionId);
+      await runner.logout(remaining() / 2);
+      this.runners.delete(sessionId);
+      return { deleted: true };
+    },
+    'session.request-code': async ({ sessionId, phoneNumber }) => (await this.runner(sessionId)).requestPairingCode(phoneNumber),
+    'group.create': async ({ sessionId, name, participants }) => (await this.runner(sessionId)).createGroup(name, participants),
+    // the action's arguments were validated by the API against SessionActionMap; the wire carries them untyped
+    'session.action': async ({ sessionId, action, args }) => (await this.runner(sessionId)).perform(action, args as SessionActionArgs<SessionActionName>),
+  };
+
+  private async startOrRestart(sessionId: string, command: 'start' | 'restart', remaining: () => number): Promise<SessionSnapshot> {
+    const runner = await this.runner(sessionId);
+    // a login costs the engine's work on this thread: it waits while the loop is late, but not past half its deadline
+    const admitted = await this.admission?.admit(this.clock() + remaining() / 2);
+    try {
+      if (command === 'start') await runner.start();
+      else await runner.restart();
+    } finally {
+      admitted?.();
+    }
+    return this.snapshot(runner, await runner.waitWhileStarting(Math.min(SETTLE_MAX_MS, remaining() / 2)));
   }
 
   /** The runner of a session held here (the campaign scheduler's way to its queue and its connection). */

@@ -1,48 +1,21 @@
 import type { Logger } from 'pino';
-import { CatalogEvent, DomainError, GroupView, SessionLoggedOutPayload, SyncHistoryMode, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
-import { CredentialsUnusableError, credentialsUnusableReason } from '../engine/credentials-unusable';
+import { CatalogEvent, DomainError, GroupView, SyncHistoryMode, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
+import { CredentialsUnusableError } from '../engine/credentials-unusable';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, FollowedChannelBook, GroupInfo, SessionEngine } from '../engine/engine.interface';
-import type { CampaignSendHooks } from '../messages/outbound-sender';
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
-import type { MessageRow, MessageStore, MessagingSettings } from '../messages/message-store';
-import type { ContactBook } from '../contacts/contact-book';
-import type { StatusPostLookup } from '../messages/outbound-sender';
-import { OutboundSender } from '../messages/outbound-sender';
-import { BacklogPacer, sessionRatePerMin } from '../messages/send-pacing';
-import type { SentRecords } from '../messages/sent-records';
-import { ChatEvents, type ChatStore } from '../messages/chat-events';
-import type { ChatLabelStore } from '../messages/account-extras-events';
-import {
-  AuthStateFactory,
-  FollowedChannelStore,
-  QrBoard,
-  realTimers,
-  RunnerSettings,
-  SessionEventSink,
-  SessionLeases,
-  SessionRecord,
-  SessionRecordPatch,
-  SessionRecords,
-  Timers,
-} from './session-ports';
+import type { OutboundSender } from '../messages/outbound-sender';
+import type { ChatEvents } from '../messages/chat-events';
+import { AuthStateFactory, QrBoard, realTimers, RunnerSettings, SessionLeases, SessionRecord, SessionRecordPatch, Timers } from './session-ports';
+import { buildSessionHandlers, SessionHandlerDeps } from './session-handlers';
+import { initialState, SessionEffect, SessionInput, SessionState, transition } from './session-state';
 
-/** channels a session's runner remembers having kept (a bound: a session follows few) */
-const KEPT_CHANNELS_MAX = 1000;
-
-export interface SessionRunnerDeps {
+export interface SessionRunnerDeps extends SessionHandlerDeps {
   engine: SessionEngine;
   authState: AuthStateFactory;
-  records: SessionRecords;
-  events: SessionEventSink;
   leases: SessionLeases;
   qr: QrBoard;
   settings: RunnerSettings;
   logger: Logger;
-  /** the message log, which is also the send queue */
-  messages: MessageStore;
-  /** the records of sends, grouped across the gateway's sessions (absent: each session records its own) */
-  sentRecords?: SentRecords;
-  messaging: MessagingSettings;
   clock?: () => number;
   timers?: Timers;
   /** [0, 1): spreads reconnect delays (jitter); Math.random unless a test fixes it */
@@ -52,30 +25,12 @@ export interface SessionRunnerDeps {
    * the operator must update WHATSAPP_WEB_VERSION or allow the version fetch (ClientVersionAlarm).
    */
   clientVersionRefused?: (sessionId: string) => void;
-  /** how the sender waits while showing "typing…" */
-  sleep?: (ms: number) => Promise<void>;
-  /** fault injection between the network's ack of a send and its record (tests only) */
-  afterNetworkAck?: () => void;
   /**
    * False while this gateway's lease renewals have lapsed (LeaseWatchdog): its leases may have expired, so nothing may
    * open a socket or act on a socket's event until the watchdog has closed everything. Checked synchronously, so it
    * holds even for the first callback that runs after the process was paused.
    */
   leasesTrusted?: () => boolean;
-  /** the session's contacts kept current from the network (absent: none kept) */
-  contacts?: ContactBook;
-  /** chats as the network reports them and history syncs (messages/chat-events.ts); absent: ignored */
-  chats?: ChatStore;
-  /** the labels each chat carries (messages/account-extras-events.ts); absent: label changes are only announced */
-  chatLabels?: ChatLabelStore;
-  /** the followed channels kept for the Baileys engine's list (a post's channel is remembered); absent: none kept */
-  followedChannels?: FollowedChannelStore;
-  /** how a status post goes out (its audience): read when it is sent; absent, a status post fails */
-  statusPosts?: StatusPostLookup;
-  /** told of each inbound message once stored (eager media downloads, media/eager-media-downloads.ts); absent: none */
-  inboundStored?: (row: MessageRow) => void;
-  /** the campaign scheduler of this gateway, as the sender meets it (absent: no campaigns) */
-  campaigns?: CampaignSendHooks;
 }
 
 /**
@@ -126,39 +81,39 @@ export const GROUP_CREATION_REPEAT_MS = 10 * 60_000;
 /** Row statuses that wait on the owner: the table places such a session here, but no gateway starts it by itself. */
 const NOT_RESUMED: readonly SessionStatus[] = ['stopped', 'failed', 'logged_out'];
 
-const CLEARED_ACCOUNT: SessionRecordPatch = { phoneNumber: null, waJid: null, waLid: null };
+/** An engine event the runner takes in its serial queue (a history batch has a queue of its own), with its own shape. */
+type EngineEventOf = { [E in EngineEvent as E['type']]: E };
+type QueuedEngineEventType = Exclude<EngineEvent['type'], 'history'>;
+/** One handler per engine event type: a new type fails to compile until the runner says what it does with it. */
+type EngineEventTable = { [T in QueuedEngineEventType]: (gen: number, event: EngineEventOf[T]) => Promise<void> };
+/** One executor per effect kind of the status machine (session-state.ts). */
+type EffectOf = { [E in SessionEffect as E['kind']]: E };
+type EffectTable = { [K in SessionEffect['kind']]: (effect: EffectOf[K]) => Promise<void> | void };
 
-/** How many restart requests (515) in a row, with no open between them, are answered by reconnecting at once. */
-export const RESTARTS_AT_ONCE = 3;
-/** A second `replaced` (440) within this long of the first ends in `failed`: another client keeps taking the device. */
-export const REPLACED_REPEAT_WINDOW_MS = 10 * 60_000;
-/** Reconnect delays are spread over [delay·(1-RECONNECT_JITTER), delay], so a node's sessions don't reconnect in one burst. */
-export const RECONNECT_JITTER = 0.5;
-/**
- * After a 405 (this WhatsApp Web version refused) the next attempt waits this many capped delays (5 min by default):
- * every session of the node announces the same version, and a node's worth of refused connects every 30 s is noise
- * WhatsApp sees, while the fix (a new WHATSAPP_WEB_VERSION, or the fetch) is the operator's.
- */
-export const CLIENT_VERSION_REFUSED_DELAYS = 10;
+function dispatchEngineEvent<T extends QueuedEngineEventType>(table: EngineEventTable, type: T, gen: number, event: EngineEventOf[T]): Promise<void> {
+  const handler: EngineEventTable[T] = table[type];
+  return handler(gen, event);
+}
 
-/** What the engine said about a close, with the network's close code when it gave one. */
-function closeCause(event: Extract<EngineEvent, { type: 'close' }>): string {
-  return event.statusCode === null ? event.message : `${event.message} (close code ${event.statusCode})`;
+function runEffect<K extends SessionEffect['kind']>(table: EffectTable, kind: K, effect: EffectOf[K]): Promise<void> | void {
+  const run: EffectTable[K] = table[kind];
+  return run(effect);
 }
 
 /**
- * Owns one session on this gateway: its socket, its status machine, its retries and its events.
+ * Owns one session on this gateway: its socket, its lease, its row, its retries and its events. What happens to its
+ * status is decided by the status machine (session-state.ts, `transition`); the runner turns commands, socket outcomes
+ * and engine events into its inputs and carries out its effects (`apply`).
  *
  * Every state change runs through one serial queue, so commands and engine events never interleave
  * (a close arriving during a restart cannot resurrect the old socket). Each socket gets a generation
  * number; events of an older generation are ignored, which is how a socket we closed on purpose stays quiet.
  */
 export class SessionRunner {
-  private status: SessionStatus;
+  /** the status machine (session-state.ts): changed only by `apply`; its status fields when they are recorded (setStatus) */
+  private state: SessionState;
   private connection: EngineConnection | null = null;
   private generation = 0;
-  /** true while the session should hold a socket on this gateway */
-  private wanted = false;
   /** true from a successful lease acquisition until the lease is released or lost */
   private leaseHeld = false;
   /**
@@ -166,24 +121,6 @@ export class SessionRunner {
    * or lost: once another gateway takes the lease (a newer token), this runner's writes must be refused.
    */
   private leaseToken: number | null = null;
-  private qrShown = 0;
-  /** the generation of the socket a pairing code was requested on: its QRs stop counting (the user types the code) */
-  private codeRequestedOn: number | null = null;
-  /** a socket with a pairing code being typed dropped: the reason the QRs of the next sockets show, until a new code or an open */
-  private codeDropped: string | null = null;
-  private failedConnects = 0;
-  /** the row named an account when the session was started: a paired session never gives up reconnecting */
-  private pairedAtStart = false;
-  /** restart requests (515) since the last open */
-  private restartsInARow = 0;
-  /** when the network last said another socket took the device (440) */
-  private lastReplacedAt: number | null = null;
-  /** the row's nextAttemptAt (epoch ms) while a retry is scheduled and recorded */
-  private nextAttemptAt: number | null = null;
-  /** a socket opened since the last start: a close after that is `reconnecting`, before it still `starting` */
-  private openedSinceStart = false;
-  /** the reason of the current status, as last published and recorded */
-  private reason: string | null = null;
   private reconnectTimer: unknown = null;
   /** the row patch a failed write left behind (database down): written with the next write, or by its retry timer */
   private unwritten: SessionRecordPatch = {};
@@ -220,59 +157,28 @@ export class SessionRunner {
     initialStatus: SessionStatus,
     private readonly deps: SessionRunnerDeps,
   ) {
-    this.status = initialStatus;
+    this.state = initialState(initialStatus);
     this.auth = deps.authState(sessionId);
     this.clock = deps.clock ?? Date.now;
     this.timers = deps.timers ?? realTimers;
     this.log = deps.logger.child({ sessionId });
-    const common = { sessionId, organizationId, store: deps.messages, events: deps.events, clock: this.clock, logger: this.log };
-    this.sender = new OutboundSender({
-      ...common,
-      settings: deps.messaging,
-      live: () => (this.status === 'working' ? this.connection : null),
-      sleep: deps.sleep,
-      afterNetworkAck: deps.afterNetworkAck,
-      pacing: new BacklogPacer({ ratePerMin: () => sessionRatePerMin(deps.records, sessionId) }),
-      statusPosts: deps.statusPosts,
-      sentRecords: deps.sentRecords,
-      campaigns: deps.campaigns,
-    });
-    const followed = deps.followedChannels;
-    // a post names only its channel: once kept, each further post of it would be one more write that changes nothing
-    const kept = new Set<string>();
-    this.channels = followed
-      ? {
-          list: () => followed.list(sessionId),
-          remember: async (c) => {
-            if (Object.keys(c).length === 1 && kept.has(c.jid)) return;
-            await followed.remember(organizationId, sessionId, c);
-            if (kept.size >= KEPT_CHANNELS_MAX) kept.clear();
-            kept.add(c.jid);
-          },
-          forget: async (jid) => {
-            kept.delete(jid);
-            await followed.forget(sessionId, jid);
-          },
-        }
-      : undefined;
-    this.inbound = new InboundEvents({
-      ...common,
-      records: deps.records,
-      sender: this.sender,
-      contacts: deps.contacts,
-      chatLabels: deps.chatLabels,
-      inboundStored: deps.inboundStored,
-      channels: this.channels,
-    });
-    this.chatEvents = deps.chats ? new ChatEvents({ ...common, chats: deps.chats }) : null;
-    this.lookups = {
-      message: (_chatJid, waMessageId) => deps.messages.rawOf(sessionId, waMessageId),
-      group: (groupJid) => deps.records.findGroup(sessionId, groupJid),
-    };
+    ({ sender: this.sender, inbound: this.inbound, chatEvents: this.chatEvents, lookups: this.lookups, channels: this.channels } = buildSessionHandlers(
+      { sessionId, organizationId, clock: this.clock, logger: this.log, live: () => (this.status === 'working' ? this.connection : null) },
+      deps,
+    ));
   }
 
   get currentStatus(): SessionStatus {
-    return this.status;
+    return this.state.status;
+  }
+
+  private get status(): SessionStatus {
+    return this.state.status;
+  }
+
+  /** true while the session should hold a socket on this gateway */
+  private get wanted(): boolean {
+    return this.state.phase !== 'idle';
   }
 
   /** Holds (or is trying to hold) a socket; such sessions count against capacity and keep their lease renewed. */
@@ -291,7 +197,7 @@ export class SessionRunner {
   start(): Promise<SessionStatus> {
     return this.serial(async () => {
       if (this.wanted) return this.status;
-      await this.begin('start_requested');
+      await this.begin(false);
       return this.status;
     });
   }
@@ -307,7 +213,7 @@ export class SessionRunner {
       if (this.wanted) return this.status;
       const record = await this.deps.records.find(this.sessionId);
       if (!record || record.desiredState !== 'running' || NOT_RESUMED.includes(record.status)) return this.status;
-      await this.begin('start_requested', record);
+      await this.begin(false, record);
       return this.status;
     });
   }
@@ -316,9 +222,7 @@ export class SessionRunner {
   restart(): Promise<SessionStatus> {
     this.stopReading();
     return this.serial(async () => {
-      await this.teardown();
-      await this.deps.qr.clear(this.sessionId);
-      await this.begin('restart_requested');
+      await this.begin(true);
       return this.status;
     });
   }
@@ -326,11 +230,7 @@ export class SessionRunner {
   stop(): Promise<SessionStatus> {
     this.stopReading();
     return this.serial(async () => {
-      this.wanted = false;
-      await this.teardown();
-      await this.deps.qr.clear(this.sessionId);
-      await this.releaseLease();
-      await this.setStatus('stopped', 'stop_requested', { desiredState: 'stopped' });
+      await this.apply({ kind: 'stop' });
       return this.status;
     });
   }
@@ -344,31 +244,21 @@ export class SessionRunner {
     const unlinkedLive = await this.serial(async () => {
       const conn = this.connection;
       if (!conn || this.status !== 'working') return false;
-      this.wanted = false;
-      await this.teardown({ keepSocket: true });
+      await this.apply({ kind: 'unlink', live: true });
       await conn.logout().catch((err) => this.log.warn({ err: String(err) }, 'logout on the network failed'));
       return true;
     });
     if (!unlinkedLive) {
       // a logged-out session has nothing to unlink: its creds are not even read
       const paired = this.status !== 'logged_out' && (await this.auth.readCreds().catch(() => null)) !== null;
-      if (paired && this.status !== 'logged_out') {
-        await this.serial(async () => {
-          this.wanted = false;
-          await this.teardown();
-        });
+      // (read again: the status may have changed while the credentials were read)
+      if (paired && this.state.status !== 'logged_out') {
+        await this.serial(() => this.apply({ kind: 'unlink', live: false }));
         await this.unlinkOffline(unlinkTimeoutMs);
       }
     }
     return this.serial(async () => {
-      this.wanted = false;
-      await this.teardown();
-      await this.auth.clear();
-      await this.deps.qr.clear(this.sessionId);
-      await this.releaseLease();
-      if (this.status === 'logged_out') return this.status;
-      await this.setStatus('logged_out', 'logout_requested', { ...CLEARED_ACCOUNT, desiredState: 'stopped' });
-      await this.publish({ event: 'session.logged_out', payload: { reason: 'logout_requested' } });
+      await this.apply({ kind: 'logout' });
       return this.status;
     });
   }
@@ -385,11 +275,7 @@ export class SessionRunner {
    */
   async shutdown(): Promise<void> {
     this.stopReading();
-    await this.serial(async () => {
-      this.wanted = false;
-      await this.teardown();
-      await this.releaseLease();
-    });
+    await this.serial(() => this.apply({ kind: 'shutdown' }));
     // a send the network already took is recorded before the process lets go of PostgreSQL
     await this.sender.settled();
   }
@@ -399,10 +285,8 @@ export class SessionRunner {
     this.stopReading();
     return this.serial(async () => {
       this.log.warn('session lease lost; closing the socket');
-      this.wanted = false;
       this.leaseHeld = false;
-      await this.teardown();
-      this.deps.engine.forget(this.sessionId);
+      await this.apply({ kind: 'lease_lost' });
     });
   }
 
@@ -468,10 +352,7 @@ export class SessionRunner {
     const code = await conn.requestPairingCode(phoneNumber);
     await this.serial(async () => {
       if (gen !== this.generation || this.connection !== conn) return;
-      this.codeRequestedOn = gen;
-      this.codeDropped = null;
-      this.qrShown = 0;
-      await this.setStatus(this.status, 'pairing_code_requested');
+      await this.apply({ kind: 'code_requested', gen });
     });
     return { code };
   }
@@ -513,25 +394,54 @@ export class SessionRunner {
 
   // --- the state machine -------------------------------------------------------------------------
 
+  /**
+   * The one place the status machine moves: the transition (session-state.ts) decides, then its effects are carried out
+   * in order. The status, its reason and nextAttemptAt change when setStatus records them (an effect), so a reader
+   * outside the serial queue never sees a status before the row says it.
+   */
+  private async apply(input: SessionInput): Promise<void> {
+    const { state, effects } = transition(this.state, input, { now: this.clock(), random: this.deps.random ?? Math.random, settings: this.deps.settings });
+    this.state = { ...state, status: this.state.status, reason: this.state.reason, nextAttemptAt: this.state.nextAttemptAt };
+    for (const effect of effects) await runEffect(this.effects, effect.kind, effect);
+  }
+
+  private readonly effects: EffectTable = {
+    status: (e) => this.setStatus(e.status, e.reason, e.patch ?? {}, e.nextAttemptAt ?? null),
+    publish: (e) => this.publish(e.event),
+    open_socket: async (e) => {
+      if (e.ifCurrent !== undefined && (e.ifCurrent !== this.generation || !this.wanted)) return;
+      await this.openSocket();
+    },
+    schedule_retry: ({ gen, delayMs }) => {
+      this.reconnectTimer = this.timers.setTimeout(() => {
+        this.reconnectTimer = null;
+        void this.serial(async () => {
+          if (gen === this.generation) await this.apply({ kind: 'retry_due' });
+        }).catch((err) => this.log.error({ err: String(err) }, 'reconnect failed'));
+      }, delayMs);
+    },
+    cancel_retry: () => this.clearReconnect(),
+    close_socket: (e) => this.teardown({ keepSocket: e.keepSocket }),
+    show_qr: ({ qr, expiresAt, ttlMs }) => this.deps.qr.show(this.sessionId, { qr, expiresAt }, ttlMs),
+    clear_qr: () => this.deps.qr.clear(this.sessionId),
+    clear_credentials: () => this.auth.clear(),
+    release_lease: (e) => (e.quiet ? this.releaseLease().catch(() => undefined) : this.releaseLease()),
+    forget_session: () => this.deps.engine.forget(this.sessionId),
+    log: (e) => (e.fields ? this.log[e.level](e.fields, e.message) : this.log[e.level](e.message)),
+    client_version_refused: () => this.deps.clientVersionRefused?.(this.sessionId),
+    // the drain runs beside the event queue
+    drain_sends: () => void this.sender.trigger(),
+  };
+
   /** `known`: the row as just read inside the serial section (adopt); otherwise it is read here. */
-  private async begin(reason: string, known?: SessionRecord): Promise<void> {
-    this.wanted = true;
-    this.qrShown = 0;
-    this.codeRequestedOn = null;
-    this.codeDropped = null;
-    this.failedConnects = 0;
-    this.restartsInARow = 0;
-    this.lastReplacedAt = null;
-    this.openedSinceStart = false;
+  private async begin(restart: boolean, known?: SessionRecord): Promise<void> {
     // the account on the row is what pairing left there (cleared by a logout); unknown (store down) counts as paired,
     // since giving up on a paired session costs its user more than retrying an unpaired one
     const record = known ?? (await this.deps.records.find(this.sessionId).catch(() => undefined));
     // the first connect reads its proxy from this same read rather than a second one
     this.startRecord = record ?? null;
-    this.pairedAtStart = record === undefined || (record !== null && record.phoneNumber !== null);
     this.syncHistory = record?.syncHistory ?? 'none';
-    await this.setStatus('starting', reason, { desiredState: 'running' });
-    await this.openSocket();
+    await this.apply({ kind: 'start', restart, paired: record === undefined || (record !== null && record.phoneNumber !== null) });
   }
 
   /** Runs inside the serial queue. */
@@ -552,15 +462,13 @@ export class SessionRunner {
     } catch (err) {
       // Redis or PostgreSQL unreachable: a failed connect like any other (retried with backoff), never a runner that
       // waits for a timer nobody set
-      await this.connectFailed(gen, this.failureReason(`lease unavailable: ${err instanceof Error ? err.message : String(err)}`));
+      await this.apply({ kind: 'connect_failed', gen, cause: `lease unavailable: ${err instanceof Error ? err.message : String(err)}` });
       return;
     }
     this.leaseHeld = token !== null;
     if (token !== null) this.leaseToken = token;
     if (!this.leaseHeld) {
-      this.log.info('session lease held by another gateway; retrying');
-      // the session is live on another gateway (or was, a moment ago): from here that is a handover, not a first start
-      await this.connectFailed(gen, 'lease_held_elsewhere', 'reconnecting');
+      await this.apply({ kind: 'lease_held_elsewhere', gen });
       return;
     }
     let conn: EngineConnection;
@@ -580,8 +488,8 @@ export class SessionRunner {
       });
     } catch (err) {
       if (gen !== this.generation) return;
-      if (err instanceof CredentialsUnusableError) await this.loggedOut(credentialsUnusableReason(err.detail), 'credentials_unusable');
-      else await this.connectFailed(gen, this.failureReason(err instanceof Error ? err.message : String(err)));
+      if (err instanceof CredentialsUnusableError) await this.apply({ kind: 'credentials_unusable', detail: err.detail });
+      else await this.apply({ kind: 'connect_failed', gen, cause: err instanceof Error ? err.message : String(err) });
       return;
     }
     if (gen !== this.generation) {
@@ -605,7 +513,7 @@ export class SessionRunner {
         if (isInboundEvent(event)) throw new EventNotTakenError(event.type, 'the socket was replaced');
         return;
       }
-      await this.handle(gen, event);
+      await dispatchEngineEvent(this.engineEvents, event.type, gen, event);
     }).catch((err) => {
       if (!(err instanceof SessionFencedError) && !(err instanceof EventNotTakenError)) {
         this.log.error({ err: String(err), event: event.type }, 'engine event handling failed');
@@ -618,60 +526,42 @@ export class SessionRunner {
     return this.deps.leasesTrusted?.() ?? true;
   }
 
-  private async handle(gen: number, event: EngineEvent): Promise<void> {
-    switch (event.type) {
-      case 'qr': {
-        const typing = this.codeRequestedOn === gen;
-        if (!typing) this.qrShown += 1;
-        if (this.qrShown > this.deps.settings.qrMaxRetries) {
-          this.wanted = false;
-          await this.teardown();
-          await this.deps.qr.clear(this.sessionId);
-          await this.releaseLease();
-          await this.setStatus('failed', 'qr_not_scanned');
-          return;
-        }
-        const ttl = this.deps.settings.qrTtlMs;
-        const shown = { qr: event.qr, expiresAt: this.clock() + ttl };
-        await this.deps.qr.show(this.sessionId, shown, ttl);
-        await this.setStatus('scan_qr_code', typing ? 'pairing_code_requested' : (this.codeDropped ?? 'qr_shown'));
-        await this.publish({ event: 'auth.qr', payload: shown });
-        return;
-      }
-      case 'open': {
-        this.qrShown = 0;
-        this.codeRequestedOn = null;
-        this.codeDropped = null;
-        this.failedConnects = 0;
-        this.restartsInARow = 0;
-        this.openedSinceStart = true;
-        await this.deps.qr.clear(this.sessionId);
-        const { phoneNumber, jid, lid } = event.account;
-        await this.setStatus('working', 'connected', { phoneNumber, waJid: jid, waLid: lid, lastConnectedAt: new Date(this.clock()) });
-        await this.publish({ event: 'session.connected', payload: { phoneNumber, waJid: jid, waLid: lid } });
-        // what was queued while the session was away goes out now; the drain runs beside the event queue
-        void this.sender.trigger();
-        return;
-      }
-      case 'close':
+  /** What the runner does with each engine event of its queue; a socket's own events drive the status machine. */
+  private readonly engineEvents: EngineEventTable = (() => {
+    const inbound = (gen: number, event: InboundEngineEvent) => this.storeInbound(gen, event);
+    const table: EngineEventTable = {
+      qr: (gen, { qr }) => this.apply({ kind: 'qr', gen, qr }),
+      open: (_gen, { account }) => this.apply({ kind: 'open', account }),
+      close: (gen, { reason, statusCode, message }) => {
         this.connection = null;
-        await this.onClose(gen, event);
-        return;
-      case 'group':
+        return this.apply({ kind: 'close', gen, reason, statusCode, message });
+      },
+      group: async (_gen, event) => {
         await this.deps.records.saveGroup(this.organizationId, this.sessionId, event.group);
         await this.announceGroup(event.group, event.action);
-        return;
-      case 'group-metadata':
-        await this.deps.records.saveGroup(this.organizationId, this.sessionId, event.group);
-        return;
-      case 'chat-update':
+      },
+      'group-metadata': (_gen, event) => this.deps.records.saveGroup(this.organizationId, this.sessionId, event.group),
+      'chat-update': async (_gen, event) => {
         await this.chatEvents?.update(event);
-        return;
-      default:
-        if (!isInboundEvent(event)) return;
-        await this.storeInbound(gen, event);
-    }
-  }
+      },
+      message: inbound,
+      edit: inbound,
+      revoke: inbound,
+      receipt: inbound,
+      reaction: inbound,
+      'poll-vote': inbound,
+      presence: inbound,
+      call: inbound,
+      'group-update': inbound,
+      'group-participants': inbound,
+      contacts: inbound,
+      blocklist: inbound,
+      label: inbound,
+      status: inbound,
+      'channel-message': inbound,
+    };
+    return table;
+  })();
 
   /**
    * Stores one inbound event, trying again in place while it cannot be stored (database down, a failed write) and its
@@ -750,155 +640,6 @@ export class SessionRunner {
     for (const wake of [...this.retireWaiters]) wake();
   }
 
-  /**
-   * What a close means, as WhatsApp means it (the table in docs/baileys-engine.md). Only `logged_out` (401) wipes the
-   * credentials: every other close keeps the pairing, whatever it costs in retries.
-   */
-  private async onClose(gen: number, event: Extract<EngineEvent, { type: 'close' }>): Promise<void> {
-    if (event.reason === 'closed_by_us') return;
-    const typing = this.codeRequestedOn === gen;
-    this.codeRequestedOn = null;
-    if (this.status === 'working') {
-      await this.publish({ event: 'session.disconnected', payload: { reason: event.reason, statusCode: event.statusCode, message: event.message } });
-    }
-    switch (event.reason) {
-      case 'restart_required':
-        // the network asks for a fresh socket right after pairing; not a failure, unless it keeps asking
-        this.restartsInARow += 1;
-        if (this.restartsInARow <= RESTARTS_AT_ONCE) {
-          await this.openSocket();
-          return;
-        }
-        await this.connectFailed(gen, this.failureReason(`restart requested ${this.restartsInARow} times in a row: ${closeCause(event)}`));
-        return;
-      case 'transient':
-        if (typing) {
-          // the code being typed belongs to this socket: the next one needs a new code (the user is told to ask again)
-          this.codeDropped = `pairing_code_dropped: ${closeCause(event)}`;
-          await this.connectFailed(gen, this.codeDropped);
-          return;
-        }
-        await this.connectFailed(gen, this.failureReason(closeCause(event)));
-        return;
-      case 'logged_out':
-        if (!this.paired) {
-          await this.pairingExpired(gen);
-          return;
-        }
-        await this.loggedOut('unlinked_on_phone', 'unlinked_on_phone');
-        return;
-      case 'replaced': {
-        // another socket holds the device: often our own previous one (a handover, a restart) that WhatsApp has not
-        // dropped yet, so try once more after a delay, holding the lease; a second time means another client keeps it
-        const now = this.clock();
-        const repeated = this.lastReplacedAt !== null && now - this.lastReplacedAt < REPLACED_REPEAT_WINDOW_MS;
-        this.lastReplacedAt = now;
-        if (repeated) await this.stopFor('replaced');
-        else await this.connectFailed(gen, this.failureReason(closeCause(event)));
-        return;
-      }
-      case 'forbidden':
-        // WhatsApp refuses the account (banned, or blocked from linking devices): retrying only makes it worse
-        await this.stopFor('forbidden');
-        return;
-      case 'client_version_refused':
-        this.deps.clientVersionRefused?.(this.sessionId);
-        // the engine reads the version again before the next connect; the operator may have to update it, so wait long
-        await this.connectFailed(gen, 'client_version_refused', undefined, CLIENT_VERSION_REFUSED_DELAYS * this.deps.settings.reconnectMaxDelayMs);
-        return;
-      case 'bad_session':
-        // the network refused the credential as another engine's (the engines refuse it first, CredentialsUnusableError)
-        await this.loggedOut(credentialsUnusableReason(closeCause(event)), 'credentials_unusable');
-        return;
-    }
-  }
-
-  /** The pairing is gone for good: credentials and account wiped, no reconnect, one warn line (issue 38). */
-  private async loggedOut(reason: string, eventReason: SessionLoggedOutPayload['reason']): Promise<void> {
-    if (eventReason === 'credentials_unusable') this.log.warn({ reason }, 'stored credentials unusable; logged out');
-    this.wanted = false;
-    await this.auth.clear();
-    await this.deps.qr.clear(this.sessionId);
-    await this.releaseLease();
-    await this.setStatus('logged_out', reason, { ...CLEARED_ACCOUNT, desiredState: 'stopped' });
-    await this.publish({ event: 'session.logged_out', payload: { reason: eventReason } });
-  }
-
-  /** Whether the device completed a pairing: a paired session never gives up reconnecting. */
-  private get paired(): boolean {
-    return this.pairedAtStart || this.openedSinceStart;
-  }
-
-  /**
-   * A 401 before the pairing completed (a pairing code never entered: WhatsApp forgets the half-made device): not the
-   * user unlinking a device, so a fresh pairing (a new QR) with its own reason rather than `logged_out`. Counted as a
-   * failed connect, so a network that keeps refusing fresh pairings still ends in `failed`.
-   */
-  private async pairingExpired(gen: number): Promise<void> {
-    this.failedConnects += 1;
-    if (this.failedConnects >= this.deps.settings.reconnectMaxAttempts) {
-      await this.stopFor(`reconnect_attempts_exhausted: pairing_expired`);
-      return;
-    }
-    await this.auth.clear();
-    this.qrShown = 0;
-    await this.deps.qr.clear(this.sessionId);
-    await this.setStatus('starting', 'pairing_expired', CLEARED_ACCOUNT);
-    if (gen === this.generation && this.wanted) await this.openSocket();
-  }
-
-  /** Ends the session's attempts here: no socket, no lease, `failed` with the reason. Credentials are kept. */
-  private async stopFor(reason: string): Promise<void> {
-    this.wanted = false;
-    this.clearReconnect();
-    await this.deps.qr.clear(this.sessionId);
-    await this.releaseLease();
-    await this.setStatus('failed', reason);
-  }
-
-  /**
-   * `connection_lost: <cause>` once the session had a socket open since it was started, `connect_failed: <cause>`
-   * before that: a session that never connected is not reconnecting, it is still starting (and says why).
-   */
-  private failureReason(cause: string): string {
-    return `${this.openedSinceStart ? 'connection_lost' : 'connect_failed'}: ${cause}`;
-  }
-
-  /**
-   * One failed connect: logged at warn with its cause, recorded as the status's reason, retried after
-   * `min(base·2^(n-1), max)` (at least `minDelayMs`), less up to RECONNECT_JITTER of it at random. The row's reason says
-   * when the next attempt is. A session that never paired ends in `failed` at its RECONNECT_MAX_ATTEMPTS-th failure in
-   * a row, still naming the last cause; a paired one never gives up (after an outage of any length it comes back).
-   */
-  private async connectFailed(
-    gen: number,
-    reason: string,
-    waiting: SessionStatus = this.openedSinceStart ? 'reconnecting' : 'starting',
-    minDelayMs = 0,
-  ): Promise<void> {
-    this.failedConnects += 1;
-    const { reconnectMaxAttempts, reconnectBaseDelayMs, reconnectMaxDelayMs } = this.deps.settings;
-    const attempt = { attempt: this.failedConnects, of: this.paired ? null : reconnectMaxAttempts, reason };
-    if (!this.paired && this.failedConnects >= reconnectMaxAttempts) {
-      this.log.warn(attempt, 'connect failed; giving up');
-      await this.stopFor(`reconnect_attempts_exhausted: ${reason}`);
-      return;
-    }
-    const capped = Math.max(minDelayMs, Math.min(reconnectBaseDelayMs * 2 ** Math.min(this.failedConnects - 1, 30), reconnectMaxDelayMs));
-    // (minDelayMs may exceed the cap: a 405's wait is longer on purpose)
-    const delay = Math.round(capped * (1 - RECONNECT_JITTER * (this.deps.random ?? Math.random)()));
-    const nextAttemptAt = this.clock() + delay;
-    if (reason !== 'lease_held_elsewhere') this.log.warn({ ...attempt, retryInMs: delay, nextAttemptAt: new Date(nextAttemptAt).toISOString() }, 'connect failed; retrying');
-    // a wait for another gateway's lease is a handover, retried often: its row is not rewritten for every attempt
-    await this.setStatus(waiting, reason, {}, reason === 'lease_held_elsewhere' ? null : nextAttemptAt);
-    this.reconnectTimer = this.timers.setTimeout(() => {
-      this.reconnectTimer = null;
-      void this.serial(async () => {
-        if (gen === this.generation && this.wanted) await this.openSocket();
-      }).catch((err) => this.log.error({ err: String(err) }, 'reconnect failed'));
-    }, delay);
-  }
-
   /** Silences the current socket (its late events are ignored) and closes it unless the caller still needs it. */
   private async teardown(options: { keepSocket?: boolean } = {}): Promise<void> {
     this.stopReading();
@@ -921,9 +662,7 @@ export class SessionRunner {
    */
   private async fencedOut(): Promise<never> {
     this.log.warn({ leaseToken: this.leaseToken }, 'session row refused a write (fenced); closing the socket');
-    this.wanted = false;
-    await this.teardown();
-    await this.releaseLease().catch(() => undefined);
+    await this.apply({ kind: 'fenced' });
     throw new SessionFencedError(this.sessionId);
   }
 
@@ -973,13 +712,11 @@ export class SessionRunner {
    * `starting`, reason `connect_failed: …`): that is how a session that cannot connect yet says why.
    */
   private async setStatus(next: SessionStatus, reason: string, patch: SessionRecordPatch = {}, nextAttemptAt: number | null = null): Promise<void> {
-    const previous = this.status;
+    const previous = this.state.status;
     // a runner that has not set a status yet (a resumed session) has nothing to correct with a same-status event
-    const reasonChanged = this.reason !== null && reason !== this.reason;
-    if (previous === next && !reasonChanged && nextAttemptAt === this.nextAttemptAt && Object.keys(patch).length === 0) return;
-    this.status = next;
-    this.reason = reason;
-    this.nextAttemptAt = nextAttemptAt;
+    const reasonChanged = this.state.reason !== null && reason !== this.state.reason;
+    if (previous === next && !reasonChanged && nextAttemptAt === this.state.nextAttemptAt && Object.keys(patch).length === 0) return;
+    this.state = { ...this.state, status: next, reason, nextAttemptAt };
     await this.writeRow({ ...patch, status: next, lastReason: reason, nextAttemptAt: nextAttemptAt === null ? null : new Date(nextAttemptAt) });
     if (previous !== next || reasonChanged) {
       await this.publish({ event: 'session.status', payload: { status: next, previousStatus: previous, reason } });
