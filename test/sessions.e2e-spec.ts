@@ -267,6 +267,8 @@ describe(`Sessions API against a gateway on the network simulator (${E2E_ENGINE}
     expect((await simPost(`/sim/sessions/${s.id}/unlink`)).status).toBe(200);
     const out = await waitStatus(s.id, 'logged_out');
     expect(out).toMatchObject({ phoneNumber: null, waJid: null, waLid: null });
+    // the row is written before the event is published: the status can be read a moment before the event exists
+    await waitFor(async () => (await eventsOf(s.id, 'session.logged_out')).length > 0, 10000, 'session.logged_out published');
     expect((await eventsOf(s.id, 'session.logged_out')).map((e) => e.payload)).toEqual([{ reason: 'unlinked_on_phone' }]);
     expect(await simGet(`/sim/sessions/${s.id}`)).toMatchObject({ state: 'unlinked', connected: false });
   });
