@@ -1,14 +1,15 @@
 import type { INestApplication } from '@nestjs/common';
 import type { AddressInfo } from 'node:net';
+import { DateTime } from 'luxon';
 import { loadRunContext } from './support/run-context';
 
-process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:campaigns-${process.pid}`;
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:campaigns-${process.env.E2E_ENGINE ?? 'sim'}-${process.pid}`;
 
 import { GatewayDirectory } from '@app/fleet';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { checkedRequest as request } from './support/api-app';
-import { pairSession } from './support/engine';
+import { E2E_ENGINE, pairSession } from './support/engine';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { startSimGateway } from './support/fleet';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
@@ -19,12 +20,14 @@ jest.setTimeout(120_000);
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /**
- * Scheduled sends and campaigns (CONTRACT 17, issue 43) on the simulator with a real gateway process: a scheduled send
- * goes out once when due, a cancelled one never; a campaign with a missing variable is 422 naming both; a campaign
- * survives its gateway SIGKILLed mid-way, every recipient gets its message once (the simulator's received log), the
- * counts match, the gaps between sends are at least minDelayMs, an opted-out number is skipped, and a pause stops it.
+ * Scheduled sends and campaigns (CONTRACT 17, issue 43) with a real gateway process, on both engines (the engine
+ * matrix): a scheduled send goes out once when due, a cancelled one never; a campaign with a missing variable is 422
+ * naming both; a campaign survives its gateway SIGKILLed and the API restarted mid-way, every recipient gets its
+ * message once (the simulator's received log), the counts match, the arrivals are at least minDelayMs apart and not
+ * evenly spaced, an opted-out number is skipped; nothing arrives outside the window and no more than the daily cap;
+ * a pause stops it. The full-size fault run and the scale figures are `npm run bench:campaigns`.
  */
-describe('Campaigns and scheduled sends', () => {
+describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
   let app: INestApplication;
   let sim: AppProcess;
   let simUrl: string;
@@ -93,7 +96,7 @@ describe('Campaigns and scheduled sends', () => {
     expect((await api().get(path('/campaigns')).set(bearer(org.adminKey))).body.data).toHaveLength(0);
   });
 
-  it('survives its gateway SIGKILLed mid-way: every recipient gets the message exactly once, paced, and the campaign completes', async () => {
+  it('survives its gateway SIGKILLed and the API restarted mid-way: every recipient gets the message exactly once, paced, and the campaign completes', async () => {
     const n = 40;
     const optedOut = number(5);
     // the contact answers STOP before the campaign: it is skipped as opted out
@@ -111,6 +114,11 @@ describe('Campaigns and scheduled sends', () => {
     await waitFor(async () => (await campaignTexts()).length >= 10, 30_000, 'ten campaign messages sent');
     await gateway.proc.kill();
     gateway = await startSimGateway(simUrl, gatewayId, { GATEWAY_HEARTBEAT_MS: '300', GATEWAY_TTL_MS: '2000' });
+    // the API restarted mid-way too (it holds nothing of a running campaign: the gateway goes on while it is down)
+    await waitFor(async () => (await campaignTexts()).length >= 20, 30_000, 'twenty campaign messages sent');
+    await app.close();
+    app = await createApiApp({ quiet: true });
+    await app.listen(0, '127.0.0.1');
     await waitFor(async () => (await api().get(path(`/campaigns/${id}`)).set(bearer(org.adminKey))).body.status === 'completed', 60_000, 'the campaign completed');
 
     const got = await campaignTexts();
@@ -127,12 +135,43 @@ describe('Campaigns and scheduled sends', () => {
     const recipients: Json[] = (await api().get(path(`/campaigns/${id}/recipients?limit=100`)).set(bearer(org.adminKey))).body.data;
     expect(recipients.filter((r) => r.status === 'sent')).toHaveLength(n - 1);
 
-    // pacing: each send at least minDelayMs after the one before (sentAt of the messages, in send order)
-    const sentAts: number[] = [];
-    for (const r of recipients.filter((x) => x.messageId)) sentAts.push((await api().get(path(`/messages/${r.messageId}`)).set(bearer(org.adminKey))).body.sentAt);
-    sentAts.sort((a, b) => a - b);
-    const gaps = sentAts.slice(1).map((t, i) => t - sentAts[i]);
+    // pacing on the receiving side: the simulator's arrival times, each at least minDelayMs after the one before, and
+    // not a fixed gap (a draw in [minDelayMs, maxDelayMs] each time; all 38 below the middle: odds 2^-38)
+    const arrivals = got.map((m) => m.timestamp as number).sort((a, b) => a - b);
+    const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(pacing.minDelayMs);
+    expect(gaps.some((g) => g > (pacing.minDelayMs + pacing.maxDelayMs) / 2)).toBe(true);
+  });
+
+  it('nothing is sent outside the window, and a daily cap holds in the window’s time zone (the receiving side)', async () => {
+    // a fixed-offset zone where it is about noon now: midnight and the window's 18:00 are hours away whenever this runs
+    const offset = Math.max(-11, Math.min(12, 12 - new Date().getUTCHours()));
+    const timeZone = offset === 0 ? 'UTC' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
+    const days = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+    const recipients = (tag: number) => Array.from({ length: 6 }, (_, i) => ({ to: number(tag + i) }));
+    const pacing = { minDelayMs: 50, maxDelayMs: 100, typing: false };
+    const capped = await api()
+      .post(path('/campaigns'))
+      .set(bearer(org.adminKey))
+      .send({ name: 'capped', message: { text: 'Capped hello' }, recipients: recipients(200), pacing: { ...pacing, perDay: 3 }, window: { days, from: '00:00', to: '23:59', timeZone }, skipNotOnWhatsApp: false });
+    const closed = await api()
+      .post(path('/campaigns'))
+      .set(bearer(org.adminKey))
+      .send({ name: 'evening', message: { text: 'Evening hello' }, recipients: recipients(300), pacing, window: { days, from: '18:00', to: '20:00', timeZone }, skipNotOnWhatsApp: false });
+    expect([capped.status, closed.status]).toEqual([201, 201]);
+    const local = DateTime.now().setZone(timeZone);
+    const view = async (id: string) => (await api().get(path(`/campaigns/${id}`)).set(bearer(org.adminKey))).body;
+    // the scheduler parks each where its rule says: the capped one at the zone's next midnight after its third send, the
+    // other at the window's opening today
+    const midnight = local.startOf('day').plus({ days: 1 }).toMillis();
+    const opens = local.set({ hour: 18, minute: 0, second: 0, millisecond: 0 }).toMillis();
+    await waitFor(async () => (await view(capped.body.id)).nextSendAt === midnight, 30_000, 'the capped campaign parked until midnight');
+    await waitFor(async () => (await view(closed.body.id)).nextSendAt === opens, 30_000, 'the closed campaign parked until 18:00');
+    const got = await simMessages();
+    expect(got.filter((m) => m.text === 'Capped hello')).toHaveLength(3);
+    expect(got.filter((m) => m.text === 'Evening hello')).toHaveLength(0);
+    expect((await view(capped.body.id)).counts).toMatchObject({ total: 6, sent: 3, pending: 3 });
+    for (const id of [capped.body.id, closed.body.id]) expect((await api().post(path(`/campaigns/${id}:cancel`)).set(bearer(org.adminKey))).status).toBe(200);
   });
 
   it('a pause stops it within a second; resume finishes it; each recipient still once', async () => {
