@@ -12,7 +12,7 @@ import { checkedRequest as request } from './support/api-app';
 import { E2E_ENGINE, pairSession } from './support/engine';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { startSimGateway } from './support/fleet';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 import { simControl } from './support/sim-control';
 
 jest.setTimeout(120_000);
@@ -35,7 +35,7 @@ describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
   let redis: Redis;
   let org: SeededOrg;
   let sessionId: string;
-  const gatewayId = `gw-campaigns-${process.pid}`;
+  const gatewayId = `gw-campaigns-${E2E_ENGINE}-${process.pid}`;
   const { get: simGet, post: simPost } = simControl(() => simUrl);
   const api = () => request(app.getHttpServer());
   const path = (p: string) => `/api/v1/sessions/${sessionId}${p}`;
@@ -113,6 +113,10 @@ describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
     const campaignTexts = async () => (await simMessages()).filter((m) => typeof m.text === 'string' && m.text.startsWith('Hello Name'));
     await waitFor(async () => (await campaignTexts()).length >= 10, 30_000, 'ten campaign messages sent');
     await gateway.proc.kill();
+    // a send scheduled for a time that passes while no gateway runs: sent once when the session is back
+    const missed = await api().post(path('/messages')).set(bearer(org.adminKey)).send({ to: number(903), text: 'missed while down', sendAt: Date.now() + 300 });
+    expect(missed.body.status).toBe('scheduled');
+    await waitFor(async () => Date.now() > missed.body.sendAt + 200, 5_000, 'its time to pass while the gateway is down');
     gateway = await startSimGateway(simUrl, gatewayId, { GATEWAY_HEARTBEAT_MS: '300', GATEWAY_TTL_MS: '2000' });
     // the API restarted mid-way too (it holds nothing of a running campaign: the gateway goes on while it is down)
     await waitFor(async () => (await campaignTexts()).length >= 20, 30_000, 'twenty campaign messages sent');
@@ -129,11 +133,19 @@ describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
     expect([...byRecipient.values()].every((c) => c === 1)).toBe(true);
     expect(byRecipient.has(`${optedOut}@s.whatsapp.net`)).toBe(false);
     expect(got.find((m) => m.to === `${number(7)}@s.whatsapp.net`)?.text).toBe('Hello Name 7');
+    await waitFor(async () => (await api().get(path(`/messages/${missed.body.id}`)).set(bearer(org.adminKey))).body.status === 'sent', 20_000, 'the missed send sent');
+    expect((await simMessages()).filter((m) => m.text === 'missed while down')).toHaveLength(1);
 
     const view = (await api().get(path(`/campaigns/${id}`)).set(bearer(org.adminKey))).body;
     expect(view.counts).toMatchObject({ total: n, pending: 0, sent: n - 1, optedOut: 1, failed: 0, skipped: 0 });
     const recipients: Json[] = (await api().get(path(`/campaigns/${id}/recipients?limit=100`)).set(bearer(org.adminKey))).body.data;
     expect(recipients.filter((r) => r.status === 'sent')).toHaveLength(n - 1);
+    // its events (the outbox every destination reads): progress, and completed once with the final counts
+    const events: Json[] = await (await testDataSource()).query(`SELECT type, envelope FROM events WHERE type LIKE 'campaign.%' AND envelope->'payload'->>'campaignId' = $1`, [id]);
+    expect(events.filter((e) => e.type === 'campaign.progress').length).toBeGreaterThanOrEqual(1);
+    const completed = events.filter((e) => e.type === 'campaign.completed');
+    expect(completed).toHaveLength(1);
+    expect(completed[0].envelope.payload.counts).toMatchObject({ total: n, sent: n - 1, optedOut: 1 });
 
     // pacing on the receiving side: the simulator's arrival times, each at least minDelayMs after the one before, and
     // not a fixed gap (a draw in [minDelayMs, maxDelayMs] each time; all 38 below the middle: odds 2^-38)
@@ -143,17 +155,20 @@ describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
     expect(gaps.some((g) => g > (pacing.minDelayMs + pacing.maxDelayMs) / 2)).toBe(true);
   });
 
-  it('nothing is sent outside the window, and a daily cap holds in the window’s time zone (the receiving side)', async () => {
+  it('nothing is sent outside the window, a daily cap holds in the window’s time zone (the receiving side), numbers not on WhatsApp are skipped', async () => {
     // a fixed-offset zone where it is about noon now: midnight and the window's 18:00 are hours away whenever this runs
     const offset = Math.max(-11, Math.min(12, 12 - new Date().getUTCHours()));
     const timeZone = offset === 0 ? 'UTC' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
     const days = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
     const recipients = (tag: number) => Array.from({ length: 6 }, (_, i) => ({ to: number(tag + i) }));
     const pacing = { minDelayMs: 50, maxDelayMs: 100, typing: false };
+    // the capped one checks numbers (skipNotOnWhatsApp by default): the 2nd and 4th are not on WhatsApp
+    const onWhatsApp = [0, 2, 4, 5].map((i) => number(200 + i));
+    for (const phoneNumber of onWhatsApp) expect((await simPost('/sim/contacts', { phoneNumber, name: `Contact ${phoneNumber}` })).status).toBe(200);
     const capped = await api()
       .post(path('/campaigns'))
       .set(bearer(org.adminKey))
-      .send({ name: 'capped', message: { text: 'Capped hello' }, recipients: recipients(200), pacing: { ...pacing, perDay: 3 }, window: { days, from: '00:00', to: '23:59', timeZone }, skipNotOnWhatsApp: false });
+      .send({ name: 'capped', message: { text: 'Capped hello' }, recipients: recipients(200), pacing: { ...pacing, perDay: 3 }, window: { days, from: '00:00', to: '23:59', timeZone } });
     const closed = await api()
       .post(path('/campaigns'))
       .set(bearer(org.adminKey))
@@ -168,9 +183,12 @@ describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
     await waitFor(async () => (await view(capped.body.id)).nextSendAt === midnight, 30_000, 'the capped campaign parked until midnight');
     await waitFor(async () => (await view(closed.body.id)).nextSendAt === opens, 30_000, 'the closed campaign parked until 18:00');
     const got = await simMessages();
-    expect(got.filter((m) => m.text === 'Capped hello')).toHaveLength(3);
+    // three sends (the cap), to the first three numbers on WhatsApp; the two others skipped, not counted in the cap
+    expect(got.filter((m) => m.text === 'Capped hello').map((m) => m.to).sort()).toEqual(onWhatsApp.slice(0, 3).map((p) => `${p}@s.whatsapp.net`));
     expect(got.filter((m) => m.text === 'Evening hello')).toHaveLength(0);
-    expect((await view(capped.body.id)).counts).toMatchObject({ total: 6, sent: 3, pending: 3 });
+    expect((await view(capped.body.id)).counts).toMatchObject({ total: 6, sent: 3, skipped: 2, pending: 1 });
+    const skipped: Json[] = (await api().get(path(`/campaigns/${capped.body.id}/recipients?status=skipped`)).set(bearer(org.adminKey))).body.data;
+    expect(skipped.map((r) => r.to).sort()).toEqual([number(201), number(203)].map((p) => `${p}@s.whatsapp.net`));
     for (const id of [capped.body.id, closed.body.id]) expect((await api().post(path(`/campaigns/${id}:cancel`)).set(bearer(org.adminKey))).status).toBe(200);
   });
 
