@@ -26,7 +26,7 @@ const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { Pool } = require('pg');
 const { cpuSeconds, freePort, killChildren, percentile, sleep, startApp, waitUntil } = require('./support');
-const { PrivateServers, stop } = require('./private-servers');
+const { PrivateServers, stop, survivePgRestarts } = require('./private-servers');
 
 const ROOT = join(__dirname, '..');
 const dist = (p) => require(join(ROOT, 'dist', p));
@@ -359,12 +359,7 @@ async function main() {
   }
 }
 
-// a connection cut by the PostgreSQL restart outside any query is replaced on the next one: not the run's failure
-process.on('uncaughtException', (err) => {
-  if (['57P01', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE'].includes(err.code) || /Connection terminated/.test(err.message)) return;
-  console.error(err);
-  process.exit(1);
-});
+survivePgRestarts();
 
 main().catch((err) => {
   console.error(err);

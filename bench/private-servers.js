@@ -77,4 +77,16 @@ function stop(child, signal) {
   return done;
 }
 
-module.exports = { PrivateServers, stop };
+/**
+ * A connection cut by a PostgreSQL restart outside any query (an idle pooled client's error event) is replaced on the
+ * next query: not the run's failure. Anything else uncaught ends the run.
+ */
+function survivePgRestarts() {
+  process.on('uncaughtException', (err) => {
+    if (['57P01', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE'].includes(err.code) || /Connection terminated/.test(err.message)) return;
+    console.error(err);
+    process.exit(1);
+  });
+}
+
+module.exports = { PrivateServers, stop, survivePgRestarts };

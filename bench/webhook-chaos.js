@@ -18,7 +18,7 @@ const { randomBytes } = require('node:crypto');
 const IORedis = require('ioredis');
 const { Client } = require('pg');
 const { freePort, killChildren, percentile, startApp } = require('./support');
-const { PrivateServers, stop } = require('./private-servers');
+const { PrivateServers, stop, survivePgRestarts } = require('./private-servers');
 
 const ROOT = join(__dirname, '..');
 const dist = (p) => require(join(ROOT, 'dist', p));
@@ -243,12 +243,7 @@ async function main() {
   }
 }
 
-// a connection cut by the PostgreSQL restart outside any query is replaced on the next one: not the run's failure
-process.on('uncaughtException', (err) => {
-  if (['57P01', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE'].includes(err.code) || /Connection terminated/.test(err.message)) return;
-  console.error(err);
-  process.exit(1);
-});
+survivePgRestarts();
 
 main().catch((err) => {
   console.error(err);
