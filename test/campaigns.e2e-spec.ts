@@ -86,13 +86,20 @@ describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
     expect(got.some((m) => m.text === 'never')).toBe(false);
   });
 
-  it('a recipient without a variable the template uses is a 422 naming both, and nothing is stored', async () => {
+  it('a recipient without a variable the template uses is a 422 naming both, so is a 10,001st recipient; nothing is stored', async () => {
     const res = await api()
       .post(path('/campaigns'))
       .set(bearer(org.adminKey))
       .send({ name: 'bad', message: { text: 'Hi {{name}} {{code}}' }, recipients: [{ to: number(1), variables: { name: 'A', code: '1' } }, { to: number(2), variables: { name: 'B' } }] });
     expect(res.status).toBe(422);
     expect(res.body.error.details).toMatchObject({ recipient: { index: 1, to: `${number(2)}@s.whatsapp.net` }, variable: 'code' });
+    // 10,000 recipients at most
+    const tooMany = await api()
+      .post(path('/campaigns'))
+      .set(bearer(org.adminKey))
+      .send({ name: 'big', message: { text: 'Hi' }, recipients: Array.from({ length: 10_001 }, (_, i) => ({ to: `1555${String(1000000 + i)}` })) });
+    expect(tooMany.status).toBe(422);
+    expect(JSON.stringify(tooMany.body.error.details)).toContain('10001');
     expect((await api().get(path('/campaigns')).set(bearer(org.adminKey))).body.data).toHaveLength(0);
   });
 
