@@ -8,6 +8,8 @@
 //    PostgreSQL is restarted (fast shutdown) and the API is SIGKILLed and started again. Then, from the simulator's
 //    received log: lost (recipients with no message), duplicated (recipients with more than one), re-sends the network
 //    took as the same message id, the campaign's counts, and the gaps between arrivals against [minDelayMs, maxDelayMs].
+//    Beside it, CAMPAIGN_CHAOS_SCHEDULED (100) scheduled sends on the same session, due one every
+//    CAMPAIGN_CHAOS_SCHEDULED_EVERY_MS (2500) through the faults: each must arrive once.
 // 2. Scale: CAMPAIGN_SCALE_CAMPAIGNS (20) campaigns of CAMPAIGN_SCALE_RECIPIENTS (10000) on as many sessions of one
 //    gateway, and a probe session beside them. Measured in the same run: the gateway's CPU and the rows read from
 //    campaign_recipients and campaigns per second with no campaign, with the campaigns idle (waiting for their
@@ -34,6 +36,8 @@ const { migrate, newId } = dist('libs/database/src');
 const { newApiKeyToken, sha256Hex } = dist('libs/crypto/src');
 
 const CHAOS_N = Number(process.env.CAMPAIGN_CHAOS_RECIPIENTS ?? 2000);
+const CHAOS_SCHEDULED = Number(process.env.CAMPAIGN_CHAOS_SCHEDULED ?? 100);
+const CHAOS_SCHEDULED_EVERY_MS = Number(process.env.CAMPAIGN_CHAOS_SCHEDULED_EVERY_MS ?? 2500);
 const SCALE_CAMPAIGNS = Number(process.env.CAMPAIGN_SCALE_CAMPAIGNS ?? 20);
 const SCALE_N = Number(process.env.CAMPAIGN_SCALE_RECIPIENTS ?? 10000);
 const PROBES = Number(process.env.CAMPAIGN_PROBES ?? 50);
@@ -163,6 +167,13 @@ async function chaos(servers, children, stderr) {
   const campaignId = await d.createCampaign(sessionId, 'Chaos', CHAOS_N, { pacing: CHAOS_PACING });
   const started = Date.now();
   log(`campaign ${campaignId} created on ${(await d.holder(sessionId)).gateway_id}`);
+  // scheduled sends due all through the faults, one every CHAOS_SCHEDULED_EVERY_MS, on the same session
+  const scheduled = [];
+  for (let i = 0; i < CHAOS_SCHEDULED; i++) {
+    const res = await d.call('POST', `/sessions/${sessionId}/messages`, { to: `1555800${String(i).padStart(4, '0')}`, text: `Scheduled ${i}`, sendAt: started + 5000 + i * CHAOS_SCHEDULED_EVERY_MS });
+    if (res.status !== 202 || res.body.status !== 'scheduled') throw new Error(`scheduling: ${res.status} ${JSON.stringify(res.body)}`);
+    scheduled.push(res.body.waMessageId);
+  }
   const arrived = async () => (await d.received(sessionId)).filter((m) => typeof m.text === 'string' && m.text.startsWith('Chaos: ')).length;
   const untilArrived = (k) => waitUntil(async () => (await arrived()) >= k, `${k} campaign messages at the simulator`, 600000);
   const workingElsewhere = (gone) =>
@@ -213,6 +224,16 @@ async function chaos(servers, children, stderr) {
   const wrongText = got.filter((m) => m.text !== `Chaos: hello Chaos ${Number(m.to.slice(4, 11)) - 1000000}`).length;
   const resends = got.reduce((a, m) => a + (m.sends - 1), 0);
   const view = (await d.call('GET', `/sessions/${sessionId}/campaigns/${campaignId}`)).body;
+  await waitUntil(async () => {
+    const ids = new Set((await d.received(sessionId)).map((m) => m.id));
+    return scheduled.every((id) => ids.has(id));
+  }, 'every scheduled send at the simulator', 120000).catch(() => undefined);
+  const all = await d.received(sessionId);
+  const scheduledGot = all.filter((m) => typeof m.text === 'string' && m.text.startsWith('Scheduled '));
+  const scheduledIds = new Set(scheduledGot.map((m) => m.id));
+  const scheduledLost = scheduled.filter((id) => !scheduledIds.has(id)).length;
+  // the network stores one message per id: a send twice would be the same text under another id
+  const scheduledDup = scheduledGot.length - new Set(scheduledGot.map((m) => m.text)).size;
   const times = got.map((m) => m.timestamp).sort((a, b) => a - b);
   const gaps = times.slice(1).map((t, i) => t - times[i]);
   const below = gaps.filter((g) => g < CHAOS_PACING.minDelayMs).length;
@@ -220,12 +241,13 @@ async function chaos(servers, children, stderr) {
   const over = gaps.filter((g) => g > CHAOS_PACING.maxDelayMs).map((g) => g - CHAOS_PACING.maxDelayMs);
   console.log(`recipients ${CHAOS_N}: received ${got.length}, lost ${lost}, duplicated ${duplicated}, wrong text ${wrongText}; re-sends the network took as the same id: ${resends}`);
   console.log(`campaign counts ${JSON.stringify(view.counts)}`);
+  console.log(`scheduled sends ${CHAOS_SCHEDULED} (due one every ${CHAOS_SCHEDULED_EVERY_MS} ms through the faults): received ${scheduledIds.size}, lost ${scheduledLost}, duplicated ${scheduledDup}`);
   console.log(`gaps between arrivals: ${fmt(stats(gaps))}; below minDelayMs ${below}; within [min, max] ${within} (${((100 * within) / gaps.length).toFixed(1)}%)`);
   console.log(`gaps above maxDelayMs ${over.length}, by ${fmt(stats(over))} (the step and the send after the delay, and the faults)`);
   console.log(`throughput ${(CHAOS_N / tookS).toFixed(1)} messages/s over the whole run, faults included`);
   await killChildren(children.splice(0));
   await d.stop();
-  return { lost, duplicated, resends, counts: view.counts, gaps: stats(gaps), below, tookS };
+  return { lost, duplicated, resends, counts: view.counts, gaps: stats(gaps), below, tookS, scheduledLost };
 }
 
 /**
