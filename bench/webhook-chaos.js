@@ -10,8 +10,7 @@
 //   CHAOS_EVENTS (6000), CHAOS_RATE per second (40), CHAOS_HANG_MS (60000), CHAOS_SETTLE_LIMIT_MS (300000),
 //   CHAOS_DISPATCHER_LOG (the dispatchers' stderr; $TMPDIR/webhook-chaos-dispatchers.log)
 'use strict';
-const { execFileSync, spawn } = require('node:child_process');
-const { chownSync, mkdtempSync, openSync, rmSync } = require('node:fs');
+const { openSync } = require('node:fs');
 const { createServer } = require('node:http');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -19,10 +18,10 @@ const { randomBytes } = require('node:crypto');
 const IORedis = require('ioredis');
 const { Client } = require('pg');
 const { freePort, killChildren, percentile, startApp } = require('./support');
+const { PrivateServers, stop, survivePgRestarts } = require('./private-servers');
 
 const ROOT = join(__dirname, '..');
 const dist = (p) => require(join(ROOT, 'dist', p));
-const PG_BIN = process.env.TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const EVENTS = Number(process.env.CHAOS_EVENTS ?? 6000);
 const RATE = Number(process.env.CHAOS_RATE ?? 40);
 const HANG_MS = Number(process.env.CHAOS_HANG_MS ?? 60000);
@@ -32,74 +31,6 @@ const DISPATCHER_LOG = process.env.CHAOS_DISPATCHER_LOG ?? join(tmpdir(), 'webho
 const PREFIX = 'chaos';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const since = (t0) => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
-
-/** A PostgreSQL cluster and a Redis of the run's own; PostgreSQL can be restarted, Redis wiped. */
-class PrivateServers {
-  constructor() {
-    this.uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-    this.gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
-    this.dataDir = mkdtempSync(join(tmpdir(), 'gw-webhook-chaos-pg-'));
-    chownSync(this.dataDir, this.uid, this.gid);
-    this.pg = null;
-    this.redis = null;
-  }
-
-  async start() {
-    [this.pgPort, this.redisPort] = [await freePort(), await freePort()];
-    execFileSync(join(PG_BIN, 'initdb'), ['-D', this.dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'], { uid: this.uid, gid: this.gid, cwd: this.dataDir, stdio: 'ignore' });
-    await this.startPg();
-    this.redis = spawn('redis-server', ['--port', String(this.redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await this.waitReady(() => execFileSync('redis-cli', ['-p', String(this.redisPort), 'ping'], { stdio: 'ignore' }));
-  }
-
-  get pgUrl() {
-    return `postgres://postgres@127.0.0.1:${this.pgPort}`;
-  }
-
-  get redisUrl() {
-    return `redis://127.0.0.1:${this.redisPort}`;
-  }
-
-  async startPg() {
-    const settings = ['listen_addresses=127.0.0.1', 'max_connections=200', 'fsync=off', 'synchronous_commit=off'];
-    this.pg = spawn(join(PG_BIN, 'postgres'), ['-D', this.dataDir, '-p', String(this.pgPort), '-k', this.dataDir, ...settings.flatMap((x) => ['-c', x])], {
-      uid: this.uid,
-      gid: this.gid,
-      stdio: 'ignore',
-    });
-    await this.waitReady(() => execFileSync(join(PG_BIN, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(this.pgPort)], { stdio: 'ignore' }));
-  }
-
-  /** Fast shutdown (every connection ends with 57P01), then start again: an operator's restart. */
-  async restartPg() {
-    await stop(this.pg, 'SIGINT');
-    await this.startPg();
-  }
-
-  async waitReady(probe) {
-    for (let i = 0; ; i++) {
-      try {
-        probe();
-        return;
-      } catch {
-        if (i > 300) throw new Error('a private server did not start');
-        await sleep(100);
-      }
-    }
-  }
-
-  async destroy() {
-    await Promise.all([stop(this.pg, 'SIGINT'), stop(this.redis, 'SIGTERM')]);
-    rmSync(this.dataDir, { recursive: true, force: true });
-  }
-}
-
-function stop(child, signal) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  const done = new Promise((r) => child.once('exit', r));
-  child.kill(signal);
-  return done;
-}
 
 /** Two receivers in one server: `/steady` answers 200; `/hung` accepts and never answers while hanging. */
 function startReceiver() {
@@ -312,12 +243,7 @@ async function main() {
   }
 }
 
-// a connection cut by the PostgreSQL restart outside any query is replaced on the next one: not the run's failure
-process.on('uncaughtException', (err) => {
-  if (['57P01', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE'].includes(err.code) || /Connection terminated/.test(err.message)) return;
-  console.error(err);
-  process.exit(1);
-});
+survivePgRestarts();
 
 main().catch((err) => {
   console.error(err);

@@ -1,17 +1,18 @@
 import type { INestApplication } from '@nestjs/common';
 import type { AddressInfo } from 'node:net';
+import { DateTime } from 'luxon';
 import { loadRunContext } from './support/run-context';
 
-process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:campaigns-${process.pid}`;
+process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:campaigns-${process.env.E2E_ENGINE ?? 'sim'}-${process.pid}`;
 
 import { GatewayDirectory } from '@app/fleet';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { checkedRequest as request } from './support/api-app';
-import { pairSession } from './support/engine';
+import { E2E_ENGINE, pairSession } from './support/engine';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { startSimGateway } from './support/fleet';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 import { simControl } from './support/sim-control';
 
 jest.setTimeout(120_000);
@@ -19,12 +20,14 @@ jest.setTimeout(120_000);
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /**
- * Scheduled sends and campaigns (CONTRACT 17, issue 43) on the simulator with a real gateway process: a scheduled send
- * goes out once when due, a cancelled one never; a campaign with a missing variable is 422 naming both; a campaign
- * survives its gateway SIGKILLed mid-way, every recipient gets its message once (the simulator's received log), the
- * counts match, the gaps between sends are at least minDelayMs, an opted-out number is skipped, and a pause stops it.
+ * Scheduled sends and campaigns (CONTRACT 17, issue 43) with a real gateway process, on both engines (the engine
+ * matrix): a scheduled send goes out once when due, a cancelled one never; a campaign with a missing variable is 422
+ * naming both; a campaign survives its gateway SIGKILLed and the API restarted mid-way, every recipient gets its
+ * message once (the simulator's received log), the counts match, the arrivals are at least minDelayMs apart and not
+ * evenly spaced, an opted-out number is skipped; nothing arrives outside the window and no more than the daily cap;
+ * a pause stops it. The full-size fault run and the scale figures are `npm run bench:campaigns`.
  */
-describe('Campaigns and scheduled sends', () => {
+describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
   let app: INestApplication;
   let sim: AppProcess;
   let simUrl: string;
@@ -32,7 +35,7 @@ describe('Campaigns and scheduled sends', () => {
   let redis: Redis;
   let org: SeededOrg;
   let sessionId: string;
-  const gatewayId = `gw-campaigns-${process.pid}`;
+  const gatewayId = `gw-campaigns-${E2E_ENGINE}-${process.pid}`;
   const { get: simGet, post: simPost } = simControl(() => simUrl);
   const api = () => request(app.getHttpServer());
   const path = (p: string) => `/api/v1/sessions/${sessionId}${p}`;
@@ -83,17 +86,24 @@ describe('Campaigns and scheduled sends', () => {
     expect(got.some((m) => m.text === 'never')).toBe(false);
   });
 
-  it('a recipient without a variable the template uses is a 422 naming both, and nothing is stored', async () => {
+  it('a recipient without a variable the template uses is a 422 naming both, so is a 10,001st recipient; nothing is stored', async () => {
     const res = await api()
       .post(path('/campaigns'))
       .set(bearer(org.adminKey))
       .send({ name: 'bad', message: { text: 'Hi {{name}} {{code}}' }, recipients: [{ to: number(1), variables: { name: 'A', code: '1' } }, { to: number(2), variables: { name: 'B' } }] });
     expect(res.status).toBe(422);
     expect(res.body.error.details).toMatchObject({ recipient: { index: 1, to: `${number(2)}@s.whatsapp.net` }, variable: 'code' });
+    // 10,000 recipients at most
+    const tooMany = await api()
+      .post(path('/campaigns'))
+      .set(bearer(org.adminKey))
+      .send({ name: 'big', message: { text: 'Hi' }, recipients: Array.from({ length: 10_001 }, (_, i) => ({ to: `1555${String(1000000 + i)}` })) });
+    expect(tooMany.status).toBe(422);
+    expect(JSON.stringify(tooMany.body.error.details)).toContain('10001');
     expect((await api().get(path('/campaigns')).set(bearer(org.adminKey))).body.data).toHaveLength(0);
   });
 
-  it('survives its gateway SIGKILLed mid-way: every recipient gets the message exactly once, paced, and the campaign completes', async () => {
+  it('survives its gateway SIGKILLed and the API restarted mid-way: every recipient gets the message exactly once, paced, and the campaign completes', async () => {
     const n = 40;
     const optedOut = number(5);
     // the contact answers STOP before the campaign: it is skipped as opted out
@@ -110,7 +120,16 @@ describe('Campaigns and scheduled sends', () => {
     const campaignTexts = async () => (await simMessages()).filter((m) => typeof m.text === 'string' && m.text.startsWith('Hello Name'));
     await waitFor(async () => (await campaignTexts()).length >= 10, 30_000, 'ten campaign messages sent');
     await gateway.proc.kill();
+    // a send scheduled for a time that passes while no gateway runs: sent once when the session is back
+    const missed = await api().post(path('/messages')).set(bearer(org.adminKey)).send({ to: number(903), text: 'missed while down', sendAt: Date.now() + 300 });
+    expect(missed.body.status).toBe('scheduled');
+    await waitFor(async () => Date.now() > missed.body.sendAt + 200, 5_000, 'its time to pass while the gateway is down');
     gateway = await startSimGateway(simUrl, gatewayId, { GATEWAY_HEARTBEAT_MS: '300', GATEWAY_TTL_MS: '2000' });
+    // the API restarted mid-way too (it holds nothing of a running campaign: the gateway goes on while it is down)
+    await waitFor(async () => (await campaignTexts()).length >= 20, 30_000, 'twenty campaign messages sent');
+    await app.close();
+    app = await createApiApp({ quiet: true });
+    await app.listen(0, '127.0.0.1');
     await waitFor(async () => (await api().get(path(`/campaigns/${id}`)).set(bearer(org.adminKey))).body.status === 'completed', 60_000, 'the campaign completed');
 
     const got = await campaignTexts();
@@ -121,18 +140,63 @@ describe('Campaigns and scheduled sends', () => {
     expect([...byRecipient.values()].every((c) => c === 1)).toBe(true);
     expect(byRecipient.has(`${optedOut}@s.whatsapp.net`)).toBe(false);
     expect(got.find((m) => m.to === `${number(7)}@s.whatsapp.net`)?.text).toBe('Hello Name 7');
+    await waitFor(async () => (await api().get(path(`/messages/${missed.body.id}`)).set(bearer(org.adminKey))).body.status === 'sent', 20_000, 'the missed send sent');
+    expect((await simMessages()).filter((m) => m.text === 'missed while down')).toHaveLength(1);
 
     const view = (await api().get(path(`/campaigns/${id}`)).set(bearer(org.adminKey))).body;
     expect(view.counts).toMatchObject({ total: n, pending: 0, sent: n - 1, optedOut: 1, failed: 0, skipped: 0 });
     const recipients: Json[] = (await api().get(path(`/campaigns/${id}/recipients?limit=100`)).set(bearer(org.adminKey))).body.data;
     expect(recipients.filter((r) => r.status === 'sent')).toHaveLength(n - 1);
+    // its events (the outbox every destination reads): progress, and completed once with the final counts
+    const events: Json[] = await (await testDataSource()).query(`SELECT type, envelope FROM events WHERE type LIKE 'campaign.%' AND envelope->'payload'->>'campaignId' = $1`, [id]);
+    expect(events.filter((e) => e.type === 'campaign.progress').length).toBeGreaterThanOrEqual(1);
+    const completed = events.filter((e) => e.type === 'campaign.completed');
+    expect(completed).toHaveLength(1);
+    expect(completed[0].envelope.payload.counts).toMatchObject({ total: n, sent: n - 1, optedOut: 1 });
 
-    // pacing: each send at least minDelayMs after the one before (sentAt of the messages, in send order)
-    const sentAts: number[] = [];
-    for (const r of recipients.filter((x) => x.messageId)) sentAts.push((await api().get(path(`/messages/${r.messageId}`)).set(bearer(org.adminKey))).body.sentAt);
-    sentAts.sort((a, b) => a - b);
-    const gaps = sentAts.slice(1).map((t, i) => t - sentAts[i]);
+    // pacing on the receiving side: the simulator's arrival times, each at least minDelayMs after the one before, and
+    // not a fixed gap (a draw in [minDelayMs, maxDelayMs] each time; all 38 below the middle: odds 2^-38)
+    const arrivals = got.map((m) => m.timestamp as number).sort((a, b) => a - b);
+    const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(pacing.minDelayMs);
+    expect(gaps.some((g) => g > (pacing.minDelayMs + pacing.maxDelayMs) / 2)).toBe(true);
+  });
+
+  it('nothing is sent outside the window, a daily cap holds in the window’s time zone (the receiving side), numbers not on WhatsApp are skipped', async () => {
+    // a fixed-offset zone where it is about noon now: midnight and the window's 18:00 are hours away whenever this runs
+    const offset = Math.max(-11, Math.min(12, 12 - new Date().getUTCHours()));
+    const timeZone = offset === 0 ? 'UTC' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
+    const days = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+    const recipients = (tag: number) => Array.from({ length: 6 }, (_, i) => ({ to: number(tag + i) }));
+    const pacing = { minDelayMs: 50, maxDelayMs: 100, typing: false };
+    // the capped one checks numbers (skipNotOnWhatsApp by default): the 2nd and 4th are not on WhatsApp
+    const onWhatsApp = [0, 2, 4, 5].map((i) => number(200 + i));
+    for (const phoneNumber of onWhatsApp) expect((await simPost('/sim/contacts', { phoneNumber, name: `Contact ${phoneNumber}` })).status).toBe(200);
+    const capped = await api()
+      .post(path('/campaigns'))
+      .set(bearer(org.adminKey))
+      .send({ name: 'capped', message: { text: 'Capped hello' }, recipients: recipients(200), pacing: { ...pacing, perDay: 3 }, window: { days, from: '00:00', to: '23:59', timeZone } });
+    const closed = await api()
+      .post(path('/campaigns'))
+      .set(bearer(org.adminKey))
+      .send({ name: 'evening', message: { text: 'Evening hello' }, recipients: recipients(300), pacing, window: { days, from: '18:00', to: '20:00', timeZone }, skipNotOnWhatsApp: false });
+    expect([capped.status, closed.status]).toEqual([201, 201]);
+    const local = DateTime.now().setZone(timeZone);
+    const view = async (id: string) => (await api().get(path(`/campaigns/${id}`)).set(bearer(org.adminKey))).body;
+    // the scheduler parks each where its rule says: the capped one at the zone's next midnight after its third send, the
+    // other at the window's opening today
+    const midnight = local.startOf('day').plus({ days: 1 }).toMillis();
+    const opens = local.set({ hour: 18, minute: 0, second: 0, millisecond: 0 }).toMillis();
+    await waitFor(async () => (await view(capped.body.id)).nextSendAt === midnight, 30_000, 'the capped campaign parked until midnight');
+    await waitFor(async () => (await view(closed.body.id)).nextSendAt === opens, 30_000, 'the closed campaign parked until 18:00');
+    const got = await simMessages();
+    // three sends (the cap), to the first three numbers on WhatsApp; the two others skipped, not counted in the cap
+    expect(got.filter((m) => m.text === 'Capped hello').map((m) => m.to).sort()).toEqual(onWhatsApp.slice(0, 3).map((p) => `${p}@s.whatsapp.net`));
+    expect(got.filter((m) => m.text === 'Evening hello')).toHaveLength(0);
+    expect((await view(capped.body.id)).counts).toMatchObject({ total: 6, sent: 3, skipped: 2, pending: 1 });
+    const skipped: Json[] = (await api().get(path(`/campaigns/${capped.body.id}/recipients?status=skipped`)).set(bearer(org.adminKey))).body.data;
+    expect(skipped.map((r) => r.to).sort()).toEqual([number(201), number(203)].map((p) => `${p}@s.whatsapp.net`));
+    for (const id of [capped.body.id, closed.body.id]) expect((await api().post(path(`/campaigns/${id}:cancel`)).set(bearer(org.adminKey))).status).toBe(200);
   });
 
   it('a pause stops it within a second; resume finishes it; each recipient still once', async () => {
