@@ -21,6 +21,11 @@ const { join } = require('node:path');
 
 /** The n8n the package is tested against; its n8n-workflow is the package's devDependency (2.8.0). */
 const N8N_VERSION = '2.8.4';
+/**
+ * n8n-nodes-base takes xlsx from cdn.sheetjs.com, not from the npm registry; where only the registry is reachable (CI)
+ * that fails the whole install. The registry's last xlsx serves the Spreadsheet File node, which the test does not use.
+ */
+const OVERRIDES = { xlsx: '0.18.5' };
 const root = join(__dirname, '..');
 const packageDir = join(root, 'packages', 'n8n-nodes-messaging-gateway');
 const cacheRoot = process.env.N8N_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'messaging-gateway');
@@ -108,7 +113,7 @@ function installN8n() {
     const started = Date.now();
     rmSync(n8nDir, { recursive: true, force: true });
     mkdirSync(n8nDir, { recursive: true });
-    writeFileSync(join(n8nDir, 'package.json'), JSON.stringify({ name: 'n8n-for-tests', private: true }) + '\n');
+    writeFileSync(join(n8nDir, 'package.json'), JSON.stringify({ name: 'n8n-for-tests', private: true, overrides: OVERRIDES }) + '\n');
     process.stderr.write(`n8n-nodes: installing n8n@${N8N_VERSION} into ${n8nDir} (a few hundred MB; minutes)\n`);
     run(npm, ['install', `n8n@${N8N_VERSION}`, '--no-audit', '--no-fund', '--omit=dev', '--loglevel=error'], n8nDir);
     if (!existsSync(bin)) throw new Error(`npm installed n8n@${N8N_VERSION} but ${bin} is missing`);

@@ -1,4 +1,16 @@
-import type { IDisplayOptions, IHttpRequestMethods, INodeProperties, INodePropertyOptions, PostReceiveAction } from 'n8n-workflow';
+import type {
+  DeclarativeRestApiSettings,
+  IDataObject,
+  IDisplayOptions,
+  IExecutePaginationFunctions,
+  IHttpRequestMethods,
+  IHttpRequestOptions,
+  INodeExecutionData,
+  INodeProperties,
+  INodePropertyOptions,
+  PostReceiveAction,
+} from 'n8n-workflow';
+import { CREDENTIAL } from '../transport';
 
 /**
  * A small vocabulary for the declarative (routing) description: each resource lists its operations (method + path)
@@ -55,6 +67,25 @@ export function operationsOf(resource: string, operations: Operation[]): INodePr
   };
 }
 
+/**
+ * "Return All": pages of 100 in a row, each asking for the `nextCursor` the last one gave, with the operation's own
+ * query (filters) kept; the items are the pages' `data` entries.
+ */
+async function followCursor(this: IExecutePaginationFunctions, requestData: DeclarativeRestApiSettings.ResultOptions): Promise<INodeExecutionData[]> {
+  const items: INodeExecutionData[] = [];
+  let cursor: string | null = null;
+  do {
+    const qs: IDataObject = { ...requestData.options.qs, limit: 100, ...(cursor ? { cursor } : {}) };
+    const page = (await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL, { ...requestData.options, qs, json: true, returnFullResponse: false } as IHttpRequestOptions)) as {
+      data?: IDataObject[];
+      nextCursor?: string | null;
+    };
+    items.push(...(page.data ?? []).map((json) => ({ json })));
+    cursor = page.nextCursor ?? null;
+  } while (cursor);
+  return items;
+}
+
 /** "Return All" and "Limit" for the list operations: pages of up to 100 followed by their `nextCursor`. */
 export function paging(resource: string, operations: string[]): INodeProperties[] {
   return [
@@ -66,16 +97,8 @@ export function paging(resource: string, operations: string[]): INodeProperties[
       description: 'Whether to return all results or only up to a given limit',
       displayOptions: show(resource, operations),
       routing: {
-        send: { paginate: '={{ $value }}', type: 'query', property: 'limit', value: '100' },
-        operations: {
-          pagination: {
-            type: 'generic',
-            properties: {
-              continue: '={{ !!$response.body.nextCursor }}',
-              request: { qs: { limit: 100, cursor: '={{ $response.body.nextCursor }}' } },
-            },
-          },
-        },
+        send: { paginate: '={{ $value }}' },
+        operations: { pagination: followCursor },
       },
     },
     {
