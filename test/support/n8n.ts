@@ -146,6 +146,21 @@ export async function startN8n(install: N8nInstall): Promise<RunningN8n> {
     return { status: res.status, body: res.body };
   };
 
+  try {
+    return await setUp(url, proc, rest, call);
+  } catch (err) {
+    // the folder and the process go with a failed setup too (the registry would only SIGKILL the process)
+    await proc.kill();
+    throw err;
+  }
+}
+
+async function setUp(
+  url: string,
+  proc: AppProcess,
+  rest: RunningN8n['rest'],
+  call: (path: string, method: string, headers: Record<string, string>, body?: object) => Promise<{ status: number; body: Json }>,
+): Promise<RunningN8n> {
   const owner = await rest('POST', '/owner/setup', { email: 'owner@n8n.test', firstName: 'Test', lastName: 'Owner', password: 'Owner-Passw0rd-1' });
   if (owner.status !== 200) throw new Error(`n8n owner setup answered ${owner.status}: ${JSON.stringify(owner.body)}`);
   const scopes = await rest('GET', '/api-keys/scopes');
