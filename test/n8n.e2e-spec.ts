@@ -136,11 +136,14 @@ describe('n8n community nodes in a real n8n (CONTRACT 16)', () => {
         }),
         sendNode('React', 500, { to: `={{ ${inbound}.chatJid }}`, type: 'reaction', reactionMessageId: `={{ ${inbound}.id }}`, emoji: '👍' }),
         sendNode('Poll', 750, { to: `={{ ${inbound}.chatJid }}`, type: 'poll', pollName: 'Did that help?', pollOptions: 'yes, no', selectableCount: 1 }),
+        // a list read with "Return All" (pages followed by their cursor): one item per chat
+        { ...sendNode('Chats', 1000, {}), parameters: { resource: 'chat', operation: 'list', sessionId: '={{ $("Gateway Trigger").item.json.sessionId }}', returnAll: true } },
       ],
       connections: {
         'Gateway Trigger': { main: [[{ node: 'Echo', type: 'main', index: 0 }]] },
         Echo: { main: [[{ node: 'React', type: 'main', index: 0 }]] },
         React: { main: [[{ node: 'Poll', type: 'main', index: 0 }]] },
+        Poll: { main: [[{ node: 'Chats', type: 'main', index: 0 }]] },
       },
     };
     const created = await n8n.api('POST', '/workflows', workflow);
@@ -186,6 +189,9 @@ describe('n8n community nodes in a real n8n (CONTRACT 16)', () => {
       return list.length && list.every((e: Json) => e.finished) ? list : null;
     }, 30_000, 'the execution to finish');
     expect(runs.map((e: Json) => e.status)).toEqual(['success']);
+    const run = (await n8n.api('GET', `/executions/${runs[0].id}?includeData=true`)).body;
+    const chats = run.data.resultData.runData.Chats[0].data.main[0].map((item: Json) => item.json);
+    expect(chats).toEqual([expect.objectContaining({ jid: CONTACT_JID, isGroup: false })]);
   }, 90_000);
 
   it('a delivery without a valid, fresh signature is answered 401 and starts nothing', async () => {
