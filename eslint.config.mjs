@@ -8,7 +8,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['dist/', 'node_modules/', 'tmp/', 'coverage/', 'apps/dashboard/dist/', 'docs/'] },
+  { ignores: ['dist/', 'node_modules/', 'tmp/', 'coverage/', 'apps/dashboard/dist/', 'docs/', 'packages/*/dist/'] },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
   js.configs.recommended,
   tseslint.configs.recommended,
