@@ -132,12 +132,9 @@ export class EventSinksService {
     }
     sink.target = target;
     const { reenabled } = applyDestinationSettings(sink, body);
-    // the change and its audit entry commit together, or neither does
-    const saved = await this.db.transaction(async (tx) => {
-      const row = await this.webhooks.save(sink, tx);
-      await this.audit.record(tx, organizationId, ctx, { action: 'event-sink.update', target: { type: 'eventSink', id }, changes: changedFields(body) });
-      return row;
-    });
+    // the change and its audit entry are one statement: they commit together, or neither does
+    const saved = await this.webhooks.updateSettings(sink, this.audit.pending(organizationId, ctx, { action: 'event-sink.update', target: { type: 'eventSink', id }, changes: changedFields(body) }));
+    if (!saved) throw notFound();
     if (reenabled) await this.deliveries.resumeParked(id);
     await this.announceChange(id);
     return toEventSinkView(saved);

@@ -95,12 +95,9 @@ export class WebhooksService {
     const { reenabled } = applyDestinationSettings(webhook, body);
     if (body.customHeaders !== undefined) webhook.customHeaders = body.customHeaders;
     if (body.secret !== undefined) webhook.secretEncrypted = body.secret === null ? null : this.box.encrypt(body.secret);
-    // the change and its audit entry commit together, or neither does
-    const saved = await this.db.transaction(async (tx) => {
-      const row = await this.webhooks.save(webhook, tx);
-      await this.audit.record(tx, organizationId, ctx, { action: 'webhook.update', target: { type: 'webhook', id }, changes: changedFields(body) });
-      return row;
-    });
+    // the change and its audit entry are one statement: they commit together, or neither does
+    const saved = await this.webhooks.updateSettings(webhook, this.audit.pending(organizationId, ctx, { action: 'webhook.update', target: { type: 'webhook', id }, changes: changedFields(body) }));
+    if (!saved) throw notFound();
     // every delivery parked while it was switched off (or handed back by its breaker) is due now, before the
     // dispatchers hear of the change: they then enqueue the due rows' jobs at once (the reconciler any they miss)
     if (reenabled) await this.deliveries.resumeParked(id);
