@@ -4,7 +4,7 @@
 // `vs express: <ratio>` (the worse of key and JWT) on a line of its own, and where the CPU went (API, PostgreSQL).
 // Issue 24 item 5: `vs floor` against NestJS + one Redis call + the read (the floor of its own parts), measured in
 // turns, and the split of that distance: the floor's route inside the whole API app, then the GET against that route.
-// Issue 40: an authed PATCH of a webhook with its audit entry (written in the change's transaction) against the same
+// Issue 40: an authed PATCH of a webhook with its audit entry (written by the change's own statement) against the same
 // PATCH on an API started with AUDIT_LOG_ENABLED=false, measured in turns: `audit cost on PATCH: <ratio>`.
 // BENCH_API_AUDIT_ONLY=1 runs that comparison alone.
 // Uses its own throwaway database and Redis prefix and removes both at the end.
@@ -241,7 +241,7 @@ async function cleanup() {
 }
 
 /**
- * Issue 40: PATCH /webhooks/{id} on `api` (audited, the entry in the change's transaction) and on `unaudited`
+ * Issue 40: PATCH /webhooks/{id} on `api` (audited, the entry folded into the change's statement) and on `unaudited`
  * (AUDIT_LOG_ENABLED=false), in turns; each PATCHes its own webhook. Prints each round and the median ratio.
  */
 async function auditCost(apiPort, unauditedPort, webhooks, keyToken, roles) {

@@ -275,6 +275,17 @@ describe('organizations run themselves (CONTRACT 14)', () => {
       await http().get(`/api/v1/webhooks/${foreign.body.id}`).set(bearer(token)).expect(404);
       await http().get(`/api/v1/webhooks/${foreign.body.id}/deliveries`).set(bearer(token)).expect(404);
       await http().patch(`/api/v1/webhooks/${own.body.id}`).set(bearer(token)).send({ sessionId: null }).expect(403);
+      // event sinks follow the same scope as webhooks
+      const sink = (sessionId?: string) => ({ kind: 'nats', url: 'nats://scope.example.com:4222', subject: 'wa.scope', sessionId });
+      await http().post('/api/v1/event-sinks').set(bearer(token)).send(sink()).expect(403);
+      await http().post('/api/v1/event-sinks').set(bearer(token)).send(sink(theirs.id)).expect(403);
+      const ownSink = await http().post('/api/v1/event-sinks').set(bearer(token)).send(sink(mine.id)).expect(201);
+      const foreignSink = await http().post('/api/v1/event-sinks').set(bearer(org.adminKey)).send(sink(theirs.id)).expect(201);
+      expect((await http().get('/api/v1/event-sinks').set(bearer(token)).expect(200)).body.data.map((w: { id: string }) => w.id)).toEqual([ownSink.body.id]);
+      await http().get(`/api/v1/event-sinks/${foreignSink.body.id}`).set(bearer(token)).expect(404);
+      await http().get(`/api/v1/event-sinks/${foreignSink.body.id}/deliveries`).set(bearer(token)).expect(404);
+      await http().patch(`/api/v1/event-sinks/${ownSink.body.id}`).set(bearer(token)).send({ sessionId: null }).expect(403);
+      await http().delete(`/api/v1/event-sinks/${foreignSink.body.id}`).set(bearer(token)).expect(404);
       // it cannot mint itself a wider key
       await http().post('/api/v1/api-keys').set(bearer(token)).send({ name: 'wider', permissions: ['sessions:read'] }).expect(403);
       await http().post('/api/v1/api-keys').set(bearer(token)).send({ name: 'same', permissions: ['sessions:read'], sessionIds: [mine.id] }).expect(201);

@@ -9,17 +9,44 @@ export type AuditContext = AuditSource;
 
 export const AUDITED_ACTION = 'audit:action';
 
-/** What a state-changing route is in the audit log: its action and the type of its target (the `:id`/`:userId` param). */
+/**
+ * What a state-changing route is in the audit log: its action, the type of its target and where the target's id is
+ * (the route's `targetParam`, by default `:userId` or `:id`; for a create, the answer's `targetField`).
+ * `recordedBy`: `service` when the route's service writes the success entry in the change's own transaction;
+ * `route` when the change is carried out elsewhere (a gateway command: there is no local transaction to join), so the
+ * entry is written once the change is confirmed (AuditRouteInterceptor).
+ */
 export interface AuditedRoute {
   action: string;
   targetType: string;
+  targetParam?: string;
+  targetField?: string;
+  recordedBy: 'service' | 'route';
 }
 
+type TargetOptions = Pick<AuditedRoute, 'targetParam' | 'targetField'>;
+
 /**
- * Marks a route of the management surface: its refusals (401 with a known credential, 403) are recorded under this
- * action by the auth guard; its service records the success in the change's transaction.
+ * Marks a route of the management surface whose service records the success in the change's transaction; its refusals
+ * (401 with a known credential, 403, 409) are recorded by the auth guard and the interceptor.
  */
-export const Audited = (action: string, targetType: string) => SetMetadata(AUDITED_ACTION, { action, targetType } satisfies AuditedRoute);
+export const Audited = (action: string, targetType: string, target: TargetOptions = {}) =>
+  SetMetadata(AUDITED_ACTION, { action, targetType, ...target, recordedBy: 'service' } satisfies AuditedRoute);
+
+/** As @Audited, for a change confirmed by a gateway: the success entry is written when the route answers 2xx. */
+export const AuditedOnReply = (action: string, targetType: string, target: TargetOptions = {}) =>
+  SetMetadata(AUDITED_ACTION, { action, targetType, ...target, recordedBy: 'route' } satisfies AuditedRoute);
+
+/** The target id a request names: none for a create (its answer names it), the route's own param, else `:userId`, else `:id`. */
+export function targetIdOf(req: { params?: Record<string, string> }, audited: AuditedRoute): string | null {
+  if (audited.targetField) return null;
+  if (audited.targetParam) return req.params?.[audited.targetParam] ?? null;
+  return req.params?.userId ?? req.params?.id ?? null;
+}
+
+/** The names of the fields a body sets (never their values): what an entry's `changes` lists. */
+export const changedFields = (body: unknown): string[] =>
+  body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).filter((k) => (body as Record<string, unknown>)[k] !== undefined) : [];
 
 export const actorOf = (p: Pick<Principal, 'kind' | 'id' | 'name'>): AuditActor => ({ type: p.kind, id: p.id, name: p.name });
 

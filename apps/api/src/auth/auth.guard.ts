@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { API_KEY_PREFIX, DomainError, Permission } from '@app/contracts';
 import { ApiKeysRepository } from '@app/database';
-import { AUDITED_ACTION, AuditedRoute, auditContextOf } from '../audit/audit-context';
+import { AUDITED_ACTION, AuditedRoute, auditContextOf, targetIdOf } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
 import { requestToken, requestTokenHash } from './access-token';
 import { PUBLIC_ROUTE, REQUIRED_PERMISSIONS } from './auth.decorators';
@@ -81,8 +81,7 @@ export class AuthGuard implements CanActivate {
   }
 
   private fact(req: { params?: Record<string, string> }, audited: AuditedRoute) {
-    const id = req.params?.userId ?? req.params?.id ?? null;
-    return { action: audited.action, target: { type: audited.targetType, id } };
+    return { action: audited.action, target: { type: audited.targetType, id: targetIdOf(req, audited) } };
   }
 
   private routeAuth(ctx: ExecutionContext): RouteAuth {

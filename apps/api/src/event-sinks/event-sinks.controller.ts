@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { DeliveryDetailView, DeliveryView, EventSinkView } from '@app/contracts';
+import { Audit, Audited, AuditedOnReply, type AuditContext } from '../audit/audit-context';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
@@ -24,6 +25,7 @@ export class EventSinksController {
   ) {}
 
   @Post()
+  @Audited('event-sink.create', 'eventSink')
   @ApiEndpoint(
     'Create an event sink',
     'Events of the organization (optionally of one session) are published to a RabbitMQ exchange (`kind: amqp`, publisher confirms) or a NATS JetStream subject (`kind: nats`, publish acks), retried per `retryPolicy` as webhooks are (docs/event-sinks.md). The body is the event envelope; the message id is the event id. A private broker address is 422 unless the server allows private targets. Sinks count against the webhook quota.',
@@ -37,8 +39,8 @@ export class EventSinksController {
     },
   })
   @ApiCreatedResponse({ type: EventSinkResponse })
-  create(@CurrentPrincipal() p: Principal, @Body() body: CreateEventSinkDto): Promise<EventSinkView> {
-    return this.sinks.create(p, body);
+  create(@CurrentPrincipal() p: Principal, @Audit() ctx: AuditContext, @Body() body: CreateEventSinkDto): Promise<EventSinkView> {
+    return this.sinks.create(p, ctx, body);
   }
 
   @Get()
@@ -56,6 +58,7 @@ export class EventSinksController {
   }
 
   @Patch(':id')
+  @Audited('event-sink.update', 'eventSink')
   @ApiEndpoint(
     'Update an event sink',
     'An omitted field keeps its value; a URL whose password is `***` keeps the stored password; `sessionId: null` removes the session scope. The kind cannot change. Everything is validated before anything is written.',
@@ -64,16 +67,17 @@ export class EventSinksController {
   )
   @ApiBody({ type: UpdateEventSinkDto, examples: { pause: { value: { active: false } } } })
   @ApiOkResponse({ type: EventSinkResponse })
-  update(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: UpdateEventSinkDto): Promise<EventSinkView> {
-    return this.sinks.update(p, id, body);
+  update(@CurrentPrincipal() p: Principal, @Audit() ctx: AuditContext, @Param('id') id: string, @Body() body: UpdateEventSinkDto): Promise<EventSinkView> {
+    return this.sinks.update(p, ctx, id, body);
   }
 
   @Delete(':id')
+  @Audited('event-sink.delete', 'eventSink')
   @HttpCode(204)
   @ApiEndpoint('Delete an event sink', 'No further publishes are made to it; its delivery log goes with it.', 'not_found')
   @ApiNoContentResponse()
-  remove(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
-    return this.sinks.remove(p, id);
+  remove(@CurrentPrincipal() p: Principal, @Audit() ctx: AuditContext, @Param('id') id: string): Promise<void> {
+    return this.sinks.remove(p, ctx, id);
   }
 
   @Get(':id/deliveries')
@@ -91,6 +95,7 @@ export class EventSinksController {
   }
 
   @Post(':id/deliveries/:deliveryId\\:replay')
+  @AuditedOnReply('event-sink.replay', 'delivery', { targetParam: 'deliveryId' })
   @HttpCode(202)
   @ApiEndpoint(
     'Replay an event sink delivery',
@@ -104,6 +109,7 @@ export class EventSinksController {
   }
 
   @Post(':id\\:test')
+  @AuditedOnReply('event-sink.test', 'eventSink')
   @HttpCode(202)
   @ApiEndpoint('Test-publish to an event sink', 'Publishes a `webhook.test` event (its `payload.webhookId` is the sink\'s id) to this sink only. 409 when the sink is inactive.', 'not_found', 'conflict')
   @ApiAcceptedResponse({ type: WebhookTestResponse })

@@ -1,8 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { DomainError, EventSinkKind, EventSinkView, RETRY_POLICY_DEFAULTS, SINK_URL_SCHEMES, SinkTarget } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
 import { DeliveriesRepository, newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
 import { WebhookChanges } from '@app/events';
+import { changedFields, type AuditContext } from '../audit/audit-context';
+import { AuditTrail } from '../audit/audit-trail';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { OrganizationQuotas } from '../limits/organization-quotas';
 import { applyDestinationSettings, assertInScope, completePolicy, type WebhookCaller } from '../webhooks/webhooks.service';
@@ -56,9 +60,11 @@ export class EventSinksService {
     private readonly targets: WebhookTargetPolicy,
     private readonly quotas: OrganizationQuotas,
     private readonly deliveries: DeliveriesRepository,
+    private readonly audit: AuditTrail,
+    @InjectDataSource() private readonly db: DataSource,
   ) {}
 
-  async create(caller: WebhookCaller, body: CreateEventSinkDto): Promise<EventSinkView> {
+  async create(caller: WebhookCaller, ctx: AuditContext, body: CreateEventSinkDto): Promise<EventSinkView> {
     const organizationId = caller.organizationId;
     assertInScope(caller, body.sessionId ?? null);
     const target = this.targetOf(body.kind, body, null);
@@ -90,7 +96,11 @@ export class EventSinksService {
       organizationId,
       'webhooks',
       (tx) => this.webhooks.countInOrganization(organizationId, tx),
-      (tx) => this.webhooks.save(row, tx),
+      async (tx) => {
+        const saved = await this.webhooks.save(row, tx);
+        await this.audit.record(tx, organizationId, ctx, { action: 'event-sink.create', target: { type: 'eventSink', id: row.id }, changes: changedFields(body) });
+        return saved;
+      },
     );
     await this.announceChange(sink.id);
     return toEventSinkView(sink);
@@ -107,7 +117,7 @@ export class EventSinksService {
   }
 
   /** Everything is checked before anything is written: a failed PATCH changes nothing. */
-  async update(caller: WebhookCaller, id: string, body: UpdateEventSinkDto): Promise<EventSinkView> {
+  async update(caller: WebhookCaller, ctx: AuditContext, id: string, body: UpdateEventSinkDto): Promise<EventSinkView> {
     const organizationId = caller.organizationId;
     const sink = await this.find(caller, id);
     if (body.sessionId !== undefined) assertInScope(caller, body.sessionId);
@@ -122,15 +132,20 @@ export class EventSinksService {
     }
     sink.target = target;
     const { reenabled } = applyDestinationSettings(sink, body);
-    const saved = await this.webhooks.save(sink);
+    // the change and its audit entry are one statement: they commit together, or neither does
+    const saved = await this.webhooks.updateSettings(sink, this.audit.pending(organizationId, ctx, { action: 'event-sink.update', target: { type: 'eventSink', id }, changes: changedFields(body) }));
+    if (!saved) throw notFound();
     if (reenabled) await this.deliveries.resumeParked(id);
     await this.announceChange(id);
     return toEventSinkView(saved);
   }
 
-  async remove(caller: WebhookCaller, id: string): Promise<void> {
+  async remove(caller: WebhookCaller, ctx: AuditContext, id: string): Promise<void> {
     await this.find(caller, id);
-    if (!(await this.webhooks.deleteInOrganization(caller.organizationId, id, 'sink'))) throw notFound();
+    await this.db.transaction(async (tx) => {
+      if (!(await this.webhooks.deleteInOrganization(caller.organizationId, id, 'sink', tx))) throw notFound();
+      await this.audit.record(tx, caller.organizationId, ctx, { action: 'event-sink.delete', target: { type: 'eventSink', id } });
+    });
     await this.announceChange(id);
   }
 

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ALL_PERMISSIONS, DomainError, Permission, PERMISSIONS } from '@app/contracts';
 import { newApiKeyToken, sha256Hex } from '@app/crypto';
 import { ApiKey, ApiKeyPatch, ApiKeysRepository, newId, SessionsRepository } from '@app/database';
-import type { AuditContext } from '../audit/audit-context';
+import { changedFields, type AuditContext } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
 import type { Principal } from '../auth/principal';
 import { OrganizationQuotas } from '../limits/organization-quotas';
@@ -31,7 +31,6 @@ export const toApiKeyView = (k: ApiKey): ApiKeyResponse => ({
 const granted = (permissions: readonly string[]): Permission[] =>
   permissions.includes(ALL_PERMISSIONS) ? [...PERMISSIONS] : permissions.filter((p): p is Permission => (PERMISSIONS as readonly string[]).includes(p));
 
-const fieldsOf = (body: object) => Object.keys(body).filter((k) => (body as Record<string, unknown>)[k] !== undefined);
 
 /**
  * API keys managed by their organization (CONTRACT 14). No escalation: a caller grants no permission and no session
@@ -78,7 +77,7 @@ export class ApiKeysService {
       (tx) => this.keys.countUsableInOrganization(p.organizationId, tx),
       async (tx) => {
         const saved = await this.keys.create(row, tx);
-        await this.audit.record(tx, p.organizationId, ctx, { action: 'apikey.create', target: { type: 'apiKey', id: row.id }, changes: fieldsOf(body) });
+        await this.audit.record(tx, p.organizationId, ctx, { action: 'apikey.create', target: { type: 'apiKey', id: row.id }, changes: changedFields(body) });
         return saved;
       },
     );
@@ -95,7 +94,7 @@ export class ApiKeysService {
       if (scope.sessionIds !== undefined) patch.sessionIds = scope.sessionIds;
       if (scope.expiresAt !== undefined) patch.expiresAt = scope.expiresAt;
       if (!(await this.keys.patch(id, patch, tx))) throw keyNotFound(id);
-      await this.audit.record(tx, p.organizationId, ctx, { action: 'apikey.update', target: { type: 'apiKey', id }, changes: fieldsOf(body) });
+      await this.audit.record(tx, p.organizationId, ctx, { action: 'apikey.update', target: { type: 'apiKey', id }, changes: changedFields(body) });
       return { ...key, ...patch };
     });
     await this.announcer.announce({ kind: 'apiKey', id });

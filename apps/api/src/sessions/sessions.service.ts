@@ -1,4 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { CommandMap, CommandName, DomainError, GroupView, maskProxyUrl, SESSION_DEFAULTS, SessionQr, SessionView } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
 import { GroupsRepository, newId, Session, SessionSettingsPatch, SessionsRepository } from '@app/database';
@@ -6,6 +8,8 @@ import { EventPublisher } from '@app/events';
 import type { MediaStore } from '@app/media';
 import { CommandBus, GatewayDirectory, RedisQrBoard, SessionPlacement } from '@app/fleet';
 import { SendRateLimiter } from '@app/messaging';
+import { changedFields, type AuditContext } from '../audit/audit-context';
+import { AuditTrail } from '../audit/audit-trail';
 import type { Principal } from '../auth/principal';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { OrganizationQuotas } from '../limits/organization-quotas';
@@ -37,6 +41,8 @@ export class SessionsService {
     @Inject(MEDIA_STORE) private readonly mediaStore: MediaStore | null,
     private readonly sendRates: SendRateLimiter,
     private readonly proxyPolicy: SessionProxyPolicy,
+    private readonly audit: AuditTrail,
+    @InjectDataSource() private readonly db: DataSource,
   ) {}
 
   /** The proxy URL as stored: sealed for the gateway, masked for the view; null (or absent) removes it. */
@@ -107,7 +113,7 @@ export class SessionsService {
     return toSessionView(await this.find(organizationId, id));
   }
 
-  async update(organizationId: string, id: string, body: UpdateSessionDto): Promise<SessionView> {
+  async update(organizationId: string, ctx: AuditContext, id: string, body: UpdateSessionDto): Promise<SessionView> {
     const session = await this.find(organizationId, id);
     await this.proxyPolicy.assertAllowed(body.proxyUrl);
     const patch: SessionSettingsPatch = {};
@@ -115,7 +121,11 @@ export class SessionsService {
       if (body[key] !== undefined) (patch as Record<string, unknown>)[key] = body[key];
     }
     Object.assign(patch, this.proxyColumns(body.proxyUrl));
-    await this.sessions.patchSettings(session.id, patch);
+    // the change and its audit entry commit together, or neither does
+    await this.db.transaction(async (tx) => {
+      await this.sessions.patchSettings(session.id, patch, tx);
+      await this.audit.record(tx, organizationId, ctx, { action: 'session.update', target: { type: 'session', id: session.id }, changes: changedFields(body) });
+    });
     // the limiter keeps the rates for sends that do not read the session: the very next send reads the new ones
     if (patch.ratePerMin !== undefined || patch.ratePerHour !== undefined) await this.sendRates.forgetRates(session.id);
     return this.view(organizationId, id);

@@ -5,7 +5,7 @@ import { DomainError, RETRY_POLICY_DEFAULTS, RetryPolicy, WebhookView } from '@a
 import { SecretBox } from '@app/crypto';
 import { DeliveriesRepository, newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
 import { WebhookChanges } from '@app/events';
-import type { AuditContext } from '../audit/audit-context';
+import { changedFields, type AuditContext } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
 import { reachesSession, type Principal } from '../auth/principal';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
@@ -20,7 +20,6 @@ const notFound = () => new DomainError('not_found', 'webhook not found');
 export type WebhookCaller = Pick<Principal, 'organizationId' | 'sessionIds'>;
 
 /** The field names a body sets, for the audit entry (never their values). */
-const fieldsOf = (body: object) => Object.keys(body).filter((k) => (body as Record<string, unknown>)[k] !== undefined);
 
 @Injectable()
 export class WebhooksService {
@@ -67,7 +66,7 @@ export class WebhooksService {
       (tx) => this.webhooks.countInOrganization(organizationId, tx),
       async (tx) => {
         const saved = await this.webhooks.save(row, tx);
-        await this.audit.record(tx, organizationId, ctx, { action: 'webhook.create', target: { type: 'webhook', id: row.id }, changes: fieldsOf(body) });
+        await this.audit.record(tx, organizationId, ctx, { action: 'webhook.create', target: { type: 'webhook', id: row.id }, changes: changedFields(body) });
         return saved;
       },
     );
@@ -96,12 +95,9 @@ export class WebhooksService {
     const { reenabled } = applyDestinationSettings(webhook, body);
     if (body.customHeaders !== undefined) webhook.customHeaders = body.customHeaders;
     if (body.secret !== undefined) webhook.secretEncrypted = body.secret === null ? null : this.box.encrypt(body.secret);
-    // the change and its audit entry commit together, or neither does
-    const saved = await this.db.transaction(async (tx) => {
-      const row = await this.webhooks.save(webhook, tx);
-      await this.audit.record(tx, organizationId, ctx, { action: 'webhook.update', target: { type: 'webhook', id }, changes: fieldsOf(body) });
-      return row;
-    });
+    // the change and its audit entry are one statement: they commit together, or neither does
+    const saved = await this.webhooks.updateSettings(webhook, this.audit.pending(organizationId, ctx, { action: 'webhook.update', target: { type: 'webhook', id }, changes: changedFields(body) }));
+    if (!saved) throw notFound();
     // every delivery parked while it was switched off (or handed back by its breaker) is due now, before the
     // dispatchers hear of the change: they then enqueue the due rows' jobs at once (the reconciler any they miss)
     if (reenabled) await this.deliveries.resumeParked(id);

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { AuditActor, AuditEntry, AuditOutcome } from '@app/contracts';
 import { newId } from '../ids';
+import { preparedStatement, runPrepared } from '../prepared';
 
 /** Who acted and from where, as an entry records it. */
 export interface AuditSource {
@@ -34,6 +35,65 @@ export function newAuditEntry(source: AuditSource, fact: AuditFact, outcome: Aud
     requestId: source.requestId,
     changes: [...new Set(fact.changes ?? [])].sort(),
   };
+}
+
+/** An entry to be written by the statement of the change itself (`foldAuditEntry`). */
+export interface PendingAuditEntry {
+  organizationId: string;
+  entry: AuditEntry;
+}
+
+/** The columns an entry writes, with the type of each parameter (a folded entry's SELECT needs them spelled out). */
+const COLUMNS: Array<[column: string, type: string]> = [
+  ['id', 'text'],
+  ['organization_id', 'text'],
+  ['at', 'timestamptz'],
+  ['actor_type', 'text'],
+  ['actor_id', 'text'],
+  ['actor_name', 'text'],
+  ['action', 'text'],
+  ['target_type', 'text'],
+  ['target_id', 'text'],
+  ['outcome', 'text'],
+  ['ip', 'text'],
+  ['user_agent', 'text'],
+  ['request_id', 'text'],
+  ['changes', 'text[]'],
+];
+const COLUMN_LIST = COLUMNS.map(([c]) => c).join(', ');
+const parameters = (from: number) => COLUMNS.map(([, type], i) => `$${from + i}::${type}`).join(', ');
+
+const APPEND = preparedStatement('audit_log_append', `INSERT INTO audit_log (${COLUMN_LIST}) VALUES (${parameters(1)})`);
+
+/** An entry's parameters, in COLUMNS' order. */
+export const auditEntryValues = ({ organizationId, entry }: PendingAuditEntry): unknown[] => [
+  entry.id,
+  organizationId,
+  entry.at,
+  entry.actor.type,
+  entry.actor.id,
+  entry.actor.name,
+  entry.action,
+  entry.target.type,
+  entry.target.id,
+  entry.outcome,
+  entry.ip,
+  entry.userAgent,
+  entry.requestId,
+  entry.changes,
+];
+
+/**
+ * Folds an audit entry into the statement of the change it records: `statement` (an INSERT, UPDATE or DELETE with
+ * `RETURNING`, over `$1…$parameterCount`) runs as a data-modifying CTE and the entry is inserted only when it touched a
+ * row, with the entry's parameters after the statement's. One statement, so one round trip and no transaction around
+ * it: the change and its entry commit together or not at all, and a change that found nothing writes no entry.
+ * The answer is the statement's RETURNING rows.
+ */
+export function foldAuditEntry(statement: string, parameterCount: number): string {
+  return `WITH changed AS (${statement}),
+       audit_entry AS (INSERT INTO audit_log (${COLUMN_LIST}) SELECT ${parameters(parameterCount + 1)} WHERE EXISTS (SELECT 1 FROM changed))
+  SELECT * FROM changed`;
 }
 
 /** What the audit log can be filtered by; every field optional. */
@@ -82,27 +142,8 @@ export class AuditLogRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /** `manager`: the change's own transaction, so the entry and the change commit or fail together. */
-  async append(organizationId: string, entry: AuditEntry, manager: EntityManager = this.db.manager): Promise<void> {
-    await manager.query(
-      `INSERT INTO audit_log (id, organization_id, at, actor_type, actor_id, actor_name, action, target_type, target_id, outcome, ip, user_agent, request_id, changes)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`,
-      [
-        entry.id,
-        organizationId,
-        entry.at,
-        entry.actor.type,
-        entry.actor.id,
-        entry.actor.name,
-        entry.action,
-        entry.target.type,
-        entry.target.id,
-        entry.outcome,
-        entry.ip,
-        entry.userAgent,
-        entry.requestId,
-        entry.changes,
-      ],
-    );
+  async append(organizationId: string, entry: AuditEntry, manager: EntityManager | DataSource = this.db): Promise<void> {
+    await runPrepared(manager, APPEND, auditEntryValues({ organizationId, entry }));
   }
 
   /** Newest first; `cursor`: the last id of the previous page. */

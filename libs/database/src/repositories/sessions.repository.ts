@@ -245,8 +245,9 @@ export class SessionsRepository {
     return keysetPage(this.repo, ids ? { organizationId, id: In([...ids]) } : { organizationId }, page);
   }
 
-  async patchSettings(id: string, patch: SessionSettingsPatch): Promise<void> {
-    if (Object.keys(patch).length > 0) await this.repo.update({ id }, { ...patch, updatedAt: new Date() });
+  /** `manager`: the change's transaction (its audit entry commits with it). */
+  async patchSettings(id: string, patch: SessionSettingsPatch, manager?: EntityManager): Promise<void> {
+    if (Object.keys(patch).length > 0) await (manager?.getRepository(Session) ?? this.repo).update({ id }, { ...patch, updatedAt: new Date() });
   }
 
   /** Recorded by the API when the session's gateway is gone and so cannot record it itself. */

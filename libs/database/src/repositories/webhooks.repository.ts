@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
 import type { DestinationKind, RetryPolicy, SinkTarget } from '@app/contracts';
 import { Webhook } from '../entities/webhook.entity';
-import { EntityReader } from '../prepared';
+import { EntityReader, preparedStatement, runPrepared } from '../prepared';
+import { auditEntryValues, foldAuditEntry, type PendingAuditEntry } from './audit-log.repository';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
 
 /**
@@ -34,6 +35,14 @@ interface WebhookRoutingColumns {
 
 const SELECT_ROUTING = `SELECT id, organization_id, url, events, session_id, active, custom_headers, retry_policy, secret_encrypted,
                               rate_limit_per_second, failing_since, disabled_at, kind, target FROM webhooks`;
+
+/** Everything a PATCH of a destination may change (not its kind, organization or creation), in one statement. */
+const UPDATE_SETTINGS_SQL = `UPDATE webhooks SET url = $3, events = $4, session_id = $5, active = $6, custom_headers = $7::jsonb, retry_policy = $8::jsonb,
+         secret_encrypted = $9, rate_limit_per_second = $10, failing_since = $11, disabled_at = $12, disabled_reason = $13, target = $14::jsonb,
+         updated_at = now()
+   WHERE id = $1 AND organization_id = $2 RETURNING updated_at`;
+const UPDATE_SETTINGS = preparedStatement('webhook_update_settings', UPDATE_SETTINGS_SQL);
+const UPDATE_SETTINGS_AUDITED = preparedStatement('webhook_update_settings_audited', foldAuditEntry(UPDATE_SETTINGS_SQL, 14));
 
 /** A webhook the dispatchers just disabled: what its `webhook.disabled` event says. */
 export interface DisabledWebhook {
@@ -100,6 +109,31 @@ export class WebhooksRepository {
   async save(webhook: Webhook, manager: EntityManager = this.db.manager): Promise<Webhook> {
     const repo = manager.getRepository(Webhook);
     return repo.save(repo.create(webhook));
+  }
+
+  /**
+   * Writes a destination's settings as the caller changed them; `audit`: its entry, written by the same statement
+   * (foldAuditEntry), so the change and the entry need no transaction of their own. Null when the row is gone.
+   */
+  async updateSettings(w: Webhook, audit: PendingAuditEntry | null): Promise<Webhook | null> {
+    const values: unknown[] = [
+      w.id,
+      w.organizationId,
+      w.url,
+      w.events,
+      w.sessionId,
+      w.active,
+      JSON.stringify(w.customHeaders),
+      JSON.stringify(w.retryPolicy),
+      w.secretEncrypted,
+      w.rateLimitPerSecond,
+      w.failingSince,
+      w.disabledAt,
+      w.disabledReason,
+      JSON.stringify(w.target),
+    ];
+    const { rows } = await runPrepared<{ updated_at: Date }>(this.db, audit ? UPDATE_SETTINGS_AUDITED : UPDATE_SETTINGS, audit ? [...values, ...auditEntryValues(audit)] : values);
+    return rows[0] ? Object.assign(w, { updatedAt: rows[0].updated_at }) : null;
   }
 
   async countInOrganization(organizationId: string, manager: EntityManager = this.db.manager): Promise<number> {
