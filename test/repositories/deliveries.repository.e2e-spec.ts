@@ -194,6 +194,29 @@ describe('DeliveriesRepository', () => {
     expect(row.nextAttemptAt).not.toBeNull();
   });
 
+  it('makes due a parked row whose webhook is active (a fan-out that parked it raced the re-enabling), and leaves a disabled webhook\'s parked rows alone', async () => {
+    // the race: the fan-out's statement began while the webhook was off and committed after resumeParked had run
+    const racedHook = await createWebhookRow(db, null, { organizationId: orgId, url: 'https://receiver.example/raced', active: false });
+    const offHook = await createWebhookRow(db, null, { organizationId: orgId, url: 'https://receiver.example/still-off', active: false });
+    const [a, b] = [envelope(), envelope()];
+    await publish(a, b);
+    const raced = newDelivery(racedHook, a);
+    const off = newDelivery(offHook, b);
+    await deliveries.insertFirstRows([{ delivery: raced, outcome: null, parked: true }, { delivery: off, outcome: null, parked: true }], [a.id, b.id], 5000);
+    await db.query(`UPDATE webhooks SET active = true WHERE id = $1`, [racedHook]);
+    // younger than the grace: its statement may still be deciding (the database is shared with other files: only
+    // this file's rows are looked at)
+    await deliveries.unparkActive(60_000, 100);
+    expect((await deliveries.listByWebhook(racedHook, {}, 10))[0]).toMatchObject({ status: 'pending', nextAttemptAt: null });
+    expect(await deliveries.unparkActive(0, 100)).toBeGreaterThanOrEqual(1);
+    const [racedRow] = await deliveries.listByWebhook(racedHook, {}, 10);
+    expect(racedRow).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(racedRow.nextAttemptAt).not.toBeNull();
+    expect((await deliveries.findDue('', -60_000, 1000)).map((d) => d.id)).toContain(raced.deliveryId);
+    const [offRow] = await deliveries.listByWebhook(offHook, {}, 10);
+    expect(offRow).toMatchObject({ status: 'pending', nextAttemptAt: null });
+  });
+
   it('writes an outcome rerun with the same attempt id once (a statement rerun after an outage whose first run committed)', async () => {
     const webhookId = await hook();
     const e = envelope();

@@ -28,7 +28,7 @@ export class Reconciler {
 
   constructor(
     private readonly events: Pick<EventsRepository, 'outboxWindow' | 'findNotFannedOut' | 'advanceCheckpoint'>,
-    private readonly deliveries: Pick<DeliveriesRepository, 'findDue'>,
+    private readonly deliveries: Pick<DeliveriesRepository, 'findDue' | 'unparkActive'>,
     private readonly lock: Pick<ReconcileLock, 'tryAcquire'>,
     private readonly queue: Pick<DeliveryQueue, 'withoutJob' | 'addMany'>,
     private readonly fanout: Pick<EventFanout, 'fanOut'>,
@@ -84,6 +84,9 @@ export class Reconciler {
   }
 
   private async requeueOrphans(): Promise<void> {
+    // a row parked from a stale cache just after its webhook was re-enabled: due now, enqueued by a later pass
+    const unparked = await this.deliveries.unparkActive(DUE_GRACE_MS, BATCH);
+    if (unparked) this.log.warn({ count: unparked }, 'made due the deliveries parked after their webhook was re-enabled');
     let after = '';
     for (;;) {
       const rows = await this.deliveries.findDue(after, DUE_GRACE_MS, BATCH);

@@ -519,6 +519,25 @@ export class DeliveriesRepository {
   }
 
   /**
+   * Parked rows (pending, no due time) whose webhook is active: a fan-out that parked them from a stale cache committed
+   * after the re-enabling's `resumeParked` had run, which did not see them. Made due now (the next `findDue` enqueues
+   * them); left alone while younger than `graceMs` (their statement may still be deciding). Returns how many.
+   */
+  async unparkActive(graceMs: number, limit: number): Promise<number> {
+    // TypeORM answers an UPDATE with [rows, affected]
+    const [, affected]: [unknown[], number] = await this.db.query(
+      `UPDATE deliveries SET next_attempt_at = now(), updated_at = now()
+        WHERE id IN (SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.active
+                      WHERE d.status = 'pending' AND d.next_attempt_at IS NULL
+                        AND d.updated_at < now() - make_interval(secs => $1::float8 / 1000)
+                      LIMIT $2)
+          AND status = 'pending' AND next_attempt_at IS NULL`,
+      [graceMs, limit],
+    );
+    return affected;
+  }
+
+  /**
    * Open deliveries after `after` (id order) whose next attempt is overdue by more than `graceMs`, or
    * whose lease ran out.
    */
