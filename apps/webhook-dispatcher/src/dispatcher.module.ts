@@ -4,7 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { DispatcherConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { DeliveriesRepository, EventsRepository, WebhooksRepository } from '@app/database';
+import { ChatwootRepository, ContactsRepository, DeliveriesRepository, EventsRepository, GroupsRepository, MessagesRepository, WebhooksRepository } from '@app/database';
+import { BaileysMediaSource, MediaSourceByEngine, SimMediaSource } from '@app/media';
 import { DeliveryQueue, EventPublisher, EventStream, ReconcileLock, WebhookChanges } from '@app/events';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
 import { Redis, RedisKeys } from '@app/redis';
@@ -17,6 +18,8 @@ import { closeDestinations, Destinations, HttpDestination } from './delivery/des
 import { WebhookClient } from './delivery/webhook-client';
 import { AmqpDestination } from './sinks/amqp-destination';
 import { NatsDestination } from './sinks/nats-destination';
+import { ChatwootClient } from './chatwoot/chatwoot-client';
+import { ChatwootDestination } from './chatwoot/chatwoot-destination';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
 import { EventConsumer, READ_COUNT, ReadAhead } from './fanout/event-consumer';
 import { EventFanout } from './fanout/event-fanout';
@@ -104,10 +107,24 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
     },
     {
       provide: DESTINATIONS,
-      inject: [DispatcherConfig, WebhookClient],
-      useFactory: (c: DispatcherConfig, client: WebhookClient): Destinations => {
+      inject: [DispatcherConfig, WebhookClient, ChatwootRepository, MessagesRepository, ContactsRepository, GroupsRepository],
+      useFactory: (
+        c: DispatcherConfig,
+        client: WebhookClient,
+        chatwoot: ChatwootRepository,
+        messages: MessagesRepository,
+        contacts: ContactsRepository,
+        groups: GroupsRepository,
+      ): Destinations => {
         const broker = { timeoutMs: c.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS };
-        return { http: new HttpDestination(client), amqp: new AmqpDestination(broker), nats: new NatsDestination(broker) };
+        // inbound media for Chatwoot attachments is read from the network that holds it, as the API's media download does
+        const media = new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource(undefined, { emulatorUrl: c.WHATSAPP_EMULATOR_URL }) });
+        return {
+          http: new HttpDestination(client),
+          amqp: new AmqpDestination(broker),
+          nats: new NatsDestination(broker),
+          chatwoot: new ChatwootDestination(new ChatwootClient(broker), { chatwoot, messages, contacts, groups, media }),
+        };
       },
     },
     // no send without a record: while the delivery log cannot be written, no attempt starts
