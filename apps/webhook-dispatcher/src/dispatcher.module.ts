@@ -20,6 +20,7 @@ import { AmqpDestination } from './sinks/amqp-destination';
 import { NatsDestination } from './sinks/nats-destination';
 import { ChatwootClient } from './chatwoot/chatwoot-client';
 import { ChatwootDestination } from './chatwoot/chatwoot-destination';
+import { ChatwootImporter } from './chatwoot/chatwoot-import';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
 import { EventConsumer, READ_COUNT, ReadAhead } from './fanout/event-consumer';
 import { EventFanout } from './fanout/event-fanout';
@@ -107,24 +108,24 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
     },
     {
       provide: DESTINATIONS,
-      inject: [DispatcherConfig, WebhookClient, ChatwootRepository, MessagesRepository, ContactsRepository, GroupsRepository],
+      inject: [DispatcherConfig, WebhookClient, ChatwootRepository, MessagesRepository, ContactsRepository, GroupsRepository, WebhookDirectory, LOGGER],
       useFactory: (
         c: DispatcherConfig,
         client: WebhookClient,
-        chatwoot: ChatwootRepository,
+        chatwootLinks: ChatwootRepository,
         messages: MessagesRepository,
         contacts: ContactsRepository,
         groups: GroupsRepository,
+        directory: WebhookDirectory,
+        log: Logger,
       ): Destinations => {
         const broker = { timeoutMs: c.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS };
         // inbound media for Chatwoot attachments is read from the network that holds it, as the API's media download does
         const media = new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource(undefined, { emulatorUrl: c.WHATSAPP_EMULATOR_URL }) });
-        return {
-          http: new HttpDestination(client),
-          amqp: new AmqpDestination(broker),
-          nats: new NatsDestination(broker),
-          chatwoot: new ChatwootDestination(new ChatwootClient(broker), { chatwoot, messages, contacts, groups, media }),
-        };
+        const chatwoot = new ChatwootDestination(new ChatwootClient(broker), { chatwoot: chatwootLinks, messages, contacts, groups, media });
+        // importDays: the history import runs beside the deliveries and stops with the destination
+        chatwoot.importHistory(new ChatwootImporter(chatwoot, chatwootLinks, messages, (id) => directory.get(id), log));
+        return { http: new HttpDestination(client), amqp: new AmqpDestination(broker), nats: new NatsDestination(broker), chatwoot };
       },
     },
     // no send without a record: while the delivery log cannot be written, no attempt starts

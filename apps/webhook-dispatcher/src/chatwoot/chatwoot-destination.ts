@@ -6,6 +6,7 @@ import type { DeliveryMessage, Destination } from '../delivery/destinations';
 import type { PostResult } from '../delivery/webhook-client';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { ChatwootAccount, ChatwootAttachment, ChatwootCallError, ChatwootClient } from './chatwoot-client';
+import type { ChatwootImporter } from './chatwoot-import';
 
 /**
  * The `chatwoot` destination kind (CONTRACT 16): a session's WhatsApp messages become messages of a Chatwoot API-channel
@@ -88,8 +89,17 @@ export class ChatwootDestination implements Destination {
     }
   }
 
-  close(): Promise<void> {
-    return this.client.close();
+  private importer: ChatwootImporter | null = null;
+
+  /** Runs the history imports (`importDays`) until the destination closes. */
+  importHistory(importer: ChatwootImporter): void {
+    this.importer = importer;
+    importer.start();
+  }
+
+  async close(): Promise<void> {
+    await this.importer?.stop();
+    await this.client.close();
   }
 
   private serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -112,6 +122,16 @@ export class ChatwootDestination implements Destination {
     return this.mirror(d, m, 'live');
   }
 
+  /** Whether a message of the log belongs in Chatwoot (a person's or, with `groups`, a group's chat). */
+  shows(m: Pick<MessageView, 'chatJid' | 'type'>, groups: boolean): boolean {
+    return !notAConversation(m.chatJid) && (groups || !isGroup(m.chatJid)) && m.type !== 'reaction';
+  }
+
+  /** An imported message of the history, in its chat's turn with the chat's live events. */
+  importMessage(d: Pick<Delivery, 'integrationId' | 'account' | 'settings'>, m: MessageView): Promise<Handled> {
+    return this.serial(`${d.integrationId} ${m.chatJid}`, () => this.mirror(d, m, 'history'));
+  }
+
   /**
    * Shows one WhatsApp message in its conversation, once: the link stored under its WhatsApp id says it is there.
    * `history`: an imported message keeps its direction (an own message shows as outgoing).
@@ -120,6 +140,8 @@ export class ChatwootDestination implements Destination {
     const known = await this.stores.chatwoot.link(d.integrationId, m.waMessageId);
     if (known) return `already in Chatwoot as message ${known.chatwootMessageId}`;
     const conversationId = await this.conversationOf(d, m.chatJid, m.organizationId, m.sessionId, m.direction === 'in' ? m.from : null);
+    // an own message (sent from the phone or the API) imported as outgoing would come back as an agent's reply:
+    // its source id marks it as ours (no echo)
     const quoted = m.quotedMessageId ? await this.shown(d, await this.stores.messages.findById(m.quotedMessageId), m.chatJid) : null;
     const attachment = m.media ? await this.attachmentOf(m) : null;
     let content = contentOf(m, attachment === null && m.media !== null);
@@ -231,7 +253,7 @@ export class ChatwootDestination implements Destination {
       : await this.nameOf(organizationId, sessionId, sender ?? chatJid);
     const found = (await this.client.searchContacts(d.account, phone ?? chatJid)).find((c) => (phone ? c.phone_number === phone : c.identifier === chatJid));
     let contactId: number;
-    let sourceId: string | null = null;
+    let sourceId: string;
     if (found) {
       contactId = found.id;
       sourceId = await this.client.createContactInbox(d.account, contactId, inboxId, chatJid);

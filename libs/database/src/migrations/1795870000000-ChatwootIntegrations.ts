@@ -22,6 +22,7 @@ export class ChatwootIntegrations1795870000000 implements MigrationInterface {
       inbound_secret_encrypted text NOT NULL,
       import_state text NOT NULL DEFAULT 'none' CHECK (import_state IN ('none', 'pending', 'importing', 'imported')),
       imported_messages integer NOT NULL DEFAULT 0,
+      import_beat timestamptz,
       last_error text,
       created_at timestamptz NOT NULL DEFAULT now())`);
     await q.query(`CREATE TABLE chatwoot_conversations (

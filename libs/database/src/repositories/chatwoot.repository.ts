@@ -54,11 +54,15 @@ export class ChatwootRepository {
     return r ? { webhookId: r.webhook_id, inboundSecretEncrypted: r.inbound_secret_encrypted, importState: r.import_state, importedMessages: r.imported_messages, lastError: r.last_error } : null;
   }
 
-  /** Claims a pending import (one claimer wins); false when another took it or there is none. */
-  async claimImport(webhookId: string): Promise<boolean> {
+  /**
+   * Claims an import (one claimer wins): a pending one, or one whose holder stopped beating `staleSeconds` ago (a
+   * killed dispatcher); false when another holds it or there is none.
+   */
+  async claimImport(webhookId: string, staleSeconds: number): Promise<boolean> {
     const [, n]: [unknown, number] = await this.db.query(
-      `UPDATE chatwoot_integrations SET import_state = 'importing' WHERE webhook_id = $1 AND import_state = 'pending'`,
-      [webhookId],
+      `UPDATE chatwoot_integrations SET import_state = 'importing', import_beat = now()
+        WHERE webhook_id = $1 AND (import_state = 'pending' OR (import_state = 'importing' AND import_beat < now() - make_interval(secs => $2)))`,
+      [webhookId, staleSeconds],
     );
     return n > 0;
   }
@@ -71,7 +75,8 @@ export class ChatwootRepository {
 
   async recordImported(webhookId: string, count: number, done: boolean): Promise<void> {
     await this.db.query(
-      `UPDATE chatwoot_integrations SET imported_messages = imported_messages + $2, import_state = CASE WHEN $3 THEN 'imported' ELSE import_state END WHERE webhook_id = $1`,
+      `UPDATE chatwoot_integrations SET imported_messages = imported_messages + $2, import_beat = now(),
+              import_state = CASE WHEN $3 THEN 'imported' ELSE import_state END WHERE webhook_id = $1`,
       [webhookId, count, done],
     );
   }
