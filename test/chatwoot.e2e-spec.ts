@@ -213,6 +213,27 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     expect(viaHeader.body).toMatchObject({ outcome: 'ignored' });
   });
 
+  it('imports the recent history once, own messages as outgoing, and sends none of it back', async () => {
+    // connected afresh with importDays: the log's messages go to the new integration, each once
+    expect((await http().delete(`/api/v1/sessions/${sessionId}/integrations/chatwoot`).set(bearer(org.adminKey))).status).toBe(204);
+    const before = chatwoot.messages.length;
+    const res = await http().put(`/api/v1/sessions/${sessionId}/integrations/chatwoot`).set(bearer(org.adminKey))
+      .send({ baseUrl: chatwoot.url, accountId: chatwoot.accountId, apiAccessToken: chatwoot.token, inboxId: chatwoot.inboxId, importDays: 1 });
+    expect(res.body.importState).toBe('pending');
+    integration = res.body;
+    aimWebhook();
+    await waitFor(async () => (await http().get(`/api/v1/sessions/${sessionId}/integrations/chatwoot`).set(bearer(org.adminKey))).body.importState === 'imported', 60_000, 'the import');
+    const log: Array<{ wa_message_id: string; direction: string }> = await db.query(`SELECT wa_message_id, direction FROM messages WHERE session_id = $1 AND chat_jid = $2`, [sessionId, JID]);
+    const imported = chatwoot.messages.slice(before);
+    for (const m of log) {
+      const shown = imported.filter((c) => c.source_id === `WAID:${m.wa_message_id}`);
+      expect({ id: m.wa_message_id, count: shown.length, type: shown[0]?.message_type }).toEqual({ id: m.wa_message_id, count: 1, type: m.direction === 'in' ? 'incoming' : 'outgoing' });
+    }
+    // the outgoing ones fired Chatwoot's webhook: answered, ignored, nothing sent again
+    await waitFor(() => chatwoot.echoes.length >= log.filter((m) => m.direction === 'out').length, 10_000, 'the echoes');
+    expect((await db.query(`SELECT id FROM messages WHERE session_id = $1 AND direction = 'out'`, [sessionId])).length).toBe(1);
+  }, 90_000);
+
   it('refuses a loopback Chatwoot unless private targets are allowed', async () => {
     const strict = await startApi({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
     try {

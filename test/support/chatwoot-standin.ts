@@ -72,6 +72,8 @@ export class ChatwootStandin {
   readonly messages: StandinMessage[] = [];
   /** the inbox's webhook URL (Settings → Inboxes → Configuration), where agents' messages are POSTed */
   webhookUrl: string | null = null;
+  /** the statuses our webhook answered to messages created through the API (echoes) */
+  readonly echoes: number[] = [];
   private fault: { status: 500 | 429; retryAfter?: string } | null = null;
   private server: Server | null = null;
   private ids = 100;
@@ -260,6 +262,11 @@ export class ChatwootStandin {
         attachments: params.attachments.map((a) => this.attachment(a.filename, a.mimetype, a.bytes)),
       };
       this.messages.push(message);
+      // as Chatwoot does, an outgoing message created through the API fires the inbox's webhook too (the echo an
+      // integration must recognize as its own)
+      if (message.message_type === 'outgoing' && this.webhookUrl) {
+        setImmediate(() => void this.deliverWebhook(message).then((a) => this.echoes.push(a.status), () => this.echoes.push(0)));
+      }
       return answer(200, {
         id: message.id,
         content: message.content,

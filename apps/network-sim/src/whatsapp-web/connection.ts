@@ -448,7 +448,9 @@ export class WaWebConnection {
       return;
     }
     const envelope = { id: message.id, from: message.from, chatJid: message.chatJid, type: content ? stanzaTypeOf(content) : 'media', t: Math.floor(message.timestamp / 1000) };
-    if (content) return this.sendFromContact(eventId, envelope, content);
+    // WhatsApp names the sender by its push name in the stanza's `notify` (Baileys' `pushName`)
+    const notify: Record<string, string> = message.pushName ? { notify: message.pushName } : {};
+    if (content) return this.sendFromContact(eventId, envelope, content, notify);
     // the contact's phone uploads the file (encrypted) to the media host, then sends the message naming it
     const { baileys, network } = this.deps;
     const host = mediaHostOf(network);
@@ -457,7 +459,7 @@ export class WaWebConnection {
       return;
     }
     const contextInfo = contextInfoOf(quoted, message.mentions);
-    this.sendFromContact(eventId, envelope, () => inboundMediaMessage(baileys, host, message, network.mediaBytes(message.media!.mediaId).data, contextInfo));
+    this.sendFromContact(eventId, envelope, () => inboundMediaMessage(baileys, host, message, network.mediaBytes(message.media!.mediaId).data, contextInfo), notify);
   }
 
   /**

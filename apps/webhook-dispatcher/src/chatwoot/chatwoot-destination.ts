@@ -137,7 +137,8 @@ export class ChatwootDestination implements Destination {
    * `history`: an imported message keeps its direction (an own message shows as outgoing).
    */
   async mirror(d: Pick<Delivery, 'integrationId' | 'account' | 'settings'>, m: MessageView, origin: 'live' | 'history'): Promise<Handled> {
-    const known = await this.stores.chatwoot.link(d.integrationId, m.waMessageId);
+    // shown already: received before, or an agent's reply sent from Chatwoot (linked under its Chatwoot id)
+    const known = await this.stores.chatwoot.linkOfWa(d.integrationId, m.waMessageId);
     if (known) return `already in Chatwoot as message ${known.chatwootMessageId}`;
     const conversationId = await this.conversationOf(d, m.chatJid, m.organizationId, m.sessionId, m.direction === 'in' ? m.from : null);
     // an own message (sent from the phone or the API) imported as outgoing would come back as an agent's reply:
