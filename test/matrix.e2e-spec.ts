@@ -126,6 +126,12 @@ const MATRIX: Record<string, Entry> = {
   EventSinks_getDelivery: { permission: 'webhooks:manage' },
   EventSinks_replay: { permission: 'webhooks:manage' },
   EventSinks_test: { permission: 'webhooks:manage' },
+  ChatwootIntegration_put: { permission: 'webhooks:manage', body: { baseUrl: 'https://chatwoot.example.com', accountId: 1, apiAccessToken: 'matrix-token', inboxId: 1 } },
+  ChatwootIntegration_get: { permission: 'webhooks:manage' },
+  ChatwootIntegration_remove: { permission: 'webhooks:manage' },
+  ChatwootIntegration_test: { permission: 'webhooks:manage' },
+  // authenticated by the integration's secret (401 without it), not by a credential of ours
+  ChatwootWebhook_webhook: { permission: 'public' },
   // CONTRACT 17: a campaign sends messages; reading one is reading the session
   Campaigns_create: { permission: 'messages:send', body: { name: 'matrix', message: { text: 'hello' }, recipients: [{ to: '15551234567' }] } },
   Campaigns_list: { permission: 'sessions:read' },

@@ -88,6 +88,7 @@ describe('the OpenAPI document a user tries calls from', () => {
         'Groups_participants', 'Groups_setPicture', 'Groups_update', 'MessageActions_edit', 'MessageActions_forward', 'Messages_sendBatch',
         'EventSinks_create', 'EventSinks_update', 'Campaigns_create', 'Account_accept', 'Account_change', 'Account_reset',
         'Organization_changeRole', 'Organization_createKey', 'Organization_invite', 'Organization_update', 'Organization_updateKey',
+        'ChatwootIntegration_put', 'ChatwootWebhook_webhook',
       ].sort(),
     );
     for (const op of withExamples) {

@@ -19,6 +19,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 import { AccountExtrasModule } from './account-extras/account-extras.module';
 import { AuditModule } from './audit/audit.module';
 import { OrganizationModule } from './organization/organization.module';
+import { ChatwootModule } from './integrations/chatwoot/chatwoot.module';
 
 /** `overrides`: configuration decided by the caller over the environment's (the CLI boots the API silent). */
 function imports(overrides: ConfigOverrides) {
@@ -42,6 +43,7 @@ function imports(overrides: ConfigOverrides) {
     AuditModule,
     OrganizationModule,
     StatsModule,
+    ChatwootModule,
   ];
 }
 

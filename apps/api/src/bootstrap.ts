@@ -155,6 +155,7 @@ const TAGS: Array<[string, string]> = [
   ['organization', 'The organization itself: its members and invitations, its API keys (scoped to sessions and addresses).'],
   ['audit-log', 'Who did what in the organization, refusals included.'],
   ['stats', 'The organization at a glance: sessions by status, messages and deliveries per hour, failing webhooks.'],
+  ['integrations', 'A session connected to the apps support teams already run: its Chatwoot inbox, and Chatwoot\'s webhook for agents\' replies.'],
 ];
 
 /** Where the server was reached, as the client addressed it (Host header; plain http unless a proxy says https). */

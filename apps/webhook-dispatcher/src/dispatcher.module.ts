@@ -4,7 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { DispatcherConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { DeliveriesRepository, EventsRepository, WebhooksRepository } from '@app/database';
+import { ChatwootRepository, ContactsRepository, DeliveriesRepository, EventsRepository, GroupsRepository, MessagesRepository, WebhooksRepository } from '@app/database';
+import { BaileysMediaSource, MediaSourceByEngine, SimMediaSource } from '@app/media';
 import { DeliveryQueue, EventPublisher, EventStream, ReconcileLock, WebhookChanges } from '@app/events';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
 import { Redis, RedisKeys } from '@app/redis';
@@ -17,6 +18,9 @@ import { closeDestinations, Destinations, HttpDestination } from './delivery/des
 import { WebhookClient } from './delivery/webhook-client';
 import { AmqpDestination } from './sinks/amqp-destination';
 import { NatsDestination } from './sinks/nats-destination';
+import { ChatwootClient } from './chatwoot/chatwoot-client';
+import { ChatwootDestination } from './chatwoot/chatwoot-destination';
+import { ChatwootImporter } from './chatwoot/chatwoot-import';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
 import { BacklogDrain } from './fanout/backlog-drain';
 import { EventConsumer, READ_COUNT, ReadAhead } from './fanout/event-consumer';
@@ -105,10 +109,24 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
     },
     {
       provide: DESTINATIONS,
-      inject: [DispatcherConfig, WebhookClient],
-      useFactory: (c: DispatcherConfig, client: WebhookClient): Destinations => {
+      inject: [DispatcherConfig, WebhookClient, ChatwootRepository, MessagesRepository, ContactsRepository, GroupsRepository, WebhookDirectory, LOGGER],
+      useFactory: (
+        c: DispatcherConfig,
+        client: WebhookClient,
+        chatwootLinks: ChatwootRepository,
+        messages: MessagesRepository,
+        contacts: ContactsRepository,
+        groups: GroupsRepository,
+        directory: WebhookDirectory,
+        log: Logger,
+      ): Destinations => {
         const broker = { timeoutMs: c.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS };
-        return { http: new HttpDestination(client), amqp: new AmqpDestination(broker), nats: new NatsDestination(broker) };
+        // inbound media for Chatwoot attachments is read from the network that holds it, as the API's media download does
+        const media = new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource(undefined, { emulatorUrl: c.WHATSAPP_EMULATOR_URL }) });
+        const chatwoot = new ChatwootDestination(new ChatwootClient(broker), { chatwoot: chatwootLinks, messages, contacts, groups, media });
+        // importDays: the history import runs beside the deliveries and stops with the destination
+        chatwoot.importHistory(new ChatwootImporter(chatwoot, chatwootLinks, messages, (id) => directory.get(id), log));
+        return { http: new HttpDestination(client), amqp: new AmqpDestination(broker), nats: new NatsDestination(broker), chatwoot };
       },
     },
     // no send without a record: while the delivery log cannot be written, no attempt starts

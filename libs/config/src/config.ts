@@ -632,6 +632,19 @@ export class DispatcherConfig extends BaseConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(2592000000)
   WEBHOOK_DISABLE_AFTER_MS = 259200000;
 
+  /** Where inbound media of `sim` sessions is read when the Chatwoot destination uploads it as an attachment. */
+  @IsString()
+  NETWORK_SIM_URL = 'http://127.0.0.1:4010';
+
+  /** Test only (refused with NODE_ENV=production): the WhatsApp emulator's media host, for Chatwoot attachments. */
+  @IsOptional() @IsString()
+  WHATSAPP_EMULATOR_URL?: string;
+
+  override finalize(): void {
+    super.finalize();
+    if (this.WHATSAPP_EMULATOR_URL && this.isProduction) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'is refused when NODE_ENV=production');
+  }
+
   /** Each webhook's POST slots in this dispatcher (DISPATCHER_WEBHOOK_CONCURRENCY, or its default). */
   get webhookConcurrency(): number {
     return this.DISPATCHER_WEBHOOK_CONCURRENCY || Math.max(1, Math.floor(this.DISPATCHER_CONCURRENCY / 2));

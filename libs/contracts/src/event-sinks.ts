@@ -5,7 +5,7 @@ import type { RetryPolicy } from './webhooks';
  * publisher confirms) or a NATS JetStream subject (publish acks). Every seam that differs per kind holds a
  * `Record<DestinationKind, …>`, so a new kind fails to compile until each of them handles it.
  */
-export const DESTINATION_KINDS = ['http', 'amqp', 'nats'] as const;
+export const DESTINATION_KINDS = ['http', 'amqp', 'nats', 'chatwoot'] as const;
 export type DestinationKind = (typeof DESTINATION_KINDS)[number];
 
 /** The kinds `/event-sinks` manages (webhooks are `/webhooks`). */
@@ -20,6 +20,17 @@ export interface SinkTarget {
   routingKey?: string;
   /** nats: subject template */
   subject?: string;
+  /** chatwoot: the account, inbox and behaviour of a session's Chatwoot integration (CONTRACT 16) */
+  chatwoot?: ChatwootSettings;
+}
+
+/** What a Chatwoot integration is set to (its base URL is the destination's url, its token the stored secret). */
+export interface ChatwootSettings {
+  accountId: number;
+  inboxId: number;
+  groups: boolean;
+  signMessages: boolean;
+  importDays: number;
 }
 
 /** Placeholders of routing keys and subjects. */

@@ -20,3 +20,4 @@ export * from './vcard';
 export * from './campaigns';
 export * from './event-sinks';
 export * from './audit';
+export * from './chatwoot';

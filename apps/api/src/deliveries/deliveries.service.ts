@@ -20,7 +20,7 @@ function toView({ eventType, createdAt, updatedAt, deliveredAt, nextAttemptAt, .
 }
 
 const deliveryNotFound = () => new DomainError('not_found', 'delivery not found');
-const DESTINATION_NAME: Record<DestinationFamily, string> = { webhook: 'webhook', sink: 'event sink' };
+const DESTINATION_NAME: Record<DestinationFamily, string> = { webhook: 'webhook', sink: 'event sink', chatwoot: 'Chatwoot integration' };
 
 /**
  * The delivery log of a webhook, replays and test sends. The dispatcher does the POSTs; this side only

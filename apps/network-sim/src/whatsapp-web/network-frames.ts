@@ -83,7 +83,9 @@ function deliverMessage({ socket }: FrameDoor, { eventId, message }: FrameOf<'me
     return;
   }
   const envelope = { id: message.id, from: message.from, chatJid: message.chatJid, type: content ? stanzaTypeOf(content) : 'media', t: seconds(message.timestamp) };
-  if (content) return sendFromContact(socket, eventId, envelope, content);
+  // WhatsApp names the sender by its push name in the stanza's `notify` (Baileys' `pushName`)
+  const notify: Record<string, string> = message.pushName ? { notify: message.pushName } : {};
+  if (content) return sendFromContact(socket, eventId, envelope, content, notify);
   // the contact's phone uploads the file (encrypted) to the media host, then sends the message naming it
   const { baileys, network } = socket.deps;
   const host = mediaHostOf(network);
@@ -92,7 +94,7 @@ function deliverMessage({ socket }: FrameDoor, { eventId, message }: FrameOf<'me
     return;
   }
   const contextInfo = contextInfoOf(quoted, message.mentions);
-  sendFromContact(socket, eventId, envelope, () => inboundMediaMessage(baileys, host, message, network.mediaBytes(message.media!.mediaId).data, contextInfo));
+  sendFromContact(socket, eventId, envelope, () => inboundMediaMessage(baileys, host, message, network.mediaBytes(message.media!.mediaId).data, contextInfo), notify);
 }
 
 /**

@@ -36,7 +36,7 @@ const webhook: WebhookTarget = {
 /** The HTTP destination over a fake client; the broker kinds are not reached by these tests. */
 function viaHttp(poster: Poster): Destinations {
   const unused: Destination = { deliver: () => Promise.reject(new Error('not an http destination')), close: async () => undefined };
-  return { http: new HttpDestination(poster), amqp: unused, nats: unused };
+  return { http: new HttpDestination(poster), amqp: unused, nats: unused, chatwoot: unused };
 }
 
 const ok: PostResult = { statusCode: 200, retryAfter: null, snippet: null, error: null, refused: false, durationMs: 1 };

@@ -173,6 +173,8 @@ const CREDENTIAL_OF: Record<DestinationKind, (url: string, secret: string | null
   http: (url, secret) => ({ url, secret }),
   amqp: withPassword,
   nats: withPassword,
+  // a Chatwoot integration's stored secret is its API access token; its url is Chatwoot's base URL
+  chatwoot: (url, secret) => ({ url, secret }),
 };
 
 function withPassword(url: string, password: string | null): { url: string; secret: null } {

@@ -19,6 +19,7 @@ import { CampaignsRepository } from './campaigns.repository';
 import { InvitationsRepository } from './invitations.repository';
 import { PasswordResetsRepository } from './password-resets.repository';
 import { AuditLogRepository } from './audit-log.repository';
+import { ChatwootRepository } from './chatwoot.repository';
 
 export * from './keyset-page';
 export * from './deliveries.repository';
@@ -66,4 +67,6 @@ export const REPOSITORIES = [
   InvitationsRepository,
   PasswordResetsRepository,
   AuditLogRepository,
+  ChatwootRepository,
 ];
+export * from './chatwoot.repository';

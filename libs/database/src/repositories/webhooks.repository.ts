@@ -57,13 +57,14 @@ export interface DisabledWebhook {
  * The two families the API manages apart over one table: `/webhooks` (kind `http`) and `/event-sinks` (the broker
  * kinds). A row of the other family is not found through either.
  */
-export type DestinationFamily = 'webhook' | 'sink';
-const FAMILY_KINDS: Record<DestinationFamily, DestinationKind[]> = { webhook: ['http'], sink: ['amqp', 'nats'] };
+export type DestinationFamily = 'webhook' | 'sink' | 'chatwoot';
+const FAMILY_KINDS: Record<DestinationFamily, DestinationKind[]> = { webhook: ['http'], sink: ['amqp', 'nats'], chatwoot: ['chatwoot'] };
 
 /** The API's hot read of a webhook: a prepared statement mapped from the entity's metadata, no query builder. */
 const FIND_IN_ORGANIZATION: Record<DestinationFamily, EntityReader<Webhook>> = {
   webhook: new EntityReader(Webhook, 'webhooks_find_in_organization', `id = $1 AND organization_id = $2 AND kind = 'http'`),
-  sink: new EntityReader(Webhook, 'event_sinks_find_in_organization', `id = $1 AND organization_id = $2 AND kind <> 'http'`),
+  sink: new EntityReader(Webhook, 'event_sinks_find_in_organization', `id = $1 AND organization_id = $2 AND kind IN ('amqp', 'nats')`),
+  chatwoot: new EntityReader(Webhook, 'chatwoot_find_in_organization', `id = $1 AND organization_id = $2 AND kind = 'chatwoot'`),
 };
 
 const toRoutingRow = (r: WebhookRoutingColumns): WebhookRoutingRow => ({
@@ -155,6 +156,16 @@ export class WebhooksRepository {
   async deleteInOrganization(organizationId: string, id: string, family: DestinationFamily = 'webhook', manager?: EntityManager): Promise<boolean> {
     const result = await (manager ?? this.db.manager).getRepository(Webhook).delete({ id, organizationId, kind: In(FAMILY_KINDS[family]) });
     return !!result.affected;
+  }
+
+  /** A session's Chatwoot integration (at most one per session), or null. */
+  async chatwootOfSession(organizationId: string, sessionId: string): Promise<Webhook | null> {
+    return this.repo.findOne({ where: { organizationId, sessionId, kind: 'chatwoot' } });
+  }
+
+  /** A Chatwoot integration by id, whatever its organization: Chatwoot's webhook call names it, its secret proves it. */
+  async chatwootById(id: string): Promise<Webhook | null> {
+    return this.repo.findOne({ where: { id, kind: 'chatwoot' } });
   }
 
   async allRouting(): Promise<WebhookRoutingRow[]> {

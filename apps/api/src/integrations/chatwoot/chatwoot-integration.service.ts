@@ -1,0 +1,195 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ApiConfig } from '@app/config';
+import { CHATWOOT_EVENTS, ChatwootIntegrationView, ChatwootSettings, DomainError, RETRY_POLICY_DEFAULTS } from '@app/contracts';
+import { SecretBox } from '@app/crypto';
+import { ChatwootIntegrationState, ChatwootRepository, newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
+import { WebhookChanges } from '@app/events';
+import { refusedTargetReason } from '@app/net-guard';
+import type { AuditContext } from '../../audit/audit-context';
+import { AuditTrail } from '../../audit/audit-trail';
+import { reachesSession, type Principal } from '../../auth/principal';
+import { OrganizationQuotas } from '../../limits/organization-quotas';
+import { PutChatwootDto } from './dto/chatwoot.dto';
+
+const notFound = () => new DomainError('not_found', 'session not found');
+const invalid = (fields: Record<string, string[]>) => new DomainError('validation_error', 'request is invalid', { fields });
+/** How a token is shown: never whole. */
+const maskToken = (token: string) => `***${token.length > 8 ? token.slice(-4) : ''}`;
+/** Chatwoot is retried for a day with the webhook defaults' growth, capped: a long outage loses nothing within it. */
+const CHATWOOT_RETRY = { ...RETRY_POLICY_DEFAULTS, policy: 'exponential' as const, delaySeconds: 2, attempts: 20 };
+
+/** The integration as the webhooks table and its own table hold it. */
+interface Integration {
+  row: Webhook;
+  state: ChatwootIntegrationState;
+}
+
+/**
+ * A session's Chatwoot inbox (CONTRACT 16). The integration is a `chatwoot` destination in the webhooks table, so the
+ * dispatchers deliver the session's messages to Chatwoot with the retries, breaker and delivery log of every
+ * destination; its API access token is kept encrypted as a webhook's secret is, and its own secret (the one Chatwoot's
+ * webhook calls carry) encrypted in chatwoot_integrations.
+ */
+@Injectable()
+export class ChatwootIntegrationService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly webhooks: WebhooksRepository,
+    private readonly chatwoot: ChatwootRepository,
+    private readonly sessions: SessionsRepository,
+    private readonly changes: WebhookChanges,
+    private readonly box: SecretBox,
+    private readonly quotas: OrganizationQuotas,
+    private readonly audit: AuditTrail,
+    private readonly config: ApiConfig,
+  ) {}
+
+  async put(caller: Principal, ctx: AuditContext, sessionId: string, body: PutChatwootDto): Promise<ChatwootIntegrationView> {
+    await this.assertSession(caller, sessionId);
+    const existing = await this.webhooks.chatwootOfSession(caller.organizationId, sessionId);
+    const baseUrl = this.checkedBaseUrl(body.baseUrl);
+    await this.assertAllowed(baseUrl);
+    const token = body.apiAccessToken !== undefined && !body.apiAccessToken.startsWith('***') ? body.apiAccessToken : null;
+    const missing: Record<string, string[]> = {};
+    if (!existing && token === null) missing.apiAccessToken = ['apiAccessToken is required when connecting Chatwoot'];
+    if (!existing && body.inboxId === undefined) missing.inboxId = ['inboxId is required when connecting Chatwoot: the id of an inbox of channel type API'];
+    if (Object.keys(missing).length) throw invalid(missing);
+    const before = existing?.target.chatwoot;
+    const settings: ChatwootSettings = {
+      accountId: body.accountId,
+      inboxId: body.inboxId ?? before!.inboxId,
+      groups: body.groups ?? before?.groups ?? false,
+      signMessages: body.signMessages ?? before?.signMessages ?? false,
+      importDays: body.importDays ?? before?.importDays ?? 0,
+    };
+    const now = new Date();
+    const row: Webhook = existing
+      ? { ...existing, url: baseUrl, target: { chatwoot: settings }, active: body.active ?? existing.active, updatedAt: now }
+      : {
+          id: newId('cwt'),
+          organizationId: caller.organizationId,
+          kind: 'chatwoot',
+          url: baseUrl,
+          target: { chatwoot: settings },
+          events: [...CHATWOOT_EVENTS],
+          sessionId,
+          active: body.active ?? true,
+          customHeaders: {},
+          retryPolicy: CHATWOOT_RETRY,
+          rateLimitPerSecond: null,
+          failingSince: null,
+          disabledAt: null,
+          disabledReason: null,
+          secretEncrypted: null,
+          createdAt: now,
+          updatedAt: now,
+        };
+    if (token !== null) row.secretEncrypted = this.box.encrypt(token);
+    if (row.active && existing && !existing.active) {
+      row.disabledAt = null;
+      row.disabledReason = null;
+      row.failingSince = null;
+    }
+    const secret = existing ? null : randomBytes(24).toString('base64url');
+    const changes = Object.keys(body).filter((k) => (body as unknown as Record<string, unknown>)[k] !== undefined);
+    const write = async (tx: import('typeorm').EntityManager) => {
+      const saved = await this.webhooks.save(row, tx);
+      await this.chatwoot.saveState(row.id, secret ? this.box.encrypt(secret) : '', settings.importDays > 0 ? 'pending' : 'none', tx);
+      await this.audit.record(tx, caller.organizationId, ctx, { action: existing ? 'chatwoot.update' : 'chatwoot.connect', target: { type: 'session', id: sessionId }, changes });
+      return saved;
+    };
+    if (existing) await this.db.transaction(write);
+    // an integration is a destination: it counts against the organization's webhook quota as sinks do
+    else await this.quotas.admit(caller.organizationId, 'webhooks', (tx) => this.webhooks.countInOrganization(caller.organizationId, tx), write);
+    await this.changes.announce(row.id).catch(() => undefined);
+    return this.get(caller, sessionId);
+  }
+
+  async get(caller: Principal, sessionId: string): Promise<ChatwootIntegrationView> {
+    const { row, state } = await this.find(caller, sessionId);
+    return this.view(row, state);
+  }
+
+  async remove(caller: Principal, ctx: AuditContext, sessionId: string): Promise<void> {
+    const { row } = await this.find(caller, sessionId);
+    await this.db.transaction(async (tx) => {
+      await this.webhooks.deleteInOrganization(caller.organizationId, row.id, 'chatwoot', tx);
+      await this.audit.record(tx, caller.organizationId, ctx, { action: 'chatwoot.disconnect', target: { type: 'session', id: sessionId }, changes: [] });
+    });
+    await this.changes.announce(row.id).catch(() => undefined);
+  }
+
+  /** The integration a Chatwoot webhook call names, once its secret matches (401 otherwise, whether or not the id exists). */
+  async authenticate(integrationId: string, secret: string | undefined): Promise<Webhook> {
+    const refuse = () => new DomainError('unauthorized', 'missing or wrong integration secret');
+    if (!secret || !/^cwt_[0-9A-Za-z]+$/.test(integrationId)) throw refuse();
+    const [row, state] = await Promise.all([this.webhooks.chatwootById(integrationId), this.chatwoot.stateOf(integrationId)]);
+    if (!row || !state?.inboundSecretEncrypted) throw refuse();
+    const expected = Buffer.from(this.box.decrypt(state.inboundSecretEncrypted));
+    const given = Buffer.from(secret);
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw refuse();
+    return row;
+  }
+
+  /** The integration of a session the caller reaches; 404 for another organization's session or none connected. */
+  private async find(caller: Principal, sessionId: string): Promise<Integration> {
+    await this.assertSession(caller, sessionId);
+    const row = await this.webhooks.chatwootOfSession(caller.organizationId, sessionId);
+    const state = row ? await this.chatwoot.stateOf(row.id) : null;
+    if (!row || !state) throw new DomainError('not_found', 'the session has no Chatwoot integration');
+    return { row, state };
+  }
+
+  private async assertSession(caller: Principal, sessionId: string): Promise<void> {
+    if (!reachesSession(caller, sessionId) || !(await this.sessions.existsInOrganization(caller.organizationId, sessionId))) throw notFound();
+  }
+
+  private checkedBaseUrl(raw: string): string {
+    let u: URL;
+    try {
+      u = new URL(raw);
+    } catch {
+      throw invalid({ baseUrl: ['baseUrl must be an absolute http(s) URL'] });
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid({ baseUrl: ['baseUrl must be an absolute http(s) URL'] });
+    if (u.username || u.password) throw invalid({ baseUrl: ['baseUrl must not carry credentials; give the token as apiAccessToken'] });
+    return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+  }
+
+  /** The address guard at connect time, as for webhooks; the dispatcher checks the resolved address again on each call. */
+  private async assertAllowed(baseUrl: string): Promise<void> {
+    if (this.config.WEBHOOK_ALLOW_PRIVATE_TARGETS) return;
+    const reason = await refusedTargetReason(new URL(baseUrl).hostname);
+    if (reason) throw invalid({ baseUrl: [`baseUrl target is not allowed: ${reason} (set WEBHOOK_ALLOW_PRIVATE_TARGETS=true to allow private targets)`] });
+  }
+
+  private view(row: Webhook, state: ChatwootIntegrationState): ChatwootIntegrationView {
+    const s = row.target.chatwoot!;
+    const secret = state.inboundSecretEncrypted ? this.box.decrypt(state.inboundSecretEncrypted) : '';
+    const token = row.secretEncrypted ? this.box.decrypt(row.secretEncrypted) : '';
+    return {
+      id: row.id,
+      organizationId: row.organizationId,
+      sessionId: row.sessionId!,
+      baseUrl: row.url,
+      accountId: s.accountId,
+      inboxId: s.inboxId,
+      apiAccessToken: maskToken(token),
+      groups: s.groups,
+      signMessages: s.signMessages,
+      importDays: s.importDays,
+      active: row.active,
+      webhookUrl: `${this.config.PUBLIC_URL.replace(/\/+$/, '')}/api/v1/integrations/chatwoot/${row.id}/webhook?secret=${secret}`,
+      importState: state.importState,
+      importedMessages: state.importedMessages,
+      lastError: state.lastError,
+      failingSince: row.failingSince ? row.failingSince.getTime() : null,
+      disabledAt: row.disabledAt ? row.disabledAt.getTime() : null,
+      createdAt: row.createdAt.getTime(),
+      updatedAt: row.updatedAt.getTime(),
+    };
+  }
+}
