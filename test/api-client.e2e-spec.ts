@@ -271,6 +271,22 @@ describe('the generated API client, through every operation', () => {
     expect([202, 409]).toContain((await client.POST('/api/v1/event-sinks/{id}/deliveries/{deliveryId}:replay', { params: { path: { ...sinkPath, deliveryId: sinkDeliveryId } } })).response.status);
     expect((await client.DELETE('/api/v1/event-sinks/{id}', { params: { path: sinkPath } })).response.status).toBe(204);
 
+    // CONTRACT 16: the session's Chatwoot inbox (never reached here: a name that does not resolve), and its webhook
+    const chatwoot = await client.PUT('/api/v1/sessions/{id}/integrations/chatwoot', {
+      params: { path },
+      body: { baseUrl: 'https://chatwoot.example.com', accountId: 1, apiAccessToken: 'typed-chatwoot-token', inboxId: 4 },
+    });
+    expect(chatwoot.response.status).toBe(200);
+    expect(chatwoot.data?.webhookUrl).toEqual(expect.any(String));
+    expect((await client.GET('/api/v1/sessions/{id}/integrations/chatwoot', { params: { path } })).data?.id).toBe(chatwoot.data!.id);
+    expect((await client.POST('/api/v1/sessions/{id}/integrations/chatwoot:test', { params: { path } })).response.status).toBe(202);
+    const unsigned = await anonymous.POST('/api/v1/integrations/chatwoot/{integrationId}/webhook', {
+      params: { path: { integrationId: chatwoot.data!.id } },
+      body: { event: 'message_created', id: 1, content: 'no secret', message_type: 'outgoing', private: false },
+    });
+    expect(unsigned.response.status).toBe(401);
+    expect((await client.DELETE('/api/v1/sessions/{id}/integrations/chatwoot', { params: { path } })).response.status).toBe(204);
+
     // CONTRACT 17: a paced campaign, paused, resumed and cancelled; the opt-out list
     const campaign = await client.POST('/api/v1/sessions/{id}/campaigns', {
       params: { path },

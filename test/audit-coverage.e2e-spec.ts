@@ -72,6 +72,9 @@ const AUDITED: Record<string, Audit> = {
   Campaigns_resume: ['campaign.resume', 'campaign', 'campaignId'],
   Campaigns_cancel: ['campaign.cancel', 'campaign', 'campaignId'],
   Campaigns_removeOptOut: ['opt-out.remove', 'optOut', 'jid'],
+  ChatwootIntegration_put: ['chatwoot.connect', 'session', 'id'],
+  ChatwootIntegration_remove: ['chatwoot.disconnect', 'session', 'id'],
+  ChatwootIntegration_test: ['chatwoot.test', 'session', 'id'],
 };
 
 /**
@@ -105,6 +108,7 @@ const EXEMPT: Record<string, string> = {
   Contacts_subscribe: 'presence: ephemeral, stores nothing',
   Contacts_chatPresence: 'presence: ephemeral, stores nothing',
   Contacts_accountPresence: 'presence: ephemeral, stores nothing',
+  ChatwootWebhook_webhook: 'messaging traffic: an agent\'s reply sent from Chatwoot is a message (the message log records it); Chatwoot authenticates by the integration\'s secret, not as a member',
 };
 
 const MUTATING = new Set(['post', 'put', 'patch', 'delete']);

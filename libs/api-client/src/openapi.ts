@@ -18805,7 +18805,19 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    /** @description Chatwoot's event name; only `message_created` sends */
+                    event?: string;
+                    /** @description Chatwoot's message id: a redelivery with the same id sends nothing more */
+                    id?: number;
+                    content?: string | null;
+                    /** @description `outgoing` (an agent's reply) is sent; anything else is ignored */
+                    message_type?: string;
+                    /** @description a private note is never sent */
+                    private?: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {

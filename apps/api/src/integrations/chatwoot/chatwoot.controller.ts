@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiQuery, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ChatwootIntegrationView } from '@app/contracts';
-import { Audit, type AuditContext, Audited } from '../../audit/audit-context';
+import { Audit, type AuditContext, Audited, AuditedOnReply } from '../../audit/audit-context';
 import { CurrentPrincipal, Public, RequirePermissions } from '../../auth/auth.decorators';
 import type { Principal } from '../../auth/principal';
 import { ApiEndpoint, ApiErrors } from '../../common/api-docs';
@@ -61,6 +61,7 @@ export class ChatwootIntegrationController {
   }
 
   @Post('chatwoot\\:test')
+  @AuditedOnReply('chatwoot.test', 'session')
   @HttpCode(202)
   @ApiEndpoint('Test the Chatwoot connection', 'Reads the inbox through Chatwoot\'s API once, as a delivery: the outcome is the integration\'s `lastError` (null when it worked). 409 when inactive.', 'not_found', 'conflict')
   @ApiAcceptedResponse({ type: WebhookTestResponse })
@@ -92,7 +93,18 @@ export class ChatwootWebhookController {
   @ApiQuery({ name: 'secret', required: false, description: 'the integration\'s secret, as `webhookUrl` carries it' })
   @ApiHeader({ name: 'X-Chatwoot-Secret', required: false, description: 'the integration\'s secret, instead of `?secret=`' })
   @ApiBody({
-    schema: { type: 'object' },
+    // Chatwoot's own webhook body (its fields beyond these are read where docs/integrations/chatwoot.md says)
+    schema: {
+      type: 'object',
+      additionalProperties: true,
+      properties: {
+        event: { type: 'string', description: 'Chatwoot\'s event name; only `message_created` sends' },
+        id: { type: 'integer', description: 'Chatwoot\'s message id: a redelivery with the same id sends nothing more' },
+        content: { type: 'string', nullable: true },
+        message_type: { type: 'string', description: '`outgoing` (an agent\'s reply) is sent; anything else is ignored' },
+        private: { type: 'boolean', description: 'a private note is never sent' },
+      },
+    },
     examples: {
       agentReply: {
         value: {
