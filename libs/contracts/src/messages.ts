@@ -156,6 +156,12 @@ export type OutboundContent =
   /** a message of this session forwarded: the engine sends the original's content marked as forwarded */
   | { type: 'forward'; original: MessageKeyRef };
 
+/** Fails to compile while a type that can be sent has no content above (docs/messages.md, "adding a message type"). */
+export type OutboundContentCoversEveryType = CompilesWhen<OutboundMessageType extends OutboundContent['type'] ? true : false>;
+
+/** A type-level check: `CompilesWhen<X extends Y ? true : false>` is a compile error while X is not a Y. */
+export type CompilesWhen<T extends true> = T;
+
 /** A link preview (CONTRACT 12): read from the page's Open Graph tags when a text with a URL is accepted. */
 export interface LinkPreview {
   /** the URL as it appears in the text */
