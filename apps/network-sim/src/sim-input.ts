@@ -7,8 +7,10 @@ import {
   GROUP_PARTICIPANT_ACTIONS,
   GroupChanges,
   GroupParticipantAction,
+  isCaptionedMediaType,
   LinkPreview,
   LocationContent,
+  MediaMessageType,
   OUTBOUND_MESSAGE_TYPES,
   PollContent,
   Presence,
@@ -197,25 +199,36 @@ export function parseInbound(body: Body): InboundInput {
     quotedWaMessageId: body.quotedWaMessageId === undefined || body.quotedWaMessageId === null ? null : messageId('quotedWaMessageId', body.quotedWaMessageId),
     mentions: userJids('mentions', body.mentions),
   };
-  switch (type) {
-    case 'text':
-      input.text = requireText('text', body.text, MAX_TEXT_LENGTH);
-      break;
-    case 'location':
-      input.location = location('location', body.location);
-      break;
-    case 'contact':
-      input.contact = contact('contact', body.contact);
-      break;
-    default: {
-      if (CAPTIONLESS.has(type) && body.text !== undefined) throw validation('text', `a ${type} has no caption`);
-      const caption = optionalText('text', body.text, MAX_TEXT_LENGTH);
-      input.text = caption;
-      input.media = inboundMedia(type, body.media, caption);
-    }
-  }
+  INBOUND_CONTENT[type](body, input);
   return input;
 }
+
+const inboundMediaOf =
+  (type: InboundMediaType) =>
+  (body: Body, input: InboundInput): void => {
+    if (CAPTIONLESS.has(type) && body.text !== undefined) throw validation('text', `a ${type} has no caption`);
+    const caption = optionalText('text', body.text, MAX_TEXT_LENGTH);
+    input.text = caption;
+    input.media = inboundMedia(type, body.media, caption);
+  };
+
+/** What each type a contact can send reads of the body (docs/messages.md, "adding a message type"). */
+const INBOUND_CONTENT: Record<InboundMessageType, (body: Body, input: InboundInput) => void> = {
+  text: (body, input) => {
+    input.text = requireText('text', body.text, MAX_TEXT_LENGTH);
+  },
+  location: (body, input) => {
+    input.location = location('location', body.location);
+  },
+  contact: (body, input) => {
+    input.contact = contact('contact', body.contact);
+  },
+  image: inboundMediaOf('image'),
+  video: inboundMediaOf('video'),
+  audio: inboundMediaOf('audio'),
+  document: inboundMediaOf('document'),
+  sticker: inboundMediaOf('sticker'),
+};
 
 function inboundMedia(type: InboundMediaType, value: unknown, caption: string | null): MediaInput {
   const m = value === undefined ? {} : objectAt('media', value);
@@ -360,53 +373,63 @@ export function parseSend(args: Body): SendInput {
     linkPreview: null,
     forwardOf: null,
   };
-  switch (type) {
-    case 'text':
-      input.text = requireText('content.text', content.text, MAX_TEXT_LENGTH);
-      input.linkPreview = linkPreview('content.linkPreview', content.linkPreview);
-      break;
-    case 'forward':
-      input.forwardOf = messageId('content.original.waMessageId', objectAt('content.original', content.original).waMessageId);
-      break;
-    case 'pollVote': {
-      const target = objectAt('content.poll', content.poll);
-      const options = content.options;
-      if (!Array.isArray(options) || options.length === 0 || options.some((o) => typeof o !== 'string')) {
-        throw validation('content.options', 'must be a non-empty array of option names');
-      }
-      input.pollVote = { pollWaMessageId: messageId('content.poll.waMessageId', target.waMessageId), options: [...new Set(options as string[])] };
-      break;
-    }
-    case 'location':
-      input.location = location('content.location', content.location);
-      break;
-    case 'contact':
-      input.contact = contact('content.contact', content.contact);
-      break;
-    case 'poll':
-      input.poll = poll('content.poll', content.poll);
-      break;
-    case 'reaction': {
-      const target = objectAt('content.target', content.target);
-      if (typeof content.emoji !== 'string' || content.emoji.length > 16) throw validation('content.emoji', 'must be an emoji, or "" to remove the reaction');
-      input.reaction = { waMessageId: messageId('content.target.waMessageId', target.waMessageId), emoji: content.emoji };
-      break;
-    }
-    default: {
-      const m = objectAt('content.media', content.media);
-      const caption = CAPTIONLESS.has(type) || type === 'voice' ? null : optionalText('content.caption', content.caption, MAX_TEXT_LENGTH);
-      input.text = caption;
-      input.media = {
-        data: base64Bytes('content.media.data', m.data),
-        mimetype: mimetype('content.media.mimetype', m.mimetype),
-        filename: optionalText('content.media.filename', m.filename, 255),
-        caption,
-      };
-      if (type === 'sticker' && !/^image\/webp\b/i.test(input.media.mimetype)) throw validation('content.media.mimetype', 'a sticker must be image/webp');
-    }
-  }
+  SEND_CONTENT[type](content, input);
   return input;
 }
+
+const sentMediaOf =
+  (type: MediaMessageType) =>
+  (content: Body, input: SendInput): void => {
+    const m = objectAt('content.media', content.media);
+    const caption = isCaptionedMediaType(type) ? optionalText('content.caption', content.caption, MAX_TEXT_LENGTH) : null;
+    input.text = caption;
+    input.media = {
+      data: base64Bytes('content.media.data', m.data),
+      mimetype: mimetype('content.media.mimetype', m.mimetype),
+      filename: optionalText('content.media.filename', m.filename, 255),
+      caption,
+    };
+    if (type === 'sticker' && !/^image\/webp\b/i.test(input.media.mimetype)) throw validation('content.media.mimetype', 'a sticker must be image/webp');
+  };
+
+/** What each content type a device can send reads of `content` (docs/messages.md, "adding a message type"). */
+const SEND_CONTENT: Record<(typeof SEND_CONTENT_TYPES)[number], (content: Body, input: SendInput) => void> = {
+  text: (content, input) => {
+    input.text = requireText('content.text', content.text, MAX_TEXT_LENGTH);
+    input.linkPreview = linkPreview('content.linkPreview', content.linkPreview);
+  },
+  forward: (content, input) => {
+    input.forwardOf = messageId('content.original.waMessageId', objectAt('content.original', content.original).waMessageId);
+  },
+  pollVote: (content, input) => {
+    const target = objectAt('content.poll', content.poll);
+    const options = content.options;
+    if (!Array.isArray(options) || options.length === 0 || options.some((o) => typeof o !== 'string')) {
+      throw validation('content.options', 'must be a non-empty array of option names');
+    }
+    input.pollVote = { pollWaMessageId: messageId('content.poll.waMessageId', target.waMessageId), options: [...new Set(options as string[])] };
+  },
+  location: (content, input) => {
+    input.location = location('content.location', content.location);
+  },
+  contact: (content, input) => {
+    input.contact = contact('content.contact', content.contact);
+  },
+  poll: (content, input) => {
+    input.poll = poll('content.poll', content.poll);
+  },
+  reaction: (content, input) => {
+    const target = objectAt('content.target', content.target);
+    if (typeof content.emoji !== 'string' || content.emoji.length > 16) throw validation('content.emoji', 'must be an emoji, or "" to remove the reaction');
+    input.reaction = { waMessageId: messageId('content.target.waMessageId', target.waMessageId), emoji: content.emoji };
+  },
+  image: sentMediaOf('image'),
+  video: sentMediaOf('video'),
+  audio: sentMediaOf('audio'),
+  document: sentMediaOf('document'),
+  voice: sentMediaOf('voice'),
+  sticker: sentMediaOf('sticker'),
+};
 
 /** The device's `statusPost` of a send to status@broadcast (SimSendArgs). */
 export function parseStatusPost(value: unknown): StatusPostOptions {

@@ -15,6 +15,23 @@ export const MEDIA_MESSAGE_TYPES = ['image', 'video', 'audio', 'document', 'stic
 export type MediaMessageType = (typeof MEDIA_MESSAGE_TYPES)[number];
 export const isMediaType = (type: string): type is MediaMessageType => (MEDIA_MESSAGE_TYPES as readonly string[]).includes(type);
 
+/** Whether each media type carries a caption: the one place that says it (docs/messages.md, "adding a message type"). */
+export const MEDIA_CAPTIONED = { image: true, video: true, document: true, audio: false, voice: false, sticker: false } as const satisfies Record<MediaMessageType, boolean>;
+export type CaptionedMediaType = { [K in MediaMessageType]: (typeof MEDIA_CAPTIONED)[K] extends true ? K : never }[MediaMessageType];
+export type CaptionlessMediaType = Exclude<MediaMessageType, CaptionedMediaType>;
+export const CAPTIONED_MEDIA_TYPES = MEDIA_MESSAGE_TYPES.filter((t): t is CaptionedMediaType => MEDIA_CAPTIONED[t]);
+export const isCaptionedMediaType = (type: string): type is CaptionedMediaType => (CAPTIONED_MEDIA_TYPES as readonly string[]).includes(type);
+
+/** A media content of type T, whatever form its bytes take (`M`: a Buffer in the gateway, base64 on the simulator's wire). */
+export type MediaContent<M, T extends MediaMessageType = MediaMessageType> = T extends CaptionedMediaType
+  ? { type: T; media: M; caption: string | null }
+  : { type: T; media: M };
+
+/** The media content of a type: a caption where the type carries one (MEDIA_CAPTIONED), none otherwise. */
+export function mediaContent<M>(type: MediaMessageType, media: M, caption: string | null): MediaContent<M> {
+  return isCaptionedMediaType(type) ? { type, media, caption } : { type, media };
+}
+
 export const ACK_STATUSES = ['delivered', 'read', 'played'] as const;
 export type AckStatus = (typeof ACK_STATUSES)[number];
 
@@ -127,9 +144,8 @@ export interface OutboundMedia {
 export type OutboundContent =
   /** `linkPreview`: the preview of the first URL of the text, made when the message was accepted (null: none) */
   | { type: 'text'; text: string; linkPreview?: LinkPreview | null }
-  | { type: 'image' | 'video' | 'document'; media: OutboundMedia; caption: string | null }
-  /** `voice`: shown as a voice note (push to talk); `sticker`: a webp sticker */
-  | { type: 'audio' | 'voice' | 'sticker'; media: OutboundMedia }
+  /** image, video, document carry a caption; `voice`: shown as a voice note (push to talk); `sticker`: a webp sticker */
+  | MediaContent<OutboundMedia>
   | { type: 'location'; location: LocationContent }
   | { type: 'contact'; contact: ContactContent }
   /** `emoji` "" removes the reaction */
@@ -139,6 +155,12 @@ export type OutboundContent =
   | { type: 'pollVote'; poll: MessageKeyRef; options: string[] }
   /** a message of this session forwarded: the engine sends the original's content marked as forwarded */
   | { type: 'forward'; original: MessageKeyRef };
+
+/** Fails to compile while a type that can be sent has no content above (docs/messages.md, "adding a message type"). */
+export type OutboundContentCoversEveryType = CompilesWhen<OutboundMessageType extends OutboundContent['type'] ? true : false>;
+
+/** A type-level check: `CompilesWhen<X extends Y ? true : false>` is a compile error while X is not a Y. */
+export type CompilesWhen<T extends true> = T;
 
 /** A link preview (CONTRACT 12): read from the page's Open Graph tags when a text with a URL is accepted. */
 export interface LinkPreview {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, EDIT_WINDOW_MS, MessageView } from '@app/contracts';
+import { CAPTIONED_MEDIA_TYPES, DomainError, EDIT_WINDOW_MS, MessageType, MessageView } from '@app/contracts';
 import { MessageRow, MessagesRepository, Session, toMessageView } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { ApiValidationPipe } from '../common/validation.pipe';
@@ -10,9 +10,26 @@ import { assertSendable, MessagesService } from './messages.service';
 import { newWaMessageId } from './wa-message-id';
 
 /** What WhatsApp lets one edit: a text, or the caption of a captioned medium. */
-const EDITABLE = new Set(['text', 'image', 'video', 'document']);
-/** What WhatsApp forwards (not reactions, polls or votes: those belong to their chat). */
-const FORWARDABLE = new Set(['text', 'image', 'video', 'audio', 'voice', 'document', 'sticker', 'location', 'contact']);
+const EDITABLE = new Set<string>(['text', ...CAPTIONED_MEDIA_TYPES]);
+/**
+ * What WhatsApp forwards (not reactions, polls or votes: those belong to their chat), one entry per type
+ * (docs/messages.md, "adding a message type").
+ */
+const FORWARDABLE: Record<MessageType, boolean> = {
+  text: true,
+  image: true,
+  video: true,
+  audio: true,
+  voice: true,
+  document: true,
+  sticker: true,
+  location: true,
+  contact: true,
+  reaction: false,
+  poll: false,
+  pollVote: false,
+  unknown: false,
+};
 
 /**
  * CONTRACT 12's actions on a message of the log: edit and delete for everyone (own sent messages, through the session's
@@ -90,7 +107,7 @@ export class MessageActionsService {
     const session = await this.actions.session(organizationId, sessionId);
     const original = await this.find(session, messageId);
     const { to } = await this.validate(rawBody, ForwardMessageDto);
-    if (!FORWARDABLE.has(original.type)) throw new DomainError('conflict', `a ${original.type} message cannot be forwarded`, { type: original.type });
+    if (!FORWARDABLE[original.type]) throw new DomainError('conflict', `a ${original.type} message cannot be forwarded`, { type: original.type });
     if (original.revokedAt !== null) throw new DomainError('conflict', 'the message was deleted for everyone', { messageId });
     if (original.direction === 'out' && original.status === 'queued') throw new DomainError('conflict', 'the message is not sent yet', { status: original.status });
     if (original.status === 'failed') throw new DomainError('conflict', 'the message was never sent', { status: original.status });

@@ -1,4 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { MessageType } from '@app/contracts';
+import type { JSX } from 'preact';
 import { api, type ChatView, type MessageView } from '../api';
 import { live } from '../live';
 import { go } from '../router';
@@ -194,37 +196,41 @@ function Bubble({ message: m, quoted, isGroup, onReply }: { message: MessageView
 }
 
 function Content({ message: m }: { message: MessageView }) {
-  switch (m.type) {
-    case 'image':
-    case 'sticker':
-      return <MediaView message={m} render={(url) => <img src={url} alt={m.media?.caption ?? m.type} class={m.type === 'sticker' ? 'sticker' : 'inline-image'} />} />;
-    case 'video':
-      return <MediaView message={m} render={(url) => <video src={url} controls class="inline-image" />} />;
-    case 'audio':
-    case 'voice':
-      return <MediaView message={m} render={(url) => <audio src={url} controls data-voice={m.type === 'voice' ? '' : undefined} />} />;
-    case 'document':
-      return <MediaView message={m} render={(url) => <a href={url} download={m.media?.filename ?? 'document'}>{m.media?.filename ?? 'document'}</a>} />;
-    case 'location':
-      return m.location ? (
-        <span>
-          📍 {m.location.name ?? ''} {m.location.latitude}, {m.location.longitude}
-        </span>
-      ) : null;
-    case 'contact':
-      return m.contact ? (
-        <span>
-          👤 {m.contact.fullName} · +{m.contact.phoneNumber}
-        </span>
-      ) : null;
-    case 'poll':
-      return m.poll ? <Poll message={m} /> : null;
-    case 'reaction':
-      return <span class="muted">reacted {m.text ?? ''}</span>;
-    default:
-      return <span class="text">{m.text}</span>;
-  }
+  return CONTENT[m.type as MessageType](m);
 }
+
+const image = (m: MessageView) => (
+  <MediaView message={m} render={(url) => <img src={url} alt={m.media?.caption ?? m.type} class={m.type === 'sticker' ? 'sticker' : 'inline-image'} />} />
+);
+const audio = (m: MessageView) => <MediaView message={m} render={(url) => <audio src={url} controls data-voice={m.type === 'voice' ? '' : undefined} />} />;
+const text = (m: MessageView) => <span class="text">{m.text}</span>;
+
+/** How the inbox shows each message type, one entry per type (docs/messages.md, "adding a message type"). */
+const CONTENT: Record<MessageType, (m: MessageView) => JSX.Element | null> = {
+  text,
+  unknown: text,
+  pollVote: text,
+  image,
+  sticker: image,
+  video: (m) => <MediaView message={m} render={(url) => <video src={url} controls class="inline-image" />} />,
+  audio,
+  voice: audio,
+  document: (m) => <MediaView message={m} render={(url) => <a href={url} download={m.media?.filename ?? 'document'}>{m.media?.filename ?? 'document'}</a>} />,
+  location: (m) =>
+    m.location ? (
+      <span>
+        📍 {m.location.name ?? ''} {m.location.latitude}, {m.location.longitude}
+      </span>
+    ) : null,
+  contact: (m) =>
+    m.contact ? (
+      <span>
+        👤 {m.contact.fullName} · +{m.contact.phoneNumber}
+      </span>
+    ) : null,
+  poll: (m) => (m.poll ? <Poll message={m} /> : null),
+  reaction: (m) => <span class="muted">reacted {m.text ?? ''}</span>,
+};
 
 /** A poll with its options and, per option, who voted for it (the latest vote of each voter counts). */
 function Poll({ message: m }: { message: MessageView }) {

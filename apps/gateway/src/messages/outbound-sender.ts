@@ -1,5 +1,18 @@
 import type { Logger } from 'pino';
-import { AckStatus, CatalogEvent, DomainError, ErrorCode, MessageKeyRef, OutboundContent, OutboundMessage, STATUS_BROADCAST_JID, StatusPostOptions } from '@app/contracts';
+import {
+  AckStatus,
+  CatalogEvent,
+  DomainError,
+  ErrorCode,
+  MediaMessageType,
+  mediaContent,
+  MessageKeyRef,
+  MessageType,
+  OutboundContent,
+  OutboundMessage,
+  STATUS_BROADCAST_JID,
+  StatusPostOptions,
+} from '@app/contracts';
 import { toMessageView } from '@app/database';
 import type { EngineConnection } from '../engine/engine.interface';
 import type { SessionEvent, SessionEventSink } from '../sessions/session-ports';
@@ -62,6 +75,53 @@ interface PendingRecord {
 
 /** A queued row that cannot become a network message (its media bytes or its reaction target are gone). */
 class UnsendableMessage extends Error {}
+
+const sendMedia = async (row: MessageRow, deps: Pick<OutboundSenderDeps, 'store'>, type: MediaMessageType): Promise<OutboundContent> => {
+  const data = await deps.store.mediaOf(row.id);
+  if (!data || !row.media) throw new UnsendableMessage('media bytes are missing');
+  return mediaContent(type, { data, mimetype: row.media.mimetype, filename: row.media.filename }, row.media.caption ?? row.text);
+};
+
+/**
+ * A stored row → what the engine sends, one entry per message type (docs/messages.md, "adding a message type"): a type
+ * missing here does not compile. A forward is handled before (contentOf).
+ */
+const OUTBOUND_CONTENT: Record<MessageType, (row: MessageRow, deps: Pick<OutboundSenderDeps, 'store' | 'sessionId'>) => Promise<OutboundContent>> = {
+  text: async (row) => ({ type: 'text', text: row.text ?? '', ...(row.sendOptions?.linkPreview ? { linkPreview: row.sendOptions.linkPreview } : {}) }),
+  image: (row, deps) => sendMedia(row, deps, 'image'),
+  video: (row, deps) => sendMedia(row, deps, 'video'),
+  document: (row, deps) => sendMedia(row, deps, 'document'),
+  audio: (row, deps) => sendMedia(row, deps, 'audio'),
+  voice: (row, deps) => sendMedia(row, deps, 'voice'),
+  sticker: (row, deps) => sendMedia(row, deps, 'sticker'),
+  pollVote: async (row) => {
+    const vote = row.sendOptions?.pollVote;
+    if (!vote) throw new UnsendableMessage('the poll vote is missing');
+    return { type: 'pollVote', poll: vote.poll, options: vote.options };
+  },
+  location: async (row) => {
+    if (!row.location) throw new UnsendableMessage('location is missing');
+    return { type: 'location', location: row.location };
+  },
+  contact: async (row) => {
+    if (!row.contact) throw new UnsendableMessage('contact is missing');
+    return { type: 'contact', contact: row.contact };
+  },
+  poll: async (row) => {
+    if (!row.poll) throw new UnsendableMessage('poll is missing');
+    return { type: 'poll', poll: row.poll };
+  },
+  reaction: async (row, deps) => {
+    if (!row.reaction) throw new UnsendableMessage('reaction is missing');
+    const target = await deps.store.findByWaId(deps.sessionId, row.reaction.waMessageId);
+    if (!target) throw new UnsendableMessage('the message reacted to is not in the log');
+    return { type: 'reaction', target: keyOf(target), emoji: row.reaction.emoji };
+  },
+  // what only arrives is never sent
+  unknown: async (row) => {
+    throw new UnsendableMessage(`messages of type ${row.type} cannot be sent`);
+  },
+};
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
 
@@ -338,46 +398,9 @@ export class OutboundSender {
   }
 
   private async contentOf(row: MessageRow): Promise<OutboundContent> {
-    const options = row.sendOptions;
     // a forward is the original's content, whatever its type: the engine copies it from the network's own record
-    if (options?.forwardOf) return { type: 'forward', original: options.forwardOf };
-    switch (row.type) {
-      case 'text':
-        return { type: 'text', text: row.text ?? '', ...(options?.linkPreview ? { linkPreview: options.linkPreview } : {}) };
-      case 'image':
-      case 'video':
-      case 'document':
-      case 'audio':
-      case 'voice':
-      case 'sticker': {
-        const data = await this.deps.store.mediaOf(row.id);
-        if (!data || !row.media) throw new UnsendableMessage('media bytes are missing');
-        const media = { data, mimetype: row.media.mimetype, filename: row.media.filename };
-        return row.type === 'image' || row.type === 'video' || row.type === 'document'
-          ? { type: row.type, media, caption: row.media.caption ?? row.text }
-          : { type: row.type, media };
-      }
-      case 'pollVote':
-        if (!options?.pollVote) throw new UnsendableMessage('the poll vote is missing');
-        return { type: 'pollVote', poll: options.pollVote.poll, options: options.pollVote.options };
-      case 'location':
-        if (!row.location) throw new UnsendableMessage('location is missing');
-        return { type: 'location', location: row.location };
-      case 'contact':
-        if (!row.contact) throw new UnsendableMessage('contact is missing');
-        return { type: 'contact', contact: row.contact };
-      case 'poll':
-        if (!row.poll) throw new UnsendableMessage('poll is missing');
-        return { type: 'poll', poll: row.poll };
-      case 'reaction': {
-        if (!row.reaction) throw new UnsendableMessage('reaction is missing');
-        const target = await this.deps.store.findByWaId(this.deps.sessionId, row.reaction.waMessageId);
-        if (!target) throw new UnsendableMessage('the message reacted to is not in the log');
-        return { type: 'reaction', target: keyOf(target), emoji: row.reaction.emoji };
-      }
-      default:
-        throw new UnsendableMessage(`messages of type ${row.type} cannot be sent`);
-    }
+    if (row.sendOptions?.forwardOf) return { type: 'forward', original: row.sendOptions.forwardOf };
+    return OUTBOUND_CONTENT[row.type](row, this.deps);
   }
 
   private async fail(row: MessageRow, error: string): Promise<void> {

@@ -56,19 +56,37 @@ export function contextInfoOf(quoted: QuotedMessage | null, mentions: string[]):
  */
 export function contactContentOf(message: SimInboundMessage, quoted: QuotedMessage | null): WaMessage | null {
   const contextInfo = contextInfoOf(quoted, message.mentions);
-  const context = contextInfo ? { contextInfo } : {};
-  if (message.type === 'text' && message.text) {
-    return contextInfo ? { extendedTextMessage: { text: message.text, ...context } } : { conversation: message.text };
-  }
-  if (message.type === 'location' && message.location) {
-    const { latitude, longitude, name, address } = message.location;
-    return { locationMessage: { degreesLatitude: latitude, degreesLongitude: longitude, ...(name ? { name } : {}), ...(address ? { address } : {}), ...context } };
-  }
-  if (message.type === 'contact' && message.contact) {
-    return { contactMessage: { displayName: message.contact.fullName, vcard: vcardFor(message.contact), ...context } };
-  }
-  return null;
+  return CONTACT_CONTENT[message.type](message, contextInfo);
 }
+
+const mediaMessage = () => null;
+
+/**
+ * How a contact's phone writes each kind it sends, one entry per type (docs/messages.md, "adding a message type"): media
+ * kinds are media-messages.ts's (null here), a vote is sealed by sealPollVote.
+ */
+const CONTACT_CONTENT: Record<SimInboundMessage['type'], (message: SimInboundMessage, contextInfo: Record<string, unknown> | null) => WaMessage | null> = {
+  text: (message, contextInfo) => {
+    if (!message.text) return null;
+    return contextInfo ? { extendedTextMessage: { text: message.text, contextInfo } } : { conversation: message.text };
+  },
+  location: (message, contextInfo) => {
+    if (!message.location) return null;
+    const { latitude, longitude, name, address } = message.location;
+    return {
+      locationMessage: { degreesLatitude: latitude, degreesLongitude: longitude, ...(name ? { name } : {}), ...(address ? { address } : {}), ...(contextInfo ? { contextInfo } : {}) },
+    };
+  },
+  contact: (message, contextInfo) =>
+    message.contact ? { contactMessage: { displayName: message.contact.fullName, vcard: vcardFor(message.contact), ...(contextInfo ? { contextInfo } : {}) } } : null,
+  image: mediaMessage,
+  video: mediaMessage,
+  audio: mediaMessage,
+  voice: mediaMessage,
+  document: mediaMessage,
+  sticker: mediaMessage,
+  pollVote: () => null,
+};
 
 /** The stanza type of a contact's text, location or card: a card is `media` (Baileys' getMediaType `vcard`), the rest `text`. */
 export function stanzaTypeOf(content: WaMessage): 'text' | 'media' {

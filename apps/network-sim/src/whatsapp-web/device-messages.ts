@@ -6,7 +6,7 @@
  * MESSAGE_EDIT / REVOKE), which change the original's entry through the same handlers the device protocol uses
  * (actions/message-actions.ts), so `GET /sim/messages` shows them the same whichever door was used.
  */
-import { contactFromVcard, type ContactContent, type LocationContent, type MessageKeyRef } from '@app/contracts';
+import { contactFromVcard, type CompilesWhen, type ContactContent, type LocationContent, type MessageKeyRef, type OutboundMessageType } from '@app/contracts';
 import { createHash } from 'node:crypto';
 import type { DeviceLink, SimNetwork } from '../sim-network';
 import type { WaDirectory } from './directory';
@@ -28,6 +28,12 @@ export type SentContent =
   | { type: 'pollVote'; pollWaMessageId: string; vote: { encPayload: Buffer; encIv: Buffer } }
   | { type: 'edit'; waMessageId: string; text: string }
   | { type: 'revoke'; waMessageId: string };
+
+/**
+ * Every type a device can send is read here (sentContentOf): a type added to OUTBOUND_MESSAGE_TYPES without a SentContent
+ * does not compile (docs/messages.md, "adding a message type").
+ */
+export type SentContentCoversEveryType = CompilesWhen<OutboundMessageType extends SentContent['type'] ? true : false>;
 
 /** What the network records of a message the device sent; null for kinds it does not carry. */
 export function sentContentOf(message: DecodedMessage, chatJid: string): SentContent | null {

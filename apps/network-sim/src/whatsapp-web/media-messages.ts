@@ -5,7 +5,7 @@
  * encrypts the network's bytes under a fresh media key, uploads them to the media host, and sends the message that
  * names them (url, direct path, key, hashes), which the gateway downloads and decrypts.
  */
-import type { SimInboundMessage, SimOutboundContent, SimOutboundMedia } from '@app/contracts';
+import { isMediaType, mediaContent, type MediaMessageType, type SimInboundMessage, type SimOutboundContent, type SimOutboundMedia } from '@app/contracts';
 import type { WaMessage } from './contact-messages';
 import { decryptMedia, encryptMedia, WaMediaType } from './media-crypto';
 import type { MediaHost } from './media-server';
@@ -49,23 +49,39 @@ export async function sentMediaOf(baileys: Baileys, host: MediaHost | undefined,
   if (!file) throw new Error(`the media host has no file at ${where}`);
   const plain = await decryptMedia(baileys, file, { mediaKey: media.mediaKey, mediaType: part.mediaType, fileSha256: media.fileSha256, fileEncSha256: media.fileEncSha256 });
   const wire: SimOutboundMedia = { data: plain.toString('base64'), mimetype: media.mimetype || 'application/octet-stream', filename: part.filename };
-  if (part.type === 'image' || part.type === 'video' || part.type === 'document') return { type: part.type, media: wire, caption: part.caption };
-  return { type: part.type, media: wire };
+  return mediaContent(part.type, wire, part.caption);
 }
 
-/** Baileys' HKDF media type of each inbound kind that carries a file. */
-const INBOUND_MEDIA_TYPE: Partial<Record<SimInboundMessage['type'], WaMediaType>> = {
+/**
+ * Baileys' HKDF media type of each inbound kind that carries a file; null for those contact-messages.ts writes. One
+ * entry per type: a new one does not compile until it is said here (docs/messages.md, "adding a message type").
+ */
+const INBOUND_MEDIA_TYPE: Record<SimInboundMessage['type'], WaMediaType | null> = {
   image: 'image',
   video: 'video',
   audio: 'audio',
   voice: 'audio',
   document: 'document',
   sticker: 'sticker',
+  text: null,
+  location: null,
+  contact: null,
+  pollVote: null,
 };
 
 export function isInboundMedia(message: SimInboundMessage): boolean {
-  return message.media !== null && INBOUND_MEDIA_TYPE[message.type] !== undefined;
+  return message.media !== null && INBOUND_MEDIA_TYPE[message.type] !== null;
 }
+
+/** How a contact's phone writes each media kind around the fields of its encrypted file. */
+const MEDIA_MESSAGE: Record<MediaMessageType, (fields: Record<string, unknown>, caption: { caption?: string }, filename: string | null) => WaMessage> = {
+  image: (fields, caption) => ({ imageMessage: { ...fields, ...caption } }),
+  video: (fields, caption) => ({ videoMessage: { ...fields, ...caption } }),
+  document: (fields, caption, filename) => ({ documentMessage: { ...fields, ...caption, fileName: filename ?? 'file' } }),
+  audio: (fields) => ({ audioMessage: { ...fields, ptt: false } }),
+  voice: (fields) => ({ audioMessage: { ...fields, ptt: true } }),
+  sticker: (fields) => ({ stickerMessage: fields }),
+};
 
 /**
  * A contact's media message: the bytes encrypted and uploaded to the media host, the message naming them (with the
@@ -79,7 +95,7 @@ export async function inboundMediaMessage(
   contextInfo: Record<string, unknown> | null = null,
 ): Promise<WaMessage> {
   const mediaType = INBOUND_MEDIA_TYPE[message.type];
-  if (!mediaType || !message.media) throw new Error(`not a media message: ${message.type}`);
+  if (!mediaType || !message.media || !isMediaType(message.type)) throw new Error(`not a media message: ${message.type}`);
   const encrypted = await encryptMedia(baileys, bytes, mediaType);
   const stored = host.put(encrypted.file, mediaType);
   const fields = {
@@ -94,17 +110,5 @@ export async function inboundMediaMessage(
     ...(contextInfo ? { contextInfo } : {}),
   };
   const caption = message.text ? { caption: message.text } : {};
-  switch (message.type) {
-    case 'image':
-      return { imageMessage: { ...fields, ...caption } };
-    case 'video':
-      return { videoMessage: { ...fields, ...caption } };
-    case 'document':
-      return { documentMessage: { ...fields, ...caption, fileName: message.media.filename ?? 'file' } };
-    case 'audio':
-    case 'voice':
-      return { audioMessage: { ...fields, ptt: message.type === 'voice' } };
-    default:
-      return { stickerMessage: fields };
-  }
+  return MEDIA_MESSAGE[message.type](fields, caption, message.media.filename);
 }

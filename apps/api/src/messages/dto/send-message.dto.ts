@@ -19,7 +19,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { CHAT_JID_PATTERN, normalizeChatJid, OUTBOUND_MESSAGE_TYPES, OutboundMessageType, SEND_AT_MAX_AHEAD_MS } from '@app/contracts';
+import { CAPTIONED_MEDIA_TYPES, CHAT_JID_PATTERN, normalizeChatJid, OUTBOUND_MESSAGE_TYPES, OutboundMessageType, SEND_AT_MAX_AHEAD_MS } from '@app/contracts';
 
 export const TEXT_MAX = 4096;
 export const CAPTION_MAX = 1024;
@@ -27,8 +27,27 @@ export const MENTIONS_MAX = 50;
 export const POLL_OPTIONS = { min: 2, max: 12 } as const;
 /** An Idempotency-Key (a send's header, a bulk item's `idempotencyKey`): 1..255 printable ASCII. */
 export const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
-const MEDIA_TYPES: OutboundMessageType[] = ['image', 'video', 'audio', 'document', 'voice', 'sticker'];
-const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
+/**
+ * The body field that carries each type's content, one entry per type (docs/messages.md, "adding a message type"): a
+ * type missing here does not compile, and the field is required for it and refused for the others.
+ */
+const CONTENT_FIELD = {
+  text: 'text',
+  image: 'media',
+  video: 'media',
+  audio: 'media',
+  document: 'media',
+  voice: 'media',
+  sticker: 'media',
+  location: 'location',
+  contact: 'contact',
+  reaction: 'reaction',
+  poll: 'poll',
+  pollVote: 'pollVote',
+} as const satisfies Record<OutboundMessageType, keyof SendMessageDto>;
+const carriedIn = (field: keyof SendMessageDto): OutboundMessageType[] => OUTBOUND_MESSAGE_TYPES.filter((type) => CONTENT_FIELD[type] === field);
+const MEDIA_TYPES = carriedIn('media');
+const CAPTIONED: OutboundMessageType[] = [...CAPTIONED_MEDIA_TYPES];
 const USER_JID = /^\d{5,20}@(s\.whatsapp\.net|lid)$/;
 const MESSAGE_ID = /^[A-Za-z0-9_]{1,64}$/;
 
@@ -209,7 +228,7 @@ export class SendMessageDto {
   type?: OutboundMessageType;
 
   @ApiPropertyOptional({ description: `the text (type text, 1..${TEXT_MAX}) or a caption (image, video, document, 1..${CAPTION_MAX})` })
-  @ContentOf(['text'], CAPTIONED)
+  @ContentOf(carriedIn('text'), CAPTIONED)
   @IsString()
   @Rule('textLength', (v, o) => {
     if (typeof v !== 'string') return null;
@@ -219,7 +238,7 @@ export class SendMessageDto {
   text?: string;
 
   @ApiPropertyOptional({ type: SendMediaDto, description: 'required for image, video, audio, document, voice (a voice note), sticker (image/webp)' })
-  @ContentOf(MEDIA_TYPES)
+  @ContentOf(carriedIn('media'))
   @IsObject() @ValidateNested() @Type(() => SendMediaDto)
   @Rule('stickerWebp', (v, o) =>
     typeOf(o) === 'sticker' && typeof (v as SendMediaDto | undefined)?.mimetype === 'string' && !/^image\/webp\b/i.test((v as SendMediaDto).mimetype)
@@ -229,27 +248,27 @@ export class SendMessageDto {
   media?: SendMediaDto;
 
   @ApiPropertyOptional({ type: SendLocationDto })
-  @ContentOf(['location'])
+  @ContentOf(carriedIn('location'))
   @IsObject() @ValidateNested() @Type(() => SendLocationDto)
   location?: SendLocationDto;
 
   @ApiPropertyOptional({ type: SendContactDto })
-  @ContentOf(['contact'])
+  @ContentOf(carriedIn('contact'))
   @IsObject() @ValidateNested() @Type(() => SendContactDto)
   contact?: SendContactDto;
 
   @ApiPropertyOptional({ type: SendReactionDto })
-  @ContentOf(['reaction'])
+  @ContentOf(carriedIn('reaction'))
   @IsObject() @ValidateNested() @Type(() => SendReactionDto)
   reaction?: SendReactionDto;
 
   @ApiPropertyOptional({ type: SendPollDto })
-  @ContentOf(['poll'])
+  @ContentOf(carriedIn('poll'))
   @IsObject() @ValidateNested() @Type(() => SendPollDto)
   poll?: SendPollDto;
 
   @ApiPropertyOptional({ type: SendPollVoteDto, description: 'required for pollVote' })
-  @ContentOf(['pollVote'])
+  @ContentOf(carriedIn('pollVote'))
   @IsObject() @ValidateNested() @Type(() => SendPollVoteDto)
   pollVote?: SendPollVoteDto;
 

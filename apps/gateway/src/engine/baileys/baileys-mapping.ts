@@ -12,7 +12,7 @@ import type {
 } from '@whiskeysockets/baileys';
 import { contactFromVcard } from '@app/contracts';
 import { isMediaDirectPath, trustedMediaUrl } from '@app/media';
-import type { AckStatus, GroupChanges, GroupNetwork, GroupNetworkParticipant, GroupParticipantAction, MediaRef, PollContent, Presence } from '@app/contracts';
+import type { AckStatus, GroupChanges, GroupNetwork, GroupNetworkParticipant, GroupParticipantAction, MediaRef, MessageType, PollContent, Presence } from '@app/contracts';
 import type { AccountIdentity, CloseReason, EngineEvent, GroupInfo, InboundMedia, InboundMessage } from '../engine.interface';
 import type { PollCrypto } from './baileys-runtime';
 
@@ -221,30 +221,59 @@ type ContentFields = Pick<InboundMessage, 'type' | 'text' | 'media' | 'location'
 
 const EMPTY: Omit<ContentFields, 'type'> = { text: null, media: null, location: null, contact: null, poll: null };
 
+type ContentReader = (c: proto.IMessage) => ContentFields | null;
+
+const none: ContentReader = () => null;
+
+/**
+ * How each message type is read off a proto.Message, one entry per type (docs/messages.md, "adding a message type"),
+ * tried in this order; the first that knows the content says what it is.
+ */
+const CONTENT_READERS: Record<MessageType, ContentReader> = {
+  text: (c) => {
+    if (c.conversation !== null && c.conversation !== undefined) return { ...EMPTY, type: 'text', text: c.conversation };
+    return c.extendedTextMessage ? { ...EMPTY, type: 'text', text: c.extendedTextMessage.text ?? '' } : null;
+  },
+  image: (c) => (c.imageMessage ? { ...EMPTY, type: 'image', media: mediaFrom(c.imageMessage, 'image', { caption: c.imageMessage.caption, defaultMimetype: 'image/jpeg' }) } : null),
+  video: (c) => {
+    const video = c.videoMessage ?? c.ptvMessage;
+    return video ? { ...EMPTY, type: 'video', media: mediaFrom(video, 'video', { caption: video.caption, defaultMimetype: 'video/mp4' }) } : null;
+  },
+  audio: (c) => (c.audioMessage ? { ...EMPTY, type: 'audio', media: mediaFrom(c.audioMessage, 'audio', { defaultMimetype: 'audio/ogg; codecs=opus' }) } : null),
+  document: (c) => {
+    const doc = c.documentMessage;
+    return doc ? { ...EMPTY, type: 'document', media: mediaFrom(doc, 'document', { filename: doc.fileName, caption: doc.caption, defaultMimetype: 'application/octet-stream' }) } : null;
+  },
+  sticker: (c) => (c.stickerMessage ? { ...EMPTY, type: 'sticker', media: mediaFrom(c.stickerMessage, 'sticker', { defaultMimetype: 'image/webp' }) } : null),
+  location: (c) => {
+    const place = c.locationMessage ?? c.liveLocationMessage;
+    if (!place) return null;
+    const named = c.locationMessage ?? {};
+    return { ...EMPTY, type: 'location', location: { latitude: place.degreesLatitude ?? 0, longitude: place.degreesLongitude ?? 0, name: named.name ?? null, address: named.address ?? null } };
+  },
+  contact: (c) => {
+    if (c.contactMessage) return { ...EMPTY, type: 'contact', contact: contactFromVcard(c.contactMessage.vcard, c.contactMessage.displayName) };
+    const first = c.contactsArrayMessage?.contacts?.[0];
+    return first ? { ...EMPTY, type: 'contact', contact: contactFromVcard(first.vcard, first.displayName) } : null;
+  },
+  poll: (c) => {
+    const poll = pollCreationOf(c);
+    return poll ? { ...EMPTY, type: 'poll', poll: pollFrom(poll) } : null;
+  },
+  // a voice note's audioMessage reads as `audio` (above); reactions and votes arrive as events of their own
+  voice: none,
+  reaction: none,
+  pollVote: none,
+  // kinds we do not model (buttons, events, payments…)
+  unknown: () => ({ ...EMPTY, type: 'unknown' }),
+};
+
 /** Reads what the log shows of a content; `unknown` for kinds we do not model (buttons, events, payments…). */
 export function fieldsOf(c: proto.IMessage): ContentFields {
-  if (c.conversation !== null && c.conversation !== undefined) return { ...EMPTY, type: 'text', text: c.conversation };
-  if (c.extendedTextMessage) return { ...EMPTY, type: 'text', text: c.extendedTextMessage.text ?? '' };
-  if (c.imageMessage) return { ...EMPTY, type: 'image', media: mediaFrom(c.imageMessage, 'image', { caption: c.imageMessage.caption, defaultMimetype: 'image/jpeg' }) };
-  const video = c.videoMessage ?? c.ptvMessage;
-  if (video) return { ...EMPTY, type: 'video', media: mediaFrom(video, 'video', { caption: video.caption, defaultMimetype: 'video/mp4' }) };
-  if (c.audioMessage) return { ...EMPTY, type: 'audio', media: mediaFrom(c.audioMessage, 'audio', { defaultMimetype: 'audio/ogg; codecs=opus' }) };
-  if (c.documentMessage) {
-    const doc = c.documentMessage;
-    return { ...EMPTY, type: 'document', media: mediaFrom(doc, 'document', { filename: doc.fileName, caption: doc.caption, defaultMimetype: 'application/octet-stream' }) };
+  for (const read of Object.values(CONTENT_READERS)) {
+    const fields = read(c);
+    if (fields) return fields;
   }
-  if (c.stickerMessage) return { ...EMPTY, type: 'sticker', media: mediaFrom(c.stickerMessage, 'sticker', { defaultMimetype: 'image/webp' }) };
-  const place = c.locationMessage ?? c.liveLocationMessage;
-  if (place) {
-    const named = c.locationMessage ?? {};
-    const location = { latitude: place.degreesLatitude ?? 0, longitude: place.degreesLongitude ?? 0, name: named.name ?? null, address: named.address ?? null };
-    return { ...EMPTY, type: 'location', location };
-  }
-  if (c.contactMessage) return { ...EMPTY, type: 'contact', contact: contactFromVcard(c.contactMessage.vcard, c.contactMessage.displayName) };
-  const first = c.contactsArrayMessage?.contacts?.[0];
-  if (first) return { ...EMPTY, type: 'contact', contact: contactFromVcard(first.vcard, first.displayName) };
-  const poll = pollCreationOf(c);
-  if (poll) return { ...EMPTY, type: 'poll', poll: pollFrom(poll) };
   return { ...EMPTY, type: 'unknown' };
 }
 

@@ -22,42 +22,37 @@ const VOICE_MIMETYPE = 'audio/ogg; codecs=opus';
 export function messageContentFor(content: OutboundContent, mentions: string[]): AnyMessageContent {
   // only text, image, video and poll carry mentions in Baileys' content types
   const mentioned = mentions.length ? { mentions } : {};
-  switch (content.type) {
-    case 'text':
-      // always said (null: none): left undefined, Baileys would fetch a preview of its own, past our SSRF guard
-      return { text: content.text, linkPreview: content.linkPreview ? urlInfoFor(content.linkPreview) : null, ...mentioned };
-    case 'image':
-      return { image: content.media.data, mimetype: content.media.mimetype, ...(content.caption ? { caption: content.caption } : {}), ...mentioned };
-    case 'video':
-      return { video: content.media.data, mimetype: content.media.mimetype, ...(content.caption ? { caption: content.caption } : {}), ...mentioned };
-    case 'document':
-      return {
-        document: content.media.data,
-        mimetype: content.media.mimetype,
-        ...(content.media.filename ? { fileName: content.media.filename } : {}),
-        ...(content.caption ? { caption: content.caption } : {}),
-      };
-    case 'audio':
-      // an audio file, whatever its format: a voice note is the `voice` type (CONTRACT 12), as on the sim engine
-      return { audio: content.media.data, mimetype: content.media.mimetype, ptt: false };
-    case 'voice':
-      return { audio: content.media.data, mimetype: VOICE_MIMETYPE, ptt: true, ...(voiceShapeOf(content.media.data) ?? {}) };
-    case 'sticker':
-      return { sticker: content.media.data };
-    case 'location': {
-      const { latitude, longitude, name, address } = content.location;
-      return { location: { degreesLatitude: latitude, degreesLongitude: longitude, ...(name ? { name } : {}), ...(address ? { address } : {}) } };
-    }
-    case 'contact':
-      return { contacts: { displayName: content.contact.fullName, contacts: [{ displayName: content.contact.fullName, vcard: vcardFor(content.contact) }] } };
-    case 'reaction':
-      return { react: { text: content.emoji, key: messageKeyFor(content.target) } };
-    case 'poll':
-      return { poll: { name: content.poll.name, values: content.poll.options, selectableCount: content.poll.selectableCount }, ...mentioned };
-    case 'pollVote':
-    case 'forward':
-      throw new Error(`a ${content.type} needs its stored original: build it with outboundFor`);
-  }
+  return (CONTENT_FOR[content.type] as (c: OutboundContent, mentioned: { mentions?: string[] }) => AnyMessageContent)(content, mentioned);
+}
+
+type ContentBuilders = { [K in OutboundContent['type']]: (content: Extract<OutboundContent, { type: K }>, mentioned: { mentions?: string[] }) => AnyMessageContent };
+
+const captionOf = (caption: string | null) => (caption ? { caption } : {});
+
+/** Each content type as Baileys' sendMessage takes it, one entry per type (docs/messages.md, "adding a message type"). */
+const CONTENT_FOR: ContentBuilders = {
+  // always said (null: none): left undefined, Baileys would fetch a preview of its own, past our SSRF guard
+  text: (c, mentioned) => ({ text: c.text, linkPreview: c.linkPreview ? urlInfoFor(c.linkPreview) : null, ...mentioned }),
+  image: (c, mentioned) => ({ image: c.media.data, mimetype: c.media.mimetype, ...captionOf(c.caption), ...mentioned }),
+  video: (c, mentioned) => ({ video: c.media.data, mimetype: c.media.mimetype, ...captionOf(c.caption), ...mentioned }),
+  document: (c) => ({ document: c.media.data, mimetype: c.media.mimetype, ...(c.media.filename ? { fileName: c.media.filename } : {}), ...captionOf(c.caption) }),
+  // an audio file, whatever its format: a voice note is the `voice` type (CONTRACT 12), as on the sim engine
+  audio: (c) => ({ audio: c.media.data, mimetype: c.media.mimetype, ptt: false }),
+  voice: (c) => ({ audio: c.media.data, mimetype: VOICE_MIMETYPE, ptt: true, ...(voiceShapeOf(c.media.data) ?? {}) }),
+  sticker: (c) => ({ sticker: c.media.data }),
+  location: (c) => {
+    const { latitude, longitude, name, address } = c.location;
+    return { location: { degreesLatitude: latitude, degreesLongitude: longitude, ...(name ? { name } : {}), ...(address ? { address } : {}) } };
+  },
+  contact: (c) => ({ contacts: { displayName: c.contact.fullName, contacts: [{ displayName: c.contact.fullName, vcard: vcardFor(c.contact) }] } }),
+  reaction: (c) => ({ react: { text: c.emoji, key: messageKeyFor(c.target) } }),
+  poll: (c, mentioned) => ({ poll: { name: c.poll.name, values: c.poll.options, selectableCount: c.poll.selectableCount }, ...mentioned }),
+  pollVote: (c) => needsOriginal(c.type),
+  forward: (c) => needsOriginal(c.type),
+};
+
+function needsOriginal(type: string): never {
+  throw new Error(`a ${type} needs its stored original: build it with outboundFor`);
 }
 
 /** Our link preview as Baileys' WAUrlInfo (it puts it on the extendedTextMessage as WhatsApp does). */

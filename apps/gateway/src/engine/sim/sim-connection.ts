@@ -1,6 +1,7 @@
 import {
   DomainError,
   isErrorCode,
+  mediaContent,
   MessageKeyRef,
   OutboundContent,
   OutboundMessage,
@@ -355,21 +356,9 @@ export function toSendArgs(message: OutboundMessage): SimSendArgs {
 }
 
 function toWireContent(content: OutboundContent): SimOutboundContent {
-  switch (content.type) {
-    case 'image':
-    case 'video':
-    case 'document':
-    case 'audio':
-    case 'voice':
-    case 'sticker': {
-      const media = { data: content.media.data.toString('base64'), mimetype: content.media.mimetype, filename: content.media.filename };
-      return content.type === 'image' || content.type === 'video' || content.type === 'document'
-        ? { type: content.type, media, caption: content.caption }
-        : { type: content.type, media };
-    }
-    default:
-      return content;
-  }
+  if (!('media' in content)) return content;
+  const media = { data: content.media.data.toString('base64'), mimetype: content.media.mimetype, filename: content.media.filename };
+  return mediaContent(content.type, media, 'caption' in content ? content.caption : null);
 }
 
 /**
