@@ -101,7 +101,9 @@ async function main() {
       nats: await sink('nats', `nats://${NATS_SERVER}`, { subject: `${NAME}.{event}` }),
     };
     const port = await freePort();
-    dispatcher = spawn(process.execPath, [join(ROOT, 'dist/apps/webhook-dispatcher/src/main.js')], {
+    // BENCH_DISPATCHER_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, to see where the dispatcher's time goes
+    const nodeArgs = (process.env.BENCH_DISPATCHER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    dispatcher = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/apps/webhook-dispatcher/src/main.js')], {
       cwd: ROOT,
       env: {
         ...process.env, NODE_ENV: 'test', DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, SECRET_ENCRYPTION_KEY: ENCRYPTION_KEY,
@@ -117,6 +119,20 @@ async function main() {
     const build = (orgId, i) => publisher.build({ event: 'message.received', organizationId: orgId, sessionId: null, payload: { text: `hello ${i}`, from: '4917600000000@s.whatsapp.net' } });
     const delivered = async (id) => (await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'delivered'`, [id])).rows[0].n;
 
+    // where a delivery's time goes: the publish as the dispatcher timed it, and PostgreSQL's work per delivery
+    const detail = async () => {
+      await db.query('SELECT pg_stat_force_next_flush()').catch(() => undefined);
+      const [t] = (await db.query(`SELECT sum(n_tup_ins)::int AS ins, sum(n_tup_upd)::int AS upd FROM pg_stat_user_tables WHERE relname IN ('deliveries', 'delivery_attempts')`)).rows;
+      const [x] = (await db.query(`SELECT xact_commit::int AS commits FROM pg_stat_database WHERE datname = current_database()`)).rows;
+      const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
+      const metric = (name) => text.split('\n').filter((l) => l.startsWith(name) && l.includes('outcome="success"')).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+      return { ...t, ...x, seconds: metric('gw_webhook_attempt_duration_seconds_sum'), attempts: metric('gw_webhook_attempt_duration_seconds_count') };
+    };
+    const describe = (a, b) => {
+      const per = (k) => ((b[k] - a[k]) / EVENTS).toFixed(2);
+      const mean = b.attempts > a.attempts ? ((b.seconds - a.seconds) / (b.attempts - a.attempts)) * 1000 : NaN;
+      return `publish-to-confirm ${mean.toFixed(1)} ms mean; per delivery: rows inserted ${per('ins')}, updated ${per('upd')}, commits ${per('commits')}`;
+    };
     const results = {};
     let offset = 0;
     for (const kind of ['amqp', 'nats']) {
@@ -131,6 +147,7 @@ async function main() {
       const warm = Array.from({ length: 300 }, (_, k) => build(orgs[kind], -1 - k - offset));
       await publisher.publishEnvelopes(warm);
       while ((await delivered(sinks[kind])) < warm.length) await sleep(20);
+      const statsBefore = await detail();
       const started = performance.now();
       for (let i = 0; i < EVENTS; i += 500) await publisher.publishEnvelopes(envelopes.slice(i, i + 500));
       const before = performance.now() + 300_000;
@@ -139,13 +156,14 @@ async function main() {
         await sleep(20);
       }
       const full = EVENTS / ((performance.now() - started) / 1000);
-      results[kind] = { raw, full };
+      results[kind] = { raw, full, detail: describe(statsBefore, await detail()) };
       await ach.purgeQueue(NAME);
     }
     console.log('');
     for (const [kind, label] of [['amqp', 'RabbitMQ, publisher confirms'], ['nats', 'JetStream, publish acks']]) {
       const { raw, full } = results[kind];
       console.log(`${label.padEnd(30)} raw client ${fmt(raw)}/s   dispatcher, full delivery log ${fmt(full)}/s   vs raw: ${(full / raw).toFixed(2)}`);
+      console.log(`${''.padEnd(30)} ${results[kind].detail}`);
     }
     await ds.destroy();
     await db.end();
