@@ -9,6 +9,7 @@ const { join } = require('node:path');
 const amqp = require('amqplib');
 const { connect: natsConnect } = require('@nats-io/transport-node');
 const { jetstream, jetstreamManager } = require('@nats-io/jetstream');
+const { headers: natsHeaders } = require('@nats-io/nats-core');
 
 const ROOT = join(__dirname, '..');
 const dist = (p) => require(join(ROOT, 'dist', p));
@@ -20,11 +21,23 @@ const { benchRun, freePort, sleep } = require('./support');
 const EVENTS = Number(process.env.BENCH_SINK_EVENTS ?? 10000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672/';
+/** BENCH_SINK_KINDS=amqp (or nats) runs one broker only */
+const KINDS = (process.env.BENCH_SINK_KINDS ?? 'amqp,nats').split(',');
 const NATS_SERVER = process.env.BENCH_NATS_SERVER ?? '127.0.0.1:4222';
 const { runId, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
 const NAME = `bench-sinks-${runId}`.replace(/[^A-Za-z0-9-]/g, '-');
 const STREAM = NAME.replace(/-/g, '_').toUpperCase();
 const fmt = (n) => n.toFixed(0).padStart(7);
+
+/** user + system CPU seconds of a process so far (Linux), NaN elsewhere */
+function cpuSeconds(pid) {
+  try {
+    const fields = require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
 
 /** `n` publishes, at most CONCURRENCY awaiting their confirm at once. */
 async function inFlight(n, publishOne) {
@@ -36,13 +49,26 @@ async function inFlight(n, publishOne) {
   );
 }
 
+// the bare clients publish what a sink publishes (docs/event-sinks.md, "The message"): the same bytes, properties and
+// headers, persistent and mandatory with a publisher confirm; `js.publish` with the message id and the same headers
+const ORG = 'org_bench';
+
 async function rawAmqp(bodies, ids) {
   const conn = await amqp.connect(AMQP_URL);
   const ch = await conn.createConfirmChannel();
   const started = performance.now();
   await inFlight(bodies.length, (i) =>
     new Promise((resolve, reject) =>
-      ch.publish(NAME, `raw.${i}`, bodies[i], { messageId: ids[i], contentType: 'application/json', persistent: true, mandatory: true }, (err) => (err ? reject(err) : resolve())),
+      ch.publish(
+        NAME,
+        'wa.message.received',
+        bodies[i],
+        {
+          messageId: ids[i], contentType: 'application/json', persistent: true, mandatory: true, type: 'message.received', timestamp: Math.floor(Date.now() / 1000),
+          appId: 'whatsapp-gateway', headers: { 'wa-event': 'message.received', 'wa-organization-id': ORG, 'wa-session-id': '' },
+        },
+        (err) => (err ? reject(err) : resolve()),
+      ),
     ),
   );
   const rate = bodies.length / ((performance.now() - started) / 1000);
@@ -54,9 +80,35 @@ async function rawNats(bodies, ids) {
   const nc = await natsConnect({ servers: NATS_SERVER });
   const js = jetstream(nc);
   const started = performance.now();
-  await inFlight(bodies.length, (i) => js.publish(`${NAME}.raw.${i % 16}`, bodies[i], { msgID: `raw-${ids[i]}` }));
+  await inFlight(bodies.length, (i) => {
+    const h = natsHeaders();
+    h.set('Content-Type', 'application/json');
+    h.set('Wa-Event', 'message.received');
+    h.set('Wa-Organization-Id', ORG);
+    return js.publish(`${NAME}.message.received`, bodies[i], { msgID: `raw-${ids[i]}`, headers: h });
+  });
   const rate = bodies.length / ((performance.now() - started) / 1000);
   await nc.close();
+  return rate;
+}
+
+/**
+ * The dispatcher's own destination (AmqpDestination / NatsDestination from dist) alone in this process, without the
+ * pipeline around it: where the sink code itself stands against the bare client.
+ */
+async function destinationAlone(kind, url, target, bodies, ids) {
+  const { AmqpDestination } = dist('apps/webhook-dispatcher/src/sinks/amqp-destination');
+  const { NatsDestination } = dist('apps/webhook-dispatcher/src/sinks/nats-destination');
+  const options = { timeoutMs: 10000, allowPrivateTargets: true };
+  const destination = kind === 'amqp' ? new AmqpDestination(options) : new NatsDestination(options);
+  const sink = { id: `snk_alone_${kind}`, url, target };
+  const started = performance.now();
+  await inFlight(bodies.length, async (i) => {
+    const r = await destination.deliver(sink, { eventId: `alone-${ids[i]}`, eventType: 'message.received', organizationId: ORG, sessionId: null, body: bodies[i], now: Date.now() });
+    if (!r.confirmed) throw new Error(`${kind}: ${r.error}`);
+  });
+  const rate = bodies.length / ((performance.now() - started) / 1000);
+  await destination.close();
   return rate;
 }
 
@@ -96,9 +148,13 @@ async function main() {
       );
       return id;
     };
+    const targets = {
+      amqp: { url: AMQP_URL, target: { exchange: NAME, routingKey: 'wa.{event}' } },
+      nats: { url: `nats://${NATS_SERVER}`, target: { subject: `${NAME}.{event}` } },
+    };
     const sinks = {
-      amqp: await sink('amqp', AMQP_URL, { exchange: NAME, routingKey: 'wa.{event}' }),
-      nats: await sink('nats', `nats://${NATS_SERVER}`, { subject: `${NAME}.{event}` }),
+      amqp: await sink('amqp', targets.amqp.url, targets.amqp.target),
+      nats: await sink('nats', targets.nats.url, targets.nats.target),
     };
     const port = await freePort();
     // BENCH_DISPATCHER_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, to see where the dispatcher's time goes
@@ -126,16 +182,18 @@ async function main() {
       const [x] = (await db.query(`SELECT xact_commit::int AS commits FROM pg_stat_database WHERE datname = current_database()`)).rows;
       const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
       const metric = (name) => text.split('\n').filter((l) => l.startsWith(name) && l.includes('outcome="success"')).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
-      return { ...t, ...x, seconds: metric('gw_webhook_attempt_duration_seconds_sum'), attempts: metric('gw_webhook_attempt_duration_seconds_count') };
+      const cpu = cpuSeconds(dispatcher.pid);
+      return { ...t, ...x, cpu, at: performance.now(), seconds: metric('gw_webhook_attempt_duration_seconds_sum'), attempts: metric('gw_webhook_attempt_duration_seconds_count') };
     };
     const describe = (a, b) => {
       const per = (k) => ((b[k] - a[k]) / EVENTS).toFixed(2);
       const mean = b.attempts > a.attempts ? ((b.seconds - a.seconds) / (b.attempts - a.attempts)) * 1000 : NaN;
-      return `publish-to-confirm ${mean.toFixed(1)} ms mean; per delivery: rows inserted ${per('ins')}, updated ${per('upd')}, commits ${per('commits')}`;
+      const cpu = b.cpu - a.cpu;
+      return `dispatcher CPU ${((cpu / EVENTS) * 1e6).toFixed(0)} µs per delivery (busy ${((cpu / ((b.at - a.at) / 1000)) * 100).toFixed(0)}% of one core); publish-to-confirm ${mean.toFixed(1)} ms mean; per delivery: rows inserted ${per('ins')}, updated ${per('upd')}, commits ${per('commits')}`;
     };
     const results = {};
     let offset = 0;
-    for (const kind of ['amqp', 'nats']) {
+    for (const kind of KINDS) {
       const envelopes = Array.from({ length: EVENTS }, (_, k) => build(orgs[kind], offset + k));
       offset += EVENTS;
       const bodies = envelopes.map((e) => Buffer.from(JSON.stringify(e)));
@@ -143,6 +201,7 @@ async function main() {
       // warm-up of the bare client, then its run
       await (kind === 'amqp' ? rawAmqp : rawNats)(bodies.slice(0, Math.min(1000, EVENTS)), ids);
       const raw = await (kind === 'amqp' ? rawAmqp : rawNats)(bodies, ids);
+      const alone = await destinationAlone(kind, targets[kind].url, targets[kind].target, bodies, ids);
       // the dispatcher, warmed up on a few hundred events first
       const warm = Array.from({ length: 300 }, (_, k) => build(orgs[kind], -1 - k - offset));
       await publisher.publishEnvelopes(warm);
@@ -156,13 +215,19 @@ async function main() {
         await sleep(20);
       }
       const full = EVENTS / ((performance.now() - started) / 1000);
-      results[kind] = { raw, full, detail: describe(statsBefore, await detail()) };
+      // publishes in flight on average over the run (a full pipeline keeps CONCURRENCY busy)
+      const [flight] = (await db.query(
+        `SELECT sum(a.duration_ms)::float / greatest(1, extract(epoch FROM max(a.started_at) - min(a.started_at)) * 1000) AS n
+           FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.webhook_id = $1 AND a.started_at >= to_timestamp($2 / 1000.0)`,
+        [sinks[kind], Date.now() - (performance.now() - started)],
+      )).rows;
+      results[kind] = { raw, alone, full, detail: `${describe(statsBefore, await detail())}; in flight ${Number(flight.n).toFixed(1)} on average` };
       await ach.purgeQueue(NAME);
     }
     console.log('');
-    for (const [kind, label] of [['amqp', 'RabbitMQ, publisher confirms'], ['nats', 'JetStream, publish acks']]) {
-      const { raw, full } = results[kind];
-      console.log(`${label.padEnd(30)} raw client ${fmt(raw)}/s   dispatcher, full delivery log ${fmt(full)}/s   vs raw: ${(full / raw).toFixed(2)}`);
+    for (const [kind, label] of [['amqp', 'RabbitMQ, publisher confirms'], ['nats', 'JetStream, publish acks']].filter(([k]) => KINDS.includes(k))) {
+      const { raw, alone, full } = results[kind];
+      console.log(`${label.padEnd(30)} raw client ${fmt(raw)}/s   sink destination alone ${fmt(alone)}/s (${(alone / raw).toFixed(2)})   dispatcher, full delivery log ${fmt(full)}/s   vs raw: ${(full / raw).toFixed(2)}`);
       console.log(`${''.padEnd(30)} ${results[kind].detail}`);
     }
     await ds.destroy();
