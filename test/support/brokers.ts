@@ -1,5 +1,5 @@
 import { ChildProcess, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
@@ -60,6 +60,9 @@ export function rabbitmqBinDir(): string | null {
   return existsSync(join(dir, 'rabbitmq-server')) && existsSync(join(dir, 'rabbitmqctl')) ? dir : null;
 }
 
+/** a port the node could not bind (taken by another process after `freePort` picked it) */
+const PORT_TAKEN = /already_used|eaddrinuse/i;
+
 /**
  * A RabbitMQ node of the test's own (the shared one on 5672 may not be stopped): its own node name, AMQP and
  * distribution ports, database, logs, config (no plugins) and Erlang cookie (HOME), all in a temporary directory. It is
@@ -90,8 +93,31 @@ export class PrivateRabbit {
     };
   }
 
-  /** Boots the node and waits until it takes AMQP connections (an Erlang boot: ~20 s on a loaded machine). */
+  /**
+   * Boots the node and waits until it takes AMQP connections (an Erlang boot: ~20 s on a loaded machine). A port taken
+   * by another process between `freePort` and the node's bind (a busy shared machine) is retried on new ports.
+   */
   async start(): Promise<void> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.boot();
+      } catch (err) {
+        const taken = PORT_TAKEN.test(this.bootLog());
+        if (!taken || tries >= 3) throw err;
+        // a node whose AMQP listener could not bind keeps running without it
+        const child = this.child;
+        if (child?.pid && child.exitCode === null && child.signalCode === null) {
+          const exited = new Promise((r) => child.once('exit', r));
+          killGroup(child.pid);
+          await exited;
+        }
+        for (const d of ['mnesia', 'log']) rmSync(join(this.dir, d), { recursive: true, force: true });
+      }
+    }
+  }
+
+  private async boot(): Promise<void> {
+    this.output = '';
     this.port = await freePort();
     this.distPort = await freePort();
     writeFileSync(join(this.dir, 'rabbitmq.conf'), `listeners.tcp.local = 127.0.0.1:${this.port}\n`);
@@ -128,6 +154,12 @@ export class PrivateRabbit {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
+  /** what the node printed, and its log file (a listener's bind error is only there) */
+  private bootLog(): string {
+    const file = join(this.dir, 'log', `${this.node}.log`);
+    return this.output + (existsSync(file) ? readFileSync(file, 'utf8').slice(-50_000) : '');
+  }
+
   private async ctl(command: string): Promise<void> {
     await execFileRegistered(join(this.binDir, 'rabbitmqctl'), ['-n', this.node, command], { env: this.env(), timeout: 120_000 });
   }
@@ -135,6 +167,8 @@ export class PrivateRabbit {
   private async serving(child: ChildProcess | null): Promise<void> {
     await waitFor(async () => {
       if (!child || child.exitCode !== null) throw new Error(`the private RabbitMQ exited:\n${this.output}`);
+      // its AMQP listener could not bind: the node runs on without it
+      if (PORT_TAKEN.test(this.bootLog())) throw new Error(`the private RabbitMQ could not bind its ports:\n${this.output}`);
       try {
         const conn = await amqpConnect(`amqp://${RABBITMQ.user}:${RABBITMQ.pass}@127.0.0.1:${this.port}`);
         conn.on('error', () => undefined);
