@@ -10,7 +10,8 @@ import { DataSource } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
 import { EventPublisher } from '@app/events';
 import { startApi } from './support/api-app';
-import { jetStreamTap, natsServerBinary, PrivateNats, RABBITMQ, rabbitTap } from './support/brokers';
+import { jetStreamTap, natsServerBinary, PrivateNats, PrivateRabbit, RABBITMQ, rabbitmqBinDir, rabbitTap } from './support/brokers';
+import { PrivateRedis } from './support/private-services';
 import { pairSession } from './support/engine';
 import { AppProcess, assertRunning, startSimGateway, waitFor } from './support/processes';
 import { createWebhookRow, deliveriesOf, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
@@ -24,9 +25,11 @@ import { newId } from '@app/database';
 type Json = any;
 
 /**
- * CONTRACT 15 against the real brokers: RabbitMQ (127.0.0.1:5672, reached through a TCP relay this file can cut, since
- * the shared broker may not be stopped) and NATS JetStream (a private nats-server this file kills and restarts, when
- * the binary is there; the shared 4222 otherwise). Exchange, queue and stream names are unique per run and deleted.
+ * CONTRACT 15 against the real brokers: a private RabbitMQ node this file stops and starts through its service control
+ * (`rabbitmqctl stop_app / start_app`; when RabbitMQ is not installed here, the shared 5672 behind a TCP relay the file
+ * cuts, since the shared broker may not be stopped), a private nats-server it kills and restarts (the shared 4222
+ * without the kill when the binary is missing), and a private Redis it restarts empty. Exchange, queue and stream names
+ * are unique per run and deleted.
  */
 describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
   const run = `sinks-${process.pid}-${Date.now().toString(36)}`;
@@ -41,7 +44,13 @@ describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
   let gateway: AppProcess;
   let dispatcher: Awaited<ReturnType<typeof startDispatcherProcess>>;
   let receiver: Receiver;
-  let relay: TcpOutage;
+  let relay: TcpOutage | null = null;
+  let privateRabbit: PrivateRabbit | null = null;
+  let privateRedis: PrivateRedis;
+  /** where the sinks reach RabbitMQ: the private node, or the relay in front of the shared one */
+  let sinkPort: number;
+  /** a RabbitMQ the dispatcher reaches directly: the private node, or the shared one */
+  let brokerPort: number;
   let nats: PrivateNats | null = null;
   let natsUrl = '127.0.0.1:4222';
   let rabbit: Awaited<ReturnType<typeof rabbitTap>>;
@@ -56,14 +65,25 @@ describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
   /** The envelopes a destination got, by event id (at-least-once: a redelivery carries the same id). */
   const rabbitIds = () => new Set(rabbit.messages.map((m) => String(m.properties.messageId)));
   const hookIds = () => new Set(receiver.at('/hook').map((r) => String(r.headers['x-webhook-request-id'])));
+  /** each of `ids` is in `got` (one set per probe: the full-size run checks thousands of ids many times a second) */
+  const allIn = (ids: string[], got: Set<string>) => ids.every((id) => got.has(id));
+  const countIn = (ids: string[], got: Set<string>) => ids.filter((id) => got.has(id)).length;
 
   beforeAll(async () => {
+    // every process of this file (API, gateway, dispatcher) on a Redis of its own, which the outage case restarts empty
+    privateRedis = await PrivateRedis.create();
+    process.env.REDIS_URL = privateRedis.url;
     await isolated.create();
     db = await testDataSource();
-    redis = new IORedis(process.env.REDIS_URL!);
+    redis = new IORedis(process.env.REDIS_URL);
+    redis.on('error', () => undefined);
     publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
-    relay = new TcpOutage(() => ({ host: RABBITMQ.host, port: RABBITMQ.port }));
-    await relay.start();
+    const binDir = rabbitmqBinDir();
+    if (binDir) privateRabbit = new PrivateRabbit(binDir);
+    else {
+      relay = new TcpOutage(() => ({ host: RABBITMQ.host, port: RABBITMQ.port }));
+      await relay.start();
+    }
     const binary = natsServerBinary();
     if (binary) {
       nats = new PrivateNats(binary);
@@ -73,7 +93,10 @@ describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
     let api: Awaited<ReturnType<typeof startApi>>;
     [api, rabbit, js, receiver, { sim, simUrl, gateway }] = await Promise.all([
       startApi(),
-      rabbitTap(run),
+      (async () => {
+        await privateRabbit?.start();
+        return rabbitTap(run, privateRabbit?.port ?? RABBITMQ.port);
+      })(),
       jetStreamTap(natsUrl, streamName, run),
       startReceiver(),
       startSimGateway(`gw-${run}`, { engine: 'sim' }),
@@ -82,36 +105,43 @@ describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
     http = api.http;
     org = await seedOrganization('Sinks');
     other = await seedOrganization('Sinks Other');
+    sinkPort = privateRabbit?.port ?? relay!.port;
+    brokerPort = privateRabbit?.port ?? RABBITMQ.port;
     const quick = { policy: 'constant' as const, delaySeconds: 1, attempts: 30 };
+    // a sink's retries back off (1, 2, 4, 8, 16 s …): a 20 s outage costs each delivery a handful of attempts
+    const backoff = { policy: 'exponential' as const, delaySeconds: 1, attempts: 15 };
     hookId = await createWebhookRow(db, null, { organizationId: org.id, url: `${receiver.url}/hook`, retryPolicy: quick });
     const amqp = await api.http().post('/api/v1/event-sinks').set(bearer(org.adminKey)).send({
-      kind: 'amqp', url: `amqp://guest:guest@127.0.0.1:${relay.port}/`, exchange: rabbit.exchange, routingKey: 'wa.{event}', retryPolicy: quick,
+      kind: 'amqp', url: `amqp://guest:guest@127.0.0.1:${sinkPort}/`, exchange: rabbit.exchange, routingKey: 'wa.{event}', retryPolicy: backoff,
     });
     expect(amqp.status).toBe(201);
     sink.amqp = amqp.body.id;
     const jsSink = await api.http().post('/api/v1/event-sinks').set(bearer(org.adminKey)).send({
-      kind: 'nats', url: `nats://${natsUrl}`, subject: `${run}.{organizationId}.{event}`, retryPolicy: quick,
+      kind: 'nats', url: `nats://${natsUrl}`, subject: `${run}.{organizationId}.{event}`, retryPolicy: backoff,
     });
     expect(jsSink.status).toBe(201);
     sink.nats = jsSink.body.id;
-    // the breaker would hand attempts back while a broker is down; retries are what this file counts
-    dispatcher = await startDispatcherProcess({ WEBHOOK_BREAKER_FAILURES: '100000' });
+    // the breaker as shipped: while a broker is down its sink's attempts are handed back after a few failures and
+    // probed, which is what keeps the rest of the organization's deliveries at their pace
+    dispatcher = await startDispatcherProcess();
     const created = await api.http().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'sinks' });
     expect(created.status).toBe(201);
     sessionId = created.body.id;
     await pairSession({ api: api.http, token: org.adminKey, simUrl, sessionId });
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await dispatcher?.stop();
     await Promise.all([gateway?.stop(), receiver?.close(), rabbit?.drop(), js?.drop()]);
     await sim?.stop();
     await relay?.cut();
+    await privateRabbit?.stop();
     await nats?.stop();
     await app?.close();
     await redis?.quit();
     await closeTestDataSource();
     await isolated.drop();
+    await privateRedis?.stop();
   });
 
   it('publishes an inbound message to both brokers with exactly the envelope the webhook receives', async () => {
@@ -136,12 +166,12 @@ describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
 
   it('keeps the URL password encrypted at rest and masked in every answer; the other tenant gets 404', async () => {
     const [row] = await db.query(`SELECT url, secret_encrypted, kind, target FROM webhooks WHERE id = $1`, [sink.amqp]);
-    expect(row.url).toBe(`amqp://guest@127.0.0.1:${relay.port}/`);
+    expect(row.url).toBe(`amqp://guest@127.0.0.1:${sinkPort}/`);
     expect(row.secret_encrypted).toBeTruthy();
     expect(row.secret_encrypted).not.toContain('guest');
     const got = await api('get', `/event-sinks/${sink.amqp}`);
     expect(got.status).toBe(200);
-    expect(got.body.url).toBe(`amqp://guest:***@127.0.0.1:${relay.port}/`);
+    expect(got.body.url).toBe(`amqp://guest:***@127.0.0.1:${sinkPort}/`);
     const listed = await api('get', '/event-sinks');
     expect(listed.body.data.map((s: Json) => s.id).sort()).toEqual([sink.amqp, sink.nats].sort());
     expect(JSON.stringify(listed.body)).not.toContain('guest:guest');
@@ -208,7 +238,7 @@ describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
     expect(hookIds().has(tested.body.eventId)).toBe(false);
   }, 60_000);
 
-  it('loses nothing when the brokers go away during a burst and the dispatcher is SIGKILLed; the webhook keeps flowing', async () => {
+  it('loses nothing when the brokers stop and restart during a burst, the dispatcher is SIGKILLed and Redis restarts empty; the webhook keeps flowing', async () => {
     // `npm run bench:sinks-chaos` runs this case at the issue's size (5,000 events, a 20 s outage)
     const COUNT = Number(process.env.SINKS_CHAOS_EVENTS ?? 300);
     const third = Math.floor(COUNT / 3);
@@ -218,70 +248,92 @@ describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
     const publish = async (from: number, to: number) => {
       for (let i = from; i < to; i += 50) await publisher.publishEnvelopes(envelopes.slice(i, Math.min(to, i + 50)));
     };
-    await publish(0, third);
-    await waitFor(() => ids.slice(0, third).some((id) => rabbitIds().has(id)), 20000, 'the burst under way');
-    // the outage: RabbitMQ's relay cut, the private nats-server killed
-    await relay.cut();
-    await nats?.kill();
-    const hookedBefore = [...hookIds()].filter((id) => ids.includes(id)).length;
+    /** publishes [from, to) and waits until the webhook has every one of them: its deliveries per second */
+    const hookRate = async (from: number, to: number, what: string) => {
+      const started = Date.now();
+      await publish(from, to);
+      await waitFor(() => allIn(ids.slice(from, to), hookIds()), Math.max(60_000, (to - from) * 60), what);
+      return (to - from) / ((Date.now() - started) / 1000);
+    };
+    const hookBefore = await hookRate(0, third, 'the webhook before the outage');
+    await waitFor(() => countIn(ids.slice(0, third), rabbitIds()) > 0, 20000, 'the burst under way at the sinks');
+    // the outage: RabbitMQ stopped through its service control (or its relay cut), the private nats-server killed
     const outageStarted = Date.now();
-    await publish(third, 2 * third);
-    // while both brokers are down the webhook of the same organization still gets the new events
-    await waitFor(() => ids.slice(third, 2 * third).every((id) => hookIds().has(id)), 60000, 'the webhook during the outage');
-    expect([...hookIds()].filter((id) => ids.includes(id)).length).toBeGreaterThan(hookedBefore);
+    await (privateRabbit ? privateRabbit.stopApp() : relay!.cut());
+    await nats?.kill();
+    // while both brokers are down the webhook of the same organization still gets the new events, at its pace
+    const hookDuring = await hookRate(third, 2 * third, 'the webhook during the outage');
     // sink attempts are failing and being retried meanwhile
     await waitFor(async () => {
       const [r] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'pending' AND attempts >= 1 AND last_error IS NOT NULL`, [sink.amqp]);
       return r.n > 0;
-    }, 15000, 'failed sink attempts waiting for a retry');
+    }, 30000, 'failed sink attempts waiting for a retry');
     // a fault's length, not a wait for an event: the full-size run holds the brokers down this long
     if (Date.now() - outageStarted < OUTAGE_MS) await new Promise((r) => setTimeout(r, OUTAGE_MS - (Date.now() - outageStarted)));
-    console.log(`event sinks outage: brokers down ${((Date.now() - outageStarted) / 1000).toFixed(1)} s`);
-    await relay.start();
+    const outageSeconds = (Date.now() - outageStarted) / 1000;
+    if (privateRabbit) {
+      await privateRabbit.startApp();
+      // the consuming side reconnects too; the queue is durable, what it held is still there
+      await rabbit.reopen();
+    } else await relay!.start();
     await nats?.start();
     // the rest of the burst, and the dispatcher killed mid-publish
     const rest = publish(2 * third, COUNT);
-    await waitFor(() => ids.slice(third).filter((id) => rabbitIds().has(id)).length >= 10, 60000, 'publishes after the outage');
+    await waitFor(() => countIn(ids.slice(third), rabbitIds()) >= 10, 60000, 'publishes after the outage');
     await dispatcher.kill();
     await rest;
-    dispatcher = await startDispatcherProcess({ WEBHOOK_BREAKER_FAILURES: '100000' });
+    // Redis restarted empty while no dispatcher runs: the event stream, its consumer group and every retry job are
+    // gone; what is left to do is found in PostgreSQL (the reconciler)
+    await privateRedis.restart();
+    dispatcher = await startDispatcherProcess();
 
-    const settle = Math.max(90000, COUNT * 60);
-    await waitFor(() => ids.every((id) => rabbitIds().has(id)), settle, 'every event confirmed by RabbitMQ');
+    const settle = Math.max(120_000, COUNT * 60);
+    await waitFor(() => allIn(ids, rabbitIds()), settle, 'every event confirmed by RabbitMQ');
     await waitFor(async () => {
       const got = new Set(await js.ids());
       return ids.every((id) => got.has(id));
     }, settle, 'every event stored by JetStream');
-    await waitFor(() => ids.every((id) => hookIds().has(id)), settle, 'every event at the webhook');
+    await waitFor(() => allIn(ids, hookIds()), settle, 'every event at the webhook');
     // 0 lost; JetStream stored each id once (its duplicate window dropped redeliveries); RabbitMQ's duplicates, if any,
     // carry the same message id
-    const stored = (await js.ids()).filter((id) => ids.includes(id));
+    const mine = new Set(ids);
+    const stored = (await js.ids()).filter((id) => mine.has(id));
     expect(stored.length).toBe(COUNT);
     expect(new Set(stored).size).toBe(COUNT);
-    const rabbitMine = rabbit.messages.filter((m) => ids.includes(String(m.properties.messageId)));
-    const duplicates = rabbitMine.length - new Set(rabbitMine.map((m) => m.properties.messageId)).size;
+    const rabbitMine = rabbit.messages.map((m) => String(m.properties.messageId)).filter((id) => mine.has(id));
+    const confirmed = rabbitIds();
+    const rabbitLost = ids.filter((id) => !confirmed.has(id)).length;
+    const hookMine = receiver.at('/hook').map((r) => String(r.headers['x-webhook-request-id'])).filter((id) => mine.has(id));
     const [retries] = await db.query(`SELECT w.kind, sum(d.attempts - 1)::int AS retries FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.event_id = ANY($1) GROUP BY w.kind ORDER BY w.kind`, [ids]).then((r: Json[]) => [r]);
-    console.log(`event sinks outage: ${COUNT} events, lost 0, RabbitMQ duplicates ${duplicates} (same message id), JetStream stored ${stored.length} (once each); retries by kind ${JSON.stringify(retries)}`);
+    console.log(
+      `event sinks outage: ${COUNT} events; RabbitMQ ${privateRabbit ? 'stopped (rabbitmqctl stop_app/start_app)' : 'cut (relay)'} and nats-server ${nats ? 'killed' : 'not killed'} for ${outageSeconds.toFixed(1)} s, ` +
+        `dispatcher SIGKILLed, Redis restarted empty\n` +
+        `  RabbitMQ: lost ${rabbitLost}, messages ${rabbitMine.length}, duplicates ${rabbitMine.length - new Set(rabbitMine).size} (same message id)\n` +
+        `  JetStream: lost ${COUNT - new Set(stored).size}, stored ${stored.length} (once each)\n` +
+        `  webhook: lost ${COUNT - new Set(hookMine).size}, duplicates ${hookMine.length - new Set(hookMine).size}; ${hookBefore.toFixed(0)}/s before the outage, ${hookDuring.toFixed(0)}/s during it (${(hookDuring / hookBefore).toFixed(2)}x)\n` +
+        `  retries by kind ${JSON.stringify(retries)}`,
+    );
+    expect(rabbitLost).toBe(0);
     // retries are visible in the delivery log, and every sink delivery ends delivered
     for (const id of [sink.amqp, ...(nats ? [sink.nats] : [])]) {
       await waitFor(async () => {
-        const rows = (await deliveriesOf(db, id)).filter((d) => ids.includes(d.event_id));
+        const rows = (await deliveriesOf(db, id)).filter((d) => mine.has(d.event_id));
         return rows.length === COUNT && rows.every((d) => d.status === 'delivered');
       }, settle, `every delivery of ${id} recorded delivered`);
       const [retried] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND event_id = ANY($2) AND attempts >= 2`, [id, ids]);
       expect(retried.n).toBeGreaterThan(0);
     }
-  }, Math.max(240_000, Number(process.env.SINKS_CHAOS_EVENTS ?? 0) * 120 + Number(process.env.SINKS_OUTAGE_MS ?? 0)));
+  }, Math.max(300_000, Number(process.env.SINKS_CHAOS_EVENTS ?? 0) * 150 + Number(process.env.SINKS_OUTAGE_MS ?? 0)));
 
   it('survives connection errors: bad credentials, a vhost that does not exist, TLS to a plain port', async () => {
     const once = { policy: 'constant' as const, delaySeconds: 1, attempts: 1 };
     const badPassword = `pw-${run}`;
     const bad: Record<string, string> = {};
     for (const [name, body] of Object.entries({
-      credentials: { kind: 'amqp', url: `amqp://guest:${badPassword}@127.0.0.1:${RABBITMQ.port}/`, exchange: rabbit.exchange },
-      vhost: { kind: 'amqp', url: `amqp://guest:guest@127.0.0.1:${RABBITMQ.port}/no-such-vhost-${run}`, exchange: rabbit.exchange },
-      tls: { kind: 'amqp', url: `amqps://guest:guest@127.0.0.1:${RABBITMQ.port}/`, exchange: rabbit.exchange },
-      exchange: { kind: 'amqp', url: `amqp://guest:guest@127.0.0.1:${RABBITMQ.port}/`, exchange: `${run}-missing` },
+      credentials: { kind: 'amqp', url: `amqp://guest:${badPassword}@127.0.0.1:${brokerPort}/`, exchange: rabbit.exchange },
+      vhost: { kind: 'amqp', url: `amqp://guest:guest@127.0.0.1:${brokerPort}/no-such-vhost-${run}`, exchange: rabbit.exchange },
+      tls: { kind: 'amqp', url: `amqps://guest:guest@127.0.0.1:${brokerPort}/`, exchange: rabbit.exchange },
+      exchange: { kind: 'amqp', url: `amqp://guest:guest@127.0.0.1:${brokerPort}/`, exchange: `${run}-missing` },
       natsTls: { kind: 'nats', url: `tls://${natsUrl}`, subject: `${run}.x` },
       noStream: { kind: 'nats', url: `nats://${natsUrl}`, subject: `${run}-nostream.x` },
     })) {
@@ -324,7 +376,7 @@ describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
       );
     }
     await dispatcher.kill();
-    const strict = await startDispatcherProcess({ WEBHOOK_BREAKER_FAILURES: '100000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
+    const strict = await startDispatcherProcess({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
     try {
       await publisher.publish(opaqueEvent({ event: 'call.incoming', organizationId: org.id, sessionId: null, payload: { inward: true } }));
       for (const [kind, id] of Object.entries(rows)) {
@@ -337,7 +389,7 @@ describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
       expect(connections).toBe(0);
     } finally {
       await strict.kill();
-      dispatcher = await startDispatcherProcess({ WEBHOOK_BREAKER_FAILURES: '100000' });
+      dispatcher = await startDispatcherProcess();
       await new Promise((resolve) => listener.close(resolve));
     }
   }, 90_000);

@@ -1,4 +1,4 @@
-import { Processor, Queue, Worker, WorkerOptions } from 'bullmq';
+import { Job, Processor, Queue, Worker, WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DELIVER_JOB, DELIVERY_JOB_OPTIONS, DELIVERY_QUEUE, DeliverJobData, deliveryJobId } from '@app/contracts';
 import type { RedisKeys } from '@app/redis';
@@ -96,4 +96,16 @@ export class DeliveryQueue {
   async close(): Promise<void> {
     await this.queue.close();
   }
+}
+
+/**
+ * Moves the running job of an attempt handed back (its destination's breaker open, its share busy) into the backlog's
+ * lane, due again at `dueAt`: it is handed out after the normal lane (retries of failed attempts, replays, test sends),
+ * in turn with the spilled first attempts of a backlog. Otherwise the attempts of a destination that keeps turning them
+ * away, due again every breaker cooldown, keep the normal lane busy and the spilled first attempts of every other
+ * destination wait behind them (a webhook of the organization while its broker sink is down: issue 41 item 3).
+ */
+export async function handBackJob(job: Job<DeliverJobData>, dueAt: number, token?: string): Promise<void> {
+  if (job.priority !== BACKLOG_PRIORITY) await job.changePriority({ priority: BACKLOG_PRIORITY });
+  await job.moveToDelayed(dueAt, token);
 }

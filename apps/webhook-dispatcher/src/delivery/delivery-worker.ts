@@ -2,7 +2,7 @@ import { DelayedError, Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DeliverJobData } from '@app/contracts';
-import type { DeliveryQueue } from '@app/events';
+import { handBackJob, type DeliveryQueue } from '@app/events';
 import type { WebhookDirectory } from '../webhooks/webhook-directory';
 import { envelopeBody } from './delivery-request';
 import type { DeliverySender } from './delivery-sender';
@@ -89,8 +89,9 @@ export class DeliveryWorker {
       viaJob: true,
     });
     if (sent.kind === 'postponed' && sent.until !== null) {
-      // handed back (breaker open, webhook's share busy): this job comes back when the row is due again
-      await job.moveToDelayed(sent.until, token);
+      // handed back (breaker open, webhook's share busy): this job comes back when the row is due again, in the
+      // backlog's lane (other destinations' waiting first attempts are not kept behind it)
+      await handBackJob(job, sent.until, token);
       throw new DelayedError();
     }
   }
