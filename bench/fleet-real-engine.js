@@ -15,8 +15,9 @@
 //     beside the emulator's per message encrypted,
 //   - reconnect rounds (BENCH_REAL_RECONNECT_ROUNDS, default 0): a `stream-error-515` on every session, all working
 //     again, that many times; then idle CPU and the further texts again, and `after reconnects: <CPU per msg after ÷
-//     before>` on its own line (each reconnect is a new Baileys socket: what a socket leaves behind shows here), the
-//     emulator's own ratio and a second batch's on the line before it,
+//     before>` on its own line (each reconnect is a new Baileys socket: what a socket leaves behind shows here): each
+//     side is two batches in a row from both processes quiet, the ratio the second (warm) ones', the first (cold)
+//     ones' and the emulator's own on the line before it,
 //   - resume: the gateway stopped (SIGINT, no drain) and started again under the same id: time to every session
 //     `working` again from its creds in PostgreSQL, gateway and emulator CPU per resumed session,
 //   - failover: a second, empty gateway started, the first SIGKILLed just after a heartbeat holding all the sessions;
@@ -34,8 +35,7 @@
 // at the largest checkpoint ÷ at the first), `idle CPU per 1,000 sessions:`, and with BENCH_REAL_HOLD_S a hold of that
 // many seconds at the largest count counting the gateway's lease lapses (gw_gateway_lease_lapses_total).
 // BENCH_REAL_CONTROL=1: the reconnect rounds without their fault (each waits BENCH_REAL_CONTROL_ROUND_S, default 0,
-// for the time a round takes), so `after reconnects:` shows what the time and the batches alone do; both batches it
-// compares start with both processes quiet and 10 s of idling. BENCH_REAL_PROFILE=<dir>: CPU profiles of the gateway
+// for the time a round takes), so `after reconnects:` shows what the time and the batches alone do. BENCH_REAL_PROFILE=<dir>: CPU profiles of the gateway
 // and the emulator over the batches the ratio compares (their inspectors), written to <dir> and summed up.
 // BENCH_REAL_HEARTBEAT_MS / BENCH_REAL_TTL_MS (2000 / 20000): the gateways' heartbeat and lease TTL.
 // Every figure line ends with the load average at that moment. The gateways' and the emulator's stderr (Baileys warns
@@ -394,20 +394,26 @@ async function run() {
       return { gw: gwCpu / n, sim: simCpu / n };
     };
     /**
-     * Both sides quiet, then 10 s more: the start of every batch the `after reconnects` ratio compares. Measured
-     * straight after the first texts, the `before` batch was billed their tail (Baileys' after-work of a `pkmsg`, the
-     * spool and outbox settling) while the `after` batch started from a gateway idle since the last round: the same
-     * batch a second time without any fault gave 0.60–0.75 of the first (BENCH_REAL_CONTROL=1).
+     * The batches `after reconnects:` compares, each run twice in a row from both processes quiet plus 10 s: the first
+     * (cold) batch after a pause costs more on both sides whether or not a fault came before (1.4–1.6× on the gateway
+     * after the ~1 min of three control rounds, BENCH_REAL_CONTROL=1, against ~16 s before the `before` batch), and
+     * the first `before` batch, measured straight after the first texts, was billed their tail. The ratio is the
+     * second (warm) batches': what a reconnected socket costs per message for good; the cold ratio is printed beside it.
      */
     const settle = async () => {
       await quiet(gw.child.pid);
       await quiet(sim.pid);
       await sleep(10000);
     };
+    const twoBatches = async (name, label) => {
+      if (RECONNECT_ROUNDS > 0) await settle();
+      const cold = await profiled(`${name}-cold`, () => inject(furtherRounds, `further texts (msg)${label}`));
+      const warm = RECONNECT_ROUNDS > 0 ? await profiled(`${name}-warm`, () => inject(furtherRounds, `further texts (msg) again${label}`)) : cold;
+      return { cold, warm };
+    };
     await inject(1, 'first texts (pkmsg: the contact starts a Signal session)');
     const furtherRounds = Math.max(1, MESSAGES_PER_SESSION - 1);
-    if (RECONNECT_ROUNDS > 0) await settle();
-    const perMsgBefore = await profiled('before', () => inject(furtherRounds, 'further texts (msg)'));
+    const perMsgBefore = await twoBatches('before', '');
     if (RECONNECT_ROUNDS > 0) console.log(`  before the reconnect rounds: gateway heap ${await heapMb()} MB ${load()}`);
 
     // ---- reconnect rounds: a transient fault on every session, every session working again, RECONNECT_ROUNDS times
@@ -442,16 +448,14 @@ async function run() {
       console.log(`  reconnect round ${round} (stream-error-515 on every session → all working): ${((Date.now() - t0) / 1000).toFixed(1)} s; idle CPU gateway ${idle.toFixed(2)} CPU-s per minute; heap ${await heapMb()} MB${fenced()} ${load()}`);
     }
     if (RECONNECT_ROUNDS > 0) {
-      await settle();
       const what = CONTROL ? `${RECONNECT_ROUNDS} control rounds (no fault)` : `${RECONNECT_ROUNDS} reconnect rounds`;
-      const perMsgAfter = await profiled('after', () => inject(furtherRounds, `further texts (msg) after ${what}`));
-      const perMsgAgain = await profiled('again', () => inject(furtherRounds, `further texts (msg) again after ${what}`));
+      const perMsgAfter = await twoBatches('after', ` after ${what}`);
       const ratio = (a, b) => (a / b).toFixed(2);
       console.log(
-        `  CPU per msg after ÷ before: gateway ${ratio(perMsgAfter.gw, perMsgBefore.gw)} (emulator's own ${ratio(perMsgAfter.sim, perMsgBefore.sim)}); ` +
-          `a second batch ÷ before: gateway ${ratio(perMsgAgain.gw, perMsgBefore.gw)} (emulator ${ratio(perMsgAgain.sim, perMsgBefore.sim)})${CONTROL ? '; control: no fault' : ''} ${load()}`,
+        `  CPU per msg after ÷ before, second (warm) batches: gateway ${ratio(perMsgAfter.warm.gw, perMsgBefore.warm.gw)} (emulator's own ${ratio(perMsgAfter.warm.sim, perMsgBefore.warm.sim)}); ` +
+          `first (cold) batches: gateway ${ratio(perMsgAfter.cold.gw, perMsgBefore.cold.gw)} (emulator ${ratio(perMsgAfter.cold.sim, perMsgBefore.cold.sim)})${CONTROL ? '; control: no fault' : ''} ${load()}`,
       );
-      console.log(`after reconnects: ${ratio(perMsgAfter.gw, perMsgBefore.gw)}${CONTROL ? ' (control: no fault)' : ''}`);
+      console.log(`after reconnects: ${ratio(perMsgAfter.warm.gw, perMsgBefore.warm.gw)}${CONTROL ? ' (control: no fault)' : ''}`);
     }
     if (!RESUME_FAILOVER) return;
 
