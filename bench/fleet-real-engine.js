@@ -15,7 +15,9 @@
 //     beside the emulator's per message encrypted,
 //   - reconnect rounds (BENCH_REAL_RECONNECT_ROUNDS, default 0): a `stream-error-515` on every session, all working
 //     again, that many times; then idle CPU and the further texts again, and `after reconnects: <CPU per msg after ÷
-//     before>` on its own line (each reconnect is a new Baileys socket: what a socket leaves behind shows here),
+//     before>` on its own line (each reconnect is a new Baileys socket: what a socket leaves behind shows here): each
+//     side is two batches in a row from both processes quiet, the ratio the second (warm) ones', the first (cold)
+//     ones' and the emulator's own on the line before it,
 //   - resume: the gateway stopped (SIGINT, no drain) and started again under the same id: time to every session
 //     `working` again from its creds in PostgreSQL, gateway and emulator CPU per resumed session,
 //   - failover: a second, empty gateway started, the first SIGKILLed just after a heartbeat holding all the sessions;
@@ -32,6 +34,9 @@
 // BENCH_REAL_INBOUND_RATE (20) per second; at the end `flatness msg:` / `flatness pkmsg:` (CPU per message net of idle
 // at the largest checkpoint ÷ at the first), `idle CPU per 1,000 sessions:`, and with BENCH_REAL_HOLD_S a hold of that
 // many seconds at the largest count counting the gateway's lease lapses (gw_gateway_lease_lapses_total).
+// BENCH_REAL_CONTROL=1: the reconnect rounds without their fault (each waits BENCH_REAL_CONTROL_ROUND_S, default 0,
+// for the time a round takes), so `after reconnects:` shows what the time and the batches alone do. BENCH_REAL_PROFILE=<dir>: CPU profiles of the gateway
+// and the emulator over the batches the ratio compares (their inspectors), written to <dir> and summed up.
 // BENCH_REAL_HEARTBEAT_MS / BENCH_REAL_TTL_MS (2000 / 20000): the gateways' heartbeat and lease TTL.
 // Every figure line ends with the load average at that moment. The gateways' and the emulator's stderr (Baileys warns
 // a lot) go to a log file named at the start (BENCH_REAL_LOG to choose it). Asserts nothing. Uses its own database and Redis prefix
@@ -43,7 +48,8 @@ const os = require('node:os');
 const { Pool } = require('pg');
 const IORedis = require('ioredis');
 const { prelinker } = require('./prelinked-devices');
-const { benchRun, cpuSeconds, rssMb, sleep, waitUntil, freePort, startApp, killChildren, killAfterHeartbeat, failoverPhases, formatPhases } = require('./support');
+const { writeFileSync } = require('node:fs');
+const { benchRun, cpuSeconds, rssMb, sleep, waitUntil, freePort, startApp, killChildren, killAfterHeartbeat, failoverPhases, formatPhases, inspectorProfile, profileSummary } = require('./support');
 
 const ROOT = join(__dirname, '..');
 const SESSIONS = Number(process.env.BENCH_REAL_SESSIONS ?? 100);
@@ -71,6 +77,9 @@ const INBOUND_RATE = Number(process.env.BENCH_REAL_INBOUND_RATE ?? 20);
 const HOLD_S = Number(process.env.BENCH_REAL_HOLD_S ?? 0);
 const HEARTBEAT_MS = process.env.BENCH_REAL_HEARTBEAT_MS ?? '2000';
 const TTL_MS = process.env.BENCH_REAL_TTL_MS ?? '20000';
+const CONTROL = process.env.BENCH_REAL_CONTROL === '1';
+const CONTROL_ROUND_S = Number(process.env.BENCH_REAL_CONTROL_ROUND_S ?? 0);
+const PROFILE_DIR = process.env.BENCH_REAL_PROFILE ?? '';
 
 const load = () => `[load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}]`;
 const kb = (mb) => (mb * 1024).toFixed(0);
@@ -113,7 +122,9 @@ async function run() {
 
     const simPort = await freePort();
     const simUrl = `http://127.0.0.1:${simPort}`;
-    const sim = await startApp('dist/apps/network-sim/src/main.js', { ...baseEnv, SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '600000', SIM_TEST_PRELINK: PRELINK ? 'true' : 'false' }, `${simUrl}/healthz`, 60000, children, log);
+    const simInspect = PROFILE_DIR ? await freePort() : null;
+    const inspectEnv = (port) => (port ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --inspect=127.0.0.1:${port}` } : {});
+    const sim = await startApp('dist/apps/network-sim/src/main.js', { ...baseEnv, ...inspectEnv(simInspect), SIM_PORT: String(simPort), SIM_QR_INTERVAL_MS: '600000', SIM_TEST_PRELINK: PRELINK ? 'true' : 'false' }, `${simUrl}/healthz`, 60000, children, log);
     // the front door loads Baileys on its first trust request: the first gateway's boot asks it, so the zero is after it
     await fetch(`${simUrl}/sim/whatsapp-web/trust`);
     const simPost = async (path, body) => {
@@ -123,8 +134,10 @@ async function run() {
 
     const startGateway = async (id) => {
       const port = await freePort();
+      const inspectPort = PROFILE_DIR ? await freePort() : null;
       const env = {
         ...baseEnv,
+        ...inspectEnv(inspectPort),
         GATEWAY_ID: id,
         GATEWAY_ENGINE: 'baileys',
         NETWORK_SIM_URL: simUrl,
@@ -139,7 +152,7 @@ async function run() {
       const startedAt = Date.now();
       // a gateway serves health once it has resumed what is placed on it
       const child = await startApp('dist/apps/gateway/src/main.js', env, `http://127.0.0.1:${port}/healthz`, STEP_TIMEOUT_MS, children, log);
-      return { id, child, startedAt, healthyMs: Date.now() - startedAt, metricsUrl: `http://127.0.0.1:${port}/metrics` };
+      return { id, child, startedAt, inspectPort, healthyMs: Date.now() - startedAt, metricsUrl: `http://127.0.0.1:${port}/metrics` };
     };
     const stop = async (child, signal) => {
       const exited = new Promise((r) => child.once('exit', r));
@@ -337,6 +350,19 @@ async function run() {
     const gwIdleRate = checkpoints[checkpoints.length - 1].gwIdle / 60;
     const simIdleRate = checkpoints[checkpoints.length - 1].simIdle / 60;
     const received = () => count(`SELECT count(*) AS n FROM events WHERE type = 'message.received'`);
+    /** With BENCH_REAL_PROFILE: CPU profiles of the gateway and the emulator over a phase, written there and summed up. */
+    const profiled = async (name, phase) => {
+      if (!PROFILE_DIR) return phase();
+      const profs = [await inspectorProfile(gw.inspectPort), await inspectorProfile(simInspect)];
+      const result = await phase();
+      for (const [i, who] of ['gateway', 'emulator'].entries()) {
+        const profile = await profs[i].stop();
+        writeFileSync(join(PROFILE_DIR, `${name}-${who}.cpuprofile`), JSON.stringify(profile));
+        const { totalMs, rows } = profileSummary(profile, 25);
+        console.log(`    profile ${name} ${who}: ${totalMs.toFixed(0)} ms sampled\n      ${rows.join('\n      ')}`);
+      }
+      return result;
+    };
     const inject = async (rounds, label) => {
       const jobs = [];
       for (let r = 0; r < rounds; r++) jobs.push(...sessionIds);
@@ -365,11 +391,29 @@ async function run() {
           `gateway ${((gwCpu * 1000) / n).toFixed(2)} ms CPU per message decrypted (${(((gwCpu - gwIdleRate * seconds) * 1000) / n).toFixed(2)} net of idle), ` +
           `emulator ${((simCpu * 1000) / n).toFixed(2)} ms per message encrypted (${(((simCpu - simIdleRate * seconds) * 1000) / n).toFixed(2)} net)${fenced()} ${load()}`,
       );
-      return gwCpu / n;
+      return { gw: gwCpu / n, sim: simCpu / n };
+    };
+    /**
+     * The batches `after reconnects:` compares, each run twice in a row from both processes quiet plus 10 s: the first
+     * (cold) batch after a pause costs more on both sides whether or not a fault came before (1.4–1.6× on the gateway
+     * after the ~1 min of three control rounds, BENCH_REAL_CONTROL=1, against ~16 s before the `before` batch), and
+     * the first `before` batch, measured straight after the first texts, was billed their tail. The ratio is the
+     * second (warm) batches': what a reconnected socket costs per message for good; the cold ratio is printed beside it.
+     */
+    const settle = async () => {
+      await quiet(gw.child.pid);
+      await quiet(sim.pid);
+      await sleep(10000);
+    };
+    const twoBatches = async (name, label) => {
+      if (RECONNECT_ROUNDS > 0) await settle();
+      const cold = await profiled(`${name}-cold`, () => inject(furtherRounds, `further texts (msg)${label}`));
+      const warm = RECONNECT_ROUNDS > 0 ? await profiled(`${name}-warm`, () => inject(furtherRounds, `further texts (msg) again${label}`)) : cold;
+      return { cold, warm };
     };
     await inject(1, 'first texts (pkmsg: the contact starts a Signal session)');
     const furtherRounds = Math.max(1, MESSAGES_PER_SESSION - 1);
-    const perMsgBefore = await inject(furtherRounds, 'further texts (msg)');
+    const perMsgBefore = await twoBatches('before', '');
     if (RECONNECT_ROUNDS > 0) console.log(`  before the reconnect rounds: gateway heap ${await heapMb()} MB ${load()}`);
 
     // ---- reconnect rounds: a transient fault on every session, every session working again, RECONNECT_ROUNDS times
@@ -377,6 +421,14 @@ async function run() {
       const since = new Date();
       const t0 = Date.now();
       let next = 0;
+      if (CONTROL) {
+        // the control: the same phases without the fault, so what changes is the time and the messages before
+        await sleep(CONTROL_ROUND_S * 1000);
+        await quiet(gw.child.pid);
+        const [idle] = await idleRate([gw.child.pid]);
+        console.log(`  control round ${round} (no fault): ${((Date.now() - t0) / 1000).toFixed(1)} s; idle CPU gateway ${idle.toFixed(2)} CPU-s per minute; heap ${await heapMb()} MB${fenced()} ${load()}`);
+        continue;
+      }
       await Promise.all(
         Array.from({ length: INJECT_CONCURRENCY }, async () => {
           while (next < sessionIds.length) {
@@ -396,8 +448,14 @@ async function run() {
       console.log(`  reconnect round ${round} (stream-error-515 on every session → all working): ${((Date.now() - t0) / 1000).toFixed(1)} s; idle CPU gateway ${idle.toFixed(2)} CPU-s per minute; heap ${await heapMb()} MB${fenced()} ${load()}`);
     }
     if (RECONNECT_ROUNDS > 0) {
-      const perMsgAfter = await inject(furtherRounds, `further texts (msg) after ${RECONNECT_ROUNDS} reconnect rounds`);
-      console.log(`after reconnects: ${(perMsgAfter / perMsgBefore).toFixed(2)}`);
+      const what = CONTROL ? `${RECONNECT_ROUNDS} control rounds (no fault)` : `${RECONNECT_ROUNDS} reconnect rounds`;
+      const perMsgAfter = await twoBatches('after', ` after ${what}`);
+      const ratio = (a, b) => (a / b).toFixed(2);
+      console.log(
+        `  CPU per msg after ÷ before, second (warm) batches: gateway ${ratio(perMsgAfter.warm.gw, perMsgBefore.warm.gw)} (emulator's own ${ratio(perMsgAfter.warm.sim, perMsgBefore.warm.sim)}); ` +
+          `first (cold) batches: gateway ${ratio(perMsgAfter.cold.gw, perMsgBefore.cold.gw)} (emulator ${ratio(perMsgAfter.cold.sim, perMsgBefore.cold.sim)})${CONTROL ? '; control: no fault' : ''} ${load()}`,
+      );
+      console.log(`after reconnects: ${ratio(perMsgAfter.warm.gw, perMsgBefore.warm.gw)}${CONTROL ? ' (control: no fault)' : ''}`);
     }
     if (!RESUME_FAILOVER) return;
 
