@@ -11,6 +11,7 @@ process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:admin-ui-${proce
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApiApp } from '../apps/api/src/bootstrap';
 import { rabbitTap } from './support/brokers';
+import { ChatwootStandin } from './support/chatwoot-standin';
 import { AppProcess, freePort, startSimGateway, waitFor } from './support/processes';
 import { startDispatcherProcess } from './support/receivers';
 import { closeTestDataSource, SeededOrg, seedOrganization, seedStoppedSession } from './support/seed';
@@ -25,7 +26,8 @@ jest.setTimeout(120000);
 /**
  * The dashboard's administration screens in a real headless Chromium against the real API, a gateway on the network
  * simulator, a dispatcher and the shared RabbitMQ: an event sink beside the webhooks with its delivery log and replay
- * (issue 41), members, invitations, API keys and the audit log (issue 40), and campaigns (issue 43).
+ * (issue 41), members, invitations, API keys and the audit log (issue 40), campaigns (issue 43), and a session's Chatwoot
+ * integration against the Chatwoot stand-in (issue 42).
  */
 describe('dashboard administration screens in a headless browser', () => {
   let api: NestExpressApplication;
@@ -190,6 +192,10 @@ describe('dashboard administration screens in a headless browser', () => {
       await p.goto(`${baseUrl}/dashboard/#/webhooks`);
       await p.waitForSelector('[data-testid=webhooks-not-managed]');
       expect(await p.$('form[aria-label="New webhook"]')).toBeNull();
+      // nor the Chatwoot form (webhooks:manage)
+      await p.goto(`${baseUrl}/dashboard/#/sessions/${sessionId}`);
+      await p.waitForSelector('[data-testid=integrations-not-managed]');
+      expect(await p.$('form[aria-label="Connect Chatwoot"]')).toBeNull();
     } finally {
       await invitee.close();
     }
@@ -343,5 +349,63 @@ describe('dashboard administration screens in a headless browser', () => {
       await p.browserContext().close();
     }
     expect(pageErrors).toEqual([]);
+  });
+
+  it('connects the session to Chatwoot from its page: a refusal shown, the webhook URL, a failing then a passing test, disconnected', async () => {
+    const chatwoot = new ChatwootStandin();
+    await chatwoot.start();
+    try {
+      await open(`sessions/${sessionId}`, 'form[aria-label="Connect Chatwoot"]');
+      await page.type('input[name=chatwootBaseUrl]', chatwoot.url);
+      await page.type('input[name=chatwootAccountId]', String(chatwoot.accountId));
+      // an inbox the account does not have: the API cannot know, the test will say it
+      await page.type('input[name=chatwootInboxId]', '99');
+      // no token: the API's 422, in its words, and nothing connected
+      await clickButton('Connect Chatwoot');
+      await page.waitForSelector('p.error::-p-text("apiAccessToken is required when connecting Chatwoot")');
+      expect((await apiCall('GET', `/sessions/${sessionId}/integrations/chatwoot`)).status).toBe(404);
+      await page.type('input[name=chatwootToken]', chatwoot.token);
+      await clickButton('Connect Chatwoot');
+      await page.waitForSelector('[data-testid=chatwoot] dd[data-token]');
+      const view = (await apiCall('GET', `/sessions/${sessionId}/integrations/chatwoot`)).body;
+      expect(view).toMatchObject({ inboxId: 99, accountId: chatwoot.accountId, active: true, apiAccessToken: '***cdef' });
+      expect(await textOf('[data-testid=chatwoot] dd[data-token]')).toBe('***cdef');
+      // the URL to paste into Chatwoot, with where to paste it; the token never comes back
+      expect(await valueOf('input[name=chatwootWebhookUrl]')).toBe(view.webhookUrl);
+      expect(view.webhookUrl).toMatch(new RegExp(`/api/v1/integrations/chatwoot/${view.id}/webhook\\?secret=`));
+      expect(await textOf('[data-testid=chatwoot-webhook-url]')).toContain('Settings → Inboxes → this inbox → Configuration → Webhook URL');
+      expect(await page.content()).not.toContain(chatwoot.token);
+
+      // the test reads inbox 99 through Chatwoot's API: refused, and the page says why
+      await clickButton('Test connection');
+      await page.waitForSelector('[data-test-outcome=error]');
+      const lastError = (await apiCall('GET', `/sessions/${sessionId}/integrations/chatwoot`)).body.lastError;
+      expect(lastError).toEqual(expect.any(String));
+      expect(await textOf('[data-test-outcome=error]')).toContain(lastError);
+      expect(await textOf('[data-testid=chatwoot-last-error]')).toContain(lastError);
+      expect(chatwoot.requests).toContainEqual(expect.objectContaining({ method: 'GET', path: expect.stringMatching(/\/inboxes\/99$/) }));
+
+      // edited to the right inbox (the token kept): the next test clears the error
+      await clickButton('Edit');
+      await page.click('input[name=chatwootInboxId]', { count: 3 });
+      await page.type('input[name=chatwootInboxId]', String(chatwoot.inboxId));
+      await clickButton('Save', 'form[aria-label="Edit Chatwoot"]');
+      await page.waitForSelector(`[data-testid=chatwoot] dd::-p-text("inbox ${chatwoot.inboxId}")`);
+      expect((await apiCall('GET', `/sessions/${sessionId}/integrations/chatwoot`)).body).toMatchObject({ inboxId: chatwoot.inboxId, apiAccessToken: '***cdef' });
+      await clickButton('Test connection');
+      await page.waitForSelector('[data-testid=chatwoot][data-last-error=""] [data-testid=chatwoot-last-error] ::-p-text("none")');
+      expect((await apiCall('GET', `/sessions/${sessionId}/integrations/chatwoot`)).body.lastError).toBeNull();
+      expect(chatwoot.requests).toContainEqual(expect.objectContaining({ method: 'GET', path: expect.stringMatching(new RegExp(`/inboxes/${chatwoot.inboxId}$`)) }));
+      await shot('chatwoot');
+      await fitsPhone('chatwoot');
+
+      // disconnected after the confirm: the form again, and the API has none
+      await clickButton('Disconnect');
+      await page.waitForSelector('form[aria-label="Connect Chatwoot"]');
+      expect((await apiCall('GET', `/sessions/${sessionId}/integrations/chatwoot`)).status).toBe(404);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await chatwoot.close();
+    }
   });
 });

@@ -36,6 +36,8 @@ export type AuditQuery = NonNullable<paths['/api/v1/audit-log']['get']['paramete
 export type CampaignView = Schemas['CampaignResponse'];
 export type CampaignCreate = Schemas['CreateCampaignDto'];
 export type CampaignRecipientView = Schemas['CampaignRecipientResponse'];
+export type ChatwootView = Schemas['ChatwootIntegrationResponse'];
+export type ChatwootInput = Schemas['PutChatwootDto'];
 export type { EventEnvelope };
 
 export const API_BASE = '/api/v1';
@@ -200,6 +202,12 @@ export const api = {
     ok(client.POST(`/api/v1/sessions/{id}/campaigns/{campaignId}:${action}`, { params: { path: { id: sessionId, campaignId } } })),
   campaignRecipients: (sessionId: string, campaignId: string, status?: CampaignRecipientView['status']) =>
     ok(client.GET('/api/v1/sessions/{id}/campaigns/{campaignId}/recipients', { params: { path: { id: sessionId, campaignId }, query: { limit: 100, ...(status ? { status } : {}) } } })),
+
+  // a session's Chatwoot inbox (CONTRACT 16)
+  chatwoot: (id: string) => ok(client.GET('/api/v1/sessions/{id}/integrations/chatwoot', session(id))),
+  connectChatwoot: (id: string, body: ChatwootInput) => ok(client.PUT('/api/v1/sessions/{id}/integrations/chatwoot', { ...session(id), body })),
+  disconnectChatwoot: (id: string) => ok(client.DELETE('/api/v1/sessions/{id}/integrations/chatwoot', session(id))),
+  testChatwoot: (id: string) => ok(client.POST('/api/v1/sessions/{id}/integrations/chatwoot:test', session(id))),
 
   gateways: () => ok(client.GET('/api/v1/gateways')),
   overview: () => ok(client.GET('/api/v1/stats/overview')),

@@ -76,15 +76,20 @@ export function ActionForm({ action, submit, children }: { action: ReturnType<ty
   );
 }
 
+/** Copies `value` to the clipboard; says "Copied" once it did. */
+export function CopyButton({ value }: { value: string }) {
+  const [copied, setCopied] = useState(false);
+  return <button type="button" onClick={() => navigator.clipboard?.writeText(value).then(() => setCopied(true), () => undefined)}>{copied ? 'Copied' : 'Copy'}</button>;
+}
+
 /** A secret the API answers once (an API key, an invitation or reset link): shown with Copy until dismissed. */
 export function ShownOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
   return (
     <div class="shown-once" role="status" data-shown-once={label}>
       <p><strong>{label}</strong> — shown only now: copy it before closing.</p>
       <input class="mono" readOnly value={value} onFocus={(e) => e.currentTarget.select()} aria-label={label} />
       <div class="actions">
-        <button type="button" onClick={() => navigator.clipboard?.writeText(value).then(() => setCopied(true), () => undefined)}>{copied ? 'Copied' : 'Copy'}</button>
+        <CopyButton value={value} />
         <button type="button" onClick={onDone}>Done</button>
       </div>
     </div>

@@ -5,6 +5,7 @@ import { live } from '../live';
 import { go } from '../router';
 import { ActionForm, ErrorLine, Panel, plural, Status, useAction, useLoad, When } from '../ui';
 import { Reason } from '../reasons';
+import { IntegrationsPanel } from './integrations';
 import { Pairing } from './pairing';
 
 type SessionAction = 'start' | 'stop' | 'restart' | 'logout';
@@ -145,6 +146,7 @@ export function SessionDetail({ id }: { id: string }) {
         {session.status !== 'working' && <Pairing session={session} />}
       </Panel>
       <SessionSettings session={session} onSaved={setData} />
+      <IntegrationsPanel sessionId={id} />
       {session.status === 'working' && <SendMessage sessionId={id} />}
       {session.status === 'working' && <Groups sessionId={id} />}
       {session.status === 'working' && <StatusComposer sessionId={id} />}
