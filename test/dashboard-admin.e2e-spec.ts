@@ -325,6 +325,8 @@ describe('dashboard administration screens in a headless browser', () => {
       await p.waitForSelector('section[aria-label="Forgot password"] ::-p-text("Reset password")');
       // the owner makes the link on the member's row; it is shown once
       await open('organization/members', `tr[data-member-id="${org.users.member.id}"]`);
+      // the screen's reads (members, invitations, the caller's rights) re-render the row: click once they are done
+      await page.waitForNetworkIdle();
       await clickButton('Reset password', `tr[data-member-id="${org.users.member.id}"]`);
       const link = new URL(await (await page.waitForSelector('[data-shown-once="Password reset link for ' + org.users.member.email + '"] input'))!.evaluate((el) => (el as unknown as { value: string }).value));
       expect(link.pathname).toBe('/dashboard/reset-password');
