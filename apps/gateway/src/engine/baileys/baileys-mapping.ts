@@ -432,6 +432,15 @@ export function reactionFrom({ key, reaction }: BaileysEventMap['messages.reacti
 }
 
 /**
+ * Reactions Baileys' event buffer folded into a buffered message: a reaction processed while the message it reacts to
+ * was still in the buffer (its own send's echo is flushed 100 ms after it, so our reaction sent right after the text
+ * lands there) updates that message's `reactions` and is never emitted as messages.reaction (issue 38 item 4).
+ */
+export function reactionsFoldedInto(msg: Pick<WAMessage, 'key' | 'reactions'>, ownJid: string | null): EngineEvent[] {
+  return (msg.reactions ?? []).flatMap((reaction) => reactionFrom({ key: msg.key, reaction }, ownJid) ?? []);
+}
+
+/**
  * A decrypted vote → the option names this voter selected. Baileys' aggregate function hashes the creation message's
  * options and matches them; hashes it cannot match (options of another poll) are left out, not named "Unknown".
  */
