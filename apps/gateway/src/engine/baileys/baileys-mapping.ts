@@ -326,6 +326,7 @@ export function inboundMessageFrom(msg: WAMessage, ownJid: string | null, encode
     mentions: (context?.mentionedJid ?? []).map((jid) => toUserJid(jid) ?? jid),
     raw: encode(content),
     pushName: fromMe ? undefined : msg.pushName || undefined,
+    verifiedName: fromMe ? undefined : msg.verifiedBizName || undefined,
   };
 }
 

@@ -490,6 +490,14 @@ describe('BaileysEngine', () => {
     expect(t.events[1]).toEqual({ type: 'reaction', waMessageId: 'T1', chatJid: ALICE, from: '491701234567@s.whatsapp.net', emoji: '👍', fromMe: true });
   });
 
+  it("a business's message carries its push name and its verified name (Baileys' verifiedBizName)", async () => {
+    const t = await harness();
+    t.socket.user = { id: '491701234567:2@s.whatsapp.net' };
+    const msg = { key: { id: 'B1', remoteJid: ALICE, fromMe: false }, message: { conversation: 'your order' }, messageTimestamp: 1, pushName: 'Ali', verifiedBizName: 'Alice Shop Ltd' };
+    t.socket.emit('messages.upsert', { messages: [msg] as WAMessage[], type: 'notify' });
+    expect(t.events).toEqual([expect.objectContaining({ type: 'message', message: expect.objectContaining({ pushName: 'Ali', verifiedName: 'Alice Shop Ltd' }) })]);
+  });
+
   it('maps inbound notify and append (offline) messages to message events and leaves out status, newsletter and protocol stanzas', async () => {
     const t = await harness();
     t.socket.user = { id: '491701234567:2@s.whatsapp.net' };
