@@ -235,8 +235,12 @@ describe('Chats, unread counts and history sync (sim engine)', () => {
       await db.query(`UPDATE contacts SET verified_name = 'Dan Plumbing Ltd' WHERE session_id = $1 AND jid = $2`, [sessionId, dan]);
       await db.query(`UPDATE contacts SET name = NULL WHERE session_id = $1 AND jid = $2`, [sessionId, dan]);
       expect((await chatOf(sessionId, dan)).name).toBe('Dan');
-      await db.query(`UPDATE contacts SET verified_name = 'Erin Bakery' WHERE session_id = $1 AND jid = $2`, [sessionId, erin]);
-      expect((await chatOf(sessionId, erin)).name).toBe('Erin Bakery');
+      // a business that set no push name: its messages carry its verified name (the emulator's `verified_name` node on
+      // the real engine), which its contact keeps and its chat is named by
+      const fay = '15550002006@s.whatsapp.net';
+      await simPost('/sim/contacts', { phoneNumber: '15550002006', isBusiness: true, verifiedName: 'Fay Bakery Ltd' });
+      await simPost(`/sim/sessions/${sessionId}/inbound`, { from: fay, text: 'your bread is ready' });
+      await waitFor(async () => (await chatOf(sessionId, fay))?.name === 'Fay Bakery Ltd', 10000, "Fay's chat named by her verified name");
     });
 
     it('pages the chat list most recent first', async () => {
