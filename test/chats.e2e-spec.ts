@@ -201,7 +201,7 @@ describe('Chats, unread counts and history sync (sim engine)', () => {
       expect(await chatsOf(sessionId)).toEqual(before);
     });
 
-    it("names a person's chat by the contact's saved name, else its push name, and a sender without a push name is a contact at once", async () => {
+    it("names a person's chat by the contact's saved name, else its push name, else its verified business name, and a sender without a push name is a contact at once", async () => {
       const dan = '15550002004@s.whatsapp.net';
       const erin = '15550002005@s.whatsapp.net';
       await simPost('/sim/contacts', { phoneNumber: '15550002004', name: 'Dan' });
@@ -230,6 +230,17 @@ describe('Chats, unread counts and history sync (sim engine)', () => {
       const pinned = await chatAction(sessionId, dan, 'pin');
       expect(pinned.body).toMatchObject({ jid: dan, name: 'Dan (plumber)', pinned: true });
       expect((await chatAction(sessionId, dan, 'unpin')).status).toBe(200);
+      // a business's verified name (Baileys' contacts `verifiedName`, its messages' `verifiedBizName`) comes third:
+      // after the push name, and it names a chat whose contact has neither a saved nor a push name (issue 38 item 3)
+      await db.query(`UPDATE contacts SET verified_name = 'Dan Plumbing Ltd' WHERE session_id = $1 AND jid = $2`, [sessionId, dan]);
+      await db.query(`UPDATE contacts SET name = NULL WHERE session_id = $1 AND jid = $2`, [sessionId, dan]);
+      expect((await chatOf(sessionId, dan)).name).toBe('Dan');
+      // a business that set no push name: its messages carry its verified name (the emulator's `verified_name` node on
+      // the real engine), which its contact keeps and its chat is named by
+      const fay = '15550002006@s.whatsapp.net';
+      await simPost('/sim/contacts', { phoneNumber: '15550002006', isBusiness: true, verifiedName: 'Fay Bakery Ltd' });
+      await simPost(`/sim/sessions/${sessionId}/inbound`, { from: fay, text: 'your bread is ready' });
+      await waitFor(async () => (await chatOf(sessionId, fay))?.name === 'Fay Bakery Ltd', 10000, "Fay's chat named by her verified name");
     });
 
     it('pages the chat list most recent first', async () => {

@@ -211,6 +211,17 @@ describe('Contacts, profile, presence and message actions on the Baileys engine 
     await waitFor(async () => (await simGet(`/sim/sessions/${sessionId}`)).pendingInbound === 0, 10000, 'the device to take both');
   });
 
+  it("a business's message carries its verified name (the stanza's verified_name certificate): its contact keeps it and its chat is named by it", async () => {
+    const shop = '15557772003';
+    await simPost('/sim/contacts', { phoneNumber: shop, isBusiness: true, verifiedName: 'Surf Shop Ltd' });
+    await inbound(`${shop}@s.whatsapp.net`, 'your board is ready');
+    const chat = await waitFor(async () => {
+      const res = await api().get(path('/chats?limit=100')).set(bearer(org.adminKey));
+      return res.body.data.find((c: Json) => c.jid === `${shop}@s.whatsapp.net` && c.name === 'Surf Shop Ltd') ?? null;
+    }, 10000, "the shop's chat named by its verified name");
+    expect(chat).toMatchObject({ jid: `${shop}@s.whatsapp.net`, isGroup: false });
+  });
+
   it('reads what contacts send (autoRead: Baileys\' readMessages, `read` under WhatsApp\'s default privacy): the network logs each read', async () => {
     expect((await api().patch(`/api/v1/sessions/${sessionId}`).set(bearer(org.adminKey)).send({ autoRead: true })).status).toBe(200);
     const first = await inbound(BEN_JID, 'b1');

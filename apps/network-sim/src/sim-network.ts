@@ -181,7 +181,7 @@ export class SimNetwork {
       mentions: input.mentions,
       timestamp: Date.now(),
       // the sender exists on the network; its push name travels with its messages (world.contacts)
-      pushName: this.world.contacts.noteInbound(sessionId, input.from).pushName,
+      ...this.world.contacts.noteInbound(sessionId, input.from),
     };
     this.messages.noteDelivered(sessionId, message);
     return { id: message.id, ...this.devices.deliver(device, { type: 'message', message }) };

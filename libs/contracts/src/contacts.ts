@@ -51,6 +51,8 @@ export interface ContactFacts {
   phoneNumber?: string | null;
   name?: string | null;
   pushName?: string | null;
+  /** a business's verified name (the third name a chat is shown by) */
+  verifiedName?: string | null;
   isBusiness?: boolean;
   blocked?: boolean;
   about?: string | null;

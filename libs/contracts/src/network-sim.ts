@@ -103,6 +103,8 @@ export interface SimInboundMessage {
   timestamp: number;
   /** the name the sender gave itself on the network (`POST /sim/contacts {name}`), as WhatsApp carries a push name */
   pushName?: string | null;
+  /** a business sender's verified name (WhatsApp carries it in the stanza's `verified_name` certificate) */
+  verifiedName?: string | null;
 }
 
 /** A message the network received from a device, stored once per (session, waMessageId). */

@@ -86,6 +86,8 @@ export interface InboundMessage {
   raw?: Uint8Array | null;
   /** the name the sender gave itself (WhatsApp's push name), when the message carried one */
   pushName?: string | null;
+  /** a business sender's verified name, when the message carried one (Baileys' `verifiedBizName`) */
+  verifiedName?: string | null;
 }
 
 export type { GroupInfo };

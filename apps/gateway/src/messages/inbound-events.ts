@@ -161,10 +161,12 @@ export class InboundEvents {
     // a sender is a contact from its first message (with or without a push name: the inbox names it by what the
     // contacts know), and its push name keeps that contact current; written only when it differs from what this
     // connection last stored, so a chatty contact costs one write, not one per message
-    const said = m.pushName ?? '';
+    // (a business's verified name rides along: the third name a chat is shown by)
+    const said = m.verifiedName ? `${m.pushName ?? ''}\u0000${m.verifiedName}` : (m.pushName ?? '');
     const stored = this.pushNames.get(m.from);
     if (!m.fromMe && PERSON_JID.test(m.from) && (stored === undefined || (said !== '' && stored !== said))) {
-      await this.deps.contacts?.learn(organizationId, sessionId, [{ jid: m.from, ...(said ? { pushName: said } : {}) }]);
+      const names = { ...(m.pushName ? { pushName: m.pushName } : {}), ...(m.verifiedName ? { verifiedName: m.verifiedName } : {}) };
+      await this.deps.contacts?.learn(organizationId, sessionId, [{ jid: m.from, ...names }]);
       this.pushNames.delete(m.from);
       this.pushNames.set(m.from, said);
       if (this.pushNames.size > PUSH_NAMES_KEPT) this.pushNames.delete(this.pushNames.keys().next().value!);

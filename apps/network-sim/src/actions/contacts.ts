@@ -42,6 +42,8 @@ interface AccountProfile {
   about: string | null;
   picture: Picture | null;
   isBusiness: boolean;
+  /** a business's verified name (`POST /sim/contacts {verifiedName}`), carried by its messages while it is a business */
+  verifiedName: string | null;
   /** jids this account blocked */
   blocked: Set<string>;
   /** the account's last presence as its devices announced it */
@@ -90,7 +92,7 @@ export class SimContacts {
   register(phoneNumber: string): AccountProfile {
     let account = this.accounts.get(phoneNumber);
     if (!account) {
-      account = { phoneNumber, name: null, about: null, picture: null, isBusiness: false, blocked: new Set(), presence: 'unavailable' };
+      account = { phoneNumber, name: null, about: null, picture: null, isBusiness: false, verifiedName: null, blocked: new Set(), presence: 'unavailable' };
       this.accounts.set(phoneNumber, account);
     }
     return account;
@@ -101,11 +103,12 @@ export class SimContacts {
   }
 
   /** An inbound message reached a session: its sender exists on the network and is known to the device. */
-  noteInbound(sessionId: string, from: string): { pushName: string | null } {
+  noteInbound(sessionId: string, from: string): { pushName: string | null; verifiedName: string | null } {
     const digits = digitsOf(from);
-    if (!digits) return { pushName: null };
+    if (!digits) return { pushName: null, verifiedName: null };
     this.know(sessionId, from);
-    return { pushName: this.register(digits).name };
+    const account = this.register(digits);
+    return { pushName: account.name, verifiedName: account.isBusiness ? account.verifiedName : null };
   }
 
   /** `POST /sim/contacts`: an account's owner sets it up; the devices that know it are told its name. */
@@ -113,6 +116,7 @@ export class SimContacts {
     const phoneNumber = normalizePhoneNumber(body.phoneNumber);
     const name = optionalText('name', body.name, MAX_PROFILE_NAME_LENGTH);
     const about = optionalText('about', body.about, MAX_PROFILE_ABOUT_LENGTH);
+    const verifiedName = optionalText('verifiedName', body.verifiedName, MAX_PROFILE_NAME_LENGTH);
     if (body.isBusiness !== undefined && typeof body.isBusiness !== 'boolean') throw validation('isBusiness', 'must be a boolean');
     const picture = body.pictureBase64 === undefined || body.pictureBase64 === null ? body.pictureBase64 : pictureFrom('pictureBase64', body.pictureBase64, body.pictureMimetype);
     const account = this.register(phoneNumber);
@@ -120,6 +124,7 @@ export class SimContacts {
     if (about !== undefined) account.about = about;
     if (picture !== undefined) this.setPicture(account, picture);
     if (typeof body.isBusiness === 'boolean') account.isBusiness = body.isBusiness;
+    if (verifiedName !== undefined) account.verifiedName = verifiedName;
     const delivered = this.announce(network, account);
     return { ...this.contactView(network, account), delivered };
   }

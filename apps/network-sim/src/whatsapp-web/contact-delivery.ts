@@ -15,7 +15,7 @@ import type { WaSocket } from './wa-socket';
 import type { BinaryNode } from './wa-kit';
 
 /** `message` may be made when its turn comes (a media message is uploaded first). */
-export function sendFromContact(socket: WaSocket, eventId: string, envelope: ContactEnvelope, message: WaMessage | (() => Promise<WaMessage>), attrs: Record<string, string> = {}): void {
+export function sendFromContact(socket: WaSocket, eventId: string, envelope: ContactEnvelope, message: WaMessage | (() => Promise<WaMessage>), attrs: Record<string, string> = {}, extra: BinaryNode[] = []): void {
   socket.outbound.queue('encrypting an inbound message failed', async (stamp) => {
     const content = typeof message === 'function' ? await message() : message;
     const contact = socket.deps.directory.contact(envelope.from, socket.lidOf);
@@ -23,13 +23,13 @@ export function sendFromContact(socket: WaSocket, eventId: string, envelope: Con
     const encs = await encryptedCopies(socket, socket.registration!, contact, envelope, content);
     if (!encs) {
       socket.deps.logger?.info({ sessionId: socket.sessionId }, 'the device has uploaded no pre-keys yet: the message waits for them');
-      socket.outbound.waitForKeys(() => sendFromContact(socket, eventId, envelope, content, attrs));
+      socket.outbound.waitForKeys(() => sendFromContact(socket, eventId, envelope, content, attrs, extra));
       return;
     }
     socket.ledger.expect(eventId, [['message', envelope.id]]);
     const group = groupOf(envelope.chatJid);
     const from: Record<string, string> = group ? { from: group, participant: contact.jid, participant_lid: contact.lid, addressing_mode: 'pn' } : { from: contact.jid };
-    socket.send({ tag: 'message', attrs: { ...from, type: envelope.type, id: envelope.id, t: String(envelope.t), ...attrs, ...stamp() }, content: encs });
+    socket.send({ tag: 'message', attrs: { ...from, type: envelope.type, id: envelope.id, t: String(envelope.t), ...attrs, ...stamp() }, content: [...encs, ...extra] });
   });
 }
 

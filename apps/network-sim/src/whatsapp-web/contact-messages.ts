@@ -174,3 +174,12 @@ export function contactEdit(event: { waMessageId: string; chatJid: string; text:
 export function contactRevoke(event: { waMessageId: string; chatJid: string }, accountJid: string): WaMessage {
   return { protocolMessage: { key: ownKeyOfContact(event, accountJid), type: 0 } };
 }
+
+/**
+ * The `verified_name` node WhatsApp adds to a business's messages: its verified name certificate, whose details name
+ * the business (Baileys reads `details.verifiedName` into the message's `verifiedBizName`). The emulator signs nothing.
+ */
+export function verifiedNameNode(baileys: Baileys, verifiedName: string): BinaryNode {
+  const details = baileys.proto.VerifiedNameCertificate.Details.encode({ serial: 1, issuer: 'smb:wa', verifiedName }).finish();
+  return { tag: 'verified_name', attrs: { v: '2' }, content: baileys.proto.VerifiedNameCertificate.encode({ details }).finish() };
+}

@@ -9,7 +9,7 @@ import { STATUS_BROADCAST_JID, SimHistoryChat, SimNetworkFrame } from '@app/cont
 import { phoneAppStateChange } from './app-state-door';
 import { receiptKey } from './ack-ledger';
 import { sendFromContact } from './contact-delivery';
-import { callOffer, contactContentOf, contactEdit, contactRevoke, contextInfoOf, newStanzaId, presenceStanza, QuotedMessage, sealPollVote, stanzaTypeOf } from './contact-messages';
+import { callOffer, contactContentOf, contactEdit, contactRevoke, contextInfoOf, newStanzaId, presenceStanza, QuotedMessage, sealPollVote, stanzaTypeOf, verifiedNameNode } from './contact-messages';
 import { groupNotifications, isGroupJid } from './groups';
 import { historyNotification, historySyncOf } from './history-sync';
 import { inboundMediaMessage, isInboundMedia } from './media-messages';
@@ -85,7 +85,9 @@ function deliverMessage({ socket }: FrameDoor, { eventId, message }: FrameOf<'me
   const envelope = { id: message.id, from: message.from, chatJid: message.chatJid, type: content ? stanzaTypeOf(content) : 'media', t: seconds(message.timestamp) };
   // WhatsApp names the sender by its push name in the stanza's `notify` (Baileys' `pushName`)
   const notify: Record<string, string> = message.pushName ? { notify: message.pushName } : {};
-  if (content) return sendFromContact(socket, eventId, envelope, content, notify);
+  // and a business by its verified name: a `verified_name` node holding its certificate (Baileys' `verifiedBizName`)
+  const verified = message.verifiedName ? [verifiedNameNode(socket.deps.baileys, message.verifiedName)] : [];
+  if (content) return sendFromContact(socket, eventId, envelope, content, notify, verified);
   // the contact's phone uploads the file (encrypted) to the media host, then sends the message naming it
   const { baileys, network } = socket.deps;
   const host = mediaHostOf(network);
@@ -94,7 +96,7 @@ function deliverMessage({ socket }: FrameDoor, { eventId, message }: FrameOf<'me
     return;
   }
   const contextInfo = contextInfoOf(quoted, message.mentions);
-  sendFromContact(socket, eventId, envelope, () => inboundMediaMessage(baileys, host, message, network.mediaBytes(message.media!.mediaId).data, contextInfo), notify);
+  sendFromContact(socket, eventId, envelope, () => inboundMediaMessage(baileys, host, message, network.mediaBytes(message.media!.mediaId).data, contextInfo), notify, verified);
 }
 
 /**

@@ -74,14 +74,15 @@ const toRow = (r: RawRow): ChatRow => ({
 
 /**
  * `chats` as the API shows them (alias `c`): each row with the name a person reads. A person's chat takes its contact's
- * saved name, the phone's chat name, then the push name (the contact row by its number's jid first, else by its LID);
- * a group its stored name, else the subject of the stored group. Both lookups are unique-index probes.
+ * saved name, the phone's chat name, the push name, then a business's verified name (the contact row by its number's
+ * jid first, else by its LID); a group its stored name, else the subject of the stored group. Both lookups are
+ * unique-index probes.
  */
 const VIEW_COLUMNS = `${COLUMNS.split(',').map((col) => `c.${col.trim()}`).join(', ')},
-  CASE WHEN c.is_group THEN COALESCE(c.name, g.subject) ELSE COALESCE(ct.name, c.name, ct.push_name) END AS display_name`;
+  CASE WHEN c.is_group THEN COALESCE(c.name, g.subject) ELSE COALESCE(ct.name, c.name, ct.push_name, ct.verified_name) END AS display_name`;
 const VIEW_FROM = `chats c
   LEFT JOIN LATERAL (
-    SELECT k.name, k.push_name FROM contacts k
+    SELECT k.name, k.push_name, k.verified_name FROM contacts k
      WHERE NOT c.is_group AND k.session_id = c.session_id AND (k.jid = c.jid OR k.lid = c.jid)
      ORDER BY k.jid = c.jid DESC LIMIT 1
   ) ct ON true

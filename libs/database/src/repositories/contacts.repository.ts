@@ -17,6 +17,8 @@ export interface ContactRow extends ContactView {
   sessionId: string;
   about: string | null;
   pictureUrl: string | null;
+  /** a business's verified name, null when none */
+  verifiedName: string | null;
   updatedAt: Date;
 }
 
@@ -29,6 +31,7 @@ interface Row {
   phone_number: string | null;
   name: string | null;
   push_name: string | null;
+  verified_name: string | null;
   is_business: boolean;
   blocked: boolean;
   about: string | null;
@@ -36,7 +39,7 @@ interface Row {
   updated_at: Date;
 }
 
-const COLUMNS = 'id, organization_id, session_id, jid, lid, phone_number, name, push_name, is_business, blocked, about, picture_url, updated_at';
+const COLUMNS = 'id, organization_id, session_id, jid, lid, phone_number, name, push_name, verified_name, is_business, blocked, about, picture_url, updated_at';
 
 const toRow = (r: Row): ContactRow => ({
   id: r.id,
@@ -51,6 +54,7 @@ const toRow = (r: Row): ContactRow => ({
   blocked: r.blocked,
   about: r.about,
   pictureUrl: r.picture_url,
+  verifiedName: r.verified_name,
   updatedAt: r.updated_at,
 });
 
@@ -117,6 +121,7 @@ export class ContactsRepository {
       phone_number: f.phoneNumber ?? digitsOf(f.jid),
       name: storable(f.name) ?? null,
       push_name: storable(f.pushName) ?? null,
+      verified_name: storable(f.verifiedName) ?? null,
       is_business: f.isBusiness ?? null,
       blocked: f.blocked ?? null,
       about: storable(f.about) ?? null,
@@ -134,11 +139,12 @@ export class ContactsRepository {
     );
     const json = JSON.stringify(input);
     const record = `jsonb_to_recordset($2::jsonb) AS x(ord int, id text, jid text, lid text, phone_number text, name text, push_name text,
-      is_business boolean, blocked boolean, about text, picture_url text, set_about boolean, set_picture boolean)`;
+      verified_name text, is_business boolean, blocked boolean, about text, picture_url text, set_about boolean, set_picture boolean)`;
     // known contacts: only the fields the source named change
     await tx.query(
       `UPDATE contacts c SET lid = COALESCE(x.lid, c.lid), phone_number = COALESCE(x.phone_number, c.phone_number),
          name = COALESCE(x.name, c.name), push_name = COALESCE(x.push_name, c.push_name),
+         verified_name = COALESCE(x.verified_name, c.verified_name),
          is_business = COALESCE(x.is_business, c.is_business), blocked = COALESCE(x.blocked, c.blocked),
          about = CASE WHEN x.set_about THEN x.about ELSE c.about END,
          picture_url = CASE WHEN x.set_picture THEN x.picture_url ELSE c.picture_url END, updated_at = now()
@@ -151,8 +157,8 @@ export class ContactsRepository {
          SELECT x.*, row_number() OVER (ORDER BY x.ord) AS rn FROM ${record}
          WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.session_id = $1 AND c.jid = x.jid)
        ), known AS (SELECT count(*)::int AS n FROM contacts WHERE session_id = $1)
-       INSERT INTO contacts (id, organization_id, session_id, jid, lid, phone_number, name, push_name, is_business, blocked, about, picture_url)
-       SELECT f.id, $3, $1, f.jid, f.lid, f.phone_number, f.name, f.push_name, COALESCE(f.is_business, false), COALESCE(f.blocked, false),
+       INSERT INTO contacts (id, organization_id, session_id, jid, lid, phone_number, name, push_name, verified_name, is_business, blocked, about, picture_url)
+       SELECT f.id, $3, $1, f.jid, f.lid, f.phone_number, f.name, f.push_name, f.verified_name, COALESCE(f.is_business, false), COALESCE(f.blocked, false),
               f.about, f.picture_url
        FROM fresh f, known k WHERE f.rn <= $4 - k.n
        ON CONFLICT (session_id, jid) DO NOTHING`,

@@ -326,6 +326,7 @@ export function inboundMessageFrom(msg: WAMessage, ownJid: string | null, encode
     mentions: (context?.mentionedJid ?? []).map((jid) => toUserJid(jid) ?? jid),
     raw: encode(content),
     pushName: fromMe ? undefined : msg.pushName || undefined,
+    verifiedName: fromMe ? undefined : msg.verifiedBizName || undefined,
   };
 }
 
@@ -429,6 +430,15 @@ export function reactionFrom({ key, reaction }: BaileysEventMap['messages.reacti
   if (!key.id || !by?.remoteJid) return null;
   const fromMe = Boolean(by.fromMe);
   return { type: 'reaction', waMessageId: key.id, chatJid: chatOf(by), from: authorOf(by, ownJid), emoji: reaction.text ?? '', fromMe };
+}
+
+/**
+ * Reactions Baileys' event buffer folded into a buffered message: a reaction processed while the message it reacts to
+ * was still in the buffer (its own send's echo is flushed 100 ms after it, so our reaction sent right after the text
+ * lands there) updates that message's `reactions` and is never emitted as messages.reaction (issue 38 item 4).
+ */
+export function reactionsFoldedInto(msg: Pick<WAMessage, 'key' | 'reactions'>, ownJid: string | null): EngineEvent[] {
+  return (msg.reactions ?? []).flatMap((reaction) => reactionFrom({ key: msg.key, reaction }, ownJid) ?? []);
 }
 
 /**

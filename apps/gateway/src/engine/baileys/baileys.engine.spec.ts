@@ -476,6 +476,28 @@ describe('BaileysEngine', () => {
     ]);
   });
 
+  it('the echo of our own text with our reaction Baileys folded into it (sent within its buffer\'s flush): the message, then the reaction', async () => {
+    const t = await harness();
+    t.socket.user = { id: '491701234567:2@s.whatsapp.net' };
+    const echo = {
+      key: { id: 'T1', remoteJid: ALICE, fromMe: true },
+      message: { conversation: 'hello there' },
+      messageTimestamp: 1_700_000_000,
+      reactions: [{ text: '👍', key: { id: 'R1', remoteJid: ALICE, fromMe: true } }],
+    };
+    t.socket.emit('messages.upsert', { messages: [echo] as WAMessage[], type: 'append' });
+    expect(t.events.map((e) => e.type)).toEqual(['message', 'reaction']);
+    expect(t.events[1]).toEqual({ type: 'reaction', waMessageId: 'T1', chatJid: ALICE, from: '491701234567@s.whatsapp.net', emoji: '👍', fromMe: true });
+  });
+
+  it("a business's message carries its push name and its verified name (Baileys' verifiedBizName)", async () => {
+    const t = await harness();
+    t.socket.user = { id: '491701234567:2@s.whatsapp.net' };
+    const msg = { key: { id: 'B1', remoteJid: ALICE, fromMe: false }, message: { conversation: 'your order' }, messageTimestamp: 1, pushName: 'Ali', verifiedBizName: 'Alice Shop Ltd' };
+    t.socket.emit('messages.upsert', { messages: [msg] as WAMessage[], type: 'notify' });
+    expect(t.events).toEqual([expect.objectContaining({ type: 'message', message: expect.objectContaining({ pushName: 'Ali', verifiedName: 'Alice Shop Ltd' }) })]);
+  });
+
   it('maps inbound notify and append (offline) messages to message events and leaves out status, newsletter and protocol stanzas', async () => {
     const t = await harness();
     t.socket.user = { id: '491701234567:2@s.whatsapp.net' };

@@ -49,6 +49,7 @@ import {
   pollVoteFrom,
   presencesFrom,
   reactionFrom,
+  reactionsFoldedInto,
   receiptFromUpdate,
   receiptsFoldedInto,
   receiptsFromUserReceipt,
@@ -666,6 +667,7 @@ class BaileysConnection implements EngineConnection {
       const message = inboundMessageFrom(raw, ownJid, encode);
       if (message) this.emit({ type: 'message', message });
       receiptsFoldedInto(raw).forEach((e) => this.emit(e));
+      reactionsFoldedInto(raw, ownJid).forEach((e) => this.emit(e));
       // presence.update (typing, online) arrives only for chats we subscribed to: the chats we talk to
       if (message && !message.fromMe && type === 'notify' && raw.key.remoteJid && isPersonJid(raw.key.remoteJid)) this.subscribeLater(raw.key.remoteJid);
     }

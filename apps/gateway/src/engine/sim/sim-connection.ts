@@ -392,6 +392,7 @@ export function toInboundMessage(m: SimInboundMessage): InboundMessage {
     mentions: m.mentions,
     raw: Buffer.from(JSON.stringify(m), 'utf8'),
     pushName: m.pushName || undefined,
+    verifiedName: m.verifiedName || undefined,
   };
 }
 

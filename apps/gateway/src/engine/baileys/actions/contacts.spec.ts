@@ -132,7 +132,7 @@ describe('Baileys contact actions (fake socket)', () => {
 
 describe('Baileys contact and blocklist events → engine events', () => {
   it('keys a contact by its number when known, keeps only the fields Baileys sent, and drops non-contacts', () => {
-    expect(contactFactsFrom({ id: ANA_LID, phoneNumber: ANA, notify: 'Ana', verifiedName: 'Ana Ltd' })).toEqual({ jid: ANA, lid: ANA_LID, pushName: 'Ana', isBusiness: true });
+    expect(contactFactsFrom({ id: ANA_LID, phoneNumber: ANA, notify: 'Ana', verifiedName: 'Ana Ltd' })).toEqual({ jid: ANA, lid: ANA_LID, pushName: 'Ana', isBusiness: true, verifiedName: 'Ana Ltd' });
     expect(contactFactsFrom({ id: '15550002222:4@s.whatsapp.net', name: 'Ana (book)', imgUrl: null })).toEqual({ jid: ANA, name: 'Ana (book)', pictureUrl: null });
     expect(contactFactsFrom({ id: ANA_LID })).toEqual({ jid: ANA_LID, lid: ANA_LID });
     expect(contactFactsFrom({ id: '120363000000000000@g.us', name: 'a group' })).toBeNull();

@@ -140,7 +140,7 @@ export function contactFactsFrom(c: Partial<Contact>): ContactFacts | null {
   if (lid) facts.lid = lid;
   if (c.name !== undefined) facts.name = c.name || null;
   if (c.notify !== undefined) facts.pushName = c.notify || null;
-  if (c.verifiedName) facts.isBusiness = true;
+  if (c.verifiedName) Object.assign(facts, { isBusiness: true, verifiedName: c.verifiedName });
   if (typeof c.imgUrl === 'string' && c.imgUrl !== 'changed') facts.pictureUrl = c.imgUrl;
   if (c.imgUrl === null) facts.pictureUrl = null;
   return facts;
