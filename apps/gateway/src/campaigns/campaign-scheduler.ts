@@ -228,7 +228,9 @@ export class CampaignScheduler implements CampaignSendHooks {
         void runner?.drainQueued();
         return this.postpone(c, now + RETRY_MS);
       }
-      const earliest = (last?.sentAt ?? 0) + c.lastDelayMs;
+      // paced from when the send was recorded (after the relay), not from the engine's timestamp: on Baileys that is
+      // WhatsApp's, in whole seconds taken before the relay, up to a second early (arrivals 34 ms apart at 150 ms pacing)
+      const earliest = (last?.sentAt == null ? 0 : Math.max(last.sentAt, last.updatedAt)) + c.lastDelayMs;
       if (now < earliest) return this.postpone(c, earliest);
     }
     const window = windowState(now, c.window);

@@ -811,14 +811,21 @@ export class MessagesRepository {
     return rows.map((r) => r.id);
   }
 
-  /** The status and sentAt of a message (a campaign's pacing reads its last message). */
-  async stateOf(id: string, manager?: EntityManager): Promise<{ status: MessageStatus; sentAt: number | null; sendAt: number | null } | null> {
-    const rows: Array<{ status: MessageStatus; sent_at: Date | null; send_at: Date | null }> = await this.q(manager).query(
-      `SELECT status, sent_at, send_at FROM messages WHERE id = $1`,
+  /**
+   * The status and sentAt of a message (a campaign's pacing reads its last message), and `updatedAt`: when its row last
+   * changed, which for a message just sent is when the gateway recorded the send, in ms (an engine's `sentAt` can be
+   * WhatsApp's timestamp, whole seconds taken before the relay).
+   */
+  async stateOf(
+    id: string,
+    manager?: EntityManager,
+  ): Promise<{ status: MessageStatus; sentAt: number | null; sendAt: number | null; updatedAt: number } | null> {
+    const rows: Array<{ status: MessageStatus; sent_at: Date | null; send_at: Date | null; updated_at: Date }> = await this.q(manager).query(
+      `SELECT status, sent_at, send_at, updated_at FROM messages WHERE id = $1`,
       [id],
     );
     const r = rows[0];
-    return r ? { status: r.status, sentAt: r.sent_at?.getTime() ?? null, sendAt: r.send_at?.getTime() ?? null } : null;
+    return r ? { status: r.status, sentAt: r.sent_at?.getTime() ?? null, sendAt: r.send_at?.getTime() ?? null, updatedAt: r.updated_at.getTime() } : null;
   }
 
   /** Which of these sessions have queued messages (the gateway's sweep after a lost signal). */
