@@ -9,7 +9,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - `campaign_recipients` INSERT/UPDATE: the recipient's shown state (`campaign_view_status`, the one definition the
  *   repository's recipient listing also uses) before and after, and its `replied` flag;
  * - `messages` UPDATE of a campaign message's `status` or `sent_at`: its recipient's shown state before and after; a
- *   changed `sent_at` recomputes the recipient's `replied` (through the recipient trigger);
+ *   changed `sent_at` recomputes the recipient's `replied` (through the recipient trigger), an index range of
+ *   `messages_inbound_chat` (the chat's inbound messages; before it, the old aggregate read every message of the session
+ *   per sent recipient);
  * - `messages` INSERT of inbound messages: marks `replied` the recipients of campaign messages sent to that chat before
  *   (`messages_campaign_chat`, only campaign messages are in it).
  * A statement that changes nothing counted (e.g. a pause moving queued messages to scheduled) does not touch the row.
@@ -28,6 +30,7 @@ export class CampaignCounters1795879000000 implements MigrationInterface {
       ALTER TABLE campaign_recipients ADD COLUMN replied boolean NOT NULL DEFAULT false;
       CREATE INDEX campaign_recipients_message ON campaign_recipients (message_id) WHERE message_id IS NOT NULL;
       CREATE INDEX messages_campaign_chat ON messages (session_id, chat_jid, sent_at) WHERE campaign_id IS NOT NULL;
+      CREATE INDEX messages_inbound_chat ON messages (session_id, chat_jid, created_at) WHERE direction = 'in';
 
       -- The recipient's state as the API shows it: an enqueued recipient takes its message's status (sent, delivered,
       -- read — played counts as read — or failed; still queued or withdrawn: queued).
@@ -155,6 +158,7 @@ export class CampaignCounters1795879000000 implements MigrationInterface {
       DROP FUNCTION campaign_recipients_count();
       DROP FUNCTION campaign_counts_apply(jsonb);
       DROP FUNCTION campaign_view_status(text, text);
+      DROP INDEX messages_inbound_chat;
       DROP INDEX messages_campaign_chat;
       DROP INDEX campaign_recipients_message;
       ALTER TABLE campaign_recipients DROP COLUMN replied;
