@@ -62,7 +62,8 @@ export class CampaignsService {
       body.recipients,
     );
     await this.notify(session, row.id);
-    return toCampaignView(row, await this.campaigns.counts(row.id));
+    // the row as INSERT … RETURNING gave it precedes its recipients (whose insert counts them): read the counts again
+    return toCampaignView({ ...row, counts: await this.campaigns.counts(row.id) });
   }
 
   async list(organizationId: string, sessionId: string, query: { limit?: unknown; cursor?: unknown }): Promise<Page<CampaignView>> {
@@ -70,13 +71,13 @@ export class CampaignsService {
     const limit = limitOf(query.limit);
     const rows = await this.campaigns.listInSession(organizationId, session.id, limit + 1, typeof query.cursor === 'string' ? query.cursor : undefined);
     const slice = rows.slice(0, limit);
-    const data = await Promise.all(slice.map(async (r) => toCampaignView(r, await this.campaigns.counts(r.id))));
+    const data = slice.map((r) => toCampaignView(r));
     return { data, nextCursor: rows.length > limit ? slice[slice.length - 1].id : null };
   }
 
   async get(organizationId: string, sessionId: string, campaignId: string): Promise<CampaignView> {
     const row = await this.find(organizationId, sessionId, campaignId);
-    return toCampaignView(row, await this.campaigns.counts(row.id));
+    return toCampaignView(row);
   }
 
   async recipients(organizationId: string, sessionId: string, campaignId: string, query: { status?: unknown; limit?: unknown; cursor?: unknown }): Promise<Page<CampaignRecipientView>> {
@@ -113,7 +114,8 @@ export class CampaignsService {
       throw new DomainError('conflict', `the campaign is ${status}: it cannot be ${what === 'pause' ? 'paused' : what === 'resume' ? 'resumed' : 'cancelled'}`, { status });
     }
     await this.notify(session, campaignId);
-    return toCampaignView(changed, await this.campaigns.counts(campaignId));
+    // the row as the UPDATE … RETURNING gave it precedes a cancel's recipients (whose update counts them)
+    return toCampaignView({ ...changed, counts: await this.campaigns.counts(campaignId) });
   }
 
   async optOuts(organizationId: string, sessionId: string, query: { limit?: unknown; cursor?: unknown }): Promise<Page<OptOutView>> {

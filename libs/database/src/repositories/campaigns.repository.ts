@@ -37,6 +37,8 @@ export interface CampaignRow {
   progressAt: number | null;
   createdAt: number;
   completedAt: number | null;
+  /** the counts, kept on the row by the database in the statement that changes them (migration 1795879000000) */
+  counts: CampaignCounts;
 }
 
 export interface NewCampaign {
@@ -68,7 +70,8 @@ export interface RecipientRow {
 
 const COLUMNS = `id, organization_id, session_id, name, status, message, time_window, pacing, warmup, skip_not_on_whatsapp, total,
   start_at, next_send_at, last_message_id, last_delay_ms, day_key, day_count, days_sent, hour_key, hour_count, progress_at,
-  created_at, completed_at`;
+  created_at, completed_at, count_pending, count_sent, count_delivered, count_read, count_failed, count_skipped, count_opted_out,
+  count_replied`;
 
 interface RawCampaign {
   id: string;
@@ -94,6 +97,14 @@ interface RawCampaign {
   progress_at: Date | null;
   created_at: Date;
   completed_at: Date | null;
+  count_pending: number;
+  count_sent: number;
+  count_delivered: number;
+  count_read: number;
+  count_failed: number;
+  count_skipped: number;
+  count_opted_out: number;
+  count_replied: number;
 }
 
 const ms = (d: Date | null) => (d ? d.getTime() : null);
@@ -119,18 +130,22 @@ function toRow(r: RawCampaign): CampaignRow {
     progressAt: ms(r.progress_at),
     createdAt: r.created_at.getTime(),
     completedAt: ms(r.completed_at),
+    counts: {
+      total: r.total, pending: r.count_pending, sent: r.count_sent, delivered: r.count_delivered, read: r.count_read,
+      failed: r.count_failed, skipped: r.count_skipped, optedOut: r.count_opted_out, replied: r.count_replied,
+    },
   };
 }
 
-/** The Campaign resource: the row and its counts. */
-export function toCampaignView(row: CampaignRow, counts: CampaignCounts): CampaignView {
+/** The Campaign resource: the row and its counts (kept on it). */
+export function toCampaignView(row: CampaignRow): CampaignView {
   return {
     id: row.id,
     sessionId: row.sessionId,
     organizationId: row.organizationId,
     name: row.name,
     status: row.status,
-    counts,
+    counts: row.counts,
     window: row.window,
     pacing: row.pacing,
     warmup: row.warmup,
@@ -146,12 +161,10 @@ export function toCampaignView(row: CampaignRow, counts: CampaignCounts): Campai
 const LIVE = `status IN ('scheduled', 'running')`;
 
 /**
- * The recipient's state as the API shows it: an enqueued recipient takes its message's status (sent, delivered, read —
- * played counts as read — or failed; still queued or withdrawn: queued).
+ * The recipient's state as the API shows it: `campaign_view_status` (migration 1795879000000), the one definition the
+ * counters' triggers also use (an enqueued recipient takes its message's status; played counts as read).
  */
-const VIEW_STATUS_SQL = `CASE WHEN r.status <> 'queued' THEN r.status
-   WHEN m.status IN ('sent', 'delivered', 'read', 'failed') THEN m.status WHEN m.status = 'played' THEN 'read'
-   WHEN m.status = 'cancelled' THEN 'cancelled' ELSE 'queued' END`;
+const VIEW_STATUS_SQL = `campaign_view_status(r.status, m.status)`;
 
 /** Every query of `campaigns`, `campaign_recipients` and `opt_outs`. */
 /** The rows of an UPDATE or DELETE … RETURNING through TypeORM's `query`, which answers those as `[rows, count]`. */
@@ -207,36 +220,14 @@ export class CampaignsRepository {
   }
 
   /**
-   * The counts of a campaign (the API's GET; the progress events): one aggregate over its recipients and their
-   * messages. `replied`: an enqueued recipient whose chat has a message from them after theirs was sent.
+   * The counts of a campaign (the progress events): its row's counters, which the database keeps in the statement that
+   * changes a recipient's or its message's state, so reading them costs one row, never the recipients. `replied`: an
+   * enqueued recipient whose chat has a message from them after theirs was sent (`campaign_recipients.replied`).
    */
   async counts(campaignId: string, manager?: EntityManager): Promise<CampaignCounts> {
-    const rows: Array<Record<string, string>> = await this.q(manager).query(
-      `SELECT count(*) AS total,
-              count(*) FILTER (WHERE v.s = 'pending') AS pending,
-              count(*) FILTER (WHERE v.s IN ('sent', 'delivered', 'read')) AS sent,
-              count(*) FILTER (WHERE v.s IN ('delivered', 'read')) AS delivered,
-              count(*) FILTER (WHERE v.s = 'read') AS read,
-              count(*) FILTER (WHERE v.s = 'failed') AS failed,
-              count(*) FILTER (WHERE v.s = 'skipped') AS skipped,
-              count(*) FILTER (WHERE v.s = 'optedOut') AS opted_out,
-              count(*) FILTER (WHERE v.replied) AS replied
-         FROM (
-           SELECT ${VIEW_STATUS_SQL} AS s,
-                  (m.sent_at IS NOT NULL AND EXISTS (
-                     SELECT 1 FROM messages i WHERE i.session_id = m.session_id AND i.chat_jid = m.chat_jid
-                        AND i.direction = 'in' AND i.created_at > m.sent_at)) AS replied
-             FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
-            WHERE r.campaign_id = $1
-         ) v`,
-      [campaignId],
-    );
-    const r = rows[0];
-    const n = (k: string) => Number(r[k] ?? 0);
-    return {
-      total: n('total'), pending: n('pending'), sent: n('sent'), delivered: n('delivered'), read: n('read'), failed: n('failed'),
-      skipped: n('skipped'), optedOut: n('opted_out'), replied: n('replied'),
-    };
+    const rows: RawCampaign[] = await this.q(manager).query(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1`, [campaignId]);
+    if (!rows[0]) throw new Error(`campaign ${campaignId} does not exist`);
+    return toRow(rows[0]).counts;
   }
 
   /** Recipients in order (keyset by position), with the state the API shows (`VIEW_STATUS_SQL`), optionally one state. */
