@@ -210,15 +210,15 @@ describe('Chats, unread counts and history sync (sim engine)', () => {
       const named = await waitFor(async () => {
         const chat = await chatOf(sessionId, dan);
         return chat?.name === 'Dan' ? chat : null;
-      }, 10000, "Dan's chat named by his push name");
+      }, 30000, "Dan's chat named by his push name");
       expect(named.lastMessage).toMatchObject({ text: 'hi from dan' });
       // Erin set no name: her chat has none, but she is a contact from her first message (no contacts:check needed)
-      await waitFor(async () => (await chatOf(sessionId, erin))?.lastMessage?.text === 'hi from erin', 10000, "Erin's chat");
+      await waitFor(async () => (await chatOf(sessionId, erin))?.lastMessage?.text === 'hi from erin', 30000, "Erin's chat");
       expect((await chatOf(sessionId, erin)).name).toBeNull();
       const contacts: Json[] = await waitFor(async () => {
         const res = await api().get(`/api/v1/sessions/${sessionId}/contacts?limit=100`).set(bearer(org.adminKey));
         return res.body.data.some((c: Json) => c.jid === erin) ? res.body.data : null;
-      }, 10000, 'Erin among the contacts');
+      }, 30000, 'Erin among the contacts');
       expect(contacts.find((c) => c.jid === erin)).toMatchObject({ phoneNumber: '15550002005', pushName: null });
       expect(contacts.find((c) => c.jid === dan)).toMatchObject({ pushName: 'Dan' });
 
@@ -240,7 +240,7 @@ describe('Chats, unread counts and history sync (sim engine)', () => {
       const fay = '15550002006@s.whatsapp.net';
       await simPost('/sim/contacts', { phoneNumber: '15550002006', isBusiness: true, verifiedName: 'Fay Bakery Ltd' });
       await simPost(`/sim/sessions/${sessionId}/inbound`, { from: fay, text: 'your bread is ready' });
-      await waitFor(async () => (await chatOf(sessionId, fay))?.name === 'Fay Bakery Ltd', 10000, "Fay's chat named by her verified name");
+      await waitFor(async () => (await chatOf(sessionId, fay))?.name === 'Fay Bakery Ltd', 30000, "Fay's chat named by her verified name");
     });
 
     it('pages the chat list most recent first', async () => {
