@@ -184,3 +184,39 @@ function Attempts({ source, ownerId, deliveryId, version }: { source: DeliverySo
     </table>
   );
 }
+
+/**
+ * A destination page's buttons: send a test event (then the log reloads), open or close the editor, delete after a
+ * confirm (then back to the list). The same for a webhook and an event sink.
+ */
+export function DestinationActions(props: {
+  busy: boolean;
+  run: (work: () => Promise<unknown>) => unknown;
+  test: () => Promise<{ eventId: string; deliveryId?: string }>;
+  onTested: (notice: string) => Promise<unknown>;
+  editing: boolean;
+  setEditing: (editing: boolean) => void;
+  deleteQuestion: string;
+  remove: () => Promise<unknown>;
+}) {
+  return (
+    <>
+      <button
+        class="primary"
+        disabled={props.busy}
+        onClick={() =>
+          props.run(async () => {
+            const sent = await props.test();
+            await props.onTested(`Test event ${sent.eventId} queued as delivery ${sent.deliveryId}.`);
+          })
+        }
+      >
+        Send test event
+      </button>
+      <button onClick={() => props.setEditing(!props.editing)}>{props.editing ? 'Close editor' : 'Edit'}</button>
+      <button class="danger" onClick={() => confirm(props.deleteQuestion) && props.run(props.remove)}>
+        Delete
+      </button>
+    </>
+  );
+}

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, type EventSinkCreate, type EventSinkPatch, type EventSinkView } from '../api';
 import { go } from '../router';
 import { ErrorLine, Panel, useAction, useLoad, When } from '../ui';
-import { ActiveCell, DeliveryLog, DestinationFacts, useDeliveryLog, useDestinationFields, type DeliverySource } from './destinations';
+import { ActiveCell, DeliveryLog, DestinationActions, DestinationFacts, useDeliveryLog, useDestinationFields, type DeliverySource } from './destinations';
 
 /**
  * Event sinks (CONTRACT 15, docs/event-sinks.md): RabbitMQ exchanges and NATS JetStream subjects the organization's
@@ -114,28 +114,16 @@ export function EventSinkDetail({ id }: { id: string }) {
       <Panel
         title={`${KIND_LABEL[sink.kind]}: ${target(sink)}`}
         actions={
-          <>
-            <button
-              class="primary"
-              disabled={action.busy}
-              onClick={() =>
-                action.run(async () => {
-                  const sent = await api.testEventSink(id);
-                  setNotice(`Test event ${sent.eventId} queued as delivery ${sent.deliveryId}.`);
-                  await log.reload();
-                })
-              }
-            >
-              Send test event
-            </button>
-            <button onClick={() => setEditing(!editing)}>{editing ? 'Close editor' : 'Edit'}</button>
-            <button
-              class="danger"
-              onClick={() => confirm(`Delete the event sink ${sink.url}?`) && action.run(async () => (await api.deleteEventSink(id), go('webhooks')))}
-            >
-              Delete
-            </button>
-          </>
+          <DestinationActions
+            busy={action.busy}
+            run={action.run}
+            test={() => api.testEventSink(id)}
+            onTested={async (notice) => (setNotice(notice), await log.reload())}
+            editing={editing}
+            setEditing={setEditing}
+            deleteQuestion={`Delete the event sink ${sink.url}?`}
+            remove={async () => (await api.deleteEventSink(id), go('webhooks'))}
+          />
         }
       >
         {editing ? (

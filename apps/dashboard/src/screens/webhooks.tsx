@@ -3,7 +3,7 @@ import { api, type WebhookInput, type WebhookView } from '../api';
 import { useCan } from '../me';
 import { go } from '../router';
 import { ErrorLine, Panel, useAction, useLoad, When } from '../ui';
-import { ActiveCell, DeliveryLog, DestinationFacts, useDeliveryLog, useDestinationFields, type DeliverySource } from './destinations';
+import { ActiveCell, DeliveryLog, DestinationActions, DestinationFacts, useDeliveryLog, useDestinationFields, type DeliverySource } from './destinations';
 import { EventSinksPanel } from './event-sinks';
 
 function parseHeaders(text: string): Record<string, string> {
@@ -110,28 +110,16 @@ export function WebhookDetail({ id }: { id: string }) {
       <Panel
         title={webhook.url}
         actions={
-          <>
-            <button
-              class="primary"
-              disabled={action.busy}
-              onClick={() =>
-                action.run(async () => {
-                  const sent = await api.testWebhook(id);
-                  setNotice(`Test event ${sent.eventId} queued as delivery ${sent.deliveryId}.`);
-                  await log.reload();
-                })
-              }
-            >
-              Send test event
-            </button>
-            <button onClick={() => setEditing(!editing)}>{editing ? 'Close editor' : 'Edit'}</button>
-            <button
-              class="danger"
-              onClick={() => confirm(`Delete the webhook to ${webhook.url}?`) && action.run(async () => (await api.deleteWebhook(id), go('webhooks')))}
-            >
-              Delete
-            </button>
-          </>
+          <DestinationActions
+            busy={action.busy}
+            run={action.run}
+            test={() => api.testWebhook(id)}
+            onTested={async (notice) => (setNotice(notice), await log.reload())}
+            editing={editing}
+            setEditing={setEditing}
+            deleteQuestion={`Delete the webhook to ${webhook.url}?`}
+            remove={async () => (await api.deleteWebhook(id), go('webhooks'))}
+          />
         }
       >
         {editing ? (
