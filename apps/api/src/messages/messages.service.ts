@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { ApiConfig } from '@app/config';
-import { DomainError, ERROR_STATUS, ErrorBody, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
+import { DomainError, ERROR_STATUS, ErrorBody, isCaptionedMediaType, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
 import { MessageRow, MessagesRepository, NewMessage, NewOutbound, newId, Session, SessionsRepository, toMessageView } from '@app/database';
 import { REDIS_CLIENT } from '@app/infra';
 import { MediaSource, type MediaStore, MediaUnavailableError } from '@app/media';
@@ -71,7 +71,6 @@ function unreachable(index: number): never {
 /** A repeated Idempotency-Key returns the first message for this long; after it the key is free again. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 const SENDABLE: SessionStatus[] = ['working', 'reconnecting'];
-const CAPTIONED: OutboundMessageType[] = ['image', 'video', 'document'];
 
 const notFound = (id: string) => new DomainError('not_found', 'session not found', { id });
 
@@ -555,7 +554,7 @@ export class MessagesService {
       type,
       text: type === 'text' ? body.text! : null,
       media: body.media && bytes
-        ? { mimetype: body.media.mimetype, size: bytes.length, filename: body.media.filename ?? null, caption: CAPTIONED.includes(type) ? (body.text ?? null) : null }
+        ? { mimetype: body.media.mimetype, size: bytes.length, filename: body.media.filename ?? null, caption: isCaptionedMediaType(type) ? (body.text ?? null) : null }
         : null,
       location: body.location
         ? { latitude: body.location.latitude, longitude: body.location.longitude, name: body.location.name ?? null, address: body.location.address ?? null }
