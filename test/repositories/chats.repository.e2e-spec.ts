@@ -102,6 +102,25 @@ describe('ChatsRepository (PostgreSQL)', () => {
     expect((await chats.page((await newSession(db, orgId)).id, 10)).rows).toEqual([]);
   });
 
+  it('pages through chats whose last messages share a microsecond timestamp (one group commit) without skipping any', async () => {
+    const session = await newSession(db, orgId);
+    const jids = ['15550000011', '15550000012', '15550000013', '15550000014', '15550000015'].map((n) => `${n}@s.whatsapp.net`);
+    for (const jid of jids) await messages.insert(message(session.id, { chatJid: jid, from: jid }));
+    // the rows of one transaction share now(): a time with microseconds, which a millisecond cursor cannot name
+    await db.query(`UPDATE chats SET last_message_at = '2026-11-29 09:49:58.356499+00' WHERE session_id = $1 AND jid <> $2`, [session.id, jids[4]]);
+    await db.query(`UPDATE chats SET last_message_at = '2026-11-29 09:49:58.356100+00' WHERE session_id = $1 AND jid = $2`, [session.id, jids[4]]);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await chats.page(session.id, 2, cursor ? decodeChatCursor(cursor)! : undefined);
+      seen.push(...page.rows.map((r) => r.jid));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([jids[3], jids[2], jids[1], jids[0], jids[4]]);
+    // a cursor this list did not make is refused, not read as a time
+    expect(decodeChatCursor(Buffer.from(JSON.stringify(['1.5e3', jids[0]])).toString('base64url'))).toBeNull();
+  });
+
   it('keeps the labels a chat carries: added once, removed, and a deleted label leaves every chat', async () => {
     const session = await newSession(db, orgId);
     const labelsOf = async (jid: string) => (await chats.find(session.id, jid))?.labels;

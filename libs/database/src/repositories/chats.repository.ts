@@ -120,16 +120,22 @@ export function chatOfMessageSql(messageCte: string, unread: string): string {
       updated_at = now()`;
 }
 
-function encodeCursor(row: ChatRow): string {
-  return Buffer.from(JSON.stringify([row.lastMessageAt, row.jid]), 'utf8').toString('base64url');
+/** Where a page of chats ends: its last chat's `last_message_at` in microseconds since the epoch (text), and jid. */
+export interface ChatCursor {
+  atMicros: string | null;
+  jid: string;
+}
+
+function encodeCursor(cursor: ChatCursor): string {
+  return Buffer.from(JSON.stringify([cursor.atMicros, cursor.jid]), 'utf8').toString('base64url');
 }
 
 /** null for a cursor this repository did not make (the caller answers 422). */
-export function decodeChatCursor(cursor: string): { at: number | null; jid: string } | null {
+export function decodeChatCursor(cursor: string): ChatCursor | null {
   try {
     const [at, jid] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    if ((at !== null && typeof at !== 'number') || typeof jid !== 'string') return null;
-    return { at, jid };
+    if ((at !== null && !(typeof at === 'string' && /^-?\d{1,19}$/.test(at))) || typeof jid !== 'string') return null;
+    return { atMicros: at, jid };
   } catch {
     return null;
   }
@@ -144,27 +150,34 @@ export class ChatsRepository {
     return (manager as EntityManager | undefined) ?? this.db;
   }
 
-  /** Most recent first (chats without messages last), keyset by (lastMessageAt, jid). */
-  async page(sessionId: string, limit: number, cursor?: { at: number | null; jid: string }): Promise<ChatPage> {
+  /**
+   * Most recent first (chats without messages last), keyset by (last_message_at, jid). The cursor carries the
+   * timestamp in PostgreSQL's own microseconds: the messages of one group commit share a `created_at`, and a cursor
+   * rounded to the millisecond would skip the rest of a tie.
+   */
+  async page(sessionId: string, limit: number, cursor?: ChatCursor): Promise<ChatPage> {
     const params: unknown[] = [sessionId, limit + 1];
     let after = '';
     if (cursor) {
       params.push(cursor.jid);
-      if (cursor.at === null) {
+      if (cursor.atMicros === null) {
         after = `AND c.last_message_at IS NULL AND c.jid < $3`;
       } else {
-        params.push(new Date(cursor.at));
-        after = `AND (c.last_message_at < $4 OR (c.last_message_at = $4 AND c.jid < $3) OR c.last_message_at IS NULL)`;
+        params.push(cursor.atMicros);
+        const at = `(timestamptz 'epoch' + $4::bigint * interval '1 microsecond')`;
+        after = `AND (c.last_message_at < ${at} OR (c.last_message_at = ${at} AND c.jid < $3) OR c.last_message_at IS NULL)`;
       }
     }
-    const rows: RawRow[] = await this.db.query(
-      `SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE c.session_id = $1 ${after}
+    const rows: (RawRow & { at_micros: string | null })[] = await this.db.query(
+      `SELECT ${VIEW_COLUMNS}, (EXTRACT(EPOCH FROM c.last_message_at) * 1000000)::bigint::text AS at_micros
+         FROM ${VIEW_FROM} WHERE c.session_id = $1 ${after}
         ORDER BY c.last_message_at DESC NULLS LAST, c.jid DESC LIMIT $2`,
       params,
     );
     const more = rows.length > limit;
-    const slice = (more ? rows.slice(0, limit) : rows).map(toRow);
-    return { rows: slice, nextCursor: more ? encodeCursor(slice[slice.length - 1]) : null };
+    const slice = more ? rows.slice(0, limit) : rows;
+    const last = slice[slice.length - 1];
+    return { rows: slice.map(toRow), nextCursor: more ? encodeCursor({ atMicros: last.at_micros, jid: last.jid }) : null };
   }
 
   async find(sessionId: string, jid: string, manager?: unknown): Promise<ChatRow | null> {
