@@ -56,7 +56,7 @@ describe('dashboard administration screens in a headless browser', () => {
     });
     return { status: res.status, body: (res.status === 204 ? null : await res.json()) as Json };
   };
-  const clickButton = async (label: string, scope = 'body', p = page) => (await p.waitForSelector(`${scope} button::-p-text("${label}")`, { visible: true }))!.click();
+  const clickButton = async (label: string, scope = 'body', p = page) => (await p.waitForSelector(`${scope} button:not([disabled])::-p-text("${label}")`, { visible: true }))!.click();
   const open = async (hash: string, marker: string) => {
     await page.goto(`${baseUrl}/dashboard/#/${hash}`);
     await page.waitForSelector(marker);
@@ -325,8 +325,9 @@ describe('dashboard administration screens in a headless browser', () => {
       await p.waitForSelector('section[aria-label="Forgot password"] ::-p-text("Reset password")');
       // the owner makes the link on the member's row; it is shown once
       await open('organization/members', `tr[data-member-id="${org.users.member.id}"]`);
-      // the screen's reads (members, invitations, the caller's rights) re-render the row: click once they are done
-      await page.waitForNetworkIdle();
+      // the screen's reads (members, invitations) re-render the row: click once both have answered (a row in each
+      // table; the invitations' may be its empty line). Not waitForNetworkIdle: the screen's traffic is not always idle.
+      await page.waitForSelector('[data-testid=invitations] tbody tr');
       await clickButton('Reset password', `tr[data-member-id="${org.users.member.id}"]`);
       const link = new URL(await (await page.waitForSelector('[data-shown-once="Password reset link for ' + org.users.member.email + '"] input'))!.evaluate((el) => (el as unknown as { value: string }).value));
       expect(link.pathname).toBe('/dashboard/reset-password');
