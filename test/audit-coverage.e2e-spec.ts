@@ -10,7 +10,7 @@ import { checkedRequest as request } from './support/api-app';
 import { AppProcess, startSimGateway } from './support/processes';
 import { sessionProbes } from './support/session-probes';
 import { simControl } from './support/sim-control';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization } from './support/seed';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the API's JSON, asserted field by field
 type Json = any;
@@ -249,6 +249,32 @@ describe('audit coverage: every mutating operation is audited, or exempt with a 
     expect(JSON.stringify(sink.entry)).not.toContain('s3cret-pass');
     expect((await audited('EventSinks_update', 'patch', `/event-sinks/${sink.res.body.id}`, { active: false })).entry.changes).toEqual(['active']);
     expect((await audited('EventSinks_remove', 'delete', `/event-sinks/${sink.res.body.id}`)).entry.target.id).toBe(sink.res.body.id);
+
+    // a change a gateway carries out is written ahead of it: an entry that cannot be written fails the request before
+    // the gateway is asked (the session is still working the moment the 500 is answered; it was stopped before the
+    // 500 when the entry was written on the reply)
+    const db = await testDataSource();
+    await db.query(`
+      CREATE OR REPLACE FUNCTION refuse_audit_ahead() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'audit refused'; END $$;
+      CREATE TRIGGER refuse_audit_ahead BEFORE INSERT ON audit_log FOR EACH ROW WHEN (NEW.action = 'session.stop' AND NEW.target_id = '${sessionId}') EXECUTE FUNCTION refuse_audit_ahead();
+    `);
+    try {
+      const unauditable = await api().post(`/api/v1${s(':stop')}`).set(bearer(org.adminKey));
+      expect(unauditable.status).toBe(500);
+      expect((await api().get(`/api/v1${s('')}`).set(bearer(org.adminKey))).body.status).toBe('working');
+    } finally {
+      await db.query('DROP TRIGGER refuse_audit_ahead ON audit_log; DROP FUNCTION refuse_audit_ahead();');
+    }
+    // the entry written ahead is settled by the answer: a refusal of the state is failed, one entry; a request that was
+    // never attempted (invalid, or naming nothing) leaves none
+    const refused = await api().post(`/api/v1${s(':request-code')}`).set(bearer(org.adminKey)).send({ phoneNumber: '15551234567' });
+    expect(refused.status).toBe(409);
+    expect(await entriesOf(refused.headers['x-request-id'])).toEqual([expect.objectContaining({ action: 'session.request-code', outcome: 'failed', target: { type: 'session', id: sessionId } })]);
+    const invalid = await api().post(`/api/v1${s(':request-code')}`).set(bearer(org.adminKey)).send({ phoneNumber: 'not a number' });
+    expect(invalid.status).toBe(422);
+    const unknown = await api().post('/api/v1/sessions/ses_00000000000000000000000000:stop').set(bearer(org.adminKey));
+    expect(unknown.status).toBe(404);
+    for (const res of [invalid, unknown]) expect(await entriesOf(res.headers['x-request-id'])).toEqual([]);
 
     expect((await audited('Sessions_stop', 'post', s(':stop'))).entry.target.id).toBe(sessionId);
     await audited('Sessions_start', 'post', s(':start'));

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ChannelMessageView, ChannelView, ChatLabelsView, LabelView, MessageView } from '@app/contracts';
-import { AuditedOnReply } from '../audit/audit-context';
+import { AuditedAhead } from '../audit/audit-context';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
@@ -37,7 +37,7 @@ export class AccountExtrasController {
   }
 
   @Post('chats/:jid/labels')
-  @AuditedOnReply('chat.label-add', 'chat', { targetParam: 'jid' })
+  @AuditedAhead('chat.label-add', 'chat', { targetParam: 'jid' })
   @RequirePermissions('messages:send')
   @HttpCode(200)
   @ApiEndpoint('Add a label to a chat', 'The chat with its labels; `label.update` (`assigned`) follows from the network. 404 for an unknown label; 409 for a non-business account.', 'conflict', 'gateway_unavailable')
@@ -48,7 +48,7 @@ export class AccountExtrasController {
   }
 
   @Delete('chats/:jid/labels/:labelId')
-  @AuditedOnReply('chat.label-remove', 'chat', { targetParam: 'jid' })
+  @AuditedAhead('chat.label-remove', 'chat', { targetParam: 'jid' })
   @RequirePermissions('messages:send')
   @ApiEndpoint('Remove a label from a chat', 'The chat with its labels; `label.update` (`unassigned`) follows when it carried the label. 409 for a non-business account.', 'conflict', 'gateway_unavailable')
   @ApiOkResponse({ type: ChatLabelsResponse })
@@ -91,7 +91,7 @@ export class AccountExtrasController {
   }
 
   @Post('channels\\:follow')
-  @AuditedOnReply('channel.follow', 'channel', { targetField: 'jid' })
+  @AuditedAhead('channel.follow', 'channel', { targetField: 'jid' })
   @RequirePermissions('messages:send')
   @HttpCode(200)
   @ApiEndpoint('Follow a channel', 'Follows the channel of an invite (code or link); its posts then arrive as `channel.message`. 404 for an unknown invite.', 'conflict', 'gateway_unavailable')
@@ -102,7 +102,7 @@ export class AccountExtrasController {
   }
 
   @Post('channels/:jid\\:unfollow')
-  @AuditedOnReply('channel.unfollow', 'channel', { targetParam: 'jid' })
+  @AuditedAhead('channel.unfollow', 'channel', { targetParam: 'jid' })
   @RequirePermissions('messages:send')
   @HttpCode(204)
   @ApiEndpoint('Unfollow a channel', '404 when the account does not follow it.', 'conflict', 'gateway_unavailable')

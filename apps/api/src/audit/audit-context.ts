@@ -13,15 +13,15 @@ export const AUDITED_ACTION = 'audit:action';
  * What a state-changing route is in the audit log: its action, the type of its target and where the target's id is
  * (the route's `targetParam`, by default `:userId` or `:id`; for a create, the answer's `targetField`).
  * `recordedBy`: `service` when the route's service writes the success entry in the change's own transaction;
- * `route` when the change is carried out elsewhere (a gateway command: there is no local transaction to join), so the
- * entry is written once the change is confirmed (AuditRouteInterceptor).
+ * `ahead` when the change is carried out elsewhere (a gateway command: there is no local transaction to join), so the
+ * entry is written before the handler runs and settled by its answer (AuditRouteInterceptor).
  */
 export interface AuditedRoute {
   action: string;
   targetType: string;
   targetParam?: string;
   targetField?: string;
-  recordedBy: 'service' | 'route';
+  recordedBy: 'service' | 'ahead';
 }
 
 type TargetOptions = Pick<AuditedRoute, 'targetParam' | 'targetField'>;
@@ -33,9 +33,12 @@ type TargetOptions = Pick<AuditedRoute, 'targetParam' | 'targetField'>;
 export const Audited = (action: string, targetType: string, target: TargetOptions = {}) =>
   SetMetadata(AUDITED_ACTION, { action, targetType, ...target, recordedBy: 'service' } satisfies AuditedRoute);
 
-/** As @Audited, for a change confirmed by a gateway: the success entry is written when the route answers 2xx. */
-export const AuditedOnReply = (action: string, targetType: string, target: TargetOptions = {}) =>
-  SetMetadata(AUDITED_ACTION, { action, targetType, ...target, recordedBy: 'route' } satisfies AuditedRoute);
+/**
+ * As @Audited, for a change a gateway carries out (or a service with no transaction to join): the entry is written
+ * before the handler runs, so a change whose entry cannot be written is never attempted, and settled by its answer.
+ */
+export const AuditedAhead = (action: string, targetType: string, target: TargetOptions = {}) =>
+  SetMetadata(AUDITED_ACTION, { action, targetType, ...target, recordedBy: 'ahead' } satisfies AuditedRoute);
 
 /** The target id a request names: none for a create (its answer names it), the route's own param, else `:userId`, else `:id`. */
 export function targetIdOf(req: { params?: Record<string, string> }, audited: AuditedRoute): string | null {

@@ -1,17 +1,17 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { ApiConfig } from '@app/config';
-import type { AuditOutcome } from '@app/contracts';
+import type { AuditEntry, AuditOutcome } from '@app/contracts';
 import { AuditFact, AuditLogRepository, newAuditEntry, type PendingAuditEntry } from '@app/database';
 import type { AuditContext } from './audit-context';
 
 /**
  * Writes the audit log (CONTRACT 14). A change's entry goes into the change's own transaction (`tx`), so a change
- * whose entry cannot be written rolls back with it; a refusal has no transaction of its own and is written alone,
- * best effort (a refusal changes nothing, and an audit outage must not turn a 403 into a 500). A change a gateway
- * carries out (a session started, a group's participants, a block) has no local transaction to join: its entry is
- * written when the gateway has confirmed it (`confirmed`), and a failure to write it is logged, not answered as a
- * failure of a change that happened (docs/security.md, "Audit log").
+ * whose entry cannot be written rolls back with it. A change a gateway carries out (a session started, a group's
+ * participants, a block) has no local transaction to join: its entry is written ahead of it (`ahead`; a failure to
+ * write it fails the request before anything is sent) and settled by its answer. A refusal has no transaction of its
+ * own and is written alone, best effort (a refusal changes nothing, and an audit outage must not turn a 403 into a
+ * 500). docs/auth.md, "Where the entry is written".
  */
 @Injectable()
 export class AuditTrail {
@@ -36,10 +36,28 @@ export class AuditTrail {
     return this.config.AUDIT_LOG_ENABLED ? { organizationId, entry: newAuditEntry(ctx, fact, 'success') } : null;
   }
 
-  /** Records a change a gateway confirmed, on its own. */
-  async confirmed(organizationId: string, ctx: AuditContext, fact: AuditFact): Promise<void> {
-    if (!this.config.AUDIT_LOG_ENABLED) return;
-    await this.log.append(organizationId, newAuditEntry(ctx, fact, 'success')).catch((err: Error) => this.logger.error(`audit entry ${fact.action} (success) not written: ${err.message}`));
+  /**
+   * Writes a change's entry ahead of it, for a change with no local transaction to join (one a gateway carries out):
+   * a failure to write it is thrown, so the change is not attempted. Null when the audit log is off.
+   */
+  async ahead(organizationId: string, ctx: AuditContext, fact: AuditFact): Promise<AuditEntry | null> {
+    if (!this.config.AUDIT_LOG_ENABLED) return null;
+    const entry = newAuditEntry(ctx, fact, 'success');
+    await this.log.append(organizationId, entry);
+    return entry;
+  }
+
+  /**
+   * Finishes an entry written ahead: the outcome of a change refused or failed, or a create's target. The change's
+   * answer stands whatever becomes of this write (it is logged): the entry exists already.
+   */
+  async settle(organizationId: string, entry: AuditEntry, to: { outcome?: Exclude<AuditOutcome, 'success'>; targetId?: string | null }): Promise<void> {
+    await this.log.settle(organizationId, entry.id, to).catch((err: Error) => this.logger.error(`audit entry ${entry.id} (${entry.action}) not settled ${JSON.stringify(to)}: ${err.message}`));
+  }
+
+  /** Takes back an entry written ahead of a request that was never attempted (invalid, or naming nothing). */
+  async withdraw(organizationId: string, entry: AuditEntry): Promise<void> {
+    await this.log.withdraw(organizationId, entry.id).catch((err: Error) => this.logger.warn(`audit entry ${entry.id} (${entry.action}) of a request never attempted not withdrawn: ${err.message}`));
   }
 
   /** Records a refused or failed attempt, on its own. */

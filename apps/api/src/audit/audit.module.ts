@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { AuditLogController } from './audit-log.controller';
-import { AuditRefusalsInterceptor } from './audit-refusals.interceptor';
+import { AuditRouteInterceptor } from './audit-route.interceptor';
 import { AuditRetention } from './audit-retention';
 import { AuditTrail } from './audit-trail';
 
@@ -9,7 +9,7 @@ import { AuditTrail } from './audit-trail';
 @Global()
 @Module({
   controllers: [AuditLogController],
-  providers: [AuditTrail, AuditRetention, { provide: APP_INTERCEPTOR, useClass: AuditRefusalsInterceptor }],
+  providers: [AuditTrail, AuditRetention, { provide: APP_INTERCEPTOR, useClass: AuditRouteInterceptor }],
   exports: [AuditTrail],
 })
 export class AuditModule {}

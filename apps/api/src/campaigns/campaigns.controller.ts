@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiQuery, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { CampaignRecipientView, CampaignView, OptOutView, RECIPIENT_STATUSES } from '@app/contracts';
-import { AuditedOnReply } from '../audit/audit-context';
+import { AuditedAhead } from '../audit/audit-context';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
@@ -21,7 +21,7 @@ export class CampaignsController {
   constructor(private readonly campaigns: CampaignsService) {}
 
   @Post('campaigns')
-  @AuditedOnReply('campaign.create', 'campaign', { targetField: 'id' })
+  @AuditedAhead('campaign.create', 'campaign', { targetField: 'id' })
   @RequirePermissions('messages:send')
   @HttpCode(201)
   @ApiEndpoint(
@@ -82,7 +82,7 @@ export class CampaignsController {
   }
 
   @Post('campaigns/:campaignId\\:pause')
-  @AuditedOnReply('campaign.pause', 'campaign', { targetParam: 'campaignId' })
+  @AuditedAhead('campaign.pause', 'campaign', { targetParam: 'campaignId' })
   @RequirePermissions('messages:send')
   @HttpCode(200)
   @ApiEndpoint('Pause a campaign', 'Nothing more is sent within 1 s, on whichever gateway holds the session; its message not yet sent goes back out of the queue (it goes back in, with the same network id, on resume). 409 unless scheduled or running.', 'conflict')
@@ -92,7 +92,7 @@ export class CampaignsController {
   }
 
   @Post('campaigns/:campaignId\\:resume')
-  @AuditedOnReply('campaign.resume', 'campaign', { targetParam: 'campaignId' })
+  @AuditedAhead('campaign.resume', 'campaign', { targetParam: 'campaignId' })
   @RequirePermissions('messages:send')
   @HttpCode(200)
   @ApiEndpoint('Resume a campaign', 'It runs again from its next pending recipient. 409 unless paused.', 'conflict')
@@ -102,7 +102,7 @@ export class CampaignsController {
   }
 
   @Post('campaigns/:campaignId\\:cancel')
-  @AuditedOnReply('campaign.cancel', 'campaign', { targetParam: 'campaignId' })
+  @AuditedAhead('campaign.cancel', 'campaign', { targetParam: 'campaignId' })
   @RequirePermissions('messages:send')
   @HttpCode(200)
   @ApiEndpoint('Cancel a campaign', 'Nothing more is sent within 1 s; pending recipients become cancelled. 409 when it already completed or was cancelled.', 'conflict')
@@ -121,7 +121,7 @@ export class CampaignsController {
   }
 
   @Delete('opt-outs/:jid')
-  @AuditedOnReply('opt-out.remove', 'optOut', { targetParam: 'jid' })
+  @AuditedAhead('opt-out.remove', 'optOut', { targetParam: 'jid' })
   @RequirePermissions('messages:send')
   @HttpCode(204)
   @ApiEndpoint('Remove an opt-out', 'The number can be sent campaigns again.')

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ContactCheckView, ContactDetailView, ContactView, ProfileView } from '@app/contracts';
-import { AuditedOnReply } from '../audit/audit-context';
+import { AuditedAhead } from '../audit/audit-context';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
@@ -70,7 +70,7 @@ export class ContactsController {
   }
 
   @Post(':id/contacts/:jid\\:block')
-  @AuditedOnReply('contact.block', 'contact', { targetParam: 'jid' })
+  @AuditedAhead('contact.block', 'contact', { targetParam: 'jid' })
   @RequirePermissions('messages:send')
   @HttpCode(200)
   @ApiEndpoint('Block a contact', `Blocks the contact on WhatsApp; \`contact.blocked\` follows when it was not blocked. ${JID_FORMS} ${NEEDS_NETWORK}`, 'validation_error', 'conflict', 'gateway_unavailable')
@@ -80,7 +80,7 @@ export class ContactsController {
   }
 
   @Post(':id/contacts/:jid\\:unblock')
-  @AuditedOnReply('contact.unblock', 'contact', { targetParam: 'jid' })
+  @AuditedAhead('contact.unblock', 'contact', { targetParam: 'jid' })
   @RequirePermissions('messages:send')
   @HttpCode(200)
   @ApiEndpoint('Unblock a contact', `Unblocks the contact; \`contact.unblocked\` follows when it was blocked. ${JID_FORMS} ${NEEDS_NETWORK}`, 'validation_error', 'conflict', 'gateway_unavailable')
@@ -155,7 +155,7 @@ export class ProfileController {
   }
 
   @Patch(':id/profile')
-  @AuditedOnReply('profile.update', 'session')
+  @AuditedAhead('profile.update', 'session')
   @RequirePermissions('sessions:write')
   @ApiEndpoint('Update the profile', `Changes the name contacts see and/or the about text (at least one). ${NEEDS_NETWORK}`, 'validation_error')
   @ApiBody({ type: UpdateProfileDto, examples: { both: { value: { name: 'Support desk', about: 'Replies within a day' } } } })
@@ -165,7 +165,7 @@ export class ProfileController {
   }
 
   @Put(':id/profile/picture')
-  @AuditedOnReply('profile.picture', 'session')
+  @AuditedAhead('profile.picture', 'session')
   @RequirePermissions('sessions:write')
   @ApiEndpoint(
     'Set the profile picture',
@@ -180,7 +180,7 @@ export class ProfileController {
   }
 
   @Delete(':id/profile/picture')
-  @AuditedOnReply('profile.picture-remove', 'session')
+  @AuditedAhead('profile.picture-remove', 'session')
   @RequirePermissions('sessions:write')
   @ApiEndpoint('Remove the profile picture', `The account shows no picture any more. ${NEEDS_NETWORK}`)
   @ApiOkResponse({ type: ProfileResponse })

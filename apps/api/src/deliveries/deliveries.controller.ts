@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { DeliveryDetailView, DeliveryView } from '@app/contracts';
-import { AuditedOnReply } from '../audit/audit-context';
+import { AuditedAhead } from '../audit/audit-context';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
@@ -33,7 +33,7 @@ export class DeliveriesController {
   }
 
   @Post(':id/deliveries/:deliveryId\\:replay')
-  @AuditedOnReply('webhook.replay', 'delivery', { targetParam: 'deliveryId' })
+  @AuditedAhead('webhook.replay', 'delivery', { targetParam: 'deliveryId' })
   @HttpCode(202)
   @ApiEndpoint(
     'Replay a delivery',
@@ -46,7 +46,7 @@ export class DeliveriesController {
   }
 
   @Post(':id\\:test')
-  @AuditedOnReply('webhook.test', 'webhook')
+  @AuditedAhead('webhook.test', 'webhook')
   @HttpCode(202)
   @ApiEndpoint('Test-fire a webhook', 'Sends a `webhook.test` event to this webhook only, to check the receiver and its signature verification. 409 when the webhook is inactive.', 'conflict')
   @ApiAcceptedResponse({ type: WebhookTestResponse })

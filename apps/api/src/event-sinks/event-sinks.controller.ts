@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { DeliveryDetailView, DeliveryView, EventSinkView } from '@app/contracts';
-import { Audit, Audited, AuditedOnReply, type AuditContext } from '../audit/audit-context';
+import { Audit, Audited, AuditedAhead, type AuditContext } from '../audit/audit-context';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
@@ -95,7 +95,7 @@ export class EventSinksController {
   }
 
   @Post(':id/deliveries/:deliveryId\\:replay')
-  @AuditedOnReply('event-sink.replay', 'delivery', { targetParam: 'deliveryId' })
+  @AuditedAhead('event-sink.replay', 'delivery', { targetParam: 'deliveryId' })
   @HttpCode(202)
   @ApiEndpoint(
     'Replay an event sink delivery',
@@ -109,7 +109,7 @@ export class EventSinksController {
   }
 
   @Post(':id\\:test')
-  @AuditedOnReply('event-sink.test', 'eventSink')
+  @AuditedAhead('event-sink.test', 'eventSink')
   @HttpCode(202)
   @ApiEndpoint('Test-publish to an event sink', 'Publishes a `webhook.test` event (its `payload.webhookId` is the sink\'s id) to this sink only. 409 when the sink is inactive.', 'not_found', 'conflict')
   @ApiAcceptedResponse({ type: WebhookTestResponse })

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { GroupDetails, GroupParticipantResult } from '@app/contracts';
-import { AuditedOnReply } from '../audit/audit-context';
+import { AuditedAhead } from '../audit/audit-context';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
@@ -43,7 +43,7 @@ export class GroupsController {
   }
 
   @Patch(':id/groups/:groupJid')
-  @AuditedOnReply('group.update', 'group', { targetParam: 'groupJid' })
+  @AuditedAhead('group.update', 'group', { targetParam: 'groupJid' })
   @RequirePermissions('groups:write')
   @ApiEndpoint('Update a group', `Subject, description and settings; an omitted field keeps its value. Members see \`group.update\`. ${NOT_ADMIN}`, 'not_found', 'validation_error', 'conflict', 'gateway_unavailable')
   @ApiBody({ type: UpdateGroupDto, examples: { rename: { value: { subject: 'Project team (EU)' } }, announce: { value: { isAnnounce: true } } } })
@@ -53,7 +53,7 @@ export class GroupsController {
   }
 
   @Post(':id/groups/:groupJid/participants')
-  @AuditedOnReply('group.participants', 'group', { targetParam: 'groupJid' })
+  @AuditedAhead('group.participants', 'group', { targetParam: 'groupJid' })
   @RequirePermissions('groups:write')
   @ApiEndpoint(
     'Change group participants',
@@ -76,7 +76,7 @@ export class GroupsController {
   }
 
   @Post(':id/groups/:groupJid\\:leave')
-  @AuditedOnReply('group.leave', 'group', { targetParam: 'groupJid' })
+  @AuditedAhead('group.leave', 'group', { targetParam: 'groupJid' })
   @RequirePermissions('groups:write')
   @ApiEndpoint('Leave a group', 'The account leaves the group; the stored group is removed. 409 when the session is not connected.', 'not_found', 'validation_error', 'conflict', 'gateway_unavailable')
   @HttpCode(204)
@@ -95,7 +95,7 @@ export class GroupsController {
   }
 
   @Post(':id/groups/:groupJid/invite\\:revoke')
-  @AuditedOnReply('group.invite-revoke', 'group', { targetParam: 'groupJid' })
+  @AuditedAhead('group.invite-revoke', 'group', { targetParam: 'groupJid' })
   @RequirePermissions('groups:write')
   @ApiEndpoint('Revoke a group invite link', `The old code stops working; answers the new one. ${NOT_ADMIN}`, 'not_found', 'validation_error', 'conflict', 'gateway_unavailable')
   @HttpCode(200)
@@ -105,7 +105,7 @@ export class GroupsController {
   }
 
   @Post(':id/groups\\:join')
-  @AuditedOnReply('group.join', 'group', { targetField: 'groupJid' })
+  @AuditedAhead('group.join', 'group', { targetField: 'groupJid' })
   @RequirePermissions('groups:write')
   @ApiEndpoint('Join a group by invite', 'The account joins the group the code (or link) points at; answers the group, now stored. 404 for a revoked or unknown code; 409 when the session is not connected.', 'not_found', 'validation_error', 'conflict', 'gateway_unavailable')
   @ApiBody({ type: JoinGroupDto, examples: { code: { value: { code: 'F4k3InV1t3C0d3xxxxxxxx' } } } })
@@ -116,7 +116,7 @@ export class GroupsController {
   }
 
   @Put(':id/groups/:groupJid/picture')
-  @AuditedOnReply('group.picture', 'group', { targetParam: 'groupJid' })
+  @AuditedAhead('group.picture', 'group', { targetParam: 'groupJid' })
   @RequirePermissions('groups:write')
   @ApiEndpoint(
     'Set a group picture',

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtraModels, ApiNoConten
 import type { Response } from 'express';
 import { toBuffer as qrPng } from 'qrcode';
 import type { GroupView, SessionQr, SessionView } from '@app/contracts';
-import { Audit, Audited, AuditedOnReply, type AuditContext } from '../audit/audit-context';
+import { Audit, Audited, AuditedAhead, type AuditContext } from '../audit/audit-context';
 import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
@@ -23,7 +23,7 @@ export class SessionsController {
 
   @Post()
   @RequirePermissions('sessions:write')
-  @AuditedOnReply('session.create', 'session', { targetField: 'id' })
+  @AuditedAhead('session.create', 'session', { targetField: 'id' })
   @ApiEndpoint(
     'Create a session',
     'Within the organization\'s session quota (over it: 403 `forbidden` with `details.quota`), placed on the live gateway with the most room and started; follow it with `GET /sessions/{id}/qr` or `:request-code` to pair a phone.',
@@ -64,7 +64,7 @@ export class SessionsController {
 
   @Delete(':id')
   @RequirePermissions('sessions:write')
-  @AuditedOnReply('session.delete', 'session')
+  @AuditedAhead('session.delete', 'session')
   @ApiEndpoint('Delete a session', 'Stops it, unlinks the device from the phone and deletes it with its stored credentials.', 'not_found', 'gateway_unavailable')
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'stopped, unlinked and deleted' })
@@ -73,7 +73,7 @@ export class SessionsController {
   }
 
   @Post(':id\\:start')
-  @AuditedOnReply('session.start', 'session')
+  @AuditedAhead('session.start', 'session')
   @RequirePermissions('sessions:write')
   @ApiEndpoint('Start a session', 'Connects it (resuming a paired one without a QR); placed on a live gateway first when its own is gone.', 'not_found', 'gateway_unavailable')
   @HttpCode(200)
@@ -83,7 +83,7 @@ export class SessionsController {
   }
 
   @Post(':id\\:stop')
-  @AuditedOnReply('session.stop', 'session')
+  @AuditedAhead('session.stop', 'session')
   @RequirePermissions('sessions:write')
   @ApiEndpoint('Stop a session', 'Disconnects it and keeps the pairing, so `:start` resumes without a QR.', 'not_found', 'gateway_unavailable')
   @HttpCode(200)
@@ -93,7 +93,7 @@ export class SessionsController {
   }
 
   @Post(':id\\:restart')
-  @AuditedOnReply('session.restart', 'session')
+  @AuditedAhead('session.restart', 'session')
   @RequirePermissions('sessions:write')
   @ApiEndpoint('Restart a session', 'A paired session reconnects keeping its attachment; an unpaired one begins a fresh QR flow.', 'not_found', 'gateway_unavailable')
   @HttpCode(200)
@@ -103,7 +103,7 @@ export class SessionsController {
   }
 
   @Post(':id\\:logout')
-  @AuditedOnReply('session.logout', 'session')
+  @AuditedAhead('session.logout', 'session')
   @RequirePermissions('sessions:write')
   @ApiEndpoint('Log a session out', 'Unlinks the device from the phone and clears the number; the session row stays, to be paired again. Idempotent.', 'not_found', 'gateway_unavailable')
   @HttpCode(200)
@@ -113,7 +113,7 @@ export class SessionsController {
   }
 
   @Post(':id\\:request-code')
-  @AuditedOnReply('session.request-code', 'session')
+  @AuditedAhead('session.request-code', 'session')
   @RequirePermissions('sessions:write')
   @ApiEndpoint(
     'Request a pairing code',
@@ -168,7 +168,7 @@ export class SessionsController {
   }
 
   @Post(':id/groups')
-  @AuditedOnReply('group.create', 'group', { targetField: 'groupJid' })
+  @AuditedAhead('group.create', 'group', { targetField: 'groupJid' })
   @RequirePermissions('groups:write')
   @ApiEndpoint(
     'Create a group',

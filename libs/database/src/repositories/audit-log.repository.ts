@@ -136,7 +136,11 @@ const toEntry = (r: AuditColumns): AuditEntry => ({
   changes: r.changes,
 });
 
-/** The audit log: append-only (no update, no delete but the retention sweep), read newest first per organization. */
+/**
+ * The audit log: append-only for every API (no route updates or deletes an entry), read newest first per organization.
+ * Besides the retention sweep, two internal writes finish an entry written ahead of a change a gateway carries out
+ * (`settle`, `withdraw`; docs/auth.md, "Where the entry is written").
+ */
 @Injectable()
 export class AuditLogRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -144,6 +148,23 @@ export class AuditLogRepository {
   /** `manager`: the change's own transaction, so the entry and the change commit or fail together. */
   async append(organizationId: string, entry: AuditEntry, manager: EntityManager | DataSource = this.db): Promise<void> {
     await runPrepared(manager, APPEND, auditEntryValues({ organizationId, entry }));
+  }
+
+  /**
+   * Finishes an entry written ahead of its change: its outcome once the change was refused or failed, or the target
+   * the change created (a create's id is in its answer).
+   */
+  async settle(organizationId: string, entryId: string, to: { outcome?: AuditOutcome; targetId?: string | null }): Promise<void> {
+    await this.db.query(
+      `UPDATE audit_log SET outcome = COALESCE($3, outcome), target_id = CASE WHEN $4::boolean THEN $5 ELSE target_id END
+        WHERE organization_id = $1 AND id = $2`,
+      [organizationId, entryId, to.outcome ?? null, to.targetId !== undefined, to.targetId ?? null],
+    );
+  }
+
+  /** Takes back an entry written ahead of a change that was never attempted (the request was invalid or named nothing). */
+  async withdraw(organizationId: string, entryId: string): Promise<void> {
+    await this.db.query(`DELETE FROM audit_log WHERE organization_id = $1 AND id = $2`, [organizationId, entryId]);
   }
 
   /** Newest first; `cursor`: the last id of the previous page. */

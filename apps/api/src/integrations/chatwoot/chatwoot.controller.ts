@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiQuery, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ChatwootIntegrationView } from '@app/contracts';
-import { Audit, type AuditContext, Audited, AuditedOnReply } from '../../audit/audit-context';
+import { Audit, type AuditContext, Audited, AuditedAhead } from '../../audit/audit-context';
 import { CurrentPrincipal, Public, RequirePermissions } from '../../auth/auth.decorators';
 import type { Principal } from '../../auth/principal';
 import { ApiEndpoint, ApiErrors } from '../../common/api-docs';
@@ -61,7 +61,7 @@ export class ChatwootIntegrationController {
   }
 
   @Post('chatwoot\\:test')
-  @AuditedOnReply('chatwoot.test', 'session')
+  @AuditedAhead('chatwoot.test', 'session')
   @HttpCode(202)
   @ApiEndpoint('Test the Chatwoot connection', 'Reads the inbox through Chatwoot\'s API once, as a delivery: the outcome is the integration\'s `lastError` (null when it worked). 409 when inactive.', 'not_found', 'conflict')
   @ApiAcceptedResponse({ type: WebhookTestResponse })
