@@ -34,7 +34,7 @@ if [[ ${1:-} == --inside ]]; then
   started_at=$(date +%s)
 
   # any exit (a failed step, set -e): the stack is stopped as Ctrl-C stops it, then whatever is left is killed
-  trap '[[ -n ${stack_pgid:-} ]] && { kill -INT -- "-$stack_pgid" 2>/dev/null; wait "$stack_pid" 2>/dev/null; }; kill -KILL -1 2>/dev/null; true' EXIT
+  trap 'set +e; [[ -n ${stack_pgid:-} ]] && { kill -INT -- "-$stack_pgid" 2>/dev/null; wait "$stack_pid" 2>/dev/null; }; kill -KILL -1 2>/dev/null; true' EXIT
 
   step() { printf '  %-8s %s\n' "$(($(date +%s) - started_at)) s" "$*"; }
   fail() {
@@ -208,9 +208,10 @@ for kind in ${dirs//,/ }; do
   # the embedded PostgreSQL's data moved out of a private directory (scripts/local-services.js): this run's only
   staged=$(grep -ho 'keeps its data in [^ ]*' "$base/stack.log" 2>/dev/null | head -1 | sed 's/keeps its data in //') || true
   [[ -n $staged ]] && rm -rf "$(dirname "$staged")"
-  # the inner run's own word (its exit status through unshare once read 1 after every step had passed: not understood)
+  # the inner run's own word as well as its exit status (the EXIT trap runs with set +e: under set -e a failed kill of an
+  # already stopped stack once turned a passed run into exit 1)
   [[ -f $base/passed ]] || code=${code/#0/1}
-  if [[ $code -ne 0 ]]; then echo "fresh machine check: FAILED in the $kind directory (kept: $base)"; exit 1; fi
+  if [[ $code -ne 0 ]]; then echo "fresh machine check: FAILED in the $kind directory (exit $code; kept: $base)"; exit 1; fi
   rm -rf "$base"
 done
 echo "fresh machine check: passed in $(($(date +%s) - total_start)) s"
