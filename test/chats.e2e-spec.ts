@@ -241,6 +241,10 @@ describe('Chats, unread counts and history sync (sim engine)', () => {
       await simPost('/sim/contacts', { phoneNumber: '15550002006', isBusiness: true, verifiedName: 'Fay Bakery Ltd' });
       await simPost(`/sim/sessions/${sessionId}/inbound`, { from: fay, text: 'your bread is ready' });
       await waitFor(async () => (await chatOf(sessionId, fay))?.name === 'Fay Bakery Ltd', 30000, "Fay's chat named by her verified name");
+      // and the contact list shows it beside the push name
+      const listed = (await api().get(`/api/v1/sessions/${sessionId}/contacts?limit=100`).set(bearer(org.adminKey))).body.data as Json[];
+      expect(listed.find((c) => c.jid === fay)).toMatchObject({ verifiedName: 'Fay Bakery Ltd', pushName: null });
+      expect(listed.find((c) => c.jid === erin)).toMatchObject({ verifiedName: null });
     });
 
     it('pages the chat list most recent first', async () => {

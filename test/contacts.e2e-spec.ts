@@ -99,7 +99,7 @@ describe('contacts, profile and presence (API → gateway → simulator)', () =>
     const stored = await listContacts();
     expect(stored.map((c) => c.jid).sort()).toEqual([ANA_JID, BEN_JID]);
     expect(stored.find((c) => c.jid === ANA_JID)).toEqual({
-      jid: ANA_JID, lid: res.body.data[0].lid, phoneNumber: ANA, name: null, pushName: null, isBusiness: false, blocked: false,
+      jid: ANA_JID, lid: res.body.data[0].lid, phoneNumber: ANA, name: null, pushName: null, verifiedName: null, isBusiness: false, blocked: false,
     });
   });
 

@@ -2838,6 +2838,11 @@ export interface components {
             name: string | null;
             /** @description the name the contact gave itself (push name) */
             pushName: string | null;
+            /**
+             * @description a business’s name as WhatsApp verified it; null for a person or an unverified business
+             * @example null
+             */
+            verifiedName: string | null;
             isBusiness: boolean;
             blocked: boolean;
         };
@@ -2859,6 +2864,11 @@ export interface components {
             name: string | null;
             /** @description the name the contact gave itself (push name) */
             pushName: string | null;
+            /**
+             * @description a business’s name as WhatsApp verified it; null for a person or an unverified business
+             * @example null
+             */
+            verifiedName: string | null;
             isBusiness: boolean;
             blocked: boolean;
             /** @description the contact’s about text; null when hidden or none */

@@ -14,6 +14,8 @@ export interface ContactView {
   name: string | null;
   /** the name the contact chose for itself (WhatsApp's push name, `notify`) */
   pushName: string | null;
+  /** a business's name as WhatsApp verified it (Baileys' `verifiedName`), null for a person or an unverified business */
+  verifiedName: string | null;
   isBusiness: boolean;
   blocked: boolean;
 }

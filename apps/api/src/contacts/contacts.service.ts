@@ -165,5 +165,5 @@ export class ContactsService {
 /** A contact the session does not store (it holds its bound of contacts), as the network answered it. */
 function unstored(jid: string, lid: string | null, blocked: boolean): ContactView {
   const phoneNumber = /^(\d+)@s\.whatsapp\.net$/.exec(jid)?.[1] ?? null;
-  return { jid, lid, phoneNumber, name: null, pushName: null, isBusiness: false, blocked };
+  return { jid, lid, phoneNumber, name: null, pushName: null, verifiedName: null, isBusiness: false, blocked };
 }

@@ -380,7 +380,13 @@ function ContactCard({ sessionId, jid }: { sessionId: string; jid: string }) {
           {c.pictureUrl ? <img class="avatar" src={c.pictureUrl} alt="" /> : <div class="avatar placeholder" aria-hidden="true">👤</div>}
           <dl class="facts">
             <dt>Name</dt>
-            <dd>{c.name ?? c.pushName ?? '—'}</dd>
+            <dd>{c.name ?? c.pushName ?? c.verifiedName ?? '—'}</dd>
+            {c.verifiedName && (
+              <>
+                <dt>Business</dt>
+                <dd data-verified-name>{c.verifiedName} <span class="muted">verified by WhatsApp</span></dd>
+              </>
+            )}
             <dt>Phone</dt>
             <dd>{c.phoneNumber ? `+${c.phoneNumber}` : '—'}</dd>
             <dt>About</dt>

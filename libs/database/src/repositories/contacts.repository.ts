@@ -238,6 +238,7 @@ export const toContactView = (c: ContactRow): ContactView => ({
   phoneNumber: c.phoneNumber,
   name: c.name,
   pushName: c.pushName,
+  verifiedName: c.verifiedName,
   isBusiness: c.isBusiness,
   blocked: c.blocked,
 });

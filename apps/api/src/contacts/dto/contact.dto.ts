@@ -38,6 +38,7 @@ export class ContactViewResponse {
   @ApiProperty({ type: String, nullable: true, example: '15551234567' }) phoneNumber: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'the name the account’s address book gives the contact' }) name: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'the name the contact gave itself (push name)' }) pushName: string | null;
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'a business’s name as WhatsApp verified it; null for a person or an unverified business' }) verifiedName: string | null;
   @ApiProperty() isBusiness: boolean;
   @ApiProperty() blocked: boolean;
 }
