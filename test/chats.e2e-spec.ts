@@ -207,10 +207,12 @@ describe('Chats, unread counts and history sync (sim engine)', () => {
       await simPost('/sim/contacts', { phoneNumber: '15550002004', name: 'Dan' });
       await simPost(`/sim/sessions/${sessionId}/inbound`, { from: dan, text: 'hi from dan' });
       await simPost(`/sim/sessions/${sessionId}/inbound`, { from: erin, text: 'hi from erin' });
+      // the chat exists from an earlier case's message of this number ('hi'), and the contact's push name may name it
+      // before the message is stored: wait for both
       const named = await waitFor(async () => {
         const chat = await chatOf(sessionId, dan);
-        return chat?.name === 'Dan' ? chat : null;
-      }, 30000, "Dan's chat named by his push name");
+        return chat?.name === 'Dan' && chat.lastMessage?.text === 'hi from dan' ? chat : null;
+      }, 30000, "Dan's chat named by his push name, with his message");
       expect(named.lastMessage).toMatchObject({ text: 'hi from dan' });
       // Erin set no name: her chat has none, but she is a contact from her first message (no contacts:check needed)
       await waitFor(async () => (await chatOf(sessionId, erin))?.lastMessage?.text === 'hi from erin', 30000, "Erin's chat");
