@@ -304,4 +304,19 @@ describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
     }
     expect(await db.query(`SELECT 1 FROM campaigns WHERE session_id = $1 AND name = 'loopback'`, [sessionId])).toHaveLength(0);
   });
+
+  it('a media campaign may carry a file larger than the ordinary body limit; cancelled before it starts, it sends nothing and its file is forgotten', async () => {
+    // 1.5 MiB of PDF: 2 MiB of base64, above BODY_LIMIT_BYTES (1 MiB), within MEDIA_MAX_BYTES
+    const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(1.5 * 1024 * 1024)]);
+    const created = await api()
+      .post(path('/campaigns'))
+      .set(bearer(org.adminKey))
+      .send({ name: 'brochure', message: { type: 'document', text: 'For {{name}}', media: { base64: pdf.toString('base64'), filename: 'brochure.pdf' } }, recipients: [{ to: number(410), variables: { name: 'Di' } }], startAt: Date.now() + 3_600_000 });
+    expect(created.status).toBe(201);
+    const db = await testDataSource();
+    expect(await db.query(`SELECT octet_length(data) AS size FROM campaign_media WHERE campaign_id = $1`, [created.body.id])).toEqual([{ size: pdf.length }]);
+    expect((await api().post(path(`/campaigns/${created.body.id}:cancel`)).set(bearer(org.adminKey))).status).toBe(200);
+    expect(await db.query(`SELECT 1 FROM campaign_media WHERE campaign_id = $1`, [created.body.id])).toHaveLength(0);
+    expect((await simMessages()).filter((m) => m.to === `${number(410)}@s.whatsapp.net`)).toHaveLength(0);
+  });
 });
