@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import type { AddressInfo } from 'node:net';
+import { createHash, randomBytes } from 'node:crypto';
 import { DateTime } from 'luxon';
 import { loadRunContext } from './support/run-context';
 
@@ -8,7 +9,7 @@ process.env.REDIS_KEY_PREFIX = `${loadRunContext().redisPrefix}:campaigns-${proc
 import { GatewayDirectory } from '@app/fleet';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { createApiApp } from '../apps/api/src/bootstrap';
-import { checkedRequest as request } from './support/api-app';
+import { checkedRequest as request, startApi } from './support/api-app';
 import { E2E_ENGINE, pairSession } from './support/engine';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { startSimGateway } from './support/fleet';
@@ -25,7 +26,8 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
  * naming both; a campaign survives its gateway SIGKILLed and the API restarted mid-way, every recipient gets its
  * message once (the simulator's received log), the counts match, the arrivals are at least minDelayMs apart and not
  * evenly spaced, an opted-out number is skipped; nothing arrives outside the window and no more than the daily cap;
- * a pause stops it. The full-size fault run and the scale figures are `npm run bench:campaigns`.
+ * a pause stops it; an image campaign sends its file's bytes (stored once) to each recipient once with its own caption,
+ * and a media URL aimed at loopback is refused. The full-size fault run and the scale figures are `npm run bench:campaigns`.
  */
 describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
   let app: INestApplication;
@@ -247,5 +249,74 @@ describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
     const got = await texts();
     expect(new Set(got.map((m) => m.to)).size).toBe(n);
     expect(got).toHaveLength(n);
+  });
+
+  it('an image campaign: each recipient gets the image (same bytes) once with its own caption; the file is stored once; a loopback media URL is 422 and stores nothing', async () => {
+    const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    // a PNG (the API takes its MIME type from its first bytes: none is given)
+    const image = Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), randomBytes(4096)]);
+    const names = ['Ana', 'Bo', 'Cy'];
+    const recipients = names.map((name, i) => ({ to: number(400 + i), variables: { name } }));
+    const created = await api()
+      .post(path('/campaigns'))
+      .set(bearer(org.adminKey))
+      .send({
+        name: 'menu',
+        message: { type: 'image', text: 'Hi {{name}}', media: { base64: image.toString('base64') } },
+        recipients,
+        pacing: { minDelayMs: 50, maxDelayMs: 100, typing: false },
+        skipNotOnWhatsApp: false,
+      });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    const db = await testDataSource();
+    // the file's bytes are stored once, for the campaign; no recipient's message has a copy of its own
+    const stored: Json[] = await db.query(`SELECT octet_length(data) AS size FROM campaign_media WHERE campaign_id = $1`, [id]);
+    expect(stored).toEqual([{ size: image.length }]);
+    await waitFor(async () => (await api().get(path(`/campaigns/${id}`)).set(bearer(org.adminKey))).body.status === 'completed', 60_000, 'the image campaign completed');
+    const copies: Json[] = await db.query(`SELECT count(*)::int AS n FROM message_media mm JOIN messages m ON m.id = mm.message_id WHERE m.campaign_id = $1`, [id]);
+    expect(copies[0].n).toBe(0);
+
+    const images = (await simMessages()).filter((m) => m.type === 'image' && recipients.some((r) => m.to === `${r.to}@s.whatsapp.net`));
+    // each recipient exactly once, the same bytes, its own caption
+    expect(images.map((m) => m.to).sort()).toEqual(recipients.map((r) => `${r.to}@s.whatsapp.net`).sort());
+    for (const [i, r] of recipients.entries()) {
+      const got = images.find((m) => m.to === `${r.to}@s.whatsapp.net`);
+      expect(got).toMatchObject({ sends: 1, media: { mimetype: 'image/png', size: image.length, sha256: sha256(image), caption: `Hi ${names[i]}` } });
+    }
+    const view = (await api().get(path(`/campaigns/${id}`)).set(bearer(org.adminKey))).body;
+    expect(view.counts).toMatchObject({ total: 3, sent: 3, failed: 0, pending: 0 });
+    // the campaign sends nothing more: its file is forgotten
+    expect(await db.query(`SELECT 1 FROM campaign_media WHERE campaign_id = $1`, [id])).toHaveLength(0);
+
+    // a media URL a tenant aims at this machine: refused by the address guard (an API as production runs it), nothing stored
+    const strict = await startApi({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
+    try {
+      const loopback = await strict
+        .http()
+        .post(path('/campaigns'))
+        .set(bearer(org.adminKey))
+        .send({ name: 'loopback', message: { type: 'image', text: 'Hi {{name}}', media: { url: `${simUrl}/healthz` } }, recipients });
+      expect(loopback.status).toBe(422);
+      expect(loopback.body.error.details.fields['message.media.url'][0]).toMatch(/not allowed/);
+    } finally {
+      await strict.app.close();
+    }
+    expect(await db.query(`SELECT 1 FROM campaigns WHERE session_id = $1 AND name = 'loopback'`, [sessionId])).toHaveLength(0);
+  });
+
+  it('a media campaign may carry a file larger than the ordinary body limit; cancelled before it starts, it sends nothing and its file is forgotten', async () => {
+    // 1.5 MiB of PDF: 2 MiB of base64, above BODY_LIMIT_BYTES (1 MiB), within MEDIA_MAX_BYTES
+    const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(1.5 * 1024 * 1024)]);
+    const created = await api()
+      .post(path('/campaigns'))
+      .set(bearer(org.adminKey))
+      .send({ name: 'brochure', message: { type: 'document', text: 'For {{name}}', media: { base64: pdf.toString('base64'), filename: 'brochure.pdf' } }, recipients: [{ to: number(410), variables: { name: 'Di' } }], startAt: Date.now() + 3_600_000 });
+    expect(created.status).toBe(201);
+    const db = await testDataSource();
+    expect(await db.query(`SELECT octet_length(data) AS size FROM campaign_media WHERE campaign_id = $1`, [created.body.id])).toEqual([{ size: pdf.length }]);
+    expect((await api().post(path(`/campaigns/${created.body.id}:cancel`)).set(bearer(org.adminKey))).status).toBe(200);
+    expect(await db.query(`SELECT 1 FROM campaign_media WHERE campaign_id = $1`, [created.body.id])).toHaveLength(0);
+    expect((await simMessages()).filter((m) => m.to === `${number(410)}@s.whatsapp.net`)).toHaveLength(0);
   });
 });

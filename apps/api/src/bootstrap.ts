@@ -60,12 +60,13 @@ export async function createApiApp(
   const trusted = config.trustedProxies;
   app.set('trust proxy', (address: string) => trusted.contains(address));
   // strict JSON bodies of bounded size, in well-formed UTF-8; parse errors reach the filter as 422 / 413, bad bytes as
-  // 400. A send may carry MEDIA_MAX_BYTES of base64 media, so its route parses first with its own limit (a parsed body
-  // is skipped by the next parser). Only a request with a body enters them: a GET walked three parser layers that each
+  // 400. A send or a campaign's creation may carry MEDIA_MAX_BYTES of base64 media, so its route parses first with its
+  // own limit (a parsed body is skipped by the next parser). Only a request with a body enters them: a GET walked three parser layers that each
   // found no body
   behindOneLayer(app, carriesBody, () => {
     app.use(`/${API_PREFIX}/sessions/:id/messages`, json(jsonBodyOptions(config.sendBodyLimitBytes)));
     app.use(`/${API_PREFIX}/sessions/:id/messages\\:batch`, json(jsonBodyOptions(config.sendBodyLimitBytes)));
+    app.use(`/${API_PREFIX}/sessions/:id/campaigns`, json(jsonBodyOptions(config.campaignBodyLimitBytes)));
     app.useBodyParser('json', jsonBodyOptions(config.BODY_LIMIT_BYTES));
   });
   // NUL bytes, prototype-named keys, deep nesting and over-long URLs are refused here, before any route or pipe; then

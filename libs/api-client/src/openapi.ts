@@ -691,7 +691,7 @@ export interface paths {
         put?: never;
         /**
          * Create a campaign
-         * @description Up to 10,000 recipients (`recipients` or `recipientsCsv`) get the message, its `{{variables}}` filled per recipient, one at a time: a random delay in [minDelayMs, maxDelayMs] between two, "typing…" before each when asked, only inside the window, within the hourly and daily caps and the warm-up's growing daily cap, and within the session's own rates. Opted-out numbers are skipped, and numbers not on WhatsApp when skipNotOnWhatsApp (default true). 422 names the recipient and the variable when a recipient lacks one the template uses.
+         * @description Up to 10,000 recipients (`recipients` or `recipientsCsv`) get the message, its `{{variables}}` filled per recipient, one at a time: a random delay in [minDelayMs, maxDelayMs] between two, "typing…" before each when asked, only inside the window, within the hourly and daily caps and the warm-up's growing daily cap, and within the session's own rates. Opted-out numbers are skipped, and numbers not on WhatsApp when skipNotOnWhatsApp (default true). 422 names the recipient and the variable when a recipient lacks one the template uses. A media campaign's file (`message.media`, a URL or base64) is taken once at creation and stored once; each recipient gets those bytes with its own caption.
          */
         post: operations["Campaigns_create"];
         delete?: never;
@@ -2657,17 +2657,32 @@ export interface components {
              */
             to: string;
         };
+        CampaignMediaDto: {
+            /** @description http(s) URL the API fetches once, at creation (through the SSRF guard); exactly one of url and base64 */
+            url?: string;
+            /** @description the bytes, base64 (at most MEDIA_MAX_BYTES); exactly one of url and base64 */
+            base64?: string;
+            /**
+             * @description default: what the first bytes show (JPEG, PNG, GIF, WebP, PDF, Ogg/Opus, MP4, MP3), else the type's usual one
+             * @example image/jpeg
+             */
+            mimetype?: string;
+            /** @example menu.pdf */
+            filename?: string;
+        };
         CampaignMessageDto: {
             /**
              * @description default text
              * @enum {string}
              */
-            type?: "text" | "location" | "contact" | "poll";
+            type?: "text" | "image" | "video" | "audio" | "document" | "sticker" | "voice" | "location" | "contact" | "poll";
             /**
-             * @description the template: {{variable}} is replaced per recipient
+             * @description the template, {{variable}} replaced per recipient: the text of a text (1..4096), the caption of an image, a video or a document (optional, 1..1024); not allowed for the other types
              * @example Hi {{name}}, your order {{order}} is ready
              */
             text?: string;
+            /** @description required for image, video, audio, document, sticker and voice: fetched or decoded once at creation and stored once for the campaign */
+            media?: components["schemas"]["CampaignMediaDto"];
             location?: Record<string, never>;
             contact?: Record<string, never>;
             poll?: Record<string, never>;

@@ -43,6 +43,11 @@ describe('configuration', () => {
     expect([list.allowsHost('proxy.internal'), list.allowsHost('10.8.1.1'), list.allowsHost('10.9.1.1')]).toEqual([true, true, false]);
   });
 
+  it('lets a campaign\'s creation carry MEDIA_MAX_BYTES of base64 on top of BODY_LIMIT_BYTES (its recipients)', () => {
+    const c = loadConfig(ApiConfig, { MEDIA_MAX_BYTES: '3000', BODY_LIMIT_BYTES: '1048576' });
+    expect(c.campaignBodyLimitBytes).toBe(4000 + 1048576);
+  });
+
   it('converts numbers and booleans', () => {
     const c = loadConfig(ApiConfig, { PORT: '8080', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     expect(c.PORT).toBe(8080);

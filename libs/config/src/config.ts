@@ -325,6 +325,14 @@ export class ApiConfig extends BaseConfig {
     return Math.max(this.BODY_LIMIT_BYTES, Math.ceil(this.MEDIA_MAX_BYTES / 3) * 4 + 64 * 1024);
   }
 
+  /**
+   * JSON body limit of a campaign's creation: a media campaign's file as base64 (MEDIA_MAX_BYTES, as a send) on top of
+   * what any body may be (BODY_LIMIT_BYTES: the recipients).
+   */
+  get campaignBodyLimitBytes(): number {
+    return Math.ceil(this.MEDIA_MAX_BYTES / 3) * 4 + this.BODY_LIMIT_BYTES;
+  }
+
   override finalize(): void {
     super.finalize();
     if (this.WHATSAPP_EMULATOR_URL && this.isProduction) throw new ConfigError('WHATSAPP_EMULATOR_URL', 'is refused when NODE_ENV=production');

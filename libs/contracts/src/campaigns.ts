@@ -2,16 +2,32 @@
  * Campaigns and scheduled sends (CONTRACT 17): the Campaign resource, its recipients' states, the shapes of its
  * window, pacing and warm-up, and the payloads of `campaign.progress` and `campaign.completed`.
  */
+import { MEDIA_MESSAGE_TYPES } from './messages';
 import type { ContactContent, LocationContent, PollContent } from './messages';
 
-/** The send types a campaign sends (media is not offered yet: docs/campaigns.md). */
-export const CAMPAIGN_MESSAGE_TYPES = ['text', 'location', 'contact', 'poll'] as const;
+/** The send types a campaign sends: a text, every media type (bytes stored once per campaign), a location, a contact, a poll. */
+export const CAMPAIGN_MESSAGE_TYPES = ['text', ...MEDIA_MESSAGE_TYPES, 'location', 'contact', 'poll'] as const;
 export type CampaignMessageType = (typeof CAMPAIGN_MESSAGE_TYPES)[number];
 
-/** A campaign's message as stored: a send body whose `text` is the template. */
+/**
+ * A media campaign's file as stored on the campaign (its bytes are stored once, beside it: `campaign_media`, read by
+ * every recipient's send); `sha256` (hex) and `size` describe those bytes.
+ */
+export interface CampaignMedia {
+  mimetype: string;
+  size: number;
+  filename: string | null;
+  sha256: string;
+}
+
+/**
+ * A campaign's message as stored: a send body whose `text` is the template (the text of a `text`, the caption of a
+ * captioned media type; null for the others).
+ */
 export interface CampaignMessage {
   type: CampaignMessageType;
   text: string | null;
+  media: CampaignMedia | null;
   location: LocationContent | null;
   contact: ContactContent | null;
   poll: PollContent | null;

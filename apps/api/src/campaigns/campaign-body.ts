@@ -8,12 +8,15 @@ import {
   CampaignWarmup,
   CHAT_JID_PATTERN,
   DomainError,
+  isCaptionedMediaType,
+  isMediaType,
   normalizeChatJid,
   SEND_AT_MAX_AHEAD_MS,
   SendWindow,
   WEEKDAYS,
 } from '@app/contracts';
 import { missingVariable, windowProblems } from '@app/messaging';
+import { CAPTION_MAX, FILENAME, httpUrlProblem, isPaddedBase64, MIMETYPE } from '../messages/dto/send-message.dto';
 
 /**
  * A campaign's body (CONTRACT 17) checked whole before anything is stored: every problem is a 422 naming its field;
@@ -22,13 +25,29 @@ import { missingVariable, windowProblems } from '@app/messaging';
  */
 export interface CampaignBody {
   name: string;
+  /** `media` is null here: the file is described once its bytes are in hand (`CampaignMediaLoader`) */
   message: CampaignMessage;
+  /** where a media campaign's file comes from: exactly one of `url` and `base64` */
+  media: CampaignMediaInput | null;
   recipients: Array<{ to: string; variables: Record<string, string> | null }>;
   startAt: number;
   window: SendWindow | null;
   pacing: CampaignPacing;
   warmup: CampaignWarmup | null;
   skipNotOnWhatsApp: boolean;
+}
+
+/** A media campaign's file as given: a URL to fetch (through the SSRF guard) or the bytes in base64. */
+export interface CampaignMediaInput {
+  url: string | null;
+  base64: string | null;
+  mimetype: string | null;
+  filename: string | null;
+}
+
+export interface CampaignBodyLimits {
+  /** MEDIA_MAX_BYTES: a base64 file larger than this is refused here, a URL's answer by the fetcher */
+  mediaMaxBytes: number;
 }
 
 /** Pacing when none is given: 20–60 s between messages with "typing…" (docs/campaigns.md, "Advice"). */
@@ -40,14 +59,14 @@ const invalid = (fields: Record<string, string[]>) => new DomainError('validatio
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isInt = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): v is number => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 
-export function parseCampaignBody(raw: unknown, now: number): CampaignBody {
+export function parseCampaignBody(raw: unknown, now: number, limits: CampaignBodyLimits): CampaignBody {
   if (!isObject(raw)) throw invalid({ body: ['must be a JSON object'] });
   const fields: Record<string, string[]> = {};
   const problem = (field: string, text: string) => (fields[field] ??= []).push(text);
   for (const key of Object.keys(raw)) if (!KNOWN.includes(key)) problem(key, 'property should not exist');
 
   if (typeof raw.name !== 'string' || raw.name.trim().length < 1 || raw.name.length > 200) problem('name', 'name must be 1..200 characters');
-  const message = messageOf(raw.message, problem);
+  const { message, media } = messageOf(raw.message, problem, limits);
   const startAt = raw.startAt === undefined ? now : raw.startAt;
   if (!isInt(startAt, 0) || startAt > now + SEND_AT_MAX_AHEAD_MS) problem('startAt', 'startAt must be epoch ms, at most 366 days ahead');
   const window = raw.window === undefined || raw.window === null ? null : windowOf(raw.window, problem);
@@ -73,6 +92,7 @@ export function parseCampaignBody(raw: unknown, now: number): CampaignBody {
   return {
     name: (raw.name as string).trim(),
     message,
+    media,
     recipients,
     startAt: startAt as number,
     window,
@@ -84,23 +104,38 @@ export function parseCampaignBody(raw: unknown, now: number): CampaignBody {
 
 type Problem = (field: string, text: string) => void;
 
-function messageOf(raw: unknown, problem: Problem): CampaignMessage {
-  const none: CampaignMessage = { type: 'text', text: null, location: null, contact: null, poll: null };
+const MESSAGE_KEYS = ['type', 'text', 'media', 'location', 'contact', 'poll'];
+const MEDIA_KEYS = ['url', 'base64', 'mimetype', 'filename'];
+
+/** The bytes a padded base64 string decodes to, without decoding it. */
+const base64Size = (b64: string) => (b64.length / 4) * 3 - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0);
+
+function messageOf(raw: unknown, problem: Problem, limits: CampaignBodyLimits): { message: CampaignMessage; media: CampaignMediaInput | null } {
+  const none: CampaignMessage = { type: 'text', text: null, media: null, location: null, contact: null, poll: null };
   if (!isObject(raw)) {
     problem('message', 'message must be a send body (CONTRACT 10) without `to`');
-    return none;
+    return { message: none, media: null };
   }
   const type = (raw.type ?? 'text') as CampaignMessageType;
   if (!(CAMPAIGN_MESSAGE_TYPES as readonly unknown[]).includes(type)) {
     problem('message.type', `a campaign sends ${CAMPAIGN_MESSAGE_TYPES.join(', ')}`);
-    return none;
+    return { message: none, media: null };
   }
-  for (const key of Object.keys(raw)) if (!['type', 'text', 'location', 'contact', 'poll'].includes(key)) problem(`message.${key}`, 'property should not exist');
+  for (const key of Object.keys(raw)) if (!MESSAGE_KEYS.includes(key)) problem(`message.${key}`, 'property should not exist');
   const m: CampaignMessage = { ...none, type };
   if (type === 'text') {
     if (typeof raw.text !== 'string' || raw.text.length < 1 || raw.text.length > TEXT_MAX) problem('message.text', `text must be 1..${TEXT_MAX} characters`);
     else m.text = raw.text;
-  } else if (raw.text !== undefined) problem('message.text', `text is not allowed for type ${type}`);
+  } else if (isCaptionedMediaType(type)) {
+    // the caption, a template like a text's; optional
+    if (raw.text !== undefined && (typeof raw.text !== 'string' || raw.text.length < 1 || raw.text.length > CAPTION_MAX)) {
+      problem('message.text', `text (the caption) must be 1..${CAPTION_MAX} characters for type ${type}`);
+    } else if (typeof raw.text === 'string') m.text = raw.text;
+  } else if (raw.text !== undefined) {
+    problem('message.text', isMediaType(type) ? `a ${type} carries no caption: text is not allowed for type ${type}` : `text is not allowed for type ${type}`);
+  }
+  const media = isMediaType(type) ? mediaOf(raw.media, problem, limits) : null;
+  if (!isMediaType(type) && raw.media !== undefined) problem('message.media', `media is not allowed for type ${type}`);
   if (type === 'location') {
     const l = raw.location;
     if (!isObject(l) || typeof l.latitude !== 'number' || typeof l.longitude !== 'number' || Math.abs(l.latitude) > 90 || Math.abs(l.longitude) > 180) {
@@ -119,7 +154,33 @@ function messageOf(raw: unknown, problem: Problem): CampaignMessage {
       problem('message.poll', 'poll needs a name and 2..12 options');
     } else m.poll = { name: p.name, options: options as string[], selectableCount: isInt(p.selectableCount, 1, options.length) ? p.selectableCount : 1 };
   }
-  return m;
+  return { message: m, media };
+}
+
+/** A media type's `media`: `{url | base64, mimetype?, filename?}`, exactly one of url and base64, base64 within the size. */
+function mediaOf(raw: unknown, problem: Problem, limits: CampaignBodyLimits): CampaignMediaInput | null {
+  if (!isObject(raw)) return problem('message.media', 'media {url | base64, mimetype?, filename?} is required for a media type'), null;
+  let ok = true;
+  const bad = (field: string, text: string) => ((ok = false), problem(`message.media${field}`, text));
+  for (const key of Object.keys(raw)) if (!MEDIA_KEYS.includes(key)) bad(`.${key}`, 'property should not exist');
+  const { url, base64, mimetype, filename } = raw;
+  if ((url === undefined) === (base64 === undefined)) bad('', 'exactly one of media.url and media.base64 is required');
+  else if (url !== undefined) {
+    const urlProblem = httpUrlProblem(url);
+    if (urlProblem) bad('.url', urlProblem);
+  } else if (typeof base64 !== 'string' || !isPaddedBase64(base64)) bad('.base64', 'base64 must be non-empty padded base64');
+  else if (base64Size(base64) > limits.mediaMaxBytes) bad('.base64', `must be at most ${limits.mediaMaxBytes} bytes`);
+  if (mimetype !== undefined && (typeof mimetype !== 'string' || mimetype.length > 255 || !MIMETYPE.test(mimetype))) bad('.mimetype', 'mimetype must be a MIME type like image/jpeg');
+  if (filename !== undefined && (typeof filename !== 'string' || filename.length < 1 || filename.length > 255 || !FILENAME.test(filename))) {
+    bad('.filename', 'filename must be 1..255 characters without slashes, NUL or line breaks');
+  }
+  if (!ok) return null;
+  return {
+    url: (url as string | undefined) ?? null,
+    base64: (base64 as string | undefined) ?? null,
+    mimetype: (mimetype as string | undefined) ?? null,
+    filename: (filename as string | undefined) ?? null,
+  };
 }
 
 function windowOf(raw: unknown, problem: Problem): SendWindow | null {

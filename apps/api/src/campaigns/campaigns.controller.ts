@@ -26,7 +26,7 @@ export class CampaignsController {
   @HttpCode(201)
   @ApiEndpoint(
     'Create a campaign',
-    'Up to 10,000 recipients (`recipients` or `recipientsCsv`) get the message, its `{{variables}}` filled per recipient, one at a time: a random delay in [minDelayMs, maxDelayMs] between two, "typing…" before each when asked, only inside the window, within the hourly and daily caps and the warm-up\'s growing daily cap, and within the session\'s own rates. Opted-out numbers are skipped, and numbers not on WhatsApp when skipNotOnWhatsApp (default true). 422 names the recipient and the variable when a recipient lacks one the template uses.',
+    'Up to 10,000 recipients (`recipients` or `recipientsCsv`) get the message, its `{{variables}}` filled per recipient, one at a time: a random delay in [minDelayMs, maxDelayMs] between two, "typing…" before each when asked, only inside the window, within the hourly and daily caps and the warm-up\'s growing daily cap, and within the session\'s own rates. Opted-out numbers are skipped, and numbers not on WhatsApp when skipNotOnWhatsApp (default true). 422 names the recipient and the variable when a recipient lacks one the template uses. A media campaign\'s file (`message.media`, a URL or base64) is taken once at creation and stored once; each recipient gets those bytes with its own caption.',
     'validation_error',
   )
   @ApiBody({
@@ -40,6 +40,13 @@ export class CampaignsController {
           window: { days: ['mon', 'tue', 'wed', 'thu', 'fri'], from: '09:00', to: '18:00', timeZone: 'America/New_York' },
           pacing: { minDelayMs: 20000, maxDelayMs: 60000, typing: true, perHour: 60, perDay: 300 },
           skipNotOnWhatsApp: true,
+        },
+      },
+      image: {
+        value: {
+          name: 'new menu',
+          message: { type: 'image', text: 'Hi {{name}}, our new menu', media: { url: 'https://example.com/menu.jpg' } },
+          recipients: [{ to: '15551234567', variables: { name: 'Ana' } }],
         },
       },
     },

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CampaignRecipientView, CampaignStatus, CampaignView, DomainError, normalizeChatJid, OptOutView, RECIPIENT_STATUSES, RecipientStatus } from '@app/contracts';
+import { ApiConfig } from '@app/config';
+import { CampaignRecipientView, CampaignStatus, CampaignView, DomainError, isMediaType, normalizeChatJid, OptOutView, RECIPIENT_STATUSES, RecipientStatus } from '@app/contracts';
 import { CampaignsRepository, MessagesRepository, newId, Session, SessionsRepository, toCampaignView } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { REDIS_CLIENT } from '@app/infra';
@@ -7,6 +8,7 @@ import { CampaignSignal } from '@app/messaging';
 import { Redis } from '@app/redis';
 import { Page } from '../common/pagination';
 import { parseCampaignBody } from './campaign-body';
+import { CampaignMediaLoader } from './campaign-media';
 
 /** The status changes of `:pause`, `:resume` and `:cancel`: from which statuses, to which. */
 const CHANGES: Record<'pause' | 'resume' | 'cancel', { from: CampaignStatus[]; to: CampaignStatus }> = {
@@ -39,20 +41,25 @@ export class CampaignsService {
     private readonly events: EventPublisher,
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
     signal: CampaignSignal,
+    private readonly mediaLoader: CampaignMediaLoader,
+    private readonly config: ApiConfig,
   ) {
     this.signal = signal;
   }
 
   async create(organizationId: string, sessionId: string, raw: unknown): Promise<CampaignView> {
     const session = await this.session(organizationId, sessionId);
-    const body = parseCampaignBody(raw, Date.now());
+    const body = parseCampaignBody(raw, Date.now(), { mediaMaxBytes: this.config.MEDIA_MAX_BYTES });
+    // a media campaign's file is taken once, now (a refused URL or a file too large: 422, nothing stored), and stored
+    // once with the campaign, in the same transaction as its row and its recipients
+    const file = body.media && isMediaType(body.message.type) ? await this.mediaLoader.load(body.message.type, body.media) : null;
     const row = await this.campaigns.create(
       {
         id: newId('cmp'),
         organizationId,
         sessionId: session.id,
         name: body.name,
-        message: body.message,
+        message: file ? { ...body.message, media: file.media } : body.message,
         window: body.window,
         pacing: body.pacing,
         warmup: body.warmup,
@@ -60,6 +67,7 @@ export class CampaignsService {
         startAt: body.startAt,
       },
       body.recipients,
+      file?.bytes ?? null,
     );
     await this.notify(session, row.id);
     // the row as INSERT … RETURNING gave it precedes its recipients (whose insert counts them): read the counts again

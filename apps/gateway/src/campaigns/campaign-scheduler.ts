@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { CAMPAIGN_PROGRESS_EVERY_MS, CampaignMessage, normalizeChatJid } from '@app/contracts';
+import { CAMPAIGN_PROGRESS_EVERY_MS, CampaignMessage, isCaptionedMediaType, normalizeChatJid } from '@app/contracts';
 import { CampaignRow, CampaignsRepository, RecipientRow, MessageRow, MessagesRepository, NewMessage, newId, SessionsRepository } from '@app/database';
 import type { EventPublisher } from '@app/events';
 import { capState, newWaMessageId, pacingDelay, renderTemplate, SendRateLimiter, windowState } from '@app/messaging';
@@ -331,9 +331,14 @@ export class CampaignScheduler implements CampaignSendHooks {
     return at;
   }
 
-  /** The recipient's message: the template rendered with its variables, "typing…" before it when the pacing asks. */
+  /**
+   * The recipient's message: the template rendered with its variables (a text's text, a media's caption), "typing…"
+   * before it when the pacing asks. A media message carries the campaign's file description and no bytes of its own:
+   * its send reads the campaign's, stored once (`MessagesRepository.mediaOf`).
+   */
   private messageOf(c: CampaignRow, to: string, variables: Record<string, string>, id: string, waJid: string | null): NewMessage {
     const m: CampaignMessage = c.message;
+    const rendered = m.text === null ? null : renderTemplate(m.text, variables);
     return {
       id,
       organizationId: c.organizationId,
@@ -343,7 +348,8 @@ export class CampaignScheduler implements CampaignSendHooks {
       chatJid: normalizeChatJid(to) ?? to,
       from: waJid,
       type: m.type,
-      text: m.text === null ? null : renderTemplate(m.text, variables),
+      text: m.media ? null : rendered,
+      media: m.media ? { mimetype: m.media.mimetype, size: m.media.size, filename: m.media.filename, caption: isCaptionedMediaType(m.type) ? rendered : null } : null,
       location: m.location,
       contact: m.contact,
       poll: m.poll,

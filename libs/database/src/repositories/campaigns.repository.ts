@@ -116,7 +116,8 @@ function toRow(r: RawCampaign): CampaignRow {
     sessionId: r.session_id,
     name: r.name,
     status: r.status,
-    message: r.message,
+    // a campaign stored before media campaigns has no `media` in its message
+    message: { ...r.message, media: r.message.media ?? null },
     window: r.time_window,
     pacing: r.pacing,
     warmup: r.warmup,
@@ -166,12 +167,18 @@ const LIVE = `status IN ('scheduled', 'running')`;
  */
 const VIEW_STATUS_SQL = `campaign_view_status(r.status, m.status)`;
 
-/** Every query of `campaigns`, `campaign_recipients` and `opt_outs`. */
+/**
+ * A media campaign's bytes (`campaign_media`, one row per campaign), for a statement of another repository that reads
+ * them with its own rows (`MessagesRepository.mediaOf`: a campaign message's bytes are its campaign's).
+ */
+export const campaignMediaSql = (campaignIdExpr: string) => `SELECT data FROM campaign_media WHERE campaign_id = ${campaignIdExpr}`;
+
 /** The rows of an UPDATE or DELETE … RETURNING through TypeORM's `query`, which answers those as `[rows, count]`. */
 function updated<T>(result: T[] | [T[], number]): T[] {
   return result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? (result[0] as T[]) : (result as T[]);
 }
 
+/** Every query of `campaigns`, `campaign_recipients`, `campaign_media` and `opt_outs`. */
 @Injectable()
 export class CampaignsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -180,8 +187,11 @@ export class CampaignsRepository {
     return manager ?? this.db;
   }
 
-  /** The campaign and every recipient, in one transaction (the recipients in 2,000-row statements). */
-  async create(c: NewCampaign, recipients: NewRecipient[]): Promise<CampaignRow> {
+  /**
+   * The campaign, its media's bytes (once, whatever the number of recipients) and every recipient, in one transaction
+   * (the recipients in 2,000-row statements).
+   */
+  async create(c: NewCampaign, recipients: NewRecipient[], media: Buffer | null = null): Promise<CampaignRow> {
     return this.db.transaction(async (tx) => {
       const rows: RawCampaign[] = await tx.query(
         `INSERT INTO campaigns (id, organization_id, session_id, name, status, message, time_window, pacing, warmup,
@@ -190,6 +200,7 @@ export class CampaignsRepository {
         [c.id, c.organizationId, c.sessionId, c.name, JSON.stringify(c.message), c.window ? JSON.stringify(c.window) : null,
           JSON.stringify(c.pacing), c.warmup ? JSON.stringify(c.warmup) : null, c.skipNotOnWhatsApp, recipients.length, new Date(c.startAt)],
       );
+      if (media) await tx.query(`INSERT INTO campaign_media (campaign_id, data) VALUES ($1, $2)`, [c.id, media]);
       for (let from = 0; from < recipients.length; from += 2000) {
         const chunk = recipients.slice(from, from + 2000);
         await tx.query(
@@ -260,6 +271,7 @@ export class CampaignsRepository {
     ));
     if (rows[0] && to === 'cancelled') {
       await tx.query(`UPDATE campaign_recipients SET status = 'cancelled', updated_at = now() WHERE campaign_id = $1 AND status = 'pending'`, [id]);
+      await this.forgetMedia(tx, id);
     }
     return rows[0] ? toRow(rows[0]) : null;
   }
@@ -341,6 +353,18 @@ export class CampaignsRepository {
         c?.daysSent ?? null, c?.hourKey ?? null, c?.hourCount ?? null, change.lastMessageId ?? null, change.lastDelayMs ?? null,
         change.progressAt === undefined ? null : new Date(change.progressAt)],
     );
+    if (change.status === 'completed') await this.forgetMedia(tx, id);
+  }
+
+  /** A campaign that will send nothing more (completed, cancelled) no longer needs its media's bytes. */
+  private async forgetMedia(tx: EntityManager, id: string): Promise<void> {
+    await tx.query(`DELETE FROM campaign_media WHERE campaign_id = $1`, [id]);
+  }
+
+  /** Whether a campaign's media bytes are stored (tests, and the docs' claim that they are kept once). */
+  async hasMedia(id: string): Promise<boolean> {
+    const rows: unknown[] = await this.db.query(`SELECT 1 FROM campaign_media WHERE campaign_id = $1`, [id]);
+    return rows.length > 0;
   }
 
   // ----- opt-outs -----

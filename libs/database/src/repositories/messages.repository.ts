@@ -6,6 +6,7 @@ import { PreparedStatement, preparedStatement, runPrepared } from '../prepared';
 import { OutboxRows, outboxInsertSql } from './events.repository';
 import { autoReadSql, presenceTypingSql, takeMessageSeqsIfSendableSql, takeMessageSeqsSql } from './sessions.repository';
 import { chatOfMessageSql } from './chats.repository';
+import { campaignMediaSql } from './campaigns.repository';
 import type {
   AckStatus,
   ContactContent,
@@ -621,8 +622,17 @@ export class MessagesRepository {
     );
   }
 
+  /**
+   * An outbound message's bytes: its own (`message_media`), or, for a message of a media campaign, its campaign's,
+   * stored once for every recipient (`campaign_media`, the campaigns repository's fragment).
+   */
   async mediaOf(messageId: string): Promise<Buffer | null> {
-    const rows: Array<{ data: Buffer }> = await this.db.query(`SELECT data FROM message_media WHERE message_id = $1`, [messageId]);
+    const rows: Array<{ data: Buffer }> = await this.db.query(
+      `SELECT data FROM message_media WHERE message_id = $1
+       UNION ALL ${campaignMediaSql('(SELECT campaign_id FROM messages WHERE id = $1)')}
+       LIMIT 1`,
+      [messageId],
+    );
     return rows[0]?.data ?? null;
   }
 

@@ -22,9 +22,22 @@ export class CampaignWarmupDto {
   @ApiProperty({ minimum: 0, maximum: 1000, example: 30 }) growthPercent: number;
 }
 
+export class CampaignMediaDto {
+  @ApiPropertyOptional({ description: 'http(s) URL the API fetches once, at creation (through the SSRF guard); exactly one of url and base64', maxLength: 2048 }) url?: string;
+  @ApiPropertyOptional({ description: 'the bytes, base64 (at most MEDIA_MAX_BYTES); exactly one of url and base64' }) base64?: string;
+  @ApiPropertyOptional({ example: 'image/jpeg', description: 'default: what the first bytes show (JPEG, PNG, GIF, WebP, PDF, Ogg/Opus, MP4, MP3), else the type\'s usual one' }) mimetype?: string;
+  @ApiPropertyOptional({ example: 'menu.pdf', maxLength: 255 }) filename?: string;
+}
+
 export class CampaignMessageDto {
   @ApiPropertyOptional({ enum: CAMPAIGN_MESSAGE_TYPES, description: 'default text' }) type?: string;
-  @ApiPropertyOptional({ example: 'Hi {{name}}, your order {{order}} is ready', description: 'the template: {{variable}} is replaced per recipient' }) text?: string;
+  @ApiPropertyOptional({
+    example: 'Hi {{name}}, your order {{order}} is ready',
+    description: `the template, {{variable}} replaced per recipient: the text of a text (1..4096), the caption of an image, a video or a document (optional, 1..1024); not allowed for the other types`,
+  })
+  text?: string;
+  @ApiPropertyOptional({ type: CampaignMediaDto, description: 'required for image, video, audio, document, sticker and voice: fetched or decoded once at creation and stored once for the campaign' })
+  media?: CampaignMediaDto;
   @ApiPropertyOptional() location?: object;
   @ApiPropertyOptional() contact?: object;
   @ApiPropertyOptional() poll?: object;

@@ -48,6 +48,9 @@ const CONTENT_FIELD = {
 const carriedIn = (field: keyof SendMessageDto): OutboundMessageType[] => OUTBOUND_MESSAGE_TYPES.filter((type) => CONTENT_FIELD[type] === field);
 const MEDIA_TYPES = carriedIn('media');
 const CAPTIONED: OutboundMessageType[] = [...CAPTIONED_MEDIA_TYPES];
+/** A media's MIME type (`image/jpeg`, `audio/ogg; codecs=opus`) and file name, as a send and a campaign take them. */
+export const MIMETYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;.*)?$/;
+export const FILENAME = /^[^/\\\0\r\n]+$/;
 const USER_JID = /^\d{5,20}@(s\.whatsapp\.net|lid)$/;
 const MESSAGE_ID = /^[A-Za-z0-9_]{1,64}$/;
 
@@ -115,23 +118,23 @@ export class SendMediaDto {
   @ApiProperty({ example: 'image/jpeg' })
   @IsString()
   @MaxLength(255)
-  @Matches(/^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;.*)?$/, { message: 'mimetype must be a MIME type like image/jpeg' })
+  @Matches(MIMETYPE, { message: 'mimetype must be a MIME type like image/jpeg' })
   mimetype: string;
 
   @ApiPropertyOptional({ example: 'invoice.pdf', maxLength: 255 })
   @ValidateIf((o: SendMediaDto) => o.filename !== undefined)
   @IsString()
   @Length(1, 255)
-  @Matches(/^[^/\\\0\r\n]+$/, { message: 'filename may not contain slashes, NUL or line breaks' })
+  @Matches(FILENAME, { message: 'filename may not contain slashes, NUL or line breaks' })
   filename?: string;
 }
 
 /** Checked without a grouped regex, which would backtrack over a 20 MB string. */
-function isPaddedBase64(v: string): boolean {
+export function isPaddedBase64(v: string): boolean {
   return v.length > 0 && v.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(v);
 }
 
-function httpUrlProblem(value: unknown): string | null {
+export function httpUrlProblem(value: unknown): string | null {
   if (value === undefined) return null;
   if (typeof value !== 'string') return 'url must be a string';
   if (value.length > 2048) return 'url must be at most 2048 characters';
