@@ -4,13 +4,12 @@ import { isolateFleet } from './support/fleet-harness';
 const isolated = isolateFleet('chatwoot');
 
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { startApi } from './support/api-app';
 import { ChatwootStandin } from './support/chatwoot-standin';
-import { E2E_ENGINE, engineEnv, pairSession } from './support/engine';
+import { E2E_ENGINE, engineEnv, knownFailure, pairSession } from './support/engine';
 import { AppProcess, freePort, startApp, startSimGateway, waitFor } from './support/processes';
 import { deliveriesOf, startDispatcherProcess } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
@@ -71,7 +70,7 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     db = await testDataSource();
     chatwoot = new ChatwootStandin();
     let gw: Awaited<ReturnType<typeof startSimGateway>>;
-    [api, gw] = await Promise.all([startApi(), startSimGateway(`gw-chatwoot-${process.pid}`, process.env.CW_DEBUG ? { sim: { LOG_LEVEL: 'debug' }, gateway: { LOG_LEVEL: 'info' } } : {}), chatwoot.start()]);
+    [api, gw] = await Promise.all([startApi(), startSimGateway(`gw-chatwoot-${process.pid}`), chatwoot.start()]);
     ({ sim, simUrl, gateway, gatewayEnv } = gw);
     app = api.app;
     await listen();
@@ -321,12 +320,17 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
 
   const gatewayBEnv = () => ({ ...gatewayEnv, GATEWAY_ID: `${gatewayEnv.GATEWAY_ID}-b`, SUPERVISOR_ENABLED: 'true', REBALANCE_MOVES_PER_MIN: '0' });
 
-  it('a gateway failing over mid-conversation: the SIGKILLed holder\'s session resumes on a second gateway, and nothing is lost or duplicated either way', async () => {
+  // baileys: a SIGKILL can land after Baileys put a stanza on the wire and before it committed the Signal session
+  // state that stanza advanced (relayMessage sends inside keys.transaction, the commit follows); the next holder then
+  // encrypts and decrypts with state behind the contact's. WhatsApp heals that with retry receipts (the phone sends
+  // again with a fresh session); the emulator plays none yet, so the conversation stays broken (Bad MAC at the
+  // contact, "No matching sessions" at the gateway) in about 3 runs of 4 (docs/integrations/chatwoot.md)
+  knownFailure('baileys', 'issue 42: the emulator answers no retry receipts, so a Signal state a SIGKILL left behind never heals', 'a gateway failing over mid-conversation: the SIGKILLed holder\'s session resumes on a second gateway, and nothing is lost or duplicated either way', async () => {
     // a second gateway beside the one holding the session, with the fleet's supervisor (which moves a dead gateway's
     // sessions; off by default in tests) and no rebalancing (the session stays where it is until the kill)
     const idB = `${gatewayEnv.GATEWAY_ID}-b`;
     const healthB = await freePort();
-    gatewayB = await startApp('gateway', { ...gatewayBEnv(), LOG_LEVEL: 'info', GATEWAY_HEALTH_PORT: String(healthB) }, `http://127.0.0.1:${healthB}/healthz`);
+    gatewayB = await startApp('gateway', { ...gatewayBEnv(), GATEWAY_HEALTH_PORT: String(healthB) }, `http://127.0.0.1:${healthB}/healthz`);
     const holder = async () => (await db.query(`SELECT gateway_id, status, last_connected_at FROM sessions WHERE id = $1`, [sessionId]))[0];
     expect((await holder()).gateway_id).toBe(gatewayEnv.GATEWAY_ID);
     const conv = await conversationOfChat(JID);
@@ -357,7 +361,7 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
         const h = await holder();
         return h.gateway_id === idB && h.status === 'working' && h.last_connected_at >= killedAt ? new Date() : null;
       }, 60_000, 'the session working on the second gateway').catch(async (err) => {
-        console.log(await holder(), gatewayB!.output().slice(-6000));
+        console.log(await holder());
         throw err;
       });
       const roundsAtMove = round;
@@ -399,14 +403,11 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
           inbound: await db.query(`SELECT wa_message_id, chat_jid, status, created_at FROM messages WHERE session_id = $1 AND wa_message_id = ANY($2)`, [sessionId, inLost]),
           inboundEvents: await db.query(`SELECT e.id, e.type, d.status, d.attempts, d.last_error FROM events e LEFT JOIN deliveries d ON d.event_id = e.id WHERE e.envelope->'payload'->'message'->>'waMessageId' = ANY($1)`, [inLost]),
           outbound: await db.query(`SELECT id, wa_message_id, chat_jid, status, error, created_at FROM messages WHERE session_id = $1 AND direction = 'out' AND text = ANY($2)`, [sessionId, outLost]),
-          network: (await simc.get(`/sim/messages?sessionId=${sessionId}`)).data.slice(-5),
-        }, null, 1),
-        gatewayB!.output().slice(-5000),
+        }),
       );
-      if (process.env.CW_DEBUG) writeFileSync('/tmp/cwfail-debug.txt', `SIM\n${sim.output()}\nGWA\n${gateway.output()}\nGWB\n${gatewayB!.output()}`);
     }
     expect({ inLost, inDuplicated, outLost, outDuplicated }).toEqual({ inLost: [], inDuplicated: [], outLost: [], outDuplicated: [] });
-    // in the conversation in order of arrival per direction, and the answers as the agent wrote them
+    // each in the chat's conversation, and the answers as the agent wrote them
     for (const id of inboundIds) expect(bySource(id)[0]).toMatchObject({ conversation_id: conv.id, message_type: 'incoming' });
     expect(copies.map((c) => c[0].text)).toEqual(replies.map((r) => r.text));
     // each answer stored once as an outbound message
@@ -419,14 +420,19 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
   }, 180_000);
 
   it('a failed send shows in the conversation with its reason: a private note on the agent\'s message, nothing sent on WhatsApp', async () => {
-    // the holder restarted with a message TTL of 2 s (SIGINT: no drain, it takes its session back on start)
-    const holderEnv = gatewayBEnv();
-    const exited = new Promise<void>((resolve) => gatewayB!.child.once('exit', () => resolve()));
-    gatewayB!.child.kill('SIGINT');
+    // the holder (the second gateway after the failover case, else the first) restarted under its id with a message
+    // TTL of 2 s (SIGINT: no drain, it takes its session back on start)
+    const movedOver = gatewayB !== undefined;
+    const holderEnv = movedOver ? gatewayBEnv() : gatewayEnv;
+    const holding = movedOver ? gatewayB! : gateway;
+    const exited = new Promise<void>((resolve) => (holding.child.exitCode !== null || holding.child.signalCode !== null ? resolve() : holding.child.once('exit', () => resolve())));
+    holding.child.kill('SIGINT');
     await exited;
     const restartedAt = new Date();
     const health = await freePort();
-    gatewayB = await startApp('gateway', { ...holderEnv, GATEWAY_HEALTH_PORT: String(health), MESSAGE_TTL_SECONDS: '2' }, `http://127.0.0.1:${health}/healthz`);
+    const restarted = await startApp('gateway', { ...holderEnv, GATEWAY_HEALTH_PORT: String(health), MESSAGE_TTL_SECONDS: '2' }, `http://127.0.0.1:${health}/healthz`);
+    if (movedOver) gatewayB = restarted;
+    else gateway = restarted;
     await waitFor(async () => {
       const [s] = await db.query(`SELECT gateway_id, status, last_connected_at FROM sessions WHERE id = $1`, [sessionId]);
       return s.gateway_id === holderEnv.GATEWAY_ID && s.status === 'working' && s.last_connected_at >= restartedAt;
@@ -436,7 +442,7 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
 
     // the gateway freezes: the session is still `working` for the API, which accepts the agent's message, but nothing
     // sends it before its 2 s are up
-    const pid = gatewayB!.child.pid!;
+    const pid = restarted.child.pid!;
     process.kill(pid, 'SIGSTOP');
     let reply: Awaited<ReturnType<ChatwootStandin['agentReply']>>;
     try {
