@@ -9,8 +9,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { startApi } from './support/api-app';
 import { ChatwootStandin } from './support/chatwoot-standin';
-import { E2E_ENGINE, engineEnv, pairSession } from './support/engine';
-import { AppProcess, startSimGateway, waitFor } from './support/processes';
+import { E2E_ENGINE, engineEnv, knownFailure, pairSession } from './support/engine';
+import { AppProcess, freePort, startApp, startSimGateway, waitFor } from './support/processes';
 import { deliveriesOf, startDispatcherProcess } from './support/receivers';
 import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
 import { simControl } from './support/sim-control';
@@ -35,6 +35,9 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
   let sim: AppProcess;
   let simUrl: string;
   let gateway: AppProcess;
+  let gatewayEnv: Record<string, string>;
+  /** the gateway that takes the session over when `gateway` is killed (the failover case) */
+  let gatewayB: AppProcess | undefined;
   let dispatcher: AppProcess;
   let chatwoot: ChatwootStandin;
   let org: SeededOrg;
@@ -68,7 +71,7 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     chatwoot = new ChatwootStandin();
     let gw: Awaited<ReturnType<typeof startSimGateway>>;
     [api, gw] = await Promise.all([startApi(), startSimGateway(`gw-chatwoot-${process.pid}`), chatwoot.start()]);
-    ({ sim, simUrl, gateway } = gw);
+    ({ sim, simUrl, gateway, gatewayEnv } = gw);
     app = api.app;
     await listen();
     // the dispatcher reads inbound media from the network that holds it (engine variables as the gateway's)
@@ -76,7 +79,7 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     dispatcher = await startDispatcherProcess({ WEBHOOK_BREAKER_FAILURES: '100000', NETWORK_SIM_URL, ...(WHATSAPP_EMULATOR_URL ? { WHATSAPP_EMULATOR_URL } : {}) });
     org = await seedOrganization('Chatwoot');
     other = await seedOrganization('Chatwoot Other');
-    const created = await http().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'support' });
+    const created = await http().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'support', ratePerMin: 1000, ratePerHour: 10000 });
     sessionId = created.body.id;
     await pairSession({ api: http, token: org.adminKey, simUrl, sessionId });
     await simc.post('/sim/contacts', { phoneNumber: CONTACT, name: 'Rita Customer' });
@@ -84,6 +87,7 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
 
   afterAll(async () => {
     await dispatcher?.stop();
+    await gatewayB?.stop();
     await gateway?.stop();
     await sim?.stop();
     await chatwoot?.close();
@@ -247,4 +251,233 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     // the stored integration is unchanged
     expect((await http().get(`/api/v1/sessions/${sessionId}/integrations/chatwoot`).set(bearer(org.adminKey))).body.baseUrl).toBe(chatwoot.url);
   });
+
+  // issue 42: groups, a gateway failing over mid-conversation, and a failed send shown as a note (they run last: the
+  // failover moves the session to a second gateway, and the failed send restarts that one with a short message TTL)
+
+  /** the Chatwoot conversation the current integration opened for a chat, as the stand-in holds it */
+  const conversationOfChat = async (chatJid: string) =>
+    waitFor(async () => {
+      const [row] = await db.query(`SELECT conversation_id FROM chatwoot_conversations WHERE integration_id = $1 AND chat_jid = $2`, [integration.id, chatJid]);
+      return row ? chatwoot.conversations.find((c) => c.id === Number(row.conversation_id)) : undefined;
+    }, 30_000, `the conversation of ${chatJid}`);
+  /** what the network received from the session for a chat */
+  const sentTo = async (to: string): Promise<Json[]> => ((await simc.get(`/sim/messages?sessionId=${sessionId}`)).data as Json[]).filter((m) => m.to === to);
+  /** the chatwoot destination's delivery of the event announcing this WhatsApp message, once delivered: its answer */
+  const deliveredSnippet = (waMessageId: string) =>
+    waitFor(async () => {
+      const [row] = await db.query(
+        `SELECT a.response_snippet FROM deliveries d JOIN events e ON e.id = d.event_id JOIN delivery_attempts a ON a.delivery_id = d.id
+          WHERE d.webhook_id = $1 AND d.status = 'delivered' AND e.envelope->'payload'->'message'->>'waMessageId' = $2 ORDER BY a.attempt_no DESC LIMIT 1`,
+        [integration.id, waMessageId],
+      );
+      return row ? (row.response_snippet as string) : null;
+    }, 30_000, `the delivery of ${waMessageId} to Chatwoot`);
+
+  it('groups when enabled: off, a group message stays out of Chatwoot; on, it shows in the group\'s conversation with its sender, and an agent\'s reply reaches the group once', async () => {
+    const MEMBER = '15557001002';
+    const MEMBER_JID = `${MEMBER}@s.whatsapp.net`;
+    await simc.post('/sim/contacts', { phoneNumber: MEMBER, name: 'Gil Member' });
+    const created = await http().post(`/api/v1/sessions/${sessionId}/groups`).set(bearer(org.adminKey)).send({ name: 'Order desk', participants: [MEMBER_JID] });
+    expect(created.status).toBe(201);
+    const groupJid: string = created.body.groupJid;
+    const ofGroup = () => chatwoot.contacts.find((c) => c.identifier === groupJid);
+
+    // groups off (the integration as connected): handled and left out
+    expect(integration.groups).toBe(false);
+    const hidden = await inbound({ from: MEMBER_JID, chatJid: groupJid, text: 'anyone there? (groups off)' });
+    expect(await deliveredSnippet(hidden)).toBe('ignored: group messages are off for this integration');
+    expect(chatwoot.messages.filter((m) => m.source_id === `WAID:${hidden}` || m.content.includes('groups off'))).toEqual([]);
+    expect(ofGroup()).toBeUndefined();
+
+    // groups on: the next one shows in the group's conversation, its sender named
+    const on = await http().put(`/api/v1/sessions/${sessionId}/integrations/chatwoot`).set(bearer(org.adminKey))
+      .send({ baseUrl: chatwoot.url, accountId: chatwoot.accountId, groups: true });
+    expect(on.status).toBe(200);
+    expect(on.body).toMatchObject({ id: integration.id, groups: true });
+    const shown = await inbound({ from: MEMBER_JID, chatJid: groupJid, text: 'Is the order desk open today?' });
+    await waitFor(() => bySource(shown).length > 0, 30_000, 'the group message in Chatwoot');
+    const contact = ofGroup()!;
+    expect(contact).toMatchObject({ identifier: groupJid, phone_number: null, name: 'Order desk' });
+    const conv = await conversationOfChat(groupJid);
+    expect(conv.contact_id).toBe(contact.id);
+    expect(bySource(shown)).toEqual([expect.objectContaining({ conversation_id: conv.id, message_type: 'incoming', private: false, content: '**Gil Member:** Is the order desk open today?' })]);
+    // the message of before is not shown late: only the one sent with groups on is in the group's conversation
+    expect(chatwoot.messagesOf(conv.id)).toHaveLength(1);
+    expect(chatwoot.conversations.filter((c) => c.contact_id === contact.id)).toHaveLength(1);
+
+    // an agent answers in the group's conversation: to the group, once (a redelivery sends nothing more)
+    const reply = await chatwoot.agentReply(conv.id, { content: 'Open until 6 pm', agentName: 'Dana Agent' });
+    expect(reply.body).toMatchObject({ outcome: 'sent' });
+    expect((await chatwoot.deliverWebhook(reply.message)).body).toEqual(reply.body);
+    const toGroup = await waitFor(async () => {
+      const sent = await sentTo(groupJid);
+      return sent.length ? sent : null;
+    }, 30_000, 'the reply in the group');
+    expect(toGroup).toEqual([expect.objectContaining({ to: groupJid, type: 'text', text: 'Open until 6 pm', sends: 1 })]);
+    expect(await sentTo(MEMBER_JID)).toEqual([]);
+  }, 90_000);
+
+  const gatewayBEnv = () => ({ ...gatewayEnv, GATEWAY_ID: `${gatewayEnv.GATEWAY_ID}-b`, SUPERVISOR_ENABLED: 'true', REBALANCE_MOVES_PER_MIN: '0' });
+
+  // baileys: a SIGKILL can land after Baileys put a stanza on the wire and before it committed the Signal session
+  // state that stanza advanced (relayMessage sends inside keys.transaction, the commit follows); the next holder then
+  // encrypts and decrypts with state behind the contact's. WhatsApp heals that with retry receipts (the phone sends
+  // again with a fresh session); the emulator plays none yet, so the conversation stays broken (Bad MAC at the
+  // contact, "No matching sessions" at the gateway) in 4 runs of 5 (docs/integrations/chatwoot.md)
+  knownFailure('baileys', 'issue 42: the emulator answers no retry receipts, so a Signal state a SIGKILL left behind never heals', 'a gateway failing over mid-conversation: the SIGKILLed holder\'s session resumes on a second gateway, and nothing is lost or duplicated either way', async () => {
+    // a second gateway beside the one holding the session, with the fleet's supervisor (which moves a dead gateway's
+    // sessions; off by default in tests) and no rebalancing (the session stays where it is until the kill)
+    const idB = `${gatewayEnv.GATEWAY_ID}-b`;
+    const healthB = await freePort();
+    gatewayB = await startApp('gateway', { ...gatewayBEnv(), GATEWAY_HEALTH_PORT: String(healthB) }, `http://127.0.0.1:${healthB}/healthz`);
+    const holder = async () => (await db.query(`SELECT gateway_id, status, last_connected_at FROM sessions WHERE id = $1`, [sessionId]))[0];
+    expect((await holder()).gateway_id).toBe(gatewayEnv.GATEWAY_ID);
+    const conv = await conversationOfChat(JID);
+
+    // the conversation goes on: a customer's message and an agent's answer, round after round, before, during and
+    // after the failover
+    const inboundIds: string[] = [];
+    const replies: Array<{ text: string; status: number; body: Json }> = [];
+    let round = 0;
+    let rounds = Infinity;
+    let talkError: unknown = null;
+    const talk = (async () => {
+      while (round < rounds && !talkError) {
+        round += 1;
+        inboundIds.push(await inbound({ from: JID, text: `failover: customer ${round}` }));
+        const text = `failover: agent ${round}`;
+        const r = await chatwoot.agentReply(conv.id, { content: text });
+        replies.push({ text, status: r.status, body: r.body });
+        // a conversation's pace, not a wait for an event
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+    })().catch((err) => void (talkError = err));
+    try {
+      await waitFor(() => round >= 3, 30_000, 'three rounds before the kill');
+      const killedAt = new Date();
+      await gateway.kill();
+      const movedAt = await waitFor(async () => {
+        const h = await holder();
+        return h.gateway_id === idB && h.status === 'working' && h.last_connected_at >= killedAt ? new Date() : null;
+      }, 60_000, 'the session working on the second gateway').catch(async (err) => {
+        console.log(await holder());
+        throw err;
+      });
+      const roundsAtMove = round;
+      console.log(`chatwoot failover (${E2E_ENGINE}): the session working on ${idB} ${((movedAt.getTime() - killedAt.getTime()) / 1000).toFixed(1)} s after the SIGKILL, ${roundsAtMove} rounds so far`);
+      rounds = roundsAtMove + 3;
+    } catch (err) {
+      rounds = 0;
+      throw err;
+    } finally {
+      await talk;
+    }
+    if (talkError) throw talkError;
+
+    // every agent's answer was accepted (the session stayed working or reconnecting for the API)
+    expect(replies.filter((r) => r.status !== 200)).toEqual([]);
+    expect(replies.filter((r) => r.body.outcome !== 'sent')).toEqual([]);
+
+    // inbound: each WhatsApp message once in Chatwoot, by its WhatsApp id
+    await waitFor(() => inboundIds.every((id) => bySource(id).length > 0), 60_000, 'every customer message in Chatwoot').catch(() => undefined);
+    const inLost = inboundIds.filter((id) => bySource(id).length === 0);
+    const inDuplicated = inboundIds.filter((id) => bySource(id).length > 1);
+    // outbound: each answer once on the network (the simulator keeps a message once per id and counts resends)
+    const answersOnNetwork = async () => {
+      const sent = await sentTo(JID);
+      return replies.map((r) => sent.filter((m) => m.text === r.text));
+    };
+    await waitFor(async () => (await answersOnNetwork()).every((copies) => copies.length > 0), 60_000, 'every agent answer on the network').catch(() => undefined);
+    const copies = await answersOnNetwork();
+    const outLost = replies.filter((_, i) => copies[i].length === 0).map((r) => r.text);
+    const outDuplicated = replies.filter((_, i) => copies[i].length > 1).map((r) => r.text);
+    const resent = copies.filter((c) => c.some((m) => m.sends > 1)).length;
+    console.log(
+      `chatwoot failover (${E2E_ENGINE}): ${inboundIds.length} customer messages (lost ${inLost.length}, duplicated ${inDuplicated.length}), ` +
+        `${replies.length} agent answers (lost ${outLost.length}, duplicated ${outDuplicated.length}; ${resent} resent with the same id)`,
+    );
+    if (inLost.length || outLost.length) {
+      console.log(
+        JSON.stringify({
+          inbound: await db.query(`SELECT wa_message_id, chat_jid, status, created_at FROM messages WHERE session_id = $1 AND wa_message_id = ANY($2)`, [sessionId, inLost]),
+          inboundEvents: await db.query(`SELECT e.id, e.type, d.status, d.attempts, d.last_error FROM events e LEFT JOIN deliveries d ON d.event_id = e.id WHERE e.envelope->'payload'->'message'->>'waMessageId' = ANY($1)`, [inLost]),
+          outbound: await db.query(`SELECT id, wa_message_id, chat_jid, status, error, created_at FROM messages WHERE session_id = $1 AND direction = 'out' AND text = ANY($2)`, [sessionId, outLost]),
+        }),
+      );
+    }
+    expect({ inLost, inDuplicated, outLost, outDuplicated }).toEqual({ inLost: [], inDuplicated: [], outLost: [], outDuplicated: [] });
+    // each in the chat's conversation, and the answers as the agent wrote them
+    for (const id of inboundIds) expect(bySource(id)[0]).toMatchObject({ conversation_id: conv.id, message_type: 'incoming' });
+    expect(copies.map((c) => c[0].text)).toEqual(replies.map((r) => r.text));
+    // each answer stored once as an outbound message
+    const stored: Array<{ text: string; n: string }> = await db.query(
+      `SELECT text, count(*) AS n FROM messages WHERE session_id = $1 AND direction = 'out' AND text LIKE 'failover: agent %' GROUP BY text`,
+      [sessionId],
+    );
+    expect(stored.filter((r) => Number(r.n) !== 1)).toEqual([]);
+    expect(stored).toHaveLength(replies.length);
+  }, 180_000);
+
+  it('a failed send shows in the conversation with its reason: a private note on the agent\'s message, nothing sent on WhatsApp', async () => {
+    // the holder (the second gateway after the failover case, else the first) restarted under its id with a message
+    // TTL of 2 s (SIGINT: no drain, it takes its session back on start)
+    const movedOver = gatewayB !== undefined;
+    const holderEnv = movedOver ? gatewayBEnv() : gatewayEnv;
+    const holding = movedOver ? gatewayB! : gateway;
+    const exited = new Promise<void>((resolve) => (holding.child.exitCode !== null || holding.child.signalCode !== null ? resolve() : holding.child.once('exit', () => resolve())));
+    holding.child.kill('SIGINT');
+    await exited;
+    const restartedAt = new Date();
+    const health = await freePort();
+    const restarted = await startApp('gateway', { ...holderEnv, GATEWAY_HEALTH_PORT: String(health), MESSAGE_TTL_SECONDS: '2' }, `http://127.0.0.1:${health}/healthz`);
+    if (movedOver) gatewayB = restarted;
+    else gateway = restarted;
+    await waitFor(async () => {
+      const [s] = await db.query(`SELECT gateway_id, status, last_connected_at FROM sessions WHERE id = $1`, [sessionId]);
+      return s.gateway_id === holderEnv.GATEWAY_ID && s.status === 'working' && s.last_connected_at >= restartedAt;
+    }, 60_000, 'the session working again on the restarted gateway');
+    const conv = await conversationOfChat(JID);
+    const TEXT = 'Your refund is on its way';
+
+    // the gateway freezes: the session is still `working` for the API, which accepts the agent's message, but nothing
+    // sends it before its 2 s are up
+    const pid = restarted.child.pid!;
+    process.kill(pid, 'SIGSTOP');
+    let reply: Awaited<ReturnType<ChatwootStandin['agentReply']>>;
+    try {
+      reply = await chatwoot.agentReply(conv.id, { content: TEXT, agentName: 'Dana Agent' });
+      const acceptedAt = Date.now();
+      expect(reply.status).toBe(200);
+      expect(reply.body).toMatchObject({ outcome: 'sent' });
+      // the message's age passing its TTL is the event awaited here
+      await waitFor(() => Date.now() - acceptedAt > 2_300, 10_000, 'the message TTL to pass');
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+
+    const [messageId] = (reply.body as Json).messageIds;
+    const notes = () => chatwoot.messagesOf(conv.id).filter((m) => m.private && m.content_attributes.in_reply_to === reply.message.id);
+    await waitFor(() => notes().length > 0, 30_000, 'the failure note in the conversation').catch(async (err) => {
+      console.log(await db.query(`SELECT id, status, error FROM messages WHERE id = $1`, [messageId]), await deliveriesOf(db, integration.id));
+      throw err;
+    });
+    const REASON = 'expired: waited more than 2 s for a connection';
+    // the note as Chatwoot recorded it: private, on the agent's message, with the reason
+    expect(notes()).toEqual([
+      expect.objectContaining({
+        conversation_id: conv.id,
+        private: true,
+        message_type: 'incoming',
+        content: `⚠️ Not delivered to WhatsApp: ${REASON}`,
+        content_attributes: { in_reply_to: reply.message.id },
+      }),
+    ]);
+    expect(notes()[0].source_id).toMatch(/^WAID:/);
+    const row = (await db.query(`SELECT status, error, sent_at FROM messages WHERE id = $1`, [messageId]))[0];
+    expect(row).toEqual({ status: 'failed', error: REASON, sent_at: null });
+    // nothing on WhatsApp, and the note is not sent back as an agent's message
+    expect((await sentTo(JID)).filter((m) => m.text?.includes(TEXT))).toEqual([]);
+    expect((await db.query(`SELECT id FROM messages WHERE session_id = $1 AND direction = 'out' AND text LIKE $2`, [sessionId, `%${TEXT}%`])).length).toBe(1);
+  }, 120_000);
 });

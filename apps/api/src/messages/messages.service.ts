@@ -171,10 +171,22 @@ export class MessagesService {
     return this.sendRead(session, await this.validate(rawBody, idempotencyKey), idempotencyKey, broadcast);
   }
 
-  /** `send` once the session is read and the body valid. */
-  private async sendRead(session: Session, body: SendMessageDto, idempotencyKey: string | undefined, broadcast?: BroadcastSend): Promise<MessageView> {
+  /**
+   * `send` for a caller that cannot try again: Chatwoot's webhook (Chatwoot marks its message failed on any answer but a
+   * 2xx and never delivers it again, lib/webhooks/trigger.rb). Besides `working` and `reconnecting`, accepted while a
+   * paired session is `starting`: a gateway taking it over after a failover, a drain or a restart, until it connects
+   * (a 409 there would lose the message). Queued as any send: sent once the session works, or failed after
+   * MESSAGE_TTL_SECONDS (`message.failed`). Always with an Idempotency-Key.
+   */
+  async sendQueued(principal: Principal, sessionId: string, rawBody: unknown, idempotencyKey: string): Promise<MessageView> {
+    const session = await this.findSession(principal.organizationId, sessionId);
+    return this.sendRead(session, await this.validate(rawBody, idempotencyKey), idempotencyKey, undefined, true);
+  }
+
+  /** `send` once the session is read and the body valid; `whileStarting`: see `sendQueued`. */
+  private async sendRead(session: Session, body: SendMessageDto, idempotencyKey: string | undefined, broadcast?: BroadcastSend, whileStarting = false): Promise<MessageView> {
     const targets = await this.targets(session, body);
-    assertSendable(session);
+    if (!(whileStarting && session.status === 'starting' && session.phoneNumber !== null)) assertSendable(session);
     if (idempotencyKey !== undefined) {
       const first = await this.messages.findByIdempotencyKey(session.id, idempotencyKey, IDEMPOTENCY_WINDOW_MS);
       if (first) return toMessageView(first);

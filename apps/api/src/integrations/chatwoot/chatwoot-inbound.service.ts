@@ -82,7 +82,8 @@ export class ChatwootInboundService {
     const sent: MessageView[] = [];
     for (const [part, send] of bodies.entries()) {
       if (quoted?.messageId && part === 0) send.quotedMessageId = quoted.messageId;
-      const view = await this.messages.send(principal, sessionId, send, chatwootSendKey(integration.id, body.id, part));
+      // Chatwoot never delivers a refused message again: accepted while the session is taken over too (sendQueued)
+      const view = await this.messages.sendQueued(principal, sessionId, send, chatwootSendKey(integration.id, body.id, part));
       // the link lets the dispatcher put a failure note in this conversation and resolve replies to it
       await this.chatwoot.saveLink(integration.id, { linkKey: `cw:${body.id}:${part}`, waMessageId: view.waMessageId, messageId: view.id, chatwootMessageId: body.id, conversationId });
       sent.push(view);
