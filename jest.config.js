@@ -26,7 +26,7 @@ const e2e = {
  * The suites that run on both engines (each makes its pairing and gateways engine-neutral through test/support/engine.ts).
  * fleet-rebalance moves paired devices on baileys (fewer of them), unpaired sessions on sim.
  */
-const ENGINE_MATRIX = ['sessions', 'messages-flow', 'fleet-failover', 'fleet-drain', 'fleet-rebalance', 'fleet-fencing', 'calls', 'campaigns', 'chatwoot'];
+const ENGINE_MATRIX = ['sessions', 'messages-flow', 'fleet-failover', 'fleet-drain', 'fleet-rebalance', 'fleet-fencing', 'calls', 'campaigns', 'campaigns-fleet', 'chatwoot'];
 
 module.exports = {
   testTimeout: 30000,

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { EventEnvelope } from '@app/contracts';
-import { dataSourceOptions, GENERIC_PLANS, MessagesRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
+import { CampaignsRepository, dataSourceOptions, GENERIC_PLANS, MessagesRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
@@ -100,6 +100,31 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const sent = (await messages.insertOutbound(outbound(), null))!;
     await messages.markSent(sent.id, 1, null);
     expect(await messages.markFailed(sent.id, 'late')).toBeNull();
+  });
+
+  it('the record of a send moves a campaign message a pause or a cancel withdrew while it was being sent (the network has it), never a scheduled send', async () => {
+    const campaigns = new CampaignsRepository(db);
+    const campaign = await campaigns.create(
+      { id: newId('cmp'), organizationId: orgId, sessionId, name: 'withdrawn', message: { type: 'text', text: 'Hi', location: null, contact: null, poll: null }, window: null, pacing: { minDelayMs: 0, maxDelayMs: 0, typing: false }, warmup: null, skipNotOnWhatsApp: false, startAt: Date.now() },
+      [{ to: '15550009998@s.whatsapp.net', variables: null }, { to: '15550009997@s.whatsapp.net', variables: null }],
+    );
+    const paused = (await messages.insertOutbound(outbound({ campaignId: campaign.id }), null))!;
+    // a pause withdrew it (scheduled, no send_at) after its sender read it: the send's record still lands
+    expect(await messages.withdrawCampaignQueued(campaign.id, 'scheduled')).toEqual([paused.id]);
+    expect(await messages.markSent(paused.id, 1, null)).toEqual({ heldAck: null });
+    expect(await messages.findById(paused.id)).toMatchObject({ status: 'sent' });
+    // a cancel's withdrawal (cancelled): the same
+    const cancelled = (await messages.insertOutbound(outbound({ campaignId: campaign.id }), null))!;
+    expect(await messages.withdrawCampaignQueued(campaign.id, 'cancelled')).toEqual([cancelled.id]);
+    expect(await messages.markSentMany([{ id: cancelled.id, sentAt: 2, raw: null, media: false }])).toEqual(new Map([[cancelled.id, { heldAck: null }]]));
+    expect(await messages.findById(cancelled.id)).toMatchObject({ status: 'sent' });
+    // once only; and a scheduled send (not a campaign's) or one cancelled by DELETE is never recorded sent
+    expect(await messages.markSent(cancelled.id, 3, null)).toBeNull();
+    const scheduled = (await messages.insertOutbound(outbound({ status: 'scheduled', sendAt: Date.now() + 60_000 }), null))!;
+    expect(await messages.markSent(scheduled.id, 1, null)).toBeNull();
+    await messages.cancelScheduled(orgId, sessionId, scheduled.id);
+    expect(await messages.markSent(scheduled.id, 1, null)).toBeNull();
+    expect(await messages.findById(scheduled.id)).toMatchObject({ status: 'cancelled' });
   });
 
   it('applyAck moves a sent message forward only and returns the moved row', async () => {

@@ -104,23 +104,25 @@ export class CampaignsService {
 
   /**
    * Pause, resume or cancel: one transaction changes the status (the campaign row locked, so the gateway's step that
-   * enqueues is wholly before or after it) and takes the campaign's message still in the queue back out of it (pause:
-   * kept, to go back in on resume with its waMessageId; cancel: cancelled). Then the gateway is signalled, and its sender
-   * skips a message it had already read. 409 from a status the change does not apply to.
+   * enqueues is wholly before or after it); the next takes the campaign's message still in the queue back out of it
+   * (pause: kept, to go back in on resume with its waMessageId; cancel: cancelled). Then the gateway is signalled, and
+   * its sender skips a message it had already read. 409 from a status the change does not apply to.
    */
   async change(organizationId: string, sessionId: string, campaignId: string, what: keyof typeof CHANGES): Promise<CampaignView> {
     const session = await this.session(organizationId, sessionId);
     await this.find(organizationId, session.id, campaignId);
     const { from, to } = CHANGES[what];
-    const changed = await this.events.transact(async (tx) => {
-      const row = await this.campaigns.changeStatus(tx, campaignId, from, to);
-      if (row && to !== 'running') await this.messages.withdrawCampaignQueued(campaignId, to === 'cancelled' ? 'cancelled' : 'scheduled', tx);
-      return row;
-    });
+    const changed = await this.events.transact((tx) => this.campaigns.changeStatus(tx, campaignId, from, to));
     if (!changed) {
       const status = await this.campaigns.statusOf(campaignId);
       throw new DomainError('conflict', `the campaign is ${status}: it cannot be ${what === 'pause' ? 'paused' : what === 'resume' ? 'resumed' : 'cancelled'}`, { status });
     }
+    // the withdrawal after the status's commit, in a transaction of its own that holds no campaign row: the record of a
+    // send (markSentMany) locks its message, then the campaign row (the counters' trigger); a withdrawal under the
+    // campaign row's lock waited for that message the other way round, and PostgreSQL ended one of them as a deadlock
+    // after deadlock_timeout (1 s): a 500 to the pause, or a lost record (issue 43, the fleet test). Once the status is
+    // committed no step enqueues any more (it locks the row and requires `running`), so nothing is queued behind this.
+    if (to !== 'running') await this.messages.withdrawCampaignQueued(campaignId, to === 'cancelled' ? 'cancelled' : 'scheduled');
     await this.notify(session, campaignId);
     // the row as the UPDATE … RETURNING gave it precedes a cancel's recipients (whose update counts them)
     return toCampaignView({ ...changed, counts: await this.campaigns.counts(campaignId) });

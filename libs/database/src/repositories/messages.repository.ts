@@ -359,6 +359,16 @@ const NEXT_QUEUED = preparedStatement(
 const stillQueuedSql = (alias: string) => `${alias}.status IS NOT DISTINCT FROM 'queued'`;
 
 /**
+ * A row a send's record may move to `sent`: still queued, or a campaign's message a pause or a cancel withdrew from the
+ * queue (`withdrawCampaignQueued`: `scheduled` or `cancelled`, without `send_at`) while its sender was already sending
+ * it. The network took that send: recorded, the message is `sent` (and its recipient counted so) instead of staying
+ * withdrawn, to be sent a second time on resume, or counted `cancelled` although the recipient has it. Only a send the
+ * network took is ever recorded, so this never marks sent what was not. A key lookup, like `stillQueuedSql`.
+ */
+const recordableSql = (alias: string) =>
+  `(${stillQueuedSql(alias)} OR (${alias}.campaign_id IS NOT NULL AND ${alias}.send_at IS NULL AND ${alias}.status IN ('scheduled', 'cancelled')))`;
+
+/**
  * Sends recorded (`markSentMany`, a drained batch; `markSent`, one): the conditional update of every row of the batch,
  * the media bytes of the media messages among those that moved deleted, and the outbox row announcing each send
  * inserted only for a row that moved (each row names its event: `event_id`, the i-th outbox row's id), in one
@@ -371,7 +381,7 @@ const markSentManySql = (media: boolean) =>
    m AS (
      UPDATE messages SET status = 'sent', sent_at = b.sent_at, raw = COALESCE(b.raw, messages.raw), updated_at = COALESCE(b.updated_at, now())
        FROM b
-      WHERE messages.id = b.id AND ${stillQueuedSql('messages')}
+      WHERE messages.id = b.id AND ${recordableSql('messages')}
       RETURNING messages.id, messages.media IS NOT NULL AS has_media, messages.held_ack, b.event_id
    ),
    ${media ? 'media AS (DELETE FROM message_media WHERE message_id = ANY(ARRAY(SELECT id FROM m WHERE has_media))),' : ''}
@@ -849,7 +859,7 @@ export class MessagesRepository {
   }
 
   /**
-   * queued → sent, once: null when it was not queued any more, else the ack a receipt left on the row while it was
+   * queued → sent, once (or a campaign's message withdrawn while it was being sent: `recordableSql`): null when it was not queued any more, else the ack a receipt left on the row while it was
    * queued (`applyAck`), for the caller to apply now. One statement (MARK_SENT_MANY): the row's new status, its
    * media bytes dropped (they are no longer needed; only a media message has any), and `outbox`, the events announcing
    * the send, inserted only when the row moved — so the change and its events commit together, or neither.
