@@ -27,6 +27,18 @@ describe('ChatsRepository (PostgreSQL)', () => {
     ...over,
   });
 
+  /** Every chat of the session, read page by page (two a page) through the cursor. */
+  const jidsByPagesOfTwo = async (sessionId: string): Promise<string[]> => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await chats.page(sessionId, 2, cursor ? decodeChatCursor(cursor)! : undefined);
+      seen.push(...page.rows.map((r) => r.jid));
+      cursor = page.nextCursor;
+    } while (cursor);
+    return seen;
+  };
+
   beforeAll(async () => {
     db = await testDataSource();
     chats = new ChatsRepository(db);
@@ -90,13 +102,7 @@ describe('ChatsRepository (PostgreSQL)', () => {
     for (const [i, jid] of jids.entries()) await messages.insert(message(session.id, { chatJid: jid, from: jid, createdAt: 1_700_000_000_000 + i }));
     await chats.apply(orgId, session.id, { jid: '15550000009@s.whatsapp.net', pinned: true });
     await chats.apply(orgId, session.id, { jid: '15550000008@s.whatsapp.net', pinned: true });
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    do {
-      const page = await chats.page(session.id, 2, cursor ? decodeChatCursor(cursor)! : undefined);
-      seen.push(...page.rows.map((r) => r.jid));
-      cursor = page.nextCursor;
-    } while (cursor);
+    const seen = await jidsByPagesOfTwo(session.id);
     expect(seen).toEqual([jids[2], jids[1], jids[0], '15550000009@s.whatsapp.net', '15550000008@s.whatsapp.net']);
     expect(decodeChatCursor('not-json')).toBeNull();
     expect((await chats.page((await newSession(db, orgId)).id, 10)).rows).toEqual([]);
@@ -109,13 +115,7 @@ describe('ChatsRepository (PostgreSQL)', () => {
     // the rows of one transaction share now(): a time with microseconds, which a millisecond cursor cannot name
     await db.query(`UPDATE chats SET last_message_at = '2026-11-29 09:49:58.356499+00' WHERE session_id = $1 AND jid <> $2`, [session.id, jids[4]]);
     await db.query(`UPDATE chats SET last_message_at = '2026-11-29 09:49:58.356100+00' WHERE session_id = $1 AND jid = $2`, [session.id, jids[4]]);
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    do {
-      const page = await chats.page(session.id, 2, cursor ? decodeChatCursor(cursor)! : undefined);
-      seen.push(...page.rows.map((r) => r.jid));
-      cursor = page.nextCursor;
-    } while (cursor);
+    const seen = await jidsByPagesOfTwo(session.id);
     expect(seen).toEqual([jids[3], jids[2], jids[1], jids[0], jids[4]]);
     // a cursor this list did not make is refused, not read as a time
     expect(decodeChatCursor(Buffer.from(JSON.stringify(['1.5e3', jids[0]])).toString('base64url'))).toBeNull();
