@@ -45,7 +45,8 @@ export class CampaignsController {
       image: {
         value: {
           name: 'new menu',
-          message: { type: 'image', text: 'Hi {{name}}, our new menu', media: { url: 'https://example.com/menu.jpg' } },
+          // a 1×1 PNG, so the example works as tried; `media.url` takes an https URL instead (fetched once, guarded)
+          message: { type: 'image', text: 'Hi {{name}}, our new menu', media: { base64: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', mimetype: 'image/png' } },
           recipients: [{ to: '15551234567', variables: { name: 'Ana' } }],
         },
       },
