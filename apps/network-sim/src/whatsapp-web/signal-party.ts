@@ -153,6 +153,11 @@ export class SignalContact {
     }
   }
 
+  /** The registration id of this contact's phone (what its retry receipts carry, retry-receipts.ts). */
+  get registration(): number {
+    return this.registrationId;
+  }
+
   /** Decrypts what a device (`user`, `device`) sent this contact. */
   async decryptFrom(user: string, device: number, type: 'pkmsg' | 'msg', ciphertext: Buffer): Promise<Buffer> {
     const cipher = new libsignal.SessionCipher(this.store, new libsignal.ProtocolAddress(user, device));
@@ -161,11 +166,13 @@ export class SignalContact {
 
   /**
    * Encrypts `plaintext` for one device (`user`, `device`): continues the session, or starts one from `bundle`
-   * (taking one of its one-time pre-keys). Null when there is no session and no bundle to start one.
+   * (taking one of its one-time pre-keys). Null when there is no session and no bundle to start one. `fresh`: starts
+   * a new session from `bundle` even with one open, as a phone does for a retry receipt (retry-receipts.ts); the old
+   * ones stay in the record (libsignal archives them), so what the device sent in them can still be read.
    */
-  async encryptFor(user: string, device: number, plaintext: Buffer, bundle: () => DeviceKeyBundle | null): Promise<{ type: 'pkmsg' | 'msg'; ciphertext: Buffer } | null> {
+  async encryptFor(user: string, device: number, plaintext: Buffer, bundle: () => DeviceKeyBundle | null, fresh = false): Promise<{ type: 'pkmsg' | 'msg'; ciphertext: Buffer } | null> {
     const address = new libsignal.ProtocolAddress(user, device);
-    if (!this.sessions.has(address.toString())) {
+    if (fresh || !this.sessions.has(address.toString())) {
       const keys = bundle();
       if (!keys) return null;
       const preKey = keys.preKeys.shift();
