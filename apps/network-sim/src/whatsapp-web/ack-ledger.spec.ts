@@ -26,7 +26,7 @@ describe('AckLedger', () => {
     l.acked('call', 'X');
     l.acked('receipt', receiptKey('X', 'read'));
     expect(settled).toEqual([]);
-    l.receiptFor('X', undefined);
+    l.receiptFor('X');
     expect(settled).toEqual(['e1']);
   });
 
@@ -36,17 +36,15 @@ describe('AckLedger', () => {
     expect(settled).toEqual(['e1']);
   });
 
-  it('runs what a receipt confirms once, and not on a retry request (which still acknowledges the message)', () => {
+  it('runs what a receipt confirms once, with the acknowledgement', () => {
     const { settled, ledger: l } = ledger();
     const taken: string[] = [];
     l.onTaken('M', () => taken.push('M'));
     l.expect('e1', [['message', 'M']]);
-    l.receiptFor('M', 'retry');
-    expect(taken).toEqual([]);
-    expect(settled).toEqual(['e1']);
-    l.receiptFor('M', 'read');
-    l.receiptFor('M', 'read');
+    l.receiptFor('M');
+    l.receiptFor('M');
     expect(taken).toEqual(['M']);
+    expect(settled).toEqual(['e1']);
   });
 
   it('tells receipts apart by type and participant', () => {

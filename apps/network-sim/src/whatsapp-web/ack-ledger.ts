@@ -6,7 +6,7 @@
  * no acknowledgement: the caller does not report it, and the event stays pending, delivered again on the next login.
  *
  * Besides: what the device's receipt for a message confirms beyond the message (it took a group's sender key, or the
- * app state sync key), run once on its first receipt that is not a retry request.
+ * app state sync key), run once on its first receipt (a retry receipt is not one: retry-receipts.ts).
  */
 
 /** How the device acknowledges a stanza: a message by its receipt, the rest by an `<ack class>` of that name. */
@@ -47,14 +47,15 @@ export class AckLedger {
     this.taken.set(id, then);
   }
 
-  /** The device's receipt for message `id`: a retry request takes nothing, and leaves `onTaken` waiting. */
-  receiptFor(id: string | undefined, type: string | undefined): void {
+  /**
+   * The device's receipt for message `id` (delivered, read…): what it confirms runs, and the message is acknowledged.
+   * A retry receipt is none of these (retry-receipts.ts): it never comes here.
+   */
+  receiptFor(id: string | undefined): void {
     if (!id) return;
-    if (type !== 'retry') {
-      const then = this.taken.get(id);
-      this.taken.delete(id);
-      then?.();
-    }
+    const then = this.taken.get(id);
+    this.taken.delete(id);
+    then?.();
     this.acked('message', id);
   }
 

@@ -19,6 +19,7 @@ import { routeIq } from './iq-router';
 import { FrameDoor, playFrame } from './network-frames';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
 import { withDevice } from './phone';
+import { RetryLedger } from './retry-receipts';
 import { preKeyCountNotification } from './stanzas';
 import type { OpenDevice, Phase, WaConnectionDeps, WaSocket } from './wa-socket';
 import { BinaryNode, nowSeconds } from './wa-kit';
@@ -45,6 +46,7 @@ export class WaWebConnection implements WaSocket {
   private keyShared = false;
   readonly ledger: AckLedger;
   readonly outbound: DeviceOutbound;
+  readonly retries = new RetryLedger();
   readonly pairing: CompanionPairing;
   readonly link: WaSocket['link'];
   /** what the network's frames keep on this socket across frames (network-frames.ts) */

@@ -9,6 +9,7 @@ import { deviceChatState, devicePresenceRequest } from './contact-messages';
 import { recordDeviceMessage, SentContent, sentContentOf, SentContext, sentContextOf } from './device-messages';
 import { findGroup, isGroupJid } from './groups';
 import { receiptKey } from './ack-ledger';
+import { askForResend, resendOnRetry } from './retry-receipts';
 import { sentMediaOf } from './media-messages';
 import { mediaHostOf } from './media-server';
 import { isStatusJid, statusAudience } from './statuses';
@@ -97,7 +98,15 @@ async function readPairwise(socket: WaSocket, node: BinaryNode, copies: BinaryNo
     const enc = child(copy, 'enc');
     const ciphertext = bufferOf(enc);
     if (!contact || !enc || !ciphertext) continue;
-    const plaintext = await contact.decryptFrom(sender.user, sender.device, enc.attrs.type === 'pkmsg' ? 'pkmsg' : 'msg', ciphertext);
+    let plaintext: Buffer;
+    try {
+      plaintext = await contact.decryptFrom(sender.user, sender.device, enc.attrs.type === 'pkmsg' ? 'pkmsg' : 'msg', ciphertext);
+    } catch (err) {
+      // the contact's Signal state is not the device's (issue 42): its phone asks for the message again
+      askForResend(socket, node, contact, err);
+      continue;
+    }
+    socket.retries.read(node.attrs.id, contact.jid);
     const message = baileys.proto.Message.decode(baileys.unpadRandomMax16(plaintext));
     const distribution = message.senderKeyDistributionMessage;
     if (distribution?.axolotlSenderKeyDistributionMessage && distribution.groupId === to) {
@@ -130,7 +139,8 @@ async function readSenderKeyCopy(socket: WaSocket, node: BinaryNode, copies: Bin
 
 /**
  * The device's receipt for messages it took (delivery, `inactive`, `read`, …; one id, or more in `<list>`): its
- * acknowledgement, so the network forgets them. A nack (`<ack error>`) is not one: the message stays pending.
+ * acknowledgement, so the network forgets them. A nack (`<ack error>`) is not one: the message stays pending; nor is
+ * a retry receipt (it could not decrypt the message): the contact sends it again (retry-receipts.ts).
  */
 function onReceipt(socket: WaSocket, receipt: BinaryNode): void {
   socket.send({ tag: 'ack', attrs: { id: receipt.attrs.id, class: 'receipt', from: receipt.attrs.to ?? SERVER_JID } });
@@ -144,7 +154,12 @@ function onReceipt(socket: WaSocket, receipt: BinaryNode): void {
       socket.deps.logger?.debug({ err, sessionId: socket.sessionId }, 'a read receipt the network did not take');
     }
   }
-  for (const id of ids) socket.ledger.receiptFor(id, receipt.attrs.type);
+  // a retry receipt is no acknowledgement: the contact sends the message again (retry-receipts.ts)
+  if (receipt.attrs.type === 'retry') return resendOnRetry(socket, receipt);
+  for (const id of ids) {
+    socket.retries.forget(id);
+    socket.ledger.receiptFor(id);
+  }
 }
 
 /** The device's ack of a receipt, a notification or a call the network sent (a nack, `error=…`, is not one). */

@@ -2,6 +2,8 @@ import { DeviceKeyBundle, SignalContact } from './signal-party';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any -- libsignal ships no types for these
 const libsignal = require('libsignal') as any;
+// eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any
+const libsignalProtobufs = require('libsignal/src/protobufs') as any;
 
 /** A device as Baileys holds one: identity, signed pre-key and one-time pre-keys in a libsignal store. */
 function device() {
@@ -85,6 +87,49 @@ describe('SignalContact (an emulated contact with real Signal sessions)', () => 
     expect(a.preKeyId).not.toBe(b.preKeyId);
     expect((await contact.decryptFrom(a.user, 1, 'pkmsg', a.ciphertext)).toString()).toBe('from a');
     expect((await contact.decryptFrom(b.user, 1, 'pkmsg', b.ciphertext)).toString()).toBe('from b');
+  });
+
+  it('keeps its session as it was when a message fails to decrypt: the device\'s next message is still read', async () => {
+    const contact = new SignalContact('15550009999@s.whatsapp.net', '777@lid');
+    const v = (key: Buffer) => Buffer.concat([Buffer.from([5]), key]);
+    // a device that starts a session with the contact (as Baileys does), from the contact's bundle
+    const device = async () => {
+      const identity = libsignal.keyhelper.generateIdentityKeyPair();
+      const sessions = new Map<string, unknown>();
+      const store = {
+        getOurIdentity: async () => identity,
+        getOurRegistrationId: async () => 77,
+        isTrustedIdentity: async () => true,
+        loadSession: async (a: string) => sessions.get(a),
+        storeSession: async (a: string, r: unknown) => void sessions.set(a, r),
+      };
+      const address = new libsignal.ProtocolAddress('15550009999', 0);
+      const keys = contact.bundle();
+      const [preKey] = keys.preKeys;
+      await new libsignal.SessionBuilder(store, address).initOutgoing({
+        registrationId: keys.registrationId,
+        identityKey: v(keys.identityKey),
+        signedPreKey: { ...keys.signedPreKey, publicKey: v(keys.signedPreKey.publicKey) },
+        preKey: { keyId: preKey.keyId, publicKey: v(preKey.publicKey) },
+      });
+      const cipher = new libsignal.SessionCipher(store, address);
+      return {
+        send: async (text: string) => Buffer.from((await cipher.encrypt(Buffer.from(text))).body, 'binary'),
+        read: async (ciphertext: Buffer) => Buffer.from(await cipher.decryptWhisperMessage(ciphertext)).toString(),
+      };
+    };
+    const real = await device();
+    expect((await contact.decryptFrom('15551112222', 1, 'pkmsg', await real.send('hello'))).toString()).toBe('hello');
+    const answer = await contact.encryptFor('15551112222', 1, Buffer.from('hi'), () => null);
+    expect(await real.read(answer!.ciphertext)).toBe('hi');
+
+    // a message of a ratchet the contact does not know (what a device that lost its state sends): it fails, and
+    // libsignal's attempt steps the session it tried; a record handed out live would keep that step
+    const stale = await device();
+    const inner = Buffer.from(libsignalProtobufs.PreKeyWhisperMessage.decode((await stale.send('lost')).subarray(1)).message);
+    await expect(contact.decryptFrom('15551112222', 1, 'msg', inner)).rejects.toThrow();
+
+    expect((await contact.decryptFrom('15551112222', 1, 'msg', await real.send('still here'))).toString()).toBe('still here');
   });
 
   it('has nothing to send before the device uploaded its keys', async () => {

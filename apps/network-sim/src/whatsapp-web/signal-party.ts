@@ -28,6 +28,7 @@ interface LibSignal {
     generatePreKey(keyId: number): { keyId: number; keyPair: SignalKeyPair };
   };
   ProtocolAddress: new (id: string, deviceId: number) => { toString(): string };
+  SessionRecord: { deserialize(data: unknown): { serialize(): unknown } };
   SessionBuilder: new (storage: unknown, address: unknown) => { initOutgoing(device: unknown): Promise<void> };
   SessionCipher: new (
     storage: unknown,
@@ -76,6 +77,11 @@ const PRE_KEY_LOW = 5;
 export class SignalContact {
   private readonly identity = libsignal.keyhelper.generateIdentityKeyPair();
   private readonly registrationId = randomInt(1, 16380);
+  /**
+   * Session records, serialized, as a phone's (and Baileys') store keeps them: libsignal changes a loaded record while
+   * it decrypts and stores it only when the message decrypted, so a record handed out live would keep what a message
+   * that failed (a stale one, after a gateway's SIGKILL) did to it, and break the good session with it.
+   */
   private readonly sessions = new Map<string, unknown>();
   private readonly signedPreKey = libsignal.keyhelper.generateSignedPreKey(this.identity, 1);
   /** every one-time pre-key the phone made and no session has used yet (a handed-out one waits for its pkmsg) */
@@ -87,8 +93,11 @@ export class SignalContact {
     getOurIdentity: async () => this.identity,
     getOurRegistrationId: async () => this.registrationId,
     isTrustedIdentity: async () => true,
-    loadSession: async (address: string) => this.sessions.get(address),
-    storeSession: async (address: string, record: unknown) => void this.sessions.set(address, record),
+    loadSession: async (address: string) => {
+      const stored = this.sessions.get(address);
+      return stored === undefined ? undefined : libsignal.SessionRecord.deserialize(stored);
+    },
+    storeSession: async (address: string, record: { serialize(): unknown }) => void this.sessions.set(address, record.serialize()),
     loadPreKey: async (id: number | string) => this.preKeys.get(Number(id)),
     removePreKey: async (id: number | string) => void this.preKeys.delete(Number(id)),
     loadSignedPreKey: async () => this.signedPreKey.keyPair,
@@ -144,6 +153,11 @@ export class SignalContact {
     }
   }
 
+  /** The registration id of this contact's phone (what its retry receipts carry, retry-receipts.ts). */
+  get registration(): number {
+    return this.registrationId;
+  }
+
   /** Decrypts what a device (`user`, `device`) sent this contact. */
   async decryptFrom(user: string, device: number, type: 'pkmsg' | 'msg', ciphertext: Buffer): Promise<Buffer> {
     const cipher = new libsignal.SessionCipher(this.store, new libsignal.ProtocolAddress(user, device));
@@ -152,11 +166,13 @@ export class SignalContact {
 
   /**
    * Encrypts `plaintext` for one device (`user`, `device`): continues the session, or starts one from `bundle`
-   * (taking one of its one-time pre-keys). Null when there is no session and no bundle to start one.
+   * (taking one of its one-time pre-keys). Null when there is no session and no bundle to start one. `fresh`: starts
+   * a new session from `bundle` even with one open, as a phone does for a retry receipt (retry-receipts.ts); the old
+   * ones stay in the record (libsignal archives them), so what the device sent in them can still be read.
    */
-  async encryptFor(user: string, device: number, plaintext: Buffer, bundle: () => DeviceKeyBundle | null): Promise<{ type: 'pkmsg' | 'msg'; ciphertext: Buffer } | null> {
+  async encryptFor(user: string, device: number, plaintext: Buffer, bundle: () => DeviceKeyBundle | null, fresh = false): Promise<{ type: 'pkmsg' | 'msg'; ciphertext: Buffer } | null> {
     const address = new libsignal.ProtocolAddress(user, device);
-    if (!this.sessions.has(address.toString())) {
+    if (fresh || !this.sessions.has(address.toString())) {
       const keys = bundle();
       if (!keys) return null;
       const preKey = keys.preKeys.shift();

@@ -11,6 +11,7 @@ import type { AckLedger } from './ack-ledger';
 import type { CertifiedServer } from './certificates';
 import type { DeviceOutbound } from './device-outbound';
 import type { CompanionRegistration, WaDirectory } from './directory';
+import type { RetryLedger } from './retry-receipts';
 import type { Baileys, BinaryNode } from './wa-kit';
 
 export interface WaConnectionDeps {
@@ -55,6 +56,8 @@ export interface WaSocket {
   readonly registration: CompanionRegistration | null;
   readonly ledger: AckLedger;
   readonly outbound: DeviceOutbound;
+  /** what retry receipts need, either way (retry-receipts.ts) */
+  readonly retries: RetryLedger;
   readonly pairing: PairingSteps;
   /** the device and its account once it is logged in (phase `open`), null otherwise */
   openDevice(): OpenDevice | null;
