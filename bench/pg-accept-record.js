@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // PostgreSQL's CPU per message of the two statements every send runs, through the real repository on a throwaway
-// database: the accept (MessagesRepository.insertAcceptedMany, the API's group of plain sends of one session) and the
+// database: the accept (MessageQueueRepository.insertAcceptedMany, the API's group of plain sends of one session) and the
 // record (markSentMany with the message.sent outbox row, the gateway's). Four sessions in parallel, groups of
 // BENCH_GROUP messages (1: a lone send), after a history of BENCH_HISTORY analyzed rows. CPU is read from /proc for the
 // run's own backends, so a loaded machine inflates it less than it does wall time. Prints the figures of a pool left
@@ -32,7 +32,7 @@ function backendsCpuUs(before) {
 async function measure(extra, orgId, sessions) {
   const ds = await new DataSource(db.dataSourceOptions(DATABASE_URL, { extra })).initialize();
   try {
-    const repo = new db.MessagesRepository(ds);
+    const repo = new db.MessageQueueRepository(ds);
     let n = 0;
     const message = (sessionId) => ({
       message: { id: db.newId('msg'), organizationId: orgId, sessionId, waMessageId: `3EB0${db.newId('msg').slice(-18)}`, direction: 'out', chatJid: `4915100000${n++ % 50}@s.whatsapp.net`, from: null, type: 'text', text: `hello ${n}`, status: 'queued' },

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { CampaignMessage } from '@app/contracts';
-import { CampaignsRepository, MessagesRepository, newId, SessionsRepository } from '@app/database';
+import { CampaignsRepository, MessagesRepository, MessageQueueRepository, newId, SessionsRepository } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
@@ -13,11 +13,13 @@ describe('CampaignsRepository: a media campaign\'s file (PostgreSQL)', () => {
   let db: DataSource;
   let campaigns: CampaignsRepository;
   let messages: MessagesRepository;
+  let queue: MessageQueueRepository;
 
   beforeAll(async () => {
     db = await testDataSource();
     campaigns = new CampaignsRepository(db);
     messages = new MessagesRepository(db);
+    queue = new MessageQueueRepository(db);
   });
   afterAll(() => closeTestDataSource());
 
@@ -40,7 +42,7 @@ describe('CampaignsRepository: a media campaign\'s file (PostgreSQL)', () => {
   /** A recipient's message as the scheduler stores it: the campaign's description, its own caption, no bytes. */
   async function campaignMessage(c: { organizationId: string; sessionId: string; campaignId: string }, i: number) {
     const id = newId('msg');
-    await messages.insertOutbound(
+    await queue.insertOutbound(
       {
         id, organizationId: c.organizationId, sessionId: c.sessionId, waMessageId: `W-${id}`, direction: 'out', chatJid: `1555000${i}@s.whatsapp.net`, from: null,
         type: 'image', media: { mimetype: 'image/png', size: bytes.length, filename: null, caption: `Hi N${i}` }, status: 'queued', campaignId: c.campaignId,
@@ -63,7 +65,7 @@ describe('CampaignsRepository: a media campaign\'s file (PostgreSQL)', () => {
     for (const id of ids) expect((await messages.mediaOf(id))!.equals(bytes)).toBe(true);
 
     const own = newId('msg');
-    await messages.insertOutbound(
+    await queue.insertOutbound(
       { id: own, organizationId: c.organizationId, sessionId: c.sessionId, waMessageId: `W-${own}`, direction: 'out', chatJid: '15559999@s.whatsapp.net', from: null,
         type: 'image', media: { mimetype: 'image/png', size: 3, filename: null, caption: null }, status: 'queued' },
       Buffer.from('own'),

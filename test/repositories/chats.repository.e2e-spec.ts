@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { ChatsRepository, decodeChatCursor, MessagesRepository, newId, NewMessage } from '@app/database';
+import { ChatsRepository, decodeChatCursor, MessagesRepository, MessageQueueRepository, newId, NewMessage } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
@@ -11,6 +11,7 @@ describe('ChatsRepository (PostgreSQL)', () => {
   let db: DataSource;
   let chats: ChatsRepository;
   let messages: MessagesRepository;
+  let queue: MessageQueueRepository;
   let orgId: string;
 
   const message = (sessionId: string, over: Partial<NewMessage> = {}): NewMessage => ({
@@ -43,6 +44,7 @@ describe('ChatsRepository (PostgreSQL)', () => {
     db = await testDataSource();
     chats = new ChatsRepository(db);
     messages = new MessagesRepository(db);
+    queue = new MessageQueueRepository(db);
     orgId = await newOrganization(db);
   });
   afterAll(() => closeTestDataSource());
@@ -68,7 +70,7 @@ describe('ChatsRepository (PostgreSQL)', () => {
 
   it('an accepted send updates its chat in the same statement', async () => {
     const session = await newSession(db, orgId);
-    const row = await messages.insertOutbound(message(session.id, { direction: 'out', status: 'queued', chatJid: BOB, from: null }), null);
+    const row = await queue.insertOutbound(message(session.id, { direction: 'out', status: 'queued', chatJid: BOB, from: null }), null);
     expect(await chats.find(session.id, BOB)).toMatchObject({ lastMessageId: row!.id, unreadCount: 0 });
   });
 

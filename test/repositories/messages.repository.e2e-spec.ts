@@ -1,12 +1,14 @@
 import { DataSource } from 'typeorm';
 import { EventEnvelope } from '@app/contracts';
-import { CampaignsRepository, dataSourceOptions, GENERIC_PLANS, MessagesRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
+import { CampaignsRepository, dataSourceOptions, GENERIC_PLANS, MessagesRepository, MessageQueueRepository, MessageAcksRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
 import { closeTestDataSource, testDataSource } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 describe('MessagesRepository status changes (PostgreSQL)', () => {
   let db: DataSource;
   let messages: MessagesRepository;
+  let queue: MessageQueueRepository;
+  let acks: MessageAcksRepository;
   let orgId: string;
   let sessionId: string;
 
@@ -27,6 +29,8 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
   beforeAll(async () => {
     db = await testDataSource();
     messages = new MessagesRepository(db);
+    queue = new MessageQueueRepository(db);
+    acks = new MessageAcksRepository(db);
     orgId = await newOrganization(db);
     sessionId = (await newSession(db, orgId)).id;
   });
@@ -34,54 +38,54 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
 
   it('keeps an outbound message\'s send options (forward source, poll vote, link preview) for the gateway, null otherwise', async () => {
     const key = { waMessageId: '3EB0ORIGINAL', chatJid: '15550009999@s.whatsapp.net', fromMe: true, participant: null };
-    const forward = (await messages.insertOutbound(outbound({ sendOptions: { forwardOf: key } }), null))!;
+    const forward = (await queue.insertOutbound(outbound({ sendOptions: { forwardOf: key } }), null))!;
     expect(forward.sendOptions).toEqual({ forwardOf: key });
-    const vote = (await messages.insertOutbound(outbound({ type: 'pollVote', text: null, sendOptions: { pollVote: { poll: key, options: ['a'] } } }), null))!;
-    const plain = (await messages.insertOutbound(outbound(), null))!;
+    const vote = (await queue.insertOutbound(outbound({ type: 'pollVote', text: null, sendOptions: { pollVote: { poll: key, options: ['a'] } } }), null))!;
+    const plain = (await queue.insertOutbound(outbound(), null))!;
     expect(plain.sendOptions).toBeNull();
-    const queued = (await messages.nextQueued(sessionId, 100)).messages;
+    const queued = (await queue.nextQueued(sessionId, 100)).messages;
     expect(queued.find((m) => m.id === vote.id)?.sendOptions).toEqual({ pollVote: { poll: key, options: ['a'] } });
     expect(queued.find((m) => m.id === forward.id)?.sendOptions).toEqual({ forwardOf: key });
     // the Message resource does not show them
     expect(toMessageView(forward)).not.toHaveProperty('sendOptions');
-    for (const m of [forward, vote, plain]) await messages.markFailed(m.id, 'done with it');
+    for (const m of [forward, vote, plain]) await queue.markFailed(m.id, 'done with it');
   });
 
   it('markSentMany drops the media bytes of the media messages of a batch, whichever form of the statement it runs', async () => {
     const image = { type: 'image' as const, text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } };
-    const [a, b] = [(await messages.insertOutbound(outbound(), null))!, (await messages.insertOutbound(outbound(), null))!];
+    const [a, b] = [(await queue.insertOutbound(outbound(), null))!, (await queue.insertOutbound(outbound(), null))!];
     // texts only: the form without the media delete
-    expect([...(await messages.markSentMany([{ id: a.id, sentAt: 1, raw: null, media: false }, { id: b.id, sentAt: 1, raw: null, media: false }])).keys()]).toEqual([a.id, b.id]);
-    const text = (await messages.insertOutbound(outbound(), null))!;
-    const photo = (await messages.insertOutbound(outbound(image), Buffer.from('png')))!;
-    const moved = await messages.markSentMany([{ id: text.id, sentAt: 2, raw: null, media: false }, { id: photo.id, sentAt: 2, raw: null, media: true }]);
+    expect([...(await queue.markSentMany([{ id: a.id, sentAt: 1, raw: null, media: false }, { id: b.id, sentAt: 1, raw: null, media: false }])).keys()]).toEqual([a.id, b.id]);
+    const text = (await queue.insertOutbound(outbound(), null))!;
+    const photo = (await queue.insertOutbound(outbound(image), Buffer.from('png')))!;
+    const moved = await queue.markSentMany([{ id: text.id, sentAt: 2, raw: null, media: false }, { id: photo.id, sentAt: 2, raw: null, media: true }]);
     expect([...moved.keys()].sort()).toEqual([text.id, photo.id].sort());
     expect(await messages.mediaOf(photo.id)).toBeNull();
     expect((await messages.findById(photo.id))?.status).toBe('sent');
   });
 
   it('markSent moves a queued row once and drops the media bytes of a media message', async () => {
-    const text = (await messages.insertOutbound(outbound(), null))!;
-    expect(await messages.markSent(text.id, 5_000, Buffer.from('raw'))).toEqual({ heldAck: null });
+    const text = (await queue.insertOutbound(outbound(), null))!;
+    expect(await queue.markSent(text.id, 5_000, Buffer.from('raw'))).toEqual({ heldAck: null });
     expect(await messages.findById(text.id)).toMatchObject({ id: text.id, status: 'sent', sentAt: 5_000, waMessageId: text.waMessageId });
-    expect(await messages.markSent(text.id, 6_000, null)).toBeNull();
+    expect(await queue.markSent(text.id, 6_000, null)).toBeNull();
     expect(await messages.rawOf(sessionId, text.waMessageId)).toEqual(Buffer.from('raw'));
 
-    const image = (await messages.insertOutbound(outbound({ type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } }), Buffer.from('png')))!;
+    const image = (await queue.insertOutbound(outbound({ type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } }), Buffer.from('png')))!;
     expect(await messages.mediaOf(image.id)).toEqual(Buffer.from('png'));
-    expect(await messages.markSent(image.id, 5_000, null)).toEqual({ heldAck: null });
+    expect(await queue.markSent(image.id, 5_000, null)).toEqual({ heldAck: null });
     expect((await messages.findById(image.id))?.status).toBe('sent');
     expect(await messages.mediaOf(image.id)).toBeNull();
   });
 
   it('markSent writes its outbox rows in the same statement, only when the row moved, with the updatedAt given', async () => {
-    const queued = (await messages.insertOutbound(outbound(), null))!;
+    const queued = (await queue.insertOutbound(outbound(), null))!;
     const updatedAt = queued.createdAt + 1234;
     const message = toMessageView({ ...queued, status: 'sent', sentAt: 7_000, updatedAt });
     const envelope = (id: string): EventEnvelope<object> => ({ id, event: 'message.sent', organizationId: orgId, sessionId, timestamp: 1, payload: { message } });
     const outbox = (id: string) => new OutboxRows([envelope(id)], [JSON.stringify(envelope(id))]);
     const [first, second] = [newId('evt'), newId('evt')];
-    expect(await messages.markSent(queued.id, 7_000, null, updatedAt, outbox(first))).toEqual({ heldAck: null });
+    expect(await queue.markSent(queued.id, 7_000, null, updatedAt, outbox(first))).toEqual({ heldAck: null });
     const sent = await messages.findById(queued.id);
     expect(sent).toMatchObject({ status: 'sent', sentAt: 7_000, updatedAt });
     // the Message built before the statement is the row it recorded
@@ -89,17 +93,17 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const stored = async (id: string) => (await db.query(`SELECT type, session_id, envelope FROM events WHERE id = $1`, [id]))[0];
     expect(await stored(first)).toEqual({ type: 'message.sent', session_id: sessionId, envelope: envelope(first) });
     // not queued any more: nothing moves, no event
-    expect(await messages.markSent(queued.id, 8_000, null, updatedAt, outbox(second))).toBeNull();
+    expect(await queue.markSent(queued.id, 8_000, null, updatedAt, outbox(second))).toBeNull();
     expect(await stored(second)).toBeUndefined();
   });
 
   it('markFailed returns the failed row once, and never moves a sent one', async () => {
-    const queued = (await messages.insertOutbound(outbound(), null))!;
-    expect(await messages.markFailed(queued.id, 'expired')).toMatchObject({ id: queued.id, status: 'failed', error: 'expired' });
-    expect(await messages.markFailed(queued.id, 'again')).toBeNull();
-    const sent = (await messages.insertOutbound(outbound(), null))!;
-    await messages.markSent(sent.id, 1, null);
-    expect(await messages.markFailed(sent.id, 'late')).toBeNull();
+    const queued = (await queue.insertOutbound(outbound(), null))!;
+    expect(await queue.markFailed(queued.id, 'expired')).toMatchObject({ id: queued.id, status: 'failed', error: 'expired' });
+    expect(await queue.markFailed(queued.id, 'again')).toBeNull();
+    const sent = (await queue.insertOutbound(outbound(), null))!;
+    await queue.markSent(sent.id, 1, null);
+    expect(await queue.markFailed(sent.id, 'late')).toBeNull();
   });
 
   it('the record of a send moves a campaign message a pause or a cancel withdrew while it was being sent (the network has it), never a scheduled send', async () => {
@@ -108,53 +112,53 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
       { id: newId('cmp'), organizationId: orgId, sessionId, name: 'withdrawn', message: { type: 'text', text: 'Hi', location: null, contact: null, poll: null, media: null }, window: null, pacing: { minDelayMs: 0, maxDelayMs: 0, typing: false }, warmup: null, skipNotOnWhatsApp: false, startAt: Date.now() },
       [{ to: '15550009998@s.whatsapp.net', variables: null }, { to: '15550009997@s.whatsapp.net', variables: null }],
     );
-    const paused = (await messages.insertOutbound(outbound({ campaignId: campaign.id }), null))!;
+    const paused = (await queue.insertOutbound(outbound({ campaignId: campaign.id }), null))!;
     // a pause withdrew it (scheduled, no send_at) after its sender read it: the send's record still lands
-    expect(await messages.withdrawCampaignQueued(campaign.id, 'scheduled')).toEqual([paused.id]);
-    expect(await messages.markSent(paused.id, 1, null)).toEqual({ heldAck: null });
+    expect(await queue.withdrawCampaignQueued(campaign.id, 'scheduled')).toEqual([paused.id]);
+    expect(await queue.markSent(paused.id, 1, null)).toEqual({ heldAck: null });
     expect(await messages.findById(paused.id)).toMatchObject({ status: 'sent' });
     // a cancel's withdrawal (cancelled): the same
-    const cancelled = (await messages.insertOutbound(outbound({ campaignId: campaign.id }), null))!;
-    expect(await messages.withdrawCampaignQueued(campaign.id, 'cancelled')).toEqual([cancelled.id]);
-    expect(await messages.markSentMany([{ id: cancelled.id, sentAt: 2, raw: null, media: false }])).toEqual(new Map([[cancelled.id, { heldAck: null }]]));
+    const cancelled = (await queue.insertOutbound(outbound({ campaignId: campaign.id }), null))!;
+    expect(await queue.withdrawCampaignQueued(campaign.id, 'cancelled')).toEqual([cancelled.id]);
+    expect(await queue.markSentMany([{ id: cancelled.id, sentAt: 2, raw: null, media: false }])).toEqual(new Map([[cancelled.id, { heldAck: null }]]));
     expect(await messages.findById(cancelled.id)).toMatchObject({ status: 'sent' });
     // once only; and a scheduled send (not a campaign's) or one cancelled by DELETE is never recorded sent
-    expect(await messages.markSent(cancelled.id, 3, null)).toBeNull();
-    const scheduled = (await messages.insertOutbound(outbound({ status: 'scheduled', sendAt: Date.now() + 60_000 }), null))!;
-    expect(await messages.markSent(scheduled.id, 1, null)).toBeNull();
-    await messages.cancelScheduled(orgId, sessionId, scheduled.id);
-    expect(await messages.markSent(scheduled.id, 1, null)).toBeNull();
+    expect(await queue.markSent(cancelled.id, 3, null)).toBeNull();
+    const scheduled = (await queue.insertOutbound(outbound({ status: 'scheduled', sendAt: Date.now() + 60_000 }), null))!;
+    expect(await queue.markSent(scheduled.id, 1, null)).toBeNull();
+    await queue.cancelScheduled(orgId, sessionId, scheduled.id);
+    expect(await queue.markSent(scheduled.id, 1, null)).toBeNull();
     expect(await messages.findById(scheduled.id)).toMatchObject({ status: 'cancelled' });
   });
 
   it('applyAck moves a sent message forward only and returns the moved row', async () => {
-    const m = (await messages.insertOutbound(outbound(), null))!;
-    await messages.markSent(m.id, 1, null);
-    expect(await messages.applyAck(sessionId, m.waMessageId, 'read')).toEqual({ moved: expect.objectContaining({ id: m.id, status: 'read' }) });
-    expect(await messages.applyAck(sessionId, m.waMessageId, 'delivered')).toBeNull();
-    expect(await messages.applyAck(sessionId, m.waMessageId, 'played')).toEqual({ moved: expect.objectContaining({ id: m.id, status: 'played' }) });
-    expect(await messages.applyAck(sessionId, 'not-a-message', 'read')).toBeNull();
+    const m = (await queue.insertOutbound(outbound(), null))!;
+    await queue.markSent(m.id, 1, null);
+    expect(await acks.applyAck(sessionId, m.waMessageId, 'read')).toEqual({ moved: expect.objectContaining({ id: m.id, status: 'read' }) });
+    expect(await acks.applyAck(sessionId, m.waMessageId, 'delivered')).toBeNull();
+    expect(await acks.applyAck(sessionId, m.waMessageId, 'played')).toEqual({ moved: expect.objectContaining({ id: m.id, status: 'played' }) });
+    expect(await acks.applyAck(sessionId, 'not-a-message', 'read')).toBeNull();
   });
 
   it('a receipt for a queued message is kept on its row (the highest), handed back by markSent, then applied once', async () => {
-    const m = (await messages.insertOutbound(outbound(), null))!;
-    expect(await messages.applyAck(sessionId, m.waMessageId, 'read')).toEqual({ held: true });
+    const m = (await queue.insertOutbound(outbound(), null))!;
+    expect(await acks.applyAck(sessionId, m.waMessageId, 'read')).toEqual({ held: true });
     // a lower one changes nothing; the row is still queued, unchanged
-    expect(await messages.applyAck(sessionId, m.waMessageId, 'delivered')).toBeNull();
+    expect(await acks.applyAck(sessionId, m.waMessageId, 'delivered')).toBeNull();
     expect(await messages.findById(m.id)).toMatchObject({ status: 'queued', updatedAt: m.updatedAt });
     // a gateway that stops here leaves nothing to apply yet: the row is not sent
-    expect(await messages.heldAcksOf(sessionId)).toEqual([]);
-    expect(await messages.markSent(m.id, 1, null)).toEqual({ heldAck: 'read' });
+    expect(await acks.heldAcksOf(sessionId)).toEqual([]);
+    expect(await queue.markSent(m.id, 1, null)).toEqual({ heldAck: 'read' });
     // recorded sent, not yet applied (a crash here): the next holder finds it
-    expect(await messages.heldAcksOf(sessionId)).toEqual([{ waMessageId: m.waMessageId, status: 'read' }]);
-    expect(await messages.applyAck(sessionId, m.waMessageId, 'read')).toEqual({ moved: expect.objectContaining({ status: 'read' }) });
-    expect(await messages.heldAcksOf(sessionId)).toEqual([]);
+    expect(await acks.heldAcksOf(sessionId)).toEqual([{ waMessageId: m.waMessageId, status: 'read' }]);
+    expect(await acks.applyAck(sessionId, m.waMessageId, 'read')).toEqual({ moved: expect.objectContaining({ status: 'read' }) });
+    expect(await acks.heldAcksOf(sessionId)).toEqual([]);
     // a lower receipt on the way keeps the higher kept one for later
-    const n = (await messages.insertOutbound(outbound(), null))!;
-    await messages.applyAck(sessionId, n.waMessageId, 'played');
-    await messages.markSent(n.id, 1, null);
-    expect(await messages.applyAck(sessionId, n.waMessageId, 'delivered')).toEqual({ moved: expect.objectContaining({ status: 'delivered' }) });
-    expect(await messages.heldAcksOf(sessionId)).toEqual([{ waMessageId: n.waMessageId, status: 'played' }]);
+    const n = (await queue.insertOutbound(outbound(), null))!;
+    await acks.applyAck(sessionId, n.waMessageId, 'played');
+    await queue.markSent(n.id, 1, null);
+    expect(await acks.applyAck(sessionId, n.waMessageId, 'delivered')).toEqual({ moved: expect.objectContaining({ status: 'delivered' }) });
+    expect(await acks.heldAcksOf(sessionId)).toEqual([{ waMessageId: n.waMessageId, status: 'played' }]);
   });
 
   it('drains in acceptance (commit) order, not id order, when a later id commits first', async () => {
@@ -165,23 +169,23 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const earlyId = outbound({ id: lowId });
     const lateId = outbound({ id: highId });
     // the request that minted the later id commits first: it is the first accepted
-    const first = (await messages.insertOutbound(lateId, null))!;
-    const second = (await messages.insertOutbound(earlyId, null))!;
+    const first = (await queue.insertOutbound(lateId, null))!;
+    const second = (await queue.insertOutbound(earlyId, null))!;
     expect(second.id < first.id).toBe(true);
-    expect((await messages.nextQueued(sessionId, 32)).messages.map((m) => m.id)).toEqual([first.id, second.id]);
-    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(first.id);
-    await messages.markSent(first.id, 1, null);
-    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(second.id);
+    expect((await queue.nextQueued(sessionId, 32)).messages.map((m) => m.id)).toEqual([first.id, second.id]);
+    expect((await queue.nextQueued(sessionId, 1)).messages[0]?.id).toBe(first.id);
+    await queue.markSent(first.id, 1, null);
+    expect((await queue.nextQueued(sessionId, 1)).messages[0]?.id).toBe(second.id);
   });
 
   it('reads the session\'s presenceTyping with the head of its queue', async () => {
     const session = await newSession(db, orgId, { presenceTyping: true });
     sessionId = session.id;
-    expect(await messages.nextQueued(sessionId, 32)).toEqual({ messages: [], presenceTyping: false });
-    const queued = (await messages.insertOutbound(outbound(), null))!;
-    expect(await messages.nextQueued(sessionId, 32)).toEqual({ messages: [queued], presenceTyping: true });
+    expect(await queue.nextQueued(sessionId, 32)).toEqual({ messages: [], presenceTyping: false });
+    const queued = (await queue.insertOutbound(outbound(), null))!;
+    expect(await queue.nextQueued(sessionId, 32)).toEqual({ messages: [queued], presenceTyping: true });
     await new SessionsRepository(db).patchSettings(sessionId, { presenceTyping: false });
-    expect((await messages.nextQueued(sessionId, 32)).presenceTyping).toBe(false);
+    expect((await queue.nextQueued(sessionId, 32)).presenceTyping).toBe(false);
   });
 
   it('a racing accept waits for the one holding the session number, so numbers follow commits', async () => {
@@ -194,31 +198,31 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const b = outbound();
     // A's accept runs inside a transaction kept open: the session row stays locked until it commits
     const insertA = db.transaction(async (tx) => {
-      const row = await messages.insertOutbound(a, null, tx);
+      const row = await queue.insertOutbound(a, null, tx);
       aInserted();
       await held;
       return row;
     });
     await aIn;
     let bDone = false;
-    const insertB = messages.insertOutbound(b, null).then((row) => ((bDone = true), row));
+    const insertB = queue.insertOutbound(b, null).then((row) => ((bDone = true), row));
     await new Promise((r) => setTimeout(r, 200));
     expect(bDone).toBe(false); // B waits for A's number to commit
     releaseA();
     await Promise.all([insertA, insertB]);
-    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(a.id);
+    expect((await queue.nextQueued(sessionId, 1)).messages[0]?.id).toBe(a.id);
   });
 
   it('an accept takes its number without writing the session row (no dead version of it per message)', async () => {
     sessionId = (await newSession(db, orgId)).id;
     const version = async () => (await db.query('SELECT xmin::text AS v FROM sessions WHERE id = $1', [sessionId]))[0].v as string;
     const before = await version();
-    await messages.insertOutbound(outbound(), null);
+    await queue.insertOutbound(outbound(), null);
     await db.query(`UPDATE sessions SET status = 'working' WHERE id = $1`, [sessionId]);
     const working = await version();
     expect(working).not.toBe(before); // the probe sees a write of the row
-    expect((await messages.insertAcceptedMany(orgId, sessionId, [{ message: outbound(), media: null }], ['working'])).rows.size).toBe(1);
-    await messages.insertOutboundMany(orgId, sessionId, [{ message: outbound(), media: null }, { message: outbound(), media: null }]);
+    expect((await queue.insertAcceptedMany(orgId, sessionId, [{ message: outbound(), media: null }], ['working'])).rows.size).toBe(1);
+    await queue.insertOutboundMany(orgId, sessionId, [{ message: outbound(), media: null }, { message: outbound(), media: null }]);
     expect(await version()).toBe(working);
     const seqs: Array<{ seq: number }> = await db.query('SELECT seq::int AS seq FROM messages WHERE session_id = $1 ORDER BY seq', [sessionId]);
     expect(seqs.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
@@ -226,25 +230,25 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
 
   it('an accept that conflicts (idempotency key, waMessageId) writes nothing, media included, and returns null', async () => {
     sessionId = (await newSession(db, orgId)).id;
-    const first = (await messages.insertOutbound(outbound({ idempotencyKey: 'k-1' }), null))!;
+    const first = (await queue.insertOutbound(outbound({ idempotencyKey: 'k-1' }), null))!;
     expect(first.idempotencyKey).toBe('k-1');
     const image = { type: 'image' as const, text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } };
     const repeat = outbound({ idempotencyKey: 'k-1', ...image });
-    expect(await messages.insertOutbound(repeat, Buffer.from('png'))).toBeNull();
+    expect(await queue.insertOutbound(repeat, Buffer.from('png'))).toBeNull();
     expect(await messages.findById(repeat.id)).toBeNull();
     expect(await messages.mediaOf(repeat.id)).toBeNull();
-    expect(await messages.insertOutbound(outbound({ waMessageId: first.waMessageId }), null)).toBeNull();
+    expect(await queue.insertOutbound(outbound({ waMessageId: first.waMessageId }), null)).toBeNull();
     // the numbers the conflicts took are skipped: the next accept still drains after the first
-    const next = (await messages.insertOutbound(outbound(), null))!;
-    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(first.id);
-    await messages.markSent(first.id, 1, null);
-    expect((await messages.nextQueued(sessionId, 1)).messages[0]?.id).toBe(next.id);
+    const next = (await queue.insertOutbound(outbound(), null))!;
+    expect((await queue.nextQueued(sessionId, 1)).messages[0]?.id).toBe(first.id);
+    await queue.markSent(first.id, 1, null);
+    expect((await queue.nextQueued(sessionId, 1)).messages[0]?.id).toBe(next.id);
   });
 
   it('insertOutboundMany numbers a batch consecutively in its order, stores media of inserted rows only, skips conflicts', async () => {
     const own = (await newSession(db, orgId)).id;
     const one = (over: Partial<NewMessage> = {}) => outbound({ sessionId: own, ...over });
-    const before = (await messages.insertOutbound(one({ idempotencyKey: 'taken' }), null))!;
+    const before = (await queue.insertOutbound(one({ idempotencyKey: 'taken' }), null))!;
     const batch = [
       { message: one({ text: 'a', mentions: ['15550008888@s.whatsapp.net', 'quote"and\\slash'] }), media: null },
       { message: one({ type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: 'c' } }), media: Buffer.from('png') },
@@ -252,7 +256,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
       { message: one({ idempotencyKey: 'taken', type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } }), media: Buffer.from('xyz') },
       { message: one({ type: 'location', text: null, location: { latitude: 1, longitude: 2, name: null, address: null }, idempotencyKey: 'fresh' }), media: null },
     ];
-    const rows = await messages.insertOutboundMany(orgId, own, batch);
+    const rows = await queue.insertOutboundMany(orgId, own, batch);
     expect([...rows.keys()]).toEqual([batch[0].message.id, batch[1].message.id, batch[3].message.id]);
     expect(rows.get(batch[0].message.id)).toMatchObject({ status: 'queued', direction: 'out', text: 'a', mentions: ['15550008888@s.whatsapp.net', 'quote"and\\slash'] });
     expect(rows.get(batch[1].message.id)?.media).toEqual({ mimetype: 'image/png', size: 3, filename: null, caption: 'c' });
@@ -262,8 +266,8 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const seqs: Array<{ id: string; seq: number }> = await db.query('SELECT id, seq::int AS seq FROM messages WHERE session_id = $1 ORDER BY seq', [own]);
     expect(seqs.map((r) => r.id)).toEqual([before.id, batch[0].message.id, batch[1].message.id, batch[3].message.id]);
     expect(seqs.map((r) => r.seq - seqs[0].seq)).toEqual([0, 1, 2, 4]);
-    expect((await messages.nextQueued(own, 10)).messages.map((m) => m.id)).toEqual(seqs.map((r) => r.id));
-    const next = (await messages.insertOutbound(one(), null))!;
+    expect((await queue.nextQueued(own, 10)).messages.map((m) => m.id)).toEqual(seqs.map((r) => r.id));
+    const next = (await queue.insertOutbound(one(), null))!;
     expect((await db.query('SELECT seq::int AS seq FROM messages WHERE id = $1', [next.id]))[0].seq).toBe(seqs[0].seq + 5);
 
     // the batch's keys: found within the window, released after it
@@ -274,7 +278,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     await messages.releaseIdempotencyKeys(own, ['taken', 'fresh'], 24 * 3600 * 1000);
     expect([...(await messages.findByIdempotencyKeys(own, ['taken', 'fresh'], 24 * 3600 * 1000)).keys()]).toEqual(['fresh']);
     expect((await messages.findById(before.id))?.idempotencyKey).toBeNull();
-    expect(await messages.insertOutboundMany(orgId, own, [])).toEqual(new Map());
+    expect(await queue.insertOutboundMany(orgId, own, [])).toEqual(new Map());
   });
 
   it('insertAcceptedMany stores a group with consecutive numbers in its order, from the session\'s own jid, only from a sendable session of the organization', async () => {
@@ -282,7 +286,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const own = await newSession(db, orgId, { status: 'working', waJid: '15550004444@s.whatsapp.net', gatewayId: 'gw-spec' });
     const one = (over: Partial<NewMessage> = {}) => ({ message: outbound({ sessionId: own.id, from: null, ...over }), media: null as Buffer | null });
     const seqOf = async (id: string) => ((await db.query('SELECT seq::int AS seq FROM messages WHERE id = $1', [id]))[0]?.seq as number | undefined) ?? null;
-    const before = (await messages.insertOutbound(one({ from: own.waJid }).message, null))!;
+    const before = (await queue.insertOutbound(one({ from: own.waJid }).message, null))!;
 
     // the later of two messages to one chat has the lower id (ids minted in one millisecond are not ordered)
     const [lowId, highId] = [newId('msg'), newId('msg')].sort();
@@ -292,7 +296,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
       one({ text: 'c', chatJid: '15550007777@s.whatsapp.net' }),
     ];
     group[1].media = Buffer.from('png');
-    const accepted = await messages.insertAcceptedMany(orgId, own.id, group, sendable);
+    const accepted = await queue.insertAcceptedMany(orgId, own.id, group, sendable);
     expect(accepted.gatewayId).toBe('gw-spec');
     expect([...accepted.rows.keys()].sort()).toEqual(group.map((g) => g.message.id).sort());
     for (const g of group) expect(accepted.rows.get(g.message.id)).toMatchObject({ status: 'queued', direction: 'out', from: own.waJid });
@@ -308,11 +312,11 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
 
     // a conflict of one row (its waMessageId is stored) leaves it out, keeps the others, its number unused
     const mixed = [one({ text: 'x' }), one({ waMessageId: before.waMessageId }), one({ text: 'z' })];
-    const some = await messages.insertAcceptedMany(orgId, own.id, mixed, sendable);
+    const some = await queue.insertAcceptedMany(orgId, own.id, mixed, sendable);
     expect([...some.rows.keys()].sort()).toEqual([mixed[0].message.id, mixed[2].message.id].sort());
     expect(some.gatewayId).toBe('gw-spec');
     expect(await Promise.all(mixed.map((g) => seqOf(g.message.id)))).toEqual([base + 4, null, base + 6]);
-    expect((await messages.nextQueued(own.id, 10)).messages.map((m) => m.id)).toEqual([before.id, ...group.map((g) => g.message.id), mixed[0].message.id, mixed[2].message.id]);
+    expect((await queue.nextQueued(own.id, 10)).messages.map((m) => m.id)).toEqual([before.id, ...group.map((g) => g.message.id), mixed[0].message.id, mixed[2].message.id]);
 
     // another organization's, a stopped or a missing session: the whole group refused, nothing written, no number taken
     const stranger = await newOrganization(db, 'Stranger');
@@ -320,7 +324,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const refusedOf = (sessionId: string) => [one({ sessionId, text: 'r1' }), one({ sessionId, text: 'r2' })];
     for (const [organizationId, sessionId] of [[stranger, own.id], [orgId, stopped.id], [orgId, newId('ses')]]) {
       const refused = refusedOf(sessionId);
-      expect(await messages.insertAcceptedMany(organizationId, sessionId, refused, sendable)).toEqual({ rows: new Map(), gatewayId: null });
+      expect(await queue.insertAcceptedMany(organizationId, sessionId, refused, sendable)).toEqual({ rows: new Map(), gatewayId: null });
       for (const r of refused) expect(await messages.findById(r.message.id)).toBeNull();
     }
     // the stopped session never took a number: it has no counter row
@@ -329,7 +333,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
       [[own.id, stopped.id]],
     );
     expect(seqs).toEqual([{ session_id: own.id, message_seq: base + 6 }]);
-    expect(await messages.insertAcceptedMany(orgId, own.id, [], sendable)).toEqual({ rows: new Map(), gatewayId: null });
+    expect(await queue.insertAcceptedMany(orgId, own.id, [], sendable)).toEqual({ rows: new Map(), gatewayId: null });
   });
 
   it('applyEdit replaces a text or a caption once, returning the previous one; unknown, unchanged or revoked: null', async () => {
@@ -388,20 +392,20 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
   it('applyMemberAck keeps each member forward only and moves the message to the step every member reached', async () => {
     const [bob, carol] = ['15550002222@s.whatsapp.net', '15550003333@s.whatsapp.net'];
     const members = [bob, carol];
-    const row = (await messages.insertOutbound(outbound({ chatJid: '120363000000000001@g.us' }), null))!;
+    const row = (await queue.insertOutbound(outbound({ chatJid: '120363000000000001@g.us' }), null))!;
     // queued: the member's receipt is kept, the status waits for the send to be recorded
-    expect(await messages.applyMemberAck(sessionId, row.waMessageId, bob, 'delivered', members)).toEqual({ row: expect.objectContaining({ status: 'queued', memberAcks: { [bob]: 'delivered' } }), moved: false });
-    await messages.markSent(row.id, 5_000, null);
-    expect(await messages.applyMemberAck(sessionId, row.waMessageId, bob, 'read', members)).toMatchObject({ row: { status: 'sent', memberAcks: { [bob]: 'read' } }, moved: false });
-    expect(await messages.applyMemberAck(sessionId, row.waMessageId, bob, 'delivered', members)).toBeNull();
-    expect(await messages.applyMemberAck(sessionId, row.waMessageId, carol, 'delivered', members)).toMatchObject({ row: { status: 'delivered' }, moved: true });
-    expect(await messages.applyMemberAck(sessionId, row.waMessageId, carol, 'read', members)).toMatchObject({ row: { status: 'read', memberAcks: { [bob]: 'read', [carol]: 'read' } }, moved: true });
+    expect(await acks.applyMemberAck(sessionId, row.waMessageId, bob, 'delivered', members)).toEqual({ row: expect.objectContaining({ status: 'queued', memberAcks: { [bob]: 'delivered' } }), moved: false });
+    await queue.markSent(row.id, 5_000, null);
+    expect(await acks.applyMemberAck(sessionId, row.waMessageId, bob, 'read', members)).toMatchObject({ row: { status: 'sent', memberAcks: { [bob]: 'read' } }, moved: false });
+    expect(await acks.applyMemberAck(sessionId, row.waMessageId, bob, 'delivered', members)).toBeNull();
+    expect(await acks.applyMemberAck(sessionId, row.waMessageId, carol, 'delivered', members)).toMatchObject({ row: { status: 'delivered' }, moved: true });
+    expect(await acks.applyMemberAck(sessionId, row.waMessageId, carol, 'read', members)).toMatchObject({ row: { status: 'read', memberAcks: { [bob]: 'read', [carol]: 'read' } }, moved: true });
     expect((await messages.findById(row.id))?.status).toBe('read');
     // no members known: kept per member, the message does not move
-    const other = (await messages.insertOutbound(outbound({ chatJid: '120363000000000001@g.us' }), null))!;
-    await messages.markSent(other.id, 5_000, null);
-    expect(await messages.applyMemberAck(sessionId, other.waMessageId, bob, 'read', [])).toMatchObject({ row: { status: 'sent' }, moved: false });
-    expect(await messages.applyMemberAck(sessionId, 'NOT-STORED', bob, 'read', members)).toBeNull();
+    const other = (await queue.insertOutbound(outbound({ chatJid: '120363000000000001@g.us' }), null))!;
+    await queue.markSent(other.id, 5_000, null);
+    expect(await acks.applyMemberAck(sessionId, other.waMessageId, bob, 'read', [])).toMatchObject({ row: { status: 'sent' }, moved: false });
+    expect(await acks.applyMemberAck(sessionId, 'NOT-STORED', bob, 'read', members)).toBeNull();
   });
 
   it('updateMediaRef replaces an inbound media reference (a re-upload), and nothing else', async () => {
@@ -412,7 +416,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(await messages.updateMediaRef(image.id, fresh)).toBe(true);
     expect(await messages.findById(image.id)).toMatchObject({ id: image.id, mediaRef: fresh, media, status: 'received' });
     // an outbound row, a row without media and an unknown id are left alone
-    const out = (await messages.insertOutbound(outbound({ type: 'image', text: null, media }), Buffer.from('png')))!;
+    const out = (await queue.insertOutbound(outbound({ type: 'image', text: null, media }), Buffer.from('png')))!;
     expect(await messages.updateMediaRef(out.id, fresh)).toBe(false);
     const text = (await messages.insert(outbound({ direction: 'in', status: 'received' })))!;
     expect(await messages.updateMediaRef(text.id, fresh)).toBe(false);
@@ -425,10 +429,10 @@ describe('MessagesRepository: a send is recorded by its key, whatever the queue 
   // one connection, so the test can EXPLAIN the statement the repository prepared on it, with the gateway's pool
   // settings (GENERIC_PLANS): generic plans, planned from statistics taken while the queue was empty
   let db: DataSource;
-  let messages: MessagesRepository;
+  let queue: MessageQueueRepository;
   beforeAll(async () => {
     db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, { extra: { max: 1, ...GENERIC_PLANS } })).initialize();
-    messages = new MessagesRepository(db);
+    queue = new MessageQueueRepository(db);
   });
   afterAll(() => db.destroy());
 
@@ -441,12 +445,12 @@ describe('MessagesRepository: a send is recorded by its key, whatever the queue 
     });
     // a history, analyzed while nothing is queued: the queue's index looks empty to the planner
     const history = Array.from({ length: 5000 }, () => ({ message: message({ status: 'read' }), media: null }));
-    for (let i = 0; i < history.length; i += 1000) await messages.insertOutboundMany(orgId, sessionId, history.slice(i, i + 1000));
+    for (let i = 0; i < history.length; i += 1000) await queue.insertOutboundMany(orgId, sessionId, history.slice(i, i + 1000));
     await db.query('ANALYZE messages');
-    const queued = [...(await messages.insertOutboundMany(orgId, sessionId, Array.from({ length: 300 }, () => ({ message: message(), media: null })))).keys()];
+    const queued = [...(await queue.insertOutboundMany(orgId, sessionId, Array.from({ length: 300 }, () => ({ message: message(), media: null })))).keys()];
     const [first, second] = queued;
-    expect((await messages.markSentMany([{ id: first, sentAt: 1_000, raw: null }])).has(first)).toBe(true);
-    expect((await messages.markFailed(second, 'gone'))?.status).toBe('failed');
+    expect((await queue.markSentMany([{ id: first, sentAt: 1_000, raw: null }])).has(first)).toBe(true);
+    expect((await queue.markFailed(second, 'gone'))?.status).toBe('failed');
     const plan = async (statement: string) => JSON.stringify(await db.query(`EXPLAIN (FORMAT JSON) ${statement}`));
     const recordPlan = await plan(
       `EXECUTE messages_mark_sent_many(ARRAY['${queued[2]}'], ARRAY[now()], ARRAY[NULL::bytea], ARRAY[NULL::timestamptz], ARRAY[NULL::text], '{}', '{}', '{}', '{}', '{}')`,

@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Module, OnApplicationBoo
 import type { Logger } from 'pino';
 import { GatewayConfig } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { CampaignsRepository, ChatsRepository, ContactsRepository, FollowedChannelsRepository, GroupsRepository, LeaderLeasesRepository, MediaBlobsRepository, MessagesRepository, PgLeaderLease, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
+import { CampaignsRepository, ChatsRepository, ContactsRepository, FollowedChannelsRepository, GroupsRepository, LeaderLeasesRepository, MediaBlobsRepository, MessageAcksRepository, MessageQueueRepository, MessagesRepository, PgLeaderLease, SessionAuthKeysRepository, SessionsRepository, StatusPostsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { AdoptSignal, CommandServer, GatewayDirectory, GatewaySignals, GatewayRegistry, RedisQrBoard, RedisSessionLeases, SessionPlacement } from '@app/fleet';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
@@ -18,6 +18,7 @@ import { GatewayNode, NodeSignalListener } from './gateway-node';
 import { LeaseKeeper } from './lease-keeper';
 import { LeaseWatchdog } from './lease-watchdog';
 import { SentRecords } from './messages/sent-records';
+import { PgMessageStore } from './messages/pg-message-store';
 import { CampaignScheduler } from './campaigns/campaign-scheduler';
 import { ClientVersionAlarm } from './sessions/client-version-alarm';
 import { GroupedEventSink } from './sessions/grouped-event-sink';
@@ -83,11 +84,11 @@ export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeAp
   providers: [
     {
       provide: CampaignScheduler,
-      inject: [GatewayConfig, LOGGER, CampaignsRepository, MessagesRepository, SessionsRepository, EventPublisher, REDIS_CLIENT, RedisKeys],
-      useFactory: (c: GatewayConfig, logger: Logger, campaigns: CampaignsRepository, messages: MessagesRepository, sessions: SessionsRepository, events: EventPublisher, redis: Redis, keys: RedisKeys) =>
+      inject: [GatewayConfig, LOGGER, CampaignsRepository, MessageQueueRepository, SessionsRepository, EventPublisher, REDIS_CLIENT, RedisKeys],
+      useFactory: (c: GatewayConfig, logger: Logger, campaigns: CampaignsRepository, queue: MessageQueueRepository, sessions: SessionsRepository, events: EventPublisher, redis: Redis, keys: RedisKeys) =>
         new CampaignScheduler({
           campaigns,
-          messages,
+          queue,
           sessions,
           events,
           limiter: new SendRateLimiter(redis, keys),
@@ -168,6 +169,8 @@ export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeAp
         SessionsRepository,
         GroupsRepository,
         MessagesRepository,
+        MessageQueueRepository,
+        MessageAcksRepository,
         EventPublisher,
         ChatsRepository,
         RedisSessionLeases,
@@ -188,7 +191,9 @@ export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeAp
         box: SecretBox,
         sessions: SessionsRepository,
         groups: GroupsRepository,
-        messages: MessagesRepository,
+        messageLog: MessagesRepository,
+        messageQueue: MessageQueueRepository,
+        messageAcks: MessageAcksRepository,
         events: EventPublisher,
         chats: ChatsRepository,
         leases: RedisSessionLeases,
@@ -205,6 +210,7 @@ export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeAp
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
         const authStates = new PgAuthStates(authKeys, box);
         const sessionEvents = new GroupedEventSink(events);
+        const messages = new PgMessageStore(messageLog, messageQueue, messageAcks);
         const host = new SessionHost(
           c.GATEWAY_ID,
           {

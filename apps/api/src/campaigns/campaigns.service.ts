@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
 import { CampaignRecipientView, CampaignStatus, CampaignView, DomainError, isMediaType, normalizeChatJid, OptOutView, RECIPIENT_STATUSES, RecipientStatus } from '@app/contracts';
-import { CampaignsRepository, MessagesRepository, newId, Session, SessionsRepository, toCampaignView } from '@app/database';
+import { CampaignsRepository, MessageQueueRepository, newId, Session, SessionsRepository, toCampaignView } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { REDIS_CLIENT } from '@app/infra';
 import { CampaignSignal } from '@app/messaging';
@@ -37,7 +37,7 @@ export class CampaignsService {
   constructor(
     private readonly sessions: SessionsRepository,
     private readonly campaigns: CampaignsRepository,
-    private readonly messages: MessagesRepository,
+    private readonly queue: MessageQueueRepository,
     private readonly events: EventPublisher,
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
     signal: CampaignSignal,
@@ -122,7 +122,7 @@ export class CampaignsService {
     // campaign row's lock waited for that message the other way round, and PostgreSQL ended one of them as a deadlock
     // after deadlock_timeout (1 s): a 500 to the pause, or a lost record (issue 43, the fleet test). Once the status is
     // committed no step enqueues any more (it locks the row and requires `running`), so nothing is queued behind this.
-    if (to !== 'running') await this.messages.withdrawCampaignQueued(campaignId, to === 'cancelled' ? 'cancelled' : 'scheduled');
+    if (to !== 'running') await this.queue.withdrawCampaignQueued(campaignId, to === 'cancelled' ? 'cancelled' : 'scheduled');
     await this.notify(session, campaignId);
     // the row as the UPDATE … RETURNING gave it precedes a cancel's recipients (whose update counts them)
     return toCampaignView({ ...changed, counts: await this.campaigns.counts(campaignId) });

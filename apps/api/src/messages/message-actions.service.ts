@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CAPTIONED_MEDIA_TYPES, DomainError, EDIT_WINDOW_MS, MessageType, MessageView } from '@app/contracts';
-import { MessageRow, MessagesRepository, Session, toMessageView } from '@app/database';
+import { MessageQueueRepository, MessageRow, MessagesRepository, Session, toMessageView } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import { SessionActions } from '../sessions/session-actions';
@@ -44,6 +44,7 @@ export class MessageActionsService {
   constructor(
     private readonly actions: SessionActions,
     private readonly messages: MessagesRepository,
+    private readonly queue: MessageQueueRepository,
     private readonly events: EventPublisher,
     private readonly sends: MessagesService,
   ) {}
@@ -81,7 +82,7 @@ export class MessageActionsService {
     // a scheduled send (CONTRACT 17) is withdrawn, not deleted on the network: it was never sent; cancelled again is a no-op
     if (row.status === 'cancelled') return;
     if (row.status === 'scheduled' && row.campaignId === null) {
-      if (await this.messages.cancelScheduled(organizationId, session.id, row.id)) return;
+      if (await this.queue.cancelScheduled(organizationId, session.id, row.id)) return;
       throw new DomainError('conflict', 'the message is no longer scheduled: it became due and was queued', { status: 'queued' });
     }
     this.requireOwnSent(row, 'deleted');

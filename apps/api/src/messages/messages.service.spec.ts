@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { DomainError } from '@app/contracts';
-import type { MessageRow, MessagesRepository, SessionsRepository } from '@app/database';
+import type { MessageQueueRepository, MessageRow, MessagesRepository, SessionsRepository } from '@app/database';
 import { MediaUnavailableError, type MediaSource, type MediaStore } from '@app/media';
 import { MessagesService } from './messages.service';
 import { MediaReupload } from './media-reupload';
@@ -18,6 +18,7 @@ describe('MessagesService.media', () => {
     new MessagesService(
       { findInOrganization: async () => ({ id: 'ses_1' }) } as unknown as SessionsRepository,
       { findInOrganization: async () => inbound } as unknown as MessagesRepository,
+      null as never,
       null as never,
       null as never,
       null as never,
@@ -100,6 +101,7 @@ describe('MessagesService.media re-upload', () => {
       null as never,
       null as never,
       null as never,
+      null as never,
       { open },
       null as never,
       null as never,
@@ -145,14 +147,14 @@ describe('MessagesService.send racing a move between gateways', () => {
     const released: string[] = [];
     const inserts: string[][] = [];
     const reads = [...statuses];
-    const messages = {
+    const queue = {
       insertAcceptedMany: async (_org: string, _ses: string, group: Array<{ message: { id: string } }>) => {
         inserts.push(group.map((g) => g.message.id));
         if (inserts.length <= refusals) return { rows: new Map(), gatewayId: null };
         const rows = new Map(group.map((g) => [g.message.id, { ...g.message, status: 'queued' } as unknown as MessageRow]));
         return { rows, gatewayId: 'gw-new' };
       },
-    } as unknown as MessagesRepository;
+    } as unknown as MessageQueueRepository;
     const sessions = {
       findInOrganization: async () => ({ id: 'ses_1', organizationId: 'org_1', status: reads.shift() ?? 'working', ratePerMin: 60, ratePerHour: 1000 }),
     } as unknown as SessionsRepository;
@@ -162,7 +164,7 @@ describe('MessagesService.send racing a move between gateways', () => {
     };
     const signalled: string[] = [];
     const signal = { notify: async (_r: unknown, gatewayId: string) => void signalled.push(gatewayId) };
-    const service = new MessagesService(sessions, messages, limiter as never, signal as never, null as never, null as never, null as never, null as never, null as never, null);
+    const service = new MessagesService(sessions, null as never, queue, limiter as never, signal as never, null as never, null as never, null as never, null as never, null as never, null);
     const send = () => service.send(principal, 'ses_1', { to: '15550001111', text: 'hi' }, undefined).catch((e: unknown) => e);
     return { send, released, inserts, signalled };
   }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { ApiConfig } from '@app/config';
 import { DomainError, ERROR_STATUS, ErrorBody, isCaptionedMediaType, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
-import { MessageRow, MessagesRepository, NewMessage, NewOutbound, newId, Session, SessionsRepository, toMessageView } from '@app/database';
+import { MessageQueueRepository, MessageRow, MessagesRepository, NewMessage, NewOutbound, newId, Session, SessionsRepository, toMessageView } from '@app/database';
 import { REDIS_CLIENT } from '@app/infra';
 import { MediaSource, type MediaStore, MediaUnavailableError } from '@app/media';
 import { RateDecision, RateLimitName, SendRateLimiter, SendSignal } from '@app/messaging';
@@ -140,6 +140,7 @@ export class MessagesService {
   constructor(
     private readonly sessions: SessionsRepository,
     private readonly messages: MessagesRepository,
+    private readonly queue: MessageQueueRepository,
     private readonly limiter: SendRateLimiter,
     private readonly signal: SendSignal,
     private readonly fetcher: MediaFetcher,
@@ -290,7 +291,7 @@ export class MessagesService {
    */
   private async acceptGroup(group: NewOutbound[]): Promise<PlainAccepted[]> {
     const { organizationId, sessionId } = group[0].message;
-    const { rows, gatewayId } = await this.messages.insertAcceptedMany(organizationId, sessionId, group, SENDABLE);
+    const { rows, gatewayId } = await this.queue.insertAcceptedMany(organizationId, sessionId, group, SENDABLE);
     const signalled = gatewayId ? this.notify(gatewayId, sessionId) : Promise.resolve();
     return group.map((a) => ({ row: rows.get(a.message.id) ?? null, signalled }));
   }
@@ -322,7 +323,7 @@ export class MessagesService {
     let row: MessageRow | null;
     try {
       const { message, bytes } = await build(id);
-      row = await this.messages.insertOutbound(message, bytes);
+      row = await this.queue.insertOutbound(message, bytes);
     } catch (err) {
       await this.limiter.release(session.id, id).catch(() => undefined);
       throw err;
@@ -413,7 +414,7 @@ export class MessagesService {
           fail(c.index, err);
         }
       }
-      const rows = await this.messages.insertOutboundMany(session.organizationId, session.id, batch);
+      const rows = await this.queue.insertOutboundMany(session.organizationId, session.id, batch);
       const raced: Array<{ index: number; key: string }> = [];
       for (const b of batch) {
         const row = rows.get(b.message.id);

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { CAMPAIGN_PROGRESS_EVERY_MS, CampaignMessage, isCaptionedMediaType, normalizeChatJid } from '@app/contracts';
-import { CampaignRow, CampaignsRepository, RecipientRow, MessageRow, MessagesRepository, NewMessage, newId, SessionsRepository } from '@app/database';
+import { CampaignRow, CampaignsRepository, RecipientRow, MessageQueueRepository, MessageRow, NewMessage, newId, SessionsRepository } from '@app/database';
 import type { EventPublisher } from '@app/events';
 import { capState, newWaMessageId, pacingDelay, renderTemplate, SendRateLimiter, windowState } from '@app/messaging';
 import type { CampaignSendHooks } from '../messages/outbound-sender';
@@ -8,7 +8,7 @@ import type { CampaignSendHooks } from '../messages/outbound-sender';
 /**
  * Scheduled sends and campaigns on this gateway (CONTRACT 17, docs/campaigns.md). One scheduler per gateway, for the
  * sessions it holds; it never sends anything itself: a due scheduled send or a campaign's next message enters the
- * session's send queue (the accept statement of every send, `MessagesRepository.insertOutbound`, or `promoteDue`),
+ * session's send queue (the accept statement of every send, `MessageQueueRepository.insertOutbound`, or `promoteDue`),
  * and the session's OutboundSender sends it as any other, with its waMessageId fixed before it was queued.
  *
  * A tick reads what is due, through partial indexes: the due scheduled sends of the held sessions
@@ -34,7 +34,7 @@ export interface ScheduledRunner {
 
 export interface CampaignSchedulerDeps {
   campaigns: CampaignsRepository;
-  messages: MessagesRepository;
+  queue: MessageQueueRepository;
   sessions: SessionsRepository;
   events: EventPublisher;
   limiter: SendRateLimiter;
@@ -152,10 +152,10 @@ export class CampaignScheduler implements CampaignSendHooks {
     if (!host) return Number.POSITIVE_INFINITY;
     const held = host.activeSessionIds();
     let nextAt = Number.POSITIVE_INFINITY;
-    for (const sessionId of await this.deps.messages.sessionsWithDueScheduled(held)) {
+    for (const sessionId of await this.deps.queue.sessionsWithDueScheduled(held)) {
       nextAt = Math.min(nextAt, await this.promote(sessionId));
     }
-    const scheduledAt = await this.deps.messages.nextScheduledAt(held);
+    const scheduledAt = await this.deps.queue.nextScheduledAt(held);
     if (scheduledAt !== null) nextAt = Math.min(nextAt, scheduledAt);
 
     const settled = new Set(this.settledIds);
@@ -180,12 +180,12 @@ export class CampaignScheduler implements CampaignSendHooks {
   private async promote(sessionId: string): Promise<number> {
     const profile = await this.deps.sessions.sendProfile(sessionId);
     if (!profile) return Number.POSITIVE_INFINITY;
-    const dueIds = await this.deps.messages.dueScheduledIds(sessionId, PROMOTE_BATCH);
+    const dueIds = await this.deps.queue.dueScheduledIds(sessionId, PROMOTE_BATCH);
     if (dueIds.length === 0) return Number.POSITIVE_INFINITY;
     const decision = await this.deps.limiter.tryAcceptMany(sessionId, dueIds, profile);
     const accepted = dueIds.slice(0, decision.accepted);
     if (accepted.length > 0) {
-      const moved = await this.deps.messages.promoteDue(sessionId, accepted.length, accepted);
+      const moved = await this.deps.queue.promoteDue(sessionId, accepted.length, accepted);
       const unmoved = accepted.filter((id) => !moved.some((m) => m.id === id));
       // cancelled (or promoted elsewhere) between the read and the move: their slots go back
       if (unmoved.length > 0) await this.deps.limiter.releaseMany(sessionId, unmoved).catch(() => undefined);
@@ -220,11 +220,11 @@ export class CampaignScheduler implements CampaignSendHooks {
     const host = this.host!;
     const runner = host.runnerOf(c.sessionId);
     if (c.lastMessageId) {
-      const last = await this.deps.messages.stateOf(c.lastMessageId);
+      const last = await this.deps.queue.stateOf(c.lastMessageId);
       if (last?.status === 'queued') return this.postpone(c, now + RETRY_MS);
       if (last?.status === 'scheduled') {
         // withdrawn by a pause, and the campaign resumed: the same row (same waMessageId) goes back into the queue
-        await this.deps.messages.promoteDue(c.sessionId, 1, [c.lastMessageId]);
+        await this.deps.queue.promoteDue(c.sessionId, 1, [c.lastMessageId]);
         void runner?.drainQueued();
         return this.postpone(c, now + RETRY_MS);
       }
@@ -292,7 +292,7 @@ export class CampaignScheduler implements CampaignSendHooks {
         enqueued = await this.deps.events.transact(async (tx, publish) => {
           const live = await this.deps.campaigns.lockLive(tx, c.id);
           if (!live || live.status !== 'running') return false;
-          const row = await this.deps.messages.insertOutbound(this.messageOf(c, recipient.to, recipient.variables ?? {}, messageId, profile.waJid), null, tx);
+          const row = await this.deps.queue.insertOutbound(this.messageOf(c, recipient.to, recipient.variables ?? {}, messageId, profile.waJid), null, tx);
           if (!row) throw new Error(`campaign message ${messageId} conflicted with a stored one`);
           await this.deps.campaigns.markRecipient(tx, c.id, recipient.position, 'queued', messageId, null);
           const progress = live.progressAt === null || now - live.progressAt >= CAMPAIGN_PROGRESS_EVERY_MS;

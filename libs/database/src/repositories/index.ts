@@ -6,6 +6,8 @@ import { SessionsRepository } from './sessions.repository';
 import { UsersRepository } from './users.repository';
 import { WebhooksRepository } from './webhooks.repository';
 import { MessagesRepository } from './messages.repository';
+import { MessageQueueRepository } from './message-queue.repository';
+import { MessageAcksRepository } from './message-acks.repository';
 import { DeliveriesRepository } from './deliveries.repository';
 import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { EventsRepository } from './events.repository';
@@ -26,6 +28,10 @@ export * from './deliveries.repository';
 export * from './delivery-attempts.repository';
 export * from './events.repository';
 export * from './messages.repository';
+export * from './message-queue.repository';
+export * from './message-acks.repository';
+export { toMessageView } from './message-rows';
+export type { AckOutcome, EditedMessage, MemberAckOutcome, MessageFilter, MessageRow, NewMessage, QueueHead, SentRecord } from './message-rows';
 export * from './api-keys.repository';
 export * from './groups.repository';
 export * from './organizations.repository';
@@ -55,6 +61,8 @@ export const REPOSITORIES = [
   GroupsRepository,
   WebhooksRepository,
   MessagesRepository,
+  MessageQueueRepository,
+  MessageAcksRepository,
   DeliveriesRepository,
   DeliveryAttemptsRepository,
   EventsRepository,

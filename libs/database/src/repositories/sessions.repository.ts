@@ -145,7 +145,7 @@ const toRuntimeRow = (r: SessionRuntimeColumns): SessionRuntimeRow => ({
  * The upsert that hands out a session's next `count` message acceptance numbers (`session_message_seqs`, a narrow row
  * per session owned here: bumping a column of the wide, much-read `sessions` row left a dead version of it per message
  * for every index read of the session to walk, migration SessionMessageSeqs), for a statement that composes it
- * (`MessagesRepository.insertOutbound` and its bulk form, as the first step of its CTE): `sessionParam` is that
+ * (`MessageQueueRepository.insertOutbound` and its bulk form, as the first step of its CTE): `sessionParam` is that
  * statement's placeholder of the session id, `countParam` an integer expression (`'1'` for one message). It returns the
  * last number taken (`message_seq`), so the numbers are `message_seq - count + 1 … message_seq`, in the order of the
  * batch. The counter row's lock is held until the statement's transaction commits (an autocommit statement: until it
@@ -165,7 +165,7 @@ export function takeMessageSeqsSql(sessionParam: string, countParam: string, whe
 }
 
 /**
- * `takeMessageSeqsSql` for the accepts of sends that did not read the session first (`MessagesRepository
+ * `takeMessageSeqsSql` for the accepts of sends that did not read the session first (`MessageQueueRepository
  * .insertAcceptedMany`, a group of concurrent plain sends): the numbers are taken only when the session is of the
  * organization and in one of the statuses (the placeholder of a text[]), so the statement that composes it inserts
  * nothing otherwise; it returns the session's `wa_jid` (the messages' sender) and `gateway_id` (where to signal them)
@@ -183,7 +183,7 @@ export function takeMessageSeqsIfSendableSql(sessionParam: string, organizationP
 
 /**
  * The session's `presenceTyping` as a scalar subquery, for a statement that reads it together with what it reads
- * (`MessagesRepository.nextQueued`: the sender reads the setting with each batch of queued messages, so a PATCH
+ * (`MessageQueueRepository.nextQueued`: the sender reads the setting with each batch of queued messages, so a PATCH
  * applies to the messages read after it, without a query of its own). `sessionParam` is that statement's placeholder
  * of the session id.
  */
