@@ -1,7 +1,7 @@
 import { Logger, StreamableFile } from '@nestjs/common';
 import type { Response } from 'express';
 import { DomainError, ERROR_STATUS } from '@app/contracts';
-import type { MediaDownload } from './messages.service';
+import type { MediaDownload } from './message-log.service';
 
 const logger = new Logger('media-download');
 

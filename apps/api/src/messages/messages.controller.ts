@@ -19,6 +19,7 @@ import { SEND_EXAMPLES } from './dto/send-examples';
 import { SendMessageDto } from './dto/send-message.dto';
 import { mediaFile } from './media-download';
 import { MessagesService } from './messages.service';
+import { MessageLogService } from './message-log.service';
 
 @ApiTags('messages')
 @ApiBearerAuth()
@@ -26,7 +27,10 @@ import { MessagesService } from './messages.service';
 @ApiErrors('unauthorized', 'forbidden', 'rate_limited', 'not_found')
 @Controller('sessions/:id/messages')
 export class MessagesController {
-  constructor(private readonly messages: MessagesService) {}
+  constructor(
+    private readonly messages: MessagesService,
+    private readonly log: MessageLogService,
+  ) {}
 
   /** The body is validated by the service, after the session lookup: another organization's session is 404 first. */
   @Post()
@@ -64,7 +68,7 @@ export class MessagesController {
   @ApiEndpoint('List messages', 'The session\'s messages, newest first, filterable by direction, chat and status.', 'validation_error')
   @ApiOkResponse({ type: MessagePage, description: 'newest first' })
   list(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() query: MessageQueryDto): Promise<Page<MessageView>> {
-    return this.messages.list(p.organizationId, id, query);
+    return this.log.list(p.organizationId, id, query);
   }
 
   @Get(':messageId')
@@ -72,7 +76,7 @@ export class MessagesController {
   @ApiEndpoint('Get a message', 'One message with its status and media metadata.')
   @ApiOkResponse({ type: MessageResponse })
   get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string): Promise<MessageView> {
-    return this.messages.get(p.organizationId, id, messageId);
+    return this.log.get(p.organizationId, id, messageId);
   }
 
   @Get(':messageId/media')
@@ -91,6 +95,6 @@ export class MessagesController {
     content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
   })
   async media(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Param('messageId') messageId: string): Promise<StreamableFile> {
-    return mediaFile(await this.messages.media(p.organizationId, id, messageId), messageId);
+    return mediaFile(await this.log.media(p.organizationId, id, messageId), messageId);
   }
 }

@@ -13,6 +13,7 @@ import { MessageActionsService } from './message-actions.service';
 import { MessagesBatchController } from './messages-batch.controller';
 import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
+import { MessageLogService } from './message-log.service';
 import { MediaReupload } from './media-reupload';
 
 /** Sending (rates, idempotency, media) and the message log. */
@@ -21,6 +22,7 @@ import { MediaReupload } from './media-reupload';
   controllers: [MessagesController, MessagesBatchController, MessageActionsController, CallsController],
   providers: [
     MessagesService,
+    MessageLogService,
     MediaReupload,
     MessageActionsService,
     // link previews of texts, fetched through the same SSRF guard and test allowance as media URLs

@@ -3,11 +3,12 @@ import { DomainError } from '@app/contracts';
 import type { MessageQueueRepository, MessageRow, MessagesRepository, SessionsRepository } from '@app/database';
 import { MediaUnavailableError, type MediaSource, type MediaStore } from '@app/media';
 import { MessagesService } from './messages.service';
+import { MessageLogService } from './message-log.service';
 import { MediaReupload } from './media-reupload';
 import type { SessionActions } from '../sessions/session-actions';
 
 /** GET …/media of an inbound message: what the network's answer becomes for the caller. */
-describe('MessagesService.media', () => {
+describe('MessageLogService.media', () => {
   const inbound = {
     id: 'msg_1',
     direction: 'in',
@@ -15,16 +16,10 @@ describe('MessagesService.media', () => {
     mediaRef: { engine: 'sim', mediaId: 'm1' },
   } as unknown as MessageRow;
   const service = (open: MediaSource['open'], store?: Partial<MediaStore>) =>
-    new MessagesService(
+    new MessageLogService(
       { findInOrganization: async () => ({ id: 'ses_1' }) } as unknown as SessionsRepository,
       { findInOrganization: async () => inbound } as unknown as MessagesRepository,
-      null as never,
-      null as never,
-      null as never,
-      null as never,
       { open },
-      null as never,
-      null as never,
       new MediaReupload(null as never, null as never, { open }),
       (store ?? null) as MediaStore | null,
     );
@@ -95,16 +90,10 @@ describe('MessagesService.media re-upload', () => {
     };
     const actions = { perform: async (...args: unknown[]) => (performed.push(args), answer()) } as unknown as SessionActions;
     const messages = { findInOrganization: async () => inbound, updateMediaRef: async (...args: unknown[]) => (stored.push(args), true) } as unknown as MessagesRepository;
-    const service = new MessagesService(
+    const service = new MessageLogService(
       { findInOrganization: async () => ({ id: 'ses_1' }) } as unknown as SessionsRepository,
       messages,
-      null as never,
-      null as never,
-      null as never,
-      null as never,
       { open },
-      null as never,
-      null as never,
       new MediaReupload(actions, messages, { open }),
       null,
     );
@@ -164,7 +153,7 @@ describe('MessagesService.send racing a move between gateways', () => {
     };
     const signalled: string[] = [];
     const signal = { notify: async (_r: unknown, gatewayId: string) => void signalled.push(gatewayId) };
-    const service = new MessagesService(sessions, null as never, queue, limiter as never, signal as never, null as never, null as never, null as never, null as never, null as never, null);
+    const service = new MessagesService(sessions, null as never, queue, limiter as never, signal as never, null as never, null as never, null as never);
     const send = () => service.send(principal, 'ses_1', { to: '15550001111', text: 'hi' }, undefined).catch((e: unknown) => e);
     return { send, released, inserts, signalled };
   }
