@@ -7,7 +7,6 @@ import type {
   WAMessage,
   WASocket,
 } from '@whiskeysockets/baileys';
-import { installTrialDecrypt } from './signal-trial-decrypt';
 
 /** Baileys' logger interface (not exported by name); pino loggers satisfy it. */
 export type BaileysLogger = NonNullable<UserFacingSocketConfig['logger']>;
@@ -59,8 +58,6 @@ export function loadBaileysRuntime(): BaileysRuntime {
   if (loaded) return loaded;
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy, synchronous load: an import statement would load Baileys in every process that imports this file
   const baileys = require('@whiskeysockets/baileys') as typeof import('@whiskeysockets/baileys');
-  // a failed decrypt try must leave the session it tried as it was (issue 42, signal-trial-decrypt.ts)
-  installTrialDecrypt();
   loaded = {
     makeWASocket: baileys.makeWASocket,
     initAuthCreds: baileys.initAuthCreds,
