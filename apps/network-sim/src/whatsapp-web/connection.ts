@@ -19,7 +19,7 @@ import { routeIq } from './iq-router';
 import { FrameDoor, playFrame } from './network-frames';
 import { encodeFrame, FrameReader, HandshakeResult, NoiseServerHandshake, NoiseTransport } from './noise-server';
 import { withDevice } from './phone';
-import { RetryLedger } from './retry-receipts';
+import { RetryLedger } from './retry-ledger';
 import { preKeyCountNotification } from './stanzas';
 import type { OpenDevice, Phase, WaConnectionDeps, WaSocket } from './wa-socket';
 import { BinaryNode, nowSeconds } from './wa-kit';

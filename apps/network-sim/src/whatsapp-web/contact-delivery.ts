@@ -9,7 +9,7 @@
 import type { CompanionRegistration } from './directory';
 import type { ContactEnvelope, WaMessage } from './contact-messages';
 import { isGroupJid } from './groups';
-import type { SentByContact } from './retry-receipts';
+import type { SentByContact } from './retry-ledger';
 import type { DeviceKeyBundle, SignalContact } from './signal-party';
 import { isStatusJid } from './statuses';
 import type { WaSocket } from './wa-socket';

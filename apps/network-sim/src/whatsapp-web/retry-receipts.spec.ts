@@ -1,4 +1,5 @@
-import { MAX_RETRIES, readRetryReceipt, resendSession, retryReceipt, RetryLedger, SentByContact } from './retry-receipts';
+import { readRetryReceipt, resendSession, retryReceipt } from './retry-receipts';
+import { MAX_RETRIES, RetryLedger, SentByContact } from './retry-ledger';
 import { DeviceKeyBundle, SignalContact } from './signal-party';
 import type { BinaryNode } from './wa-kit';
 

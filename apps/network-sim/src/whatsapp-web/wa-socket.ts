@@ -11,7 +11,7 @@ import type { AckLedger } from './ack-ledger';
 import type { CertifiedServer } from './certificates';
 import type { DeviceOutbound } from './device-outbound';
 import type { CompanionRegistration, WaDirectory } from './directory';
-import type { RetryLedger } from './retry-receipts';
+import type { RetryLedger } from './retry-ledger';
 import type { Baileys, BinaryNode } from './wa-kit';
 
 export interface WaConnectionDeps {

@@ -6,7 +6,6 @@ import type { DeliveryMessage, Destination } from '../delivery/destinations';
 import type { PostResult } from '../delivery/webhook-client';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import { ChatwootAccount, ChatwootAttachment, ChatwootCallError, ChatwootClient } from './chatwoot-client';
-import type { ChatwootImporter } from './chatwoot-import';
 
 /**
  * The `chatwoot` destination kind (CONTRACT 16): a session's WhatsApp messages become messages of a Chatwoot API-channel
@@ -42,6 +41,12 @@ const digitsOf = (jid: string) => jid.split('@')[0].split(':')[0];
 function chatOfEvent(envelope: EventEnvelope): string {
   const p = envelope.payload as { message?: { chatJid?: string }; chatJid?: string } | null;
   return p?.message?.chatJid ?? p?.chatJid ?? '';
+}
+
+/** The history import as the destination runs it (ChatwootImporter, which posts through the destination). */
+export interface HistoryImport {
+  start(): void;
+  stop(): Promise<void>;
 }
 
 export class ChatwootDestination implements Destination {
@@ -89,10 +94,10 @@ export class ChatwootDestination implements Destination {
     }
   }
 
-  private importer: ChatwootImporter | null = null;
+  private importer: HistoryImport | null = null;
 
-  /** Runs the history imports (`importDays`) until the destination closes. */
-  importHistory(importer: ChatwootImporter): void {
+  /** Runs the history imports (`importDays`, ChatwootImporter) until the destination closes. */
+  importHistory(importer: HistoryImport): void {
     this.importer = importer;
     importer.start();
   }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EventEnvelope } from '@app/contracts';
 import { EventStream, ParkedEntry, StreamEntry } from '@app/events';
-import type { ReadAhead } from './event-consumer';
+import type { ReadAhead } from './read-ahead';
 import type { EventFanout } from './event-fanout';
 import type { EventSpill } from './event-spill';
 

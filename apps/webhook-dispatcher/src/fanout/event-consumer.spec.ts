@@ -1,4 +1,5 @@
-import { EntryGroup, ReadAhead, sortEntries, spillOut } from './event-consumer';
+import { sortEntries } from './event-consumer';
+import { EntryGroup, ReadAhead, spillOut } from './read-ahead';
 
 const entry = (id: string, envelope: object | string): [string, string[]] => [id, ['envelope', typeof envelope === 'string' ? envelope : JSON.stringify(envelope)]];
 const evt = (id: string, event = 'message.received') => ({ id, event, organizationId: 'org_1', sessionId: null, timestamp: 0, payload: {} });

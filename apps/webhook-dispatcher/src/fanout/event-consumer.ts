@@ -6,6 +6,7 @@ import { EventStream, StreamEntry } from '@app/events';
 import type { BacklogDrain } from './backlog-drain';
 import type { EventFanout } from './event-fanout';
 import type { EventTracker } from './event-tracker';
+import { EntryGroup, ReadAhead, spillOut } from './read-ahead';
 
 /** The stream side the consumer reads: the dispatchers' group (EventStream). */
 export type GroupReader = Pick<EventStream, 'ensureGroup' | 'readGroup' | 'claimIdle' | 'ack'>;
@@ -24,22 +25,6 @@ export const FRESH_ENTRY_MS = 3000;
  * consumer read on without waiting for room, parking the events of organizations that hold their share of it.
  */
 export const CONGESTED_AFTER_MS = 500;
-
-/** How far the consumer reads ahead of the POSTs, in attempts held in memory (the sender's and scheduler's view). */
-export interface ReadAhead {
-  /** resolves when the attempts held leave room for another batch */
-  room(): Promise<void>;
-  /** attempts held now */
-  held(): number;
-  /** attempts of one organization held now (waiting for a slot or POSTing) */
-  heldOf(organizationId: string): number;
-  /** its attempts are not moving: a webhook of it hangs, its breaker is open, or it was disabled */
-  stalled(organizationId: string): boolean;
-  /** an organization holding this many attempts has its further events parked while it is stalled or congested */
-  share: number;
-  /** past this many attempts held every event read is parked */
-  max: number;
-}
 
 /**
  * Reads the event stream as one consumer of the dispatchers' group, so replicas share the work:
@@ -183,13 +168,6 @@ export class EventConsumer {
   }
 }
 
-export interface EntryGroup {
-  envelope: EventEnvelope;
-  entryIds: string[];
-  /** the envelope as published */
-  text: string;
-}
-
 /**
  * Splits a batch of entries: fresh ones (their rows are written after the POSTs) and the ones whose
  * rows are claimed first — taken over from another consumer, older than `freshAfter` (epoch ms from
@@ -227,51 +205,4 @@ export function sortEntries(
     target.set(envelope.id, { envelope, entryIds: [entryId], text });
   }
   return { fresh, claimed, ackNow };
-}
-
-/**
- * Takes out of `groups` (in stream order) the events to read past: those of an organization holding `share` attempts
- * (counting the events of this batch kept before them) while it is stalled or the read-ahead is congested, those of an
- * organization whose backlog is parked (`parked`: they go behind it), the late ones (`late`) of a stalled organization,
- * and every one read past `max` attempts held.
- */
-export function spillOut(
-  groups: Map<string, EntryGroup>[],
-  readAhead: Omit<ReadAhead, 'room'>,
-  congested: boolean,
-  parked: (organizationId: string) => boolean = () => false,
-  /** the group fanned out with rows first (late entries): a stalled organization's are read past whatever it holds */
-  late?: Map<string, EntryGroup>,
-): EntryGroup[] {
-  const kept = new Map<string, number>();
-  const stalled = new Map<string, boolean>();
-  const isStalled = (org: string) => {
-    let s = stalled.get(org);
-    if (s === undefined) stalled.set(org, (s = readAhead.stalled(org)));
-    return s;
-  };
-  let held = readAhead.held();
-  const spilled: EntryGroup[] = [];
-  for (const group of groups) {
-    for (const [eventId, g] of group) {
-      const org = g.envelope.organizationId;
-      const before = kept.get(org) ?? 0;
-      // a stalled organization's events would only wait in memory, to be handed back one by one; below its share
-      // it keeps the fresh way (a small organization's other webhooks are not slowed by the job path)
-      // a late entry costs the reader a statement before its POST, which a stalled organization would only hand back
-      const spill =
-        held >= readAhead.max ||
-        parked(org) ||
-        (group === late && isStalled(org)) ||
-        (readAhead.heldOf(org) + before >= readAhead.share && (congested || isStalled(org)));
-      if (!spill) {
-        kept.set(org, before + 1);
-        held++;
-        continue;
-      }
-      group.delete(eventId);
-      spilled.push(g);
-    }
-  }
-  return spilled;
 }

@@ -2,8 +2,7 @@ import type { Logger } from 'pino';
 import type { EventEnvelope } from '@app/contracts';
 import type { DeliveriesRepository } from '@app/database';
 import type { DeliveryQueue } from '@app/events';
-import type { ReadAhead } from './event-consumer';
-import { spillOut } from './event-consumer';
+import { ReadAhead, spillOut } from './read-ahead';
 import { EventFanout, FanoutDeps, planDeliveries } from './event-fanout';
 
 /** Backlog jobs per BullMQ call: an add is one MULTI, and Redis serves nothing else (the stream reads) meanwhile. */
