@@ -499,6 +499,24 @@ export class DeliveriesRepository {
     return { due, expired: rows.length - due.length };
   }
 
+  /**
+   * A webhook's breaker closed after an outage: its pending deliveries due later, but within `withinMs` (the ones its
+   * open breaker sent away, and retries that would come soon anyway), are due now. Returns them, for their jobs to
+   * run now; after a Redis wipe the reconciler's due scan finds them at once rather than at their old due time.
+   * Parked rows (no due time: a switched-off webhook) are left alone.
+   */
+  async dueNowOfWebhook(webhookId: string, withinMs: number): Promise<DueDelivery[]> {
+    // TypeORM answers an UPDATE with [rows, affected]
+    const [rows]: [DueDelivery[], number] = await this.db.query(
+      `UPDATE deliveries SET next_attempt_at = now(), updated_at = now()
+        WHERE webhook_id = $1 AND status = 'pending'
+          AND next_attempt_at > now() AND next_attempt_at <= now() + make_interval(secs => $2::float8 / 1000)
+       RETURNING id, status, attempts`,
+      [webhookId, withinMs],
+    );
+    return rows;
+  }
+
   /** A webhook's pending deliveries (parked, handed back or waiting for a retry), whatever their due time. */
   async pendingOfWebhook(webhookId: string): Promise<DueDelivery[]> {
     return this.db.query(`SELECT id, status, attempts FROM deliveries WHERE webhook_id = $1 AND status = 'pending' ORDER BY id`, [webhookId]);
