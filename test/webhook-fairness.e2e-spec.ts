@@ -279,6 +279,43 @@ describe('webhook delivery fairness, breaker and disable', () => {
     await waitFor(async () => (await redis.keys(`${process.env.REDIS_KEY_PREFIX}:events:backlog*`)).length === 0, 30000, 'the backlog streams removed once drained');
   }, 180_000);
 
+  it('keeps a down webhook\'s backlog parked while its breaker is open (a few attempts per cooldown, not the backlog each time) and sends it once a probe succeeds', async () => {
+    const org: SeededOrg = await seedOrganization('Open park');
+    const down = await receiver();
+    let failing = true;
+    down.respondWith(() => (failing ? { status: 503, body: 'down' } : { status: 200 }));
+    const hook = await createWebhookRow(db, null, { organizationId: org.id, url: `${down.url}/down`, retryPolicy: { policy: 'constant', delaySeconds: 20, attempts: 100 } });
+    await dispatcher({ WEBHOOK_BREAKER_FAILURES: '3', WEBHOOK_BREAKER_COOLDOWN_MS: '500' });
+    const COUNT = 400;
+    const events = Array.from({ length: COUNT }, (_, i) => buildOpaque(publisher, { event: 'presence.update', organizationId: org.id, sessionId: null, payload: { i } }));
+    await publisher.publishEnvelopes(events);
+    // the breaker opened and the backlog was turned away behind it: every delivery has its row, none in flight
+    await waitFor(async () => {
+      const rows = await deliveriesOf(db, hook);
+      return rows.length === COUNT && rows.every((r) => r.status === 'pending');
+    }, 60000, 'the backlog handed back by the open breaker');
+    const probes = () => down.at('/down').length;
+    let posts = probes();
+    await waitFor(() => probes() > posts, 60000, 'a probe');
+    // from here, over six more probes (each an open period, at least a cooldown, after the one before): which rows of
+    // the backlog were taken and handed back again (a claim and a hand-back each write the row)
+    const [{ t0 }] = await db.query(`SELECT now() AS t0`);
+    posts = probes();
+    await waitFor(() => probes() >= posts + 6, 60000, 'six more probes');
+    const [{ n: touched }] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND updated_at > $2`, [hook, t0]);
+    console.log(`open breaker, ${COUNT} deliveries behind it: ${touched} of them taken again over ${probes() - posts} probes`);
+    // the backlog waits in BullMQ's delayed set: not taken, claimed and handed back again every cooldown
+    expect(touched).toBeLessThan(COUNT / 2);
+
+    // the receiver answers again: the next probe closes the breaker and every delivery goes out
+    failing = false;
+    await waitFor(async () => {
+      const rows = await deliveriesOf(db, hook);
+      return rows.length === COUNT && rows.every((r) => r.status === 'delivered');
+    }, 90000, 'every delivery delivered after the receiver answered again');
+    expect(new Set(down.at('/down').map((r) => String(r.headers['x-webhook-request-id'])))).toEqual(new Set(events.map((e) => e.id)));
+  }, 240_000);
+
   it('opens the breaker of a failing webhook, disables it with a webhook.disabled event, and resumes its pending deliveries when re-enabled', async () => {
     api = await startApi();
     const org: SeededOrg = await seedOrganization('Breaker');

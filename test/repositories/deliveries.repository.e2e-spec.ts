@@ -133,6 +133,35 @@ describe('DeliveriesRepository', () => {
     expect(await deliveries.insertClaimed([newDelivery(kept, e)], [e.id], 5000)).toEqual([]);
   });
 
+  it('hands many claimed attempts back in one statement, and makes an open breaker\'s parked ones due now when it closes', async () => {
+    const webhookId = await hook();
+    const [a, b, c, d] = [envelope(), envelope(), envelope(), envelope()];
+    await publish(a, b, c, d);
+    const [soon, parkedOpen, farRetry, gone] = [newDelivery(webhookId, a), newDelivery(webhookId, b), newDelivery(webhookId, c), newDelivery(webhookId, d)];
+    await deliveries.insertFirstRows([soon, parkedOpen, farRetry, gone].map((delivery) => ({ delivery, outcome: null })), [a.id, b.id, c.id, d.id], 5000);
+    const now = Date.now();
+    const handedBack = await deliveries.postponeMany([
+      { deliveryId: soon.deliveryId, attemptNo: 1, dueAt: now + 2_000 },
+      { deliveryId: parkedOpen.deliveryId, attemptNo: 1, dueAt: now + 40_000 },
+      { deliveryId: farRetry.deliveryId, attemptNo: 1, dueAt: now + 3_600_000 },
+      // not held by attempt 2: left alone
+      { deliveryId: gone.deliveryId, attemptNo: 2, dueAt: now + 2_000 },
+    ]);
+    expect([...handedBack].sort()).toEqual([soon.deliveryId, parkedOpen.deliveryId, farRetry.deliveryId].sort());
+    const before = new Map((await deliveries.listByWebhook(webhookId, {}, 10)).map((r) => [r.id, r]));
+    expect(before.get(parkedOpen.deliveryId)).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(before.get(gone.deliveryId)).toMatchObject({ status: 'delivering', attempts: 1 });
+    // released within 60 s: the two due within it are due now, the one due in an hour keeps its time
+    const released = await deliveries.dueNowOfWebhook(webhookId, 60_000);
+    expect(released.map((r) => r.id).sort()).toEqual([soon.deliveryId, parkedOpen.deliveryId].sort());
+    expect(released.every((r) => r.status === 'pending' && r.attempts === 0)).toBe(true);
+    const after = new Map((await deliveries.listByWebhook(webhookId, {}, 10)).map((r) => [r.id, r]));
+    expect(after.get(parkedOpen.deliveryId)!.nextAttemptAt!.getTime()).toBeLessThan(now + 2_000);
+    expect(Math.abs(after.get(farRetry.deliveryId)!.nextAttemptAt!.getTime() - (now + 3_600_000))).toBeLessThan(2);
+    // nothing left to release
+    expect(await deliveries.dueNowOfWebhook(webhookId, 60_000)).toEqual([]);
+  });
+
   it('hands a claimed attempt back (pending, its number unused, due later or parked) and resumes parked rows', async () => {
     const webhookId = await hook();
     const [a, b] = [envelope(), envelope()];

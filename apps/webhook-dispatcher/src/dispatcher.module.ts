@@ -13,7 +13,7 @@ import { DeliverySender } from './delivery/delivery-sender';
 import { DeliveryStore } from './delivery/delivery-store';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { LogHealth } from './delivery/log-health';
-import { ParkedResumer } from './delivery/resume-parked';
+import { OpenParkReleaser, ParkedResumer } from './delivery/resume-parked';
 import { closeDestinations, Destinations, HttpDestination } from './delivery/destinations';
 import { WebhookClient } from './delivery/webhook-client';
 import { AmqpDestination } from './sinks/amqp-destination';
@@ -30,7 +30,7 @@ import { EventSpill, fanOutOrSpill } from './fanout/event-spill';
 import { EventTracker } from './fanout/event-tracker';
 import { DispatcherMetrics } from './metrics';
 import { Reconciler } from './reconciler';
-import { FairScheduler, PARK_AFTER_MS } from './scheduling/fair-scheduler';
+import { FairScheduler, OPEN_PARK_MS, PARK_AFTER_MS } from './scheduling/fair-scheduler';
 import { WebhookDisabler, WebhookHealth } from './scheduling/webhook-health';
 import { WebhookDirectory } from './webhooks/webhook-directory';
 
@@ -139,8 +139,10 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
     },
     {
       provide: FairScheduler,
-      inject: [DispatcherConfig, LogHealth, WebhookDirectory],
-      useFactory: (c: DispatcherConfig, health: LogHealth, directory: WebhookDirectory) => {
+      inject: [DispatcherConfig, LogHealth, WebhookDirectory, DeliveriesRepository, DeliveryQueue, LOGGER],
+      useFactory: (c: DispatcherConfig, health: LogHealth, directory: WebhookDirectory, deliveries: DeliveriesRepository, queue: DeliveryQueue, log: Logger) => {
+        // an open park lasts OPEN_PARK_MS plus up to half of it (the spread): every due time up to that is released
+        const releaser = new OpenParkReleaser(deliveries, queue, 2 * OPEN_PARK_MS, log);
         const scheduler = new FairScheduler(
           {
             concurrency: c.DISPATCHER_CONCURRENCY,
@@ -148,7 +150,7 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
             parkAfterMs: PARK_AFTER_MS,
             breaker: { failures: c.WEBHOOK_BREAKER_FAILURES, cooldownMs: c.WEBHOOK_BREAKER_COOLDOWN_MS, maxCooldownMs: 2 * c.WEBHOOK_BREAKER_COOLDOWN_MS },
           },
-          { writable: () => health.writable, disabled: (id) => directory.isDisabled(id) },
+          { writable: () => health.writable, disabled: (id) => directory.isDisabled(id), breakerClosed: (id) => releaser.releaseSoon(id) },
         );
         health.onChange((writable) => writable && scheduler.pump());
         directory.onReenabled((id) => scheduler.reset(id));

@@ -71,7 +71,7 @@ export type SendResult = { kind: 'sent' } | { kind: 'postponed'; until: number |
 
 /** Where the sender takes its slots (the fair scheduler) and reports outcomes (the webhooks' health). */
 export interface SenderScheduling {
-  scheduler: Pick<FairScheduler, 'admit' | 'done' | 'inFlight' | 'start' | 'stop' | 'pump' | 'breakerOf'>;
+  scheduler: Pick<FairScheduler, 'admit' | 'done' | 'inFlight' | 'start' | 'stop' | 'pump' | 'breakerOf' | 'lateSuccess'>;
   health: Pick<WebhookHealth, 'observe'>;
   /** the stored failing_since of a webhook (the directory's copy) */
   failingSince(webhookId: string): number | null;
@@ -235,10 +235,7 @@ export class DeliverySender {
     if (first) return first;
     release('failure');
     const result = await post;
-    if (isDelivered(result)) {
-      this.scheduling.scheduler.breakerOf(webhookId)?.succeeded();
-      this.scheduling.scheduler.pump();
-    }
+    if (isDelivered(result)) this.scheduling.scheduler.lateSuccess(webhookId);
     return result;
   }
 

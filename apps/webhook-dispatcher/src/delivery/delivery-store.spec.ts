@@ -28,7 +28,7 @@ function fakeLog(fails: (ids: string[]) => Error | null) {
     claim: jest.fn(),
     renewLeases: jest.fn(),
     abandon: jest.fn(),
-    postpone: jest.fn(),
+    postponeMany: jest.fn(),
   };
   return { log: log as unknown as DeliveryLog, written, calls: log.recordAttempts };
 }

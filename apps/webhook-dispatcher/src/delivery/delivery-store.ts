@@ -8,7 +8,7 @@ import { WriteBatcher } from './write-batcher';
 export type { AttemptRecord, Claim, NewDelivery };
 
 /** The statements the store batches (DeliveriesRepository's). */
-export type DeliveryLog = Pick<DeliveriesRepository, 'claim' | 'renewLeases' | 'recordAttempts' | 'insertFirstRows' | 'abandon' | 'postpone'>;
+export type DeliveryLog = Pick<DeliveriesRepository, 'claim' | 'renewLeases' | 'recordAttempts' | 'insertFirstRows' | 'abandon' | 'postponeMany'>;
 
 /** A fresh row queued for the log writer: final when `outcome` is set, claimed (`delivering`) when null. */
 interface RowWrite extends FirstRow {
@@ -16,6 +16,13 @@ interface RowWrite extends FirstRow {
   event: EventRows;
   /** set when its statement starts: from then on, the outcome can no longer be attached */
   flushing: boolean;
+}
+
+/** An attempt handed back: due at `dueAt`, or parked (null). */
+interface Postpone {
+  deliveryId: string;
+  attemptNo: number;
+  dueAt: number | null;
 }
 
 type LogWrite = RowWrite | { kind: 'record'; outcome: AttemptRecord } | { kind: 'mark'; event: EventRows };
@@ -36,6 +43,7 @@ export const LOG_OUTAGE_HOLD_MS = 30_000;
  */
 export class DeliveryStore implements FirstRowWriter {
   private readonly claims: WriteBatcher<AttemptRef, Claim>;
+  private readonly postpones: WriteBatcher<Postpone, boolean>;
   /** one writer, one batch in flight: a batch sees every earlier batch committed (event completion relies on it) */
   private readonly log: WriteBatcher<LogWrite, boolean | Error>;
 
@@ -48,6 +56,11 @@ export class DeliveryStore implements FirstRowWriter {
     private readonly clock: () => number = Date.now,
   ) {
     this.claims = new WriteBatcher((items) => this.observed(() => this.deliveries.claim(items, this.leaseMs)), 200, 2);
+    // hand-backs come in bursts (a breaker opening, a sweep of a stuck webhook): one statement per batch, not per row
+    this.postpones = new WriteBatcher(async (items) => {
+      const done = await this.durably(() => this.deliveries.postponeMany(items));
+      return items.map((i) => done.has(i.deliveryId));
+    }, 500, 1);
     // under load a batch fills for up to LOG_LINGER_MS: PostgreSQL's cost per row falls as statements grow (planning,
     // triggers and the commit are paid once per statement; docs/webhook-delivery.md, Benchmark)
     this.log = new WriteBatcher((items) => this.writeLog(items), 1000, 1, LOG_LINGER_MS);
@@ -112,7 +125,7 @@ export class DeliveryStore implements FirstRowWriter {
    * the webhook is re-enabled. False when the row was no longer this attempt's.
    */
   postpone(deliveryId: string, attemptNo: number, dueAt: number | null): Promise<boolean> {
-    return this.durably(() => this.deliveries.postpone(deliveryId, attemptNo, dueAt));
+    return this.postpones.submit({ deliveryId, attemptNo, dueAt });
   }
 
   /** No attempt is in flight: write what waits now rather than at the end of the linger. */

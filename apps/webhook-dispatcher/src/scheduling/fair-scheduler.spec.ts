@@ -1,4 +1,4 @@
-import { Admission, FairScheduler, SchedulerOptions, Ticket } from './fair-scheduler';
+import { Admission, FairScheduler, SchedulerOptions, SchedulerSignals, Ticket } from './fair-scheduler';
 import { WebhookBreaker } from './webhook-breaker';
 
 const options = (over: Partial<SchedulerOptions> = {}): SchedulerOptions => ({
@@ -19,7 +19,7 @@ const ticket = (webhookId: string, organizationId: string, over: Partial<Ticket>
 });
 
 /** Admits tickets and records, in order, which webhook got each slot and what was handed back. */
-function harness(opts: SchedulerOptions, signals = { writable: () => true, disabled: (_id: string) => false }) {
+function harness(opts: SchedulerOptions, signals: SchedulerSignals = { writable: () => true, disabled: (_id: string) => false }) {
   let now = 1_000_000;
   const scheduler = new FairScheduler(opts, signals, () => now, () => 0.5);
   const started: string[] = [];
@@ -143,6 +143,71 @@ describe('FairScheduler', () => {
     await settle();
     expect(h.started).toHaveLength(7);
     expect(h.scheduler.breakerOf('whk_1')!.state).toEqual({ kind: 'closed', failures: 0 });
+  });
+
+  it('while a breaker is open, sends a few attempts per cooldown back for the probe and parks the rest until it closes', async () => {
+    const closed: string[] = [];
+    const h = harness(options({ concurrency: 2, perWebhook: 2, probeSpares: 2, openParkMs: 30_000 }), {
+      writable: () => true,
+      disabled: () => false,
+      breakerClosed: (id: string) => void closed.push(id),
+    });
+    for (let i = 0; i < 2; i++) void h.admit(ticket('whk_sink', 'org_a'));
+    await settle();
+    h.scheduler.done('whk_sink', 'failure');
+    h.scheduler.done('whk_sink', 'failure');
+    void h.admit(ticket('whk_sink', 'org_a'));
+    await settle();
+    h.scheduler.done('whk_sink', 'failure');
+    expect(h.scheduler.breakerOf('whk_sink')!.state.kind).toBe('open');
+    const openedAt = h.now();
+    // a backlog of 100 comes while it is open (retry jobs, spilled first attempts)
+    for (let i = 0; i < 100; i++) void h.admit(ticket('whk_sink', 'org_a'));
+    await settle();
+    expect(h.parked).toHaveLength(100);
+    const forProbe = h.parked.filter((p) => p.until! < openedAt + 30_000);
+    // two come back for the probe (after the open period, spread), the other 98 wait the open park
+    expect(forProbe).toEqual([
+      { webhookId: 'whk_sink', until: openedAt + 1000 + 500 },
+      { webhookId: 'whk_sink', until: openedAt + 1000 + 500 },
+    ]);
+    expect(h.parked.filter((p) => p.until! >= openedAt + 30_000)).toHaveLength(98);
+    // the next cooldown's hand-backs get two spares again
+    h.advance(1500);
+    void h.admit(ticket('whk_sink', 'org_a'));
+    await settle();
+    // that one was the probe; the next goes back while it runs
+    expect(h.started).toHaveLength(4);
+    for (let i = 0; i < 3; i++) void h.admit(ticket('whk_sink', 'org_a'));
+    await settle();
+    expect(h.parked.slice(100).map((p) => p.until! < h.now() + 30_000)).toEqual([true, true, false]);
+    expect(closed).toEqual([]);
+    // the probe succeeds: the breaker closes and what it parked is released, once
+    h.scheduler.done('whk_sink', 'success');
+    expect(closed).toEqual(['whk_sink']);
+    void h.admit(ticket('whk_sink', 'org_a'));
+    await settle();
+    h.scheduler.done('whk_sink', 'success');
+    expect(closed).toEqual(['whk_sink']);
+  });
+
+  it('releases what an open breaker parked when a probe\'s late answer closes it', async () => {
+    const closed: string[] = [];
+    const h = harness(options({ concurrency: 1, perWebhook: 1, probeSpares: 0, breaker: { failures: 1, cooldownMs: 1000, maxCooldownMs: 2000 } }), {
+      writable: () => true,
+      disabled: () => false,
+      breakerClosed: (id: string) => void closed.push(id),
+    });
+    void h.admit(ticket('whk_sink', 'org_a'));
+    await settle();
+    h.scheduler.done('whk_sink', 'failure');
+    void h.admit(ticket('whk_sink', 'org_a'));
+    await settle();
+    expect(h.parked).toHaveLength(1);
+    expect(h.parked[0].until).toBeGreaterThanOrEqual(h.now() + 30_000);
+    h.scheduler.lateSuccess('whk_sink');
+    expect(closed).toEqual(['whk_sink']);
+    expect(h.scheduler.breakerOf('whk_sink')!.state).toEqual({ kind: 'closed', failures: 0 });
   });
 
   it('closes the breaker of a webhook re-enabled after being disabled', async () => {

@@ -17,6 +17,19 @@ import { BreakerSettings, BreakerState, WebhookBreaker } from './webhook-breaker
  */
 export const PARK_AFTER_MS = 1000;
 
+/**
+ * While a webhook's breaker is open, at most this many of its handed-back attempts per cooldown come back for the next
+ * probe (one of them is the probe, the others stand in if it is taken elsewhere); the rest wait `openParkMs`.
+ */
+export const PROBE_SPARES = 4;
+
+/**
+ * How long an attempt handed back by an open breaker beyond its probe spares waits: unless its breaker closes first
+ * (a probe or any attempt succeeded), which brings it back at once (`SchedulerSignals.breakerClosed`). This is also
+ * the latest it comes back when that release is missed (the replica that parked it died, or its release raced it).
+ */
+export const OPEN_PARK_MS = 30_000;
+
 /** What the scheduler knows of an attempt asking for a slot. */
 export interface Ticket {
   webhookId: string;
@@ -45,6 +58,10 @@ export interface SchedulerOptions {
    */
   parkAfterMs: number;
   breaker: BreakerSettings;
+  /** how long an open breaker's attempts beyond its probe spares wait (default OPEN_PARK_MS) */
+  openParkMs?: number;
+  /** attempts per cooldown an open breaker sends back for its next probe (default PROBE_SPARES) */
+  probeSpares?: number;
 }
 
 export interface SchedulerSignals {
@@ -52,6 +69,11 @@ export interface SchedulerSignals {
   writable(): boolean;
   /** the webhook was disabled: its waiting attempts are parked */
   disabled(webhookId: string): boolean;
+  /**
+   * the webhook's breaker closed after it sent attempts away for `openParkMs`: their deliveries are to run now (the
+   * scheduler does no I/O; the dispatcher makes the rows due and promotes their jobs)
+   */
+  breakerClosed?(webhookId: string): void;
 }
 
 interface Waiter {
@@ -69,6 +91,11 @@ class Lane {
   /** when it was last served (the scheduler's sequence): the least recently served goes first */
   servedAt = 0;
   rate: number | null = null;
+  /** while its breaker is open: the start of the current cooldown and the hand-backs sent back for a probe in it */
+  sparesSince = -Infinity;
+  spares = 0;
+  /** attempts were sent away for the open park since its breaker last closed: release them when it closes */
+  parkedOpen = false;
   private tokens = 0;
   private refilledAt = 0;
 
@@ -180,7 +207,18 @@ export class FairScheduler {
 
   /** The webhook was re-enabled after being disabled: its breaker starts closed, whatever it had counted. */
   reset(webhookId: string): void {
-    this.lanes.get(webhookId)?.breaker.succeeded();
+    const lane = this.lanes.get(webhookId);
+    if (lane) this.closeBreaker(lane);
+    this.pump();
+  }
+
+  /**
+   * A probe's POST answered 2xx after its probe timeout (the breaker had opened again meanwhile): the webhook is back,
+   * its breaker closes and what it sent away runs now.
+   */
+  lateSuccess(webhookId: string): void {
+    const lane = this.lanes.get(webhookId);
+    if (lane) this.closeBreaker(lane);
     this.pump();
   }
 
@@ -197,7 +235,7 @@ export class FairScheduler {
       // its breaker is open or it was disabled: it goes back at once rather than at the next sweep
       if (this.signals.writable() && ticket.parkable()) {
         if (this.signals.disabled(lane.webhookId)) return resolve({ kind: 'park', until: null });
-        if (this.blocked(lane, now)) return resolve({ kind: 'park', until: lane.breaker.comeBackAt(now, this.random()) });
+        if (this.blocked(lane, now)) return resolve({ kind: 'park', until: this.openComeBack(lane, now) });
       }
       lane.waiting.push({ ticket, since: now, resolve });
       this.countHeld(lane.organizationId, 1);
@@ -214,7 +252,7 @@ export class FairScheduler {
     this.active--;
     this.countHeld(lane.organizationId, -1);
     lane.progressAt = this.clock();
-    if (result === 'success') lane.breaker.succeeded();
+    if (result === 'success') this.closeBreaker(lane);
     else if (result === 'failure') {
       const before: BreakerState = lane.breaker.state;
       lane.breaker.failed(this.clock());
@@ -269,7 +307,7 @@ export class FairScheduler {
       if (!waiter.ticket.parkable()) continue;
       let until: number | null;
       if (disabled) until = null;
-      else if (blocked) until = lane.breaker.comeBackAt(now, this.random());
+      else if (blocked) until = this.openComeBack(lane, now);
       else if (now - waiter.since >= this.options.parkAfterMs && (stuck || overRate || waiter.ticket.heldByJob)) {
         until = now + Math.round(this.options.parkAfterMs * (1 + this.random()));
       } else continue;
@@ -278,6 +316,38 @@ export class FairScheduler {
       waiter.resolve({ kind: 'park', until });
     }
     if (lane.waiting.length === 0) this.leaveRing(lane);
+  }
+
+  /**
+   * When an attempt turned away by the lane's open breaker comes back. The first `probeSpares` of each cooldown come
+   * for the next probe (after the open period, spread over a cooldown); the rest wait `openParkMs` (spread over half of
+   * it), or less: until the breaker closes, which releases them (`breakerClosed`). So a destination that is down costs
+   * a few attempts per cooldown, not its whole backlog cycling through the queue, a claim and a hand-back each, every
+   * cooldown (issue 41: a webhook slowed while its organization's brokers were down).
+   */
+  private openComeBack(lane: Lane, now: number): number {
+    const { cooldownMs } = this.options.breaker;
+    if (now - lane.sparesSince >= cooldownMs) {
+      lane.sparesSince = now;
+      lane.spares = 0;
+    }
+    const forProbe = lane.breaker.comeBackAt(now, this.random());
+    if (lane.spares < (this.options.probeSpares ?? PROBE_SPARES)) {
+      lane.spares++;
+      return forProbe;
+    }
+    lane.parkedOpen = true;
+    const parkMs = this.options.openParkMs ?? OPEN_PARK_MS;
+    return Math.max(forProbe, Math.round(now + parkMs + (this.random() * parkMs) / 2));
+  }
+
+  /** Any attempt succeeded: the breaker closes, and the attempts its open period sent away are released. */
+  private closeBreaker(lane: Lane): void {
+    lane.breaker.succeeded();
+    lane.sparesSince = -Infinity;
+    if (!lane.parkedOpen) return;
+    lane.parkedOpen = false;
+    this.signals.breakerClosed?.(lane.webhookId);
   }
 
   /** Its breaker holds the lane back: open, or its probe in flight. */

@@ -75,6 +75,8 @@ export class NatsDestination implements Destination {
       timeout: this.options.timeoutMs,
       reconnect: false,
       ignoreClusterUpdates: true,
+      // no Error built per request to keep its caller's stack for a failure (the dispatcher logs the message only)
+      noAsyncTraces: true,
       ...(tls ? { tls: {} } : {}),
       // a URL with a user and no password carries a token
       ...(user && pass ? { user, pass } : user ? { token: user } : {}),

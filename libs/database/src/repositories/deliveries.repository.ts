@@ -464,16 +464,28 @@ export class DeliveriesRepository {
    * `resumeParked`). False when the row is no longer held by this attempt.
    */
   async postpone(deliveryId: string, attemptNo: number, dueAt: number | null): Promise<boolean> {
+    return (await this.postponeMany([{ deliveryId, attemptNo, dueAt }])).has(deliveryId);
+  }
+
+  /**
+   * `postpone` for many attempts in one statement (the hand-backs of a destination turning its attempts away come in
+   * bursts: one statement each kept the pool busy ahead of the log writer). Returns the ids handed back; an attempt
+   * whose row was no longer `delivering` at its number (no longer ours) is left out.
+   */
+  async postponeMany(items: readonly { deliveryId: string; attemptNo: number; dueAt: number | null }[]): Promise<Set<string>> {
+    if (items.length === 0) return new Set();
     // TypeORM answers an UPDATE with [rows, affected]
-    const [, affected]: [unknown[], number] = await this.db.query(
-      `UPDATE deliveries
-          SET status = 'pending', attempts = attempts - 1, leased_until = NULL,
-              next_attempt_at = CASE WHEN $3::float8 IS NOT NULL THEN to_timestamp($3::float8 / 1000)
-                                     WHEN ${ACTIVE_AGAIN('deliveries.webhook_id')} THEN now() END, updated_at = now()
-        WHERE id = $1 AND attempts = $2 AND status = 'delivering'`,
-      [deliveryId, attemptNo, dueAt],
+    const [rows]: [{ id: string }[], number] = await this.db.query(
+      `UPDATE deliveries d
+          SET status = 'pending', attempts = d.attempts - 1, leased_until = NULL,
+              next_attempt_at = CASE WHEN v.due_ms IS NOT NULL THEN to_timestamp(v.due_ms / 1000)
+                                     WHEN ${ACTIVE_AGAIN('d.webhook_id')} THEN now() END, updated_at = now()
+         FROM unnest($1::text[], $2::int[], $3::float8[]) AS v(id, attempt_no, due_ms)
+        WHERE d.id = v.id AND d.attempts = v.attempt_no AND d.status = 'delivering'
+       RETURNING d.id`,
+      [items.map((i) => i.deliveryId), items.map((i) => i.attemptNo), items.map((i) => i.dueAt)],
     );
-    return affected > 0;
+    return new Set(rows.map((r) => r.id));
   }
 
   /**
@@ -497,6 +509,24 @@ export class DeliveriesRepository {
     );
     const due = rows.filter((r) => !r.expired).map((r): DueDelivery => ({ id: r.id, status: 'pending', attempts: r.attempts }));
     return { due, expired: rows.length - due.length };
+  }
+
+  /**
+   * A webhook's breaker closed after an outage: its pending deliveries due later, but within `withinMs` (the ones its
+   * open breaker sent away, and retries that would come soon anyway), are due now. Returns them, for their jobs to
+   * run now; after a Redis wipe the reconciler's due scan finds them at once rather than at their old due time.
+   * Parked rows (no due time: a switched-off webhook) are left alone.
+   */
+  async dueNowOfWebhook(webhookId: string, withinMs: number): Promise<DueDelivery[]> {
+    // TypeORM answers an UPDATE with [rows, affected]
+    const [rows]: [DueDelivery[], number] = await this.db.query(
+      `UPDATE deliveries SET next_attempt_at = now(), updated_at = now()
+        WHERE webhook_id = $1 AND status = 'pending'
+          AND next_attempt_at > now() AND next_attempt_at <= now() + make_interval(secs => $2::float8 / 1000)
+       RETURNING id, status, attempts`,
+      [webhookId, withinMs],
+    );
+    return rows;
   }
 
   /** A webhook's pending deliveries (parked, handed back or waiting for a retry), whatever their due time. */
