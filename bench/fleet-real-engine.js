@@ -486,12 +486,20 @@ async function run() {
     const orphanIds = (await pg.query(`SELECT id FROM sessions WHERE gateway_id = $1`, [again.id])).rows.map((r) => r.id);
     const tgtCpu0 = cpuSeconds(target.child.pid);
     const simCpuF0 = cpuSeconds(sim.pid);
+    // with BENCH_REAL_PROFILE: the target's CPU profile over the takeover (what a login costs)
+    const targetProfile = PROFILE_DIR ? await inspectorProfile(target.inspectPort) : null;
     const { killedAt, lastBeat } = await killAfterHeartbeat(redis, PREFIX, again.id, again.child);
     await waitUntil(
       async () => (await count(`SELECT count(*) AS n FROM sessions WHERE gateway_id = $1 AND status = 'working' AND last_connected_at >= $2`, [target.id, killedAt])) === orphanIds.length,
       `the ${orphanIds.length} sessions of ${again.id} working on ${target.id}`,
       STEP_TIMEOUT_MS,
     );
+    if (targetProfile) {
+      const profile = await targetProfile.stop();
+      writeFileSync(join(PROFILE_DIR, 'failover-target.cpuprofile'), JSON.stringify(profile));
+      const { totalMs, rows } = profileSummary(profile, 30);
+      console.log(`    profile failover target: ${totalMs.toFixed(0)} ms sampled\n      ${rows.join('\n      ')}`);
+    }
     const failoverMs = Date.now() - killedAt.getTime();
     const failGwCpu = cpuSeconds(target.child.pid) - tgtCpu0;
     const failSimCpu = cpuSeconds(sim.pid) - simCpuF0;
