@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
-import { AttemptRecord, DeliveriesRepository, DeliveryAttemptsRepository, EventsRepository, newId, OutboxRows } from '@app/database';
+import { AttemptRecord, DeliveriesRepository, DeliveryAttemptsRepository, DeliveryLogRepository, EventsRepository, newId, OutboxRows } from '@app/database';
 import { createWebhookRow } from '../support/receivers';
 import { closeTestDataSource, seedOrganization, testDataSource } from '../support/seed';
 
@@ -8,6 +8,7 @@ import { closeTestDataSource, seedOrganization, testDataSource } from '../suppor
 describe('DeliveriesRepository', () => {
   let db: DataSource;
   let deliveries: DeliveriesRepository;
+  let log: DeliveryLogRepository;
   let attempts: DeliveryAttemptsRepository;
   let events: EventsRepository;
   let orgId: string;
@@ -23,6 +24,7 @@ describe('DeliveriesRepository', () => {
   beforeAll(async () => {
     db = await testDataSource();
     deliveries = new DeliveriesRepository(db);
+    log = new DeliveryLogRepository(db);
     attempts = new DeliveryAttemptsRepository(db);
     events = new EventsRepository(db);
     orgId = (await seedOrganization('Repositories')).id;
@@ -47,7 +49,7 @@ describe('DeliveriesRepository', () => {
       5000,
     );
     expect(notCreated.size).toBe(0);
-    const byId = new Map((await deliveries.listByWebhook(webhookId, {}, 10)).map((d) => [d.id, d]));
+    const byId = new Map((await log.listByWebhook(webhookId, {}, 10)).map((d) => [d.id, d]));
     expect(byId.get(done.deliveryId)).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 200 });
     expect(byId.get(done.deliveryId)!.deliveredAt).toBeInstanceOf(Date);
     expect(byId.get(failed.deliveryId)).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 500, lastError: 'receiver answered 500' });
@@ -58,14 +60,14 @@ describe('DeliveriesRepository', () => {
     // the same pair again (a takeover of an event already written): nothing is written
     const again = newDelivery(webhookId, a);
     expect(await deliveries.insertFirstRows([{ delivery: again, outcome: outcome(again.deliveryId, 1) }], [], 5000)).toEqual(new Set([again.deliveryId]));
-    expect(await deliveries.findOfWebhook(webhookId, again.deliveryId)).toBeNull();
+    expect(await log.findOfWebhook(webhookId, again.deliveryId)).toBeNull();
   });
 
   it('claims an attempt once, reports a live lease to a second claimer, and records its outcome', async () => {
     const webhookId = await hook();
     const e = envelope();
     await publish(e);
-    const deliveryId = (await deliveries.insertPending(newDelivery(webhookId, e)))!;
+    const deliveryId = (await log.insertPending(newDelivery(webhookId, e)))!;
     expect(deliveryId).toMatch(/^dlv_/);
     const [claimed, stale] = await deliveries.claim([{ deliveryId, attemptNo: 1 }, { deliveryId: 'dlv_missing', attemptNo: 1 }], 60_000);
     expect(claimed).toMatchObject({ kind: 'claimed', deliveryId, webhookId, attemptBase: 0, envelope: e });
@@ -76,16 +78,16 @@ describe('DeliveriesRepository', () => {
     expect(await deliveries.renewLeases([{ deliveryId, attemptNo: 1 }, { deliveryId, attemptNo: 2 }], 60_000)).toEqual(new Set([deliveryId]));
 
     await deliveries.recordAttempts([outcome(deliveryId, 1, { status: 'dead', statusCode: 410, error: 'receiver answered 410' })]);
-    expect(await deliveries.findOfWebhook(webhookId, deliveryId)).toMatchObject({ status: 'dead', attempts: 1, lastStatusCode: 410 });
+    expect(await log.findOfWebhook(webhookId, deliveryId)).toMatchObject({ status: 'dead', attempts: 1, lastStatusCode: 410 });
     expect(await deliveries.countDead()).toBeGreaterThanOrEqual(1);
 
     // a replay starts a fresh budget; a delivery in progress is not reset
-    expect(await deliveries.resetForReplay(webhookId, deliveryId)).toMatchObject({ status: 'pending', attempts: 1 });
-    expect(await deliveries.resetForReplay(webhookId, deliveryId)).toBeNull();
+    expect(await log.resetForReplay(webhookId, deliveryId)).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(await log.resetForReplay(webhookId, deliveryId)).toBeNull();
     const [replayed] = await deliveries.claim([{ deliveryId, attemptNo: 2 }], 60_000);
     expect(replayed).toMatchObject({ kind: 'claimed', attemptBase: 1 });
     await deliveries.abandon(deliveryId, 2, 'webhook was deleted');
-    expect(await deliveries.findOfWebhook(webhookId, deliveryId)).toMatchObject({ status: 'dead', lastError: 'webhook was deleted' });
+    expect(await log.findOfWebhook(webhookId, deliveryId)).toMatchObject({ status: 'dead', lastError: 'webhook was deleted' });
   });
 
   it('finds deliveries that are overdue or whose lease ran out, and not the others', async () => {
@@ -126,8 +128,8 @@ describe('DeliveriesRepository', () => {
     const rows = [newDelivery(deleted, e), newDelivery(kept, e)];
     const created = await deliveries.insertClaimed(rows, [e.id], 5000);
     expect(created).toEqual([rows[1].deliveryId]);
-    expect(await deliveries.findIdByPair(kept, e.id)).toBe(rows[1].deliveryId);
-    expect(await deliveries.findIdByPair(deleted, e.id)).toBeNull();
+    expect(await log.findIdByPair(kept, e.id)).toBe(rows[1].deliveryId);
+    expect(await log.findIdByPair(deleted, e.id)).toBeNull();
     expect(await events.findNotFannedOut({ lo: '0', hi: '9223372036854775807' }, e.id.slice(0, -1), 1000)).not.toContainEqual(expect.objectContaining({ id: e.id }));
     // the pair has its row: a second fan-out creates nothing
     expect(await deliveries.insertClaimed([newDelivery(kept, e)], [e.id], 5000)).toEqual([]);
@@ -148,14 +150,14 @@ describe('DeliveriesRepository', () => {
       { deliveryId: gone.deliveryId, attemptNo: 2, dueAt: now + 2_000 },
     ]);
     expect([...handedBack].sort()).toEqual([soon.deliveryId, parkedOpen.deliveryId, farRetry.deliveryId].sort());
-    const before = new Map((await deliveries.listByWebhook(webhookId, {}, 10)).map((r) => [r.id, r]));
+    const before = new Map((await log.listByWebhook(webhookId, {}, 10)).map((r) => [r.id, r]));
     expect(before.get(parkedOpen.deliveryId)).toMatchObject({ status: 'pending', attempts: 0 });
     expect(before.get(gone.deliveryId)).toMatchObject({ status: 'delivering', attempts: 1 });
     // released within 60 s: the two due within it are due now, the one due in an hour keeps its time
     const released = await deliveries.dueNowOfWebhook(webhookId, 60_000);
     expect(released.map((r) => r.id).sort()).toEqual([soon.deliveryId, parkedOpen.deliveryId].sort());
     expect(released.every((r) => r.status === 'pending' && r.attempts === 0)).toBe(true);
-    const after = new Map((await deliveries.listByWebhook(webhookId, {}, 10)).map((r) => [r.id, r]));
+    const after = new Map((await log.listByWebhook(webhookId, {}, 10)).map((r) => [r.id, r]));
     expect(after.get(parkedOpen.deliveryId)!.nextAttemptAt!.getTime()).toBeLessThan(now + 2_000);
     expect(Math.abs(after.get(farRetry.deliveryId)!.nextAttemptAt!.getTime() - (now + 3_600_000))).toBeLessThan(2);
     // nothing left to release
@@ -177,7 +179,7 @@ describe('DeliveriesRepository', () => {
     await db.query(`UPDATE webhooks SET active = true WHERE id = $1`, [webhookId]);
     // no longer held by attempt 1: a second hand-back finds nothing
     expect(await deliveries.postpone(later.deliveryId, 1, due)).toBe(false);
-    const byId = new Map((await deliveries.listByWebhook(webhookId, {}, 10)).map((d) => [d.id, d]));
+    const byId = new Map((await log.listByWebhook(webhookId, {}, 10)).map((d) => [d.id, d]));
     expect(byId.get(later.deliveryId)).toMatchObject({ status: 'pending', attempts: 0 });
     expect(Math.abs(byId.get(later.deliveryId)!.nextAttemptAt!.getTime() - due)).toBeLessThan(2);
     expect(byId.get(parked.deliveryId)).toMatchObject({ status: 'pending', attempts: 0, nextAttemptAt: null });
@@ -186,7 +188,7 @@ describe('DeliveriesRepository', () => {
     const resumed = await deliveries.resumeParked(webhookId);
     expect(resumed.expired).toBe(0);
     expect(resumed.due.map((d) => d.id).sort()).toEqual([later.deliveryId, parked.deliveryId].sort());
-    const dueNow = new Map((await deliveries.listByWebhook(webhookId, {}, 10)).map((d) => [d.id, d.nextAttemptAt!.getTime()]));
+    const dueNow = new Map((await log.listByWebhook(webhookId, {}, 10)).map((d) => [d.id, d.nextAttemptAt!.getTime()]));
     expect(dueNow.get(later.deliveryId)!).toBeLessThan(due - 50_000);
     expect(dueNow.get(parked.deliveryId)!).toBeLessThan(due - 50_000);
     const [claimedAgain] = await deliveries.claim([{ deliveryId: parked.deliveryId, attemptNo: 1 }], 5000);
@@ -202,7 +204,7 @@ describe('DeliveriesRepository', () => {
     const claimed = newDelivery(webhookId, b);
     await deliveries.insertFirstRows([{ delivery: fresh, outcome: null, parked: true }], [a.id], 5000);
     expect(await deliveries.insertClaimed([claimed], [b.id], 5000, new Set([claimed.deliveryId]))).toEqual([claimed.deliveryId]);
-    for (const d of await deliveries.listByWebhook(webhookId, {}, 10)) {
+    for (const d of await log.listByWebhook(webhookId, {}, 10)) {
       expect(d).toMatchObject({ status: 'pending', attempts: 0, nextAttemptAt: null, lastError: expect.stringContaining('parked') });
     }
     expect(await attempts.listOfDelivery(fresh.deliveryId)).toEqual([]);
@@ -210,7 +212,7 @@ describe('DeliveriesRepository', () => {
     await db.query(`UPDATE webhooks SET active = true WHERE id = $1`, [webhookId]);
     const resumed = await deliveries.resumeParked(webhookId, 1);
     expect(resumed).toEqual({ due: [], expired: 2 });
-    const gone = await deliveries.listByWebhook(webhookId, {}, 10);
+    const gone = await log.listByWebhook(webhookId, {}, 10);
     expect(gone.map((d) => [d.status, d.lastError])).toEqual([
       ['dead', expect.stringContaining('parked for more than 0 s')],
       ['dead', expect.stringContaining('parked for more than 0 s')],
@@ -218,7 +220,7 @@ describe('DeliveriesRepository', () => {
     // a row parked by a dispatcher whose cache still said "off" after the webhook was re-enabled is due now
     const late = newDelivery(webhookId, c);
     await deliveries.insertFirstRows([{ delivery: late, outcome: null, parked: true }], [c.id], 5000);
-    const [row] = (await deliveries.listByWebhook(webhookId, {}, 10)).filter((d) => d.id === late.deliveryId);
+    const [row] = (await log.listByWebhook(webhookId, {}, 10)).filter((d) => d.id === late.deliveryId);
     expect(row).toMatchObject({ status: 'pending', attempts: 0 });
     expect(row.nextAttemptAt).not.toBeNull();
   });
@@ -236,13 +238,13 @@ describe('DeliveriesRepository', () => {
     // younger than the grace: its statement may still be deciding (the database is shared with other files: only
     // this file's rows are looked at)
     await deliveries.unparkActive(60_000, 100);
-    expect((await deliveries.listByWebhook(racedHook, {}, 10))[0]).toMatchObject({ status: 'pending', nextAttemptAt: null });
+    expect((await log.listByWebhook(racedHook, {}, 10))[0]).toMatchObject({ status: 'pending', nextAttemptAt: null });
     expect(await deliveries.unparkActive(0, 100)).toBeGreaterThanOrEqual(1);
-    const [racedRow] = await deliveries.listByWebhook(racedHook, {}, 10);
+    const [racedRow] = await log.listByWebhook(racedHook, {}, 10);
     expect(racedRow).toMatchObject({ status: 'pending', attempts: 0 });
     expect(racedRow.nextAttemptAt).not.toBeNull();
     expect((await deliveries.findDue('', -60_000, 1000)).map((d) => d.id)).toContain(raced.deliveryId);
-    const [offRow] = await deliveries.listByWebhook(offHook, {}, 10);
+    const [offRow] = await log.listByWebhook(offHook, {}, 10);
     expect(offRow).toMatchObject({ status: 'pending', nextAttemptAt: null });
   });
 
@@ -256,6 +258,6 @@ describe('DeliveriesRepository', () => {
     await deliveries.recordAttempts([outcome(d.deliveryId, 1)], ids);
     await deliveries.recordAttempts([outcome(d.deliveryId, 1)], ids);
     expect(await attempts.listOfDelivery(d.deliveryId)).toHaveLength(1);
-    expect((await deliveries.findOfWebhook(webhookId, d.deliveryId))!.status).toBe('delivered');
+    expect((await log.findOfWebhook(webhookId, d.deliveryId))!.status).toBe('delivered');
   });
 });

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { DeliveriesRepository, DeliveryAttemptsRepository, EventsRepository, newId, OutboxRows } from '@app/database';
+import { DeliveriesRepository, DeliveryAttemptsRepository, DeliveryLogRepository, EventsRepository, newId, OutboxRows } from '@app/database';
 import { createWebhookRow } from '../support/receivers';
 import { closeTestDataSource, seedOrganization, testDataSource } from '../support/seed';
 
@@ -19,7 +19,7 @@ describe('DeliveryAttemptsRepository', () => {
     const webhookId = await createWebhookRow(db, null, { organizationId: orgId, url: 'https://receiver.example/hook' });
     const envelope = { id: newId('evt'), event: 'message.received' as const, organizationId: orgId, sessionId: null, timestamp: Date.now(), payload: {} };
     await new EventsRepository(db).insertOutbox(new OutboxRows([envelope], [JSON.stringify(envelope)]));
-    const deliveryId = (await deliveries.insertPending({ deliveryId: newId('dlv'), webhookId, eventId: envelope.id, organizationId: orgId, eventType: envelope.event }))!;
+    const deliveryId = (await new DeliveryLogRepository(db).insertPending({ deliveryId: newId('dlv'), webhookId, eventId: envelope.id, organizationId: orgId, eventType: envelope.event }))!;
     const started = Date.now() - 5000;
     for (const [attemptNo, statusCode] of [[1, 503], [2, 200]] as const) {
       await deliveries.claim([{ deliveryId, attemptNo }], 5000);

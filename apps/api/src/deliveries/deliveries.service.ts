@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DeliveryDetailView, DeliveryView, DomainError } from '@app/contracts';
-import { DeliveriesRepository, DeliveryAttemptsRepository, DeliveryRecord, DestinationFamily, newId, Webhook, WebhooksRepository } from '@app/database';
+import { DeliveryAttemptsRepository, DeliveryLogRepository, DeliveryRecord, DestinationFamily, newId, Webhook, WebhooksRepository } from '@app/database';
 import { DeliveryQueue, EventPublisher } from '@app/events';
 import { Page, pageLimit } from '../common/pagination';
 import { epochMs } from '../common/time';
@@ -29,7 +29,7 @@ const DESTINATION_NAME: Record<DestinationFamily, string> = { webhook: 'webhook'
 @Injectable()
 export class DeliveriesService {
   constructor(
-    private readonly deliveries: DeliveriesRepository,
+    private readonly deliveries: DeliveryLogRepository,
     private readonly attempts: DeliveryAttemptsRepository,
     private readonly queue: DeliveryQueue,
     private readonly webhooks: WebhooksRepository,

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DeliveriesRepository, MessagesRepository, SessionsRepository, WebhooksRepository } from '@app/database';
+import { DeliveryLogRepository, MessagesRepository, SessionsRepository, WebhooksRepository } from '@app/database';
 import { StatsController } from './stats.controller';
 import { StatsService } from './stats.service';
 
@@ -9,8 +9,8 @@ import { StatsService } from './stats.service';
   providers: [
     {
       provide: StatsService,
-      inject: [SessionsRepository, MessagesRepository, DeliveriesRepository, WebhooksRepository],
-      useFactory: (s: SessionsRepository, m: MessagesRepository, d: DeliveriesRepository, w: WebhooksRepository) => new StatsService(s, m, d, w),
+      inject: [SessionsRepository, MessagesRepository, DeliveryLogRepository, WebhooksRepository],
+      useFactory: (s: SessionsRepository, m: MessagesRepository, d: DeliveryLogRepository, w: WebhooksRepository) => new StatsService(s, m, d, w),
     },
   ],
 })

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { SESSION_STATUSES, type SessionStatus } from '@app/contracts';
-import { DeliveriesRepository, MessagesRepository, SessionsRepository, WebhooksRepository } from '@app/database';
+import { DeliveryLogRepository, MessagesRepository, SessionsRepository, WebhooksRepository } from '@app/database';
 import type { DeliveryHourResponse, FailingWebhookResponse, MessageHourResponse, OverviewResponse } from './overview.dto';
 
 const HOUR_MS = 3600_000;
@@ -16,7 +16,7 @@ export class StatsService {
   constructor(
     private readonly sessions: SessionsRepository,
     private readonly messages: MessagesRepository,
-    private readonly deliveries: DeliveriesRepository,
+    private readonly deliveries: DeliveryLogRepository,
     private readonly webhooks: WebhooksRepository,
     private readonly clock: () => number = Date.now,
   ) {}

@@ -9,6 +9,7 @@ import { MessagesRepository } from './messages.repository';
 import { MessageQueueRepository } from './message-queue.repository';
 import { MessageAcksRepository } from './message-acks.repository';
 import { DeliveriesRepository } from './deliveries.repository';
+import { DeliveryLogRepository } from './delivery-log.repository';
 import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { EventsRepository } from './events.repository';
 import { ContactsRepository } from './contacts.repository';
@@ -25,6 +26,7 @@ import { ChatwootRepository } from './chatwoot.repository';
 
 export * from './keyset-page';
 export * from './deliveries.repository';
+export * from './delivery-log.repository';
 export * from './delivery-attempts.repository';
 export * from './events.repository';
 export * from './messages.repository';
@@ -64,6 +66,7 @@ export const REPOSITORIES = [
   MessageQueueRepository,
   MessageAcksRepository,
   DeliveriesRepository,
+  DeliveryLogRepository,
   DeliveryAttemptsRepository,
   EventsRepository,
   ContactsRepository,
