@@ -1,0 +1,681 @@
+import type { Logger } from 'pino';
+import type {
+  AuthenticationCreds,
+  BaileysEventMap,
+  ConnectionState,
+  GroupMetadata,
+  proto,
+  WAMessage,
+  WAMessageKey,
+  WASocket,
+} from '@whiskeysockets/baileys';
+import { randomUUID } from 'node:crypto';
+import { DomainError, type SyncHistoryMode, type MessageKeyRef, type OutboundMessage, type SentMessage, type SessionActionArgs, type SessionActionName, type SessionActionResult } from '@app/contracts';
+import { BAILEYS_ACTIONS, watchCalls, type BaileysActionContext } from './actions';
+import { blocklistEventFrom, contactsEventFrom } from './actions/contacts';
+import { watchAccountExtras } from './account-extras-watch';
+import type { EventSpool, SpoolEntry } from '@app/messaging';
+import type {
+  AuthStateStore,
+  CloseReason,
+  EngineConnection,
+  EngineEvent,
+  EngineEventSink,
+  EngineLookups,
+  FollowedChannelBook,
+  GroupInfo,
+} from '../engine.interface';
+import { type BaileysRuntime } from './baileys-runtime';
+import {
+  accountFrom,
+  callFrom,
+  chatOf,
+  closeCauseOf,
+  closeReasonFor,
+  epochMs,
+  groupInfoFrom,
+  groupParticipantsFrom,
+  groupUpdateFrom,
+  inboundMessageFrom,
+  protocolEventFrom,
+  pollVoteFrom,
+  presencesFrom,
+  reactionFrom,
+  reactionsFoldedInto,
+  receiptFromUpdate,
+  receiptsFoldedInto,
+  receiptsFromUserReceipt,
+  toLid,
+  toUserJid,
+  unwrapContent,
+} from './baileys-mapping';
+import { ChatAddressing, chatNamedIn, lidsNamedIn, numbersFor, withNumbers } from './baileys-identity';
+import { chatUpdatesFrom, historyBatchesFrom } from './baileys-chats';
+import { outboundFor, storedOriginalFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
+import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
+import { PushNameEchoes } from './push-name-echoes';
+
+// One Baileys socket of a session as an `EngineConnection` (BaileysEngine.connect builds it): its phases, sends and
+// actions, Baileys' events mapped and handed to the runner through the inbound spool, and its close.
+
+/** Events that are the connection's own state, not something the network told: never spooled. */
+const UNSPOOLED: ReadonlySet<EngineEvent['type']> = new Set(['qr', 'open', 'close']);
+const MAX_SPOOL_RETRY_MS = 30_000;
+
+/** Thrown by every call on a connection that has closed (or is closing): the runner must connect again. */
+export class EngineConnectionClosedError extends Error {
+  constructor(sessionId: string, action: string) {
+    super(`cannot ${action}: the WhatsApp connection of session ${sessionId} is closed`);
+    this.name = 'EngineConnectionClosedError';
+  }
+}
+
+/** We store a chat by its phone-number JID; Baileys may name it by its LID, so both forms are tried. */
+export async function storedContent(lookups: EngineLookups, key: WAMessageKey): Promise<Uint8Array | null> {
+  if (!key.id || !key.remoteJid) return null;
+  const preferred = chatOf(key);
+  const found = await lookups.message(preferred, key.id);
+  if (found || preferred === key.remoteJid) return found;
+  return lookups.message(key.remoteJid, key.id);
+}
+
+export interface ConnectionDeps {
+  sessionId: string;
+  sock: WASocket;
+  creds: AuthenticationCreds;
+  auth: AuthStateStore;
+  onEvent: EngineEventSink;
+  logger: Logger;
+  connectTimeoutMs: number;
+  runtime: BaileysRuntime;
+  lookups: EngineLookups | null;
+  channels: FollowedChannelBook | null;
+  spool: EventSpool | null;
+  spoolRetryMs: number;
+  /** the engine's set of spool entries in the gateway's hands, shared by all its connections */
+  inFlight: Set<string>;
+  onClosed: (reason: CloseReason) => void;
+  /** the session setting: history batches are passed on unless `none` */
+  syncHistory?: SyncHistoryMode;
+}
+
+type Phase = 'connecting' | 'awaiting_pairing' | 'open' | 'closed';
+
+export class BaileysConnection implements EngineConnection {
+  private phase: Phase = 'connecting';
+  private closeRequested = false;
+  /** creds writes run one after another, so an older snapshot never overwrites a newer one */
+  private credsSaved: Promise<void> = Promise.resolve();
+  private readonly closed: Promise<void>;
+  private markClosed!: () => void;
+  private readonly phaseWaiters = new Set<() => void>();
+  /** tags what this connection spools, with `spooled` (its sequence): a replay leaves what its hand-over has not reached */
+  private readonly origin = randomUUID();
+  private spooled = 0;
+  /** a replay scheduled after the gateway did not take an event while the socket stays open */
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryDelayMs = 0;
+  /** events reach the gateway in the order Baileys emitted them: each waits for its spool write and the ones before */
+  private handovers: Promise<void> = Promise.resolve();
+  private handoversPending = 0;
+  /** how WhatsApp addresses each chat on this connection (LID or number): what we send back uses that form */
+  private readonly addressing = new ChatAddressing();
+  /** push names the messages already told: Baileys' contacts.update echo of them is dropped */
+  private readonly pushNameEchoes = new PushNameEchoes();
+  /** chats whose presence this connection subscribed to (once per chat per connection, as WhatsApp Web does) */
+  private readonly presenceSubscribed = new Set<string>();
+
+  constructor(private readonly deps: ConnectionDeps) {
+    this.closed = new Promise((resolve) => (this.markClosed = resolve));
+    const { ev } = deps.sock;
+    ev.on('connection.update', (update) => this.guard('connection.update', () => this.onConnectionUpdate(update)));
+    ev.on('creds.update', (update) => this.guard('creds.update', () => this.onCredsUpdate(update)));
+    ev.on('messages.upsert', (upsert) => this.guard('messages.upsert', () => this.onMessagesUpsert(upsert)));
+    ev.on('messages.update', (updates) => this.guard('messages.update', () => this.onMessagesUpdate(updates)));
+    ev.on('message-receipt.update', (receipts) =>
+      this.guard('message-receipt.update', () => receipts.forEach((r) => receiptsFromUserReceipt(r).forEach((e) => this.emit(e)))),
+    );
+    ev.on('messages.reaction', (reactions) =>
+      this.guard('messages.reaction', () => reactions.forEach((r) => this.emitIf(reactionFrom(r, this.ownJid())))),
+    );
+    ev.on('presence.update', (update) => this.guard('presence.update', () => presencesFrom(update).forEach((e) => this.emit(e))));
+    ev.on('call', (calls) => this.guard('call', () => calls.forEach((c) => this.emitIf(callFrom(c)))));
+    watchCalls(deps.sock);
+    ev.on('groups.upsert', (groups) =>
+      this.guard('groups.upsert', () => groups.forEach((g) => this.emit({ type: 'group', group: groupInfoFrom(g, this.ownJid()), action: 'created' }))),
+    );
+    ev.on('groups.update', (updates) => this.guard('groups.update', () => updates.forEach((u) => this.emitIf(groupUpdateFrom(u)))));
+    ev.on('group-participants.update', (update) => this.guard('group-participants.update', () => this.emitIf(groupParticipantsFrom(update))));
+    ev.on('contacts.upsert', (contacts) => this.guard('contacts.upsert', () => this.emitIf(contactsEventFrom(contacts))));
+    ev.on('contacts.update', (updates) => this.guard('contacts.update', () => this.emitIf(contactsEventFrom(this.pushNameEchoes.news(updates)))));
+    ev.on('blocklist.set', (set) => this.guard('blocklist.set', () => this.emit(blocklistEventFrom(set))));
+    ev.on('blocklist.update', (update) => this.guard('blocklist.update', () => this.emit(blocklistEventFrom(update))));
+    ev.on('chats.upsert', (chats) => this.guard('chats.upsert', () => this.emitChatUpdates(chatUpdatesFrom(chats))));
+    ev.on('chats.update', (updates) => this.guard('chats.update', () => this.emitChatUpdates(chatUpdatesFrom(updates))));
+    ev.on('messaging-history.set', (set) => this.guard('messaging-history.set', () => this.onHistory(set)));
+    watchAccountExtras(deps.sock, { emit: (e) => this.emit(e), guard: (what, run) => this.guard(what, run) });
+  }
+
+  private emitChatUpdates(chats: ReturnType<typeof chatUpdatesFrom>): void {
+    if (chats.length) this.emit({ type: 'chat-update', chats });
+  }
+
+  /** History WhatsApp sent on pairing, in bounded batches, each spooled and handed over like any inbound event. */
+  private onHistory(set: BaileysEventMap['messaging-history.set']): void {
+    if ((this.deps.syncHistory ?? 'none') === 'none') return;
+    const encode = (content: proto.IMessage) => this.deps.runtime.encodeMessage(content);
+    for (const batch of historyBatchesFrom(set, this.ownJid(), encode)) this.emit(batch);
+  }
+
+  async requestPairingCode(phoneNumber: string): Promise<string> {
+    const digits = phoneNumber.replace(/\D/g, '');
+    if (digits.length < 6 || digits.length > 15) throw new Error('a pairing code needs a phone number of 6 to 15 digits');
+    if (this.deps.creds.registered) throw new Error(`session ${this.deps.sessionId} is already paired`);
+    // WhatsApp accepts the code request only once the handshake is done and it is waiting for a pairing
+    await this.waitForPhase(['awaiting_pairing'], 'request a pairing code');
+    return this.call('request a pairing code', () => this.deps.sock.requestPairingCode(digits));
+  }
+
+  /** One operation of SessionActionMap, through its handler in actions/ (Baileys' own socket functions). */
+  async perform<A extends SessionActionName>(action: A, args: SessionActionArgs<A>): Promise<SessionActionResult<A>> {
+    const label = `perform ${action}`;
+    this.assertOpen(label);
+    const handler = BAILEYS_ACTIONS[action] as (ctx: BaileysActionContext, args: SessionActionArgs<A>) => Promise<SessionActionResult<A>> | SessionActionResult<A>;
+    if (!handler) throw new DomainError('validation_error', `unknown session action ${String(action)}`, { action });
+    try {
+      return await handler(this.actionContext(), args);
+    } catch (err) {
+      // a refusal the handler put in the API's words stands; anything else is Baileys' error, made readable
+      if (err instanceof DomainError) throw err;
+      if (this.phase === 'closed') throw new EngineConnectionClosedError(this.deps.sessionId, label);
+      throw new Error(`cannot ${label}: ${describe(err)}`, { cause: err });
+    }
+  }
+
+  private actionContext(): BaileysActionContext {
+    return {
+      sessionId: this.deps.sessionId,
+      sock: this.deps.sock,
+      ownJid: () => this.ownJid(),
+      runtime: this.deps.runtime,
+      lookups: this.deps.lookups,
+      channels: this.deps.channels,
+      emit: (event) => this.emit(event),
+      logger: this.deps.logger,
+    };
+  }
+
+  async createGroup(subject: string, participants: string[]): Promise<GroupInfo> {
+    this.assertOpen('create a group');
+    const meta = await this.call('create a group', () => this.deps.sock.groupCreate(subject, participants));
+    return groupInfoFrom(meta, this.ownJid());
+  }
+
+  /**
+   * Baileys asked for a group we hold no network form of (a row from before it was kept, a group never stored): the
+   * group as the network gives it, reported for storing. Undefined when it cannot be had (not open, not a group, the
+   * query failed): Baileys then queries the network itself and fails the send with its own error if that fails too.
+   */
+  async fetchGroupForSend(jid: string): Promise<GroupMetadata | undefined> {
+    if (!this.isOpen() || !jid.endsWith('@g.us')) return undefined;
+    try {
+      const meta = await this.deps.sock.groupMetadata(jid);
+      // the query is async: nothing is reported after a close
+      if (this.isOpen()) this.emit({ type: 'group-metadata', group: groupInfoFrom(meta, this.ownJid()) });
+      return meta;
+    } catch (err) {
+      this.deps.logger.warn({ err: describe(err), groupJid: jid }, 'fetching group metadata for a send failed');
+      return undefined;
+    }
+  }
+
+  async send(original: OutboundMessage): Promise<SentMessage> {
+    this.assertOpen('send a message');
+    // recipient, quote and reaction target in the form the chat uses (its LID when WhatsApp addresses it by LID)
+    const message = this.addressing.outbound(original);
+    if (isPersonJid(message.to)) this.subscribeLater(message.to);
+    const stored = await storedOriginalFor(message.content, this.deps.lookups);
+    const prepared = outboundFor(message, { ownJid: this.ownJid(), stored, decode: (bytes) => this.deps.runtime.decodeMessage(bytes) });
+    if ('relay' in prepared) {
+      // a poll vote is a message Baileys cannot build: relayed as we encrypted it, with the fixed id
+      await this.call('send a message', () => this.deps.sock.relayMessage(message.to, prepared.relay, { messageId: message.waMessageId }));
+      return { waMessageId: message.waMessageId, timestamp: Date.now(), raw: this.deps.runtime.encodeMessage(prepared.relay) };
+    }
+    const content = prepared.content;
+    const { options, quoteDropped } = sendOptionsFor(message, (bytes) => this.deps.runtime.decodeMessage(bytes));
+    if (quoteDropped) {
+      this.deps.logger.warn({ waMessageId: message.waMessageId, quoted: message.quoted?.waMessageId }, 'quoted message has no stored content; sending it unquoted');
+    }
+    const sent = await this.call('send a message', () => this.deps.sock.sendMessage(message.to, content, options));
+    if (!sent?.key?.id) throw new Error('WhatsApp returned no message id for the sent message');
+    return {
+      waMessageId: sent.key.id,
+      timestamp: epochMs(sent.messageTimestamp),
+      raw: sent.message ? this.deps.runtime.encodeMessage(sent.message) : null,
+    };
+  }
+
+  async sendPresence(chatJid: string, presence: 'composing' | 'paused'): Promise<void> {
+    this.assertOpen('send a presence');
+    const to = this.addressing.chat(chatJid);
+    // WhatsApp Web subscribes to a chat's presence before it shows "typing…" there: once per chat per connection
+    if (presence === 'composing') await this.call('subscribe to a presence', () => this.subscribePresence(to));
+    await this.call('send a presence', () => this.deps.sock.sendPresenceUpdate(presence, to));
+  }
+
+  async markRead(keys: MessageKeyRef[]): Promise<void> {
+    this.assertOpen('mark messages read');
+    if (!keys.length) return;
+    await this.call('mark messages read', () => this.deps.sock.readMessages(keys.map((key) => messageKeyFor(this.addressing.key(key)))));
+  }
+
+  /** `presenceSubscribe` once per chat on this connection; a failed one may be tried again. */
+  private async subscribePresence(jid: string): Promise<void> {
+    if (this.presenceSubscribed.has(jid)) return;
+    this.presenceSubscribed.add(jid);
+    try {
+      await this.deps.sock.presenceSubscribe(jid);
+    } catch (err) {
+      this.presenceSubscribed.delete(jid);
+      throw err;
+    }
+  }
+
+  private subscribeLater(jid: string): void {
+    if (this.presenceSubscribed.has(jid) || !this.isOpen()) return;
+    this.track(this.subscribePresence(jid), 'presence subscription');
+  }
+
+  /**
+   * The event with every LID it names as a person replaced by the number Baileys' LID mapping store holds for it
+   * (docs/baileys-engine.md, "One identity per contact"); what the store does not know stays a LID. A failing store
+   * leaves the event as it is: it is never held back for it.
+   */
+  private async withNumbers(event: EngineEvent): Promise<EngineEvent> {
+    const lookup = this.lidLookup();
+    const lids = lookup ? lidsNamedIn(event) : [];
+    if (!lookup || !lids.length) return event;
+    try {
+      const numbers = await numbersFor(lids, lookup);
+      if (!numbers.size) return event;
+      const chat = chatNamedIn(event);
+      for (const [lid, pn] of numbers) {
+        if (lid === chat) this.addressing.learnChat(lid, pn);
+        else this.addressing.learnPerson(lid, pn);
+      }
+      return withNumbers(event, numbers);
+    } catch (err) {
+      this.deps.logger.warn({ err: describe(err), event: event.type }, 'resolving LIDs to numbers failed; the event keeps them');
+      return event;
+    }
+  }
+
+  private lidLookup(): ((lids: string[]) => Promise<Array<{ lid: string; pn: string }> | null>) | null {
+    const store = this.deps.sock.signalRepository?.lidMapping;
+    return store ? (lids) => store.getPNsForLIDs(lids) : null;
+  }
+
+  private needsNumbers(event: EngineEvent): boolean {
+    return Boolean(this.lidLookup()) && lidsNamedIn(event).length > 0;
+  }
+
+  async logout(): Promise<void> {
+    if (this.phase === 'closed' || this.closeRequested) throw new EngineConnectionClosedError(this.deps.sessionId, 'log out');
+    try {
+      // Baileys tells the network to remove this companion device, then ends the socket with 401 (logged_out)
+      await this.deps.sock.logout();
+    } catch (err) {
+      await this.close();
+      throw new Error(`logout did not reach WhatsApp: ${describe(err)}`, { cause: err });
+    }
+    await this.settle();
+  }
+
+  async close(): Promise<void> {
+    if (this.phase === 'closed') return this.credsSaved;
+    this.closeRequested = true;
+    try {
+      await this.deps.sock.end(undefined);
+    } catch (err) {
+      this.deps.logger.warn({ err: describe(err) }, 'baileys socket end failed');
+    }
+    await this.settle();
+  }
+
+  /** Waits (bounded) for the socket's close event, then for pending creds writes, so a takeover reads the latest. */
+  private async settle(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.deps.connectTimeoutMs);
+    });
+    const outcome = await Promise.race([this.closed.then(() => 'closed' as const), timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') this.finish({ type: 'close', reason: 'closed_by_us', statusCode: null, message: 'socket did not confirm the close' });
+    await this.credsSaved;
+  }
+
+  private onConnectionUpdate(update: Partial<ConnectionState>): void {
+    if (this.phase === 'closed') return;
+    if (update.qr) {
+      this.setPhase('awaiting_pairing');
+      this.emit({ type: 'qr', qr: update.qr });
+    }
+    if (update.connection === 'open') {
+      const account = accountFrom(this.deps.sock.user ?? this.deps.creds.me);
+      if (!account) {
+        this.deps.logger.error({ user: this.deps.sock.user?.id }, 'WhatsApp opened a connection without a usable account id');
+        return;
+      }
+      this.setPhase('open');
+      this.emit({ type: 'open', account });
+      this.replaySpool();
+    }
+    if (update.connection === 'close') {
+      const error = update.lastDisconnect?.error;
+      // a DNS, TCP or TLS failure is network trouble whatever code Baileys gave it (500 would read as bad_session
+      // and wipe a good pairing because of a proxy's certificate)
+      const cause = closeCauseOf(error);
+      this.finish({
+        type: 'close',
+        reason: this.closeRequested ? 'closed_by_us' : cause.transport ? 'transient' : closeReasonFor(cause.statusCode),
+        statusCode: cause.statusCode,
+        message: cause.message,
+      });
+    }
+  }
+
+  private onCredsUpdate(update: Partial<AuthenticationCreds>): void {
+    // the socket applies the update to the creds object too; doing it here keeps the snapshot right whatever the order
+    Object.assign(this.deps.creds, update);
+    this.credsSaved = this.credsSaved
+      .then(() => this.deps.auth.writeCreds(this.deps.creds))
+      .catch((err) => this.deps.logger.error({ err: describe(err) }, 'storing WhatsApp credentials failed'));
+  }
+
+  private onMessagesUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
+    // 'append' is what WhatsApp held while the device was away (offline delivery), and the echo of our own sends:
+    // news like 'notify' (an echo collides with its stored row on (session, waMessageId) and stores nothing).
+    // History sync does not come this way (messaging-history.set).
+    if (type !== 'notify' && type !== 'append') return;
+    const ownJid = this.ownJid();
+    const encode = (content: proto.IMessage) => this.deps.runtime.encodeMessage(content);
+    for (const raw of messages) {
+      this.addressing.learnKey(raw.key);
+      this.pushNameEchoes.sawMessage(raw);
+      const vote = raw.message ? unwrapContent(raw.message).pollUpdateMessage : null;
+      if (vote) {
+        this.track(this.onEncryptedVote(raw, vote), 'poll vote');
+        continue;
+      }
+      const change = protocolEventFrom(raw, ownJid);
+      if (change) {
+        this.emit(change);
+        continue;
+      }
+      const message = inboundMessageFrom(raw, ownJid, encode);
+      if (message) this.emit({ type: 'message', message });
+      receiptsFoldedInto(raw).forEach((e) => this.emit(e));
+      reactionsFoldedInto(raw, ownJid).forEach((e) => this.emit(e));
+      // presence.update (typing, online) arrives only for chats we subscribed to: the chats we talk to
+      if (message && !message.fromMe && type === 'notify' && raw.key.remoteJid && isPersonJid(raw.key.remoteJid)) this.subscribeLater(raw.key.remoteJid);
+    }
+  }
+
+  private onMessagesUpdate(updates: BaileysEventMap['messages.update']): void {
+    for (const update of updates) {
+      this.emitIf(receiptFromUpdate(update));
+      // votes Baileys (or a store in front of it) already decrypted
+      for (const pollUpdate of update.update.pollUpdates ?? []) {
+        if (!pollUpdate.pollUpdateMessageKey || !pollUpdate.vote) continue;
+        const voteKey = pollUpdate.pollUpdateMessageKey as WAMessageKey;
+        this.track(this.emitVote(update.key, chatOf(update.key), voteKey, () => pollUpdate.vote!), 'poll vote');
+      }
+    }
+  }
+
+  /**
+   * Baileys rc14 no longer decrypts votes itself: the vote arrives as a pollUpdateMessage, and its key derives from the
+   * poll's messageSecret (in the stored creation message) and the creator's and voter's JIDs exactly as the voter's
+   * phone wrote them, which may be phone numbers or LIDs. Each known form is tried; AES-GCM refuses the wrong ones.
+   */
+  private async onEncryptedVote(msg: WAMessage, update: proto.Message.IPollUpdateMessage): Promise<void> {
+    const pollKey = update.pollCreationMessageKey as WAMessageKey | null | undefined;
+    if (!pollKey?.id || !update.vote) return;
+    await this.emitVote(pollKey, chatOf(msg.key), msg.key, (creation) => {
+      const secret = creation.messageContextInfo?.messageSecret;
+      if (!secret?.length) throw new Error('the stored poll has no messageSecret');
+      for (const pollCreatorJid of this.jidForms(pollKey)) {
+        for (const voterJid of this.jidForms(msg.key)) {
+          try {
+            return this.deps.runtime.decryptPollVote(update.vote!, { pollCreatorJid, pollMsgId: pollKey.id!, pollEncKey: secret, voterJid });
+          } catch {
+            // not this pair of JID forms
+          }
+        }
+      }
+      throw new Error('no JID form of creator and voter decrypts the vote');
+    });
+  }
+
+  private async emitVote(
+    pollKey: WAMessageKey,
+    chatJid: string,
+    voteKey: WAMessageKey,
+    voteOf: (creation: proto.IMessage) => proto.Message.IPollVoteMessage,
+  ): Promise<void> {
+    const raw = this.deps.lookups ? await storedContent(this.deps.lookups, { ...pollKey, remoteJid: pollKey.remoteJid ?? chatJid }) : null;
+    if (!raw) {
+      this.deps.logger.warn({ poll: pollKey.id }, 'poll vote for a poll we have not stored; it cannot be decrypted');
+      return;
+    }
+    const creation = this.deps.runtime.decodeMessage(raw);
+    const vote = voteOf(creation);
+    // the lookup is async: the connection may have closed meanwhile, and nothing follows a close
+    if (this.phase === 'closed') return;
+    const event = pollVoteFrom({ creation, pollKey, chatJid, voteKey, vote }, this.deps.runtime.getAggregateVotesInPollMessage, this.ownJid());
+    this.emitIf(event);
+  }
+
+  /** The forms a key's author may have been named by when a poll key was derived: number and LID, device-free. */
+  private jidForms(key: WAMessageKey): string[] {
+    const user = this.deps.sock.user;
+    const me = this.deps.creds.me;
+    const candidates = key.fromMe
+      ? [this.ownJid(), toLid(user?.lid) ?? toLid(me?.lid) ?? toLid(user?.id)]
+      : key.participant
+        ? [key.participant, key.participantAlt]
+        : [key.remoteJid, key.remoteJidAlt];
+    const forms = candidates.map((jid) => toUserJid(jid) ?? toLid(jid) ?? jid).filter((jid): jid is string => Boolean(jid));
+    return [...new Set(forms)];
+  }
+
+  /** Async work started from Baileys' synchronous emitter: failures are logged, never left unhandled. */
+  private track(work: Promise<void>, what: string): void {
+    work.catch((err) => this.deps.logger.warn({ err: describe(err), what }, 'handling a baileys event failed'));
+  }
+
+  /**
+   * The close is reported only after pending creds writes: after pairing WhatsApp closes with 515 and the runner
+   * connects again at once, and that socket must read the paired creds, not the ones from before the scan.
+   */
+  private finish(event: Extract<EngineEvent, { type: 'close' }>): void {
+    if (this.phase === 'closed') return;
+    this.setPhase('closed');
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.deps.onClosed(event.reason);
+    void this.credsSaved.then(() => {
+      this.markClosed();
+      this.emit(event);
+    });
+  }
+
+  private setPhase(phase: Phase): void {
+    this.phase = phase;
+    for (const wake of this.phaseWaiters) wake();
+  }
+
+  private async waitForPhase(wanted: Phase[], action: string): Promise<void> {
+    const deadline = Date.now() + this.deps.connectTimeoutMs;
+    while (!wanted.includes(this.phase)) {
+      if (this.phase === 'closed' || this.closeRequested) throw new EngineConnectionClosedError(this.deps.sessionId, action);
+      if (this.phase === 'open') throw new Error(`cannot ${action}: session ${this.deps.sessionId} is already connected`);
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new Error(`cannot ${action}: WhatsApp did not get ready within ${this.deps.connectTimeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          this.phaseWaiters.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, remaining);
+        this.phaseWaiters.add(wake);
+      });
+    }
+  }
+
+  private isOpen(): boolean {
+    return this.phase === 'open' && !this.closeRequested;
+  }
+
+  private assertOpen(action: string): void {
+    if (this.phase === 'closed' || this.closeRequested) throw new EngineConnectionClosedError(this.deps.sessionId, action);
+    if (this.phase !== 'open') throw new Error(`cannot ${action}: session ${this.deps.sessionId} is not connected yet`);
+  }
+
+  /** Baileys rejects with Boom errors whose text is terse; the caller gets one clear Error either way. */
+  private async call<T>(action: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      if (this.phase === 'closed') throw new EngineConnectionClosedError(this.deps.sessionId, action);
+      throw new Error(`cannot ${action}: ${describe(err)}`, { cause: err });
+    }
+  }
+
+  private ownJid(): string | null {
+    return toUserJid(this.deps.sock.user?.id) ?? toUserJid(this.deps.sock.user?.phoneNumber) ?? toUserJid(this.deps.creds.me?.id);
+  }
+
+  private emitIf(event: EngineEvent | null): void {
+    if (event) this.emit(event);
+  }
+
+  /**
+   * Spool first (the write is queued at once, inside Baileys' callback), then hand over in order once it is durable;
+   * the spooled copy is removed only when the gateway has taken the event. An event with nothing before it and
+   * nothing to spool (qr, open, close without a spool write pending) is handed over at once.
+   */
+  private emit(event: EngineEvent): void {
+    const spool = this.deps.spool;
+    const entry = spool && !UNSPOOLED.has(event.type) ? spool.append(this.deps.sessionId, encodeSpooledEvent(this.origin, ++this.spooled, event)) : null;
+    // a LID is resolved after the spool write (the spool keeps the event as the network gave it) and before hand-over
+    const resolve = this.needsNumbers(event);
+    if (!entry && !this.handoversPending && !resolve) {
+      this.handOver(event, null);
+      return;
+    }
+    this.enqueue(async () => {
+      if (entry) await entry.durable;
+      this.handOver(resolve ? await this.withNumbers(event) : event, entry);
+    });
+  }
+
+  private enqueue(step: () => Promise<void>): void {
+    this.handoversPending += 1;
+    this.handovers = this.handovers
+      .then(step)
+      .catch((err) => this.deps.logger.error({ err: describe(err) }, 'handing an engine event over failed'))
+      .finally(() => (this.handoversPending -= 1));
+  }
+
+  private handOver(event: EngineEvent, entry: SpoolEntry | null): void {
+    const flight = entry?.id ? `${this.deps.sessionId} ${entry.id}` : null;
+    if (flight) this.deps.inFlight.add(flight);
+    let taken: Promise<void>;
+    try {
+      // a sink that answers synchronously (older callers) counts as taken once it returned
+      taken = Promise.resolve(this.deps.onEvent(event));
+    } catch (err) {
+      taken = Promise.reject(err);
+    }
+    taken.then(
+      () => {
+        if (flight) this.deps.inFlight.delete(flight);
+        if (entry) {
+          this.deps.spool!.remove(entry);
+          this.retryDelayMs = 0;
+        }
+      },
+      (err) => {
+        if (flight) this.deps.inFlight.delete(flight);
+        if (!entry?.id) {
+          this.deps.logger.error({ err: describe(err), event: event.type }, 'engine event handler failed');
+          return;
+        }
+        this.deps.logger.warn({ err: describe(err), event: event.type }, 'event not taken; it stays in the inbound spool');
+        this.scheduleSpoolRetry();
+      },
+    );
+  }
+
+  /**
+   * The gateway did not take a spooled event and the socket stays open (PostgreSQL down, say): the spool is handed over
+   * again after a delay that doubles while it keeps failing, so what waits is stored once the gateway can take it,
+   * not only on the next connect. A connection that closed stops retrying (the next connect replays).
+   */
+  private scheduleSpoolRetry(): void {
+    if (this.retryTimer || !this.isOpen()) return;
+    this.retryDelayMs = Math.min(MAX_SPOOL_RETRY_MS, this.retryDelayMs ? this.retryDelayMs * 2 : this.deps.spoolRetryMs);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.isOpen()) this.replaySpool();
+    }, this.retryDelayMs);
+  }
+
+  /**
+   * Right as the socket opens (and again after the gateway did not take something, see scheduleSpoolRetry): what is spooled for the session and in nobody's hands (left by an earlier connection
+   * here, by a gateway that died or handed the session over, or not taken before) is handed over again, after `open`.
+   * The session's (session, waMessageId) record drops what was already stored.
+   */
+  private replaySpool(): void {
+    const spool = this.deps.spool;
+    if (!spool) return;
+    // what this connection spools from now on is handed over by the steps after this one
+    const reached = this.spooled;
+    this.enqueue(async () => {
+      for (const { entry, payload } of await spool.pending(this.deps.sessionId)) {
+        if (this.phase === 'closed') return;
+        if (this.deps.inFlight.has(`${this.deps.sessionId} ${entry.id}`)) continue;
+        let spooled: ReturnType<typeof decodeSpooledEvent>;
+        try {
+          spooled = decodeSpooledEvent(payload);
+        } catch (err) {
+          this.deps.logger.error({ err: describe(err), entry: entry.id }, 'unreadable inbound spool entry dropped');
+          spool.remove(entry);
+          continue;
+        }
+        if (spooled.origin === this.origin && spooled.seq > reached) continue;
+        this.handOver(this.needsNumbers(spooled.event) ? await this.withNumbers(spooled.event) : spooled.event, entry);
+      }
+    });
+  }
+
+  /** An exception thrown inside Baileys' event emitter would break its flow; ours stay here. */
+  private guard(what: string, run: () => void): void {
+    try {
+      run();
+    } catch (err) {
+      this.deps.logger.error({ err: describe(err), what }, 'handling a baileys event failed');
+    }
+  }
+}
+
+/** A person's chat (number or LID), not a group, broadcast or newsletter: the chats whose presence WhatsApp Web follows. */
+function isPersonJid(jid: string): boolean {
+  return Boolean(toUserJid(jid) ?? toLid(jid));
+}
+
+export function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
