@@ -13,21 +13,27 @@
 // 2. Scale: CAMPAIGN_SCALE_CAMPAIGNS (20) campaigns of CAMPAIGN_SCALE_RECIPIENTS (10000) on as many sessions of one
 //    gateway, and a probe session beside them. Measured in the same run: the gateway's CPU and the rows read from
 //    campaign_recipients and campaigns per second with no campaign, with the campaigns idle (waiting for their
-//    startAt) at 10 recipients each and at 10,000 each (the tick's cost must not depend on the pending recipients); then CAMPAIGN_ROUNDS (3) rounds of
-//    CAMPAIGN_PROBES (50) single sends on the probe session, one every CAMPAIGN_PROBE_EVERY_MS (200), POST → arrival
-//    at the simulator, with the campaigns paused and with them sending, alternately (a shared machine's load drifts:
-//    both sides see it); the campaigns' throughput and the gateway's CPU while they send.
+//    startAt) at 10 recipients each and at 10,000 each (the tick's cost must not depend on the pending recipients); then
+//    CAMPAIGN_ROUNDS (6) rounds of CAMPAIGN_PROBES (50) single sends on the probe session, one every
+//    CAMPAIGN_PROBE_EVERY_MS (200), POST → arrival at the simulator, with the campaigns paused and with them sending,
+//    alternately, paused first in even rounds and sending first in odd ones (a shared machine's load drifts: both sides
+//    see it); p99 over all rounds of each side. Per round: the campaigns' messages per second, the CPU of the gateway,
+//    the API, the simulator and PostgreSQL, the event loops' delay, PostgreSQL's backends running or waiting; then
+//    where the slowest 1% of each side spent their time (in the API before the insert, or from the insert to the
+//    arrival: the gateway's part). The campaigns' throughput and the gateway's CPU while they send.
+// 3. CAMPAIGN_DIAGNOSE=1: after the rounds, CAMPAIGN_DIAGNOSE_MS (20000) of the campaigns sending alone, with the
+//    gateway's CPU profile (its inspector) and PostgreSQL's statements by time (pg_stat_statements, nested included).
 //
 //   CAMPAIGN_CHAOS_RECIPIENTS (2000), CAMPAIGN_SCALE_CAMPAIGNS (20), CAMPAIGN_SCALE_RECIPIENTS (10000),
-//   CAMPAIGN_SCALE_MIN_DELAY_MS / _MAX_DELAY_MS (1000 / 3000), CAMPAIGN_ROUNDS (3), CAMPAIGN_PROBES (50),
+//   CAMPAIGN_SCALE_MIN_DELAY_MS / _MAX_DELAY_MS (1000 / 3000), CAMPAIGN_ROUNDS (6), CAMPAIGN_PROBES (50),
 //   CAMPAIGN_PROBE_EVERY_MS (200), CAMPAIGN_IDLE_MS (20000), CAMPAIGN_SKIP_CHAOS / CAMPAIGN_SKIP_SCALE=1,
-//   CAMPAIGN_BENCH_LOG (the processes' stderr; $TMPDIR/campaigns-bench.log)
+//   CAMPAIGN_DIAGNOSE=1, CAMPAIGN_DIAGNOSE_MS, CAMPAIGN_BENCH_LOG (the processes' stderr; $TMPDIR/campaigns-bench.log)
 'use strict';
-const { openSync } = require('node:fs');
+const { openSync, readdirSync, readFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { Pool } = require('pg');
-const { cpuSeconds, freePort, killChildren, percentile, sleep, startApp, waitUntil } = require('./support');
+const { cpuSeconds, freePort, inspectorProfile, killChildren, percentile, profileSummary, sleep, startApp, waitUntil } = require('./support');
 const { PrivateServers, stop, survivePgRestarts } = require('./private-servers');
 
 const ROOT = join(__dirname, '..');
@@ -41,9 +47,11 @@ const CHAOS_SCHEDULED_EVERY_MS = Number(process.env.CAMPAIGN_CHAOS_SCHEDULED_EVE
 const SCALE_CAMPAIGNS = Number(process.env.CAMPAIGN_SCALE_CAMPAIGNS ?? 20);
 const SCALE_N = Number(process.env.CAMPAIGN_SCALE_RECIPIENTS ?? 10000);
 const PROBES = Number(process.env.CAMPAIGN_PROBES ?? 50);
-const ROUNDS = Number(process.env.CAMPAIGN_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.CAMPAIGN_ROUNDS ?? 6);
 const PROBE_EVERY_MS = Number(process.env.CAMPAIGN_PROBE_EVERY_MS ?? 200);
 const IDLE_MS = Number(process.env.CAMPAIGN_IDLE_MS ?? 20000);
+const DIAGNOSE = process.env.CAMPAIGN_DIAGNOSE === '1';
+const DIAGNOSE_MS = Number(process.env.CAMPAIGN_DIAGNOSE_MS ?? 20000);
 const LOG = process.env.CAMPAIGN_BENCH_LOG ?? join(tmpdir(), 'campaigns-bench.log');
 const CHAOS_PACING = { minDelayMs: 20, maxDelayMs: 60, typing: false };
 const SCALE_PACING = { minDelayMs: Number(process.env.CAMPAIGN_SCALE_MIN_DELAY_MS ?? 1000), maxDelayMs: Number(process.env.CAMPAIGN_SCALE_MAX_DELAY_MS ?? 3000), typing: false };
@@ -63,6 +71,8 @@ class Deployment {
     Object.assign(this, { servers, database, prefix, children, stderr });
     this.databaseUrl = `${servers.pgUrl}/${database}`;
     this.gateways = new Map();
+    /** each gateway's health port (/metrics) */
+    this.gatewayPorts = new Map();
   }
 
   env(extra) {
@@ -98,24 +108,28 @@ class Deployment {
 
   async startGateway(id) {
     const port = await freePort();
+    const inspect = DIAGNOSE ? await freePort() : null;
     const child = await startApp(
       'dist/apps/gateway/src/main.js',
-      this.env({ GATEWAY_ID: id, GATEWAY_ENGINE: 'sim', NETWORK_SIM_URL: this.simUrl, GATEWAY_HEALTH_PORT: String(port), GATEWAY_HEARTBEAT_MS: '500', GATEWAY_TTL_MS: '3000', REBALANCE_MOVES_PER_MIN: '0' }),
+      this.env({ GATEWAY_ID: id, GATEWAY_ENGINE: 'sim', NETWORK_SIM_URL: this.simUrl, GATEWAY_HEALTH_PORT: String(port), GATEWAY_HEARTBEAT_MS: '500', GATEWAY_TTL_MS: '3000', REBALANCE_MOVES_PER_MIN: '0', ...(inspect ? { NODE_OPTIONS: `--inspect=127.0.0.1:${inspect}` } : {}) }),
       `http://127.0.0.1:${port}/healthz`,
       60000,
       this.children,
       this.stderr,
     );
     this.gateways.set(id, child);
+    this.gatewayPorts.set(id, port);
+    if (inspect) (this.inspectPorts ??= new Map()).set(id, inspect);
     return child;
   }
 
   async startApi() {
     const port = await freePort();
     this.apiUrl = `http://127.0.0.1:${port}`;
+    this.apiOpsPort = await freePort();
     this.api = await startApp(
       'dist/apps/api/src/main.js',
-      this.env({ PORT: String(port), API_OPS_PORT: String(await freePort()), NETWORK_SIM_URL: this.simUrl, RATE_LIMIT_CREDENTIAL_PER_MIN: '10000000', RATE_LIMIT_IP_PER_MIN: '10000000' }),
+      this.env({ PORT: String(port), API_OPS_PORT: String(this.apiOpsPort), NETWORK_SIM_URL: this.simUrl, RATE_LIMIT_CREDENTIAL_PER_MIN: '10000000', RATE_LIMIT_IP_PER_MIN: '10000000' }),
       `${this.apiUrl}/healthz`,
       60000,
       this.children,
@@ -251,6 +265,25 @@ async function chaos(servers, children, stderr) {
 }
 
 /**
+ * CPU seconds of a PostgreSQL server: the postmaster with its ended children (cutime, cstime) and its live ones
+ * (backends, checkpointer, walwriter…).
+ */
+function pgCpuSeconds(postmasterPid) {
+  let total = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const f = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (Number(name) === postmasterPid) total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+      else if (Number(f[1]) === postmasterPid) total += (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total;
+}
+
+/**
  * Rows read so far from `campaign_recipients` and from `campaigns` (sequential + index fetches, pg_stat_user_tables of
  * the run's database). A busy backend publishes its counts at most once a second, an idle one within 10 s.
  */
@@ -272,13 +305,15 @@ async function scale(servers, children, stderr) {
   for (let i = 0; i < SCALE_CAMPAIGNS; i++) sessions.push(await d.pairedSession(`campaign ${i}`));
   log(`${sessions.length + 1} sessions working`);
 
+  // a probe: POST → 202 → its row's created_at (the accept statement's start, PostgreSQL's clock; one machine) →
+  // arrival at the simulator; split into "API before the insert" and "insert → arrival" (the gateway's part)
   const probes = async (label) => {
     const sent = [];
     for (let i = 0; i < PROBES; i++) {
       const at = Date.now();
       const res = await d.call('POST', `/sessions/${probe}/messages`, { to: `1555900${String(i).padStart(4, '0')}`, text: `${label} ${i}` });
       if (res.status !== 202) throw new Error(`probe send: ${res.status} ${JSON.stringify(res.body)}`);
-      sent.push({ id: res.body.waMessageId, at });
+      sent.push({ id: res.body.waMessageId, at, answered: Date.now() });
       await sleep(Math.max(0, at + PROBE_EVERY_MS - Date.now()));
     }
     await waitUntil(async () => {
@@ -286,9 +321,78 @@ async function scale(servers, children, stderr) {
       return sent.every((s) => ids.has(s.id));
     }, `the ${label} probes at the simulator`, 120000);
     const byId = new Map((await d.received(probe)).map((m) => [m.id, m.timestamp]));
-    const values = sent.map((s) => byId.get(s.id) - s.at);
-    return { ...stats(values), values };
+    const created = new Map(
+      (await d.pg.query(`SELECT wa_message_id, (extract(epoch FROM created_at) * 1000)::float8 AS c FROM messages WHERE session_id = $1 AND wa_message_id = ANY($2)`, [probe, sent.map((s) => s.id)])).rows.map((r) => [
+        r.wa_message_id,
+        r.c,
+      ]),
+    );
+    const each = sent.map((s) => {
+      const arrived = byId.get(s.id);
+      const c = created.get(s.id);
+      return { total: arrived - s.at, api: Math.round(c - s.at), relay: Math.round(arrived - c), answer: s.answered - s.at };
+    });
+    const values = each.map((e) => e.total);
+    return { ...stats(values), values, each };
   };
+  const metricsLag = async (port) => {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const get = (name) => Number(text.match(new RegExp(`^gw_nodejs_eventloop_lag_${name}_seconds(?:\\{[^}]*\\})? (\\S+)`, 'm'))?.[1] ?? NaN) * 1000;
+    // Node's histogram records the whole interval of its 10 ms timer (prom-client's default precision): the delay is beyond it
+    return { p99: get('p99') - 10, max: get('max') - 10 };
+  };
+  // what each process and PostgreSQL did during a round: CPU, the event loops' delay (prom-client's histogram restarts
+  // at each scrape), and PostgreSQL's backends sampled every 100 ms (waiting on a lock, an LWLock, I/O; running)
+  const watch = async () => {
+    const procs = { gateway: gw.pid, api: d.api.pid, sim: d.sim.pid };
+    const cpu0 = Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuSeconds(pid)]));
+    const pg0 = pgCpuSeconds(servers.pg.pid);
+    const gwPort = d.gatewayPorts.get('gw-scale');
+    await metricsLag(gwPort);
+    await metricsLag(d.apiOpsPort);
+    const started = Date.now();
+    const pgs = { samples: 0, lock: 0, lwlock: 0, io: 0, running: 0 };
+    let on = true;
+    const sampler = (async () => {
+      while (on) {
+        const r = (
+          await d.pg.query(
+            `SELECT count(*) FILTER (WHERE wait_event_type = 'Lock') AS lock, count(*) FILTER (WHERE wait_event_type = 'LWLock') AS lwlock,
+                    count(*) FILTER (WHERE wait_event_type = 'IO') AS io, count(*) FILTER (WHERE wait_event_type IS NULL) AS running
+               FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()`,
+          )
+        ).rows[0];
+        pgs.samples++;
+        for (const k of ['lock', 'lwlock', 'io', 'running']) pgs[k] += Number(r[k]);
+        await sleep(100);
+      }
+    })();
+    return async () => {
+      on = false;
+      await sampler;
+      const s = (Date.now() - started) / 1000;
+      const cpu = Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, ((cpuSeconds(pid) - cpu0[k]) * 1000) / s]));
+      cpu.pg = ((pgCpuSeconds(servers.pg.pid) - pg0) * 1000) / s;
+      return { cpu, gwLag: await metricsLag(gwPort), apiLag: await metricsLag(d.apiOpsPort), pgs };
+    };
+  };
+  const describeRound = (label, p, w, rate) =>
+    console.log(
+      `  ${label.padEnd(10)} p50 ${p.p50} / p99 ${p.p99} / max ${p.max} ms; campaigns ${rate.toFixed(1)} msg/s; CPU ms/s gateway ${w.cpu.gateway.toFixed(0)}, api ${w.cpu.api.toFixed(0)}, ` +
+        `sim ${w.cpu.sim.toFixed(0)}, pg ${w.cpu.pg.toFixed(0)}; loop delay p99/max gateway ${w.gwLag.p99.toFixed(1)}/${w.gwLag.max.toFixed(1)}, api ${w.apiLag.p99.toFixed(1)}/${w.apiLag.max.toFixed(1)} ms; ` +
+        `pg backends per sample: running ${(w.pgs.running / w.pgs.samples).toFixed(2)}, lock ${(w.pgs.lock / w.pgs.samples).toFixed(2)}, lwlock ${(w.pgs.lwlock / w.pgs.samples).toFixed(2)}, io ${(w.pgs.io / w.pgs.samples).toFixed(2)}`,
+    );
+  /** Where the slowest 1% of a side's probes spent their time, against the median of every probe. */
+  const where = (label, each) => {
+    const slow = [...each].sort((a, b) => b.total - a.total).slice(0, Math.max(1, Math.ceil(each.length / 100)));
+    const med = (k) => percentile([...each].map((e) => e[k]).sort((a, b) => a - b), 50);
+    const list = (k) => slow.map((e) => e[k]).join('/');
+    console.log(
+      `where the slowest ${slow.length} (${label}) went: total ${list('total')} ms = API before the insert ${list('api')} + insert → arrival ${list('relay')} ` +
+        `(median of all: ${med('total')} = ${med('api')} + ${med('relay')}; the 202 answered after ${list('answer')}, median ${med('answer')})`,
+    );
+  };
+
   const idle = async (label, ms) => {
     const cpu0 = cpuSeconds(gw.pid);
     const pg0 = await tableReads(d.pg);
@@ -335,29 +439,82 @@ async function scale(servers, children, stderr) {
   };
   const base = [];
   const loadedLat = [];
+  const baseEach = [];
+  const loadedEach = [];
   let sentDuring = 0;
   let activeS = 0;
   let cpuMs = 0;
-  for (let round = 0; round < ROUNDS; round++) {
+  const pausedRound = async (round) => {
     await all('pause');
     await sleep(1000);
-    base.push(...(await probes(`baseline${round}`)).values);
+    const p0 = await bigArrived();
+    const t = Date.now();
+    const done = await watch();
+    const paused = await probes(`baseline${round}`);
+    const w = await done();
+    describeRound(`paused ${round}`, paused, w, ((await bigArrived()) - p0) / ((Date.now() - t) / 1000));
+    base.push(...paused.values);
+    baseEach.push(...paused.each);
+  };
+  const sendingRound = async (round) => {
     await all('resume');
     await sleep(2000);
     const a0 = await bigArrived();
     const cpu0 = cpuSeconds(gw.pid);
-    const tActive = Date.now();
-    loadedLat.push(...(await probes(`loaded${round}`)).values);
-    activeS += (Date.now() - tActive) / 1000;
-    sentDuring += (await bigArrived()) - a0;
+    const t = Date.now();
+    const done = await watch();
+    const sending = await probes(`loaded${round}`);
+    const w = await done();
+    const roundS = (Date.now() - t) / 1000;
+    const roundSent = (await bigArrived()) - a0;
+    describeRound(`sending ${round}`, sending, w, roundSent / roundS);
+    loadedLat.push(...sending.values);
+    loadedEach.push(...sending.each);
+    activeS += roundS;
+    sentDuring += roundSent;
     cpuMs += (cpuSeconds(gw.pid) - cpu0) * 1000;
+  };
+  // paused first in even rounds, sending first in odd ones: neither side always follows the other
+  for (let round = 0; round < ROUNDS; round++) {
+    if (round % 2 === 0) {
+      await pausedRound(round);
+      await sendingRound(round);
+    } else {
+      await sendingRound(round);
+      await pausedRound(round);
+    }
   }
+  where('paused', baseEach);
+  where('sending', loadedEach);
   const baseline = stats(base);
   const loaded = stats(loadedLat);
   console.log(`single send on the probe session, campaigns paused:  ${fmt(baseline)}`);
   console.log(`single send on the probe session, campaigns sending: ${fmt(loaded)}`);
   console.log(`p99 ratio sending / paused ${(loaded.p99 / baseline.p99).toFixed(2)} (goal ≤ 1.2), p50 ratio ${(loaded.p50 / baseline.p50).toFixed(2)}`);
   console.log(`campaigns sent ${sentDuring} messages in ${activeS.toFixed(1)} s: ${(sentDuring / activeS).toFixed(1)}/s (pacing ${SCALE_PACING.minDelayMs}–${SCALE_PACING.maxDelayMs} ms allows ≤ ${((SCALE_CAMPAIGNS * 1000) / SCALE_PACING.minDelayMs).toFixed(1)}/s); gateway CPU ${(cpuMs / activeS).toFixed(0)} ms/s, ${(cpuMs / Math.max(1, sentDuring + ROUNDS * PROBES)).toFixed(2)} ms per message sent`);
+  if (DIAGNOSE) {
+    // the campaigns alone, sending: the gateway's CPU profile and PostgreSQL's statements (pg_stat_statements, nested
+    // ones included: the triggers' statements are counted on their own and inside the statement that fired them)
+    await d.pg.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await d.pg.query('SELECT pg_stat_statements_reset()');
+    const a0 = await bigArrived();
+    const profiler = await inspectorProfile(d.inspectPorts.get('gw-scale'));
+    const pg0 = pgCpuSeconds(servers.pg.pid);
+    const started = Date.now();
+    await sleep(DIAGNOSE_MS);
+    const profile = await profiler.stop();
+    const s = (Date.now() - started) / 1000;
+    const n = (await bigArrived()) - a0;
+    console.log(`\n-- diagnosis: ${n} campaign messages in ${s.toFixed(1)} s; PostgreSQL CPU ${(((pgCpuSeconds(servers.pg.pid) - pg0) * 1000) / Math.max(1, n)).toFixed(2)} ms per message`);
+    const top = await d.pg.query(
+      `SELECT calls, round(total_exec_time::numeric, 1) AS ms, round((total_exec_time / calls)::numeric, 3) AS mean, toplevel, left(regexp_replace(query, '\\s+', ' ', 'g'), 150) AS q
+         FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_exec_time DESC LIMIT 25`,
+    );
+    for (const r of top.rows) console.log(`${String(r.ms).padStart(9)} ms ${String(r.calls).padStart(6)} calls ${String(r.mean).padStart(8)} ms ${r.toplevel ? 'top ' : 'nest'} ${r.q}`);
+    const summary = profileSummary(profile, 30);
+    console.log(`gateway profile: ${summary.totalMs.toFixed(0)} ms sampled`);
+    for (const row of summary.rows) console.log(row);
+  }
   const view = (await d.call('GET', `/sessions/${sessions[0]}/campaigns/${big[0]}`)).body;
   console.log(`one of them after the rounds: ${JSON.stringify(view.counts)}`);
   for (let i = 0; i < sessions.length; i++) await d.call('POST', `/sessions/${sessions[i]}/campaigns/${big[i]}:cancel`);
@@ -367,7 +524,7 @@ async function scale(servers, children, stderr) {
 }
 
 async function main() {
-  const servers = new PrivateServers();
+  const servers = new PrivateServers(DIAGNOSE ? { pgSettings: ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=all'] } : {});
   const children = [];
   const stderr = openSync(LOG, 'a');
   console.log(`campaigns benchmark; the processes' stderr goes to ${LOG}`);

@@ -11,7 +11,9 @@ const PG_BIN = process.env.TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
 /** A PostgreSQL cluster and a Redis of the run's own; PostgreSQL can be restarted, Redis wiped. */
 class PrivateServers {
-  constructor() {
+  /** `pgSettings`: more `name=value` settings for PostgreSQL (e.g. shared_preload_libraries=pg_stat_statements). */
+  constructor({ pgSettings = [] } = {}) {
+    this.pgSettings = pgSettings;
     this.uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
     this.gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
     this.dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-pg-'));
@@ -37,7 +39,7 @@ class PrivateServers {
   }
 
   async startPg() {
-    const settings = ['listen_addresses=127.0.0.1', 'max_connections=200', 'fsync=off', 'synchronous_commit=off'];
+    const settings = ['listen_addresses=127.0.0.1', 'max_connections=200', 'fsync=off', 'synchronous_commit=off', ...this.pgSettings];
     this.pg = spawn(join(PG_BIN, 'postgres'), ['-D', this.dataDir, '-p', String(this.pgPort), '-k', this.dataDir, ...settings.flatMap((x) => ['-c', x])], {
       uid: this.uid,
       gid: this.gid,

@@ -319,4 +319,48 @@ describe(`Campaigns and scheduled sends (${E2E_ENGINE} engine)`, () => {
     expect(await db.query(`SELECT 1 FROM campaign_media WHERE campaign_id = $1`, [created.body.id])).toHaveLength(0);
     expect((await simMessages()).filter((m) => m.to === `${number(410)}@s.whatsapp.net`)).toHaveLength(0);
   });
+  it('recording a campaign message sent rewrites its recipient only when its replied flag changes; the counters follow', async () => {
+    // in a transaction rolled back at the end; the record runs in a savepoint, so the rows it writes carry its own xid
+    const qr = (await testDataSource()).createQueryRunner();
+    await qr.connect();
+    await qr.startTransaction();
+    try {
+      const c = `cmp_xmin_${process.pid}`;
+      await qr.query(
+        `INSERT INTO campaigns (id, organization_id, session_id, name, status, message, pacing, skip_not_on_whatsapp, total, start_at, next_send_at)
+         VALUES ($1, $2, $3, 'xmin', 'running', '{"type":"text","text":"hi"}', '{"minDelayMs":1000,"maxDelayMs":3000}', false, 2, now(), now())`,
+        [c, org.id, sessionId],
+      );
+      const chat = (i: number) => `${number(900 + i)}@s.whatsapp.net`;
+      await qr.query(`INSERT INTO campaign_recipients (campaign_id, position, to_jid, status) VALUES ($1, 0, $2, 'pending'), ($1, 1, $3, 'pending')`, [c, chat(0), chat(1)]);
+      for (const i of [0, 1]) {
+        await qr.query(
+          `INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, type, status, campaign_id) VALUES ($1, $2, $3, $4, 'out', $5, 'text', 'queued', $6)`,
+          [`${c}_m${i}`, org.id, sessionId, `${c}_w${i}`, chat(i), c],
+        );
+        await qr.query(`UPDATE campaign_recipients SET status = 'queued', message_id = $2 WHERE campaign_id = $1 AND position = $3`, [c, `${c}_m${i}`, i]);
+      }
+      // the second recipient answered before the send is recorded as an hour ago: recorded, it becomes replied
+      await qr.query(
+        `INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, type, status) VALUES ($1, $2, $3, $4, 'in', $5, 'text', 'received')`,
+        [`${c}_in`, org.id, sessionId, `${c}_win`, chat(1)],
+      );
+      await qr.query('SAVEPOINT record');
+      await qr.query(`UPDATE messages SET status = 'sent', sent_at = now() - interval '1 hour' WHERE id = ANY($1)`, [[`${c}_m0`, `${c}_m1`]]);
+      const rows: Json[] = await qr.query(
+        `SELECT r.position, r.replied, r.xmin::text = m.xmin::text AS rewritten FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
+          WHERE r.campaign_id = $1 ORDER BY r.position`,
+        [c],
+      );
+      expect(rows).toEqual([
+        { position: 0, replied: false, rewritten: false },
+        { position: 1, replied: true, rewritten: true },
+      ]);
+      const [counts] = await qr.query(`SELECT count_pending, count_sent, count_replied FROM campaigns WHERE id = $1`, [c]);
+      expect(counts).toEqual({ count_pending: 0, count_sent: 2, count_replied: 1 });
+    } finally {
+      await qr.rollbackTransaction();
+      await qr.release();
+    }
+  });
 });
