@@ -39,6 +39,7 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
   /** the gateway that takes the session over when `gateway` is killed (the failover case) */
   let gatewayB: AppProcess | undefined;
   let dispatcher: AppProcess;
+  let dispatcherEnv: Record<string, string>;
   let chatwoot: ChatwootStandin;
   let org: SeededOrg;
   let other: SeededOrg;
@@ -76,7 +77,8 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     await listen();
     // the dispatcher reads inbound media from the network that holds it (engine variables as the gateway's)
     const { NETWORK_SIM_URL, WHATSAPP_EMULATOR_URL } = engineEnv(simUrl);
-    dispatcher = await startDispatcherProcess({ WEBHOOK_BREAKER_FAILURES: '100000', NETWORK_SIM_URL, ...(WHATSAPP_EMULATOR_URL ? { WHATSAPP_EMULATOR_URL } : {}) });
+    dispatcherEnv = { WEBHOOK_BREAKER_FAILURES: '100000', NETWORK_SIM_URL, ...(WHATSAPP_EMULATOR_URL ? { WHATSAPP_EMULATOR_URL } : {}) };
+    dispatcher = await startDispatcherProcess(dispatcherEnv);
     org = await seedOrganization('Chatwoot');
     other = await seedOrganization('Chatwoot Other');
     const created = await http().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'support', ratePerMin: 1000, ratePerHour: 10000 });
@@ -145,6 +147,49 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     // named by push name (the contact is created by number when its first message outruns the push name, then renamed)
     expect(contact.name).toBe('Rita Customer');
   }, 60_000);
+
+  it('without inboxId, the dispatcher creates an API-channel inbox with our webhook once, even across a crash between creating and storing it', async () => {
+    const created = await http().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'sales', ratePerMin: 1000, ratePerHour: 10000 });
+    const salesId: string = created.body.id;
+    await pairSession({ api: http, token: org.adminKey, simUrl, sessionId: salesId });
+    const put = await http().put(`/api/v1/sessions/${salesId}/integrations/chatwoot`).set(bearer(org.adminKey))
+      .send({ baseUrl: chatwoot.url, accountId: chatwoot.accountId, apiAccessToken: chatwoot.token });
+    expect(put.status).toBe(200);
+    expect(put.body.inboxId).toBeNull();
+    const say = async (from: string, text: string) => {
+      const res = await simc.post(`/sim/sessions/${salesId}/inbound`, { from: `${from}@s.whatsapp.net`, text });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as Json).id as string;
+    };
+    const first = await say('15557002001', 'Do you ship abroad?');
+    const [shown] = await waitFor(() => (bySource(first).length ? bySource(first) : null), 30_000, 'the message in Chatwoot').catch(async (err) => {
+      console.log(chatwoot.requests.slice(-10), await db.query(`SELECT d.event_id, d.status, d.attempts, d.last_error FROM deliveries d WHERE d.webhook_id = $1`, [put.body.id]));
+      throw err;
+    });
+    expect(chatwoot.createdInboxes).toHaveLength(1);
+    const [inbox] = chatwoot.createdInboxes;
+    expect(inbox).toMatchObject({ name: 'WhatsApp sales', channel_type: 'Channel::Api', webhook_url: put.body.webhookUrl });
+    expect(chatwoot.conversations.find((c) => c.id === shown.conversation_id)!.inbox_id).toBe(inbox.id);
+    expect((await http().get(`/api/v1/sessions/${salesId}/integrations/chatwoot`).set(bearer(org.adminKey))).body.inboxId).toBe(inbox.id);
+
+    // a dispatcher that crashed after Chatwoot created the inbox and before its id was stored: a new one finds it
+    // by its webhook URL instead of creating another
+    await dispatcher.stop();
+    await db.query(`UPDATE chatwoot_integrations SET inbox_id = NULL WHERE webhook_id = $1`, [put.body.id]);
+    dispatcher = await startDispatcherProcess(dispatcherEnv);
+    const second = await say('15557002002', 'And to Canada?');
+    const [again] = await waitFor(() => (bySource(second).length ? bySource(second) : null), 30_000, 'the second message in Chatwoot');
+    expect(chatwoot.conversations.find((c) => c.id === again.conversation_id)!.inbox_id).toBe(inbox.id);
+    expect(chatwoot.createdInboxes).toHaveLength(1);
+    const [row] = await db.query(`SELECT inbox_id FROM chatwoot_integrations WHERE webhook_id = $1`, [put.body.id]);
+    expect(Number(row.inbox_id)).toBe(inbox.id);
+    // a PUT without inboxId keeps it
+    const update = await http().put(`/api/v1/sessions/${salesId}/integrations/chatwoot`).set(bearer(org.adminKey)).send({ baseUrl: chatwoot.url, accountId: chatwoot.accountId, groups: false });
+    expect(update.body.inboxId).toBe(inbox.id);
+    expect((await http().delete(`/api/v1/sessions/${salesId}/integrations/chatwoot`).set(bearer(org.adminKey))).status).toBe(204);
+    // the later cases count the gateway's sessions' traffic: this one leaves
+    await http().delete(`/api/v1/sessions/${salesId}`).set(bearer(org.adminKey));
+  }, 120_000);
 
   it('sends an agent\'s reply to WhatsApp once, whatever Chatwoot redelivers, across an API restart', async () => {
     const conv = conversation()!;

@@ -48,6 +48,14 @@ export interface StandinMessage {
   attachments: StandinAttachment[];
 }
 
+/** An inbox as Chatwoot's `api/v1/models/_inbox` partial shows an API channel's (the fields the integration reads). */
+export interface StandinInbox {
+  id: number;
+  name: string;
+  channel_type: 'Channel::Api';
+  webhook_url: string | null;
+}
+
 export interface AgentReply {
   content?: string;
   private?: boolean;
@@ -72,6 +80,8 @@ export class ChatwootStandin {
   readonly messages: StandinMessage[] = [];
   /** the inbox's webhook URL (Settings → Inboxes → Configuration), where agents' messages are POSTed */
   webhookUrl: string | null = null;
+  /** inboxes created through `POST inboxes` (besides the inbox `inboxId`, made by hand) */
+  readonly createdInboxes: StandinInbox[] = [];
   /** the statuses our webhook answered to messages created through the API (echoes) */
   readonly echoes: number[] = [];
   private fault: { status: 500 | 429; retryAfter?: string } | null = null;
@@ -214,10 +224,11 @@ export class ChatwootStandin {
       this.contacts.push(contact);
       let contactInbox: { inbox: unknown; source_id: string } | null = null;
       if (b.inbox_id !== undefined) {
-        if (Number(b.inbox_id) !== this.inboxId) return answer(404, { error: 'Resource could not be found' });
+        const inboxId = Number(b.inbox_id);
+        if (!this.hasInbox(inboxId)) return answer(404, { error: 'Resource could not be found' });
         const sourceId = crypto.randomUUID();
-        contact.contact_inboxes.push({ inbox_id: this.inboxId, source_id: sourceId });
-        contactInbox = { inbox: { id: this.inboxId, channel_type: 'Channel::Api' }, source_id: sourceId };
+        contact.contact_inboxes.push({ inbox_id: inboxId, source_id: sourceId });
+        contactInbox = { inbox: { id: inboxId, channel_type: 'Channel::Api' }, source_id: sourceId };
       }
       return answer(200, { payload: { contact, contact_inbox: contactInbox ?? { inbox: null, source_id: null } } });
     }
@@ -231,11 +242,12 @@ export class ChatwootStandin {
     if (req.method === 'POST' && (m = /^\/contacts\/(\d+)\/contact_inboxes$/.exec(rest))) {
       const contact = this.contacts.find((c) => c.id === Number(m![1]));
       const b = json();
-      if (!contact || Number(b.inbox_id) !== this.inboxId) return answer(404, { error: 'Resource could not be found' });
-      const existing = contact.contact_inboxes.find((ci) => ci.inbox_id === this.inboxId);
+      const inboxId = Number(b.inbox_id);
+      if (!contact || !this.hasInbox(inboxId)) return answer(404, { error: 'Resource could not be found' });
+      const existing = contact.contact_inboxes.find((ci) => ci.inbox_id === inboxId);
       const sourceId = existing?.source_id ?? String(b.source_id ?? crypto.randomUUID());
-      if (!existing) contact.contact_inboxes.push({ inbox_id: this.inboxId, source_id: sourceId });
-      return answer(200, { source_id: sourceId, inbox: { id: this.inboxId, channel_type: 'Channel::Api' } });
+      if (!existing) contact.contact_inboxes.push({ inbox_id: inboxId, source_id: sourceId });
+      return answer(200, { source_id: sourceId, inbox: { id: inboxId, channel_type: 'Channel::Api' } });
     }
     if (req.method === 'POST' && rest === '/conversations') {
       const b = json();
@@ -279,10 +291,30 @@ export class ChatwootStandin {
       });
     }
     if (req.method === 'GET' && (m = /^\/inboxes\/(\d+)$/.exec(rest))) {
-      if (Number(m[1]) !== this.inboxId) return answer(404, { error: 'Resource could not be found' });
-      return answer(200, { id: this.inboxId, name: 'WhatsApp', channel_type: 'Channel::Api', webhook_url: this.webhookUrl });
+      const inbox = this.allInboxes().find((i) => i.id === Number(m![1]));
+      if (!inbox) return answer(404, { error: 'Resource could not be found' });
+      return answer(200, inbox);
+    }
+    // InboxesController#index: `payload`, each inbox as the _inbox partial (an API channel's with its webhook_url)
+    if (req.method === 'GET' && rest === '/inboxes') return answer(200, { payload: this.allInboxes() });
+    // InboxesController#create: `name` and `channel` {type, webhook_url, …}; an API channel is Channel::Api
+    if (req.method === 'POST' && rest === '/inboxes') {
+      const b = json();
+      const channel = b.channel as { type?: string; webhook_url?: string } | undefined;
+      if (!b.name || channel?.type !== 'api') return answer(422, { message: 'Invalid channel type or name' });
+      const inbox: StandinInbox = { id: ++this.ids, name: String(b.name), channel_type: 'Channel::Api', webhook_url: channel.webhook_url ?? null };
+      this.createdInboxes.push(inbox);
+      return answer(200, inbox);
     }
     return answer(404, { error: 'Resource could not be found' });
+  }
+
+  private allInboxes(): StandinInbox[] {
+    return [{ id: this.inboxId, name: 'WhatsApp', channel_type: 'Channel::Api', webhook_url: this.webhookUrl }, ...this.createdInboxes];
+  }
+
+  private hasInbox(id: number): boolean {
+    return this.allInboxes().some((i) => i.id === id);
   }
 
   /** A message's params from JSON or from a multipart form (Rails' bracketed names: content_attributes[in_reply_to]). */

@@ -19,6 +19,14 @@ export interface ChatwootContact {
   identifier: string | null;
 }
 
+/** An inbox as Chatwoot's `api/v1/models/_inbox` partial shows it (the fields used). */
+export interface ChatwootInbox {
+  id: number;
+  name: string;
+  channel_type: string;
+  webhook_url?: string | null;
+}
+
 /** Chatwoot answered something else than 2xx, or could not be reached; `status` null for a network failure. */
 export class ChatwootCallError extends Error {
   constructor(
@@ -102,6 +110,17 @@ export class ChatwootClient {
   /** `GET inboxes/:id`: the connection works and the inbox exists (an integration's test). */
   async inbox(a: ChatwootAccount, inboxId: number): Promise<{ id: number; name: string; channel_type: string }> {
     return this.call(a, 'GET', `/inboxes/${inboxId}`);
+  }
+
+  /** `GET inboxes`: the account's inboxes (payload: inbox[]; an API channel's has its `webhook_url`). */
+  async inboxes(a: ChatwootAccount): Promise<ChatwootInbox[]> {
+    const body = await this.call<{ payload: ChatwootInbox[] }>(a, 'GET', '/inboxes');
+    return body.payload ?? [];
+  }
+
+  /** `POST inboxes` with an API channel (`channel: {type: 'api', webhook_url}`): the inbox created. */
+  async createApiInbox(a: ChatwootAccount, name: string, webhookUrl: string): Promise<ChatwootInbox> {
+    return this.call(a, 'POST', '/inboxes', { name, channel: { type: 'api', webhook_url: webhookUrl } });
   }
 
   async close(): Promise<void> {

@@ -20,6 +20,8 @@ export interface ChatwootStores {
   contacts: ContactsRepository;
   groups: GroupsRepository;
   media: MediaSource;
+  /** reads what the API encrypted (the webhook URL of an inbox to create) */
+  decrypt: (encrypted: string) => string;
 }
 
 interface Delivery {
@@ -69,7 +71,7 @@ export class ChatwootDestination implements Destination {
     'message.reaction': (d) => this.reaction(d),
     'message.failed': (d) => this.failed(d),
     'webhook.test': async (d) => {
-      const inbox = await this.client.inbox(d.account, d.settings.inboxId);
+      const inbox = await this.client.inbox(d.account, await this.inboxOf(d));
       return `inbox ${inbox.id} (${inbox.channel_type}) reachable`;
     },
   };
@@ -119,6 +121,38 @@ export class ChatwootDestination implements Destination {
   }
 
   // ------------------------------------------------------------------------------------------------------------------
+
+  /** Per integration connected without an inbox: its inbox id, found or created once per process (deliveries run concurrently). */
+  private readonly inboxes = new Map<string, Promise<number>>();
+
+  /** The integration's inbox: the one given at connect, else the one created for it (created now when there is none yet). */
+  private inboxOf(d: Pick<Delivery, 'integrationId' | 'account' | 'settings'>): Promise<number> {
+    if (d.settings.inboxId !== null) return Promise.resolve(d.settings.inboxId);
+    const key = `${d.integrationId} ${d.account.baseUrl} ${d.account.accountId}`;
+    let inbox = this.inboxes.get(key);
+    if (!inbox) {
+      inbox = this.provideInbox(d);
+      this.inboxes.set(key, inbox);
+      // a failed call is tried again by the next delivery
+      inbox.catch(() => this.inboxes.delete(key));
+    }
+    return inbox;
+  }
+
+  /**
+   * Creates the integration's API-channel inbox, whose webhook is the integration's URL, and stores its id. A crash
+   * between the creation and the store leaves an inbox with our webhook in the account: it is looked for first and
+   * taken, so no second inbox is made. The first id stored wins (two dispatchers at once).
+   */
+  private async provideInbox(d: Pick<Delivery, 'integrationId' | 'account'>): Promise<number> {
+    const request = await this.stores.chatwoot.inboxRequestOf(d.integrationId);
+    if (request?.inboxId) return request.inboxId;
+    if (!request?.webhookUrlEncrypted) throw new Error('the integration has no inbox and nothing to create one with (PUT it again)');
+    const webhookUrl = this.stores.decrypt(request.webhookUrlEncrypted);
+    const found = (await this.client.inboxes(d.account)).find((i) => i.webhook_url === webhookUrl);
+    const inbox = found ?? (await this.client.createApiInbox(d.account, request.name ?? 'WhatsApp', webhookUrl));
+    return this.stores.chatwoot.saveInbox(d.integrationId, inbox.id);
+  }
 
   private async received(d: Delivery): Promise<Handled> {
     const m = (d.envelope.payload as { message: MessageView }).message;
@@ -252,7 +286,7 @@ export class ChatwootDestination implements Destination {
       }
       return stored.conversationId;
     }
-    const inboxId = d.settings.inboxId;
+    const inboxId = await this.inboxOf(d);
     const phone = chatJid.endsWith('@s.whatsapp.net') ? `+${digitsOf(chatJid)}` : null;
     const name = isGroup(chatJid)
       ? ((await this.stores.groups.storedOf(sessionId, chatJid))?.subject ?? chatJid)
