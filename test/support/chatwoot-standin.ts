@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
  * A stand-in for Chatwoot (v4, application API v1 as config/routes.rb and the accounts controllers define it), for
  * the tests of the Chatwoot integration: a real HTTP server that answers the calls an API-channel inbox takes
  * (contacts search and create, contact inboxes, conversations, messages as JSON or multipart with `attachments[]`,
- * inboxes), with Chatwoot's payload shapes, and that plays Chatwoot's side of agents' replies: it stores the agent's
- * message and POSTs its `message_created` webhook (Message#webhook_data's shape) to the inbox's webhook URL, and can
- * deliver that webhook again. It keeps everything it received, checks the `api_access_token`, and can answer 500 or
+ * inboxes: read one, list them, create an API channel's), with Chatwoot's payload shapes, and that plays Chatwoot's
+ * side of agents' replies: it stores the agent's message and POSTs its `message_created` webhook
+ * (Message#webhook_data's shape) to the inbox's webhook URL, and can deliver that webhook again. It keeps everything it received, checks the `api_access_token`, and can answer 500 or
  * 429 (with Retry-After) for a while.
  */
 export interface StandinContact {
