@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { startApi } from './support/api-app';
-import { ChatwootStandin } from './support/chatwoot-standin';
+import { ChatwootStandin, type StandinMessage as ChatwootStandinMessage } from './support/chatwoot-standin';
 import { E2E_ENGINE, engineEnv, pairSession } from './support/engine';
 import { AppProcess, freePort, startApp, startSimGateway, waitFor } from './support/processes';
 import { deliveriesOf, startDispatcherProcess } from './support/receivers';
@@ -45,6 +45,8 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
   let other: SeededOrg;
   let sessionId: string;
   let integration: Json;
+  /** the agent's reply the send case made (one message on the network), read in the receipts case */
+  let agentReply: { message: ChatwootStandinMessage; messageId: string };
   const simc = simControl(() => simUrl);
   const CONTACT = '15557001001';
   const JID = `${CONTACT}@s.whatsapp.net`;
@@ -197,6 +199,7 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     const first = await chatwoot.agentReply(conv.id, { content: 'It ships today', agentName: 'Dana Agent', inReplyTo: quotedCw.id, attachments: [{ filename: 'label.png', mimetype: 'image/png', bytes: PNG }] });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ outcome: 'sent' });
+    agentReply = { message: first.message, messageId: (first.body as Json).messageIds[0] };
     // Chatwoot's job runs again, twice at once
     const again = await Promise.all([chatwoot.deliverWebhook(first.message), chatwoot.deliverWebhook(first.message)]);
     expect(again.map((a) => (a.body as Json).messageIds)).toEqual([(first.body as Json).messageIds, (first.body as Json).messageIds]);
@@ -221,6 +224,18 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     expect(onNetwork[0].quotedWaMessageId).toBeTruthy();
     const rows = await db.query(`SELECT id FROM messages WHERE session_id = $1 AND direction = 'out'`, [sessionId]);
     expect(rows).toHaveLength(1);
+  }, 60_000);
+
+  it('read receipts: an agent\'s reply delivered and read on WhatsApp shows read in Chatwoot', async () => {
+    const { message, messageId } = agentReply;
+    const sent = await waitFor(async () => {
+      const m = (await http().get(`/api/v1/sessions/${sessionId}/messages/${messageId}`).set(bearer(org.adminKey))).body;
+      return m.status === 'sent' ? m : null;
+    }, 30_000, 'the reply sent');
+    expect((await simc.post(`/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.waMessageId, status: 'delivered' })).status).toBe(200);
+    expect((await simc.post(`/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.waMessageId, status: 'read' })).status).toBe(200);
+    await waitFor(() => message.status === 'read', 30_000, 'the reply read in Chatwoot');
+    expect(message.statuses).toContain('read');
   }, 60_000);
 
   it('loses nothing while Chatwoot answers 500 and then 429: every message arrives once, retried', async () => {

@@ -46,6 +46,10 @@ export interface StandinMessage {
   content_attributes: Record<string, unknown>;
   sender: { id: number; name: string; type: 'user' | 'contact' };
   attachments: StandinAttachment[];
+  /** Message#status; set through `PATCH conversations/:id/messages/:id` (API inboxes) */
+  status: 'sent' | 'delivered' | 'read' | 'failed';
+  /** every status a PATCH set, in order */
+  statuses: string[];
 }
 
 /** An inbox as Chatwoot's `api/v1/models/_inbox` partial shows an API channel's (the fields the integration reads). */
@@ -134,6 +138,8 @@ export class ChatwootStandin {
       content_attributes: reply.inReplyTo ? { in_reply_to: reply.inReplyTo } : {},
       sender: { id: 3, name: reply.agentName ?? 'Dana Agent', type: 'user' },
       attachments: (reply.attachments ?? []).map((a) => this.attachment(a.filename, a.mimetype, a.bytes)),
+      status: 'sent',
+      statuses: [],
     };
     this.messages.push(message);
     return { message, ...(await this.deliverWebhook(message)) };
@@ -272,6 +278,8 @@ export class ChatwootStandin {
         content_attributes: params.content_attributes,
         sender: params.message_type === 'incoming' ? { id: conversation.contact_id, name: 'contact', type: 'contact' } : { id: 1, name: 'api', type: 'user' },
         attachments: params.attachments.map((a) => this.attachment(a.filename, a.mimetype, a.bytes)),
+        status: 'sent',
+        statuses: [],
       };
       this.messages.push(message);
       // as Chatwoot does, an outgoing message created through the API fires the inbox's webhook too (the echo an
@@ -289,6 +297,18 @@ export class ChatwootStandin {
         conversation_id: conversation.id,
         attachments: message.attachments.map((a) => ({ id: a.id, file_type: a.file_type, file_size: a.size })),
       });
+    }
+    // MessagesController#update (Chatwoot v4.2+): `status` through Messages::StatusUpdateService, API inboxes only
+    // (403 otherwise); an unknown status or read → delivered is not applied (still 200)
+    if (req.method === 'PATCH' && (m = /^\/conversations\/(\d+)\/messages\/(\d+)$/.exec(rest))) {
+      const message = this.messages.find((x) => x.conversation_id === Number(m![1]) && x.id === Number(m![2]));
+      if (!message) return answer(404, { error: 'Resource could not be found' });
+      const status = String(json().status ?? '');
+      if (['sent', 'delivered', 'read', 'failed'].includes(status) && !(message.status === 'read' && status === 'delivered')) {
+        message.status = status as StandinMessage['status'];
+        message.statuses.push(status);
+      }
+      return answer(200, { id: message.id, content: message.content, message_type: MESSAGE_TYPE_CODE[message.message_type], status: message.status, conversation_id: message.conversation_id });
     }
     if (req.method === 'GET' && (m = /^\/inboxes\/(\d+)$/.exec(rest))) {
       const inbox = this.allInboxes().find((i) => i.id === Number(m![1]));

@@ -4,7 +4,7 @@
  */
 
 /** The events a Chatwoot integration's destination receives; nothing else is fanned out to it. */
-export const CHATWOOT_EVENTS = ['message.received', 'message.edited', 'message.revoked', 'message.reaction', 'message.failed'] as const;
+export const CHATWOOT_EVENTS = ['message.received', 'message.edited', 'message.revoked', 'message.reaction', 'message.failed', 'message.ack'] as const;
 export type ChatwootEvent = (typeof CHATWOOT_EVENTS)[number];
 
 /** Chatwoot messages we create carry this source id prefix, so their webhooks are told from an agent's (no echo). */

@@ -107,6 +107,15 @@ export class ChatwootClient {
     return (await this.call<{ id: number }>(a, 'POST', `/conversations/${conversationId}/messages`, form)).id;
   }
 
+  /**
+   * `PATCH conversations/:id/messages/:id` with `status` (`delivered`, `read`; Messages::StatusUpdateService,
+   * chatwoot/chatwoot PR #11387 of 2025-04): the ticks of a message of an API-channel inbox (403 for another channel,
+   * 404 on a Chatwoot older than that).
+   */
+  async updateMessageStatus(a: ChatwootAccount, conversationId: number, messageId: number, status: 'delivered' | 'read'): Promise<void> {
+    await this.call(a, 'PATCH', `/conversations/${conversationId}/messages/${messageId}`, { status });
+  }
+
   /** `GET inboxes/:id`: the connection works and the inbox exists (an integration's test). */
   async inbox(a: ChatwootAccount, inboxId: number): Promise<{ id: number; name: string; channel_type: string }> {
     return this.call(a, 'GET', `/inboxes/${inboxId}`);
@@ -127,7 +136,7 @@ export class ChatwootClient {
     await this.agent.close();
   }
 
-  private async call<T>(a: ChatwootAccount, method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
+  private async call<T>(a: ChatwootAccount, method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown): Promise<T> {
     const url = `${a.baseUrl.replace(/\/+$/, '')}/api/v1/accounts/${a.accountId}${path}`;
     const headers: Record<string, string> = { api_access_token: a.token, accept: 'application/json' };
     let payload: string | FormData | undefined;

@@ -70,6 +70,7 @@ export class ChatwootDestination implements Destination {
     'message.revoked': (d) => this.revoked(d),
     'message.reaction': (d) => this.reaction(d),
     'message.failed': (d) => this.failed(d),
+    'message.ack': (d) => this.ack(d),
     'webhook.test': async (d) => {
       const inbox = await this.client.inbox(d.account, await this.inboxOf(d));
       return `inbox ${inbox.id} (${inbox.channel_type}) reachable`;
@@ -222,6 +223,29 @@ export class ChatwootDestination implements Destination {
     const origin = await this.stores.chatwoot.linkOfMessage(d.integrationId, m.id);
     if (!origin) return 'ignored: the failed message was not sent from Chatwoot';
     return this.mark(d, m.waMessageId, 'note', `⚠️ Not delivered to WhatsApp: ${m.error ?? 'unknown reason'}`, origin);
+  }
+
+  /**
+   * A receipt of a message Chatwoot shows as outgoing (an agent's reply, an imported own message): its ticks in
+   * Chatwoot (CONTRACT 16, "read receipts mark Chatwoot's messages read where its API allows"). A group member's own
+   * receipt is not shown: the message's comes once every member reached the step. Setting a status again is harmless,
+   * so a redelivered receipt needs no link of its own.
+   */
+  private async ack(d: Delivery): Promise<Handled> {
+    const p = d.envelope.payload as { messageId: string; status: string; participant?: string };
+    if (p.participant) return 'ignored: a group member\'s receipt';
+    const status = p.status === 'delivered' ? 'delivered' : p.status === 'read' || p.status === 'played' ? 'read' : null;
+    if (!status) return `ignored: receipt ${p.status}`;
+    const link = await this.stores.chatwoot.linkOfMessage(d.integrationId, p.messageId);
+    if (!link) return 'ignored: the message is not in Chatwoot';
+    try {
+      await this.client.updateMessageStatus(d.account, link.conversationId, link.chatwootMessageId, status);
+    } catch (err) {
+      // a Chatwoot older than the route, or an inbox of another channel: nothing to retry
+      if (err instanceof ChatwootCallError && (err.status === 404 || err.status === 403)) return `ignored: Chatwoot answered ${err.status} to the status of message ${link.chatwootMessageId}`;
+      throw err;
+    }
+    return `message ${link.chatwootMessageId} marked ${status}`;
   }
 
   /** A mark on a message Chatwoot shows (edit, delete, reaction, failure): a reply to it, once per event. */

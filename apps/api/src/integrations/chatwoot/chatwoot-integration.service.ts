@@ -67,7 +67,7 @@ export class ChatwootIntegrationService {
     };
     const now = new Date();
     const row: Webhook = existing
-      ? { ...existing, url: baseUrl, target: { chatwoot: settings }, active: body.active ?? existing.active, updatedAt: now }
+      ? { ...existing, url: baseUrl, target: { chatwoot: settings }, events: [...CHATWOOT_EVENTS], active: body.active ?? existing.active, updatedAt: now }
       : {
           id: newId('cwt'),
           organizationId: caller.organizationId,
