@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { startApi } from './support/api-app';
-import { ChatwootStandin } from './support/chatwoot-standin';
+import { ChatwootStandin, type StandinMessage as ChatwootStandinMessage } from './support/chatwoot-standin';
 import { E2E_ENGINE, engineEnv, pairSession } from './support/engine';
 import { AppProcess, freePort, startApp, startSimGateway, waitFor } from './support/processes';
 import { deliveriesOf, startDispatcherProcess } from './support/receivers';
@@ -39,11 +39,14 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
   /** the gateway that takes the session over when `gateway` is killed (the failover case) */
   let gatewayB: AppProcess | undefined;
   let dispatcher: AppProcess;
+  let dispatcherEnv: Record<string, string>;
   let chatwoot: ChatwootStandin;
   let org: SeededOrg;
   let other: SeededOrg;
   let sessionId: string;
   let integration: Json;
+  /** the agent's reply the send case made (one message on the network), read in the receipts case */
+  let agentReply: { message: ChatwootStandinMessage; messageId: string };
   const simc = simControl(() => simUrl);
   const CONTACT = '15557001001';
   const JID = `${CONTACT}@s.whatsapp.net`;
@@ -76,7 +79,8 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     await listen();
     // the dispatcher reads inbound media from the network that holds it (engine variables as the gateway's)
     const { NETWORK_SIM_URL, WHATSAPP_EMULATOR_URL } = engineEnv(simUrl);
-    dispatcher = await startDispatcherProcess({ WEBHOOK_BREAKER_FAILURES: '100000', NETWORK_SIM_URL, ...(WHATSAPP_EMULATOR_URL ? { WHATSAPP_EMULATOR_URL } : {}) });
+    dispatcherEnv = { WEBHOOK_BREAKER_FAILURES: '100000', NETWORK_SIM_URL, ...(WHATSAPP_EMULATOR_URL ? { WHATSAPP_EMULATOR_URL } : {}) };
+    dispatcher = await startDispatcherProcess(dispatcherEnv);
     org = await seedOrganization('Chatwoot');
     other = await seedOrganization('Chatwoot Other');
     const created = await http().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'support', ratePerMin: 1000, ratePerHour: 10000 });
@@ -146,12 +150,56 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     expect(contact.name).toBe('Rita Customer');
   }, 60_000);
 
+  it('without inboxId, the dispatcher creates an API-channel inbox with our webhook once, even across a crash between creating and storing it', async () => {
+    const created = await http().post('/api/v1/sessions').set(bearer(org.adminKey)).send({ label: 'sales', ratePerMin: 1000, ratePerHour: 10000 });
+    const salesId: string = created.body.id;
+    await pairSession({ api: http, token: org.adminKey, simUrl, sessionId: salesId });
+    const put = await http().put(`/api/v1/sessions/${salesId}/integrations/chatwoot`).set(bearer(org.adminKey))
+      .send({ baseUrl: chatwoot.url, accountId: chatwoot.accountId, apiAccessToken: chatwoot.token });
+    expect(put.status).toBe(200);
+    expect(put.body.inboxId).toBeNull();
+    const say = async (from: string, text: string) => {
+      const res = await simc.post(`/sim/sessions/${salesId}/inbound`, { from: `${from}@s.whatsapp.net`, text });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as Json).id as string;
+    };
+    const first = await say('15557002001', 'Do you ship abroad?');
+    const [shown] = await waitFor(() => (bySource(first).length ? bySource(first) : null), 30_000, 'the message in Chatwoot').catch(async (err) => {
+      console.log(chatwoot.requests.slice(-10), await db.query(`SELECT d.event_id, d.status, d.attempts, d.last_error FROM deliveries d WHERE d.webhook_id = $1`, [put.body.id]));
+      throw err;
+    });
+    expect(chatwoot.createdInboxes).toHaveLength(1);
+    const [inbox] = chatwoot.createdInboxes;
+    expect(inbox).toMatchObject({ name: 'WhatsApp sales', channel_type: 'Channel::Api', webhook_url: put.body.webhookUrl });
+    expect(chatwoot.conversations.find((c) => c.id === shown.conversation_id)!.inbox_id).toBe(inbox.id);
+    expect((await http().get(`/api/v1/sessions/${salesId}/integrations/chatwoot`).set(bearer(org.adminKey))).body.inboxId).toBe(inbox.id);
+
+    // a dispatcher that crashed after Chatwoot created the inbox and before its id was stored: a new one finds it
+    // by its webhook URL instead of creating another
+    await dispatcher.stop();
+    await db.query(`UPDATE chatwoot_integrations SET inbox_id = NULL WHERE webhook_id = $1`, [put.body.id]);
+    dispatcher = await startDispatcherProcess(dispatcherEnv);
+    const second = await say('15557002002', 'And to Canada?');
+    const [again] = await waitFor(() => (bySource(second).length ? bySource(second) : null), 30_000, 'the second message in Chatwoot');
+    expect(chatwoot.conversations.find((c) => c.id === again.conversation_id)!.inbox_id).toBe(inbox.id);
+    expect(chatwoot.createdInboxes).toHaveLength(1);
+    const [row] = await db.query(`SELECT inbox_id FROM chatwoot_integrations WHERE webhook_id = $1`, [put.body.id]);
+    expect(Number(row.inbox_id)).toBe(inbox.id);
+    // a PUT without inboxId keeps it
+    const update = await http().put(`/api/v1/sessions/${salesId}/integrations/chatwoot`).set(bearer(org.adminKey)).send({ baseUrl: chatwoot.url, accountId: chatwoot.accountId, groups: false });
+    expect(update.body.inboxId).toBe(inbox.id);
+    expect((await http().delete(`/api/v1/sessions/${salesId}/integrations/chatwoot`).set(bearer(org.adminKey))).status).toBe(204);
+    // the later cases count the gateway's sessions' traffic: this one leaves
+    await http().delete(`/api/v1/sessions/${salesId}`).set(bearer(org.adminKey));
+  }, 120_000);
+
   it('sends an agent\'s reply to WhatsApp once, whatever Chatwoot redelivers, across an API restart', async () => {
     const conv = conversation()!;
     const [quotedCw] = bySource((await db.query(`SELECT wa_message_id FROM messages WHERE session_id = $1 AND text = 'Hello, is my order shipped?'`, [sessionId]))[0].wa_message_id);
     const first = await chatwoot.agentReply(conv.id, { content: 'It ships today', agentName: 'Dana Agent', inReplyTo: quotedCw.id, attachments: [{ filename: 'label.png', mimetype: 'image/png', bytes: PNG }] });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ outcome: 'sent' });
+    agentReply = { message: first.message, messageId: (first.body as Json).messageIds[0] };
     // Chatwoot's job runs again, twice at once
     const again = await Promise.all([chatwoot.deliverWebhook(first.message), chatwoot.deliverWebhook(first.message)]);
     expect(again.map((a) => (a.body as Json).messageIds)).toEqual([(first.body as Json).messageIds, (first.body as Json).messageIds]);
@@ -176,6 +224,18 @@ describe(`chatwoot integration (${E2E_ENGINE})`, () => {
     expect(onNetwork[0].quotedWaMessageId).toBeTruthy();
     const rows = await db.query(`SELECT id FROM messages WHERE session_id = $1 AND direction = 'out'`, [sessionId]);
     expect(rows).toHaveLength(1);
+  }, 60_000);
+
+  it('read receipts: an agent\'s reply delivered and read on WhatsApp shows read in Chatwoot', async () => {
+    const { message, messageId } = agentReply;
+    const sent = await waitFor(async () => {
+      const m = (await http().get(`/api/v1/sessions/${sessionId}/messages/${messageId}`).set(bearer(org.adminKey))).body;
+      return m.status === 'sent' ? m : null;
+    }, 30_000, 'the reply sent');
+    expect((await simc.post(`/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.waMessageId, status: 'delivered' })).status).toBe(200);
+    expect((await simc.post(`/sim/sessions/${sessionId}/receipt`, { waMessageId: sent.waMessageId, status: 'read' })).status).toBe(200);
+    await waitFor(() => message.status === 'read', 30_000, 'the reply read in Chatwoot');
+    expect(message.statuses).toContain('read');
   }, 60_000);
 
   it('loses nothing while Chatwoot answers 500 and then 429: every message arrives once, retried', async () => {

@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
  * A stand-in for Chatwoot (v4, application API v1 as config/routes.rb and the accounts controllers define it), for
  * the tests of the Chatwoot integration: a real HTTP server that answers the calls an API-channel inbox takes
  * (contacts search and create, contact inboxes, conversations, messages as JSON or multipart with `attachments[]`,
- * inboxes), with Chatwoot's payload shapes, and that plays Chatwoot's side of agents' replies: it stores the agent's
- * message and POSTs its `message_created` webhook (Message#webhook_data's shape) to the inbox's webhook URL, and can
- * deliver that webhook again. It keeps everything it received, checks the `api_access_token`, and can answer 500 or
+ * inboxes: read one, list them, create an API channel's), with Chatwoot's payload shapes, and that plays Chatwoot's
+ * side of agents' replies: it stores the agent's message and POSTs its `message_created` webhook
+ * (Message#webhook_data's shape) to the inbox's webhook URL, and can deliver that webhook again. It keeps everything it received, checks the `api_access_token`, and can answer 500 or
  * 429 (with Retry-After) for a while.
  */
 export interface StandinContact {
@@ -46,6 +46,18 @@ export interface StandinMessage {
   content_attributes: Record<string, unknown>;
   sender: { id: number; name: string; type: 'user' | 'contact' };
   attachments: StandinAttachment[];
+  /** Message#status; set through `PATCH conversations/:id/messages/:id` (API inboxes) */
+  status: 'sent' | 'delivered' | 'read' | 'failed';
+  /** every status a PATCH set, in order */
+  statuses: string[];
+}
+
+/** An inbox as Chatwoot's `api/v1/models/_inbox` partial shows an API channel's (the fields the integration reads). */
+export interface StandinInbox {
+  id: number;
+  name: string;
+  channel_type: 'Channel::Api';
+  webhook_url: string | null;
 }
 
 export interface AgentReply {
@@ -72,6 +84,8 @@ export class ChatwootStandin {
   readonly messages: StandinMessage[] = [];
   /** the inbox's webhook URL (Settings → Inboxes → Configuration), where agents' messages are POSTed */
   webhookUrl: string | null = null;
+  /** inboxes created through `POST inboxes` (besides the inbox `inboxId`, made by hand) */
+  readonly createdInboxes: StandinInbox[] = [];
   /** the statuses our webhook answered to messages created through the API (echoes) */
   readonly echoes: number[] = [];
   private fault: { status: 500 | 429; retryAfter?: string } | null = null;
@@ -124,6 +138,8 @@ export class ChatwootStandin {
       content_attributes: reply.inReplyTo ? { in_reply_to: reply.inReplyTo } : {},
       sender: { id: 3, name: reply.agentName ?? 'Dana Agent', type: 'user' },
       attachments: (reply.attachments ?? []).map((a) => this.attachment(a.filename, a.mimetype, a.bytes)),
+      status: 'sent',
+      statuses: [],
     };
     this.messages.push(message);
     return { message, ...(await this.deliverWebhook(message)) };
@@ -214,10 +230,11 @@ export class ChatwootStandin {
       this.contacts.push(contact);
       let contactInbox: { inbox: unknown; source_id: string } | null = null;
       if (b.inbox_id !== undefined) {
-        if (Number(b.inbox_id) !== this.inboxId) return answer(404, { error: 'Resource could not be found' });
+        const inboxId = Number(b.inbox_id);
+        if (!this.hasInbox(inboxId)) return answer(404, { error: 'Resource could not be found' });
         const sourceId = crypto.randomUUID();
-        contact.contact_inboxes.push({ inbox_id: this.inboxId, source_id: sourceId });
-        contactInbox = { inbox: { id: this.inboxId, channel_type: 'Channel::Api' }, source_id: sourceId };
+        contact.contact_inboxes.push({ inbox_id: inboxId, source_id: sourceId });
+        contactInbox = { inbox: { id: inboxId, channel_type: 'Channel::Api' }, source_id: sourceId };
       }
       return answer(200, { payload: { contact, contact_inbox: contactInbox ?? { inbox: null, source_id: null } } });
     }
@@ -231,11 +248,12 @@ export class ChatwootStandin {
     if (req.method === 'POST' && (m = /^\/contacts\/(\d+)\/contact_inboxes$/.exec(rest))) {
       const contact = this.contacts.find((c) => c.id === Number(m![1]));
       const b = json();
-      if (!contact || Number(b.inbox_id) !== this.inboxId) return answer(404, { error: 'Resource could not be found' });
-      const existing = contact.contact_inboxes.find((ci) => ci.inbox_id === this.inboxId);
+      const inboxId = Number(b.inbox_id);
+      if (!contact || !this.hasInbox(inboxId)) return answer(404, { error: 'Resource could not be found' });
+      const existing = contact.contact_inboxes.find((ci) => ci.inbox_id === inboxId);
       const sourceId = existing?.source_id ?? String(b.source_id ?? crypto.randomUUID());
-      if (!existing) contact.contact_inboxes.push({ inbox_id: this.inboxId, source_id: sourceId });
-      return answer(200, { source_id: sourceId, inbox: { id: this.inboxId, channel_type: 'Channel::Api' } });
+      if (!existing) contact.contact_inboxes.push({ inbox_id: inboxId, source_id: sourceId });
+      return answer(200, { source_id: sourceId, inbox: { id: inboxId, channel_type: 'Channel::Api' } });
     }
     if (req.method === 'POST' && rest === '/conversations') {
       const b = json();
@@ -260,6 +278,8 @@ export class ChatwootStandin {
         content_attributes: params.content_attributes,
         sender: params.message_type === 'incoming' ? { id: conversation.contact_id, name: 'contact', type: 'contact' } : { id: 1, name: 'api', type: 'user' },
         attachments: params.attachments.map((a) => this.attachment(a.filename, a.mimetype, a.bytes)),
+        status: 'sent',
+        statuses: [],
       };
       this.messages.push(message);
       // as Chatwoot does, an outgoing message created through the API fires the inbox's webhook too (the echo an
@@ -278,11 +298,43 @@ export class ChatwootStandin {
         attachments: message.attachments.map((a) => ({ id: a.id, file_type: a.file_type, file_size: a.size })),
       });
     }
+    // MessagesController#update (Chatwoot v4.2+): `status` through Messages::StatusUpdateService, API inboxes only
+    // (403 otherwise); an unknown status or read → delivered is not applied (still 200)
+    if (req.method === 'PATCH' && (m = /^\/conversations\/(\d+)\/messages\/(\d+)$/.exec(rest))) {
+      const message = this.messages.find((x) => x.conversation_id === Number(m![1]) && x.id === Number(m![2]));
+      if (!message) return answer(404, { error: 'Resource could not be found' });
+      const status = String(json().status ?? '');
+      if (['sent', 'delivered', 'read', 'failed'].includes(status) && !(message.status === 'read' && status === 'delivered')) {
+        message.status = status as StandinMessage['status'];
+        message.statuses.push(status);
+      }
+      return answer(200, { id: message.id, content: message.content, message_type: MESSAGE_TYPE_CODE[message.message_type], status: message.status, conversation_id: message.conversation_id });
+    }
     if (req.method === 'GET' && (m = /^\/inboxes\/(\d+)$/.exec(rest))) {
-      if (Number(m[1]) !== this.inboxId) return answer(404, { error: 'Resource could not be found' });
-      return answer(200, { id: this.inboxId, name: 'WhatsApp', channel_type: 'Channel::Api', webhook_url: this.webhookUrl });
+      const inbox = this.allInboxes().find((i) => i.id === Number(m![1]));
+      if (!inbox) return answer(404, { error: 'Resource could not be found' });
+      return answer(200, inbox);
+    }
+    // InboxesController#index: `payload`, each inbox as the _inbox partial (an API channel's with its webhook_url)
+    if (req.method === 'GET' && rest === '/inboxes') return answer(200, { payload: this.allInboxes() });
+    // InboxesController#create: `name` and `channel` {type, webhook_url, …}; an API channel is Channel::Api
+    if (req.method === 'POST' && rest === '/inboxes') {
+      const b = json();
+      const channel = b.channel as { type?: string; webhook_url?: string } | undefined;
+      if (!b.name || channel?.type !== 'api') return answer(422, { message: 'Invalid channel type or name' });
+      const inbox: StandinInbox = { id: ++this.ids, name: String(b.name), channel_type: 'Channel::Api', webhook_url: channel.webhook_url ?? null };
+      this.createdInboxes.push(inbox);
+      return answer(200, inbox);
     }
     return answer(404, { error: 'Resource could not be found' });
+  }
+
+  private allInboxes(): StandinInbox[] {
+    return [{ id: this.inboxId, name: 'WhatsApp', channel_type: 'Channel::Api', webhook_url: this.webhookUrl }, ...this.createdInboxes];
+  }
+
+  private hasInbox(id: number): boolean {
+    return this.allInboxes().some((i) => i.id === id);
   }
 
   /** A message's params from JSON or from a multipart form (Rails' bracketed names: content_attributes[in_reply_to]). */

@@ -110,7 +110,7 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
     },
     {
       provide: DESTINATIONS,
-      inject: [DispatcherConfig, WebhookClient, ChatwootRepository, MessagesRepository, ContactsRepository, GroupsRepository, WebhookDirectory, LOGGER],
+      inject: [DispatcherConfig, WebhookClient, ChatwootRepository, MessagesRepository, ContactsRepository, GroupsRepository, WebhookDirectory, SecretBox, LOGGER],
       useFactory: (
         c: DispatcherConfig,
         client: WebhookClient,
@@ -119,12 +119,13 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
         contacts: ContactsRepository,
         groups: GroupsRepository,
         directory: WebhookDirectory,
+        box: SecretBox,
         log: Logger,
       ): Destinations => {
         const broker = { timeoutMs: c.WEBHOOK_TIMEOUT_MS, allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS };
         // inbound media for Chatwoot attachments is read from the network that holds it, as the API's media download does
         const media = new MediaSourceByEngine({ sim: new SimMediaSource(c.NETWORK_SIM_URL), baileys: new BaileysMediaSource(undefined, { emulatorUrl: c.WHATSAPP_EMULATOR_URL }) });
-        const chatwoot = new ChatwootDestination(new ChatwootClient(broker), { chatwoot: chatwootLinks, messages, contacts, groups, media });
+        const chatwoot = new ChatwootDestination(new ChatwootClient(broker), { chatwoot: chatwootLinks, messages, contacts, groups, media, decrypt: (e) => box.decrypt(e) });
         // importDays: the history import runs beside the deliveries and stops with the destination
         chatwoot.importHistory(new ChatwootImporter(chatwoot, chatwootLinks, messages, (id) => directory.get(id), log));
         return { http: new HttpDestination(client), amqp: new AmqpDestination(broker), nats: new NatsDestination(broker), chatwoot };

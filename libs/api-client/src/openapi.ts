@@ -1826,7 +1826,7 @@ export interface paths {
         get: operations["ChatwootIntegration_get"];
         /**
          * Connect the session to a Chatwoot inbox
-         * @description Creates or replaces the session's Chatwoot integration (docs/integrations/chatwoot.md): its messages appear in the API-channel inbox `inboxId` of account `accountId`, and agents' replies are sent to WhatsApp. Answers `webhookUrl`, to set as the inbox's webhook URL in Chatwoot. The token is stored encrypted and shown masked; a private `baseUrl` is 422 unless the server allows private targets.
+         * @description Creates or replaces the session's Chatwoot integration (docs/integrations/chatwoot.md): its messages appear in the API-channel inbox `inboxId` of account `accountId` (without `inboxId`, one is created, named after the session, with `webhookUrl` as its webhook), and agents' replies are sent to WhatsApp. Answers `webhookUrl`, to set as the inbox's webhook URL in Chatwoot when an inbox is given. The token is stored encrypted and shown masked; a private `baseUrl` is 422 unless the server allows private targets.
          */
         put: operations["ChatwootIntegration_put"];
         post?: never;
@@ -3428,7 +3428,7 @@ export interface components {
             /** @description an access token of a Chatwoot user or agent bot of the account (Profile settings → Access token); stored encrypted, shown masked. Required when creating; omit it (or give the masked value) to keep the stored one */
             apiAccessToken?: string;
             /**
-             * @description the id of the Chatwoot inbox (channel type API) the session's conversations go to. Required when creating
+             * @description the id of the Chatwoot inbox (channel type API) the session's conversations go to. Omitted when connecting: an API-channel inbox named after the session, with `webhookUrl` as its webhook, is created in the account before the first message (its id is then `inboxId`); omitted on an update: the inbox stays
              * @example 4
              */
             inboxId?: number;
@@ -3448,7 +3448,8 @@ export interface components {
             sessionId: string;
             baseUrl: string;
             accountId: number;
-            inboxId: number;
+            /** @description the inbox given, or the one created for the integration; null until it is created */
+            inboxId: number | null;
             /** @description masked: `***` and the last 4 characters */
             apiAccessToken: string;
             groups: boolean;

@@ -27,7 +27,8 @@ export interface SinkTarget {
 /** What a Chatwoot integration is set to (its base URL is the destination's url, its token the stored secret). */
 export interface ChatwootSettings {
   accountId: number;
-  inboxId: number;
+  /** the inbox given at connect; null: the dispatcher creates one (its id is then in chatwoot_integrations) */
+  inboxId: number | null;
   groups: boolean;
   signMessages: boolean;
   importDays: number;

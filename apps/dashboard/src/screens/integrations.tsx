@@ -67,7 +67,7 @@ function ChatwootPanel({ sessionId }: { sessionId: string }) {
   if (!view) {
     return (
       <Panel title="Chatwoot">
-        <p class="muted">Show this session's WhatsApp chats in a Chatwoot inbox (channel type API); agents' replies there are sent to WhatsApp.</p>
+        <p class="muted">Show this session's WhatsApp chats in a Chatwoot inbox (channel type API; created for you when the inbox id is empty); agents' replies there are sent to WhatsApp.</p>
         <ChatwootForm sessionId={sessionId} onSaved={show} />
       </Panel>
     );
@@ -85,7 +85,7 @@ function ChatwootPanel({ sessionId }: { sessionId: string }) {
             class="danger"
             disabled={action.busy}
             onClick={() =>
-              confirm(`Disconnect Chatwoot (${view.baseUrl}, inbox ${view.inboxId})? Nothing more is sent to it; its conversations stay in Chatwoot.`) &&
+              confirm(`Disconnect Chatwoot (${view.baseUrl}, inbox ${view.inboxId ?? 'not created yet'})? Nothing more is sent to it; its conversations stay in Chatwoot.`) &&
               action.run(async () => (await api.disconnectChatwoot(sessionId), setOutcome(null), setEditing(false), show(null)))
             }
           >
@@ -105,7 +105,7 @@ function ChatwootPanel({ sessionId }: { sessionId: string }) {
               {view.disabledAt && <span class="muted"> since <When at={view.disabledAt} /></span>}
             </dd>
             <dt>Chatwoot</dt><dd class="mono">{view.baseUrl}</dd>
-            <dt>Account · inbox</dt><dd>account {view.accountId} · inbox {view.inboxId}</dd>
+            <dt>Account · inbox</dt><dd>account {view.accountId} · {view.inboxId === null ? <span class="muted">inbox created for you with the first message</span> : <>inbox {view.inboxId}</>}</dd>
             <dt>Access token</dt><dd class="mono" data-token>{view.apiAccessToken}</dd>
             <dt>Options</dt>
             <dd>{[view.groups ? 'groups too' : 'no groups', view.signMessages ? 'replies signed with the agent\'s name' : 'replies unsigned'].join(' · ')}</dd>
@@ -142,7 +142,7 @@ function WebhookUrl({ url }: { url: string }) {
     <div class="shown-once" data-testid="chatwoot-webhook-url">
       <p>
         <strong>Webhook URL</strong> — paste it in Chatwoot under <em>Settings → Inboxes → this inbox → Configuration → Webhook URL</em> and save, so agents'
-        replies reach WhatsApp.
+        replies reach WhatsApp (an inbox created for you has it already).
       </p>
       <input class="mono" readOnly value={url} name="chatwootWebhookUrl" onFocus={(e) => e.currentTarget.select()} aria-label="Chatwoot webhook URL" />
       <div class="actions">
@@ -161,7 +161,7 @@ function ChatwootForm({ sessionId, current, onSaved, onCancel }: { sessionId: st
     baseUrl: current?.baseUrl ?? '',
     accountId: current ? String(current.accountId) : '',
     apiAccessToken: '',
-    inboxId: current ? String(current.inboxId) : '',
+    inboxId: current?.inboxId != null ? String(current.inboxId) : '',
     groups: current?.groups ?? false,
     signMessages: current?.signMessages ?? false,
     importDays: String(current?.importDays ?? 0),
@@ -196,7 +196,7 @@ function ChatwootForm({ sessionId, current, onSaved, onCancel }: { sessionId: st
     <form class="grid-form" onSubmit={submit} noValidate aria-label={current ? 'Edit Chatwoot' : 'Connect Chatwoot'}>
       <label class="wide">Chatwoot URL <input name="chatwootBaseUrl" value={form.baseUrl} onInput={(e) => set('baseUrl', e.currentTarget.value)} placeholder="https://app.chatwoot.com" autoComplete="off" spellcheck={false} /></label>
       <label>Account id <input name="chatwootAccountId" inputMode="numeric" value={form.accountId} onInput={(e) => set('accountId', e.currentTarget.value)} placeholder="the number in /app/accounts/{id}" /></label>
-      <label>Inbox id <input name="chatwootInboxId" inputMode="numeric" value={form.inboxId} onInput={(e) => set('inboxId', e.currentTarget.value)} placeholder="an inbox of type API" /></label>
+      <label>Inbox id <input name="chatwootInboxId" inputMode="numeric" value={form.inboxId} onInput={(e) => set('inboxId', e.currentTarget.value)} placeholder="created for you when empty" /></label>
       <label class="wide">Access token
         <input
           name="chatwootToken"

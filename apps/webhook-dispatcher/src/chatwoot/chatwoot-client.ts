@@ -19,6 +19,14 @@ export interface ChatwootContact {
   identifier: string | null;
 }
 
+/** An inbox as Chatwoot's `api/v1/models/_inbox` partial shows it (the fields used). */
+export interface ChatwootInbox {
+  id: number;
+  name: string;
+  channel_type: string;
+  webhook_url?: string | null;
+}
+
 /** Chatwoot answered something else than 2xx, or could not be reached; `status` null for a network failure. */
 export class ChatwootCallError extends Error {
   constructor(
@@ -99,16 +107,36 @@ export class ChatwootClient {
     return (await this.call<{ id: number }>(a, 'POST', `/conversations/${conversationId}/messages`, form)).id;
   }
 
+  /**
+   * `PATCH conversations/:id/messages/:id` with `status` (`delivered`, `read`; Messages::StatusUpdateService,
+   * chatwoot/chatwoot PR #11387 of 2025-04): the ticks of a message of an API-channel inbox (403 for another channel,
+   * 404 on a Chatwoot older than that).
+   */
+  async updateMessageStatus(a: ChatwootAccount, conversationId: number, messageId: number, status: 'delivered' | 'read'): Promise<void> {
+    await this.call(a, 'PATCH', `/conversations/${conversationId}/messages/${messageId}`, { status });
+  }
+
   /** `GET inboxes/:id`: the connection works and the inbox exists (an integration's test). */
   async inbox(a: ChatwootAccount, inboxId: number): Promise<{ id: number; name: string; channel_type: string }> {
     return this.call(a, 'GET', `/inboxes/${inboxId}`);
+  }
+
+  /** `GET inboxes`: the account's inboxes (payload: inbox[]; an API channel's has its `webhook_url`). */
+  async inboxes(a: ChatwootAccount): Promise<ChatwootInbox[]> {
+    const body = await this.call<{ payload: ChatwootInbox[] }>(a, 'GET', '/inboxes');
+    return body.payload ?? [];
+  }
+
+  /** `POST inboxes` with an API channel (`channel: {type: 'api', webhook_url}`): the inbox created. */
+  async createApiInbox(a: ChatwootAccount, name: string, webhookUrl: string): Promise<ChatwootInbox> {
+    return this.call(a, 'POST', '/inboxes', { name, channel: { type: 'api', webhook_url: webhookUrl } });
   }
 
   async close(): Promise<void> {
     await this.agent.close();
   }
 
-  private async call<T>(a: ChatwootAccount, method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
+  private async call<T>(a: ChatwootAccount, method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown): Promise<T> {
     const url = `${a.baseUrl.replace(/\/+$/, '')}/api/v1/accounts/${a.accountId}${path}`;
     const headers: Record<string, string> = { api_access_token: a.token, accept: 'application/json' };
     let payload: string | FormData | undefined;

@@ -20,6 +20,8 @@ export interface ChatwootStores {
   contacts: ContactsRepository;
   groups: GroupsRepository;
   media: MediaSource;
+  /** reads what the API encrypted (the webhook URL of an inbox to create) */
+  decrypt: (encrypted: string) => string;
 }
 
 interface Delivery {
@@ -68,8 +70,9 @@ export class ChatwootDestination implements Destination {
     'message.revoked': (d) => this.revoked(d),
     'message.reaction': (d) => this.reaction(d),
     'message.failed': (d) => this.failed(d),
+    'message.ack': (d) => this.ack(d),
     'webhook.test': async (d) => {
-      const inbox = await this.client.inbox(d.account, d.settings.inboxId);
+      const inbox = await this.client.inbox(d.account, await this.inboxOf(d));
       return `inbox ${inbox.id} (${inbox.channel_type}) reachable`;
     },
   };
@@ -119,6 +122,38 @@ export class ChatwootDestination implements Destination {
   }
 
   // ------------------------------------------------------------------------------------------------------------------
+
+  /** Per integration connected without an inbox: its inbox id, found or created once per process (deliveries run concurrently). */
+  private readonly inboxes = new Map<string, Promise<number>>();
+
+  /** The integration's inbox: the one given at connect, else the one created for it (created now when there is none yet). */
+  private inboxOf(d: Pick<Delivery, 'integrationId' | 'account' | 'settings'>): Promise<number> {
+    if (d.settings.inboxId !== null) return Promise.resolve(d.settings.inboxId);
+    const key = `${d.integrationId} ${d.account.baseUrl} ${d.account.accountId}`;
+    let inbox = this.inboxes.get(key);
+    if (!inbox) {
+      inbox = this.provideInbox(d);
+      this.inboxes.set(key, inbox);
+      // a failed call is tried again by the next delivery
+      inbox.catch(() => this.inboxes.delete(key));
+    }
+    return inbox;
+  }
+
+  /**
+   * Creates the integration's API-channel inbox, whose webhook is the integration's URL, and stores its id. A crash
+   * between the creation and the store leaves an inbox with our webhook in the account: it is looked for first and
+   * taken, so no second inbox is made. The first id stored wins (two dispatchers at once).
+   */
+  private async provideInbox(d: Pick<Delivery, 'integrationId' | 'account'>): Promise<number> {
+    const request = await this.stores.chatwoot.inboxRequestOf(d.integrationId);
+    if (request?.inboxId) return request.inboxId;
+    if (!request?.webhookUrlEncrypted) throw new Error('the integration has no inbox and nothing to create one with (PUT it again)');
+    const webhookUrl = this.stores.decrypt(request.webhookUrlEncrypted);
+    const found = (await this.client.inboxes(d.account)).find((i) => i.webhook_url === webhookUrl);
+    const inbox = found ?? (await this.client.createApiInbox(d.account, request.name ?? 'WhatsApp', webhookUrl));
+    return this.stores.chatwoot.saveInbox(d.integrationId, inbox.id);
+  }
 
   private async received(d: Delivery): Promise<Handled> {
     const m = (d.envelope.payload as { message: MessageView }).message;
@@ -190,6 +225,29 @@ export class ChatwootDestination implements Destination {
     return this.mark(d, m.waMessageId, 'note', `⚠️ Not delivered to WhatsApp: ${m.error ?? 'unknown reason'}`, origin);
   }
 
+  /**
+   * A receipt of a message Chatwoot shows as outgoing (an agent's reply, an imported own message): its ticks in
+   * Chatwoot (CONTRACT 16, "read receipts mark Chatwoot's messages read where its API allows"). A group member's own
+   * receipt is not shown: the message's comes once every member reached the step. Setting a status again is harmless,
+   * so a redelivered receipt needs no link of its own.
+   */
+  private async ack(d: Delivery): Promise<Handled> {
+    const p = d.envelope.payload as { messageId: string; status: string; participant?: string };
+    if (p.participant) return 'ignored: a group member\'s receipt';
+    const status = p.status === 'delivered' ? 'delivered' : p.status === 'read' || p.status === 'played' ? 'read' : null;
+    if (!status) return `ignored: receipt ${p.status}`;
+    const link = await this.stores.chatwoot.linkOfMessage(d.integrationId, p.messageId);
+    if (!link) return 'ignored: the message is not in Chatwoot';
+    try {
+      await this.client.updateMessageStatus(d.account, link.conversationId, link.chatwootMessageId, status);
+    } catch (err) {
+      // a Chatwoot older than the route, or an inbox of another channel: nothing to retry
+      if (err instanceof ChatwootCallError && (err.status === 404 || err.status === 403)) return `ignored: Chatwoot answered ${err.status} to the status of message ${link.chatwootMessageId}`;
+      throw err;
+    }
+    return `message ${link.chatwootMessageId} marked ${status}`;
+  }
+
   /** A mark on a message Chatwoot shows (edit, delete, reaction, failure): a reply to it, once per event. */
   private async mark(d: Delivery, waMessageId: string, as: 'incoming' | 'note', content: string, origin?: ChatwootMessageLink): Promise<Handled> {
     const key = d.envelope.id;
@@ -252,7 +310,7 @@ export class ChatwootDestination implements Destination {
       }
       return stored.conversationId;
     }
-    const inboxId = d.settings.inboxId;
+    const inboxId = await this.inboxOf(d);
     const phone = chatJid.endsWith('@s.whatsapp.net') ? `+${digitsOf(chatJid)}` : null;
     const name = isGroup(chatJid)
       ? ((await this.stores.groups.storedOf(sessionId, chatJid))?.subject ?? chatJid)

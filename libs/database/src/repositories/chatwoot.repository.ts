@@ -28,6 +28,15 @@ export interface ChatwootIntegrationState {
   importState: 'none' | 'pending' | 'importing' | 'imported';
   importedMessages: number;
   lastError: string | null;
+  /** the inbox the dispatcher created (connected without `inboxId`); null until then */
+  inboxId: number | null;
+}
+
+/** What creating the integration's inbox needs (connected without `inboxId`), and its id once created. */
+export interface ChatwootInboxRequest {
+  inboxId: number | null;
+  name: string | null;
+  webhookUrlEncrypted: string | null;
 }
 
 /**
@@ -48,10 +57,41 @@ export class ChatwootRepository {
   }
 
   async stateOf(webhookId: string): Promise<ChatwootIntegrationState | null> {
-    const rows: Array<{ webhook_id: string; inbound_secret_encrypted: string; import_state: ChatwootIntegrationState['importState']; imported_messages: number; last_error: string | null }> =
-      await this.db.query(`SELECT webhook_id, inbound_secret_encrypted, import_state, imported_messages, last_error FROM chatwoot_integrations WHERE webhook_id = $1`, [webhookId]);
+    const rows: Array<{ webhook_id: string; inbound_secret_encrypted: string; import_state: ChatwootIntegrationState['importState']; imported_messages: number; last_error: string | null; inbox_id: string | null }> =
+      await this.db.query(`SELECT webhook_id, inbound_secret_encrypted, import_state, imported_messages, last_error, inbox_id FROM chatwoot_integrations WHERE webhook_id = $1`, [webhookId]);
     const r = rows[0];
-    return r ? { webhookId: r.webhook_id, inboundSecretEncrypted: r.inbound_secret_encrypted, importState: r.import_state, importedMessages: r.imported_messages, lastError: r.last_error } : null;
+    return r
+      ? { webhookId: r.webhook_id, inboundSecretEncrypted: r.inbound_secret_encrypted, importState: r.import_state, importedMessages: r.imported_messages, lastError: r.last_error, inboxId: r.inbox_id === null ? null : Number(r.inbox_id) }
+      : null;
+  }
+
+  /**
+   * What the dispatcher needs to create the integration's inbox (written by the API at each connect or update);
+   * `forgetInbox`: the account changed, so an inbox created in the former one is not this one's.
+   */
+  async saveInboxRequest(webhookId: string, name: string, webhookUrlEncrypted: string, forgetInbox: boolean, manager: EntityManager = this.db.manager): Promise<void> {
+    await manager.query(
+      `UPDATE chatwoot_integrations SET inbox_name = $2, inbox_webhook_url_encrypted = $3, inbox_id = CASE WHEN $4 THEN NULL ELSE inbox_id END WHERE webhook_id = $1`,
+      [webhookId, name, webhookUrlEncrypted, forgetInbox],
+    );
+  }
+
+  async inboxRequestOf(webhookId: string): Promise<ChatwootInboxRequest | null> {
+    const rows: Array<{ inbox_id: string | null; inbox_name: string | null; inbox_webhook_url_encrypted: string | null }> =
+      await this.db.query(`SELECT inbox_id, inbox_name, inbox_webhook_url_encrypted FROM chatwoot_integrations WHERE webhook_id = $1`, [webhookId]);
+    const r = rows[0];
+    return r ? { inboxId: r.inbox_id === null ? null : Number(r.inbox_id), name: r.inbox_name, webhookUrlEncrypted: r.inbox_webhook_url_encrypted } : null;
+  }
+
+  /** The created inbox's id; the first stored wins (two dispatchers creating at once), and it is returned. */
+  async saveInbox(webhookId: string, inboxId: number): Promise<number> {
+    // an UPDATE … RETURNING answers [rows, count] through the driver
+    const [rows]: [Array<{ inbox_id: string }>, number] = await this.db.query(
+      `UPDATE chatwoot_integrations SET inbox_id = COALESCE(inbox_id, $2) WHERE webhook_id = $1 RETURNING inbox_id`,
+      [webhookId, inboxId],
+    );
+    if (!rows[0]) throw new Error(`the Chatwoot integration ${webhookId} is gone`);
+    return Number(rows[0].inbox_id);
   }
 
   /**

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiConfig } from '@app/config';
-import { CHATWOOT_EVENTS, ChatwootIntegrationView, ChatwootSettings, DomainError, RETRY_POLICY_DEFAULTS } from '@app/contracts';
+import { CHATWOOT_EVENTS, ChatwootIntegrationView, chatwootWebhookUrl, ChatwootSettings, DomainError, RETRY_POLICY_DEFAULTS } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
 import { ChatwootIntegrationState, ChatwootRepository, newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
 import { WebhookChanges } from '@app/events';
@@ -55,19 +55,19 @@ export class ChatwootIntegrationService {
     const token = body.apiAccessToken !== undefined && !body.apiAccessToken.startsWith('***') ? body.apiAccessToken : null;
     const missing: Record<string, string[]> = {};
     if (!existing && token === null) missing.apiAccessToken = ['apiAccessToken is required when connecting Chatwoot'];
-    if (!existing && body.inboxId === undefined) missing.inboxId = ['inboxId is required when connecting Chatwoot: the id of an inbox of channel type API'];
     if (Object.keys(missing).length) throw invalid(missing);
     const before = existing?.target.chatwoot;
     const settings: ChatwootSettings = {
       accountId: body.accountId,
-      inboxId: body.inboxId ?? before!.inboxId,
+      // absent: the inbox given before, else none (the dispatcher creates one and stores its id)
+      inboxId: body.inboxId ?? before?.inboxId ?? null,
       groups: body.groups ?? before?.groups ?? false,
       signMessages: body.signMessages ?? before?.signMessages ?? false,
       importDays: body.importDays ?? before?.importDays ?? 0,
     };
     const now = new Date();
     const row: Webhook = existing
-      ? { ...existing, url: baseUrl, target: { chatwoot: settings }, active: body.active ?? existing.active, updatedAt: now }
+      ? { ...existing, url: baseUrl, target: { chatwoot: settings }, events: [...CHATWOOT_EVENTS], active: body.active ?? existing.active, updatedAt: now }
       : {
           id: newId('cwt'),
           organizationId: caller.organizationId,
@@ -94,10 +94,17 @@ export class ChatwootIntegrationService {
       row.failingSince = null;
     }
     const secret = existing ? null : randomBytes(24).toString('base64url');
+    const session = await this.sessions.findInOrganization(caller.organizationId, sessionId);
     const changes = Object.keys(body).filter((k) => (body as unknown as Record<string, unknown>)[k] !== undefined);
     const write = async (tx: import('typeorm').EntityManager) => {
       const saved = await this.webhooks.save(row, tx);
       await this.chatwoot.saveState(row.id, secret ? this.box.encrypt(secret) : '', settings.importDays > 0 ? 'pending' : 'none', tx);
+      // without an inbox, the dispatcher creates one (the API calls no Chatwoot, decision 77): its name and its
+      // webhook, which carries the integration's secret (encrypted as the secret is)
+      if (settings.inboxId === null) {
+        const inboundSecret = secret ?? this.box.decrypt((await this.chatwoot.stateOf(row.id))!.inboundSecretEncrypted);
+        await this.chatwoot.saveInboxRequest(row.id, `WhatsApp ${session?.label ?? sessionId}`, this.box.encrypt(chatwootWebhookUrl(this.config.PUBLIC_URL, row.id, inboundSecret)), !!existing && (existing.url !== baseUrl || before?.accountId !== settings.accountId), tx);
+      }
       await this.audit.record(tx, caller.organizationId, ctx, { action: existing ? 'chatwoot.update' : 'chatwoot.connect', target: { type: 'session', id: sessionId }, changes });
       return saved;
     };
@@ -176,13 +183,13 @@ export class ChatwootIntegrationService {
       sessionId: row.sessionId!,
       baseUrl: row.url,
       accountId: s.accountId,
-      inboxId: s.inboxId,
+      inboxId: s.inboxId ?? state.inboxId,
       apiAccessToken: maskToken(token),
       groups: s.groups,
       signMessages: s.signMessages,
       importDays: s.importDays,
       active: row.active,
-      webhookUrl: `${this.config.PUBLIC_URL.replace(/\/+$/, '')}/api/v1/integrations/chatwoot/${row.id}/webhook?secret=${secret}`,
+      webhookUrl: chatwootWebhookUrl(this.config.PUBLIC_URL, row.id, secret),
       importState: state.importState,
       importedMessages: state.importedMessages,
       lastError: state.lastError,

@@ -28,7 +28,7 @@ export class ChatwootIntegrationController {
   @Audited('chatwoot.connect', 'session')
   @ApiEndpoint(
     'Connect the session to a Chatwoot inbox',
-    'Creates or replaces the session\'s Chatwoot integration (docs/integrations/chatwoot.md): its messages appear in the API-channel inbox `inboxId` of account `accountId`, and agents\' replies are sent to WhatsApp. Answers `webhookUrl`, to set as the inbox\'s webhook URL in Chatwoot. The token is stored encrypted and shown masked; a private `baseUrl` is 422 unless the server allows private targets.',
+    'Creates or replaces the session\'s Chatwoot integration (docs/integrations/chatwoot.md): its messages appear in the API-channel inbox `inboxId` of account `accountId` (without `inboxId`, one is created, named after the session, with `webhookUrl` as its webhook), and agents\' replies are sent to WhatsApp. Answers `webhookUrl`, to set as the inbox\'s webhook URL in Chatwoot when an inbox is given. The token is stored encrypted and shown masked; a private `baseUrl` is 422 unless the server allows private targets.',
     'not_found',
     'validation_error',
   )

@@ -19,7 +19,7 @@ export class PutChatwootDto {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(512)
   apiAccessToken?: string;
 
-  @ApiPropertyOptional({ description: 'the id of the Chatwoot inbox (channel type API) the session\'s conversations go to. Required when creating', example: 4 })
+  @ApiPropertyOptional({ description: 'the id of the Chatwoot inbox (channel type API) the session\'s conversations go to. Omitted when connecting: an API-channel inbox named after the session, with `webhookUrl` as its webhook, is created in the account before the first message (its id is then `inboxId`); omitted on an update: the inbox stays', example: 4 })
   @IsOptional() @IsInt() @Min(1) @Max(2147483647)
   inboxId?: number;
 
@@ -46,7 +46,7 @@ export class ChatwootIntegrationResponse {
   @ApiProperty() sessionId: string;
   @ApiProperty() baseUrl: string;
   @ApiProperty() accountId: number;
-  @ApiProperty() inboxId: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'the inbox given, or the one created for the integration; null until it is created' }) inboxId: number | null;
   @ApiProperty({ description: 'masked: `***` and the last 4 characters' }) apiAccessToken: string;
   @ApiProperty() groups: boolean;
   @ApiProperty() signMessages: boolean;
