@@ -1976,6 +1976,9 @@ export interface components {
             sessionId?: string | null;
             /** @description on create, default true */
             active?: boolean;
+            retryPolicy?: components["schemas"]["RetryPolicyDto"];
+            /** @description at most this many deliveries per second (POSTs to a webhook, publishes to a broker; per dispatcher replica); null: no cap */
+            rateLimitPerSecond?: number | null;
             /**
              * @example {
              *       "X-Tenant": "acme"
@@ -1984,9 +1987,6 @@ export interface components {
             customHeaders?: {
                 [key: string]: string;
             };
-            retryPolicy?: components["schemas"]["RetryPolicyDto"];
-            /** @description at most this many POSTs per second to the receiver (per dispatcher replica); null: no cap */
-            rateLimitPerSecond?: number | null;
             /** @description HMAC key; never returned */
             secret?: string | null;
             /** @example https://example.com/hooks/whatsapp */
@@ -2045,6 +2045,9 @@ export interface components {
             sessionId?: string | null;
             /** @description on create, default true */
             active?: boolean;
+            retryPolicy?: components["schemas"]["RetryPolicyDto"];
+            /** @description at most this many deliveries per second (POSTs to a webhook, publishes to a broker; per dispatcher replica); null: no cap */
+            rateLimitPerSecond?: number | null;
             /**
              * @example {
              *       "X-Tenant": "acme"
@@ -2053,9 +2056,6 @@ export interface components {
             customHeaders?: {
                 [key: string]: string;
             };
-            retryPolicy?: components["schemas"]["RetryPolicyDto"];
-            /** @description at most this many POSTs per second to the receiver (per dispatcher replica); null: no cap */
-            rateLimitPerSecond?: number | null;
             /** @description HMAC key; never returned */
             secret?: string | null;
             /** @example https://example.com/hooks/whatsapp */
@@ -2158,6 +2158,21 @@ export interface components {
         };
         CreateEventSinkDto: {
             /**
+             * @description `*` (every event) or names from the catalog (docs/events.md); `[]` none. On create, default `["*"]`
+             * @example [
+             *       "message.received",
+             *       "session.status"
+             *     ]
+             */
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message" | "campaign.progress" | "campaign.completed")[];
+            /** @description scope deliveries to one session of the organization */
+            sessionId?: string | null;
+            /** @description on create, default true */
+            active?: boolean;
+            retryPolicy?: components["schemas"]["RetryPolicyDto"];
+            /** @description at most this many deliveries per second (POSTs to a webhook, publishes to a broker; per dispatcher replica); null: no cap */
+            rateLimitPerSecond?: number | null;
+            /**
              * @description amqp: the exchange published to (it must exist; `""` is the default exchange)
              * @example whatsapp.events
              */
@@ -2172,15 +2187,6 @@ export interface components {
              * @example wa.{organizationId}.{event}
              */
             subject?: string;
-            /** @description `*` (every event) or names from the catalog (docs/events.md); `[]` none. On create, default `["*"]` */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message" | "campaign.progress" | "campaign.completed")[];
-            /** @description scope deliveries to one session of the organization */
-            sessionId?: string | null;
-            /** @description on create, default true */
-            active?: boolean;
-            retryPolicy?: components["schemas"]["RetryPolicyDto"];
-            /** @description at most this many publishes per second (per dispatcher replica); null: no cap */
-            rateLimitPerSecond?: number | null;
             /** @enum {string} */
             kind: "amqp" | "nats";
             /**
@@ -2233,6 +2239,21 @@ export interface components {
         };
         UpdateEventSinkDto: {
             /**
+             * @description `*` (every event) or names from the catalog (docs/events.md); `[]` none. On create, default `["*"]`
+             * @example [
+             *       "message.received",
+             *       "session.status"
+             *     ]
+             */
+            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message" | "campaign.progress" | "campaign.completed")[];
+            /** @description scope deliveries to one session of the organization */
+            sessionId?: string | null;
+            /** @description on create, default true */
+            active?: boolean;
+            retryPolicy?: components["schemas"]["RetryPolicyDto"];
+            /** @description at most this many deliveries per second (POSTs to a webhook, publishes to a broker; per dispatcher replica); null: no cap */
+            rateLimitPerSecond?: number | null;
+            /**
              * @description amqp: the exchange published to (it must exist; `""` is the default exchange)
              * @example whatsapp.events
              */
@@ -2247,15 +2268,6 @@ export interface components {
              * @example wa.{organizationId}.{event}
              */
             subject?: string;
-            /** @description `*` (every event) or names from the catalog (docs/events.md); `[]` none. On create, default `["*"]` */
-            events?: ("*" | "session.status" | "session.connected" | "session.disconnected" | "session.logged_out" | "auth.qr" | "message.received" | "message.sent" | "message.failed" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "poll.vote" | "group.created" | "group.update" | "group.participants" | "presence.update" | "call.incoming" | "webhook.test" | "webhook.disabled" | "contact.blocked" | "contact.unblocked" | "chat.update" | "history.synced" | "label.update" | "status.received" | "channel.message" | "campaign.progress" | "campaign.completed")[];
-            /** @description scope deliveries to one session of the organization */
-            sessionId?: string | null;
-            /** @description on create, default true */
-            active?: boolean;
-            retryPolicy?: components["schemas"]["RetryPolicyDto"];
-            /** @description at most this many publishes per second (per dispatcher replica); null: no cap */
-            rateLimitPerSecond?: number | null;
             /** @description amqp: `amqp://user:password@host:5672/vhost` or `amqps://…`; nats: `nats://user:password@host:4222` (or `nats://token@host`, `tls://…`). The password is stored encrypted and never returned (`***`); on PATCH a URL whose password is `***` keeps the stored one. */
             url?: string;
         };

@@ -1,4 +1,4 @@
-import type { RetryPolicy } from './webhooks';
+import type { DestinationViewFields } from './webhooks';
 
 /**
  * Where a destination's deliveries go (CONTRACT 15): an HTTPS webhook, a RabbitMQ exchange (AMQP 0-9-1 with
@@ -65,9 +65,7 @@ export function maskedSinkUrl(url: string, hasPassword: boolean): string {
   return u.toString();
 }
 
-export interface EventSinkView {
-  id: string;
-  organizationId: string;
+export interface EventSinkView extends DestinationViewFields {
   kind: EventSinkKind;
   /** the broker URL with its password masked (`amqp://user:***@host/vhost`) */
   url: string;
@@ -77,13 +75,4 @@ export interface EventSinkView {
   routingKey: string | null;
   /** nats: subject template */
   subject: string | null;
-  events: string[];
-  sessionId: string | null;
-  active: boolean;
-  retryPolicy: RetryPolicy;
-  rateLimitPerSecond: number | null;
-  disabledAt: number | null;
-  disabledReason: string | null;
-  createdAt: number;
-  updatedAt: number;
 }

@@ -10,23 +10,27 @@ export interface RetryPolicy {
 export const RETRY_POLICY_DEFAULTS: RetryPolicy = { policy: 'exponential', delaySeconds: 2, attempts: 15 };
 export const RETRY_BOUNDS = { delaySeconds: { min: 1, max: 3600 }, attempts: { min: 1, max: 30 } } as const;
 
-/** The seed's 2.3 field list, plus the delivery controls of issue 23 (additive); never a secret. */
-export interface WebhookView {
+/** What every destination's view shows (a webhook, an event sink), beside its kind's own fields; never a secret. */
+export interface DestinationViewFields {
   id: string;
   organizationId: string;
-  url: string;
   events: string[];
   sessionId: string | null;
   active: boolean;
-  customHeaders: Record<string, string>;
   retryPolicy: RetryPolicy;
-  /** optional cap on POSTs per second to the receiver; null: no cap */
+  /** optional cap on deliveries per second to the destination; null: no cap */
   rateLimitPerSecond: number | null;
-  /** epoch ms when the dispatchers disabled the webhook after it kept failing; null unless so disabled */
+  /** epoch ms when the dispatchers disabled the destination after it kept failing; null unless so disabled */
   disabledAt: number | null;
   disabledReason: string | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/** The seed's 2.3 field list, plus the delivery controls of issue 23 (additive); never a secret. */
+export interface WebhookView extends DestinationViewFields {
+  url: string;
+  customHeaders: Record<string, string>;
 }
 
 export const RATE_LIMIT_BOUNDS = { min: 1, max: 10_000 } as const;

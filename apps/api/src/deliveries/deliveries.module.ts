@@ -2,11 +2,13 @@ import { Inject, Module, OnModuleDestroy } from '@nestjs/common';
 import { DeliveryQueue } from '@app/events';
 import { Redis, RedisKeys } from '@app/redis';
 import { REDIS_CLIENT } from '@app/infra';
+import { DestinationsModule } from '../destinations/destinations.module';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
 
 /** Webhook delivery log, replay and test sends (CONTRACT 4); the POSTs themselves are the dispatcher's. */
 @Module({
+  imports: [DestinationsModule],
   controllers: [DeliveriesController],
   providers: [
     DeliveriesService,

@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DeliveryDetailView, DeliveryView, DomainError } from '@app/contracts';
-import { DeliveryAttemptsRepository, DeliveryLogRepository, DeliveryRecord, DestinationFamily, newId, Webhook, WebhooksRepository } from '@app/database';
+import { DeliveryAttemptsRepository, DeliveryLogRepository, DeliveryRecord, DestinationFamily, newId, Webhook } from '@app/database';
 import { DeliveryQueue, EventPublisher } from '@app/events';
 import { Page, pageLimit } from '../common/pagination';
 import { epochMs } from '../common/time';
-import type { WebhookCaller } from '../webhooks/webhooks.service';
-import { reachesSession, type Principal } from '../auth/principal';
+import { DESTINATION_NOUN, type DestinationCaller, Destinations } from '../destinations/destinations';
 import { ListDeliveriesQueryDto } from './dto/delivery.dto';
 
 function toView({ eventType, createdAt, updatedAt, deliveredAt, nextAttemptAt, ...row }: DeliveryRecord): DeliveryView {
@@ -20,7 +19,6 @@ function toView({ eventType, createdAt, updatedAt, deliveredAt, nextAttemptAt, .
 }
 
 const deliveryNotFound = () => new DomainError('not_found', 'delivery not found');
-const DESTINATION_NAME: Record<DestinationFamily, string> = { webhook: 'webhook', sink: 'event sink', chatwoot: 'Chatwoot integration' };
 
 /**
  * The delivery log of a webhook, replays and test sends. The dispatcher does the POSTs; this side only
@@ -32,7 +30,7 @@ export class DeliveriesService {
     private readonly deliveries: DeliveryLogRepository,
     private readonly attempts: DeliveryAttemptsRepository,
     private readonly queue: DeliveryQueue,
-    private readonly webhooks: WebhooksRepository,
+    private readonly destinations: Destinations,
     private readonly events: EventPublisher,
   ) {}
 
@@ -40,15 +38,12 @@ export class DeliveriesService {
    * A destination of the caller's organization and sessions, of the family the route names (a webhook under `/webhooks`,
    * a sink under `/event-sinks`); another organization's is reported exactly like a missing one.
    */
-  private async find(caller: WebhookCaller, id: string, family: DestinationFamily): Promise<Webhook> {
-    const destination = await this.webhooks.findInOrganization(caller.organizationId, id, family);
-    // a session-scoped key's view: a destination of another session is reported exactly like a missing one
-    if (!destination || !reachesSession(caller as Principal, destination.sessionId)) throw new DomainError('not_found', `${DESTINATION_NAME[family]} not found`);
-    return destination;
+  private find(caller: DestinationCaller, id: string, family: DestinationFamily): Promise<Webhook> {
+    return this.destinations.find(caller, family, id);
   }
 
   /** Newest first (delivery ids are ULIDs); `cursor` is the last id of the previous page. */
-  async list(caller: WebhookCaller, webhookId: string, query: ListDeliveriesQueryDto, family: DestinationFamily = 'webhook'): Promise<Page<DeliveryView>> {
+  async list(caller: DestinationCaller, webhookId: string, query: ListDeliveriesQueryDto, family: DestinationFamily = 'webhook'): Promise<Page<DeliveryView>> {
     await this.find(caller, webhookId, family);
     const limit = pageLimit(query);
     const rows = await this.deliveries.listByWebhook(webhookId, { status: query.status, cursor: query.cursor }, limit + 1);
@@ -57,7 +52,7 @@ export class DeliveriesService {
     return { data: page.map(toView), nextCursor: more ? page[page.length - 1].id : null };
   }
 
-  async get(caller: WebhookCaller, webhookId: string, deliveryId: string, family: DestinationFamily = 'webhook'): Promise<DeliveryDetailView> {
+  async get(caller: DestinationCaller, webhookId: string, deliveryId: string, family: DestinationFamily = 'webhook'): Promise<DeliveryDetailView> {
     await this.find(caller, webhookId, family);
     const row = await this.deliveries.findOfWebhook(webhookId, deliveryId);
     if (!row) throw deliveryNotFound();
@@ -72,7 +67,7 @@ export class DeliveriesService {
    * Sends a finished (delivered or dead) delivery again: same event, so the same X-Webhook-Request-Id,
    * with a fresh timestamp and signature and a fresh retry budget. A delivery still in progress → 409.
    */
-  async replay(caller: WebhookCaller, webhookId: string, deliveryId: string, family: DestinationFamily = 'webhook'): Promise<DeliveryView> {
+  async replay(caller: DestinationCaller, webhookId: string, deliveryId: string, family: DestinationFamily = 'webhook'): Promise<DeliveryView> {
     await this.find(caller, webhookId, family);
     const row = await this.deliveries.resetForReplay(webhookId, deliveryId);
     if (!row) {
@@ -89,9 +84,9 @@ export class DeliveriesService {
    * Publishes a webhook.test event naming this webhook (the dispatcher delivers it to that webhook
    * only) and creates its delivery right away, so the caller gets the delivery id to follow.
    */
-  async sendTest(caller: WebhookCaller, webhookId: string, family: DestinationFamily = 'webhook'): Promise<{ eventId: string; deliveryId?: string }> {
+  async sendTest(caller: DestinationCaller, webhookId: string, family: DestinationFamily = 'webhook'): Promise<{ eventId: string; deliveryId?: string }> {
     const webhook = await this.find(caller, webhookId, family);
-    if (!webhook.active) throw new DomainError('conflict', `${DESTINATION_NAME[family]} is inactive: it receives no deliveries`);
+    if (!webhook.active) throw new DomainError('conflict', `${DESTINATION_NOUN[family]} is inactive: it receives no deliveries`);
     const organizationId = caller.organizationId;
     const envelope = await this.events.publish({
       event: 'webhook.test',

@@ -1,21 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { DomainError, EventSinkKind, EventSinkView, RETRY_POLICY_DEFAULTS, SINK_URL_SCHEMES, SinkTarget } from '@app/contracts';
+import { DomainError, EventSinkKind, EventSinkView, SINK_URL_SCHEMES, SinkTarget } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
-import { DeliveriesRepository, newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
-import { WebhookChanges } from '@app/events';
-import { changedFields, type AuditContext } from '../audit/audit-context';
-import { AuditTrail } from '../audit/audit-trail';
-import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
-import { OrganizationQuotas } from '../limits/organization-quotas';
-import { applyDestinationSettings, assertInScope, completePolicy, type WebhookCaller } from '../webhooks/webhooks.service';
-import { reachesSession, type Principal } from '../auth/principal';
-import { WebhookTargetPolicy } from '../webhooks/webhook-target.policy';
+import { newId } from '@app/database';
+import type { AuditContext } from '../audit/audit-context';
+import { Page, PageQueryDto } from '../common/pagination';
+import { assertInScope, type DestinationCaller, type DestinationNames, Destinations } from '../destinations/destinations';
 import { CreateEventSinkDto, UpdateEventSinkDto } from './dto/event-sink.dto';
 import { toEventSinkView } from './event-sink.view';
 
-const notFound = () => new DomainError('not_found', 'event sink not found');
+const SINKS: DestinationNames = { family: 'sink', action: 'event-sink', targetType: 'eventSink' };
 const invalid = (fields: Record<string, string[]>) => new DomainError('validation_error', 'request is invalid', { fields });
 /** What a PATCH sends back when it copied the URL as shown: keep the stored password. */
 const MASK = '***';
@@ -53,109 +46,53 @@ const SINK_TARGETS: Record<EventSinkKind, { fields: (keyof TargetFields)[]; buil
 @Injectable()
 export class EventSinksService {
   constructor(
-    private readonly webhooks: WebhooksRepository,
-    private readonly sessions: SessionsRepository,
-    private readonly changes: WebhookChanges,
+    private readonly destinations: Destinations,
     private readonly box: SecretBox,
-    private readonly targets: WebhookTargetPolicy,
-    private readonly quotas: OrganizationQuotas,
-    private readonly deliveries: DeliveriesRepository,
-    private readonly audit: AuditTrail,
-    @InjectDataSource() private readonly db: DataSource,
   ) {}
 
-  async create(caller: WebhookCaller, ctx: AuditContext, body: CreateEventSinkDto): Promise<EventSinkView> {
-    const organizationId = caller.organizationId;
+  async create(caller: DestinationCaller, ctx: AuditContext, body: CreateEventSinkDto): Promise<EventSinkView> {
     assertInScope(caller, body.sessionId ?? null);
     const target = this.targetOf(body.kind, body, null);
     const url = this.splitUrl(body.kind, body.url, false);
-    await this.targets.assertAllowed(body.url);
-    await this.assertOwnSession(organizationId, body.sessionId ?? null);
-    const now = new Date();
-    const row: Webhook = {
+    await this.destinations.assertReachable(caller.organizationId, body.url, body.sessionId);
+    const fields = {
       id: newId('snk'),
-      organizationId,
+      organizationId: caller.organizationId,
       kind: body.kind,
       url: url.stored,
       target,
-      events: body.events ?? ['*'],
-      sessionId: body.sessionId ?? null,
-      active: body.active ?? true,
       customHeaders: {},
-      retryPolicy: completePolicy(RETRY_POLICY_DEFAULTS, body.retryPolicy),
-      rateLimitPerSecond: body.rateLimitPerSecond ?? null,
-      failingSince: null,
-      disabledAt: null,
-      disabledReason: null,
       secretEncrypted: url.password ? this.box.encrypt(url.password) : null,
-      createdAt: now,
-      updatedAt: now,
     };
-    // sinks count against the organization's webhook quota: both are destinations the dispatchers deliver to
-    const sink = await this.quotas.admit(
-      organizationId,
-      'webhooks',
-      (tx) => this.webhooks.countInOrganization(organizationId, tx),
-      async (tx) => {
-        const saved = await this.webhooks.save(row, tx);
-        await this.audit.record(tx, organizationId, ctx, { action: 'event-sink.create', target: { type: 'eventSink', id: row.id }, changes: changedFields(body) });
-        return saved;
-      },
-    );
-    await this.announceChange(sink.id);
-    return toEventSinkView(sink);
+    return toEventSinkView(await this.destinations.create(caller, ctx, SINKS, fields, body));
   }
 
-  async get(caller: WebhookCaller, id: string): Promise<EventSinkView> {
-    return toEventSinkView(await this.find(caller, id));
+  async get(caller: DestinationCaller, id: string): Promise<EventSinkView> {
+    return toEventSinkView(await this.destinations.find(caller, 'sink', id));
   }
 
-  /** A session-scoped key sees the sinks of its sessions only. */
-  async list(caller: WebhookCaller, query: PageQueryDto): Promise<Page<EventSinkView>> {
-    const scope = caller.sessionIds ? [...caller.sessionIds] : null;
-    return toPage(await this.webhooks.page(caller.organizationId, pageRequest(query), 'sink', scope), toEventSinkView);
+  list(caller: DestinationCaller, query: PageQueryDto): Promise<Page<EventSinkView>> {
+    return this.destinations.page(caller, 'sink', query, toEventSinkView);
   }
 
   /** Everything is checked before anything is written: a failed PATCH changes nothing. */
-  async update(caller: WebhookCaller, ctx: AuditContext, id: string, body: UpdateEventSinkDto): Promise<EventSinkView> {
-    const organizationId = caller.organizationId;
-    const sink = await this.find(caller, id);
+  async update(caller: DestinationCaller, ctx: AuditContext, id: string, body: UpdateEventSinkDto): Promise<EventSinkView> {
+    const sink = await this.destinations.find(caller, 'sink', id);
     if (body.sessionId !== undefined) assertInScope(caller, body.sessionId);
     const kind = sink.kind as EventSinkKind;
     const target = this.targetOf(kind, body, sink.target);
     const url = body.url !== undefined ? this.splitUrl(kind, body.url, true) : null;
-    if (body.url !== undefined) await this.targets.assertAllowed(body.url);
-    if (body.sessionId !== undefined) await this.assertOwnSession(organizationId, body.sessionId);
+    await this.destinations.assertReachable(caller.organizationId, body.url, body.sessionId);
     if (url) {
       sink.url = url.stored;
       if (url.password !== MASK) sink.secretEncrypted = url.password ? this.box.encrypt(url.password) : null;
     }
     sink.target = target;
-    const { reenabled } = applyDestinationSettings(sink, body);
-    // the change and its audit entry are one statement: they commit together, or neither does
-    const saved = await this.webhooks.updateSettings(sink, this.audit.pending(organizationId, ctx, { action: 'event-sink.update', target: { type: 'eventSink', id }, changes: changedFields(body) }));
-    if (!saved) throw notFound();
-    if (reenabled) await this.deliveries.resumeParked(id);
-    await this.announceChange(id);
-    return toEventSinkView(saved);
+    return toEventSinkView(await this.destinations.update(caller, ctx, SINKS, sink, body));
   }
 
-  async remove(caller: WebhookCaller, ctx: AuditContext, id: string): Promise<void> {
-    await this.find(caller, id);
-    await this.db.transaction(async (tx) => {
-      if (!(await this.webhooks.deleteInOrganization(caller.organizationId, id, 'sink', tx))) throw notFound();
-      await this.audit.record(tx, caller.organizationId, ctx, { action: 'event-sink.delete', target: { type: 'eventSink', id } });
-    });
-    await this.announceChange(id);
-  }
-
-  /** Another organization's sink, or a webhook, is reported exactly like a missing one. */
-  /** Another organization's sink, or one of a session outside a scoped key's sessions, is reported like a missing one. */
-  async find(caller: WebhookCaller, id: string): Promise<Webhook> {
-    const found = await this.webhooks.findInOrganization(caller.organizationId, id, 'sink');
-    const sink = found && reachesSession(caller as Principal, found.sessionId) ? found : null;
-    if (!sink) throw notFound();
-    return sink;
+  remove(caller: DestinationCaller, ctx: AuditContext, id: string): Promise<void> {
+    return this.destinations.remove(caller, ctx, SINKS, id);
   }
 
   private targetOf(kind: EventSinkKind, given: TargetFields, stored: SinkTarget | null): SinkTarget {
@@ -175,16 +112,5 @@ export class EventSinksService {
     if (password === MASK && !maskAllowed) throw invalid({ url: ['url password "***" is the masked form; give the real password'] });
     u.password = '';
     return { stored: u.toString(), password };
-  }
-
-  private async assertOwnSession(organizationId: string, sessionId: string | null): Promise<void> {
-    if (sessionId === null) return;
-    if (!(await this.sessions.existsInOrganization(organizationId, sessionId))) {
-      throw invalid({ sessionId: ['sessionId must reference a session of your organization'] });
-    }
-  }
-
-  private async announceChange(id: string): Promise<void> {
-    await this.changes.announce(id).catch(() => undefined);
   }
 }

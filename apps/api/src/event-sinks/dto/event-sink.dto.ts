@@ -1,12 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
-import { EVENT_SINK_KINDS, EventSinkKind, RATE_LIMIT_BOUNDS, SINK_DEFAULTS } from '@app/contracts';
-import { IsWebhookEvents, MAX_URL_LENGTH, WEBHOOK_EVENT_NAMES } from '../../webhooks/dto/webhook-validators';
-import { RetryPolicyDto, RetryPolicyView } from '../../webhooks/dto/webhook.dto';
+import { IsIn, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { EVENT_SINK_KINDS, EventSinkKind, SINK_DEFAULTS } from '@app/contracts';
+import { DestinationFieldsDto, present, RetryPolicyView } from '../../destinations/dto/destination-fields.dto';
+import { MAX_URL_LENGTH } from '../../destinations/dto/destination-validators';
 import { IsSinkUrl } from './sink-validators';
 
-const present = (_: object, v: unknown) => v !== undefined;
 /** AMQP exchange names: letters, digits, hyphen, underscore, period, colon (RabbitMQ's own rule); '' is the default exchange */
 const EXCHANGE = /^[A-Za-z0-9_.:-]*$/;
 /** a routing key template: printable, no control characters */
@@ -14,8 +12,8 @@ const ROUTING_KEY = /^[\x21-\x7e]+$/;
 /** a publishable NATS subject template: dot-separated non-empty tokens, no wildcard, no whitespace */
 const SUBJECT = /^[^\s.*>]+(\.[^\s.*>]+)*$/;
 
-/** Fields shared by create and update; `sessionId: null` removes the scope. */
-class EventSinkFieldsDto {
+/** A sink's own fields (its broker-side target) beside every destination's. */
+class EventSinkFieldsDto extends DestinationFieldsDto {
   @ApiPropertyOptional({ description: 'amqp: the exchange published to (it must exist; `""` is the default exchange)', maxLength: 255, example: 'whatsapp.events' })
   @ValidateIf(present) @IsString() @MaxLength(255) @Matches(EXCHANGE, { message: 'exchange may hold only letters, digits, "-", "_", "." and ":"' })
   exchange?: string;
@@ -35,34 +33,6 @@ class EventSinkFieldsDto {
   })
   @ValidateIf(present) @IsString() @MaxLength(255) @Matches(SUBJECT, { message: 'subject must be dot-separated tokens without spaces or wildcards' })
   subject?: string;
-
-  @ApiPropertyOptional({
-    type: [String],
-    maxItems: 100,
-    items: { type: 'string', enum: [...WEBHOOK_EVENT_NAMES] },
-    description: '`*` (every event) or names from the catalog (docs/events.md); `[]` none. On create, default `["*"]`',
-  })
-  @ValidateIf(present) @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) @IsNotEmpty({ each: true }) @MaxLength(100, { each: true }) @IsWebhookEvents()
-  events?: string[];
-
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'scope deliveries to one session of the organization' })
-  @IsOptional() @IsString() @MaxLength(64)
-  sessionId?: string | null;
-
-  @ApiPropertyOptional({ description: 'on create, default true' })
-  @ValidateIf(present) @IsBoolean()
-  active?: boolean;
-
-  @ApiPropertyOptional({ type: RetryPolicyDto })
-  @ValidateIf(present) @IsObject() @ValidateNested() @Type(() => RetryPolicyDto)
-  retryPolicy?: RetryPolicyDto;
-
-  @ApiPropertyOptional({
-    type: 'integer', nullable: true, minimum: RATE_LIMIT_BOUNDS.min, maximum: RATE_LIMIT_BOUNDS.max,
-    description: 'at most this many publishes per second (per dispatcher replica); null: no cap',
-  })
-  @IsOptional() @IsInt() @Min(RATE_LIMIT_BOUNDS.min) @Max(RATE_LIMIT_BOUNDS.max)
-  rateLimitPerSecond?: number | null;
 }
 
 const URL_DESCRIPTION =

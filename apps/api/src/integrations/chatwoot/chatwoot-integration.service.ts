@@ -6,11 +6,11 @@ import { ApiConfig } from '@app/config';
 import { CHATWOOT_EVENTS, ChatwootIntegrationView, chatwootWebhookUrl, ChatwootSettings, DomainError, RETRY_POLICY_DEFAULTS } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
 import { ChatwootIntegrationState, ChatwootRepository, newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
-import { WebhookChanges } from '@app/events';
-import { refusedTargetReason } from '@app/net-guard';
 import type { AuditContext } from '../../audit/audit-context';
 import { AuditTrail } from '../../audit/audit-trail';
 import { reachesSession, type Principal } from '../../auth/principal';
+import { DestinationTargetPolicy } from '../../destinations/destination-target.policy';
+import { Destinations } from '../../destinations/destinations';
 import { OrganizationQuotas } from '../../limits/organization-quotas';
 import { PutChatwootDto } from './dto/chatwoot.dto';
 
@@ -40,7 +40,8 @@ export class ChatwootIntegrationService {
     private readonly webhooks: WebhooksRepository,
     private readonly chatwoot: ChatwootRepository,
     private readonly sessions: SessionsRepository,
-    private readonly changes: WebhookChanges,
+    private readonly destinations: Destinations,
+    private readonly targets: DestinationTargetPolicy,
     private readonly box: SecretBox,
     private readonly quotas: OrganizationQuotas,
     private readonly audit: AuditTrail,
@@ -51,7 +52,7 @@ export class ChatwootIntegrationService {
     await this.assertSession(caller, sessionId);
     const existing = await this.webhooks.chatwootOfSession(caller.organizationId, sessionId);
     const baseUrl = this.checkedBaseUrl(body.baseUrl);
-    await this.assertAllowed(baseUrl);
+    await this.targets.assertAllowed(baseUrl, 'baseUrl');
     const token = body.apiAccessToken !== undefined && !body.apiAccessToken.startsWith('***') ? body.apiAccessToken : null;
     const missing: Record<string, string[]> = {};
     if (!existing && token === null) missing.apiAccessToken = ['apiAccessToken is required when connecting Chatwoot'];
@@ -111,7 +112,7 @@ export class ChatwootIntegrationService {
     if (existing) await this.db.transaction(write);
     // an integration is a destination: it counts against the organization's webhook quota as sinks do
     else await this.quotas.admit(caller.organizationId, 'webhooks', (tx) => this.webhooks.countInOrganization(caller.organizationId, tx), write);
-    await this.changes.announce(row.id).catch(() => undefined);
+    await this.destinations.announce(row.id);
     return this.get(caller, sessionId);
   }
 
@@ -126,7 +127,7 @@ export class ChatwootIntegrationService {
       await this.webhooks.deleteInOrganization(caller.organizationId, row.id, 'chatwoot', tx);
       await this.audit.record(tx, caller.organizationId, ctx, { action: 'chatwoot.disconnect', target: { type: 'session', id: sessionId }, changes: [] });
     });
-    await this.changes.announce(row.id).catch(() => undefined);
+    await this.destinations.announce(row.id);
   }
 
   /** The integration a Chatwoot webhook call names, once its secret matches (401 otherwise, whether or not the id exists). */
@@ -164,13 +165,6 @@ export class ChatwootIntegrationService {
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid({ baseUrl: ['baseUrl must be an absolute http(s) URL'] });
     if (u.username || u.password) throw invalid({ baseUrl: ['baseUrl must not carry credentials; give the token as apiAccessToken'] });
     return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
-  }
-
-  /** The address guard at connect time, as for webhooks; the dispatcher checks the resolved address again on each call. */
-  private async assertAllowed(baseUrl: string): Promise<void> {
-    if (this.config.WEBHOOK_ALLOW_PRIVATE_TARGETS) return;
-    const reason = await refusedTargetReason(new URL(baseUrl).hostname);
-    if (reason) throw invalid({ baseUrl: [`baseUrl target is not allowed: ${reason} (set WEBHOOK_ALLOW_PRIVATE_TARGETS=true to allow private targets)`] });
   }
 
   private view(row: Webhook, state: ChatwootIntegrationState): ChatwootIntegrationView {

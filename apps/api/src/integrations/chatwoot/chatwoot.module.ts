@@ -1,8 +1,6 @@
 import { Module } from '@nestjs/common';
-import { WebhookChanges } from '@app/events';
-import { REDIS_CLIENT } from '@app/infra';
-import { Redis, RedisKeys } from '@app/redis';
 import { DeliveriesModule } from '../../deliveries/deliveries.module';
+import { DestinationsModule } from '../../destinations/destinations.module';
 import { MessagesModule } from '../../messages/messages.module';
 import { ChatwootInboundService } from './chatwoot-inbound.service';
 import { ChatwootIntegrationService } from './chatwoot-integration.service';
@@ -10,12 +8,8 @@ import { ChatwootIntegrationController, ChatwootWebhookController } from './chat
 
 /** The Chatwoot integration (CONTRACT 16): its management, and Chatwoot's webhook; its deliveries are the dispatcher's. */
 @Module({
-  imports: [DeliveriesModule, MessagesModule],
+  imports: [DeliveriesModule, DestinationsModule, MessagesModule],
   controllers: [ChatwootIntegrationController, ChatwootWebhookController],
-  providers: [
-    ChatwootIntegrationService,
-    ChatwootInboundService,
-    { provide: WebhookChanges, inject: [REDIS_CLIENT, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new WebhookChanges(redis, keys) },
-  ],
+  providers: [ChatwootIntegrationService, ChatwootInboundService],
 })
 export class ChatwootModule {}

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { MAX_URL_LENGTH } from '../../../webhooks/dto/webhook-validators';
+import { MAX_URL_LENGTH } from '../../../destinations/dto/destination-validators';
 
 /** `PUT /sessions/{id}/integrations/chatwoot`: creates or replaces the session's integration. */
 export class PutChatwootDto {
