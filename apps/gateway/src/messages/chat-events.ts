@@ -3,7 +3,8 @@ import type { ChatChanges, SyncHistoryMode } from '@app/contracts';
 import { newIdAt } from '@app/database';
 import type { EngineEvent, HistoryChat, InboundMessage } from '../engine/engine.interface';
 import type { SessionEventSink, StoreTx } from '../sessions/session-ports';
-import type { MessageStore } from './message-store';
+import { inboundMessageRow } from './inbound-row';
+import type { MessageStore, NewMessage } from './message-store';
 
 /**
  * The part of `chats` (ChatsRepository, PostgreSQL) a gateway uses. A message's chat is kept current by the message's
@@ -68,33 +69,10 @@ export class ChatEvents {
     return stored;
   }
 
-  private historyMessage(m: InboundMessage) {
-    const { sessionId, organizationId } = this.deps;
-    const media = m.media ? { mimetype: m.media.mimetype, size: m.media.size, filename: m.media.filename, caption: m.media.caption } : null;
+  private historyMessage(m: InboundMessage): NewMessage {
     // sorted where it happened (ids are time-ordered), not where it was stored
     const at = Math.min(m.timestamp || this.clock(), this.clock());
-    return {
-      id: newIdAt('msg', at),
-      organizationId,
-      sessionId,
-      waMessageId: m.id,
-      direction: m.fromMe ? ('out' as const) : ('in' as const),
-      chatJid: m.chatJid,
-      from: m.from,
-      type: m.type ?? 'text',
-      text: m.text,
-      media,
-      mediaRef: m.media?.ref ?? null,
-      location: m.location ?? null,
-      contact: m.contact ?? null,
-      poll: m.poll ?? null,
-      quotedWaMessageId: m.quotedWaMessageId ?? null,
-      mentions: m.mentions ?? [],
-      status: m.fromMe ? ('sent' as const) : ('received' as const),
-      raw: m.raw ?? null,
-      createdAt: at,
-      sentAt: m.fromMe ? at : null,
-      fromHistory: true,
-    };
+    const { sessionId, organizationId } = this.deps;
+    return { ...inboundMessageRow(m, { organizationId, sessionId, id: newIdAt('msg', at), createdAt: at, sentAt: m.fromMe ? at : null }), fromHistory: true };
   }
 }

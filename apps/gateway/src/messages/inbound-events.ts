@@ -3,6 +3,7 @@ import type { CatalogEvent } from '@app/contracts';
 import { newId, toMessageView } from '@app/database';
 import type { EngineConnection, EngineEvent, FollowedChannelBook, InboundMessage } from '../engine/engine.interface';
 import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
+import { inboundMessageRow } from './inbound-row';
 import { isGroupJid, MessageRow, MessageStore } from './message-store';
 import type { OutboundSender } from './outbound-sender';
 import type { ContactBook } from '../contacts/contact-book';
@@ -125,34 +126,11 @@ export class InboundEvents {
   private async message(m: InboundMessage, conn: EngineConnection | null): Promise<void> {
     const { store, sessionId, organizationId } = this.deps;
     const quotedMessageId = m.quotedWaMessageId ? ((await store.idsByWaIds(sessionId, [m.quotedWaMessageId])).get(m.quotedWaMessageId) ?? null) : null;
-    const media = m.media ? { mimetype: m.media.mimetype, size: m.media.size, filename: m.media.filename, caption: m.media.caption } : null;
     // stored and announced together: a crash between the two would otherwise drop the event for good (the
     // network's re-delivery finds the row and publishes nothing)
     const row = await this.deps.events.transact(async (tx, publish) => {
       const stored = await store.insert(
-        {
-          id: newId('msg'),
-          organizationId,
-          sessionId,
-          waMessageId: m.id,
-          direction: m.fromMe ? 'out' : 'in',
-          chatJid: m.chatJid,
-          from: m.from,
-          type: m.type ?? 'text',
-          text: m.text,
-          media,
-          mediaRef: m.media?.ref ?? null,
-          location: m.location ?? null,
-          contact: m.contact ?? null,
-          poll: m.poll ?? null,
-          quotedMessageId,
-          quotedWaMessageId: m.quotedWaMessageId ?? null,
-          mentions: m.mentions ?? [],
-          status: m.fromMe ? 'sent' : 'received',
-          raw: m.raw ?? null,
-          createdAt: this.clock(),
-          sentAt: m.fromMe ? m.timestamp : null,
-        },
+        { ...inboundMessageRow(m, { organizationId, sessionId, id: newId('msg'), createdAt: this.clock(), sentAt: m.fromMe ? m.timestamp : null }), quotedMessageId },
         tx,
       );
       if (stored && !m.fromMe) publish({ event: 'message.received', organizationId, sessionId, payload: { message: toMessageView(stored) } });
