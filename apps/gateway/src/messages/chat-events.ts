@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ChatChanges, SyncHistoryMode } from '@app/contracts';
 import { newIdAt } from '@app/database';
 import type { EngineEvent, HistoryChat, InboundMessage } from '../engine/engine.interface';
-import type { SessionEventSink, StoreTx } from '../sessions/session-ports';
+import type { SessionEventSink, StoreTx } from '../store-ports';
 import type { MessageStore } from './message-store';
 
 /**

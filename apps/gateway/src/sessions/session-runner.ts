@@ -5,7 +5,8 @@ import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, Foll
 import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
 import type { OutboundSender } from '../messages/outbound-sender';
 import type { ChatEvents } from '../messages/chat-events';
-import { AuthStateFactory, QrBoard, realTimers, RunnerSettings, SessionLeases, SessionRecord, SessionRecordPatch, Timers } from './session-ports';
+import { AuthStateFactory, QrBoard, realTimers, RunnerSettings, SessionLeases, Timers } from './session-ports';
+import type { SessionRecord, SessionRecordPatch } from '../store-ports';
 import { buildSessionHandlers, SessionHandlerDeps } from './session-handlers';
 import { initialState, SessionEffect, SessionInput, SessionState, transition } from './session-state';
 

@@ -1,4 +1,4 @@
-import { decodeAuthValue, encodeAuthValue } from '../../auth-state/auth-state-json';
+import { decodeBinaryJson, encodeBinaryJson } from '../binary-json';
 import type { EngineEvent } from '../engine.interface';
 
 /**
@@ -17,11 +17,11 @@ export interface SpooledEngineEvent {
 const VERSION = 1;
 
 export function encodeSpooledEvent(origin: string, seq: number, event: EngineEvent): string {
-  return encodeAuthValue({ v: VERSION, origin, seq, event });
+  return encodeBinaryJson({ v: VERSION, origin, seq, event });
 }
 
 export function decodeSpooledEvent(payload: string): SpooledEngineEvent {
-  const decoded = decodeAuthValue<{ v?: unknown; origin?: unknown; seq?: unknown; event?: { type?: unknown } }>(payload);
+  const decoded = decodeBinaryJson<{ v?: unknown; origin?: unknown; seq?: unknown; event?: { type?: unknown } }>(payload);
   if (decoded?.v !== VERSION || typeof decoded.origin !== 'string' || typeof decoded.seq !== 'number' || typeof decoded.event?.type !== 'string') {
     throw new Error(`not a spooled engine event of version ${VERSION}`);
   }
