@@ -3,7 +3,7 @@ import type { EngineEvent } from '../engine.interface';
 
 /**
  * An engine event as the inbound spool keeps it: JSON whose binary values (a message's `raw` content) are base64
- * (the auth state's binary JSON, one encoding for both), tagged with the connection that spooled it and its place in
+ * (../binary-json.ts, the auth state's encoding too), tagged with the connection that spooled it and its place in
  * that connection's sequence, so a replay on that connection leaves the entries its own hand-over has not reached yet.
  */
 export interface SpooledEngineEvent {
