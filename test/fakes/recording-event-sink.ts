@@ -1,4 +1,4 @@
-import type { SessionEventSink } from '../../apps/gateway/src/sessions/session-ports';
+import type { SessionEventSink } from '../../apps/gateway/src/store-ports';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- every event type's payload, read field by field
 export type Payload = Record<string, any>;

@@ -12,7 +12,7 @@ const pino = require('pino');
 
 const root = join(__dirname, '..', '..');
 const { BaileysEngine } = require(join(root, 'dist/apps/gateway/src/engine/baileys/baileys.engine.js'));
-const { decodeAuthValue, encodeAuthValue } = require(join(root, 'dist/apps/gateway/src/auth-state/auth-state-json.js'));
+const { decodeBinaryJson, encodeBinaryJson } = require(join(root, 'dist/apps/gateway/src/engine/binary-json.js'));
 const { messageContentFor } = require(join(root, 'dist/apps/gateway/src/engine/baileys/baileys-outbound.js'));
 const { groupInfoFrom, groupMetadataFrom, inboundMessageFrom } = require(join(root, 'dist/apps/gateway/src/engine/baileys/baileys-mapping.js'));
 const { BaileysMediaSource, MediaUnavailableError } = require(join(root, 'dist/libs/media/src/index.js'));
@@ -162,10 +162,10 @@ function credsRoundTrip() {
   const creds = initAuthCreds();
   const asBaileys = (value) => JSON.stringify(value, BufferJSON.replacer);
   return {
-    ours: asBaileys(decodeAuthValue(encodeAuthValue(creds))) === asBaileys(creds),
-    fromBufferJson: asBaileys(decodeAuthValue(asBaileys(creds))) === asBaileys(creds),
-    toBufferJson: asBaileys(JSON.parse(encodeAuthValue(creds), BufferJSON.reviver)) === asBaileys(creds),
-    privateKeyIsBuffer: Buffer.isBuffer(decodeAuthValue(encodeAuthValue(creds)).noiseKey.private),
+    ours: asBaileys(decodeBinaryJson(encodeBinaryJson(creds))) === asBaileys(creds),
+    fromBufferJson: asBaileys(decodeBinaryJson(asBaileys(creds))) === asBaileys(creds),
+    toBufferJson: asBaileys(JSON.parse(encodeBinaryJson(creds), BufferJSON.reviver)) === asBaileys(creds),
+    privateKeyIsBuffer: Buffer.isBuffer(decodeBinaryJson(encodeBinaryJson(creds)).noiseKey.private),
   };
 }
 

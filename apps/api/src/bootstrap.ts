@@ -17,7 +17,7 @@ import { answerClientError } from './common/client-error';
 import { ErrorEnvelopeFilter } from './common/error.filter';
 import { jsonBodyOptions } from './common/json-body';
 import { RequestBodyGuard } from './common/request-body.guard';
-import { ApiMetrics } from './health/http-metrics';
+import { ApiMetrics } from './common/http-metrics';
 import { completeOpenApiDocument } from './common/openapi-document';
 import { ApiValidationPipe } from './common/validation.pipe';
 import { RateLimitMiddleware } from './limits/rate-limit.middleware';

@@ -60,36 +60,51 @@ function App() {
   if (!checked) return null;
   if (!me) return <Login onSignedIn={signIn} />;
 
-  const [screen = 'overview', id, sub, arg] = route;
   const shell = (
     <div class="shell">
-      <nav class="top">
-        <strong class="brand">Messaging Gateway</strong>
-        {NAV.map(([path, label]) => (
-          <a href={`#/${path}`} class={screen === path ? 'current' : ''}>{label}</a>
-        ))}
-        <span class="spacer" />
-        <span class={`live live-${liveState}`} title="the realtime WebSocket" data-live={liveState}>● {liveState === 'open' ? 'live' : liveState}</span>
-        <span class="muted">{me.kind === 'user' ? `${me.role} · ${me.organizationId}` : `API key · ${me.organizationId}`}</span>
-        <button type="button" onClick={signOut}>Sign out</button>
-      </nav>
+      <TopNav screen={route[0] ?? 'overview'} me={me} liveState={liveState} signOut={signOut} />
       <main>
-        {screen === 'overview' && <OverviewScreen />}
-        {screen === 'sessions' && !id && <SessionsScreen />}
-        {screen === 'sessions' && id && !sub && <SessionDetail id={id} key={id} />}
-        {screen === 'sessions' && id && sub === 'inbox' && <InboxScreen sessionId={id} chatJid={arg ?? null} key={id} />}
-        {screen === 'sessions' && id && sub === 'groups' && arg && <GroupScreen sessionId={id} groupJid={arg} key={arg} />}
-        {screen === 'webhooks' && !id && <WebhooksScreen />}
-        {screen === 'webhooks' && id && <WebhookDetail id={id} key={id} />}
-        {screen === 'events' && <EventMonitor />}
-        {screen === 'gateways' && <GatewaysScreen />}
-        {screen === 'event-sinks' && id && <EventSinkDetail id={id} key={id} />}
-        {screen === 'campaigns' && <CampaignsScreen sessionId={id} campaignId={sub} />}
-        {screen === 'organization' && <OrganizationScreen tab={id} />}
+        <Screen route={route} />
       </main>
     </div>
   );
   return <MeContext.Provider value={me}>{shell}</MeContext.Provider>;
+}
+
+function TopNav({ screen, me, liveState, signOut }: { screen: string; me: Me; liveState: LiveState; signOut: () => void }) {
+  return (
+    <nav class="top">
+      <strong class="brand">Messaging Gateway</strong>
+      {NAV.map(([path, label]) => (
+        <a href={`#/${path}`} class={screen === path ? 'current' : ''}>{label}</a>
+      ))}
+      <span class="spacer" />
+      <span class={`live live-${liveState}`} title="the realtime WebSocket" data-live={liveState}>● {liveState === 'open' ? 'live' : liveState}</span>
+      <span class="muted">{me.kind === 'user' ? `${me.role} · ${me.organizationId}` : `API key · ${me.organizationId}`}</span>
+      <button type="button" onClick={signOut}>Sign out</button>
+    </nav>
+  );
+}
+
+/** The screen the route names (`#/<screen>/<id>/<sub>/<arg>`). */
+function Screen({ route }: { route: string[] }) {
+  const [screen = 'overview', id, sub, arg] = route;
+  return (
+    <>
+      {screen === 'overview' && <OverviewScreen />}
+      {screen === 'sessions' && !id && <SessionsScreen />}
+      {screen === 'sessions' && id && !sub && <SessionDetail id={id} key={id} />}
+      {screen === 'sessions' && id && sub === 'inbox' && <InboxScreen sessionId={id} chatJid={arg ?? null} key={id} />}
+      {screen === 'sessions' && id && sub === 'groups' && arg && <GroupScreen sessionId={id} groupJid={arg} key={arg} />}
+      {screen === 'webhooks' && !id && <WebhooksScreen />}
+      {screen === 'webhooks' && id && <WebhookDetail id={id} key={id} />}
+      {screen === 'events' && <EventMonitor />}
+      {screen === 'gateways' && <GatewaysScreen />}
+      {screen === 'event-sinks' && id && <EventSinkDetail id={id} key={id} />}
+      {screen === 'campaigns' && <CampaignsScreen sessionId={id} campaignId={sub} />}
+      {screen === 'organization' && <OrganizationScreen tab={id} />}
+    </>
+  );
 }
 
 render(<App />, document.getElementById('app')!);

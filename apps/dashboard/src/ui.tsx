@@ -20,6 +20,12 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   return { data, setData, error, reload };
 }
 
+/** What `useLoad` gives a component that shows (and changes) the loaded data. */
+export type Loaded<T> = ReturnType<typeof useLoad<T>>;
+
+/** What `useAction` gives a component whose buttons run (and wait for) the same action. */
+export type Action = ReturnType<typeof useAction>;
+
 /** Runs a user action, showing its failure where the user looks. */
 export function useAction() {
   const [error, setError] = useState<string | null>(null);

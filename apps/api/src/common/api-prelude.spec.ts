@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { DomainError } from '@app/contracts';
 import { MetricsRegistry } from '@app/infra';
-import { ApiMetrics } from '../health/http-metrics';
+import { ApiMetrics } from './http-metrics';
 import type { RateLimitMiddleware } from '../limits/rate-limit.middleware';
 import { apiPrelude } from './api-prelude';
 

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { timeRequest } from '../health/http-metrics';
+import { timeRequest } from './http-metrics';
 import type { RateLimitMiddleware } from '../limits/rate-limit.middleware';
 import { inputRefusal } from './input-hardening';
 

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ApiOpsServer } from './api-ops-server';
 import { HealthController } from './health.controller';
-import { ApiMetrics } from './http-metrics';
+import { ApiMetrics } from '../common/http-metrics';
 
 @Module({
   controllers: [HealthController],

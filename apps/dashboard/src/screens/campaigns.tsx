@@ -4,7 +4,7 @@ import { api, type CampaignCreate, type CampaignView } from '../api';
 import { live } from '../live';
 import { useCan } from '../me';
 import { go } from '../router';
-import { ErrorLine, Panel, plural, Status, useAction, useLoad, When } from '../ui';
+import { type Action, ErrorLine, type Loaded, Panel, plural, Status, useAction, useLoad, When } from '../ui';
 
 /**
  * Campaigns (CONTRACT 17, docs/campaigns.md): one message, its `{{variables}}` filled per recipient, sent by a session
@@ -99,77 +99,76 @@ function recipientsCsv(text: string): string {
 
 const localZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
 
-function CampaignForm({ sessionId, onCreated }: { sessionId: string; onCreated: (c: CampaignView) => void }) {
-  const [name, setName] = useState('');
-  const [text, setText] = useState('');
-  const [recipients, setRecipients] = useState('');
-  const [startAt, setStartAt] = useState('');
-  const [windowOn, setWindowOn] = useState(false);
-  const [days, setDays] = useState<Weekday[]>(['mon', 'tue', 'wed', 'thu', 'fri']);
-  const [from, setFrom] = useState('09:00');
-  const [to, setTo] = useState('18:00');
-  const [timeZone, setTimeZone] = useState(localZone());
-  const [minDelay, setMinDelay] = useState('20');
-  const [maxDelay, setMaxDelay] = useState('60');
-  const [typing, setTyping] = useState(true);
-  const [perHour, setPerHour] = useState('');
-  const [perDay, setPerDay] = useState('');
-  const [warmStart, setWarmStart] = useState('');
-  const [warmGrowth, setWarmGrowth] = useState('');
-  const [skipNotOnWhatsApp, setSkip] = useState(true);
-  const { error, busy, run } = useAction();
-  const num = (v: string) => (v.trim() === '' ? undefined : Number(v));
+const newCampaignForm = () => ({
+  name: '',
+  text: '',
+  recipients: '',
+  startAt: '',
+  windowOn: false,
+  days: ['mon', 'tue', 'wed', 'thu', 'fri'] as Weekday[],
+  from: '09:00',
+  to: '18:00',
+  timeZone: localZone(),
+  minDelay: '20',
+  maxDelay: '60',
+  typing: true,
+  perHour: '',
+  perDay: '',
+  warmStart: '',
+  warmGrowth: '',
+  skipNotOnWhatsApp: true,
+});
+type CampaignFormFields = ReturnType<typeof newCampaignForm>;
+type SetCampaignField = <K extends keyof CampaignFormFields>(key: K, value: CampaignFormFields[K]) => void;
 
+function campaignBodyOf(f: CampaignFormFields): CampaignCreate {
+  const num = (v: string) => (v.trim() === '' ? undefined : Number(v));
+  const body: CampaignCreate = {
+    name: f.name.trim(),
+    message: { type: 'text', text: f.text },
+    recipientsCsv: recipientsCsv(f.recipients),
+    pacing: { minDelayMs: Number(f.minDelay) * 1000, maxDelayMs: Number(f.maxDelay) * 1000, typing: f.typing, perHour: num(f.perHour) ?? null, perDay: num(f.perDay) ?? null },
+    skipNotOnWhatsApp: f.skipNotOnWhatsApp,
+  };
+  if (f.startAt) body.startAt = new Date(f.startAt).getTime();
+  if (f.windowOn) body.window = { days: f.days, from: f.from, to: f.to, timeZone: f.timeZone.trim() };
+  if (f.warmStart || f.warmGrowth) body.warmup = { startPerDay: Number(f.warmStart), growthPercent: Number(f.warmGrowth || 0) };
+  return body;
+}
+
+function CampaignForm({ sessionId, onCreated }: { sessionId: string; onCreated: (c: CampaignView) => void }) {
+  const [f, setForm] = useState(newCampaignForm);
+  const set: SetCampaignField = (key, value) => setForm((old) => ({ ...old, [key]: value }));
+  const { error, busy, run } = useAction();
   const submit = (e: Event) => {
     e.preventDefault();
-    const body: CampaignCreate = {
-      name: name.trim(),
-      message: { type: 'text', text },
-      recipientsCsv: recipientsCsv(recipients),
-      pacing: { minDelayMs: Number(minDelay) * 1000, maxDelayMs: Number(maxDelay) * 1000, typing, perHour: num(perHour) ?? null, perDay: num(perDay) ?? null },
-      skipNotOnWhatsApp,
-    };
-    if (startAt) body.startAt = new Date(startAt).getTime();
-    if (windowOn) body.window = { days, from, to, timeZone: timeZone.trim() };
-    if (warmStart || warmGrowth) body.warmup = { startPerDay: Number(warmStart), growthPercent: Number(warmGrowth || 0) };
+    const body = campaignBodyOf(f);
     run(async () => onCreated(await api.createCampaign(sessionId, body)));
   };
 
   return (
     <form class="grid-form" onSubmit={submit} aria-label="New campaign" noValidate>
-      <label class="wide">Name <input name="campaignName" value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="Spring restock" /></label>
+      <label class="wide">Name <input name="campaignName" value={f.name} onInput={(e) => set('name', e.currentTarget.value)} placeholder="Spring restock" /></label>
       <label class="wide">Message (<span class="mono">{'{{column}}'}</span> is replaced per recipient)
-        <textarea name="campaignText" rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder="Hi {{name}}, your order {{order}} is ready" />
+        <textarea name="campaignText" rows={3} value={f.text} onInput={(e) => set('text', e.currentTarget.value)} placeholder="Hi {{name}}, your order {{order}} is ready" />
       </label>
       <label class="wide">Recipients: CSV with a header row (<span class="mono">to</span> or <span class="mono">phone</span>, other columns are variables), or one number a line
-        <textarea name="recipientsCsv" rows={5} value={recipients} onInput={(e) => setRecipients(e.currentTarget.value)} placeholder={'to,name,order\n15551234567,Ana,A-17'} />
+        <textarea name="recipientsCsv" rows={5} value={f.recipients} onInput={(e) => set('recipients', e.currentTarget.value)} placeholder={'to,name,order\n15551234567,Ana,A-17'} />
       </label>
       <label class="wide">…or upload a CSV file
-        <input name="recipientsFile" type="file" accept=".csv,text/csv,text/plain" onChange={(e) => e.currentTarget.files?.[0]?.text().then(setRecipients)} />
+        <input name="recipientsFile" type="file" accept=".csv,text/csv,text/plain" onChange={(e) => e.currentTarget.files?.[0]?.text().then((t) => set('recipients', t))} />
       </label>
-      <label>Start (empty: now) <input name="startAt" type="datetime-local" value={startAt} onInput={(e) => setStartAt(e.currentTarget.value)} /></label>
-      <label>Min delay (s) <input name="minDelay" type="number" value={minDelay} onInput={(e) => setMinDelay(e.currentTarget.value)} /></label>
-      <label>Max delay (s) <input name="maxDelay" type="number" value={maxDelay} onInput={(e) => setMaxDelay(e.currentTarget.value)} /></label>
-      <label class="check"><input name="typing" type="checkbox" checked={typing} onChange={(e) => setTyping(e.currentTarget.checked)} /> "typing…" before each</label>
-      <label>At most per hour <input name="perHour" type="number" value={perHour} onInput={(e) => setPerHour(e.currentTarget.value)} placeholder="no cap" /></label>
-      <label>At most per day <input name="perDay" type="number" value={perDay} onInput={(e) => setPerDay(e.currentTarget.value)} placeholder="no cap" /></label>
-      <label>Warm-up: first day <input name="warmStart" type="number" value={warmStart} onInput={(e) => setWarmStart(e.currentTarget.value)} placeholder="off" /></label>
-      <label>Warm-up: growth % a day <input name="warmGrowth" type="number" value={warmGrowth} onInput={(e) => setWarmGrowth(e.currentTarget.value)} placeholder="30" /></label>
-      <label class="check wide"><input name="windowOn" type="checkbox" checked={windowOn} onChange={(e) => setWindowOn(e.currentTarget.checked)} /> only send within hours</label>
-      {windowOn && (
-        <>
-          <fieldset class="checks wide">
-            <legend>Days</legend>
-            {WEEKDAYS.map((d) => (
-              <label class="check"><input type="checkbox" name="windowDay" value={d} checked={days.includes(d)} onChange={(e) => setDays(e.currentTarget.checked ? WEEKDAYS.filter((x) => x === d || days.includes(x)) : days.filter((x) => x !== d))} /> {d}</label>
-            ))}
-          </fieldset>
-          <label>From <input name="windowFrom" type="time" value={from} onInput={(e) => setFrom(e.currentTarget.value)} /></label>
-          <label>To <input name="windowTo" type="time" value={to} onInput={(e) => setTo(e.currentTarget.value)} /></label>
-          <label>Time zone <input name="timeZone" value={timeZone} onInput={(e) => setTimeZone(e.currentTarget.value)} placeholder="Asia/Jakarta" /></label>
-        </>
-      )}
-      <label class="check wide"><input name="skipNotOnWhatsApp" type="checkbox" checked={skipNotOnWhatsApp} onChange={(e) => setSkip(e.currentTarget.checked)} /> skip numbers that are not on WhatsApp</label>
+      <label>Start (empty: now) <input name="startAt" type="datetime-local" value={f.startAt} onInput={(e) => set('startAt', e.currentTarget.value)} /></label>
+      <label>Min delay (s) <input name="minDelay" type="number" value={f.minDelay} onInput={(e) => set('minDelay', e.currentTarget.value)} /></label>
+      <label>Max delay (s) <input name="maxDelay" type="number" value={f.maxDelay} onInput={(e) => set('maxDelay', e.currentTarget.value)} /></label>
+      <label class="check"><input name="typing" type="checkbox" checked={f.typing} onChange={(e) => set('typing', e.currentTarget.checked)} /> "typing…" before each</label>
+      <label>At most per hour <input name="perHour" type="number" value={f.perHour} onInput={(e) => set('perHour', e.currentTarget.value)} placeholder="no cap" /></label>
+      <label>At most per day <input name="perDay" type="number" value={f.perDay} onInput={(e) => set('perDay', e.currentTarget.value)} placeholder="no cap" /></label>
+      <label>Warm-up: first day <input name="warmStart" type="number" value={f.warmStart} onInput={(e) => set('warmStart', e.currentTarget.value)} placeholder="off" /></label>
+      <label>Warm-up: growth % a day <input name="warmGrowth" type="number" value={f.warmGrowth} onInput={(e) => set('warmGrowth', e.currentTarget.value)} placeholder="30" /></label>
+      <label class="check wide"><input name="windowOn" type="checkbox" checked={f.windowOn} onChange={(e) => set('windowOn', e.currentTarget.checked)} /> only send within hours</label>
+      {f.windowOn && <SendWindowFields f={f} set={set} />}
+      <label class="check wide"><input name="skipNotOnWhatsApp" type="checkbox" checked={f.skipNotOnWhatsApp} onChange={(e) => set('skipNotOnWhatsApp', e.currentTarget.checked)} /> skip numbers that are not on WhatsApp</label>
       <div class="wide">
         <ErrorLine error={error} />
         <button type="submit" class="primary" disabled={busy}>Start campaign</button>
@@ -178,8 +177,25 @@ function CampaignForm({ sessionId, onCreated }: { sessionId: string; onCreated: 
   );
 }
 
+/** The days and hours a campaign may send in, in a time zone of the user's choice. */
+function SendWindowFields({ f, set }: { f: CampaignFormFields; set: SetCampaignField }) {
+  const { days } = f;
+  return (
+    <>
+      <fieldset class="checks wide">
+        <legend>Days</legend>
+        {WEEKDAYS.map((d) => (
+          <label class="check"><input type="checkbox" name="windowDay" value={d} checked={days.includes(d)} onChange={(e) => set('days', e.currentTarget.checked ? WEEKDAYS.filter((x) => x === d || days.includes(x)) : days.filter((x) => x !== d))} /> {d}</label>
+        ))}
+      </fieldset>
+      <label>From <input name="windowFrom" type="time" value={f.from} onInput={(e) => set('from', e.currentTarget.value)} /></label>
+      <label>To <input name="windowTo" type="time" value={f.to} onInput={(e) => set('to', e.currentTarget.value)} /></label>
+      <label>Time zone <input name="timeZone" value={f.timeZone} onInput={(e) => set('timeZone', e.currentTarget.value)} placeholder="Asia/Jakarta" /></label>
+    </>
+  );
+}
+
 function CampaignDetail({ sessionId, campaignId }: { sessionId: string; campaignId: string }) {
-  const can = useCan();
   const campaign = useLoad(() => api.campaign(sessionId, campaignId), [sessionId, campaignId]);
   const [filter, setFilter] = useState<RecipientStatus | ''>('');
   const recipients = useLoad(() => api.campaignRecipients(sessionId, campaignId, filter || undefined), [sessionId, campaignId, filter]);
@@ -193,67 +209,84 @@ function CampaignDetail({ sessionId, campaignId }: { sessionId: string; campaign
   const c = campaign.data;
   if (campaign.error) return <ErrorLine error={campaign.error} />;
   if (!c) return <p class="muted">Loading…</p>;
-  const counts = Object.entries(c.counts).filter(([k]) => k !== 'total');
   return (
     <>
       <p><a href={`#/campaigns/${sessionId}`}>← Campaigns of this session</a></p>
-      <Panel
-        title={c.name}
-        actions={
-          can('messages:send') && !settled(c) && (
-            <>
-              {c.status === 'paused' ? <button class="primary" disabled={action.busy} onClick={() => act('resume')}>Resume</button> : <button disabled={action.busy} onClick={() => act('pause')}>Pause</button>}
-              <button class="danger" disabled={action.busy} onClick={() => confirm(`Cancel "${c.name}"? Recipients not reached yet get nothing.`) && act('cancel')}>Cancel campaign</button>
-            </>
-          )
-        }
-      >
-        <ErrorLine error={action.error} />
-        <div data-testid="campaign" data-campaign-status={c.status} data-total={c.counts.total} data-done={done(c)}>
-          <Status value={c.status} /> <span class="muted">{done(c)} of {plural(c.counts.total, 'recipient')} done</span>
-          <Progress campaign={c} />
-          <div class="counts">{counts.map(([k, v]) => <span data-count={k}>{k} <strong>{v}</strong></span>)}</div>
-        </div>
-        <dl class="facts">
-          <dt>Id</dt><dd class="mono">{c.id}</dd>
-          <dt>Starts</dt><dd><When at={c.startAt} /></dd>
-          <dt>Next send</dt><dd><When at={c.nextSendAt} /></dd>
-          <dt>Completed</dt><dd><When at={c.completedAt} /></dd>
-          <dt>Pacing</dt><dd>{c.pacing.minDelayMs / 1000}–{c.pacing.maxDelayMs / 1000} s{c.pacing.typing ? ', typing' : ''}{c.pacing.perHour ? `, ≤ ${c.pacing.perHour}/h` : ''}{c.pacing.perDay ? `, ≤ ${c.pacing.perDay}/day` : ''}</dd>
-          <dt>Window</dt><dd>{c.window ? `${c.window.days.join(' ')} ${c.window.from}–${c.window.to} ${c.window.timeZone}` : 'any time'}</dd>
-          <dt>Warm-up</dt><dd>{c.warmup ? `${c.warmup.startPerDay} a day, +${c.warmup.growthPercent}% a day` : 'none'}</dd>
-        </dl>
-      </Panel>
-      <Panel
-        title="Recipients"
-        actions={
-          <label>Status
-            <select name="recipientStatus" value={filter} onChange={(e) => setFilter(e.currentTarget.value as RecipientStatus | '')}>
-              <option value="">all</option>
-              {RECIPIENT_STATUSES.map((s) => <option value={s}>{s}</option>)}
-            </select>
-          </label>
-        }
-      >
-        <ErrorLine error={recipients.error} />
-        <table class="list" data-testid="recipients">
-          <thead><tr><th>#</th><th>To</th><th>Status</th><th>Message</th><th>Error</th><th>Updated</th></tr></thead>
-          <tbody>
-            {(recipients.data?.data ?? []).map((r) => (
-              <tr key={r.position} data-recipient={r.to} data-recipient-status={r.status}>
-                <td>{r.position + 1}</td>
-                <td class="mono">{r.to}</td>
-                <td><Status value={r.status} /></td>
-                <td class="mono">{r.messageId ?? ''}</td>
-                <td>{r.error ?? ''}</td>
-                <td><When at={r.updatedAt} /></td>
-              </tr>
-            ))}
-            {recipients.data && !recipients.data.data.length && <tr><td colSpan={6} class="muted">{filter ? `No recipient is ${filter}.` : 'No recipients.'}</td></tr>}
-          </tbody>
-        </table>
-        {recipients.data?.nextCursor && <p class="muted">The first 100 shown; filter by status to see the others.</p>}
-      </Panel>
+      <CampaignPanel campaign={c} action={action} act={act} />
+      <RecipientsPanel recipients={recipients} filter={filter} setFilter={setFilter} />
     </>
+  );
+}
+
+/** A campaign's status, progress and counts, its settings, and Pause, Resume and Cancel while it runs. */
+function CampaignPanel({ campaign: c, action, act }: { campaign: CampaignView; action: Action; act: (what: 'pause' | 'resume' | 'cancel') => void }) {
+  const can = useCan();
+  const counts = Object.entries(c.counts).filter(([k]) => k !== 'total');
+  return (
+    <Panel
+      title={c.name}
+      actions={
+        can('messages:send') && !settled(c) && (
+          <>
+            {c.status === 'paused' ? <button class="primary" disabled={action.busy} onClick={() => act('resume')}>Resume</button> : <button disabled={action.busy} onClick={() => act('pause')}>Pause</button>}
+            <button class="danger" disabled={action.busy} onClick={() => confirm(`Cancel "${c.name}"? Recipients not reached yet get nothing.`) && act('cancel')}>Cancel campaign</button>
+          </>
+        )
+      }
+    >
+      <ErrorLine error={action.error} />
+      <div data-testid="campaign" data-campaign-status={c.status} data-total={c.counts.total} data-done={done(c)}>
+        <Status value={c.status} /> <span class="muted">{done(c)} of {plural(c.counts.total, 'recipient')} done</span>
+        <Progress campaign={c} />
+        <div class="counts">{counts.map(([k, v]) => <span data-count={k}>{k} <strong>{v}</strong></span>)}</div>
+      </div>
+      <dl class="facts">
+        <dt>Id</dt><dd class="mono">{c.id}</dd>
+        <dt>Starts</dt><dd><When at={c.startAt} /></dd>
+        <dt>Next send</dt><dd><When at={c.nextSendAt} /></dd>
+        <dt>Completed</dt><dd><When at={c.completedAt} /></dd>
+        <dt>Pacing</dt><dd>{c.pacing.minDelayMs / 1000}–{c.pacing.maxDelayMs / 1000} s{c.pacing.typing ? ', typing' : ''}{c.pacing.perHour ? `, ≤ ${c.pacing.perHour}/h` : ''}{c.pacing.perDay ? `, ≤ ${c.pacing.perDay}/day` : ''}</dd>
+        <dt>Window</dt><dd>{c.window ? `${c.window.days.join(' ')} ${c.window.from}–${c.window.to} ${c.window.timeZone}` : 'any time'}</dd>
+        <dt>Warm-up</dt><dd>{c.warmup ? `${c.warmup.startPerDay} a day, +${c.warmup.growthPercent}% a day` : 'none'}</dd>
+      </dl>
+    </Panel>
+  );
+}
+
+type RecipientsPage = Awaited<ReturnType<typeof api.campaignRecipients>>;
+
+/** A campaign's recipients, filtered by status: each one's message, error and last change. */
+function RecipientsPanel({ recipients, filter, setFilter }: { recipients: Loaded<RecipientsPage>; filter: RecipientStatus | ''; setFilter: (s: RecipientStatus | '') => void }) {
+  return (
+    <Panel
+      title="Recipients"
+      actions={
+        <label>Status
+          <select name="recipientStatus" value={filter} onChange={(e) => setFilter(e.currentTarget.value as RecipientStatus | '')}>
+            <option value="">all</option>
+            {RECIPIENT_STATUSES.map((s) => <option value={s}>{s}</option>)}
+          </select>
+        </label>
+      }
+    >
+      <ErrorLine error={recipients.error} />
+      <table class="list" data-testid="recipients">
+        <thead><tr><th>#</th><th>To</th><th>Status</th><th>Message</th><th>Error</th><th>Updated</th></tr></thead>
+        <tbody>
+          {(recipients.data?.data ?? []).map((r) => (
+            <tr key={r.position} data-recipient={r.to} data-recipient-status={r.status}>
+              <td>{r.position + 1}</td>
+              <td class="mono">{r.to}</td>
+              <td><Status value={r.status} /></td>
+              <td class="mono">{r.messageId ?? ''}</td>
+              <td>{r.error ?? ''}</td>
+              <td><When at={r.updatedAt} /></td>
+            </tr>
+          ))}
+          {recipients.data && !recipients.data.data.length && <tr><td colSpan={6} class="muted">{filter ? `No recipient is ${filter}.` : 'No recipients.'}</td></tr>}
+        </tbody>
+      </table>
+      {recipients.data?.nextCursor && <p class="muted">The first 100 shown; filter by status to see the others.</p>}
+    </Panel>
   );
 }

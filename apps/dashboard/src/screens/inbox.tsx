@@ -4,7 +4,7 @@ import type { JSX } from 'preact';
 import { api, type ChatView, type MessageView } from '../api';
 import { live } from '../live';
 import { go } from '../router';
-import { ErrorLine, message, plural, useAction, useLoad, When } from '../ui';
+import { ErrorLine, type Loaded, message, plural, useAction, useLoad, When } from '../ui';
 import { type AccountLabels, LabelChip, LabelsControl, useAccountLabels } from './labels';
 
 /**
@@ -37,36 +37,7 @@ export function InboxScreen({ sessionId, chatJid }: { sessionId: string; chatJid
         <a href={`#/sessions/${sessionId}`}>← Session</a>
       </p>
       <div class={`inbox ${chatJid ? 'has-thread' : ''}`} data-testid="inbox">
-        <aside class="chat-list" aria-label="Chats">
-          <ErrorLine error={chats.error} />
-          <ul>
-            {(chats.data ?? []).map((c) => (
-              <li key={c.jid}>
-                <button type="button" class={`chat ${c.jid === chatJid ? 'current' : ''}`} data-chat-jid={c.jid} onClick={() => open(c.jid)}>
-                  <span class="chat-name">
-                    {c.pinned && <span title="pinned" aria-label="pinned">📌 </span>}
-                    {c.name || displayJid(c.jid)}
-                    {c.archived && <span class="badge">archived</span>}
-                  </span>
-                  <span class="chat-preview muted">{c.lastMessage ? preview(c.lastMessage) : 'no messages'}</span>
-                  {c.labels.length > 0 && (
-                    <span class="chat-labels" data-chat-labels>
-                      {c.labels.map((id) => (
-                        <LabelChip key={id} id={id} labels={labels.data?.list ?? []} />
-                      ))}
-                    </span>
-                  )}
-                  {c.unreadCount > 0 && (
-                    <span class="unread" data-unread={c.unreadCount} title={plural(c.unreadCount, 'unread message')}>
-                      {c.unreadCount}
-                    </span>
-                  )}
-                </button>
-              </li>
-            ))}
-          </ul>
-          {chats.data && !chats.data.length && <p class="muted">No chats yet: they appear with the first message sent or received.</p>}
-        </aside>
+        <ChatList chats={chats} current={chatJid} labels={labels.data} open={open} />
         <section class="thread-pane">
           {chatJid ? (
             <Thread
@@ -85,6 +56,42 @@ export function InboxScreen({ sessionId, chatJid }: { sessionId: string; chatJid
         </section>
       </div>
     </>
+  );
+}
+
+/** The session's chats, most recent first: name, pinned and archived marks, last message, labels, unread count. */
+function ChatList({ chats, current, labels, open }: { chats: Loaded<ChatView[]>; current: string | null; labels: AccountLabels | null; open: (jid: string) => void }) {
+  return (
+    <aside class="chat-list" aria-label="Chats">
+      <ErrorLine error={chats.error} />
+      <ul>
+        {(chats.data ?? []).map((c) => (
+          <li key={c.jid}>
+            <button type="button" class={`chat ${c.jid === current ? 'current' : ''}`} data-chat-jid={c.jid} onClick={() => open(c.jid)}>
+              <span class="chat-name">
+                {c.pinned && <span title="pinned" aria-label="pinned">📌 </span>}
+                {c.name || displayJid(c.jid)}
+                {c.archived && <span class="badge">archived</span>}
+              </span>
+              <span class="chat-preview muted">{c.lastMessage ? preview(c.lastMessage) : 'no messages'}</span>
+              {c.labels.length > 0 && (
+                <span class="chat-labels" data-chat-labels>
+                  {c.labels.map((id) => (
+                    <LabelChip key={id} id={id} labels={labels?.list ?? []} />
+                  ))}
+                </span>
+              )}
+              {c.unreadCount > 0 && (
+                <span class="unread" data-unread={c.unreadCount} title={plural(c.unreadCount, 'unread message')}>
+                  {c.unreadCount}
+                </span>
+              )}
+            </button>
+          </li>
+        ))}
+      </ul>
+      {chats.data && !chats.data.length && <p class="muted">No chats yet: they appear with the first message sent or received.</p>}
+    </aside>
   );
 }
 
@@ -126,25 +133,7 @@ function Thread({ sessionId, chatJid, chat, onRead, labels, labelsError, onLabel
   const byId = new Map((thread.data ?? []).map((m) => [m.id, m]));
   return (
     <div class="thread" data-thread={chatJid}>
-      <header class="thread-head">
-        <button type="button" class="back" onClick={() => go(`sessions/${encodeURIComponent(sessionId)}/inbox`)} aria-label="Back to chats">
-          ←
-        </button>
-        <div>
-          <strong>{chat?.name || displayJid(chatJid)}</strong>
-          <div class="muted mono">{chatJid}</div>
-          {typing && <div class="typing" data-typing>{typing}</div>}
-        </div>
-        <span class="spacer" />
-        <button type="button" data-labels-toggle onClick={() => setShowLabels((v) => !v)} aria-expanded={showLabels}>
-          Labels
-        </button>
-        {!isGroup && (
-          <button type="button" onClick={() => setShowContact((v) => !v)} aria-expanded={showContact}>
-            Contact
-          </button>
-        )}
-      </header>
+      <ThreadHead sessionId={sessionId} chatJid={chatJid} chat={chat} typing={typing} showLabels={showLabels} setShowLabels={setShowLabels} showContact={showContact} setShowContact={setShowContact} />
       {showLabels && (
         <>
           <ErrorLine error={labelsError} />
@@ -162,6 +151,43 @@ function Thread({ sessionId, chatJid, chat, onRead, labels, labelsError, onLabel
       <div ref={bottom} />
       <Composer sessionId={sessionId} chatJid={chatJid} replyTo={replyTo} onReplyDone={() => setReplyTo(null)} onSent={thread.reload} />
     </div>
+  );
+}
+
+type Toggle = (update: (shown: boolean) => boolean) => void;
+
+/** The open chat's name and JID, "typing…" while the contact types, and the Labels and Contact toggles. */
+function ThreadHead({ sessionId, chatJid, chat, typing, showLabels, setShowLabels, showContact, setShowContact }: {
+  sessionId: string;
+  chatJid: string;
+  chat: ChatView | null;
+  typing: string | null;
+  showLabels: boolean;
+  setShowLabels: Toggle;
+  showContact: boolean;
+  setShowContact: Toggle;
+}) {
+  const isGroup = chatJid.endsWith('@g.us');
+  return (
+    <header class="thread-head">
+      <button type="button" class="back" onClick={() => go(`sessions/${encodeURIComponent(sessionId)}/inbox`)} aria-label="Back to chats">
+        ←
+      </button>
+      <div>
+        <strong>{chat?.name || displayJid(chatJid)}</strong>
+        <div class="muted mono">{chatJid}</div>
+        {typing && <div class="typing" data-typing>{typing}</div>}
+      </div>
+      <span class="spacer" />
+      <button type="button" data-labels-toggle onClick={() => setShowLabels((v) => !v)} aria-expanded={showLabels}>
+        Labels
+      </button>
+      {!isGroup && (
+        <button type="button" onClick={() => setShowContact((v) => !v)} aria-expanded={showContact}>
+          Contact
+        </button>
+      )}
+    </header>
   );
 }
 
@@ -277,17 +303,10 @@ function MediaView({ message: m, render }: { message: MessageView; render: (url:
 
 type ComposeMode = 'text' | 'file' | 'voice' | 'poll';
 
-function Composer({ sessionId, chatJid, replyTo, onReplyDone, onSent }: { sessionId: string; chatJid: string; replyTo: MessageView | null; onReplyDone: () => void; onSent: () => void }) {
-  const [mode, setMode] = useState<ComposeMode>('text');
-  const [text, setText] = useState('');
-  const [file, setFile] = useState<File | null>(null);
-  const [pollOptions, setPollOptions] = useState('');
-  const send = useAction();
+/** "typing…" for the contact while composing: sent at most every 5 s, paused when the text is sent or cleared. */
+function useTypingPresence(sessionId: string, chatJid: string) {
   const lastTyping = useRef(0);
-
-  // "typing…" for the contact while composing: sent at most every 5 s, paused when the text is sent or cleared
-  const composing = (value: string) => {
-    setText(value);
+  const typed = (value: string) => {
     const now = Date.now();
     if (value && now - lastTyping.current > 5000) {
       lastTyping.current = now;
@@ -297,21 +316,39 @@ function Composer({ sessionId, chatJid, replyTo, onReplyDone, onSent }: { sessio
       api.chatPresence(sessionId, chatJid, 'paused').catch(() => undefined);
     }
   };
-
-  const submit = async () => {
-    const quotedMessageId = replyTo?.id;
-    if (mode === 'text') {
-      await api.send(sessionId, { to: chatJid, type: 'text', text, quotedMessageId });
-    } else if (mode === 'poll') {
-      const options = pollOptions.split('\n').map((o) => o.trim()).filter(Boolean);
-      await api.send(sessionId, { to: chatJid, type: 'poll', poll: { name: text, options }, quotedMessageId });
-    } else if (file) {
-      const media = { base64: await toBase64(file), mimetype: file.type || 'application/octet-stream', filename: file.name };
-      const type = mode === 'voice' ? 'voice' : mediaType(media.mimetype);
-      await api.send(sessionId, { to: chatJid, type, media, text: mode === 'file' && text ? text : undefined, quotedMessageId });
-    }
+  const sent = () => {
     if (lastTyping.current) api.chatPresence(sessionId, chatJid, 'paused').catch(() => undefined);
     lastTyping.current = 0;
+  };
+  return { typed, sent };
+}
+
+/** What the composer holds, sent as the message its mode makes. */
+async function sendComposed(sessionId: string, chatJid: string, draft: { mode: ComposeMode; text: string; file: File | null; pollOptions: string; quotedMessageId?: string }) {
+  const { mode, text, file, pollOptions, quotedMessageId } = draft;
+  if (mode === 'text') {
+    await api.send(sessionId, { to: chatJid, type: 'text', text, quotedMessageId });
+  } else if (mode === 'poll') {
+    const options = pollOptions.split('\n').map((o) => o.trim()).filter(Boolean);
+    await api.send(sessionId, { to: chatJid, type: 'poll', poll: { name: text, options }, quotedMessageId });
+  } else if (file) {
+    const media = { base64: await toBase64(file), mimetype: file.type || 'application/octet-stream', filename: file.name };
+    const type = mode === 'voice' ? 'voice' : mediaType(media.mimetype);
+    await api.send(sessionId, { to: chatJid, type, media, text: mode === 'file' && text ? text : undefined, quotedMessageId });
+  }
+}
+
+function Composer({ sessionId, chatJid, replyTo, onReplyDone, onSent }: { sessionId: string; chatJid: string; replyTo: MessageView | null; onReplyDone: () => void; onSent: () => void }) {
+  const [mode, setMode] = useState<ComposeMode>('text');
+  const [text, setText] = useState('');
+  const [file, setFile] = useState<File | null>(null);
+  const [pollOptions, setPollOptions] = useState('');
+  const send = useAction();
+  const typing = useTypingPresence(sessionId, chatJid);
+
+  const submit = async () => {
+    await sendComposed(sessionId, chatJid, { mode, text, file, pollOptions, quotedMessageId: replyTo?.id });
+    typing.sent();
     setText('');
     setFile(null);
     setPollOptions('');
@@ -328,21 +365,8 @@ function Composer({ sessionId, chatJid, replyTo, onReplyDone, onSent }: { sessio
         send.run(submit);
       }}
     >
-      {replyTo && (
-        <div class="replying">
-          Replying to <q>{preview(replyTo)}</q>{' '}
-          <button type="button" class="link" onClick={onReplyDone}>
-            cancel
-          </button>
-        </div>
-      )}
-      <div class="tabs compose-modes">
-        {(['text', 'file', 'voice', 'poll'] as const).map((m) => (
-          <button type="button" key={m} class={mode === m ? 'current' : ''} onClick={() => setMode(m)}>
-            {m === 'text' ? 'Text' : m === 'file' ? 'File' : m === 'voice' ? 'Voice note' : 'Poll'}
-          </button>
-        ))}
-      </div>
+      {replyTo && <ReplyingTo message={replyTo} onCancel={onReplyDone} />}
+      <ComposeModes mode={mode} setMode={setMode} />
       {(mode === 'file' || mode === 'voice') && (
         <input type="file" name="file" required accept={mode === 'voice' ? 'audio/*' : undefined} onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
       )}
@@ -354,7 +378,7 @@ function Composer({ sessionId, chatJid, replyTo, onReplyDone, onSent }: { sessio
           maxLength={4096}
           placeholder={mode === 'poll' ? 'Question' : mode === 'file' ? 'Caption (optional)' : 'Message'}
           value={text}
-          onInput={(e) => composing(e.currentTarget.value)}
+          onInput={(e) => (setText(e.currentTarget.value), typing.typed(e.currentTarget.value))}
         />
       )}
       {mode === 'poll' && (
@@ -365,6 +389,29 @@ function Composer({ sessionId, chatJid, replyTo, onReplyDone, onSent }: { sessio
       </button>
       <ErrorLine error={send.error} />
     </form>
+  );
+}
+
+function ReplyingTo({ message: m, onCancel }: { message: MessageView; onCancel: () => void }) {
+  return (
+    <div class="replying">
+      Replying to <q>{preview(m)}</q>{' '}
+      <button type="button" class="link" onClick={onCancel}>
+        cancel
+      </button>
+    </div>
+  );
+}
+
+function ComposeModes({ mode, setMode }: { mode: ComposeMode; setMode: (mode: ComposeMode) => void }) {
+  return (
+    <div class="tabs compose-modes">
+      {(['text', 'file', 'voice', 'poll'] as const).map((m) => (
+        <button type="button" key={m} class={mode === m ? 'current' : ''} onClick={() => setMode(m)}>
+          {m === 'text' ? 'Text' : m === 'file' ? 'File' : m === 'voice' ? 'Voice note' : 'Poll'}
+        </button>
+      ))}
+    </div>
   );
 }
 

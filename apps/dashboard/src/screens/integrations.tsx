@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, type ChatwootInput, type ChatwootView } from '../api';
 import { useCan } from '../me';
-import { CopyButton, ErrorLine, Panel, plural, Status, useAction, useLoad, When } from '../ui';
+import { type Action, CopyButton, ErrorLine, Panel, plural, Status, useAction, useLoad, When } from '../ui';
 
 /**
  * A session's integrations (CONTRACT 16, docs/integrations/chatwoot.md): its Chatwoot inbox. Not connected, a form;
@@ -35,14 +35,14 @@ const IMPORT_LABEL: Record<ChatwootView['importState'], string> = { none: 'no im
 const TEST_POLLS = 10;
 const TEST_POLL_MS = 1000;
 
-function ChatwootPanel({ sessionId }: { sessionId: string }) {
-  const { data, setData, error, reload } = useLoad(() => loadChatwoot(sessionId), [sessionId]);
-  const [editing, setEditing] = useState(false);
-  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
-  const action = useAction();
-  const view = data?.view ?? null;
-  const show = (v: ChatwootView | null) => setData({ view: v });
+type TestOutcome = { ok: boolean; text: string };
 
+/**
+ * The connection test: the API queues a delivery to Chatwoot, and the GET is read again until the integration's
+ * lastError says how it went (or TEST_POLLS reads later).
+ */
+function useChatwootTest(sessionId: string, view: ChatwootView | null, show: (v: ChatwootView) => void, action: Action) {
+  const [outcome, setOutcome] = useState<TestOutcome | null>(null);
   const test = () =>
     action.run(async () => {
       setOutcome(null);
@@ -61,6 +61,16 @@ function ChatwootPanel({ sessionId }: { sessionId: string }) {
           : { ok: true, text: before ? 'The test worked: Chatwoot answered, the last error is cleared.' : 'No error from Chatwoot after the test delivery so far.' },
       );
     });
+  return { outcome, setOutcome, test };
+}
+
+function ChatwootPanel({ sessionId }: { sessionId: string }) {
+  const { data, setData, error, reload } = useLoad(() => loadChatwoot(sessionId), [sessionId]);
+  const [editing, setEditing] = useState(false);
+  const action = useAction();
+  const view = data?.view ?? null;
+  const show = (v: ChatwootView | null) => setData({ view: v });
+  const { outcome, setOutcome, test } = useChatwootTest(sessionId, view, show, action);
 
   if (error) return <Panel title="Chatwoot"><ErrorLine error={error} /></Panel>;
   if (!data) return <Panel title="Chatwoot"><p class="muted">Loading…</p></Panel>;
@@ -98,34 +108,7 @@ function ChatwootPanel({ sessionId }: { sessionId: string }) {
         {editing ? (
           <ChatwootForm sessionId={sessionId} current={view} onSaved={(v) => (show(v), setEditing(false), setOutcome(null))} onCancel={() => setEditing(false)} />
         ) : (
-          <dl class="facts">
-            <dt>State</dt>
-            <dd>
-              <Status value={view.disabledAt ? 'disabled' : view.active ? 'active' : 'paused'} />
-              {view.disabledAt && <span class="muted"> since <When at={view.disabledAt} /></span>}
-            </dd>
-            <dt>Chatwoot</dt><dd class="mono">{view.baseUrl}</dd>
-            <dt>Account · inbox</dt><dd>account {view.accountId} · {view.inboxId === null ? <span class="muted">inbox created for you with the first message</span> : <>inbox {view.inboxId}</>}</dd>
-            <dt>Access token</dt><dd class="mono" data-token>{view.apiAccessToken}</dd>
-            <dt>Options</dt>
-            <dd>{[view.groups ? 'groups too' : 'no groups', view.signMessages ? 'replies signed with the agent\'s name' : 'replies unsigned'].join(' · ')}</dd>
-            <dt>History import</dt>
-            <dd data-import-state={view.importState}>
-              {IMPORT_LABEL[view.importState]}
-              {view.importDays > 0 && <span class="muted"> · last {plural(view.importDays, 'day')} · {plural(view.importedMessages, 'message')} shown</span>}
-            </dd>
-            <dt>Last error</dt>
-            <dd data-testid="chatwoot-last-error">
-              {view.lastError ? (
-                <>
-                  <span class="error">{view.lastError}</span>
-                  {view.failingSince && <span class="muted"> · failing since <When at={view.failingSince} /></span>}
-                </>
-              ) : (
-                <span class="muted">none</span>
-              )}
-            </dd>
-          </dl>
+          <ChatwootFacts view={view} />
         )}
         <WebhookUrl url={view.webhookUrl} />
         {outcome && <p class={outcome.ok ? 'ok' : 'error'} data-test-outcome={outcome.ok ? 'ok' : 'error'}>{outcome.text}</p>}
@@ -133,6 +116,40 @@ function ChatwootPanel({ sessionId }: { sessionId: string }) {
         {!editing && <button type="button" onClick={reload}>Refresh</button>}
       </div>
     </Panel>
+  );
+}
+
+/** The integration as stored: its state, where it delivers, its options, the history import and the last error. */
+function ChatwootFacts({ view }: { view: ChatwootView }) {
+  return (
+      <dl class="facts">
+        <dt>State</dt>
+        <dd>
+          <Status value={view.disabledAt ? 'disabled' : view.active ? 'active' : 'paused'} />
+          {view.disabledAt && <span class="muted"> since <When at={view.disabledAt} /></span>}
+        </dd>
+        <dt>Chatwoot</dt><dd class="mono">{view.baseUrl}</dd>
+        <dt>Account · inbox</dt><dd>account {view.accountId} · {view.inboxId === null ? <span class="muted">inbox created for you with the first message</span> : <>inbox {view.inboxId}</>}</dd>
+        <dt>Access token</dt><dd class="mono" data-token>{view.apiAccessToken}</dd>
+        <dt>Options</dt>
+        <dd>{[view.groups ? 'groups too' : 'no groups', view.signMessages ? 'replies signed with the agent\'s name' : 'replies unsigned'].join(' · ')}</dd>
+        <dt>History import</dt>
+        <dd data-import-state={view.importState}>
+          {IMPORT_LABEL[view.importState]}
+          {view.importDays > 0 && <span class="muted"> · last {plural(view.importDays, 'day')} · {plural(view.importedMessages, 'message')} shown</span>}
+        </dd>
+        <dt>Last error</dt>
+        <dd data-testid="chatwoot-last-error">
+          {view.lastError ? (
+            <>
+              <span class="error">{view.lastError}</span>
+              {view.failingSince && <span class="muted"> · failing since <When at={view.failingSince} /></span>}
+            </>
+          ) : (
+            <span class="muted">none</span>
+          )}
+        </dd>
+      </dl>
   );
 }
 
@@ -152,12 +169,9 @@ function WebhookUrl({ url }: { url: string }) {
   );
 }
 
-/**
- * Connect (no `current`) or edit. The form checks nothing itself: the API validates and its 422 is shown as the
- * envelope's text. Editing, an empty token keeps the stored one (it is never shown back).
- */
-function ChatwootForm({ sessionId, current, onSaved, onCancel }: { sessionId: string; current?: ChatwootView; onSaved: (v: ChatwootView) => void; onCancel?: () => void }) {
-  const [form, setForm] = useState({
+/** The form's fields as typed (numbers as text). */
+function chatwootFormOf(current: ChatwootView | undefined) {
+  return {
     baseUrl: current?.baseUrl ?? '',
     accountId: current ? String(current.accountId) : '',
     apiAccessToken: '',
@@ -166,24 +180,38 @@ function ChatwootForm({ sessionId, current, onSaved, onCancel }: { sessionId: st
     signMessages: current?.signMessages ?? false,
     importDays: String(current?.importDays ?? 0),
     active: current?.active ?? true,
-  });
-  const set = <K extends keyof typeof form>(key: K, value: (typeof form)[K]) => setForm((f) => ({ ...f, [key]: value }));
-  const { error, busy, run } = useAction();
-  // a number as typed: digits as a number, anything else as the text (the API's 422 names it), empty left out
-  const number = (text: string) => (text.trim() === '' ? undefined : /^\d+$/.test(text.trim()) ? Number(text.trim()) : (text.trim() as unknown as number));
+  };
+}
+type ChatwootFormFields = ReturnType<typeof chatwootFormOf>;
 
+/** A number as typed: digits as a number, anything else as the text (the API's 422 names it), empty left out. */
+const typedNumber = (text: string) => (text.trim() === '' ? undefined : /^\d+$/.test(text.trim()) ? Number(text.trim()) : (text.trim() as unknown as number));
+
+/** The PUT's body: an empty token is left out, so an edit keeps the stored one. */
+function chatwootBodyOf(form: ChatwootFormFields): ChatwootInput {
+  return {
+    baseUrl: form.baseUrl.trim(),
+    accountId: typedNumber(form.accountId),
+    ...(form.apiAccessToken.trim() ? { apiAccessToken: form.apiAccessToken.trim() } : {}),
+    inboxId: typedNumber(form.inboxId),
+    groups: form.groups,
+    signMessages: form.signMessages,
+    importDays: typedNumber(form.importDays),
+    active: form.active,
+  } as ChatwootInput;
+}
+
+/**
+ * Connect (no `current`) or edit. The form checks nothing itself: the API validates and its 422 is shown as the
+ * envelope's text. Editing, an empty token keeps the stored one (it is never shown back).
+ */
+function ChatwootForm({ sessionId, current, onSaved, onCancel }: { sessionId: string; current?: ChatwootView; onSaved: (v: ChatwootView) => void; onCancel?: () => void }) {
+  const [form, setForm] = useState(() => chatwootFormOf(current));
+  const set = <K extends keyof ChatwootFormFields>(key: K, value: ChatwootFormFields[K]) => setForm((f) => ({ ...f, [key]: value }));
+  const { error, busy, run } = useAction();
   const submit = (e: Event) => {
     e.preventDefault();
-    const body = {
-      baseUrl: form.baseUrl.trim(),
-      accountId: number(form.accountId),
-      ...(form.apiAccessToken.trim() ? { apiAccessToken: form.apiAccessToken.trim() } : {}),
-      inboxId: number(form.inboxId),
-      groups: form.groups,
-      signMessages: form.signMessages,
-      importDays: number(form.importDays),
-      active: form.active,
-    } as ChatwootInput;
+    const body = chatwootBodyOf(form);
     run(async () => onSaved(await api.connectChatwoot(sessionId, body)));
   };
   const check = (key: 'groups' | 'signMessages' | 'active', label: string) => (

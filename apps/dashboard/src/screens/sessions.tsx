@@ -3,7 +3,7 @@ import { SYNC_HISTORY_MODES } from '@app/contracts';
 import { ApiError, api, type MessageView, type SessionPatch, type SessionView } from '../api';
 import { live } from '../live';
 import { go } from '../router';
-import { ActionForm, ErrorLine, Panel, plural, Status, useAction, useLoad, When } from '../ui';
+import { ActionForm, ErrorLine, type Loaded, Panel, plural, Status, useAction, useLoad, When } from '../ui';
 import { Reason } from '../reasons';
 import { IntegrationsPanel } from './integrations';
 import { Pairing } from './pairing';
@@ -89,31 +89,47 @@ export function SessionsScreen() {
           </div>
         )}
       </Panel>
-      <Panel title="Sessions" actions={<button onClick={reload}>Refresh</button>}>
-        <ErrorLine error={error} />
-        <table class="list" data-testid="sessions">
-          <thead>
-            <tr><th>Label</th><th>Status</th><th>Phone</th><th>Gateway</th><th>Last connected</th><th /></tr>
-          </thead>
-          <tbody>
-            {sessions.map((s) => (
-              <tr data-session-id={s.id} key={s.id}>
-                <td><a href={`#/sessions/${s.id}`}>{s.label}</a><div class="muted mono">{s.id}</div></td>
-                <td><Status value={s.status} /><Reason session={s} compact /></td>
-                <td>{s.phoneNumber ? `+${s.phoneNumber}` : <span class="muted">—</span>}</td>
-                <td class="mono">{s.gatewayId ?? '—'}</td>
-                <td><When at={s.lastConnectedAt} /></td>
-                <td>
-                  {s.status === 'scan_qr_code' && s.id !== pairingId && <button onClick={() => setPairingId(s.id)}>Show QR</button>}
-                  <SessionActions session={s} onChange={replace} onDeleted={() => setData((l) => (l ?? []).filter((x) => x.id !== s.id))} />
-                </td>
-              </tr>
-            ))}
-            {data && !sessions.length && <tr><td colSpan={6} class="muted">No sessions yet: create one above.</td></tr>}
-          </tbody>
-        </table>
-      </Panel>
+      <SessionsPanel sessions={sessions} loaded={data !== null} error={error} reload={reload} pairingId={pairingId} pair={setPairingId} replace={replace} setData={setData} />
     </>
+  );
+}
+
+/** Every session of the organization: status and why, phone, gateway, last connection, and its actions. */
+function SessionsPanel({ sessions, loaded, error, reload, pairingId, pair, replace, setData }: {
+  sessions: SessionView[];
+  loaded: boolean;
+  error: string | null;
+  reload: () => void;
+  pairingId: string | null;
+  pair: (id: string) => void;
+  replace: (s: SessionView) => void;
+  setData: Loaded<SessionView[]>['setData'];
+}) {
+  return (
+    <Panel title="Sessions" actions={<button onClick={reload}>Refresh</button>}>
+      <ErrorLine error={error} />
+      <table class="list" data-testid="sessions">
+        <thead>
+          <tr><th>Label</th><th>Status</th><th>Phone</th><th>Gateway</th><th>Last connected</th><th /></tr>
+        </thead>
+        <tbody>
+          {sessions.map((s) => (
+            <tr data-session-id={s.id} key={s.id}>
+              <td><a href={`#/sessions/${s.id}`}>{s.label}</a><div class="muted mono">{s.id}</div></td>
+              <td><Status value={s.status} /><Reason session={s} compact /></td>
+              <td>{s.phoneNumber ? `+${s.phoneNumber}` : <span class="muted">—</span>}</td>
+              <td class="mono">{s.gatewayId ?? '—'}</td>
+              <td><When at={s.lastConnectedAt} /></td>
+              <td>
+                {s.status === 'scan_qr_code' && s.id !== pairingId && <button onClick={() => pair(s.id)}>Show QR</button>}
+                <SessionActions session={s} onChange={replace} onDeleted={() => setData((l) => (l ?? []).filter((x) => x.id !== s.id))} />
+              </td>
+            </tr>
+          ))}
+          {loaded && !sessions.length && <tr><td colSpan={6} class="muted">No sessions yet: create one above.</td></tr>}
+        </tbody>
+      </table>
+    </Panel>
   );
 }
 
@@ -311,8 +327,8 @@ type SyncHistory = (typeof SYNC_HISTORY_MODES)[number];
  * names each refused field, shown under that field. Only changed fields are sent; the proxy is shown masked, so it
  * is sent only when typed anew (empty: connect directly).
  */
-function SessionSettings({ session, onSaved }: { session: SessionView; onSaved: (s: SessionView) => void }) {
-  const initial = () => ({
+function settingsFormOf(session: SessionView) {
+  return {
     autoRead: session.autoRead,
     rejectCalls: session.rejectCalls,
     presenceTyping: session.presenceTyping,
@@ -321,32 +337,33 @@ function SessionSettings({ session, onSaved }: { session: SessionView; onSaved: 
     ratePerMin: String(session.ratePerMin),
     ratePerHour: String(session.ratePerHour),
     proxyUrl: session.proxyUrl ?? '',
-  });
-  const [form, setForm] = useState(initial);
+  };
+}
+type SettingsForm = ReturnType<typeof settingsFormOf>;
+
+/** The fields the form changed from `was` (numbers as typed: the API's 422 names what is not one). */
+function settingsPatchOf(form: SettingsForm, was: SettingsForm): SessionPatch {
+  const number = (text: string) => (text.trim() === '' ? (text as unknown as number) : Number(text));
+  const patch: SessionPatch = {};
+  for (const key of ['autoRead', 'rejectCalls', 'presenceTyping', 'receiveStatus', 'syncHistory'] as const) {
+    if (form[key] !== was[key]) (patch as Record<string, unknown>)[key] = form[key];
+  }
+  if (form.ratePerMin !== was.ratePerMin) patch.ratePerMin = number(form.ratePerMin);
+  if (form.ratePerHour !== was.ratePerHour) patch.ratePerHour = number(form.ratePerHour);
+  if (form.proxyUrl !== was.proxyUrl) patch.proxyUrl = form.proxyUrl.trim() || null;
+  return patch;
+}
+
+/** Saves a patch of the settings; a 422's messages are kept by field, for each field to show its own. */
+function useSettingsSave(sessionId: string, onSaved: (s: SessionView) => void) {
   const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({});
   const [saved, setSaved] = useState(false);
   const save = useAction();
-  useEffect(() => setForm(initial()), [session.updatedAt]);
-  const set = <K extends keyof ReturnType<typeof initial>>(key: K, value: ReturnType<typeof initial>[K]) => {
-    setForm((f) => ({ ...f, [key]: value }));
-    setSaved(false);
-  };
-  const number = (text: string) => (text.trim() === '' ? (text as unknown as number) : Number(text));
-
-  const submit = (e: Event) => {
-    e.preventDefault();
-    const was = initial();
-    const patch: SessionPatch = {};
-    for (const key of ['autoRead', 'rejectCalls', 'presenceTyping', 'receiveStatus', 'syncHistory'] as const) {
-      if (form[key] !== was[key]) (patch as Record<string, unknown>)[key] = form[key];
-    }
-    if (form.ratePerMin !== was.ratePerMin) patch.ratePerMin = number(form.ratePerMin);
-    if (form.ratePerHour !== was.ratePerHour) patch.ratePerHour = number(form.ratePerHour);
-    if (form.proxyUrl !== was.proxyUrl) patch.proxyUrl = form.proxyUrl.trim() || null;
+  const run = (patch: SessionPatch) => {
     setFieldErrors({});
     save.run(async () => {
       try {
-        onSaved(await api.updateSession(session.id, patch));
+        onSaved(await api.updateSession(sessionId, patch));
         setSaved(true);
       } catch (err) {
         const fields = err instanceof ApiError ? err.fields() : {};
@@ -355,6 +372,22 @@ function SessionSettings({ session, onSaved }: { session: SessionView; onSaved: 
         throw Object.keys(fields).length ? new Error(`${(err as ApiError).message}: nothing was saved (see the fields marked).`) : err;
       }
     });
+  };
+  return { fieldErrors, saved, setSaved, save, run };
+}
+
+function SessionSettings({ session, onSaved }: { session: SessionView; onSaved: (s: SessionView) => void }) {
+  const initial = () => settingsFormOf(session);
+  const [form, setForm] = useState(initial);
+  const { fieldErrors, saved, setSaved, save, run } = useSettingsSave(session.id, onSaved);
+  useEffect(() => setForm(initial()), [session.updatedAt]);
+  const set = <K extends keyof SettingsForm>(key: K, value: SettingsForm[K]) => {
+    setForm((f) => ({ ...f, [key]: value }));
+    setSaved(false);
+  };
+  const submit = (e: Event) => {
+    e.preventDefault();
+    run(settingsPatchOf(form, initial()));
   };
   const errorOf = (field: string) =>
     fieldErrors[field] ? <span class="field-error" role="alert" data-field-error={field}>{fieldErrors[field].join(', ')}</span> : null;

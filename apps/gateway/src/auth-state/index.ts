@@ -1,2 +1,1 @@
 export * from './pg-auth-state.store';
-export * from './auth-state-json';

@@ -3,7 +3,7 @@ import { SecretBox } from '@app/crypto';
 import { CredentialsUnusableError } from '../engine/credentials-unusable';
 import type { AuthStateStore } from '../engine/engine.interface';
 import { TickBatch } from '../sessions/tick-batch';
-import { decodeAuthValue, encodeAuthValue } from './auth-state-json';
+import { decodeBinaryJson, encodeBinaryJson } from '../engine/binary-json';
 
 /** Layout of the sealed JSON in `session_auth_keys.value`; bump it (and read the old one) when the encoding changes. */
 export const AUTH_STATE_SCHEMA_VERSION = 1;
@@ -102,7 +102,7 @@ class PgAuthStateStore implements AuthStateStore {
       sessionId: this.sessionId,
       category,
       keyId,
-      value: this.box.encrypt(encodeAuthValue(value)),
+      value: this.box.encrypt(encodeBinaryJson(value)),
       schemaVersion: AUTH_STATE_SCHEMA_VERSION,
       updatedAt: new Date(),
     };
@@ -130,7 +130,7 @@ class PgAuthStateStore implements AuthStateStore {
       await this.reseal(row, plaintext).catch(() => undefined);
     }
     try {
-      return decodeAuthValue<T>(plaintext);
+      return decodeBinaryJson<T>(plaintext);
     } catch (err) {
       throw undecodable && err instanceof SyntaxError ? undecodable(err) : err;
     }

@@ -4,7 +4,7 @@ import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store'
 import { recordingEventSink } from '../../../../test/fakes/recording-event-sink';
 import { InboundEvents } from '../messages/inbound-events';
 import { OutboundSender } from '../messages/outbound-sender';
-import type { SessionRecords } from '../sessions/session-ports';
+import type { SessionRecords } from '../store-ports';
 import type { ContactBook } from './contact-book';
 
 const ALICE = '15550001111@s.whatsapp.net';

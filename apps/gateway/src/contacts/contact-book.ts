@@ -1,7 +1,7 @@
 import type { ContactFacts } from '@app/contracts';
 import { type ContactsRepository, toContactView } from '@app/database';
 import type { EntityManager } from 'typeorm';
-import type { SessionEventSink } from '../sessions/session-ports';
+import type { SessionEventSink } from '../store-ports';
 
 /**
  * The part of the `contacts` table (ContactsRepository) a gateway keeps current from what the network says: push

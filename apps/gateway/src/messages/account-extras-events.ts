@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { CatalogEvent } from '@app/contracts';
 import type { AccountExtrasEngineEvent } from '../engine/account-extras-events';
 import type { FollowedChannelBook } from '../engine/engine.interface';
-import type { SessionRecords, StoreTx } from '../sessions/session-ports';
+import type { SessionRecords, StoreTx } from '../store-ports';
 
 type ExtrasEvent = CatalogEvent<'label.update' | 'status.received' | 'channel.message'>;
 

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import { recordingEventSink } from '../../../../test/fakes/recording-event-sink';
-import type { SessionRecords } from '../sessions/session-ports';
+import type { SessionRecords } from '../store-ports';
 import type { GroupInfo } from '../engine/engine.interface';
 import { InboundEvents } from './inbound-events';
 import { OutboundSender } from './outbound-sender';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { CatalogEvent } from '@app/contracts';
 import { newId, toMessageView } from '@app/database';
 import type { EngineConnection, EngineEvent, FollowedChannelBook, InboundMessage } from '../engine/engine.interface';
-import type { SessionEventSink, SessionRecords } from '../sessions/session-ports';
+import type { SessionEventSink, SessionRecords } from '../store-ports';
 import { inboundMessageRow } from './inbound-row';
 import { isGroupJid, MessageRow, MessageStore } from './message-store';
 import type { OutboundSender } from './outbound-sender';

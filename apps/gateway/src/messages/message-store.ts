@@ -1,6 +1,6 @@
 import type { AckStatus } from '@app/contracts';
 import type { AckOutcome, EditedMessage, MemberAckOutcome, MessageRow, NewMessage, QueueHead, SentRecord } from '@app/database';
-import type { StoreOutbox, StoreTx } from '../sessions/session-ports';
+import type { StoreOutbox, StoreTx } from '../store-ports';
 
 export type { AckOutcome, EditedMessage, MemberAckOutcome, MessageRow, NewMessage, QueueHead, SentRecord };
 

@@ -15,7 +15,7 @@ import {
 } from '@app/contracts';
 import { toMessageView } from '@app/database';
 import type { EngineConnection } from '../engine/engine.interface';
-import type { SessionEvent, SessionEventSink } from '../sessions/session-ports';
+import type { SessionEvent, SessionEventSink } from '../store-ports';
 import { isGroupJid, MessageRow, MessageStore, MessagingSettings } from './message-store';
 import type { SendPacing } from './send-pacing';
 import { SentRecords } from './sent-records';

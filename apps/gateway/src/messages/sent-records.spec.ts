@@ -1,6 +1,6 @@
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import { recordingEventSink } from '../../../../test/fakes/recording-event-sink';
-import type { SessionEvent } from '../sessions/session-ports';
+import type { SessionEvent } from '../store-ports';
 import { SentRecords } from './sent-records';
 
 const sentEvent = (sessionId: string, id: string): SessionEvent => ({ event: 'message.sent', organizationId: 'org_1', sessionId, payload: { message: { id } } as never });

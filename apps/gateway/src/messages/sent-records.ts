@@ -1,5 +1,5 @@
 import type { AckStatus } from '@app/contracts';
-import type { SessionEvent, SessionEventSink } from '../sessions/session-ports';
+import type { SessionEvent, SessionEventSink } from '../store-ports';
 import { TickBatch } from '../sessions/tick-batch';
 import type { MessageStore, SentRecord } from './message-store';
 

@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '@app/contracts';
 import type { EventPublisher } from '@app/events';
-import type { SessionEvent, SessionEventSink, StoreOutbox, StoreTx } from './session-ports';
+import type { SessionEvent, SessionEventSink, StoreOutbox, StoreTx } from '../store-ports';
 import { TickBatch } from './tick-batch';
 
 /**

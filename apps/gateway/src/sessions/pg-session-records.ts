@@ -2,7 +2,7 @@ import type { GroupChanges, GroupNetwork, GroupNetworkParticipant } from '@app/c
 import type { GroupsRepository, RuntimeFence, SessionRuntimePatch, SessionRuntimeRow, SessionsRepository } from '@app/database';
 import type { SecretBox } from '@app/crypto';
 import type { GroupInfo } from '../engine/engine.interface';
-import type { PlacedSession, SessionRecord, SessionRecordPatch, SessionRecords } from './session-ports';
+import type { PlacedSession, SessionRecord, SessionRecordPatch, SessionRecords } from '../store-ports';
 import { TickBatch } from './tick-batch';
 
 interface RowWrite {

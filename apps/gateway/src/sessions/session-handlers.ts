@@ -8,7 +8,7 @@ import { BacklogPacer, sessionRatePerMin } from '../messages/send-pacing';
 import type { SentRecords } from '../messages/sent-records';
 import { ChatEvents, type ChatStore } from '../messages/chat-events';
 import type { ChatLabelStore } from '../messages/account-extras-events';
-import type { FollowedChannelStore, SessionEventSink, SessionRecords } from './session-ports';
+import type { FollowedChannelStore, SessionEventSink, SessionRecords } from '../store-ports';
 
 /** channels a session remembers having kept (a bound: a session follows few) */
 const KEPT_CHANNELS_MAX = 1000;

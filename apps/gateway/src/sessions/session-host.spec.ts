@@ -3,7 +3,8 @@ import type { SessionStatus } from '@app/contracts';
 import type { ConnectOptions, EngineConnection, SessionEngine } from '../engine/engine.interface';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import { SessionHost } from './session-host';
-import type { SessionLeases, SessionRecords } from './session-ports';
+import type { SessionLeases } from './session-ports';
+import type { SessionRecords } from '../store-ports';
 
 /** The network side: which sessions have an open socket from this gateway. */
 class FakeEngine implements SessionEngine {

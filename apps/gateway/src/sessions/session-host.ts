@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { CommandMap, CommandName, CommandRequest, DomainError, SessionActionArgs, SessionActionName, SessionSnapshot } from '@app/contracts';
 import type { LoopDelayAdmission } from './loop-delay-admission';
 import { SessionRunner, SessionRunnerDeps } from './session-runner';
-import type { PlacedSession } from './session-ports';
+import type { PlacedSession } from '../store-ports';
 
 export interface ConvergeResult {
   /** sessions placed here that this gateway started */

@@ -3,8 +3,12 @@ import type { MessageKeyRef, OutboundMessage, SentMessage, SessionStatus, SyncHi
 import type { AuthStateStore, ConnectOptions, EngineConnection, EngineEvent, GroupInfo, InboundMessage, SessionEngine } from '../engine/engine.interface';
 import { CredentialsUnusableError } from '../engine/credentials-unusable';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
-import type { QrBoard, SessionEventSink, SessionLeases, SessionRecordPatch, SessionRecords, Timers } from './session-ports';
-import { EventNotTakenError, INBOUND_RETRY_MAX_MS, MAX_PENDING_HISTORY_BATCHES, SessionRunner } from './session-runner';
+import type { QrBoard, SessionLeases, Timers } from './session-ports';
+import type { SessionEventSink, SessionRecordPatch, SessionRecords } from '../store-ports';
+import { MAX_PENDING_HISTORY_BATCHES } from './history-queue';
+import { INBOUND_RETRY_MAX_MS } from './inbound-intake';
+import { EventNotTakenError } from './session-errors';
+import { SessionRunner } from './session-runner';
 import type { ChatStore } from '../messages/chat-events';
 
 class FakeConnection implements EngineConnection {

@@ -1,11 +1,18 @@
 import type { Logger } from 'pino';
 import { CatalogEvent, DomainError, GroupView, SyncHistoryMode, SessionActionArgs, SessionActionName, SessionActionResult, SessionStatus } from '@app/contracts';
 import { CredentialsUnusableError } from '../engine/credentials-unusable';
-import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, FollowedChannelBook, GroupInfo, SessionEngine } from '../engine/engine.interface';
-import { InboundEngineEvent, InboundEvents, isInboundEvent } from '../messages/inbound-events';
+import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, FollowedChannelBook, SessionEngine } from '../engine/engine.interface';
+import { InboundEngineEvent, isInboundEvent } from '../messages/inbound-events';
 import type { OutboundSender } from '../messages/outbound-sender';
 import type { ChatEvents } from '../messages/chat-events';
-import { AuthStateFactory, QrBoard, realTimers, RunnerSettings, SessionLeases, SessionRecord, SessionRecordPatch, Timers } from './session-ports';
+import { AuthStateFactory, QrBoard, realTimers, RunnerSettings, SessionLeases, Timers } from './session-ports';
+import type { SessionRecord, SessionRecordPatch } from '../store-ports';
+import { HistoryQueue } from './history-queue';
+import { InboundIntake } from './inbound-intake';
+import { unlinkOffline } from './offline-unlink';
+import { EventNotTakenError, SessionFencedError } from './session-errors';
+import { SessionGroups } from './session-groups';
+import { SessionRow } from './session-row';
 import { buildSessionHandlers, SessionHandlerDeps } from './session-handlers';
 import { initialState, SessionEffect, SessionInput, SessionState, transition } from './session-state';
 
@@ -33,51 +40,6 @@ export interface SessionRunnerDeps extends SessionHandlerDeps {
   leasesTrusted?: () => boolean;
 }
 
-/**
- * History batches waiting to be stored, at most: one more is not taken (EventNotTakenError) and stays with the network
- * (the simulator sends the next batch only after an ack; Baileys' inbound spool keeps it and hands it over again).
- */
-export const MAX_PENDING_HISTORY_BATCHES = 4;
-
-/** An engine event the runner did not take: the engine must leave it un-acknowledged. */
-export class EventNotTakenError extends Error {
-  constructor(eventType: string, why: string) {
-    super(`${eventType} not taken: ${why}`);
-    this.name = 'EventNotTakenError';
-  }
-}
-
-/** A session-row write was refused: another holder took the lease (a newer fencing token), or the row moved away. */
-export class SessionFencedError extends DomainError {
-  constructor(sessionId: string) {
-    super('conflict', 'the session is held by another gateway', { sessionId });
-  }
-}
-
-export const toGroupView = (g: GroupInfo): GroupView => ({
-  groupJid: g.groupJid,
-  subject: g.subject,
-  description: g.description ?? '',
-  ownerJid: g.ownerJid,
-  participants: g.participants.length,
-  isAnnounce: g.isAnnounce,
-  isLocked: g.isLocked,
-});
-
-/**
- * An inbound event the gateway could not store (the database is down, a write failed) is tried again in place, with this
- * backoff, for as long as its socket is the current one and the lease is trusted; the events behind it wait, so their
- * order is kept. See docs/gateway.md, "Inbound events: durable before acknowledged".
- */
-export const INBOUND_RETRY_BASE_MS = 200;
-export const INBOUND_RETRY_MAX_MS = 5000;
-/** Backoff of the session-row write that failed (database down) and waits to be written again. */
-const ROW_RETRY_BASE_MS = 500;
-const ROW_RETRY_MAX_MS = 10_000;
-
-/** How long an identical group creation (same name and participants) returns the first one's group. */
-export const GROUP_CREATION_REPEAT_MS = 10 * 60_000;
-
 /** Row statuses that wait on the owner: the table places such a session here, but no gateway starts it by itself. */
 const NOT_RESUMED: readonly SessionStatus[] = ['stopped', 'failed', 'logged_out'];
 
@@ -103,7 +65,10 @@ function runEffect<K extends SessionEffect['kind']>(table: EffectTable, kind: K,
 /**
  * Owns one session on this gateway: its socket, its lease, its row, its retries and its events. What happens to its
  * status is decided by the status machine (session-state.ts, `transition`); the runner turns commands, socket outcomes
- * and engine events into its inputs and carries out its effects (`apply`).
+ * and engine events into its inputs and carries out its effects (`apply`). Its parts, each in a file of its own: the
+ * fenced row writes (SessionRow), the inbound events stored durably and retried in place (InboundIntake), the history
+ * batches on their own queue (HistoryQueue), the groups it creates and announces (SessionGroups), and the unlink of a
+ * session that has no socket (unlinkOffline).
  *
  * Every state change runs through one serial queue, so commands and engine events never interleave
  * (a close arriving during a restart cannot resurrect the old socket). Each socket gets a generation
@@ -116,38 +81,23 @@ export class SessionRunner {
   private generation = 0;
   /** true from a successful lease acquisition until the lease is released or lost */
   private leaseHeld = false;
-  /**
-   * The fencing token of the last lease this runner took; every row write carries it. Kept after the lease is released
-   * or lost: once another gateway takes the lease (a newer token), this runner's writes must be refused.
-   */
-  private leaseToken: number | null = null;
   private reconnectTimer: unknown = null;
-  /** the row patch a failed write left behind (database down): written with the next write, or by its retry timer */
-  private unwritten: SessionRecordPatch = {};
-  private rowRetryTimer: unknown = null;
-  private rowRetries = 0;
-  /** an inbound event retried in place waits on these; retiring the socket wakes it so it gives the event back */
-  private readonly retireWaiters = new Set<() => void>();
   private tail: Promise<unknown> = Promise.resolve();
   private readonly auth: AuthStateStore;
   private readonly statusWaiters = new Set<() => void>();
-  /** group jids already announced, so the command reply and the engine's own group event publish once */
-  private readonly announcedGroups = new Set<string>();
   private readonly clock: () => number;
   private readonly timers: Timers;
   private readonly log: Logger;
   private readonly sender: OutboundSender;
-  private readonly inbound: InboundEvents;
-  /** recent group creations by name and participants, so a retried creation returns the first group */
-  private readonly groupCreations = new Map<string, { at: number; group: Promise<GroupView> }>();
   private readonly lookups: EngineLookups;
   private readonly channels: FollowedChannelBook | undefined;
   private readonly chatEvents: ChatEvents | null;
   /** the session setting, read at each start: what history the engine asks for and the runner stores */
   private syncHistory: SyncHistoryMode = 'none';
-  /** history batches are stored one after another beside the event queue, so live messages never wait behind them */
-  private historyTail: Promise<unknown> = Promise.resolve();
-  private historyPending = 0;
+  private readonly history: HistoryQueue;
+  private readonly intake: InboundIntake;
+  private readonly groups: SessionGroups;
+  private readonly row: SessionRow;
   /** the row `begin` read, used by the connect that follows it (then cleared: a reconnect reads the row again) */
   private startRecord: SessionRecord | null = null;
 
@@ -162,10 +112,16 @@ export class SessionRunner {
     this.clock = deps.clock ?? Date.now;
     this.timers = deps.timers ?? realTimers;
     this.log = deps.logger.child({ sessionId });
-    ({ sender: this.sender, inbound: this.inbound, chatEvents: this.chatEvents, lookups: this.lookups, channels: this.channels } = buildSessionHandlers(
-      { sessionId, organizationId, clock: this.clock, logger: this.log, live: () => (this.status === 'working' ? this.connection : null) },
+    const { log, timers } = this;
+    const handlers = buildSessionHandlers(
+      { sessionId, organizationId, clock: this.clock, logger: log, live: () => (this.status === 'working' ? this.connection : null) },
       deps,
-    ));
+    );
+    ({ sender: this.sender, chatEvents: this.chatEvents, lookups: this.lookups, channels: this.channels } = handlers);
+    this.intake = new InboundIntake({ inbound: handlers.inbound, timers, log, reading: (gen) => this.reading(gen) });
+    this.history = new HistoryQueue({ chatEvents: this.chatEvents, log, reading: (gen) => this.reading(gen), syncHistory: () => this.syncHistory });
+    this.groups = new SessionGroups({ sessionId, organizationId, records: deps.records, clock: this.clock, log, publish: (named) => this.publish(named) });
+    this.row = new SessionRow({ sessionId, records: deps.records, timers, log, serial: (task) => this.serial(task), fenced: () => this.fencedOut() });
   }
 
   get currentStatus(): SessionStatus {
@@ -254,7 +210,10 @@ export class SessionRunner {
       // (read again: the status may have changed while the credentials were read)
       if (paired && this.state.status !== 'logged_out') {
         await this.serial(() => this.apply({ kind: 'unlink', live: false }));
-        await this.unlinkOffline(unlinkTimeoutMs);
+        await unlinkOffline(
+          { ...this.deps, sessionId: this.sessionId, auth: this.auth, timers: this.timers, log: this.log, fenceOn: (token) => (this.row.leaseToken = token) },
+          unlinkTimeoutMs,
+        );
       }
     }
     return this.serial(async () => {
@@ -290,39 +249,13 @@ export class SessionRunner {
     });
   }
 
-  /**
-   * Creates a group on the network. The same name and participants again within GROUP_CREATION_REPEAT_MS return the
-   * first creation's group instead of making a second one: a client that retries after a failure or a timeout (the
-   * network may have created the group before the failure) never duplicates it. See docs/sessions.md.
-   */
+  /** Creates a group on the network; a creation asked again returns the first one's group (SessionGroups). */
   async createGroup(name: string, participants: string[]): Promise<GroupView> {
     const conn = this.connection;
     if (!conn || this.status !== 'working') {
       throw new DomainError('not_implemented', 'groups can only be created while the session is connected', { status: this.status });
     }
-    const now = this.clock();
-    for (const [key, creation] of this.groupCreations) if (now - creation.at > GROUP_CREATION_REPEAT_MS) this.groupCreations.delete(key);
-    const key = JSON.stringify([name, [...participants].sort()]);
-    const earlier = this.groupCreations.get(key);
-    if (earlier) return earlier.group;
-    const group = this.createGroupOnNetwork(conn, name, participants);
-    this.groupCreations.set(key, { at: now, group });
-    // a creation the network refused made nothing, so trying it again must reach the network again
-    group.catch(() => this.groupCreations.delete(key));
-    return group;
-  }
-
-  private async createGroupOnNetwork(conn: EngineConnection, name: string, participants: string[]): Promise<GroupView> {
-    const group = await conn.createGroup(name, participants);
-    // from here the group exists on the network: failing to record or announce it must not fail the command, or
-    // the client would retry and the network would hold two groups (the engine's own group events store it again)
-    try {
-      await this.deps.records.saveGroup(this.organizationId, this.sessionId, group);
-      await this.announceGroup(group, 'created');
-    } catch (err) {
-      this.log.error({ err, groupJid: group.groupJid }, 'group created on the network but not recorded');
-    }
-    return toGroupView(group);
+    return this.groups.create(conn, name, participants);
   }
 
   /**
@@ -466,7 +399,7 @@ export class SessionRunner {
       return;
     }
     this.leaseHeld = token !== null;
-    if (token !== null) this.leaseToken = token;
+    if (token !== null) this.row.leaseToken = token;
     if (!this.leaseHeld) {
       await this.apply({ kind: 'lease_held_elsewhere', gen });
       return;
@@ -506,7 +439,7 @@ export class SessionRunner {
   private onEngineEvent(gen: number, event: EngineEvent): Promise<void> {
     // a socket event that arrives after a pause must not act (reconnect, write) before the watchdog closes it
     if (!this.leasesTrusted()) return Promise.reject(new EventNotTakenError(event.type, 'lease renewals lapsed'));
-    if (event.type === 'history') return this.takeHistory(gen, event);
+    if (event.type === 'history') return this.history.take(gen, event);
     return this.serial(async () => {
       if (gen !== this.generation) {
         // a socket we silenced: what it still hands over belongs to the next connection's redelivery
@@ -528,7 +461,7 @@ export class SessionRunner {
 
   /** What the runner does with each engine event of its queue; a socket's own events drive the status machine. */
   private readonly engineEvents: EngineEventTable = (() => {
-    const inbound = (gen: number, event: InboundEngineEvent) => this.storeInbound(gen, event);
+    const inbound = (gen: number, event: InboundEngineEvent) => this.intake.store(gen, event, this.connection);
     const table: EngineEventTable = {
       qr: (gen, { qr }) => this.apply({ kind: 'qr', gen, qr }),
       open: (_gen, { account }) => this.apply({ kind: 'open', account }),
@@ -536,10 +469,7 @@ export class SessionRunner {
         this.connection = null;
         return this.apply({ kind: 'close', gen, reason, statusCode, message });
       },
-      group: async (_gen, event) => {
-        await this.deps.records.saveGroup(this.organizationId, this.sessionId, event.group);
-        await this.announceGroup(event.group, event.action);
-      },
+      group: (_gen, event) => this.groups.learnt(event.group, event.action),
       'group-metadata': (_gen, event) => this.deps.records.saveGroup(this.organizationId, this.sessionId, event.group),
       'chat-update': async (_gen, event) => {
         await this.chatEvents?.update(event);
@@ -563,72 +493,9 @@ export class SessionRunner {
     return table;
   })();
 
-  /**
-   * Stores one inbound event, trying again in place while it cannot be stored (database down, a failed write) and its
-   * socket is still the current one with a trusted lease. The serial queue makes the events behind it wait, so nothing
-   * overtakes it. Once the socket is retired (closed, replaced, handed over) or the lease is in doubt, the event is
-   * given back un-acknowledged (EventNotTakenError): the network delivers it again on the next connect. Storing is
-   * idempotent (one row per session + waMessageId, its event in the same transaction), so a retry after a commit whose
-   * answer was lost stores and announces nothing twice.
-   */
-  private async storeInbound(gen: number, event: InboundEngineEvent): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.inbound.handle(event, this.connection);
-        return;
-      } catch (err) {
-        if (err instanceof SessionFencedError) throw err;
-        const retryInMs = Math.min(INBOUND_RETRY_BASE_MS * 2 ** (attempt - 1), INBOUND_RETRY_MAX_MS);
-        this.log.warn({ err: String(err), event: event.type, attempt, retryInMs }, 'storing an inbound event failed; retrying it in place');
-        if (!(await this.pauseWhileReading(gen, retryInMs))) {
-          throw new EventNotTakenError(event.type, 'its socket was retired or the lease lost while its write was retried');
-        }
-      }
-    }
-  }
-
-  /**
-   * A history batch, stored on its own queue beside the event queue: a sync of thousands of messages never delays a
-   * live message. At most MAX_PENDING_HISTORY_BATCHES wait; one more, or one from a socket no longer read, is not taken
-   * (the network keeps it). A batch that cannot be stored is not taken either (the network delivers it again).
-   */
-  private takeHistory(gen: number, event: Extract<EngineEvent, { type: 'history' }>): Promise<void> {
-    if (!this.chatEvents) return Promise.resolve();
-    if (this.historyPending >= MAX_PENDING_HISTORY_BATCHES) return Promise.reject(new EventNotTakenError(event.type, 'history batches are still being stored'));
-    const chatEvents = this.chatEvents;
-    this.historyPending += 1;
-    const stored = this.historyTail.then(async () => {
-      if (!this.reading(gen)) throw new EventNotTakenError(event.type, 'its socket was retired or the lease lost');
-      await chatEvents.history(event, this.syncHistory);
-    });
-    this.historyTail = stored.catch(() => undefined).finally(() => (this.historyPending -= 1));
-    return stored.then(
-      () => undefined,
-      (err) => {
-        if (!(err instanceof EventNotTakenError)) this.log.warn({ err: String(err) }, 'storing a history batch failed; left with the network');
-        throw err;
-      },
-    );
-  }
-
   /** Whether the socket of `gen` is still the one this runner reads, with a lease it may trust. */
   private reading(gen: number): boolean {
     return gen === this.generation && this.leaseHeld && this.leasesTrusted();
-  }
-
-  /** Waits `ms`, or less if the socket is retired meanwhile; true when the socket of `gen` is still read after it. */
-  private async pauseWhileReading(gen: number, ms: number): Promise<boolean> {
-    if (!this.reading(gen)) return false;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        this.retireWaiters.delete(done);
-        this.timers.clearTimeout(timer);
-        resolve();
-      };
-      const timer = this.timers.setTimeout(done, ms);
-      this.retireWaiters.add(done);
-    });
-    return this.reading(gen);
   }
 
   /**
@@ -637,7 +504,7 @@ export class SessionRunner {
    */
   private stopReading(): void {
     this.generation += 1;
-    for (const wake of [...this.retireWaiters]) wake();
+    this.intake.socketRetired();
   }
 
   /** Silences the current socket (its late events are ignored) and closes it unless the caller still needs it. */
@@ -661,7 +528,7 @@ export class SessionRunner {
    * events), and hand back the lease in case it is still ours (compare-and-delete: another holder's is left alone).
    */
   private async fencedOut(): Promise<never> {
-    this.log.warn({ leaseToken: this.leaseToken }, 'session row refused a write (fenced); closing the socket');
+    this.log.warn({ leaseToken: this.row.leaseToken }, 'session row refused a write (fenced); closing the socket');
     await this.apply({ kind: 'fenced' });
     throw new SessionFencedError(this.sessionId);
   }
@@ -669,42 +536,6 @@ export class SessionRunner {
   private clearReconnect(): void {
     if (this.reconnectTimer !== null) this.timers.clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
-  }
-
-  /** A short-lived socket with the stored credentials, only to tell the network to unlink the device. */
-  private async unlinkOffline(timeoutMs: number): Promise<void> {
-    const token = await this.deps.leases.acquire(this.sessionId, () => this.deps.records.takeLeaseToken(this.sessionId));
-    if (token === null) {
-      this.log.warn('cannot unlink: another gateway holds the session');
-      return;
-    }
-    // the logout's row write that follows is fenced on the token this acquisition took
-    this.leaseToken = token;
-    let settle: (opened: boolean) => void = () => undefined;
-    const opened = new Promise<boolean>((resolve) => (settle = resolve));
-    let timer: unknown = null;
-    let conn: EngineConnection | null = null;
-    try {
-      conn = await this.deps.engine.connect({
-        sessionId: this.sessionId,
-        auth: this.auth,
-        logger: this.log,
-        onEvent: async (e) => {
-          if (e.type === 'open') settle(true);
-          else if (e.type === 'qr' || e.type === 'close') settle(false);
-          // nothing of this short unlink socket is taken: what the network hands it stays for the next connection
-          else throw new EventNotTakenError(e.type, 'an unlink-only connection');
-        },
-      });
-      timer = this.timers.setTimeout(() => settle(false), Math.max(timeoutMs, 0));
-      if (await opened) await conn.logout();
-      else await conn.close();
-    } catch (err) {
-      this.log.warn({ err: String(err) }, 'unlinking a disconnected session failed');
-      await conn?.close().catch(() => undefined);
-    } finally {
-      if (timer !== null) this.timers.clearTimeout(timer);
-    }
   }
 
   /**
@@ -717,57 +548,11 @@ export class SessionRunner {
     const reasonChanged = this.state.reason !== null && reason !== this.state.reason;
     if (previous === next && !reasonChanged && nextAttemptAt === this.state.nextAttemptAt && Object.keys(patch).length === 0) return;
     this.state = { ...this.state, status: next, reason, nextAttemptAt };
-    await this.writeRow({ ...patch, status: next, lastReason: reason, nextAttemptAt: nextAttemptAt === null ? null : new Date(nextAttemptAt) });
+    await this.row.write({ ...patch, status: next, lastReason: reason, nextAttemptAt: nextAttemptAt === null ? null : new Date(nextAttemptAt) });
     if (previous !== next || reasonChanged) {
       await this.publish({ event: 'session.status', payload: { status: next, previousStatus: previous, reason } });
       for (const waiter of [...this.statusWaiters]) waiter();
     }
-  }
-
-  /**
-   * Writes the session row, fenced by the lease token. A write that fails (the database is down) does not stop the
-   * state machine (a close must still lead to a reconnect): its patch is kept, merged into the next write, and written
-   * by a retry timer meanwhile. A refused write (fenced) ends this runner's hold, as always.
-   */
-  private async writeRow(patch: SessionRecordPatch): Promise<void> {
-    const merged = { ...this.unwritten, ...patch };
-    let accepted: boolean;
-    try {
-      accepted = await this.deps.records.update(this.sessionId, merged, this.leaseToken);
-    } catch (err) {
-      this.unwritten = merged;
-      this.log.warn({ err: String(err), patch: Object.keys(merged) }, 'writing the session row failed; kept for the next write');
-      this.scheduleRowRetry();
-      return;
-    }
-    this.unwritten = {};
-    this.rowRetries = 0;
-    if (!accepted) await this.fencedOut();
-  }
-
-  private scheduleRowRetry(): void {
-    if (this.rowRetryTimer !== null) return;
-    const delay = Math.min(ROW_RETRY_BASE_MS * 2 ** this.rowRetries, ROW_RETRY_MAX_MS);
-    this.rowRetries += 1;
-    this.rowRetryTimer = this.timers.setTimeout(() => {
-      this.rowRetryTimer = null;
-      void this.serial(async () => {
-        // also after a stop or a hand-off (their `stopped` must land): the lease token fences it, so a row another
-        // gateway holds by now refuses the write
-        if (Object.keys(this.unwritten).length > 0) await this.writeRow({});
-      }).catch((err) => this.log.warn({ err: String(err) }, 'writing the session row again failed'));
-    }, delay);
-  }
-
-  private async announceGroup(group: GroupInfo, action: 'created' | 'updated'): Promise<void> {
-    if (action === 'updated') {
-      const { subject, description, isAnnounce, isLocked } = group;
-      await this.publish({ event: 'group.update', payload: { groupJid: group.groupJid, changes: { subject, description, isAnnounce, isLocked } } });
-      return;
-    }
-    if (this.announcedGroups.has(group.groupJid)) return;
-    this.announcedGroups.add(group.groupJid);
-    await this.publish({ event: 'group.created', payload: toGroupView(group) });
   }
 
   /**

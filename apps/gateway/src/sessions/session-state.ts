@@ -9,7 +9,8 @@
 import type { CatalogEvent, SessionLoggedOutPayload, SessionStatus } from '@app/contracts';
 import type { AccountIdentity, CloseReason } from '../engine/engine.interface';
 import { credentialsUnusableReason } from '../engine/credentials-unusable';
-import type { RunnerSettings, SessionRecordPatch } from './session-ports';
+import type { RunnerSettings } from './session-ports';
+import type { SessionRecordPatch } from '../store-ports';
 
 /**
  * Where the session's connection stands on this gateway:

@@ -5,16 +5,14 @@ import type {
   ConnectionState,
   GroupMetadata,
   proto,
-  WAMessage,
   WAMessageKey,
   WASocket,
 } from '@whiskeysockets/baileys';
-import { randomUUID } from 'node:crypto';
 import { DomainError, type SyncHistoryMode, type MessageKeyRef, type OutboundMessage, type SentMessage, type SessionActionArgs, type SessionActionName, type SessionActionResult } from '@app/contracts';
 import { BAILEYS_ACTIONS, watchCalls, type BaileysActionContext } from './actions';
 import { blocklistEventFrom, contactsEventFrom } from './actions/contacts';
 import { watchAccountExtras } from './account-extras-watch';
-import type { EventSpool, SpoolEntry } from '@app/messaging';
+import type { EventSpool } from '@app/messaging';
 import type {
   AuthStateStore,
   CloseReason,
@@ -29,7 +27,6 @@ import { type BaileysRuntime } from './baileys-runtime';
 import {
   accountFrom,
   callFrom,
-  chatOf,
   closeCauseOf,
   closeReasonFor,
   epochMs,
@@ -38,7 +35,6 @@ import {
   groupUpdateFrom,
   inboundMessageFrom,
   protocolEventFrom,
-  pollVoteFrom,
   presencesFrom,
   reactionFrom,
   reactionsFoldedInto,
@@ -52,32 +48,14 @@ import {
 import { ChatAddressing, chatNamedIn, lidsNamedIn, numbersFor, withNumbers } from './baileys-identity';
 import { chatUpdatesFrom, historyBatchesFrom } from './baileys-chats';
 import { outboundFor, storedOriginalFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
-import { decodeSpooledEvent, encodeSpooledEvent } from './spooled-event';
+import { describe, EngineConnectionClosedError } from './connection-errors';
+import { InboundHandover } from './inbound-handover';
+import { PollVotes } from './poll-votes';
 import { PushNameEchoes } from './push-name-echoes';
 
 // One Baileys socket of a session as an `EngineConnection` (BaileysEngine.connect builds it): its phases, sends and
-// actions, Baileys' events mapped and handed to the runner through the inbound spool, and its close.
-
-/** Events that are the connection's own state, not something the network told: never spooled. */
-const UNSPOOLED: ReadonlySet<EngineEvent['type']> = new Set(['qr', 'open', 'close']);
-const MAX_SPOOL_RETRY_MS = 30_000;
-
-/** Thrown by every call on a connection that has closed (or is closing): the runner must connect again. */
-export class EngineConnectionClosedError extends Error {
-  constructor(sessionId: string, action: string) {
-    super(`cannot ${action}: the WhatsApp connection of session ${sessionId} is closed`);
-    this.name = 'EngineConnectionClosedError';
-  }
-}
-
-/** We store a chat by its phone-number JID; Baileys may name it by its LID, so both forms are tried. */
-export async function storedContent(lookups: EngineLookups, key: WAMessageKey): Promise<Uint8Array | null> {
-  if (!key.id || !key.remoteJid) return null;
-  const preferred = chatOf(key);
-  const found = await lookups.message(preferred, key.id);
-  if (found || preferred === key.remoteJid) return found;
-  return lookups.message(key.remoteJid, key.id);
-}
+// actions, Baileys' events mapped and handed to the runner through the inbound spool (InboundHandover, with the poll
+// votes decrypted by PollVotes), and its close.
 
 export interface ConnectionDeps {
   sessionId: string;
@@ -109,24 +87,26 @@ export class BaileysConnection implements EngineConnection {
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
   private readonly phaseWaiters = new Set<() => void>();
-  /** tags what this connection spools, with `spooled` (its sequence): a replay leaves what its hand-over has not reached */
-  private readonly origin = randomUUID();
-  private spooled = 0;
-  /** a replay scheduled after the gateway did not take an event while the socket stays open */
-  private retryTimer: NodeJS.Timeout | null = null;
-  private retryDelayMs = 0;
-  /** events reach the gateway in the order Baileys emitted them: each waits for its spool write and the ones before */
-  private handovers: Promise<void> = Promise.resolve();
-  private handoversPending = 0;
   /** how WhatsApp addresses each chat on this connection (LID or number): what we send back uses that form */
   private readonly addressing = new ChatAddressing();
   /** push names the messages already told: Baileys' contacts.update echo of them is dropped */
   private readonly pushNameEchoes = new PushNameEchoes();
   /** chats whose presence this connection subscribed to (once per chat per connection, as WhatsApp Web does) */
   private readonly presenceSubscribed = new Set<string>();
+  private readonly inbound: InboundHandover;
+  private readonly pollVotes: PollVotes;
 
   constructor(private readonly deps: ConnectionDeps) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
+    this.inbound = new InboundHandover({
+      ...deps,
+      isOpen: () => this.isOpen(),
+      isClosed: () => this.phase === 'closed',
+      needsNumbers: (event) => this.needsNumbers(event),
+      withNumbers: (event) => this.withNumbers(event),
+    });
+    const ownJid = () => this.ownJid();
+    this.pollVotes = new PollVotes({ ...deps, ownJid, closed: () => this.phase === 'closed', emit: (event) => this.emitIf(event) });
     const { ev } = deps.sock;
     ev.on('connection.update', (update) => this.guard('connection.update', () => this.onConnectionUpdate(update)));
     ev.on('creds.update', (update) => this.guard('creds.update', () => this.onCredsUpdate(update)));
@@ -368,7 +348,7 @@ export class BaileysConnection implements EngineConnection {
       }
       this.setPhase('open');
       this.emit({ type: 'open', account });
-      this.replaySpool();
+      this.inbound.replay();
     }
     if (update.connection === 'close') {
       const error = update.lastDisconnect?.error;
@@ -404,7 +384,7 @@ export class BaileysConnection implements EngineConnection {
       this.pushNameEchoes.sawMessage(raw);
       const vote = raw.message ? unwrapContent(raw.message).pollUpdateMessage : null;
       if (vote) {
-        this.track(this.onEncryptedVote(raw, vote), 'poll vote');
+        this.pollVotes.encrypted(raw, vote);
         continue;
       }
       const change = protocolEventFrom(raw, ownJid);
@@ -427,66 +407,9 @@ export class BaileysConnection implements EngineConnection {
       // votes Baileys (or a store in front of it) already decrypted
       for (const pollUpdate of update.update.pollUpdates ?? []) {
         if (!pollUpdate.pollUpdateMessageKey || !pollUpdate.vote) continue;
-        const voteKey = pollUpdate.pollUpdateMessageKey as WAMessageKey;
-        this.track(this.emitVote(update.key, chatOf(update.key), voteKey, () => pollUpdate.vote!), 'poll vote');
+        this.pollVotes.decrypted(update.key, pollUpdate.pollUpdateMessageKey as WAMessageKey, pollUpdate.vote);
       }
     }
-  }
-
-  /**
-   * Baileys rc14 no longer decrypts votes itself: the vote arrives as a pollUpdateMessage, and its key derives from the
-   * poll's messageSecret (in the stored creation message) and the creator's and voter's JIDs exactly as the voter's
-   * phone wrote them, which may be phone numbers or LIDs. Each known form is tried; AES-GCM refuses the wrong ones.
-   */
-  private async onEncryptedVote(msg: WAMessage, update: proto.Message.IPollUpdateMessage): Promise<void> {
-    const pollKey = update.pollCreationMessageKey as WAMessageKey | null | undefined;
-    if (!pollKey?.id || !update.vote) return;
-    await this.emitVote(pollKey, chatOf(msg.key), msg.key, (creation) => {
-      const secret = creation.messageContextInfo?.messageSecret;
-      if (!secret?.length) throw new Error('the stored poll has no messageSecret');
-      for (const pollCreatorJid of this.jidForms(pollKey)) {
-        for (const voterJid of this.jidForms(msg.key)) {
-          try {
-            return this.deps.runtime.decryptPollVote(update.vote!, { pollCreatorJid, pollMsgId: pollKey.id!, pollEncKey: secret, voterJid });
-          } catch {
-            // not this pair of JID forms
-          }
-        }
-      }
-      throw new Error('no JID form of creator and voter decrypts the vote');
-    });
-  }
-
-  private async emitVote(
-    pollKey: WAMessageKey,
-    chatJid: string,
-    voteKey: WAMessageKey,
-    voteOf: (creation: proto.IMessage) => proto.Message.IPollVoteMessage,
-  ): Promise<void> {
-    const raw = this.deps.lookups ? await storedContent(this.deps.lookups, { ...pollKey, remoteJid: pollKey.remoteJid ?? chatJid }) : null;
-    if (!raw) {
-      this.deps.logger.warn({ poll: pollKey.id }, 'poll vote for a poll we have not stored; it cannot be decrypted');
-      return;
-    }
-    const creation = this.deps.runtime.decodeMessage(raw);
-    const vote = voteOf(creation);
-    // the lookup is async: the connection may have closed meanwhile, and nothing follows a close
-    if (this.phase === 'closed') return;
-    const event = pollVoteFrom({ creation, pollKey, chatJid, voteKey, vote }, this.deps.runtime.getAggregateVotesInPollMessage, this.ownJid());
-    this.emitIf(event);
-  }
-
-  /** The forms a key's author may have been named by when a poll key was derived: number and LID, device-free. */
-  private jidForms(key: WAMessageKey): string[] {
-    const user = this.deps.sock.user;
-    const me = this.deps.creds.me;
-    const candidates = key.fromMe
-      ? [this.ownJid(), toLid(user?.lid) ?? toLid(me?.lid) ?? toLid(user?.id)]
-      : key.participant
-        ? [key.participant, key.participantAlt]
-        : [key.remoteJid, key.remoteJidAlt];
-    const forms = candidates.map((jid) => toUserJid(jid) ?? toLid(jid) ?? jid).filter((jid): jid is string => Boolean(jid));
-    return [...new Set(forms)];
   }
 
   /** Async work started from Baileys' synchronous emitter: failures are logged, never left unhandled. */
@@ -501,8 +424,7 @@ export class BaileysConnection implements EngineConnection {
   private finish(event: Extract<EngineEvent, { type: 'close' }>): void {
     if (this.phase === 'closed') return;
     this.setPhase('closed');
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
+    this.inbound.stop();
     this.deps.onClosed(event.reason);
     void this.credsSaved.then(() => {
       this.markClosed();
@@ -561,104 +483,8 @@ export class BaileysConnection implements EngineConnection {
     if (event) this.emit(event);
   }
 
-  /**
-   * Spool first (the write is queued at once, inside Baileys' callback), then hand over in order once it is durable;
-   * the spooled copy is removed only when the gateway has taken the event. An event with nothing before it and
-   * nothing to spool (qr, open, close without a spool write pending) is handed over at once.
-   */
   private emit(event: EngineEvent): void {
-    const spool = this.deps.spool;
-    const entry = spool && !UNSPOOLED.has(event.type) ? spool.append(this.deps.sessionId, encodeSpooledEvent(this.origin, ++this.spooled, event)) : null;
-    // a LID is resolved after the spool write (the spool keeps the event as the network gave it) and before hand-over
-    const resolve = this.needsNumbers(event);
-    if (!entry && !this.handoversPending && !resolve) {
-      this.handOver(event, null);
-      return;
-    }
-    this.enqueue(async () => {
-      if (entry) await entry.durable;
-      this.handOver(resolve ? await this.withNumbers(event) : event, entry);
-    });
-  }
-
-  private enqueue(step: () => Promise<void>): void {
-    this.handoversPending += 1;
-    this.handovers = this.handovers
-      .then(step)
-      .catch((err) => this.deps.logger.error({ err: describe(err) }, 'handing an engine event over failed'))
-      .finally(() => (this.handoversPending -= 1));
-  }
-
-  private handOver(event: EngineEvent, entry: SpoolEntry | null): void {
-    const flight = entry?.id ? `${this.deps.sessionId} ${entry.id}` : null;
-    if (flight) this.deps.inFlight.add(flight);
-    let taken: Promise<void>;
-    try {
-      // a sink that answers synchronously (older callers) counts as taken once it returned
-      taken = Promise.resolve(this.deps.onEvent(event));
-    } catch (err) {
-      taken = Promise.reject(err);
-    }
-    taken.then(
-      () => {
-        if (flight) this.deps.inFlight.delete(flight);
-        if (entry) {
-          this.deps.spool!.remove(entry);
-          this.retryDelayMs = 0;
-        }
-      },
-      (err) => {
-        if (flight) this.deps.inFlight.delete(flight);
-        if (!entry?.id) {
-          this.deps.logger.error({ err: describe(err), event: event.type }, 'engine event handler failed');
-          return;
-        }
-        this.deps.logger.warn({ err: describe(err), event: event.type }, 'event not taken; it stays in the inbound spool');
-        this.scheduleSpoolRetry();
-      },
-    );
-  }
-
-  /**
-   * The gateway did not take a spooled event and the socket stays open (PostgreSQL down, say): the spool is handed over
-   * again after a delay that doubles while it keeps failing, so what waits is stored once the gateway can take it,
-   * not only on the next connect. A connection that closed stops retrying (the next connect replays).
-   */
-  private scheduleSpoolRetry(): void {
-    if (this.retryTimer || !this.isOpen()) return;
-    this.retryDelayMs = Math.min(MAX_SPOOL_RETRY_MS, this.retryDelayMs ? this.retryDelayMs * 2 : this.deps.spoolRetryMs);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      if (this.isOpen()) this.replaySpool();
-    }, this.retryDelayMs);
-  }
-
-  /**
-   * Right as the socket opens (and again after the gateway did not take something, see scheduleSpoolRetry): what is spooled for the session and in nobody's hands (left by an earlier connection
-   * here, by a gateway that died or handed the session over, or not taken before) is handed over again, after `open`.
-   * The session's (session, waMessageId) record drops what was already stored.
-   */
-  private replaySpool(): void {
-    const spool = this.deps.spool;
-    if (!spool) return;
-    // what this connection spools from now on is handed over by the steps after this one
-    const reached = this.spooled;
-    this.enqueue(async () => {
-      for (const { entry, payload } of await spool.pending(this.deps.sessionId)) {
-        if (this.phase === 'closed') return;
-        if (this.deps.inFlight.has(`${this.deps.sessionId} ${entry.id}`)) continue;
-        let spooled: ReturnType<typeof decodeSpooledEvent>;
-        try {
-          spooled = decodeSpooledEvent(payload);
-        } catch (err) {
-          this.deps.logger.error({ err: describe(err), entry: entry.id }, 'unreadable inbound spool entry dropped');
-          spool.remove(entry);
-          continue;
-        }
-        if (spooled.origin === this.origin && spooled.seq > reached) continue;
-        this.handOver(this.needsNumbers(spooled.event) ? await this.withNumbers(spooled.event) : spooled.event, entry);
-      }
-    });
+    this.inbound.emit(event);
   }
 
   /** An exception thrown inside Baileys' event emitter would break its flow; ours stay here. */
@@ -676,6 +502,3 @@ function isPersonJid(jid: string): boolean {
   return Boolean(toUserJid(jid) ?? toLid(jid));
 }
 
-export function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

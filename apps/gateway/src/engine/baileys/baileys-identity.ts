@@ -1,7 +1,7 @@
 import type { WAMessageKey } from '@whiskeysockets/baileys';
 import type { MessageKeyRef, OutboundMessage } from '@app/contracts';
-import type { EngineEvent } from '../engine.interface';
-import { toLid, toUserJid } from './baileys-mapping';
+import type { EngineEvent, EngineLookups } from '../engine.interface';
+import { chatOf, toLid, toUserJid } from './baileys-mapping';
 
 /**
  * One identity per contact (issue 19 item 7). WhatsApp names a contact by its LID (`<digits>@lid`) in more and more
@@ -163,4 +163,13 @@ export class ChatAddressing {
     const content = message.content.type === 'reaction' ? { ...message.content, target: this.key(message.content.target) } : message.content;
     return { ...message, to: this.chat(message.to), content, quoted: message.quoted ? { ...message.quoted, ...this.key(message.quoted) } : message.quoted };
   }
+}
+
+/** We store a chat by its phone-number JID; Baileys may name it by its LID, so both forms are tried. */
+export async function storedContent(lookups: EngineLookups, key: WAMessageKey): Promise<Uint8Array | null> {
+  if (!key.id || !key.remoteJid) return null;
+  const preferred = chatOf(key);
+  const found = await lookups.message(preferred, key.id);
+  if (found || preferred === key.remoteJid) return found;
+  return lookups.message(key.remoteJid, key.id);
 }

@@ -30,7 +30,9 @@ import { BoundedCache, SignalKeyCache } from './signal-key-cache';
 import { assertOwnCredential } from '../credentials-unusable';
 import { runInSessionContext } from '../session-context';
 import type { WaWebVersionSource } from './wa-web-version';
-import { BaileysConnection, describe, EngineConnectionClosedError, storedContent } from './baileys-connection';
+import { BaileysConnection } from './baileys-connection';
+import { describe, EngineConnectionClosedError } from './connection-errors';
+import { storedContent } from './baileys-identity';
 
 export { EngineConnectionClosedError };
 
@@ -114,13 +116,14 @@ export class BaileysEngine implements SessionEngine {
     return this.options.waWebVersion?.inUse() ?? null;
   }
 
-  async connect({ sessionId, auth, onEvent: deliver, logger, lookups, proxyUrl, syncHistory = 'none', channels }: ConnectOptions): Promise<EngineConnection> {
+  async connect(options: ConnectOptions): Promise<EngineConnection> {
+    const { sessionId, auth, logger, lookups, syncHistory = 'none', channels } = options;
     const runtime = this.options.runtime ?? loadBaileysRuntime();
     const version = this.options.waWebVersion ? (await this.options.waWebVersion.current()).version : null;
     // a 405 (this version refused) makes the next connect of any session read the version again
     const onEvent: ConnectOptions['onEvent'] = (event) => {
       if (version && event.type === 'close' && event.reason === 'client_version_refused') this.options.waWebVersion?.refused(version);
-      return deliver(event);
+      return options.onEvent(event);
     };
     const makeSocket = this.options.makeSocket ?? runtime.makeWASocket;
     const connectTimeoutMs = this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
@@ -140,32 +143,10 @@ export class BaileysEngine implements SessionEngine {
     // the lookups are handed to the socket before the connection exists; Baileys asks them only once it is open
     let connection: BaileysConnection | null = null;
     const fetchGroup = (jid: string) => connection?.fetchGroupForSend(jid) ?? Promise.resolve(undefined);
-    const waWebSocketUrl = this.options.socketUrlFor?.(sessionId) ?? this.options.waWebSocketUrl;
-    // the session's proxy carries the socket and the media uploads (proxy-agent.ts)
-    // (refused and failed proxies are logged here with their cause; the session's status only says proxy_unreachable)
-    const onFailure = (err: ProxyUnreachableError) => logger.warn({ sessionId, cause: err.detail }, 'the session proxy is unreachable');
-    const proxy = proxyUrl ? proxyAgentFor(proxyUrl, { allow: this.options.proxyAllowList, onFailure }) : null;
+    const config = this.socketConfig(options, { creds, keys, baileysLogger, connectTimeoutMs, version, caches, runtime, fetchGroup });
     // everything the socket does from now on (frames, timers, promises) runs in the session's context: a stray
     // rejection from inside Baileys is traced to this session (main.ts)
-    const sock = runInSessionContext(sessionId, () => makeSocket({
-      auth: { creds, keys },
-      logger: baileysLogger,
-      connectTimeoutMs,
-      ...(this.options.qrTimeoutMs ? { qrTimeout: this.options.qrTimeoutMs } : {}),
-      ...(version ? { version } : {}),
-      ...(waWebSocketUrl ? { waWebSocketUrl } : {}),
-      ...(this.options.browser ? { browser: this.options.browser } : {}),
-      ...(proxy ? { agent: proxy, fetchAgent: proxy } : {}),
-      // the phone keeps its notifications; a gateway is not a person reading chats
-      markOnlineOnConnect: false,
-      syncFullHistory: false,
-      generateHighQualityLinkPreview: false,
-      msgRetryCounterCache: caches.msgRetryCounters,
-      userDevicesCache: caches.userDevices,
-      // the session setting syncHistory (baileys-chats.ts): `none` keeps Baileys' defaults and stores nothing of it
-      ...historySyncConfig(syncHistory),
-      ...(lookups ? networkLookups(lookups, runtime, logger, fetchGroup) : {}),
-    }));
+    const sock = runInSessionContext(sessionId, () => makeSocket(config));
     connection = new BaileysConnection({
       sessionId,
       sock,
@@ -184,6 +165,47 @@ export class BaileysEngine implements SessionEngine {
       syncHistory,
     });
     return connection;
+  }
+
+  /** The configuration of one session's Baileys socket: its auth state and caches, version, endpoint, proxy, history. */
+  private socketConfig(
+    { sessionId, logger, lookups, proxyUrl, syncHistory = 'none' }: ConnectOptions,
+    socket: {
+      creds: AuthenticationCreds;
+      keys: SignalKeyStore;
+      baileysLogger: BaileysLogger;
+      connectTimeoutMs: number;
+      version: UserFacingSocketConfig['version'] | null;
+      caches: SessionCaches;
+      runtime: BaileysRuntime;
+      fetchGroup: (jid: string) => Promise<GroupMetadata | undefined>;
+    },
+  ): UserFacingSocketConfig {
+    const { creds, keys, baileysLogger, connectTimeoutMs, version, caches, runtime, fetchGroup } = socket;
+    const waWebSocketUrl = this.options.socketUrlFor?.(sessionId) ?? this.options.waWebSocketUrl;
+    // the session's proxy carries the socket and the media uploads (proxy-agent.ts)
+    // (refused and failed proxies are logged here with their cause; the session's status only says proxy_unreachable)
+    const onFailure = (err: ProxyUnreachableError) => logger.warn({ sessionId, cause: err.detail }, 'the session proxy is unreachable');
+    const proxy = proxyUrl ? proxyAgentFor(proxyUrl, { allow: this.options.proxyAllowList, onFailure }) : null;
+    return {
+      auth: { creds, keys },
+      logger: baileysLogger,
+      connectTimeoutMs,
+      ...(this.options.qrTimeoutMs ? { qrTimeout: this.options.qrTimeoutMs } : {}),
+      ...(version ? { version } : {}),
+      ...(waWebSocketUrl ? { waWebSocketUrl } : {}),
+      ...(this.options.browser ? { browser: this.options.browser } : {}),
+      ...(proxy ? { agent: proxy, fetchAgent: proxy } : {}),
+      // the phone keeps its notifications; a gateway is not a person reading chats
+      markOnlineOnConnect: false,
+      syncFullHistory: false,
+      generateHighQualityLinkPreview: false,
+      msgRetryCounterCache: caches.msgRetryCounters,
+      userDevicesCache: caches.userDevices,
+      // the session setting syncHistory (baileys-chats.ts): `none` keeps Baileys' defaults and stores nothing of it
+      ...historySyncConfig(syncHistory),
+      ...(lookups ? networkLookups(lookups, runtime, logger, fetchGroup) : {}),
+    };
   }
 
   /** The session left this gateway (hand-off, stop, lost lease): what it cached here may be stale when it returns. */

@@ -1,9 +1,9 @@
-import { decodeAuthValue, encodeAuthValue } from '../../auth-state/auth-state-json';
+import { decodeBinaryJson, encodeBinaryJson } from '../binary-json';
 import type { EngineEvent } from '../engine.interface';
 
 /**
  * An engine event as the inbound spool keeps it: JSON whose binary values (a message's `raw` content) are base64
- * (the auth state's binary JSON, one encoding for both), tagged with the connection that spooled it and its place in
+ * (../binary-json.ts, the auth state's encoding too), tagged with the connection that spooled it and its place in
  * that connection's sequence, so a replay on that connection leaves the entries its own hand-over has not reached yet.
  */
 export interface SpooledEngineEvent {
@@ -17,11 +17,11 @@ export interface SpooledEngineEvent {
 const VERSION = 1;
 
 export function encodeSpooledEvent(origin: string, seq: number, event: EngineEvent): string {
-  return encodeAuthValue({ v: VERSION, origin, seq, event });
+  return encodeBinaryJson({ v: VERSION, origin, seq, event });
 }
 
 export function decodeSpooledEvent(payload: string): SpooledEngineEvent {
-  const decoded = decodeAuthValue<{ v?: unknown; origin?: unknown; seq?: unknown; event?: { type?: unknown } }>(payload);
+  const decoded = decodeBinaryJson<{ v?: unknown; origin?: unknown; seq?: unknown; event?: { type?: unknown } }>(payload);
   if (decoded?.v !== VERSION || typeof decoded.origin !== 'string' || typeof decoded.seq !== 'number' || typeof decoded.event?.type !== 'string') {
     throw new Error(`not a spooled engine event of version ${VERSION}`);
   }

@@ -1,4 +1,4 @@
-import type { SessionEvent } from './session-ports';
+import type { SessionEvent } from './store-ports';
 
 /** The `@ts-expect-error` lines are the test: the typecheck fails if the port ever takes a payload the catalog does not describe. */
 describe('SessionEvent', () => {

@@ -1,7 +1,8 @@
 /**
  * JSON with binary values, compatible with Baileys' `BufferJSON` encoding (`{type:'Buffer', data:<base64>}`),
  * written here because jest loads this file and cannot load the ESM-only Baileys module.
- * Both engines store their auth state through it, so it must not know any engine's types.
+ * Both engines store their auth state through it (`../auth-state/`), and the Baileys inbound spool its events
+ * (`baileys/spooled-event.ts`), so it must not know any engine's types.
  */
 
 interface EncodedBuffer {
@@ -36,10 +37,10 @@ function reviver(_key: string, value: unknown): unknown {
   return value;
 }
 
-export function encodeAuthValue(value: unknown): string {
+export function encodeBinaryJson(value: unknown): string {
   return JSON.stringify(value, replacer);
 }
 
-export function decodeAuthValue<T = unknown>(json: string): T {
+export function decodeBinaryJson<T = unknown>(json: string): T {
   return JSON.parse(json, reviver) as T;
 }
