@@ -110,7 +110,7 @@ export class GatewayConfig extends BaseConfig {
   /**
    * Sessions a node starts at once at most when taking sessions over (adopt, failover), so the network sees no storm;
    * fewer while the event loop is slow (GATEWAY_ADMIT_LOOP_DELAY_MS). Their
-   * row reads, writes, tokens, creds reads and events go as one statement per group (TickBatch), so this is also the
+   * row reads, writes, tokens, creds reads and events go as one statement per group (GroupCommit), so this is also the
    * group size: 64 adopted a failover's sessions faster than 16 on a 2-core box (docs/benchmarks/fleet.md).
    */
   @Transform(toInt) @IsInt() @Min(1) @Max(1000)

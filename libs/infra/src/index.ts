@@ -3,3 +3,4 @@ export * from './metrics';
 export * from './tokens';
 export * from './ops-endpoints';
 export * from './store-outage';
+export * from './group-commit';

@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { DomainError, MessageView } from '@app/contracts';
-import { MessageRow, MessagesRepository, Session, SessionsRepository, toMessageView } from '@app/database';
+import { MessageRow, MessagesRepository, SessionsRepository, toMessageView } from '@app/database';
 import { MediaSource, type MediaStore, MediaUnavailableError } from '@app/media';
 import { Page, pageLimit } from '../common/pagination';
 import type { MessageQueryDto } from './dto/message.dto';
 import { MEDIA_SOURCE, MEDIA_STORE } from './media-source.provider';
 import { MediaReupload } from './media-reupload';
+import { findOwnSession } from './own-session';
 
 export interface MediaDownload {
   body: Buffer | Readable;
@@ -30,7 +31,7 @@ export class MessageLogService {
   ) {}
 
   async list(organizationId: string, sessionId: string, query: MessageQueryDto): Promise<Page<MessageView>> {
-    const session = await this.findSession(organizationId, sessionId);
+    const session = await findOwnSession(this.sessions, organizationId, sessionId);
     const limit = pageLimit(query);
     const rows = await this.messages.page(session.id, { direction: query.direction, chatJid: query.chatJid, status: query.status }, limit + 1, query.cursor);
     const more = rows.length > limit;
@@ -95,14 +96,8 @@ export class MessageLogService {
     }
   }
 
-  private async findSession(organizationId: string, id: string): Promise<Session> {
-    const session = await this.sessions.findInOrganization(organizationId, id);
-    if (!session) throw new DomainError('not_found', 'session not found', { id });
-    return session;
-  }
-
   private async findMessage(organizationId: string, sessionId: string, messageId: string): Promise<MessageRow> {
-    const session = await this.findSession(organizationId, sessionId);
+    const session = await findOwnSession(this.sessions, organizationId, sessionId);
     const message = await this.messages.findInOrganization(organizationId, session.id, messageId);
     if (!message) throw new DomainError('not_found', 'message not found', { id: messageId });
     return message;

@@ -1,13 +1,12 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
-import { DomainError, ERROR_STATUS, ErrorBody, isCaptionedMediaType, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
+import { DomainError, ERROR_STATUS, ErrorBody, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
 import { MessageQueueRepository, MessageRow, MessagesRepository, NewMessage, NewOutbound, newId, Session, SessionsRepository, toMessageView } from '@app/database';
-import { REDIS_CLIENT } from '@app/infra';
+import { GroupCommit, REDIS_CLIENT } from '@app/infra';
 import { RateDecision, RateLimitName, SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis } from '@app/redis';
 import type { Principal } from '../auth/principal';
 import type { DeferredRequestLimits } from '../limits/deferred-request-limits';
-import { AcceptGroup } from './accept-group';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import { BATCH_MAX, SendBatchItemDto } from './dto/send-batch.dto';
 import { plainTextBody, plainTextItem } from './dto/plain-text-body';
@@ -15,7 +14,8 @@ import { IDEMPOTENCY_KEY, SendMediaDto, SendMessageDto } from './dto/send-messag
 import { LinkPreviewer } from './link-preview';
 import { MediaFetcher, mediaTooLarge } from './media-fetcher';
 import { messageKeyOf, pollVoteProblem } from './message-keys';
-import { newWaMessageId } from './wa-message-id';
+import { findOwnSession, sessionNotFound } from './own-session';
+import { NO_TARGETS, outboundMessage, SendTargets } from './outbound-message';
 
 /**
  * A send whose chat is not a `to` of the body: a status post (CONTRACT 13) goes to status@broadcast, and what it needs
@@ -66,8 +66,6 @@ function unreachable(index: number): never {
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 const SENDABLE: SessionStatus[] = ['working', 'reconnecting'];
 
-const notFound = (id: string) => new DomainError('not_found', 'session not found', { id });
-
 /** A send with a `sendAt` still ahead (CONTRACT 17): stored `scheduled`; a time already past is a send now. */
 const isScheduled = (body: SendMessageDto): body is SendMessageDto & { sendAt: number } => body.sendAt !== undefined && body.sendAt > Date.now();
 
@@ -77,6 +75,9 @@ const isScheduled = (body: SendMessageDto): body is SendMessageDto & { sendAt: n
  * and find the session `working` again when it is read to explain why.
  */
 const PLAIN_ACCEPT_TRIES = 3;
+
+/** The plain sends one accept statement takes at most; more waiting go in the statements after it, in their order. */
+const ACCEPT_GROUP_MAX = 100;
 
 /** The media bytes one accept statement carries at most (a media send larger than this goes alone). */
 const ACCEPT_GROUP_MEDIA_BYTES = 16 * 1024 * 1024;
@@ -90,13 +91,9 @@ interface PlainAccepted {
 /** The accept group's key of a plain send: the session and the caller's organization (one statement checks both). */
 export const plainAcceptKey = (organizationId: string, sessionId: string) => `${organizationId}/${sessionId}`;
 
-/** The messages a send names, found in this session. */
-interface SendTargets {
-  quoted: MessageRow | null;
-  reacted: MessageRow | null;
-  polled: MessageRow | null;
-}
-const NO_TARGETS: SendTargets = { quoted: null, reacted: null, polled: null };
+
+/** The session's rates as the limiter takes them. */
+const rates = (session: Session) => ({ ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
 
 /** 409 unless the session accepts sends now (CONTRACT 10: `working` or `reconnecting`). */
 export function assertSendable(session: Session): void {
@@ -108,16 +105,76 @@ export function assertSendable(session: Session): void {
 }
 
 /**
- * Sending (the log's reads are MessageLogService's). A send is accepted here and only here: checked in the order of CONTRACT 10, counted
- * against the session's rates in Redis, stored `queued` with its waMessageId in PostgreSQL (the queue of record) and
- * then signalled to the session's gateway, which sends it.
+ * One message on the accept path once its route has checked it (steps 1–4 of MessagesService): what steps 5–9 need.
+ * `build` is step 7 for it: its row and media bytes (media fetched, a link preview made, a status post's audience
+ * recorded), given its id.
+ */
+interface Draft {
+  /** its position in the request (a single send: 0) */
+  index: number;
+  id: string;
+  idempotencyKey: string | null;
+  /** a `sendAt` still ahead (CONTRACT 17): counted when it is due (the gateway's CampaignScheduler), not now */
+  scheduled: boolean;
+  build(id: string): Promise<{ message: NewMessage; bytes: Buffer | null }>;
+}
+
+/** A message's outcome on the accept path: its row (stored now, or the first of its idempotency key), or its error. */
+type Outcome = { row: MessageRow } | { error: DomainError };
+
+/** A built send of step 7, on its way to the statement. */
+interface Built {
+  index: number;
+  id: string;
+  idempotencyKey: string | null;
+  outbound: NewOutbound;
+}
+
+/** An outcome as a bulk send answers it at its position: a Message (202) or its error. */
+function resultOf(outcome: Outcome): BatchResult {
+  if ('row' in outcome) return { status: 202, message: toMessageView(outcome.row), error: null };
+  return { status: ERROR_STATUS[outcome.error.code], message: null, error: outcome.error.toBody().error };
+}
+
+/** A step's failure as its message's outcome; anything but a DomainError fails the whole request. */
+function failed(err: unknown): Outcome {
+  if (!(err instanceof DomainError)) throw err;
+  return { error: err };
+}
+
+/**
+ * Sending (the log's reads are MessageLogService's). A send is accepted here and only here, by one ordered list of
+ * steps (CONTRACT 10; docs/messages.md, "The accept path") that every route runs: a send (`send`), a queued send
+ * (`sendQueued`, Chatwoot), a bulk send (`sendBatch`), a forward and a status post (`accept`, after their own checks):
+ *
+ * 1. session: the caller's organization's (404);
+ * 2. body: the body and its Idempotency-Key (422); a bulk send's envelope, then each message (its own 422);
+ * 3. targets: the quoted, reacted or voted message of this session (404; 422 when the reaction or vote does not fit);
+ * 4. state: the session accepts sends now (409: `working` or `reconnecting`; a queued send also a paired `starting`);
+ *    a bulk send checks it before 2–3's per-message checks, which can only fail their own message;
+ * 5. repeats: a key stored within IDEMPOTENCY_WINDOW_MS answers its first message, counting nothing; a key repeated
+ *    inside a bulk send answers its first item's outcome;
+ * 6. rates: counted against the session's windows (429; a bulk send's longest prefix they allow), a scheduled send not;
+ * 7. build: media bytes (413, 422), the link preview, the row; a failure gives its count back;
+ * 8. insert: one statement of all, in order (`insertOutboundMany`); a concurrent repeat stored first answers it;
+ * 9. notify: one signal to the session's gateway, which sends them.
+ *
+ * The fast path is a branch of it (`sendPlain`): a send without an Idempotency-Key that names no other message skips
+ * step 1's read; steps 1, 4 and 6 are one Redis script (the rates this service keeps there) and one statement of the
+ * session's concurrent plain sends (`plainAccepts`, a group commit), and an error is explained by reading the session
+ * then, in the list's order.
  */
 @Injectable()
 export class MessagesService {
   private readonly logger = new Logger('messages');
   private readonly validation = new ApiValidationPipe();
-  /** Concurrent plain sends of a session, stored by one statement per group (`acceptGroup`); see AcceptGroup. */
-  readonly plainAccepts = new AcceptGroup<NewOutbound, PlainAccepted>((group) => this.acceptGroup(group), {
+  /** Concurrent plain sends of a session (a lane), stored by one statement per group (`acceptGroup`). */
+  readonly plainAccepts = new GroupCommit<NewOutbound, PlainAccepted>((group) => this.acceptGroup(group), {
+    maxSize: ACCEPT_GROUP_MAX,
+    // one statement in flight per session, which the session row's lock would impose anyway; the next takes what
+    // arrived meanwhile, and a lone send waits for nothing
+    maxInFlight: 1,
+    linger: 'none',
     // media travels as one bytea[] parameter: a group carries at most this much of it (PostgreSQL caps a value at 1 GB)
     maxWeight: ACCEPT_GROUP_MEDIA_BYTES,
     weightOf: (a) => a.media?.length ?? 0,
@@ -136,10 +193,8 @@ export class MessagesService {
   ) {}
 
   /**
-   * Order: session of the caller's organization (404) → body and Idempotency-Key (422) → quoted / reacted message of
-   * this session (404) → session status (409) → idempotent repeat (the first message, nothing counted) → rates (429)
-   * → media → insert → signal. `requestLimits`: the request's API-wide limits when the middleware left them to the
-   * send (counted by the plain send's script, or here first on any other path).
+   * `POST …/messages` and a status post (`broadcast`): the accept path's steps in order. `requestLimits`: the request's
+   * API-wide limits when the middleware left them to the send (counted by the fast path's script, or here first).
    */
   async send(
     principal: Principal,
@@ -152,7 +207,7 @@ export class MessagesService {
     if (idempotencyKey === undefined && !broadcast) return this.sendPlain(principal, sessionId, rawBody, requestLimits ?? null);
     await requestLimits?.count();
     const session = await this.findSession(principal.organizationId, sessionId);
-    return this.sendRead(session, await this.validate(rawBody, idempotencyKey), idempotencyKey, broadcast);
+    return this.acceptOne(session, await this.validate(rawBody, idempotencyKey), idempotencyKey ?? null, { broadcast });
   }
 
   /**
@@ -164,39 +219,69 @@ export class MessagesService {
    */
   async sendQueued(principal: Principal, sessionId: string, rawBody: unknown, idempotencyKey: string): Promise<MessageView> {
     const session = await this.findSession(principal.organizationId, sessionId);
-    return this.sendRead(session, await this.validate(rawBody, idempotencyKey), idempotencyKey, undefined, true);
-  }
-
-  /** `send` once the session is read and the body valid; `whileStarting`: see `sendQueued`. */
-  private async sendRead(session: Session, body: SendMessageDto, idempotencyKey: string | undefined, broadcast?: BroadcastSend, whileStarting = false): Promise<MessageView> {
-    const targets = await this.targets(session, body);
-    if (!(whileStarting && session.status === 'starting' && session.phoneNumber !== null)) assertSendable(session);
-    if (idempotencyKey !== undefined) {
-      const first = await this.messages.findByIdempotencyKey(session.id, idempotencyKey, IDEMPOTENCY_WINDOW_MS);
-      if (first) return toMessageView(first);
-      await this.messages.releaseIdempotencyKey(session.id, idempotencyKey, IDEMPOTENCY_WINDOW_MS);
-    }
-
-    const sendAt = isScheduled(body) ? body.sendAt : undefined;
-    return this.accept(session, idempotencyKey ?? null, async (id) => {
-      const bytes = body.media ? await this.mediaBytes(body.media) : null;
-      const sendOptions = await this.sendOptionsOf(body, targets.polled);
-      const message = this.newMessage(session, id, body, targets, bytes, idempotencyKey ?? null, { chatJid: broadcast?.chatJid, sendOptions, sendAt });
-      if (broadcast) await broadcast.record(id);
-      return { message, bytes };
-    }, sendAt !== undefined);
+    return this.acceptOne(session, await this.validate(rawBody, idempotencyKey), idempotencyKey, { whileStarting: true });
   }
 
   /**
-   * A send without an Idempotency-Key that names no other message (the common one), accepted without reading the
-   * session first: one Redis round trip counts it against the session's rates as the limiter keeps them
-   * (`tryAcceptKept`: the organization and the rates, dropped by a change of the rates), one PostgreSQL statement
-   * stores it only if the session is the caller's and sendable now, with the session's other plain sends that arrived
-   * while its previous statement was in flight (`plainAccepts`, `insertAcceptedMany`), then one signal for the group.
-   * The answers and their order are `send`'s: an error is explained by reading the session then (404 before 422 before
-   * 409 before 429), and a refused or failed accept gives its slot back. A send that names a message, or whose rates
-   * are not kept, reads the session first as before. The request's deferred API-wide limits are counted by the same
-   * script, before the send (refused: the middleware's 429); a path that does not reach it counts them first.
+   * A bulk send (`POST …/messages:batch`): 1..BATCH_MAX messages of one session, each run through the steps as a send
+   * of its own and answered at its position (a Message, or that message's error: 422, 404, 413, 429), never failing
+   * the others; the request itself fails only at steps 1, 2 (its envelope) and 4. Steps 5–9 take all its messages at
+   * once: one read of their keys, one count of the rates, one insert in the batch's order, one signal.
+   */
+  async sendBatch(principal: Principal, sessionId: string, rawBody: unknown): Promise<BatchResults> {
+    const session = await this.findSession(principal.organizationId, sessionId);
+    const items = batchItems(rawBody);
+    assertSendable(session);
+    const outcomes = new Map<number, Outcome>();
+    const drafts: Draft[] = [];
+    for (const [index, raw] of items.entries()) {
+      try {
+        const body = await this.validateItem(raw);
+        drafts.push(this.draftOf(session, body, await this.targets(session, body), body.idempotencyKey ?? null, index));
+      } catch (err) {
+        outcomes.set(index, failed(err));
+      }
+    }
+    for (const [index, outcome] of await this.acceptDrafts(session, drafts)) outcomes.set(index, outcome);
+    return { results: items.map((_, i) => resultOf(outcomes.get(i) ?? unreachable(i))) };
+  }
+
+  /**
+   * Steps 5–9 for one send checked by its caller (steps 1–4: a forward, a send): its Message, or its error thrown.
+   * `scheduled`: counted when due, not now.
+   */
+  async accept(session: Session, idempotencyKey: string | null, build: Draft['build'], scheduled = false): Promise<MessageView> {
+    return this.acceptDraft(session, { index: 0, id: newId('msg'), idempotencyKey, scheduled, build });
+  }
+
+  private async acceptDraft(session: Session, draft: Draft): Promise<MessageView> {
+    const outcome = (await this.acceptDrafts(session, [draft])).get(draft.index) ?? unreachable(draft.index);
+    if ('error' in outcome) throw outcome.error;
+    return toMessageView(outcome.row);
+  }
+
+  /** Steps 3–9 of one send whose session is read (1) and body valid (2); `whileStarting`: see `sendQueued`. */
+  private async acceptOne(
+    session: Session,
+    body: SendMessageDto,
+    idempotencyKey: string | null,
+    { broadcast, whileStarting = false }: { broadcast?: BroadcastSend; whileStarting?: boolean },
+  ): Promise<MessageView> {
+    const targets = await this.targets(session, body);
+    if (!(whileStarting && session.status === 'starting' && session.phoneNumber !== null)) assertSendable(session);
+    return this.acceptDraft(session, this.draftOf(session, body, targets, idempotencyKey, 0, broadcast));
+  }
+
+  /**
+   * The fast path (see the class): a send without an Idempotency-Key that names no other message, accepted without
+   * reading the session first. One Redis round trip counts it against the session's rates as the limiter keeps them
+   * (`tryAcceptKept`: the organization and the rates, dropped by a change of the rates), one statement stores it only
+   * if the session is the caller's and sendable now, with the session's other plain sends that arrived while its
+   * previous statement was in flight (`plainAccepts`, `insertAcceptedMany`), then one signal for the group. An error is
+   * explained by reading the session then (404 before 422 before 409 before 429), and a refused or failed accept gives
+   * its slot back. A send that names a message, or whose rates are not kept, reads the session first. The request's
+   * deferred API-wide limits are counted by the same script, before the send (refused: the middleware's 429); a path
+   * that does not reach it counts them first.
    */
   private async sendPlain(principal: Principal, sessionId: string, rawBody: unknown, requestLimits: DeferredRequestLimits | null): Promise<MessageView> {
     const organizationId = principal.organizationId;
@@ -210,40 +295,40 @@ export class MessagesService {
     }
     if (body.quotedMessageId || body.reaction || body.pollVote || isScheduled(body)) {
       await requestLimits?.count();
-      return this.sendRead(await this.findSession(organizationId, sessionId), body, undefined);
+      return this.acceptOne(await this.findSession(organizationId, sessionId), body, null, {});
     }
 
-    const id = newId('msg');
+    // the sender is the session's own wa_jid, set by the statement
+    const draft = this.draftOf({ id: sessionId, organizationId, waJid: null }, body, NO_TARGETS, null);
+    await this.countPlain(organizationId, sessionId, draft.id, requestLimits);
+    let accepted: PlainAccepted & { row: MessageRow };
+    try {
+      const { message, bytes } = await draft.build(draft.id);
+      accepted = await this.acceptPlain(organizationId, sessionId, { message, media: bytes });
+    } catch (err) {
+      await this.limiter.release(sessionId, draft.id).catch(() => undefined);
+      throw err;
+    }
+    await accepted.signalled;
+    return toMessageView(accepted.row);
+  }
+
+  /** The fast path's steps 1, 4 and 6 in Redis: counted, or the answer a read of the session explains (404, 409, 429). */
+  private async countPlain(organizationId: string, sessionId: string, id: string, requestLimits: DeferredRequestLimits | null): Promise<void> {
     const kept = await this.limiter.tryAcceptKept(sessionId, organizationId, id, requestLimits?.take() ?? undefined);
     if ('requestLimited' in kept) throw requestLimits!.refused(kept.requestLimited);
-    if ('stranger' in kept) throw notFound(sessionId);
+    if ('stranger' in kept) throw sessionNotFound(sessionId);
     let decision: RateDecision;
     if ('unknown' in kept) {
       const session = await this.findSession(organizationId, sessionId);
       assertSendable(session);
-      decision = await this.limiter.tryAcceptFilling(session.id, organizationId, id, { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour }, kept.gen);
+      decision = await this.limiter.tryAcceptFilling(session.id, organizationId, id, rates(session), kept.gen);
     } else decision = kept;
     if (!decision.accepted) {
       const session = await this.findSession(organizationId, sessionId);
       assertSendable(session);
       throw rateLimited(session, decision.retryAfterMs, decision.limit);
     }
-
-    let row: MessageRow;
-    let signalled: Promise<void>;
-    try {
-      const bytes = body.media ? await this.mediaBytes(body.media) : null;
-      const sendOptions = await this.sendOptionsOf(body, null);
-      // the sender is the session's own wa_jid, set by the statement
-      const sender = { id: sessionId, organizationId, waJid: null };
-      const message = this.newMessage(sender, id, body, NO_TARGETS, bytes, null, { sendOptions });
-      ({ row, signalled } = await this.acceptPlain(organizationId, sessionId, { message, media: bytes }));
-    } catch (err) {
-      await this.limiter.release(sessionId, id).catch(() => undefined);
-      throw err;
-    }
-    await signalled;
-    return toMessageView(row);
   }
 
   /**
@@ -254,7 +339,7 @@ export class MessagesService {
    */
   private async acceptPlain(organizationId: string, sessionId: string, send: NewOutbound): Promise<PlainAccepted & { row: MessageRow }> {
     for (let tries = 1; ; tries++) {
-      const accepted = await this.plainAccepts.submit(plainAcceptKey(organizationId, sessionId), send);
+      const accepted = await this.plainAccepts.submit(send, plainAcceptKey(organizationId, sessionId));
       if (accepted.row) return { row: accepted.row, signalled: accepted.signalled };
       const session = await this.findSession(organizationId, sessionId);
       assertSendable(session);
@@ -279,161 +364,130 @@ export class MessagesService {
     return group.map((a) => ({ row: rows.get(a.message.id) ?? null, signalled }));
   }
 
-  /** Only a nudge: the gateway also sweeps for queued rows, so a lost signal delays the send, nothing more. */
+  /** Step 9. Only a nudge: the gateway also sweeps for queued rows, so a lost signal delays the send, nothing more. */
   private async notify(gatewayId: string, sessionId: string): Promise<void> {
     await this.signal.notify(this.redis, gatewayId, sessionId).catch((err) => this.logger.warn(`send signal lost for ${sessionId}: ${String(err)}`));
   }
 
-  /**
-   * The tail every single send shares (a send, a forward, a status post): counted against the session's rates (429),
-   * built and stored `queued` (a failure gives the slot back, so a failed send never counts), then signalled to the
-   * session's gateway. A concurrent repeat with the same idempotency key stored first is answered with that message.
-   */
-  async accept(
-    session: Session,
-    idempotencyKey: string | null,
-    build: (id: string) => Promise<{ message: NewMessage; bytes: Buffer | null }>,
-    scheduled = false,
-  ): Promise<MessageView> {
-    const id = newId('msg');
-    // read from the row on every send, so a PATCH of the rates applies to the very next one; a scheduled send is
-    // counted when it is due (the gateway's CampaignScheduler), not now
-    if (!scheduled) {
-      const decision = await this.limiter.tryAccept(session.id, id, { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
-      if (!decision.accepted) throw rateLimited(session, decision.retryAfterMs, decision.limit);
-    }
+  // ------------------------------------------------------------------------------------- steps 5–9, for every route
 
-    let row: MessageRow | null;
-    try {
-      const { message, bytes } = await build(id);
-      row = await this.queue.insertOutbound(message, bytes);
-    } catch (err) {
-      await this.limiter.release(session.id, id).catch(() => undefined);
-      throw err;
-    }
-    if (!row) {
-      await this.limiter.release(session.id, id).catch(() => undefined);
-      const first = idempotencyKey === null ? null : await this.messages.findByIdempotencyKey(session.id, idempotencyKey, IDEMPOTENCY_WINDOW_MS);
-      if (first) return toMessageView(first);
-      // no repeat stored first: the session was deleted meanwhile (404)
-      await this.findSession(session.organizationId, session.id);
-      throw new Error(`message ${id} conflicted with a stored one`);
-    }
-    if (session.gatewayId) await this.notify(session.gatewayId, session.id);
-    return toMessageView(row);
+  /** Steps 5–9 for the drafts of one session, in order; each draft's outcome by its index. */
+  private async acceptDrafts(session: Session, drafts: Draft[]): Promise<Map<number, Outcome>> {
+    const outcomes = new Map<number, Outcome>();
+    const { fresh, repeats } = await this.repeats(session, drafts, outcomes);
+    const counted = await this.count(session, fresh, outcomes);
+    await this.store(session, counted, outcomes);
+    for (const [index, of] of repeats) outcomes.set(index, outcomes.get(of) ?? unreachable(of));
+    return outcomes;
   }
 
   /**
-   * A bulk send (`POST …/messages:batch`): 1..BATCH_MAX messages of one session, each checked as a send of its own and
-   * answered at its position (a Message, or that message's error: 422, 404, 413, 429), never failing the others.
-   * Session (404) → envelope (422) → session status (409) → each message (422, 404) → idempotent repeats (the first
-   * message; a key repeated inside the batch answers the first item's outcome) → rates (the longest prefix of the new
-   * messages both windows allow, each counted; the rest 429) → media → one insert of all, in order → one signal.
+   * Step 5: a key stored within the window answers its first message, nothing counted (a key past it is freed for
+   * reuse); a key repeated among the drafts is answered with its first draft's outcome (`repeats`: [index, of]).
    */
-  async sendBatch(principal: Principal, sessionId: string, rawBody: unknown): Promise<BatchResults> {
-    const session = await this.findSession(principal.organizationId, sessionId);
-    const items = batchItems(rawBody);
-    assertSendable(session);
-    const results: Array<BatchResult | undefined> = new Array(items.length);
-    const fail = (index: number, err: unknown) => {
-      if (!(err instanceof DomainError)) throw err;
-      results[index] = { status: ERROR_STATUS[err.code], message: null, error: err.toBody().error };
-    };
-
-    interface Item {
-      index: number;
-      body: SendBatchItemDto;
-      targets: SendTargets;
-    }
-    const valid: Item[] = [];
-    for (const [index, raw] of items.entries()) {
-      try {
-        if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-          throw new DomainError('validation_error', 'the message is invalid', { fields: { message: ['must be a JSON object'] } });
-        }
-        const body = plainTextItem(raw) ?? ((await this.validation.transform(raw, { type: 'body', metatype: SendBatchItemDto, data: '' })) as SendBatchItemDto);
-        valid.push({ index, body, targets: await this.targets(session, body) });
-      } catch (err) {
-        fail(index, err);
-      }
-    }
-
-    // repeats: of an earlier send (the first message, nothing counted), or of an earlier item of this batch
-    const keys = [...new Set(valid.flatMap((v) => (v.body.idempotencyKey === undefined ? [] : [v.body.idempotencyKey])))];
+  private async repeats(session: Session, drafts: Draft[], outcomes: Map<number, Outcome>): Promise<{ fresh: Draft[]; repeats: Array<[number, number]> }> {
+    const keys = [...new Set(drafts.flatMap((d) => (d.idempotencyKey === null ? [] : [d.idempotencyKey])))];
     const firsts = await this.messages.findByIdempotencyKeys(session.id, keys, IDEMPOTENCY_WINDOW_MS);
     await this.messages.releaseIdempotencyKeys(session.id, keys.filter((k) => !firsts.has(k)), IDEMPOTENCY_WINDOW_MS);
-    const firstItemOfKey = new Map<string, number>();
-    const repeats: Array<[index: number, of: number]> = [];
-    const fresh: Array<Item & { id: string; sendAt?: number }> = [];
-    for (const v of valid) {
-      const key = v.body.idempotencyKey;
-      const first = key === undefined ? undefined : firsts.get(key);
-      if (first) results[v.index] = { status: 202, message: toMessageView(first), error: null };
-      else if (key !== undefined && firstItemOfKey.has(key)) repeats.push([v.index, firstItemOfKey.get(key)!]);
+    const firstDraftOfKey = new Map<string, number>();
+    const repeats: Array<[number, number]> = [];
+    const fresh: Draft[] = [];
+    for (const d of drafts) {
+      const key = d.idempotencyKey;
+      const first = key === null ? undefined : firsts.get(key);
+      if (first) outcomes.set(d.index, { row: first });
+      else if (key !== null && firstDraftOfKey.has(key)) repeats.push([d.index, firstDraftOfKey.get(key)!]);
       else {
-        if (key !== undefined) firstItemOfKey.set(key, v.index);
-        fresh.push({ ...v, id: newId('msg'), sendAt: isScheduled(v.body) ? v.body.sendAt : undefined });
+        if (key !== null) firstDraftOfKey.set(key, d.index);
+        fresh.push(d);
       }
     }
+    return { fresh, repeats };
+  }
 
-    // the rates: read from the row on every send, so a PATCH applies to the very next batch
-    // a scheduled item is counted when it is due, not now
-    const now = fresh.filter((f) => f.sendAt === undefined);
-    const decision = await this.limiter.tryAcceptMany(session.id, now.map((f) => f.id), { ratePerMin: session.ratePerMin, ratePerHour: session.ratePerHour });
-    const refused = new Set(now.slice(decision.accepted).map((f) => f.id));
-    const counted = fresh.filter((f) => !refused.has(f.id));
-    for (const f of now.slice(decision.accepted)) fail(f.index, rateLimited(session, decision.retryAfterMs, decision.limit ?? 'ratePerMin'));
+  /**
+   * Step 6: the rates, read from the row on every send (a PATCH applies to the very next one): the longest prefix of
+   * the sends due now that both windows allow is counted, the rest answer 429. Returns what goes on to step 7.
+   */
+  private async count(session: Session, fresh: Draft[], outcomes: Map<number, Outcome>): Promise<Draft[]> {
+    const now = fresh.filter((d) => !d.scheduled);
+    const decision = await this.limiter.tryAcceptMany(session.id, now.map((d) => d.id), rates(session));
+    const refused = now.slice(decision.accepted);
+    for (const d of refused) outcomes.set(d.index, { error: rateLimited(session, decision.retryAfterMs, decision.limit ?? 'ratePerMin') });
+    const refusedIds = new Set(refused.map((d) => d.id));
+    return fresh.filter((d) => !refusedIds.has(d.id));
+  }
 
+  /**
+   * Steps 7–9: each send built (its failure is its own outcome, its count given back), all stored by one statement in
+   * order, then one signal. Anything else failing stores nothing and gives every count back.
+   */
+  private async store(session: Session, counted: Draft[], outcomes: Map<number, Outcome>): Promise<void> {
     const uncount: string[] = [];
-    const batch: Array<{ index: number; message: NewMessage; media: Buffer | null }> = [];
     try {
-      for (const c of counted) {
+      const built: Built[] = [];
+      for (const d of counted) {
         try {
-          const bytes = c.body.media ? await this.mediaBytes(c.body.media) : null;
-          const sendOptions = await this.sendOptionsOf(c.body, c.targets.polled);
-          batch.push({ index: c.index, message: this.newMessage(session, c.id, c.body, c.targets, bytes, c.body.idempotencyKey ?? null, { sendOptions, sendAt: c.sendAt }), media: bytes });
+          const { message, bytes } = await d.build(d.id);
+          built.push({ index: d.index, id: d.id, idempotencyKey: d.idempotencyKey, outbound: { message, media: bytes } });
         } catch (err) {
-          uncount.push(c.id);
-          fail(c.index, err);
+          uncount.push(d.id);
+          outcomes.set(d.index, failed(err));
         }
       }
-      const rows = await this.queue.insertOutboundMany(session.organizationId, session.id, batch);
-      const raced: Array<{ index: number; key: string }> = [];
-      for (const b of batch) {
-        const row = rows.get(b.message.id);
-        if (row) results[b.index] = { status: 202, message: toMessageView(row), error: null };
-        else {
-          // a concurrent repeat with the same key was stored first: answered with it, counted once
-          uncount.push(b.message.id);
-          if (b.message.idempotencyKey === null || b.message.idempotencyKey === undefined) {
-            // nothing else refuses a row without a key: the session was deleted meanwhile (404)
-            await this.findSession(session.organizationId, session.id);
-            throw new Error(`message ${b.message.id} conflicted with a stored one`);
-          }
-          raced.push({ index: b.index, key: b.message.idempotencyKey });
-        }
-      }
-      if (raced.length > 0) {
-        const stored = await this.messages.findByIdempotencyKeys(session.id, raced.map((r) => r.key), IDEMPOTENCY_WINDOW_MS);
-        for (const r of raced) {
-          const first = stored.get(r.key);
-          if (!first) throw new Error(`a message with idempotency key ${r.key} conflicted with a stored one that is gone`);
-          results[r.index] = { status: 202, message: toMessageView(first), error: null };
-        }
-      }
+      const rows = await this.queue.insertOutboundMany(session.organizationId, session.id, built.map((b) => b.outbound));
+      await this.conflicts(session, built, rows, outcomes, uncount);
       if (rows.size > 0 && session.gatewayId) await this.notify(session.gatewayId, session.id);
     } catch (err) {
-      // nothing of the batch was stored: every counted send goes back
-      await this.limiter.releaseMany(session.id, counted.map((c) => c.id)).catch(() => undefined);
+      await this.limiter.releaseMany(session.id, counted.map((d) => d.id)).catch(() => undefined);
       throw err;
     }
     if (uncount.length > 0) await this.limiter.releaseMany(session.id, uncount).catch(() => undefined);
-    for (const [index, of] of repeats) results[index] = results[of];
-    return { results: results.map((r, i) => r ?? unreachable(i)) };
   }
 
-  // ---------------------------------------------------------------------------------------------
+  /**
+   * Step 8's answers: a stored send's row; one missing from the rows lost to a concurrent repeat of its key stored
+   * first, answered with that one (and counted once). Nothing else refuses a row: without such a repeat the session
+   * was deleted meanwhile (404).
+   */
+  private async conflicts(session: Session, built: Built[], rows: Map<string, MessageRow>, outcomes: Map<number, Outcome>, uncount: string[]): Promise<void> {
+    const lost = built.filter((b) => !rows.has(b.id));
+    for (const b of built) if (rows.has(b.id)) outcomes.set(b.index, { row: rows.get(b.id)! });
+    if (lost.length === 0) return;
+    uncount.push(...lost.map((b) => b.id));
+    const keys = lost.flatMap((b) => (b.idempotencyKey === null ? [] : [b.idempotencyKey]));
+    const firsts = await this.messages.findByIdempotencyKeys(session.id, keys, IDEMPOTENCY_WINDOW_MS);
+    for (const b of lost) {
+      const first = b.idempotencyKey === null ? undefined : firsts.get(b.idempotencyKey);
+      if (!first) {
+        await this.findSession(session.organizationId, session.id);
+        throw new Error(`message ${b.id} conflicted with a stored one`);
+      }
+      outcomes.set(b.index, { row: first });
+    }
+  }
 
+  // ------------------------------------------------------------------------------------- steps 1–4 and 7, per send
+
+  /** A checked send as steps 5–9 take it; its `build` (step 7) makes the row of `body` for `session`. */
+  private draftOf(
+    session: Pick<Session, 'id' | 'organizationId' | 'waJid'>,
+    body: SendMessageDto,
+    targets: SendTargets,
+    idempotencyKey: string | null,
+    index = 0,
+    broadcast?: BroadcastSend,
+  ): Draft {
+    const sendAt = isScheduled(body) ? body.sendAt : undefined;
+    const build = async (id: string) => {
+      const bytes = body.media ? await this.mediaBytes(body.media) : null;
+      const sendOptions = await this.sendOptionsOf(body, targets.polled);
+      const message = outboundMessage(session, id, body, targets, bytes, idempotencyKey, { chatJid: broadcast?.chatJid, sendOptions, sendAt });
+      if (broadcast) await broadcast.record(id);
+      return { message, bytes };
+    };
+    return { index, id: newId('msg'), idempotencyKey, scheduled: sendAt !== undefined, build };
+  }
 
   /**
    * The messages a send names: quoted, reacted, voted (404 when not of this session; 422 when the reaction is in another
@@ -462,52 +516,9 @@ export class MessagesService {
     return linkPreview ? { linkPreview } : null;
   }
 
-  /** The row of an accepted send; `chatJid` overrides `to` (a status post goes to status@broadcast). */
-  private newMessage(
-    session: Pick<Session, 'id' | 'organizationId' | 'waJid'>,
-    id: string,
-    body: SendMessageDto,
-    { quoted, reacted }: SendTargets,
-    bytes: Buffer | null,
-    idempotencyKey: string | null,
-    extra: { chatJid?: string; sendOptions: MessageSendOptions | null; sendAt?: number },
-  ): NewMessage {
-    const type: OutboundMessageType = body.type ?? 'text';
-    return {
-      id,
-      organizationId: session.organizationId,
-      sessionId: session.id,
-      waMessageId: newWaMessageId(),
-      direction: 'out',
-      chatJid: extra.chatJid ?? body.to,
-      from: session.waJid,
-      type,
-      text: type === 'text' ? body.text! : null,
-      media: body.media && bytes
-        ? { mimetype: body.media.mimetype, size: bytes.length, filename: body.media.filename ?? null, caption: isCaptionedMediaType(type) ? (body.text ?? null) : null }
-        : null,
-      location: body.location
-        ? { latitude: body.location.latitude, longitude: body.location.longitude, name: body.location.name ?? null, address: body.location.address ?? null }
-        : null,
-      contact: body.contact ? { fullName: body.contact.fullName, phoneNumber: body.contact.phoneNumber } : null,
-      poll: body.poll ? { name: body.poll.name, options: body.poll.options, selectableCount: body.poll.selectableCount ?? 1 } : null,
-      reaction: reacted ? { waMessageId: reacted.waMessageId, emoji: body.reaction!.emoji } : null,
-      quotedMessageId: quoted?.id ?? null,
-      quotedWaMessageId: quoted?.waMessageId ?? null,
-      mentions: body.mentions ?? [],
-      status: extra.sendAt ? 'scheduled' : 'queued',
-      sendAt: extra.sendAt ?? null,
-      idempotencyKey,
-      sendOptions: extra.sendOptions,
-    };
-  }
-
-
-  /** The one read of `sessions` here. */
-  private async findSession(organizationId: string, id: string): Promise<Session> {
-    const session = await this.sessions.findInOrganization(organizationId, id);
-    if (!session) throw notFound(id);
-    return session;
+  /** Step 1: the one read of `sessions` here. */
+  private findSession(organizationId: string, id: string): Promise<Session> {
+    return findOwnSession(this.sessions, organizationId, id);
   }
 
   private async findTarget(session: Session, messageId: string, field: string): Promise<MessageRow> {
@@ -530,6 +541,14 @@ export class MessagesService {
       }
       throw err;
     }
+  }
+
+  /** Step 2 for one message of a bulk send, by the global pipe's rules. */
+  private async validateItem(raw: unknown): Promise<SendBatchItemDto> {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw new DomainError('validation_error', 'the message is invalid', { fields: { message: ['must be a JSON object'] } });
+    }
+    return plainTextItem(raw) ?? ((await this.validation.transform(raw, { type: 'body', metatype: SendBatchItemDto, data: '' })) as SendBatchItemDto);
   }
 
   private async mediaBytes(media: SendMediaDto): Promise<Buffer> {

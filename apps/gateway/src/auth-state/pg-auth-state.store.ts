@@ -2,7 +2,7 @@ import { SessionAuthKey, SessionAuthKeysRepository } from '@app/database';
 import { SecretBox } from '@app/crypto';
 import { CredentialsUnusableError } from '../engine/credentials-unusable';
 import type { AuthStateStore } from '../engine/engine.interface';
-import { TickBatch } from '../sessions/tick-batch';
+import { GroupCommit, TURN_GROUPS } from '@app/infra';
 import { decodeBinaryJson, encodeBinaryJson } from '../engine/binary-json';
 
 /** Layout of the sealed JSON in `session_auth_keys.value`; bump it (and read the old one) when the encoding changes. */
@@ -14,27 +14,27 @@ const CREDS_KEY_ID = '';
 
 /**
  * The auth state of this gateway's sessions in PostgreSQL (`forSession`). Every connect starts with the creds read, and
- * a failover connects hundreds of sessions at once: their reads are grouped across sessions (TickBatch, one statement
+ * a failover connects hundreds of sessions at once: their reads are grouped across sessions (GroupCommit, one statement
  * at a time), as the runners' row reads are.
  */
 export class PgAuthStates {
-  private readonly creds: TickBatch<string, SessionAuthKey | null>;
+  private readonly creds: GroupCommit<string, SessionAuthKey | null>;
 
   constructor(
     private readonly keys: SessionAuthKeysRepository,
     private readonly box: SecretBox,
   ) {
-    this.creds = new TickBatch(
+    this.creds = new GroupCommit(
       async (sessionIds) => {
         const found = await keys.findOfSessions(sessionIds, CREDS_CATEGORY, CREDS_KEY_ID);
         return sessionIds.map((id) => found.get(id) ?? null);
       },
-      (sessionId) => sessionId,
+      { ...TURN_GROUPS, keyOf: (sessionId) => sessionId },
     );
   }
 
   forSession(sessionId: string): AuthStateStore {
-    return new PgAuthStateStore(this.keys, this.box, sessionId, (id) => this.creds.call(id));
+    return new PgAuthStateStore(this.keys, this.box, sessionId, (id) => this.creds.submit(id));
   }
 }
 

@@ -2,14 +2,9 @@ import type { Logger } from 'pino';
 import type { ChatChanges, SyncHistoryMode } from '@app/contracts';
 import { newIdAt } from '@app/database';
 import type { EngineEvent, HistoryChat, InboundMessage } from '../engine/engine.interface';
-<<<<<<< HEAD
-import type { SessionEventSink, StoreTx } from '../sessions/session-ports';
+import type { SessionEventSink, StoreTx } from '../store-ports';
 import { inboundMessageRow } from './inbound-row';
 import type { MessageStore, NewMessage } from './message-store';
-=======
-import type { SessionEventSink, StoreTx } from '../store-ports';
-import type { MessageStore } from './message-store';
->>>>>>> h/structure
 
 /**
  * The part of `chats` (ChatsRepository, PostgreSQL) a gateway uses. A message's chat is kept current by the message's

@@ -1,30 +1,30 @@
 import type { EventEnvelope } from '@app/contracts';
 import type { EventPublisher } from '@app/events';
 import type { SessionEvent, SessionEventSink, StoreOutbox, StoreTx } from '../store-ports';
-import { TickBatch } from './tick-batch';
+import { GroupCommit, TURN_GROUPS } from '@app/infra';
 
 /**
  * The runners' SessionEventSink over the EventPublisher, with the events they publish on their own (a status, a
  * connection) grouped per turn of the event loop: one outbox insert and one stream append for all of them
- * (TickBatch), so hundreds of sessions starting at once (a failover) do not cost a statement each. Each publish still
+ * (GroupCommit), so hundreds of sessions starting at once (a failover) do not cost a statement each. Each publish still
  * resolves only once its event is in the outbox. Transactions and one-statement writes pass through unchanged.
  */
 export class GroupedEventSink implements SessionEventSink {
-  private readonly published: TickBatch<EventEnvelope<object>, EventEnvelope<object>>;
+  private readonly published: GroupCommit<EventEnvelope<object>, EventEnvelope<object>>;
 
   constructor(private readonly events: Pick<EventPublisher, 'build' | 'publishEnvelopes' | 'transact' | 'withOutbox' | 'withOutboxEach'>) {
-    this.published = new TickBatch(
+    this.published = new GroupCommit(
       async (envelopes) => {
         await events.publishEnvelopes(envelopes);
         return envelopes;
       },
-      (envelope) => envelope.id,
+      { ...TURN_GROUPS, keyOf: (envelope) => envelope.id },
     );
   }
 
   publish(input: SessionEvent): Promise<EventEnvelope<object>> {
     // stamped when published, as the publisher would, not when the statement runs
-    return this.published.call(this.events.build(input));
+    return this.published.submit(this.events.build(input));
   }
 
   transact<T>(work: (tx: StoreTx, publish: (input: SessionEvent) => void) => Promise<T>): Promise<T> {

@@ -1,9 +1,9 @@
 import type { GroupChanges, GroupNetwork, GroupNetworkParticipant } from '@app/contracts';
 import type { GroupsRepository, RuntimeFence, SessionRuntimePatch, SessionRuntimeRow, SessionsRepository } from '@app/database';
 import type { SecretBox } from '@app/crypto';
+import { GroupCommit, TURN_GROUPS } from '@app/infra';
 import type { GroupInfo } from '../engine/engine.interface';
 import type { PlacedSession, SessionRecord, SessionRecordPatch, SessionRecords } from '../store-ports';
-import { TickBatch } from './tick-batch';
 
 interface RowWrite {
   id: string;
@@ -17,13 +17,13 @@ const shapeOf = (patch: SessionRuntimePatch): string =>
 
 /**
  * The runner's SessionRecords port over the sessions and groups repositories, for the sessions of one gateway. The
- * reads, status writes and lease tokens of a session's start are grouped across its runners (TickBatch): a failover
+ * reads, status writes and lease tokens of a session's start are grouped across its runners (GroupCommit): a failover
  * that adopts hundreds of sessions at once costs one statement per turn for each, not one per session.
  */
 export class PgSessionRecords implements SessionRecords {
-  private readonly reads: TickBatch<string, SessionRuntimeRow | null>;
-  private readonly writes: TickBatch<RowWrite, boolean>;
-  private readonly tokens: TickBatch<string, number | null>;
+  private readonly reads: GroupCommit<string, SessionRuntimeRow | null>;
+  private readonly writes: GroupCommit<RowWrite, boolean>;
+  private readonly tokens: GroupCommit<string, number | null>;
 
   constructor(
     private readonly gatewayId: string,
@@ -33,29 +33,29 @@ export class PgSessionRecords implements SessionRecords {
     private readonly box?: SecretBox,
   ) {
     const self = (id: string) => id;
-    this.reads = new TickBatch(async (ids) => {
+    this.reads = new GroupCommit(async (ids) => {
       const rows = await sessions.findRuntimeMany(ids);
       return ids.map((id) => rows.get(id) ?? null);
-    }, self);
-    this.writes = new TickBatch((writes) => this.writeRows(writes), (w) => w.id);
-    this.tokens = new TickBatch(async (ids) => {
+    }, { ...TURN_GROUPS, keyOf: self });
+    this.writes = new GroupCommit((writes) => this.writeRows(writes), { ...TURN_GROUPS, keyOf: (w) => w.id });
+    this.tokens = new GroupCommit(async (ids) => {
       const taken = await sessions.takeLeaseTokens(ids);
       return ids.map((id) => taken.get(id) ?? null);
-    }, self);
+    }, { ...TURN_GROUPS, keyOf: self });
   }
 
   async find(sessionId: string): Promise<SessionRecord | null> {
-    const row = await this.reads.call(sessionId);
+    const row = await this.reads.submit(sessionId);
     if (!row) return null;
     return { ...row, proxyUrl: row.proxyUrlSealed && this.box ? this.box.decrypt(row.proxyUrlSealed) : null };
   }
 
   update(sessionId: string, patch: SessionRecordPatch, leaseToken: number | null): Promise<boolean> {
-    return this.writes.call({ id: sessionId, patch, fence: { leaseToken, gatewayId: this.gatewayId } });
+    return this.writes.submit({ id: sessionId, patch, fence: { leaseToken, gatewayId: this.gatewayId } });
   }
 
   async takeLeaseToken(sessionId: string): Promise<number> {
-    const token = await this.tokens.call(sessionId);
+    const token = await this.tokens.submit(sessionId);
     if (token === null) throw new Error(`session ${sessionId} not found`);
     return token;
   }

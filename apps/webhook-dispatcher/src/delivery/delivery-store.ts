@@ -1,9 +1,8 @@
 import { AttemptRecord, AttemptRef, Claim, DeliveriesRepository, FirstRow, NewDelivery, newId } from '@app/database';
-import { isStoreUnreachable } from '@app/infra';
+import { GroupCommit, isStoreUnreachable } from '@app/infra';
 import { EventRows, eventsCompletedBy } from './event-rows';
 import type { FirstRowWriter, RowClaim } from './first-attempt';
 import type { LogHealth } from './log-health';
-import { WriteBatcher } from './write-batcher';
 
 export type { AttemptRecord, Claim, NewDelivery };
 
@@ -42,10 +41,10 @@ export const LOG_OUTAGE_HOLD_MS = 30_000;
  * outcome. Everything is batched across concurrent attempts: one statement per batch and kind.
  */
 export class DeliveryStore implements FirstRowWriter {
-  private readonly claims: WriteBatcher<AttemptRef, Claim>;
-  private readonly postpones: WriteBatcher<Postpone, boolean>;
+  private readonly claims: GroupCommit<AttemptRef, Claim>;
+  private readonly postpones: GroupCommit<Postpone, boolean>;
   /** one writer, one batch in flight: a batch sees every earlier batch committed (event completion relies on it) */
-  private readonly log: WriteBatcher<LogWrite, boolean | Error>;
+  private readonly log: GroupCommit<LogWrite, boolean | Error>;
 
   constructor(
     private readonly deliveries: DeliveryLog,
@@ -55,15 +54,15 @@ export class DeliveryStore implements FirstRowWriter {
     private readonly outageHoldMs = LOG_OUTAGE_HOLD_MS,
     private readonly clock: () => number = Date.now,
   ) {
-    this.claims = new WriteBatcher((items) => this.observed(() => this.deliveries.claim(items, this.leaseMs)), 200, 2);
+    this.claims = new GroupCommit((items) => this.observed(() => this.deliveries.claim(items, this.leaseMs)), { maxSize: 200, maxInFlight: 2 });
     // hand-backs come in bursts (a breaker opening, a sweep of a stuck webhook): one statement per batch, not per row
-    this.postpones = new WriteBatcher(async (items) => {
+    this.postpones = new GroupCommit(async (items) => {
       const done = await this.durably(() => this.deliveries.postponeMany(items));
       return items.map((i) => done.has(i.deliveryId));
-    }, 500, 1);
+    }, { maxSize: 500, maxInFlight: 1 });
     // under load a batch fills for up to LOG_LINGER_MS: PostgreSQL's cost per row falls as statements grow (planning,
     // triggers and the commit are paid once per statement; docs/webhook-delivery.md, Benchmark)
-    this.log = new WriteBatcher((items) => this.writeLog(items), 1000, 1, LOG_LINGER_MS);
+    this.log = new GroupCommit((items) => this.writeLog(items), { maxSize: 1000, maxInFlight: 1, linger: LOG_LINGER_MS });
   }
 
   claim(deliveryId: string, attemptNo: number): Promise<Claim> {
