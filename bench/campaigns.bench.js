@@ -529,6 +529,9 @@ async function scale(servers, children, stderr) {
   if (DIAGNOSE) {
     // the campaigns alone, sending: the gateway's CPU profile and PostgreSQL's statements (pg_stat_statements, nested
     // ones included: the triggers' statements are counted on their own and inside the statement that fired them)
+    // the last round may have ended paused (an odd round count's order): sending again first
+    await all('resume');
+    await sleep(2000);
     await d.pg.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     await d.pg.query('SELECT pg_stat_statements_reset()');
     const a0 = await bigArrived();
