@@ -13,8 +13,8 @@ import type { CampaignSendHooks } from '../messages/outbound-sender';
  *
  * A tick reads what is due, through partial indexes: the due scheduled sends of the held sessions
  * (`messages_scheduled_due`), and the live campaigns of those sessions (`campaigns_due`), stepping only those whose
- * `next_send_at` has come (or whose last message just settled). A campaign waiting for its delay, its window or its
- * caps is one index entry read per tick: never its recipients. The timer sleeps until the earliest `next_send_at` or
+ * `next_send_at` has come (or whose last message just settled, or whose delay after it, kept in memory, passed). A
+ * campaign waiting for its delay, its window or its caps is one index entry read per tick: never its recipients. The timer sleeps until the earliest `next_send_at` or
  * `send_at` (at most `maxSleepMs`, which bounds how late a campaign created or resumed while its signal was lost
  * starts); signals (a campaign changed, a message settled) wake it at once.
  */
