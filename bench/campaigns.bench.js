@@ -14,10 +14,12 @@
 //    gateway, and a probe session beside them. Measured in the same run: the gateway's CPU and the rows read from
 //    campaign_recipients and campaigns per second with no campaign, with the campaigns idle (waiting for their
 //    startAt) at 10 recipients each and at 10,000 each (the tick's cost must not depend on the pending recipients); then
-//    CAMPAIGN_ROUNDS (6) rounds of CAMPAIGN_PROBES (50) single sends on the probe session, one every
-//    CAMPAIGN_PROBE_EVERY_MS (200), POST → arrival at the simulator, with the campaigns paused and with them sending,
+//    CAMPAIGN_ROUNDS (20) rounds of CAMPAIGN_PROBES (50) single sends on the probe session, one every
+//    CAMPAIGN_PROBE_EVERY_MS (100), POST → arrival at the simulator, with the campaigns paused and with them sending,
 //    alternately, paused first in even rounds and sending first in odd ones (a shared machine's load drifts: both sides
-//    see it); p99 over all rounds of each side. Per round: the campaigns' messages per second, the CPU of the gateway,
+//    see it); p99 over all rounds of each side (1,000 probes a side: the p99 is the 10th slowest, not the 3rd), and
+//    the ratio's spread: a bootstrap over the rounds (each round's two blocks, next to each other in time, drawn
+//    together), its 2.5th–97.5th percentiles. Per round: the campaigns' messages per second, the CPU of the gateway,
 //    the API, the simulator and PostgreSQL, the event loops' delay, PostgreSQL's backends running or waiting; then
 //    where the slowest 1% of each side spent their time (in the API before the insert, or from the insert to the
 //    arrival: the gateway's part). The campaigns' throughput and the gateway's CPU while they send.
@@ -25,8 +27,8 @@
 //    gateway's CPU profile (its inspector) and PostgreSQL's statements by time (pg_stat_statements, nested included).
 //
 //   CAMPAIGN_CHAOS_RECIPIENTS (2000), CAMPAIGN_SCALE_CAMPAIGNS (20), CAMPAIGN_SCALE_RECIPIENTS (10000),
-//   CAMPAIGN_SCALE_MIN_DELAY_MS / _MAX_DELAY_MS (1000 / 3000), CAMPAIGN_ROUNDS (6), CAMPAIGN_PROBES (50),
-//   CAMPAIGN_PROBE_EVERY_MS (200), CAMPAIGN_IDLE_MS (20000), CAMPAIGN_SKIP_CHAOS / CAMPAIGN_SKIP_SCALE=1,
+//   CAMPAIGN_SCALE_MIN_DELAY_MS / _MAX_DELAY_MS (1000 / 3000), CAMPAIGN_ROUNDS (20), CAMPAIGN_PROBES (50),
+//   CAMPAIGN_PROBE_EVERY_MS (100), CAMPAIGN_IDLE_MS (20000), CAMPAIGN_SKIP_CHAOS / CAMPAIGN_SKIP_SCALE=1,
 //   CAMPAIGN_DIAGNOSE=1, CAMPAIGN_DIAGNOSE_MS, CAMPAIGN_BENCH_LOG (the processes' stderr; $TMPDIR/campaigns-bench.log)
 'use strict';
 const { openSync, readdirSync, readFileSync } = require('node:fs');
@@ -47,8 +49,8 @@ const CHAOS_SCHEDULED_EVERY_MS = Number(process.env.CAMPAIGN_CHAOS_SCHEDULED_EVE
 const SCALE_CAMPAIGNS = Number(process.env.CAMPAIGN_SCALE_CAMPAIGNS ?? 20);
 const SCALE_N = Number(process.env.CAMPAIGN_SCALE_RECIPIENTS ?? 10000);
 const PROBES = Number(process.env.CAMPAIGN_PROBES ?? 50);
-const ROUNDS = Number(process.env.CAMPAIGN_ROUNDS ?? 6);
-const PROBE_EVERY_MS = Number(process.env.CAMPAIGN_PROBE_EVERY_MS ?? 200);
+const ROUNDS = Number(process.env.CAMPAIGN_ROUNDS ?? 20);
+const PROBE_EVERY_MS = Number(process.env.CAMPAIGN_PROBE_EVERY_MS ?? 100);
 const IDLE_MS = Number(process.env.CAMPAIGN_IDLE_MS ?? 20000);
 const DIAGNOSE = process.env.CAMPAIGN_DIAGNOSE === '1';
 const DIAGNOSE_MS = Number(process.env.CAMPAIGN_DIAGNOSE_MS ?? 20000);
@@ -63,6 +65,30 @@ const stats = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return { n: s.length, min: s[0], p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] };
 };
+/**
+ * The p99 ratio sending ÷ paused and its spread: `rounds` holds each round's two blocks of probes ({paused, sending}),
+ * taken next to each other in time; a bootstrap draws whole rounds with replacement (the noise of a moment hits both
+ * blocks of its round, and probes of one block are not independent), pools each side's probes and takes the ratio of
+ * the p99s. Returns the 2.5th, 50th and 97.5th percentiles of 2,000 draws.
+ */
+function ratioSpread(rounds, draws = 2000) {
+  let seed = 43;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const ratios = [];
+  for (let b = 0; b < draws; b++) {
+    const paused = [];
+    const sending = [];
+    for (let i = 0; i < rounds.length; i++) {
+      const r = rounds[Math.floor(random() * rounds.length)];
+      paused.push(...r.paused);
+      sending.push(...r.sending);
+    }
+    const p99 = (xs) => percentile(xs.sort((a, b) => a - b), 99);
+    ratios.push(p99(sending) / p99(paused));
+  }
+  ratios.sort((a, b) => a - b);
+  return { low: percentile(ratios, 2.5), mid: percentile(ratios, 50), high: percentile(ratios, 97.5) };
+}
 const fmt = (o) => `min ${o.min} / p50 ${o.p50} / p99 ${o.p99} / max ${o.max} ms (${o.n})`;
 
 /** The processes of one deployment on `databaseUrl`: simulator, gateways, API; an organization with a key. */
@@ -439,6 +465,8 @@ async function scale(servers, children, stderr) {
   };
   const base = [];
   const loadedLat = [];
+  /** per round, its two blocks' latencies (the bootstrap's unit) */
+  const blocks = [];
   const baseEach = [];
   const loadedEach = [];
   let sentDuring = 0;
@@ -455,6 +483,7 @@ async function scale(servers, children, stderr) {
     describeRound(`paused ${round}`, paused, w, ((await bigArrived()) - p0) / ((Date.now() - t) / 1000));
     base.push(...paused.values);
     baseEach.push(...paused.each);
+    (blocks[round] ??= {}).paused = paused.values;
   };
   const sendingRound = async (round) => {
     await all('resume');
@@ -470,6 +499,7 @@ async function scale(servers, children, stderr) {
     describeRound(`sending ${round}`, sending, w, roundSent / roundS);
     loadedLat.push(...sending.values);
     loadedEach.push(...sending.each);
+    (blocks[round] ??= {}).sending = sending.values;
     activeS += roundS;
     sentDuring += roundSent;
     cpuMs += (cpuSeconds(gw.pid) - cpu0) * 1000;
@@ -490,11 +520,18 @@ async function scale(servers, children, stderr) {
   const loaded = stats(loadedLat);
   console.log(`single send on the probe session, campaigns paused:  ${fmt(baseline)}`);
   console.log(`single send on the probe session, campaigns sending: ${fmt(loaded)}`);
-  console.log(`p99 ratio sending / paused ${(loaded.p99 / baseline.p99).toFixed(2)} (goal ≤ 1.2), p50 ratio ${(loaded.p50 / baseline.p50).toFixed(2)}`);
+  const spread = ratioSpread(blocks);
+  console.log(
+    `p99 ratio sending / paused ${(loaded.p99 / baseline.p99).toFixed(2)} (goal ≤ 1.2; bootstrap over the ${ROUNDS} rounds: 95% in ` +
+      `${spread.low.toFixed(2)}–${spread.high.toFixed(2)}, median ${spread.mid.toFixed(2)}), p50 ratio ${(loaded.p50 / baseline.p50).toFixed(2)}`,
+  );
   console.log(`campaigns sent ${sentDuring} messages in ${activeS.toFixed(1)} s: ${(sentDuring / activeS).toFixed(1)}/s (pacing ${SCALE_PACING.minDelayMs}–${SCALE_PACING.maxDelayMs} ms allows ≤ ${((SCALE_CAMPAIGNS * 1000) / SCALE_PACING.minDelayMs).toFixed(1)}/s); gateway CPU ${(cpuMs / activeS).toFixed(0)} ms/s, ${(cpuMs / Math.max(1, sentDuring + ROUNDS * PROBES)).toFixed(2)} ms per message sent`);
   if (DIAGNOSE) {
     // the campaigns alone, sending: the gateway's CPU profile and PostgreSQL's statements (pg_stat_statements, nested
     // ones included: the triggers' statements are counted on their own and inside the statement that fired them)
+    // the last round may have ended paused (an odd round count's order): sending again first
+    await all('resume');
+    await sleep(2000);
     await d.pg.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     await d.pg.query('SELECT pg_stat_statements_reset()');
     const a0 = await bigArrived();

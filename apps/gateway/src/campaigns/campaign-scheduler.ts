@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { CAMPAIGN_PROGRESS_EVERY_MS, CampaignMessage, isCaptionedMediaType, normalizeChatJid } from '@app/contracts';
-import { CampaignRow, CampaignsRepository, RecipientRow, MessageQueueRepository, MessageRow, NewMessage, newId, SessionsRepository } from '@app/database';
+import { CAMPAIGN_PROGRESS_EVERY_MS, CampaignMessage, CapCounters, isCaptionedMediaType, normalizeChatJid } from '@app/contracts';
+import { CampaignRow, CampaignsRepository, DueCampaign, MessageQueueRepository, MessageRow, NewMessage, NextRecipient, newId, SessionsRepository } from '@app/database';
 import type { EventPublisher } from '@app/events';
 import { capState, newWaMessageId, pacingDelay, renderTemplate, SendRateLimiter, windowState } from '@app/messaging';
 import type { CampaignSendHooks } from '../messages/outbound-sender';
@@ -13,8 +13,8 @@ import type { CampaignSendHooks } from '../messages/outbound-sender';
  *
  * A tick reads what is due, through partial indexes: the due scheduled sends of the held sessions
  * (`messages_scheduled_due`), and the live campaigns of those sessions (`campaigns_due`), stepping only those whose
- * `next_send_at` has come (or whose last message just settled). A campaign waiting for its delay, its window or its
- * caps is one index entry read per tick: never its recipients. The timer sleeps until the earliest `next_send_at` or
+ * `next_send_at` has come (or whose last message just settled, or whose delay after it, kept in memory, passed). A
+ * campaign waiting for its delay, its window or its caps is one index entry read per tick: never its recipients. The timer sleeps until the earliest `next_send_at` or
  * `send_at` (at most `maxSleepMs`, which bounds how late a campaign created or resumed while its signal was lost
  * starts); signals (a campaign changed, a message settled) wake it at once.
  */
@@ -53,6 +53,20 @@ const SKIPS_PER_STEP = 50;
 /** How long a step that cannot go on (the session is not working, a message still queued) waits at most. */
 const RETRY_MS = 5000;
 
+/** What a step knows once its campaign may send: the session's send profile, the caps' counters, its clock. */
+interface StepContext {
+  profile: { ratePerMin: number; ratePerHour: number; waJid: string | null };
+  caps: CapCounters;
+  now: number;
+}
+
+/** Rolls a step's transaction back: its recipient was no longer pending under the campaign's lock. */
+class RecipientTaken extends Error {
+  constructor() {
+    super('the recipient was taken by another step');
+  }
+}
+
 export class CampaignScheduler implements CampaignSendHooks {
   private host: ScheduledSessions | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -63,6 +77,8 @@ export class CampaignScheduler implements CampaignSendHooks {
   private readonly haltedIds = new Set<string>();
   /** campaigns whose last message settled since the last tick: stepped even if not due (their pacing counts from it) */
   private readonly settledIds = new Set<string>();
+  /** campaigns waiting for the delay after their last message, and when it passes: stepped then, even if not due */
+  private readonly readyAt = new Map<string, number>();
   private readonly clock: () => number;
   private readonly random: () => number;
   private readonly keywords: Set<string>;
@@ -158,9 +174,7 @@ export class CampaignScheduler implements CampaignSendHooks {
     const scheduledAt = await this.deps.queue.nextScheduledAt(held);
     if (scheduledAt !== null) nextAt = Math.min(nextAt, scheduledAt);
 
-    const settled = new Set(this.settledIds);
-    this.settledIds.clear();
-    const { due, nextAt: campaignsAt } = await this.deps.campaigns.due(held, [...settled]);
+    const { due, nextAt: campaignsAt } = await this.deps.campaigns.due(held, this.takeReady());
     if (campaignsAt !== null) nextAt = Math.min(nextAt, campaignsAt);
     for (const campaign of due) {
       try {
@@ -170,7 +184,21 @@ export class CampaignScheduler implements CampaignSendHooks {
         nextAt = Math.min(nextAt, this.clock() + 1000);
       }
     }
+    for (const at of this.readyAt.values()) nextAt = Math.min(nextAt, at);
     return nextAt;
+  }
+
+  /** The campaigns to step whatever their `next_send_at`: their last message settled, or their delay after it passed. */
+  private takeReady(): string[] {
+    const now = this.clock();
+    const ids = new Set(this.settledIds);
+    this.settledIds.clear();
+    for (const [id, at] of this.readyAt) {
+      if (at > now) continue;
+      ids.add(id);
+      this.readyAt.delete(id);
+    }
+    return [...ids];
   }
 
   /**
@@ -200,39 +228,17 @@ export class CampaignScheduler implements CampaignSendHooks {
    * failed) and its delay passed since it was sent → the window → the caps → the next pending recipient (opted out:
    * `optedOut`; not on WhatsApp: `skipped`) → the session's rates → one transaction that locks the campaign (a pause
    * committed before it stops it; one after it withdraws what it queued), stores the message with its waMessageId
-   * (`insertOutbound`, the accept statement of every send), marks the recipient `queued` with it and moves the
-   * counters. A crash before the commit leaves the recipient pending; after it, the message is queued and its
-   * waMessageId fixed: sent once by whichever gateway holds the session. Returns when the campaign is due next.
+   * (`insertOutbound`, the accept statement of every send), marks the recipient `queued` with it (only if it is still
+   * pending) and moves the counters. A crash before the commit leaves the recipient pending; after it, the message is
+   * queued and its waMessageId fixed: sent once by whichever gateway holds the session. Returns when it is due next.
    */
-  private async step(campaign: CampaignRow): Promise<number> {
+  private async step(due: DueCampaign): Promise<number> {
     const now = this.clock();
-    let c = campaign;
-    if (c.status === 'scheduled') {
-      // its startAt came: it runs from now on
-      const started = await this.deps.events.transact(async (tx) => {
-        const live = await this.deps.campaigns.lockLive(tx, c.id);
-        if (live?.status === 'scheduled') await this.deps.campaigns.afterStep(tx, c.id, { nextSendAt: now, status: 'running' });
-        return live !== null;
-      });
-      if (!started) return Number.POSITIVE_INFINITY;
-      c = { ...c, status: 'running' };
-    }
-    const host = this.host!;
-    const runner = host.runnerOf(c.sessionId);
-    if (c.lastMessageId) {
-      const last = await this.deps.queue.stateOf(c.lastMessageId);
-      if (last?.status === 'queued') return this.postpone(c, now + RETRY_MS);
-      if (last?.status === 'scheduled') {
-        // withdrawn by a pause, and the campaign resumed: the same row (same waMessageId) goes back into the queue
-        await this.deps.queue.promoteDue(c.sessionId, 1, [c.lastMessageId]);
-        void runner?.drainQueued();
-        return this.postpone(c, now + RETRY_MS);
-      }
-      // paced from when the send was recorded (after the relay), not from the engine's timestamp: on Baileys that is
-      // WhatsApp's, in whole seconds taken before the relay, up to a second early (arrivals 34 ms apart at 150 ms pacing)
-      const earliest = (last?.sentAt == null ? 0 : Math.max(last.sentAt, last.updatedAt)) + c.lastDelayMs;
-      if (now < earliest) return this.postpone(c, earliest);
-    }
+    const c = due.status === 'scheduled' ? await this.startRunning(due, now) : due;
+    if (!c) return Number.POSITIVE_INFINITY;
+    const runner = this.host!.runnerOf(c.sessionId);
+    const afterLast = await this.afterLastMessage(c, runner, now);
+    if (afterLast !== null) return afterLast;
     const window = windowState(now, c.window);
     if (!window.open) return this.postpone(c, window.opensAt);
     const caps = capState(now, c.window?.timeZone ?? 'UTC', c.pacing, c.warmup, c.caps);
@@ -240,94 +246,150 @@ export class CampaignScheduler implements CampaignSendHooks {
     if (!runner?.isWorking()) return this.postpone(c, now + RETRY_MS);
     const profile = await this.deps.sessions.sendProfile(c.sessionId);
     if (!profile) return Number.POSITIVE_INFINITY;
-
-    for (let skips = 0; skips <= SKIPS_PER_STEP; skips++) {
-      type Picked = { done: number } | { skipped: true } | { recipient: RecipientRow };
-      const outcome = await this.deps.events.transact(async (tx, publish): Promise<Picked> => {
-        const live = await this.deps.campaigns.lockLive(tx, c.id);
-        if (!live) return { done: Number.POSITIVE_INFINITY };
-        const recipient = await this.deps.campaigns.nextPending(tx, c.id);
-        if (!recipient) {
-          if (await this.deps.campaigns.hasUnsent(tx, c.id)) {
-            await this.deps.campaigns.afterStep(tx, c.id, { nextSendAt: now + RETRY_MS });
-            return { done: now + RETRY_MS };
-          }
-          await this.deps.campaigns.afterStep(tx, c.id, { nextSendAt: null, status: 'completed' });
-          const counts = await this.deps.campaigns.counts(c.id, tx);
-          publish({ event: 'campaign.completed', organizationId: c.organizationId, sessionId: c.sessionId, payload: { campaignId: c.id, status: 'completed', counts } });
-          return { done: Number.POSITIVE_INFINITY };
-        }
-        if (await this.deps.campaigns.isOptedOut(c.sessionId, recipient.to, tx)) {
-          await this.deps.campaigns.markRecipient(tx, c.id, recipient.position, 'optedOut', null, null);
-          return { skipped: true };
-        }
-        return { recipient };
-      });
-      if ('done' in outcome) return outcome.done;
-      if ('skipped' in outcome) continue;
-      const { recipient } = outcome;
-
-      if (c.skipNotOnWhatsApp && recipient.to.endsWith('@s.whatsapp.net')) {
-        let exists: boolean;
-        try {
-          exists = await runner.onWhatsApp(recipient.to.split('@')[0]);
-        } catch (err) {
-          this.deps.logger.debug({ campaignId: c.id, err: String(err) }, 'number check failed; the step waits');
-          return this.postpone(c, now + RETRY_MS);
-        }
-        if (!exists) {
-          await this.deps.events.transact(async (tx) => {
-            if (await this.deps.campaigns.lockLive(tx, c.id)) await this.deps.campaigns.markRecipient(tx, c.id, recipient.position, 'skipped', null, 'not on WhatsApp');
-          });
-          continue;
-        }
-      }
-
-      const messageId = newId('msg');
-      const rate = await this.deps.limiter.tryAccept(c.sessionId, messageId, profile);
-      if (!rate.accepted) return this.postpone(c, now + Math.max(250, rate.retryAfterMs));
-      const delay = pacingDelay(c.pacing, this.random);
-      let enqueued: boolean;
-      try {
-        enqueued = await this.deps.events.transact(async (tx, publish) => {
-          const live = await this.deps.campaigns.lockLive(tx, c.id);
-          if (!live || live.status !== 'running') return false;
-          const row = await this.deps.queue.insertOutbound(this.messageOf(c, recipient.to, recipient.variables ?? {}, messageId, profile.waJid), null, tx);
-          if (!row) throw new Error(`campaign message ${messageId} conflicted with a stored one`);
-          await this.deps.campaigns.markRecipient(tx, c.id, recipient.position, 'queued', messageId, null);
-          const progress = live.progressAt === null || now - live.progressAt >= CAMPAIGN_PROGRESS_EVERY_MS;
-          await this.deps.campaigns.afterStep(tx, c.id, {
-            nextSendAt: now + RETRY_MS,
-            caps: caps.counters,
-            lastMessageId: messageId,
-            lastDelayMs: delay,
-            progressAt: progress ? now : undefined,
-          });
-          if (progress) {
-            const counts = await this.deps.campaigns.counts(c.id, tx);
-            publish({ event: 'campaign.progress', organizationId: c.organizationId, sessionId: c.sessionId, payload: { campaignId: c.id, status: live.status, counts } });
-          }
-          return true;
-        });
-      } catch (err) {
-        await this.deps.limiter.release(c.sessionId, messageId).catch(() => undefined);
-        throw err;
-      }
-      if (!enqueued) {
-        await this.deps.limiter.release(c.sessionId, messageId).catch(() => undefined);
-        return Number.POSITIVE_INFINITY;
-      }
-      void runner.drainQueued();
-      return now + RETRY_MS;
-    }
-    // many skips in a row: the next step goes on at once, after the other campaigns had theirs
-    return this.postpone(c, now);
+    return this.enqueueNext(c, runner, { profile, caps: caps.counters, now });
   }
 
-  private async postpone(c: CampaignRow, at: number): Promise<number> {
-    await this.deps.events.transact(async (tx) => {
-      if (await this.deps.campaigns.lockLive(tx, c.id)) await this.deps.campaigns.afterStep(tx, c.id, { nextSendAt: at });
+  /** Its startAt came: the campaign runs from now on (null: it is no longer live). */
+  private async startRunning(c: DueCampaign, now: number): Promise<DueCampaign | null> {
+    const started = await this.deps.events.transact(async (tx) => {
+      const live = await this.deps.campaigns.lockLive(tx, c.id);
+      if (live?.status === 'scheduled') await this.deps.campaigns.afterStep(tx, c.id, { nextSendAt: now, status: 'running' });
+      return live !== null;
     });
+    return started ? { ...c, status: 'running' } : null;
+  }
+
+  /**
+   * The previous message must be settled (sent or failed) and its delay passed since it was sent: when not, when to
+   * look again; null when the step goes on. The wait for the delay is kept in memory (`readyAt`), not written: the row
+   * keeps the retry time its enqueue wrote, which a gateway taking the session over steps at, and which is written
+   * only once it has passed (so a long delay does not make the campaign due at every tick).
+   */
+  private async afterLastMessage(c: DueCampaign, runner: ScheduledRunner | undefined, now: number): Promise<number | null> {
+    if (!c.lastMessageId) return null;
+    const last = c.last;
+    if (last?.status === 'queued') return this.postpone(c, now + RETRY_MS);
+    if (last?.status === 'scheduled') {
+      // withdrawn by a pause, and the campaign resumed: the same row (same waMessageId) goes back into the queue
+      await this.deps.queue.promoteDue(c.sessionId, 1, [c.lastMessageId]);
+      void runner?.drainQueued();
+      return this.postpone(c, now + RETRY_MS);
+    }
+    // paced from when the send was recorded (after the relay), not from the engine's timestamp: on Baileys that is
+    // WhatsApp's, in whole seconds taken before the relay, up to a second early (arrivals 34 ms apart at 150 ms pacing)
+    const earliest = (last?.sentAt == null ? 0 : Math.max(last.sentAt, last.updatedAt)) + c.lastDelayMs;
+    if (now >= earliest) return null;
+    if (c.nextSendAt === null || c.nextSendAt <= now) return this.postpone(c, earliest);
+    this.readyAt.set(c.id, earliest);
+    return earliest;
+  }
+
+  /**
+   * The next pending recipient gets the campaign's message, passing over those opted out or not on WhatsApp (at most
+   * SKIPS_PER_STEP, then the other campaigns have their step first). No pending recipient: the campaign completes.
+   */
+  private async enqueueNext(c: DueCampaign, runner: ScheduledRunner, at: StepContext): Promise<number> {
+    for (let skips = 0; skips <= SKIPS_PER_STEP; skips++) {
+      const recipient = await this.deps.campaigns.nextRecipient(c.id, c.sessionId);
+      if (!recipient) return this.finish(c, at.now);
+      if (recipient.optedOut) {
+        await this.deps.campaigns.passOver(c.id, recipient.position, 'optedOut', null);
+        continue;
+      }
+      const onWhatsApp = await this.numberCheck(c, runner, recipient.to);
+      if (onWhatsApp === null) return this.postpone(c, at.now + RETRY_MS);
+      if (!onWhatsApp) {
+        await this.deps.campaigns.passOver(c.id, recipient.position, 'skipped', 'not on WhatsApp');
+        continue;
+      }
+      return this.enqueue(c, runner, recipient, at);
+    }
+    // many skips in a row: the next step goes on at once, after the other campaigns had theirs
+    return this.postpone(c, at.now);
+  }
+
+  /** `skipNotOnWhatsApp`: the session's number check of a phone recipient (null: it failed, the step waits). */
+  private async numberCheck(c: DueCampaign, runner: ScheduledRunner, to: string): Promise<boolean | null> {
+    if (!c.skipNotOnWhatsApp || !to.endsWith('@s.whatsapp.net')) return true;
+    try {
+      return await runner.onWhatsApp(to.split('@')[0]);
+    } catch (err) {
+      this.deps.logger.debug({ campaignId: c.id, err: String(err) }, 'number check failed; the step waits');
+      return null;
+    }
+  }
+
+  /** No pending recipient: completed once no message of the campaign is still unsent, else looked at again later. */
+  private async finish(c: DueCampaign, now: number): Promise<number> {
+    return this.deps.events.transact(async (tx, publish) => {
+      if (!(await this.deps.campaigns.lockLive(tx, c.id))) return Number.POSITIVE_INFINITY;
+      if (await this.deps.campaigns.hasUnsent(tx, c.id)) {
+        await this.deps.campaigns.afterStep(tx, c.id, { nextSendAt: now + RETRY_MS });
+        return now + RETRY_MS;
+      }
+      await this.deps.campaigns.afterStep(tx, c.id, { nextSendAt: null, status: 'completed' });
+      const counts = await this.deps.campaigns.counts(c.id, tx);
+      publish({ event: 'campaign.completed', organizationId: c.organizationId, sessionId: c.sessionId, payload: { campaignId: c.id, status: 'completed', counts } });
+      return Number.POSITIVE_INFINITY;
+    });
+  }
+
+  /** The recipient's message counted against the session's rates, stored and queued (`store`), then drained. */
+  private async enqueue(c: DueCampaign, runner: ScheduledRunner, recipient: NextRecipient, at: StepContext): Promise<number> {
+    const messageId = newId('msg');
+    const rate = await this.deps.limiter.tryAccept(c.sessionId, messageId, at.profile);
+    if (!rate.accepted) return this.postpone(c, at.now + Math.max(250, rate.retryAfterMs));
+    const release = () => this.deps.limiter.release(c.sessionId, messageId).catch(() => undefined);
+    let queued: boolean;
+    try {
+      queued = await this.store(c, recipient, messageId, at);
+    } catch (err) {
+      await release();
+      if (!(err instanceof RecipientTaken)) throw err;
+      // another step took the recipient between the read and the lock: this one looks again at the next tick
+      this.readyAt.set(c.id, at.now);
+      return at.now;
+    }
+    if (!queued) {
+      await release();
+      return Number.POSITIVE_INFINITY;
+    }
+    void runner.drainQueued();
+    return at.now + RETRY_MS;
+  }
+
+  /**
+   * One transaction (false: the campaign is no longer running): the campaign locked, the message inserted with its waMessageId, the recipient
+   * `queued` with it (a recipient no longer pending rolls it all back: `RecipientTaken`), the campaign's next step, caps,
+   * last message and delay, and `campaign.progress` at most every CAMPAIGN_PROGRESS_EVERY_MS.
+   */
+  private async store(c: DueCampaign, recipient: NextRecipient, messageId: string, at: StepContext): Promise<boolean> {
+    const delay = pacingDelay(c.pacing, this.random);
+    return this.deps.events.transact(async (tx, publish) => {
+      const live = await this.deps.campaigns.lockLive(tx, c.id);
+      if (!live || live.status !== 'running') return false;
+      const row = await this.deps.queue.insertOutbound(this.messageOf(c, recipient.to, recipient.variables ?? {}, messageId, at.profile.waJid), null, tx);
+      if (!row) throw new Error(`campaign message ${messageId} conflicted with a stored one`);
+      if (!(await this.deps.campaigns.queueRecipient(tx, c.id, recipient.position, messageId))) throw new RecipientTaken();
+      const progress = live.progressAt === null || at.now - live.progressAt >= CAMPAIGN_PROGRESS_EVERY_MS;
+      await this.deps.campaigns.afterStep(tx, c.id, {
+        nextSendAt: at.now + RETRY_MS,
+        caps: at.caps,
+        lastMessageId: messageId,
+        lastDelayMs: delay,
+        progressAt: progress ? at.now : undefined,
+      });
+      if (progress) {
+        const counts = await this.deps.campaigns.counts(c.id, tx);
+        publish({ event: 'campaign.progress', organizationId: c.organizationId, sessionId: c.sessionId, payload: { campaignId: c.id, status: live.status, counts } });
+      }
+      return true;
+    });
+  }
+
+  /** A step that cannot go on yet: its next one at `at`, written on the campaign's row (while it is live). */
+  private async postpone(c: CampaignRow, at: number): Promise<number> {
+    await this.deps.campaigns.postpone(c.id, at);
     return at;
   }
 

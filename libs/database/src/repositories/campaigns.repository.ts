@@ -12,6 +12,7 @@ import type {
   RecipientStatus,
   CampaignMessage,
   CapCounters,
+  MessageStatus,
   SendWindow,
 } from '@app/contracts';
 
@@ -66,6 +67,23 @@ export interface RecipientRow {
   variables: Record<string, string> | null;
   status: RecipientStatus;
   messageId: string | null;
+}
+
+/** The next pending recipient of a step, and whether its number opted out of the session's campaigns. */
+export interface NextRecipient extends RecipientRow {
+  optedOut: boolean;
+}
+
+/** A campaign's last message as a step reads it: only whether it settled, and when it was recorded sent. */
+export interface LastMessageState {
+  status: MessageStatus;
+  sentAt: number | null;
+  updatedAt: number;
+}
+
+/** A live campaign the due scan returned: its row and, read in the same statement, its last message (null: none). */
+export interface DueCampaign extends CampaignRow {
+  last: LastMessageState | null;
 }
 
 const COLUMNS = `id, organization_id, session_id, name, status, message, time_window, pacing, warmup, skip_not_on_whatsapp, total,
@@ -284,17 +302,27 @@ export class CampaignsRepository {
 
   /**
    * The live campaigns of these sessions whose step is due (`next_send_at <= now()`), and the earliest `next_send_at`
-   * of the others (`alsoIds`: stepped whenever they are live, their last message just settled). Both read `campaigns_due (session_id, next_send_at) WHERE status IN ('scheduled','running')`: a
-   * paused, completed or cancelled campaign is not in it, and a live one costs one index entry, never its recipients.
+   * of the others (`alsoIds`: stepped whenever they are live: their last message just settled, or the delay after it
+   * the scheduler keeps in memory passed). Both read `campaigns_due (session_id, next_send_at) WHERE status IN
+   * ('scheduled','running')`: a paused, completed or cancelled campaign is not in it, and a live one costs one index
+   * entry, never its recipients. A due campaign comes with its last message's state (one primary-key read in the same
+   * statement: the step's first question is whether that message settled and its delay passed).
    */
-  async due(sessionIds: string[], alsoIds: string[] = []): Promise<{ due: CampaignRow[]; nextAt: number | null }> {
+  async due(sessionIds: string[], alsoIds: string[] = []): Promise<{ due: DueCampaign[]; nextAt: number | null }> {
     if (sessionIds.length === 0) return { due: [], nextAt: null };
-    const rows: Array<RawCampaign & { is_due: boolean }> = await this.db.query(
-      `SELECT ${COLUMNS}, (next_send_at <= now() OR id = ANY($2::text[])) AS is_due FROM campaigns
+    const rows: Array<RawCampaign & { is_due: boolean; last_status: MessageStatus | null; last_sent_at: Date | null; last_updated_at: Date | null }> = await this.db.query(
+      `SELECT ${COLUMNS}, d.is_due, m.last_status, m.last_sent_at, m.last_updated_at
+         FROM campaigns
+        CROSS JOIN LATERAL (SELECT next_send_at <= now() OR id = ANY($2::text[]) AS is_due) d
+         LEFT JOIN LATERAL (SELECT status AS last_status, sent_at AS last_sent_at, updated_at AS last_updated_at
+                              FROM messages WHERE messages.id = campaigns.last_message_id AND d.is_due) m ON true
         WHERE session_id = ANY($1::text[]) AND ${LIVE}`,
       [sessionIds, alsoIds],
     );
-    const due = rows.filter((r) => r.is_due).map(toRow);
+    const due = rows.filter((r) => r.is_due).map((r) => ({
+      ...toRow(r),
+      last: r.last_status === null ? null : { status: r.last_status, sentAt: ms(r.last_sent_at), updatedAt: r.last_updated_at!.getTime() },
+    }));
     const later = rows.filter((r) => !r.is_due && r.next_send_at).map((r) => r.next_send_at!.getTime());
     return { due, nextAt: later.length ? Math.min(...later) : null };
   }
@@ -305,23 +333,54 @@ export class CampaignsRepository {
     return rows[0] ? toRow(rows[0]) : null;
   }
 
-  /** The next pending recipient in order (`campaign_recipients_pending`), locked. */
-  async nextPending(tx: EntityManager, campaignId: string): Promise<RecipientRow | null> {
-    const rows: Array<{ position: number; to_jid: string; variables: Record<string, string> | null; status: RecipientStatus; message_id: string | null }> =
-      await tx.query(
-        `SELECT position, to_jid, variables, status, message_id FROM campaign_recipients
-          WHERE campaign_id = $1 AND status = 'pending' ORDER BY position LIMIT 1 FOR UPDATE`,
-        [campaignId],
+  /**
+   * The next pending recipient in order (`campaign_recipients_pending`) and whether it opted out (`opt_outs`), in one
+   * statement and without a lock: whatever the step then writes of it is conditional on it still being pending
+   * (`passOver`, `queueRecipient`), so a recipient taken meanwhile is never taken twice.
+   */
+  async nextRecipient(campaignId: string, sessionId: string): Promise<NextRecipient | null> {
+    const rows: Array<{ position: number; to_jid: string; variables: Record<string, string> | null; status: RecipientStatus; message_id: string | null; opted_out: boolean }> =
+      await this.db.query(
+        `SELECT position, to_jid, variables, status, message_id,
+                EXISTS (SELECT 1 FROM opt_outs o WHERE o.session_id = $2 AND o.jid = r.to_jid) AS opted_out
+           FROM campaign_recipients r WHERE campaign_id = $1 AND status = 'pending' ORDER BY position LIMIT 1`,
+        [campaignId, sessionId],
       );
     const r = rows[0];
-    return r ? { campaignId, position: r.position, to: r.to_jid, variables: r.variables, status: r.status, messageId: r.message_id } : null;
+    return r ? { campaignId, position: r.position, to: r.to_jid, variables: r.variables, status: r.status, messageId: r.message_id, optedOut: r.opted_out } : null;
   }
 
-  async markRecipient(tx: EntityManager, campaignId: string, position: number, status: RecipientStatus, messageId: string | null, error: string | null): Promise<void> {
-    await tx.query(
-      `UPDATE campaign_recipients SET status = $3, message_id = $4, error = $5, updated_at = now() WHERE campaign_id = $1 AND position = $2`,
-      [campaignId, position, status, messageId, error],
-    );
+  /**
+   * A pending recipient the step passes over (`optedOut`, or `skipped` with the reason), while its campaign is live;
+   * one statement. False when it is no longer pending or the campaign no longer live.
+   */
+  async passOver(campaignId: string, position: number, status: 'optedOut' | 'skipped', error: string | null): Promise<boolean> {
+    const rows: unknown[] = updated(await this.db.query(
+      `UPDATE campaign_recipients SET status = $3, error = $4, updated_at = now()
+        WHERE campaign_id = $1 AND position = $2 AND status = 'pending'
+          AND EXISTS (SELECT 1 FROM campaigns WHERE id = $1 AND ${LIVE})
+        RETURNING position`,
+      [campaignId, position, status, error],
+    ));
+    return rows.length > 0;
+  }
+
+  /**
+   * The recipient `queued` with its message, in the step's transaction (campaign locked); false when it is no longer
+   * pending (taken by another step, or ended), and then nothing changed.
+   */
+  async queueRecipient(tx: EntityManager, campaignId: string, position: number, messageId: string): Promise<boolean> {
+    const rows: unknown[] = updated(await tx.query(
+      `UPDATE campaign_recipients SET status = 'queued', message_id = $3, error = NULL, updated_at = now()
+        WHERE campaign_id = $1 AND position = $2 AND status = 'pending' RETURNING position`,
+      [campaignId, position, messageId],
+    ));
+    return rows.length > 0;
+  }
+
+  /** A step that cannot go on yet: the campaign's next step at `at`, while it is live (one statement). */
+  async postpone(id: string, at: number): Promise<void> {
+    await this.db.query(`UPDATE campaigns SET next_send_at = $2, updated_at = now() WHERE id = $1 AND ${LIVE}`, [id, new Date(at)]);
   }
 
   /** Whether a campaign has a recipient whose message is still to be sent (queued, or withdrawn by a pause). */
@@ -375,11 +434,6 @@ export class CampaignsRepository {
       `INSERT INTO opt_outs (session_id, jid, keyword) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING jid`,
       [sessionId, jid, keyword],
     );
-    return rows.length > 0;
-  }
-
-  async isOptedOut(sessionId: string, jid: string, manager?: EntityManager): Promise<boolean> {
-    const rows: unknown[] = await this.q(manager).query(`SELECT 1 FROM opt_outs WHERE session_id = $1 AND jid = $2`, [sessionId, jid]);
     return rows.length > 0;
   }
 
