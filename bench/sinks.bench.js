@@ -41,6 +41,15 @@ function cpuSeconds(pid) {
   }
 }
 
+/** write system calls of a process so far (Linux: its sockets' writes among them), NaN elsewhere */
+function writeCalls(pid) {
+  try {
+    return Number(/syscw: (\d+)/.exec(require('node:fs').readFileSync(`/proc/${pid}/io`, 'utf8'))[1]);
+  } catch {
+    return NaN;
+  }
+}
+
 /** `n` publishes, at most CONCURRENCY awaiting their confirm at once. */
 async function inFlight(n, publishOne) {
   let next = 0;
@@ -185,12 +194,12 @@ async function main() {
       const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
       const metric = (name) => text.split('\n').filter((l) => l.startsWith(name) && l.includes('outcome="success"')).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
       const cpu = cpuSeconds(dispatcher.pid);
-      return { ...t, ...x, cpu, at: performance.now(), seconds: metric('gw_webhook_attempt_duration_seconds_sum'), attempts: metric('gw_webhook_attempt_duration_seconds_count') };
+      return { ...t, ...x, cpu, writes: writeCalls(dispatcher.pid), at: performance.now(), seconds: metric('gw_webhook_attempt_duration_seconds_sum'), attempts: metric('gw_webhook_attempt_duration_seconds_count') };
     };
     const describe = (d) => {
       const per = (k) => (d[k] / EVENTS).toFixed(2);
       const mean = d.attempts > 0 ? (d.seconds / d.attempts) * 1000 : NaN;
-      return `dispatcher CPU ${((d.cpu / EVENTS) * 1e6).toFixed(0)} µs per delivery (busy ${((d.cpu / d.wall) * 100).toFixed(0)}% of one core); publish-to-confirm ${mean.toFixed(1)} ms mean; per delivery: rows inserted ${per('ins')}, updated ${per('upd')}, commits ${per('commits')}; in flight ${(d.busyMs / (d.wall * 1000)).toFixed(1)} on average`;
+      return `dispatcher CPU ${((d.cpu / EVENTS) * 1e6).toFixed(0)} µs per delivery (busy ${((d.cpu / d.wall) * 100).toFixed(0)}% of one core); publish-to-confirm ${mean.toFixed(1)} ms mean; per delivery: rows inserted ${per('ins')}, updated ${per('upd')}, commits ${per('commits')}, write calls ${per('writes')}; in flight ${(d.busyMs / (d.wall * 1000)).toFixed(1)} on average; events published into the outbox and stream in ${((d.publishMs / (d.wall * 1000)) * 100).toFixed(0)}% of the time`;
     };
     const results = {};
     let offset = 0;
@@ -210,7 +219,7 @@ async function main() {
       // ROUNDS rounds, each the bare client, the destination alone and the dispatcher on the next slice of events: the
       // three meet the same load from the machine's other users, which a run of one after the other does not
       const seconds = { raw: 0, alone: 0, full: 0 };
-      const d = { ins: 0, upd: 0, commits: 0, cpu: 0, wall: 0, seconds: 0, attempts: 0, busyMs: 0 };
+      const d = { ins: 0, upd: 0, commits: 0, writes: 0, cpu: 0, wall: 0, seconds: 0, attempts: 0, busyMs: 0, publishMs: 0 };
       const size = Math.ceil(EVENTS / ROUNDS);
       for (let from = 0; from < EVENTS; from += size) {
         const slice = (a) => a.slice(from, from + size);
@@ -221,6 +230,7 @@ async function main() {
         const started = performance.now();
         const startedAt = Date.now();
         for (let i = from; i < from + n; i += 500) await publisher.publishEnvelopes(envelopes.slice(i, Math.min(from + n, i + 500)));
+        d.publishMs += performance.now() - started;
         expected += n;
         const before = performance.now() + 300_000;
         while ((await delivered(sinks[kind])) < expected) {
@@ -234,7 +244,7 @@ async function main() {
           `SELECT coalesce(sum(a.duration_ms), 0)::float AS busy FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.webhook_id = $1 AND a.started_at >= to_timestamp($2 / 1000.0)`,
           [sinks[kind], startedAt],
         )).rows;
-        for (const k of ['ins', 'upd', 'commits', 'cpu', 'seconds', 'attempts']) d[k] += b[k] - a[k];
+        for (const k of ['ins', 'upd', 'commits', 'writes', 'cpu', 'seconds', 'attempts']) d[k] += b[k] - a[k];
         d.wall += (b.at - a.at) / 1000;
         d.busyMs += flight.busy;
       }

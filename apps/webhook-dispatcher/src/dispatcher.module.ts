@@ -9,7 +9,7 @@ import { BaileysMediaSource, MediaSourceByEngine, SimMediaSource } from '@app/me
 import { DeliveryQueue, EventPublisher, EventStream, ReconcileLock, WebhookChanges } from '@app/events';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
 import { Redis, RedisKeys } from '@app/redis';
-import { DeliverySender } from './delivery/delivery-sender';
+import { DeliverySender, HOLD_AFTER_MS } from './delivery/delivery-sender';
 import { DeliveryStore } from './delivery/delivery-store';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { LogHealth } from './delivery/log-health';
@@ -24,7 +24,7 @@ import { ChatwootImporter } from './chatwoot/chatwoot-import';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
 import { BacklogDrain } from './fanout/backlog-drain';
 import { EventConsumer, READ_COUNT } from './fanout/event-consumer';
-import type { ReadAhead } from './fanout/read-ahead';
+import { ReadAhead, ReadAheadDepth } from './fanout/read-ahead';
 import { EventFanout } from './fanout/event-fanout';
 import { EventSpill, fanOutOrSpill } from './fanout/event-spill';
 import { EventTracker } from './fanout/event-tracker';
@@ -49,19 +49,27 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
  * metrics, logger) and the dispatcher's parts, each built once here.
  */
 /**
- * How far the consumer reads ahead of the POSTs: the next batch is read while fewer than max(8 × 500, 16 × concurrency)
- * attempts are held, enough that every POST slot stays busy while the next batch is read (held attempts keep their
- * leases renewed); an organization whose backlog does not move keeps at most a quarter of that in memory.
+ * How far the consumer reads ahead of the POSTs: as many attempts as start within half of HOLD_AFTER_MS at the pace
+ * they have been completing (ReadAheadDepth), at least four rounds of the slots (every slot stays busy while the next
+ * batch is read), at most max(8 × 500, 16 × concurrency); a batch is read once there is room for a round of slots.
+ * Held attempts keep their leases renewed. An organization whose backlog does not move keeps at most a quarter of the
+ * most in memory.
  */
 function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: FairScheduler): ReadAhead {
-  const readAhead = Math.max(8 * READ_COUNT, 16 * c.DISPATCHER_CONCURRENCY);
+  const most = Math.max(8 * READ_COUNT, 16 * c.DISPATCHER_CONCURRENCY);
+  const round = c.DISPATCHER_CONCURRENCY;
+  const depth = new ReadAheadDepth(() => sender.completed, () => sender.queued, 4 * round, most, HOLD_AFTER_MS / 2);
   return {
-    room: () => sender.whenBelow(readAhead),
+    room: async () => {
+      const limit = depth.limit();
+      await sender.whenBelow(limit - round + 1);
+      return Math.max(round, limit - sender.queued);
+    },
     held: () => sender.backlog,
     heldOf: (organizationId) => scheduler.heldOf(organizationId),
     stalled: (organizationId) => scheduler.stalled(organizationId),
-    share: Math.floor(readAhead / 4),
-    max: 2 * readAhead,
+    share: Math.floor(most / 4),
+    max: 2 * most,
   };
 }
 

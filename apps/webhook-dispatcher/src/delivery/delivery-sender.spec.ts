@@ -206,6 +206,33 @@ describe('DeliverySender', () => {
     expect(add).toHaveBeenCalledWith('dlv_1', 2, 5000);
   });
 
+  it('counts against the read-ahead only attempts waiting for a slot or in flight, not those being recorded', async () => {
+    const poster = new GatedPoster();
+    const { store, mock } = fakeStore();
+    // the log is slow: a record waits until the test lets it through
+    const writes: (() => void)[] = [];
+    mock.record.mockImplementation(() => new Promise<void>((r) => writes.push(r)));
+    const sender = newSender(8, store, fakeJobs().queue, poster);
+    sender.sendAll([attempt(1), attempt(2)]);
+    await flush();
+    expect(sender.queued).toBe(2);
+    poster.calls[0].answer(ok);
+    poster.calls[1].answer(ok);
+    await flush();
+    // both POSTs ended, both outcomes wait for the log: the next batch may be read, the attempts are still held
+    expect(writes).toHaveLength(2);
+    expect(sender.backlog).toBe(2);
+    expect(sender.queued).toBe(0);
+    expect(sender.completed).toBe(2);
+    let room = false;
+    void sender.whenBelow(1).then(() => (room = true));
+    await flush();
+    expect(room).toBe(true);
+    for (const write of writes) write();
+    await sender.idle();
+    expect(sender.backlog).toBe(0);
+  });
+
   it('holds the fan-out back until the attempts in hand drop below the limit', async () => {
     const poster = new GatedPoster();
     const { store } = fakeStore();

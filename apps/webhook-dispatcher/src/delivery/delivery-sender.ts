@@ -100,6 +100,9 @@ export class DeliverySender {
   private readonly idleWaiters: (() => void)[] = [];
   private renewTimer: NodeJS.Timeout | null = null;
   private renewing = false;
+  /** held attempts whose POST has not ended (waiting for a slot or in flight), and POSTs ended (or not made) so far */
+  private unsent = 0;
+  private ended = 0;
 
   constructor(
     private readonly options: DeliverySenderOptions,
@@ -128,12 +131,25 @@ export class DeliverySender {
     return this.held.size;
   }
 
-  /** Resolves when fewer than `limit` attempts are held: the fan-out reads ahead only that far. */
+  /** Attempts whose POST ended (or that were handed back or not made) so far: the pace the read-ahead is sized by. */
+  get completed(): number {
+    return this.ended;
+  }
+
+  /** Held attempts whose POST has not ended: waiting for a slot or in flight (not those being recorded). */
+  get queued(): number {
+    return this.unsent;
+  }
+
+  /**
+   * Resolves when fewer than `limit` held attempts wait for a slot or are in flight: the fan-out reads ahead only that
+   * far (attempts whose POST ended and that wait for their record do not count: their row is being written).
+   */
   whenBelow(limit: number): Promise<void> {
-    if (this.held.size < limit) return Promise.resolve();
+    if (this.unsent < limit) return Promise.resolve();
     return new Promise((resolve) => {
       const check = () => {
-        if (this.held.size < limit) resolve();
+        if (this.unsent < limit) resolve();
         else this.roomWaiters.push(check);
       };
       this.roomWaiters.push(check);
@@ -170,6 +186,15 @@ export class DeliverySender {
   async send(attempt: HeldAttempt): Promise<SendResult> {
     const first = attempt.fresh ? this.firstAttempt(attempt, attempt.fresh) : null;
     this.held.set(attempt, { since: this.clock(), first });
+    this.unsent++;
+    let unsent = true;
+    const posted = () => {
+      if (!unsent) return;
+      unsent = false;
+      this.unsent--;
+      this.ended++;
+      this.wakeWaiters();
+    };
     const { scheduler } = this.scheduling;
     try {
       const admission = await scheduler.admit({
@@ -191,6 +216,7 @@ export class DeliverySender {
         if (released) return;
         released = true;
         this.release(attempt.webhook.id, r);
+        posted();
       };
       try {
         // its row belongs to someone else (or could not be claimed): that record decides
@@ -217,6 +243,7 @@ export class DeliverySender {
     } finally {
       first?.giveUp();
       this.held.delete(attempt);
+      posted();
       this.wakeWaiters();
     }
   }

@@ -48,7 +48,7 @@ export class EventConsumer {
   private lastClaimAt = 0;
   /** the read-ahead stayed full: read on, parking the organizations that hold their share */
   private congested = false;
-  private room: Promise<void> | null = null;
+  private room: Promise<number> | null = null;
   private readingPast = false;
 
   constructor(
@@ -88,10 +88,11 @@ export class EventConsumer {
     while (this.running) {
       try {
         // the previous batch's attempts are still in flight: read on while they leave room
-        await this.waitForRoom();
+        const room = await this.waitForRoom();
         if (!this.running) break;
         if (Date.now() - this.lastClaimAt > CLAIM_EVERY_MS) await this.claimAbandoned();
-        await this.handle(await this.stream.readGroup(this.consumer, this.readingPast ? 4 * READ_COUNT : READ_COUNT, BLOCK_MS), false);
+        const count = this.readingPast ? 4 * READ_COUNT : Math.min(READ_COUNT, room ?? READ_COUNT);
+        await this.handle(await this.stream.readGroup(this.consumer, count, BLOCK_MS), false);
       } catch (err) {
         if (EventStream.isMissingGroup(err)) {
           // the stream (or all of Redis) was lost: start over on whatever the stream holds now
@@ -107,21 +108,23 @@ export class EventConsumer {
   }
 
   /**
-   * Waits for room in the read-ahead, at most CONGESTED_AFTER_MS; without room by then the consumer is congested and
-   * reads on at once, as long as there is still none.
+   * Waits for room in the read-ahead, at most CONGESTED_AFTER_MS, and says how many attempts it has room for; without
+   * room by then the consumer is congested and reads on at once (null), as long as there is still none.
    */
-  private async waitForRoom(): Promise<void> {
-    this.room ??= this.readAhead.room().then(() => {
+  private async waitForRoom(): Promise<number | null> {
+    this.room ??= this.readAhead.room().then((n) => {
       this.room = null;
+      return n;
     });
     let timer: NodeJS.Timeout | undefined;
-    const roomy = await Promise.race([
-      this.room.then(() => true),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.congested ? 0 : CONGESTED_AFTER_MS))),
+    const room = await Promise.race([
+      this.room,
+      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), this.congested ? 0 : CONGESTED_AFTER_MS))),
     ]);
     clearTimeout(timer);
-    if (!roomy && !this.congested) this.log.info({ held: this.readAhead.held() }, 'read-ahead full: reading on, parking the events of organizations holding their share');
-    this.congested = !roomy;
+    if (room === null && !this.congested) this.log.info({ held: this.readAhead.held() }, 'read-ahead full: reading on, parking the events of organizations holding their share');
+    this.congested = room === null;
+    return room;
   }
 
   private async claimAbandoned(): Promise<void> {

@@ -2,8 +2,8 @@ import type { EventEnvelope } from '@app/contracts';
 
 /** How far the consumer reads ahead of the POSTs, in attempts held in memory (the sender's and scheduler's view). */
 export interface ReadAhead {
-  /** resolves when the attempts held leave room for another batch */
-  room(): Promise<void>;
+  /** resolves when the attempts held leave room for another batch, with how many attempts that batch may bring */
+  room(): Promise<number>;
   /** attempts held now */
   held(): number;
   /** attempts of one organization held now (waiting for a slot or POSTing) */
@@ -14,6 +14,54 @@ export interface ReadAhead {
   share: number;
   /** past this many attempts held every event read is parked */
   max: number;
+}
+
+/** The drain's pace is measured over windows at least this long. */
+const PACE_WINDOW_MS = 250;
+
+/**
+ * How deep the consumer reads ahead: as many attempts as start within `targetMs` at the pace attempts have been
+ * completing lately, never fewer than `floor` (every slot busy while the next batch is read) nor more than `ceiling`.
+ * A first attempt kept waiting past HOLD_AFTER_MS has its row claimed before its outcome (an insert with a lease,
+ * lease renewals, then the outcome's update: several statements where one would do), so reading further ahead than
+ * the drain takes in that time only adds that work, and under load that work is what slows the drain.
+ */
+export class ReadAheadDepth {
+  private perSecond = 0;
+  private countedAt: number;
+  private counted: number;
+
+  constructor(
+    /** attempts completed so far (recorded, handed back or given up) */
+    private readonly completed: () => number,
+    /** attempts held now */
+    private readonly held: () => number,
+    private readonly floor: number,
+    private readonly ceiling: number,
+    private readonly targetMs: number,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.countedAt = clock();
+    this.counted = completed();
+  }
+
+  /** Attempts to hold at most now. */
+  limit(): number {
+    const now = this.clock();
+    const elapsed = now - this.countedAt;
+    if (elapsed >= PACE_WINDOW_MS) {
+      const completed = this.completed();
+      const done = completed - this.counted;
+      // a window with nothing held and nothing done says nothing of the drain: the last pace stands
+      if (done > 0 || this.held() > 0) {
+        const rate = (done * 1000) / elapsed;
+        this.perSecond = this.perSecond === 0 ? rate : (this.perSecond + rate) / 2;
+      }
+      this.countedAt = now;
+      this.counted = completed;
+    }
+    return Math.min(this.ceiling, Math.max(this.floor, Math.round((this.perSecond * this.targetMs) / 1000)));
+  }
 }
 
 export interface EntryGroup {

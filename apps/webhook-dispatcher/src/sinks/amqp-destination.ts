@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import { renderSinkTemplate, SINK_DEFAULTS } from '@app/contracts';
 import type { DeliveryMessage, Destination } from '../delivery/destinations';
@@ -22,11 +23,14 @@ class AmqpLink implements BrokerLink {
   dead = false;
   private readonly returned = new Set<string>();
   private readonly inflight = new Set<(err: Error) => void>();
+  private readonly socket: Writable | null;
+  private corked = false;
 
   constructor(
     private readonly connection: ChannelModel,
     private readonly channel: ConfirmChannel,
   ) {
+    this.socket = socketOf(connection);
     const die = (err?: Error) => {
       if (this.dead) return;
       this.dead = true;
@@ -80,10 +84,29 @@ class AmqpLink implements BrokerLink {
             resolve();
           },
         );
+        this.coalesce();
       } catch (err) {
         fail(err as Error);
       }
     });
+  }
+
+  /**
+   * The publishes of this turn of the event loop leave in one socket write. amqplib writes each publish's frames with
+   * a write of its own, from an immediate it schedules once the channel's buffer turned readable (a tick after the
+   * publish); the socket stays corked until the immediate after that one.
+   */
+  private coalesce(): void {
+    const socket = this.socket;
+    if (this.corked || !socket) return;
+    this.corked = true;
+    socket.cork();
+    process.nextTick(() =>
+      setImmediate(() => {
+        this.corked = false;
+        socket.uncork();
+      }),
+    );
   }
 
   async close(): Promise<void> {
@@ -137,6 +160,12 @@ export class AmqpDestination implements Destination {
       throw err;
     }
   }
+}
+
+/** The connection's socket (amqplib keeps it as `connection.stream`, not in its types); null if it is not there. */
+function socketOf(model: ChannelModel): Writable | null {
+  const stream = (model.connection as unknown as { stream?: Partial<Writable> }).stream;
+  return typeof stream?.cork === 'function' && typeof stream.uncork === 'function' ? (stream as Writable) : null;
 }
 
 async function closeQuietly(connection: ChannelModel): Promise<void> {
