@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { DomainError, EventSinkKind, EventSinkView, RETRY_POLICY_DEFAULTS, SINK_URL_SCHEMES, SinkTarget } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
-import { DeliveriesRepository, newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
+import { DeliveriesRepository, newId, SessionsRepository, Webhook, WebhooksRepository, Db } from '@app/database';
 import { WebhookChanges } from '@app/events';
 import { changedFields, type AuditContext } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
@@ -61,7 +59,7 @@ export class EventSinksService {
     private readonly quotas: OrganizationQuotas,
     private readonly deliveries: DeliveriesRepository,
     private readonly audit: AuditTrail,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly db: Db,
   ) {}
 
   async create(caller: WebhookCaller, ctx: AuditContext, body: CreateEventSinkDto): Promise<EventSinkView> {

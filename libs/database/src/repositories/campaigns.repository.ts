@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import type { Tx } from '../pg';
 import type {
   CampaignCounts,
   CampaignPacing,
@@ -183,8 +184,10 @@ function updated<T>(result: T[] | [T[], number]): T[] {
 export class CampaignsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  private q(manager?: EntityManager): Pick<DataSource, 'query'> {
-    return manager ?? this.db;
+  private q(manager?: Tx): Pick<DataSource, 'query'> {
+    // a Tx answers rows as TypeORM's query does for a SELECT (and `updated` reads an UPDATE's rows from both), until
+    // this repository moves onto Db itself
+    return (manager as Pick<DataSource, 'query'> | undefined) ?? this.db;
   }
 
   /**
@@ -213,7 +216,7 @@ export class CampaignsRepository {
     });
   }
 
-  async findInSession(organizationId: string, sessionId: string, id: string, manager?: EntityManager): Promise<CampaignRow | null> {
+  async findInSession(organizationId: string, sessionId: string, id: string, manager?: Tx): Promise<CampaignRow | null> {
     const rows: RawCampaign[] = await this.q(manager).query(
       `SELECT ${COLUMNS} FROM campaigns WHERE id = $1 AND session_id = $2 AND organization_id = $3`,
       [id, sessionId, organizationId],
@@ -235,7 +238,7 @@ export class CampaignsRepository {
    * changes a recipient's or its message's state, so reading them costs one row, never the recipients. `replied`: an
    * enqueued recipient whose chat has a message from them after theirs was sent (`campaign_recipients.replied`).
    */
-  async counts(campaignId: string, manager?: EntityManager): Promise<CampaignCounts> {
+  async counts(campaignId: string, manager?: Tx): Promise<CampaignCounts> {
     const rows: RawCampaign[] = await this.q(manager).query(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1`, [campaignId]);
     if (!rows[0]) throw new Error(`campaign ${campaignId} does not exist`);
     return toRow(rows[0]).counts;
@@ -261,8 +264,8 @@ export class CampaignsRepository {
    * the row is locked, so a scheduler step enqueuing under the same lock is wholly before or wholly after it. Null when
    * the campaign is not in one of `from`. A cancel also ends every pending recipient (`cancelled`).
    */
-  async changeStatus(tx: EntityManager, id: string, from: CampaignStatus[], to: CampaignStatus): Promise<CampaignRow | null> {
-    const rows: RawCampaign[] = updated(await tx.query(
+  async changeStatus(tx: Tx, id: string, from: CampaignStatus[], to: CampaignStatus): Promise<CampaignRow | null> {
+    const rows: RawCampaign[] = updated(await tx.query<RawCampaign>(
       `UPDATE campaigns SET status = $3, updated_at = now(),
               next_send_at = CASE WHEN $3 = 'running' THEN now() ELSE next_send_at END,
               completed_at = CASE WHEN $3 = 'cancelled' THEN now() ELSE completed_at END
@@ -300,13 +303,13 @@ export class CampaignsRepository {
   }
 
   /** The campaign locked for a step (the caller's transaction); null when it is no longer live. */
-  async lockLive(tx: EntityManager, id: string): Promise<CampaignRow | null> {
+  async lockLive(tx: Tx, id: string): Promise<CampaignRow | null> {
     const rows: RawCampaign[] = await tx.query(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1 AND ${LIVE} FOR UPDATE`, [id]);
     return rows[0] ? toRow(rows[0]) : null;
   }
 
   /** The next pending recipient in order (`campaign_recipients_pending`), locked. */
-  async nextPending(tx: EntityManager, campaignId: string): Promise<RecipientRow | null> {
+  async nextPending(tx: Tx, campaignId: string): Promise<RecipientRow | null> {
     const rows: Array<{ position: number; to_jid: string; variables: Record<string, string> | null; status: RecipientStatus; message_id: string | null }> =
       await tx.query(
         `SELECT position, to_jid, variables, status, message_id FROM campaign_recipients
@@ -317,7 +320,7 @@ export class CampaignsRepository {
     return r ? { campaignId, position: r.position, to: r.to_jid, variables: r.variables, status: r.status, messageId: r.message_id } : null;
   }
 
-  async markRecipient(tx: EntityManager, campaignId: string, position: number, status: RecipientStatus, messageId: string | null, error: string | null): Promise<void> {
+  async markRecipient(tx: Tx, campaignId: string, position: number, status: RecipientStatus, messageId: string | null, error: string | null): Promise<void> {
     await tx.query(
       `UPDATE campaign_recipients SET status = $3, message_id = $4, error = $5, updated_at = now() WHERE campaign_id = $1 AND position = $2`,
       [campaignId, position, status, messageId, error],
@@ -325,7 +328,7 @@ export class CampaignsRepository {
   }
 
   /** Whether a campaign has a recipient whose message is still to be sent (queued, or withdrawn by a pause). */
-  async hasUnsent(tx: EntityManager, campaignId: string): Promise<boolean> {
+  async hasUnsent(tx: Tx, campaignId: string): Promise<boolean> {
     const rows: unknown[] = await tx.query(
       `SELECT 1 FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
         WHERE r.campaign_id = $1 AND r.status = 'queued' AND m.status IN ('queued', 'scheduled') LIMIT 1`,
@@ -336,7 +339,7 @@ export class CampaignsRepository {
 
   /** What a step decided: the next step's time, the counters, the message it enqueued and its delay, the status. */
   async afterStep(
-    tx: EntityManager,
+    tx: Tx,
     id: string,
     change: { nextSendAt: number | null; status?: CampaignStatus; caps?: CapCounters; lastMessageId?: string; lastDelayMs?: number; progressAt?: number },
   ): Promise<void> {
@@ -357,7 +360,7 @@ export class CampaignsRepository {
   }
 
   /** A campaign that will send nothing more (completed, cancelled) no longer needs its media's bytes. */
-  private async forgetMedia(tx: EntityManager, id: string): Promise<void> {
+  private async forgetMedia(tx: Tx, id: string): Promise<void> {
     await tx.query(`DELETE FROM campaign_media WHERE campaign_id = $1`, [id]);
   }
 
@@ -378,7 +381,7 @@ export class CampaignsRepository {
     return rows.length > 0;
   }
 
-  async isOptedOut(sessionId: string, jid: string, manager?: EntityManager): Promise<boolean> {
+  async isOptedOut(sessionId: string, jid: string, manager?: Tx): Promise<boolean> {
     const rows: unknown[] = await this.q(manager).query(`SELECT 1 FROM opt_outs WHERE session_id = $1 AND jid = $2`, [sessionId, jid]);
     return rows.length > 0;
   }
