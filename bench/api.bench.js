@@ -101,14 +101,13 @@ if (process.argv[2] === '--in-app') {
   require('reflect-metadata');
   process.once('SIGTERM', () => process.exit(0));
   const { Controller, Get, RequestMethod } = require('@nestjs/common');
-  const { DataSource } = require('typeorm');
   const api = (p) => require(join(ROOT, 'dist/apps/api/src', p));
   const { AppModule } = api('app.module');
   const { API_PREFIX, createApiApp } = api('bootstrap');
   const { Public } = api('auth/auth.decorators');
   const { REDIS_CLIENT } = require(join(ROOT, 'dist/libs/infra/src'));
   const { RateWindows } = require(join(ROOT, 'dist/libs/redis/src'));
-  const { preparedStatement, runPrepared } = require(join(ROOT, 'dist/libs/database/src'));
+  const { Db, preparedStatement } = require(join(ROOT, 'dist/libs/database/src'));
   const statement = preparedStatement(FLOOR_READ.name, FLOOR_READ.text);
   let db = null;
   let windows = null;
@@ -116,7 +115,7 @@ if (process.argv[2] === '--in-app') {
   class FloorController {
     async floor() {
       await floorHit(windows, ++n);
-      const { rows } = await runPrepared(db, statement, [process.env.FLOOR_WEBHOOK_ID, process.env.FLOOR_ORG_ID]);
+      const rows = await db.prepared(statement, [process.env.FLOOR_WEBHOOK_ID, process.env.FLOOR_ORG_ID]);
       return rows[0];
     }
   }
@@ -130,7 +129,7 @@ if (process.argv[2] === '--in-app') {
   };
   listenAndReport(
     createApiApp().then(async (app) => {
-      db = app.get(DataSource);
+      db = app.get(Db);
       windows = new RateWindows(app.get(REDIS_CLIENT));
       const probe = (path) => ({ path, method: RequestMethod.GET });
       app.setGlobalPrefix(API_PREFIX, { exclude: [probe('healthz'), probe('readyz'), probe('floor')] });

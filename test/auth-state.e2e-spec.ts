@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { newId, Organization, Session, SessionAuthKey, SessionAuthKeysRepository } from '@app/database';
 import { SecretBox } from '@app/crypto';
 import { createPgAuthStateStore, PgAuthStates } from '../apps/gateway/src/auth-state';
-import { closeTestDataSource, testDataSource } from './support/seed';
+import { closeTestDataSource, testDataSource, testDb } from './support/seed';
 
 /** The encrypted auth-state store against the run's real PostgreSQL database. */
 describe('PostgreSQL auth-state store', () => {
@@ -32,7 +32,7 @@ describe('PostgreSQL auth-state store', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    keys = new SessionAuthKeysRepository(db);
+    keys = new SessionAuthKeysRepository(await testDb());
     box = new SecretBox([Buffer.from(process.env.SECRET_ENCRYPTION_KEY!, 'base64')]);
     orgId = (await db.getRepository(Organization).save({ id: newId('org'), name: 'Auth state', createdAt: new Date() })).id;
   });

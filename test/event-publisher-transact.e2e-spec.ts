@@ -2,7 +2,7 @@ import IORedis, { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { OutboxRows, outboxInsertSql } from '@app/database';
 import { EventPublisher } from '@app/events';
-import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
+import { closeTestDataSource, seedOrganization, testDataSource, testDb } from './support/seed';
 import { opaqueEvent } from './support/opaque-event';
 
 /**
@@ -19,7 +19,7 @@ describe('EventPublisher.transact', () => {
   beforeAll(async () => {
     db = await testDataSource();
     redis = new IORedis(process.env.REDIS_URL!);
-    publisher = new EventPublisher(db, redis, `${prefix}:transact-spec`);
+    publisher = new EventPublisher(await testDb(), redis, `${prefix}:transact-spec`);
     organizationId = (await seedOrganization('Transact')).id;
   });
   afterAll(async () => {
@@ -70,7 +70,7 @@ describe('EventPublisher.transact', () => {
     down.on('error', () => undefined);
     const label = `append-failed-${Date.now()}`;
     try {
-      const cut = new EventPublisher(db, down, `${prefix}:transact-spec`);
+      const cut = new EventPublisher(await testDb(), down, `${prefix}:transact-spec`);
       // resolves: the gateway acks the network on this, and the dispatcher's reconciler fans the outbox row out
       await expect(
         cut.transact(async (tx, publish) => {

@@ -15,7 +15,7 @@ import { PrivateRedis } from './support/private-services';
 import { pairSession } from './support/engine';
 import { AppProcess, assertRunning, startSimGateway, waitFor } from './support/processes';
 import { createWebhookRow, deliveriesOf, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource, testDb } from './support/seed';
 import { buildOpaque, opaqueEvent } from './support/opaque-event';
 import { TcpOutage } from './support/tcp-outage';
 import { createServer, type AddressInfo } from 'node:net';
@@ -77,7 +77,7 @@ describe('event sinks: RabbitMQ and NATS JetStream beside webhooks', () => {
     db = await testDataSource();
     redis = new IORedis(process.env.REDIS_URL);
     redis.on('error', () => undefined);
-    publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
+    publisher = new EventPublisher(await testDb(), redis, process.env.REDIS_KEY_PREFIX!);
     const binDir = rabbitmqBinDir();
     if (binDir) privateRabbit = new PrivateRabbit(binDir);
     else {

@@ -13,7 +13,7 @@ import { E2E_ENGINE, pairSession } from './support/engine';
 import { startSimGateway } from './support/fleet';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { simControl } from './support/sim-control';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDb } from './support/seed';
 
 /**
  * On baileys the lease TTL is raised to 10 s (support/engine.ts) and the network's keepalive is longer: a first login
@@ -80,7 +80,7 @@ describe(`Fleet fencing: a paused gateway that lost its lease never opens the de
     await waitFor(async () => (await redis.exists(keys.key(REGISTRY_KEYS.leaseNode(id('paused'))))) === 0, WAIT_MS, 'the lease to expire');
     // the takeover: the taker's supervisor makes it on its own (it leads once the paused gateway's leader lease ran
     // out, issue 37), and here by hand too, whichever comes first: move the row (the taker adopts it)
-    const sessionsRepo = new SessionsRepository(await testDataSource());
+    const sessionsRepo = new SessionsRepository(await testDb());
     await sessionsRepo.moveToGateway(s.id, id('paused'), id('taker'));
     await waitFor(async () => (await getSession(s.id)).gatewayId === id('taker'), WAIT_MS, 'the row to name the taker');
     await waitFor(async () => (await simGet(`/sim/sessions/${s.id}`)).opens === paired.opens + 1, WAIT_MS, 'the taker to open the device');

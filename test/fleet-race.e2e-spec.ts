@@ -11,7 +11,7 @@ import { SessionsRepository } from '@app/database';
 import { AdoptSignal } from '@app/fleet';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource, testDb } from './support/seed';
 import { checkedRequest as request } from './support/api-app';
 
 jest.setTimeout(180_000);
@@ -101,7 +101,7 @@ describe('Fleet race: supervisors and API replicas racing for the same orphans',
   // issue 37 item 7: a send refused while its session was `starting` on the new gateway, read `working` again, was a 500
   it('sends racing repeated moves between gateways: each answered 202 or 409, never 500, and every 202 sent once', async () => {
     const pg = await testDataSource();
-    const sessions = new SessionsRepository(pg);
+    const sessions = new SessionsRepository(await testDb());
     const movers = ['gw-b', 'gw-c', 'gw-d'];
     const adopt = new AdoptSignal(keys);
     const moving: Array<{ id: string; gateway_id: string }> = await pg.query(`SELECT id, gateway_id FROM sessions WHERE organization_id = $1 ORDER BY id LIMIT 4`, [org.id]);

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { newId, OrganizationsRepository, Session } from '@app/database';
 import { buildOpenApiDocument } from '../apps/api/src/bootstrap';
 import { startApi } from './support/api-app';
-import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource, testDb } from './support/seed';
 
 /**
  * Property-based fuzz over every write operation of the OpenAPI document (issue 12 item 8): arbitrary JSON bodies,
@@ -75,7 +75,7 @@ describe('fuzzed write endpoints (issue 12 item 8)', () => {
       await api.http().post('/api/v1/event-sinks').set(bearer(org.adminKey)).send({ kind: 'amqp', url: 'amqp://fuzz:secret@rabbitmq.example.com/', exchange: 'fuzz' }).expect(201)
     ).body.id;
     // a valid create would otherwise need a live gateway; at quota it is refused before placement (and changes nothing)
-    await new OrganizationsRepository(db).setQuotas(org.id, { sessions: 1 });
+    await new OrganizationsRepository(await testDb()).setQuotas(org.id, { sessions: 1 });
   });
   afterAll(async () => {
     await api.app.close();

@@ -8,7 +8,7 @@ import { PrincipalCache } from '../apps/api/src/auth/principal-cache';
 import { startApi } from './support/api-app';
 import { waitFor } from './support/processes';
 import { loadRunContext } from './support/run-context';
-import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource, testDb } from './support/seed';
 
 const ctx = loadRunContext();
 type Api = Awaited<ReturnType<typeof startApi>>;
@@ -26,7 +26,7 @@ describe('quotas per organization (issue 12 item 3)', () => {
   beforeAll(async () => {
     api = await startApi();
     db = await testDataSource();
-    organizations = new OrganizationsRepository(db);
+    organizations = new OrganizationsRepository(await testDb());
     acme = await seedOrganization('Acme');
     globex = await seedOrganization('Globex');
   });

@@ -11,7 +11,7 @@ import { createApiApp } from '../apps/api/src/bootstrap';
 import { checkedRequest as request } from './support/api-app';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { S3RVER_CREDENTIALS, S3Server, startS3Server } from './support/s3-server';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource, testDb } from './support/seed';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON of the simulator and the API
 type Json = any;
@@ -98,7 +98,7 @@ describe.each(['postgres', 's3'] as const)('Eager inbound media with MEDIA_STORE
       store = new S3MediaStore({ bucket: s3.bucket, region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true, prefix: 'media/' });
     } else {
       storeEnv = { MEDIA_STORE: 'postgres' };
-      store = new PostgresMediaStore(new MediaBlobsRepository(await testDataSource()));
+      store = new PostgresMediaStore(new MediaBlobsRepository(await testDb()));
     }
     simPort = await freePort();
     simUrl = `http://127.0.0.1:${simPort}`;

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { MediaBlobsRepository, MessagesRepository, newId } from '@app/database';
+import { type Db, MediaBlobsRepository, MessagesRepository, newId } from '@app/database';
 import { type MediaStore, type MediaStoreKey, PostgresMediaStore, S3MediaStore } from '@app/media';
 import { newOrganization, newSession } from './repositories/rows';
 import { S3RVER_CREDENTIALS, S3Server, startS3Server } from './support/s3-server';
-import { closeTestDataSource, testDataSource } from './support/seed';
+import { closeTestDataSource, testDataSource, testDb } from './support/seed';
 
 /**
  * The two MediaStore implementations keep the same promises (docs/media-store.md): PostgreSQL's `media_blobs` and an
@@ -12,11 +12,13 @@ import { closeTestDataSource, testDataSource } from './support/seed';
  */
 describe('Media stores (PostgreSQL and S3)', () => {
   let db: DataSource;
+  let pool: Db;
   let s3: S3Server;
   const saved: Record<string, string | undefined> = {};
 
   beforeAll(async () => {
     db = await testDataSource();
+    pool = await testDb();
     s3 = await startS3Server('media-stores-e2e');
     // the SDK's standard credential chain reads these
     for (const [k, v] of Object.entries(S3RVER_CREDENTIALS)) {
@@ -34,7 +36,7 @@ describe('Media stores (PostgreSQL and S3)', () => {
   });
 
   const stores: Record<string, () => MediaStore> = {
-    postgres: () => new PostgresMediaStore(new MediaBlobsRepository(db)),
+    postgres: () => new PostgresMediaStore(new MediaBlobsRepository(pool)),
     s3: () => new S3MediaStore({ bucket: s3.bucket, region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true, prefix: 'media/' }),
   };
   const medium = (bytes: Buffer, mimetype = 'image/jpeg') => ({ mimetype, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), bytes });
@@ -43,7 +45,7 @@ describe('Media stores (PostgreSQL and S3)', () => {
   async function message(organizationId: string, sessionId?: string): Promise<MediaStoreKey> {
     const session = sessionId ?? (await newSession(db, organizationId)).id;
     const id = newId('msg');
-    await new MessagesRepository(db).insert({
+    await new MessagesRepository(await testDb()).insert({
       id, organizationId, sessionId: session, waMessageId: `W-${id}`, direction: 'in', chatJid: '15550001@s.whatsapp.net', from: '15550001@s.whatsapp.net',
       type: 'image', media: { mimetype: 'image/jpeg', size: 1, filename: null, caption: null }, mediaRef: { engine: 'sim', mediaId: id }, status: 'received', createdAt: Date.now(),
     });

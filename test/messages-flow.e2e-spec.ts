@@ -20,7 +20,7 @@ import { checkedRequest as request } from './support/api-app';
 import { E2E_ENGINE, engineEnv, pairSession } from './support/engine';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { createWebhookRow, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource, testDb } from './support/seed';
 import { MESSAGE_FIELDS } from './support/message-fields';
 
 /** WhatsApp carries a file name on documents only: on the real protocol an image's name does not travel. */
@@ -486,7 +486,7 @@ describe(`Messaging end to end (API → gateway → simulator → webhooks and W
 
       const listed = (await api().get(`/api/v1/sessions/${sessionId}/groups`).set(bearer(org.adminKey))).body.data.find((g: Json) => g.groupJid === groupJid);
       expect(listed).toMatchObject({ subject: 'Team 2025', isLocked: true, participants: 2 });
-      const metadata = await new GroupsRepository(await testDataSource()).metadataOf(sessionId, groupJid);
+      const metadata = await new GroupsRepository(await testDb()).metadataOf(sessionId, groupJid);
       expect(metadata?.participants.sort()).toEqual([FROM, OWN_JID].sort());
     });
   });

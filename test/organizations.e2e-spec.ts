@@ -15,7 +15,7 @@ import { opaqueEvent } from './support/opaque-event';
 import { waitFor } from './support/processes';
 import { execFileRegistered } from './support/process-registry';
 import { REPO_ROOT } from './support/run-context';
-import { bearer, closeTestDataSource, seedOrganization, SeededOrg, seedStoppedSession, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, seedOrganization, SeededOrg, seedStoppedSession, testDataSource, testDb } from './support/seed';
 
 /** A mail as the test's SMTP server received it. */
 interface ReceivedMail {
@@ -57,7 +57,7 @@ describe('organizations run themselves (CONTRACT 14)', () => {
     base = `127.0.0.1:${(api.app.getHttpServer().address() as AddressInfo).port}`;
     db = await testDataSource();
     redis = createRedis(process.env.REDIS_URL!);
-    publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
+    publisher = new EventPublisher(await testDb(), redis, process.env.REDIS_KEY_PREFIX!);
     org = await seedOrganization('Self-Run Co');
     other = await seedOrganization('Other Co');
   });

@@ -4,7 +4,7 @@ import { dataSourceOptions, newId, OrganizationsRepository, SessionsRepository }
 import { SessionPlacement } from '@app/fleet';
 import { OrganizationQuotas } from '../apps/api/src/limits/organization-quotas';
 import { loadRunContext } from './support/run-context';
-import { closeTestDataSource, seedOrganization } from './support/seed';
+import { closeTestDataSource, seedOrganization, testDb } from './support/seed';
 
 /**
  * A burst of session creates in one organization, against real PostgreSQL with a pool as small as the burst allows:
@@ -28,8 +28,8 @@ describe('session admission under a burst (quota lock and placement on one conne
   it(`admits ${POOL * 4} concurrent creates through a pool of ${POOL} connections, none left waiting`, async () => {
     const org = await seedOrganization('Burst Inc');
     const config = { quotaDefaults: { sessions: 100, webhooks: 10, apiKeys: 10 }, QUOTA_FLEET_SHARE_PERCENT: 100 } as unknown as ApiConfig;
-    const quotas = new OrganizationQuotas(config, new OrganizationsRepository(db));
-    const sessions = new SessionsRepository(db);
+    const quotas = new OrganizationQuotas(config, new OrganizationsRepository(await testDb()));
+    const sessions = new SessionsRepository(await testDb());
     const placement = new SessionPlacement(
       { live: async () => [{ id: 'gw-a', capacity: 100, sessionCount: 0, engine: 'sim', version: 't', startedAt: 0, lastHeartbeatAt: 0, alive: true, draining: false }] },
       sessions,

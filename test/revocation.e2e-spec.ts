@@ -9,7 +9,7 @@ import { principalFeedConnectionName } from '../apps/api/src/auth/principal-feed
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
 import { execFileRegistered } from './support/process-registry';
 import { REPO_ROOT } from './support/run-context';
-import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource, testDb } from './support/seed';
 import { opaqueEvent } from './support/opaque-event';
 
 const cli = async (...args: string[]) =>
@@ -34,7 +34,7 @@ describe('instant revocation on every API replica, and the principal cache', () 
     org = await seedOrganization('Revocation Co');
     db = await testDataSource();
     redis = createRedis(process.env.REDIS_URL!);
-    publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
+    publisher = new EventPublisher(await testDb(), redis, process.env.REDIS_KEY_PREFIX!);
   });
   afterAll(async () => {
     for (const ws of sockets) ws.terminate();

@@ -12,7 +12,7 @@ import { PgSessionRecords } from '../apps/gateway/src/sessions/pg-session-record
 import { checkedRequest as request } from './support/api-app';
 import { FORBIDDEN_TARGET_HOSTS } from './support/forbidden-targets';
 import { AppProcess, freePort, startApp, waitFor } from './support/processes';
-import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, SeededOrg, seedOrganization, testDataSource, testDb } from './support/seed';
 
 const PROXY = 'socks5://alice:s3cret-pass@proxy.example:1080';
 /** a public address (nothing answers there from a test machine; the gateway's attempts just fail) */
@@ -34,8 +34,7 @@ describe('Session proxy setting', () => {
   const rowOf = async (id: string) =>
     ((await (await testDataSource()).query('SELECT proxy_url, proxy_url_shown FROM sessions WHERE id = $1', [id])) as Array<{ proxy_url: string | null; proxy_url_shown: string | null }>)[0];
   const gatewayRecords = async () => {
-    const db = await testDataSource();
-    return new PgSessionRecords('gw', new SessionsRepository(db), new GroupsRepository(db), new SecretBox([Buffer.from(process.env.SECRET_ENCRYPTION_KEY!, 'base64')]));
+    return new PgSessionRecords('gw', new SessionsRepository(await testDb()), new GroupsRepository(await testDb()), new SecretBox([Buffer.from(process.env.SECRET_ENCRYPTION_KEY!, 'base64')]));
   };
 
   beforeAll(async () => {
@@ -142,7 +141,7 @@ describe('Session proxy setting', () => {
       // as if saved by an API whose SESSION_PROXY_ALLOWED named it, or through a name that now resolves to 127.0.0.1
       const inward = `http://user:pw@127.0.0.1:${port}`;
       const box = new SecretBox([Buffer.from(process.env.SECRET_ENCRYPTION_KEY!, 'base64')]);
-      await new SessionsRepository(await testDataSource()).patchSettings(created.body.id, { proxyUrlSealed: box.encrypt(inward), proxyUrlShown: maskProxyUrl(inward) });
+      await new SessionsRepository(await testDb()).patchSettings(created.body.id, { proxyUrlSealed: box.encrypt(inward), proxyUrlShown: maskProxyUrl(inward) });
       expect((await api().post(`/api/v1/sessions/${created.body.id}:restart`).set(bearer(org.adminKey))).status).toBeLessThan(300);
 
       const conflict = await waitFor(async () => {

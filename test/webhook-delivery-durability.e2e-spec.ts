@@ -11,7 +11,7 @@ import { DISPATCHER_CONSUMER_GROUP, EVENT_STREAM, EventEnvelope, EventType } fro
 import { EventPublisher } from '@app/events';
 import { waitFor } from './support/processes';
 import { createWebhookRow, deliveriesOf, notFannedOut, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
-import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
+import { closeTestDataSource, seedOrganization, testDataSource, testDb } from './support/seed';
 import { buildOpaque } from './support/opaque-event';
 
 /**
@@ -60,7 +60,7 @@ describe('webhook delivery durability', () => {
     await isolated.create();
     db = await testDataSource();
     redis = new IORedis(process.env.REDIS_URL!);
-    publisher = new EventPublisher(db, redis, prefix);
+    publisher = new EventPublisher(await testDb(), redis, prefix);
     receiver = await startReceiver();
     // slow enough that a burst always has POSTs in flight
     receiver.respondWith(async () => {

@@ -4,7 +4,7 @@ import type { EventEnvelope } from '@app/contracts';
 import { EventPublisher } from '@app/events';
 import { waitFor } from './support/processes';
 import { createWebhookRow, Receiver, settledDeliveryCounts, startDispatcherProcess, startReceiver } from './support/receivers';
-import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
+import { closeTestDataSource, seedOrganization, testDataSource, testDb } from './support/seed';
 import { TcpOutage } from './support/tcp-outage';
 import { buildOpaque } from './support/opaque-event';
 
@@ -58,7 +58,7 @@ describe('webhook delivery through a PostgreSQL outage', () => {
     dispatcher = await startDispatcherProcess({ DATABASE_URL: viaProxy.toString(), DISPATCHER_CONCURRENCY: String(CONCURRENCY), WEBHOOK_TIMEOUT_MS: '15000' });
 
     // the producer writes its outbox directly (it is not the one cut off)
-    const publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
+    const publisher = new EventPublisher(await testDb(), redis, process.env.REDIS_KEY_PREFIX!);
     const events: EventEnvelope[] = [];
     const publishing = (async () => {
       for (let i = 0; i < EVENTS; i += 100) {

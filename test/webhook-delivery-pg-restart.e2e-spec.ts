@@ -3,7 +3,7 @@ import { EventPublisher } from '@app/events';
 import { assertRunning, waitFor } from './support/processes';
 import { PrivateServices, startPrivateServices } from './support/private-services';
 import { createWebhookRow, Receiver, settledDeliveryCounts, startDispatcherProcess, startReceiver } from './support/receivers';
-import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
+import { closeTestDataSource, seedOrganization, testDataSource, testDb } from './support/seed';
 import { buildOpaque } from './support/opaque-event';
 
 /**
@@ -44,7 +44,7 @@ describe('webhook delivery through a PostgreSQL restart', () => {
     });
     // the default request timeout: leases (timeout + 2 s) outlast the restart, as in production
     dispatcher = await startDispatcherProcess({ WEBHOOK_TIMEOUT_MS: '15000' });
-    const publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
+    const publisher = new EventPublisher(await testDb(), redis, process.env.REDIS_KEY_PREFIX!);
     const events = Array.from({ length: EVENTS }, (_, i) => buildOpaque(publisher, { event: 'message.received', organizationId: org.id, sessionId: null, payload: { i } }));
     for (let i = 0; i < EVENTS; i += 500) await publisher.publishEnvelopes(events.slice(i, i + 500));
     // the deliveries are queued (stream read ahead, POSTs under way): restart PostgreSQL in the middle

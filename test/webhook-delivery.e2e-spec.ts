@@ -15,7 +15,7 @@ import {
   startDispatcherProcess,
   startReceiver,
 } from './support/receivers';
-import { closeTestDataSource, seedOrganization, testDataSource } from './support/seed';
+import { closeTestDataSource, seedOrganization, testDataSource, testDb } from './support/seed';
 import { opaqueEvent } from './support/opaque-event';
 
 /**
@@ -42,7 +42,7 @@ describe('webhook delivery', () => {
   beforeAll(async () => {
     db = await testDataSource();
     redis = new IORedis(process.env.REDIS_URL!);
-    publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
+    publisher = new EventPublisher(await testDb(), redis, process.env.REDIS_KEY_PREFIX!);
     const ca = await createTestCa();
     tlsReceiver = await startReceiver({ key: ca.serverKey, cert: ca.serverCert });
     plain = await startReceiver();

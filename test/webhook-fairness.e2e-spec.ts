@@ -5,7 +5,7 @@ import { EventPublisher } from '@app/events';
 import { startApi } from './support/api-app';
 import { AppProcess, waitFor } from './support/processes';
 import { createWebhookRow, deliveriesOf, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
-import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource, testDb } from './support/seed';
 import { buildOpaque } from './support/opaque-event';
 import { PrivateServices, startPrivateServices } from './support/private-services';
 
@@ -77,7 +77,7 @@ describe('webhook delivery fairness, breaker and disable', () => {
     services = await startPrivateServices('gw_webhook_fairness');
     db = await testDataSource();
     redis = new IORedis(process.env.REDIS_URL!);
-    publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
+    publisher = new EventPublisher(await testDb(), redis, process.env.REDIS_KEY_PREFIX!);
   }, 120_000);
 
   afterEach(async () => {

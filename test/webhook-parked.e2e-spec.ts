@@ -5,7 +5,7 @@ import { EventPublisher } from '@app/events';
 import { startApi } from './support/api-app';
 import { AppProcess, waitFor } from './support/processes';
 import { deliveriesOf, Receiver, startDispatcherProcess, startReceiver } from './support/receivers';
-import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource } from './support/seed';
+import { bearer, closeTestDataSource, seedOrganization, SeededOrg, testDataSource, testDb } from './support/seed';
 import { buildOpaque } from './support/opaque-event';
 
 /**
@@ -25,7 +25,7 @@ describe('webhook deliveries parked while the webhook is switched off', () => {
   beforeAll(async () => {
     db = await testDataSource();
     redis = new IORedis(process.env.REDIS_URL!);
-    publisher = new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!);
+    publisher = new EventPublisher(await testDb(), redis, process.env.REDIS_KEY_PREFIX!);
     api = await startApi();
     receiver = await startReceiver();
   }, 120_000);

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { sha256Hex } from '@app/crypto';
 import { ApiKey, ApiKeysRepository, newId } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization } from './rows';
 
 describe('ApiKeysRepository (PostgreSQL)', () => {
@@ -23,7 +23,7 @@ describe('ApiKeysRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    keys = new ApiKeysRepository(db);
+    keys = new ApiKeysRepository(await testDb());
     orgId = await newOrganization(db);
   });
   afterAll(() => closeTestDataSource());

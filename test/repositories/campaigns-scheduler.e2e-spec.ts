@@ -1,11 +1,11 @@
 import IORedis, { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
-import { CampaignsRepository, MessageQueueRepository, newId, SessionsRepository } from '@app/database';
+import { CampaignsRepository, type Db, MessageQueueRepository, newId, SessionsRepository } from '@app/database';
 import { EventPublisher } from '@app/events';
 import type { SendRateLimiter } from '@app/messaging';
 import { CampaignScheduler, ScheduledRunner } from '../../apps/gateway/src/campaigns/campaign-scheduler';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 /**
@@ -15,11 +15,13 @@ import { newOrganization, newSession } from './rows';
  */
 describe('CampaignScheduler: a recipient taken by another step (PostgreSQL)', () => {
   let db: DataSource;
+  let pg: Db;
   let redis: Redis;
   let campaigns: CampaignsRepository;
 
   beforeAll(async () => {
     db = await testDataSource();
+    pg = await testDb();
     redis = new IORedis(process.env.REDIS_URL!);
     campaigns = new CampaignsRepository(db);
   });
@@ -34,9 +36,9 @@ describe('CampaignScheduler: a recipient taken by another step (PostgreSQL)', ()
   function scheduler(sessionId: string, onWhatsApp: () => Promise<boolean>): CampaignScheduler {
     const s = new CampaignScheduler({
       campaigns,
-      queue: new MessageQueueRepository(db),
-      sessions: new SessionsRepository(db),
-      events: new EventPublisher(db, redis, process.env.REDIS_KEY_PREFIX!),
+      queue: new MessageQueueRepository(pg),
+      sessions: new SessionsRepository(pg),
+      events: new EventPublisher(pg, redis, process.env.REDIS_KEY_PREFIX!),
       limiter,
       logger,
       optOutKeywords: [],

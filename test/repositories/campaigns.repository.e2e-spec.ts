@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { CampaignMessage } from '@app/contracts';
 import { CampaignsRepository, MessagesRepository, MessageQueueRepository, newId, SessionsRepository } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 /**
@@ -18,8 +18,8 @@ describe('CampaignsRepository: a media campaign\'s file (PostgreSQL)', () => {
   beforeAll(async () => {
     db = await testDataSource();
     campaigns = new CampaignsRepository(db);
-    messages = new MessagesRepository(db);
-    queue = new MessageQueueRepository(db);
+    messages = new MessagesRepository(await testDb());
+    queue = new MessageQueueRepository(await testDb());
   });
   afterAll(() => closeTestDataSource());
 
@@ -78,22 +78,22 @@ describe('CampaignsRepository: a media campaign\'s file (PostgreSQL)', () => {
   it('forgets the bytes when the campaign is completed or cancelled (then a message of it has none)', async () => {
     const done = await mediaCampaign(1);
     const id = await campaignMessage(done, 0);
-    await db.transaction((tx) => campaigns.afterStep(tx, done.campaignId, { nextSendAt: null }));
+    await (await testDb()).transaction((tx) => campaigns.afterStep(tx, done.campaignId, { nextSendAt: null }));
     expect(await campaigns.hasMedia(done.campaignId)).toBe(true);
-    await db.transaction((tx) => campaigns.afterStep(tx, done.campaignId, { nextSendAt: null, status: 'completed' }));
+    await (await testDb()).transaction((tx) => campaigns.afterStep(tx, done.campaignId, { nextSendAt: null, status: 'completed' }));
     expect(await campaigns.hasMedia(done.campaignId)).toBe(false);
     expect(await messages.mediaOf(id)).toBeNull();
 
     const cancelled = await mediaCampaign(1);
-    await db.transaction((tx) => campaigns.changeStatus(tx, cancelled.campaignId, ['scheduled'], 'paused'));
+    await (await testDb()).transaction((tx) => campaigns.changeStatus(tx, cancelled.campaignId, ['scheduled'], 'paused'));
     expect(await campaigns.hasMedia(cancelled.campaignId)).toBe(true);
-    await db.transaction((tx) => campaigns.changeStatus(tx, cancelled.campaignId, ['paused'], 'cancelled'));
+    await (await testDb()).transaction((tx) => campaigns.changeStatus(tx, cancelled.campaignId, ['paused'], 'cancelled'));
     expect(await campaigns.hasMedia(cancelled.campaignId)).toBe(false);
   });
 
   it('goes with its session', async () => {
     const c = await mediaCampaign(1);
-    await new SessionsRepository(db).delete(c.sessionId);
+    await new SessionsRepository(await testDb()).delete(c.sessionId);
     expect(await db.query(`SELECT 1 FROM campaign_media WHERE campaign_id = $1`, [c.campaignId])).toHaveLength(0);
   });
 });

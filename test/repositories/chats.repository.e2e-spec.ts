@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { ChatsRepository, decodeChatCursor, MessagesRepository, MessageQueueRepository, newId, NewMessage } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 const ALICE = '15550001111@s.whatsapp.net';
@@ -42,9 +42,9 @@ describe('ChatsRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    chats = new ChatsRepository(db);
-    messages = new MessagesRepository(db);
-    queue = new MessageQueueRepository(db);
+    chats = new ChatsRepository(await testDb());
+    messages = new MessagesRepository(await testDb());
+    queue = new MessageQueueRepository(await testDb());
     orgId = await newOrganization(db);
   });
   afterAll(() => closeTestDataSource());

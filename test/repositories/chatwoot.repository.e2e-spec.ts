@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { RETRY_POLICY_DEFAULTS } from '@app/contracts';
 import { ChatwootRepository, newId, WebhooksRepository } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 describe('ChatwootRepository (PostgreSQL)', () => {
@@ -25,8 +25,8 @@ describe('ChatwootRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    chatwoot = new ChatwootRepository(db);
-    webhooks = new WebhooksRepository(db);
+    chatwoot = new ChatwootRepository(await testDb());
+    webhooks = new WebhooksRepository(await testDb());
     organizationId = await newOrganization(db);
     sessionId = (await newSession(db, organizationId)).id;
     integrationId = await newIntegration(sessionId);

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { ContactsRepository } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 const ANA = '4915550001@s.whatsapp.net';
@@ -13,7 +13,7 @@ describe('ContactsRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    contacts = new ContactsRepository(db);
+    contacts = new ContactsRepository(await testDb());
     orgId = await newOrganization(db);
   });
   afterAll(() => closeTestDataSource());
@@ -67,11 +67,11 @@ describe('ContactsRepository (PostgreSQL)', () => {
   it('marks blocks in a transaction and says which changed (a repeat, or a LID of a stored number, is the same contact)', async () => {
     const session = await newSession(db, orgId);
     await contacts.upsertMany(orgId, session.id, [{ jid: ANA, lid: '333@lid' }]);
-    const first = await db.transaction((tx) => contacts.markBlocked(orgId, session.id, [{ jid: ANA, blocked: true }, { jid: BEN, blocked: true }], tx));
+    const first = await (await testDb()).transaction((tx) => contacts.markBlocked(orgId, session.id, [{ jid: ANA, blocked: true }, { jid: BEN, blocked: true }], tx));
     expect(first.map(({ row, changed }) => [row.jid, row.blocked, changed]).sort()).toEqual([[ANA, true, true], [BEN, true, true]]);
-    const again = await db.transaction((tx) => contacts.markBlocked(orgId, session.id, [{ jid: '333@lid', blocked: true }], tx));
+    const again = await (await testDb()).transaction((tx) => contacts.markBlocked(orgId, session.id, [{ jid: '333@lid', blocked: true }], tx));
     expect(again.map(({ row, changed }) => [row.jid, changed])).toEqual([[ANA, false]]);
-    const unblocked = await db.transaction((tx) => contacts.markBlocked(orgId, session.id, [{ jid: ANA, blocked: false }], tx));
+    const unblocked = await (await testDb()).transaction((tx) => contacts.markBlocked(orgId, session.id, [{ jid: ANA, blocked: false }], tx));
     expect(unblocked.map(({ row, changed }) => [row.blocked, changed])).toEqual([[false, true]]);
     expect(await contacts.countOfSession(session.id)).toBe(2);
   });

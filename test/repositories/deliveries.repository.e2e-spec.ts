@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
 import { AttemptRecord, DeliveriesRepository, DeliveryAttemptsRepository, DeliveryLogRepository, EventsRepository, newId, OutboxRows } from '@app/database';
 import { createWebhookRow } from '../support/receivers';
-import { closeTestDataSource, seedOrganization, testDataSource } from '../support/seed';
+import { closeTestDataSource, seedOrganization, testDataSource, testDb } from '../support/seed';
 
 /** The delivery log's statements against real PostgreSQL, as the dispatcher and the API run them. */
 describe('DeliveriesRepository', () => {
@@ -24,9 +24,9 @@ describe('DeliveriesRepository', () => {
   beforeAll(async () => {
     db = await testDataSource();
     deliveries = new DeliveriesRepository(db);
-    log = new DeliveryLogRepository(db);
+    log = new DeliveryLogRepository(await testDb());
     attempts = new DeliveryAttemptsRepository(db);
-    events = new EventsRepository(db);
+    events = new EventsRepository(await testDb());
     orgId = (await seedOrganization('Repositories')).id;
   });
 

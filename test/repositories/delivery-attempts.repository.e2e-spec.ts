@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { DeliveriesRepository, DeliveryAttemptsRepository, DeliveryLogRepository, EventsRepository, newId, OutboxRows } from '@app/database';
 import { createWebhookRow } from '../support/receivers';
-import { closeTestDataSource, seedOrganization, testDataSource } from '../support/seed';
+import { closeTestDataSource, seedOrganization, testDataSource, testDb } from '../support/seed';
 
 /** A delivery's attempts, as the API's delivery detail lists them, against real PostgreSQL. */
 describe('DeliveryAttemptsRepository', () => {
@@ -18,8 +18,8 @@ describe('DeliveryAttemptsRepository', () => {
     const orgId = (await seedOrganization('Attempts')).id;
     const webhookId = await createWebhookRow(db, null, { organizationId: orgId, url: 'https://receiver.example/hook' });
     const envelope = { id: newId('evt'), event: 'message.received' as const, organizationId: orgId, sessionId: null, timestamp: Date.now(), payload: {} };
-    await new EventsRepository(db).insertOutbox(new OutboxRows([envelope], [JSON.stringify(envelope)]));
-    const deliveryId = (await new DeliveryLogRepository(db).insertPending({ deliveryId: newId('dlv'), webhookId, eventId: envelope.id, organizationId: orgId, eventType: envelope.event }))!;
+    await new EventsRepository(await testDb()).insertOutbox(new OutboxRows([envelope], [JSON.stringify(envelope)]));
+    const deliveryId = (await new DeliveryLogRepository(await testDb()).insertPending({ deliveryId: newId('dlv'), webhookId, eventId: envelope.id, organizationId: orgId, eventType: envelope.event }))!;
     const started = Date.now() - 5000;
     for (const [attemptNo, statusCode] of [[1, 503], [2, 200]] as const) {
       await deliveries.claim([{ deliveryId, attemptNo }], 5000);

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
 import { DeliveriesRepository, EventsRepository, newId, OutboxRows } from '@app/database';
-import { closeTestDataSource, seedOrganization, testDataSource } from '../support/seed';
+import { closeTestDataSource, seedOrganization, testDataSource, testDb } from '../support/seed';
 
 /** The outbox, its fan-out records and the reconciler's checkpoint against real PostgreSQL. */
 describe('EventsRepository', () => {
@@ -14,7 +14,7 @@ describe('EventsRepository', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    events = new EventsRepository(db);
+    events = new EventsRepository(await testDb());
     orgId = (await seedOrganization('Outbox')).id;
   });
 

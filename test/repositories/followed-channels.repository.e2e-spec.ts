@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { FollowedChannelsRepository } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 const NEWS = '120363000000000001@newsletter';
@@ -13,7 +13,7 @@ describe('FollowedChannelsRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    channels = new FollowedChannelsRepository(db);
+    channels = new FollowedChannelsRepository(await testDb());
     orgId = await newOrganization(db);
   });
   afterAll(() => closeTestDataSource());

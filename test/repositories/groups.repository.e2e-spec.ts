@@ -3,7 +3,7 @@ import type { BaileysEventMap, GroupMetadata, GroupParticipant } from '@whiskeys
 import { GroupFacts, GroupsRepository } from '@app/database';
 import type { EngineEvent } from '../../apps/gateway/src/engine/engine.interface';
 import { groupInfoFrom, groupMetadataFrom, groupParticipantsFrom } from '../../apps/gateway/src/engine/baileys/baileys-mapping';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 const OWNER = '4917000@s.whatsapp.net';
@@ -25,7 +25,7 @@ describe('GroupsRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    groups = new GroupsRepository(db);
+    groups = new GroupsRepository(await testDb());
     orgId = await newOrganization(db);
   });
   afterAll(() => closeTestDataSource());

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { LeadershipLostError, LeaderLeasesRepository, newId } from '@app/database';
 import { waitFor } from '../support/processes';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 
 describe('LeaderLeasesRepository (PostgreSQL)', () => {
   let db: DataSource;
@@ -12,7 +12,7 @@ describe('LeaderLeasesRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    leases = new LeaderLeasesRepository(db);
+    leases = new LeaderLeasesRepository(await testDb());
   });
   afterAll(() => closeTestDataSource());
 

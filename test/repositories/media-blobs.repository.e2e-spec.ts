@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { MediaBlobsRepository, MessagesRepository, newId, SessionsRepository } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 describe('MediaBlobsRepository (PostgreSQL)', () => {
@@ -11,8 +11,8 @@ describe('MediaBlobsRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    blobs = new MediaBlobsRepository(db);
-    messages = new MessagesRepository(db);
+    blobs = new MediaBlobsRepository(await testDb());
+    messages = new MessagesRepository(await testDb());
   });
   afterAll(() => closeTestDataSource());
 
@@ -62,7 +62,7 @@ describe('MediaBlobsRepository (PostgreSQL)', () => {
     const b = await inboundMessage(org);
     await blobs.put(a, blob('a'));
     await blobs.put(b, blob('b'));
-    await new SessionsRepository(db).delete(a.sessionId);
+    await new SessionsRepository(await testDb()).delete(a.sessionId);
     expect(await blobs.has(a.messageId)).toBe(false);
     expect(await blobs.has(b.messageId)).toBe(true);
     await db.query('DELETE FROM organizations WHERE id = $1', [org]);

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { EventEnvelope } from '@app/contracts';
-import { CampaignsRepository, dataSourceOptions, GENERIC_PLANS, MessagesRepository, MessageQueueRepository, MessageAcksRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { CampaignsRepository, Db, GENERIC_PLANS, poolSettings, MessagesRepository, MessageQueueRepository, MessageAcksRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 describe('MessagesRepository status changes (PostgreSQL)', () => {
@@ -28,9 +28,9 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    messages = new MessagesRepository(db);
-    queue = new MessageQueueRepository(db);
-    acks = new MessageAcksRepository(db);
+    messages = new MessagesRepository(await testDb());
+    queue = new MessageQueueRepository(await testDb());
+    acks = new MessageAcksRepository(await testDb());
     orgId = await newOrganization(db);
     sessionId = (await newSession(db, orgId)).id;
   });
@@ -184,7 +184,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(await queue.nextQueued(sessionId, 32)).toEqual({ messages: [], presenceTyping: false });
     const queued = (await queue.insertOutbound(outbound(), null))!;
     expect(await queue.nextQueued(sessionId, 32)).toEqual({ messages: [queued], presenceTyping: true });
-    await new SessionsRepository(db).patchSettings(sessionId, { presenceTyping: false });
+    await new SessionsRepository(await testDb()).patchSettings(sessionId, { presenceTyping: false });
     expect((await queue.nextQueued(sessionId, 32)).presenceTyping).toBe(false);
   });
 
@@ -197,7 +197,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const a = outbound();
     const b = outbound();
     // A's accept runs inside a transaction kept open: the session row stays locked until it commits
-    const insertA = db.transaction(async (tx) => {
+    const insertA = (await testDb()).transaction(async (tx) => {
       const row = await queue.insertOutbound(a, null, tx);
       aInserted();
       await held;
@@ -429,12 +429,17 @@ describe('MessagesRepository: a send is recorded by its key, whatever the queue 
   // one connection, so the test can EXPLAIN the statement the repository prepared on it, with the gateway's pool
   // settings (GENERIC_PLANS): generic plans, planned from statistics taken while the queue was empty
   let db: DataSource;
+  let pool: Db;
   let queue: MessageQueueRepository;
   beforeAll(async () => {
-    db = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, { extra: { max: 1, ...GENERIC_PLANS } })).initialize();
-    queue = new MessageQueueRepository(db);
+    db = await testDataSource();
+    pool = Db.open(poolSettings(process.env.DATABASE_URL!, { max: 1, ...GENERIC_PLANS }));
+    queue = new MessageQueueRepository(pool);
   });
-  afterAll(() => db.destroy());
+  afterAll(async () => {
+    await pool.close();
+    await closeTestDataSource();
+  });
 
   it('the record of sends (markSentMany) reads the rows by primary key, not the partial index of the whole queue', async () => {
     const orgId = await newOrganization(db);
@@ -446,19 +451,19 @@ describe('MessagesRepository: a send is recorded by its key, whatever the queue 
     // a history, analyzed while nothing is queued: the queue's index looks empty to the planner
     const history = Array.from({ length: 5000 }, () => ({ message: message({ status: 'read' }), media: null }));
     for (let i = 0; i < history.length; i += 1000) await queue.insertOutboundMany(orgId, sessionId, history.slice(i, i + 1000));
-    await db.query('ANALYZE messages');
+    await pool.query('ANALYZE messages');
     const queued = [...(await queue.insertOutboundMany(orgId, sessionId, Array.from({ length: 300 }, () => ({ message: message(), media: null })))).keys()];
     const [first, second] = queued;
     expect((await queue.markSentMany([{ id: first, sentAt: 1_000, raw: null }])).has(first)).toBe(true);
     expect((await queue.markFailed(second, 'gone'))?.status).toBe('failed');
-    const plan = async (statement: string) => JSON.stringify(await db.query(`EXPLAIN (FORMAT JSON) ${statement}`));
+    const plan = async (statement: string) => JSON.stringify(await pool.query(`EXPLAIN (FORMAT JSON) ${statement}`));
     const recordPlan = await plan(
       `EXECUTE messages_mark_sent_many(ARRAY['${queued[2]}'], ARRAY[now()], ARRAY[NULL::bytea], ARRAY[NULL::timestamptz], ARRAY[NULL::text], '{}', '{}', '{}', '{}', '{}')`,
     );
     expect(recordPlan).toContain('messages_pkey');
     expect(recordPlan).not.toContain('messages_queued');
     // and the gateway's pool never plans it again per execution (a custom plan for a batch of one, left to choose)
-    const [counts] = await db.query(`SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = 'messages_mark_sent_many'`);
+    const [counts] = await pool.query<{ generic: number; custom: number }>(`SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = 'messages_mark_sent_many'`);
     expect(counts.custom).toBe(0);
     expect(counts.generic).toBeGreaterThan(0);
   });

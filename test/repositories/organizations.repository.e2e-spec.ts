@@ -1,14 +1,11 @@
-import type { DataSource } from 'typeorm';
 import { newId, OrganizationsRepository } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDb } from '../support/seed';
 
 describe('OrganizationsRepository (PostgreSQL)', () => {
-  let db: DataSource;
   let organizations: OrganizationsRepository;
 
   beforeAll(async () => {
-    db = await testDataSource();
-    organizations = new OrganizationsRepository(db);
+    organizations = new OrganizationsRepository(await testDb());
   });
   afterAll(() => closeTestDataSource());
 
@@ -21,7 +18,7 @@ describe('OrganizationsRepository (PostgreSQL)', () => {
   it('creates inside the caller’s transaction: a rollback leaves no organization', async () => {
     const id = newId('org');
     await expect(
-      db.transaction(async (tx) => {
+      (await testDb()).transaction(async (tx) => {
         await organizations.create({ id, name: 'Rolled back', createdAt: new Date() }, tx);
         throw new Error('abort');
       }),

@@ -1,14 +1,15 @@
+import { testDb } from '../support/seed';
 import type { DataSource } from 'typeorm';
 import { newId, OrganizationsRepository, Session, SessionsRepository } from '@app/database';
 
 /** Rows the repository specs build on, written through the repositories themselves. */
 export async function newOrganization(db: DataSource, name = 'Repository spec'): Promise<string> {
-  return (await new OrganizationsRepository(db).create({ id: newId('org'), name, createdAt: new Date() })).id;
+  return (await new OrganizationsRepository(await testDb()).create({ id: newId('org'), name, createdAt: new Date() })).id;
 }
 
 export async function newSession(db: DataSource, organizationId: string, fields: Partial<Session> = {}): Promise<Session> {
   const now = new Date();
-  return new SessionsRepository(db).create({
+  return new SessionsRepository(await testDb()).create({
     id: newId('ses'),
     organizationId,
     createdByUserId: null,

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { newId, SessionAuthKey, SessionAuthKeysRepository } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 describe('SessionAuthKeysRepository (PostgreSQL)', () => {
@@ -23,7 +23,7 @@ describe('SessionAuthKeysRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    keys = new SessionAuthKeysRepository(db);
+    keys = new SessionAuthKeysRepository(await testDb());
     orgId = await newOrganization(db);
   });
   afterAll(() => closeTestDataSource());

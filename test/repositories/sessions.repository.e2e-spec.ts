@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { newId, Session, SessionsRepository } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 describe('SessionsRepository (PostgreSQL)', () => {
@@ -11,7 +11,7 @@ describe('SessionsRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    sessions = new SessionsRepository(db);
+    sessions = new SessionsRepository(await testDb());
     orgId = await newOrganization(db);
     otherOrgId = await newOrganization(db, 'Other');
   });

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { MessagesRepository, newId, SessionsRepository, StatusPostsRepository } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
 describe('StatusPostsRepository (PostgreSQL)', () => {
@@ -10,7 +10,7 @@ describe('StatusPostsRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    posts = new StatusPostsRepository(db);
+    posts = new StatusPostsRepository(await testDb());
     orgId = await newOrganization(db);
   });
   afterAll(() => closeTestDataSource());
@@ -28,13 +28,13 @@ describe('StatusPostsRepository (PostgreSQL)', () => {
     const session = await newSession(db, orgId);
     const id = newId('msg');
     await posts.record(id, session.id, { audience: ['15550001@s.whatsapp.net'], backgroundColor: null });
-    await new SessionsRepository(db).delete(session.id);
+    await new SessionsRepository(await testDb()).delete(session.id);
     expect(await posts.optionsOf(id)).toBeNull();
   });
 
   it('the default audience is the session’s 1:1 chats in its log, most recent first (MessagesRepository.contactChatJids)', async () => {
     const session = await newSession(db, orgId);
-    const messages = new MessagesRepository(db);
+    const messages = new MessagesRepository(await testDb());
     const at = Date.now();
     const chats = ['15550001@s.whatsapp.net', '120363000000000001@g.us', '15550002@s.whatsapp.net', '15550001@s.whatsapp.net'];
     for (const [i, chatJid] of chats.entries()) {

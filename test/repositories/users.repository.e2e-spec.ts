@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { newId, User, UsersRepository } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization } from './rows';
 
 describe('UsersRepository (PostgreSQL)', () => {
@@ -13,7 +13,7 @@ describe('UsersRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    users = new UsersRepository(db);
+    users = new UsersRepository(await testDb());
     orgId = await newOrganization(db);
   });
   afterAll(() => closeTestDataSource());

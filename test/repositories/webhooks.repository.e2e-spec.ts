@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { RETRY_POLICY_DEFAULTS } from '@app/contracts';
 import { newId, Webhook, WebhooksRepository } from '@app/database';
-import { closeTestDataSource, testDataSource } from '../support/seed';
+import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization } from './rows';
 
 describe('WebhooksRepository (PostgreSQL)', () => {
@@ -36,7 +36,7 @@ describe('WebhooksRepository (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    webhooks = new WebhooksRepository(db);
+    webhooks = new WebhooksRepository(await testDb());
     orgId = await newOrganization(db);
     otherOrgId = await newOrganization(db, 'Other');
   });

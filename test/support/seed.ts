@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { ApiKey, dataSourceOptions, newId, Organization, Session, User } from '@app/database';
+import { ApiKey, dataSourceOptions, Db, newId, Organization, poolSettings, Session, User } from '@app/database';
 import { hashPassword, newApiKeyToken, sha256Hex } from '@app/crypto';
 import type { Permission, Role } from '@app/contracts';
 import { signAccessToken } from '../../apps/api/src/auth/access-token';
@@ -28,6 +28,12 @@ export interface SeededOrg {
 }
 
 let ds: DataSource | null = null;
+let pool: Db | null = null;
+
+/** The test database through the pool the repositories run on (closed with the data source). */
+export async function testDb(): Promise<Db> {
+  return (pool ??= Db.open(poolSettings(process.env.DATABASE_URL!, { max: 4 })));
+}
 
 export async function testDataSource(): Promise<DataSource> {
   if (!ds) {
@@ -40,6 +46,8 @@ export async function testDataSource(): Promise<DataSource> {
 export async function closeTestDataSource(): Promise<void> {
   if (ds) await ds.destroy();
   ds = null;
+  await pool?.close();
+  pool = null;
 }
 
 const jwtSecret = () => process.env.JWT_SECRET!;

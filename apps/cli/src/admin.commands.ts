@@ -1,8 +1,7 @@
-import type { DataSource, EntityManager } from 'typeorm';
 import type { BaseConfig } from '@app/config';
 import { ALL_PERMISSIONS, PERMISSIONS, PLATFORM_OPERATE, PrincipalChange, QUOTA_RESOURCES, quotaExceeded, quotaLimit, QuotaOverrides, Role, ROLES } from '@app/contracts';
 import { hashPassword, newApiKeyToken, sha256Hex } from '@app/crypto';
-import { ApiKey, ApiKeysRepository, AuditFact, AuditLogRepository, newAuditEntry, newId, OrganizationsRepository, User, UsersRepository } from '@app/database';
+import { ApiKey, ApiKeysRepository, AuditFact, AuditLogRepository, Db, newAuditEntry, newId, OrganizationsRepository, User, UsersRepository, type Tx } from '@app/database';
 import { Flags, UsageError } from './command-table';
 
 export { UsageError };
@@ -74,7 +73,7 @@ export class AdminCommands {
   private readonly auditLog: AuditLogRepository;
 
   constructor(
-    private readonly db: DataSource,
+    private readonly db: Db,
     private readonly principals: PrincipalAnnouncer,
     private readonly config: Pick<BaseConfig, 'quotaDefaults'>,
   ) {
@@ -85,7 +84,7 @@ export class AdminCommands {
   }
 
   /** The organization's audit entry of a CLI change (actor `cli`), in the change's transaction. */
-  private async audit(tx: EntityManager, organizationId: string, fact: AuditFact): Promise<void> {
+  private async audit(tx: Tx, organizationId: string, fact: AuditFact): Promise<void> {
     await this.auditLog.append(organizationId, newAuditEntry({ actor: { type: 'cli', id: 'cli', name: 'admin CLI' }, ip: null, userAgent: null, requestId: null }, fact, 'success'), tx);
   }
 
@@ -210,7 +209,7 @@ export class AdminCommands {
     });
   }
 
-  private async issueKey(organizationId: string, name: string, permissions: string[], manager?: EntityManager) {
+  private async issueKey(organizationId: string, name: string, permissions: string[], manager?: Tx) {
     const token = newApiKeyToken();
     const key = await this.apiKeys.create(
       {
@@ -276,7 +275,7 @@ export class AdminCommands {
     if (!(await this.organizations.exists(id))) throw new UsageError(`no organization ${id}`);
   }
 
-  private async assertEmailFree(address: string, manager?: EntityManager): Promise<void> {
+  private async assertEmailFree(address: string, manager?: Tx): Promise<void> {
     if (await this.users.emailTaken(address, manager)) throw new UsageError(`a user with email ${address} exists`);
   }
 }

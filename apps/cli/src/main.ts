@@ -1,8 +1,7 @@
 import 'reflect-metadata';
-import { DataSource } from 'typeorm';
 import { CliConfig, loadConfigOrExit } from '@app/config';
 import type { PrincipalChange } from '@app/contracts';
-import { dataSourceOptions, migrate } from '@app/database';
+import { Db, migrate, poolSettings } from '@app/database';
 import { PrincipalChanges } from '@app/events';
 import { createRedis, Redis, RedisKeys } from '@app/redis';
 import { AdminCommands, PrincipalAnnouncer } from './admin.commands';
@@ -22,7 +21,7 @@ async function run(argv: string[]): Promise<unknown> {
   const stack = useRunningStack(process.env);
   if (stack) process.stderr.write(`using the database of the running ${stack.demo ? 'npm run demo' : 'npm start'} (pid ${stack.pid}); set DATABASE_URL for another\n`);
   const config = loadConfigOrExit(CliConfig);
-  let db: DataSource | null = null;
+  let db: Db | null = null;
   // Redis only for the commands that change a principal or ask a gateway to drain
   let redis: Redis | null = null;
   const connectRedis = (): Redis => (redis ??= createRedis(config.REDIS_URL, { maxRetriesPerRequest: 3 }));
@@ -32,14 +31,13 @@ async function run(argv: string[]): Promise<unknown> {
   };
   const admin = async () => {
     await migrate(config.DATABASE_URL);
-    db = new DataSource(dataSourceOptions(config.DATABASE_URL, { extra: { max: 2 } }));
-    await db.initialize();
+    db = Db.open(poolSettings(config.DATABASE_URL, { max: 2 }));
     return new AdminCommands(db, announcer, config);
   };
   try {
     return await command.run(flags, { config, admin, redis: connectRedis });
   } finally {
-    await (db as DataSource | null)?.destroy();
+    await (db as Db | null)?.close();
     (redis as Redis | null)?.disconnect();
   }
 }

@@ -70,7 +70,7 @@ export type SessionEvent<T extends EventType = EventType> = CatalogEvent<T> & {
   sessionId: string;
 };
 
-/** A store transaction, opaque to the gateway (PostgreSQL: a TypeORM EntityManager). */
+/** A store transaction, opaque to the gateway (PostgreSQL: the `Tx` of libs/database). */
 export type StoreTx = unknown;
 /** Events ready to be written by a store statement, opaque to the gateway (PostgreSQL: `OutboxRows`). */
 export type StoreOutbox = unknown;

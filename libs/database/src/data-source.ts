@@ -1,7 +1,15 @@
-import { Client } from 'pg';
+import { Client, type PoolConfig } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
+
+/**
+ * The pg pool's settings for a DATABASE_URL: the default pool (`max: 10`) with `extra` laid over it. One source for both
+ * pools of a process, TypeORM's data source (`dataSourceOptions`) and `Db` (`DatabaseModule`).
+ */
+export function poolSettings(databaseUrl: string, extra: PoolConfig = {}): PoolConfig {
+  return { connectionString: databaseUrl, max: 10, ...extra };
+}
 
 /** `overrides.extra` (the pg pool's settings) is laid over the default pool (`max: 10`), not instead of it. */
 export function dataSourceOptions(databaseUrl: string, overrides: Partial<DataSourceOptions> = {}): DataSourceOptions {

@@ -5,5 +5,5 @@ export * from './database.module';
 export * from './ids';
 export * from './leader-lease';
 export * from './pg-array';
-export * from './prepared';
+export * from './pg';
 export * from './repositories';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { EntityManager } from 'typeorm';
+import type { Tx } from './pg';
 import { LeadershipLostError, LeaderLeasesRepository } from './repositories/leader-leases.repository';
 
 export interface PgLeaderLeaseSettings {
@@ -55,7 +55,7 @@ export class PgLeaderLease {
   }
 
   /** Runs a leader's action only while the term is held, and so that no new term begins before it commits. */
-  async fenced<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  async fenced<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const term = this.term;
     const { name, holder, ttlMs } = this.settings;
     if (term === null || this.clock() >= this.validUntil) {

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { Db } from '@app/database';
 import type { Redis } from 'ioredis';
 import type { EventType } from '@app/contracts';
 import { EventPublisher } from './event-publisher';
@@ -11,7 +11,7 @@ describe('EventPublisher: payloads as the catalog describes them', () => {
   // build touches neither the database nor Redis; the stream defines its append script at construction
   const fake: Record<string, unknown> = { defineCommand: (name: string) => void (fake[name] = async () => null) };
   const redis = fake as unknown as Redis;
-  const publisher = new EventPublisher({} as DataSource, redis, 'test', () => 1_000);
+  const publisher = new EventPublisher({} as Db, redis, 'test', () => 1_000);
 
   it('types the envelope’s payload by its event type', () => {
     const envelope = publisher.build({ event: 'auth.qr', organizationId: 'org_1', sessionId: 'ses_1', payload: { qr: '2@abc', expiresAt: 21_000 } });

@@ -1,7 +1,6 @@
-import type { DataSource, EntityManager } from 'typeorm';
 import type { Redis } from 'ioredis';
 import type { CatalogEvent, EventEnvelope, EventPayloads, EventType } from '@app/contracts';
-import { EventsRepository, newId, OutboxRows } from '@app/database';
+import { type Db, EventsRepository, newId, OutboxRows, type Tx } from '@app/database';
 import { RedisKeys } from '@app/redis';
 import { EventStream } from './event-stream';
 
@@ -21,7 +20,7 @@ export class EventPublisher {
   private readonly stream: EventStream;
 
   constructor(
-    private readonly db: DataSource,
+    private readonly db: Db,
     redis: Redis,
     keyPrefix: string,
     private readonly clock: () => number = Date.now,
@@ -54,7 +53,7 @@ export class EventPublisher {
    * `tx` and names its events with `publish`; their outbox rows are inserted in the same transaction, and appended
    * to the stream after the commit. A crash can lose neither without the other.
    */
-  async transact<T>(work: (tx: EntityManager, publish: (input: PublishInput) => void) => Promise<T>): Promise<T> {
+  async transact<T>(work: (tx: Tx, publish: (input: PublishInput) => void) => Promise<T>): Promise<T> {
     const envelopes: EventEnvelope<object>[] = [];
     let rows = OutboxRows.none;
     const result = await this.db.transaction(async (tx) => {

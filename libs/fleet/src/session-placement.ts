@@ -1,6 +1,5 @@
 import { DomainError } from '@app/contracts';
-import type { EntityManager } from 'typeorm';
-import type { SessionsRepository } from '@app/database';
+import type { SessionsRepository, Tx } from '@app/database';
 import type { GatewayDirectory } from './gateway-registry';
 
 /** Where a new session goes, and the live fleet's total capacity it was chosen from (the fair-share base). */
@@ -25,7 +24,7 @@ export class SessionPlacement {
    * on its connection. Asking the pool for a second one while holding the first deadlocks a burst of creates, whose
    * waiters hold every pooled connection while the lock holder waits for one.
    */
-  async choose(tx?: EntityManager): Promise<Placement> {
+  async choose(tx?: Tx): Promise<Placement> {
     const live = await this.directory.live();
     if (live.length === 0) throw new DomainError('gateway_unavailable', 'no gateway is available to host the session');
     const placed = await this.sessions.placedCountsOn(live.map((g) => g.id), tx);

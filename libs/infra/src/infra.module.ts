@@ -1,9 +1,7 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
-import { getDataSourceToken } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import { BaseConfig, ConfigOverrides, loadConfigOrExit } from '@app/config';
 import { SecretBox } from '@app/crypto';
-import { DatabaseModule } from '@app/database';
+import { DatabaseModule, Db } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { createLogger, type Logger } from '@app/observability';
 import { createRedis, createRequestPathRedis, Redis, RedisKeys } from '@app/redis';
@@ -64,14 +62,14 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: SecretBox, inject: [BaseConfig], useFactory: (c: BaseConfig) => new SecretBox(c.encryptionKeys) },
         {
           provide: EventPublisher,
-          inject: [getDataSourceToken(), REDIS_CLIENT, RedisKeys],
-          useFactory: (db: DataSource, redis: Redis, keys: RedisKeys) => new EventPublisher(db, redis, keys.prefix),
+          inject: [Db, REDIS_CLIENT, RedisKeys],
+          useFactory: (db: Db, redis: Redis, keys: RedisKeys) => new EventPublisher(db, redis, keys.prefix),
         },
         { provide: MetricsRegistry, useFactory: () => new MetricsRegistry({ app: options.app, ...options.metricLabels }) },
         {
           provide: OpsEndpoints,
-          inject: [MetricsRegistry, getDataSourceToken(), REDIS_CLIENT],
-          useFactory: (metrics: MetricsRegistry, db: DataSource, redis: Redis) => new OpsEndpoints(metrics, db, redis),
+          inject: [MetricsRegistry, Db, REDIS_CLIENT],
+          useFactory: (metrics: MetricsRegistry, db: Db, redis: Redis) => new OpsEndpoints(metrics, db, redis),
         },
       ],
       exports: [DatabaseModule, configClass, BaseConfig, LOGGER, REDIS_CLIENT, RedisKeys, SecretBox, EventPublisher, MetricsRegistry, OpsEndpoints],

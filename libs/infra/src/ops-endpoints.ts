@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { Db } from '@app/database';
 import { checkDependencies, startOpsServer } from '@app/observability';
 import type { Redis } from '@app/redis';
 import type { MetricsRegistry } from './metrics';
@@ -10,7 +10,7 @@ import type { MetricsRegistry } from './metrics';
 export class OpsEndpoints {
   constructor(
     private readonly metrics: MetricsRegistry,
-    private readonly db: DataSource,
+    private readonly db: Db,
     private readonly redis: Redis,
   ) {}
 

@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ApiConfig } from '@app/config';
 import type { AuditEntry, AuditOutcome } from '@app/contracts';
-import { AuditFact, AuditLogRepository, newAuditEntry, type PendingAuditEntry } from '@app/database';
+import { AuditFact, AuditLogRepository, newAuditEntry, type PendingAuditEntry, type Tx } from '@app/database';
 import type { AuditContext } from './audit-context';
 
 /**
@@ -23,7 +22,7 @@ export class AuditTrail {
   ) {}
 
   /** Records a successful change inside its transaction. */
-  async record(tx: EntityManager, organizationId: string, ctx: AuditContext, fact: AuditFact): Promise<void> {
+  async record(tx: Tx, organizationId: string, ctx: AuditContext, fact: AuditFact): Promise<void> {
     if (!this.config.AUDIT_LOG_ENABLED) return;
     await this.log.append(organizationId, newAuditEntry(ctx, fact, 'success'), tx);
   }

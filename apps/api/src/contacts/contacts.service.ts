@@ -9,9 +9,8 @@ import {
   normalizeChatJid,
   type ProfileView,
 } from '@app/contracts';
-import { type ContactRow, ContactsRepository, type Session, toContactView } from '@app/database';
+import { type ContactRow, ContactsRepository, type Session, toContactView, type Tx } from '@app/database';
 import { EventPublisher } from '@app/events';
-import type { EntityManager } from 'typeorm';
 import { type Page, type PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { MediaFetcher, mediaTooLarge } from '../messages/media-fetcher';
 import { SessionActions } from '../sessions/session-actions';
@@ -107,7 +106,7 @@ export class ContactsService {
     const answer = await this.actions.performOn(session, 'contacts.block', { jid, block });
     const facts = { jid: answer.jid, blocked: answer.blocked, ...(answer.lid ? { lid: answer.lid } : {}) };
     return this.events.transact(async (tx, publish) => {
-      const [stored] = await this.contacts.markBlocked(organizationId, session.id, [facts], tx as EntityManager);
+      const [stored] = await this.contacts.markBlocked(organizationId, session.id, [facts], tx as Tx);
       const contact: ContactView = stored
         ? toContactView(stored.row)
         : unstored(answer.jid, answer.lid, answer.blocked);

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { DomainError, RETRY_POLICY_DEFAULTS, RetryPolicy } from '@app/contracts';
-import { DeliveriesRepository, DestinationFamily, Webhook, WebhooksRepository, SessionsRepository } from '@app/database';
+import { Db, DeliveriesRepository, DestinationFamily, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
 import { WebhookChanges } from '@app/events';
 import { changedFields, type AuditContext } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
@@ -54,7 +52,7 @@ export class Destinations {
     private readonly quotas: OrganizationQuotas,
     private readonly deliveries: DeliveriesRepository,
     private readonly audit: AuditTrail,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly db: Db,
   ) {}
 
   /** A URL the guard refuses, or a session of another organization, is 422; checked before anything is written. */

@@ -1,13 +1,12 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
-import type { DataSource } from 'typeorm';
 import { checkDependencies } from '@app/observability';
 import type { Redis } from '@app/redis';
 import { Public } from '../auth/auth.decorators';
 import { ApiPublicEndpoint } from '../common/api-docs';
 import { REDIS_CLIENT } from '@app/infra';
+import { Db } from '@app/database';
 
 export class HealthResponse {
   @ApiProperty({ enum: ['ok'] }) status: 'ok';
@@ -29,7 +28,7 @@ export class ReadinessResponse {
 @Controller()
 export class HealthController {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly db: Db,
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
   ) {}
 

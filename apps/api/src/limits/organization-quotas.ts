@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ApiConfig } from '@app/config';
 import { DomainError, quotaExceeded, quotaLimit, QuotaOverrides, QuotaResource } from '@app/contracts';
-import { OrganizationsRepository } from '@app/database';
+import { OrganizationsRepository, type Tx } from '@app/database';
 
 /** What an organization may hold of a fleet of `fleetCapacity` sessions: its fair share, never less than one. */
 export function fleetShare(fleetCapacity: number, percent: number): number {
@@ -10,7 +9,7 @@ export function fleetShare(fleetCapacity: number, percent: number): number {
 }
 
 /** Counts the organization's holdings of a resource inside the quota lock's transaction. */
-export type QuotaCount = (tx: EntityManager) => Promise<number>;
+export type QuotaCount = (tx: Tx) => Promise<number>;
 
 /**
  * Quotas per organization (docs/api.md, Quotas). Each create counts and inserts under the organization's quota
@@ -24,7 +23,7 @@ export class OrganizationQuotas {
     private readonly organizations: OrganizationsRepository,
   ) {}
 
-  async admit<T>(organizationId: string, resource: QuotaResource, count: QuotaCount, insert: (tx: EntityManager) => Promise<T>): Promise<T> {
+  async admit<T>(organizationId: string, resource: QuotaResource, count: QuotaCount, insert: (tx: Tx) => Promise<T>): Promise<T> {
     return this.organizations.withQuotaLock(organizationId, async (tx, overrides) => {
       await this.assertRoom(tx, overrides, resource, count);
       return insert(tx);
@@ -40,8 +39,8 @@ export class OrganizationQuotas {
   async admitSession<P extends { fleetCapacity: number }, T>(
     organizationId: string,
     count: QuotaCount,
-    place: (tx: EntityManager) => Promise<P>,
-    insert: (tx: EntityManager, placement: P) => Promise<T>,
+    place: (tx: Tx) => Promise<P>,
+    insert: (tx: Tx, placement: P) => Promise<T>,
   ): Promise<T> {
     return this.organizations.withQuotaLock(organizationId, async (tx, overrides) => {
       const used = await this.assertRoom(tx, overrides, 'sessions', count);
@@ -52,7 +51,7 @@ export class OrganizationQuotas {
     });
   }
 
-  private async assertRoom(tx: EntityManager, overrides: QuotaOverrides | null, resource: QuotaResource, count: QuotaCount): Promise<number> {
+  private async assertRoom(tx: Tx, overrides: QuotaOverrides | null, resource: QuotaResource, count: QuotaCount): Promise<number> {
     if (!overrides) throw new DomainError('forbidden', 'the organization does not exist');
     const limit = quotaLimit(this.config.quotaDefaults, overrides, resource);
     const used = await count(tx);

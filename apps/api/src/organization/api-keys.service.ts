@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { ALL_PERMISSIONS, DomainError, Permission, PERMISSIONS } from '@app/contracts';
 import { newApiKeyToken, sha256Hex } from '@app/crypto';
-import { ApiKey, ApiKeyPatch, ApiKeysRepository, newId, SessionsRepository } from '@app/database';
+import { ApiKey, ApiKeyPatch, ApiKeysRepository, newId, SessionsRepository, Db, type Tx } from '@app/database';
 import { changedFields, type AuditContext } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
 import type { Principal } from '../auth/principal';
@@ -40,7 +38,7 @@ const granted = (permissions: readonly string[]): Permission[] =>
 @Injectable()
 export class ApiKeysService {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly db: Db,
     private readonly keys: ApiKeysRepository,
     private readonly sessions: SessionsRepository,
     private readonly quotas: OrganizationQuotas,
@@ -114,7 +112,7 @@ export class ApiKeysService {
    * A key the caller may change: of its organization (404 otherwise), holding nothing the caller lacks, and, for a
    * session-scoped caller, reaching none but the caller's sessions (403: a narrower caller cannot retarget a wider key).
    */
-  private async findManageable(p: Principal, id: string, tx: EntityManager): Promise<ApiKey> {
+  private async findManageable(p: Principal, id: string, tx: Tx): Promise<ApiKey> {
     const key = await this.keys.findUsableInOrganization(p.organizationId, id, tx);
     if (!key) throw keyNotFound(id);
     assertHolds(p, granted(key.permissions));

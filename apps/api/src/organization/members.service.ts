@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiConfig } from '@app/config';
 import { DomainError, Role } from '@app/contracts';
 import { hashPassword, newApiKeyToken, sha256Hex, verifyPassword } from '@app/crypto';
-import { InvitationsRepository, newId, PasswordResetsRepository, User, UsersRepository } from '@app/database';
+import { InvitationsRepository, newId, PasswordResetsRepository, User, UsersRepository, Db } from '@app/database';
 import { actorOf, type AuditContext } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
 import { AuthService, LoginToken } from '../auth/auth.service';
@@ -37,7 +35,7 @@ const toMember = (u: User): MemberResponse => ({
 @Injectable()
 export class MembersService {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly db: Db,
     private readonly config: ApiConfig,
     private readonly users: UsersRepository,
     private readonly invitations: InvitationsRepository,

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiConfig } from '@app/config';
 import { DomainError, quotaLimit } from '@app/contracts';
-import { ApiKeysRepository, InvitationsRepository, OrganizationsRepository, SessionsRepository, UsersRepository, WebhooksRepository } from '@app/database';
+import { ApiKeysRepository, InvitationsRepository, OrganizationsRepository, SessionsRepository, UsersRepository, WebhooksRepository, Db } from '@app/database';
 import type { AuditContext } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
 import type { OrganizationResponse } from './dto/organization.dto';
@@ -12,7 +10,7 @@ import type { OrganizationResponse } from './dto/organization.dto';
 @Injectable()
 export class OrganizationService {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly db: Db,
     private readonly config: ApiConfig,
     private readonly organizations: OrganizationsRepository,
     private readonly sessions: SessionsRepository,

@@ -1,9 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { CommandMap, CommandName, DomainError, GroupView, maskProxyUrl, SESSION_DEFAULTS, SessionQr, SessionView } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
-import { GroupsRepository, newId, Session, SessionSettingsPatch, SessionsRepository } from '@app/database';
+import { GroupsRepository, newId, Session, SessionSettingsPatch, SessionsRepository, Db } from '@app/database';
 import { EventPublisher } from '@app/events';
 import type { MediaStore } from '@app/media';
 import { CommandBus, GatewayDirectory, RedisQrBoard, SessionPlacement } from '@app/fleet';
@@ -42,7 +40,7 @@ export class SessionsService {
     private readonly sendRates: SendRateLimiter,
     private readonly proxyPolicy: SessionProxyPolicy,
     private readonly audit: AuditTrail,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly db: Db,
   ) {}
 
   /** The proxy URL as stored: sealed for the gateway, masked for the view; null (or absent) removes it. */

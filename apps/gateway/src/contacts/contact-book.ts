@@ -1,6 +1,5 @@
 import type { ContactFacts } from '@app/contracts';
-import { type ContactsRepository, toContactView } from '@app/database';
-import type { EntityManager } from 'typeorm';
+import { type ContactsRepository, toContactView, type Tx } from '@app/database';
 import type { SessionEventSink } from '../store-ports';
 
 /**
@@ -29,7 +28,7 @@ export class PgContactBook implements ContactBook {
     const blocked = action === 'add';
     await events.transact(async (tx, publish) => {
       // our own block through the API comes back as this change too: only a change of the stored state is news
-      const rows = await this.contacts.markBlocked(organizationId, sessionId, jids.map((jid) => ({ jid, blocked })), tx as EntityManager);
+      const rows = await this.contacts.markBlocked(organizationId, sessionId, jids.map((jid) => ({ jid, blocked })), tx as Tx);
       for (const { row, changed } of rows) {
         if (!changed) continue;
         publish({ event: blocked ? 'contact.blocked' : 'contact.unblocked', organizationId, sessionId, payload: { contact: toContactView(row) } });

@@ -1,7 +1,6 @@
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import type { SessionStatus, SessionStatusPayload } from '@app/contracts';
-import type { EntityManager } from 'typeorm';
-import type { SessionsRepository } from '@app/database';
+import type { SessionsRepository, Tx } from '@app/database';
 import type { EventPublisher } from '@app/events';
 import type { SessionPlacement } from '@app/fleet';
 import type { SessionMoveReason } from '../gateway-metrics';
@@ -43,7 +42,7 @@ export interface SessionMoverPorts {
  * Runs one conditional move statement: at once (a drain), or inside the leader's fence (`PgLeaderLease.fenced`: only
  * while its term holds, nothing written otherwise).
  */
-export type MoveFence = (move: (manager?: EntityManager) => Promise<string[]>) => Promise<string[]>;
+export type MoveFence = (move: (manager?: Tx) => Promise<string[]>) => Promise<string[]>;
 
 const unfenced: MoveFence = (move) => move();
 

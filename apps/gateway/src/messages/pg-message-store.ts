@@ -1,12 +1,11 @@
-import type { EntityManager } from 'typeorm';
 import type { AckStatus } from '@app/contracts';
-import type { MessageAcksRepository, MessageQueueRepository, MessagesRepository, NewMessage, OutboxRows, SentRecord } from '@app/database';
+import type { MessageAcksRepository, MessageQueueRepository, MessagesRepository, NewMessage, OutboxRows, SentRecord, Tx } from '@app/database';
 import type { MessageStore } from './message-store';
 
 /**
  * The gateway's `MessageStore` on PostgreSQL: the send queue (`MessageQueueRepository`), the receipts
  * (`MessageAcksRepository`) and the log (`MessagesRepository`) behind the one port the session's handlers use. A
- * transaction (`StoreTx`) is the `EntityManager` of `SessionEventSink.transact`.
+ * transaction (`StoreTx`) is the `Tx` of `SessionEventSink.transact`.
  */
 export class PgMessageStore implements MessageStore {
   constructor(
@@ -24,31 +23,31 @@ export class PgMessageStore implements MessageStore {
   markSentMany(sends: ReadonlyArray<SentRecord>, outbox?: OutboxRows) {
     return this.queue.markSentMany(sends, outbox);
   }
-  markFailed(id: string, error: string, tx?: EntityManager) {
+  markFailed(id: string, error: string, tx?: Tx) {
     return this.queue.markFailed(id, error, tx);
   }
-  applyAck(sessionId: string, waMessageId: string, status: AckStatus, tx?: EntityManager) {
+  applyAck(sessionId: string, waMessageId: string, status: AckStatus, tx?: Tx) {
     return this.acks.applyAck(sessionId, waMessageId, status, tx);
   }
-  applyMemberAck(sessionId: string, waMessageId: string, member: string, status: AckStatus, members: string[], tx?: EntityManager) {
+  applyMemberAck(sessionId: string, waMessageId: string, member: string, status: AckStatus, members: string[], tx?: Tx) {
     return this.acks.applyMemberAck(sessionId, waMessageId, member, status, members, tx);
   }
   heldAcksOf(sessionId: string) {
     return this.acks.heldAcksOf(sessionId);
   }
-  insert(message: NewMessage, tx?: EntityManager) {
+  insert(message: NewMessage, tx?: Tx) {
     return this.log.insert(message, tx);
   }
-  applyEdit(sessionId: string, waMessageId: string, text: string, tx?: EntityManager) {
+  applyEdit(sessionId: string, waMessageId: string, text: string, tx?: Tx) {
     return this.log.applyEdit(sessionId, waMessageId, text, tx);
   }
-  markRevoked(sessionId: string, waMessageId: string, tx?: EntityManager) {
+  markRevoked(sessionId: string, waMessageId: string, tx?: Tx) {
     return this.log.markRevoked(sessionId, waMessageId, tx);
   }
-  applyReaction(sessionId: string, waMessageId: string, from: string, emoji: string, tx?: EntityManager) {
+  applyReaction(sessionId: string, waMessageId: string, from: string, emoji: string, tx?: Tx) {
     return this.log.applyReaction(sessionId, waMessageId, from, emoji, tx);
   }
-  applyPollVote(sessionId: string, pollWaMessageId: string, voter: string, options: string[], tx?: EntityManager) {
+  applyPollVote(sessionId: string, pollWaMessageId: string, voter: string, options: string[], tx?: Tx) {
     return this.log.applyPollVote(sessionId, pollWaMessageId, voter, options, tx);
   }
   idsByWaIds(sessionId: string, waMessageIds: string[]) {

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import type { AuditActor, AuditEntry, AuditOutcome } from '@app/contracts';
 import { newId } from '../ids';
-import { preparedStatement, runPrepared } from '../prepared';
+import { Db, type Queryable, preparedStatement } from '../pg';
 
 /** Who acted and from where, as an entry records it. */
 export interface AuditSource {
@@ -143,11 +141,11 @@ const toEntry = (r: AuditColumns): AuditEntry => ({
  */
 @Injectable()
 export class AuditLogRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /** `manager`: the change's own transaction, so the entry and the change commit or fail together. */
-  async append(organizationId: string, entry: AuditEntry, manager: EntityManager | DataSource = this.db): Promise<void> {
-    await runPrepared(manager, APPEND, auditEntryValues({ organizationId, entry }));
+  async append(organizationId: string, entry: AuditEntry, manager: Queryable = this.db): Promise<void> {
+    await manager.prepared(APPEND, auditEntryValues({ organizationId, entry }));
   }
 
   /**
@@ -184,7 +182,7 @@ export class AuditLogRepository {
     if (filter.to) add('at < ?', filter.to);
     if (cursor) add('id < ?', cursor);
     values.push(limit + 1);
-    const rows: AuditColumns[] = await this.db.query(`SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${values.length}`, values);
+    const rows = await this.db.query<AuditColumns>(`SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${values.length}`, values);
     const more = rows.length > limit;
     const slice = (more ? rows.slice(0, limit) : rows).map(toEntry);
     return { rows: slice, nextCursor: more ? slice[slice.length - 1].id : null };
@@ -192,7 +190,7 @@ export class AuditLogRepository {
 
   /** Deletes entries older than `before`, at most `batch` at a time; returns how many went. */
   async deleteOlderThan(before: Date, batch: number): Promise<number> {
-    const [, count]: [unknown, number] = await this.db.query(
+    const count = await this.db.affected(
       `DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 ORDER BY at LIMIT $2)`,
       [before, batch],
     );

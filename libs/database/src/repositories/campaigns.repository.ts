@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import type { Tx } from '../pg';
 import type {
   CampaignCounts,
   CampaignPacing,
@@ -201,8 +202,10 @@ function updated<T>(result: T[] | [T[], number]): T[] {
 export class CampaignsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  private q(manager?: EntityManager): Pick<DataSource, 'query'> {
-    return manager ?? this.db;
+  private q(manager?: Tx): Pick<DataSource, 'query'> {
+    // a Tx answers rows as TypeORM's query does for a SELECT (and `updated` reads an UPDATE's rows from both), until
+    // this repository moves onto Db itself
+    return (manager as Pick<DataSource, 'query'> | undefined) ?? this.db;
   }
 
   /**
@@ -231,7 +234,7 @@ export class CampaignsRepository {
     });
   }
 
-  async findInSession(organizationId: string, sessionId: string, id: string, manager?: EntityManager): Promise<CampaignRow | null> {
+  async findInSession(organizationId: string, sessionId: string, id: string, manager?: Tx): Promise<CampaignRow | null> {
     const rows: RawCampaign[] = await this.q(manager).query(
       `SELECT ${COLUMNS} FROM campaigns WHERE id = $1 AND session_id = $2 AND organization_id = $3`,
       [id, sessionId, organizationId],
@@ -253,7 +256,7 @@ export class CampaignsRepository {
    * changes a recipient's or its message's state, so reading them costs one row, never the recipients. `replied`: an
    * enqueued recipient whose chat has a message from them after theirs was sent (`campaign_recipients.replied`).
    */
-  async counts(campaignId: string, manager?: EntityManager): Promise<CampaignCounts> {
+  async counts(campaignId: string, manager?: Tx): Promise<CampaignCounts> {
     const rows: RawCampaign[] = await this.q(manager).query(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1`, [campaignId]);
     if (!rows[0]) throw new Error(`campaign ${campaignId} does not exist`);
     return toRow(rows[0]).counts;
@@ -279,8 +282,8 @@ export class CampaignsRepository {
    * the row is locked, so a scheduler step enqueuing under the same lock is wholly before or wholly after it. Null when
    * the campaign is not in one of `from`. A cancel also ends every pending recipient (`cancelled`).
    */
-  async changeStatus(tx: EntityManager, id: string, from: CampaignStatus[], to: CampaignStatus): Promise<CampaignRow | null> {
-    const rows: RawCampaign[] = updated(await tx.query(
+  async changeStatus(tx: Tx, id: string, from: CampaignStatus[], to: CampaignStatus): Promise<CampaignRow | null> {
+    const rows: RawCampaign[] = updated(await tx.query<RawCampaign>(
       `UPDATE campaigns SET status = $3, updated_at = now(),
               next_send_at = CASE WHEN $3 = 'running' THEN now() ELSE next_send_at END,
               completed_at = CASE WHEN $3 = 'cancelled' THEN now() ELSE completed_at END
@@ -328,7 +331,7 @@ export class CampaignsRepository {
   }
 
   /** The campaign locked for a step (the caller's transaction); null when it is no longer live. */
-  async lockLive(tx: EntityManager, id: string): Promise<CampaignRow | null> {
+  async lockLive(tx: Tx, id: string): Promise<CampaignRow | null> {
     const rows: RawCampaign[] = await tx.query(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1 AND ${LIVE} FOR UPDATE`, [id]);
     return rows[0] ? toRow(rows[0]) : null;
   }
@@ -369,7 +372,7 @@ export class CampaignsRepository {
    * The recipient `queued` with its message, in the step's transaction (campaign locked); false when it is no longer
    * pending (taken by another step, or ended), and then nothing changed.
    */
-  async queueRecipient(tx: EntityManager, campaignId: string, position: number, messageId: string): Promise<boolean> {
+  async queueRecipient(tx: Tx, campaignId: string, position: number, messageId: string): Promise<boolean> {
     const rows: unknown[] = updated(await tx.query(
       `UPDATE campaign_recipients SET status = 'queued', message_id = $3, error = NULL, updated_at = now()
         WHERE campaign_id = $1 AND position = $2 AND status = 'pending' RETURNING position`,
@@ -384,7 +387,7 @@ export class CampaignsRepository {
   }
 
   /** Whether a campaign has a recipient whose message is still to be sent (queued, or withdrawn by a pause). */
-  async hasUnsent(tx: EntityManager, campaignId: string): Promise<boolean> {
+  async hasUnsent(tx: Tx, campaignId: string): Promise<boolean> {
     const rows: unknown[] = await tx.query(
       `SELECT 1 FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
         WHERE r.campaign_id = $1 AND r.status = 'queued' AND m.status IN ('queued', 'scheduled') LIMIT 1`,
@@ -395,7 +398,7 @@ export class CampaignsRepository {
 
   /** What a step decided: the next step's time, the counters, the message it enqueued and its delay, the status. */
   async afterStep(
-    tx: EntityManager,
+    tx: Tx,
     id: string,
     change: { nextSendAt: number | null; status?: CampaignStatus; caps?: CapCounters; lastMessageId?: string; lastDelayMs?: number; progressAt?: number },
   ): Promise<void> {
@@ -416,7 +419,7 @@ export class CampaignsRepository {
   }
 
   /** A campaign that will send nothing more (completed, cancelled) no longer needs its media's bytes. */
-  private async forgetMedia(tx: EntityManager, id: string): Promise<void> {
+  private async forgetMedia(tx: Tx, id: string): Promise<void> {
     await tx.query(`DELETE FROM campaign_media WHERE campaign_id = $1`, [id]);
   }
 

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
 import type { ChatChanges, ChatState } from '@app/contracts';
+import { Db, type Queryable, type Tx } from '../pg';
 
 /** A row of `chats`: one conversation of a session (CONTRACT 12). */
 export interface ChatRow extends ChatState {
@@ -144,10 +143,10 @@ export function decodeChatCursor(cursor: string): ChatCursor | null {
 /** Every query of `chats` (the per-message upkeep is `chatOfMessageSql`, composed by MessagesRepository). */
 @Injectable()
 export class ChatsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
-  private q(manager?: EntityManager | unknown): Pick<DataSource, 'query'> {
-    return (manager as EntityManager | undefined) ?? this.db;
+  private q(manager?: Tx): Queryable {
+    return manager ?? this.db;
   }
 
   /**
@@ -168,7 +167,7 @@ export class ChatsRepository {
         after = `AND (c.last_message_at < ${at} OR (c.last_message_at = ${at} AND c.jid < $3) OR c.last_message_at IS NULL)`;
       }
     }
-    const rows: (RawRow & { at_micros: string | null })[] = await this.db.query(
+    const rows = await this.db.query<(RawRow & { at_micros: string | null })>(
       `SELECT ${VIEW_COLUMNS}, (EXTRACT(EPOCH FROM c.last_message_at) * 1000000)::bigint::text AS at_micros
          FROM ${VIEW_FROM} WHERE c.session_id = $1 ${after}
         ORDER BY c.last_message_at DESC NULLS LAST, c.jid DESC LIMIT $2`,
@@ -180,8 +179,8 @@ export class ChatsRepository {
     return { rows: slice.map(toRow), nextCursor: more ? encodeCursor({ atMicros: last.at_micros, jid: last.jid }) : null };
   }
 
-  async find(sessionId: string, jid: string, manager?: unknown): Promise<ChatRow | null> {
-    const rows: RawRow[] = await this.q(manager).query(`SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE c.session_id = $1 AND c.jid = $2`, [sessionId, jid]);
+  async find(sessionId: string, jid: string, manager?: Tx): Promise<ChatRow | null> {
+    const rows = await this.q(manager).query<RawRow>(`SELECT ${VIEW_COLUMNS} FROM ${VIEW_FROM} WHERE c.session_id = $1 AND c.jid = $2`, [sessionId, jid]);
     return rows[0] ? toRow(rows[0]) : null;
   }
 
@@ -191,7 +190,7 @@ export class ChatsRepository {
    * created (a new chat's changes are the fields given that differ from a fresh chat's defaults). Run it in the
    * transaction that writes the `chat.update` announcing it.
    */
-  async apply(organizationId: string, sessionId: string, facts: ChatFacts, manager?: unknown): Promise<{ row: ChatRow; changes: ChatChanges }> {
+  async apply(organizationId: string, sessionId: string, facts: ChatFacts, manager?: Tx): Promise<{ row: ChatRow; changes: ChatChanges }> {
     const q = this.q(manager);
     await q.query(
       `INSERT INTO chats (session_id, organization_id, jid, is_group) VALUES ($1, $2, $3, $4) ON CONFLICT (session_id, jid) DO NOTHING`,
@@ -218,7 +217,7 @@ export class ChatsRepository {
    * The network added a label to a chat (`assigned` true) or took it off. A chat not stored yet is created; a label it
    * already carried (or did not) changes nothing, not even its `updated_at`.
    */
-  async setLabel(organizationId: string, sessionId: string, jid: string, labelId: string, assigned: boolean, manager?: unknown): Promise<void> {
+  async setLabel(organizationId: string, sessionId: string, jid: string, labelId: string, assigned: boolean, manager?: Tx): Promise<void> {
     const q = this.q(manager);
     if (assigned) {
       await q.query(
@@ -237,7 +236,7 @@ export class ChatsRepository {
   }
 
   /** A label was deleted on the account: no chat of the session carries it any more. */
-  async dropLabel(sessionId: string, labelId: string, manager?: unknown): Promise<void> {
+  async dropLabel(sessionId: string, labelId: string, manager?: Tx): Promise<void> {
     await this.q(manager).query(
       `UPDATE chats SET labels = array_remove(labels, $2::text), updated_at = now()
         WHERE session_id = $1 AND $2::text = ANY (labels)`,
@@ -249,11 +248,11 @@ export class ChatsRepository {
    * The chats of one history sync batch, in one statement: a chat's name, state and unread count as the phone sent
    * them (the phone is the authority on a chat at pairing time); a name the phone did not send keeps the stored one.
    */
-  async applyHistory(organizationId: string, sessionId: string, chats: Array<ChatState & { jid: string; name: string | null; unreadCount: number }>, manager?: unknown): Promise<number> {
+  async applyHistory(organizationId: string, sessionId: string, chats: Array<ChatState & { jid: string; name: string | null; unreadCount: number }>, manager?: Tx): Promise<number> {
     // one row per chat: an upsert cannot touch a row twice
     chats = [...new Map(chats.map((c) => [c.jid, c])).values()];
     if (!chats.length) return 0;
-    const rows: Array<{ jid: string }> = await this.q(manager).query(
+    const rows = await this.q(manager).query<{ jid: string }>(
       `INSERT INTO chats AS c (session_id, organization_id, jid, is_group, name, unread_count, archived, pinned, muted_until)
        SELECT $1, $2, h.jid, h.jid LIKE '%@g.us', h.name, h.unread_count, h.archived, h.pinned, h.muted_until
          FROM unnest($3::text[], $4::text[], $5::int[], $6::boolean[], $7::boolean[], $8::timestamptz[])

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
+import { Db, type Queryable } from '../pg';
 
 /** A chat of the session as Chatwoot holds it: its contact and the conversation in the integration's inbox. */
 export interface ChatwootConversationRow {
@@ -46,9 +45,9 @@ export interface ChatwootInboxRequest {
  */
 @Injectable()
 export class ChatwootRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
-  async saveState(webhookId: string, inboundSecretEncrypted: string, importState: ChatwootIntegrationState['importState'], manager: EntityManager = this.db.manager): Promise<void> {
+  async saveState(webhookId: string, inboundSecretEncrypted: string, importState: ChatwootIntegrationState['importState'], manager: Queryable = this.db): Promise<void> {
     await manager.query(
       `INSERT INTO chatwoot_integrations (webhook_id, inbound_secret_encrypted, import_state) VALUES ($1, $2, $3)
        ON CONFLICT (webhook_id) DO UPDATE SET import_state = CASE WHEN chatwoot_integrations.import_state = 'none' THEN EXCLUDED.import_state ELSE chatwoot_integrations.import_state END`,
@@ -69,7 +68,7 @@ export class ChatwootRepository {
    * What the dispatcher needs to create the integration's inbox (written by the API at each connect or update);
    * `forgetInbox`: the account changed, so an inbox created in the former one is not this one's.
    */
-  async saveInboxRequest(webhookId: string, name: string, webhookUrlEncrypted: string, forgetInbox: boolean, manager: EntityManager = this.db.manager): Promise<void> {
+  async saveInboxRequest(webhookId: string, name: string, webhookUrlEncrypted: string, forgetInbox: boolean, manager: Queryable = this.db): Promise<void> {
     await manager.query(
       `UPDATE chatwoot_integrations SET inbox_name = $2, inbox_webhook_url_encrypted = $3, inbox_id = CASE WHEN $4 THEN NULL ELSE inbox_id END WHERE webhook_id = $1`,
       [webhookId, name, webhookUrlEncrypted, forgetInbox],
@@ -85,8 +84,7 @@ export class ChatwootRepository {
 
   /** The created inbox's id; the first stored wins (two dispatchers creating at once), and it is returned. */
   async saveInbox(webhookId: string, inboxId: number): Promise<number> {
-    // an UPDATE … RETURNING answers [rows, count] through the driver
-    const [rows]: [Array<{ inbox_id: string }>, number] = await this.db.query(
+    const rows = await this.db.query<{ inbox_id: string }>(
       `UPDATE chatwoot_integrations SET inbox_id = COALESCE(inbox_id, $2) WHERE webhook_id = $1 RETURNING inbox_id`,
       [webhookId, inboxId],
     );
@@ -99,7 +97,7 @@ export class ChatwootRepository {
    * killed dispatcher); false when another holds it or there is none.
    */
   async claimImport(webhookId: string, staleSeconds: number): Promise<boolean> {
-    const [, n]: [unknown, number] = await this.db.query(
+    const n = await this.db.affected(
       `UPDATE chatwoot_integrations SET import_state = 'importing', import_beat = now()
         WHERE webhook_id = $1 AND (import_state = 'pending' OR (import_state = 'importing' AND import_beat < now() - make_interval(secs => $2)))`,
       [webhookId, staleSeconds],
@@ -109,7 +107,7 @@ export class ChatwootRepository {
 
   /** Integrations whose import is still to do (pending, or left half-way by a killed process). */
   async importsToDo(): Promise<string[]> {
-    const rows: Array<{ webhook_id: string }> = await this.db.query(`SELECT webhook_id FROM chatwoot_integrations WHERE import_state IN ('pending', 'importing')`);
+    const rows = await this.db.query<{ webhook_id: string }>(`SELECT webhook_id FROM chatwoot_integrations WHERE import_state IN ('pending', 'importing')`);
     return rows.map((r) => r.webhook_id);
   }
 
@@ -126,7 +124,7 @@ export class ChatwootRepository {
   }
 
   async conversationOf(integrationId: string, chatJid: string): Promise<ChatwootConversationRow | null> {
-    const rows: Array<{ chat_jid: string; contact_id: string; conversation_id: string; source_id: string; contact_name: string }> = await this.db.query(
+    const rows = await this.db.query<{ chat_jid: string; contact_id: string; conversation_id: string; source_id: string; contact_name: string }>(
       `SELECT chat_jid, contact_id, conversation_id, source_id, contact_name FROM chatwoot_conversations WHERE integration_id = $1 AND chat_jid = $2`,
       [integrationId, chatJid],
     );
@@ -136,7 +134,7 @@ export class ChatwootRepository {
 
   /** The chat a Chatwoot conversation belongs to (an agent's reply goes there). */
   async chatOfConversation(integrationId: string, conversationId: number): Promise<string | null> {
-    const rows: Array<{ chat_jid: string }> = await this.db.query(
+    const rows = await this.db.query<{ chat_jid: string }>(
       `SELECT chat_jid FROM chatwoot_conversations WHERE integration_id = $1 AND conversation_id = $2`,
       [integrationId, conversationId],
     );
@@ -163,24 +161,24 @@ export class ChatwootRepository {
   }
 
   async link(integrationId: string, linkKey: string): Promise<ChatwootMessageLink | null> {
-    const rows: LinkColumns[] = await this.db.query(`${SELECT_LINK} WHERE integration_id = $1 AND link_key = $2`, [integrationId, linkKey]);
+    const rows = await this.db.query<LinkColumns>(`${SELECT_LINK} WHERE integration_id = $1 AND link_key = $2`, [integrationId, linkKey]);
     return rows[0] ? toLink(rows[0]) : null;
   }
 
   /** The Chatwoot message showing a WhatsApp message (the message itself, not a mark on it). */
   async linkOfWa(integrationId: string, waMessageId: string): Promise<ChatwootMessageLink | null> {
-    const rows: LinkColumns[] = await this.db.query(`${SELECT_LINK} WHERE integration_id = $1 AND wa_message_id = $2 ORDER BY created_at LIMIT 1`, [integrationId, waMessageId]);
+    const rows = await this.db.query<LinkColumns>(`${SELECT_LINK} WHERE integration_id = $1 AND wa_message_id = $2 ORDER BY created_at LIMIT 1`, [integrationId, waMessageId]);
     return rows[0] ? toLink(rows[0]) : null;
   }
 
   async linkOfMessage(integrationId: string, messageId: string): Promise<ChatwootMessageLink | null> {
-    const rows: LinkColumns[] = await this.db.query(`${SELECT_LINK} WHERE integration_id = $1 AND message_id = $2 ORDER BY created_at LIMIT 1`, [integrationId, messageId]);
+    const rows = await this.db.query<LinkColumns>(`${SELECT_LINK} WHERE integration_id = $1 AND message_id = $2 ORDER BY created_at LIMIT 1`, [integrationId, messageId]);
     return rows[0] ? toLink(rows[0]) : null;
   }
 
   /** The WhatsApp message a Chatwoot message shows (an agent's reply quotes it). */
   async linkOfChatwoot(integrationId: string, chatwootMessageId: number): Promise<ChatwootMessageLink | null> {
-    const rows: LinkColumns[] = await this.db.query(
+    const rows = await this.db.query<LinkColumns>(
       `${SELECT_LINK} WHERE integration_id = $1 AND chatwoot_message_id = $2 AND message_id IS NOT NULL ORDER BY created_at LIMIT 1`,
       [integrationId, chatwootMessageId],
     );
@@ -197,7 +195,7 @@ export class ChatwootRepository {
   }
 
   async linkCount(integrationId: string): Promise<number> {
-    const rows: Array<{ n: string }> = await this.db.query(`SELECT count(*) AS n FROM chatwoot_message_links WHERE integration_id = $1`, [integrationId]);
+    const rows = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM chatwoot_message_links WHERE integration_id = $1`, [integrationId]);
     return Number(rows[0].n);
   }
 }

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
 import type { ContactFacts, ContactView } from '@app/contracts';
 import { newId } from '../ids';
 import type { PageRequest, RowPage } from './keyset-page';
+import { Db, type Tx } from '../pg';
 
 /**
  * The most contacts one session keeps (docs/decisions.md, "Contacts per session"). A contact beyond it is not stored
@@ -81,7 +80,7 @@ function mergeByJid(facts: ContactFacts[]): ContactFacts[] {
  */
 @Injectable()
 export class ContactsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * Stores what the network said of these contacts (new ones while the session holds fewer than `bound`, known ones
@@ -91,20 +90,20 @@ export class ContactsRepository {
     organizationId: string,
     sessionId: string,
     facts: ContactFacts[],
-    manager?: EntityManager,
+    manager?: Tx,
     bound = MAX_CONTACTS_PER_SESSION,
   ): Promise<ContactRow[]> {
     const given = facts.filter((f) => typeof f.jid === 'string' && f.jid.length > 0);
     if (given.length === 0) return [];
-    const run = async (tx: EntityManager): Promise<ContactRow[]> => this.upsertIn(tx, organizationId, sessionId, mergeByJid(await this.byStoredJid(tx, sessionId, given)), bound);
+    const run = async (tx: Tx): Promise<ContactRow[]> => this.upsertIn(tx, organizationId, sessionId, mergeByJid(await this.byStoredJid(tx, sessionId, given)), bound);
     return manager ? run(manager) : this.db.transaction(run);
   }
 
   /** Facts that name a contact by a LID the session stores under its number are keyed by that number's jid. */
-  private async byStoredJid(tx: EntityManager, sessionId: string, facts: ContactFacts[]): Promise<ContactFacts[]> {
+  private async byStoredJid(tx: Tx, sessionId: string, facts: ContactFacts[]): Promise<ContactFacts[]> {
     const lids = facts.map((f) => f.jid).filter((jid) => jid.endsWith('@lid'));
     if (lids.length === 0) return facts;
-    const rows: Array<{ jid: string; lid: string }> = await tx.query(
+    const rows = await tx.query<{ jid: string; lid: string }>(
       `SELECT jid, lid FROM contacts WHERE session_id = $1 AND lid = ANY($2::text[]) AND jid <> lid`,
       [sessionId, lids],
     );
@@ -112,7 +111,7 @@ export class ContactsRepository {
     return facts.map((f) => (jidOfLid.has(f.jid) ? { ...f, jid: jidOfLid.get(f.jid)!, lid: f.jid } : f));
   }
 
-  private async upsertIn(tx: EntityManager, organizationId: string, sessionId: string, merged: ContactFacts[], bound: number): Promise<ContactRow[]> {
+  private async upsertIn(tx: Tx, organizationId: string, sessionId: string, merged: ContactFacts[], bound: number): Promise<ContactRow[]> {
     const input = merged.map((f, ord) => ({
       ord,
       id: newId('ctc'),
@@ -164,7 +163,7 @@ export class ContactsRepository {
        ON CONFLICT (session_id, jid) DO NOTHING`,
       [sessionId, json, organizationId, bound],
     );
-    const rows: Row[] = await tx.query(`SELECT ${COLUMNS} FROM contacts WHERE session_id = $1 AND jid = ANY($2::text[])`, [
+    const rows = await tx.query<Row>(`SELECT ${COLUMNS} FROM contacts WHERE session_id = $1 AND jid = ANY($2::text[])`, [
       sessionId,
       merged.map((f) => f.jid),
     ]);
@@ -193,10 +192,10 @@ export class ContactsRepository {
     organizationId: string,
     sessionId: string,
     contacts: Array<ContactFacts & { blocked: boolean }>,
-    manager: EntityManager,
+    manager: Tx,
   ): Promise<Array<{ row: ContactRow; changed: boolean }>> {
     const jids = (await this.byStoredJid(manager, sessionId, contacts)).map((c) => c.jid);
-    const before: Array<{ jid: string; blocked: boolean }> = await manager.query(
+    const before = await manager.query<{ jid: string; blocked: boolean }>(
       `SELECT jid, blocked FROM contacts WHERE session_id = $1 AND jid = ANY($2::text[]) FOR UPDATE`,
       [sessionId, jids],
     );
@@ -207,7 +206,7 @@ export class ContactsRepository {
 
   /** The session's contacts of this organization, keyset-paginated by id. */
   async page(organizationId: string, sessionId: string, page: PageRequest): Promise<RowPage<ContactRow>> {
-    const rows: Row[] = await this.db.query(
+    const rows = await this.db.query<Row>(
       `SELECT ${COLUMNS} FROM contacts WHERE organization_id = $1 AND session_id = $2 AND ($3::text IS NULL OR id > $3) ORDER BY id LIMIT $4`,
       [organizationId, sessionId, page.cursor ?? null, page.limit + 1],
     );
@@ -218,7 +217,7 @@ export class ContactsRepository {
 
   /** One contact of the session, by its jid or its LID. */
   async find(organizationId: string, sessionId: string, jid: string): Promise<ContactRow | null> {
-    const rows: Row[] = await this.db.query(
+    const rows = await this.db.query<Row>(
       `SELECT ${COLUMNS} FROM contacts WHERE organization_id = $1 AND session_id = $2 AND (jid = $3 OR lid = $3) ORDER BY (jid = $3) DESC LIMIT 1`,
       [organizationId, sessionId, jid],
     );

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import type { DeliveryStatus } from '@app/contracts';
 import { DELIVERY_COLUMNS, DeliveryRecord, DeliveryRow, NewDelivery, toDeliveryRecord } from './deliveries.repository';
+import { Db } from '../pg';
 
 /** How many of a webhook's newest deliveries `lastFailures` looks through for the newest failure. */
 const RECENT_FOR_LAST_FAILURE = 50;
@@ -14,7 +13,7 @@ const RECENT_FOR_LAST_FAILURE = 50;
  */
 @Injectable()
 export class DeliveryLogRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * The organization's webhook deliveries per hour of their creation since `since` (epoch ms, an hour's start):
@@ -23,7 +22,7 @@ export class DeliveryLogRepository {
    * `deliveries_org_created` (organization_id, created_at).
    */
   async hourlyOutcomes(organizationId: string, since: number): Promise<Array<{ hour: number; delivered: number; failed: number; p95LatencyMs: number | null }>> {
-    const rows: Array<{ hour: Date; delivered: number; failed: number; p95: number | null }> = await this.db.query(
+    const rows = await this.db.query<{ hour: Date; delivered: number; failed: number; p95: number | null }>(
       `SELECT date_trunc('hour', created_at) AS hour,
               count(*) FILTER (WHERE status = 'delivered')::int AS delivered,
               count(*) FILTER (WHERE status = 'dead' OR (status IN ('pending', 'delivering') AND last_error IS NOT NULL))::int AS failed,
@@ -43,7 +42,7 @@ export class DeliveryLogRepository {
    */
   async lastFailures(webhookIds: string[]): Promise<Map<string, { lastError: string; lastStatusCode: number | null; at: number }>> {
     if (!webhookIds.length) return new Map();
-    const rows: Array<{ webhook_id: string; last_error: string; last_status_code: number | null; updated_at: Date }> = await this.db.query(
+    const rows = await this.db.query<{ webhook_id: string; last_error: string; last_status_code: number | null; updated_at: Date }>(
       `SELECT w.id AS webhook_id, f.last_error, f.last_status_code, f.updated_at
          FROM unnest($1::text[]) AS w(id)
          JOIN LATERAL (
@@ -60,7 +59,7 @@ export class DeliveryLogRepository {
 
   /** A webhook's deliveries, newest first (ids are ULIDs), after `cursor` (an id) when given. */
   async listByWebhook(webhookId: string, filter: { status?: DeliveryStatus; cursor?: string }, limit: number): Promise<DeliveryRecord[]> {
-    const rows: DeliveryRow[] = await this.db.query(
+    const rows = await this.db.query<DeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries
         WHERE webhook_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR id < $3)
         ORDER BY id DESC LIMIT $4`,
@@ -85,8 +84,7 @@ export class DeliveryLogRepository {
    * null when it is not finished (or not there).
    */
   async resetForReplay(webhookId: string, deliveryId: string): Promise<DeliveryRecord | null> {
-    // TypeORM answers an UPDATE with [rows, affected]
-    const [[row]]: [DeliveryRow[], number] = await this.db.query(
+    const [row] = await this.db.query<DeliveryRow>(
       `UPDATE deliveries
           SET status = 'pending', attempt_base = attempts, next_attempt_at = now(), leased_until = NULL, updated_at = now()
         WHERE id = $1 AND webhook_id = $2 AND status IN ('delivered', 'dead')
@@ -98,7 +96,7 @@ export class DeliveryLogRepository {
 
   /** A `pending` row due now with no attempt made; null when the (webhook, event) pair already has one. */
   async insertPending(delivery: NewDelivery): Promise<string | null> {
-    const created: { id: string }[] = await this.db.query(
+    const created = await this.db.query<{ id: string }>(
       `INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at)
        VALUES ($1, $2, $3, $4, $5, 'pending', 0, now())
        ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id`,

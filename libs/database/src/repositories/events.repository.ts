@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
 import { pgArray } from '../pg-array';
-import { preparedStatement, runPrepared } from '../prepared';
+import { Db, type Tx, preparedStatement } from '../pg';
 
 /** The part of the outbox a reconciler pass looks at: `[lo, hi)` in transaction ids (bigints as text). */
 export interface OutboxWindow {
@@ -65,13 +63,13 @@ const INSERT_OUTBOX = preparedStatement('events_insert_outbox', outboxInsertSql(
  */
 @Injectable()
 export class EventsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /** Inserts envelopes (each with its serialized text, written as is); an id already there is left alone. */
   /** `manager`: the caller's transaction, when the events must commit with the state change they announce. */
-  async insertOutbox(rows: OutboxRows, manager?: EntityManager): Promise<void> {
+  async insertOutbox(rows: OutboxRows, manager?: Tx): Promise<void> {
     if (rows.envelopes.length === 0) return;
-    await runPrepared(manager ?? this.db, INSERT_OUTBOX, [...rows.params]);
+    await (manager ?? this.db).prepared(INSERT_OUTBOX, [...rows.params]);
   }
 
   /**

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import type { ChannelView } from '@app/contracts';
+import { Db } from '../pg';
 
 /** What is known of a followed channel: its jid, and whatever the network last said of it. */
 export type FollowedChannelFacts = { jid: string } & Partial<Omit<ChannelView, 'jid'>>;
@@ -26,11 +25,11 @@ const storable = (text: string | null | undefined) => (typeof text === 'string' 
  */
 @Injectable()
 export class FollowedChannelsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /** Oldest followed first; `name` '' while the network has not named the channel yet. */
   async list(sessionId: string): Promise<Array<ChannelView & { named: boolean }>> {
-    const rows: RawRow[] = await this.db.query(
+    const rows = await this.db.query<RawRow>(
       `SELECT jid, name, description, invite, subscribers FROM followed_channels WHERE session_id = $1
         ORDER BY followed_at, jid LIMIT $2`,
       [sessionId, FOLLOWED_CHANNELS_LISTED],

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { GroupNetwork, GroupNetworkParticipant } from '@app/contracts';
 import { newId } from '../ids';
 import { Group } from '../entities/group.entity';
+import { Db, EntityTable } from '../pg';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
+
+const GROUPS = new EntityTable(Group);
 
 /**
  * A group as the network describes it, members listed (the `participants` column counts them). `network` is the
@@ -99,7 +100,7 @@ const rebuiltParticipants = (item: string, where = 'true') =>
  */
 @Injectable()
 export class GroupsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * Inserts the group, or refreshes what the network says of it when the session already knows it. A refresh without
@@ -149,7 +150,7 @@ export class GroupsRepository {
 
   /** The session's stored group with its rights and picture, or null when the session does not know it. */
   async storedOf(sessionId: string, groupJid: string): Promise<StoredGroup | null> {
-    const rows: StoredGroupRow[] = await this.db.query(
+    const rows = await this.db.query<StoredGroupRow>(
       `SELECT group_jid, subject, description, owner_jid, participants, members, is_announce, is_locked, admins, super_admins, picture_url, refreshed_at
        FROM groups WHERE session_id = $1 AND group_jid = $2`,
       [sessionId, groupJid],
@@ -274,7 +275,7 @@ export class GroupsRepository {
    * it or only knows its member count.
    */
   async metadataOf(sessionId: string, groupJid: string): Promise<GroupFacts | null> {
-    const rows: GroupMetadataRow[] = await this.db.query(
+    const rows = await this.db.query<GroupMetadataRow>(
       `SELECT group_jid, subject, description, owner_jid, members, is_announce, is_locked, network
        FROM groups WHERE session_id = $1 AND group_jid = $2 AND members IS NOT NULL`,
       [sessionId, groupJid],
@@ -294,6 +295,6 @@ export class GroupsRepository {
   }
 
   async pageOfSession(organizationId: string, sessionId: string, page: PageRequest): Promise<RowPage<Group>> {
-    return keysetPage(this.db.getRepository(Group), { sessionId, organizationId }, page);
+    return keysetPage(this.db, GROUPS, 'session_id = $1 AND organization_id = $2', [sessionId, organizationId], page);
   }
 }

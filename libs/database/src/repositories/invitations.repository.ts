@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import type { Role } from '@app/contracts';
+import { Db, type Queryable, type Tx } from '../pg';
 
 export interface Invitation {
   id: string;
@@ -39,9 +38,9 @@ const PENDING = 'accepted_at IS NULL AND withdrawn_at IS NULL AND expires_at > n
 /** Invitations to join an organization: the token is stored as its SHA-256 only, and used once. */
 @Injectable()
 export class InvitationsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
-  async create(inv: Invitation & { tokenHash: string }, tx: EntityManager): Promise<void> {
+  async create(inv: Invitation & { tokenHash: string }, tx: Tx): Promise<void> {
     await tx.query(
       `INSERT INTO invitations (id, organization_id, email, role, token_hash, expires_at, created_by, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`,
       [inv.id, inv.organizationId, inv.email, inv.role, inv.tokenHash, inv.expiresAt, inv.createdBy, inv.createdAt],
@@ -49,18 +48,18 @@ export class InvitationsRepository {
   }
 
   async listPending(organizationId: string): Promise<Invitation[]> {
-    const rows: InvitationColumns[] = await this.db.query(`SELECT ${COLUMNS} FROM invitations WHERE organization_id = $1 AND ${PENDING} ORDER BY id`, [organizationId]);
+    const rows = await this.db.query<InvitationColumns>(`SELECT ${COLUMNS} FROM invitations WHERE organization_id = $1 AND ${PENDING} ORDER BY id`, [organizationId]);
     return rows.map(toInvitation);
   }
 
-  async countPending(organizationId: string, manager: EntityManager = this.db.manager): Promise<number> {
-    const rows: Array<{ n: number }> = await manager.query(`SELECT count(*)::int AS n FROM invitations WHERE organization_id = $1 AND ${PENDING}`, [organizationId]);
+  async countPending(organizationId: string, manager: Queryable = this.db): Promise<number> {
+    const rows = await manager.query<{ n: number }>(`SELECT count(*)::int AS n FROM invitations WHERE organization_id = $1 AND ${PENDING}`, [organizationId]);
     return rows[0].n;
   }
 
   /** False when the organization has no such pending invitation. */
-  async withdraw(organizationId: string, id: string, tx: EntityManager): Promise<Invitation | null> {
-    const [rows]: [InvitationColumns[], number] = await tx.query(
+  async withdraw(organizationId: string, id: string, tx: Tx): Promise<Invitation | null> {
+    const rows = await tx.query<InvitationColumns>(
       `UPDATE invitations SET withdrawn_at = now() WHERE id = $1 AND organization_id = $2 AND accepted_at IS NULL AND withdrawn_at IS NULL RETURNING ${COLUMNS}`,
       [id, organizationId],
     );
@@ -68,8 +67,8 @@ export class InvitationsRepository {
   }
 
   /** Marks the pending invitation of this token used, in `tx`, and returns it; null when expired, used or withdrawn. */
-  async consume(tokenHash: string, tx: EntityManager): Promise<Invitation | null> {
-    const [rows]: [InvitationColumns[], number] = await tx.query(
+  async consume(tokenHash: string, tx: Tx): Promise<Invitation | null> {
+    const rows = await tx.query<InvitationColumns>(
       `UPDATE invitations SET accepted_at = now() WHERE token_hash = $1 AND ${PENDING} RETURNING ${COLUMNS}`,
       [tokenHash],
     );

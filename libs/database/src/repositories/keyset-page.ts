@@ -1,4 +1,4 @@
-import { And, FindOperator, FindOptionsOrder, FindOptionsWhere, MoreThan, Repository } from 'typeorm';
+import type { EntityTable, Queryable } from '../pg';
 
 export interface PageRequest {
   limit: number;
@@ -11,16 +11,20 @@ export interface RowPage<R> {
   nextCursor: string | null;
 }
 
-/** Keyset pagination over sortable (ULID) ids: fetch limit+1 rows with `id > cursor` ordered by id. */
-export async function keysetPage<R extends { id: string }>(repo: Repository<R>, where: FindOptionsWhere<R>, page: PageRequest): Promise<RowPage<R>> {
-  // a where that already narrows `id` (a scoped view) keeps its narrowing beside the cursor's
-  const own = (where as { id?: FindOperator<string> }).id;
-  const after = page.cursor ? (own ? And(own, MoreThan(page.cursor)) : MoreThan(page.cursor)) : undefined;
-  const rows = await repo.find({
-    where: { ...where, ...(after ? { id: after } : {}) } as FindOptionsWhere<R>,
-    order: { id: 'ASC' } as FindOptionsOrder<R>,
-    take: page.limit + 1,
-  });
+/**
+ * Keyset pagination over sortable (ULID) ids: limit+1 rows of `table` matching `where` (over `values`) with
+ * `id > cursor`, ordered by id.
+ */
+export async function keysetPage<R extends { id: string }>(
+  db: Queryable,
+  table: EntityTable<R>,
+  where: string,
+  values: readonly unknown[],
+  page: PageRequest,
+): Promise<RowPage<R>> {
+  const params = [...values, ...(page.cursor ? [page.cursor] : []), page.limit + 1];
+  const after = page.cursor ? ` AND id > $${values.length + 1}` : '';
+  const rows = await table.select(db, `${where}${after}`, params, `ORDER BY id LIMIT $${params.length}`);
   const more = rows.length > page.limit;
   const slice = more ? rows.slice(0, page.limit) : rows;
   return { rows: slice, nextCursor: more ? slice[slice.length - 1].id : null };

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { Db, type Tx } from '../pg';
 
 /** A leader acted on a term it no longer holds (expired, or taken over): nothing of the action was written. */
 export class LeadershipLostError extends Error {
@@ -27,11 +26,11 @@ const EXPIRY = `clock_timestamp() + $3 * interval '1 millisecond'`;
  */
 @Injectable()
 export class LeaderLeasesRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /** Takes the lease when it is free or expired (a new term): the term, or null while another holder's lease runs. */
   async take(name: string, holder: string, ttlMs: number): Promise<number | null> {
-    const rows: Array<{ term: string }> = await this.db.query(
+    const rows = await this.db.query<{ term: string }>(
       `WITH fresh AS (
          INSERT INTO leader_leases (name, holder, term, expires_at) VALUES ($1, $2, 1, ${EXPIRY})
          ON CONFLICT (name) DO NOTHING
@@ -53,7 +52,7 @@ export class LeaderLeasesRepository {
 
   /** Extends the holder's lease of `term` by `ttlMs` from now; false when it has expired or another term began. */
   async renew(name: string, holder: string, ttlMs: number, term: number): Promise<boolean> {
-    const [rows]: [unknown[], number] = await this.db.query(
+    const rows = await this.db.query<unknown>(
       `UPDATE leader_leases SET expires_at = ${EXPIRY}
        WHERE name = $1 AND holder = $2 AND term = $4 AND expires_at > clock_timestamp()
        RETURNING name`,
@@ -77,10 +76,10 @@ export class LeaderLeasesRepository {
    * transaction may sit idle for `idleMs` at most (PostgreSQL ends it then): a leader stopped in the middle of an
    * action cannot hold the row, and so the leadership, any longer than that.
    */
-  async fenced<T>(name: string, holder: string, term: number, idleMs: number, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  async fenced<T>(name: string, holder: string, term: number, idleMs: number, work: (manager: Tx) => Promise<T>): Promise<T> {
     return this.db.transaction(async (tx) => {
       // the timeout is set in the same statement that checks and locks the row (no row: nothing to set, and we throw)
-      const rows: unknown[] = await tx.query(
+      const rows = await tx.query<unknown>(
         `SELECT set_config('idle_in_transaction_session_timeout', $4, true) FROM leader_leases
          WHERE name = $1 AND holder = $2 AND term = $3 AND expires_at > clock_timestamp()
          FOR KEY SHARE`,

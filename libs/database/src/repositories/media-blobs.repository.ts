@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { Db } from '../pg';
 
 /** Where a stored medium belongs: its message, and the session and organization of that message. */
 export interface MediaBlobKey {
@@ -24,14 +23,14 @@ export interface MediaBlob {
  */
 @Injectable()
 export class MediaBlobsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * Stores the bytes of a message's medium; false when that message already has them (the first write stands). A
    * message that no longer exists (deleted meanwhile) fails on its foreign key: nothing to keep.
    */
   async put(key: MediaBlobKey, blob: MediaBlob): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(
+    const rows = await this.db.query<unknown>(
       `INSERT INTO media_blobs (message_id, organization_id, session_id, mimetype, size, sha256, bytes)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (message_id) DO NOTHING RETURNING message_id`,
@@ -42,7 +41,7 @@ export class MediaBlobsRepository {
 
   /** The medium of a message of this session and organization, or null. */
   async get(key: MediaBlobKey): Promise<MediaBlob | null> {
-    const rows: Array<{ mimetype: string; size: number; sha256: string; bytes: Buffer }> = await this.db.query(
+    const rows = await this.db.query<{ mimetype: string; size: number; sha256: string; bytes: Buffer }>(
       `SELECT mimetype, size, sha256, bytes FROM media_blobs WHERE message_id = $1 AND session_id = $2 AND organization_id = $3`,
       [key.messageId, key.sessionId, key.organizationId],
     );
@@ -50,7 +49,7 @@ export class MediaBlobsRepository {
   }
 
   async has(messageId: string): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(`SELECT 1 FROM media_blobs WHERE message_id = $1`, [messageId]);
+    const rows = await this.db.query<unknown>(`SELECT 1 FROM media_blobs WHERE message_id = $1`, [messageId]);
     return rows.length > 0;
   }
 
@@ -68,15 +67,13 @@ export class MediaBlobsRepository {
     return this.deleted(`DELETE FROM media_blobs WHERE organization_id = $1`, organizationId);
   }
 
-  /** TypeORM answers a DELETE on PostgreSQL with [rows, affected count]. */
   private async deleted(sql: string, id: string): Promise<number> {
-    const [, count] = (await this.db.query(sql, [id])) as [unknown[], number];
-    return count;
+    return this.db.affected(sql, [id]);
   }
 
   /** Media kept for a session: count and bytes. */
   async usageOfSession(sessionId: string): Promise<{ count: number; bytes: number }> {
-    const rows: Array<{ count: string; bytes: string | null }> = await this.db.query(
+    const rows = await this.db.query<{ count: string; bytes: string | null }>(
       `SELECT count(*) AS count, sum(size) AS bytes FROM media_blobs WHERE session_id = $1`,
       [sessionId],
     );

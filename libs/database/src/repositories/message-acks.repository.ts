@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
 import type { AckStatus, MessageStatus } from '@app/contracts';
 import { OUTBOUND_STATUS_RANK } from '@app/contracts';
-import { preparedStatement, runPrepared } from '../prepared';
+import { Db, type Tx, preparedStatement } from '../pg';
 import { AckOutcome, MemberAckOutcome, MESSAGE_COLUMNS, MessageRawRow, RANK_SQL, rankSql, toMessageRow } from './message-rows';
 
 /** Rank of a held ack (0: none). */
@@ -57,15 +55,15 @@ const APPLY_MEMBER_ACK = preparedStatement(
 /** Receipts of the messages a session sent (`messages.status`, `held_ack`, `member_acks`): forward only. */
 @Injectable()
 export class MessageAcksRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * A receipt for an outbound message: a sent one moves forward only (sent → delivered → read → played) and comes back
    * `moved`; a queued one keeps the ack on its row (`held`, the highest seen) until `markSent` hands it back, so a
    * crash in between loses nothing. null: nothing to do (not ours, not outbound, not forward, failed).
    */
-  async applyAck(sessionId: string, waMessageId: string, status: AckStatus, manager?: EntityManager): Promise<AckOutcome | null> {
-    const { rows } = await runPrepared<MessageRawRow>(manager ?? this.db, APPLY_ACK, [sessionId, waMessageId, status, OUTBOUND_STATUS_RANK[status]]);
+  async applyAck(sessionId: string, waMessageId: string, status: AckStatus, manager?: Tx): Promise<AckOutcome | null> {
+    const rows = await (manager ?? this.db).prepared<MessageRawRow>(APPLY_ACK, [sessionId, waMessageId, status, OUTBOUND_STATUS_RANK[status]]);
     if (!rows[0]) return null;
     return rows[0].status === 'queued' ? { held: true } : { moved: toMessageRow(rows[0]) };
   }
@@ -75,8 +73,8 @@ export class MessageAcksRepository {
    * message's own status moved to what every one of `members` (the group minus ourselves) has reached. null: nothing
    * changed (unknown, not outbound, failed, or not forward for this member).
    */
-  async applyMemberAck(sessionId: string, waMessageId: string, member: string, status: AckStatus, members: string[], manager?: EntityManager): Promise<MemberAckOutcome | null> {
-    const { rows } = await runPrepared<MessageRawRow & { old_status: MessageStatus }>(manager ?? this.db, APPLY_MEMBER_ACK, [sessionId, waMessageId, member, status, members]);
+  async applyMemberAck(sessionId: string, waMessageId: string, member: string, status: AckStatus, members: string[], manager?: Tx): Promise<MemberAckOutcome | null> {
+    const rows = await (manager ?? this.db).prepared<MessageRawRow & { old_status: MessageStatus }>(APPLY_MEMBER_ACK, [sessionId, waMessageId, member, status, members]);
     if (!rows[0]) return null;
     return { row: toMessageRow(rows[0]), moved: rows[0].status !== rows[0].old_status };
   }
@@ -86,7 +84,7 @@ export class MessageAcksRepository {
    * what a new holder of the session applies first.
    */
   async heldAcksOf(sessionId: string): Promise<Array<{ waMessageId: string; status: AckStatus }>> {
-    const rows: Array<{ wa_message_id: string; held_ack: AckStatus }> = await this.db.query(
+    const rows = await this.db.query<{ wa_message_id: string; held_ack: AckStatus }>(
       `SELECT wa_message_id, held_ack FROM messages
         WHERE session_id = $1 AND held_ack IS NOT NULL AND status <> 'queued' AND ${HELD_RANK_SQL} > ${RANK_SQL} ORDER BY seq, id`,
       [sessionId],

@@ -1,13 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
 import type { AckStatus, MessageStatus } from '@app/contracts';
 import { pgArray } from '../pg-array';
-import { PreparedStatement, preparedStatement, runPrepared } from '../prepared';
+import { Db, PreparedStatement, type Tx, preparedStatement } from '../pg';
 import { OutboxRows, outboxInsertSql } from './events.repository';
 import { presenceTypingSql, takeMessageSeqsIfSendableSql, takeMessageSeqsSql } from './sessions.repository';
 import { chatOfMessageSql } from './chats.repository';
-import { json, MESSAGE_COLUMNS, MessageRawRow, MessageRow, NewMessage, queryable, QueueHead, SentRecord, toMessageRow, ts, updated, updatedRow } from './message-rows';
+import { json, MESSAGE_COLUMNS, MessageRawRow, MessageRow, NewMessage, QueueHead, SentRecord, toMessageRow, ts, updatedRow } from './message-rows';
 
 /**
  * A scheduled send (CONTRACT 17) is numbered when it becomes due (`promoteDue`), not when it is accepted: its number
@@ -228,7 +226,7 @@ const sendAtsOf = (batch: ReadonlyArray<NewOutbound>) => batch.map((b) => ts(b.m
  */
 @Injectable()
 export class MessageQueueRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * An accepted send, in one autocommit statement (INSERT_OUTBOUND): the session's next acceptance number, the message
@@ -241,8 +239,8 @@ export class MessageQueueRepository {
    * one's commit before it takes the next number; a visible number means every lower one has committed, and the
    * gateway drains by it. With `manager`, the statement runs in that transaction and the lock lasts until it commits.
    */
-  async insertOutbound(m: NewMessage, media: Buffer | null, manager?: EntityManager): Promise<MessageRow | null> {
-    const { rows } = await runPrepared<MessageRawRow>(manager ?? this.db, INSERT_OUTBOUND, outboundParams(m, media));
+  async insertOutbound(m: NewMessage, media: Buffer | null, manager?: Tx): Promise<MessageRow | null> {
+    const rows = await (manager ?? this.db).prepared<MessageRawRow>(INSERT_OUTBOUND, outboundParams(m, media));
     return rows[0] ? toMessageRow(rows[0]) : null;
   }
 
@@ -254,7 +252,7 @@ export class MessageQueueRepository {
    */
   async insertOutboundMany(organizationId: string, sessionId: string, batch: ReadonlyArray<NewOutbound>): Promise<Map<string, MessageRow>> {
     if (batch.length === 0) return new Map();
-    const { rows } = await runPrepared<MessageRawRow>(this.db, formFor(INSERT_OUTBOUND_MANY, batch.some((b) => b.media !== null)), [
+    const rows = await this.db.prepared<MessageRawRow>(formFor(INSERT_OUTBOUND_MANY, batch.some((b) => b.media !== null)), [
       ...outboundManyParams(organizationId, sessionId, batch),
       sendAtsOf(batch),
     ]);
@@ -277,7 +275,7 @@ export class MessageQueueRepository {
     statuses: readonly string[],
   ): Promise<{ rows: Map<string, MessageRow>; gatewayId: string | null }> {
     if (group.length === 0) return { rows: new Map(), gatewayId: null };
-    const { rows } = await runPrepared<MessageRawRow & { session_gateway_id: string | null }>(this.db, formFor(INSERT_ACCEPTED_MANY, group.some((b) => b.media !== null)), [
+    const rows = await this.db.prepared<MessageRawRow & { session_gateway_id: string | null }>(formFor(INSERT_ACCEPTED_MANY, group.some((b) => b.media !== null)), [
       ...outboundManyParams(organizationId, sessionId, group),
       statuses,
       sendAtsOf(group),
@@ -291,7 +289,7 @@ export class MessageQueueRepository {
    * message can later appear ahead of these. The session's presenceTyping comes with them (one query per batch).
    */
   async nextQueued(sessionId: string, limit: number): Promise<QueueHead> {
-    const { rows } = await runPrepared<MessageRawRow & { session_presence_typing: boolean | null }>(this.db, NEXT_QUEUED, [sessionId, limit]);
+    const rows = await this.db.prepared<MessageRawRow & { session_presence_typing: boolean | null }>(NEXT_QUEUED, [sessionId, limit]);
     return { messages: rows.map(toMessageRow), presenceTyping: rows[0]?.session_presence_typing ?? false };
   }
 
@@ -302,7 +300,7 @@ export class MessageQueueRepository {
    */
   async sessionsWithDueScheduled(sessionIds: string[]): Promise<string[]> {
     if (sessionIds.length === 0) return [];
-    const rows: Array<{ session_id: string }> = await this.db.query(
+    const rows = await this.db.query<{ session_id: string }>(
       `SELECT s AS session_id FROM unnest($1::text[]) AS s
         WHERE EXISTS (SELECT 1 FROM messages WHERE session_id = s AND status = 'scheduled' AND send_at <= now())`,
       [sessionIds],
@@ -312,7 +310,7 @@ export class MessageQueueRepository {
 
   /** The due scheduled sends of a session, oldest `send_at` first, at most `limit` (the index's range). */
   async dueScheduledIds(sessionId: string, limit: number): Promise<string[]> {
-    const rows: Array<{ id: string }> = await this.db.query(
+    const rows = await this.db.query<{ id: string }>(
       `SELECT id FROM messages WHERE session_id = $1 AND status = 'scheduled' AND send_at <= now() ORDER BY send_at, id LIMIT $2`,
       [sessionId, limit],
     );
@@ -322,7 +320,7 @@ export class MessageQueueRepository {
   /** The earliest `send_at` of a scheduled send of these sessions (one index probe each), or null. */
   async nextScheduledAt(sessionIds: string[]): Promise<number | null> {
     if (sessionIds.length === 0) return null;
-    const rows: Array<{ at: Date | null }> = await this.db.query(
+    const rows = await this.db.query<{ at: Date | null }>(
       `SELECT min((SELECT send_at FROM messages WHERE session_id = s AND status = 'scheduled' AND send_at IS NOT NULL ORDER BY send_at LIMIT 1)) AS at
          FROM unnest($1::text[]) AS s`,
       [sessionIds],
@@ -338,7 +336,7 @@ export class MessageQueueRepository {
    * locked (SKIP LOCKED: a concurrent promotion or cancel takes others), numbered, moved. Returns the moved rows.
    */
   async promoteDue(sessionId: string, limit: number, ids: string[] | null = null): Promise<MessageRow[]> {
-    const rows: MessageRawRow[] = updated(await this.db.query(
+    const rows = await this.db.query<MessageRawRow>(
       `WITH due AS (
          SELECT id, row_number() OVER (ORDER BY send_at NULLS FIRST, id) AS n FROM (
            SELECT id, send_at FROM messages
@@ -354,7 +352,7 @@ export class MessageQueueRepository {
         WHERE messages.id = due.id AND (SELECT count(*) FROM due) > 0
        RETURNING ${MESSAGE_COLUMNS.split(',').map((c) => `messages.${c.trim()}`).join(', ')}`,
       [sessionId, limit, ids],
-    ));
+    );
     return rows.map(toMessageRow);
   }
 
@@ -363,12 +361,12 @@ export class MessageQueueRepository {
    * it was not scheduled any more (already due and queued, or cancelled).
    */
   async cancelScheduled(organizationId: string, sessionId: string, id: string): Promise<MessageRow | null> {
-    const rows: MessageRawRow[] = updated(await this.db.query(
+    const rows = await this.db.query<MessageRawRow>(
       `UPDATE messages SET status = 'cancelled', updated_at = now()
         WHERE id = $1 AND session_id = $2 AND organization_id = $3 AND status = 'scheduled'
        RETURNING ${MESSAGE_COLUMNS}`,
       [id, sessionId, organizationId],
-    ));
+    );
     return rows[0] ? toMessageRow(rows[0]) : null;
   }
 
@@ -377,12 +375,12 @@ export class MessageQueueRepository {
    * due scan reads): the sender skips it, and a resume re-queues the same row (`promoteDue` by id), so its waMessageId
    * stays and a copy the network already took is stored once. A cancel ends it (`cancelled`).
    */
-  async withdrawCampaignQueued(campaignId: string, to: 'scheduled' | 'cancelled', manager?: EntityManager): Promise<string[]> {
-    const rows: Array<{ id: string }> = updated(await queryable(this.db, manager).query(
+  async withdrawCampaignQueued(campaignId: string, to: 'scheduled' | 'cancelled', manager?: Tx): Promise<string[]> {
+    const rows = await (manager ?? this.db).query<{ id: string }>(
       `UPDATE messages SET status = $2, send_at = NULL, updated_at = now()
         WHERE campaign_id = $1 AND status IN ('queued', 'scheduled') RETURNING id`,
       [campaignId, to],
-    ));
+    );
     return rows.map((r) => r.id);
   }
 
@@ -393,9 +391,9 @@ export class MessageQueueRepository {
    */
   async stateOf(
     id: string,
-    manager?: EntityManager,
+    manager?: Tx,
   ): Promise<{ status: MessageStatus; sentAt: number | null; sendAt: number | null; updatedAt: number } | null> {
-    const rows: Array<{ status: MessageStatus; sent_at: Date | null; send_at: Date | null; updated_at: Date }> = await queryable(this.db, manager).query(
+    const rows = await (manager ?? this.db).query<{ status: MessageStatus; sent_at: Date | null; send_at: Date | null; updated_at: Date }>(
       `SELECT status, sent_at, send_at, updated_at FROM messages WHERE id = $1`,
       [id],
     );
@@ -406,7 +404,7 @@ export class MessageQueueRepository {
   /** Which of these sessions have queued messages (the gateway's sweep after a lost signal). */
   async sessionsWithQueued(sessionIds: string[]): Promise<string[]> {
     if (sessionIds.length === 0) return [];
-    const rows: Array<{ session_id: string }> = await this.db.query(
+    const rows = await this.db.query<{ session_id: string }>(
       `SELECT DISTINCT session_id FROM messages WHERE status = 'queued' AND session_id = ANY($1)`,
       [sessionIds],
     );
@@ -442,7 +440,7 @@ export class MessageQueueRepository {
   async markSentMany(sends: ReadonlyArray<SentRecord>, outbox: OutboxRows = OutboxRows.none): Promise<Map<string, { heldAck: AckStatus | null }>> {
     if (sends.length === 0) return new Map();
     const eventIds = sends.map((_s, i) => outbox.envelopes[i]?.id ?? null);
-    const { rows } = await runPrepared<{ id: string; held_ack: AckStatus | null }>(this.db, formFor(MARK_SENT_MANY, sends.some((s) => s.media !== false)), [
+    const rows = await this.db.prepared<{ id: string; held_ack: AckStatus | null }>(formFor(MARK_SENT_MANY, sends.some((s) => s.media !== false)), [
       sends.map((s) => s.id),
       sends.map((s) => new Date(s.sentAt)),
       sends.map((s) => (s.raw ? Buffer.from(s.raw) : null)),
@@ -454,8 +452,8 @@ export class MessageQueueRepository {
   }
 
   /** queued → failed, once. */
-  async markFailed(id: string, error: string, manager?: EntityManager): Promise<MessageRow | null> {
-    const q = queryable(this.db, manager);
+  async markFailed(id: string, error: string, manager?: Tx): Promise<MessageRow | null> {
+    const q = (manager ?? this.db);
     const row = await updatedRow(
       q,
       `UPDATE messages SET status = 'failed', error = $2, updated_at = now() WHERE id = $1 AND ${stillQueuedSql('messages')} RETURNING ${MESSAGE_COLUMNS}`,

@@ -1,4 +1,3 @@
-import type { DataSource, EntityManager } from 'typeorm';
 import type {
   AckStatus,
   ContactContent,
@@ -15,6 +14,7 @@ import type {
   PollVoteRecord,
 } from '@app/contracts';
 import { OUTBOUND_STATUS_RANK } from '@app/contracts';
+import type { Queryable } from '../pg';
 
 /**
  * The `messages` table's row shapes and the pieces its three repositories share: the log (`MessagesRepository`),
@@ -234,16 +234,8 @@ export const rankSql = (column: string, otherwise: number) =>
   `CASE ${column} ${Object.entries(OUTBOUND_STATUS_RANK).map(([status, rank]) => `WHEN '${status}' THEN ${rank}`).join(' ')} ELSE ${otherwise} END`;
 export const RANK_SQL = rankSql('status', -1);
 
-/** The rows of an UPDATE or DELETE … RETURNING through TypeORM's `query`, which answers those as `[rows, count]`. */
-export function updated<T>(result: T[] | [T[], number]): T[] {
-  return result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? (result[0] as T[]) : (result as T[]);
-}
-
-/** The row an `UPDATE … RETURNING` of at most one row changed. TypeORM answers an UPDATE with `[rows, affected]`. */
-export async function updatedRow(q: Pick<DataSource, 'query'>, sql: string, params: unknown[]): Promise<MessageRow | null> {
-  const [rows]: [MessageRawRow[], number] = await q.query(sql, params);
+/** The row an `UPDATE … RETURNING` of at most one row changed. */
+export async function updatedRow(q: Queryable, sql: string, params: unknown[]): Promise<MessageRow | null> {
+  const rows = await q.query<MessageRawRow>(sql, params);
   return rows[0] ? toMessageRow(rows[0]) : null;
 }
-
-/** The query interface of `manager`'s transaction, or of the data source when there is none. */
-export const queryable = (db: DataSource, manager?: EntityManager): Pick<DataSource, 'query'> => manager ?? db;

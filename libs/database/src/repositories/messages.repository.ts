@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
 import type { MediaRef } from '@app/contracts';
 import { autoReadSql } from './sessions.repository';
 import { chatOfMessageSql } from './chats.repository';
 import { campaignMediaSql } from './campaigns.repository';
-import { EditedMessage, json, MESSAGE_COLUMNS, MessageFilter, MessageRawRow, MessageRow, NewMessage, queryable, toMessageRow, ts, updatedRow } from './message-rows';
+import { EditedMessage, json, MESSAGE_COLUMNS, MessageFilter, MessageRawRow, MessageRow, NewMessage, toMessageRow, ts, updatedRow } from './message-rows';
+import { Db, type Tx } from '../pg';
 
 /**
  * The message log (`messages` and `message_media`): what a session received and sent, read by id, page and network id,
@@ -14,7 +13,7 @@ import { EditedMessage, json, MESSAGE_COLUMNS, MessageFilter, MessageRawRow, Mes
  */
 @Injectable()
 export class MessagesRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * The organization's messages stored per hour since `since` (epoch ms, an hour's start): received (inbound) and sent
@@ -22,7 +21,7 @@ export class MessagesRepository {
    * partial index `messages_org_recent` (organization_id, created_at) INCLUDE (direction).
    */
   async hourlyCounts(organizationId: string, since: number): Promise<Array<{ hour: number; received: number; sent: number }>> {
-    const rows: Array<{ hour: Date; received: number; sent: number }> = await this.db.query(
+    const rows = await this.db.query<{ hour: Date; received: number; sent: number }>(
       `SELECT date_trunc('hour', created_at) AS hour,
               count(*) FILTER (WHERE direction = 'in')::int AS received,
               count(*) FILTER (WHERE direction = 'out')::int AS sent
@@ -38,10 +37,10 @@ export class MessagesRepository {
    * Inserts a message; a conflicting (session, waMessageId) or (session, idempotency key) inserts nothing and
    * returns null, so the caller can tell a re-delivery or a repeat from a new message.
    */
-  async insert(m: NewMessage, manager?: EntityManager): Promise<MessageRow | null> {
+  async insert(m: NewMessage, manager?: Tx): Promise<MessageRow | null> {
     // the message's chat is kept current by the same statement (ChatsRepository's fragment): a received message counts
     // as unread unless it came from a history sync or the session marks what it receives read (autoRead)
-    const rows: MessageRawRow[] = await queryable(this.db, manager).query(
+    const rows = await (manager ?? this.db).query<MessageRawRow>(
       `WITH m AS (
          INSERT INTO messages (id, organization_id, session_id, wa_message_id, direction, chat_jid, from_jid, type, text, media,
            media_ref, location, contact, poll, reaction, quoted_message_id, quoted_wa_message_id, mentions, status,
@@ -67,7 +66,7 @@ export class MessagesRepository {
   /** The messages first accepted under these keys in the last `windowMs` (a batch's repeats), by key. */
   async findByIdempotencyKeys(sessionId: string, keys: string[], windowMs: number): Promise<Map<string, MessageRow>> {
     if (keys.length === 0) return new Map();
-    const rows: MessageRawRow[] = await this.db.query(
+    const rows = await this.db.query<MessageRawRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND idempotency_key = ANY($2::text[]) AND created_at > now() - ($3 * interval '1 millisecond')`,
       [sessionId, keys, windowMs],
     );
@@ -88,7 +87,7 @@ export class MessagesRepository {
    * stored once for every recipient (`campaign_media`, the campaigns repository's fragment).
    */
   async mediaOf(messageId: string): Promise<Buffer | null> {
-    const rows: Array<{ data: Buffer }> = await this.db.query(
+    const rows = await this.db.query<{ data: Buffer }>(
       `SELECT data FROM message_media WHERE message_id = $1
        UNION ALL ${campaignMediaSql('(SELECT campaign_id FROM messages WHERE id = $1)')}
        LIMIT 1`,
@@ -98,7 +97,7 @@ export class MessagesRepository {
   }
 
   async findInOrganization(organizationId: string, sessionId: string, id: string): Promise<MessageRow | null> {
-    const rows: MessageRawRow[] = await this.db.query(
+    const rows = await this.db.query<MessageRawRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1 AND session_id = $2 AND organization_id = $3`,
       [id, sessionId, organizationId],
     );
@@ -106,12 +105,12 @@ export class MessagesRepository {
   }
 
   async findById(id: string): Promise<MessageRow | null> {
-    const rows: MessageRawRow[] = await this.db.query(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1`, [id]);
+    const rows = await this.db.query<MessageRawRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1`, [id]);
     return rows[0] ? toMessageRow(rows[0]) : null;
   }
 
   async findByWaId(sessionId: string, waMessageId: string): Promise<MessageRow | null> {
-    const rows: MessageRawRow[] = await this.db.query(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND wa_message_id = $2`, [
+    const rows = await this.db.query<MessageRawRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND wa_message_id = $2`, [
       sessionId,
       waMessageId,
     ]);
@@ -121,7 +120,7 @@ export class MessagesRepository {
   /** Our ids of the given network ids in one session (quotes, reactions, polls resolve through it). */
   async idsByWaIds(sessionId: string, waMessageIds: string[]): Promise<Map<string, string>> {
     if (waMessageIds.length === 0) return new Map();
-    const rows: Array<{ id: string; wa_message_id: string }> = await this.db.query(
+    const rows = await this.db.query<{ id: string; wa_message_id: string }>(
       `SELECT id, wa_message_id FROM messages WHERE session_id = $1 AND wa_message_id = ANY($2)`,
       [sessionId, waMessageIds],
     );
@@ -130,7 +129,7 @@ export class MessagesRepository {
 
   /** The stored network content of a message (Baileys' getMessage, quotes, poll decryption). */
   async rawOf(sessionId: string, waMessageId: string): Promise<Uint8Array | null> {
-    const rows: Array<{ raw: Buffer | null }> = await this.db.query(
+    const rows = await this.db.query<{ raw: Buffer | null }>(
       `SELECT raw FROM messages WHERE session_id = $1 AND wa_message_id = $2`,
       [sessionId, waMessageId],
     );
@@ -139,7 +138,7 @@ export class MessagesRepository {
 
   /** A repeat of an accepted send: the message first accepted under this key in the last `windowMs`. */
   async findByIdempotencyKey(sessionId: string, key: string, windowMs: number): Promise<MessageRow | null> {
-    const rows: MessageRawRow[] = await this.db.query(
+    const rows = await this.db.query<MessageRawRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND idempotency_key = $2 AND created_at > now() - ($3 * interval '1 millisecond')`,
       [sessionId, key, windowMs],
     );
@@ -157,7 +156,7 @@ export class MessagesRepository {
   /** The messages of one session with these ids (a chat list's last messages), in no particular order. */
   async findByIds(sessionId: string, ids: string[]): Promise<MessageRow[]> {
     if (ids.length === 0) return [];
-    const rows: MessageRawRow[] = await this.db.query(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND id = ANY($2)`, [sessionId, ids]);
+    const rows = await this.db.query<MessageRawRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND id = ANY($2)`, [sessionId, ids]);
     return rows.map(toMessageRow);
   }
 
@@ -174,7 +173,7 @@ export class MessagesRepository {
     if (filter.status) add('status = ?', filter.status);
     if (cursor) add('id < ?', cursor);
     params.push(limit);
-    const rows: MessageRawRow[] = await this.db.query(
+    const rows = await this.db.query<MessageRawRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
       params,
     );
@@ -185,8 +184,8 @@ export class MessagesRepository {
    * An edit from the network: the text of a text message, the caption of a media message. null when there is nothing
    * to change: an unknown message, a revoked one, or the same text again (a re-delivered edit publishes nothing twice).
    */
-  async applyEdit(sessionId: string, waMessageId: string, text: string, manager?: EntityManager): Promise<EditedMessage | null> {
-    const [rows]: [Array<MessageRawRow & { previous_text: string | null }>, number] = await queryable(this.db, manager).query(
+  async applyEdit(sessionId: string, waMessageId: string, text: string, manager?: Tx): Promise<EditedMessage | null> {
+    const rows = await (manager ?? this.db).query<MessageRawRow & { previous_text: string | null }>(
       `WITH old AS (
          SELECT id AS old_id, CASE WHEN media IS NULL THEN text ELSE media->>'caption' END AS previous_text, media IS NULL AS is_text
            FROM messages WHERE session_id = $1 AND wa_message_id = $2 AND revoked_at IS NULL FOR UPDATE
@@ -206,9 +205,9 @@ export class MessagesRepository {
    * A reaction to a message of the session: the reactor's earlier reaction replaced, or removed with `""`. null when
    * nothing changed (an unknown message, or the same reaction again: a re-delivered one).
    */
-  async applyReaction(sessionId: string, waMessageId: string, from: string, emoji: string, manager?: EntityManager): Promise<MessageRow | null> {
+  async applyReaction(sessionId: string, waMessageId: string, from: string, emoji: string, manager?: Tx): Promise<MessageRow | null> {
     return updatedRow(
-      queryable(this.db, manager),
+      (manager ?? this.db),
       `UPDATE messages SET
            reactions = NULLIF(
              COALESCE((SELECT jsonb_agg(r) FROM jsonb_array_elements(COALESCE(reactions, '[]'::jsonb)) r WHERE r->>'from' <> $3), '[]'::jsonb)
@@ -223,9 +222,9 @@ export class MessagesRepository {
   }
 
   /** A vote on a poll of the session: the voter's earlier vote replaced. null: not a stored poll, or the same vote again. */
-  async applyPollVote(sessionId: string, pollWaMessageId: string, voter: string, options: string[], manager?: EntityManager): Promise<MessageRow | null> {
+  async applyPollVote(sessionId: string, pollWaMessageId: string, voter: string, options: string[], manager?: Tx): Promise<MessageRow | null> {
     return updatedRow(
-      queryable(this.db, manager),
+      (manager ?? this.db),
       `UPDATE messages SET
            poll_votes = COALESCE((SELECT jsonb_agg(v) FROM jsonb_array_elements(COALESCE(poll_votes, '[]'::jsonb)) v WHERE v->>'voter' <> $3), '[]'::jsonb)
              || jsonb_build_array(jsonb_build_object('voter', $3::text, 'options', $4::jsonb)),
@@ -238,9 +237,9 @@ export class MessagesRepository {
   }
 
   /** A delete for everyone from the network: the row marked once (null: unknown, or already marked). */
-  async markRevoked(sessionId: string, waMessageId: string, manager?: EntityManager): Promise<MessageRow | null> {
+  async markRevoked(sessionId: string, waMessageId: string, manager?: Tx): Promise<MessageRow | null> {
     return updatedRow(
-      queryable(this.db, manager),
+      (manager ?? this.db),
       `UPDATE messages SET revoked_at = now(), updated_at = now()
         WHERE session_id = $1 AND wa_message_id = $2 AND revoked_at IS NULL RETURNING ${MESSAGE_COLUMNS}`,
       [sessionId, waMessageId],
@@ -252,7 +251,7 @@ export class MessagesRepository {
    * new CDN path replaces the expired one. Inbound rows only; false when there is no such row.
    */
   async updateMediaRef(id: string, ref: MediaRef): Promise<boolean> {
-    const [, affected]: [unknown, number] = await this.db.query(
+    const affected = await this.db.affected(
       `UPDATE messages SET media_ref = $2 WHERE id = $1 AND direction = 'in' AND media_ref IS NOT NULL`,
       [id, json(ref)],
     );
@@ -264,7 +263,7 @@ export class MessagesRepository {
    * the default audience of a status post (CONTRACT 13, "all contacts").
    */
   async contactChatJids(sessionId: string, limit: number): Promise<string[]> {
-    const rows: Array<{ chat_jid: string }> = await this.db.query(
+    const rows = await this.db.query<{ chat_jid: string }>(
       `SELECT chat_jid FROM messages WHERE session_id = $1 AND chat_jid LIKE '%@s.whatsapp.net'
         GROUP BY chat_jid ORDER BY max(created_at) DESC LIMIT $2`,
       [sessionId, limit],

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import type { QuotaOverrides, QuotaResource } from '@app/contracts';
 import { Organization } from '../entities/organization.entity';
+import { Db, EntityTable, type Queryable, type Tx } from '../pg';
+
+const ORGANIZATIONS = new EntityTable(Organization);
 
 const QUOTA_COLUMNS: Record<QuotaResource, string> = { sessions: 'quota_sessions', webhooks: 'quota_webhooks', apiKeys: 'quota_api_keys' };
 
@@ -16,31 +17,27 @@ const toOverrides = (r: QuotaColumns): QuotaOverrides => ({ sessions: r.quota_se
 
 @Injectable()
 export class OrganizationsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
-  private repo(manager: EntityManager = this.db.manager) {
-    return manager.getRepository(Organization);
-  }
-
-  async create(org: Organization, manager?: EntityManager): Promise<Organization> {
-    return this.repo(manager).save(org);
+  async create(org: Organization, tx?: Tx): Promise<Organization> {
+    return ORGANIZATIONS.insert(tx ?? this.db, org);
   }
 
   async findById(id: string): Promise<Organization | null> {
-    return this.repo().findOne({ where: { id } });
+    return ORGANIZATIONS.selectOne(this.db, 'id = $1', [id]);
   }
 
-  async rename(id: string, name: string, manager?: EntityManager): Promise<void> {
-    await this.repo(manager).update({ id }, { name });
+  async rename(id: string, name: string, tx?: Tx): Promise<void> {
+    await (tx ?? this.db).query('UPDATE organizations SET name = $2 WHERE id = $1', [id, name]);
   }
 
   async exists(id: string): Promise<boolean> {
-    return this.repo().exists({ where: { id } });
+    return (await this.db.query('SELECT 1 FROM organizations WHERE id = $1', [id])).length > 0;
   }
 
   /** null when the organization does not exist. */
-  async quotaOverrides(id: string, manager: EntityManager = this.db.manager): Promise<QuotaOverrides | null> {
-    const rows: QuotaColumns[] = await manager.query('SELECT quota_sessions, quota_webhooks, quota_api_keys FROM organizations WHERE id = $1', [id]);
+  async quotaOverrides(id: string, q: Queryable = this.db): Promise<QuotaOverrides | null> {
+    const rows = await q.query<QuotaColumns>('SELECT quota_sessions, quota_webhooks, quota_api_keys FROM organizations WHERE id = $1', [id]);
     return rows[0] ? toOverrides(rows[0]) : null;
   }
 
@@ -55,9 +52,7 @@ export class OrganizationsRepository {
     const sql = sets.length
       ? `UPDATE organizations SET ${sets.join(', ')} WHERE id = $1 RETURNING quota_sessions, quota_webhooks, quota_api_keys`
       : 'SELECT quota_sessions, quota_webhooks, quota_api_keys FROM organizations WHERE id = $1';
-    const result = await this.db.query(sql, values);
-    // an UPDATE … RETURNING answers [rows, count] through the pg driver
-    const rows: QuotaColumns[] = sets.length ? result[0] : result;
+    const rows = await this.db.query<QuotaColumns>(sql, values);
     return rows[0] ? toOverrides(rows[0]) : null;
   }
 
@@ -66,7 +61,7 @@ export class OrganizationsRepository {
    * count and the insert it allows are never interleaved with another create of the same organization: two
    * concurrent creates cannot both take the last slot. Organizations never wait on each other.
    */
-  async withQuotaLock<T>(id: string, fn: (tx: EntityManager, overrides: QuotaOverrides | null) => Promise<T>): Promise<T> {
+  async withQuotaLock<T>(id: string, fn: (tx: Tx, overrides: QuotaOverrides | null) => Promise<T>): Promise<T> {
     return this.db.transaction(async (tx) => {
       await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('org-quota:' || $1, 0))`, [id]);
       return fn(tx, await this.quotaOverrides(id, tx));
@@ -75,6 +70,6 @@ export class OrganizationsRepository {
 
   /** Every organization, oldest first (an operator's listing; there are few). */
   async list(): Promise<Organization[]> {
-    return this.repo().find({ order: { createdAt: 'ASC', id: 'ASC' } });
+    return ORGANIZATIONS.select(this.db, 'true', [], 'ORDER BY created_at, id');
   }
 }

@@ -1,8 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
 import { SessionAuthKey } from '../entities/session-auth-key.entity';
-import { EntityReader } from '../prepared';
+import { Db, EntityReader, EntityTable, preparedStatement, type Queryable } from '../pg';
+
+const AUTH_KEYS = new EntityTable(SessionAuthKey);
+
+/** A batch of rows written, each replacing the stored one of its (session, category, key id); defaults as the columns'. */
+const UPSERT = preparedStatement(
+  'session_auth_keys_upsert',
+  `INSERT INTO session_auth_keys (session_id, category, key_id, value, schema_version, updated_at)
+   SELECT u.session_id, u.category, u.key_id, u.value, COALESCE(u.schema_version, 1), COALESCE(u.updated_at, now())
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[]) AS u(session_id, category, key_id, value, schema_version, updated_at)
+   ON CONFLICT (session_id, category, key_id) DO UPDATE SET value = EXCLUDED.value, schema_version = EXCLUDED.schema_version, updated_at = EXCLUDED.updated_at`,
+);
 
 /** Baileys uploads hundreds of pre-keys at once; chunks keep each statement well under PostgreSQL's parameter limit. */
 const WRITE_CHUNK = 500;
@@ -20,14 +29,10 @@ const FIND_ITEM_OF_SESSIONS = new EntityReader(
 /** The auth-state rows of sessions; values arrive sealed and leave sealed (the caller holds the key). */
 @Injectable()
 export class SessionAuthKeysRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
-
-  private get repo() {
-    return this.db.getRepository(SessionAuthKey);
-  }
+  constructor(private readonly db: Db) {}
 
   async find(sessionId: string, category: string, keyId: string): Promise<SessionAuthKey | null> {
-    return this.repo.findOneBy({ sessionId, category, keyId });
+    return AUTH_KEYS.selectOne(this.db, 'session_id = $1 AND category = $2 AND key_id = $3', [sessionId, category, keyId]);
   }
 
   /** `find` of one item for many sessions in one statement; sessions without it are left out. */
@@ -38,15 +43,22 @@ export class SessionAuthKeysRepository {
   }
 
   async findMany(sessionId: string, category: string, keyIds: string[]): Promise<SessionAuthKey[]> {
-    return this.repo.findBy({ sessionId, category, keyId: In([...new Set(keyIds)]) });
+    return AUTH_KEYS.select(this.db, 'session_id = $1 AND category = $2 AND key_id = ANY($3::text[])', [sessionId, category, [...new Set(keyIds)]]);
   }
 
   /** Writes the rows, the last of each (category, keyId) winning when one is given twice. */
-  async upsert(rows: SessionAuthKey[], manager: EntityManager = this.db.manager): Promise<void> {
+  async upsert(rows: SessionAuthKey[], manager: Queryable = this.db): Promise<void> {
     // a key written twice in one batch would make ON CONFLICT touch the same row twice, which PostgreSQL refuses
     const latest = new Map(rows.map((row) => [`${row.sessionId}\u0000${row.category}\u0000${row.keyId}`, row]));
     for (const chunk of chunks([...latest.values()])) {
-      await manager.upsert(SessionAuthKey, chunk, ['sessionId', 'category', 'keyId']);
+      await manager.prepared(UPSERT, [
+        chunk.map((r) => r.sessionId),
+        chunk.map((r) => r.category),
+        chunk.map((r) => r.keyId),
+        chunk.map((r) => r.value),
+        chunk.map((r) => r.schemaVersion ?? null),
+        chunk.map((r) => r.updatedAt ?? null),
+      ]);
     }
   }
 
@@ -55,7 +67,7 @@ export class SessionAuthKeysRepository {
     await this.db.transaction(async (tx) => {
       for (const [category, keyIds] of deleted) {
         for (const chunk of chunks(keyIds)) {
-          await tx.delete(SessionAuthKey, { sessionId, category, keyId: In(chunk) });
+          await tx.query('DELETE FROM session_auth_keys WHERE session_id = $1 AND category = $2 AND key_id = ANY($3::text[])', [sessionId, category, chunk]);
         }
       }
       await this.upsert(written, tx);
@@ -63,22 +75,15 @@ export class SessionAuthKeysRepository {
   }
 
   async clear(sessionId: string): Promise<void> {
-    await this.repo.delete({ sessionId });
+    await this.db.query('DELETE FROM session_auth_keys WHERE session_id = $1', [sessionId]);
   }
 
   /** Conditional on the old ciphertext: a concurrent write of a newer value wins. */
   async replaceValue(row: SessionAuthKey, value: string): Promise<void> {
-    await this.db
-      .createQueryBuilder()
-      .update(SessionAuthKey)
-      .set({ value, updatedAt: new Date() })
-      .where('session_id = :sessionId AND category = :category AND key_id = :keyId AND value = :value', {
-        sessionId: row.sessionId,
-        category: row.category,
-        keyId: row.keyId,
-        value: row.value,
-      })
-      .execute();
+    await this.db.query(
+      'UPDATE session_auth_keys SET value = $5, updated_at = $6 WHERE session_id = $1 AND category = $2 AND key_id = $3 AND value = $4',
+      [row.sessionId, row.category, row.keyId, row.value, value, new Date()],
+    );
   }
 }
 

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
 import type { SessionStatus, SyncHistoryMode } from '@app/contracts';
 import { Session } from '../entities/session.entity';
-import { EntityReader, PreparedStatement, preparedStatement, runPrepared } from '../prepared';
+import { Db, EntityReader, EntityTable, PreparedStatement, type Queryable, type Tx, preparedStatement } from '../pg';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
 
 /** The fields of a session a gateway runner reads at start. */
@@ -85,6 +83,7 @@ const TIMESTAMP_COLUMNS: ReadonlySet<keyof SessionRuntimePatch> = new Set(['last
  * A session of an organization by id: every API request on a session starts with it (a send above all), so it is a
  * prepared statement mapped from the entity's metadata instead of TypeORM's query builder and entity transformer.
  */
+const SESSIONS = new EntityTable(Session);
 const FIND_IN_ORGANIZATION = new EntityReader(Session, 'sessions_find_in_organization', 'id = $1 AND organization_id = $2');
 
 /**
@@ -206,29 +205,25 @@ export function autoReadSql(sessionParam: string): string {
  */
 @Injectable()
 export class SessionsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /** How many of the organization's sessions are in each status (statuses with none are absent): the Overview. */
   async countByStatus(organizationId: string): Promise<Map<string, number>> {
-    const rows: Array<{ status: string; n: number }> = await this.db.query(
+    const rows = await this.db.query<{ status: string; n: number }>(
       `SELECT status, count(*)::int AS n FROM sessions WHERE organization_id = $1 GROUP BY status`,
       [organizationId],
     );
     return new Map(rows.map((r) => [r.status, r.n]));
   }
 
-  private get repo() {
-    return this.db.getRepository(Session);
-  }
-
-  async create(session: Session, manager: EntityManager = this.db.manager): Promise<Session> {
-    const repo = manager.getRepository(Session);
-    return repo.save(repo.create(session));
+  async create(session: Session, manager: Queryable = this.db): Promise<Session> {
+    return SESSIONS.insert(manager, session);
   }
 
   /** What the organization's session quota counts: every session it holds, running or not. */
-  async countInOrganization(organizationId: string, manager: EntityManager = this.db.manager): Promise<number> {
-    return manager.getRepository(Session).count({ where: { organizationId } });
+  async countInOrganization(organizationId: string, manager: Queryable = this.db): Promise<number> {
+    const [row] = await manager.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE organization_id = $1', [organizationId]);
+    return row.n;
   }
 
   /** Another organization's session is not found. */
@@ -237,43 +232,38 @@ export class SessionsRepository {
   }
 
   async existsInOrganization(organizationId: string, id: string): Promise<boolean> {
-    return this.repo.exists({ where: { id, organizationId } });
+    return (await this.db.query('SELECT 1 FROM sessions WHERE id = $1 AND organization_id = $2', [id, organizationId])).length > 0;
   }
 
   /** `ids`: only these sessions (a session-scoped key's view); null: all of the organization. */
   async page(organizationId: string, page: PageRequest, ids: readonly string[] | null = null): Promise<RowPage<Session>> {
-    return keysetPage(this.repo, ids ? { organizationId, id: In([...ids]) } : { organizationId }, page);
+    return ids
+      ? keysetPage(this.db, SESSIONS, 'organization_id = $1 AND id = ANY($2::text[])', [organizationId, [...ids]], page)
+      : keysetPage(this.db, SESSIONS, 'organization_id = $1', [organizationId], page);
   }
 
   /** `manager`: the change's transaction (its audit entry commits with it). */
-  async patchSettings(id: string, patch: SessionSettingsPatch, manager?: EntityManager): Promise<void> {
-    if (Object.keys(patch).length > 0) await (manager?.getRepository(Session) ?? this.repo).update({ id }, { ...patch, updatedAt: new Date() });
+  async patchSettings(id: string, patch: SessionSettingsPatch, manager?: Tx): Promise<void> {
+    if (Object.keys(patch).length > 0) await SESSIONS.update(manager ?? this.db, { ...patch, updatedAt: new Date() }, 'id = $1', [id]);
   }
 
   /** Recorded by the API when the session's gateway is gone and so cannot record it itself. */
   async markStopped(id: string): Promise<void> {
-    await this.repo.update({ id }, { desiredState: 'stopped', status: 'stopped', lastReason: 'stop_requested', nextAttemptAt: null, updatedAt: new Date() });
+    await SESSIONS.update(this.db, { desiredState: 'stopped', status: 'stopped', lastReason: 'stop_requested', nextAttemptAt: null, updatedAt: new Date() }, 'id = $1', [id]);
   }
 
   /** Moves a session only if it is still where the caller saw it; true when it moved (racing movers: one wins). */
   async moveToGateway(id: string, from: string | null, to: string): Promise<boolean> {
-    const result = await this.repo
-      .createQueryBuilder()
-      .update()
-      .set({ gatewayId: to, updatedAt: new Date() })
-      .where('id = :id AND gateway_id IS NOT DISTINCT FROM :from', { id, from })
-      .execute();
-    return (result.affected ?? 0) > 0;
+    return (await SESSIONS.update(this.db, { gatewayId: to, updatedAt: new Date() }, 'id = $1 AND gateway_id IS NOT DISTINCT FROM $2', [id, from])) > 0;
   }
 
   /**
    * Many moves off `from` in one statement, each only if its row is still there (racing movers: one wins per row).
    * Answers the ids moved. With `manager`, inside that transaction (the leader's fence).
    */
-  async moveManyToGateway(from: string, moves: ReadonlyArray<{ id: string; to: string }>, manager?: EntityManager): Promise<string[]> {
+  async moveManyToGateway(from: string, moves: ReadonlyArray<{ id: string; to: string }>, manager?: Tx): Promise<string[]> {
     if (moves.length === 0) return [];
-    // an UPDATE answers [rows, rowCount]
-    const [rows]: [Array<{ id: string }>, number] = await (manager ?? this.db).query(
+    const rows = await (manager ?? this.db).query<{ id: string }>(
       `UPDATE sessions s SET gateway_id = m.to_gateway, updated_at = now()
        FROM unnest($1::text[], $2::text[]) AS m(id, to_gateway)
        WHERE s.id = m.id AND s.gateway_id = $3
@@ -284,16 +274,16 @@ export class SessionsRepository {
   }
 
   async delete(id: string): Promise<void> {
-    await this.repo.delete({ id });
+    await this.db.query('DELETE FROM sessions WHERE id = $1', [id]);
   }
 
   async deleteInOrganization(organizationId: string, id: string): Promise<void> {
-    await this.repo.delete({ id, organizationId });
+    await this.db.query('DELETE FROM sessions WHERE id = $1 AND organization_id = $2', [id, organizationId]);
   }
 
   /** Sessions that should run, per gateway (gateways without any are absent). */
-  async placedCountsOn(gatewayIds: string[], manager?: EntityManager): Promise<Map<string, number>> {
-    const rows: Array<{ gateway_id: string; n: string }> = await (manager ?? this.db).query(
+  async placedCountsOn(gatewayIds: string[], manager?: Tx): Promise<Map<string, number>> {
+    const rows = await (manager ?? this.db).query<{ gateway_id: string; n: string }>(
       `SELECT gateway_id, count(*) AS n FROM sessions WHERE desired_state = 'running' AND gateway_id = ANY($1) GROUP BY gateway_id`,
       [gatewayIds],
     );
@@ -302,7 +292,7 @@ export class SessionsRepository {
 
   /** One organization's sessions that should run, per gateway (what a tenant may see of the fleet). */
   async placedCountsOfOrganization(organizationId: string): Promise<Map<string, number>> {
-    const rows: Array<{ gateway_id: string; n: string }> = await this.db.query(
+    const rows = await this.db.query<{ gateway_id: string; n: string }>(
       `SELECT gateway_id, count(*) AS n FROM sessions WHERE organization_id = $1 AND desired_state = 'running' AND gateway_id IS NOT NULL GROUP BY gateway_id`,
       [organizationId],
     );
@@ -311,7 +301,7 @@ export class SessionsRepository {
 
   /** What a send accepted outside the API (a campaign's message, a due scheduled send) needs of its session. */
   async sendProfile(id: string): Promise<{ ratePerMin: number; ratePerHour: number; waJid: string | null; gatewayId: string | null } | null> {
-    const rows: Array<{ rate_per_min: number; rate_per_hour: number; wa_jid: string | null; gateway_id: string | null }> = await this.db.query(
+    const rows = await this.db.query<{ rate_per_min: number; rate_per_hour: number; wa_jid: string | null; gateway_id: string | null }>(
       `SELECT rate_per_min, rate_per_hour, wa_jid, gateway_id FROM sessions WHERE id = $1`,
       [id],
     );
@@ -326,7 +316,7 @@ export class SessionsRepository {
   /** `findRuntime` for many sessions in one statement (the adopting gateway's grouped reads); absent ids are left out. */
   async findRuntimeMany(ids: readonly string[]): Promise<Map<string, SessionRuntimeRow>> {
     if (ids.length === 0) return new Map();
-    const { rows } = await runPrepared<SessionRuntimeColumns>(this.db, FIND_RUNTIME_MANY, [ids]);
+    const rows = await this.db.prepared<SessionRuntimeColumns>(FIND_RUNTIME_MANY, [ids]);
     return new Map(rows.map((r) => [r.id, toRuntimeRow(r)]));
   }
 
@@ -346,7 +336,7 @@ export class SessionsRepository {
    */
   async takeLeaseTokens(ids: readonly string[]): Promise<Map<string, number>> {
     if (ids.length === 0) return new Map();
-    const { rows } = await runPrepared<{ id: string; lease_token: string }>(this.db, TAKE_LEASE_TOKENS, [ids]);
+    const rows = await this.db.prepared<{ id: string; lease_token: string }>(TAKE_LEASE_TOKENS, [ids]);
     return new Map(rows.map((r) => [r.id, Number(r.lease_token)]));
   }
 
@@ -375,14 +365,14 @@ export class SessionsRepository {
     for (const key of keys) {
       values.push(writes.map((w) => { const v = w.patch[key]; return v instanceof Date ? v.toISOString() : (v ?? null); }));
     }
-    const { rows } = await runPrepared<{ id: string }>(this.db, patchRuntimeStatement(keys), values);
+    const rows = await this.db.prepared<{ id: string }>(patchRuntimeStatement(keys), values);
     return new Set(rows.map((r) => r.id));
   }
 
   /** Of the given sessions, those no longer placed on `gatewayId` (moved elsewhere, or deleted). */
   async notPlacedOn(ids: string[], gatewayId: string): Promise<string[]> {
     if (ids.length === 0) return [];
-    const rows: Array<{ id: string }> = await this.db.query(
+    const rows = await this.db.query<{ id: string }>(
       `SELECT id FROM unnest($1::text[]) AS held(id)
        WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = held.id AND s.gateway_id = $2)`,
       [ids, gatewayId],
@@ -392,7 +382,7 @@ export class SessionsRepository {
 
   /** Gateways that sessions which should be running are placed on, with how many (the fleet supervisor's orphan search). */
   async resumableCountsByGateway(): Promise<Map<string, number>> {
-    const rows: Array<{ gateway_id: string; n: string }> = await this.db.query(
+    const rows = await this.db.query<{ gateway_id: string; n: string }>(
       `SELECT gateway_id, count(*) AS n FROM sessions WHERE gateway_id IS NOT NULL AND desired_state = 'running' AND status <> ALL($1) GROUP BY gateway_id`,
       [NOT_RESUMED],
     );
@@ -404,7 +394,7 @@ export class SessionsRepository {
    * waiting on the owner; by id, with what a mover needs to announce the move.
    */
   async movableOn(gatewayId: string, limit = 100000): Promise<Array<{ id: string; organizationId: string; status: SessionStatus }>> {
-    const rows: Array<{ id: string; organization_id: string; status: SessionStatus }> = await this.db.query(
+    const rows = await this.db.query<{ id: string; organization_id: string; status: SessionStatus }>(
       `SELECT id, organization_id, status FROM sessions WHERE gateway_id = $1 AND desired_state = 'running' AND status <> ALL($2) ORDER BY id LIMIT $3`,
       [gatewayId, NOT_RESUMED, limit],
     );
@@ -414,7 +404,7 @@ export class SessionsRepository {
   /** When each of `ids` that is `working` now last connected, if at or after `since` (how long a move took to land). */
   async connectedSince(ids: string[], since: Date): Promise<Map<string, Date>> {
     if (ids.length === 0) return new Map();
-    const rows: Array<{ id: string; last_connected_at: Date }> = await this.db.query(
+    const rows = await this.db.query<{ id: string; last_connected_at: Date }>(
       `SELECT id, last_connected_at FROM sessions WHERE id = ANY($1) AND status = 'working' AND last_connected_at >= $2`,
       [ids, since],
     );

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import type { StatusPostOptions } from '@app/contracts';
+import { Db } from '../pg';
 
 /**
  * The `status_posts` table: how a status post (CONTRACT 13; a `messages` row to status@broadcast with the same id)
@@ -10,7 +9,7 @@ import type { StatusPostOptions } from '@app/contracts';
  */
 @Injectable()
 export class StatusPostsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /** Written before the message row (same id). A second write for one id changes nothing. */
   async record(messageId: string, sessionId: string, options: StatusPostOptions): Promise<void> {
@@ -23,7 +22,7 @@ export class StatusPostsRepository {
 
   /** The post's options, or null for a message that is not a status post. */
   async optionsOf(messageId: string): Promise<StatusPostOptions | null> {
-    const rows: Array<{ audience: string[]; background_color: string | null }> = await this.db.query(
+    const rows = await this.db.query<{ audience: string[]; background_color: string | null }>(
       `SELECT audience, background_color FROM status_posts WHERE message_id = $1`,
       [messageId],
     );

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
 import type { DestinationKind, RetryPolicy, SinkTarget } from '@app/contracts';
 import { Webhook } from '../entities/webhook.entity';
-import { EntityReader, preparedStatement, runPrepared } from '../prepared';
+import { Db, EntityReader, EntityTable, type Queryable, type Tx, preparedStatement } from '../pg';
 import { auditEntryValues, foldAuditEntry, type PendingAuditEntry } from './audit-log.repository';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
 
@@ -61,6 +59,7 @@ export type DestinationFamily = 'webhook' | 'sink' | 'chatwoot';
 const FAMILY_KINDS: Record<DestinationFamily, DestinationKind[]> = { webhook: ['http'], sink: ['amqp', 'nats'], chatwoot: ['chatwoot'] };
 
 /** The API's hot read of a webhook: a prepared statement mapped from the entity's metadata, no query builder. */
+const WEBHOOKS = new EntityTable(Webhook);
 const FIND_IN_ORGANIZATION: Record<DestinationFamily, EntityReader<Webhook>> = {
   webhook: new EntityReader(Webhook, 'webhooks_find_in_organization', `id = $1 AND organization_id = $2 AND kind = 'http'`),
   sink: new EntityReader(Webhook, 'event_sinks_find_in_organization', `id = $1 AND organization_id = $2 AND kind IN ('amqp', 'nats')`),
@@ -86,14 +85,14 @@ const toRoutingRow = (r: WebhookRoutingColumns): WebhookRoutingRow => ({
 
 @Injectable()
 export class WebhooksRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * The organization's webhooks failing now: their receiver has failed since its last success (`failing_since`, set by
    * the dispatchers) or the breaker switched them off (`disabled_at`); longest failing first.
    */
   async failingOf(organizationId: string): Promise<Array<{ id: string; url: string; failingSince: number | null; disabledAt: number | null; disabledReason: string | null }>> {
-    const rows: Array<{ id: string; url: string; failing_since: Date | null; disabled_at: Date | null; disabled_reason: string | null }> = await this.db.query(
+    const rows = await this.db.query<{ id: string; url: string; failing_since: Date | null; disabled_at: Date | null; disabled_reason: string | null }>(
       `SELECT id, url, failing_since, disabled_at, disabled_reason FROM webhooks
         WHERE organization_id = $1 AND (failing_since IS NOT NULL OR disabled_at IS NOT NULL)
         ORDER BY COALESCE(failing_since, disabled_at), id`,
@@ -102,14 +101,9 @@ export class WebhooksRepository {
     return rows.map((r) => ({ id: r.id, url: r.url, failingSince: r.failing_since?.getTime() ?? null, disabledAt: r.disabled_at?.getTime() ?? null, disabledReason: r.disabled_reason }));
   }
 
-  private get repo() {
-    return this.db.getRepository(Webhook);
-  }
-
   /** Inserts a new webhook or writes every field of a loaded one back. */
-  async save(webhook: Webhook, manager: EntityManager = this.db.manager): Promise<Webhook> {
-    const repo = manager.getRepository(Webhook);
-    return repo.save(repo.create(webhook));
+  async save(webhook: Webhook, manager: Queryable = this.db): Promise<Webhook> {
+    return WEBHOOKS.insert(manager, webhook, 'id');
   }
 
   /**
@@ -133,12 +127,13 @@ export class WebhooksRepository {
       w.disabledReason,
       JSON.stringify(w.target),
     ];
-    const { rows } = await runPrepared<{ updated_at: Date }>(this.db, audit ? UPDATE_SETTINGS_AUDITED : UPDATE_SETTINGS, audit ? [...values, ...auditEntryValues(audit)] : values);
+    const rows = await this.db.prepared<{ updated_at: Date }>(audit ? UPDATE_SETTINGS_AUDITED : UPDATE_SETTINGS, audit ? [...values, ...auditEntryValues(audit)] : values);
     return rows[0] ? Object.assign(w, { updatedAt: rows[0].updated_at }) : null;
   }
 
-  async countInOrganization(organizationId: string, manager: EntityManager = this.db.manager): Promise<number> {
-    return manager.getRepository(Webhook).count({ where: { organizationId } });
+  async countInOrganization(organizationId: string, manager: Queryable = this.db): Promise<number> {
+    const [row] = await manager.query<{ n: number }>('SELECT count(*)::int AS n FROM webhooks WHERE organization_id = $1', [organizationId]);
+    return row.n;
   }
 
   /** Another organization's webhook (or one of the other family) is not found. One prepared statement, no query builder. */
@@ -148,33 +143,35 @@ export class WebhooksRepository {
 
   /** `sessionIds`: only the destinations of these sessions (a session-scoped key's view); null: all. */
   async page(organizationId: string, page: PageRequest, family: DestinationFamily = 'webhook', sessionIds: readonly string[] | null = null): Promise<RowPage<Webhook>> {
-    const kind = In(FAMILY_KINDS[family]);
-    return keysetPage(this.repo, sessionIds ? { organizationId, kind, sessionId: In([...sessionIds]) } : { organizationId, kind }, page);
+    const kinds = [...FAMILY_KINDS[family]];
+    return sessionIds
+      ? keysetPage(this.db, WEBHOOKS, 'organization_id = $1 AND kind = ANY($2::text[]) AND session_id = ANY($3::text[])', [organizationId, kinds, [...sessionIds]], page)
+      : keysetPage(this.db, WEBHOOKS, 'organization_id = $1 AND kind = ANY($2::text[])', [organizationId, kinds], page);
   }
 
   /** False when the organization has no such webhook (of that family). */
-  async deleteInOrganization(organizationId: string, id: string, family: DestinationFamily = 'webhook', manager?: EntityManager): Promise<boolean> {
-    const result = await (manager ?? this.db.manager).getRepository(Webhook).delete({ id, organizationId, kind: In(FAMILY_KINDS[family]) });
-    return !!result.affected;
+  async deleteInOrganization(organizationId: string, id: string, family: DestinationFamily = 'webhook', manager?: Tx): Promise<boolean> {
+    const deleted = await (manager ?? this.db).affected('DELETE FROM webhooks WHERE id = $1 AND organization_id = $2 AND kind = ANY($3::text[])', [id, organizationId, [...FAMILY_KINDS[family]]]);
+    return deleted > 0;
   }
 
   /** A session's Chatwoot integration (at most one per session), or null. */
   async chatwootOfSession(organizationId: string, sessionId: string): Promise<Webhook | null> {
-    return this.repo.findOne({ where: { organizationId, sessionId, kind: 'chatwoot' } });
+    return WEBHOOKS.selectOne(this.db, `organization_id = $1 AND session_id = $2 AND kind = 'chatwoot'`, [organizationId, sessionId]);
   }
 
   /** A Chatwoot integration by id, whatever its organization: Chatwoot's webhook call names it, its secret proves it. */
   async chatwootById(id: string): Promise<Webhook | null> {
-    return this.repo.findOne({ where: { id, kind: 'chatwoot' } });
+    return WEBHOOKS.selectOne(this.db, `id = $1 AND kind = 'chatwoot'`, [id]);
   }
 
   async allRouting(): Promise<WebhookRoutingRow[]> {
-    const rows: WebhookRoutingColumns[] = await this.db.query(SELECT_ROUTING);
+    const rows = await this.db.query<WebhookRoutingColumns>(SELECT_ROUTING);
     return rows.map(toRoutingRow);
   }
 
   async routingById(id: string): Promise<WebhookRoutingRow | null> {
-    const rows: WebhookRoutingColumns[] = await this.db.query(`${SELECT_ROUTING} WHERE id = $1`, [id]);
+    const rows = await this.db.query<WebhookRoutingColumns>(`${SELECT_ROUTING} WHERE id = $1`, [id]);
     return rows[0] ? toRoutingRow(rows[0]) : null;
   }
 
@@ -183,7 +180,7 @@ export class WebhooksRepository {
    * replica set it first. Returns the stored value (the earliest), or null when the webhook is gone.
    */
   async markFailing(id: string, sinceMs: number): Promise<Date | null> {
-    const [rows]: [{ failing_since: Date }[], number] = await this.db.query(
+    const rows = await this.db.query<{ failing_since: Date }>(
       `UPDATE webhooks SET failing_since = COALESCE(failing_since, to_timestamp($2::float8 / 1000)) WHERE id = $1 RETURNING failing_since`,
       [id, sinceMs],
     );
@@ -200,8 +197,8 @@ export class WebhooksRepository {
    * `failing_since` decides, so every replica agrees); null when it was not (a success cleared it, someone else
    * disabled it first, a user switched it off).
    */
-  async disableIfFailing(id: string, failingForMs: number, reason: string, manager: EntityManager = this.db.manager): Promise<DisabledWebhook | null> {
-    const [rows]: [{ id: string; organization_id: string; url: string; failing_since: Date; disabled_at: Date }[], number] = await manager.query(
+  async disableIfFailing(id: string, failingForMs: number, reason: string, manager: Queryable = this.db): Promise<DisabledWebhook | null> {
+    const rows = await manager.query<{ id: string; organization_id: string; url: string; failing_since: Date; disabled_at: Date }>(
       `UPDATE webhooks SET active = false, disabled_at = now(), disabled_reason = $3, updated_at = now()
         WHERE id = $1 AND active AND failing_since <= now() - make_interval(secs => $2::float8 / 1000)
        RETURNING id, organization_id, url, failing_since, disabled_at`,

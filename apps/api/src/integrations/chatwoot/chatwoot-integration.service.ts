@@ -1,11 +1,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiConfig } from '@app/config';
 import { CHATWOOT_EVENTS, ChatwootIntegrationView, chatwootWebhookUrl, ChatwootSettings, DomainError, RETRY_POLICY_DEFAULTS } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
-import { ChatwootIntegrationState, ChatwootRepository, newId, SessionsRepository, Webhook, WebhooksRepository } from '@app/database';
+import { ChatwootIntegrationState, ChatwootRepository, Db, newId, SessionsRepository, type Tx, Webhook, WebhooksRepository } from '@app/database';
 import type { AuditContext } from '../../audit/audit-context';
 import { AuditTrail } from '../../audit/audit-trail';
 import { reachesSession, type Principal } from '../../auth/principal';
@@ -36,7 +34,7 @@ interface Integration {
 @Injectable()
 export class ChatwootIntegrationService {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly db: Db,
     private readonly webhooks: WebhooksRepository,
     private readonly chatwoot: ChatwootRepository,
     private readonly sessions: SessionsRepository,
@@ -97,7 +95,7 @@ export class ChatwootIntegrationService {
     const secret = existing ? null : randomBytes(24).toString('base64url');
     const session = await this.sessions.findInOrganization(caller.organizationId, sessionId);
     const changes = Object.keys(body).filter((k) => (body as unknown as Record<string, unknown>)[k] !== undefined);
-    const write = async (tx: import('typeorm').EntityManager) => {
+    const write = async (tx: Tx) => {
       const saved = await this.webhooks.save(row, tx);
       await this.chatwoot.saveState(row.id, secret ? this.box.encrypt(secret) : '', settings.importDays > 0 ? 'pending' : 'none', tx);
       // without an inbox, the dispatcher creates one (the API calls no Chatwoot, decision 77): its name and its

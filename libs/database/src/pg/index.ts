@@ -1,0 +1,3 @@
+export * from './db';
+export * from './prepared-statement';
+export * from './entity-reader';
