@@ -197,14 +197,7 @@ export class DeliverySender {
     };
     const { scheduler } = this.scheduling;
     try {
-      const admission = await scheduler.admit({
-        webhookId: attempt.webhook.id,
-        organizationId: attempt.webhook.organizationId,
-        rateLimitPerSecond: attempt.webhook.rateLimitPerSecond,
-        heldByJob: !!attempt.viaJob,
-        // a fresh row not written yet cannot be handed back; it is claimed after HOLD_AFTER_MS
-        parkable: () => !first || first.state.kind === 'held',
-      });
+      const admission = await this.admit(attempt, first);
       if (admission.kind === 'park') return await this.handBack(attempt, admission.until);
       // the attempt that just started past an open breaker is its probe (nothing else starts while it runs)
       const probe = scheduler.breakerOf(attempt.webhook.id)?.probing ?? false;
@@ -224,14 +217,7 @@ export class DeliverySender {
         startedAt = this.clock();
         // the lease ran out while the log was down (renewal failed): another dispatcher may be on it
         if (attempt.leaseUntil <= startedAt) return { kind: 'skipped' };
-        const post = this.destinations[attempt.webhook.kind].deliver(attempt.webhook, {
-          eventId: attempt.eventId,
-          eventType: attempt.eventType,
-          organizationId: attempt.webhook.organizationId,
-          sessionId: attempt.sessionId,
-          body: attempt.body,
-          now: startedAt,
-        });
+        const post = this.deliver(attempt, startedAt);
         result = probe ? await this.probeOutcome(attempt.webhook.id, post, release) : await post;
         ended = isDelivered(result) ? 'success' : 'failure';
       } finally {
@@ -246,6 +232,30 @@ export class DeliverySender {
       posted();
       this.wakeWaiters();
     }
+  }
+
+  /** The fair scheduler's word on an attempt: go now, or park it until a time (a fresh row not written yet cannot be parked). */
+  private admit(attempt: HeldAttempt, first: FirstAttempt | null) {
+    return this.scheduling.scheduler.admit({
+      webhookId: attempt.webhook.id,
+      organizationId: attempt.webhook.organizationId,
+      rateLimitPerSecond: attempt.webhook.rateLimitPerSecond,
+      heldByJob: !!attempt.viaJob,
+      // a fresh row not written yet cannot be handed back; it is claimed after HOLD_AFTER_MS
+      parkable: () => !first || first.state.kind === 'held',
+    });
+  }
+
+  /** The one step that differs per destination kind: the POST, the publish, the Chatwoot call. */
+  private deliver(attempt: HeldAttempt, now: number): Promise<PostResult> {
+    return this.destinations[attempt.webhook.kind].deliver(attempt.webhook, {
+      eventId: attempt.eventId,
+      eventType: attempt.eventType,
+      organizationId: attempt.webhook.organizationId,
+      sessionId: attempt.sessionId,
+      body: attempt.body,
+      now,
+    });
   }
 
   /**

@@ -56,42 +56,9 @@ export class ChatwootIntegrationService {
     if (!existing && token === null) missing.apiAccessToken = ['apiAccessToken is required when connecting Chatwoot'];
     if (Object.keys(missing).length) throw invalid(missing);
     const before = existing?.target.chatwoot;
-    const settings: ChatwootSettings = {
-      accountId: body.accountId,
-      // absent: the inbox given before, else none (the dispatcher creates one and stores its id)
-      inboxId: body.inboxId ?? before?.inboxId ?? null,
-      groups: body.groups ?? before?.groups ?? false,
-      signMessages: body.signMessages ?? before?.signMessages ?? false,
-      importDays: body.importDays ?? before?.importDays ?? 0,
-    };
-    const now = new Date();
-    const row: Webhook = existing
-      ? { ...existing, url: baseUrl, target: { chatwoot: settings }, events: [...CHATWOOT_EVENTS], active: body.active ?? existing.active, updatedAt: now }
-      : {
-          id: newId('cwt'),
-          organizationId: caller.organizationId,
-          kind: 'chatwoot',
-          url: baseUrl,
-          target: { chatwoot: settings },
-          events: [...CHATWOOT_EVENTS],
-          sessionId,
-          active: body.active ?? true,
-          customHeaders: {},
-          retryPolicy: CHATWOOT_RETRY,
-          rateLimitPerSecond: null,
-          failingSince: null,
-          disabledAt: null,
-          disabledReason: null,
-          secretEncrypted: null,
-          createdAt: now,
-          updatedAt: now,
-        };
+    const settings = settingsOf(body, before);
+    const row = integrationRow(existing, { organizationId: caller.organizationId, sessionId, baseUrl, settings, active: body.active });
     if (token !== null) row.secretEncrypted = this.box.encrypt(token);
-    if (row.active && existing && !existing.active) {
-      row.disabledAt = null;
-      row.disabledReason = null;
-      row.failingSince = null;
-    }
     const secret = existing ? null : randomBytes(24).toString('base64url');
     const session = await this.sessions.findInOrganization(caller.organizationId, sessionId);
     const changes = Object.keys(body).filter((k) => (body as unknown as Record<string, unknown>)[k] !== undefined);
@@ -191,4 +158,60 @@ export class ChatwootIntegrationService {
       updatedAt: row.updatedAt.getTime(),
     };
   }
+}
+
+/** The integration's settings from a PUT: an omitted field keeps what was stored (`before`), else its default. */
+function settingsOf(body: PutChatwootDto, before: ChatwootSettings | undefined): ChatwootSettings {
+  return {
+    accountId: body.accountId,
+    // absent: the inbox given before, else none (the dispatcher creates one and stores its id)
+    inboxId: body.inboxId ?? before?.inboxId ?? null,
+    groups: body.groups ?? before?.groups ?? false,
+    signMessages: body.signMessages ?? before?.signMessages ?? false,
+    importDays: body.importDays ?? before?.importDays ?? 0,
+  };
+}
+
+/**
+ * The integration's destination row after a PUT: the stored one changed, or a new one. Switched back on, it forgets the
+ * breaker's record of failure (a fresh start), as a webhook does.
+ */
+function integrationRow(
+  existing: Webhook | null,
+  put: { organizationId: string; sessionId: string; baseUrl: string; settings: ChatwootSettings; active: boolean | undefined },
+): Webhook {
+  const now = new Date();
+  const target = { chatwoot: put.settings };
+  if (existing) {
+    const active = put.active ?? existing.active;
+    const reenabled = active && !existing.active;
+    return {
+      ...existing,
+      url: put.baseUrl,
+      target,
+      events: [...CHATWOOT_EVENTS],
+      active,
+      updatedAt: now,
+      ...(reenabled ? { disabledAt: null, disabledReason: null, failingSince: null } : {}),
+    };
+  }
+  return {
+    id: newId('cwt'),
+    organizationId: put.organizationId,
+    kind: 'chatwoot',
+    url: put.baseUrl,
+    target,
+    events: [...CHATWOOT_EVENTS],
+    sessionId: put.sessionId,
+    active: put.active ?? true,
+    customHeaders: {},
+    retryPolicy: CHATWOOT_RETRY,
+    rateLimitPerSecond: null,
+    failingSince: null,
+    disabledAt: null,
+    disabledReason: null,
+    secretEncrypted: null,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
