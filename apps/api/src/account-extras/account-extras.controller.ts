@@ -2,8 +2,8 @@ import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query } 
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ChannelMessageView, ChannelView, ChatLabelsView, LabelView, MessageView } from '@app/contracts';
 import { AuditedAhead } from '../audit/audit-context';
-import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, RequirePermissions } from '../common/auth.decorators';
+import type { Principal } from '../common/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
 import { MessageResponse } from '../messages/dto/message.dto';
 import { AccountExtrasService } from './account-extras.service';

@@ -12,7 +12,7 @@ import {
   STATUS_BROADCAST_JID,
 } from '@app/contracts';
 import { MessagesRepository, StatusPostsRepository } from '@app/database';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import { MessagesService } from '../messages/messages.service';
 import { SessionActions } from '../sessions/session-actions';

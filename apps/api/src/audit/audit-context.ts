@@ -2,7 +2,7 @@ import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/com
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuditActor } from '@app/contracts';
 import type { AuditSource } from '@app/database';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 
 /** Who made a request and from where, as its audit entries record it. */
 export type AuditContext = AuditSource;

@@ -2,7 +2,7 @@ import { CallHandler, ExecutionContext, HttpException, Injectable, NestIntercept
 import { Reflector } from '@nestjs/core';
 import { catchError, concatMap, defer, from, Observable, switchMap, throwError } from 'rxjs';
 import { AuditEntry, DomainError, ERROR_STATUS, type AuditOutcome } from '@app/contracts';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import { AUDITED_ACTION, AuditedRoute, auditContextOf, changedFields, targetIdOf } from './audit-context';
 import { AuditTrail } from './audit-trail';
 

@@ -5,11 +5,11 @@ import { DomainError } from '@app/contracts';
 import { auditContextOf } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
 import { ApiEndpoint, ApiErrors, ApiPublicEndpoint } from '../common/api-docs';
-import { LoginThrottle } from '../limits/login-throttle';
-import { CurrentPrincipal, Public } from './auth.decorators';
+import { LoginGate } from './login-gate';
+import { CurrentPrincipal, Public } from '../common/auth.decorators';
 import { AuthService } from './auth.service';
 import { LoginDto, MeResponse, TokenResponse } from './dto/login.dto';
-import type { Principal } from './principal';
+import type { Principal } from '../common/principal';
 
 @ApiTags('auth')
 @ApiErrors('unauthorized', 'rate_limited')
@@ -17,7 +17,7 @@ import type { Principal } from './principal';
 export class AuthController {
   constructor(
     private readonly auth: AuthService,
-    private readonly throttle: LoginThrottle,
+    private readonly throttle: LoginGate,
     private readonly audit: AuditTrail,
   ) {}
 

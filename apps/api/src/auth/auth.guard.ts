@@ -5,9 +5,9 @@ import { ApiKeysRepository } from '@app/database';
 import { AUDITED_ACTION, AuditedRoute, auditContextOf, targetIdOf } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
 import { requestToken, requestTokenHash } from './access-token';
-import { PUBLIC_ROUTE, REQUIRED_PERMISSIONS } from './auth.decorators';
+import { PUBLIC_ROUTE, REQUIRED_PERMISSIONS } from '../common/auth.decorators';
 import { AuthService } from './auth.service';
-import { reachesSession, type Principal } from './principal';
+import { reachesSession, type Principal } from '../common/principal';
 
 /** What a route asks of its caller, from its decorators (the handler's over its controller's). */
 interface RouteAuth {

@@ -6,7 +6,7 @@ import { sha256Hex, verifyPassword } from '@app/crypto';
 import { ApiKey, ApiKeysRepository, isExpired, User, UsersRepository } from '@app/database';
 import { AddressRanges } from '@app/net-guard';
 import { AccessTokenClaims, signAccessToken, VerifiedClaims, verifyAccessToken } from './access-token';
-import type { Principal } from './principal';
+import type { Principal } from '../common/principal';
 import { PrincipalCache } from './principal-cache';
 
 export interface LoginToken {

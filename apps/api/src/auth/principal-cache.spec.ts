@@ -1,5 +1,5 @@
 import type { Permission } from '@app/contracts';
-import type { Principal } from './principal';
+import type { Principal } from '../common/principal';
 import { PrincipalCache } from './principal-cache';
 
 /** What a key without limits carries beside its permissions. */

@@ -1,6 +1,6 @@
 import type { PrincipalChange } from '@app/contracts';
 import type { PrincipalChangeListener } from '@app/events';
-import type { Principal } from './principal';
+import type { Principal } from '../common/principal';
 
 export interface PrincipalCacheClock {
   now(): number;

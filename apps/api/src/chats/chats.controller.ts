@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiParam, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ChatView, MessageView } from '@app/contracts';
-import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, RequirePermissions } from '../common/auth.decorators';
+import type { Principal } from '../common/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
 import type { Page } from '../common/pagination';
 import { MessagePage } from '../messages/dto/message.dto';

@@ -4,7 +4,7 @@ import { Db, DeliveriesRepository, DestinationFamily, SessionsRepository, Webhoo
 import { WebhookChanges } from '@app/events';
 import { changedFields, type AuditContext } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
-import { reachesSession, type Principal } from '../auth/principal';
+import { reachesSession, type Principal } from '../common/principal';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { OrganizationQuotas } from '../limits/organization-quotas';
 import { DestinationTargetPolicy } from './destination-target.policy';

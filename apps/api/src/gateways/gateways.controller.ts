@@ -3,9 +3,9 @@ import { ApiBearerAuth, ApiOkResponse, ApiProperty, ApiSecurity, ApiTags } from 
 import { PLATFORM_OPERATE } from '@app/contracts';
 import { SessionsRepository } from '@app/database';
 import { GatewayDirectory } from '@app/fleet';
-import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
+import { CurrentPrincipal, RequirePermissions } from '../common/auth.decorators';
 import { ApiEndpoint } from '../common/api-docs';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 
 export class GatewayResponse {
   @ApiProperty() id: string;

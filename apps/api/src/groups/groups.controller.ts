@@ -2,8 +2,8 @@ import { Body, Controller, Get, HttpCode, Param, Patch, Post, Put } from '@nestj
 import { ApiBearerAuth, ApiBody, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { GroupDetails, GroupParticipantResult } from '@app/contracts';
 import { AuditedAhead } from '../audit/audit-context';
-import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, RequirePermissions } from '../common/auth.decorators';
+import type { Principal } from '../common/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
 import {
   GroupDetailsResponse,

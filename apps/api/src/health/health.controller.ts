@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiProperty, ApiServiceUnavailableResponse, ApiTags } fr
 import type { Response } from 'express';
 import { checkDependencies } from '@app/observability';
 import type { Redis } from '@app/redis';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../common/auth.decorators';
 import { ApiPublicEndpoint } from '../common/api-docs';
 import { REDIS_CLIENT } from '@app/infra';
 import { Db } from '@app/database';

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
 import { BackoffPolicy, LoginBackoff, RequestRateLimits } from '@app/redis';
+import { LoginGate } from '../auth/login-gate';
 import { LimitMetrics, RateLimitName } from './limit-metrics';
 
 /**
@@ -13,7 +14,7 @@ import { LimitMetrics, RateLimitName } from './limit-metrics';
  * address (not the account-wide count, which a spray would otherwise see reset by its owner's logins).
  */
 @Injectable()
-export class LoginThrottle {
+export class LoginThrottle implements LoginGate {
   constructor(
     private readonly config: ApiConfig,
     private readonly limits: RequestRateLimits,

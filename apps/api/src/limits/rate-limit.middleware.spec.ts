@@ -4,7 +4,7 @@ import type { ApiConfig } from '@app/config';
 import { DomainError, type Permission } from '@app/contracts';
 import type { RequestLimit, RequestLimitDecision, RequestLimitsHit, RequestRateLimits } from '@app/redis';
 import type { AuthService } from '../auth/auth.service';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import { ErrorEnvelopeFilter } from '../common/error.filter';
 import { DeferredRequestLimits } from './deferred-request-limits';
 import { LimitMetrics } from './limit-metrics';

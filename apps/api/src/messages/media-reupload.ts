@@ -4,7 +4,7 @@ import { DomainError, type MediaRef } from '@app/contracts';
 import { MessageRow, MessagesRepository } from '@app/database';
 import { MediaReferenceRefusedError, MediaSource, MediaUnavailableError } from '@app/media';
 import { SessionActions } from '../sessions/session-actions';
-import { MEDIA_SOURCE } from './media-source.provider';
+import { MEDIA_SOURCE } from '../media/media-tokens';
 
 /**
  * Inbound media whose CDN copy expired (issue 19 item 9): the sender's phone is asked, through the gateway's live socket

@@ -5,7 +5,7 @@ import { MessageRow, MessagesRepository, SessionsRepository, toMessageView } fro
 import { MediaSource, type MediaStore, MediaUnavailableError } from '@app/media';
 import { Page, pageLimit } from '../common/pagination';
 import type { MessageQueryDto } from './dto/message.dto';
-import { MEDIA_SOURCE, MEDIA_STORE } from './media-source.provider';
+import { MEDIA_SOURCE, MEDIA_STORE } from '../media/media-tokens';
 import { MediaReupload } from './media-reupload';
 import { findOwnSession } from './own-session';
 

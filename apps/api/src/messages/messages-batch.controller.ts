@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, RequirePermissions } from '../common/auth.decorators';
+import type { Principal } from '../common/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
 import { BATCH_MAX, SendBatchDto, SendBatchResponse } from './dto/send-batch.dto';
 import { BatchResults, MessagesService } from './messages.service';

@@ -4,8 +4,8 @@ import { BaileysMediaSource, MediaSourceByEngine, SimMediaSource } from '@app/me
 import { SendSignal } from '@app/messaging';
 import { RedisKeys } from '@app/redis';
 import { MediaFetcher } from './media-fetcher';
-import { MEDIA_SOURCE } from './media-source.provider';
-import { MediaStoreModule } from './media-store.module';
+import { MEDIA_SOURCE } from '../media/media-tokens';
+import { MediaStoreModule } from '../media/media-store.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { LinkPreviewer } from './link-preview';
 import { CallsController, MessageActionsController } from './message-actions.controller';

@@ -5,7 +5,7 @@ import { MessageQueueRepository, MessageRow, MessagesRepository, NewMessage, New
 import { GroupCommit, REDIS_CLIENT } from '@app/infra';
 import { RateDecision, RateLimitName, SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis } from '@app/redis';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import type { DeferredRequestLimits } from '../limits/deferred-request-limits';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import { BATCH_MAX, SendBatchItemDto } from './dto/send-batch.dto';

@@ -4,7 +4,7 @@ import { newApiKeyToken, sha256Hex } from '@app/crypto';
 import { ApiKey, ApiKeyPatch, ApiKeysRepository, newId, SessionsRepository, Db, type Tx } from '@app/database';
 import { changedFields, type AuditContext } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import { OrganizationQuotas } from '../limits/organization-quotas';
 import type { ApiKeyResponse, CreateApiKeyDto, CreatedApiKeyResponse, UpdateApiKeyDto } from './dto/organization.dto';
 import { PrincipalAnnouncer } from './principal-announcer';

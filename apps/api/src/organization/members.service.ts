@@ -6,7 +6,7 @@ import { InvitationsRepository, newId, PasswordResetsRepository, User, UsersRepo
 import { actorOf, type AuditContext } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
 import { AuthService, LoginToken } from '../auth/auth.service';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import type { CreatedInvitationResponse, InvitationResponse, MemberResponse, PasswordResetLinkResponse } from './dto/organization.dto';
 import { LinkMailer } from './link-mailer';
 import { PrincipalAnnouncer } from './principal-announcer';

@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { Audit, type AuditContext, Audited } from '../audit/audit-context';
-import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, RequirePermissions } from '../common/auth.decorators';
+import type { Principal } from '../common/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
 import { ApiKeysService } from './api-keys.service';
 import {

@@ -1,5 +1,5 @@
 import { PERMISSIONS, ROLE_PERMISSIONS } from '@app/contracts';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import { assertHolds, assertMayHandleRole } from './rights';
 
 const principal = (over: Partial<Principal>): Principal => ({

@@ -1,5 +1,5 @@
 import { DomainError, Permission, Role, ROLE_PERMISSIONS } from '@app/contracts';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 
 /**
  * No escalation (CONTRACT 14): a caller grants only what it holds itself. 403 `forbidden` naming what it lacks.

@@ -8,7 +8,7 @@ import { API_KEY_PREFIX, DomainError, ERROR_STATUS, EventEnvelope, Permission, P
 import { clientAddress } from '@app/net-guard';
 import { requestToken } from '../auth/access-token';
 import { AuthService, isExpiredPrincipal } from '../auth/auth.service';
-import { reachesSession, type Principal } from '../auth/principal';
+import { reachesSession, type Principal } from '../common/principal';
 import { PrincipalFeed } from '../auth/principal-feed';
 import { EventStreamReader } from './event-stream.reader';
 

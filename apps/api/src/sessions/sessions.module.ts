@@ -3,7 +3,7 @@ import { REDIS_CLIENT } from '@app/infra';
 import { SendRateLimiter } from '@app/messaging';
 import { Redis, RedisKeys } from '@app/redis';
 import { GatewaysModule } from '../gateways/gateways.module';
-import { MediaStoreModule } from '../messages/media-store.module';
+import { MediaStoreModule } from '../media/media-store.module';
 import { SessionsController } from './sessions.controller';
 import { SessionActions } from './session-actions';
 import { SessionsService } from './sessions.service';

@@ -8,14 +8,14 @@ import { CommandBus, GatewayDirectory, RedisQrBoard, SessionPlacement } from '@a
 import { SendRateLimiter } from '@app/messaging';
 import { changedFields, type AuditContext } from '../audit/audit-context';
 import { AuditTrail } from '../audit/audit-trail';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import { Page, PageQueryDto, pageRequest, toPage } from '../common/pagination';
 import { OrganizationQuotas } from '../limits/organization-quotas';
 import type { CreateGroupDto } from './dto/group.dto';
 import type { CreateSessionDto, UpdateSessionDto } from './dto/session.dto';
 import { SessionProxyPolicy } from './session-proxy.policy';
 import { conflictReason, toGroupView, toSessionView } from './session.view';
-import { MEDIA_STORE } from '../messages/media-source.provider';
+import { MEDIA_STORE } from '../media/media-tokens';
 
 type SessionCommand = Extract<CommandName, 'session.start' | 'session.restart' | 'session.logout' | 'session.delete'>;
 

@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, RequirePermissions } from '../common/auth.decorators';
+import type { Principal } from '../common/principal';
 import { ApiEndpoint } from '../common/api-docs';
 import { OverviewResponse } from './overview.dto';
 import { StatsService } from './stats.service';

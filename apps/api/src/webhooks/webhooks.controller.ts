@@ -2,8 +2,8 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { WebhookView } from '@app/contracts';
 import { Audit, type AuditContext, Audited } from '../audit/audit-context';
-import { CurrentPrincipal, RequirePermissions } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, RequirePermissions } from '../common/auth.decorators';
+import type { Principal } from '../common/principal';
 import { ApiEndpoint, ApiErrors } from '../common/api-docs';
 import { Page, PageQueryDto } from '../common/pagination';
 import { CreateWebhookDto, UpdateWebhookDto, WebhookPage, WebhookResponse } from './dto/webhook.dto';

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { CHATWOOT_SOURCE_PREFIX, chatwootSendKey, MessageView } from '@app/contracts';
 import { ChatwootRepository, Webhook } from '@app/database';
-import type { Principal } from '../../auth/principal';
+import type { Principal } from '../../common/principal';
 import { MessagesService } from '../../messages/messages.service';
 
 /** What Chatwoot POSTs to an inbox's webhook for a message (`message_created`; Message#webhook_data). */

@@ -6,7 +6,7 @@ import { SecretBox } from '@app/crypto';
 import { ChatwootIntegrationState, ChatwootRepository, Db, newId, SessionsRepository, type Tx, Webhook, WebhooksRepository } from '@app/database';
 import type { AuditContext } from '../../audit/audit-context';
 import { AuditTrail } from '../../audit/audit-trail';
-import { reachesSession, type Principal } from '../../auth/principal';
+import { reachesSession, type Principal } from '../../common/principal';
 import { DestinationTargetPolicy } from '../../destinations/destination-target.policy';
 import { Destinations } from '../../destinations/destinations';
 import { OrganizationQuotas } from '../../limits/organization-quotas';

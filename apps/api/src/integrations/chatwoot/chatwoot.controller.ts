@@ -2,8 +2,8 @@ import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Que
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiQuery, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ChatwootIntegrationView } from '@app/contracts';
 import { Audit, type AuditContext, Audited, AuditedAhead } from '../../audit/audit-context';
-import { CurrentPrincipal, Public, RequirePermissions } from '../../auth/auth.decorators';
-import type { Principal } from '../../auth/principal';
+import { CurrentPrincipal, Public, RequirePermissions } from '../../common/auth.decorators';
+import type { Principal } from '../../common/principal';
 import { ApiEndpoint, ApiErrors } from '../../common/api-docs';
 import { DeliveriesService } from '../../deliveries/deliveries.service';
 import { WebhookTestResponse } from '../../deliveries/dto/delivery.dto';

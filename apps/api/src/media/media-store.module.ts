@@ -2,7 +2,7 @@ import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
 import { MediaBlobsRepository } from '@app/database';
 import { createMediaStore, type MediaStore } from '@app/media';
-import { MEDIA_STORE } from './media-source.provider';
+import { MEDIA_STORE } from './media-tokens';
 
 /**
  * The operator's MediaStore (MEDIA_STORE; null for `none`): `GET …/media` reads inbound media from it before asking the
