@@ -9,7 +9,6 @@
 'use strict';
 const { join } = require('node:path');
 require('reflect-metadata');
-const { DataSource } = require('typeorm');
 const { Client } = require('pg');
 
 const ROOT = join(__dirname, '..');
@@ -30,7 +29,7 @@ function backendsCpuUs(before) {
 }
 
 async function measure(extra, orgId, sessions) {
-  const ds = await new DataSource(db.dataSourceOptions(DATABASE_URL, { extra })).initialize();
+  const ds = db.Db.open(db.poolSettings(DATABASE_URL, extra));
   try {
     const repo = new db.MessageQueueRepository(ds);
     let n = 0;
@@ -68,7 +67,7 @@ async function measure(extra, orgId, sessions) {
     await record(ids);
     return { acceptUs, recordUs: backendsCpuUs(before) / ids.length };
   } finally {
-    await ds.destroy();
+    await ds.close();
   }
 }
 

@@ -12,13 +12,10 @@ const PRE_KEYS = 30;
 
 async function prelinker({ simUrl, databaseUrl, encryptionKey }) {
   const baileys = await import('@whiskeysockets/baileys');
-  const { DataSource } = require('typeorm');
-  const { dataSourceOptions } = require(join(ROOT, 'dist/libs/database/src/data-source.js'));
-  const { SessionAuthKeysRepository } = require(join(ROOT, 'dist/libs/database/src/index.js'));
+  const { Db, poolSettings, SessionAuthKeysRepository } = require(join(ROOT, 'dist/libs/database/src/index.js'));
   const { SecretBox } = require(join(ROOT, 'dist/libs/crypto/src/index.js'));
   const { createPgAuthStateStore } = require(join(ROOT, 'dist/apps/gateway/src/auth-state/index.js'));
-  const db = new DataSource(dataSourceOptions(databaseUrl, { extra: { max: 4 } }));
-  await db.initialize();
+  const db = Db.open(poolSettings(databaseUrl, { max: 4 }));
   const keys = new SessionAuthKeysRepository(db);
   const box = new SecretBox([Buffer.from(encryptionKey, 'base64')]);
   const b64 = (bytes) => Buffer.from(bytes).toString('base64');
@@ -69,7 +66,7 @@ async function prelinker({ simUrl, databaseUrl, encryptionKey }) {
     await store.writeCreds(creds);
     return linked;
   };
-  return { link, close: () => db.destroy() };
+  return { link, close: () => db.close() };
 }
 
 module.exports = { prelinker, PRE_KEYS };

@@ -13,7 +13,7 @@ const { headers: natsHeaders } = require('@nats-io/nats-core');
 
 const ROOT = join(__dirname, '..');
 const dist = (p) => require(join(ROOT, 'dist', p));
-const { migrate, newId } = dist('libs/database/src');
+const { migrate, newId, Db, poolSettings } = dist('libs/database/src');
 const { EventPublisher } = dist('libs/events/src');
 const { SecretBox } = dist('libs/crypto/src');
 const { benchRun, freePort, sleep } = require('./support');
@@ -126,8 +126,7 @@ async function destinationAlone(kind, url, target, bodies, ids) {
 async function main() {
   const IORedis = require('ioredis');
   const { Client } = require('pg');
-  const { DataSource } = require('typeorm');
-  const { dataSourceOptions } = dist('libs/database/src');
+  
   const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
   let dispatcher = null;
   // a queue that takes everything, purged between runs; a stream over the bench's subjects
@@ -180,8 +179,8 @@ async function main() {
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     for (let i = 0; i < 300 && !(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)); i++) await sleep(100);
-    const ds = new DataSource(dataSourceOptions(DATABASE_URL, { extra: { max: 4 } }));
-    await ds.initialize();
+    // the publisher writes through the data layer (libs/database's Db), as the apps' does
+    const ds = Db.open(poolSettings(DATABASE_URL, { max: 4 }));
     const publisher = new EventPublisher(ds, redis, PREFIX);
     const build = (orgId, i) => publisher.build({ event: 'message.received', organizationId: orgId, sessionId: null, payload: { text: `hello ${i}`, from: '4917600000000@s.whatsapp.net' } });
     const delivered = async (id) => (await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'delivered'`, [id])).rows[0].n;
@@ -257,7 +256,7 @@ async function main() {
       console.log(`${label.padEnd(30)} raw client ${fmt(raw)}/s   sink destination alone ${fmt(alone)}/s (${(alone / raw).toFixed(2)})   dispatcher, full delivery log ${fmt(full)}/s   vs raw: ${(full / raw).toFixed(2)}`);
       console.log(`${''.padEnd(30)} ${results[kind].detail}`);
     }
-    await ds.destroy();
+    await ds.close();
     await db.end();
   } finally {
     if (dispatcher && dispatcher.exitCode === null) {

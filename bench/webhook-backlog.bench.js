@@ -60,7 +60,7 @@ if (process.argv[2] === '--receiver') {
 const IORedis = require('ioredis');
 const { Client } = require('pg');
 const dist = (p) => require(join(ROOT, 'dist', p));
-const { migrate, newId, dataSourceOptions } = dist('libs/database/src');
+const { migrate, newId, Db, poolSettings } = dist('libs/database/src');
 const { EventPublisher } = dist('libs/events/src');
 const { SecretBox } = dist('libs/crypto/src');
 const { benchRun, freePort, percentile, sleep, waitUntil } = require('./support');
@@ -160,9 +160,8 @@ async function main() {
     await hook(orgA, '/a', 'message.ack');
     await hook(orgB, '/b', 'message.received');
     dispatcher = await startDispatcher(await freePort());
-    const { DataSource } = require('typeorm');
-    const ds = new DataSource(dataSourceOptions(DATABASE_URL, { extra: { max: 4 } }));
-    await ds.initialize();
+    // the publisher writes through the data layer (libs/database's Db), as the apps' does
+    const ds = Db.open(poolSettings(DATABASE_URL, { max: 4 }));
     const publisher = new EventPublisher(ds, redis, PREFIX);
     const build = (organizationId, event, i) => publisher.build({ event, organizationId, sessionId: null, payload: { i } });
 
@@ -198,7 +197,7 @@ async function main() {
     console.log('');
     console.log(`second org p99: ${p(99)} ms (backlog ${BACKLOG} events of the first org at a ${A_MODE} receiver; p50 ${p(50)} ms, max ${missing ? `> ${WAIT_SECONDS * 1000}` : latencies[latencies.length - 1]} ms; ${arrived}/${total} arrived)`);
     console.log(`first org: ${aAtEnd} of ${BACKLOG} events at its receiver when the second org stopped publishing`);
-    await ds.destroy();
+    await ds.close();
     await db.end();
   } finally {
     clearTimeout(bound);

@@ -87,7 +87,7 @@ async function main() {
     await admin.query(`CREATE DATABASE ${database}`);
     await admin.end();
     const DATABASE_URL = `${servers.pgUrl}/${database}`;
-    const { migrate, newId, dataSourceOptions } = dist('libs/database/src');
+    const { migrate, newId, Db, poolSettings } = dist('libs/database/src');
     const { EventPublisher } = dist('libs/events/src');
     const { RETRY_POLICY_DEFAULTS } = dist('libs/contracts/src');
     await migrate(DATABASE_URL);
@@ -137,12 +137,9 @@ async function main() {
       await stop(dispatchers[i], 'SIGKILL');
       starting[i] = startDispatcher(i).then(() => console.log(`${since(t0)}: dispatcher ${i + 1} restarted`));
     };
-
-    const { DataSource } = require('typeorm');
-    const ds = new DataSource(dataSourceOptions(DATABASE_URL, { extra: { max: 4 } }));
-    await ds.initialize();
+    // the publisher writes through the data layer (libs/database's Db), as the apps' does
+    const ds = Db.open(poolSettings(DATABASE_URL, { max: 4 }));
     // the pool's idle connections end with 57P01 in the restart: the pool replaces them
-    ds.driver.master.on('error', () => undefined);
     const redis = new IORedis(servers.redisUrl, { maxRetriesPerRequest: null });
     const publisher = new EventPublisher(ds, redis, PREFIX);
 
@@ -234,7 +231,7 @@ async function main() {
     }
     console.log(`POSTs received ${receiver.state.posts}; delivery rows by status ${JSON.stringify(states.s)}`);
     console.log(settledAt ? `settled ${((settledAt - producerStoppedAt) / 1000).toFixed(1)} s after the producer stopped` : `NOT settled within ${SETTLE_LIMIT_MS / 1000} s of the producer stopping`);
-    await ds.destroy();
+    await ds.close();
     redis.disconnect();
   } finally {
     await killChildren(children);

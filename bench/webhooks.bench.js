@@ -58,7 +58,7 @@ const IORedis = require('ioredis');
 const { Queue, Worker } = require('bullmq');
 const { Client } = require('pg');
 const dist = (p) => require(join(ROOT, 'dist', p));
-const { migrate, newId } = dist('libs/database/src');
+const { migrate, newId, Db, poolSettings } = dist('libs/database/src');
 const { EventPublisher } = dist('libs/events/src');
 const { SecretBox } = dist('libs/crypto/src');
 const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nodeArgsFrom, ownCpu, percentile } = require('./support');
@@ -236,10 +236,8 @@ async function main() {
     };
     const throughputHook = await hook('/dispatcher');
     dispatcher = await startDispatcher(await freePort());
-    const { DataSource } = require('typeorm');
-    const { dataSourceOptions } = dist('libs/database/src');
-    const ds = new DataSource(dataSourceOptions(DATABASE_URL, { extra: { max: 4 } }));
-    await ds.initialize();
+    // the publisher writes through the data layer (libs/database's Db), as the apps' does
+    const ds = Db.open(poolSettings(DATABASE_URL, { max: 4 }));
     const publisher = new EventPublisher(ds, redis, PREFIX);
     const build = (i) => publisher.build({ event: 'message.received', organizationId: orgId, sessionId: null, payload: { text: `hello ${i}`, from: '4917600000000@s.whatsapp.net' } });
 
@@ -330,7 +328,7 @@ async function main() {
       console.log(`vs raw: ${(full / raw).toFixed(2)}`);
     }
 
-    await ds.destroy();
+    await ds.close();
     await db.end();
   } finally {
     clearTimeout(bound);
