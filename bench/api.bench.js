@@ -104,7 +104,7 @@ if (process.argv[2] === '--in-app') {
   const api = (p) => require(join(ROOT, 'dist/apps/api/src', p));
   const { AppModule } = api('app.module');
   const { API_PREFIX, createApiApp } = api('bootstrap');
-  const { Public } = api('auth/auth.decorators');
+  const { Public } = api('common/auth.decorators');
   const { REDIS_CLIENT } = require(join(ROOT, 'dist/libs/infra/src'));
   const { RateWindows } = require(join(ROOT, 'dist/libs/redis/src'));
   const { Db, preparedStatement } = require(join(ROOT, 'dist/libs/database/src'));
