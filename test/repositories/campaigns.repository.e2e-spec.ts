@@ -17,7 +17,7 @@ describe('CampaignsRepository: a media campaign\'s file (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    campaigns = new CampaignsRepository(db);
+    campaigns = new CampaignsRepository(await testDb());
     messages = new MessagesRepository(await testDb());
     queue = new MessageQueueRepository(await testDb());
   });

@@ -107,7 +107,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
   });
 
   it('the record of a send moves a campaign message a pause or a cancel withdrew while it was being sent (the network has it), never a scheduled send', async () => {
-    const campaigns = new CampaignsRepository(db);
+    const campaigns = new CampaignsRepository(await testDb());
     const campaign = await campaigns.create(
       { id: newId('cmp'), organizationId: orgId, sessionId, name: 'withdrawn', message: { type: 'text', text: 'Hi', location: null, contact: null, poll: null, media: null }, window: null, pacing: { minDelayMs: 0, maxDelayMs: 0, typing: false }, warmup: null, skipNotOnWhatsApp: false, startAt: Date.now() },
       [{ to: '15550009998@s.whatsapp.net', variables: null }, { to: '15550009997@s.whatsapp.net', variables: null }],
