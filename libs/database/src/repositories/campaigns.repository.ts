@@ -411,12 +411,6 @@ export class CampaignsRepository {
     await tx.query(`DELETE FROM campaign_media WHERE campaign_id = $1`, [id]);
   }
 
-  /** Whether a campaign's media bytes are stored (tests, and the docs' claim that they are kept once). */
-  async hasMedia(id: string): Promise<boolean> {
-    const rows = await this.db.query<unknown>(`SELECT 1 FROM campaign_media WHERE campaign_id = $1`, [id]);
-    return rows.length > 0;
-  }
-
   // ----- opt-outs -----
 
   /** Records an opt-out (an inbound message that was an opt-out keyword); true when it is new. */

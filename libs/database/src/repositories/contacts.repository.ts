@@ -223,11 +223,6 @@ export class ContactsRepository {
     );
     return rows[0] ? toRow(rows[0]) : null;
   }
-
-  async countOfSession(sessionId: string): Promise<number> {
-    const [{ n }] = await this.db.query(`SELECT count(*)::int AS n FROM contacts WHERE session_id = $1`, [sessionId]);
-    return n as number;
-  }
 }
 
 /** The contact as the API shows it. */

@@ -73,7 +73,7 @@ export class MessagesRepository {
     return new Map(rows.map((r) => [r.idempotency_key!, toMessageRow(r)]));
   }
 
-  /** `releaseIdempotencyKey` for several keys in one statement. */
+  /** Frees the keys whose window has passed, so they can be used again (one statement for a batch's keys). */
   async releaseIdempotencyKeys(sessionId: string, keys: string[], windowMs: number): Promise<void> {
     if (keys.length === 0) return;
     await this.db.query(
@@ -134,23 +134,6 @@ export class MessagesRepository {
       [sessionId, waMessageId],
     );
     return rows[0]?.raw ?? null;
-  }
-
-  /** A repeat of an accepted send: the message first accepted under this key in the last `windowMs`. */
-  async findByIdempotencyKey(sessionId: string, key: string, windowMs: number): Promise<MessageRow | null> {
-    const rows = await this.db.query<MessageRawRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND idempotency_key = $2 AND created_at > now() - ($3 * interval '1 millisecond')`,
-      [sessionId, key, windowMs],
-    );
-    return rows[0] ? toMessageRow(rows[0]) : null;
-  }
-
-  /** Frees a key whose window has passed, so it can be used again. */
-  async releaseIdempotencyKey(sessionId: string, key: string, windowMs: number): Promise<void> {
-    await this.db.query(
-      `UPDATE messages SET idempotency_key = NULL WHERE session_id = $1 AND idempotency_key = $2 AND created_at <= now() - ($3 * interval '1 millisecond')`,
-      [sessionId, key, windowMs],
-    );
   }
 
   /** The messages of one session with these ids (a chat list's last messages), in no particular order. */

@@ -41,7 +41,7 @@ export interface SessionRuntimePatch {
   nextAttemptAt?: Date | null;
 }
 
-/** What a runtime write is conditional on (see `SessionsRepository.patchRuntime`). */
+/** What a runtime write is conditional on (see `SessionsRepository.patchRuntimeMany`). */
 export interface RuntimeFence {
   /** the token taken with the lease this writer holds, or null while it holds none */
   leaseToken: number | null;
@@ -341,18 +341,11 @@ export class SessionsRepository {
   }
 
   /**
-   * The runner's writes, fenced: with a lease token, only while that token is still the row's (nobody took the lease
-   * since); without one (a runner not yet holding the lease), only while the row still places the session on
-   * `gatewayId`. False when refused: the writer no longer holds the session.
-   */
-  async patchRuntime(id: string, patch: SessionRuntimePatch, fence: RuntimeFence): Promise<boolean> {
-    return (await this.patchRuntimeMany([{ id, patch, fence }])).has(id);
-  }
-
-  /**
-   * `patchRuntime` for many distinct sessions whose patches name the same columns, in one statement (the runners'
-   * status writes grouped per tick): each row is written only under its own fence, exactly as `patchRuntime` would.
-   * Answers the ids written; the others were refused.
+   * The runners' writes, fenced, for distinct sessions whose patches name the same columns, in one statement (the
+   * runners' status writes grouped per tick). Each row is written only under its own fence: with a lease token, only
+   * while that token is still the row's (nobody took the lease since); without one (a runner not yet holding the
+   * lease), only while the row still places the session on `gatewayId`. Answers the ids written; the others were
+   * refused: their writer no longer holds the session.
    */
   async patchRuntimeMany(writes: ReadonlyArray<{ id: string; patch: SessionRuntimePatch; fence: RuntimeFence }>): Promise<Set<string>> {
     if (writes.length === 0) return new Set();
