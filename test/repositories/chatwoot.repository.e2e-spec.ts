@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { RETRY_POLICY_DEFAULTS } from '@app/contracts';
 import { ChatwootRepository, newId, WebhooksRepository } from '@app/database';
 import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
-import { newOrganization, newSession } from './rows';
+import { newOrganization, newSession, ownedSession } from './rows';
 
 describe('ChatwootRepository (PostgreSQL)', () => {
   let db: DataSource;
@@ -36,7 +36,7 @@ describe('ChatwootRepository (PostgreSQL)', () => {
 
   it('keeps one integration per session and finds it only in its family', async () => {
     await expect(newIntegration(sessionId)).rejects.toThrow(/webhooks_one_chatwoot_per_session/);
-    expect((await webhooks.chatwootOfSession(organizationId, sessionId))?.id).toBe(integrationId);
+    expect((await webhooks.chatwootOfSession(await ownedSession(organizationId, sessionId)))?.id).toBe(integrationId);
     expect(await webhooks.findInOrganization(organizationId, integrationId, 'sink')).toBeNull();
     expect(await webhooks.findInOrganization(organizationId, integrationId, 'webhook')).toBeNull();
   });

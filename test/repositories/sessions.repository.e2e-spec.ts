@@ -24,9 +24,7 @@ describe('SessionsRepository (PostgreSQL)', () => {
     expect(await sessions.existsInOrganization(orgId, s.id)).toBe(true);
     expect(await sessions.existsInOrganization(otherOrgId, s.id)).toBe(false);
 
-    await sessions.deleteInOrganization(otherOrgId, s.id);
-    expect(await sessions.existsInOrganization(orgId, s.id)).toBe(true);
-    await sessions.deleteInOrganization(orgId, s.id);
+    await sessions.deleteOwned(s);
     expect(await sessions.existsInOrganization(orgId, s.id)).toBe(false);
   });
 
@@ -60,12 +58,12 @@ describe('SessionsRepository (PostgreSQL)', () => {
 
   it('patches only the settings given, and marks a session stopped on request', async () => {
     const s = await newSession(db, orgId, { label: 'before', ratePerMin: 5 });
-    await sessions.patchSettings(s.id, { label: 'after' });
+    await sessions.patchSettings(s, { label: 'after' });
     const patched = (await sessions.findInOrganization(orgId, s.id))!;
     expect(patched).toMatchObject({ label: 'after', ratePerMin: 5 });
     expect(patched.updatedAt.getTime()).toBeGreaterThanOrEqual(s.updatedAt.getTime());
 
-    await sessions.markStopped(s.id);
+    await sessions.markStopped(s);
     expect(await sessions.findInOrganization(orgId, s.id)).toMatchObject({ status: 'stopped', desiredState: 'stopped' });
   });
 

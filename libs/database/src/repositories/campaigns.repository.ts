@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db, type Queryable, type Tx } from '../pg';
+import type { OwnedSession } from './sessions.repository';
 import type {
   CampaignCounts,
   CampaignPacing,
@@ -225,19 +226,19 @@ export class CampaignsRepository {
     });
   }
 
-  async findInSession(organizationId: string, sessionId: string, id: string, manager?: Tx): Promise<CampaignRow | null> {
+  async findInSession(session: OwnedSession, id: string, manager?: Tx): Promise<CampaignRow | null> {
     const rows = await this.q(manager).query<RawCampaign>(
       `SELECT ${COLUMNS} FROM campaigns WHERE id = $1 AND session_id = $2 AND organization_id = $3`,
-      [id, sessionId, organizationId],
+      [id, session.id, session.organizationId],
     );
     return rows[0] ? toRow(rows[0]) : null;
   }
 
-  async listInSession(organizationId: string, sessionId: string, limit: number, cursor?: string): Promise<CampaignRow[]> {
+  async listInSession(session: OwnedSession, limit: number, cursor?: string): Promise<CampaignRow[]> {
     const rows = await this.db.query<RawCampaign>(
       `SELECT ${COLUMNS} FROM campaigns WHERE session_id = $1 AND organization_id = $2 AND ($3::text IS NULL OR id < $3)
         ORDER BY id DESC LIMIT $4`,
-      [sessionId, organizationId, cursor ?? null, limit],
+      [session.id, session.organizationId, cursor ?? null, limit],
     );
     return rows.map(toRow);
   }
@@ -422,15 +423,15 @@ export class CampaignsRepository {
     return rows.length > 0;
   }
 
-  async optOuts(sessionId: string, limit: number, after?: string): Promise<OptOutView[]> {
+  async optOuts(session: OwnedSession, limit: number, after?: string): Promise<OptOutView[]> {
     const rows = await this.db.query<{ jid: string; keyword: string; created_at: Date }>(
       `SELECT jid, keyword, created_at FROM opt_outs WHERE session_id = $1 AND ($2::text IS NULL OR jid > $2) ORDER BY jid LIMIT $3`,
-      [sessionId, after ?? null, limit],
+      [session.id, after ?? null, limit],
     );
     return rows.map((r) => ({ jid: r.jid, keyword: r.keyword, createdAt: r.created_at.getTime() }));
   }
 
-  async removeOptOut(sessionId: string, jid: string): Promise<boolean> {
-    return (await this.db.affected(`DELETE FROM opt_outs WHERE session_id = $1 AND jid = $2`, [sessionId, jid])) > 0;
+  async removeOptOut(session: OwnedSession, jid: string): Promise<boolean> {
+    return (await this.db.affected(`DELETE FROM opt_outs WHERE session_id = $1 AND jid = $2`, [session.id, jid])) > 0;
   }
 }
