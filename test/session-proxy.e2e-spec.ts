@@ -141,7 +141,8 @@ describe('Session proxy setting', () => {
       // as if saved by an API whose SESSION_PROXY_ALLOWED named it, or through a name that now resolves to 127.0.0.1
       const inward = `http://user:pw@127.0.0.1:${port}`;
       const box = new SecretBox([Buffer.from(process.env.SECRET_ENCRYPTION_KEY!, 'base64')]);
-      await new SessionsRepository(await testDb()).patchSettings(created.body.id, { proxyUrlSealed: box.encrypt(inward), proxyUrlShown: maskProxyUrl(inward) });
+      const sessions = new SessionsRepository(await testDb());
+      await sessions.patchSettings((await sessions.findInOrganization(org.id, created.body.id))!, { proxyUrlSealed: box.encrypt(inward), proxyUrlShown: maskProxyUrl(inward) });
       expect((await api().post(`/api/v1/sessions/${created.body.id}:restart`).set(bearer(org.adminKey))).status).toBeLessThan(300);
 
       const conflict = await waitFor(async () => {

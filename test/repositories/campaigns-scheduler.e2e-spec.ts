@@ -23,7 +23,7 @@ describe('CampaignScheduler: a recipient taken by another step (PostgreSQL)', ()
     db = await testDataSource();
     pg = await testDb();
     redis = new IORedis(process.env.REDIS_URL!);
-    campaigns = new CampaignsRepository(db);
+    campaigns = new CampaignsRepository(await testDb());
   });
   afterAll(async () => {
     await redis?.quit();

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { ChatsRepository, decodeChatCursor, MessagesRepository, MessageQueueRepository, newId, NewMessage } from '@app/database';
+import { ChatsRepository, decodeChatCursor, MessagesRepository, MessageQueueRepository, newId, NewMessage, type OwnedSession } from '@app/database';
 import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
@@ -29,11 +29,11 @@ describe('ChatsRepository (PostgreSQL)', () => {
   });
 
   /** Every chat of the session, read page by page (two a page) through the cursor. */
-  const jidsByPagesOfTwo = async (sessionId: string): Promise<string[]> => {
+  const jidsByPagesOfTwo = async (session: OwnedSession): Promise<string[]> => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page = await chats.page(sessionId, 2, cursor ? decodeChatCursor(cursor)! : undefined);
+      const page = await chats.page(session, 2, cursor ? decodeChatCursor(cursor)! : undefined);
       seen.push(...page.rows.map((r) => r.jid));
       cursor = page.nextCursor;
     } while (cursor);
@@ -104,10 +104,10 @@ describe('ChatsRepository (PostgreSQL)', () => {
     for (const [i, jid] of jids.entries()) await messages.insert(message(session.id, { chatJid: jid, from: jid, createdAt: 1_700_000_000_000 + i }));
     await chats.apply(orgId, session.id, { jid: '15550000009@s.whatsapp.net', pinned: true });
     await chats.apply(orgId, session.id, { jid: '15550000008@s.whatsapp.net', pinned: true });
-    const seen = await jidsByPagesOfTwo(session.id);
+    const seen = await jidsByPagesOfTwo(session);
     expect(seen).toEqual([jids[2], jids[1], jids[0], '15550000009@s.whatsapp.net', '15550000008@s.whatsapp.net']);
     expect(decodeChatCursor('not-json')).toBeNull();
-    expect((await chats.page((await newSession(db, orgId)).id, 10)).rows).toEqual([]);
+    expect((await chats.page(await newSession(db, orgId), 10)).rows).toEqual([]);
   });
 
   it('pages through chats whose last messages share a microsecond timestamp (one group commit) without skipping any', async () => {
@@ -117,7 +117,7 @@ describe('ChatsRepository (PostgreSQL)', () => {
     // the rows of one transaction share now(): a time with microseconds, which a millisecond cursor cannot name
     await db.query(`UPDATE chats SET last_message_at = '2026-11-29 09:49:58.356499+00' WHERE session_id = $1 AND jid <> $2`, [session.id, jids[4]]);
     await db.query(`UPDATE chats SET last_message_at = '2026-11-29 09:49:58.356100+00' WHERE session_id = $1 AND jid = $2`, [session.id, jids[4]]);
-    const seen = await jidsByPagesOfTwo(session.id);
+    const seen = await jidsByPagesOfTwo(session);
     expect(seen).toEqual([jids[3], jids[2], jids[1], jids[0], jids[4]]);
     // a cursor this list did not make is refused, not read as a time
     expect(decodeChatCursor(Buffer.from(JSON.stringify(['1.5e3', jids[0]])).toString('base64url'))).toBeNull();
@@ -145,7 +145,7 @@ describe('ChatsRepository (PostgreSQL)', () => {
     expect([await labelsOf(ALICE), await updatedAt(ALICE)]).toEqual([['1'], removed]);
     await chats.setLabel(orgId, session.id, GROUP, '2', false);
     expect(await chats.find(session.id, GROUP)).toBeNull();
-    expect((await chats.page(session.id, 10)).rows.map((r) => [r.jid, r.labels])).toEqual([
+    expect((await chats.page(session, 10)).rows.map((r) => [r.jid, r.labels])).toEqual([
       [BOB, ['1']],
       [ALICE, ['1']],
     ]);

@@ -33,10 +33,10 @@ describe('GroupsRepository (PostgreSQL)', () => {
   it('an upsert of a known group refreshes its fields and keeps its id', async () => {
     const session = await newSession(db, orgId);
     await groups.upsert(orgId, session.id, facts('111@g.us'));
-    const [before] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
+    const [before] = (await groups.pageOfSession(session, { limit: 10 })).rows;
 
     await groups.upsert(orgId, session.id, facts('111@g.us', { subject: 'Renamed', description: 'about', participants: [OWNER, 'a@s.whatsapp.net', 'b@s.whatsapp.net', 'c@s.whatsapp.net', 'd@s.whatsapp.net'], isAnnounce: true, isLocked: true }));
-    const page = await groups.pageOfSession(orgId, session.id, { limit: 10 });
+    const page = await groups.pageOfSession(session, { limit: 10 });
     expect(page.rows).toHaveLength(1);
     expect(page.rows[0]).toMatchObject({ id: before.id, subject: 'Renamed', description: 'about', participants: 5, isAnnounce: true, isLocked: true });
   });
@@ -47,11 +47,10 @@ describe('GroupsRepository (PostgreSQL)', () => {
     for (const jid of ['1@g.us', '2@g.us', '3@g.us']) await groups.upsert(orgId, session.id, facts(jid));
     await groups.upsert(orgId, other.id, facts('1@g.us'));
 
-    const first = await groups.pageOfSession(orgId, session.id, { limit: 2 });
-    const second = await groups.pageOfSession(orgId, session.id, { limit: 2, cursor: first.nextCursor! });
+    const first = await groups.pageOfSession(session, { limit: 2 });
+    const second = await groups.pageOfSession(session, { limit: 2, cursor: first.nextCursor! });
     expect([...first.rows, ...second.rows].map((g) => g.groupJid).sort()).toEqual(['1@g.us', '2@g.us', '3@g.us']);
     expect(second.nextCursor).toBeNull();
-    expect((await groups.pageOfSession(await newOrganization(db), session.id, { limit: 10 })).rows).toEqual([]);
   });
 
   it('applies the changes an admin made on the network and keeps the member list and its count in step', async () => {
@@ -59,12 +58,12 @@ describe('GroupsRepository (PostgreSQL)', () => {
     await groups.upsert(orgId, session.id, facts('9@g.us', { description: 'kept' }));
     await groups.applyChanges(session.id, '9@g.us', { subject: 'New', isLocked: true });
     await groups.addParticipants(session.id, '9@g.us', ['c@s.whatsapp.net', 'a@s.whatsapp.net', 'c@s.whatsapp.net']);
-    let [g] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
+    let [g] = (await groups.pageOfSession(session, { limit: 10 })).rows;
     expect(g).toMatchObject({ subject: 'New', description: 'kept', isAnnounce: false, isLocked: true, participants: 4 });
     expect((await groups.metadataOf(session.id, '9@g.us'))?.participants.sort()).toEqual([OWNER, 'a@s.whatsapp.net', 'b@s.whatsapp.net', 'c@s.whatsapp.net'].sort());
 
     await groups.removeParticipants(session.id, '9@g.us', ['a@s.whatsapp.net', 'x@s.whatsapp.net']);
-    [g] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
+    [g] = (await groups.pageOfSession(session, { limit: 10 })).rows;
     expect(g.participants).toBe(3);
     expect(await groups.metadataOf(session.id, '9@g.us')).toEqual({
       groupJid: '9@g.us', subject: 'New', description: 'kept', ownerJid: OWNER, isAnnounce: false, isLocked: true,
@@ -87,7 +86,7 @@ describe('GroupsRepository (PostgreSQL)', () => {
     expect(await groups.metadataOf(session.id, '5@g.us')).toBeNull();
     await groups.addParticipants(session.id, '5@g.us', ['n@s.whatsapp.net']);
     await groups.removeParticipants(session.id, '5@g.us', ['p@s.whatsapp.net', 'q@s.whatsapp.net', 'r@s.whatsapp.net']);
-    const [g] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
+    const [g] = (await groups.pageOfSession(session, { limit: 10 })).rows;
     expect(g.participants).toBe(0);
 
     await groups.upsert(orgId, session.id, facts('5@g.us'));
@@ -103,7 +102,7 @@ describe('GroupsRepository (PostgreSQL)', () => {
       const session = await newSession(db, orgId);
       expect(await groups.storedOf(session.id, '77@g.us')).toBeNull();
       const before = Date.now();
-      await groups.refresh(orgId, session.id, { ...refreshFacts, admins: [OWNER, A], superAdmins: [OWNER], pictureUrl: 'https://pps.example/p.jpg' });
+      await groups.refresh(session, { ...refreshFacts, admins: [OWNER, A], superAdmins: [OWNER], pictureUrl: 'https://pps.example/p.jpg' });
       const stored = await groups.storedOf(session.id, '77@g.us');
       expect(stored).toMatchObject({ ...refreshFacts, participantCount: 3, admins: [OWNER, A], superAdmins: [OWNER], pictureUrl: 'https://pps.example/p.jpg' });
       expect(stored!.refreshedAt).toBeGreaterThanOrEqual(before - 1000);
@@ -119,9 +118,9 @@ describe('GroupsRepository (PostgreSQL)', () => {
       await groups.upsert(orgId, session.id, facts('77@g.us', { participants: [OWNER, A] }));
       expect((await groups.storedOf(session.id, '77@g.us'))!.admins).toEqual([OWNER]);
 
-      await groups.expire(session.id, '77@g.us');
+      await groups.expire(session, '77@g.us');
       expect((await groups.storedOf(session.id, '77@g.us'))!.refreshedAt).toBeNull();
-      await groups.forget(session.id, '77@g.us');
+      await groups.forget(session, '77@g.us');
       expect(await groups.storedOf(session.id, '77@g.us')).toBeNull();
     });
 
@@ -146,9 +145,9 @@ describe('GroupsRepository (PostgreSQL)', () => {
       const network = { addressingMode: 'pn' as const, participants: [{ id: OWNER }, { id: A }, { id: B }] };
       await groups.upsert(orgId, session.id, facts('78@g.us', { participants: [OWNER, A, B], network }));
       const read = { ...refreshFacts, groupJid: '78@g.us', admins: [OWNER], superAdmins: [OWNER], pictureUrl: null };
-      await groups.refresh(orgId, session.id, { ...read, participants: [B, A, OWNER] });
+      await groups.refresh(session, { ...read, participants: [B, A, OWNER] });
       expect((await groups.metadataOf(session.id, '78@g.us'))!.network).toEqual(network);
-      await groups.refresh(orgId, session.id, { ...read, participants: [OWNER, A] });
+      await groups.refresh(session, { ...read, participants: [OWNER, A] });
       expect((await groups.metadataOf(session.id, '78@g.us'))!.network).toBeNull();
     });
   });
@@ -199,7 +198,7 @@ describe('GroupsRepository (PostgreSQL)', () => {
       const session = await newSession(db, orgId);
       await groups.upsert(orgId, session.id, groupInfoFrom(lidGroup, OWN));
       expect((await groups.metadataOf(session.id, GROUP))?.participants).toEqual([OWN, ALICE]);
-      const [row] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
+      const [row] = (await groups.pageOfSession(session, { limit: 10 })).rows;
       expect(row).not.toHaveProperty('network');
       expect(row.participants).toBe(2);
 
@@ -238,7 +237,7 @@ describe('GroupsRepository (PostgreSQL)', () => {
       // Bob removed by number only (a source that does not know the LID): his LID entry goes too
       await groups.removeParticipants(session.id, GROUP, [BOB]);
       expect((await answer(session.id))?.participants.map((p: GroupParticipant) => p.id)).toEqual([OWN_LID]);
-      const [row] = (await groups.pageOfSession(orgId, session.id, { limit: 10 })).rows;
+      const [row] = (await groups.pageOfSession(session, { limit: 10 })).rows;
       expect(row.participants).toBe(1);
     });
 

@@ -69,7 +69,7 @@ describe('MediaBlobsRepository (PostgreSQL)', () => {
     expect(await blobs.has(b.messageId)).toBe(false);
   });
 
-  it('deletes one message, a session or an organization on request, and counts a session\'s usage', async () => {
+  it('deletes one message, a session or an organization on request', async () => {
     const org = await newOrganization(db);
     const other = await newOrganization(db);
     const a1 = await inboundMessage(org);
@@ -77,7 +77,7 @@ describe('MediaBlobsRepository (PostgreSQL)', () => {
     const b = await inboundMessage(org);
     const c = await inboundMessage(other);
     for (const k of [a1, a2, b, c]) await blobs.put(k, blob(`bytes of ${k.messageId}`));
-    expect(await blobs.usageOfSession(a1.sessionId)).toEqual({ count: 2, bytes: 2 * blob(`bytes of ${a1.messageId}`).size });
+    expect(await db.query('SELECT count(*)::int AS n FROM media_blobs WHERE session_id = $1', [a1.sessionId])).toEqual([{ n: 2 }]);
     expect(await blobs.deleteMessage(a2.messageId)).toBe(true);
     expect(await blobs.deleteMessage(a2.messageId)).toBe(false);
     expect(await blobs.deleteSession(a1.sessionId)).toBe(1);

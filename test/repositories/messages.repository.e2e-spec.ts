@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { EventEnvelope } from '@app/contracts';
 import { CampaignsRepository, Db, GENERIC_PLANS, poolSettings, MessagesRepository, MessageQueueRepository, MessageAcksRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
 import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
-import { newOrganization, newSession } from './rows';
+import { newOrganization, newSession, ownedSession } from './rows';
 
 describe('MessagesRepository status changes (PostgreSQL)', () => {
   let db: DataSource;
@@ -107,7 +107,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
   });
 
   it('the record of a send moves a campaign message a pause or a cancel withdrew while it was being sent (the network has it), never a scheduled send', async () => {
-    const campaigns = new CampaignsRepository(db);
+    const campaigns = new CampaignsRepository(await testDb());
     const campaign = await campaigns.create(
       { id: newId('cmp'), organizationId: orgId, sessionId, name: 'withdrawn', message: { type: 'text', text: 'Hi', location: null, contact: null, poll: null, media: null }, window: null, pacing: { minDelayMs: 0, maxDelayMs: 0, typing: false }, warmup: null, skipNotOnWhatsApp: false, startAt: Date.now() },
       [{ to: '15550009998@s.whatsapp.net', variables: null }, { to: '15550009997@s.whatsapp.net', variables: null }],
@@ -126,7 +126,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(await queue.markSent(cancelled.id, 3, null)).toBeNull();
     const scheduled = (await queue.insertOutbound(outbound({ status: 'scheduled', sendAt: Date.now() + 60_000 }), null))!;
     expect(await queue.markSent(scheduled.id, 1, null)).toBeNull();
-    await queue.cancelScheduled(orgId, sessionId, scheduled.id);
+    await queue.cancelScheduled(await ownedSession(orgId, sessionId), scheduled.id);
     expect(await queue.markSent(scheduled.id, 1, null)).toBeNull();
     expect(await messages.findById(scheduled.id)).toMatchObject({ status: 'cancelled' });
   });
@@ -184,7 +184,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect(await queue.nextQueued(sessionId, 32)).toEqual({ messages: [], presenceTyping: false });
     const queued = (await queue.insertOutbound(outbound(), null))!;
     expect(await queue.nextQueued(sessionId, 32)).toEqual({ messages: [queued], presenceTyping: true });
-    await new SessionsRepository(await testDb()).patchSettings(sessionId, { presenceTyping: false });
+    await new SessionsRepository(await testDb()).patchSettings(session, { presenceTyping: false });
     expect((await queue.nextQueued(sessionId, 32)).presenceTyping).toBe(false);
   });
 
@@ -222,7 +222,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     const working = await version();
     expect(working).not.toBe(before); // the probe sees a write of the row
     expect((await queue.insertAcceptedMany(orgId, sessionId, [{ message: outbound(), media: null }], ['working'])).rows.size).toBe(1);
-    await queue.insertOutboundMany(orgId, sessionId, [{ message: outbound(), media: null }, { message: outbound(), media: null }]);
+    await queue.insertOutboundMany(await ownedSession(orgId, sessionId), [{ message: outbound(), media: null }, { message: outbound(), media: null }]);
     expect(await version()).toBe(working);
     const seqs: Array<{ seq: number }> = await db.query('SELECT seq::int AS seq FROM messages WHERE session_id = $1 ORDER BY seq', [sessionId]);
     expect(seqs.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
@@ -246,7 +246,8 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
   });
 
   it('insertOutboundMany numbers a batch consecutively in its order, stores media of inserted rows only, skips conflicts', async () => {
-    const own = (await newSession(db, orgId)).id;
+    const ownSession = await newSession(db, orgId);
+    const own = ownSession.id;
     const one = (over: Partial<NewMessage> = {}) => outbound({ sessionId: own, ...over });
     const before = (await queue.insertOutbound(one({ idempotencyKey: 'taken' }), null))!;
     const batch = [
@@ -256,7 +257,7 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
       { message: one({ idempotencyKey: 'taken', type: 'image', text: null, media: { mimetype: 'image/png', size: 3, filename: null, caption: null } }), media: Buffer.from('xyz') },
       { message: one({ type: 'location', text: null, location: { latitude: 1, longitude: 2, name: null, address: null }, idempotencyKey: 'fresh' }), media: null },
     ];
-    const rows = await queue.insertOutboundMany(orgId, own, batch);
+    const rows = await queue.insertOutboundMany(ownSession, batch);
     expect([...rows.keys()]).toEqual([batch[0].message.id, batch[1].message.id, batch[3].message.id]);
     expect(rows.get(batch[0].message.id)).toMatchObject({ status: 'queued', direction: 'out', text: 'a', mentions: ['15550008888@s.whatsapp.net', 'quote"and\\slash'] });
     expect(rows.get(batch[1].message.id)?.media).toEqual({ mimetype: 'image/png', size: 3, filename: null, caption: 'c' });
@@ -271,14 +272,14 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
     expect((await db.query('SELECT seq::int AS seq FROM messages WHERE id = $1', [next.id]))[0].seq).toBe(seqs[0].seq + 5);
 
     // the batch's keys: found within the window, released after it
-    const found = await messages.findByIdempotencyKeys(own, ['taken', 'fresh', 'unknown'], 24 * 3600 * 1000);
+    const found = await messages.findByIdempotencyKeys(ownSession, ['taken', 'fresh', 'unknown'], 24 * 3600 * 1000);
     expect([...found.keys()].sort()).toEqual(['fresh', 'taken']);
     expect(found.get('taken')?.id).toBe(before.id);
     await db.query(`UPDATE messages SET created_at = now() - interval '25 hours' WHERE id = $1`, [before.id]);
-    await messages.releaseIdempotencyKeys(own, ['taken', 'fresh'], 24 * 3600 * 1000);
-    expect([...(await messages.findByIdempotencyKeys(own, ['taken', 'fresh'], 24 * 3600 * 1000)).keys()]).toEqual(['fresh']);
+    await messages.releaseIdempotencyKeys(ownSession, ['taken', 'fresh'], 24 * 3600 * 1000);
+    expect([...(await messages.findByIdempotencyKeys(ownSession, ['taken', 'fresh'], 24 * 3600 * 1000)).keys()]).toEqual(['fresh']);
     expect((await messages.findById(before.id))?.idempotencyKey).toBeNull();
-    expect(await queue.insertOutboundMany(orgId, own, [])).toEqual(new Map());
+    expect(await queue.insertOutboundMany(ownSession, [])).toEqual(new Map());
   });
 
   it('insertAcceptedMany stores a group with consecutive numbers in its order, from the session\'s own jid, only from a sendable session of the organization', async () => {
@@ -443,16 +444,17 @@ describe('MessagesRepository: a send is recorded by its key, whatever the queue 
 
   it('the record of sends (markSentMany) reads the rows by primary key, not the partial index of the whole queue', async () => {
     const orgId = await newOrganization(db);
-    const sessionId = (await newSession(db, orgId)).id;
+    const session = await newSession(db, orgId);
+    const sessionId = session.id;
     const message = (over: Partial<NewMessage> = {}): NewMessage => ({
       id: newId('msg'), organizationId: orgId, sessionId, waMessageId: `3EB0${newId('msg').slice(-18)}`, direction: 'out',
       chatJid: '15550009999@s.whatsapp.net', from: null, type: 'text', text: 'hello', status: 'queued', ...over,
     });
     // a history, analyzed while nothing is queued: the queue's index looks empty to the planner
     const history = Array.from({ length: 5000 }, () => ({ message: message({ status: 'read' }), media: null }));
-    for (let i = 0; i < history.length; i += 1000) await queue.insertOutboundMany(orgId, sessionId, history.slice(i, i + 1000));
+    for (let i = 0; i < history.length; i += 1000) await queue.insertOutboundMany(session, history.slice(i, i + 1000));
     await pool.query('ANALYZE messages');
-    const queued = [...(await queue.insertOutboundMany(orgId, sessionId, Array.from({ length: 300 }, () => ({ message: message(), media: null })))).keys()];
+    const queued = [...(await queue.insertOutboundMany(session, Array.from({ length: 300 }, () => ({ message: message(), media: null })))).keys()];
     const [first, second] = queued;
     expect((await queue.markSentMany([{ id: first, sentAt: 1_000, raw: null }])).has(first)).toBe(true);
     expect((await queue.markFailed(second, 'gone'))?.status).toBe('failed');

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { newId, Session, SessionsRepository } from '@app/database';
+import { newId, type RuntimeFence, Session, type SessionRuntimePatch, SessionsRepository } from '@app/database';
 import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession } from './rows';
 
@@ -24,9 +24,7 @@ describe('SessionsRepository (PostgreSQL)', () => {
     expect(await sessions.existsInOrganization(orgId, s.id)).toBe(true);
     expect(await sessions.existsInOrganization(otherOrgId, s.id)).toBe(false);
 
-    await sessions.deleteInOrganization(otherOrgId, s.id);
-    expect(await sessions.existsInOrganization(orgId, s.id)).toBe(true);
-    await sessions.deleteInOrganization(orgId, s.id);
+    await sessions.deleteOwned(s);
     expect(await sessions.existsInOrganization(orgId, s.id)).toBe(false);
   });
 
@@ -60,12 +58,12 @@ describe('SessionsRepository (PostgreSQL)', () => {
 
   it('patches only the settings given, and marks a session stopped on request', async () => {
     const s = await newSession(db, orgId, { label: 'before', ratePerMin: 5 });
-    await sessions.patchSettings(s.id, { label: 'after' });
+    await sessions.patchSettings(s, { label: 'after' });
     const patched = (await sessions.findInOrganization(orgId, s.id))!;
     expect(patched).toMatchObject({ label: 'after', ratePerMin: 5 });
     expect(patched.updatedAt.getTime()).toBeGreaterThanOrEqual(s.updatedAt.getTime());
 
-    await sessions.markStopped(s.id);
+    await sessions.markStopped(s);
     expect(await sessions.findInOrganization(orgId, s.id)).toMatchObject({ status: 'stopped', desiredState: 'stopped' });
   });
 
@@ -121,6 +119,9 @@ describe('SessionsRepository (PostgreSQL)', () => {
     expect((await sessions.movableOn(gw)).map((s) => s.id)).toEqual([working.id, qr.id].sort());
   });
 
+  /** One runner's fenced write (the repository's grouped write, for one session): true when it was not refused. */
+  const patchRuntime = async (id: string, patch: SessionRuntimePatch, fence: RuntimeFence) => (await sessions.patchRuntimeMany([{ id, patch, fence }])).has(id);
+
   it('reads and patches the columns a gateway runner owns, leaving the rest alone', async () => {
     const s = await newSession(db, orgId, { label: 'runner', phoneNumber: '4917000' });
     expect(await sessions.findRuntime(s.id)).toEqual({ id: s.id, organizationId: orgId, status: 'stopped', desiredState: 'running', phoneNumber: '4917000', autoRead: true, presenceTyping: false, rejectCalls: false, receiveStatus: false, syncHistory: 'none', ratePerMin: 20, proxyUrlSealed: null });
@@ -128,11 +129,11 @@ describe('SessionsRepository (PostgreSQL)', () => {
 
     const connectedAt = new Date('2026-01-02T03:04:05Z');
     const fence = { leaseToken: await sessions.takeLeaseToken(s.id), gatewayId: 'gw-runner' };
-    expect(await sessions.patchRuntime(s.id, { status: 'working', waJid: '4917000@s.whatsapp.net', lastConnectedAt: connectedAt, phoneNumber: undefined }, fence)).toBe(true);
+    expect(await patchRuntime(s.id, { status: 'working', waJid: '4917000@s.whatsapp.net', lastConnectedAt: connectedAt, phoneNumber: undefined }, fence)).toBe(true);
     const row = (await sessions.findInOrganization(orgId, s.id))!;
     expect(row).toMatchObject({ status: 'working', waJid: '4917000@s.whatsapp.net', lastConnectedAt: connectedAt, phoneNumber: '4917000', label: 'runner' });
 
-    await sessions.patchRuntime(s.id, {}, fence);
+    await patchRuntime(s.id, {}, fence);
     expect((await sessions.findRuntime(s.id))!.status).toBe('working');
   });
 
@@ -142,17 +143,17 @@ describe('SessionsRepository (PostgreSQL)', () => {
     const current = { leaseToken: await sessions.takeLeaseToken(s.id), gatewayId: 'gw-b' };
     expect(current.leaseToken).toBe(stale.leaseToken + 1);
 
-    expect(await sessions.patchRuntime(s.id, { status: 'failed' }, stale)).toBe(false);
+    expect(await patchRuntime(s.id, { status: 'failed' }, stale)).toBe(false);
     expect((await sessions.findRuntime(s.id))!.status).toBe('working');
-    expect(await sessions.patchRuntime(s.id, { status: 'reconnecting' }, current)).toBe(true);
+    expect(await patchRuntime(s.id, { status: 'reconnecting' }, current)).toBe(true);
     expect((await sessions.findRuntime(s.id))!.status).toBe('reconnecting');
   });
 
   it('lets a runner without a lease write only while the row still places the session on its gateway', async () => {
     const s = await newSession(db, orgId, { gatewayId: 'gw-a', status: 'stopped' });
-    expect(await sessions.patchRuntime(s.id, { status: 'starting' }, { leaseToken: null, gatewayId: 'gw-a' })).toBe(true);
+    expect(await patchRuntime(s.id, { status: 'starting' }, { leaseToken: null, gatewayId: 'gw-a' })).toBe(true);
     expect(await sessions.moveToGateway(s.id, 'gw-a', 'gw-b')).toBe(true);
-    expect(await sessions.patchRuntime(s.id, { status: 'reconnecting' }, { leaseToken: null, gatewayId: 'gw-a' })).toBe(false);
+    expect(await patchRuntime(s.id, { status: 'reconnecting' }, { leaseToken: null, gatewayId: 'gw-a' })).toBe(false);
     expect((await sessions.findRuntime(s.id))!.status).toBe('starting');
     expect(await sessions.notPlacedOn([s.id, 'ses_gone'], 'gw-a')).toEqual([s.id, 'ses_gone']);
     expect(await sessions.notPlacedOn([s.id], 'gw-b')).toEqual([]);

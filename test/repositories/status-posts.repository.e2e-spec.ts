@@ -18,8 +18,8 @@ describe('StatusPostsRepository (PostgreSQL)', () => {
   it('keeps a post’s audience and background by message id; a second write for the id changes nothing', async () => {
     const session = await newSession(db, orgId);
     const id = newId('msg');
-    await posts.record(id, session.id, { audience: ['15550001@s.whatsapp.net', '15550002@s.whatsapp.net'], backgroundColor: '#112233' });
-    await posts.record(id, session.id, { audience: ['15550009@s.whatsapp.net'], backgroundColor: null });
+    await posts.record(id, session, { audience: ['15550001@s.whatsapp.net', '15550002@s.whatsapp.net'], backgroundColor: '#112233' });
+    await posts.record(id, session, { audience: ['15550009@s.whatsapp.net'], backgroundColor: null });
     expect(await posts.optionsOf(id)).toEqual({ audience: ['15550001@s.whatsapp.net', '15550002@s.whatsapp.net'], backgroundColor: '#112233' });
     expect(await posts.optionsOf(newId('msg'))).toBeNull();
   });
@@ -27,7 +27,7 @@ describe('StatusPostsRepository (PostgreSQL)', () => {
   it('goes with its session', async () => {
     const session = await newSession(db, orgId);
     const id = newId('msg');
-    await posts.record(id, session.id, { audience: ['15550001@s.whatsapp.net'], backgroundColor: null });
+    await posts.record(id, session, { audience: ['15550001@s.whatsapp.net'], backgroundColor: null });
     await new SessionsRepository(await testDb()).delete(session.id);
     expect(await posts.optionsOf(id)).toBeNull();
   });
@@ -43,7 +43,7 @@ describe('StatusPostsRepository (PostgreSQL)', () => {
         from: chatJid, type: 'text', text: 'hi', status: 'received', createdAt: at + i * 1000,
       });
     }
-    expect(await messages.contactChatJids(session.id, 10)).toEqual(['15550001@s.whatsapp.net', '15550002@s.whatsapp.net']);
-    expect(await messages.contactChatJids(session.id, 1)).toEqual(['15550001@s.whatsapp.net']);
+    expect(await messages.contactChatJids(session, 10)).toEqual(['15550001@s.whatsapp.net', '15550002@s.whatsapp.net']);
+    expect(await messages.contactChatJids(session, 1)).toEqual(['15550001@s.whatsapp.net']);
   });
 });

@@ -67,14 +67,14 @@ export class AccountExtrasService {
     if (type === 'text' && body.media !== undefined) throw invalid('media', 'media is not allowed for type text');
     if (type !== 'text' && body.backgroundColor !== undefined) throw invalid('backgroundColor', 'backgroundColor is only for text statuses');
     if (!session.waJid) throw new DomainError('conflict', `the session is ${session.status}: it has no WhatsApp account yet`, { status: session.status });
-    const audience = body.audience ?? (await this.messageLog.contactChatJids(session.id, STATUS_AUDIENCE_MAX));
+    const audience = body.audience ?? (await this.messageLog.contactChatJids(session, STATUS_AUDIENCE_MAX));
     if (audience.length === 0) throw invalid('audience', 'the session has no contacts yet: name the audience');
     const backgroundColor = body.backgroundColor ?? null;
     // the send's own body: its `to` is only there to pass the send's checks; the row's chat is status@broadcast
     const send = { to: session.waJid, type, ...(body.text !== undefined ? { text: body.text } : {}), ...(body.media ? { media: body.media } : {}) };
     return this.messages.send(principal, sessionId, send, idempotencyKey, {
       chatJid: STATUS_BROADCAST_JID,
-      record: (messageId) => this.statusPosts.record(messageId, session.id, { audience, backgroundColor }),
+      record: (messageId) => this.statusPosts.record(messageId, session, { audience, backgroundColor }),
     });
   }
 

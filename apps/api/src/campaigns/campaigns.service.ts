@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
 import { CampaignRecipientView, CampaignStatus, CampaignView, DomainError, isMediaType, normalizeChatJid, OptOutView, RECIPIENT_STATUSES, RecipientStatus } from '@app/contracts';
-import { CampaignsRepository, MessageQueueRepository, newId, Session, SessionsRepository, toCampaignView } from '@app/database';
+import { CampaignsRepository, MessageQueueRepository, newId, OwnedSession, Session, SessionsRepository, toCampaignView } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { REDIS_CLIENT } from '@app/infra';
 import { CampaignSignal } from '@app/messaging';
@@ -77,19 +77,19 @@ export class CampaignsService {
   async list(organizationId: string, sessionId: string, query: { limit?: unknown; cursor?: unknown }): Promise<Page<CampaignView>> {
     const session = await this.session(organizationId, sessionId);
     const limit = limitOf(query.limit);
-    const rows = await this.campaigns.listInSession(organizationId, session.id, limit + 1, typeof query.cursor === 'string' ? query.cursor : undefined);
+    const rows = await this.campaigns.listInSession(session, limit + 1, typeof query.cursor === 'string' ? query.cursor : undefined);
     const slice = rows.slice(0, limit);
     const data = slice.map((r) => toCampaignView(r));
     return { data, nextCursor: rows.length > limit ? slice[slice.length - 1].id : null };
   }
 
   async get(organizationId: string, sessionId: string, campaignId: string): Promise<CampaignView> {
-    const row = await this.find(organizationId, sessionId, campaignId);
+    const row = await this.find(await this.session(organizationId, sessionId), campaignId);
     return toCampaignView(row);
   }
 
   async recipients(organizationId: string, sessionId: string, campaignId: string, query: { status?: unknown; limit?: unknown; cursor?: unknown }): Promise<Page<CampaignRecipientView>> {
-    const row = await this.find(organizationId, sessionId, campaignId);
+    const row = await this.find(await this.session(organizationId, sessionId), campaignId);
     const limit = limitOf(query.limit);
     const status = query.status as RecipientStatus | undefined;
     if (status !== undefined && !(RECIPIENT_STATUSES as readonly unknown[]).includes(status)) {
@@ -110,7 +110,7 @@ export class CampaignsService {
    */
   async change(organizationId: string, sessionId: string, campaignId: string, what: keyof typeof CHANGES): Promise<CampaignView> {
     const session = await this.session(organizationId, sessionId);
-    await this.find(organizationId, session.id, campaignId);
+    await this.find(session, campaignId);
     const { from, to } = CHANGES[what];
     const changed = await this.events.transact((tx) => this.campaigns.changeStatus(tx, campaignId, from, to));
     if (!changed) {
@@ -131,7 +131,7 @@ export class CampaignsService {
   async optOuts(organizationId: string, sessionId: string, query: { limit?: unknown; cursor?: unknown }): Promise<Page<OptOutView>> {
     const session = await this.session(organizationId, sessionId);
     const limit = limitOf(query.limit);
-    const rows = await this.campaigns.optOuts(session.id, limit + 1, typeof query.cursor === 'string' ? query.cursor : undefined);
+    const rows = await this.campaigns.optOuts(session, limit + 1, typeof query.cursor === 'string' ? query.cursor : undefined);
     const slice = rows.slice(0, limit);
     return { data: slice, nextCursor: rows.length > limit ? slice[slice.length - 1].jid : null };
   }
@@ -139,7 +139,7 @@ export class CampaignsService {
   async removeOptOut(organizationId: string, sessionId: string, jid: string): Promise<void> {
     const session = await this.session(organizationId, sessionId);
     const normalized = normalizeChatJid(jid) ?? jid;
-    if (!(await this.campaigns.removeOptOut(session.id, normalized))) throw new DomainError('not_found', 'no opt-out for this number', { jid: normalized });
+    if (!(await this.campaigns.removeOptOut(session, normalized))) throw new DomainError('not_found', 'no opt-out for this number', { jid: normalized });
   }
 
   private async notify(session: Session, campaignId: string): Promise<void> {
@@ -147,14 +147,14 @@ export class CampaignsService {
     await this.signal.notify(this.redis, session.gatewayId, session.id, campaignId).catch((err) => this.logger.warn(`campaign signal lost for ${campaignId}: ${String(err)}`));
   }
 
-  private async session(organizationId: string, sessionId: string): Promise<Session> {
+  private async session(organizationId: string, sessionId: string): Promise<OwnedSession> {
     const session = await this.sessions.findInOrganization(organizationId, sessionId);
     if (!session) throw new DomainError('not_found', 'session not found', { id: sessionId });
     return session;
   }
 
-  private async find(organizationId: string, sessionId: string, campaignId: string) {
-    const row = await this.campaigns.findInSession(organizationId, sessionId, campaignId);
+  private async find(session: OwnedSession, campaignId: string) {
+    const row = await this.campaigns.findInSession(session, campaignId);
     if (!row) throw new DomainError('not_found', 'campaign not found', { id: campaignId });
     return row;
   }

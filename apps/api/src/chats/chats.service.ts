@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type ChatChanges, type ChatMessageMark, type ChatView, DomainError, type MessageKeyRef, type MessageView, normalizeChatJid, CHAT_JID_PATTERN } from '@app/contracts';
-import { ChatRow, ChatsRepository, decodeChatCursor, MessageRow, MessagesRepository, Session, toMessageView } from '@app/database';
+import { ChatRow, ChatsRepository, decodeChatCursor, MessageRow, MessagesRepository, OwnedSession, toMessageView } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { Page, pageLimit } from '../common/pagination';
 import { SessionActions } from '../sessions/session-actions';
@@ -32,8 +32,8 @@ export class ChatsService {
     const session = await this.actions.session(organizationId, sessionId);
     const cursor = query.cursor === undefined ? undefined : decodeChatCursor(query.cursor);
     if (cursor === null) throw invalid('cursor', 'cursor is not a nextCursor of this list');
-    const page = await this.chats.page(session.id, pageLimit(query), cursor);
-    const last = await this.lastMessages(session.id, page.rows);
+    const page = await this.chats.page(session, pageLimit(query), cursor);
+    const last = await this.lastMessages(session, page.rows);
     return { data: page.rows.map((row) => toChatView(row, last)), nextCursor: page.nextCursor };
   }
 
@@ -57,13 +57,13 @@ export class ChatsService {
     const jid = chatJid(rawJid);
     let target: MessageRow | null = null;
     if (body.messageId !== undefined) {
-      target = await this.messages.findInOrganization(organizationId, found.id, body.messageId);
+      target = await this.messages.findInSession(found, body.messageId);
       if (!target) throw new DomainError('not_found', 'messageId is not a message of this session', { messageId: body.messageId });
       if (target.chatJid !== jid) throw invalid('messageId', `the message is in chat ${target.chatJid}, not in ${jid}`);
     }
     const session = await this.actions.connected(organizationId, sessionId);
     target ??= (await this.messages.page(session.id, { chatJid: jid }, 1))[0] ?? null;
-    const received = await this.receivedUpTo(session.id, jid, target);
+    const received = await this.receivedUpTo(session, jid, target);
     const keys: MessageKeyRef[] = received.map((m) => keyOf(m));
     await this.actions.performOn(session, 'chat.read', { chatJid: jid, keys, last: target ? markOf(target) : null });
     return this.store(session, jid, { unreadCount: 0 });
@@ -95,7 +95,7 @@ export class ChatsService {
   }
 
   /** What the network accepted, stored with its `chat.update` (only when something changed). */
-  private async store(session: Session, jid: string, changes: ChatChanges): Promise<ChatView> {
+  private async store(session: OwnedSession, jid: string, changes: ChatChanges): Promise<ChatView> {
     const row = await this.events.transact(async (tx, publish) => {
       const applied = await this.chats.apply(session.organizationId, session.id, { jid, ...changes }, tx);
       if (Object.keys(applied.changes).length) {
@@ -103,20 +103,20 @@ export class ChatsService {
       }
       return applied.row;
     });
-    return toChatView(row, await this.lastMessages(session.id, [row]));
+    return toChatView(row, await this.lastMessages(session, [row]));
   }
 
   /** The received messages of the chat up to `target` (it included), newest first, at most MAX_READ_RECEIPTS. */
-  private async receivedUpTo(sessionId: string, jid: string, target: MessageRow | null): Promise<MessageRow[]> {
+  private async receivedUpTo(session: OwnedSession, jid: string, target: MessageRow | null): Promise<MessageRow[]> {
     if (!target) return [];
-    const older = await this.messages.page(sessionId, { chatJid: jid, direction: 'in' }, MAX_READ_RECEIPTS, target.id);
+    const older = await this.messages.page(session.id, { chatJid: jid, direction: 'in' }, MAX_READ_RECEIPTS, target.id);
     const all = target.direction === 'in' ? [target, ...older] : older;
     return all.slice(0, MAX_READ_RECEIPTS);
   }
 
-  private async lastMessages(sessionId: string, rows: ChatRow[]): Promise<Map<string, MessageView>> {
+  private async lastMessages(session: OwnedSession, rows: ChatRow[]): Promise<Map<string, MessageView>> {
     const ids = rows.map((r) => r.lastMessageId).filter((id): id is string => id !== null);
-    return new Map((await this.messages.findByIds(sessionId, ids)).map((m) => [m.id, toMessageView(m)]));
+    return new Map((await this.messages.findByIds(session, ids)).map((m) => [m.id, toMessageView(m)]));
   }
 }
 

@@ -74,7 +74,7 @@ export class ContactsService {
 
   async list(organizationId: string, sessionId: string, query: PageQueryDto): Promise<Page<ContactView>> {
     const session = await this.actions.session(organizationId, sessionId);
-    return toPage(await this.contacts.page(organizationId, session.id, pageRequest(query)), toContactView);
+    return toPage(await this.contacts.page(session, pageRequest(query)), toContactView);
   }
 
   /**

@@ -7,7 +7,7 @@ import {
   type GroupDetails,
   type GroupParticipantResult,
 } from '@app/contracts';
-import { GroupsRepository, type Session, type StoredGroup } from '@app/database';
+import { GroupsRepository, type OwnedSession, type StoredGroup } from '@app/database';
 import { MediaFetcher, mediaTooLarge } from '../messages/media-fetcher';
 import { SessionActions } from '../sessions/session-actions';
 import type { GroupParticipantsDto, GroupPictureDto, JoinGroupDto, UpdateGroupDto } from './dto/group-admin.dto';
@@ -120,7 +120,7 @@ export class GroupsService {
     const session = await this.actions.connected(organizationId, sessionId);
     const jid = groupJidOf(groupJid);
     await this.perform(session, jid, () => this.actions.performOn(session, 'group.leave', { groupJid: jid }));
-    await this.groups.forget(session.id, jid);
+    await this.groups.forget(session, jid);
   }
 
   async invite(organizationId: string, sessionId: string, groupJid: string): Promise<{ code: string; url: string }> {
@@ -153,7 +153,7 @@ export class GroupsService {
     const bytes = await this.pictureBytes(body);
     await this.perform(session, jid, () => this.actions.performOn(session, 'group.picture', { groupJid: jid, media: { data: bytes.toString('base64'), mimetype } }));
     // the picture's URL is the network's to say: the next read asks it
-    await this.groups.expire(session.id, jid);
+    await this.groups.expire(session, jid);
   }
 
   /**
@@ -161,7 +161,7 @@ export class GroupsService {
    * found the row stale just before another read stored it finds it fresh here (the check runs inside the shared
    * read, registered synchronously), so a burst costs one network read however its requests interleave.
    */
-  private readFromNetwork(session: Session, groupJid: string): Promise<GroupDetails> {
+  private readFromNetwork(session: OwnedSession, groupJid: string): Promise<GroupDetails> {
     const key = `${session.id} ${groupJid}`;
     let read = this.reading.get(key);
     if (!read) {
@@ -178,17 +178,17 @@ export class GroupsService {
   }
 
   /** The network's answer; when it says the account is not in the group (any more), the stored copy goes. */
-  private async perform<T>(session: Session, groupJid: string, call: () => Promise<T>): Promise<T> {
+  private async perform<T>(session: OwnedSession, groupJid: string, call: () => Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (err) {
-      if (err instanceof DomainError && err.code === 'not_found') await this.groups.forget(session.id, groupJid);
+      if (err instanceof DomainError && err.code === 'not_found') await this.groups.forget(session, groupJid);
       throw err;
     }
   }
 
-  private store(session: Session, g: GroupDetails): Promise<void> {
-    return this.groups.refresh(session.organizationId, session.id, {
+  private store(session: OwnedSession, g: GroupDetails): Promise<void> {
+    return this.groups.refresh(session, {
       groupJid: g.groupJid,
       subject: g.subject,
       description: g.description,

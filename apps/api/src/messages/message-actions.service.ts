@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CAPTIONED_MEDIA_TYPES, DomainError, EDIT_WINDOW_MS, MessageType, MessageView } from '@app/contracts';
-import { MessageQueueRepository, MessageRow, MessagesRepository, Session, toMessageView } from '@app/database';
+import { MessageQueueRepository, MessageRow, MessagesRepository, OwnedSession, toMessageView } from '@app/database';
 import { EventPublisher } from '@app/events';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import { SessionActions } from '../sessions/session-actions';
@@ -82,7 +82,7 @@ export class MessageActionsService {
     // a scheduled send (CONTRACT 17) is withdrawn, not deleted on the network: it was never sent; cancelled again is a no-op
     if (row.status === 'cancelled') return;
     if (row.status === 'scheduled' && row.campaignId === null) {
-      if (await this.queue.cancelScheduled(organizationId, session.id, row.id)) return;
+      if (await this.queue.cancelScheduled(session, row.id)) return;
       throw new DomainError('conflict', 'the message is no longer scheduled: it became due and was queued', { status: 'queued' });
     }
     this.requireOwnSent(row, 'deleted');
@@ -147,8 +147,8 @@ export class MessageActionsService {
     return (await this.validation.transform(raw, { type: 'body', metatype, data: '' })) as T;
   }
 
-  private async find(session: Session, messageId: string): Promise<MessageRow> {
-    const row = await this.messages.findInOrganization(session.organizationId, session.id, messageId);
+  private async find(session: OwnedSession, messageId: string): Promise<MessageRow> {
+    const row = await this.messages.findInSession(session, messageId);
     if (!row) throw new DomainError('not_found', 'message not found', { id: messageId });
     return row;
   }

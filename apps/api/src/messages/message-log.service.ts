@@ -98,7 +98,7 @@ export class MessageLogService {
 
   private async findMessage(organizationId: string, sessionId: string, messageId: string): Promise<MessageRow> {
     const session = await findOwnSession(this.sessions, organizationId, sessionId);
-    const message = await this.messages.findInOrganization(organizationId, session.id, messageId);
+    const message = await this.messages.findInSession(session, messageId);
     if (!message) throw new DomainError('not_found', 'message not found', { id: messageId });
     return message;
   }

@@ -18,7 +18,7 @@ describe('MessageLogService.media', () => {
   const service = (open: MediaSource['open'], store?: Partial<MediaStore>) =>
     new MessageLogService(
       { findInOrganization: async () => ({ id: 'ses_1' }) } as unknown as SessionsRepository,
-      { findInOrganization: async () => inbound } as unknown as MessagesRepository,
+      { findInSession: async () => inbound } as unknown as MessagesRepository,
       { open },
       new MediaReupload(null as never, null as never, { open }),
       (store ?? null) as MediaStore | null,
@@ -89,7 +89,7 @@ describe('MessagesService.media re-upload', () => {
       return Readable.from([Buffer.from('abc')]);
     };
     const actions = { perform: async (...args: unknown[]) => (performed.push(args), answer()) } as unknown as SessionActions;
-    const messages = { findInOrganization: async () => inbound, updateMediaRef: async (...args: unknown[]) => (stored.push(args), true) } as unknown as MessagesRepository;
+    const messages = { findInSession: async () => inbound, updateMediaRef: async (...args: unknown[]) => (stored.push(args), true) } as unknown as MessagesRepository;
     const service = new MessageLogService(
       { findInOrganization: async () => ({ id: 'ses_1' }) } as unknown as SessionsRepository,
       messages,

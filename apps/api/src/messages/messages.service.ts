@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
 import { DomainError, ERROR_STATUS, ErrorBody, MessageSendOptions, MessageView, OutboundMessageType, SessionStatus } from '@app/contracts';
-import { MessageQueueRepository, MessageRow, MessagesRepository, NewMessage, NewOutbound, newId, Session, SessionsRepository, toMessageView } from '@app/database';
+import { MessageQueueRepository, MessageRow, MessagesRepository, NewMessage, NewOutbound, newId, OwnedSession, Session, SessionsRepository, toMessageView } from '@app/database';
 import { GroupCommit, REDIS_CLIENT } from '@app/infra';
 import { RateDecision, RateLimitName, SendRateLimiter, SendSignal } from '@app/messaging';
 import { Redis } from '@app/redis';
@@ -250,11 +250,11 @@ export class MessagesService {
    * Steps 5–9 for one send checked by its caller (steps 1–4: a forward, a send): its Message, or its error thrown.
    * `scheduled`: counted when due, not now.
    */
-  async accept(session: Session, idempotencyKey: string | null, build: Draft['build'], scheduled = false): Promise<MessageView> {
+  async accept(session: OwnedSession, idempotencyKey: string | null, build: Draft['build'], scheduled = false): Promise<MessageView> {
     return this.acceptDraft(session, { index: 0, id: newId('msg'), idempotencyKey, scheduled, build });
   }
 
-  private async acceptDraft(session: Session, draft: Draft): Promise<MessageView> {
+  private async acceptDraft(session: OwnedSession, draft: Draft): Promise<MessageView> {
     const outcome = (await this.acceptDrafts(session, [draft])).get(draft.index) ?? unreachable(draft.index);
     if ('error' in outcome) throw outcome.error;
     return toMessageView(outcome.row);
@@ -262,7 +262,7 @@ export class MessagesService {
 
   /** Steps 3–9 of one send whose session is read (1) and body valid (2); `whileStarting`: see `sendQueued`. */
   private async acceptOne(
-    session: Session,
+    session: OwnedSession,
     body: SendMessageDto,
     idempotencyKey: string | null,
     { broadcast, whileStarting = false }: { broadcast?: BroadcastSend; whileStarting?: boolean },
@@ -372,7 +372,7 @@ export class MessagesService {
   // ------------------------------------------------------------------------------------- steps 5–9, for every route
 
   /** Steps 5–9 for the drafts of one session, in order; each draft's outcome by its index. */
-  private async acceptDrafts(session: Session, drafts: Draft[]): Promise<Map<number, Outcome>> {
+  private async acceptDrafts(session: OwnedSession, drafts: Draft[]): Promise<Map<number, Outcome>> {
     const outcomes = new Map<number, Outcome>();
     const { fresh, repeats } = await this.repeats(session, drafts, outcomes);
     const counted = await this.count(session, fresh, outcomes);
@@ -385,10 +385,10 @@ export class MessagesService {
    * Step 5: a key stored within the window answers its first message, nothing counted (a key past it is freed for
    * reuse); a key repeated among the drafts is answered with its first draft's outcome (`repeats`: [index, of]).
    */
-  private async repeats(session: Session, drafts: Draft[], outcomes: Map<number, Outcome>): Promise<{ fresh: Draft[]; repeats: Array<[number, number]> }> {
+  private async repeats(session: OwnedSession, drafts: Draft[], outcomes: Map<number, Outcome>): Promise<{ fresh: Draft[]; repeats: Array<[number, number]> }> {
     const keys = [...new Set(drafts.flatMap((d) => (d.idempotencyKey === null ? [] : [d.idempotencyKey])))];
-    const firsts = await this.messages.findByIdempotencyKeys(session.id, keys, IDEMPOTENCY_WINDOW_MS);
-    await this.messages.releaseIdempotencyKeys(session.id, keys.filter((k) => !firsts.has(k)), IDEMPOTENCY_WINDOW_MS);
+    const firsts = await this.messages.findByIdempotencyKeys(session, keys, IDEMPOTENCY_WINDOW_MS);
+    await this.messages.releaseIdempotencyKeys(session, keys.filter((k) => !firsts.has(k)), IDEMPOTENCY_WINDOW_MS);
     const firstDraftOfKey = new Map<string, number>();
     const repeats: Array<[number, number]> = [];
     const fresh: Draft[] = [];
@@ -409,7 +409,7 @@ export class MessagesService {
    * Step 6: the rates, read from the row on every send (a PATCH applies to the very next one): the longest prefix of
    * the sends due now that both windows allow is counted, the rest answer 429. Returns what goes on to step 7.
    */
-  private async count(session: Session, fresh: Draft[], outcomes: Map<number, Outcome>): Promise<Draft[]> {
+  private async count(session: OwnedSession, fresh: Draft[], outcomes: Map<number, Outcome>): Promise<Draft[]> {
     const now = fresh.filter((d) => !d.scheduled);
     const decision = await this.limiter.tryAcceptMany(session.id, now.map((d) => d.id), rates(session));
     const refused = now.slice(decision.accepted);
@@ -422,7 +422,7 @@ export class MessagesService {
    * Steps 7–9: each send built (its failure is its own outcome, its count given back), all stored by one statement in
    * order, then one signal. Anything else failing stores nothing and gives every count back.
    */
-  private async store(session: Session, counted: Draft[], outcomes: Map<number, Outcome>): Promise<void> {
+  private async store(session: OwnedSession, counted: Draft[], outcomes: Map<number, Outcome>): Promise<void> {
     const uncount: string[] = [];
     try {
       const built: Built[] = [];
@@ -435,7 +435,7 @@ export class MessagesService {
           outcomes.set(d.index, failed(err));
         }
       }
-      const rows = await this.queue.insertOutboundMany(session.organizationId, session.id, built.map((b) => b.outbound));
+      const rows = await this.queue.insertOutboundMany(session, built.map((b) => b.outbound));
       await this.conflicts(session, built, rows, outcomes, uncount);
       if (rows.size > 0 && session.gatewayId) await this.notify(session.gatewayId, session.id);
     } catch (err) {
@@ -450,13 +450,13 @@ export class MessagesService {
    * first, answered with that one (and counted once). Nothing else refuses a row: without such a repeat the session
    * was deleted meanwhile (404).
    */
-  private async conflicts(session: Session, built: Built[], rows: Map<string, MessageRow>, outcomes: Map<number, Outcome>, uncount: string[]): Promise<void> {
+  private async conflicts(session: OwnedSession, built: Built[], rows: Map<string, MessageRow>, outcomes: Map<number, Outcome>, uncount: string[]): Promise<void> {
     const lost = built.filter((b) => !rows.has(b.id));
     for (const b of built) if (rows.has(b.id)) outcomes.set(b.index, { row: rows.get(b.id)! });
     if (lost.length === 0) return;
     uncount.push(...lost.map((b) => b.id));
     const keys = lost.flatMap((b) => (b.idempotencyKey === null ? [] : [b.idempotencyKey]));
-    const firsts = await this.messages.findByIdempotencyKeys(session.id, keys, IDEMPOTENCY_WINDOW_MS);
+    const firsts = await this.messages.findByIdempotencyKeys(session, keys, IDEMPOTENCY_WINDOW_MS);
     for (const b of lost) {
       const first = b.idempotencyKey === null ? undefined : firsts.get(b.idempotencyKey);
       if (!first) {
@@ -493,7 +493,7 @@ export class MessagesService {
    * The messages a send names: quoted, reacted, voted (404 when not of this session; 422 when the reaction is in another
    * chat or the vote does not fit its poll).
    */
-  private async targets(session: Session, body: SendMessageDto): Promise<SendTargets> {
+  private async targets(session: OwnedSession, body: SendMessageDto): Promise<SendTargets> {
     const quoted = body.quotedMessageId ? await this.findTarget(session, body.quotedMessageId, 'quotedMessageId') : null;
     const reacted = body.reaction ? await this.findTarget(session, body.reaction.messageId, 'reaction.messageId') : null;
     const polled = body.pollVote ? await this.findTarget(session, body.pollVote.pollMessageId, 'pollVote.pollMessageId') : null;
@@ -517,12 +517,12 @@ export class MessagesService {
   }
 
   /** Step 1: the one read of `sessions` here. */
-  private findSession(organizationId: string, id: string): Promise<Session> {
+  private findSession(organizationId: string, id: string): Promise<OwnedSession> {
     return findOwnSession(this.sessions, organizationId, id);
   }
 
-  private async findTarget(session: Session, messageId: string, field: string): Promise<MessageRow> {
-    const message = await this.messages.findInOrganization(session.organizationId, session.id, messageId);
+  private async findTarget(session: OwnedSession, messageId: string, field: string): Promise<MessageRow> {
+    const message = await this.messages.findInSession(session, messageId);
     if (!message) throw new DomainError('not_found', `${field} is not a message of this session`, { [field]: messageId });
     return message;
   }

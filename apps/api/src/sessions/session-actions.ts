@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, SessionActionArgs, SessionActionName, SessionActionResult } from '@app/contracts';
-import { Session, SessionsRepository } from '@app/database';
+import { OwnedSession, Session, SessionsRepository } from '@app/database';
 import { CommandBus, GatewayDirectory } from '@app/fleet';
 import { conflictReason } from './session.view';
 
@@ -20,14 +20,14 @@ export class SessionActions {
   ) {}
 
   /** The session of this organization, or 404. */
-  async session(organizationId: string, sessionId: string): Promise<Session> {
+  async session(organizationId: string, sessionId: string): Promise<OwnedSession> {
     const session = await this.sessions.findInOrganization(organizationId, sessionId);
     if (!session) throw new DomainError('not_found', 'session not found', { id: sessionId });
     return session;
   }
 
   /** The session, which must be `working` (409 otherwise): for operations that reach the network. */
-  async connected(organizationId: string, sessionId: string): Promise<Session> {
+  async connected(organizationId: string, sessionId: string): Promise<OwnedSession> {
     const session = await this.session(organizationId, sessionId);
     if (session.status !== 'working') {
       throw new DomainError('conflict', `the session must be connected for this (status ${session.status})`, {

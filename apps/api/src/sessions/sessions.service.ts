@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandMap, CommandName, DomainError, GroupView, maskProxyUrl, SESSION_DEFAULTS, SessionQr, SessionView } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
-import { GroupsRepository, newId, Session, SessionSettingsPatch, SessionsRepository, Db } from '@app/database';
+import { GroupsRepository, newId, OwnedSession, Session, SessionSettingsPatch, SessionsRepository, Db } from '@app/database';
 import { EventPublisher } from '@app/events';
 import type { MediaStore } from '@app/media';
 import { CommandBus, GatewayDirectory, RedisQrBoard, SessionPlacement } from '@app/fleet';
@@ -121,7 +121,7 @@ export class SessionsService {
     Object.assign(patch, this.proxyColumns(body.proxyUrl));
     // the change and its audit entry commit together, or neither does
     await this.db.transaction(async (tx) => {
-      await this.sessions.patchSettings(session.id, patch, tx);
+      await this.sessions.patchSettings(session, patch, tx);
       await this.audit.record(tx, organizationId, ctx, { action: 'session.update', target: { type: 'session', id: session.id }, changes: changedFields(body) });
     });
     // the limiter keeps the rates for sends that do not read the session: the very next send reads the new ones
@@ -137,7 +137,7 @@ export class SessionsService {
     const session = await this.find(organizationId, id);
     await this.command(session, 'session.delete');
     await this.mediaStore?.forgetSession(organizationId, session.id);
-    await this.sessions.deleteInOrganization(organizationId, session.id);
+    await this.sessions.deleteOwned(session);
   }
 
   async start(organizationId: string, id: string): Promise<SessionView> {
@@ -194,7 +194,7 @@ export class SessionsService {
 
   async listGroups(organizationId: string, id: string, query: PageQueryDto): Promise<Page<GroupView>> {
     const session = await this.find(organizationId, id);
-    return toPage(await this.groups.pageOfSession(organizationId, session.id, pageRequest(query)), toGroupView);
+    return toPage(await this.groups.pageOfSession(session, pageRequest(query)), toGroupView);
   }
 
   /** The gateway creates the group on the network, stores it and publishes group.created; we relay its answer. */
@@ -209,7 +209,7 @@ export class SessionsService {
 
   // ---------------------------------------------------------------------------------------------
 
-  private async find(organizationId: string, id: string): Promise<Session> {
+  private async find(organizationId: string, id: string): Promise<OwnedSession> {
     const session = await this.sessions.findInOrganization(organizationId, id);
     if (!session) throw new DomainError('not_found', 'session not found', { id });
     return session;
@@ -247,8 +247,8 @@ export class SessionsService {
     throw new DomainError('gateway_unavailable', 'the session’s gateway is not available', { gatewayId: session.gatewayId });
   }
 
-  private async markStoppedHere(session: Session): Promise<void> {
-    await this.sessions.markStopped(session.id);
+  private async markStoppedHere(session: OwnedSession): Promise<void> {
+    await this.sessions.markStopped(session);
     if (session.status !== 'stopped') {
       await this.events.publish({
         event: 'session.status',

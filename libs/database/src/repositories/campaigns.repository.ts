@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
-import type { Tx } from '../pg';
+import { Db, type Queryable, type Tx } from '../pg';
+import type { OwnedSession } from './sessions.repository';
 import type {
   CampaignCounts,
   CampaignPacing,
@@ -192,20 +191,13 @@ const VIEW_STATUS_SQL = `campaign_view_status(r.status, m.status)`;
  */
 export const campaignMediaSql = (campaignIdExpr: string) => `SELECT data FROM campaign_media WHERE campaign_id = ${campaignIdExpr}`;
 
-/** The rows of an UPDATE or DELETE … RETURNING through TypeORM's `query`, which answers those as `[rows, count]`. */
-function updated<T>(result: T[] | [T[], number]): T[] {
-  return result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? (result[0] as T[]) : (result as T[]);
-}
-
 /** Every query of `campaigns`, `campaign_recipients`, `campaign_media` and `opt_outs`. */
 @Injectable()
 export class CampaignsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
-  private q(manager?: Tx): Pick<DataSource, 'query'> {
-    // a Tx answers rows as TypeORM's query does for a SELECT (and `updated` reads an UPDATE's rows from both), until
-    // this repository moves onto Db itself
-    return (manager as Pick<DataSource, 'query'> | undefined) ?? this.db;
+  private q(manager?: Tx): Queryable {
+    return manager ?? this.db;
   }
 
   /**
@@ -214,7 +206,7 @@ export class CampaignsRepository {
    */
   async create(c: NewCampaign, recipients: NewRecipient[], media: Buffer | null = null): Promise<CampaignRow> {
     return this.db.transaction(async (tx) => {
-      const rows: RawCampaign[] = await tx.query(
+      const rows = await tx.query<RawCampaign>(
         `INSERT INTO campaigns (id, organization_id, session_id, name, status, message, time_window, pacing, warmup,
            skip_not_on_whatsapp, total, start_at, next_send_at)
          VALUES ($1, $2, $3, $4, 'scheduled', $5, $6, $7, $8, $9, $10, $11, $11) RETURNING ${COLUMNS}`,
@@ -234,19 +226,19 @@ export class CampaignsRepository {
     });
   }
 
-  async findInSession(organizationId: string, sessionId: string, id: string, manager?: Tx): Promise<CampaignRow | null> {
-    const rows: RawCampaign[] = await this.q(manager).query(
+  async findInSession(session: OwnedSession, id: string, manager?: Tx): Promise<CampaignRow | null> {
+    const rows = await this.q(manager).query<RawCampaign>(
       `SELECT ${COLUMNS} FROM campaigns WHERE id = $1 AND session_id = $2 AND organization_id = $3`,
-      [id, sessionId, organizationId],
+      [id, session.id, session.organizationId],
     );
     return rows[0] ? toRow(rows[0]) : null;
   }
 
-  async listInSession(organizationId: string, sessionId: string, limit: number, cursor?: string): Promise<CampaignRow[]> {
-    const rows: RawCampaign[] = await this.db.query(
+  async listInSession(session: OwnedSession, limit: number, cursor?: string): Promise<CampaignRow[]> {
+    const rows = await this.db.query<RawCampaign>(
       `SELECT ${COLUMNS} FROM campaigns WHERE session_id = $1 AND organization_id = $2 AND ($3::text IS NULL OR id < $3)
         ORDER BY id DESC LIMIT $4`,
-      [sessionId, organizationId, cursor ?? null, limit],
+      [session.id, session.organizationId, cursor ?? null, limit],
     );
     return rows.map(toRow);
   }
@@ -257,15 +249,14 @@ export class CampaignsRepository {
    * enqueued recipient whose chat has a message from them after theirs was sent (`campaign_recipients.replied`).
    */
   async counts(campaignId: string, manager?: Tx): Promise<CampaignCounts> {
-    const rows: RawCampaign[] = await this.q(manager).query(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1`, [campaignId]);
+    const rows = await this.q(manager).query<RawCampaign>(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1`, [campaignId]);
     if (!rows[0]) throw new Error(`campaign ${campaignId} does not exist`);
     return toRow(rows[0]).counts;
   }
 
   /** Recipients in order (keyset by position), with the state the API shows (`VIEW_STATUS_SQL`), optionally one state. */
   async recipients(campaignId: string, status: RecipientStatus | undefined, limit: number, after?: number): Promise<CampaignRecipientView[]> {
-    const rows: Array<{ position: number; to_jid: string; s: RecipientStatus; message_id: string | null; error: string | null; updated_at: Date }> =
-      await this.db.query(
+    const rows = await this.db.query<{ position: number; to_jid: string; s: RecipientStatus; message_id: string | null; error: string | null; updated_at: Date }>(
         `SELECT * FROM (
            SELECT r.position, r.to_jid, ${VIEW_STATUS_SQL} AS s, r.message_id, COALESCE(r.error, m.error) AS error,
                   GREATEST(r.updated_at, m.updated_at) AS updated_at
@@ -283,13 +274,13 @@ export class CampaignsRepository {
    * the campaign is not in one of `from`. A cancel also ends every pending recipient (`cancelled`).
    */
   async changeStatus(tx: Tx, id: string, from: CampaignStatus[], to: CampaignStatus): Promise<CampaignRow | null> {
-    const rows: RawCampaign[] = updated(await tx.query<RawCampaign>(
+    const rows = await tx.query<RawCampaign>(
       `UPDATE campaigns SET status = $3, updated_at = now(),
               next_send_at = CASE WHEN $3 = 'running' THEN now() ELSE next_send_at END,
               completed_at = CASE WHEN $3 = 'cancelled' THEN now() ELSE completed_at END
         WHERE id = $1 AND status = ANY($2::text[]) RETURNING ${COLUMNS}`,
       [id, from, to],
-    ));
+    );
     if (rows[0] && to === 'cancelled') {
       await tx.query(`UPDATE campaign_recipients SET status = 'cancelled', updated_at = now() WHERE campaign_id = $1 AND status = 'pending'`, [id]);
       await this.forgetMedia(tx, id);
@@ -299,7 +290,7 @@ export class CampaignsRepository {
 
   /** The status of a campaign (404 vs 409 of a refused change). */
   async statusOf(id: string): Promise<CampaignStatus | null> {
-    const rows: Array<{ status: CampaignStatus }> = await this.db.query(`SELECT status FROM campaigns WHERE id = $1`, [id]);
+    const rows = await this.db.query<{ status: CampaignStatus }>(`SELECT status FROM campaigns WHERE id = $1`, [id]);
     return rows[0]?.status ?? null;
   }
 
@@ -313,7 +304,7 @@ export class CampaignsRepository {
    */
   async due(sessionIds: string[], alsoIds: string[] = []): Promise<{ due: DueCampaign[]; nextAt: number | null }> {
     if (sessionIds.length === 0) return { due: [], nextAt: null };
-    const rows: Array<RawCampaign & { is_due: boolean; last_status: MessageStatus | null; last_sent_at: Date | null; last_updated_at: Date | null }> = await this.db.query(
+    const rows = await this.db.query<RawCampaign & { is_due: boolean; last_status: MessageStatus | null; last_sent_at: Date | null; last_updated_at: Date | null }>(
       `SELECT ${COLUMNS}, d.is_due, m.last_status, m.last_sent_at, m.last_updated_at
          FROM campaigns
         CROSS JOIN LATERAL (SELECT next_send_at <= now() OR id = ANY($2::text[]) AS is_due) d
@@ -332,7 +323,7 @@ export class CampaignsRepository {
 
   /** The campaign locked for a step (the caller's transaction); null when it is no longer live. */
   async lockLive(tx: Tx, id: string): Promise<CampaignRow | null> {
-    const rows: RawCampaign[] = await tx.query(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1 AND ${LIVE} FOR UPDATE`, [id]);
+    const rows = await tx.query<RawCampaign>(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1 AND ${LIVE} FOR UPDATE`, [id]);
     return rows[0] ? toRow(rows[0]) : null;
   }
 
@@ -342,8 +333,7 @@ export class CampaignsRepository {
    * (`passOver`, `queueRecipient`), so a recipient taken meanwhile is never taken twice.
    */
   async nextRecipient(campaignId: string, sessionId: string): Promise<NextRecipient | null> {
-    const rows: Array<{ position: number; to_jid: string; variables: Record<string, string> | null; status: RecipientStatus; message_id: string | null; opted_out: boolean }> =
-      await this.db.query(
+    const rows = await this.db.query<{ position: number; to_jid: string; variables: Record<string, string> | null; status: RecipientStatus; message_id: string | null; opted_out: boolean }>(
         `SELECT position, to_jid, variables, status, message_id,
                 EXISTS (SELECT 1 FROM opt_outs o WHERE o.session_id = $2 AND o.jid = r.to_jid) AS opted_out
            FROM campaign_recipients r WHERE campaign_id = $1 AND status = 'pending' ORDER BY position LIMIT 1`,
@@ -358,14 +348,13 @@ export class CampaignsRepository {
    * one statement. False when it is no longer pending or the campaign no longer live.
    */
   async passOver(campaignId: string, position: number, status: 'optedOut' | 'skipped', error: string | null): Promise<boolean> {
-    const rows: unknown[] = updated(await this.db.query(
+    const changed = await this.db.affected(
       `UPDATE campaign_recipients SET status = $3, error = $4, updated_at = now()
         WHERE campaign_id = $1 AND position = $2 AND status = 'pending'
-          AND EXISTS (SELECT 1 FROM campaigns WHERE id = $1 AND ${LIVE})
-        RETURNING position`,
+          AND EXISTS (SELECT 1 FROM campaigns WHERE id = $1 AND ${LIVE})`,
       [campaignId, position, status, error],
-    ));
-    return rows.length > 0;
+    );
+    return changed > 0;
   }
 
   /**
@@ -373,12 +362,12 @@ export class CampaignsRepository {
    * pending (taken by another step, or ended), and then nothing changed.
    */
   async queueRecipient(tx: Tx, campaignId: string, position: number, messageId: string): Promise<boolean> {
-    const rows: unknown[] = updated(await tx.query(
+    const changed = await tx.affected(
       `UPDATE campaign_recipients SET status = 'queued', message_id = $3, error = NULL, updated_at = now()
-        WHERE campaign_id = $1 AND position = $2 AND status = 'pending' RETURNING position`,
+        WHERE campaign_id = $1 AND position = $2 AND status = 'pending'`,
       [campaignId, position, messageId],
-    ));
-    return rows.length > 0;
+    );
+    return changed > 0;
   }
 
   /** A step that cannot go on yet: the campaign's next step at `at`, while it is live (one statement). */
@@ -388,7 +377,7 @@ export class CampaignsRepository {
 
   /** Whether a campaign has a recipient whose message is still to be sent (queued, or withdrawn by a pause). */
   async hasUnsent(tx: Tx, campaignId: string): Promise<boolean> {
-    const rows: unknown[] = await tx.query(
+    const rows = await tx.query<unknown>(
       `SELECT 1 FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
         WHERE r.campaign_id = $1 AND r.status = 'queued' AND m.status IN ('queued', 'scheduled') LIMIT 1`,
       [campaignId],
@@ -423,33 +412,26 @@ export class CampaignsRepository {
     await tx.query(`DELETE FROM campaign_media WHERE campaign_id = $1`, [id]);
   }
 
-  /** Whether a campaign's media bytes are stored (tests, and the docs' claim that they are kept once). */
-  async hasMedia(id: string): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(`SELECT 1 FROM campaign_media WHERE campaign_id = $1`, [id]);
-    return rows.length > 0;
-  }
-
   // ----- opt-outs -----
 
   /** Records an opt-out (an inbound message that was an opt-out keyword); true when it is new. */
   async addOptOut(sessionId: string, jid: string, keyword: string): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(
+    const rows = await this.db.query<unknown>(
       `INSERT INTO opt_outs (session_id, jid, keyword) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING jid`,
       [sessionId, jid, keyword],
     );
     return rows.length > 0;
   }
 
-  async optOuts(sessionId: string, limit: number, after?: string): Promise<OptOutView[]> {
-    const rows: Array<{ jid: string; keyword: string; created_at: Date }> = await this.db.query(
+  async optOuts(session: OwnedSession, limit: number, after?: string): Promise<OptOutView[]> {
+    const rows = await this.db.query<{ jid: string; keyword: string; created_at: Date }>(
       `SELECT jid, keyword, created_at FROM opt_outs WHERE session_id = $1 AND ($2::text IS NULL OR jid > $2) ORDER BY jid LIMIT $3`,
-      [sessionId, after ?? null, limit],
+      [session.id, after ?? null, limit],
     );
     return rows.map((r) => ({ jid: r.jid, keyword: r.keyword, createdAt: r.created_at.getTime() }));
   }
 
-  async removeOptOut(sessionId: string, jid: string): Promise<boolean> {
-    const rows: unknown[] = updated(await this.db.query(`DELETE FROM opt_outs WHERE session_id = $1 AND jid = $2 RETURNING jid`, [sessionId, jid]));
-    return rows.length > 0;
+  async removeOptOut(session: OwnedSession, jid: string): Promise<boolean> {
+    return (await this.db.affected(`DELETE FROM opt_outs WHERE session_id = $1 AND jid = $2`, [session.id, jid])) > 0;
   }
 }

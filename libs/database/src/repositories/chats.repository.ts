@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ChatChanges, ChatState } from '@app/contracts';
 import { Db, type Queryable, type Tx } from '../pg';
+import type { OwnedSession } from './sessions.repository';
 
 /** A row of `chats`: one conversation of a session (CONTRACT 12). */
 export interface ChatRow extends ChatState {
@@ -154,8 +155,8 @@ export class ChatsRepository {
    * timestamp in PostgreSQL's own microseconds: the messages of one group commit share a `created_at`, and a cursor
    * rounded to the millisecond would skip the rest of a tie.
    */
-  async page(sessionId: string, limit: number, cursor?: ChatCursor): Promise<ChatPage> {
-    const params: unknown[] = [sessionId, limit + 1];
+  async page(session: OwnedSession, limit: number, cursor?: ChatCursor): Promise<ChatPage> {
+    const params: unknown[] = [session.id, limit + 1];
     let after = '';
     if (cursor) {
       params.push(cursor.jid);

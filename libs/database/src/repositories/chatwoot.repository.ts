@@ -193,11 +193,6 @@ export class ChatwootRepository {
       [integrationId, link.linkKey, link.waMessageId, link.messageId, link.chatwootMessageId, link.conversationId],
     );
   }
-
-  async linkCount(integrationId: string): Promise<number> {
-    const rows = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM chatwoot_message_links WHERE integration_id = $1`, [integrationId]);
-    return Number(rows[0].n);
-  }
 }
 
 interface LinkColumns {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { ContactFacts, ContactView } from '@app/contracts';
 import { newId } from '../ids';
 import type { PageRequest, RowPage } from './keyset-page';
+import type { OwnedSession } from './sessions.repository';
 import { Db, type Tx } from '../pg';
 
 /**
@@ -205,10 +206,10 @@ export class ContactsRepository {
   }
 
   /** The session's contacts of this organization, keyset-paginated by id. */
-  async page(organizationId: string, sessionId: string, page: PageRequest): Promise<RowPage<ContactRow>> {
+  async page(session: OwnedSession, page: PageRequest): Promise<RowPage<ContactRow>> {
     const rows = await this.db.query<Row>(
       `SELECT ${COLUMNS} FROM contacts WHERE organization_id = $1 AND session_id = $2 AND ($3::text IS NULL OR id > $3) ORDER BY id LIMIT $4`,
-      [organizationId, sessionId, page.cursor ?? null, page.limit + 1],
+      [session.organizationId, session.id, page.cursor ?? null, page.limit + 1],
     );
     const more = rows.length > page.limit;
     const slice = (more ? rows.slice(0, page.limit) : rows).map(toRow);
@@ -222,11 +223,6 @@ export class ContactsRepository {
       [organizationId, sessionId, jid],
     );
     return rows[0] ? toRow(rows[0]) : null;
-  }
-
-  async countOfSession(sessionId: string): Promise<number> {
-    const [{ n }] = await this.db.query(`SELECT count(*)::int AS n FROM contacts WHERE session_id = $1`, [sessionId]);
-    return n as number;
   }
 }
 

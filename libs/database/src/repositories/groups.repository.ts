@@ -4,6 +4,7 @@ import { newId } from '../ids';
 import { Group } from '../entities/group.entity';
 import { Db, EntityTable } from '../pg';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
+import type { OwnedSession } from './sessions.repository';
 
 const GROUPS = new EntityTable(Group);
 
@@ -128,7 +129,7 @@ export class GroupsRepository {
    * everything but the network form, which is kept while the member list is the same (it addresses the same
    * members) and forgotten otherwise, so a send asks the network rather than miss a member. `refreshed_at` is now.
    */
-  async refresh(organizationId: string, sessionId: string, g: GroupRefresh): Promise<void> {
+  async refresh(session: OwnedSession, g: GroupRefresh): Promise<void> {
     const members = [...new Set(g.participants)];
     await this.db.query(
       `INSERT INTO groups (id, organization_id, session_id, group_jid, subject, description, owner_jid, participants, members, is_announce, is_locked,
@@ -142,7 +143,7 @@ export class GroupsRepository {
          admins = EXCLUDED.admins, super_admins = EXCLUDED.super_admins, picture_url = EXCLUDED.picture_url,
          refreshed_at = now(), updated_at = now()`,
       [
-        newId('grp'), organizationId, sessionId, g.groupJid, storable(g.subject), storable(g.description), storable(g.ownerJid),
+        newId('grp'), session.organizationId, session.id, g.groupJid, storable(g.subject), storable(g.description), storable(g.ownerJid),
         members.length, members, g.isAnnounce, g.isLocked, [...new Set(g.admins)], [...new Set(g.superAdmins)], storable(g.pictureUrl),
       ],
     );
@@ -174,13 +175,13 @@ export class GroupsRepository {
   }
 
   /** The next read of the group asks the network again (a change whose outcome only the network can tell: a picture). */
-  async expire(sessionId: string, groupJid: string): Promise<void> {
-    await this.db.query('UPDATE groups SET refreshed_at = NULL WHERE session_id = $1 AND group_jid = $2', [sessionId, groupJid]);
+  async expire(session: OwnedSession, groupJid: string): Promise<void> {
+    await this.db.query('UPDATE groups SET refreshed_at = NULL WHERE session_id = $1 AND group_jid = $2', [session.id, groupJid]);
   }
 
   /** The session's account left the group (or was removed): the session no longer holds it. */
-  async forget(sessionId: string, groupJid: string): Promise<void> {
-    await this.db.query('DELETE FROM groups WHERE session_id = $1 AND group_jid = $2', [sessionId, groupJid]);
+  async forget(session: OwnedSession, groupJid: string): Promise<void> {
+    await this.db.query('DELETE FROM groups WHERE session_id = $1 AND group_jid = $2', [session.id, groupJid]);
   }
 
   /**
@@ -294,7 +295,7 @@ export class GroupsRepository {
     };
   }
 
-  async pageOfSession(organizationId: string, sessionId: string, page: PageRequest): Promise<RowPage<Group>> {
-    return keysetPage(this.db, GROUPS, 'session_id = $1 AND organization_id = $2', [sessionId, organizationId], page);
+  async pageOfSession(session: OwnedSession, page: PageRequest): Promise<RowPage<Group>> {
+    return keysetPage(this.db, GROUPS, 'session_id = $1 AND organization_id = $2', [session.id, session.organizationId], page);
   }
 }

@@ -70,13 +70,4 @@ export class MediaBlobsRepository {
   private async deleted(sql: string, id: string): Promise<number> {
     return this.db.affected(sql, [id]);
   }
-
-  /** Media kept for a session: count and bytes. */
-  async usageOfSession(sessionId: string): Promise<{ count: number; bytes: number }> {
-    const rows = await this.db.query<{ count: string; bytes: string | null }>(
-      `SELECT count(*) AS count, sum(size) AS bytes FROM media_blobs WHERE session_id = $1`,
-      [sessionId],
-    );
-    return { count: Number(rows[0].count), bytes: Number(rows[0].bytes ?? 0) };
-  }
 }

@@ -3,7 +3,7 @@ import type { AckStatus, MessageStatus } from '@app/contracts';
 import { pgArray } from '../pg-array';
 import { Db, PreparedStatement, type Tx, preparedStatement } from '../pg';
 import { OutboxRows, outboxInsertSql } from './events.repository';
-import { presenceTypingSql, takeMessageSeqsIfSendableSql, takeMessageSeqsSql } from './sessions.repository';
+import { type OwnedSession, presenceTypingSql, takeMessageSeqsIfSendableSql, takeMessageSeqsSql } from './sessions.repository';
 import { chatOfMessageSql } from './chats.repository';
 import { json, MESSAGE_COLUMNS, MessageRawRow, MessageRow, NewMessage, QueueHead, SentRecord, toMessageRow, ts, updatedRow } from './message-rows';
 
@@ -248,12 +248,12 @@ export class MessageQueueRepository {
    * A bulk accept (a batch of one session, in its order) in one autocommit statement (INSERT_OUTBOUND_MANY): the
    * session's next numbers for the whole batch, each message with its own in the batch's order, their media bytes.
    * Returns the inserted rows by id; a message missing from it conflicted (idempotency key, waMessageId) and wrote
-   * nothing. Every message must be outbound `queued`, of `sessionId` and of `organizationId`.
+   * nothing. Every message must be outbound `queued`, of `session`.
    */
-  async insertOutboundMany(organizationId: string, sessionId: string, batch: ReadonlyArray<NewOutbound>): Promise<Map<string, MessageRow>> {
+  async insertOutboundMany(session: OwnedSession, batch: ReadonlyArray<NewOutbound>): Promise<Map<string, MessageRow>> {
     if (batch.length === 0) return new Map();
     const rows = await this.db.prepared<MessageRawRow>(formFor(INSERT_OUTBOUND_MANY, batch.some((b) => b.media !== null)), [
-      ...outboundManyParams(organizationId, sessionId, batch),
+      ...outboundManyParams(session.organizationId, session.id, batch),
       sendAtsOf(batch),
     ]);
     return new Map(rows.map((r) => [r.id, toMessageRow(r)]));
@@ -266,7 +266,9 @@ export class MessageQueueRepository {
    * sender (a message's `from` only when it has none), numbered consecutively in the group's order under the session's
    * counter row's lock (`takeMessageSeqsIfSendableSql`, the invariant of `insertOutbound`). Returns the inserted rows by id and
    * the session's gateway (where to signal them; null when nothing was inserted). Nothing inserted: no such session
-   * there, or not in those statuses (the whole group); a message missing while others are there conflicted alone.
+   * there, or not in those statuses (the whole group); a message missing while others are there conflicted alone. It
+   * takes a bare session id on purpose: the statement itself checks `organization_id`, so the hot send path reads no
+   * session first (docs/decisions.md, "Tenant scope in the types").
    */
   async insertAcceptedMany(
     organizationId: string,
@@ -360,12 +362,12 @@ export class MessageQueueRepository {
    * A scheduled send withdrawn (`DELETE …/messages/{id}` while it is scheduled): scheduled → cancelled, once. Null when
    * it was not scheduled any more (already due and queued, or cancelled).
    */
-  async cancelScheduled(organizationId: string, sessionId: string, id: string): Promise<MessageRow | null> {
+  async cancelScheduled(session: OwnedSession, id: string): Promise<MessageRow | null> {
     const rows = await this.db.query<MessageRawRow>(
       `UPDATE messages SET status = 'cancelled', updated_at = now()
         WHERE id = $1 AND session_id = $2 AND organization_id = $3 AND status = 'scheduled'
        RETURNING ${MESSAGE_COLUMNS}`,
-      [id, sessionId, organizationId],
+      [id, session.id, session.organizationId],
     );
     return rows[0] ? toMessageRow(rows[0]) : null;
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { MediaRef } from '@app/contracts';
-import { autoReadSql } from './sessions.repository';
+import { autoReadSql, type OwnedSession } from './sessions.repository';
 import { chatOfMessageSql } from './chats.repository';
 import { campaignMediaSql } from './campaigns.repository';
 import { EditedMessage, json, MESSAGE_COLUMNS, MessageFilter, MessageRawRow, MessageRow, NewMessage, toMessageRow, ts, updatedRow } from './message-rows';
@@ -64,21 +64,21 @@ export class MessagesRepository {
   }
 
   /** The messages first accepted under these keys in the last `windowMs` (a batch's repeats), by key. */
-  async findByIdempotencyKeys(sessionId: string, keys: string[], windowMs: number): Promise<Map<string, MessageRow>> {
+  async findByIdempotencyKeys(session: OwnedSession, keys: string[], windowMs: number): Promise<Map<string, MessageRow>> {
     if (keys.length === 0) return new Map();
     const rows = await this.db.query<MessageRawRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND idempotency_key = ANY($2::text[]) AND created_at > now() - ($3 * interval '1 millisecond')`,
-      [sessionId, keys, windowMs],
+      [session.id, keys, windowMs],
     );
     return new Map(rows.map((r) => [r.idempotency_key!, toMessageRow(r)]));
   }
 
-  /** `releaseIdempotencyKey` for several keys in one statement. */
-  async releaseIdempotencyKeys(sessionId: string, keys: string[], windowMs: number): Promise<void> {
+  /** Frees the keys whose window has passed, so they can be used again (one statement for a batch's keys). */
+  async releaseIdempotencyKeys(session: OwnedSession, keys: string[], windowMs: number): Promise<void> {
     if (keys.length === 0) return;
     await this.db.query(
       `UPDATE messages SET idempotency_key = NULL WHERE session_id = $1 AND idempotency_key = ANY($2::text[]) AND created_at <= now() - ($3 * interval '1 millisecond')`,
-      [sessionId, keys, windowMs],
+      [session.id, keys, windowMs],
     );
   }
 
@@ -96,10 +96,11 @@ export class MessagesRepository {
     return rows[0]?.data ?? null;
   }
 
-  async findInOrganization(organizationId: string, sessionId: string, id: string): Promise<MessageRow | null> {
+  /** The message `id` of the caller's session (another session's, or another organization's, is not found). */
+  async findInSession(session: OwnedSession, id: string): Promise<MessageRow | null> {
     const rows = await this.db.query<MessageRawRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1 AND session_id = $2 AND organization_id = $3`,
-      [id, sessionId, organizationId],
+      [id, session.id, session.organizationId],
     );
     return rows[0] ? toMessageRow(rows[0]) : null;
   }
@@ -136,27 +137,10 @@ export class MessagesRepository {
     return rows[0]?.raw ?? null;
   }
 
-  /** A repeat of an accepted send: the message first accepted under this key in the last `windowMs`. */
-  async findByIdempotencyKey(sessionId: string, key: string, windowMs: number): Promise<MessageRow | null> {
-    const rows = await this.db.query<MessageRawRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND idempotency_key = $2 AND created_at > now() - ($3 * interval '1 millisecond')`,
-      [sessionId, key, windowMs],
-    );
-    return rows[0] ? toMessageRow(rows[0]) : null;
-  }
-
-  /** Frees a key whose window has passed, so it can be used again. */
-  async releaseIdempotencyKey(sessionId: string, key: string, windowMs: number): Promise<void> {
-    await this.db.query(
-      `UPDATE messages SET idempotency_key = NULL WHERE session_id = $1 AND idempotency_key = $2 AND created_at <= now() - ($3 * interval '1 millisecond')`,
-      [sessionId, key, windowMs],
-    );
-  }
-
   /** The messages of one session with these ids (a chat list's last messages), in no particular order. */
-  async findByIds(sessionId: string, ids: string[]): Promise<MessageRow[]> {
+  async findByIds(session: OwnedSession, ids: string[]): Promise<MessageRow[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.query<MessageRawRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND id = ANY($2)`, [sessionId, ids]);
+    const rows = await this.db.query<MessageRawRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND id = ANY($2)`, [session.id, ids]);
     return rows.map(toMessageRow);
   }
 
@@ -262,11 +246,11 @@ export class MessagesRepository {
    * The people the session has 1:1 chats with in its log (`…@s.whatsapp.net`), most recent first, at most `limit`:
    * the default audience of a status post (CONTRACT 13, "all contacts").
    */
-  async contactChatJids(sessionId: string, limit: number): Promise<string[]> {
+  async contactChatJids(session: OwnedSession, limit: number): Promise<string[]> {
     const rows = await this.db.query<{ chat_jid: string }>(
       `SELECT chat_jid FROM messages WHERE session_id = $1 AND chat_jid LIKE '%@s.whatsapp.net'
         GROUP BY chat_jid ORDER BY max(created_at) DESC LIMIT $2`,
-      [sessionId, limit],
+      [session.id, limit],
     );
     return rows.map((r) => r.chat_jid);
   }

@@ -4,6 +4,16 @@ import { Session } from '../entities/session.entity';
 import { Db, EntityReader, EntityTable, PreparedStatement, type Queryable, type Tx, preparedStatement } from '../pg';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
 
+declare const owned: unique symbol;
+
+/**
+ * A session whose organization was checked against the caller's: only `SessionsRepository.findInOrganization` makes
+ * one (the brand is a symbol no other module can name, so an object literal cannot pass for it). Repository methods
+ * the API calls for one organization's session take it instead of a bare id, so an id straight from a request does
+ * not compile there (docs/decisions.md, "Tenant scope in the types").
+ */
+export type OwnedSession = Session & { readonly [owned]: true };
+
 /** The fields of a session a gateway runner reads at start. */
 export interface SessionRuntimeRow {
   id: string;
@@ -41,7 +51,7 @@ export interface SessionRuntimePatch {
   nextAttemptAt?: Date | null;
 }
 
-/** What a runtime write is conditional on (see `SessionsRepository.patchRuntime`). */
+/** What a runtime write is conditional on (see `SessionsRepository.patchRuntimeMany`). */
 export interface RuntimeFence {
   /** the token taken with the lease this writer holds, or null while it holds none */
   leaseToken: number | null;
@@ -226,9 +236,10 @@ export class SessionsRepository {
     return row.n;
   }
 
-  /** Another organization's session is not found. */
-  async findInOrganization(organizationId: string, id: string): Promise<Session | null> {
-    return FIND_IN_ORGANIZATION.findOne(this.db, [id, organizationId]);
+  /** The caller's organization's session, checked (another organization's session is not found). */
+  async findInOrganization(organizationId: string, id: string): Promise<OwnedSession | null> {
+    // the one place an OwnedSession is made: the row was read with `organization_id = $2`
+    return (await FIND_IN_ORGANIZATION.findOne(this.db, [id, organizationId])) as OwnedSession | null;
   }
 
   async existsInOrganization(organizationId: string, id: string): Promise<boolean> {
@@ -243,13 +254,13 @@ export class SessionsRepository {
   }
 
   /** `manager`: the change's transaction (its audit entry commits with it). */
-  async patchSettings(id: string, patch: SessionSettingsPatch, manager?: Tx): Promise<void> {
-    if (Object.keys(patch).length > 0) await SESSIONS.update(manager ?? this.db, { ...patch, updatedAt: new Date() }, 'id = $1', [id]);
+  async patchSettings(session: OwnedSession, patch: SessionSettingsPatch, manager?: Tx): Promise<void> {
+    if (Object.keys(patch).length > 0) await SESSIONS.update(manager ?? this.db, { ...patch, updatedAt: new Date() }, 'id = $1', [session.id]);
   }
 
   /** Recorded by the API when the session's gateway is gone and so cannot record it itself. */
-  async markStopped(id: string): Promise<void> {
-    await SESSIONS.update(this.db, { desiredState: 'stopped', status: 'stopped', lastReason: 'stop_requested', nextAttemptAt: null, updatedAt: new Date() }, 'id = $1', [id]);
+  async markStopped(session: OwnedSession): Promise<void> {
+    await SESSIONS.update(this.db, { desiredState: 'stopped', status: 'stopped', lastReason: 'stop_requested', nextAttemptAt: null, updatedAt: new Date() }, 'id = $1', [session.id]);
   }
 
   /** Moves a session only if it is still where the caller saw it; true when it moved (racing movers: one wins). */
@@ -277,8 +288,8 @@ export class SessionsRepository {
     await this.db.query('DELETE FROM sessions WHERE id = $1', [id]);
   }
 
-  async deleteInOrganization(organizationId: string, id: string): Promise<void> {
-    await this.db.query('DELETE FROM sessions WHERE id = $1 AND organization_id = $2', [id, organizationId]);
+  async deleteOwned(session: OwnedSession): Promise<void> {
+    await this.db.query('DELETE FROM sessions WHERE id = $1 AND organization_id = $2', [session.id, session.organizationId]);
   }
 
   /** Sessions that should run, per gateway (gateways without any are absent). */
@@ -341,18 +352,11 @@ export class SessionsRepository {
   }
 
   /**
-   * The runner's writes, fenced: with a lease token, only while that token is still the row's (nobody took the lease
-   * since); without one (a runner not yet holding the lease), only while the row still places the session on
-   * `gatewayId`. False when refused: the writer no longer holds the session.
-   */
-  async patchRuntime(id: string, patch: SessionRuntimePatch, fence: RuntimeFence): Promise<boolean> {
-    return (await this.patchRuntimeMany([{ id, patch, fence }])).has(id);
-  }
-
-  /**
-   * `patchRuntime` for many distinct sessions whose patches name the same columns, in one statement (the runners'
-   * status writes grouped per tick): each row is written only under its own fence, exactly as `patchRuntime` would.
-   * Answers the ids written; the others were refused.
+   * The runners' writes, fenced, for distinct sessions whose patches name the same columns, in one statement (the
+   * runners' status writes grouped per tick). Each row is written only under its own fence: with a lease token, only
+   * while that token is still the row's (nobody took the lease since); without one (a runner not yet holding the
+   * lease), only while the row still places the session on `gatewayId`. Answers the ids written; the others were
+   * refused: their writer no longer holds the session.
    */
   async patchRuntimeMany(writes: ReadonlyArray<{ id: string; patch: SessionRuntimePatch; fence: RuntimeFence }>): Promise<Set<string>> {
     if (writes.length === 0) return new Set();

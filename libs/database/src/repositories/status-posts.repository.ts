@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { StatusPostOptions } from '@app/contracts';
 import { Db } from '../pg';
+import type { OwnedSession } from './sessions.repository';
 
 /**
  * The `status_posts` table: how a status post (CONTRACT 13; a `messages` row to status@broadcast with the same id)
@@ -12,11 +13,11 @@ export class StatusPostsRepository {
   constructor(private readonly db: Db) {}
 
   /** Written before the message row (same id). A second write for one id changes nothing. */
-  async record(messageId: string, sessionId: string, options: StatusPostOptions): Promise<void> {
+  async record(messageId: string, session: OwnedSession, options: StatusPostOptions): Promise<void> {
     await this.db.query(
       `INSERT INTO status_posts (message_id, session_id, audience, background_color) VALUES ($1, $2, $3::text[], $4)
         ON CONFLICT (message_id) DO NOTHING`,
-      [messageId, sessionId, options.audience, options.backgroundColor],
+      [messageId, session.id, options.audience, options.backgroundColor],
     );
   }
 

@@ -4,6 +4,7 @@ import { Webhook } from '../entities/webhook.entity';
 import { Db, EntityReader, EntityTable, type Queryable, type Tx, preparedStatement } from '../pg';
 import { auditEntryValues, foldAuditEntry, type PendingAuditEntry } from './audit-log.repository';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
+import type { OwnedSession } from './sessions.repository';
 
 /**
  * What a dispatcher routes by. Read as stored, without defaults: a row written by hand or by an older
@@ -156,8 +157,8 @@ export class WebhooksRepository {
   }
 
   /** A session's Chatwoot integration (at most one per session), or null. */
-  async chatwootOfSession(organizationId: string, sessionId: string): Promise<Webhook | null> {
-    return WEBHOOKS.selectOne(this.db, `organization_id = $1 AND session_id = $2 AND kind = 'chatwoot'`, [organizationId, sessionId]);
+  async chatwootOfSession(session: OwnedSession): Promise<Webhook | null> {
+    return WEBHOOKS.selectOne(this.db, `organization_id = $1 AND session_id = $2 AND kind = 'chatwoot'`, [session.organizationId, session.id]);
   }
 
   /** A Chatwoot integration by id, whatever its organization: Chatwoot's webhook call names it, its secret proves it. */

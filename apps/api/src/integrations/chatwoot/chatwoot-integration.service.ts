@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
 import { CHATWOOT_EVENTS, ChatwootIntegrationView, chatwootWebhookUrl, ChatwootSettings, DomainError, RETRY_POLICY_DEFAULTS } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
-import { ChatwootIntegrationState, ChatwootRepository, Db, newId, SessionsRepository, type Tx, Webhook, WebhooksRepository } from '@app/database';
+import { ChatwootIntegrationState, ChatwootRepository, Db, newId, type OwnedSession, SessionsRepository, type Tx, Webhook, WebhooksRepository } from '@app/database';
 import type { AuditContext } from '../../audit/audit-context';
 import { AuditTrail } from '../../audit/audit-trail';
 import { reachesSession, type Principal } from '../../common/principal';
@@ -47,8 +47,8 @@ export class ChatwootIntegrationService {
   ) {}
 
   async put(caller: Principal, ctx: AuditContext, sessionId: string, body: PutChatwootDto): Promise<ChatwootIntegrationView> {
-    await this.assertSession(caller, sessionId);
-    const existing = await this.webhooks.chatwootOfSession(caller.organizationId, sessionId);
+    const session = await this.ownSession(caller, sessionId);
+    const existing = await this.webhooks.chatwootOfSession(session);
     const baseUrl = this.checkedBaseUrl(body.baseUrl);
     await this.targets.assertAllowed(baseUrl, 'baseUrl');
     const token = body.apiAccessToken !== undefined && !body.apiAccessToken.startsWith('***') ? body.apiAccessToken : null;
@@ -60,7 +60,6 @@ export class ChatwootIntegrationService {
     const row = integrationRow(existing, { organizationId: caller.organizationId, sessionId, baseUrl, settings, active: body.active });
     if (token !== null) row.secretEncrypted = this.box.encrypt(token);
     const secret = existing ? null : randomBytes(24).toString('base64url');
-    const session = await this.sessions.findInOrganization(caller.organizationId, sessionId);
     const changes = Object.keys(body).filter((k) => (body as unknown as Record<string, unknown>)[k] !== undefined);
     const write = async (tx: Tx) => {
       const saved = await this.webhooks.save(row, tx);
@@ -69,7 +68,7 @@ export class ChatwootIntegrationService {
       // webhook, which carries the integration's secret (encrypted as the secret is)
       if (settings.inboxId === null) {
         const inboundSecret = secret ?? this.box.decrypt((await this.chatwoot.stateOf(row.id))!.inboundSecretEncrypted);
-        await this.chatwoot.saveInboxRequest(row.id, `WhatsApp ${session?.label ?? sessionId}`, this.box.encrypt(chatwootWebhookUrl(this.config.PUBLIC_URL, row.id, inboundSecret)), !!existing && (existing.url !== baseUrl || before?.accountId !== settings.accountId), tx);
+        await this.chatwoot.saveInboxRequest(row.id, `WhatsApp ${session.label}`, this.box.encrypt(chatwootWebhookUrl(this.config.PUBLIC_URL, row.id, inboundSecret)), !!existing && (existing.url !== baseUrl || before?.accountId !== settings.accountId), tx);
       }
       await this.audit.record(tx, caller.organizationId, ctx, { action: existing ? 'chatwoot.update' : 'chatwoot.connect', target: { type: 'session', id: sessionId }, changes });
       return saved;
@@ -109,15 +108,17 @@ export class ChatwootIntegrationService {
 
   /** The integration of a session the caller reaches; 404 for another organization's session or none connected. */
   private async find(caller: Principal, sessionId: string): Promise<Integration> {
-    await this.assertSession(caller, sessionId);
-    const row = await this.webhooks.chatwootOfSession(caller.organizationId, sessionId);
+    const row = await this.webhooks.chatwootOfSession(await this.ownSession(caller, sessionId));
     const state = row ? await this.chatwoot.stateOf(row.id) : null;
     if (!row || !state) throw new DomainError('not_found', 'the session has no Chatwoot integration');
     return { row, state };
   }
 
-  private async assertSession(caller: Principal, sessionId: string): Promise<void> {
-    if (!reachesSession(caller, sessionId) || !(await this.sessions.existsInOrganization(caller.organizationId, sessionId))) throw notFound();
+  /** The caller's session, when it reaches it (a session-scoped key) and its organization owns it; 404 otherwise. */
+  private async ownSession(caller: Principal, sessionId: string): Promise<OwnedSession> {
+    const session = reachesSession(caller, sessionId) ? await this.sessions.findInOrganization(caller.organizationId, sessionId) : null;
+    if (!session) throw notFound();
+    return session;
   }
 
   private checkedBaseUrl(raw: string): string {
