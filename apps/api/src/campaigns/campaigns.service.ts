@@ -1,3 +1,4 @@
+import { findOwnSession } from '../sessions/own-session';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ApiConfig } from '@app/config';
 import { CampaignRecipientView, CampaignStatus, CampaignView, DomainError, isMediaType, normalizeChatJid, OptOutView, RECIPIENT_STATUSES, RecipientStatus } from '@app/contracts';
@@ -148,9 +149,7 @@ export class CampaignsService {
   }
 
   private async session(organizationId: string, sessionId: string): Promise<OwnedSession> {
-    const session = await this.sessions.findInOrganization(organizationId, sessionId);
-    if (!session) throw new DomainError('not_found', 'session not found', { id: sessionId });
-    return session;
+    return findOwnSession(this.sessions, organizationId, sessionId);
   }
 
   private async find(session: OwnedSession, campaignId: string) {

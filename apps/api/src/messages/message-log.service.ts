@@ -7,7 +7,7 @@ import { Page, pageLimit } from '../common/pagination';
 import type { MessageQueryDto } from './dto/message.dto';
 import { MEDIA_SOURCE, MEDIA_STORE } from '../media/media-tokens';
 import { MediaReupload } from './media-reupload';
-import { findOwnSession } from './own-session';
+import { findOwnSession } from '../sessions/own-session';
 
 export interface MediaDownload {
   body: Buffer | Readable;

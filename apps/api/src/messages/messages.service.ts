@@ -14,7 +14,7 @@ import { IDEMPOTENCY_KEY, SendMediaDto, SendMessageDto } from './dto/send-messag
 import { LinkPreviewer } from './link-preview';
 import { MediaFetcher, mediaTooLarge } from './media-fetcher';
 import { messageKeyOf, pollVoteProblem } from './message-keys';
-import { findOwnSession, sessionNotFound } from './own-session';
+import { findOwnSession, sessionNotFound } from '../sessions/own-session';
 import { NO_TARGETS, outboundMessage, SendTargets } from './outbound-message';
 
 /**

@@ -1,3 +1,4 @@
+import { findOwnSession } from './own-session';
 import { Injectable } from '@nestjs/common';
 import { DomainError, SessionActionArgs, SessionActionName, SessionActionResult } from '@app/contracts';
 import { OwnedSession, Session, SessionsRepository } from '@app/database';
@@ -21,9 +22,7 @@ export class SessionActions {
 
   /** The session of this organization, or 404. */
   async session(organizationId: string, sessionId: string): Promise<OwnedSession> {
-    const session = await this.sessions.findInOrganization(organizationId, sessionId);
-    if (!session) throw new DomainError('not_found', 'session not found', { id: sessionId });
-    return session;
+    return findOwnSession(this.sessions, organizationId, sessionId);
   }
 
   /** The session, which must be `working` (409 otherwise): for operations that reach the network. */

@@ -1,3 +1,4 @@
+import { findOwnSession } from './own-session';
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandMap, CommandName, DomainError, GroupView, maskProxyUrl, SESSION_DEFAULTS, SessionQr, SessionView } from '@app/contracts';
 import { SecretBox } from '@app/crypto';
@@ -210,9 +211,7 @@ export class SessionsService {
   // ---------------------------------------------------------------------------------------------
 
   private async find(organizationId: string, id: string): Promise<OwnedSession> {
-    const session = await this.sessions.findInOrganization(organizationId, id);
-    if (!session) throw new DomainError('not_found', 'session not found', { id });
-    return session;
+    return findOwnSession(this.sessions, organizationId, id);
   }
 
   private async view(organizationId: string, id: string): Promise<SessionView> {
