@@ -216,11 +216,12 @@ describe('webhook delivery fairness, breaker and disable', () => {
     expect((await rowsOf(slowHook)).dead + (await rowsOf(hungHook)).dead).toBe(0);
   }, 150_000);
 
-  it('delivers another organization\'s events before one organization\'s backlog has a single row: the reader parks that backlog in Redis, not PostgreSQL', async () => {
+  it('reads past one organization\'s backlog without writing its rows (the reader parks it in Redis, not PostgreSQL), and delivers another organization\'s events once rows can be written', async () => {
     // issue 37: the reader wrote the rows of every entry it read past (a PostgreSQL statement per batch on its path)
     // before it could reach the next organization's entries, so another organization waited for the whole backlog's
     // rows. Here no delivery row can be written at all while the backlog and the other organization's events are read
-    // (a table lock): the other organization's events must still all arrive, before any of the backlog's rows exist.
+    // (a table lock): the reader must still get past both, writing no row of the backlog; and since every call waits
+    // for its row (decision 86), the other organization's events are sent once the lock is gone, not before.
     const busy = await seedOrganization('Parked busy');
     const quiet = await seedOrganization('Parked quiet');
     const hung = await receiver();
@@ -257,14 +258,16 @@ describe('webhook delivery fairness, breaker and disable', () => {
       };
       await waitFor(async () => (await lag()) === 0, 60000, 'the reader past the backlog while no row can be written');
       fresh = await stream(quiet.id, 'message.received', 20, 50);
-      await waitFor(() => arrived(fast, '/fast', fresh), 60000, 'the quiet organization\'s events while no row can be written');
-      // ordering: all of them arrived while not one row of the backlog existed
+      await waitFor(async () => (await lag()) === 0, 60000, 'the quiet organization\'s events read while no row can be written');
+      // not one row of the backlog was written on the reader's way, and no call was made without its row
       const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1`, [hungHook]);
       expect(n).toBeLessThanOrEqual(first.length);
+      expect(fast.at('/fast')).toHaveLength(0);
     } finally {
       await lock.commitTransaction();
       await lock.release();
     }
+    await waitFor(() => arrived(fast, '/fast', fresh), 60000, 'the quiet organization\'s events once rows can be written');
 
     // counting: nothing lost once PostgreSQL writes again, nothing duplicated at the quiet receiver
     const rowsOf = async (hook: string) => {

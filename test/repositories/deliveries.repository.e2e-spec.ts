@@ -23,32 +23,29 @@ describe('DeliveriesRepository', () => {
 
   beforeAll(async () => {
     db = await testDataSource();
-    deliveries = new DeliveriesRepository(db);
+    deliveries = new DeliveriesRepository(await testDb());
     log = new DeliveryLogRepository(await testDb());
-    attempts = new DeliveryAttemptsRepository(db);
+    attempts = new DeliveryAttemptsRepository(await testDb());
     events = new EventsRepository(await testDb());
     orgId = (await seedOrganization('Repositories')).id;
   });
 
   afterAll(() => closeTestDataSource());
 
-  it('writes fresh rows in their final state with their first attempt, or claimed, and leaves a pair that has a row alone', async () => {
+  it('inserts fresh rows claimed, records their outcomes after their calls, and leaves a pair that has a row alone', async () => {
     const webhookId = await hook();
     const [a, b, c] = [envelope(), envelope(), envelope()];
     await publish(a, b, c);
     const done = newDelivery(webhookId, a);
     const failed = newDelivery(webhookId, b);
     const slow = newDelivery(webhookId, c);
-    const notCreated = await deliveries.insertFirstRows(
-      [
-        { delivery: done, outcome: outcome(done.deliveryId, 1) },
-        { delivery: failed, outcome: outcome(failed.deliveryId, 1, { status: 'pending', statusCode: 500, error: 'receiver answered 500', nextAttemptAt: Date.now() + 60_000 }) },
-        { delivery: slow, outcome: null },
-      ],
-      [a.id, b.id],
-      5000,
-    );
+    const notCreated = await deliveries.insertFirstRows([{ delivery: done }, { delivery: failed }, { delivery: slow }], [a.id, b.id], 5000);
     expect(notCreated.size).toBe(0);
+    expect((await log.listByWebhook(webhookId, {}, 10)).map((d) => [d.status, d.attempts])).toEqual([['delivering', 1], ['delivering', 1], ['delivering', 1]]);
+    await deliveries.recordAttempts([
+      outcome(done.deliveryId, 1),
+      outcome(failed.deliveryId, 1, { status: 'pending', statusCode: 500, error: 'receiver answered 500', nextAttemptAt: Date.now() + 60_000 }),
+    ]);
     const byId = new Map((await log.listByWebhook(webhookId, {}, 10)).map((d) => [d.id, d]));
     expect(byId.get(done.deliveryId)).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 200 });
     expect(byId.get(done.deliveryId)!.deliveredAt).toBeInstanceOf(Date);
@@ -59,7 +56,7 @@ describe('DeliveriesRepository', () => {
 
     // the same pair again (a takeover of an event already written): nothing is written
     const again = newDelivery(webhookId, a);
-    expect(await deliveries.insertFirstRows([{ delivery: again, outcome: outcome(again.deliveryId, 1) }], [], 5000)).toEqual(new Set([again.deliveryId]));
+    expect(await deliveries.insertFirstRows([{ delivery: again }], [], 5000)).toEqual(new Set([again.deliveryId]));
     expect(await log.findOfWebhook(webhookId, again.deliveryId)).toBeNull();
   });
 
@@ -97,16 +94,12 @@ describe('DeliveriesRepository', () => {
     const overdue = newDelivery(webhookId, a);
     const later = newDelivery(webhookId, b);
     const abandoned = newDelivery(webhookId, c);
-    await deliveries.insertFirstRows(
-      [
-        { delivery: overdue, outcome: outcome(overdue.deliveryId, 1, { status: 'pending', nextAttemptAt: Date.now() - 60_000 }) },
-        { delivery: later, outcome: outcome(later.deliveryId, 1, { status: 'pending', nextAttemptAt: Date.now() + 60_000 }) },
-        // a claim whose lease is already over
-        { delivery: abandoned, outcome: null },
-      ],
-      [],
-      -1000,
-    );
+    // claims whose lease is already over; two of them recorded, due long ago and later
+    await deliveries.insertFirstRows([{ delivery: overdue }, { delivery: later }, { delivery: abandoned }], [], -1000);
+    await deliveries.recordAttempts([
+      outcome(overdue.deliveryId, 1, { status: 'pending', nextAttemptAt: Date.now() - 60_000 }),
+      outcome(later.deliveryId, 1, { status: 'pending', nextAttemptAt: Date.now() + 60_000 }),
+    ]);
     const due = new Map<string, unknown>();
     for (let after = ''; ; ) {
       const page = await deliveries.findDue(after, 2000, 100);
@@ -140,7 +133,7 @@ describe('DeliveriesRepository', () => {
     const [a, b, c, d] = [envelope(), envelope(), envelope(), envelope()];
     await publish(a, b, c, d);
     const [soon, parkedOpen, farRetry, gone] = [newDelivery(webhookId, a), newDelivery(webhookId, b), newDelivery(webhookId, c), newDelivery(webhookId, d)];
-    await deliveries.insertFirstRows([soon, parkedOpen, farRetry, gone].map((delivery) => ({ delivery, outcome: null })), [a.id, b.id, c.id, d.id], 5000);
+    await deliveries.insertFirstRows([soon, parkedOpen, farRetry, gone].map((delivery) => ({ delivery })), [a.id, b.id, c.id, d.id], 5000);
     const now = Date.now();
     const handedBack = await deliveries.postponeMany([
       { deliveryId: soon.deliveryId, attemptNo: 1, dueAt: now + 2_000 },
@@ -170,7 +163,7 @@ describe('DeliveriesRepository', () => {
     await publish(a, b);
     const later = newDelivery(webhookId, a);
     const parked = newDelivery(webhookId, b);
-    await deliveries.insertFirstRows([{ delivery: later, outcome: null }, { delivery: parked, outcome: null }], [a.id, b.id], 5000);
+    await deliveries.insertFirstRows([{ delivery: later }, { delivery: parked }], [a.id, b.id], 5000);
     const due = Date.now() + 60_000;
     expect(await deliveries.postpone(later.deliveryId, 1, due)).toBe(true);
     // parked (no due time) while its webhook is switched off
@@ -202,7 +195,7 @@ describe('DeliveriesRepository', () => {
     await publish(a, b, c);
     const fresh = newDelivery(webhookId, a);
     const claimed = newDelivery(webhookId, b);
-    await deliveries.insertFirstRows([{ delivery: fresh, outcome: null, parked: true }], [a.id], 5000);
+    await deliveries.insertFirstRows([{ delivery: fresh, parked: true }], [a.id], 5000);
     expect(await deliveries.insertClaimed([claimed], [b.id], 5000, new Set([claimed.deliveryId]))).toEqual([claimed.deliveryId]);
     for (const d of await log.listByWebhook(webhookId, {}, 10)) {
       expect(d).toMatchObject({ status: 'pending', attempts: 0, nextAttemptAt: null, lastError: expect.stringContaining('parked') });
@@ -219,7 +212,7 @@ describe('DeliveriesRepository', () => {
     ]);
     // a row parked by a dispatcher whose cache still said "off" after the webhook was re-enabled is due now
     const late = newDelivery(webhookId, c);
-    await deliveries.insertFirstRows([{ delivery: late, outcome: null, parked: true }], [c.id], 5000);
+    await deliveries.insertFirstRows([{ delivery: late, parked: true }], [c.id], 5000);
     const [row] = (await log.listByWebhook(webhookId, {}, 10)).filter((d) => d.id === late.deliveryId);
     expect(row).toMatchObject({ status: 'pending', attempts: 0 });
     expect(row.nextAttemptAt).not.toBeNull();
@@ -233,7 +226,7 @@ describe('DeliveriesRepository', () => {
     await publish(a, b);
     const raced = newDelivery(racedHook, a);
     const off = newDelivery(offHook, b);
-    await deliveries.insertFirstRows([{ delivery: raced, outcome: null, parked: true }, { delivery: off, outcome: null, parked: true }], [a.id, b.id], 5000);
+    await deliveries.insertFirstRows([{ delivery: raced, parked: true }, { delivery: off, parked: true }], [a.id, b.id], 5000);
     await db.query(`UPDATE webhooks SET active = true WHERE id = $1`, [racedHook]);
     // younger than the grace: its statement may still be deciding (the database is shared with other files: only
     // this file's rows are looked at)
@@ -253,7 +246,7 @@ describe('DeliveriesRepository', () => {
     const e = envelope();
     await publish(e);
     const d = newDelivery(webhookId, e);
-    await deliveries.insertFirstRows([{ delivery: d, outcome: null }], [e.id], 5000);
+    await deliveries.insertFirstRows([{ delivery: d }], [e.id], 5000);
     const ids = [newId('att')];
     await deliveries.recordAttempts([outcome(d.deliveryId, 1)], ids);
     await deliveries.recordAttempts([outcome(d.deliveryId, 1)], ids);

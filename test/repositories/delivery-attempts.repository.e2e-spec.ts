@@ -14,7 +14,7 @@ describe('DeliveryAttemptsRepository', () => {
   afterAll(() => closeTestDataSource());
 
   it('lists every attempt of a delivery in order, with what the receiver answered', async () => {
-    const deliveries = new DeliveriesRepository(db);
+    const deliveries = new DeliveriesRepository(await testDb());
     const orgId = (await seedOrganization('Attempts')).id;
     const webhookId = await createWebhookRow(db, null, { organizationId: orgId, url: 'https://receiver.example/hook' });
     const envelope = { id: newId('evt'), event: 'message.received' as const, organizationId: orgId, sessionId: null, timestamp: Date.now(), payload: {} };
@@ -29,11 +29,11 @@ describe('DeliveryAttemptsRepository', () => {
         durationMs: 7, startedAt: started + attemptNo * 1000, nextAttemptAt: statusCode === 200 ? null : Date.now() - 1,
       }]);
     }
-    const attempts = await new DeliveryAttemptsRepository(db).listOfDelivery(deliveryId);
+    const attempts = await new DeliveryAttemptsRepository(await testDb()).listOfDelivery(deliveryId);
     expect(attempts).toEqual([
       { attemptNo: 1, statusCode: 503, durationMs: 7, error: 'receiver answered 503', responseSnippet: 'busy', startedAt: new Date(started + 1000) },
       { attemptNo: 2, statusCode: 200, durationMs: 7, error: null, responseSnippet: null, startedAt: new Date(started + 2000) },
     ]);
-    expect(await new DeliveryAttemptsRepository(db).listOfDelivery('dlv_unknown')).toEqual([]);
+    expect(await new DeliveryAttemptsRepository(await testDb()).listOfDelivery('dlv_unknown')).toEqual([]);
   });
 });

@@ -1,11 +1,9 @@
-import { DataSource } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
 import { DeliveriesRepository, EventsRepository, newId, OutboxRows } from '@app/database';
-import { closeTestDataSource, seedOrganization, testDataSource, testDb } from '../support/seed';
+import { closeTestDataSource, seedOrganization, testDb } from '../support/seed';
 
 /** The outbox, its fan-out records and the reconciler's checkpoint against real PostgreSQL. */
 describe('EventsRepository', () => {
-  let db: DataSource;
   let events: EventsRepository;
   let orgId: string;
   const everything = { lo: '0', hi: '9223372036854775807' };
@@ -13,7 +11,6 @@ describe('EventsRepository', () => {
   const envelope = (): EventEnvelope => ({ id: newId('evt'), event: 'message.received', organizationId: orgId, sessionId: null, timestamp: Date.now(), payload: { text: 'say "hi", {ünïcödé}' } });
 
   beforeAll(async () => {
-    db = await testDataSource();
     events = new EventsRepository(await testDb());
     orgId = (await seedOrganization('Outbox')).id;
   });
@@ -29,7 +26,7 @@ describe('EventsRepository', () => {
     expect(listed.map((e) => e.envelope).sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual([a, b].sort((x, y) => (x.id < y.id ? -1 : 1)));
 
     // a fan-out statement names `a`: it is no longer a straggler
-    await new DeliveriesRepository(db).insertClaimed([], [a.id], 5000);
+    await new DeliveriesRepository(await testDb()).insertClaimed([], [a.id], 5000);
     const after = (await events.findNotFannedOut(everything, before.slice(0, -1), 10_000)).map((e) => e.id);
     expect(after).not.toContain(a.id);
     expect(after).toContain(b.id);

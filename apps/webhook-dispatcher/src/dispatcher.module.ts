@@ -9,7 +9,7 @@ import { BaileysMediaSource, MediaSourceByEngine, SimMediaSource } from '@app/me
 import { DeliveryQueue, EventPublisher, EventStream, ReconcileLock, WebhookChanges } from '@app/events';
 import { InfraModule, LOGGER, MetricsRegistry, OpsEndpoints, REDIS_CLIENT } from '@app/infra';
 import { Redis, RedisKeys } from '@app/redis';
-import { DeliverySender, HOLD_AFTER_MS } from './delivery/delivery-sender';
+import { DeliverySender } from './delivery/delivery-sender';
 import { DeliveryStore } from './delivery/delivery-store';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { LogHealth } from './delivery/log-health';
@@ -24,7 +24,7 @@ import { ChatwootImporter } from './chatwoot/chatwoot-import';
 import { Dispatcher, DispatcherConnections } from './dispatcher';
 import { BacklogDrain } from './fanout/backlog-drain';
 import { EventConsumer, READ_COUNT } from './fanout/event-consumer';
-import { ReadAhead, ReadAheadDepth } from './fanout/read-ahead';
+import { READ_AHEAD_MS, ReadAhead, ReadAheadDepth } from './fanout/read-ahead';
 import { EventFanout } from './fanout/event-fanout';
 import { EventSpill, fanOutOrSpill } from './fanout/event-spill';
 import { EventTracker } from './fanout/event-tracker';
@@ -49,7 +49,7 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
  * metrics, logger) and the dispatcher's parts, each built once here.
  */
 /**
- * How far the consumer reads ahead of the POSTs: as many attempts as start within half of HOLD_AFTER_MS at the pace
+ * How far the consumer reads ahead of the POSTs: as many attempts as start within READ_AHEAD_MS at the pace
  * they have been completing (ReadAheadDepth), at least four rounds of the slots (every slot stays busy while the next
  * batch is read), at most max(8 × 500, 16 × concurrency); a batch is read once there is room for a round of slots.
  * Held attempts keep their leases renewed. An organization whose backlog does not move keeps at most a quarter of the
@@ -58,7 +58,7 @@ const leaseMs = (c: DispatcherConfig) => c.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
 function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: FairScheduler): ReadAhead {
   const most = Math.max(8 * READ_COUNT, 16 * c.DISPATCHER_CONCURRENCY);
   const round = c.DISPATCHER_CONCURRENCY;
-  const depth = new ReadAheadDepth(() => sender.completed, () => sender.queued, 4 * round, most, HOLD_AFTER_MS / 2);
+  const depth = new ReadAheadDepth(() => sender.completed, () => sender.queued, 4 * round, most, READ_AHEAD_MS);
   return {
     room: async () => {
       const limit = depth.limit();
@@ -229,8 +229,8 @@ function readAheadOf(c: DispatcherConfig, sender: DeliverySender, scheduler: Fai
         log: Logger,
         redis: Redis,
       ) => {
-        // a pending entry is another consumer's for longer than its POSTs can take: a live one claims the
-        // rows of attempts it keeps waiting (HOLD_AFTER_MS) and acknowledges the entries long before that
+        // a pending entry is another consumer's for longer than a lease: a live one acknowledges its entries as
+        // soon as their rows are committed, long before that
         return new EventConsumer(
           new EventStream(conns.streamReader, keys),
           fanout,

@@ -66,8 +66,8 @@ export interface DispatcherSettings {
 }
 
 /**
- * The dispatcher's lifecycle: the event consumer (stream → first attempts, sent at once → delivery rows written after
- * the POSTs → XACK), the sender (signed POSTs, batched records, retry jobs), the delivery worker (retry jobs), the
+ * The dispatcher's lifecycle: the event consumer (stream → delivery rows inserted claimed, in batches → XACK, and
+ * the first attempts once their rows are committed), the sender (signed POSTs, batched records, retry jobs), the delivery worker (retry jobs), the
  * reconciler (PostgreSQL → lost Redis state), the webhook cache and the ops server. `stop` runs before the application
  * context closes the shared Redis client and the data source.
  */

@@ -5,8 +5,8 @@ import type { EventFanout } from './fanout/event-fanout';
 
 /**
  * An event younger than this is still on its way through the stream: a fresh entry (read within
- * FRESH_ENTRY_MS) has its rows written, or claimed after HOLD_AFTER_MS, well within it. Older entries
- * are fanned out with claimed rows, as here, so the two cannot both POST.
+ * FRESH_ENTRY_MS) has its rows inserted well within it. Rows are inserted claimed before any call, here as
+ * there, and a (webhook, event) pair has one row, so the two cannot both POST.
  */
 const FANOUT_GRACE_MS = 10_000;
 /** A due delivery younger than this may have its job being added right now. */

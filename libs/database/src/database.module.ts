@@ -1,15 +1,14 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { dataSourceOptions, GENERIC_PLANS, poolSettings } from './data-source';
+import { GENERIC_PLANS, poolSettings } from './data-source';
 import { Db } from './pg';
 import { REPOSITORIES } from './repositories';
 
 @Module({})
 export class DatabaseModule {
   /**
-   * The process's `Db` (the pg pool every repository runs on) and the TypeORM data source, both from a DATABASE_URL
-   * provider with the same pool settings, plus one repository per table (the only place that queries it). Shutdown
-   * closes both. `genericPlans`: every prepared statement runs its generic plan (`GENERIC_PLANS`), for a process of key
+   * The process's `Db` (the pg pool every repository runs on) from a DATABASE_URL provider, plus one repository per
+   * table (the only place that queries it). Shutdown closes the pool. TypeORM is the migrations' tool only (`migrate()`,
+   * a data source of its own at boot; decision 84). `genericPlans`: every prepared statement runs its generic plan (`GENERIC_PLANS`), for a process of key
    * lookups only.
    */
   static forRoot(
@@ -21,14 +20,8 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       global: true,
-      imports: [
-        TypeOrmModule.forRootAsync({
-          inject: [databaseUrlToken as never],
-          useFactory: (config: { DATABASE_URL: string }) => dataSourceOptions(config.DATABASE_URL, { extra }),
-        }),
-      ],
       providers: [{ provide: Db, inject: [databaseUrlToken as never], useFactory: (config: { DATABASE_URL: string }) => Db.open(poolSettings(config.DATABASE_URL, extra)) }, ...REPOSITORIES],
-      exports: [TypeOrmModule, Db, ...REPOSITORIES],
+      exports: [Db, ...REPOSITORIES],
     };
   }
 }

@@ -223,4 +223,36 @@ describe('GroupCommit with a linger in ms (the dispatcher: a statement fills)', 
     expect(batches[2]).toEqual([6]);
     expect(await soon).toBe(12);
   });
+
+  it('asked to flush soon while its flush is under way, starts the next flush as soon as that one ends, without lingering', async () => {
+    jest.useFakeTimers();
+    const batches: number[][] = [];
+    let finish!: () => void;
+    const b = new GroupCommit(
+      async (items: number[]) => {
+        batches.push(items);
+        if (batches.length === 1) await new Promise<void>((r) => (finish = r));
+        return items;
+      },
+      { maxSize: 10, maxInFlight: 1, linger: 50 },
+    );
+    const first = b.submit(1);
+    b.flushSoon();
+    await jest.advanceTimersByTimeAsync(1);
+    expect(batches).toEqual([[1]]);
+    // queued behind the flush under way: flushSoon now cannot cut a linger, it marks the next flush
+    const second = b.submit(2);
+    b.flushSoon();
+    finish();
+    await first;
+    await jest.advanceTimersByTimeAsync(1);
+    expect(batches).toEqual([[1], [2]]);
+    expect(await second).toBe(2);
+    // the mark is spent: the flush after lingers again
+    void b.submit(3);
+    await jest.advanceTimersByTimeAsync(10);
+    expect(batches).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(50);
+    expect(batches).toEqual([[1], [2], [3]]);
+  });
 });

@@ -11,7 +11,8 @@
  * - `maxInFlight`: flushes under way at once; items arriving while all are busy wait and go together in the next.
  * - `linger`: when a flush may start with a slot free. `'none'`: at once, in `submit` (a lone item waits for nothing; items
  *   group only behind a flush under way). `0`: at the end of the current turn (setImmediate), so the calls of one turn
- *   go together. `n > 0`: after n ms, or as soon as `maxSize` items wait, or at `flushSoon`.
+ *   go together. `n > 0`: after n ms, or as soon as `maxSize` items wait, or at `flushSoon` (which, asked while every
+ *   slot is busy, has the next flush start as soon as a slot frees).
  * - `maxWeight` / `weightOf`: a flush stops growing past this summed weight (media bytes); a heavier item still goes,
  *   alone.
  * - `keyOf`: items of one key are never in one flush, nor in two under way at once (one UPDATE writes a row once): the
@@ -40,6 +41,8 @@ interface Lane<I, O> {
   /** a flush is scheduled for the end of the turn */
   scheduled: boolean;
   lingering: NodeJS.Timeout | null;
+  /** `flushSoon` was asked while every slot was busy: the next flush does not linger */
+  soon: boolean;
   /** the keys (`keyOf`) of the items in its flushes under way */
   busyKeys: Set<string>;
 }
@@ -72,16 +75,23 @@ export class GroupCommit<I, O> {
   submit(item: I, lane = ''): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       let l = this.lanes.get(lane);
-      if (!l) this.lanes.set(lane, (l = { name: lane, queue: [], inFlight: 0, scheduled: false, lingering: null, busyKeys: new Set() }));
+      if (!l) this.lanes.set(lane, (l = { name: lane, queue: [], inFlight: 0, scheduled: false, lingering: null, soon: false, busyKeys: new Set() }));
       l.queue.push({ item, resolve, reject });
       this.kick(l, false);
     });
   }
 
-  /** Flushes what lingers in `lane` without waiting for the flush to fill: nothing more is coming soon. */
+  /**
+   * Flushes what waits in `lane` without waiting for the flush to fill: nothing more is coming soon. With every slot
+   * busy, the next flush starts as soon as one frees, without lingering.
+   */
   flushSoon(lane = ''): void {
     const l = this.lanes.get(lane);
-    if (!l?.lingering) return;
+    if (!l || l.queue.length === 0) return;
+    if (!l.lingering) {
+      if (l.inFlight >= this.options.maxInFlight) l.soon = true;
+      return;
+    }
     clearTimeout(l.lingering);
     l.lingering = null;
     this.kick(l, true);
@@ -98,7 +108,7 @@ export class GroupCommit<I, O> {
     if (lane.inFlight >= maxInFlight || lane.queue.length === 0) return this.dropIfIdle(lane);
     if (linger === 'none') return this.start(lane);
     if (lane.scheduled) return;
-    if (linger > 0 && !now && lane.queue.length < maxSize) {
+    if (linger > 0 && !now && !lane.soon && lane.queue.length < maxSize) {
       lane.lingering ??= setTimeout(() => {
         lane.lingering = null;
         this.kick(lane, true);
@@ -121,6 +131,7 @@ export class GroupCommit<I, O> {
     if (lane.inFlight >= this.options.maxInFlight) return;
     const { batch, keys } = this.take(lane);
     if (batch.length === 0) return this.dropIfIdle(lane);
+    lane.soon = false;
     lane.inFlight += 1;
     for (const key of keys) lane.busyKeys.add(key);
     void this.run(lane, batch, keys);

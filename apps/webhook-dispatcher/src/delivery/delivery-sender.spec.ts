@@ -1,16 +1,14 @@
 import { createHmac } from 'node:crypto';
 import pino from 'pino';
-import type { AttemptRecord, NewDelivery } from '@app/database';
+import type { AttemptRecord } from '@app/database';
 import { MetricsRegistry } from '@app/infra';
 import { DispatcherMetrics } from '../metrics';
 import { FairScheduler } from '../scheduling/fair-scheduler';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
-import { AttemptStore, DeliverySender, HeldAttempt, HOLD_AFTER_MS, RetryJobs } from './delivery-sender';
+import { AttemptStore, DeliverySender, HeldAttempt, RetryJobs } from './delivery-sender';
 import { Destination, Destinations, HttpDestination, Poster } from './destinations';
 import { DeliveryLog, DeliveryStore } from './delivery-store';
 import { LogHealth } from './log-health';
-import type { EventRows } from './event-rows';
-import type { RowClaim } from './first-attempt';
 import type { PostResult } from './webhook-client';
 
 const log = pino({ level: 'silent' });
@@ -66,40 +64,11 @@ class GatedPoster implements Poster {
   }
 }
 
-/** A claimed row the test commits: its outcome attaches until the test marks its statement started. */
-interface FakeHold {
-  delivery: NewDelivery;
-  outcome: AttemptRecord | null;
-  flushing: boolean;
-  commit: (created: boolean) => void;
-}
-
 function fakeStore() {
   const records: AttemptRecord[] = [];
   const renewals: { deliveryId: string; attemptNo: number }[][] = [];
-  /** rows written by writeFirst, and holds still waiting for their statement (the test flushes them) */
-  const firsts: { delivery: NewDelivery; outcome: AttemptRecord }[] = [];
-  const holds: FakeHold[] = [];
   const mock = {
     flushSoon: jest.fn(),
-    writeFirst: jest.fn(async (delivery: NewDelivery, outcome: AttemptRecord, _event: EventRows) => {
-      firsts.push({ delivery, outcome });
-      return true;
-    }),
-    hold: jest.fn((delivery: NewDelivery, _event: EventRows): RowClaim => {
-      let commit!: (created: boolean) => void;
-      const created = new Promise<boolean>((r) => (commit = r));
-      const hold: FakeHold = { delivery, outcome: null, flushing: false, commit };
-      holds.push(hold);
-      return {
-        attach: (outcome) => {
-          if (hold.flushing) return false;
-          hold.outcome = outcome;
-          return true;
-        },
-        created,
-      };
-    }),
     record: jest.fn(async (r: AttemptRecord) => {
       records.push(r);
     }),
@@ -110,7 +79,7 @@ function fakeStore() {
     postpone: jest.fn(async (_deliveryId: string, _attemptNo: number, _dueAt: number | null) => true),
   };
   const store: AttemptStore = mock;
-  return { store, records, renewals, firsts, holds, mock };
+  return { store, records, renewals, mock };
 }
 
 /** The delivery queue's retry side: records the jobs added. */
@@ -120,11 +89,15 @@ function fakeJobs() {
   return { queue, add };
 }
 
-/** An event of a fresh fan-out: records how it settles. */
-function fakeEvent(eventId: string) {
-  const settled: boolean[] = [];
-  const event: EventRows = { eventId, completedBy: () => false, written: () => void settled.push(true), fail: () => void settled.push(false) };
-  return { event, settled };
+/** A fan-out's insert of a row, which the test commits (true: created; false: the pair had a row) or fails. */
+function insertion() {
+  let commit!: (created: boolean) => void;
+  let fail!: (err: Error) => void;
+  const inserted = new Promise<boolean>((resolve, reject) => {
+    commit = resolve;
+    fail = reject;
+  });
+  return { inserted, commit, fail };
 }
 
 const flush = () => new Promise((r) => setImmediate(r));
@@ -251,7 +224,7 @@ describe('DeliverySender', () => {
     await sender.idle();
   });
 
-  it('renews the leases of attempts kept waiting, not of fresh ones', async () => {
+  it('renews the leases of attempts kept waiting', async () => {
     const poster = new GatedPoster();
     const { store, renewals } = fakeStore();
     let now = 1_000_000;
@@ -377,7 +350,7 @@ describe('DeliverySender', () => {
     expect(mock.postpone).toHaveBeenCalledWith('dlv_2', 2, now + 1000);
     expect(poster.calls).toHaveLength(1);
     expect(records.map((r) => r.deliveryId)).toEqual(['dlv_1']);
-    // (its job is moved by the worker holding it; only a fresh row gets a new job)
+    // (its job is moved by the worker holding it; only a fan-out's attempt gets a new job)
     expect(add).toHaveBeenCalledTimes(1);
     now += 1000;
   });
@@ -422,106 +395,108 @@ describe('DeliverySender', () => {
     ]);
   });
 
-  describe('first attempts of a fresh fan-out (no row yet)', () => {
-    const fresh = (n: number, event = fakeEvent(`evt_${n}`).event): HeldAttempt =>
-      attempt(n, { leaseUntil: Number.POSITIVE_INFINITY, fresh: { event, organizationId: 'org_1', eventType: 'message.received' } });
+  it('makes no call once the lease ran out while the attempt waited for its slot, and frees the slot', async () => {
+    const poster = new GatedPoster();
+    const { store, mock } = fakeStore();
+    let now = 1_000_000;
+    const scheduler = new FairScheduler(
+      { concurrency: 1, perWebhook: 1, parkAfterMs: 60_000, breaker: { failures: 1000, cooldownMs: 1000, maxCooldownMs: 1000 } },
+      { writable: () => true, disabled: () => false },
+      () => now,
+    );
+    const sender = newSender(1, store, fakeJobs().queue, poster, () => now, undefined, scheduler);
+    const first = sender.send(attempt(1));
+    // renewal fails meanwhile (the log is down): dlv_2's lease runs out while it waits behind dlv_1
+    mock.renewLeases.mockRejectedValue(new Error('db down'));
+    const second = sender.send(attempt(2, { leaseUntil: now + 500 }));
+    await flush();
+    now += 1000;
+    await sender.renewLeases();
+    poster.calls[0].answer(ok);
+    expect(await first).toEqual({ kind: 'sent' });
+    expect(await second).toEqual({ kind: 'skipped' });
+    expect(poster.calls).toHaveLength(1);
+    expect(scheduler.inFlight).toBe(0);
+    expect(mock.record).toHaveBeenCalledTimes(1);
+    expect(sender.completed).toBe(2);
+  });
 
-    it('writes the row once, after the POST, in its final state with its attempt', async () => {
+  describe('first attempts of a fan-out (its row being inserted)', () => {
+    it('makes no call before its row is committed, then POSTs and records its outcome like any attempt', async () => {
       const poster = new GatedPoster();
-      const { store, firsts, mock } = fakeStore();
+      const { store, records } = fakeStore();
       const sender = newSender(4, store, fakeJobs().queue, poster);
-      sender.sendAll([fresh(1)]);
+      const row = insertion();
+      sender.sendAll([attempt(1, { inserted: row.inserted })]);
       await flush();
-      expect(mock.writeFirst).not.toHaveBeenCalled();
-      poster.calls[0].answer(ok);
-      await sender.idle();
-      expect(firsts).toEqual([
-        {
-          delivery: { deliveryId: 'dlv_1', webhookId: 'whk_1', eventId: 'evt_1', organizationId: 'org_1', eventType: 'message.received' },
-          outcome: expect.objectContaining({ deliveryId: 'dlv_1', attemptNo: 1, status: 'delivered', statusCode: 200 }),
-        },
-      ]);
-      expect(mock.record).not.toHaveBeenCalled();
-    });
-
-    it('adds the retry job only after a pending row is written, and none when the row was someone else\'s', async () => {
-      const poster = new GatedPoster();
-      const { store, mock } = fakeStore();
-      const order: string[] = [];
-      mock.writeFirst.mockImplementation(async (d: NewDelivery, o: AttemptRecord) => {
-        order.push(`write ${d.deliveryId} ${o.status}`);
-        return d.deliveryId === 'dlv_1';
-      });
-      const { queue, add } = fakeJobs();
-      add.mockImplementation(async (deliveryId: string) => void order.push(`job ${deliveryId}`));
-      const sender = newSender(4, store, queue, poster, () => 1_000_000);
-      sender.sendAll([fresh(1), fresh(2)]);
+      expect(poster.calls).toHaveLength(0);
+      // waiting for its row, it counts against the read-ahead
+      expect(sender.queued).toBe(1);
+      row.commit(true);
       await flush();
-      poster.calls.forEach((c) => c.answer(failed));
-      await sender.idle();
-      expect(order).toEqual(['write dlv_1 pending', 'write dlv_2 pending', 'job dlv_1']);
-      expect(mock.writeFirst.mock.calls[0][1]).toMatchObject({ nextAttemptAt: 1_005_000 });
-    });
-
-    it('claims the row of an attempt kept waiting, and writes the outcome into the claim while it is not yet flushed', async () => {
-      const poster = new GatedPoster();
-      const { store, holds, mock } = fakeStore();
-      let now = 1_000_000;
-      const sender = newSender(1, store, fakeJobs().queue, poster, () => now);
-      sender.sendAll([fresh(1), fresh(2)]);
-      await flush();
-      sender.holdSlowRows();
-      expect(holds).toHaveLength(0);
-      now += HOLD_AFTER_MS + 1;
-      sender.holdSlowRows();
-      expect(holds.map((h) => h.delivery.deliveryId)).toEqual(['dlv_1', 'dlv_2']);
-      poster.calls[0].answer(ok);
-      await flush();
-      // not flushed yet: the claim becomes the final row, no separate record
-      expect(holds[0].outcome).toMatchObject({ status: 'delivered' });
-      holds[0].commit(true);
-      // dlv_2's claim is flushed and committed before its POST ends: an ordinary leased attempt
-      holds[1].flushing = true;
-      holds[1].commit(true);
-      await flush();
-      poster.calls[1].answer(ok);
-      await sender.idle();
-      expect(holds[1].outcome).toBeNull();
-      expect(mock.record).toHaveBeenCalledTimes(1);
-      expect(mock.record.mock.calls[0][0]).toMatchObject({ deliveryId: 'dlv_2', status: 'delivered' });
-      expect(mock.writeFirst).not.toHaveBeenCalled();
-    });
-
-    it('does not POST an attempt whose claim found the row already there', async () => {
-      const poster = new GatedPoster();
-      const { store, holds, mock } = fakeStore();
-      let now = 1_000_000;
-      const sender = newSender(1, store, fakeJobs().queue, poster, () => now);
-      sender.sendAll([fresh(1), fresh(2)]);
-      await flush();
-      now += HOLD_AFTER_MS + 1;
-      sender.holdSlowRows();
-      holds[1].flushing = true;
-      holds[1].commit(false);
-      await flush();
-      expect(sender.backlog).toBe(2);
-      poster.calls[0].answer(ok);
-      holds[0].commit(true);
-      await sender.idle();
       expect(poster.calls).toHaveLength(1);
-      expect(mock.record).not.toHaveBeenCalled();
+      poster.calls[0].answer(ok);
+      await sender.idle();
+      expect(records).toEqual([expect.objectContaining({ deliveryId: 'dlv_1', attemptNo: 1, status: 'delivered', statusCode: 200 })]);
     });
 
-    it('fails the event of a row never handed to the writer, so it is not marked fanned out without it', async () => {
-      const failing: Poster = { post: () => Promise.reject(new Error('bug')) };
+    it('makes no call when the (webhook, event) pair had a row already: that row is someone else\'s', async () => {
+      const poster = new GatedPoster();
       const { store, mock } = fakeStore();
-      const { event, settled } = fakeEvent('evt_1');
-      const sender = newSender(1, store, fakeJobs().queue, failing);
-      await expect(sender.send(fresh(1, event))).rejects.toThrow('bug');
-      // never handed to the writer
-      expect(mock.writeFirst).not.toHaveBeenCalled();
-      expect(mock.hold).not.toHaveBeenCalled();
-      expect(settled).toEqual([false]);
+      const { queue, add } = fakeJobs();
+      const scheduler = new FairScheduler(
+        { concurrency: 4, perWebhook: 4, parkAfterMs: 2000, breaker: { failures: 1000, cooldownMs: 1000, maxCooldownMs: 1000 } },
+        { writable: () => true, disabled: () => false },
+      );
+      const sender = newSender(4, store, queue, poster, Date.now, undefined, scheduler);
+      const row = insertion();
+      const sent = sender.send(attempt(1, { inserted: row.inserted }));
+      row.commit(false);
+      expect(await sent).toEqual({ kind: 'skipped' });
+      expect(poster.calls).toHaveLength(0);
+      expect(mock.record).not.toHaveBeenCalled();
+      expect(mock.postpone).not.toHaveBeenCalled();
+      expect(add).not.toHaveBeenCalled();
+      expect(scheduler.inFlight).toBe(0);
+      expect(sender.backlog).toBe(0);
+    });
+
+    it('makes no call when its row could not be inserted (its event stays pending for a takeover)', async () => {
+      const poster = new GatedPoster();
+      const { store, mock } = fakeStore();
+      const sender = newSender(4, store, fakeJobs().queue, poster);
+      const row = insertion();
+      const sent = sender.send(attempt(1, { inserted: row.inserted }));
+      row.fail(new Error('db down'));
+      await expect(sent).rejects.toThrow('db down');
+      expect(poster.calls).toHaveLength(0);
+      expect(mock.record).not.toHaveBeenCalled();
+      expect(sender.backlog).toBe(0);
+    });
+
+    it('hands a fan-out\'s attempt back at once when its breaker is open (its row is claimed), with the job of that attempt', async () => {
+      const poster = new GatedPoster();
+      const { store, mock } = fakeStore();
+      const now = 1_000_000;
+      const scheduler = new FairScheduler(
+        { concurrency: 4, perWebhook: 4, parkAfterMs: 2000, breaker: { failures: 1, cooldownMs: 1000, maxCooldownMs: 1000 } },
+        { writable: () => true, disabled: () => false },
+        () => now,
+        () => 0,
+      );
+      const { queue, add } = fakeJobs();
+      const sender = newSender(4, store, queue, poster, () => now, undefined, scheduler);
+      const first = sender.send(attempt(1));
+      await flush();
+      poster.calls[0].answer(failed);
+      await first;
+      const row = insertion();
+      const second = sender.send(attempt(2, { inserted: row.inserted }));
+      row.commit(true);
+      expect(await second).toEqual({ kind: 'postponed', until: now + 1000 });
+      expect(mock.postpone).toHaveBeenCalledWith('dlv_2', 1, now + 1000);
+      expect(add).toHaveBeenCalledWith('dlv_2', 1, 1000);
+      expect(poster.calls).toHaveLength(1);
     });
   });
 });

@@ -4,25 +4,13 @@ import type { DispatcherMetrics } from '../metrics';
 import type { AttemptResult, FairScheduler } from '../scheduling/fair-scheduler';
 import type { WebhookHealth } from '../scheduling/webhook-health';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
-import type { Destinations } from './destinations';
-import type { EventRows } from './event-rows';
-import { FirstAttempt, FirstRowWriter } from './first-attempt';
+import type { DeliveryMessage, Destination, Destinations } from './destinations';
 import { isDelivered, nextStep } from './retry-schedule';
 import type { PostResult } from './webhook-client';
 
-/** A first attempt is kept unwritten at most this long; past it, its row is claimed (with a lease) before the outcome. */
-export const HOLD_AFTER_MS = 1000;
-
-/** The row a fresh fan-out's first attempt will write (nothing is written before its outcome, or its hold). */
-export interface FreshRow {
-  event: EventRows;
-  organizationId: string;
-  eventType: string;
-}
-
 /**
- * An attempt this dispatcher holds: its delivery row is `delivering` with attempts = attemptNo under
- * a lease, or (a fresh fan-out's first attempt, `fresh` set) not written yet.
+ * An attempt this dispatcher holds: its delivery row is `delivering` with attempts = attemptNo under a lease, or (a
+ * fan-out's first attempt, `inserted` set) is being inserted so; no call is made before that row is committed.
  */
 export interface HeldAttempt {
   deliveryId: string;
@@ -38,15 +26,19 @@ export interface HeldAttempt {
   eventTimestamp: number;
   /** the envelope's bytes, shared by every webhook of the event; signed and sent as they are */
   body: Buffer;
-  /** our clock's conservative view of the lease's end (taken before the statement that set it); Infinity while unwritten */
+  /** our clock's conservative view of the lease's end (taken before the statement that set it) */
   leaseUntil: number;
-  fresh?: FreshRow;
+  /**
+   * A fan-out's insert of this attempt's row, claimed: true once committed as this attempt's own; false when the
+   * (webhook, event) pair had a row already (a takeover redid the event: that row's holder makes the call).
+   */
+  inserted?: Promise<boolean>;
   /** made by a retry job (DeliveryWorker): handed back, the job itself is delayed; otherwise a job is added */
   viaJob?: boolean;
 }
 
 /** What the sender needs of the delivery record (the store's batched writer). */
-export interface AttemptStore extends FirstRowWriter {
+export interface AttemptStore {
   record(outcome: AttemptRecord): Promise<void>;
   renewLeases(items: AttemptRef[]): Promise<Set<string>>;
   /** hands a claimed attempt back without a POST, due at `dueAt` (null: parked until re-enabled); false when no longer ours */
@@ -85,22 +77,45 @@ export interface DeliverySenderOptions {
   probeTimeoutMs?: number;
 }
 
+/** The call `prepare` readies: the destination of the webhook's kind and the message but for its instant. */
+interface Call {
+  destination: Destination;
+  target: WebhookTarget;
+  message: Omit<DeliveryMessage, 'now'>;
+}
+
+/** No call is made: the row is someone else's (its pair had one already), or the lease ran out before the call. */
+type NotMade = { kind: 'not-made' };
+
+/** `prepare`'s outcome: the call to make, or none. */
+type Prepared = { kind: 'ready'; call: Call } | NotMade;
+
+/** `admit`'s outcome, the fair scheduler's word; `probe`: the attempt that starts past an open breaker is its probe. */
+type Admitted = { kind: 'go'; probe: boolean } | { kind: 'park'; until: number | null };
+
 /**
- * Makes held attempts: a POST starts when the fair scheduler gives it a slot (which it does only while
- * the delivery log can be written), signed over the event's shared body; outcomes go to the store's
- * batched writer, and a retry's delayed job is added only once its next_attempt_at is committed. An
- * attempt the scheduler turns away is handed back: its row `pending` again, due later, with a job.
- * Attempts kept waiting for a slot (a slow receiver) get their leases renewed, so the reconciler never
- * mistakes a queued attempt for an abandoned one.
+ * `post`'s outcome, what `record` writes: the destination's answer (`delivered`: it took the message) and when the
+ * call started, a park, or no call.
+ */
+type Posted = { kind: 'posted'; result: PostResult; delivered: boolean; startedAt: number } | Extract<Admitted, { kind: 'park' }> | NotMade;
+
+/**
+ * Makes held attempts, each in four steps taken once and in order: `prepare` (its row is this attempt's: a fan-out's
+ * insert committed; the call readied), `admit` (the fair scheduler gives it a slot, which it does only while the
+ * delivery log can be written, or turns it away), `post` (the destination's call, a breaker's probe timed inside it;
+ * the slot is freed there, once), `record` (the outcome's row, a retry's job once its next_attempt_at is committed,
+ * metrics, the webhook's health; or the hand-back of an attempt turned away: its row `pending` again, due later).
+ * Attempts kept waiting for a slot (a slow receiver) get their leases renewed, so the reconciler never mistakes a
+ * queued attempt for an abandoned one.
  */
 export class DeliverySender {
-  /** each held attempt, with the owner of its row when it is a fresh first attempt */
-  private readonly held = new Map<HeldAttempt, { since: number; first: FirstAttempt | null }>();
+  /** each held attempt, and whether its call has not ended yet (waiting for its row, a slot, or in flight) */
+  private readonly held = new Map<HeldAttempt, { unsent: boolean }>();
   private readonly roomWaiters: (() => void)[] = [];
   private readonly idleWaiters: (() => void)[] = [];
   private renewTimer: NodeJS.Timeout | null = null;
   private renewing = false;
-  /** held attempts whose POST has not ended (waiting for a slot or in flight), and POSTs ended (or not made) so far */
+  /** held attempts whose call has not ended, and calls ended (or not made) so far */
   private unsent = 0;
   private ended = 0;
 
@@ -110,7 +125,7 @@ export class DeliverySender {
     private readonly queue: RetryJobs,
     /** the delivery step of each kind of destination: a POST, an AMQP publish, a JetStream publish */
     private readonly destinations: Destinations,
-    private readonly metrics: Pick<DispatcherMetrics, 'outcomes' | 'attemptSeconds' | 'eventToDeliverySeconds' | 'fannedOut'>,
+    private readonly metrics: Pick<DispatcherMetrics, 'outcomes' | 'attemptSeconds' | 'eventToDeliverySeconds'>,
     private readonly log: Logger,
     private readonly scheduling: SenderScheduling,
     private readonly clock: () => number = Date.now,
@@ -119,31 +134,28 @@ export class DeliverySender {
   start(): void {
     this.scheduling.scheduler.start();
     const every = Math.max(100, Math.min(1000, Math.floor((this.options.leaseMs - this.options.timeoutMs) / 4)));
-    this.renewTimer = setInterval(() => {
-      this.holdSlowRows();
-      void this.renewLeases();
-    }, every);
+    this.renewTimer = setInterval(() => void this.renewLeases(), every);
     this.renewTimer.unref();
   }
 
-  /** Attempts held and not yet recorded (waiting for a slot, POSTing or being written). */
+  /** Attempts held and not yet recorded (waiting for their row or a slot, calling, or being written). */
   get backlog(): number {
     return this.held.size;
   }
 
-  /** Attempts whose POST ended (or that were handed back or not made) so far: the pace the read-ahead is sized by. */
+  /** Attempts whose call ended (or that were handed back or not made) so far: the pace the read-ahead is sized by. */
   get completed(): number {
     return this.ended;
   }
 
-  /** Held attempts whose POST has not ended: waiting for a slot or in flight (not those being recorded). */
+  /** Held attempts whose call has not ended: waiting for their row or a slot, or in flight (not those being recorded). */
   get queued(): number {
     return this.unsent;
   }
 
   /**
-   * Resolves when fewer than `limit` held attempts wait for a slot or are in flight: the fan-out reads ahead only that
-   * far (attempts whose POST ended and that wait for their record do not count: their row is being written).
+   * Resolves when fewer than `limit` held attempts wait for their row or a slot or are in flight: the fan-out reads
+   * ahead only that far (attempts whose call ended and that wait for their record do not count).
    */
   whenBelow(limit: number): Promise<void> {
     if (this.unsent < limit) return Promise.resolve();
@@ -170,110 +182,104 @@ export class DeliverySender {
   }
 
   /**
-   * Fan-out's attempts: fire and forget. A failure to record leaves the row `delivering` with its
-   * lease, which the reconciler takes back once the lease ends; a fresh row that could not be written
-   * leaves its event un-fanned-out and its stream entry pending, for a takeover.
+   * Fan-out's attempts: fire and forget. A failure to record leaves the row `delivering` with its lease, which the
+   * reconciler takes back once the lease ends; a fan-out's row that could not be inserted leaves its event
+   * un-fanned-out and its stream entry pending, for a takeover.
    */
   sendAll(attempts: HeldAttempt[]): void {
     for (const attempt of attempts) {
       this.send(attempt).then(undefined, (err) =>
-        this.log.error({ err, deliveryId: attempt.deliveryId, attemptNo: attempt.attemptNo }, 'delivery attempt not recorded; it is redone (lease expiry or takeover)'),
+        this.log.error({ err, deliveryId: attempt.deliveryId, attemptNo: attempt.attemptNo }, 'delivery attempt not made or not recorded; it is redone (lease expiry or takeover)'),
       );
     }
   }
 
-  /** Makes one attempt and records it, or hands it back; rejects when the outcome could not be written. */
+  /** Makes one attempt and records it, or hands it back: prepare → admit → post → record; rejects when it could not be written. */
   async send(attempt: HeldAttempt): Promise<SendResult> {
-    const first = attempt.fresh ? this.firstAttempt(attempt, attempt.fresh) : null;
-    this.held.set(attempt, { since: this.clock(), first });
-    this.unsent++;
-    let unsent = true;
-    const posted = () => {
-      if (!unsent) return;
-      unsent = false;
-      this.unsent--;
-      this.ended++;
-      this.wakeWaiters();
-    };
-    const { scheduler } = this.scheduling;
+    this.enter(attempt);
     try {
-      const admission = await this.admit(attempt, first);
-      if (admission.kind === 'park') return await this.handBack(attempt, admission.until);
-      // the attempt that just started past an open breaker is its probe (nothing else starts while it runs)
-      const probe = scheduler.breakerOf(attempt.webhook.id)?.probing ?? false;
-      let result: PostResult;
-      let startedAt: number;
-      let ended: AttemptResult = 'none';
-      let released = false;
-      const release = (r: AttemptResult) => {
-        if (released) return;
-        released = true;
-        this.release(attempt.webhook.id, r);
-        posted();
-      };
-      try {
-        // its row belongs to someone else (or could not be claimed): that record decides
-        if (first?.state.kind === 'lost') return { kind: 'skipped' };
-        startedAt = this.clock();
-        // the lease ran out while the log was down (renewal failed): another dispatcher may be on it
-        if (attempt.leaseUntil <= startedAt) return { kind: 'skipped' };
-        const post = this.deliver(attempt, startedAt);
-        result = probe ? await this.probeOutcome(attempt.webhook.id, post, release) : await post;
-        ended = isDelivered(result) ? 'success' : 'failure';
-      } finally {
-        release(ended);
-      }
-      this.scheduling.health.observe(attempt.webhook.id, this.scheduling.failingSince(attempt.webhook.id), ended === 'success', result.error);
-      await this.finish(attempt, first, result, startedAt);
-      return { kind: 'sent' };
+      const prepared = await this.prepare(attempt);
+      if (prepared.kind === 'not-made') return await this.record(attempt, prepared);
+      const admitted = await this.admit(attempt);
+      const posted = admitted.kind === 'go' ? await this.post(attempt, prepared.call, admitted.probe) : admitted;
+      return await this.record(attempt, posted);
     } finally {
-      first?.giveUp();
-      this.held.delete(attempt);
-      posted();
-      this.wakeWaiters();
+      this.leave(attempt);
     }
   }
 
-  /** The fair scheduler's word on an attempt: go now, or park it until a time (a fresh row not written yet cannot be parked). */
-  private admit(attempt: HeldAttempt, first: FirstAttempt | null) {
-    return this.scheduling.scheduler.admit({
-      webhookId: attempt.webhook.id,
-      organizationId: attempt.webhook.organizationId,
-      rateLimitPerSecond: attempt.webhook.rateLimitPerSecond,
-      heldByJob: !!attempt.viaJob,
-      // a fresh row not written yet cannot be handed back; it is claimed after HOLD_AFTER_MS
-      parkable: () => !first || first.state.kind === 'held',
-    });
+  /** Its row is this attempt's (a fan-out's insert committed, or a job's claim), and the call is readied. */
+  private async prepare(attempt: HeldAttempt): Promise<Prepared> {
+    // the pair had a row already (a takeover redid the event): that row's holder makes the call
+    if (attempt.inserted && !(await attempt.inserted)) return { kind: 'not-made' };
+    const { webhook } = attempt;
+    const message = { eventId: attempt.eventId, eventType: attempt.eventType, organizationId: webhook.organizationId, sessionId: attempt.sessionId, body: attempt.body };
+    return { kind: 'ready', call: { destination: this.destinations[webhook.kind], target: webhook, message } };
   }
 
-  /** The one step that differs per destination kind: the POST, the publish, the Chatwoot call. */
-  private deliver(attempt: HeldAttempt, now: number): Promise<PostResult> {
-    return this.destinations[attempt.webhook.kind].deliver(attempt.webhook, {
-      eventId: attempt.eventId,
-      eventType: attempt.eventType,
-      organizationId: attempt.webhook.organizationId,
-      sessionId: attempt.sessionId,
-      body: attempt.body,
-      now,
+  /** The fair scheduler's word on an attempt: go now (a probe, past an open breaker), or park it until a time. */
+  private async admit(attempt: HeldAttempt): Promise<Admitted> {
+    const { scheduler } = this.scheduling;
+    const { webhook } = attempt;
+    const admission = await scheduler.admit({
+      webhookId: webhook.id,
+      organizationId: webhook.organizationId,
+      rateLimitPerSecond: webhook.rateLimitPerSecond,
+      heldByJob: !!attempt.viaJob,
     });
+    // the attempt that just started past an open breaker is its probe (nothing else starts while it runs)
+    return admission.kind === 'park' ? admission : { kind: 'go', probe: scheduler.breakerOf(webhook.id)?.probing ?? false };
   }
 
   /**
-   * A probe's POST: without an answer within the probe timeout it counts as failed (the breaker opens again and the
-   * slot is freed), and the POST goes on up to the full timeout; an answer that comes then still closes the breaker,
-   * so a receiver that has become slow rather than dead is not kept out for ever by short probes.
+   * The destination's call, with the slot the scheduler gave: freed once, when the answer came (or a probe's time ran
+   * out), or with no result when no call was made. The lease is checked at the call's start, after any wait for the
+   * slot: it ran out while the log was down (renewal failed), and another dispatcher may be on the row.
    */
-  private async probeOutcome(webhookId: string, post: Promise<PostResult>, release: (r: AttemptResult) => void): Promise<PostResult> {
+  private async post(attempt: HeldAttempt, call: Call, probe: boolean): Promise<Posted> {
+    let released = false;
+    const release = (result: AttemptResult) => {
+      if (released) return;
+      released = true;
+      this.release(attempt, result);
+    };
+    try {
+      const startedAt = this.clock();
+      if (attempt.leaseUntil <= startedAt) return { kind: 'not-made' };
+      const answer = call.destination.deliver(call.target, { ...call.message, now: startedAt });
+      const result = await (probe ? this.probeAnswer(answer, () => release('failure')) : answer);
+      const delivered = isDelivered(result);
+      // a probe counted failed at its timeout whose answer came after all: the receiver is slow, not dead
+      if (released && delivered) this.scheduling.scheduler.lateSuccess(attempt.webhook.id);
+      release(delivered ? 'success' : 'failure');
+      return { kind: 'posted', result, delivered, startedAt };
+    } finally {
+      release('none');
+    }
+  }
+
+  /**
+   * A probe's answer: without one within the probe timeout the probe counts as failed (`timedOut`: the breaker opens
+   * again and the slot is freed), and the call goes on up to the full timeout; an answer that comes then still closes
+   * the breaker, so a receiver that has become slow rather than dead is not kept out for ever by short probes.
+   */
+  private async probeAnswer(answer: Promise<PostResult>, timedOut: () => void): Promise<PostResult> {
     const probeMs = Math.min(this.options.timeoutMs, this.options.probeTimeoutMs ?? PROBE_TIMEOUT_MS);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), probeMs)));
-    const first = await Promise.race([post, late]);
+    const first = await Promise.race([answer, late]);
     clearTimeout(timer);
     if (first) return first;
-    release('failure');
-    const result = await post;
-    if (isDelivered(result)) this.scheduling.scheduler.lateSuccess(webhookId);
-    return result;
+    timedOut();
+    return answer;
+  }
+
+  /** Writes what the attempt came to: its outcome, its hand-back, or nothing when no call was made. */
+  private async record(attempt: HeldAttempt, posted: Posted): Promise<SendResult> {
+    if (posted.kind === 'not-made') return { kind: 'skipped' };
+    if (posted.kind === 'park') return this.handBack(attempt, posted.until);
+    await this.recordOutcome(attempt, posted);
+    return { kind: 'sent' };
   }
 
   /**
@@ -289,11 +295,13 @@ export class DeliverySender {
     return { kind: 'postponed', until };
   }
 
-  private async finish(attempt: HeldAttempt, first: FirstAttempt | null, result: PostResult, startedAt: number): Promise<void> {
+  /** The outcome's row, then the retry's job (its next_attempt_at committed), the metrics and the webhook's health. */
+  private async recordOutcome(attempt: HeldAttempt, { result, delivered, startedAt }: Extract<Posted, { kind: 'posted' }>): Promise<void> {
     const { deliveryId, attemptNo, webhook } = attempt;
+    this.scheduling.health.observe(webhook.id, this.scheduling.failingSince(webhook.id), delivered, result.error);
     const finishedAt = this.clock();
     const step = nextStep(webhook.retryPolicy, attemptNo - attempt.attemptBase, result, finishedAt);
-    const outcome: AttemptRecord = {
+    await this.store.record({
       deliveryId,
       attemptNo,
       status: step.kind === 'retry' ? 'pending' : step.kind,
@@ -303,15 +311,9 @@ export class DeliverySender {
       durationMs: result.durationMs,
       startedAt,
       nextAttemptAt: step.kind === 'retry' ? finishedAt + step.delayMs : null,
-    };
-    const written = first ? await first.complete(outcome) : 'held';
-    // lost: a duplicate POST of someone else's delivery; the receiver dedupes it by request id
-    if (written === 'lost') return;
-    if (written === 'held') await this.store.record(outcome);
-    if (step.kind === 'retry') {
-      // next_attempt_at is committed: if this add is lost, the reconciler enqueues the due delivery
-      await this.queue.add(deliveryId, attemptNo + 1, step.delayMs);
-    }
+    });
+    // next_attempt_at is committed: if this add is lost, the reconciler enqueues the due delivery
+    if (step.kind === 'retry') await this.queue.add(deliveryId, attemptNo + 1, step.delayMs);
     this.metrics.attemptSeconds.observe({ outcome: step.kind === 'delivered' ? 'success' : 'failure' }, result.durationMs / 1000);
     if (result.refused) this.metrics.outcomes.inc({ outcome: 'refused' });
     this.metrics.outcomes.inc({ outcome: step.kind });
@@ -322,36 +324,33 @@ export class DeliverySender {
     }
   }
 
-  private firstAttempt(attempt: HeldAttempt, fresh: FreshRow): FirstAttempt {
-    return new FirstAttempt(
-      { deliveryId: attempt.deliveryId, webhookId: attempt.webhook.id, eventId: attempt.eventId, organizationId: fresh.organizationId, eventType: fresh.eventType },
-      fresh.event,
-      this.store,
-      () => this.metrics.fannedOut.inc(),
-    );
+  /** The attempt is held from now on: counted among those whose call has not ended, its lease renewed. */
+  private enter(attempt: HeldAttempt): void {
+    this.held.set(attempt, { unsent: true });
+    this.unsent++;
   }
 
-  /**
-   * Claims the rows of first attempts kept waiting longer than HOLD_AFTER_MS (a slow receiver, a long
-   * queue): from then on they are ordinary leased attempts, their events can be marked fanned out
-   * and acknowledged, and neither a takeover nor the reconciler redoes them while they wait.
-   */
-  holdSlowRows(): void {
-    const before = this.clock() - HOLD_AFTER_MS;
-    for (const [attempt, { since, first }] of this.held) {
-      if (!first || first.state.kind !== 'unwritten' || since > before) continue;
-      const sentAt = this.clock();
-      first.hold().then(
-        (held) => {
-          if (held) attempt.leaseUntil = sentAt + this.options.leaseMs;
-        },
-        (err) => this.log.error({ err, deliveryId: attempt.deliveryId }, 'delivery row not claimed; its event is redone by a takeover'),
-      );
-    }
+  /** The attempt's call ended (or will not be made): it no longer counts against the read-ahead. */
+  private callEnded(attempt: HeldAttempt): void {
+    const entry = this.held.get(attempt);
+    if (!entry?.unsent) return;
+    entry.unsent = false;
+    this.unsent--;
+    this.ended++;
+    this.wakeWaiters();
   }
 
-  private release(webhookId: string, result: AttemptResult): void {
-    this.scheduling.scheduler.done(webhookId, result);
+  /** The attempt is recorded, handed back or given up: no longer held. */
+  private leave(attempt: HeldAttempt): void {
+    this.callEnded(attempt);
+    this.held.delete(attempt);
+    this.wakeWaiters();
+  }
+
+  /** Frees the attempt's slot (its result feeds the breaker); the last call of a burst writes what waits at once. */
+  private release(attempt: HeldAttempt, result: AttemptResult): void {
+    this.callEnded(attempt);
+    this.scheduling.scheduler.done(attempt.webhook.id, result);
     if (this.scheduling.scheduler.inFlight === 0) {
       // the last POST of a burst: its outcome (and those before it) need not wait for a fuller batch
       setImmediate(() => this.scheduling.scheduler.inFlight === 0 && this.store.flushSoon());

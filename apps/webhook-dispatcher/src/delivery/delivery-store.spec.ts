@@ -1,4 +1,5 @@
-import type { AttemptRecord } from '@app/database';
+import type { AttemptRecord, FirstRow } from '@app/database';
+import type { EventRows } from './event-rows';
 import { DeliveryLog, DeliveryStore } from './delivery-store';
 import { LogHealth } from './log-health';
 
@@ -24,19 +25,44 @@ function fakeLog(fails: (ids: string[]) => Error | null) {
       if (err) throw err;
       written.push(ids);
     }),
-    insertFirstRows: jest.fn(async () => new Set<string>()),
+    insertFirstRows: jest.fn(async (_rows: FirstRow[], _fannedOut: string[], _leaseMs: number) => new Set<string>()),
     claim: jest.fn(),
     renewLeases: jest.fn(),
     abandon: jest.fn(),
     postponeMany: jest.fn(),
   };
-  return { log: log as unknown as DeliveryLog, written, calls: log.recordAttempts };
+  return { log: log as unknown as DeliveryLog, written, calls: log.recordAttempts, inserts: log.insertFirstRows };
 }
 
 const fkViolation = () => Object.assign(new Error('insert or update on table "delivery_attempts" violates foreign key constraint'), { code: '23503' });
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 
+/** An event waiting for `rows` rows, as its tracker counts them. */
+function pendingEvent(eventId: string, rows: number) {
+  let left = rows;
+  const event: EventRows = { eventId, completedBy: (n) => n === left, written: (n) => void (left -= n), fail: () => undefined };
+  return event;
+}
+
+const newDelivery = (n: number, eventId: string) => ({ deliveryId: `dlv_${n}`, webhookId: 'whk_1', eventId, organizationId: 'org_1', eventType: 'message.received' });
+
 describe('DeliveryStore', () => {
+  it('inserts a fan-out\'s rows claimed in one statement with the events they complete, false for a pair that had a row', async () => {
+    const { log, inserts } = fakeLog(() => null);
+    inserts.mockImplementation(async () => new Set(['dlv_3']));
+    const store = new DeliveryStore(log, 5000, new LogHealth(async () => undefined));
+    const [a, b] = [pendingEvent('evt_a', 2), pendingEvent('evt_b', 2)];
+    const created = Promise.all([store.insertClaimed(newDelivery(1, 'evt_a'), a), store.insertClaimed(newDelivery(2, 'evt_a'), a), store.insertClaimed(newDelivery(3, 'evt_b'), b)]);
+    store.flushSoon();
+    expect(await created).toEqual([true, true, false]);
+    expect(inserts).toHaveBeenCalledTimes(1);
+    const [rows, fannedOut, leaseMs] = inserts.mock.calls[0];
+    expect(rows.map((r) => [r.delivery.deliveryId, !!r.parked])).toEqual([['dlv_1', false], ['dlv_2', false], ['dlv_3', false]]);
+    // evt_a's rows are all in this statement: it is marked fanned out there; evt_b waits for another row
+    expect(fannedOut).toEqual(['evt_a']);
+    expect(leaseMs).toBe(5000);
+  });
+
   it('reports a row of a failed batch that still fails alone as not recorded, and records the others', async () => {
     // the batch fails because of one row (its delivery was deleted meanwhile); alone, that row fails again
     const { log, written } = fakeLog((ids) => (ids.includes('dlv_gone') ? fkViolation() : null));

@@ -1,7 +1,6 @@
 import { AttemptRecord, AttemptRef, Claim, DeliveriesRepository, FirstRow, NewDelivery, newId } from '@app/database';
 import { GroupCommit, isStoreUnreachable } from '@app/infra';
 import { EventRows, eventsCompletedBy } from './event-rows';
-import type { FirstRowWriter, RowClaim } from './first-attempt';
 import type { LogHealth } from './log-health';
 
 export type { AttemptRecord, Claim, NewDelivery };
@@ -9,12 +8,10 @@ export type { AttemptRecord, Claim, NewDelivery };
 /** The statements the store batches (DeliveriesRepository's). */
 export type DeliveryLog = Pick<DeliveriesRepository, 'claim' | 'renewLeases' | 'recordAttempts' | 'insertFirstRows' | 'abandon' | 'postponeMany'>;
 
-/** A fresh row queued for the log writer: final when `outcome` is set, claimed (`delivering`) when null. */
+/** A fan-out's row queued for the log writer: claimed (`delivering`, attempt 1, a lease), or parked. */
 interface RowWrite extends FirstRow {
   kind: 'row';
   event: EventRows;
-  /** set when its statement starts: from then on, the outcome can no longer be attached */
-  flushing: boolean;
 }
 
 /** An attempt handed back: due at `dueAt`, or parked (null). */
@@ -35,12 +32,12 @@ const LOG_LINGER_MS = 40;
 export const LOG_OUTAGE_HOLD_MS = 30_000;
 
 /**
- * The delivery record in PostgreSQL. A first attempt from a fresh fan-out writes its row once, after
- * its POST, in its final state together with its attempt row (or claims it first when the POST is slow
- * to come). Any other attempt claims its delivery (`delivering` with a lease), then records its
- * outcome. Everything is batched across concurrent attempts: one statement per batch and kind.
+ * The delivery record in PostgreSQL. A fan-out's rows are inserted claimed (`delivering`, attempt 1, a lease) before
+ * any call is made, the statement that inserts an event's last row marking it fanned out; a retry claims its delivery
+ * (`delivering` with a lease). Each attempt's outcome is recorded after its call. Everything is batched across
+ * concurrent attempts: one statement per batch and kind.
  */
-export class DeliveryStore implements FirstRowWriter {
+export class DeliveryStore {
   private readonly claims: GroupCommit<AttemptRef, Claim>;
   private readonly postpones: GroupCommit<Postpone, boolean>;
   /** one writer, one batch in flight: a batch sees every earlier batch committed (event completion relies on it) */
@@ -75,29 +72,12 @@ export class DeliveryStore implements FirstRowWriter {
   }
 
   /**
-   * Inserts a fresh delivery's row in its final state with its first attempt; resolves true once
-   * committed, false when a row for (webhook, event) already existed (nothing written: that row is
-   * someone else's record).
+   * Inserts a fan-out's row claimed (`delivering`, attempt 1, a lease from the statement), with the rows of other
+   * events in one statement; resolves true once committed, false when a row for (webhook, event) already existed
+   * (nothing written: that row is someone else's record, and no call is made for this one).
    */
-  async writeFirst(delivery: NewDelivery, outcome: AttemptRecord, event: EventRows): Promise<boolean> {
-    return settled(await this.log.submit({ kind: 'row', delivery, event, outcome, flushing: false }));
-  }
-
-  /**
-   * Inserts a fresh delivery's row claimed (`delivering`, attempt 1, a lease) before its outcome is
-   * known. Until the statement starts, the outcome may still be attached (it is then written in its
-   * final state instead). `created` is true when this call's row was created.
-   */
-  hold(delivery: NewDelivery, event: EventRows): RowClaim {
-    const write: RowWrite = { kind: 'row', delivery, event, outcome: null, flushing: false };
-    return {
-      attach: (outcome) => {
-        if (write.flushing) return false;
-        write.outcome = outcome;
-        return true;
-      },
-      created: this.log.submit(write).then(settled),
-    };
+  async insertClaimed(delivery: NewDelivery, event: EventRows): Promise<boolean> {
+    return settled(await this.log.submit({ kind: 'row', delivery, event }));
   }
 
   /**
@@ -105,7 +85,7 @@ export class DeliveryStore implements FirstRowWriter {
    * row waits for it to be re-enabled. It counts as one of its event's rows. False when the pair had a row already.
    */
   async park(delivery: NewDelivery, event: EventRows): Promise<boolean> {
-    return settled(await this.log.submit({ kind: 'row', delivery, event, outcome: null, parked: true, flushing: true }));
+    return settled(await this.log.submit({ kind: 'row', delivery, event, parked: true }));
   }
 
   /** Marks an event that matched no webhook fanned out (with the next batch of rows). */
@@ -127,7 +107,7 @@ export class DeliveryStore implements FirstRowWriter {
     return this.postpones.submit({ deliveryId, attemptNo, dueAt });
   }
 
-  /** No attempt is in flight: write what waits now rather than at the end of the linger. */
+  /** Nothing more is coming soon (a fan-out's rows are all queued, or no attempt is in flight): write what waits now. */
   flushSoon(): void {
     this.log.flushSoon();
   }
@@ -138,8 +118,8 @@ export class DeliveryStore implements FirstRowWriter {
   }
 
   /**
-   * One batch of the log writer: new rows (with their attempts and the events they complete) in one
-   * statement, outcomes of claimed attempts in another. A failure is reported per item, never thrown:
+   * One batch of the log writer: a fan-out's new rows (and the events they complete) in one statement,
+   * outcomes of claimed attempts in another. A failure is reported per item, never thrown:
    * the batch's other kind must not be lost with it.
    */
   private async writeLog(items: LogWrite[]): Promise<(boolean | Error)[]> {
@@ -148,7 +128,6 @@ export class DeliveryStore implements FirstRowWriter {
     const rowsByEvent = new Map<EventRows, number>();
     for (const item of items) {
       if (item.kind === 'row') {
-        item.flushing = true;
         rows.push(item);
         rowsByEvent.set(item.event, (rowsByEvent.get(item.event) ?? 0) + 1);
       } else if (item.kind === 'record') records.push(item.outcome);

@@ -1,7 +1,7 @@
 /**
- * What the delivery side sees of an event of a fresh fan-out: its rows are written after their POSTs,
- * and the statement that writes the last of them marks it fanned out. The fan-out's tracker owns the
- * counting and what follows (the stream acknowledgement); the writer only reports rows.
+ * What the delivery side sees of an event of a fresh fan-out: its rows are inserted (claimed) before their calls,
+ * in the batched writer's statements, and the statement that writes the last of them marks it fanned out. The
+ * fan-out's tracker owns the counting and what follows (the stream acknowledgement); the writer only reports rows.
  */
 export interface EventRows {
   readonly eventId: string;

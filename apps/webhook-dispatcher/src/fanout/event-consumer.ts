@@ -16,8 +16,9 @@ export const READ_COUNT = 500;
 const BLOCK_MS = 1000;
 const CLAIM_EVERY_MS = 5_000;
 /**
- * An entry older than this when read goes the claimed way (rows first): the reconciler may be fanning
- * its event out from the outbox already (FANOUT_GRACE_MS), and only claimed rows keep the two from both POSTing.
+ * An entry older than this when read goes the claimed way (one statement of its own, awaited before the next read):
+ * the reconciler may be fanning its event out from the outbox already (FANOUT_GRACE_MS), and its acknowledgement
+ * should not wait behind the batched writer. Both ways insert the rows before any call, so the two never both POST.
  */
 export const FRESH_ENTRY_MS = 3000;
 /**
@@ -28,11 +29,11 @@ export const CONGESTED_AFTER_MS = 500;
 
 /**
  * Reads the event stream as one consumer of the dispatchers' group, so replicas share the work:
- * XREADGROUP, fan-out, and on to the next batch while those attempts are in flight. A fresh entry is
- * acknowledged once every row of its event is written (after the POSTs); a late entry, one taken over
- * or a test send is fanned out with claimed rows first and acknowledged once they are committed.
- * Entries a dead consumer left pending are taken over with XAUTOCLAIM once idle longer than a lease
- * (a live consumer claims the rows of attempts it keeps waiting well before that). Unacknowledged
+ * XREADGROUP, fan-out, and on to the next batch while those attempts are in flight. Every row is inserted claimed
+ * before its call. A fresh entry's rows go to the batched writer, and it is acknowledged once every row of its event
+ * is committed; a late entry, one taken over or a test send is fanned out in a statement of its own and acknowledged
+ * once that is committed. Entries a dead consumer left pending are taken over with XAUTOCLAIM once idle longer than a
+ * lease (a live consumer acknowledges its entries as soon as their rows are committed). Unacknowledged
  * entries are never lost: they stay pending, and the outbox row stays un-fanned-out for the reconciler.
  *
  * One organization's backlog never holds the reader: the events of an organization holding its share of the
@@ -172,8 +173,8 @@ export class EventConsumer {
 }
 
 /**
- * Splits a batch of entries: fresh ones (their rows are written after the POSTs) and the ones whose
- * rows are claimed first — taken over from another consumer, older than `freshAfter` (epoch ms from
+ * Splits a batch of entries: fresh ones (their rows go to the batched writer) and the ones fanned out in a
+ * statement of their own — taken over from another consumer, older than `freshAfter` (epoch ms from
  * the entry id), or a test send (the API inserts that row itself). An event appended twice is fanned
  * out once; both entries are acknowledged with it. Unreadable entries are acknowledged at once.
  */

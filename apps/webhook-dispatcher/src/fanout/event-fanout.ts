@@ -24,11 +24,16 @@ export interface AttemptSink {
   sendAll(attempts: HeldAttempt[]): void;
 }
 
-export interface FanoutMarks {
+/** The writer of a fresh fan-out's rows (the store's batched log): each counts as one of its event's rows. */
+export interface FreshRows {
+  /** inserts a row claimed (`delivering`, attempt 1, a lease); false when its (webhook, event) pair had one already */
+  insertClaimed(delivery: NewDelivery, event: EventRows): Promise<boolean>;
+  /** inserts a parked row (its webhook is switched off) */
+  park(delivery: NewDelivery, event: EventRows): Promise<boolean>;
   /** marks an event that matched no webhook fanned out */
   markFannedOut(event: EventRows): Promise<void>;
-  /** writes a parked row (its webhook is switched off), counted as one of its event's rows */
-  park(delivery: NewDelivery, event: EventRows): Promise<boolean>;
+  /** the fan-out's rows are all queued: write them now rather than at the end of the writer's linger */
+  flushSoon(): void;
 }
 
 /** Starts tracking a fresh batch's events, given how many rows each waits for (the EventTracker). */
@@ -54,16 +59,16 @@ function newDelivery(p: PlannedDelivery): NewDelivery {
 }
 
 /**
- * The first attempts of the rows this fan-out created, one body Buffer per event whatever the number
- * of webhooks (only the signature differs per secret).
+ * The first attempts of the rows this fan-out created (`created`), or of the rows it inserts (`insert`: each
+ * attempt waits for its row), one body Buffer per event whatever the number of webhooks (only the signature differs
+ * per secret).
  */
 export function firstAttempts(
   planned: PlannedDelivery[],
-  createdIds: Iterable<string> | null,
   leaseUntil: number,
-  events?: ReadonlyMap<string, EventRows>,
+  rows: { created: Iterable<string> } | { insert(p: PlannedDelivery): Promise<boolean> },
 ): HeldAttempt[] {
-  const created = createdIds ? new Set(createdIds) : null;
+  const created = 'created' in rows ? new Set(rows.created) : null;
   const bodies = new Map<string, Buffer>();
   const attempts: HeldAttempt[] = [];
   for (const p of planned) {
@@ -81,22 +86,23 @@ export function firstAttempts(
       eventTimestamp: p.envelope.timestamp,
       body,
       leaseUntil,
-      fresh: events ? { event: events.get(p.envelope.id)!, organizationId: p.envelope.organizationId, eventType: p.envelope.event } : undefined,
+      inserted: 'insert' in rows ? rows.insert(p) : undefined,
     });
   }
   return attempts;
 }
 
 /**
- * Turns events into deliveries and makes their first attempt at once, without a job, in one of two ways.
+ * Turns events into deliveries and makes their first attempt at once, without a job. Every row is inserted before its
+ * call: claimed (`delivering`, attempts = 1, a lease), or parked when its webhook is switched off; only the rows a
+ * statement created are attempted, so redoing an event already (partly) delivered sends nothing twice. Two ways:
  *
- * Fresh (`fanOutFresh`, events just read from the stream): the attempts go to the sender at once, and
- * each row is written once, after its POST, in its final state with its attempt row; the statement
- * writing an event's last row marks it fanned out, and only then is its stream entry acknowledged.
+ * Fresh (`fanOutFresh`, events just read from the stream): the rows go to the store's batched writer, with those of
+ * other events and the outcomes of earlier attempts; the statement inserting an event's last row marks it fanned
+ * out, and only then is its stream entry acknowledged. Each attempt goes on once its own row is committed.
  *
- * Claimed (`fanOut`: takeovers, stragglers, test sends, late entries): one statement inserts the rows
- * already claimed (`delivering`, attempts = 1, a lease) and marks the events fanned out; only the rows
- * it created are attempted, so redoing an event already (partly) delivered sends nothing twice.
+ * Claimed (`fanOut`: takeovers, stragglers, test sends, late entries): one statement inserts the batch's rows and
+ * marks its events fanned out; the caller acknowledges them once it returns.
  *
  * Only a failed attempt becomes a BullMQ job.
  */
@@ -106,14 +112,15 @@ export class EventFanout {
     private readonly directory: FanoutDeps,
     private readonly sender: AttemptSink,
     private readonly leaseMs: number,
-    private readonly marks: FanoutMarks,
+    private readonly rows: FreshRows,
     private readonly onCreated: (n: number) => void = () => undefined,
     private readonly clock: () => number = Date.now,
   ) {}
 
   /**
-   * Hands the events' first attempts to the sender without writing anything; `track` (the tracker)
-   * learns how many rows each event waits for, and owns what follows their writes.
+   * Queues the events' rows for the store's writer and hands their first attempts to the sender, each to go on once
+   * its row is committed; `track` (the tracker) learns how many rows each event waits for, and owns what follows
+   * their writes (the acknowledgement).
    */
   async fanOutFresh(envelopes: EventEnvelope[], track: TrackEvents): Promise<void> {
     if (envelopes.length === 0) return;
@@ -122,14 +129,22 @@ export class EventFanout {
     const perEvent = new Map<string, number>(envelopes.map((e) => [e.id, 0]));
     for (const p of planned) perEvent.set(p.envelope.id, perEvent.get(p.envelope.id)! + 1);
     const events = track(perEvent);
-    this.sender.sendAll(firstAttempts(planned, null, Number.POSITIVE_INFINITY, events));
+    const leaseUntil = this.clock() + this.leaseMs;
+    const insert = async (p: PlannedDelivery) => {
+      const created = await this.rows.insertClaimed(newDelivery(p), events.get(p.envelope.id)!);
+      if (created) this.onCreated(1);
+      return created;
+    };
+    const attempts = firstAttempts(planned, leaseUntil, { insert });
     for (const p of planned) {
       // a failed write fails its event (not acknowledged, redone by a takeover): nothing more to do here
-      if (p.parked) void this.marks.park(newDelivery(p), events.get(p.envelope.id)!).catch(() => undefined);
+      if (p.parked) void this.rows.park(newDelivery(p), events.get(p.envelope.id)!).catch(() => undefined);
     }
     for (const [id, n] of perEvent) {
-      if (n === 0) void this.marks.markFannedOut(events.get(id)!).catch(() => undefined);
+      if (n === 0) void this.rows.markFannedOut(events.get(id)!).catch(() => undefined);
     }
+    this.rows.flushSoon();
+    this.sender.sendAll(attempts);
   }
 
   /** Resolves once the rows are committed (the record); the attempts carry on in the sender. */
@@ -145,7 +160,7 @@ export class EventFanout {
       new Set(planned.filter((p) => p.parked).map((p) => p.id)),
     );
     if (created.length) {
-      this.sender.sendAll(firstAttempts(planned, created, leaseFrom + this.leaseMs));
+      this.sender.sendAll(firstAttempts(planned, leaseFrom + this.leaseMs, { created }));
       this.onCreated(created.length);
     }
     return created.length;

@@ -1,10 +1,10 @@
 import type { EventRows } from '../delivery/event-rows';
 
 /**
- * An event of a fresh fan-out whose delivery rows are not all written yet. Its rows are written after
- * their POSTs; the statement that writes the last of them also marks the event fanned out, and only
- * then is its stream entry acknowledged. Until then the stream entry stays pending and the outbox row
- * un-fanned-out, so a dispatcher dying mid-POST loses nothing. Only its tracker creates one.
+ * An event of a fresh fan-out whose delivery rows are not all written yet. Its rows are inserted claimed, before
+ * their calls, in the batched writer's statements; the statement that writes the last of them also marks the event
+ * fanned out, and only then is its stream entry acknowledged. Until then the stream entry stays pending and the
+ * outbox row un-fanned-out, so a dispatcher dying before the commit loses nothing. Only its tracker creates one.
  */
 export class PendingEvent implements EventRows {
   private failed = false;

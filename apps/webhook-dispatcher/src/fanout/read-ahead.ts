@@ -20,10 +20,15 @@ export interface ReadAhead {
 const PACE_WINDOW_MS = 250;
 
 /**
+ * How far ahead the consumer reads, in time at the drain's pace: an attempt read further ahead only waits in memory,
+ * its lease renewed, and holds back the events of other organizations read after it.
+ */
+export const READ_AHEAD_MS = 500;
+
+/**
  * How deep the consumer reads ahead: as many attempts as start within `targetMs` at the pace attempts have been
  * completing lately, never fewer than `floor` (every slot busy while the next batch is read) nor more than `ceiling`.
- * A first attempt kept waiting past HOLD_AFTER_MS has its row claimed before its outcome (an insert with a lease,
- * lease renewals, then the outcome's update: several statements where one would do), so reading further ahead than
+ * An attempt kept waiting longer has its lease renewed (a statement more per attempt), so reading further ahead than
  * the drain takes in that time only adds that work, and under load that work is what slows the drain.
  */
 export class ReadAheadDepth {

@@ -14,7 +14,6 @@ const ticket = (webhookId: string, organizationId: string, over: Partial<Ticket>
   organizationId,
   rateLimitPerSecond: null,
   heldByJob: false,
-  parkable: () => true,
   ...over,
 });
 
@@ -93,22 +92,6 @@ describe('FairScheduler', () => {
     await settle();
     expect(h.parked).toEqual([{ webhookId: 'whk_1', until: h.now() + 3000 }]);
     expect(h.started).toHaveLength(3);
-  });
-
-  it('keeps a fresh row that is not written yet waiting: only a claimed attempt can be handed back', async () => {
-    const h = harness(options({ concurrency: 1, perWebhook: 1 }));
-    let claimed = false;
-    void h.admit(ticket('whk_1', 'org_a'));
-    void h.admit(ticket('whk_1', 'org_a', { parkable: () => claimed }));
-    await settle();
-    h.advance(5000);
-    h.scheduler.sweep();
-    await settle();
-    expect(h.parked).toHaveLength(0);
-    claimed = true;
-    h.scheduler.sweep();
-    await settle();
-    expect(h.parked).toHaveLength(1);
   });
 
   it('opens a webhook\'s breaker after consecutive failures, hands its waiting attempts back spread after the open period, then lets one probe through', async () => {
@@ -292,7 +275,7 @@ describe('WebhookBreaker', () => {
 
   it('counts each organization\'s attempts held (waiting or POSTing) and says when they stall', async () => {
     const h = harness(options({ concurrency: 4, perWebhook: 2, parkAfterMs: 1000 }));
-    for (let i = 0; i < 5; i++) void h.admit(ticket('whk_a', 'org_a', { parkable: () => false }));
+    for (let i = 0; i < 5; i++) void h.admit(ticket('whk_a', 'org_a'));
     void h.admit(ticket('whk_b', 'org_b'));
     await settle();
     expect(h.scheduler.heldOf('org_a')).toBe(5);
@@ -327,7 +310,7 @@ describe('WebhookBreaker', () => {
 
   it('does not count an organization stalled while one of its webhooks still moves', async () => {
     const h = harness(options({ concurrency: 4, perWebhook: 2, parkAfterMs: 1000 }));
-    for (let i = 0; i < 3; i++) void h.admit(ticket('whk_hung', 'org_a', { parkable: () => false }));
+    for (let i = 0; i < 3; i++) void h.admit(ticket('whk_hung', 'org_a'));
     void h.admit(ticket('whk_ok', 'org_a'));
     await settle();
     h.advance(1000);

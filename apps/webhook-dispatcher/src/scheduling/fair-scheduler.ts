@@ -38,8 +38,6 @@ export interface Ticket {
   rateLimitPerSecond: number | null;
   /** a retry job's worker waits with the attempt (a slot of the delivery queue's worker is held) */
   heldByJob: boolean;
-  /** may the attempt be handed back now: is its row claimed under its lease (a fresh row not yet written is not)? */
-  parkable(): boolean;
 }
 
 /** go: POST now (then call `done`); park: hand the attempt back, due at `until` (null: until the webhook is re-enabled). */
@@ -233,7 +231,7 @@ export class FairScheduler {
     return new Promise((resolve) => {
       const now = this.clock();
       // its breaker is open or it was disabled: it goes back at once rather than at the next sweep
-      if (this.signals.writable() && ticket.parkable()) {
+      if (this.signals.writable()) {
         if (this.signals.disabled(lane.webhookId)) return resolve({ kind: 'park', until: null });
         if (this.blocked(lane, now)) return resolve({ kind: 'park', until: this.openComeBack(lane, now) });
       }
@@ -304,7 +302,6 @@ export class FairScheduler {
     const overRate = !full && lane.tokenWait(now) > 0;
     if (!disabled && !blocked && !full && !overRate) return;
     for (const waiter of [...lane.waiting]) {
-      if (!waiter.ticket.parkable()) continue;
       let until: number | null;
       if (disabled) until = null;
       else if (blocked) until = this.openComeBack(lane, now);

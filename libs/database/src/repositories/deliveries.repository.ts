@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import type { DeliveryStatus, EventEnvelope } from '@app/contracts';
 import { newId } from '../ids';
 import { pgArray } from '../pg-array';
+import { Db } from '../pg';
 
 /** A delivery row as the API shows it. */
 export interface DeliveryRecord {
@@ -70,7 +69,7 @@ export interface AttemptRecord {
   nextAttemptAt: number | null;
 }
 
-/** A delivery of a fresh fan-out: no row yet. */
+/** A delivery of a fan-out: no row yet. */
 export interface NewDelivery {
   deliveryId: string;
   webhookId: string;
@@ -80,12 +79,11 @@ export interface NewDelivery {
 }
 
 /**
- * A fresh row to insert: in its final state with its first attempt, claimed (`delivering`) when `outcome` is null,
- * or parked (`pending`, no attempt, no due time) when `parked` is set: its webhook is switched off.
+ * A fresh row to insert: claimed (`delivering`, attempt 1 in flight under a lease), or parked (`pending`, no attempt,
+ * no due time) when `parked` is set: its webhook is switched off.
  */
 export interface FirstRow {
   delivery: NewDelivery;
-  outcome: AttemptRecord | null;
   parked?: boolean;
 }
 
@@ -169,24 +167,17 @@ export async function insertSkippingMissing<T>(run: (skipMissing: boolean) => Pr
  * The first-row insert's columns, in parameter order: one typed list builds both the statement's
  * `unnest(...) AS r(...)` and the arrays bound to it, so a column cannot drift from its position.
  */
-const FIRST_ROW_COLUMNS: readonly (readonly [name: string, type: 'text' | 'int' | 'float8', value: (r: FirstRow) => string | number | null])[] = [
+const FIRST_ROW_COLUMNS: readonly (readonly [name: string, type: 'text' | 'bool', value: (r: FirstRow) => string])[] = [
   ['id', 'text', (r) => r.delivery.deliveryId],
   ['webhook_id', 'text', (r) => r.delivery.webhookId],
   ['event_id', 'text', (r) => r.delivery.eventId],
   ['organization_id', 'text', (r) => r.delivery.organizationId],
   ['event_type', 'text', (r) => r.delivery.eventType],
-  ['status', 'text', (r) => (r.outcome ? r.outcome.status : r.parked ? 'pending' : 'delivering')],
-  ['attempts', 'int', (r) => (r.parked && !r.outcome ? 0 : 1)],
-  ['next_ms', 'float8', (r) => r.outcome?.nextAttemptAt ?? null],
-  ['status_code', 'int', (r) => r.outcome?.statusCode ?? null],
-  ['error', 'text', (r) => r.outcome?.error ?? (r.parked ? PARKED_REASON : null)],
-  ['started_ms', 'float8', (r) => r.outcome?.startedAt ?? null],
-  ['attempt_id', 'text', (r) => (r.outcome ? newId('att') : null)],
-  ['duration_ms', 'int', (r) => r.outcome?.durationMs ?? null],
-  ['snippet', 'text', (r) => r.outcome?.snippet ?? null],
+  ['parked', 'bool', (r) => (r.parked ? 't' : 'f')],
 ];
 const LEASE_PARAM = FIRST_ROW_COLUMNS.length + 1;
 const FANNED_PARAM = FIRST_ROW_COLUMNS.length + 2;
+const REASON_PARAM = FIRST_ROW_COLUMNS.length + 3;
 const FIRST_ROWS_UNNEST = `unnest(${FIRST_ROW_COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
            AS r(${FIRST_ROW_COLUMNS.map(([name]) => name).join(', ')})`;
 
@@ -198,23 +189,22 @@ const FIRST_ROWS_UNNEST = `unnest(${FIRST_ROW_COLUMNS.map(([, type], i) => `$${i
 
 @Injectable()
 export class DeliveriesRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * Fresh rows, sorted by (webhook, event) so two replicas writing the same pairs lock them in the same
-   * order, each with its first attempt (or claimed when its outcome is not known yet), and one
-   * `event_fanouts` row naming `fannedOut`. Returns the ids of the rows NOT created: their (webhook,
-   * event) already had a row, left alone.
+   * order, each claimed (or parked), and one `event_fanouts` row naming `fannedOut`. Returns the ids of
+   * the rows NOT created: their (webhook, event) already had a row, left alone.
    */
   async insertFirstRows(rows: FirstRow[], fannedOut: string[], leaseMs: number): Promise<Set<string>> {
     rows.sort((x, y) => compareDeliveries(x.delivery, y.delivery));
     const n = rows.length;
     const params: unknown[] = FIRST_ROW_COLUMNS.map(([, , value]) => {
-      const col = new Array<string | number | null>(n);
+      const col = new Array<string>(n);
       for (let i = 0; i < n; i++) col[i] = value(rows[i]);
       return pgArray(col);
     });
-    params.push(leaseMs, pgArray([...fannedOut].sort()));
+    params.push(leaseMs, pgArray([...fannedOut].sort()), PARKED_REASON);
     return insertSkippingMissing((skipMissing) => this.runInsertFirstRows(skipMissing, params));
   }
 
@@ -222,30 +212,23 @@ export class DeliveriesRepository {
     const guard = skipMissing
       ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = r.webhook_id)`
       : '';
-    // a null outcome (status 'delivering') is a claim: attempt 1 in flight under a lease, no attempt row yet;
+    // a claim ('delivering') is attempt 1 in flight under a lease (its attempt row is written with its outcome);
     // a parked row (pending, attempts 0) has no due time and no attempt row
     // only the rows not created come back (normally none): reading back every id costs more than the check
-    const found: { id: string }[] = await this.db.query(
+    const found = await this.db.query<{ id: string }>(
       `WITH r AS (
          SELECT * FROM ${FIRST_ROWS_UNNEST}),
        ins AS (
          INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at,
-                                 leased_until, last_status_code, last_error, delivered_at, created_at, updated_at)
-         SELECT r.id, r.webhook_id, r.event_id, r.organization_id, r.event_type, r.status, r.attempts,
-                CASE WHEN r.status = 'delivering' THEN now() WHEN r.next_ms IS NOT NULL THEN to_timestamp(r.next_ms / 1000)
-                     WHEN r.attempts = 0 AND ${ACTIVE_AGAIN('r.webhook_id')} THEN now() END,
-                CASE WHEN r.status = 'delivering' THEN now() + make_interval(secs => $${LEASE_PARAM}::float8 / 1000) END,
-                r.status_code, r.error,
-                CASE WHEN r.status = 'delivered' THEN now() END,
-                COALESCE(to_timestamp(r.started_ms / 1000), now()), now()
+                                 leased_until, last_error)
+         SELECT r.id, r.webhook_id, r.event_id, r.organization_id, r.event_type,
+                CASE WHEN r.parked THEN 'pending' ELSE 'delivering' END, CASE WHEN r.parked THEN 0 ELSE 1 END,
+                CASE WHEN NOT r.parked OR ${ACTIVE_AGAIN('r.webhook_id')} THEN now() END,
+                CASE WHEN r.parked THEN NULL ELSE now() + make_interval(secs => $${LEASE_PARAM}::float8 / 1000) END,
+                CASE WHEN r.parked THEN $${REASON_PARAM}::text END
            FROM r ${guard}
          ON CONFLICT (webhook_id, event_id) DO NOTHING
          RETURNING id),
-       att AS (
-         INSERT INTO delivery_attempts (id, delivery_id, attempt_no, status_code, duration_ms, error, response_snippet, started_at)
-         SELECT r.attempt_id, r.id, 1, r.status_code, r.duration_ms, r.error, r.snippet, to_timestamp(r.started_ms / 1000)
-           FROM r JOIN ins ON ins.id = r.id
-          WHERE r.attempt_id IS NOT NULL),
        fanned AS (INSERT INTO event_fanouts (event_ids) SELECT $${FANNED_PARAM}::text[] WHERE cardinality($${FANNED_PARAM}::text[]) > 0)
        SELECT r.id FROM r WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = r.id)`,
       params,
@@ -254,46 +237,14 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Fresh rows claimed (`delivering`, attempts = 1, a lease), or parked (`pending`, attempts 0, no due time) for the
-   * deliveries named in `parked` (their webhook is switched off), and one `event_fanouts` row naming `eventIds`;
-   * returns the ids of the rows created (a pair that had a row already is left alone).
+   * `insertFirstRows` for one fan-out's rows: claimed (`delivering`, attempts = 1, a lease), or parked (`pending`,
+   * attempts 0, no due time) for the deliveries named in `parked` (their webhook is switched off), and one
+   * `event_fanouts` row naming `eventIds`; returns the ids of the rows created (a pair that had a row already is left
+   * alone).
    */
   async insertClaimed(deliveries: NewDelivery[], eventIds: string[], leaseMs: number, parked: ReadonlySet<string> = new Set()): Promise<string[]> {
-    const params = [
-      deliveries.map((d) => d.deliveryId),
-      deliveries.map((d) => d.webhookId),
-      deliveries.map((d) => d.eventId),
-      deliveries.map((d) => d.organizationId),
-      deliveries.map((d) => d.eventType),
-      leaseMs,
-      eventIds,
-      deliveries.map((d) => parked.has(d.deliveryId)),
-      PARKED_REASON,
-    ];
-    return insertSkippingMissing((skipMissing) => this.runInsertClaimed(skipMissing, params));
-  }
-
-  private async runInsertClaimed(skipMissing: boolean, params: unknown[]): Promise<string[]> {
-    const guard = skipMissing
-      ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = u.webhook_id)`
-      : '';
-    const rows: { id: string }[] = await this.db.query(
-      `WITH ins AS (
-        INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at, leased_until, last_error)
-        SELECT u.id, u.webhook_id, u.event_id, u.organization_id, u.event_type,
-               CASE WHEN u.parked THEN 'pending' ELSE 'delivering' END, CASE WHEN u.parked THEN 0 ELSE 1 END,
-               CASE WHEN NOT u.parked OR ${ACTIVE_AGAIN('u.webhook_id')} THEN now() END,
-               CASE WHEN u.parked THEN NULL ELSE now() + make_interval(secs => $6::float8 / 1000) END,
-               CASE WHEN u.parked THEN $9::text END
-          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $8::bool[]) AS u(id, webhook_id, event_id, organization_id, event_type, parked)
-         ${guard}
-        ON CONFLICT (webhook_id, event_id) DO NOTHING
-        RETURNING id),
-      fanned AS (INSERT INTO event_fanouts (event_ids) SELECT $7::text[] WHERE cardinality($7::text[]) > 0)
-      SELECT id FROM ins`,
-      params,
-    );
-    return rows.map((r) => r.id);
+    const notCreated = await this.insertFirstRows(deliveries.map((delivery) => ({ delivery, parked: parked.has(delivery.deliveryId) })), eventIds, leaseMs);
+    return deliveries.map((d) => d.deliveryId).filter((id) => !notCreated.has(id));
   }
 
   /**
@@ -313,7 +264,7 @@ export class DeliveriesRepository {
     ];
     return insertSkippingMissing(async (skipMissing) => {
       const guard = skipMissing ? `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = u.webhook_id)` : '';
-      const rows: { id: string }[] = await this.db.query(
+      const rows = await this.db.query<{ id: string }>(
         `WITH ins AS (
           INSERT INTO deliveries (id, webhook_id, event_id, organization_id, event_type, status, attempts, next_attempt_at)
           SELECT u.id, u.webhook_id, u.event_id, u.organization_id, u.event_type, 'pending', 0, now()
@@ -335,7 +286,7 @@ export class DeliveriesRepository {
     // `pending` (counting it), or takes over the same attempt number when its holder's lease ran out.
     // The second branch reads the rows as they were before this statement's update: a delivery
     // `delivering` at the job's attempt number that was not claimed holds a live lease.
-    const rows: ClaimRow[] = await this.db.query(
+    const rows = await this.db.query<ClaimRow>(
       `WITH req AS (SELECT * FROM unnest($1::text[], $2::int[]) AS r(id, attempt_no)),
        claimed AS (
          UPDATE deliveries d
@@ -366,8 +317,7 @@ export class DeliveriesRepository {
 
   /** Extends live leases of attempts still held; returns the ids whose lease was extended. */
   async renewLeases(items: AttemptRef[], leaseMs: number): Promise<Set<string>> {
-    // TypeORM answers an UPDATE with [rows, affected]
-    const [rows]: [{ id: string }[], number] = await this.db.query(
+    const rows = await this.db.query<{ id: string }>(
       `UPDATE deliveries d
           SET leased_until = now() + make_interval(secs => $3::float8 / 1000)
          FROM unnest($1::text[], $2::int[]) AS r(id, attempt_no)
@@ -432,8 +382,7 @@ export class DeliveriesRepository {
    */
   async postponeMany(items: readonly { deliveryId: string; attemptNo: number; dueAt: number | null }[]): Promise<Set<string>> {
     if (items.length === 0) return new Set();
-    // TypeORM answers an UPDATE with [rows, affected]
-    const [rows]: [{ id: string }[], number] = await this.db.query(
+    const rows = await this.db.query<{ id: string }>(
       `UPDATE deliveries d
           SET status = 'pending', attempts = d.attempts - 1, leased_until = NULL,
               next_attempt_at = CASE WHEN v.due_ms IS NOT NULL THEN to_timestamp(v.due_ms / 1000)
@@ -453,8 +402,7 @@ export class DeliveriesRepository {
    * with its whole backlog. The dispatchers enqueue the due rows' jobs (and the reconciler any they miss).
    */
   async resumeParked(webhookId: string, maxParkedMs = MAX_PARKED_MS): Promise<ResumedDeliveries> {
-    // TypeORM answers an UPDATE with [rows, affected]
-    const [rows]: [{ id: string; attempts: number; expired: boolean }[], number] = await this.db.query(
+    const rows = await this.db.query<{ id: string; attempts: number; expired: boolean }>(
       `UPDATE deliveries
           SET status = CASE WHEN expired THEN 'dead' ELSE 'pending' END,
               next_attempt_at = CASE WHEN expired THEN NULL ELSE now() END,
@@ -476,20 +424,18 @@ export class DeliveriesRepository {
    * Parked rows (no due time: a switched-off webhook) are left alone.
    */
   async dueNowOfWebhook(webhookId: string, withinMs: number): Promise<DueDelivery[]> {
-    // TypeORM answers an UPDATE with [rows, affected]
-    const [rows]: [DueDelivery[], number] = await this.db.query(
+    return this.db.query<DueDelivery>(
       `UPDATE deliveries SET next_attempt_at = now(), updated_at = now()
         WHERE webhook_id = $1 AND status = 'pending'
           AND next_attempt_at > now() AND next_attempt_at <= now() + make_interval(secs => $2::float8 / 1000)
        RETURNING id, status, attempts`,
       [webhookId, withinMs],
     );
-    return rows;
   }
 
   /** A webhook's pending deliveries (parked, handed back or waiting for a retry), whatever their due time. */
   async pendingOfWebhook(webhookId: string): Promise<DueDelivery[]> {
-    return this.db.query(`SELECT id, status, attempts FROM deliveries WHERE webhook_id = $1 AND status = 'pending' ORDER BY id`, [webhookId]);
+    return this.db.query<DueDelivery>(`SELECT id, status, attempts FROM deliveries WHERE webhook_id = $1 AND status = 'pending' ORDER BY id`, [webhookId]);
   }
 
   /** A statement that reads nothing: does PostgreSQL answer? (the log's outage probe) */
@@ -512,8 +458,7 @@ export class DeliveriesRepository {
    * them); left alone while younger than `graceMs` (their statement may still be deciding). Returns how many.
    */
   async unparkActive(graceMs: number, limit: number): Promise<number> {
-    // TypeORM answers an UPDATE with [rows, affected]
-    const [, affected]: [unknown[], number] = await this.db.query(
+    return this.db.affected(
       `UPDATE deliveries SET next_attempt_at = now(), updated_at = now()
         WHERE id IN (SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.active
                       WHERE d.status = 'pending' AND d.next_attempt_at IS NULL
@@ -522,7 +467,6 @@ export class DeliveriesRepository {
           AND status = 'pending' AND next_attempt_at IS NULL`,
       [graceMs, limit],
     );
-    return affected;
   }
 
   /**
@@ -531,7 +475,7 @@ export class DeliveriesRepository {
    */
   async findDue(after: string, graceMs: number, limit: number): Promise<DueDelivery[]> {
     // the status list lets the planner use the partial index of open deliveries, not the whole table
-    return this.db.query(
+    return this.db.query<DueDelivery>(
       `SELECT id, status, attempts
          FROM deliveries
         WHERE id > $1 AND status IN ('pending', 'delivering') AND (
@@ -543,7 +487,7 @@ export class DeliveriesRepository {
   }
 
   async countDead(): Promise<number> {
-    const [row]: { n: number }[] = await this.db.query(`SELECT count(*)::int AS n FROM deliveries WHERE status = 'dead'`);
+    const [row] = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM deliveries WHERE status = 'dead'`);
     return row.n;
   }
 }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { Db } from '../pg';
 
 /** One attempt of a delivery as the API shows it. */
 export interface DeliveryAttemptRecord {
@@ -36,10 +35,10 @@ const toRecord = (a: AttemptRow): DeliveryAttemptRecord => ({
  */
 @Injectable()
 export class DeliveryAttemptsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   async listOfDelivery(deliveryId: string): Promise<DeliveryAttemptRecord[]> {
-    const rows: AttemptRow[] = await this.db.query(
+    const rows = await this.db.query<AttemptRow>(
       `SELECT attempt_no, status_code, duration_ms, error, response_snippet, started_at FROM delivery_attempts WHERE delivery_id = $1 ORDER BY attempt_no, started_at`,
       [deliveryId],
     );
