@@ -194,7 +194,6 @@ export class CampaignScheduler implements CampaignSendHooks {
     const { due, nextAt: campaignsAt } = await this.deps.campaigns.due(held, this.takeReady());
     if (campaignsAt !== null) nextAt = Math.min(nextAt, campaignsAt);
     for (const campaign of due) {
-      if (this.stopped) break;
       // each step takes its turn: after the ordinary sends under way, one of the gateway's campaign slots
       const endTurn = await this.priority.campaignTurn();
       try {
