@@ -353,10 +353,21 @@ async function scale(servers, children, stderr) {
         r.c,
       ]),
     );
+    // the campaign work beside each probe: campaign messages stored (a step's commit) or taken by the network while
+    // the probe was between its insert and its arrival (what the gateway had to do for the campaigns meanwhile)
+    const from = Math.min(...sent.map((s) => s.at));
+    const work = (
+      await d.pg.query(
+        `SELECT (extract(epoch FROM created_at) * 1000)::float8 AS c, (extract(epoch FROM sent_at) * 1000)::float8 AS s
+           FROM messages WHERE campaign_id IS NOT NULL AND (created_at >= to_timestamp($1 / 1000.0) OR sent_at >= to_timestamp($1 / 1000.0))`,
+        [from],
+      )
+    ).rows;
+    const beside = (a, b) => work.filter((w) => (w.c >= a && w.c <= b) || (w.s !== null && w.s >= a && w.s <= b)).length;
     const each = sent.map((s) => {
       const arrived = byId.get(s.id);
       const c = created.get(s.id);
-      return { total: arrived - s.at, api: Math.round(c - s.at), relay: Math.round(arrived - c), answer: s.answered - s.at };
+      return { total: arrived - s.at, api: Math.round(c - s.at), relay: Math.round(arrived - c), answer: s.answered - s.at, beside: beside(c, arrived) };
     });
     const values = each.map((e) => e.total);
     return { ...stats(values), values, each };
@@ -415,7 +426,8 @@ async function scale(servers, children, stderr) {
     const list = (k) => slow.map((e) => e[k]).join('/');
     console.log(
       `where the slowest ${slow.length} (${label}) went: total ${list('total')} ms = API before the insert ${list('api')} + insert → arrival ${list('relay')} ` +
-        `(median of all: ${med('total')} = ${med('api')} + ${med('relay')}; the 202 answered after ${list('answer')}, median ${med('answer')})`,
+        `(median of all: ${med('total')} = ${med('api')} + ${med('relay')}; the 202 answered after ${list('answer')}, median ${med('answer')}); ` +
+        `campaign messages stored or sent during their insert → arrival ${list('beside')} (mean of all ${(each.reduce((n, e) => n + e.beside, 0) / each.length).toFixed(2)})`,
     );
   };
 

@@ -4,6 +4,7 @@ import { CampaignRow, CampaignsRepository, DueCampaign, MessageQueueRepository, 
 import type { EventPublisher } from '@app/events';
 import { capState, newWaMessageId, pacingDelay, renderTemplate, SendRateLimiter, windowState } from '@app/messaging';
 import type { CampaignSendHooks } from '../messages/outbound-sender';
+import { EndTurn, SendPriority } from './send-priority';
 
 /**
  * Scheduled sends and campaigns on this gateway (CONTRACT 17, docs/campaigns.md). One scheduler per gateway, for the
@@ -44,6 +45,8 @@ export interface CampaignSchedulerDeps {
   maxSleepMs: number;
   clock?: () => number;
   random?: () => number;
+  /** ordinary sends before campaign work (send-priority.ts); absent: one of CAMPAIGN_SLOTS and ORDINARY_FIRST_MAX_WAIT_MS */
+  priority?: SendPriority;
 }
 
 /** Scheduled sends promoted per session per tick at most. */
@@ -52,6 +55,10 @@ const PROMOTE_BATCH = 500;
 const SKIPS_PER_STEP = 50;
 /** How long a step that cannot go on (the session is not working, a message still queued) waits at most. */
 const RETRY_MS = 5000;
+/** Campaign steps and campaign messages' sends under way at once on a gateway at most (SendPriority). */
+export const CAMPAIGN_SLOTS = 2;
+/** How long campaign work waits for the gateway's ordinary sends under way before it starts anyway (SendPriority). */
+export const ORDINARY_FIRST_MAX_WAIT_MS = 250;
 
 /** What a step knows once its campaign may send: the session's send profile, the caps' counters, its clock. */
 interface StepContext {
@@ -82,10 +89,12 @@ export class CampaignScheduler implements CampaignSendHooks {
   private readonly clock: () => number;
   private readonly random: () => number;
   private readonly keywords: Set<string>;
+  private readonly priority: SendPriority;
 
   constructor(private readonly deps: CampaignSchedulerDeps) {
     this.clock = deps.clock ?? Date.now;
     this.random = deps.random ?? Math.random;
+    this.priority = deps.priority ?? new SendPriority({ slots: CAMPAIGN_SLOTS, maxWaitMs: ORDINARY_FIRST_MAX_WAIT_MS });
     this.keywords = new Set(deps.optOutKeywords.map((k) => k.trim().toLowerCase()).filter((k) => k.length > 0));
   }
 
@@ -121,6 +130,14 @@ export class CampaignScheduler implements CampaignSendHooks {
   settled(campaignId: string): void {
     this.settledIds.add(campaignId);
     this.wake();
+  }
+
+  ordinaryStarted(): EndTurn {
+    return this.priority.ordinaryStarted();
+  }
+
+  campaignTurn(): Promise<EndTurn> {
+    return this.priority.campaignTurn();
   }
 
   /** CampaignSignal: a campaign of a session held here changed (created, paused, resumed, cancelled). */
@@ -177,11 +194,15 @@ export class CampaignScheduler implements CampaignSendHooks {
     const { due, nextAt: campaignsAt } = await this.deps.campaigns.due(held, this.takeReady());
     if (campaignsAt !== null) nextAt = Math.min(nextAt, campaignsAt);
     for (const campaign of due) {
+      // each step takes its turn: after the ordinary sends under way, one of the gateway's campaign slots
+      const endTurn = await this.priority.campaignTurn();
       try {
         nextAt = Math.min(nextAt, await this.step(campaign));
       } catch (err) {
         this.deps.logger.warn({ campaignId: campaign.id, err: String(err) }, 'campaign step failed');
         nextAt = Math.min(nextAt, this.clock() + 1000);
+      } finally {
+        endTurn();
       }
     }
     for (const at of this.readyAt.values()) nextAt = Math.min(nextAt, at);

@@ -4,7 +4,8 @@ import { toMessageView } from '@app/database';
 import { MemoryMessageStore } from '../../../../test/fakes/memory-message-store';
 import { recordingEventSink } from '../../../../test/fakes/recording-event-sink';
 import type { EngineConnection, GroupInfo } from '../engine/engine.interface';
-import { DRAIN_BATCH, MAX_LIVE_ATTEMPTS, OutboundSender, typingMs } from './outbound-sender';
+import { SendPriority } from '../campaigns/send-priority';
+import { CampaignSendHooks, DRAIN_BATCH, MAX_LIVE_ATTEMPTS, OutboundSender, typingMs } from './outbound-sender';
 
 /** Plays the network: stores each waMessageId once, as WhatsApp does, and counts every attempt. */
 class NetworkConnection implements EngineConnection {
@@ -52,7 +53,7 @@ class NetworkConnection implements EngineConnection {
 const CHAT = '15550002222@s.whatsapp.net';
 
 /** `store`: the same log seen by another holder of the session (a gateway that took over after a crash). */
-function setup(opts: { presenceTyping?: boolean; ttlMs?: number; store?: MemoryMessageStore } = {}) {
+function setup(opts: { presenceTyping?: boolean; ttlMs?: number; store?: MemoryMessageStore; campaigns?: CampaignSendHooks } = {}) {
   const store = opts.store ?? new MemoryMessageStore();
   const conn = new NetworkConnection();
   const { sink, events } = recordingEventSink();
@@ -71,6 +72,7 @@ function setup(opts: { presenceTyping?: boolean; ttlMs?: number; store?: MemoryM
     clock: () => now,
     sleep: async (ms) => void waits.push(ms),
     afterNetworkAck: () => hooks.afterNetworkAck(),
+    campaigns: opts.campaigns,
   });
   store.now = () => now;
   store.presenceTyping = opts.presenceTyping ?? false;
@@ -360,5 +362,83 @@ describe('OutboundSender', () => {
     expect(t.conn.attempts).toHaveLength(2);
     expect(t.store.byId('msg_03')).toMatchObject({ status: 'failed', error: 'media bytes are missing' });
     expect(t.store.media.size).toBe(0);
+  });
+
+  describe('ordinary sends first (SendPriority)', () => {
+    /** The campaign scheduler as the sender meets it, over a real SendPriority; `turnAsked` resolves at each turn asked. */
+    function campaignHooks(priority: SendPriority) {
+      const halted = new Set<string>();
+      let asked = () => undefined as void;
+      const hooks = {
+        halted,
+        turnAsked: () => new Promise<void>((resolve) => (asked = resolve)),
+        hooks: {
+          halted: (id: string) => halted.has(id),
+          settled: () => undefined,
+          ordinaryStarted: () => priority.ordinaryStarted(),
+          campaignTurn: () => {
+            asked();
+            return priority.campaignTurn();
+          },
+        } satisfies CampaignSendHooks,
+      };
+      return hooks;
+    }
+
+    it('holds campaign work on the gateway while an ordinary message is being sent, and lets it go once the network took it', async () => {
+      const priority = new SendPriority({ slots: 2, maxWaitMs: 60_000 });
+      const t = setup({ campaigns: campaignHooks(priority).hooks });
+      t.store.queue({ id: 'msg_01', waMessageId: 'W1', text: 'ordinary' });
+      let release = () => undefined as void;
+      t.conn.gate = new Promise<void>((r) => (release = r));
+      const drained = t.sender.trigger();
+      while (t.conn.attempts.length === 0) await new Promise((r) => setImmediate(r));
+      // a campaign step asks for its turn while the ordinary message is with the network
+      let stepStarted = false;
+      const step = priority.campaignTurn().then((end) => {
+        stepStarted = true;
+        return end;
+      });
+      await new Promise((r) => setImmediate(r));
+      expect(priority.state()).toEqual({ ordinary: 1, running: 0, waiting: 1 });
+      expect(stepStarted).toBe(false);
+      release();
+      (await step)();
+      await drained;
+      expect(priority.state()).toEqual({ ordinary: 0, running: 0, waiting: 0 });
+      expect(t.store.byId('msg_01')!.status).toBe('sent');
+    });
+
+    it("sends a campaign's message only after its turn, and not at all when its campaign was paused while it waited", async () => {
+      const priority = new SendPriority({ slots: 2, maxWaitMs: 60_000 });
+      const c = campaignHooks(priority);
+      const t = setup({ campaigns: c.hooks });
+      t.store.queue({ id: 'msg_01', waMessageId: 'W1', text: 'campaign 1', campaignId: 'cmp_1' });
+      t.store.queue({ id: 'msg_02', waMessageId: 'W2', text: 'campaign 2', campaignId: 'cmp_2' });
+      // another session's ordinary send is under way on the gateway
+      const endOrdinary = priority.ordinaryStarted();
+      const asked = c.turnAsked();
+      const drained = t.sender.trigger();
+      await asked;
+      expect(t.conn.attempts).toHaveLength(0);
+      // cmp_1 paused while its message waited for its turn: the sender looks at the pause after the turn
+      c.halted.add('cmp_1');
+      endOrdinary();
+      await drained;
+      expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W2']);
+      expect(t.store.byId('msg_01')!.status).toBe('queued');
+      expect(priority.state()).toEqual({ ordinary: 0, running: 0, waiting: 0 });
+    });
+
+    it("does not hold a session's campaign message behind the ordinary ones that come after it in the same queue", async () => {
+      const priority = new SendPriority({ slots: 1, maxWaitMs: 60_000 });
+      const t = setup({ campaigns: campaignHooks(priority).hooks });
+      t.store.queue({ id: 'msg_01', waMessageId: 'W1', text: 'ordinary 1' });
+      t.store.queue({ id: 'msg_02', waMessageId: 'W2', text: 'campaign', campaignId: 'cmp_1' });
+      t.store.queue({ id: 'msg_03', waMessageId: 'W3', text: 'ordinary 2' });
+      await t.sender.trigger();
+      expect(t.conn.attempts.map((m) => m.waMessageId)).toEqual(['W1', 'W2', 'W3']);
+      expect(priority.state()).toEqual({ ordinary: 0, running: 0, waiting: 0 });
+    });
   });
 });

@@ -59,6 +59,13 @@ export interface CampaignSendHooks {
   halted(campaignId: string): boolean;
   /** a campaign's message was recorded sent or failed: its next step may be due (pacing counts from the send) */
   settled(campaignId: string): void;
+  /**
+   * Ordinary sends first (docs/campaigns.md): an ordinary message (not a campaign's) is under way from when it was read
+   * until the network took it or it failed; the returned function ends it
+   */
+  ordinaryStarted(): () => void;
+  /** resolves when a campaign's message may go to the network; the returned function ends its turn */
+  campaignTurn(): Promise<() => void>;
 }
 
 /** The audience and background of a status post (a message to status@broadcast), by message id. */
@@ -147,6 +154,8 @@ export class OutboundSender {
   /** receipts and the record of a send exclude each other, so an ack is either applied or held, never dropped */
   private recording: Promise<unknown> = Promise.resolve();
   private failedAttempts = { messageId: '', count: 0 };
+  /** ends the ordinary send this sender is at (`atRow`), if any */
+  private ordinaryMark: (() => void) | null = null;
   /** sends the network took that wait for the record under way (`record`), in send order */
   private readonly unrecorded: PendingRecord[] = [];
   private recorder: Promise<void> | null = null;
@@ -242,22 +251,52 @@ export class OutboundSender {
       await this.recorded();
       // the session's presenceTyping comes with the batch, so a PATCH applies to the messages read after it
       const { messages: batch, presenceTyping } = await store.nextQueued(sessionId, DRAIN_BATCH);
-      for (const row of batch) {
-        // a scheduled send waits for a connection from when it was due, not from when it was accepted
-        if (this.clock() - (row.sendAt ?? row.createdAt) > settings.ttlMs) {
-          await this.fail(row, `expired: waited more than ${Math.round(settings.ttlMs / 1000)} s for a connection`);
-          continue;
-        }
-        // a record failed: stop here, the rows stay queued for the next trigger
-        if (this.recordFailure) return;
-        const conn = this.deps.live();
-        // resumes when the session is `working` again
-        if (!conn) return;
-        if (!(await this.pace(conn, row))) return;
-        if (!(await this.sendOne(conn, row, presenceTyping))) return;
-      }
+      if (!(await this.sendBatch(batch, presenceTyping, settings.ttlMs))) return;
       if (batch.length < DRAIN_BATCH) return;
     }
+  }
+
+  /** The rows of one read, in order; false: stop the drain here (the rest stays queued for the next trigger). */
+  private async sendBatch(batch: MessageRow[], presenceTyping: boolean, ttlMs: number): Promise<boolean> {
+    try {
+      for (const row of batch) {
+        this.atRow(row);
+        if (!(await this.handle(row, presenceTyping, ttlMs))) return false;
+      }
+      return true;
+    } finally {
+      this.atRow(null);
+    }
+  }
+
+  /**
+   * Ordinary sends first (docs/campaigns.md): while this sender is at an ordinary row (not a campaign's), campaign work
+   * on the gateway waits for it (`ordinaryStarted`). A campaign's row ends that (the ordinary rows after it in this queue
+   * cannot go before it anyway), and so do a pacing wait and the end of the batch (`row` null).
+   */
+  private atRow(row: MessageRow | null): void {
+    if (row !== null && row.campaignId === null) {
+      this.ordinaryMark ??= this.deps.campaigns?.ordinaryStarted() ?? null;
+      return;
+    }
+    this.ordinaryMark?.();
+    this.ordinaryMark = null;
+  }
+
+  /** One row: failed when it expired, else paced and sent; false: stop the drain here. */
+  private async handle(row: MessageRow, presenceTyping: boolean, ttlMs: number): Promise<boolean> {
+    // a scheduled send waits for a connection from when it was due, not from when it was accepted
+    if (this.clock() - (row.sendAt ?? row.createdAt) > ttlMs) {
+      await this.fail(row, `expired: waited more than ${Math.round(ttlMs / 1000)} s for a connection`);
+      return true;
+    }
+    // a record failed: stop here, the rows stay queued for the next trigger
+    if (this.recordFailure) return false;
+    const conn = this.deps.live();
+    // resumes when the session is `working` again
+    if (!conn) return false;
+    if (!(await this.pace(conn, row))) return false;
+    return this.sendOne(conn, row, presenceTyping);
   }
 
   /** false: leave it queued and stop until the next trigger. */
@@ -276,7 +315,18 @@ export class OutboundSender {
     if (halted()) return true;
     const typing = presenceTyping || row.sendOptions?.typing === true;
     if (typing && message.content.type === 'text' && !message.statusPost) await this.showTyping(conn, row.chatJid, message.content.text);
-    if (halted()) return true;
+    // a campaign's message waits for the ordinary sends under way on the gateway (its turn), then looks at the pause
+    const endTurn = row.campaignId === null ? undefined : await this.deps.campaigns?.campaignTurn();
+    try {
+      if (halted()) return true;
+      return await this.transmit(conn, row, message);
+    } finally {
+      endTurn?.();
+    }
+  }
+
+  /** The network takes the message (recorded in the background) or refuses it; false: leave it queued and stop. */
+  private async transmit(conn: EngineConnection, row: MessageRow, message: OutboundMessage): Promise<boolean> {
     let sent;
     try {
       sent = await conn.send(message);
@@ -364,7 +414,9 @@ export class OutboundSender {
   private async pace(conn: EngineConnection, row: MessageRow): Promise<boolean> {
     const wait = this.deps.pacing ? await this.deps.pacing.delayBefore(row, conn, this.clock()) : 0;
     if (wait <= 0) return true;
+    this.atRow(null);
     await this.sleep(wait);
+    this.atRow(row);
     return this.deps.live() === conn;
   }
 
