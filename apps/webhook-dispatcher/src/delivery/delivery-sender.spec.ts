@@ -119,6 +119,15 @@ function newSender(
   return new DeliverySender({ timeoutMs: 1000, leaseMs: 3000 }, store, queue, viaHttp(poster), metrics, log, { scheduler, health: { observe: () => undefined }, failingSince: () => null }, clock);
 }
 
+
+/** A scheduler whose breaker opens after one failure and stays open 1 s, on the given clock. */
+const breakerScheduler = (clock: () => number) =>
+  new FairScheduler(
+    { concurrency: 4, perWebhook: 4, parkAfterMs: 2000, breaker: { failures: 1, cooldownMs: 1000, maxCooldownMs: 1000 } },
+    { writable: () => true, disabled: () => false },
+    clock,
+    () => 0,
+  );
 describe('DeliverySender', () => {
   it('keeps at most `concurrency` POSTs in flight across everything handed to it', async () => {
     const poster = new GatedPoster();
@@ -332,12 +341,7 @@ describe('DeliverySender', () => {
     const poster = new GatedPoster();
     const { store, mock, records } = fakeStore();
     let now = 1_000_000;
-    const scheduler = new FairScheduler(
-      { concurrency: 4, perWebhook: 4, parkAfterMs: 2000, breaker: { failures: 1, cooldownMs: 1000, maxCooldownMs: 1000 } },
-      { writable: () => true, disabled: () => false },
-      () => now,
-      () => 0,
-    );
+    const scheduler = breakerScheduler(() => now);
     const { queue, add } = fakeJobs();
     const sender = newSender(4, store, queue, poster, () => now, undefined, scheduler);
     const first = sender.send(attempt(1));
@@ -478,12 +482,7 @@ describe('DeliverySender', () => {
       const poster = new GatedPoster();
       const { store, mock } = fakeStore();
       const now = 1_000_000;
-      const scheduler = new FairScheduler(
-        { concurrency: 4, perWebhook: 4, parkAfterMs: 2000, breaker: { failures: 1, cooldownMs: 1000, maxCooldownMs: 1000 } },
-        { writable: () => true, disabled: () => false },
-        () => now,
-        () => 0,
-      );
+      const scheduler = breakerScheduler(() => now);
       const { queue, add } = fakeJobs();
       const sender = newSender(4, store, queue, poster, () => now, undefined, scheduler);
       const first = sender.send(attempt(1));
