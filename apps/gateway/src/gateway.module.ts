@@ -18,6 +18,7 @@ import { GatewayNode, NodeSignalListener } from './gateway-node';
 import { LeaseKeeper } from './lease-keeper';
 import { LeaseWatchdog } from './lease-watchdog';
 import { SentRecords } from './messages/sent-records';
+import type { MessageRow } from './messages/message-store';
 import { PgMessageStore } from './messages/pg-message-store';
 import { CampaignScheduler } from './campaigns/campaign-scheduler';
 import { ClientVersionAlarm } from './sessions/client-version-alarm';
@@ -206,7 +207,6 @@ export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeAp
         followedChannels: FollowedChannelsRepository,
         scheduler: CampaignScheduler,
       ) => {
-        const loopDelay = new EventLoopDelay();
         const versionAlarm = new ClientVersionAlarm(logger, () => metrics.clientVersionRefused.inc());
         const authStates = new PgAuthStates(authKeys, box);
         const sessionEvents = new GroupedEventSink(events);
@@ -220,40 +220,26 @@ export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeAp
             events: sessionEvents,
             leases,
             qr,
-            settings: {
-              qrMaxRetries: c.QR_MAX_RETRIES,
-              qrTtlMs: c.QR_TTL_MS,
-              reconnectMaxAttempts: c.RECONNECT_MAX_ATTEMPTS,
-              reconnectBaseDelayMs: c.RECONNECT_BASE_DELAY_MS,
-              reconnectMaxDelayMs: c.RECONNECT_MAX_DELAY_MS,
-            },
+            settings: sessionSettings(c),
             logger,
             messages,
             sentRecords: new SentRecords(messages, sessionEvents),
             chats,
             chatLabels: chats,
             followedChannels,
-            messaging: {
-              ttlMs: c.MESSAGE_TTL_SECONDS * 1000,
-              typingMsPerChar: c.TYPING_MS_PER_CHAR,
-              typingMinMs: c.TYPING_MIN_MS,
-              typingMaxMs: c.TYPING_MAX_MS,
-            },
+            messaging: messagingSettings(c),
             afterNetworkAck: c.GATEWAY_FAULT === 'crash-after-send' ? crashNow : undefined,
             leasesTrusted: () => watchdog.trusted(),
             clientVersionRefused: (sessionId) => versionAlarm.refused(sessionId),
             contacts: new PgContactBook(contacts),
             statusPosts,
-            inboundStored: (row) => {
-              eagerMedia?.received(row);
-              scheduler.inbound(row).catch((err) => logger.warn({ err: String(err) }, 'recording an opt-out failed'));
-            },
+            inboundStored: (row) => afterInboundStored(row, eagerMedia, scheduler, logger),
             campaigns: scheduler,
           },
           logger,
           Date.now,
           c.GATEWAY_ADOPT_CONCURRENCY,
-          new LoopDelayAdmission({ maxConcurrent: c.GATEWAY_ADOPT_CONCURRENCY, maxDelayMs: c.GATEWAY_ADMIT_LOOP_DELAY_MS }, () => loopDelay.p99Ms()),
+          admissionByLoopDelay(c),
         );
         scheduler.attach(host);
         return host;
@@ -425,6 +411,39 @@ export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeAp
 export class GatewayModule {}
 
 /** GATEWAY_FAULT=crash-after-send: die like a killed pod, with no chance to record what the network already took. */
+/** Sessions are adopted while the event loop keeps up: a few at a time, none while its delay is high. */
+function admissionByLoopDelay(c: GatewayConfig): LoopDelayAdmission {
+  const loopDelay = new EventLoopDelay();
+  return new LoopDelayAdmission({ maxConcurrent: c.GATEWAY_ADOPT_CONCURRENCY, maxDelayMs: c.GATEWAY_ADMIT_LOOP_DELAY_MS }, () => loopDelay.p99Ms());
+}
+
+/** A session's pairing and reconnection settings, from the gateway's configuration. */
+function sessionSettings(c: GatewayConfig) {
+  return {
+    qrMaxRetries: c.QR_MAX_RETRIES,
+    qrTtlMs: c.QR_TTL_MS,
+    reconnectMaxAttempts: c.RECONNECT_MAX_ATTEMPTS,
+    reconnectBaseDelayMs: c.RECONNECT_BASE_DELAY_MS,
+    reconnectMaxDelayMs: c.RECONNECT_MAX_DELAY_MS,
+  };
+}
+
+/** How a session sends: a message's time to live and the typing it shows first. */
+function messagingSettings(c: GatewayConfig) {
+  return {
+    ttlMs: c.MESSAGE_TTL_SECONDS * 1000,
+    typingMsPerChar: c.TYPING_MS_PER_CHAR,
+    typingMinMs: c.TYPING_MIN_MS,
+    typingMaxMs: c.TYPING_MAX_MS,
+  };
+}
+
+/** An inbound message is stored: its media may be fetched now, and it may be a campaign's opt-out. */
+function afterInboundStored(row: MessageRow, eagerMedia: EagerMediaDownloads | null, scheduler: CampaignScheduler, logger: Logger): void {
+  eagerMedia?.received(row);
+  scheduler.inbound(row).catch((err) => logger.warn({ err: String(err) }, 'recording an opt-out failed'));
+}
+
 function crashNow(): void {
   process.kill(process.pid, 'SIGKILL');
 }
