@@ -17,6 +17,8 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 30000);
 const RAW_RUNS = 3;
 const WARMUP_EVENTS = Math.min(2000, EVENTS);
 const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 5);
+/** the latency run's rate (events/s); default: half the measured throughput. Fixed, it compares two builds at one rate. */
+const LATENCY_RATE = Number(process.env.BENCH_LATENCY_RATE ?? 0);
 const SECRET = 'bench-secret';
 
 // ---------------------------------------------------------------- receiver (child process)
@@ -288,7 +290,7 @@ async function main() {
     const { rows: hooks } = await db.query(`SELECT id FROM webhooks WHERE url LIKE '%/latency'`);
     await redis.publish(`${PREFIX}:webhooks:changed`, hooks[0].id);
     await sleep(300);
-    const rate = Math.max(50, Math.floor(full / 2));
+    const rate = LATENCY_RATE > 0 ? LATENCY_RATE : Math.max(50, Math.floor(full / 2));
     const tickMs = 20;
     const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
     const total = Math.floor(rate * LATENCY_SECONDS);

@@ -8,7 +8,7 @@ export type { AttemptRecord, Claim, NewDelivery };
 /** The statements the store batches (DeliveriesRepository's). */
 export type DeliveryLog = Pick<DeliveriesRepository, 'claim' | 'renewLeases' | 'recordAttempts' | 'insertFirstRows' | 'abandon' | 'postponeMany'>;
 
-/** A fan-out's row queued for the log writer: claimed (`delivering`, attempt 1, a lease), or parked. */
+/** A fan-out's row queued for the rows' writer: claimed (`delivering`, attempt 1, a lease), or parked. */
 interface RowWrite extends FirstRow {
   kind: 'row';
   event: EventRows;
@@ -21,10 +21,11 @@ interface Postpone {
   dueAt: number | null;
 }
 
-type LogWrite = RowWrite | { kind: 'record'; outcome: AttemptRecord } | { kind: 'mark'; event: EventRows };
+/** What the rows' writer takes: a fan-out's row, or an event that matched no webhook, to mark fanned out. */
+type RowsWrite = RowWrite | { kind: 'mark'; event: EventRows };
 
-/** How long the log writer lets a batch fill (cut short when no attempt is in flight). */
-const LOG_LINGER_MS = 40;
+/** How long the outcomes' writer lets a batch fill (cut short when no attempt is in flight). */
+const RECORD_LINGER_MS = 40;
 /**
  * How long a statement that failed for an outage (PostgreSQL unreachable or restarting) is held and written
  * again once PostgreSQL answers, before its rows are reported failed (and redone by lease expiry or takeover).
@@ -35,13 +36,19 @@ export const LOG_OUTAGE_HOLD_MS = 30_000;
  * The delivery record in PostgreSQL. A fan-out's rows are inserted claimed (`delivering`, attempt 1, a lease) before
  * any call is made, the statement that inserts an event's last row marking it fanned out; a retry claims its delivery
  * (`delivering` with a lease). Each attempt's outcome is recorded after its call. Everything is batched across
- * concurrent attempts: one statement per batch and kind.
+ * concurrent attempts: one statement per batch and kind, rows and outcomes by writers of their own.
  */
 export class DeliveryStore {
   private readonly claims: GroupCommit<AttemptRef, Claim>;
   private readonly postpones: GroupCommit<Postpone, boolean>;
-  /** one writer, one batch in flight: a batch sees every earlier batch committed (event completion relies on it) */
-  private readonly log: GroupCommit<LogWrite, boolean | Error>;
+  /**
+   * The fan-out's rows: one batch in flight, so a batch sees every earlier one committed (event completion relies on
+   * it). Its own writer, not the outcomes': a call waits for its row, so a row must not wait behind a lingering or
+   * running batch of outcomes.
+   */
+  private readonly rows: GroupCommit<RowsWrite, boolean | Error>;
+  /** attempts' outcomes: nothing waits for them but the attempt's own bookkeeping, so a batch lingers to fill */
+  private readonly records: GroupCommit<AttemptRecord, true | Error>;
 
   constructor(
     private readonly deliveries: DeliveryLog,
@@ -57,9 +64,11 @@ export class DeliveryStore {
       const done = await this.durably(() => this.deliveries.postponeMany(items));
       return items.map((i) => done.has(i.deliveryId));
     }, { maxSize: 500, maxInFlight: 1 });
-    // under load a batch fills for up to LOG_LINGER_MS: PostgreSQL's cost per row falls as statements grow (planning,
-    // triggers and the commit are paid once per statement; docs/webhook-delivery.md, Benchmark)
-    this.log = new GroupCommit((items) => this.writeLog(items), { maxSize: 1000, maxInFlight: 1, linger: LOG_LINGER_MS });
+    // rows go as soon as the fan-out has queued a read's worth (flushSoon), or behind the batch in flight
+    this.rows = new GroupCommit((items) => this.writeRows(items), { maxSize: 1000, maxInFlight: 1, linger: 0 });
+    // under load a batch of outcomes fills for up to RECORD_LINGER_MS: PostgreSQL's cost per row falls as statements
+    // grow (planning, triggers and the commit are paid once per statement; docs/benchmarks/webhooks.md)
+    this.records = new GroupCommit((items) => this.recordBatch(items), { maxSize: 1000, maxInFlight: 1, linger: RECORD_LINGER_MS });
   }
 
   claim(deliveryId: string, attemptNo: number): Promise<Claim> {
@@ -68,7 +77,7 @@ export class DeliveryStore {
 
   /** Writes the attempt row and the claimed delivery's new state; resolves once both are committed. */
   async record(attempt: AttemptRecord): Promise<void> {
-    settled(await this.log.submit({ kind: 'record', outcome: attempt }));
+    settled(await this.records.submit(attempt));
   }
 
   /**
@@ -77,7 +86,7 @@ export class DeliveryStore {
    * (nothing written: that row is someone else's record, and no call is made for this one).
    */
   async insertClaimed(delivery: NewDelivery, event: EventRows): Promise<boolean> {
-    return settled(await this.log.submit({ kind: 'row', delivery, event }));
+    return settled(await this.rows.submit({ kind: 'row', delivery, event }));
   }
 
   /**
@@ -85,12 +94,12 @@ export class DeliveryStore {
    * row waits for it to be re-enabled. It counts as one of its event's rows. False when the pair had a row already.
    */
   async park(delivery: NewDelivery, event: EventRows): Promise<boolean> {
-    return settled(await this.log.submit({ kind: 'row', delivery, event, parked: true }));
+    return settled(await this.rows.submit({ kind: 'row', delivery, event, parked: true }));
   }
 
   /** Marks an event that matched no webhook fanned out (with the next batch of rows). */
   async markFannedOut(event: EventRows): Promise<void> {
-    settled(await this.log.submit({ kind: 'mark', event }));
+    settled(await this.rows.submit({ kind: 'mark', event }));
   }
 
   /** The webhook was switched off after the event was fanned out: give the delivery up without a POST. */
@@ -109,7 +118,8 @@ export class DeliveryStore {
 
   /** Nothing more is coming soon (a fan-out's rows are all queued, or no attempt is in flight): write what waits now. */
   flushSoon(): void {
-    this.log.flushSoon();
+    this.rows.flushSoon();
+    this.records.flushSoon();
   }
 
   /** Extends live leases of attempts still held; returns the ids whose lease was extended. */
@@ -117,34 +127,21 @@ export class DeliveryStore {
     return this.observed(() => this.deliveries.renewLeases(items, this.leaseMs));
   }
 
-  /**
-   * One batch of the log writer: a fan-out's new rows (and the events they complete) in one statement,
-   * outcomes of claimed attempts in another. A failure is reported per item, never thrown:
-   * the batch's other kind must not be lost with it.
-   */
-  private async writeLog(items: LogWrite[]): Promise<(boolean | Error)[]> {
+  /** One batch of the rows' writer: a fan-out's new rows and the events they complete, one statement. */
+  private async writeRows(items: RowsWrite[]): Promise<(boolean | Error)[]> {
     const rows: RowWrite[] = [];
-    const records: AttemptRecord[] = [];
     const rowsByEvent = new Map<EventRows, number>();
     for (const item of items) {
-      if (item.kind === 'row') {
-        rows.push(item);
-        rowsByEvent.set(item.event, (rowsByEvent.get(item.event) ?? 0) + 1);
-      } else if (item.kind === 'record') records.push(item.outcome);
-      else if (!rowsByEvent.has(item.event)) rowsByEvent.set(item.event, 0);
+      if (item.kind === 'row') rows.push(item);
+      rowsByEvent.set(item.event, (rowsByEvent.get(item.event) ?? 0) + (item.kind === 'row' ? 1 : 0));
     }
-    const [notCreated, recorded] = await Promise.all([
-      rowsByEvent.size ? this.insertRows(rows, rowsByEvent).catch((err: Error) => err) : new Set<string>(),
-      records.length ? this.recordBatch(records) : [],
-    ]);
-    if (notCreated instanceof Error) for (const event of rowsByEvent.keys()) event.fail();
-    else for (const [event, n] of rowsByEvent) event.written(n);
-    let nthRecord = 0;
-    return items.map((item) => {
-      if (item.kind === 'record') return recorded[nthRecord++];
-      if (notCreated instanceof Error) return notCreated;
-      return item.kind === 'row' ? !notCreated.has(item.delivery.deliveryId) : true;
-    });
+    const notCreated = await this.insertRows(rows, rowsByEvent).catch((err: Error) => err);
+    if (notCreated instanceof Error) {
+      for (const event of rowsByEvent.keys()) event.fail();
+      return items.map(() => notCreated);
+    }
+    for (const [event, n] of rowsByEvent) event.written(n);
+    return items.map((item) => (item.kind === 'row' ? !notCreated.has(item.delivery.deliveryId) : true));
   }
 
   /** Returns the ids of the rows NOT created: their (webhook, event) already had a row, left alone. */
