@@ -122,6 +122,8 @@ describe('fuzzed write endpoints (issue 12 item 8)', () => {
     };
     let state = await snapshot();
     let cases = 0;
+    // printed with any failure: FUZZ_SEED=<seed> replays the run
+    const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
     for (const op of operations) {
       const body = fc.oneof(
         { weight: 3, arbitrary: op.fields.length ? fc.dictionary(fc.constantFrom(...op.fields), anyValue, { maxKeys: op.fields.length }) : fc.jsonValue() },
@@ -142,10 +144,10 @@ describe('fuzzed write endpoints (issue 12 item 8)', () => {
           state = after;
           return true;
         }),
-        { numRuns: CASES_PER_OPERATION, seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31) },
+        { numRuns: CASES_PER_OPERATION, seed },
       );
     }
     expect(cases).toBeGreaterThanOrEqual(operations.length * CASES_PER_OPERATION);
-    expect([...failures].map(([k, example]) => `${k}: ${example}`)).toEqual([]);
+    expect({ seed, failures: [...failures].map(([k, example]) => `${k}: ${example}`) }).toEqual({ seed, failures: [] });
   }, 400_000);
 });
