@@ -27,7 +27,8 @@ export interface ScheduledSessions {
 }
 
 export interface ScheduledRunner {
-  drainQueued(): Promise<void>;
+  /** `ordinary`: what it queued are ordinary sends (scheduled sends that came due), not a campaign's */
+  drainQueued(ordinary?: boolean): Promise<void>;
   isWorking(): boolean;
   /** the number check of `contacts:check` on this session's connection */
   onWhatsApp(phoneNumber: string): Promise<boolean>;
@@ -238,7 +239,7 @@ export class CampaignScheduler implements CampaignSendHooks {
       const unmoved = accepted.filter((id) => !moved.some((m) => m.id === id));
       // cancelled (or promoted elsewhere) between the read and the move: their slots go back
       if (unmoved.length > 0) await this.deps.limiter.releaseMany(sessionId, unmoved).catch(() => undefined);
-      if (moved.length > 0) void this.host?.runnerOf(sessionId)?.drainQueued();
+      if (moved.length > 0) void this.host?.runnerOf(sessionId)?.drainQueued(true);
     }
     if (decision.accepted < dueIds.length) return this.clock() + Math.max(250, decision.retryAfterMs);
     return dueIds.length === PROMOTE_BATCH ? this.clock() : Number.POSITIVE_INFINITY;

@@ -409,6 +409,42 @@ describe('OutboundSender', () => {
       expect(t.store.byId('msg_01')!.status).toBe('sent');
     });
 
+    it("holds campaign work from the API's signal until the drain has read what it announced, and not for an unsignalled drain", async () => {
+      const priority = new SendPriority({ slots: 2, maxWaitMs: 60_000 });
+      const t = setup({ campaigns: campaignHooks(priority).hooks });
+      t.store.queue({ id: 'msg_01', waMessageId: 'W1', text: 'ordinary' });
+      // the queue's read is slow (PostgreSQL busy): the signal's wait covers it
+      let open = () => undefined as void;
+      let gate = new Promise<void>((r) => (open = r));
+      const read = t.store.nextQueued.bind(t.store);
+      t.store.nextQueued = async (sessionId: string, limit: number) => {
+        await gate;
+        return read(sessionId, limit);
+      };
+      const drained = t.sender.trigger(true);
+      let stepStarted = false;
+      const step = priority.campaignTurn().then((end) => {
+        stepStarted = true;
+        return end;
+      });
+      await new Promise((r) => setImmediate(r));
+      expect(priority.state()).toEqual({ ordinary: 1, running: 0, waiting: 1 });
+      expect(stepStarted).toBe(false);
+      open();
+      (await step)();
+      await drained;
+      expect(t.store.byId('msg_01')!.status).toBe('sent');
+      expect(priority.state()).toEqual({ ordinary: 0, running: 0, waiting: 0 });
+
+      // a drain nobody signalled (a campaign's own enqueue, the sweep) holds nothing while it reads
+      gate = new Promise<void>((r) => (open = r));
+      const again = t.sender.trigger();
+      await new Promise((r) => setImmediate(r));
+      expect(priority.state()).toEqual({ ordinary: 0, running: 0, waiting: 0 });
+      open();
+      await again;
+    });
+
     it("sends a campaign's message only after its turn, and not at all when its campaign was paused while it waited", async () => {
       const priority = new SendPriority({ slots: 2, maxWaitMs: 60_000 });
       const c = campaignHooks(priority);

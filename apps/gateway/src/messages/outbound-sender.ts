@@ -16,7 +16,7 @@ import {
 import { toMessageView } from '@app/database';
 import type { EngineConnection } from '../engine/engine.interface';
 import type { SessionEvent, SessionEventSink } from '../store-ports';
-import { isGroupJid, MessageRow, MessageStore, MessagingSettings } from './message-store';
+import { isGroupJid, MessageRow, MessageStore, MessagingSettings, QueueHead } from './message-store';
 import type { SendPacing } from './send-pacing';
 import { SentRecords } from './sent-records';
 
@@ -156,6 +156,8 @@ export class OutboundSender {
   private failedAttempts = { messageId: '', count: 0 };
   /** ends the ordinary send this sender is at (`atRow`), if any */
   private ordinaryMark: (() => void) | null = null;
+  /** ends the wait an API signal started (`trigger(true)`): until a read that began after it has read its rows */
+  private signalMark: (() => void) | null = null;
   /** sends the network took that wait for the record under way (`record`), in send order */
   private readonly unrecorded: PendingRecord[] = [];
   private recorder: Promise<void> | null = null;
@@ -170,8 +172,13 @@ export class OutboundSender {
     this.sentRecords = deps.sentRecords ?? new SentRecords(deps.store, deps.events);
   }
 
-  /** Drains the queue now, or once more after the drain under way; resolves when no drain is running. */
-  trigger(): Promise<void> {
+  /**
+   * Drains the queue now, or once more after the drain under way; resolves when no drain is running. `ordinary`: the
+   * API signalled messages it queued (or scheduled sends came due): campaign work on the gateway waits from now until
+   * a read has taken them, and then for as long as this sender is at an ordinary row (`atRow`).
+   */
+  trigger(ordinary = false): Promise<void> {
+    if (ordinary) this.signalMark ??= this.deps.campaigns?.ordinaryStarted() ?? null;
     this.again = true;
     this.running ??= this.loop().finally(() => (this.running = null));
     return this.running;
@@ -220,6 +227,15 @@ export class OutboundSender {
         this.deps.logger.error({ err: String(err) }, 'draining queued messages failed');
       }
     }
+    // a drain that stopped before its read (a failure, no connection) ends a signal's wait too
+    this.takeSignal()?.();
+  }
+
+  /** The wait of the signal that came before this moment, for the read about to start to end. */
+  private takeSignal(): (() => void) | null {
+    const mark = this.signalMark;
+    this.signalMark = null;
+    return mark;
   }
 
   /**
@@ -249,8 +265,18 @@ export class OutboundSender {
     for (;;) {
       // a row sent but not recorded yet is still queued: read again only once every send so far is recorded
       await this.recorded();
-      // the session's presenceTyping comes with the batch, so a PATCH applies to the messages read after it
-      const { messages: batch, presenceTyping } = await store.nextQueued(sessionId, DRAIN_BATCH);
+      // the signalled rows committed before their signal, so this read takes them: its end ends the signal's wait,
+      // and an ordinary first row holds campaign work from there on without a gap
+      const signal = this.takeSignal();
+      let head: QueueHead;
+      try {
+        // the session's presenceTyping comes with the batch, so a PATCH applies to the messages read after it
+        head = await store.nextQueued(sessionId, DRAIN_BATCH);
+        if (head.messages.length > 0) this.atRow(head.messages[0]);
+      } finally {
+        signal?.();
+      }
+      const { messages: batch, presenceTyping } = head;
       if (!(await this.sendBatch(batch, presenceTyping, settings.ttlMs))) return;
       if (batch.length < DRAIN_BATCH) return;
     }

@@ -109,7 +109,7 @@ export class SessionHost {
 
   /** The API queued messages for a session (SendSignal); a session not held here is none of this gateway's business. */
   signal(sessionId: string): void {
-    void this.runners.get(sessionId)?.drainQueued();
+    void this.runners.get(sessionId)?.drainQueued(true);
   }
 
   /**

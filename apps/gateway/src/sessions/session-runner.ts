@@ -301,9 +301,12 @@ export class SessionRunner {
     return results[0]?.exists ?? false;
   }
 
-  /** Sends the session's queued messages (a signal from the API, the sweep); resolves when the drain is done. */
-  drainQueued(): Promise<void> {
-    return this.sender.trigger();
+  /**
+   * Sends the session's queued messages (a signal from the API, the sweep); resolves when the drain is done.
+   * `ordinary`: they are ordinary sends (the API's signal, scheduled sends that came due), which campaign work waits for.
+   */
+  drainQueued(ordinary = false): Promise<void> {
+    return this.sender.trigger(ordinary);
   }
 
   /** Resolves once the session has left `starting` (or after ms), so a start command can answer with a useful status. */
