@@ -87,6 +87,14 @@ export class CampaignScheduler implements CampaignSendHooks {
   private readonly settledIds = new Set<string>();
   /** campaigns waiting for the delay after their last message, and when it passes: stepped then, even if not due */
   private readonly readyAt = new Map<string, number>();
+  /**
+   * The scheduled sends' reads are redone at the next tick (a wake other than a settled campaign message, a failed
+   * read, other sessions held), or once `scheduledDueBy` came: the earliest due time the last read found, at most
+   * `maxSleepMs` after it (new scheduled sends come with no signal: that bounds how late they are seen).
+   */
+  private scheduledStale = true;
+  private scheduledDueBy = 0;
+  private scheduledOf = '';
   private readonly clock: () => number;
   private readonly random: () => number;
   private readonly keywords: Set<string>;
@@ -115,8 +123,14 @@ export class CampaignScheduler implements CampaignSendHooks {
     await this.ticking;
   }
 
-  /** A tick now (or once more after the one under way). */
+  /** A tick now (or once more after the one under way), which reads the scheduled sends again. */
   wake(): void {
+    this.scheduledStale = true;
+    this.kick();
+  }
+
+  /** A tick now (or once more after the one under way), for the campaigns only: a settled message changes no scheduled send. */
+  private kick(): void {
     if (this.stopped) return;
     this.again = true;
     this.ticking ??= this.loop().finally(() => (this.ticking = null));
@@ -130,7 +144,7 @@ export class CampaignScheduler implements CampaignSendHooks {
 
   settled(campaignId: string): void {
     this.settledIds.add(campaignId);
-    this.wake();
+    this.kick();
   }
 
   ordinaryStarted(): EndTurn {
@@ -185,12 +199,7 @@ export class CampaignScheduler implements CampaignSendHooks {
     const host = this.host;
     if (!host) return Number.POSITIVE_INFINITY;
     const held = host.activeSessionIds();
-    let nextAt = Number.POSITIVE_INFINITY;
-    for (const sessionId of await this.deps.queue.sessionsWithDueScheduled(held)) {
-      nextAt = Math.min(nextAt, await this.promote(sessionId));
-    }
-    const scheduledAt = await this.deps.queue.nextScheduledAt(held);
-    if (scheduledAt !== null) nextAt = Math.min(nextAt, scheduledAt);
+    let nextAt = await this.scheduledSends(held);
 
     const { due, nextAt: campaignsAt } = await this.deps.campaigns.due(held, this.takeReady());
     if (campaignsAt !== null) nextAt = Math.min(nextAt, campaignsAt);
@@ -208,6 +217,32 @@ export class CampaignScheduler implements CampaignSendHooks {
     }
     for (const at of this.readyAt.values()) nextAt = Math.min(nextAt, at);
     return nextAt;
+  }
+
+  /**
+   * The due scheduled sends of the held sessions join their queues; returns when they must be looked at again. Not read
+   * again before then unless something other than a settled campaign message woke the scheduler (see `scheduledStale`).
+   */
+  private async scheduledSends(held: string[]): Promise<number> {
+    const now = this.clock();
+    const of = held.join(',');
+    if (!this.scheduledStale && of === this.scheduledOf && now < this.scheduledDueBy) return this.scheduledDueBy;
+    // a wake during the reads marks them stale again, for the tick after this one
+    this.scheduledStale = false;
+    try {
+      let dueBy = now + this.deps.maxSleepMs;
+      for (const sessionId of await this.deps.queue.sessionsWithDueScheduled(held)) {
+        dueBy = Math.min(dueBy, await this.promote(sessionId));
+      }
+      const scheduledAt = await this.deps.queue.nextScheduledAt(held);
+      if (scheduledAt !== null) dueBy = Math.min(dueBy, scheduledAt);
+      this.scheduledOf = of;
+      this.scheduledDueBy = dueBy;
+      return dueBy;
+    } catch (err) {
+      this.scheduledStale = true;
+      throw err;
+    }
   }
 
   /** The campaigns to step whatever their `next_send_at`: their last message settled, or their delay after it passed. */
