@@ -141,7 +141,7 @@ if (process.argv[2] === '--in-app') {
 
 const autocannon = require('autocannon');
 const { Client } = require('pg');
-const { benchRun, cpuBreakdown, cpuSnapshot, freePort, isOtherCpu, median, nodeArgsFrom } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, isOtherCpu, median, nextMessage, nodeArgsFrom } = require('./support');
 const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { SecretBox } = dist('libs/crypto/src');
@@ -315,17 +315,17 @@ async function main() {
       env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: PREFIX, DATABASE_URL, FLOOR_WEBHOOK_ID: webhookId, FLOOR_ORG_ID: orgId },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const { port: nestPgPort } = await new Promise((r) => nestPg.once('message', r));
+    const { port: nestPgPort } = await nextMessage(nestPg, 'the Nest + PostgreSQL app');
     inApp = fork(__filename, ['--in-app'], {
       env: { ...apiEnv(0, await freePort()), LOG_LEVEL: 'warn', FLOOR_WEBHOOK_ID: webhookId, FLOOR_ORG_ID: orgId },
       execArgv: nodeArgsFrom('BENCH_API_NODE_ARGS'),
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
-    const { port: inAppPort } = await new Promise((r) => inApp.once('message', r));
+    const { port: inAppPort } = await nextMessage(inApp, 'the in-app API');
 
-    const { port: expressPort } = await new Promise((r) => express.once('message', r));
-    const { port: nestPort } = await new Promise((r) => nest.once('message', r));
-    const { port: nestRedisPort } = await new Promise((r) => nestRedis.once('message', r));
+    const { port: expressPort } = await nextMessage(express, 'the Express app');
+    const { port: nestPort } = await nextMessage(nest, 'the Nest app');
+    const { port: nestRedisPort } = await nextMessage(nestRedis, 'the Nest + Redis app');
     const apiPort = await freePort();
     api = await startApi(apiPort, nodeArgsFrom('BENCH_API_NODE_ARGS'), await freePort());
     const url = `http://127.0.0.1:${apiPort}/api/v1/webhooks/${webhookId}`;

@@ -45,7 +45,7 @@ const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId } = dist('libs/database/src');
 const { newApiKeyToken, sha256Hex } = dist('libs/crypto/src');
 const { SimEngine } = dist('apps/gateway/src/engine/sim/sim.engine');
-const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nodeArgsFrom, ownCpu, percentile, seedMessageHistory } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nextMessage, nodeArgsFrom, ownCpu, percentile, seedMessageHistory } = require('./support');
 const { createFloorTable } = require('./messages-floor');
 
 const { runId, database, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
@@ -348,10 +348,10 @@ async function main() {
     const floorSessions = Array.from({ length: SESSIONS }, (_, s) => `floor-${runId}-${s}`);
     const floorConsumer = fork(join(__dirname, 'messages-floor.js'), ['consumer'], { env: { ...floorEnv, FLOOR_SIM_URL: simUrl, FLOOR_SESSIONS: JSON.stringify(floorSessions) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.push(floorConsumer);
-    await new Promise((r, j) => { floorConsumer.once('message', r); floorConsumer.once('exit', () => j(new Error('the floor consumer exited'))); });
+    await nextMessage(floorConsumer, 'the floor consumer');
     const floorApi = fork(join(__dirname, 'messages-floor.js'), ['api'], { env: floorEnv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.push(floorApi);
-    const { port: floorPort } = await new Promise((r, j) => { floorApi.once('message', r); floorApi.once('exit', () => j(new Error('the floor API exited'))); });
+    const { port: floorPort } = await nextMessage(floorApi, 'the floor API');
     const floorPool = new Pool(`http://127.0.0.1:${floorPort}`, { connections: CONCURRENCY, keepAliveTimeout: 30000 });
     const floorPost = (tag, n) =>
       inFlight(n, CONCURRENCY, async (i) => {

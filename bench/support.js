@@ -103,6 +103,26 @@ async function scan(simUrl, id) {
   }
 }
 
+/**
+ * The next IPC message of a forked child; rejects when the child exits first, so a child that failed at its first line
+ * (a module moved) ends the bench and its cleanup instead of leaving it waiting with its other children alive.
+ */
+function nextMessage(child, what) {
+  return new Promise((resolve, reject) => {
+    if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`${what} had exited (${child.signalCode ?? child.exitCode})`));
+    const onExit = (code, signal) => {
+      child.off('message', onMessage);
+      reject(new Error(`${what} exited (${signal ?? code}) before answering`));
+    };
+    const onMessage = (message) => {
+      child.off('exit', onExit);
+      resolve(message);
+    };
+    child.once('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
 /** SIGKILLs every child still running and waits for their exits. */
 async function killChildren(children) {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -293,6 +313,7 @@ module.exports = {
   startApp,
   scan,
   killChildren,
+  nextMessage,
   killAfterHeartbeat,
   failoverPhases,
   formatPhases,

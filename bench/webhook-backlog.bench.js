@@ -63,15 +63,14 @@ const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId, Db, poolSettings } = dist('libs/database/src');
 const { EventPublisher } = dist('libs/events/src');
 const { SecretBox } = dist('libs/crypto/src');
-const { benchRun, freePort, percentile, sleep, waitUntil } = require('./support');
+const { benchRun, freePort, nextMessage, percentile, sleep, waitUntil } = require('./support');
 
 const { DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
 
 function receiverCall(child, msg) {
-  return new Promise((resolve) => {
-    child.once('message', resolve);
-    child.send(msg);
-  });
+  const answer = nextMessage(child, 'the receiver');
+  child.send(msg);
+  return answer;
 }
 
 async function startDispatcher(opsPort) {
@@ -129,7 +128,7 @@ function printTrace(trace, arrivals, epoch0) {
 
 async function main() {
   const receiver = fork(__filename, ['--receiver', A_MODE], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const { port } = await new Promise((r) => receiver.once('message', r));
+  const { port } = await nextMessage(receiver, 'the receiver');
   const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
   let dispatcher = null;
   const bound = setTimeout(() => {

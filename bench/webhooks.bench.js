@@ -63,7 +63,7 @@ const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId, Db, poolSettings } = dist('libs/database/src');
 const { EventPublisher } = dist('libs/events/src');
 const { SecretBox } = dist('libs/crypto/src');
-const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nodeArgsFrom, ownCpu, percentile } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, median, nextMessage, nodeArgsFrom, ownCpu, percentile } = require('./support');
 
 const { runId, DATABASE_URL, REDIS_URL, PREFIX, ENCRYPTION_KEY, cleanup } = benchRun();
 
@@ -71,10 +71,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const fmt = (n) => n.toFixed(0).padStart(7);
 
 function receiverCall(child, msg) {
-  return new Promise((resolve) => {
-    child.once('message', resolve);
-    child.send(msg);
-  });
+  const answer = nextMessage(child, 'the receiver');
+  child.send(msg);
+  return answer;
 }
 
 async function waitForCount(child, path, n, timeoutMs) {
@@ -194,7 +193,7 @@ function cpuLine(breakdown) {
 
 async function main() {
   const receiver = fork(__filename, ['--receiver'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const { port } = await new Promise((r) => receiver.once('message', r));
+  const { port } = await nextMessage(receiver, 'the receiver');
   const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
   let dispatcher = null;
   const bound = setTimeout(() => {
