@@ -385,6 +385,19 @@ describe('OutboundSender', () => {
       return hooks;
     }
 
+    /** A campaign step asks for its turn now; checks it is held behind one ordinary send; `turn` resolves when it gets it. */
+    async function campaignStepHeld(priority: SendPriority): Promise<{ turn: Promise<() => void> }> {
+      let started = false;
+      const step = priority.campaignTurn().then((end) => {
+        started = true;
+        return end;
+      });
+      await new Promise((r) => setImmediate(r));
+      expect(priority.state()).toEqual({ ordinary: 1, running: 0, waiting: 1 });
+      expect(started).toBe(false);
+      return { turn: step };
+    }
+
     it('holds campaign work on the gateway while an ordinary message is being sent, and lets it go once the network took it', async () => {
       const priority = new SendPriority({ slots: 2, maxWaitMs: 60_000 });
       const t = setup({ campaigns: campaignHooks(priority).hooks });
@@ -394,16 +407,9 @@ describe('OutboundSender', () => {
       const drained = t.sender.trigger();
       while (t.conn.attempts.length === 0) await new Promise((r) => setImmediate(r));
       // a campaign step asks for its turn while the ordinary message is with the network
-      let stepStarted = false;
-      const step = priority.campaignTurn().then((end) => {
-        stepStarted = true;
-        return end;
-      });
-      await new Promise((r) => setImmediate(r));
-      expect(priority.state()).toEqual({ ordinary: 1, running: 0, waiting: 1 });
-      expect(stepStarted).toBe(false);
+      const step = await campaignStepHeld(priority);
       release();
-      (await step)();
+      (await step.turn)();
       await drained;
       expect(priority.state()).toEqual({ ordinary: 0, running: 0, waiting: 0 });
       expect(t.store.byId('msg_01')!.status).toBe('sent');
@@ -422,16 +428,9 @@ describe('OutboundSender', () => {
         return read(sessionId, limit);
       };
       const drained = t.sender.trigger(true);
-      let stepStarted = false;
-      const step = priority.campaignTurn().then((end) => {
-        stepStarted = true;
-        return end;
-      });
-      await new Promise((r) => setImmediate(r));
-      expect(priority.state()).toEqual({ ordinary: 1, running: 0, waiting: 1 });
-      expect(stepStarted).toBe(false);
+      const step = await campaignStepHeld(priority);
       open();
-      (await step)();
+      (await step.turn)();
       await drained;
       expect(t.store.byId('msg_01')!.status).toBe('sent');
       expect(priority.state()).toEqual({ ordinary: 0, running: 0, waiting: 0 });
