@@ -1,11 +1,14 @@
 // ESLint (flat config): the recommended JavaScript and TypeScript rules, plus the import boundaries of
 // shared/STYLE.md: an app never imports another app, a lib never imports an app, libs/contracts imports nothing of ours.
+// And the API never imports serviceSession (docs/decisions.md 85).
 // Kept small on purpose (`npm run lint`, run by .ci/run before the tests); docs/testing.md says how it is checked.
 import js from '@eslint/js';
 import boundaries from 'eslint-plugin-boundaries';
 import { defineConfig } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+
+const SERVICE_SESSION_ONLY = 'the API passes the OwnedSession of SessionsRepository.findInOrganization; serviceSession is for the gateway and the dispatcher';
 
 export default defineConfig(
   { ignores: ['dist/', 'node_modules/', 'tmp/', 'coverage/', 'apps/dashboard/dist/', 'docs/', 'packages/*/dist/'] },
@@ -53,6 +56,20 @@ export default defineConfig(
               message: 'libs/contracts imports nothing of ours',
             },
           ],
+        },
+      ],
+    },
+  },
+  // the API acts on a session once its organization is checked (an OwnedSession, docs/decisions.md 85): the producer
+  // of a session scope without that check belongs to the gateway and the dispatcher
+  {
+    files: ['apps/api/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: '@app/database', importNames: ['serviceSession'], message: SERVICE_SESSION_ONLY }],
+          patterns: [{ group: ['@app/database/**', '**/libs/database/**'], importNames: ['serviceSession'], message: SERVICE_SESSION_ONLY }],
         },
       ],
     },

@@ -76,18 +76,18 @@ describe('ChatsRepository (PostgreSQL)', () => {
 
   it('applies state and answers only what changed', async () => {
     const session = await newSession(db, orgId);
-    const created = await chats.apply(orgId, session.id, { jid: BOB, archived: true, mutedUntil: 1_900_000_000_000 });
+    const created = await chats.apply(session, { jid: BOB, archived: true, mutedUntil: 1_900_000_000_000 });
     expect(created.changes).toEqual({ archived: true, mutedUntil: 1_900_000_000_000 });
     expect(created.row).toMatchObject({ jid: BOB, archived: true, pinned: false, mutedUntil: 1_900_000_000_000, lastMessageId: null });
-    const again = await chats.apply(orgId, session.id, { jid: BOB, archived: true, pinned: false, name: null });
+    const again = await chats.apply(session, { jid: BOB, archived: true, pinned: false, name: null });
     expect(again.changes).toEqual({});
-    const named = await chats.apply(orgId, session.id, { jid: BOB, name: 'Bob\0', unreadCount: 0, mutedUntil: null });
+    const named = await chats.apply(session, { jid: BOB, name: 'Bob\0', unreadCount: 0, mutedUntil: null });
     expect(named.changes).toEqual({ name: 'Bob', mutedUntil: null });
   });
 
   it('stores a history batch of chats in one statement, the phone’s state winning, a name it did not send kept', async () => {
     const session = await newSession(db, orgId);
-    await chats.apply(orgId, session.id, { jid: ALICE, name: 'Alice' });
+    await chats.apply(session, { jid: ALICE, name: 'Alice' });
     const n = await chats.applyHistory(orgId, session.id, [
       { jid: ALICE, name: null, unreadCount: 3, archived: true, pinned: true, mutedUntil: null },
       { jid: GROUP, name: 'Team', unreadCount: 0, archived: false, pinned: false, mutedUntil: 1_900_000_000_000 },
@@ -102,8 +102,8 @@ describe('ChatsRepository (PostgreSQL)', () => {
     const session = await newSession(db, orgId);
     const jids = ['15550000001@s.whatsapp.net', '15550000002@s.whatsapp.net', '15550000003@s.whatsapp.net'];
     for (const [i, jid] of jids.entries()) await messages.insert(message(session.id, { chatJid: jid, from: jid, createdAt: 1_700_000_000_000 + i }));
-    await chats.apply(orgId, session.id, { jid: '15550000009@s.whatsapp.net', pinned: true });
-    await chats.apply(orgId, session.id, { jid: '15550000008@s.whatsapp.net', pinned: true });
+    await chats.apply(session, { jid: '15550000009@s.whatsapp.net', pinned: true });
+    await chats.apply(session, { jid: '15550000008@s.whatsapp.net', pinned: true });
     const seen = await jidsByPagesOfTwo(session);
     expect(seen).toEqual([jids[2], jids[1], jids[0], '15550000009@s.whatsapp.net', '15550000008@s.whatsapp.net']);
     expect(decodeChatCursor('not-json')).toBeNull();

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { BaileysEventMap, GroupMetadata, GroupParticipant } from '@whiskeysockets/baileys';
-import { GroupFacts, GroupsRepository } from '@app/database';
+import { GroupFacts, GroupsRepository, serviceSession } from '@app/database';
 import type { EngineEvent } from '../../apps/gateway/src/engine/engine.interface';
 import { groupInfoFrom, groupMetadataFrom, groupParticipantsFrom } from '../../apps/gateway/src/engine/baileys/baileys-mapping';
 import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
@@ -57,12 +57,12 @@ describe('GroupsRepository (PostgreSQL)', () => {
     const session = await newSession(db, orgId);
     await groups.upsert(orgId, session.id, facts('9@g.us', { description: 'kept' }));
     await groups.applyChanges(session.id, '9@g.us', { subject: 'New', isLocked: true });
-    await groups.addParticipants(session.id, '9@g.us', ['c@s.whatsapp.net', 'a@s.whatsapp.net', 'c@s.whatsapp.net']);
+    await groups.addParticipants(session, '9@g.us', ['c@s.whatsapp.net', 'a@s.whatsapp.net', 'c@s.whatsapp.net']);
     let [g] = (await groups.pageOfSession(session, { limit: 10 })).rows;
     expect(g).toMatchObject({ subject: 'New', description: 'kept', isAnnounce: false, isLocked: true, participants: 4 });
     expect((await groups.metadataOf(session.id, '9@g.us'))?.participants.sort()).toEqual([OWNER, 'a@s.whatsapp.net', 'b@s.whatsapp.net', 'c@s.whatsapp.net'].sort());
 
-    await groups.removeParticipants(session.id, '9@g.us', ['a@s.whatsapp.net', 'x@s.whatsapp.net']);
+    await groups.removeParticipants(session, '9@g.us', ['a@s.whatsapp.net', 'x@s.whatsapp.net']);
     [g] = (await groups.pageOfSession(session, { limit: 10 })).rows;
     expect(g.participants).toBe(3);
     expect(await groups.metadataOf(session.id, '9@g.us')).toEqual({
@@ -84,8 +84,8 @@ describe('GroupsRepository (PostgreSQL)', () => {
     // a row stored before member lists were kept knows only its count: the engine must ask the network
     await db.query(`UPDATE groups SET members = NULL, participants = 2 WHERE session_id = $1`, [session.id]);
     expect(await groups.metadataOf(session.id, '5@g.us')).toBeNull();
-    await groups.addParticipants(session.id, '5@g.us', ['n@s.whatsapp.net']);
-    await groups.removeParticipants(session.id, '5@g.us', ['p@s.whatsapp.net', 'q@s.whatsapp.net', 'r@s.whatsapp.net']);
+    await groups.addParticipants(session, '5@g.us', ['n@s.whatsapp.net']);
+    await groups.removeParticipants(session, '5@g.us', ['p@s.whatsapp.net', 'q@s.whatsapp.net', 'r@s.whatsapp.net']);
     const [g] = (await groups.pageOfSession(session, { limit: 10 })).rows;
     expect(g.participants).toBe(0);
 
@@ -100,35 +100,35 @@ describe('GroupsRepository (PostgreSQL)', () => {
 
     it('a fresh read stores rights, picture and when; notifications keep the rights in step; forget and expire', async () => {
       const session = await newSession(db, orgId);
-      expect(await groups.storedOf(session.id, '77@g.us')).toBeNull();
+      expect(await groups.storedOf(session, '77@g.us')).toBeNull();
       const before = Date.now();
       await groups.refresh(session, { ...refreshFacts, admins: [OWNER, A], superAdmins: [OWNER], pictureUrl: 'https://pps.example/p.jpg' });
-      const stored = await groups.storedOf(session.id, '77@g.us');
+      const stored = await groups.storedOf(session, '77@g.us');
       expect(stored).toMatchObject({ ...refreshFacts, participantCount: 3, admins: [OWNER, A], superAdmins: [OWNER], pictureUrl: 'https://pps.example/p.jpg' });
       expect(stored!.refreshedAt).toBeGreaterThanOrEqual(before - 1000);
 
-      await groups.setParticipantsAdmin(session.id, '77@g.us', [B], 'admin');
-      expect((await groups.storedOf(session.id, '77@g.us'))!.admins.sort()).toEqual([OWNER, A, B].sort());
+      await groups.setParticipantsAdmin(session, '77@g.us', [B], 'admin');
+      expect((await groups.storedOf(session, '77@g.us'))!.admins.sort()).toEqual([OWNER, A, B].sort());
       // a demotion never takes a super admin's rights; a removal takes every right of the member
-      await groups.setParticipantsAdmin(session.id, '77@g.us', [A, OWNER], null);
-      expect((await groups.storedOf(session.id, '77@g.us'))!.admins.sort()).toEqual([OWNER, B].sort());
-      await groups.removeParticipants(session.id, '77@g.us', [B]);
-      expect(await groups.storedOf(session.id, '77@g.us')).toMatchObject({ participants: [OWNER, A], participantCount: 2, admins: [OWNER] });
+      await groups.setParticipantsAdmin(session, '77@g.us', [A, OWNER], null);
+      expect((await groups.storedOf(session, '77@g.us'))!.admins.sort()).toEqual([OWNER, B].sort());
+      await groups.removeParticipants(session, '77@g.us', [B]);
+      expect(await groups.storedOf(session, '77@g.us')).toMatchObject({ participants: [OWNER, A], participantCount: 2, admins: [OWNER] });
       // an upsert that does not say who the admins are keeps them
       await groups.upsert(orgId, session.id, facts('77@g.us', { participants: [OWNER, A] }));
-      expect((await groups.storedOf(session.id, '77@g.us'))!.admins).toEqual([OWNER]);
+      expect((await groups.storedOf(session, '77@g.us'))!.admins).toEqual([OWNER]);
 
       await groups.expire(session, '77@g.us');
-      expect((await groups.storedOf(session.id, '77@g.us'))!.refreshedAt).toBeNull();
+      expect((await groups.storedOf(session, '77@g.us'))!.refreshedAt).toBeNull();
       await groups.forget(session, '77@g.us');
-      expect(await groups.storedOf(session.id, '77@g.us')).toBeNull();
+      expect(await groups.storedOf(session, '77@g.us')).toBeNull();
     });
 
     it('a whole-group refresh from the network (Baileys) says who the admins are, by number where it can', async () => {
       const session = await newSession(db, orgId);
       await groups.upsert(orgId, session.id, facts('79@g.us', { participants: [OWNER, A, B], admins: [OWNER], superAdmins: [OWNER] }));
       await groups.applyChanges(session.id, '79@g.us', { subject: 'x' });
-      expect((await groups.storedOf(session.id, '79@g.us'))!.admins).toEqual([OWNER]);
+      expect((await groups.storedOf(session, '79@g.us'))!.admins).toEqual([OWNER]);
       await groups.applyChanges(session.id, '79@g.us', {}, {
         addressingMode: 'lid',
         participants: [
@@ -137,7 +137,7 @@ describe('GroupsRepository (PostgreSQL)', () => {
           { id: B, admin: null },
         ],
       });
-      expect(await groups.storedOf(session.id, '79@g.us')).toMatchObject({ admins: [OWNER, A], superAdmins: [OWNER] });
+      expect(await groups.storedOf(session, '79@g.us')).toMatchObject({ admins: [OWNER, A], superAdmins: [OWNER] });
     });
 
     it('a fresh read keeps the network form while the members are the same, and forgets it when they are not', async () => {
@@ -181,10 +181,10 @@ describe('GroupsRepository (PostgreSQL)', () => {
     /** Baileys' event through the engine's mapping into the repository, as the gateway does it. */
     async function apply(sessionId: string, update: BaileysEventMap['group-participants.update']): Promise<void> {
       const event = groupParticipantsFrom(update) as Extract<EngineEvent, { type: 'group-participants' }>;
-      if (event.action === 'add') await groups.addParticipants(sessionId, event.groupJid, event.participants, event.network);
-      if (event.action === 'remove') await groups.removeParticipants(sessionId, event.groupJid, event.participants, event.network);
+      if (event.action === 'add') await groups.addParticipants(serviceSession(sessionId), event.groupJid, event.participants, event.network);
+      if (event.action === 'remove') await groups.removeParticipants(serviceSession(sessionId), event.groupJid, event.participants, event.network);
       if (event.action === 'promote' || event.action === 'demote') {
-        await groups.setParticipantsAdmin(sessionId, event.groupJid, event.participants, event.action === 'promote' ? 'admin' : null, event.network);
+        await groups.setParticipantsAdmin(serviceSession(sessionId), event.groupJid, event.participants, event.action === 'promote' ? 'admin' : null, event.network);
       }
     }
 
@@ -235,7 +235,7 @@ describe('GroupsRepository (PostgreSQL)', () => {
       expect(meta?.participants.map((p: GroupParticipant) => p.id)).toEqual([OWN_LID, BOB_LID]);
       expect(meta?.addressingMode).toBe(LID_MODE);
       // Bob removed by number only (a source that does not know the LID): his LID entry goes too
-      await groups.removeParticipants(session.id, GROUP, [BOB]);
+      await groups.removeParticipants(session, GROUP, [BOB]);
       expect((await answer(session.id))?.participants.map((p: GroupParticipant) => p.id)).toEqual([OWN_LID]);
       const [row] = (await groups.pageOfSession(session, { limit: 10 })).rows;
       expect(row.participants).toBe(1);
@@ -261,7 +261,7 @@ describe('GroupsRepository (PostgreSQL)', () => {
       const session = await newSession(db, orgId);
       await groups.upsert(orgId, session.id, groupInfoFrom(lidGroup, OWN));
       // members added by a source that does not say how the network names them
-      await groups.addParticipants(session.id, GROUP, [BOB]);
+      await groups.addParticipants(session, GROUP, [BOB]);
       expect((await groups.metadataOf(session.id, GROUP))?.network).toBeNull();
       expect(await answer(session.id)).toBeUndefined();
       // and it stays unknown until the network tells the whole group again

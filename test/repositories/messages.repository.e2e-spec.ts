@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { EventEnvelope } from '@app/contracts';
-import { CampaignsRepository, Db, GENERIC_PLANS, poolSettings, MessagesRepository, MessageQueueRepository, MessageAcksRepository, newId, NewMessage, OutboxRows, SessionsRepository, toMessageView } from '@app/database';
+import { CampaignsRepository, Db, GENERIC_PLANS, poolSettings, MessagesRepository, MessageQueueRepository, MessageAcksRepository, newId, NewMessage, OutboxRows, serviceSession, SessionsRepository, toMessageView } from '@app/database';
 import { closeTestDataSource, testDataSource, testDb } from '../support/seed';
 import { newOrganization, newSession, ownedSession } from './rows';
 
@@ -340,19 +340,19 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
   it('applyEdit replaces a text or a caption once, returning the previous one; unknown, unchanged or revoked: null', async () => {
     const inbound = (over: Partial<NewMessage>) => outbound({ direction: 'in', status: 'received', ...over });
     const text = (await messages.insert(inbound({ text: 'helo' })))!;
-    const edited = await messages.applyEdit(sessionId, text.waMessageId, 'hello');
+    const edited = await messages.applyEdit(serviceSession(sessionId), text.waMessageId, 'hello');
     expect(edited).toEqual({ row: expect.objectContaining({ id: text.id, text: 'hello', revokedAt: null, editedAt: expect.any(Number) }), previousText: 'helo' });
     expect(text.editedAt).toBeNull();
     expect((await messages.findById(text.id))?.text).toBe('hello');
-    expect(await messages.applyEdit(sessionId, text.waMessageId, 'hello')).toBeNull();
-    expect(await messages.applyEdit(sessionId, 'NOT-STORED', 'x')).toBeNull();
+    expect(await messages.applyEdit(serviceSession(sessionId), text.waMessageId, 'hello')).toBeNull();
+    expect(await messages.applyEdit(serviceSession(sessionId), 'NOT-STORED', 'x')).toBeNull();
 
     const image = (await messages.insert(inbound({ type: 'image', text: null, media: { mimetype: 'image/jpeg', size: 3, filename: null, caption: 'old' } })))!;
-    expect(await messages.applyEdit(sessionId, image.waMessageId, 'new')).toEqual({ row: expect.objectContaining({ text: null, media: expect.objectContaining({ caption: 'new', mimetype: 'image/jpeg' }) }), previousText: 'old' });
+    expect(await messages.applyEdit(serviceSession(sessionId), image.waMessageId, 'new')).toEqual({ row: expect.objectContaining({ text: null, media: expect.objectContaining({ caption: 'new', mimetype: 'image/jpeg' }) }), previousText: 'old' });
 
-    const revoked = await messages.markRevoked(sessionId, text.waMessageId);
+    const revoked = await messages.markRevoked(serviceSession(sessionId), text.waMessageId);
     expect(revoked).toMatchObject({ id: text.id, revokedAt: expect.any(Number) });
-    expect(await messages.applyEdit(sessionId, text.waMessageId, 'after delete')).toBeNull();
+    expect(await messages.applyEdit(serviceSession(sessionId), text.waMessageId, 'after delete')).toBeNull();
   });
 
   it('applyReaction keeps one reaction per reactor (the latest), removes it with "", and answers null when nothing changed', async () => {
@@ -383,11 +383,11 @@ describe('MessagesRepository status changes (PostgreSQL)', () => {
   it('markRevoked marks a stored message once (the revoked_at column) and ignores an unknown one', async () => {
     const row = (await messages.insert(outbound({ direction: 'in', status: 'received' })))!;
     expect(row.revokedAt).toBeNull();
-    const first = await messages.markRevoked(sessionId, row.waMessageId);
+    const first = await messages.markRevoked(serviceSession(sessionId), row.waMessageId);
     expect(first?.revokedAt).toEqual(expect.any(Number));
     expect((await messages.findById(row.id))?.revokedAt).toBe(first?.revokedAt);
-    expect(await messages.markRevoked(sessionId, row.waMessageId)).toBeNull();
-    expect(await messages.markRevoked(sessionId, 'NOT-STORED')).toBeNull();
+    expect(await messages.markRevoked(serviceSession(sessionId), row.waMessageId)).toBeNull();
+    expect(await messages.markRevoked(serviceSession(sessionId), 'NOT-STORED')).toBeNull();
   });
 
   it('applyMemberAck keeps each member forward only and moves the message to the step every member reached', async () => {

@@ -20,6 +20,7 @@ import { LeaseWatchdog } from './lease-watchdog';
 import { SentRecords } from './messages/sent-records';
 import type { MessageRow } from './messages/message-store';
 import { PgMessageStore } from './messages/pg-message-store';
+import { PgChatStore } from './messages/pg-chat-store';
 import { CampaignScheduler } from './campaigns/campaign-scheduler';
 import { ClientVersionAlarm } from './sessions/client-version-alarm';
 import { GroupedEventSink } from './sessions/grouped-event-sink';
@@ -224,7 +225,7 @@ export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeAp
             logger,
             messages,
             sentRecords: new SentRecords(messages, sessionEvents),
-            chats,
+            chats: new PgChatStore(chats),
             chatLabels: chats,
             followedChannels,
             messaging: messagingSettings(c),

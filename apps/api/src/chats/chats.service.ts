@@ -42,7 +42,7 @@ export class ChatsService {
     const session = await this.actions.session(organizationId, sessionId);
     const jid = chatJid(rawJid);
     const limit = pageLimit(query);
-    const rows = await this.messages.page(session.id, { chatJid: jid, direction: query.direction, status: query.status }, limit + 1, query.cursor);
+    const rows = await this.messages.page(session, { chatJid: jid, direction: query.direction, status: query.status }, limit + 1, query.cursor);
     const more = rows.length > limit;
     const slice = more ? rows.slice(0, limit) : rows;
     return { data: slice.map(toMessageView), nextCursor: more ? slice[slice.length - 1].id : null };
@@ -62,7 +62,7 @@ export class ChatsService {
       if (target.chatJid !== jid) throw invalid('messageId', `the message is in chat ${target.chatJid}, not in ${jid}`);
     }
     const session = await this.actions.connected(organizationId, sessionId);
-    target ??= (await this.messages.page(session.id, { chatJid: jid }, 1))[0] ?? null;
+    target ??= (await this.messages.page(session, { chatJid: jid }, 1))[0] ?? null;
     const received = await this.receivedUpTo(session, jid, target);
     const keys: MessageKeyRef[] = received.map((m) => keyOf(m));
     await this.actions.performOn(session, 'chat.read', { chatJid: jid, keys, last: target ? markOf(target) : null });
@@ -75,7 +75,7 @@ export class ChatsService {
     const session = await this.actions.connected(organizationId, sessionId);
     switch (mark.kind) {
       case 'archive': {
-        const newest = (await this.messages.page(session.id, { chatJid: jid }, 1))[0] ?? null;
+        const newest = (await this.messages.page(session, { chatJid: jid }, 1))[0] ?? null;
         await this.actions.performOn(session, 'chat.archive', { chatJid: jid, archived: mark.archived, last: newest ? markOf(newest) : null });
         return this.store(session, jid, { archived: mark.archived });
       }
@@ -97,7 +97,7 @@ export class ChatsService {
   /** What the network accepted, stored with its `chat.update` (only when something changed). */
   private async store(session: OwnedSession, jid: string, changes: ChatChanges): Promise<ChatView> {
     const row = await this.events.transact(async (tx, publish) => {
-      const applied = await this.chats.apply(session.organizationId, session.id, { jid, ...changes }, tx);
+      const applied = await this.chats.apply(session, { jid, ...changes }, tx);
       if (Object.keys(applied.changes).length) {
         publish({ event: 'chat.update', organizationId: session.organizationId, sessionId: session.id, payload: { jid, changes: applied.changes } });
       }
@@ -109,7 +109,7 @@ export class ChatsService {
   /** The received messages of the chat up to `target` (it included), newest first, at most MAX_READ_RECEIPTS. */
   private async receivedUpTo(session: OwnedSession, jid: string, target: MessageRow | null): Promise<MessageRow[]> {
     if (!target) return [];
-    const older = await this.messages.page(session.id, { chatJid: jid, direction: 'in' }, MAX_READ_RECEIPTS, target.id);
+    const older = await this.messages.page(session, { chatJid: jid, direction: 'in' }, MAX_READ_RECEIPTS, target.id);
     const all = target.direction === 'in' ? [target, ...older] : older;
     return all.slice(0, MAX_READ_RECEIPTS);
   }

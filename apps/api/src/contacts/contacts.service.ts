@@ -63,7 +63,7 @@ export class ContactsService {
     const { results } = await this.actions.performOn(session, 'contacts.check', { phoneNumbers: [...new Set(numbers)] });
     const byNumber = new Map(results.map((r) => [r.phoneNumber, r]));
     const found = results.filter((r) => r.exists && r.jid);
-    await this.contacts.upsertMany(organizationId, session.id, found.map((r) => ({ jid: r.jid!, phoneNumber: r.phoneNumber, ...(r.lid ? { lid: r.lid } : {}) })));
+    await this.contacts.upsertMany(session, found.map((r) => ({ jid: r.jid!, phoneNumber: r.phoneNumber, ...(r.lid ? { lid: r.lid } : {}) })));
     return {
       data: body.numbers.map((input, i) => {
         const r = byNumber.get(numbers[i]);
@@ -84,11 +84,11 @@ export class ContactsService {
   async get(organizationId: string, sessionId: string, rawJid: string): Promise<ContactDetailView> {
     const session = await this.actions.session(organizationId, sessionId);
     const jid = contactJid(rawJid);
-    const stored = await this.contacts.find(organizationId, session.id, jid);
+    const stored = await this.contacts.find(session, jid);
     if (session.status === 'working') {
       const profile = await this.actions.performOn(session, 'contacts.profile', { jid });
       if (profile.exists) {
-        const [row] = await this.contacts.upsertMany(organizationId, session.id, [{ jid, about: profile.about, pictureUrl: profile.pictureUrl }]);
+        const [row] = await this.contacts.upsertMany(session, [{ jid, about: profile.about, pictureUrl: profile.pictureUrl }]);
         // a session at its bound of contacts does not store a new one: it is answered all the same
         if (row) return detail(row);
         return { ...unstored(jid, null, false), about: profile.about, pictureUrl: profile.pictureUrl };
@@ -106,7 +106,7 @@ export class ContactsService {
     const answer = await this.actions.performOn(session, 'contacts.block', { jid, block });
     const facts = { jid: answer.jid, blocked: answer.blocked, ...(answer.lid ? { lid: answer.lid } : {}) };
     return this.events.transact(async (tx, publish) => {
-      const [stored] = await this.contacts.markBlocked(organizationId, session.id, [facts], tx as Tx);
+      const [stored] = await this.contacts.markBlocked(session, [facts], tx as Tx);
       const contact: ContactView = stored
         ? toContactView(stored.row)
         : unstored(answer.jid, answer.lid, answer.blocked);

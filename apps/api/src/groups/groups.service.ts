@@ -75,7 +75,7 @@ export class GroupsService {
   async get(organizationId: string, sessionId: string, groupJid: string): Promise<GroupDetails> {
     const session = await this.actions.session(organizationId, sessionId);
     const jid = groupJidOf(groupJid);
-    const stored = await this.groups.storedOf(session.id, jid);
+    const stored = await this.groups.storedOf(session, jid);
     if (session.status !== 'working') {
       if (stored) return detailsOf(stored);
       throw new DomainError('conflict', `the session is not connected (status ${session.status}) and holds no stored copy of this group`, {
@@ -109,9 +109,9 @@ export class GroupsService {
     // the network's notification does the same (idempotently); storing it now makes a read right away see it
     const changed = result.data.filter((r) => r.status === 'ok').map((r) => r.jid);
     if (changed.length > 0) {
-      if (body.action === 'add') await this.groups.addParticipants(session.id, jid, changed);
-      if (body.action === 'remove') await this.groups.removeParticipants(session.id, jid, changed);
-      if (body.action === 'promote' || body.action === 'demote') await this.groups.setParticipantsAdmin(session.id, jid, changed, body.action === 'promote' ? 'admin' : null);
+      if (body.action === 'add') await this.groups.addParticipants(session, jid, changed);
+      if (body.action === 'remove') await this.groups.removeParticipants(session, jid, changed);
+      if (body.action === 'promote' || body.action === 'demote') await this.groups.setParticipantsAdmin(session, jid, changed, body.action === 'promote' ? 'admin' : null);
     }
     return result;
   }
@@ -166,7 +166,7 @@ export class GroupsService {
     let read = this.reading.get(key);
     if (!read) {
       read = (async () => {
-        const stored = await this.groups.storedOf(session.id, groupJid);
+        const stored = await this.groups.storedOf(session, groupJid);
         if (isFresh(stored)) return detailsOf(stored);
         const details = await this.perform(session, groupJid, () => this.actions.performOn(session, 'group.metadata', { groupJid }));
         await this.store(session, details);

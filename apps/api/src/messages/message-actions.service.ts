@@ -64,7 +64,7 @@ export class MessageActionsService {
     }
     await this.actions.perform(organizationId, sessionId, 'messages.edit', { key: messageKeyOf(row), text, sentAt });
     const edited = await this.events.transact(async (tx, publish) => {
-      const result = await this.messages.applyEdit(session.id, row.waMessageId, text, tx);
+      const result = await this.messages.applyEdit(session, row.waMessageId, text, tx);
       if (result) {
         publish({ event: 'message.edited', organizationId, sessionId: session.id, payload: { message: toMessageView(result.row), previousText: result.previousText } });
       }
@@ -88,7 +88,7 @@ export class MessageActionsService {
     this.requireOwnSent(row, 'deleted');
     await this.actions.perform(organizationId, sessionId, 'messages.revoke', { key: messageKeyOf(row) });
     await this.events.transact(async (tx, publish) => {
-      const revoked = await this.messages.markRevoked(session.id, row.waMessageId, tx);
+      const revoked = await this.messages.markRevoked(session, row.waMessageId, tx);
       if (revoked) {
         publish({
           event: 'message.revoked',

@@ -33,7 +33,7 @@ export class MessageLogService {
   async list(organizationId: string, sessionId: string, query: MessageQueryDto): Promise<Page<MessageView>> {
     const session = await findOwnSession(this.sessions, organizationId, sessionId);
     const limit = pageLimit(query);
-    const rows = await this.messages.page(session.id, { direction: query.direction, chatJid: query.chatJid, status: query.status }, limit + 1, query.cursor);
+    const rows = await this.messages.page(session, { direction: query.direction, chatJid: query.chatJid, status: query.status }, limit + 1, query.cursor);
     const more = rows.length > limit;
     const slice = more ? rows.slice(0, limit) : rows;
     return { data: slice.map(toMessageView), nextCursor: more ? slice[slice.length - 1].id : null };

@@ -1,5 +1,5 @@
 import type { ContactFacts } from '@app/contracts';
-import { type ContactsRepository, toContactView, type Tx } from '@app/database';
+import { type ContactsRepository, serviceSession, toContactView, type Tx } from '@app/database';
 import type { SessionEventSink } from '../store-ports';
 
 /**
@@ -20,7 +20,7 @@ export class PgContactBook implements ContactBook {
   constructor(private readonly contacts: ContactsRepository) {}
 
   async learn(organizationId: string, sessionId: string, facts: ContactFacts[]): Promise<void> {
-    await this.contacts.upsertMany(organizationId, sessionId, facts);
+    await this.contacts.upsertMany(serviceSession(sessionId, organizationId), facts);
   }
 
   async blocklist(organizationId: string, sessionId: string, action: 'set' | 'add' | 'remove', jids: string[], events: SessionEventSink): Promise<void> {
@@ -28,7 +28,7 @@ export class PgContactBook implements ContactBook {
     const blocked = action === 'add';
     await events.transact(async (tx, publish) => {
       // our own block through the API comes back as this change too: only a change of the stored state is news
-      const rows = await this.contacts.markBlocked(organizationId, sessionId, jids.map((jid) => ({ jid, blocked })), tx as Tx);
+      const rows = await this.contacts.markBlocked(serviceSession(sessionId, organizationId), jids.map((jid) => ({ jid, blocked })), tx as Tx);
       for (const { row, changed } of rows) {
         if (!changed) continue;
         publish({ event: blocked ? 'contact.blocked' : 'contact.unblocked', organizationId, sessionId, payload: { contact: toContactView(row) } });

@@ -7,8 +7,9 @@ import { inboundMessageRow } from './inbound-row';
 import type { MessageStore, NewMessage } from './message-store';
 
 /**
- * The part of `chats` (ChatsRepository, PostgreSQL) a gateway uses. A message's chat is kept current by the message's
- * own insert (MessageStore.insert); what is here is the chat state the network reports and a history sync's chats.
+ * The part of `chats` (ChatsRepository through PgChatStore, PostgreSQL) a gateway uses. A message's chat is kept
+ * current by the message's own insert (MessageStore.insert); what is here is the chat state the network reports and a
+ * history sync's chats.
  */
 export interface ChatStore {
   /** applies what is known of a chat; answers the fields that really changed (empty: nothing did) */

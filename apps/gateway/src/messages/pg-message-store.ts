@@ -1,5 +1,5 @@
 import type { AckStatus } from '@app/contracts';
-import type { MessageAcksRepository, MessageQueueRepository, MessagesRepository, NewMessage, OutboxRows, SentRecord, Tx } from '@app/database';
+import { serviceSession, type MessageAcksRepository, type MessageQueueRepository, type MessagesRepository, type NewMessage, type OutboxRows, type SentRecord, type Tx } from '@app/database';
 import type { MessageStore } from './message-store';
 
 /**
@@ -39,10 +39,10 @@ export class PgMessageStore implements MessageStore {
     return this.log.insert(message, tx);
   }
   applyEdit(sessionId: string, waMessageId: string, text: string, tx?: Tx) {
-    return this.log.applyEdit(sessionId, waMessageId, text, tx);
+    return this.log.applyEdit(serviceSession(sessionId), waMessageId, text, tx);
   }
   markRevoked(sessionId: string, waMessageId: string, tx?: Tx) {
-    return this.log.markRevoked(sessionId, waMessageId, tx);
+    return this.log.markRevoked(serviceSession(sessionId), waMessageId, tx);
   }
   applyReaction(sessionId: string, waMessageId: string, from: string, emoji: string, tx?: Tx) {
     return this.log.applyReaction(sessionId, waMessageId, from, emoji, tx);

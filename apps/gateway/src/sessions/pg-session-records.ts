@@ -1,5 +1,5 @@
 import type { GroupChanges, GroupNetwork, GroupNetworkParticipant } from '@app/contracts';
-import type { GroupsRepository, RuntimeFence, SessionRuntimePatch, SessionRuntimeRow, SessionsRepository } from '@app/database';
+import { serviceSession, type GroupsRepository, type RuntimeFence, type SessionRuntimePatch, type SessionRuntimeRow, type SessionsRepository } from '@app/database';
 import type { SecretBox } from '@app/crypto';
 import { GroupCommit, TURN_GROUPS } from '@app/infra';
 import type { GroupInfo } from '../engine/engine.interface';
@@ -86,15 +86,15 @@ export class PgSessionRecords implements SessionRecords {
   }
 
   addGroupParticipants(sessionId: string, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void> {
-    return this.groups.addParticipants(sessionId, groupJid, jids, network);
+    return this.groups.addParticipants(serviceSession(sessionId), groupJid, jids, network);
   }
 
   removeGroupParticipants(sessionId: string, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void> {
-    return this.groups.removeParticipants(sessionId, groupJid, jids, network);
+    return this.groups.removeParticipants(serviceSession(sessionId), groupJid, jids, network);
   }
 
   setGroupAdmins(sessionId: string, groupJid: string, jids: string[], admin: 'admin' | null, network?: GroupNetworkParticipant[]): Promise<void> {
-    return this.groups.setParticipantsAdmin(sessionId, groupJid, jids, admin, network);
+    return this.groups.setParticipantsAdmin(serviceSession(sessionId), groupJid, jids, admin, network);
   }
 
   findGroup(sessionId: string, groupJid: string): Promise<GroupInfo | null> {

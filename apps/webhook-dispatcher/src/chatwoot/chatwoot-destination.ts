@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { CHATWOOT_EVENTS, CHATWOOT_SOURCE_PREFIX, ChatwootEvent, ChatwootSettings, EventEnvelope, MessageView } from '@app/contracts';
-import { toMessageView, type ChatwootMessageLink, type ChatwootRepository, type ContactsRepository, type GroupsRepository, type MessageRow, type MessagesRepository } from '@app/database';
+import { serviceSession, toMessageView, type ChatwootMessageLink, type ChatwootRepository, type ContactsRepository, type GroupsRepository, type MessageRow, type MessagesRepository } from '@app/database';
 import type { MediaSource } from '@app/media';
 import type { DeliveryMessage, Destination } from '../delivery/destinations';
 import type { PostResult } from '../delivery/webhook-client';
@@ -313,7 +313,7 @@ export class ChatwootDestination implements Destination {
     const inboxId = await this.inboxOf(d);
     const phone = chatJid.endsWith('@s.whatsapp.net') ? `+${digitsOf(chatJid)}` : null;
     const name = isGroup(chatJid)
-      ? ((await this.stores.groups.storedOf(sessionId, chatJid))?.subject ?? chatJid)
+      ? ((await this.stores.groups.storedOf(serviceSession(sessionId), chatJid))?.subject ?? chatJid)
       : await this.nameOf(organizationId, sessionId, sender ?? chatJid);
     const found = (await this.client.searchContacts(d.account, phone ?? chatJid)).find((c) => (phone ? c.phone_number === phone : c.identifier === chatJid));
     let contactId: number;
@@ -332,7 +332,7 @@ export class ChatwootDestination implements Destination {
 
   /** A person's push name (or address-book name) as the session knows it, else their number. */
   private async nameOf(organizationId: string, sessionId: string, jid: string): Promise<string> {
-    const c = await this.stores.contacts.find(organizationId, sessionId, jid);
+    const c = await this.stores.contacts.find(serviceSession(sessionId, organizationId), jid);
     return c?.pushName || c?.name || (c?.phoneNumber ? `+${c.phoneNumber.replace(/^\+/, '')}` : `+${digitsOf(jid)}`);
   }
 

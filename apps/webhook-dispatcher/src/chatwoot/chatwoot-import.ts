@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { toMessageView, type ChatwootRepository, type MessageRow, type MessagesRepository } from '@app/database';
+import { serviceSession, toMessageView, type ChatwootRepository, type MessageRow, type MessagesRepository } from '@app/database';
 import type { WebhookTarget } from '../webhooks/webhook-directory';
 import type { ChatwootDestination } from './chatwoot-destination';
 
@@ -81,7 +81,7 @@ export class ChatwootImporter {
     const rows: MessageRow[] = [];
     let cursor: string | undefined;
     while (rows.length < MAX_IMPORTED) {
-      const page = await this.messages.page(sessionId, {}, 200, cursor);
+      const page = await this.messages.page(serviceSession(sessionId), {}, 200, cursor);
       const recent = page.filter((r) => r.createdAt >= since);
       rows.push(...recent);
       if (page.length < 200 || recent.length < page.length) break;

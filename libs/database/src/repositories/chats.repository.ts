@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ChatChanges, ChatState } from '@app/contracts';
 import { Db, type Queryable, type Tx } from '../pg';
+import type { SessionScopeWithOrganization } from './session-scope';
 import type { OwnedSession } from './sessions.repository';
 
 /** A row of `chats`: one conversation of a session (CONTRACT 12). */
@@ -191,7 +192,8 @@ export class ChatsRepository {
    * created (a new chat's changes are the fields given that differ from a fresh chat's defaults). Run it in the
    * transaction that writes the `chat.update` announcing it.
    */
-  async apply(organizationId: string, sessionId: string, facts: ChatFacts, manager?: Tx): Promise<{ row: ChatRow; changes: ChatChanges }> {
+  async apply(session: SessionScopeWithOrganization, facts: ChatFacts, manager?: Tx): Promise<{ row: ChatRow; changes: ChatChanges }> {
+    const { id: sessionId, organizationId } = session;
     const q = this.q(manager);
     await q.query(
       `INSERT INTO chats (session_id, organization_id, jid, is_group) VALUES ($1, $2, $3, $4) ON CONFLICT (session_id, jid) DO NOTHING`,

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { ContactFacts, ContactView } from '@app/contracts';
 import { newId } from '../ids';
 import type { PageRequest, RowPage } from './keyset-page';
+import type { SessionScopeWithOrganization } from './session-scope';
 import type { OwnedSession } from './sessions.repository';
 import { Db, type Tx } from '../pg';
 
@@ -87,13 +88,12 @@ export class ContactsRepository {
    * Stores what the network said of these contacts (new ones while the session holds fewer than `bound`, known ones
    * always) and answers the rows as stored after it, in no particular order.
    */
-  async upsertMany(
-    organizationId: string,
-    sessionId: string,
-    facts: ContactFacts[],
-    manager?: Tx,
-    bound = MAX_CONTACTS_PER_SESSION,
-  ): Promise<ContactRow[]> {
+  async upsertMany(session: SessionScopeWithOrganization, facts: ContactFacts[], manager?: Tx, bound = MAX_CONTACTS_PER_SESSION): Promise<ContactRow[]> {
+    return this.upsertFacts(session.organizationId, session.id, facts, manager, bound);
+  }
+
+  /** `upsertMany` on the ids themselves, shared with `replaceBlocklist` (which only the gateway calls). */
+  private async upsertFacts(organizationId: string, sessionId: string, facts: ContactFacts[], manager: Tx | undefined, bound: number): Promise<ContactRow[]> {
     const given = facts.filter((f) => typeof f.jid === 'string' && f.jid.length > 0);
     if (given.length === 0) return [];
     const run = async (tx: Tx): Promise<ContactRow[]> => this.upsertIn(tx, organizationId, sessionId, mergeByJid(await this.byStoredJid(tx, sessionId, given)), bound);
@@ -181,7 +181,7 @@ export class ContactsRepository {
         sessionId,
         jids,
       ]);
-      await this.upsertMany(organizationId, sessionId, jids.map((jid) => ({ jid, blocked: true })), tx);
+      await this.upsertFacts(organizationId, sessionId, jids.map((jid) => ({ jid, blocked: true })), tx, MAX_CONTACTS_PER_SESSION);
     });
   }
 
@@ -190,18 +190,17 @@ export class ContactsRepository {
    * its `blocked` changed (a contact new to the session counts as changed when blocked): only a change is news.
    */
   async markBlocked(
-    organizationId: string,
-    sessionId: string,
+    session: SessionScopeWithOrganization,
     contacts: Array<ContactFacts & { blocked: boolean }>,
     manager: Tx,
   ): Promise<Array<{ row: ContactRow; changed: boolean }>> {
-    const jids = (await this.byStoredJid(manager, sessionId, contacts)).map((c) => c.jid);
+    const jids = (await this.byStoredJid(manager, session.id, contacts)).map((c) => c.jid);
     const before = await manager.query<{ jid: string; blocked: boolean }>(
       `SELECT jid, blocked FROM contacts WHERE session_id = $1 AND jid = ANY($2::text[]) FOR UPDATE`,
-      [sessionId, jids],
+      [session.id, jids],
     );
     const was = new Map(before.map((r) => [r.jid, r.blocked]));
-    const rows = await this.upsertMany(organizationId, sessionId, contacts, manager);
+    const rows = await this.upsertMany(session, contacts, manager);
     return rows.map((row) => ({ row, changed: (was.get(row.jid) ?? false) !== row.blocked }));
   }
 
@@ -217,10 +216,10 @@ export class ContactsRepository {
   }
 
   /** One contact of the session, by its jid or its LID. */
-  async find(organizationId: string, sessionId: string, jid: string): Promise<ContactRow | null> {
+  async find(session: SessionScopeWithOrganization, jid: string): Promise<ContactRow | null> {
     const rows = await this.db.query<Row>(
       `SELECT ${COLUMNS} FROM contacts WHERE organization_id = $1 AND session_id = $2 AND (jid = $3 OR lid = $3) ORDER BY (jid = $3) DESC LIMIT 1`,
-      [organizationId, sessionId, jid],
+      [session.organizationId, session.id, jid],
     );
     return rows[0] ? toRow(rows[0]) : null;
   }

@@ -4,6 +4,7 @@ import { newId } from '../ids';
 import { Group } from '../entities/group.entity';
 import { Db, EntityTable } from '../pg';
 import { keysetPage, PageRequest, RowPage } from './keyset-page';
+import type { SessionScope } from './session-scope';
 import type { OwnedSession } from './sessions.repository';
 
 const GROUPS = new EntityTable(Group);
@@ -150,11 +151,11 @@ export class GroupsRepository {
   }
 
   /** The session's stored group with its rights and picture, or null when the session does not know it. */
-  async storedOf(sessionId: string, groupJid: string): Promise<StoredGroup | null> {
+  async storedOf(session: SessionScope, groupJid: string): Promise<StoredGroup | null> {
     const rows = await this.db.query<StoredGroupRow>(
       `SELECT group_jid, subject, description, owner_jid, participants, members, is_announce, is_locked, admins, super_admins, picture_url, refreshed_at
        FROM groups WHERE session_id = $1 AND group_jid = $2`,
-      [sessionId, groupJid],
+      [session.id, groupJid],
     );
     const r = rows[0];
     if (!r) return null;
@@ -214,7 +215,7 @@ export class GroupsRepository {
    * group: they join the stored network form (replacing an entry under any of their forms). Without it the stored
    * network form can no longer be complete and is forgotten.
    */
-  async addParticipants(sessionId: string, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void> {
+  async addParticipants(session: SessionScope, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void> {
     await this.db.query(
       `UPDATE groups SET
          members = CASE WHEN members IS NULL THEN NULL ELSE ARRAY(SELECT DISTINCT unnest(members || $3::text[]) ORDER BY 1) END,
@@ -224,7 +225,7 @@ export class GroupsRepository {
                         ELSE jsonb_set(network, '{participants}', ${rebuiltParticipants('p', `NOT ${goesBy('$4')}`)} || $5::jsonb) END,
          updated_at = now()
        WHERE session_id = $1 AND group_jid = $2`,
-      [sessionId, groupJid, [...new Set(jids)], formsOf(jids, network), network ? JSON.stringify(uniqueById(network)) : null],
+      [session.id, groupJid, [...new Set(jids)], formsOf(jids, network), network ? JSON.stringify(uniqueById(network)) : null],
     );
   }
 
@@ -232,7 +233,7 @@ export class GroupsRepository {
    * Members left or were removed; the count never goes below zero. They leave the stored network form under any of
    * their forms (the numbers in `jids`, and the ids, numbers and LIDs of `network` when the network named them).
    */
-  async removeParticipants(sessionId: string, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void> {
+  async removeParticipants(session: SessionScope, groupJid: string, jids: string[], network?: GroupNetworkParticipant[]): Promise<void> {
     await this.db.query(
       `UPDATE groups SET
          members = CASE WHEN members IS NULL THEN NULL ELSE ARRAY(SELECT m FROM unnest(members) m WHERE m <> ALL($3::text[])) END,
@@ -244,7 +245,7 @@ export class GroupsRepository {
          super_admins = ARRAY(SELECT a FROM unnest(super_admins) a WHERE a <> ALL($3::text[])),
          updated_at = now()
        WHERE session_id = $1 AND group_jid = $2`,
-      [sessionId, groupJid, [...new Set(jids)], formsOf(jids, network)],
+      [session.id, groupJid, [...new Set(jids)], formsOf(jids, network)],
     );
   }
 
@@ -253,7 +254,7 @@ export class GroupsRepository {
    * record it; the member list and its count do not change. A super admin (the creator) stays one.
    */
   async setParticipantsAdmin(
-    sessionId: string,
+    session: SessionScope,
     groupJid: string,
     jids: string[],
     admin: 'admin' | 'superadmin' | null,
@@ -267,7 +268,7 @@ export class GroupsRepository {
                        ELSE ARRAY(SELECT DISTINCT unnest(admins || $5::text[])) END,
          updated_at = now()
        WHERE session_id = $1 AND group_jid = $2`,
-      [sessionId, groupJid, formsOf(jids, network), admin, [...new Set(jids)]],
+      [session.id, groupJid, formsOf(jids, network), admin, [...new Set(jids)]],
     );
   }
 

@@ -39,6 +39,7 @@ export * from './groups.repository';
 export * from './organizations.repository';
 export * from './session-auth-keys.repository';
 export * from './sessions.repository';
+export * from './session-scope';
 export * from './users.repository';
 export * from './webhooks.repository';
 export * from './contacts.repository';

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { MediaRef } from '@app/contracts';
+import type { SessionScope } from './session-scope';
 import { autoReadSql, type OwnedSession } from './sessions.repository';
 import { chatOfMessageSql } from './chats.repository';
 import { campaignMediaSql } from './campaigns.repository';
@@ -145,9 +146,9 @@ export class MessagesRepository {
   }
 
   /** Newest first, keyset-paginated by id. */
-  async page(sessionId: string, filter: MessageFilter, limit: number, cursor?: string): Promise<MessageRow[]> {
+  async page(session: SessionScope, filter: MessageFilter, limit: number, cursor?: string): Promise<MessageRow[]> {
     const where = ['session_id = $1'];
-    const params: unknown[] = [sessionId];
+    const params: unknown[] = [session.id];
     const add = (sql: string, value: unknown) => {
       params.push(value);
       where.push(sql.replace('?', `$${params.length}`));
@@ -168,7 +169,7 @@ export class MessagesRepository {
    * An edit from the network: the text of a text message, the caption of a media message. null when there is nothing
    * to change: an unknown message, a revoked one, or the same text again (a re-delivered edit publishes nothing twice).
    */
-  async applyEdit(sessionId: string, waMessageId: string, text: string, manager?: Tx): Promise<EditedMessage | null> {
+  async applyEdit(session: SessionScope, waMessageId: string, text: string, manager?: Tx): Promise<EditedMessage | null> {
     const rows = await (manager ?? this.db).query<MessageRawRow & { previous_text: string | null }>(
       `WITH old AS (
          SELECT id AS old_id, CASE WHEN media IS NULL THEN text ELSE media->>'caption' END AS previous_text, media IS NULL AS is_text
@@ -180,7 +181,7 @@ export class MessagesRepository {
            edited_at = now(), updated_at = now()
          FROM old WHERE id = old.old_id AND old.previous_text IS DISTINCT FROM $3::text
        RETURNING ${MESSAGE_COLUMNS}, old.previous_text`,
-      [sessionId, waMessageId, text],
+      [session.id, waMessageId, text],
     );
     return rows[0] ? { row: toMessageRow(rows[0]), previousText: rows[0].previous_text } : null;
   }
@@ -221,12 +222,12 @@ export class MessagesRepository {
   }
 
   /** A delete for everyone from the network: the row marked once (null: unknown, or already marked). */
-  async markRevoked(sessionId: string, waMessageId: string, manager?: Tx): Promise<MessageRow | null> {
+  async markRevoked(session: SessionScope, waMessageId: string, manager?: Tx): Promise<MessageRow | null> {
     return updatedRow(
       (manager ?? this.db),
       `UPDATE messages SET revoked_at = now(), updated_at = now()
         WHERE session_id = $1 AND wa_message_id = $2 AND revoked_at IS NULL RETURNING ${MESSAGE_COLUMNS}`,
-      [sessionId, waMessageId],
+      [session.id, waMessageId],
     );
   }
 
