@@ -180,7 +180,7 @@ export class OutboundSender {
   trigger(ordinary = false): Promise<void> {
     if (ordinary) this.signalMark ??= this.deps.campaigns?.ordinaryStarted() ?? null;
     this.again = true;
-    this.running ??= this.loop().finally(() => (this.running = null));
+    this.running ??= this.loop();
     return this.running;
   }
 
@@ -227,8 +227,11 @@ export class OutboundSender {
         this.deps.logger.error({ err: String(err) }, 'draining queued messages failed');
       }
     }
-    // a drain that stopped before its read (a failure, no connection) ends a signal's wait too
+    // a drain that stopped before its read (a failure, no connection) ends a signal's wait too; and the loop is let
+    // go in the same turn as its last look at `again`, so a trigger after that look starts a new loop (with
+    // `.finally`, one in between was lost, and its signal's wait with it)
     this.takeSignal()?.();
+    this.running = null;
   }
 
   /** The wait of the signal that came before this moment, for the read about to start to end. */
