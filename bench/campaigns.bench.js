@@ -155,7 +155,7 @@ class Deployment {
     this.apiOpsPort = await freePort();
     this.api = await startApp(
       'dist/apps/api/src/main.js',
-      this.env({ PORT: String(port), API_OPS_PORT: String(this.apiOpsPort), NETWORK_SIM_URL: this.simUrl, RATE_LIMIT_CREDENTIAL_PER_MIN: '10000000', RATE_LIMIT_IP_PER_MIN: '10000000' }),
+      this.env({ PORT: String(port), API_OPS_PORT: String(this.apiOpsPort), NETWORK_SIM_URL: this.simUrl, RATE_LIMIT_CREDENTIAL_PER_MIN: '10000000', RATE_LIMIT_IP_PER_MIN: '10000000', ...(process.env.CAMPAIGN_API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.CAMPAIGN_API_NODE_OPTIONS } : {}) }),
       `${this.apiUrl}/healthz`,
       60000,
       this.children,
