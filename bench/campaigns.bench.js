@@ -14,10 +14,10 @@
 //    gateway, and a probe session beside them. Measured in the same run: the gateway's CPU and the rows read from
 //    campaign_recipients and campaigns per second with no campaign, with the campaigns idle (waiting for their
 //    startAt) at 10 recipients each and at 10,000 each (the tick's cost must not depend on the pending recipients); then
-//    CAMPAIGN_ROUNDS (20) rounds of CAMPAIGN_PROBES (50) single sends on the probe session, one every
+//    CAMPAIGN_ROUNDS (20) rounds of CAMPAIGN_PROBES (100) single sends on the probe session, one every
 //    CAMPAIGN_PROBE_EVERY_MS (100), POST → arrival at the simulator, with the campaigns paused and with them sending,
 //    alternately, paused first in even rounds and sending first in odd ones (a shared machine's load drifts: both sides
-//    see it); p99 over all rounds of each side (1,000 probes a side: the p99 is the 10th slowest, not the 3rd), and
+//    see it); p99 over all rounds of each side (2,000 probes a side: the p99 is the 20th slowest), and
 //    the ratio's spread: a bootstrap over the rounds (each round's two blocks, next to each other in time, drawn
 //    together), its 2.5th–97.5th percentiles. Per round: the campaigns' messages per second, the CPU of the gateway,
 //    the API, the simulator and PostgreSQL, the event loops' delay, PostgreSQL's backends running or waiting; then
@@ -27,7 +27,7 @@
 //    gateway's CPU profile (its inspector) and PostgreSQL's statements by time (pg_stat_statements, nested included).
 //
 //   CAMPAIGN_CHAOS_RECIPIENTS (2000), CAMPAIGN_SCALE_CAMPAIGNS (20), CAMPAIGN_SCALE_RECIPIENTS (10000),
-//   CAMPAIGN_SCALE_MIN_DELAY_MS / _MAX_DELAY_MS (1000 / 3000), CAMPAIGN_ROUNDS (20), CAMPAIGN_PROBES (50),
+//   CAMPAIGN_SCALE_MIN_DELAY_MS / _MAX_DELAY_MS (1000 / 3000), CAMPAIGN_ROUNDS (20), CAMPAIGN_PROBES (100),
 //   CAMPAIGN_PROBE_EVERY_MS (100), CAMPAIGN_IDLE_MS (20000), CAMPAIGN_SKIP_CHAOS / CAMPAIGN_SKIP_SCALE=1,
 //   CAMPAIGN_DIAGNOSE=1, CAMPAIGN_DIAGNOSE_MS, CAMPAIGN_BENCH_LOG (the processes' stderr; $TMPDIR/campaigns-bench.log)
 'use strict';
@@ -48,7 +48,7 @@ const CHAOS_SCHEDULED = Number(process.env.CAMPAIGN_CHAOS_SCHEDULED ?? 100);
 const CHAOS_SCHEDULED_EVERY_MS = Number(process.env.CAMPAIGN_CHAOS_SCHEDULED_EVERY_MS ?? 2500);
 const SCALE_CAMPAIGNS = Number(process.env.CAMPAIGN_SCALE_CAMPAIGNS ?? 20);
 const SCALE_N = Number(process.env.CAMPAIGN_SCALE_RECIPIENTS ?? 10000);
-const PROBES = Number(process.env.CAMPAIGN_PROBES ?? 50);
+const PROBES = Number(process.env.CAMPAIGN_PROBES ?? 100);
 const ROUNDS = Number(process.env.CAMPAIGN_ROUNDS ?? 20);
 const PROBE_EVERY_MS = Number(process.env.CAMPAIGN_PROBE_EVERY_MS ?? 100);
 const IDLE_MS = Number(process.env.CAMPAIGN_IDLE_MS ?? 20000);
