@@ -5,30 +5,17 @@
  *
  *   node scripts/slowest-suites.js [results.json (tmp/jest-results.json)] [how many (15)]
  *
- * Jest's JSON names a suite by its path only; a file of the engine matrix runs twice (projects e2e and e2e-baileys),
- * and its titles name the engine, which tells the two apart.
+ * Each suite's project comes from the file (scripts/test.js writes it) or is guessed from its titles
+ * (scripts/jest-results.js).
  */
 const { readFileSync } = require('node:fs');
-const { relative, resolve } = require('node:path');
+const { resolve } = require('node:path');
+const { suitesOf } = require('./jest-results');
 
 const file = resolve(process.argv[2] ?? 'tmp/jest-results.json');
 const count = Number(process.argv[3] ?? 15);
 const results = JSON.parse(readFileSync(file, 'utf8'));
-const root = resolve(__dirname, '..');
-
-const projectOf = (suite) => {
-  const path = relative(root, suite.name);
-  if (!path.startsWith('test/')) return 'unit';
-  const titles = suite.assertionResults.flatMap((a) => a.ancestorTitles).join(' ');
-  return /\bbaileys engine\b/.test(titles) || (!/\bsim engine\b/.test(titles) && suite.pass === 2) ? 'e2e-baileys' : 'e2e';
-};
-
-const seen = new Map();
-const suites = results.testResults.map((suite) => {
-  seen.set(suite.name, (seen.get(suite.name) ?? 0) + 1);
-  const entry = { ...suite, pass: seen.get(suite.name) };
-  return { path: relative(root, suite.name), project: projectOf(entry), seconds: (suite.endTime - suite.startTime) / 1000, status: suite.status };
-});
+const suites = suitesOf(results);
 
 const totals = new Map();
 for (const s of suites) totals.set(s.project, (totals.get(s.project) ?? 0) + s.seconds);
