@@ -4,7 +4,7 @@
  * `$TMPDIR/loop-stalls-<pid>.log`. E.g. the campaigns bench's API:
  *   CAMPAIGN_API_NODE_OPTIONS="--require $PWD/bench/loop-stalls.js" CAMPAIGN_SKIP_CHAOS=1 node bench/campaigns.bench.js
  */
-const { PerformanceObserver, constants } = require('node:perf_hooks');
+const { constants } = require('node:perf_hooks');
 const { appendFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
