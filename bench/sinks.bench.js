@@ -16,7 +16,7 @@ const dist = (p) => require(join(ROOT, 'dist', p));
 const { migrate, newId, Db, poolSettings } = dist('libs/database/src');
 const { EventPublisher } = dist('libs/events/src');
 const { SecretBox } = dist('libs/crypto/src');
-const { benchRun, freePort, sleep } = require('./support');
+const { benchRun, cpuBreakdown, cpuSnapshot, freePort, machineCpuSeconds, sleep } = require('./support');
 
 const EVENTS = Number(process.env.BENCH_SINK_EVENTS ?? 10000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
@@ -41,40 +41,10 @@ function cpuSeconds(pid) {
   }
 }
 
-/**
- * CPU seconds so far of every process on the machine, grouped (postgres, nats-server, redis-server, RabbitMQ's
- * beam.smp, the dispatcher, this bench, everything else) plus the machine's busy total from /proc/stat: what a phase
- * cost the whole machine, not only the dispatcher (Linux; empty elsewhere).
- */
-function machineCpu(dispatcherPid) {
-  const fs = require('node:fs');
-  const out = { machine: NaN, postgres: 0, 'nats-server': 0, 'redis-server': 0, rabbitmq: 0, dispatcher: 0, bench: 0, other: 0 };
-  try {
-    const [, user, nice, system, , , irq, softirq, steal] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-    out.machine = (user + nice + system + irq + softirq + steal) / 100;
-    for (const pid of fs.readdirSync('/proc')) {
-      if (!/^\d+$/.test(pid)) continue;
-      let stat;
-      try {
-        stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      } catch {
-        continue; // gone meanwhile
-      }
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      const cpu = (Number(fields[11]) + Number(fields[12])) / 100;
-      const group = Number(pid) === dispatcherPid ? 'dispatcher' : Number(pid) === process.pid ? 'bench' : comm === 'postgres' ? 'postgres' : comm === 'beam.smp' ? 'rabbitmq' : comm in out ? comm : 'other';
-      out[group] += cpu;
-    }
-  } catch {
-    // not Linux
-  }
-  return out;
-}
-
-/** machine CPU per item in µs, by group, from two machineCpu() readings */
-function cpuPerItem(a, b, items) {
-  return Object.keys(a).map((k) => `${k} ${(((b[k] - a[k]) / items) * 1e6).toFixed(0)}`).join(', ');
+/** µs of CPU per item, the machine's total first, then each process group (cpuBreakdown's names) */
+function cpuPerItem(phase, items) {
+  const us = (seconds) => ((seconds / items) * 1e6).toFixed(0);
+  return [`machine ${us(phase.machine)}`, ...[...phase.groups].sort((a, b) => b[1] - a[1]).map(([name, seconds]) => `${name} ${us(seconds)}`)].join(', ');
 }
 
 /** write system calls of a process so far (Linux: its sockets' writes among them), NaN elsewhere */
@@ -254,22 +224,27 @@ async function main() {
       // ROUNDS rounds, each the bare client, the destination alone and the dispatcher on the next slice of events: the
       // three meet the same load from the machine's other users, which a run of one after the other does not
       const seconds = { raw: 0, alone: 0, full: 0 };
-      // the whole machine's CPU over the raw and the dispatcher phases, by process group
-      const cpu = { raw: {}, alone: {}, full: {} };
+      // the whole machine's CPU over each phase: its busy total and every process's share, by role or name
+      const cpu = { raw: { machine: 0, groups: new Map() }, alone: { machine: 0, groups: new Map() }, full: { machine: 0, groups: new Map() } };
+      const roles = { [dispatcher.pid]: 'dispatcher', [process.pid]: 'bench' };
+      const machineNow = () => ({ machine: machineCpuSeconds(), snap: cpuSnapshot() });
+      const addCpu = (phase, a, b) => {
+        phase.machine += b.machine - a.machine;
+        for (const [name, used] of cpuBreakdown(a.snap, b.snap, roles)) phase.groups.set(name, (phase.groups.get(name) ?? 0) + used);
+      };
       const d = { ins: 0, upd: 0, commits: 0, writes: 0, cpu: 0, wall: 0, seconds: 0, attempts: 0, busyMs: 0, publishMs: 0 };
       const size = Math.ceil(EVENTS / ROUNDS);
       for (let from = 0; from < EVENTS; from += size) {
         const slice = (a) => a.slice(from, from + size);
         const n = slice(bodies).length;
-        const r0 = machineCpu(dispatcher.pid);
+        const r0 = machineNow();
         seconds.raw += n / (await (kind === 'amqp' ? rawAmqp : rawNats)(slice(bodies), slice(ids)));
-        const r1 = machineCpu(dispatcher.pid);
-        for (const k of Object.keys(r0)) cpu.raw[k] = (cpu.raw[k] ?? 0) + r1[k] - r0[k];
+        const r1 = machineNow();
+        addCpu(cpu.raw, r0, r1);
         seconds.alone += n / (await destinationAlone(kind, targets[kind].url, targets[kind].target, slice(bodies), slice(ids)));
-        const r2 = machineCpu(dispatcher.pid);
-        for (const k of Object.keys(r0)) cpu.alone[k] = (cpu.alone[k] ?? 0) + r2[k] - r1[k];
+        addCpu(cpu.alone, r1, machineNow());
         const a = await detail();
-        const f0 = machineCpu(dispatcher.pid);
+        const f0 = machineNow();
         const started = performance.now();
         const startedAt = Date.now();
         for (let i = from; i < from + n; i += 500) await publisher.publishEnvelopes(envelopes.slice(i, Math.min(from + n, i + 500)));
@@ -281,8 +256,7 @@ async function main() {
           await sleep(20);
         }
         seconds.full += (performance.now() - started) / 1000;
-        const f1 = machineCpu(dispatcher.pid);
-        for (const k of Object.keys(f0)) cpu.full[k] = (cpu.full[k] ?? 0) + f1[k] - f0[k];
+        addCpu(cpu.full, f0, machineNow());
         const b = await detail();
         // publishes in flight over the round (a full pipeline keeps CONCURRENCY busy)
         const [flight] = (await db.query(
@@ -297,16 +271,14 @@ async function main() {
       await ach.purgeQueue(NAME);
     }
     console.log('');
-    const seconds = (rate) => EVENTS / rate;
     for (const [kind, label] of [['amqp', 'RabbitMQ, publisher confirms'], ['nats', 'JetStream, publish acks']].filter(([k]) => KINDS.includes(k))) {
       const { raw, alone, full } = results[kind];
       console.log(`${label.padEnd(30)} raw client ${fmt(raw)}/s   sink destination alone ${fmt(alone)}/s (${(alone / raw).toFixed(2)})   dispatcher, full delivery log ${fmt(full)}/s   vs raw: ${(full / raw).toFixed(2)}`);
       console.log(`${''.padEnd(30)} ${results[kind].detail}`);
       const { cpu } = results[kind];
-      const zero = Object.fromEntries(Object.keys(cpu.raw).map((k) => [k, 0]));
-      console.log(`${''.padEnd(30)} machine CPU µs per raw publish: ${cpuPerItem(zero, cpu.raw, EVENTS)} (${((cpu.raw.machine / seconds(raw)) * 100).toFixed(0)}% of a core)`);
-      console.log(`${''.padEnd(30)} machine CPU µs per publish of the destination alone: ${cpuPerItem(zero, cpu.alone, EVENTS)} (${((cpu.alone.machine / seconds(alone)) * 100).toFixed(0)}% of a core)`);
-      console.log(`${''.padEnd(30)} machine CPU µs per delivery: ${cpuPerItem(zero, cpu.full, EVENTS)} (${((cpu.full.machine / seconds(full)) * 100).toFixed(0)}% of a core)`);
+      for (const [what, phase, rate] of [['raw publish', cpu.raw, raw], ['publish of the destination alone', cpu.alone, alone], ['delivery', cpu.full, full]]) {
+        console.log(`${''.padEnd(30)} machine CPU µs per ${what}: ${cpuPerItem(phase, EVENTS)} (${((phase.machine / (EVENTS / rate)) * 100).toFixed(0)}% of a core)`);
+      }
     }
     await ds.close();
     await db.end();

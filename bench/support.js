@@ -34,6 +34,16 @@ function cpuSnapshot() {
   return snap;
 }
 
+/** The machine's busy CPU seconds so far, every core (user, nice, system, irq, softirq, steal: /proc/stat), NaN elsewhere. */
+function machineCpuSeconds() {
+  try {
+    const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    return (user + nice + system + irq + softirq + steal) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 /**
  * Where the CPU went between two snapshots: the bench's own processes by role, everything else by name. With
  * `database`, only the PostgreSQL backends of that database count as `postgres` (others: `other (postgres)`).
@@ -299,6 +309,7 @@ module.exports = {
   seedMessageHistory,
   cpuSnapshot,
   cpuBreakdown,
+  machineCpuSeconds,
   isOtherCpu,
   ownCpu,
   percentile,
