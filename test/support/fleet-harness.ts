@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import { migrate } from '../../libs/database/src/data-source';
-import { E2E_ENGINE, engineEnv, pairSession } from './engine';
+import { E2E_ENGINE, Engine, engineEnv, pairSession } from './engine';
 import { AppProcess, startAppOnFreePort, waitFor } from './processes';
 import { loadRunContext } from './run-context';
 
@@ -38,13 +38,19 @@ export interface FleetGateway {
   opsUrl: string;
 }
 
-/** Gateways running the matrix pass's engine (E2E_ENGINE, support/engine.ts) against one simulator, with the supervisor on. */
+/**
+ * Gateways running the matrix pass's engine (E2E_ENGINE, support/engine.ts), or the one a file names, against one
+ * simulator, with the supervisor on.
+ */
 export class SimFleet {
   readonly gateways = new Map<string, FleetGateway>();
   sim!: AppProcess;
   simUrl = '';
 
-  constructor(private readonly defaults: Record<string, string> = {}) {}
+  constructor(
+    private readonly defaults: Record<string, string> = {},
+    private readonly engine: Engine = E2E_ENGINE,
+  ) {}
 
   async startSim(env: Record<string, string> = {}): Promise<void> {
     const url = (port: number) => `http://127.0.0.1:${port}`;
@@ -56,7 +62,7 @@ export class SimFleet {
   async startGateway(id: string, env: Record<string, string> = {}): Promise<FleetGateway> {
     const { proc, port } = await startAppOnFreePort(
       'gateway',
-      (p) => ({ GATEWAY_ID: id, GATEWAY_HEALTH_PORT: String(p), ...engineEnv(this.simUrl, { SUPERVISOR_ENABLED: 'true', ...this.defaults, ...env }) }),
+      (p) => ({ GATEWAY_ID: id, GATEWAY_HEALTH_PORT: String(p), ...engineEnv(this.simUrl, { SUPERVISOR_ENABLED: 'true', ...this.defaults, ...env }, this.engine) }),
       (p) => `http://127.0.0.1:${p}/healthz`,
     );
     const gateway = { id, proc, opsUrl: `http://127.0.0.1:${port}` };

@@ -2,12 +2,16 @@ import { AddressInfo, createConnection, createServer, Server, Socket } from 'nod
 
 /**
  * A TCP relay in front of a service, that a test can cut (every connection ends, new ones are refused: a network
- * outage as the client sees it) and restore on the same port. The target is read per connection, so the relay can be
- * listening before the service's port is known.
+ * outage as the client sees it) and restore on the same port, or freeze (connections stay open and nothing passes
+ * either way: a partition, or a service that stopped answering). The target is read per connection, so the relay can
+ * be listening before the service's port is known.
  */
 export class TcpOutage {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
+  /** each relayed connection: client and upstream */
+  private readonly pairs = new Set<[Socket, Socket]>();
+  private frozen = false;
   port = 0;
 
   constructor(private readonly target: () => { host: string; port: number }) {}
@@ -26,9 +30,14 @@ export class TcpOutage {
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => undefined);
       }
-      client.pipe(upstream).pipe(client);
+      const pair: [Socket, Socket] = [client, upstream];
+      this.pairs.add(pair);
+      if (!this.frozen) relay(pair);
       client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
+      upstream.on('close', () => {
+        client.destroy();
+        this.pairs.delete(pair);
+      });
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -38,6 +47,21 @@ export class TcpOutage {
     this.server = server;
   }
 
+  /** Nothing passes on any connection, open or new, until `thaw()`: what is sent meanwhile waits in the relay. */
+  freeze(): void {
+    this.frozen = true;
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+    }
+  }
+
+  thaw(): void {
+    if (!this.frozen) return;
+    this.frozen = false;
+    for (const pair of this.pairs) relay(pair);
+  }
+
   /** The outage: every relayed connection is torn down and the port refuses new ones until `start()`. */
   async cut(): Promise<void> {
     const server = this.server;
@@ -45,4 +69,9 @@ export class TcpOutage {
     for (const s of this.sockets) s.destroy();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+function relay([client, upstream]: [Socket, Socket]): void {
+  client.pipe(upstream);
+  upstream.pipe(client);
 }

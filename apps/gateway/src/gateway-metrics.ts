@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { metricName, MetricsRegistry } from '@app/infra';
 import type { InboundSpool, InboundSpoolMetrics } from '@app/messaging';
+import type { HeldReceiptsMetrics } from './engine/baileys/held-receipts';
 
 /** Why a session changed gateway (the `reason` of its `session.status` event). */
 export type SessionMoveReason = 'failover' | 'drain' | 'rebalance';
@@ -25,6 +26,8 @@ export class GatewayMetrics {
   readonly spoolRemoves: Counter<'medium'>;
   readonly spoolReplays: Counter;
   readonly spoolOverflows: Counter<'medium'>;
+  /** delivery receipts held until their messages are durable (Baileys engine, held-receipts.ts) */
+  readonly receiptsHeld: Gauge;
   /** rejections and exceptions nobody handled, kept from ending the process (StrayFaults) */
   readonly strayFaults: Counter<'kind' | 'attributed'>;
   private readonly registers: MetricsRegistry['registry'][];
@@ -71,6 +74,16 @@ export class GatewayMetrics {
     this.spoolRemoves = new Counter({ name: metricName('inbound_spool_removes_total'), help: 'spooled events removed once the gateway took them, by medium', ...medium });
     this.spoolReplays = new Counter({ name: metricName('inbound_spool_replays_total'), help: 'spooled events handed over again on a connect (drained)', registers });
     this.spoolOverflows = new Counter({ name: metricName('inbound_spool_overflows_total'), help: 'inbound events handed over unspooled because the spool (redis: a session at its cap; memory: the fallback) was full', ...medium });
+    this.receiptsHeld = new Gauge({
+      name: metricName('gateway_receipts_held'),
+      help: 'WhatsApp delivery receipts held until their messages are durable (in the spool in Redis, or stored); growing: Redis and PostgreSQL are slow or away, and WhatsApp will deliver those messages again',
+      registers,
+    });
+  }
+
+  /** The held receipts' gauge as the engine's connections report it. */
+  receiptMetrics(): HeldReceiptsMetrics {
+    return { changed: (delta) => this.receiptsHeld.inc(delta) };
   }
 
   /** The spool's counters as the spool reports them. */

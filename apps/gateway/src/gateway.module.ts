@@ -124,8 +124,9 @@ export class CampaignSchedulerWorker implements OnApplicationBootstrap, BeforeAp
     },
     {
       provide: SESSION_ENGINE,
-      inject: [GatewayConfig, LOGGER, InboundSpool],
-      useFactory: (c: GatewayConfig, logger: Logger, spool: InboundSpool): Promise<SessionEngine> => loadEngine(c, logger, { spool }),
+      inject: [GatewayConfig, LOGGER, InboundSpool, GatewayMetrics],
+      useFactory: (c: GatewayConfig, logger: Logger, spool: InboundSpool, metrics: GatewayMetrics): Promise<SessionEngine> =>
+        loadEngine(c, logger, { spool, receiptMetrics: metrics.receiptMetrics() }),
     },
     { provide: GatewayMetrics, inject: [MetricsRegistry], useFactory: (m: MetricsRegistry) => new GatewayMetrics(m) },
     {

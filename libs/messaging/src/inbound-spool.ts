@@ -25,6 +25,11 @@ export interface SpoolEntry {
   readonly bytes: number;
   /** resolves true once the entry is durable in the spool, false when it could not be spooled (full); never rejects */
   readonly durable: Promise<boolean>;
+  /**
+   * Where it landed once `durable` resolved: `redis` survives this process (and is what another gateway replays),
+   * `memory` only a Redis outage; null before, or when refused.
+   */
+  readonly medium: SpoolMedium | null;
 }
 
 export interface SpooledEvent {

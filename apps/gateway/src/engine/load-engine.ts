@@ -2,6 +2,7 @@ import type { TargetAllowList } from '@app/net-guard';
 import type { Logger } from 'pino';
 import type { EventSpool } from '@app/messaging';
 import type { SessionEngine } from './engine.interface';
+import type { HeldReceiptsMetrics } from './baileys/held-receipts';
 
 export interface EngineChoice {
   GATEWAY_ENGINE: 'baileys' | 'sim';
@@ -23,7 +24,7 @@ export interface EngineChoice {
  * Loads only the engine this node runs: Baileys is a large ESM module, so a gateway on `sim`
  * (tests, demo) never loads it, and nothing jest imports pulls it in.
  */
-export async function loadEngine(config: EngineChoice, logger: Logger, parts: { spool?: EventSpool } = {}): Promise<SessionEngine> {
+export async function loadEngine(config: EngineChoice, logger: Logger, parts: { spool?: EventSpool; receiptMetrics?: HeldReceiptsMetrics } = {}): Promise<SessionEngine> {
   if (config.GATEWAY_ENGINE === 'sim') {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
     const { SimEngine } = require('./sim/sim.engine') as typeof import('./sim/sim.engine');
@@ -52,12 +53,13 @@ export async function loadEngine(config: EngineChoice, logger: Logger, parts: { 
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the engine this node runs is loaded (see above)
     const { trustWhatsAppEmulator } = require('./baileys/whatsapp-emulator') as typeof import('./baileys/whatsapp-emulator');
     const emulator = await trustWhatsAppEmulator(config.WHATSAPP_EMULATOR_URL);
-    return new BaileysEngine({ socketUrlFor: emulator.socketUrl, waWebVersion, spool: parts.spool, proxyAllowList: config.sessionProxyAllowList, qrTimeoutMs: config.BAILEYS_QR_TIMEOUT_MS });
+    return new BaileysEngine({ socketUrlFor: emulator.socketUrl, waWebVersion, spool: parts.spool, receiptMetrics: parts.receiptMetrics, proxyAllowList: config.sessionProxyAllowList, qrTimeoutMs: config.BAILEYS_QR_TIMEOUT_MS });
   }
   return new BaileysEngine({
     ...(config.WHATSAPP_WEB_URL ? { waWebSocketUrl: config.WHATSAPP_WEB_URL } : {}),
     waWebVersion,
     spool: parts.spool,
+    receiptMetrics: parts.receiptMetrics,
     proxyAllowList: config.sessionProxyAllowList,
     qrTimeoutMs: config.BAILEYS_QR_TIMEOUT_MS,
   });

@@ -5,6 +5,7 @@ import type {
   ConnectionState,
   GroupMetadata,
   proto,
+  WAMessage,
   WAMessageKey,
   WASocket,
 } from '@whiskeysockets/baileys';
@@ -49,6 +50,7 @@ import { ChatAddressing, chatNamedIn, lidsNamedIn, numbersFor, withNumbers } fro
 import { chatUpdatesFrom, historyBatchesFrom } from './baileys-chats';
 import { outboundFor, storedOriginalFor, messageKeyFor, sendOptionsFor } from './baileys-outbound';
 import { describe, EngineConnectionClosedError } from './connection-errors';
+import { HeldReceipts, type HeldReceiptsMetrics } from './held-receipts';
 import { InboundHandover } from './inbound-handover';
 import { PollVotes } from './poll-votes';
 import { PushNameEchoes } from './push-name-echoes';
@@ -73,6 +75,8 @@ export interface ConnectionDeps {
   /** the engine's set of spool entries in the gateway's hands, shared by all its connections */
   inFlight: Set<string>;
   onClosed: (reason: CloseReason) => void;
+  /** counts the delivery receipts held until their messages are durable (held-receipts.ts) */
+  receiptMetrics?: HeldReceiptsMetrics;
   /** the session setting: history batches are passed on unless `none` */
   syncHistory?: SyncHistoryMode;
 }
@@ -95,6 +99,7 @@ export class BaileysConnection implements EngineConnection {
   private readonly presenceSubscribed = new Set<string>();
   private readonly inbound: InboundHandover;
   private readonly pollVotes: PollVotes;
+  private readonly receipts: HeldReceipts;
 
   constructor(private readonly deps: ConnectionDeps) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
@@ -105,6 +110,7 @@ export class BaileysConnection implements EngineConnection {
       needsNumbers: (event) => this.needsNumbers(event),
       withNumbers: (event) => this.withNumbers(event),
     });
+    this.receipts = new HeldReceipts({ logger: deps.logger, metrics: deps.receiptMetrics });
     const ownJid = () => this.ownJid();
     this.pollVotes = new PollVotes({ ...deps, ownJid, closed: () => this.phase === 'closed', emit: (event) => this.emitIf(event) });
     const { ev } = deps.sock;
@@ -372,33 +378,44 @@ export class BaileysConnection implements EngineConnection {
       .catch((err) => this.deps.logger.error({ err: describe(err) }, 'storing WhatsApp credentials failed'));
   }
 
+  /**
+   * Baileys' `holdReceipt` (patched, held-receipts.ts): the receipt of a message it decrypted, sent once what the
+   * message became is durable (released by onMessagesUpsert).
+   */
+  holdReceipt(msg: WAMessage, send: () => Promise<void>): void {
+    this.receipts.hold(msg, send);
+  }
+
   private onMessagesUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
     // 'append' is what WhatsApp held while the device was away (offline delivery), and the echo of our own sends:
     // news like 'notify' (an echo collides with its stored row on (session, waMessageId) and stores nothing).
     // History sync does not come this way (messaging-history.set).
-    if (type !== 'notify' && type !== 'append') return;
+    const news = type === 'notify' || type === 'append';
+    for (const raw of messages) {
+      // each message's receipt goes once every event it became is durable (none: at once)
+      this.receipts.release(raw, news ? Promise.all(this.eventsOf(raw, type)) : Promise.resolve());
+    }
+  }
+
+  /** What one upserted message becomes, each event emitted; their promises say when each is durable. */
+  private eventsOf(raw: WAMessage, type: 'notify' | 'append'): Array<Promise<void>> {
     const ownJid = this.ownJid();
     const encode = (content: proto.IMessage) => this.deps.runtime.encodeMessage(content);
-    for (const raw of messages) {
-      this.addressing.learnKey(raw.key);
-      this.pushNameEchoes.sawMessage(raw);
-      const vote = raw.message ? unwrapContent(raw.message).pollUpdateMessage : null;
-      if (vote) {
-        this.pollVotes.encrypted(raw, vote);
-        continue;
-      }
-      const change = protocolEventFrom(raw, ownJid);
-      if (change) {
-        this.emit(change);
-        continue;
-      }
-      const message = inboundMessageFrom(raw, ownJid, encode);
-      if (message) this.emit({ type: 'message', message });
-      receiptsFoldedInto(raw).forEach((e) => this.emit(e));
-      reactionsFoldedInto(raw, ownJid).forEach((e) => this.emit(e));
-      // presence.update (typing, online) arrives only for chats we subscribed to: the chats we talk to
-      if (message && !message.fromMe && type === 'notify' && raw.key.remoteJid && isPersonJid(raw.key.remoteJid)) this.subscribeLater(raw.key.remoteJid);
-    }
+    this.addressing.learnKey(raw.key);
+    this.pushNameEchoes.sawMessage(raw);
+    const vote = raw.message ? unwrapContent(raw.message).pollUpdateMessage : null;
+    if (vote) return [this.pollVotes.encrypted(raw, vote)];
+    const change = protocolEventFrom(raw, ownJid);
+    if (change) return [this.emit(change)];
+    const message = inboundMessageFrom(raw, ownJid, encode);
+    const durable = [
+      ...(message ? [this.emit({ type: 'message', message })] : []),
+      ...receiptsFoldedInto(raw).map((e) => this.emit(e)),
+      ...reactionsFoldedInto(raw, ownJid).map((e) => this.emit(e)),
+    ];
+    // presence.update (typing, online) arrives only for chats we subscribed to: the chats we talk to
+    if (message && !message.fromMe && type === 'notify' && raw.key.remoteJid && isPersonJid(raw.key.remoteJid)) this.subscribeLater(raw.key.remoteJid);
+    return durable;
   }
 
   private onMessagesUpdate(updates: BaileysEventMap['messages.update']): void {
@@ -425,6 +442,7 @@ export class BaileysConnection implements EngineConnection {
     if (this.phase === 'closed') return;
     this.setPhase('closed');
     this.inbound.stop();
+    this.receipts.close();
     this.deps.onClosed(event.reason);
     void this.credsSaved.then(() => {
       this.markClosed();
@@ -479,12 +497,13 @@ export class BaileysConnection implements EngineConnection {
     return toUserJid(this.deps.sock.user?.id) ?? toUserJid(this.deps.sock.user?.phoneNumber) ?? toUserJid(this.deps.creds.me?.id);
   }
 
-  private emitIf(event: EngineEvent | null): void {
-    if (event) this.emit(event);
+  /** Emits the event (if any); resolves once it is durable (InboundHandover.emit), at once when there is none. */
+  private emitIf(event: EngineEvent | null): Promise<void> {
+    return event ? this.emit(event) : Promise.resolve();
   }
 
-  private emit(event: EngineEvent): void {
-    this.inbound.emit(event);
+  private emit(event: EngineEvent): Promise<void> {
+    return this.inbound.emit(event);
   }
 
   /** An exception thrown inside Baileys' event emitter would break its flow; ours stay here. */

@@ -21,7 +21,7 @@ import type { OutboundMessage } from '@app/contracts';
 import { FakeMessageCodec } from '../../../../../test/fakes/baileys-codec';
 import type { AuthStateStore, EngineConnection, EngineEvent, EngineLookups, GroupInfo } from '../engine.interface';
 import type { BaileysRuntime, PollOptionVotes, PollVoteContext } from './baileys-runtime';
-import type { EventSpool, SpooledEvent, SpoolEntry } from '@app/messaging';
+import type { EventSpool, SpooledEvent, SpoolEntry, SpoolMedium } from '@app/messaging';
 import { currentSessionId } from '../session-context';
 import { BaileysEngine, EngineConnectionClosedError } from './baileys.engine';
 import { SignalKeyCache } from './signal-key-cache';
@@ -1000,18 +1000,21 @@ describe('BaileysEngine poll votes', () => {
  * share Redis. A write lands when the test says (`gate`), so ordering and "spooled first" can be observed.
  */
 class MemorySpool implements EventSpool {
-  readonly streams = new Map<string, Array<{ id: string; payload: string }>>();
+  readonly streams = new Map<string, Array<{ id: string; payload: string; entry?: SpoolEntry }>>();
   readonly log: string[] = [];
   private seq = 0;
   /** while set, writes wait for it */
   gate: Promise<void> | null = null;
+  /** where writes land: `memory` is the spool's fallback while Redis is away (this process only) */
+  medium: SpoolMedium = 'redis';
 
   append(sessionId: string, payload: string): SpoolEntry {
-    const entry = { sessionId, id: null as string | null, bytes: payload.length, durable: Promise.resolve(true) };
+    const entry = { sessionId, id: null as string | null, bytes: payload.length, durable: Promise.resolve(true), medium: null as SpoolMedium | null };
     const land = () => {
       entry.id = `${++this.seq}-0`;
+      entry.medium = this.medium;
       const stream = this.streams.get(sessionId) ?? [];
-      stream.push({ id: entry.id, payload });
+      stream.push({ id: entry.id, payload, entry });
       this.streams.set(sessionId, stream);
       this.log.push(`append ${entry.id}`);
       return true;
@@ -1028,7 +1031,8 @@ class MemorySpool implements EventSpool {
   }
 
   async pending(sessionId: string): Promise<SpooledEvent[]> {
-    return (this.streams.get(sessionId) ?? []).map(({ id, payload }) => ({ entry: { sessionId, id, bytes: payload.length, durable: Promise.resolve(true) }, payload }));
+    // what this process wrote comes back as the same entry (as InboundSpool's memory fallback does); the rest as read
+    return (this.streams.get(sessionId) ?? []).map(({ id, payload, entry }) => ({ entry: entry ?? { sessionId, id, bytes: payload.length, durable: Promise.resolve(true), medium: 'redis' as const }, payload }));
   }
 
   texts(sessionId = 'ses_test'): string[] {
@@ -1264,6 +1268,77 @@ describe('BaileysEngine inbound spool', () => {
     await flush();
     expect(sink.taken).toEqual(['kept']);
     expect(spool.streams.get('ses_test')).toEqual([]);
+  });
+});
+
+/**
+ * Baileys (patched) hands each decrypted message's receipt to `holdReceipt` before it emits the message, as its
+ * handleMessage does; the receipt is what makes WhatsApp forget the message.
+ */
+function receive(socket: FakeSocket, msg: WAMessage, type: 'notify' | 'append' = 'notify') {
+  const receipt = { sent: 0 };
+  socket.config.holdReceipt!(msg, async () => void (receipt.sent += 1));
+  socket.emit('messages.upsert', { messages: [msg], type });
+  return receipt;
+}
+
+describe('BaileysEngine receipts after durable (docs/baileys-engine.md)', () => {
+  it('a message\'s receipt waits for its spool write to land in Redis', async () => {
+    const spool = new MemorySpool();
+    let land!: () => void;
+    spool.gate = new Promise((resolve) => (land = resolve));
+    // the gateway does not take it (PostgreSQL slow): only the spool can make it durable
+    const { socket } = await spoolingGateway(spool).connect(() => new Promise<void>(() => undefined));
+    open(socket);
+    const receipt = receive(socket, text('M1', 'not yet durable'));
+    await flush();
+    expect(receipt.sent).toBe(0);
+    land();
+    await flush();
+    expect(receipt.sent).toBe(1);
+  });
+
+  it('with Redis away (a copy in memory only), the receipt waits until the gateway has taken the message', async () => {
+    const spool = new MemorySpool();
+    spool.medium = 'memory';
+    const gateway = spoolingGateway(spool, {}, { spoolRetryMs: 1 });
+    const sink = gatewaySink(spool);
+    const { conn, socket } = await gateway.connect(sink.onEvent);
+    open(socket);
+    sink.refuse = true; // PostgreSQL down as well
+    const receipt = receive(socket, text('M1', 'in memory only'));
+    await flush();
+    expect(sink.offered).toContain('in memory only');
+    expect(receipt.sent).toBe(0);
+    sink.refuse = false; // PostgreSQL back: the retry hands it over again, the gateway takes it, the receipt goes
+    await sink.whenTaken('in memory only');
+    await flush();
+    expect(receipt.sent).toBe(1);
+    await conn.close();
+  });
+
+  it('a receipt still held when the socket closes is never sent (WhatsApp delivers the message again)', async () => {
+    const spool = new MemorySpool();
+    spool.gate = new Promise<void>(() => undefined); // Redis never answers
+    const gateway = spoolingGateway(spool);
+    const { socket } = await gateway.connect(() => new Promise<void>(() => undefined));
+    open(socket);
+    const receipt = receive(socket, text('M1', 'never durable'));
+    await flush();
+    socket.emit('connection.update', { connection: 'close', lastDisconnect: { error: boom(428), date: new Date() } });
+    await flush();
+    expect(receipt.sent).toBe(0);
+  });
+
+  it('a message that becomes no event (an update of another type) releases its receipt at once; each receipt goes once', async () => {
+    const { socket } = await openSpooledSession();
+    const history = { key: { id: 'H1', remoteJid: ALICE, fromMe: false }, messageTimestamp: 1 } as WAMessage;
+    const receipt = { sent: 0 };
+    socket.config.holdReceipt!(history, async () => void (receipt.sent += 1));
+    socket.emit('messages.upsert', { messages: [history], type: 'notify' });
+    socket.emit('messages.upsert', { messages: [history], type: 'notify' });
+    await flush();
+    expect(receipt.sent).toBe(1);
   });
 });
 

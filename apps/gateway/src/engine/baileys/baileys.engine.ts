@@ -7,6 +7,7 @@ import type {
   SignalKeyStore,
   UserFacingSocketConfig,
   WABrowserDescription,
+  WAMessage,
   WAMessageKey,
   WASocket,
 } from '@whiskeysockets/baileys';
@@ -31,6 +32,7 @@ import { assertOwnCredential } from '../credentials-unusable';
 import { runInSessionContext } from '../session-context';
 import type { WaWebVersionSource } from './wa-web-version';
 import { BaileysConnection } from './baileys-connection';
+import type { HeldReceiptsMetrics } from './held-receipts';
 import { describe, EngineConnectionClosedError } from './connection-errors';
 import { storedContent } from './baileys-identity';
 
@@ -63,6 +65,8 @@ export interface BaileysEngineOptions {
    * (docs/baileys-engine.md, "The inbound spool"). Without one, events are handed over unspooled.
    */
   spool?: EventSpool;
+  /** Counts the delivery receipts held until their messages are durable (docs/baileys-engine.md, "Receipts after durable"). */
+  receiptMetrics?: HeldReceiptsMetrics;
   /** Private proxy hosts and ranges a session's `proxyUrl` may name (SESSION_PROXY_ALLOWED); default none. */
   proxyAllowList?: TargetAllowList;
   /** How long each QR shows (Baileys' `qrTimeout`, BAILEYS_QR_TIMEOUT_MS); absent = Baileys' 60 s, then 20 s. */
@@ -143,7 +147,9 @@ export class BaileysEngine implements SessionEngine {
     // the lookups are handed to the socket before the connection exists; Baileys asks them only once it is open
     let connection: BaileysConnection | null = null;
     const fetchGroup = (jid: string) => connection?.fetchGroupForSend(jid) ?? Promise.resolve(undefined);
-    const config = this.socketConfig(options, { creds, keys, baileysLogger, connectTimeoutMs, version, caches, runtime, fetchGroup });
+    // a message's receipt waits until it is durable; none arrives before the connection exists (it needs an open socket)
+    const holdReceipt = (msg: WAMessage, send: () => Promise<void>) => (connection ? connection.holdReceipt(msg, send) : void send().catch(() => undefined));
+    const config = this.socketConfig(options, { creds, keys, baileysLogger, connectTimeoutMs, version, caches, runtime, fetchGroup, holdReceipt });
     // everything the socket does from now on (frames, timers, promises) runs in the session's context: a stray
     // rejection from inside Baileys is traced to this session (main.ts)
     const sock = runInSessionContext(sessionId, () => makeSocket(config));
@@ -162,6 +168,7 @@ export class BaileysEngine implements SessionEngine {
       spoolRetryMs: this.options.spoolRetryMs ?? DEFAULT_SPOOL_RETRY_MS,
       inFlight: this.inFlight,
       onClosed,
+      receiptMetrics: this.options.receiptMetrics,
       syncHistory,
     });
     return connection;
@@ -179,9 +186,10 @@ export class BaileysEngine implements SessionEngine {
       caches: SessionCaches;
       runtime: BaileysRuntime;
       fetchGroup: (jid: string) => Promise<GroupMetadata | undefined>;
+      holdReceipt: NonNullable<UserFacingSocketConfig['holdReceipt']>;
     },
   ): UserFacingSocketConfig {
-    const { creds, keys, baileysLogger, connectTimeoutMs, version, caches, runtime, fetchGroup } = socket;
+    const { creds, keys, baileysLogger, connectTimeoutMs, version, caches, runtime, fetchGroup, holdReceipt } = socket;
     const waWebSocketUrl = this.options.socketUrlFor?.(sessionId) ?? this.options.waWebSocketUrl;
     // the session's proxy carries the socket and the media uploads (proxy-agent.ts)
     // (refused and failed proxies are logged here with their cause; the session's status only says proxy_unreachable)
@@ -198,6 +206,7 @@ export class BaileysEngine implements SessionEngine {
       ...(proxy ? { agent: proxy, fetchAgent: proxy } : {}),
       // the phone keeps its notifications; a gateway is not a person reading chats
       markOnlineOnConnect: false,
+      holdReceipt,
       syncFullHistory: false,
       generateHighQualityLinkPreview: false,
       msgRetryCounterCache: caches.msgRetryCounters,

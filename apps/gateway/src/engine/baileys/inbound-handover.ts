@@ -43,6 +43,8 @@ export class InboundHandover {
   /** events reach the gateway in the order Baileys emitted them: each waits for its spool write and the ones before */
   private handovers: Promise<void> = Promise.resolve();
   private handoversPending = 0;
+  /** what an entry's taking resolves (emit's promise), also when a replay of the same entry is what gets it taken */
+  private readonly takenWaiters = new WeakMap<SpoolEntry, () => void>();
 
   constructor(private readonly deps: InboundHandoverDeps) {}
 
@@ -50,20 +52,32 @@ export class InboundHandover {
    * Spool first (the write is queued at once, inside Baileys' callback), then hand over in order once it is durable;
    * the spooled copy is removed only when the gateway has taken the event. An event with nothing before it and
    * nothing to spool (qr, open, close without a spool write pending) is handed over at once.
+   *
+   * Resolves once WhatsApp may be told the event arrived (its message's receipt, held-receipts.ts): when the spooled
+   * copy is in Redis, which outlives this process, or when the gateway took the event. A copy only in this process's
+   * memory (Redis away) does not count. Never rejects; an event neither spooled nor taken before the connection closes
+   * never resolves.
    */
-  emit(event: EngineEvent): void {
+  emit(event: EngineEvent): Promise<void> {
     const spool = this.deps.spool;
     const entry = spool && !UNSPOOLED.has(event.type) ? spool.append(this.deps.sessionId, encodeSpooledEvent(this.origin, ++this.spooled, event)) : null;
+    let safe!: () => void;
+    const acknowledgeable = new Promise<void>((resolve) => (safe = resolve));
+    if (entry) {
+      this.takenWaiters.set(entry, safe);
+      void entry.durable.then((ok) => ok && entry.medium === 'redis' && safe());
+    }
     // a LID is resolved after the spool write (the spool keeps the event as the network gave it) and before hand-over
     const resolve = this.deps.needsNumbers(event);
     if (!entry && !this.handoversPending && !resolve) {
-      this.handOver(event, null);
-      return;
+      this.handOver(event, null, safe);
+      return acknowledgeable;
     }
     this.enqueue(async () => {
       if (entry) await entry.durable;
-      this.handOver(resolve ? await this.deps.withNumbers(event) : event, entry);
+      this.handOver(resolve ? await this.deps.withNumbers(event) : event, entry, safe);
     });
+    return acknowledgeable;
   }
 
   /**
@@ -109,7 +123,7 @@ export class InboundHandover {
       .finally(() => (this.handoversPending -= 1));
   }
 
-  private handOver(event: EngineEvent, entry: SpoolEntry | null): void {
+  private handOver(event: EngineEvent, entry: SpoolEntry | null, onTaken?: () => void): void {
     const flight = entry?.id ? `${this.deps.sessionId} ${entry.id}` : null;
     if (flight) this.deps.inFlight.add(flight);
     let taken: Promise<void>;
@@ -122,7 +136,9 @@ export class InboundHandover {
     taken.then(
       () => {
         if (flight) this.deps.inFlight.delete(flight);
+        onTaken?.();
         if (entry) {
+          this.takenWaiters.get(entry)?.();
           this.deps.spool!.remove(entry);
           this.retryDelayMs = 0;
         }

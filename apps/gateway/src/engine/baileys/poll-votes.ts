@@ -19,7 +19,8 @@ export interface PollVotesDeps {
   ownJid: () => string | null;
   /** whether the connection has closed: nothing is reported after a close */
   closed: () => boolean;
-  emit: (event: EngineEvent | null) => void;
+  /** resolves once the event is durable (at once for none) */
+  emit: (event: EngineEvent | null) => Promise<void>;
 }
 
 export class PollVotes {
@@ -27,7 +28,7 @@ export class PollVotes {
 
   /** A vote Baileys (or a store in front of it) already decrypted, from messages.update. */
   decrypted(pollKey: WAMessageKey, voteKey: WAMessageKey, vote: proto.Message.IPollVoteMessage): void {
-    this.track(this.report(pollKey, chatOf(pollKey), voteKey, () => vote));
+    void this.track(this.report(pollKey, chatOf(pollKey), voteKey, () => vote));
   }
 
   /**
@@ -35,8 +36,8 @@ export class PollVotes {
    * poll's messageSecret (in the stored creation message) and the creator's and voter's JIDs exactly as the voter's
    * phone wrote them, which may be phone numbers or LIDs. Each known form is tried; AES-GCM refuses the wrong ones.
    */
-  encrypted(msg: WAMessage, update: proto.Message.IPollUpdateMessage): void {
-    this.track(this.decrypt(msg, update));
+  encrypted(msg: WAMessage, update: proto.Message.IPollUpdateMessage): Promise<void> {
+    return this.track(this.decrypt(msg, update));
   }
 
   private async decrypt(msg: WAMessage, update: proto.Message.IPollUpdateMessage): Promise<void> {
@@ -74,7 +75,7 @@ export class PollVotes {
     const vote = voteOf(creation);
     // the lookup is async: the connection may have closed meanwhile, and nothing follows a close
     if (this.deps.closed()) return;
-    this.deps.emit(pollVoteFrom({ creation, pollKey, chatJid, voteKey, vote }, runtime.getAggregateVotesInPollMessage, this.deps.ownJid()));
+    await this.deps.emit(pollVoteFrom({ creation, pollKey, chatJid, voteKey, vote }, runtime.getAggregateVotesInPollMessage, this.deps.ownJid()));
   }
 
   /** The forms a key's author may have been named by when a poll key was derived: number and LID, device-free. */
@@ -90,8 +91,11 @@ export class PollVotes {
     return [...new Set(forms)];
   }
 
-  /** Started from Baileys' synchronous emitter: failures are logged, never left unhandled. */
-  private track(work: Promise<void>): void {
-    work.catch((err) => this.deps.logger.warn({ err: describe(err), what: 'poll vote' }, 'handling a baileys event failed'));
+  /**
+   * Started from Baileys' synchronous emitter: failures are logged, never left unhandled. Resolves once the vote is
+   * reported and durable, or given up (the vote's receipt waits for it: a crash meanwhile leaves it with WhatsApp).
+   */
+  private track(work: Promise<void>): Promise<void> {
+    return work.catch((err) => this.deps.logger.warn({ err: describe(err), what: 'poll vote' }, 'handling a baileys event failed'));
   }
 }
