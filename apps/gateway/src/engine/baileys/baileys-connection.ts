@@ -393,7 +393,14 @@ export class BaileysConnection implements EngineConnection {
     const news = type === 'notify' || type === 'append';
     for (const raw of messages) {
       // each message's receipt goes once every event it became is durable (none: at once)
-      this.receipts.release(raw, news ? Promise.all(this.eventsOf(raw, type)) : Promise.resolve());
+      let durable: Promise<unknown> = Promise.resolve();
+      try {
+        if (news) durable = Promise.all(this.eventsOf(raw, type));
+      } catch (err) {
+        // a message we cannot read would come back at every connect if its receipt were held: it goes, and is logged
+        this.deps.logger.error({ err: describe(err), waMessageId: raw.key.id }, 'an inbound message could not be read; it is dropped');
+      }
+      this.receipts.release(raw, durable);
     }
   }
 

@@ -1330,6 +1330,29 @@ describe('BaileysEngine receipts after durable (docs/baileys-engine.md)', () => 
     expect(receipt.sent).toBe(0);
   });
 
+  it('a message that cannot be read is dropped with its receipt sent (never redelivered at every connect); the rest of the batch goes on', async () => {
+    const spool = new MemorySpool();
+    const codec = new FakeMessageCodec();
+    const gateway = spoolingGateway(spool, {
+      encodeMessage: (content: proto.IMessage) => {
+        if (content.conversation === 'unreadable') throw new Error('cannot encode');
+        return codec.encodeMessage(content);
+      },
+    });
+    const sink = gatewaySink(spool);
+    const { socket } = await gateway.connect(sink.onEvent);
+    open(socket);
+    const bad = text('M1', 'unreadable');
+    const good = text('M2', 'readable');
+    const receipts = { bad: 0, good: 0 };
+    socket.config.holdReceipt!(bad, async () => void (receipts.bad += 1));
+    socket.config.holdReceipt!(good, async () => void (receipts.good += 1));
+    socket.emit('messages.upsert', { messages: [bad, good], type: 'notify' });
+    await flush();
+    expect(receipts).toEqual({ bad: 1, good: 1 });
+    expect(sink.taken).toEqual(['readable']);
+  });
+
   it('a message that becomes no event (an update of another type) releases its receipt at once; each receipt goes once', async () => {
     const { socket } = await openSpooledSession();
     const history = { key: { id: 'H1', remoteJid: ALICE, fromMe: false }, messageTimestamp: 1 } as WAMessage;
