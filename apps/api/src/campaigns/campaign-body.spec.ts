@@ -78,6 +78,12 @@ describe('a campaign body (CONTRACT 17)', () => {
     });
   });
 
+  it('refuses unknown properties named like Object.prototype\'s own (valueOf, __proto__) as any other, by name (a fuzz case)', () => {
+    const fields = fieldsOf({ text: 'Hi' }, JSON.parse('{"valueOf": 1, "constructor": null, "__proto__": {"x": 1}}'));
+    expect(fields).toEqual({ valueOf: ['property should not exist'], constructor: ['property should not exist'], ['__proto__']: ['property should not exist'] });
+    expect(Object.keys(fields)).toEqual(['valueOf', 'constructor', '__proto__']);
+  });
+
   it('still takes a text template', () => {
     expect(parseCampaignBody({ name: 't', message: { text: 'Hi {{name}}' }, recipients }, NOW, LIMITS)).toMatchObject({ message: { type: 'text', text: 'Hi {{name}}', media: null }, media: null });
   });

@@ -61,8 +61,9 @@ const isInt = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): v is num
 
 export function parseCampaignBody(raw: unknown, now: number, limits: CampaignBodyLimits): CampaignBody {
   if (!isObject(raw)) throw invalid({ body: ['must be a JSON object'] });
-  const fields: Record<string, string[]> = {};
-  const problem = (field: string, text: string) => (fields[field] ??= []).push(text);
+  // a Map: a field is named by the body's own keys, and `valueOf` or `__proto__` must be a field like any other
+  const fields = new Map<string, string[]>();
+  const problem = (field: string, text: string) => fields.set(field, [...(fields.get(field) ?? []), text]);
   for (const key of Object.keys(raw)) if (!KNOWN.includes(key)) problem(key, 'property should not exist');
 
   if (typeof raw.name !== 'string' || raw.name.trim().length < 1 || raw.name.length > 200) problem('name', 'name must be 1..200 characters');
@@ -74,7 +75,7 @@ export function parseCampaignBody(raw: unknown, now: number, limits: CampaignBod
   const warmup = raw.warmup === undefined || raw.warmup === null ? null : warmupOf(raw.warmup, problem);
   if (raw.skipNotOnWhatsApp !== undefined && typeof raw.skipNotOnWhatsApp !== 'boolean') problem('skipNotOnWhatsApp', 'must be a boolean');
   const recipients = recipientsOf(raw, problem);
-  if (Object.keys(fields).length > 0) throw invalid(fields);
+  if (fields.size > 0) throw invalid(Object.fromEntries(fields));
 
   // every recipient covers the template, checked at creation: never a failure halfway through
   if (message.text !== null) {

@@ -1,15 +1,19 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { DomainError } from '@app/contracts';
 
-/** Flattens class-validator errors into `{ "retryPolicy.attempts": ["…"] }`. */
+/**
+ * Flattens class-validator errors into `{ "retryPolicy.attempts": ["…"] }`. Built as own properties (fromEntries), so a
+ * client's property named `__proto__` is named like any other instead of setting the object's prototype.
+ */
 export function fieldErrors(errors: ValidationError[], parent = ''): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  for (const e of errors) {
+  return Object.fromEntries(fieldErrorEntries(errors, parent));
+}
+
+function fieldErrorEntries(errors: ValidationError[], parent: string): Array<[string, string[]]> {
+  return errors.flatMap((e) => {
     const path = parent ? `${parent}.${e.property}` : e.property;
-    if (e.constraints) out[path] = Object.values(e.constraints);
-    if (e.children?.length) Object.assign(out, fieldErrors(e.children, path));
-  }
-  return out;
+    return [...(e.constraints ? [[path, Object.values(e.constraints)] as [string, string[]]] : []), ...(e.children?.length ? fieldErrorEntries(e.children, path) : [])];
+  });
 }
 
 /**
