@@ -56,11 +56,6 @@ export class HeldReceipts {
     this.count(-this.counted);
   }
 
-  /** Receipts held or waiting on this connection (tests and logs). */
-  get size(): number {
-    return this.counted;
-  }
-
   private async send(send: () => Promise<void>): Promise<void> {
     try {
       await send();

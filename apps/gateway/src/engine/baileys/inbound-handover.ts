@@ -43,7 +43,7 @@ export class InboundHandover {
   /** events reach the gateway in the order Baileys emitted them: each waits for its spool write and the ones before */
   private handovers: Promise<void> = Promise.resolve();
   private handoversPending = 0;
-  /** what an entry's taking resolves (emit's promise), also when a replay of the same entry is what gets it taken */
+  /** what an entry's taking resolves (emit's promise), for a replay of the same entry that gets it taken */
   private readonly takenWaiters = new WeakMap<SpoolEntry, () => void>();
 
   constructor(private readonly deps: InboundHandoverDeps) {}
@@ -104,7 +104,8 @@ export class InboundHandover {
           continue;
         }
         if (spooled.origin === this.origin && spooled.seq > reached) continue;
-        this.handOver(this.deps.needsNumbers(spooled.event) ? await this.deps.withNumbers(spooled.event) : spooled.event, entry);
+        // the same entry as this process spooled it (Redis away, in memory): its taking is what lets its receipt go
+        this.handOver(this.deps.needsNumbers(spooled.event) ? await this.deps.withNumbers(spooled.event) : spooled.event, entry, this.takenWaiters.get(entry));
       }
     });
   }
@@ -138,7 +139,6 @@ export class InboundHandover {
         if (flight) this.deps.inFlight.delete(flight);
         onTaken?.();
         if (entry) {
-          this.takenWaiters.get(entry)?.();
           this.deps.spool!.remove(entry);
           this.retryDelayMs = 0;
         }
