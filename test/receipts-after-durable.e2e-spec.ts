@@ -56,10 +56,10 @@ describe('Receipts after durable: a gateway killed while it holds a message it c
 
   it('the held message stays with WhatsApp, reaches the next gateway, and is announced once', async () => {
     // the holder reaches Redis through the relay; the heir directly
-    const redisUrl = new URL(process.env.REDIS_URL!);
-    redisUrl.hostname = '127.0.0.1';
-    redisUrl.port = String(relay.port);
-    const holder = await fleet.startGateway('gw-holder', { REDIS_URL: redisUrl.toString() });
+    const relayed = new URL(redis);
+    relayed.hostname = '127.0.0.1';
+    relayed.port = String(relay.port);
+    const holder = await fleet.startGateway('gw-holder', { REDIS_URL: relayed.toString() });
     const created = await api().post('/api/v1/sessions').set(bearer(world.org.adminKey)).send({ label: 'receipts' });
     expect(created.status).toBe(201);
     const sessionId: string = created.body.id;

@@ -8,8 +8,7 @@ import { AddressInfo, createConnection, createServer, Server, Socket } from 'nod
  */
 export class TcpOutage {
   private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
-  /** each relayed connection: client and upstream */
+  /** each relayed connection: client and upstream, until the upstream side closes (either side's close ends both) */
   private readonly pairs = new Set<[Socket, Socket]>();
   private frozen = false;
   port = 0;
@@ -25,11 +24,7 @@ export class TcpOutage {
     if (this.server) return;
     const server = createServer((client) => {
       const upstream = createConnection(this.target());
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => undefined);
-      }
+      for (const s of [client, upstream]) s.on('error', () => undefined);
       const pair: [Socket, Socket] = [client, upstream];
       this.pairs.add(pair);
       if (!this.frozen) relay(pair);
@@ -66,7 +61,7 @@ export class TcpOutage {
   async cut(): Promise<void> {
     const server = this.server;
     this.server = null;
-    for (const s of this.sockets) s.destroy();
+    for (const pair of this.pairs) pair.forEach((s) => s.destroy());
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }

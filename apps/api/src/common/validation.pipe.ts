@@ -9,11 +9,13 @@ export function fieldErrors(errors: ValidationError[], parent = ''): Record<stri
   return Object.fromEntries(fieldErrorEntries(errors, parent));
 }
 
-function fieldErrorEntries(errors: ValidationError[], parent: string): Array<[string, string[]]> {
-  return errors.flatMap((e) => {
+function fieldErrorEntries(errors: ValidationError[], parent: string, out: Array<[string, string[]]> = []): Array<[string, string[]]> {
+  for (const e of errors) {
     const path = parent ? `${parent}.${e.property}` : e.property;
-    return [...(e.constraints ? [[path, Object.values(e.constraints)] as [string, string[]]] : []), ...(e.children?.length ? fieldErrorEntries(e.children, path) : [])];
-  });
+    if (e.constraints) out.push([path, Object.values(e.constraints)]);
+    if (e.children?.length) fieldErrorEntries(e.children, path, out);
+  }
+  return out;
 }
 
 /**
